@@ -1,0 +1,95 @@
+"""Frozen, validated configurations of a model and of a training run."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import scaling
+
+NORM_STYLES = ("post", "pre", "deepnorm", "none", "rezero")
+BLOCK_KINDS = ("transformer", "mlp")
+
+
+def _positive_int(name: str, value) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+
+
+def _positive_float(name: str, value) -> None:
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not value > 0:
+        raise ValueError(f"{name} must be a positive number, got {value!r}")
+
+
+def _choice(name: str, value, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise ValueError(f"unknown {name} {value!r}; allowed: {', '.join(allowed)}")
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    n_layers: int = 6            # N: residual blocks (transformer: attention + FFN sublayers each)
+    d_model: int = 32            # d: width of the residual stream
+    n_heads: int = 2             # attention heads (d_model must divide by it)
+    d_ff: int = 64               # FFN hidden width
+    vocab_size: int = 16         # tokens in and out (transformer only)
+    norm: str = "post"           # one of NORM_STYLES
+    block: str = "transformer"   # one of BLOCK_KINDS
+    alpha: float | None = None   # skip weight, deepnorm only: LN(α·x + F(x)); None = DeepNet's (2N)^{1/4}
+    beta: float | None = None    # init gain of v/out/FFN weights; None = 1, or (8N)^{-1/4} for deepnorm
+    causal: bool = True          # causal attention mask (a language model)
+
+    def __post_init__(self):
+        for name in ("n_layers", "d_model", "n_heads", "d_ff", "vocab_size"):
+            _positive_int(name, getattr(self, name))
+        _choice("norm style", self.norm, NORM_STYLES)
+        _choice("block kind", self.block, BLOCK_KINDS)
+        if self.d_model % self.n_heads:
+            raise ValueError(f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}")
+        if self.alpha is not None:
+            if self.norm != "deepnorm":
+                raise ValueError(f"alpha is the DeepNorm skip weight; norm={self.norm!r} has none "
+                                 "(use norm='deepnorm')")
+            _positive_float("alpha", self.alpha)
+        if self.beta is not None:
+            _positive_float("beta", self.beta)
+
+    @property
+    def skip_alpha(self) -> float:
+        """α actually used: 1 except for DeepNorm (given, or the paper's encoder constant)."""
+        if self.norm != "deepnorm":
+            return 1.0
+        return self.alpha if self.alpha is not None else scaling.deepnorm_coefficients(self.n_layers)[0]
+
+    @property
+    def branch_beta(self) -> float:
+        """β actually used for v/out/FFN init gains."""
+        if self.beta is not None:
+            return float(self.beta)
+        if self.norm == "deepnorm":
+            return scaling.deepnorm_coefficients(self.n_layers)[1]
+        return 1.0
+
+
+OPTIMIZER_NAMES = scaling.OPTIMIZERS
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    optimizer: str = "adam"      # one of OPTIMIZER_NAMES
+    lr: float = 1e-3             # peak learning rate η
+    steps: int = 100             # optimizer steps
+    warmup_steps: int = 0        # linear warmup length (0 = none)
+    batch_size: int = 16         # sequences per step
+    seq_len: int = 16            # tokens per sequence
+    seed: int = 0                # seeds the model's initialization and the data stream
+    betas: tuple[float, float] = (0.9, 0.98)  # Adam/LAMB moment decays
+    track_every: int = 1         # record per-layer gradient norms every k steps
+
+    def __post_init__(self):
+        _choice("optimizer", self.optimizer, OPTIMIZER_NAMES)
+        _positive_float("lr", self.lr)
+        for name in ("steps", "batch_size", "seq_len", "track_every"):
+            _positive_int(name, getattr(self, name))
+        if not isinstance(self.warmup_steps, int) or self.warmup_steps < 0:
+            raise ValueError(f"warmup_steps must be an integer >= 0, got {self.warmup_steps!r}")
+        if not isinstance(self.seed, int):
+            raise ValueError(f"seed must be an integer, got {self.seed!r}")

@@ -1,0 +1,60 @@
+"""Synthetic tasks from a seeded generator; nothing is downloaded.
+
+``MarkovLanguage``: a random first-order Markov chain over V tokens. Predicting token t+1 from the
+tokens up to t can do no better than the chain's entropy rate
+
+    H = −Σ_i π_i Σ_j P_ij log P_ij       (nats per token, π the stationary distribution),
+
+so every loss curve has an exact floor. A model that ignores its context can reach only the
+entropy of π, ``unigram_entropy``: the plateau a stuck deep model sits on.
+"""
+from __future__ import annotations
+
+import torch
+
+
+class MarkovLanguage:
+    def __init__(self, vocab_size: int = 16, seed: int = 0, temperature: float = 0.5):
+        """Transition matrix P = softmax(Z / temperature), Z ~ N(0, 1) from a generator seeded ``seed``.
+
+        A lower temperature makes the next token more predictable (a lower floor).
+        """
+        if not isinstance(vocab_size, int) or vocab_size < 2:
+            raise ValueError(f"vocab_size must be an integer >= 2, got {vocab_size!r}")
+        if not temperature > 0:
+            raise ValueError(f"temperature must be > 0, got {temperature!r}")
+        self.vocab_size = vocab_size
+        gen = torch.Generator().manual_seed(seed)
+        logits = torch.randn(vocab_size, vocab_size, generator=gen, dtype=torch.float64)
+        self.transition = torch.softmax(logits / temperature, dim=-1)  # [V, V], rows sum to 1
+        self.stationary = _stationary(self.transition)                   # [V]
+
+    def entropy_rate(self) -> float:
+        """H = −Σ_i π_i Σ_j P_ij log P_ij, the loss floor in nats."""
+        p = self.transition
+        row_entropy = -(p * p.log()).sum(dim=1)  # [V]
+        return float((self.stationary * row_entropy).sum())
+
+    def unigram_entropy(self) -> float:
+        """−Σ_i π_i log π_i: the loss of the best context-free predictor."""
+        pi = self.stationary
+        return float(-(pi * pi.log()).sum())
+
+    def sample(self, batch_size: int, seq_len: int, generator: torch.Generator) -> torch.Tensor:
+        """Token sequences [batch_size, seq_len] (int64), the first token drawn from π."""
+        pi = self.stationary.float()
+        p = self.transition.float()
+        tokens = torch.empty(batch_size, seq_len, dtype=torch.long)
+        tokens[:, 0] = torch.multinomial(pi.expand(batch_size, -1), 1, generator=generator)[:, 0]
+        for t in range(1, seq_len):
+            tokens[:, t] = torch.multinomial(p[tokens[:, t - 1]], 1, generator=generator)[:, 0]
+        return tokens
+
+
+def _stationary(p: torch.Tensor) -> torch.Tensor:
+    """π with π P = π, Σπ = 1: the left eigenvector of P for eigenvalue 1 (float64)."""
+    vals, vecs = torch.linalg.eig(p.T)
+    k = torch.argmin((vals - 1).abs())
+    pi = vecs[:, k].real
+    pi = pi / pi.sum()
+    return pi.clamp_min(0) / pi.clamp_min(0).sum()

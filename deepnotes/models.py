@@ -1,0 +1,189 @@
+"""Residual stacks with one switch for the normalization style.
+
+A sublayer F (attention or FFN) sits in a :class:`Residual` wrapper whose ``norm`` picks
+
+    post      x ← LN(x + F(x))                 (original Transformer, BERT)
+    deepnorm  x ← LN(α·x + F(x))               (DeepNet; α on the skip path, not on F)
+    pre       x ← x + F(LN(x))                 (GPT-2 onwards)
+    none      x ← x + F(x)                     (no normalization at all)
+    rezero    x ← x + g·F(x), g learnable, 0 at init  (ReZero; SkipInit without the BN)
+
+Weights are Xavier-normal. The v-projection, the out-projection and both FFN matrices get gain β
+(DeepNet's pseudocode: ``xavier_normal_(w, gain=β)``), q and k gain 1; biases start at 0.
+Layers are built in a loop, each with its own weights.
+"""
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .config import ModelConfig
+
+
+class SelfAttention(nn.Module):
+    """Multi-head softmax attention: softmax(QKᵀ/√d_h)·V, then the out-projection."""
+
+    def __init__(self, d_model: int, n_heads: int, causal: bool):
+        super().__init__()
+        self.n_heads = n_heads
+        self.causal = causal
+        self.q_proj = nn.Linear(d_model, d_model)
+        self.k_proj = nn.Linear(d_model, d_model)
+        self.v_proj = nn.Linear(d_model, d_model)
+        self.out_proj = nn.Linear(d_model, d_model)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, t, d = x.shape                                        # x: [B, T, d]
+        h = self.n_heads
+
+        def heads(y):                                            # [B, T, d] -> [B, h, T, d/h]
+            return y.view(b, t, h, d // h).transpose(1, 2)
+
+        y = F.scaled_dot_product_attention(heads(self.q_proj(x)), heads(self.k_proj(x)),
+                                           heads(self.v_proj(x)), is_causal=self.causal)
+        return self.out_proj(y.transpose(1, 2).reshape(b, t, d))  # [B, T, d]
+
+
+class FeedForward(nn.Module):
+    """φ(x W₁ + b₁) W₂ + b₂ with φ = ReLU (positively homogeneous, as the magnitude analysis assumes)."""
+
+    def __init__(self, d_model: int, d_ff: int):
+        super().__init__()
+        self.fc1 = nn.Linear(d_model, d_ff)
+        self.fc2 = nn.Linear(d_ff, d_model)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc2(torch.relu(self.fc1(x)))                 # [..., d] -> [..., d]
+
+
+class Residual(nn.Module):
+    """One residual sublayer; the only place the norm style branches."""
+
+    def __init__(self, sublayer: nn.Module, d_model: int, norm: str, alpha: float = 1.0):
+        super().__init__()
+        self.sublayer = sublayer
+        self.norm_style = norm
+        self.alpha = alpha
+        self.norm = nn.LayerNorm(d_model) if norm in ("post", "deepnorm", "pre") else None
+        self.gate = nn.Parameter(torch.zeros(())) if norm == "rezero" else None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        style = self.norm_style
+        if style == "post":
+            return self.norm(x + self.sublayer(x))               # LN(x + F(x))
+        if style == "deepnorm":
+            return self.norm(self.alpha * x + self.sublayer(x))  # LN(αx + F(x))
+        if style == "pre":
+            return x + self.sublayer(self.norm(x))               # x + F(LN(x))
+        if style == "rezero":
+            return x + self.gate * self.sublayer(x)              # x + g·F(x)
+        return x + self.sublayer(x)                              # none: x + F(x)
+
+
+class Block(nn.Module):
+    """A Transformer block (attention then FFN) or an MLP block (FFN only), each sublayer residual."""
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        alpha = cfg.skip_alpha
+        self.attn = SelfAttention(cfg.d_model, cfg.n_heads, cfg.causal) if cfg.block == "transformer" else None
+        self.ffn = FeedForward(cfg.d_model, cfg.d_ff)
+        self.sublayers = nn.ModuleList(
+            [Residual(m, cfg.d_model, cfg.norm, alpha) for m in (self.attn, self.ffn) if m is not None])
+        self.reset_parameters(cfg.branch_beta)
+
+    def beta_scaled_weights(self) -> list[torch.Tensor]:
+        """The weights DeepNet initializes with gain β: v_proj, out_proj, fc1, fc2."""
+        weights = [self.ffn.fc1.weight, self.ffn.fc2.weight]
+        if self.attn is not None:
+            weights = [self.attn.v_proj.weight, self.attn.out_proj.weight] + weights
+        return weights
+
+    def unit_gain_weights(self) -> list[torch.Tensor]:
+        """The weights initialized with gain 1: q_proj, k_proj."""
+        return [] if self.attn is None else [self.attn.q_proj.weight, self.attn.k_proj.weight]
+
+    @torch.no_grad()
+    def reset_parameters(self, beta: float) -> None:
+        for w in self.unit_gain_weights():
+            nn.init.xavier_normal_(w, gain=1.0)
+        for w in self.beta_scaled_weights():
+            nn.init.xavier_normal_(w, gain=beta)
+        for module in self.modules():
+            if isinstance(module, nn.Linear):
+                nn.init.zeros_(module.bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for sublayer in self.sublayers:
+            x = sublayer(x)
+        return x
+
+
+class TransformerLM(nn.Module):
+    """Embedding → N blocks → (final LN for Pre-LN) → linear head: a causal language model."""
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        if cfg.block != "transformer":
+            raise ValueError(f"TransformerLM needs block='transformer', got {cfg.block!r}")
+        self.cfg = cfg
+        self.embed = nn.Embedding(cfg.vocab_size, cfg.d_model)
+        self.blocks = nn.ModuleList([Block(cfg) for _ in range(cfg.n_layers)])
+        self.final_norm = nn.LayerNorm(cfg.d_model) if cfg.norm == "pre" else nn.Identity()
+        self.head = nn.Linear(cfg.d_model, cfg.vocab_size)
+        with torch.no_grad():
+            nn.init.normal_(self.embed.weight, std=1.0)  # unit-variance x_0, as the derivations assume
+            nn.init.xavier_normal_(self.head.weight)
+            nn.init.zeros_(self.head.bias)
+
+    def hidden(self, tokens: torch.Tensor, return_stream: bool = False):
+        """Final hidden states [B, T, d]; with ``return_stream`` also [x_0, x_1, …, x_N]."""
+        x = self.embed(tokens)                                   # [B, T, d]
+        stream = [x]
+        for block in self.blocks:
+            x = block(x)
+            if return_stream:
+                stream.append(x)
+        x = self.final_norm(x)
+        return (x, stream) if return_stream else x
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        return self.head(self.hidden(tokens))                    # [B, T, V]
+
+    def loss(self, tokens: torch.Tensor) -> torch.Tensor:
+        """Next-token cross-entropy (nats) over positions 1..T−1."""
+        logits = self(tokens[:, :-1])                            # [B, T-1, V]
+        return F.cross_entropy(logits.reshape(-1, logits.size(-1)), tokens[:, 1:].reshape(-1))
+
+
+class MLPStack(nn.Module):
+    """Linear in → N residual FFN blocks → (final LN for Pre-LN) → linear out: a regression model."""
+
+    def __init__(self, cfg: ModelConfig, d_in: int, d_out: int):
+        super().__init__()
+        if cfg.block != "mlp":
+            raise ValueError(f"MLPStack needs block='mlp', got {cfg.block!r}")
+        self.cfg = cfg
+        self.inp = nn.Linear(d_in, cfg.d_model)
+        self.blocks = nn.ModuleList([Block(cfg) for _ in range(cfg.n_layers)])
+        self.final_norm = nn.LayerNorm(cfg.d_model) if cfg.norm == "pre" else nn.Identity()
+        self.out = nn.Linear(cfg.d_model, d_out)
+
+    def hidden(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.inp(x)                                          # [B, d]
+        for block in self.blocks:
+            x = block(x)
+        return self.final_norm(x)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.out(self.hidden(x))                          # [B, d_out]
+
+
+def build_model(cfg: ModelConfig, seed: int = 0, device: torch.device | str | None = None,
+                dtype: torch.dtype | None = None) -> TransformerLM:
+    """A :class:`TransformerLM` initialized from ``seed`` (the global RNG is left untouched)."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = TransformerLM(cfg)
+    return model.to(device=device, dtype=dtype)

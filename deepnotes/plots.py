@@ -1,0 +1,93 @@
+"""Matplotlib figures from measurements; no global rcParams are changed."""
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import matplotlib.pyplot as plt
+
+from .probes import loglog_slope
+from .train import History
+
+STYLE_COLOURS = {"post": "tab:red", "pre": "tab:blue", "deepnorm": "tab:green",
+                 "none": "tab:gray", "rezero": "tab:purple"}
+
+
+def colour(label: str) -> str:
+    """A stable colour per norm style (matched by the label's first word)."""
+    return STYLE_COLOURS.get(label.split()[0].split("/")[0], None)
+
+
+def loglog_sweep(ax, depths: Sequence[int], series: Mapping[str, Sequence[float]],
+                 predicted_slope: float | None = None, ylabel: str = "") -> dict[str, float]:
+    """Measured values against depth on log-log axes, each with its fitted slope in the legend,
+    and a dashed reference line of the predicted slope. Returns the fitted slopes."""
+    slopes = {}
+    for label, values in series.items():
+        pts = [(n, v) for n, v in zip(depths, values) if v is not None and math.isfinite(v) and v > 0]
+        if len(pts) < 2:
+            continue
+        xs, ys = zip(*pts)
+        slopes[label] = loglog_slope(xs, ys)
+        ax.loglog(xs, ys, "o-", color=colour(label), label=f"{label}: slope {slopes[label]:.2f}")
+    if predicted_slope is not None and slopes:
+        first = next(iter(series.values()))
+        n0, v0 = depths[0], first[0]
+        xs = [depths[0], depths[-1]]
+        ax.loglog(xs, [v0 * (x / n0) ** predicted_slope for x in xs], "k--", lw=1,
+                  label=f"derivation: slope {predicted_slope:g}")
+    ax.set_xlabel("depth N (blocks)")
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=7)
+    return slopes
+
+
+def loss_curves(ax, runs: Mapping[str, History], title: str = "") -> None:
+    """Training losses with the entropy-rate floor and the context-free plateau; a diverged run
+    ends in an ✕ at the step it diverged."""
+    floor = unigram = None
+    for label, hist in runs.items():
+        line, = ax.plot(range(len(hist.losses)), hist.losses, lw=1, color=colour(label), label=label)
+        if hist.diverged:
+            k = hist.diverged_at
+            y = hist.losses[-1] if hist.losses else (hist.unigram or 0)
+            ax.plot([k], [y], "x", ms=10, mew=2, color=line.get_color())
+            line.set_label(f"{label} (diverged at step {k})")
+        floor, unigram = hist.floor, hist.unigram
+    if floor is not None:
+        ax.axhline(floor, color="k", ls="--", lw=1, label=f"floor (entropy rate) {floor:.3f}")
+    if unigram is not None:
+        ax.axhline(unigram, color="k", ls=":", lw=1, label=f"context-free plateau {unigram:.3f}")
+    ax.set_xlabel("step")
+    ax.set_ylabel("loss (nats/token)")
+    if title:
+        ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7)
+
+
+def update_curves(ax, runs: Mapping[str, History], title: str = "") -> None:
+    """RMS of F(x,θ_t) − F(x,θ_0) against the step t."""
+    for label, hist in runs.items():
+        ax.plot(range(1, len(hist.update_rms) + 1), hist.update_rms, lw=1, color=colour(label), label=label)
+    ax.set_xlabel("step t")
+    ax.set_ylabel(r"RMS of $F(x,\theta_t)-F(x,\theta_0)$")
+    if title:
+        ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7)
+
+
+def grad_norm_profile(ax, hist: History, steps: Sequence[int] = (0,), label: str = "") -> None:
+    """Per-block gradient norms ‖∂L/∂θ_l‖ against the block index l at the given steps."""
+    for s in steps:
+        if s in hist.grad_steps:
+            norms = hist.grad_norms[hist.grad_steps.index(s)]
+            ax.semilogy(range(1, len(norms) + 1), norms, lw=1, label=f"{label} step {s}".strip())
+    ax.set_xlabel("block l")
+    ax.set_ylabel(r"$\|\partial L/\partial\theta_l\|$")
+    ax.legend(fontsize=7)
+
+
+def new_figure(ncols: int = 1, width: float = 4.2, height: float = 3.0):
+    """A figure with ``ncols`` axes side by side (not registered with pyplot's current figure)."""
+    fig, axes = plt.subplots(1, ncols, figsize=(width * ncols, height), squeeze=False)
+    return fig, list(axes[0])

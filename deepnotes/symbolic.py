@@ -1,0 +1,75 @@
+"""SymPy derivations. Each function returns expressions; the chapters display them and the tests
+check that ``sympy.lambdify`` of each result equals the matching plain formula in ``scaling``.
+"""
+from __future__ import annotations
+
+import sympy as sp
+
+# symbols shared by the derivations (all positive: depths, counts, sizes, rates)
+N, K, P = sp.symbols("N K P", positive=True, integer=True)   # depth, matrices per block, entries per matrix
+eta, g = sp.symbols("eta g", positive=True)                   # learning rate, gradient entry size
+i = sp.symbols("i", positive=True, integer=True)
+alpha, lam = sp.symbols("alpha lambda", positive=True)        # DeepNorm skip weight, init gain λ (= β)
+p = sp.symbols("p", real=True)                                # exponent of a depth-dependent scale
+
+
+def loss_change(optimizer: str) -> dict[str, sp.Expr]:
+    """ΔL ≈ ⟨∇L, Δθ⟩ summed over the N·K·P entries of N blocks of K matrices with P entries of size g.
+
+    SGD:  Δθ_i = −η g_i          → ΔL = −η Σ g²
+    Adam: Δθ_i = −η sign(g_i)     → ΔL = −η Σ |g|   (Adam's first step, and roughly every step)
+    Returns the per-entry term, the update and ΔL as a closed form.
+    """
+    if optimizer == "sgd":
+        update = -eta * g
+    elif optimizer == "adam":
+        update = -eta * sp.sign(g)
+    else:
+        raise ValueError(f"unknown optimizer {optimizer!r}; allowed: sgd, adam")
+    per_entry = g * update                                    # ⟨∇L, Δθ⟩ per entry
+    total = sp.Sum(per_entry, (i, 1, N * K * P)).doit()
+    return {"update": update, "per_entry": sp.simplify(per_entry), "delta_L": sp.simplify(total)}
+
+
+def depth_exponent(expr: sp.Expr, var: sp.Symbol = N) -> sp.Expr:
+    """The power of ``var`` in ``expr``: lim_{var→∞} log|expr| / log var."""
+    return sp.limit(sp.log(sp.Abs(expr)) / sp.log(var), var, sp.oo)
+
+
+def depth_cancelling_exponent(optimizer: str) -> sp.Expr:
+    """Solve for p such that gradients g = g₀·N^p make ΔL independent of N."""
+    g0 = sp.symbols("g0", positive=True)
+    scaled = loss_change(optimizer)["delta_L"].subs(g, g0 * N ** p)
+    exponent = sp.expand_log(sp.log(sp.Abs(scaled)), force=True).coeff(sp.log(N))
+    (solution,) = sp.solve(sp.Eq(exponent, 0), p)
+    return solution
+
+
+def warmup_lr(optimizer: str = "sgd") -> sp.Expr:
+    """The learning rate η' at depth N whose ΔL equals that of η at depth 1: solve ΔL_N(η') = ΔL_1(η)."""
+    eta_n = sp.symbols("eta_N", positive=True)
+    dl = loss_change(optimizer)["delta_L"]
+    (solution,) = sp.solve(sp.Eq(dl.subs(eta, eta_n), dl.subs(N, 1)), eta_n)
+    return solution
+
+
+def deepnorm_ratio(optimizer: str) -> dict[str, sp.Expr]:
+    """Per-matrix gradients O(λ/α) over 2N sublayers; ΔL independent of N requires
+
+    SGD:  2N·(λ/α)² = 1,   Adam: 2N·(λ/α) = 1,   LAMB (Δθ ∝ ‖θ‖ ∝ λ): 2N·λ·(λ/α) = 1.
+    Returns the condition and (α, λ) under λ = 1/α (SGD, Adam) or α = 1 (LAMB).
+    """
+    if optimizer == "sgd":
+        condition = sp.Eq(2 * N * (lam / alpha) ** 2, 1)
+        pick = sp.Eq(lam, 1 / alpha)
+    elif optimizer == "adam":
+        condition = sp.Eq(2 * N * (lam / alpha), 1)
+        pick = sp.Eq(lam, 1 / alpha)
+    elif optimizer == "lamb":
+        condition = sp.Eq(2 * N * lam * (lam / alpha), 1)
+        pick = sp.Eq(alpha, 1)
+    else:
+        raise ValueError(f"unknown optimizer {optimizer!r}; allowed: sgd, adam, lamb")
+    (sol,) = [s for s in sp.solve([condition, pick], [alpha, lam], dict=True)
+              if s[alpha].is_positive and s[lam].is_positive]
+    return {"condition": condition, "alpha": sp.simplify(sol[alpha]), "lambda": sp.simplify(sol[lam])}

@@ -1,0 +1,96 @@
+"""A training loop that measures and draws nothing: it returns a :class:`History`.
+
+A run whose loss turns NaN/inf stops there and is recorded as diverged at that step; it never raises.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import torch
+
+from .config import ModelConfig, TrainConfig
+from .data import MarkovLanguage
+from .models import TransformerLM, build_model
+from .optim import make_optimizer, make_warmup
+from .probes import per_block_grad_norms
+
+
+@dataclass
+class History:
+    """What one run measured, step by step (step t = the state before the t-th update)."""
+    losses: list[float] = field(default_factory=list)        # training loss at each step
+    lrs: list[float] = field(default_factory=list)           # learning rate used at each step
+    update_rms: list[float] = field(default_factory=list)    # RMS of F(x,θ_t) − F(x,θ_0) on a fixed probe batch
+    grad_steps: list[int] = field(default_factory=list)      # steps at which grad_norms were taken
+    grad_norms: list[list[float]] = field(default_factory=list)  # [len(grad_steps)][N] per-block ‖∂L/∂θ_l‖
+    diverged_at: int | None = None                           # first step with a non-finite loss
+    floor: float | None = None                               # the task's loss floor (entropy rate)
+    unigram: float | None = None                             # the context-free plateau
+
+    @property
+    def diverged(self) -> bool:
+        return self.diverged_at is not None
+
+    def final_loss(self, window: int = 10) -> float:
+        """Mean of the last ``window`` finite losses (inf if the run diverged)."""
+        if self.diverged:
+            return math.inf
+        tail = self.losses[-window:]
+        return sum(tail) / len(tail)
+
+
+def train(model: TransformerLM, task: MarkovLanguage, cfg: TrainConfig, progress: bool = False,
+          track_update: bool = True) -> History:
+    """Train ``model`` on ``task`` for ``cfg.steps`` steps of ``cfg.optimizer`` with linear warmup."""
+    device = next(model.parameters()).device
+    data_gen = torch.Generator().manual_seed(cfg.seed + 1)
+    probe = task.sample(cfg.batch_size, cfg.seq_len, torch.Generator().manual_seed(cfg.seed + 2)).to(device)
+    opt = make_optimizer(model.parameters(), cfg)
+    sched = make_warmup(opt, cfg.warmup_steps)
+    hist = History(floor=task.entropy_rate(), unigram=task.unigram_entropy())
+    ref = _probe_output(model, probe) if track_update else None
+
+    steps = range(cfg.steps)
+    if progress:
+        from tqdm.auto import tqdm
+        steps = tqdm(steps, leave=False)
+    model.train()
+    for step in steps:
+        tokens = task.sample(cfg.batch_size, cfg.seq_len, data_gen).to(device)
+        loss = model.loss(tokens)
+        value = loss.item()
+        if not math.isfinite(value):
+            hist.diverged_at = step
+            break
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        if step % cfg.track_every == 0:
+            hist.grad_steps.append(step)
+            hist.grad_norms.append(per_block_grad_norms(model))
+        hist.losses.append(value)
+        hist.lrs.append(opt.param_groups[0]["lr"])
+        opt.step()
+        sched.step()
+        if track_update:
+            hist.update_rms.append(_rms(_probe_output(model, probe) - ref))
+    return hist
+
+
+def train_lm(model_cfg: ModelConfig, train_cfg: TrainConfig, task: MarkovLanguage | None = None,
+             device: torch.device | str | None = None, progress: bool = False,
+             track_update: bool = True) -> History:
+    """Build a :class:`TransformerLM` from ``model_cfg`` (seeded by ``train_cfg.seed``) and train it."""
+    if task is None:
+        task = MarkovLanguage(model_cfg.vocab_size, seed=train_cfg.seed)
+    model = build_model(model_cfg, seed=train_cfg.seed, device=device)
+    return train(model, task, train_cfg, progress=progress, track_update=track_update)
+
+
+@torch.no_grad()
+def _probe_output(model: TransformerLM, probe: torch.Tensor) -> torch.Tensor:
+    return model.hidden(probe).float()                       # F(x, θ): [B, T, d]
+
+
+def _rms(t: torch.Tensor) -> float:
+    return float(t.pow(2).mean().sqrt())

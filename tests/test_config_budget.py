@@ -1,0 +1,73 @@
+import pytest
+import torch
+
+import deepnotes as dn
+from deepnotes import scaling
+
+
+@pytest.mark.parametrize("kwargs, fragment", [
+    (dict(n_layers=0), "n_layers"),
+    (dict(n_layers=-3), "n_layers"),
+    (dict(norm="postnorm"), "allowed: post, pre, deepnorm, none, rezero"),
+    (dict(block="cnn"), "allowed: transformer, mlp"),
+    (dict(beta=-0.1), "beta"),
+    (dict(norm="post", alpha=2.0), "alpha"),
+    (dict(norm="deepnorm", alpha=0.0), "alpha"),
+    (dict(d_model=30, n_heads=4), "divisible"),
+])
+def test_invalid_model_config_raises_naming_the_value(kwargs, fragment):
+    with pytest.raises(ValueError, match=fragment):
+        dn.ModelConfig(**kwargs)
+
+
+@pytest.mark.parametrize("kwargs, fragment", [
+    (dict(optimizer="rmsprop"), "allowed: sgd, adam, lamb"),
+    (dict(lr=-1e-3), "lr"),
+    (dict(lr=0), "lr"),
+    (dict(steps=0), "steps"),
+    (dict(warmup_steps=-1), "warmup_steps"),
+])
+def test_invalid_train_config_raises(kwargs, fragment):
+    with pytest.raises(ValueError, match=fragment):
+        dn.TrainConfig(**kwargs)
+
+
+def test_deepnorm_defaults_to_paper_constants_and_others_to_one():
+    cfg = dn.ModelConfig(n_layers=50, norm="deepnorm")
+    assert cfg.skip_alpha == pytest.approx(100 ** 0.25)
+    assert cfg.branch_beta == pytest.approx(400 ** -0.25)
+    post = dn.ModelConfig(n_layers=50, norm="post")
+    assert (post.skip_alpha, post.branch_beta) == (1.0, 1.0)
+
+
+def test_budget_names(monkeypatch):
+    assert dn.get_budget("cpu").name == "cpu"
+    with pytest.raises(ValueError, match="'huge'.*allowed: cpu, gpu, smoke"):
+        dn.get_budget("huge")
+    monkeypatch.setenv("DEEPNOTES_BUDGET", "tiny")
+    with pytest.raises(ValueError, match="tiny"):
+        dn.get_budget()
+    monkeypatch.delenv("DEEPNOTES_BUDGET")
+    assert dn.get_budget().name == ("gpu" if torch.cuda.is_available() else "cpu")
+
+
+def test_cpu_budget_spans_two_orders_of_magnitude_of_depth():
+    depths = dn.get_budget("cpu").probe_depths
+    assert max(depths) / min(depths) >= 100
+
+
+def test_scaling_rejects_bad_depth_and_optimizer():
+    with pytest.raises(ValueError, match="positive integer"):
+        scaling.deepnorm_coefficients(0)
+    with pytest.raises(ValueError, match="allowed: sgd, adam, lamb"):
+        scaling.su_coefficients(10, "adagrad")
+    with pytest.raises(ValueError, match="allowed: encoder, decoder, encoder-decoder"):
+        scaling.deepnorm_coefficients(6, "seq2seq")
+
+
+def test_import_is_light():
+    import subprocess
+    import sys
+    code = "import sys, deepnotes; print('matplotlib' in sys.modules, 'ipywidgets' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False"]

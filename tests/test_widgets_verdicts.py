@@ -1,0 +1,83 @@
+import ipywidgets as W
+import matplotlib
+import pytest
+import sympy as sp
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from deepnotes import verdicts as vd  # noqa: E402
+from deepnotes.widgets import slider_control  # noqa: E402
+
+CALLS = []
+
+
+def render(a, b, scale=1.0, progress=False):
+    CALLS.append((a, b, progress))
+    fig, ax = plt.subplots(figsize=(1, 1))
+    ax.set_title(f"{a} {b} {scale}")
+    return fig
+
+
+def stacks_and_images(widget):
+    out = {"stack": [], "image": []}
+
+    def walk(w):
+        if isinstance(w, W.Stack):
+            out["stack"].append(w)
+        if isinstance(w, W.Image):
+            out["image"].append(w)
+        for c in getattr(w, "children", ()):
+            walk(c)
+    walk(widget)
+    return out
+
+
+def test_slider_control_precomputes_every_combination_and_links_sliders():
+    CALLS.clear()
+    n_open = len(plt.get_fignums())
+    ctl = slider_control(render, {"a": [1, 2, 3], "b": [10, 20]}, fixed={"scale": 2.0})
+    assert sorted(CALLS) == sorted((a, b, False) for a in (1, 2, 3) for b in (10, 20))
+    assert len(plt.get_fignums()) == n_open            # figures were closed
+    found = stacks_and_images(ctl)
+    assert len(found["stack"]) == 1 + 3                 # one outer, one inner per value of a
+    grid_images = [im for im in found["image"] if im.value]
+    assert len(grid_images) == 6 and len({bytes(im.value) for im in grid_images}) == 6
+    sliders = ctl.children[0].children
+    outer, inner = found["stack"][0], found["stack"][1:]   # walk visits parents first
+    for slider, targets in zip(sliders, ([outer], inner)):
+        mine = [link for link in ctl.links if link.source[0] is slider]
+        assert {id(link.target[0]) for link in mine} == {id(t) for t in targets}
+        assert all(link.source[1] == "index" and link.target[1] == "selected_index" for link in mine)
+
+
+def test_live_panel_runs_and_caches():
+    CALLS.clear()
+    live = {"a": W.IntSlider(value=7), "b": W.IntSlider(value=5)}
+    ctl = slider_control(render, {"a": [1], "b": [1]}, live=live)
+    panel = ctl.children[-1]
+    button = [w for w in panel.children[1].children if isinstance(w, W.Button)][0]
+    button.click()
+    button.click()
+    assert CALLS.count((7, 5, True)) == 1               # second click served from the cache
+    assert panel.children[-1].value                     # the image shows it
+
+
+def test_empty_grid_is_an_error():
+    with pytest.raises(ValueError, match="non-empty"):
+        slider_control(render, {})
+    with pytest.raises(ValueError, match="'a' has no values"):
+        slider_control(render, {"a": []})
+
+
+def test_verdict_status_is_computed():
+    assert vd.check_number("x", "s", 2.65e-5, 0.9 ** 99, approx_rtol=0.05).status == vd.WRONG
+    assert vd.check_number("x", "s", 2.65e-5, 0.9 ** 100).status == vd.HOLDS
+    assert vd.check_number("x", "s", 1.1, 1.0).status == vd.APPROX
+    n = sp.symbols("N", positive=True)
+    assert vd.check_expr("x", "s", 1 / sp.sqrt(2 * n), (2 * n) ** sp.Rational(-1, 2)).status == vd.HOLDS
+    assert vd.check_expr("x", "s", 1 / sp.sqrt(n), 1 / n).status == vd.WRONG
+    assert vd.check_scaling("x", "s", 1 / n, 1 / (2 * n), n).status == vd.APPROX
+    assert vd.check_scaling("x", "s", 1 / sp.sqrt(n), 1 / (2 * n), n).status == vd.WRONG
+    table = vd.VerdictTable([vd.check_number("c", "s", 1, 1)])
+    assert "holds" in repr(table) and "<table" in table._repr_html_()

@@ -2,4 +2,3 @@
 import os
 
 os.environ["DEEPNOTES_BUDGET"] = "smoke"
-os.environ.setdefault("MPLBACKEND", "Agg")

@@ -31,7 +31,7 @@ class Budget:
     update_depths: tuple[int, ...]
     update_steps: int                 # optimizer steps whose ‖F(x,θ_t) − F(x,θ_0)‖ is tracked
     # full training runs (Post-LN with/without warmup, Pre-LN, DeepNorm)
-    train_depth: int
+    train_depths: tuple[int, ...]    # depths of the training comparison
     train_steps: int
     train_warmup: int
     # the precomputed slider grid (static HTML) and the live slider's run length
@@ -46,7 +46,7 @@ BUDGETS: dict[str, Budget] = {
         name="smoke", d_model=16, n_heads=2, d_ff=32, vocab_size=8, seq_len=8, batch_size=4,
         probe_depths=(2, 4, 8), probe_repeats=1,
         update_depths=(2, 6), update_steps=3,
-        train_depth=4, train_steps=6, train_warmup=3,
+        train_depths=(4,), train_steps=6, train_warmup=3,
         slider_depths=(2, 4), slider_norms=("post", "deepnorm"), slider_optimizers=("adam",),
         slider_steps=3,
     ),
@@ -54,7 +54,7 @@ BUDGETS: dict[str, Budget] = {
         name="cpu", d_model=32, n_heads=2, d_ff=64, vocab_size=16, seq_len=16, batch_size=16,
         probe_depths=(2, 4, 8, 16, 32, 64, 128, 256), probe_repeats=2,
         update_depths=(6, 12, 24, 50, 100), update_steps=20,
-        train_depth=64, train_steps=300, train_warmup=100,
+        train_depths=(12, 24), train_steps=600, train_warmup=200,
         slider_depths=(6, 12, 24, 48, 96), slider_norms=("post", "pre", "deepnorm"),
         slider_optimizers=("adam", "sgd"), slider_steps=15,
     ),
@@ -62,7 +62,7 @@ BUDGETS: dict[str, Budget] = {
         name="gpu", d_model=128, n_heads=4, d_ff=512, vocab_size=32, seq_len=64, batch_size=32,
         probe_depths=(2, 4, 8, 16, 32, 64, 128, 256, 512, 1024), probe_repeats=3,
         update_depths=(6, 12, 24, 50, 100), update_steps=50,
-        train_depth=200, train_steps=2000, train_warmup=400,
+        train_depths=(24, 96), train_steps=2000, train_warmup=500,
         slider_depths=(6, 12, 24, 48, 96, 192), slider_norms=("post", "pre", "deepnorm"),
         slider_optimizers=("adam", "sgd"), slider_steps=30,
     ),

@@ -73,3 +73,17 @@ def deepnorm_ratio(optimizer: str) -> dict[str, sp.Expr]:
     (sol,) = [s for s in sp.solve([condition, pick], [alpha, lam], dict=True)
               if s[alpha].is_positive and s[lam].is_positive]
     return {"condition": condition, "alpha": sp.simplify(sol[alpha]), "lambda": sp.simplify(sol[lam])}
+
+
+class Shown:
+    """An equation ``lhs = rhs`` that shows as LaTeX in the book and as SymPy text in nbval's check."""
+
+    def __init__(self, lhs_latex: str, rhs: sp.Expr, lhs_text: str | None = None):
+        self.lhs_latex, self.rhs = lhs_latex, rhs
+        self.lhs_text = lhs_text or lhs_latex
+
+    def _repr_latex_(self) -> str:
+        return f"$\\displaystyle {self.lhs_latex} = {sp.latex(self.rhs)}$"
+
+    def __repr__(self) -> str:
+        return f"{self.lhs_text} = {sp.sstr(self.rhs)}"

@@ -32,6 +32,10 @@ class History:
     def diverged(self) -> bool:
         return self.diverged_at is not None
 
+    def fraction_learned(self, window: int = 10) -> float:
+        """(plateau − final loss) / (plateau − floor): 0 on the context-free plateau, 1 at the floor."""
+        return (self.unigram - self.final_loss(window)) / (self.unigram - self.floor)
+
     def final_loss(self, window: int = 10) -> float:
         """Mean of the last ``window`` finite losses (inf if the run diverged)."""
         if self.diverged:

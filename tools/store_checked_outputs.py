@@ -1,0 +1,42 @@
+"""Execute chapters at the smoke budget and store only the outputs nbval checks.
+
+    python tools/store_checked_outputs.py book/increment_explosion.ipynb [...]
+
+Cells marked ``# NBVAL_CHECK_OUTPUT`` (derivations, verdicts, constants) keep their outputs, which
+nbval then compares on every test run; every other cell is stored without outputs (the book build
+executes it). Widget state is dropped from the stored notebook.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+MARK = "NBVAL_CHECK_OUTPUT"
+
+
+def store(path: Path) -> None:
+    nb = nbformat.read(path, as_version=4)
+    os.environ["DEEPNOTES_BUDGET"] = "smoke"
+    NotebookClient(nb, timeout=1800, kernel_name="python3",
+                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        if MARK in cell.source:
+            for out in cell.outputs:
+                out.get("metadata", {}).clear() if isinstance(out.get("metadata"), dict) else None
+        else:
+            cell.outputs = []
+            cell.execution_count = None
+    nb.metadata.pop("widgets", None)
+    nbformat.write(nb, path)
+    print(f"{path}: stored {sum(MARK in c.source for c in nb.cells if c.cell_type == 'code')} checked cells")
+
+
+if __name__ == "__main__":
+    for arg in sys.argv[1:]:
+        store(Path(arg))

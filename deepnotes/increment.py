@@ -22,7 +22,8 @@ from .train import History, train
 from .verdicts import VerdictTable, check_number, check_true
 
 VARIANTS = ("post", "pre", "deepnorm", "deepnorm/adam", "none", "rezero")
-PROBE_LR = {"sgd": 1e-2, "adam": 1e-4}   # small enough for ΔL ≈ ⟨∇L, Δθ⟩ at every probed depth
+PROBE_LR = {"sgd": 1e-4, "adam": 1e-6}   # small enough for ΔL ≈ ⟨∇L, Δθ⟩ at every probed depth
+PARAM_SETS = ("all", "matrices")         # what the optimizer updates: everything, or the block matrices only
 
 
 def model_config(variant: str, n_layers: int, budget: Budget) -> ModelConfig:
@@ -58,7 +59,10 @@ def loss_change_sweep(budget: Budget | None = None, variants=("post", "pre", "de
                       optimizers=("sgd", "adam"), lrs: dict[str, float] | None = None,
                       depths: tuple[int, ...] | None = None, device=None,
                       progress: bool = False) -> LossChangeSweep:
-    """ΔL after one optimizer step at initialization, for each variant × optimizer × depth × repeat."""
+    """ΔL after one optimizer step at initialization, for each variant × optimizer × depth × repeat.
+
+    The probe runs in float64 so that the tiny ΔL of a small learning rate is measured exactly.
+    """
     budget = budget or get_budget()
     depths = tuple(depths or budget.probe_depths)
     lrs = dict(PROBE_LR, **(lrs or {}))
@@ -72,7 +76,7 @@ def loss_change_sweep(budget: Budget | None = None, variants=("post", "pre", "de
     out: dict[tuple[str, str], list[list[StepProbe]]] = {(v, o): [[] for _ in depths]
                                                          for v in variants for o in optimizers}
     for v, o, n, r in jobs:
-        model = build_model(model_config(v, n, budget), seed=r, device=device)
+        model = build_model(model_config(v, n, budget), seed=r, device=device, dtype=torch.float64)
         tokens = task.sample(budget.batch_size, budget.seq_len, torch.Generator().manual_seed(100 + r))
         out[(v, o)][depths.index(n)].append(one_step_loss_change(model, tokens.to(device), o, lrs[o]))
     return LossChangeSweep(depths, lrs, out)
@@ -80,26 +84,33 @@ def loss_change_sweep(budget: Budget | None = None, variants=("post", "pre", "de
 
 def run(variant: str, n_layers: int, budget: Budget, optimizer: str = "adam", lr: float = 1e-3,
         steps: int | None = None, warmup: int = 0, seed: int = 0, device=None,
-        progress: bool = False, track_update: bool = True) -> History:
-    """Train the budget's model in ``variant`` at depth ``n_layers`` on the Markov language."""
+        progress: bool = False, track_update: bool = True, params: str = "all") -> History:
+    """Train the budget's model in ``variant`` at depth ``n_layers`` on the Markov language.
+
+    ``params="matrices"`` updates only the blocks' weight matrices (the parameters the magnitude
+    analysis scales), leaving embeddings, head, biases and LayerNorm gains at their initial values.
+    """
+    if params not in PARAM_SETS:
+        raise ValueError(f"unknown params {params!r}; allowed: {', '.join(PARAM_SETS)}")
     cfg = TrainConfig(optimizer=optimizer, lr=lr, steps=steps or budget.train_steps, warmup_steps=warmup,
                       batch_size=budget.batch_size, seq_len=budget.seq_len, seed=seed,
                       track_every=max(1, (steps or budget.train_steps) // 10))
     model = build_model(model_config(variant, n_layers, budget), seed=seed, device=device or default_device())
-    return train(model, task_for(budget), cfg, progress=progress, track_update=track_update)
+    chosen = None if params == "all" else [p for b in model.blocks for p in b.parameters() if p.dim() == 2]
+    return train(model, task_for(budget), cfg, progress=progress, track_update=track_update, params=chosen)
 
 
 def early_update_sweep(budget: Budget | None = None, variants=("post", "deepnorm", "deepnorm/adam"),
-                       optimizer: str = "adam", lr: float = 5e-4, device=None,
+                       optimizer: str = "adam", lr: float = 5e-4, params: str = "all", device=None,
                        progress: bool = False) -> dict[tuple[str, int], History]:
     """DeepNet's Fig. 3 setting at toy scale: the first ``budget.update_steps`` steps of each variant
-    at each of ``budget.update_depths``, tracking ‖F(x,θ_t) − F(x,θ_0)‖."""
+    at each of ``budget.update_depths``, tracking ‖F(x,θ_t) − F(x,θ_0)‖; ``params`` as in :func:`run`."""
     budget = budget or get_budget()
     jobs = [(v, n) for v in variants for n in budget.update_depths]
     if progress:
         from tqdm.auto import tqdm
         jobs = tqdm(jobs, leave=False)
-    return {(v, n): run(v, n, budget, optimizer, lr, steps=budget.update_steps, device=device)
+    return {(v, n): run(v, n, budget, optimizer, lr, steps=budget.update_steps, device=device, params=params)
             for v, n in jobs}
 
 
@@ -159,25 +170,27 @@ def loss_change_verdicts(sweep: LossChangeSweep) -> VerdictTable:
     return VerdictTable(rows)
 
 
-def early_update_verdicts(updates: dict[tuple[str, int], History], budget: Budget) -> VerdictTable:
+def early_update_verdicts(updates: dict[tuple[str, int], History], budget: Budget,
+                          params: str = "all") -> VerdictTable:
     """DeepNet Fig. 3 at toy scale: does Post-LN's first-step update grow with depth, and DeepNorm's stay flat?"""
+    which = {"all": "all parameters trained", "matrices": "block matrices trained only"}[params]
     from .probes import loglog_slope
     depths = budget.update_depths
     variants = sorted({v for v, _ in updates}, key=VARIANTS.index)
     first = {v: [updates[(v, n)].update_rms[0] for n in depths] for v in variants}
     slope = {v: loglog_slope(depths, first[v]) for v in variants}
-    rows = [check_true("Post-LN's early model update grows with depth", f"DeepNet Fig. 3; measured N = {depths}",
+    rows = [check_true("Post-LN's early model update grows with depth", f"DeepNet Fig. 3; measured N = {depths}, {which}",
                        "grows", f"slope {slope['post']:.2f}; step-1 update {first['post'][0]:.3g} → {first['post'][-1]:.3g}",
                        slope["post"] > 0.1, "log-log slope of the first-step update against N")]
     for v in variants:
         if v == "post":
             continue
         flat = abs(slope[v]) < 0.15
-        rows.append(check_true(f"{v}: the early update stays nearly flat in depth", f"DeepNet Fig. 3; measured N = {depths}",
+        rows.append(check_true(f"{v}: the early update stays nearly flat in depth", f"DeepNet Fig. 3; measured N = {depths}, {which}",
                                "flat (|slope| < 0.15)", f"slope {slope[v]:.2f}; step-1 update {first[v][0]:.3g} → {first[v][-1]:.3g}",
                                flat, "flat" if flat else "it grows with depth, though from a smaller start than Post-LN"))
         smaller = all(a < b for a, b in zip(first[v], first["post"]))
-        rows.append(check_true(f"{v}: smaller early update than Post-LN at every depth", "DeepNet Fig. 3; measured",
+        rows.append(check_true(f"{v}: smaller early update than Post-LN at every depth", f"DeepNet Fig. 3; measured, {which}",
                                "smaller", f"ratio to Post-LN {min(a / b for a, b in zip(first[v], first['post'])):.2g}"
                                f"..{max(a / b for a, b in zip(first[v], first['post'])):.2g}", smaller,
                                "DeepNorm's down-scaled branches move the output less"))

@@ -30,6 +30,7 @@ class StepProbe:
     grad_sq: float           # ‖∇L‖²
     grad_l1: float           # ‖∇L‖₁
     update_norm: float       # ‖Δθ‖
+    block_grad_norms: tuple[float, ...] = ()   # ‖∂L/∂θ_l‖ per block l = 1..N, at θ₀
 
 
 def one_step_loss_change(model: nn.Module, tokens: torch.Tensor, optimizer: str, lr: float) -> StepProbe:
@@ -45,6 +46,7 @@ def one_step_loss_change(model: nn.Module, tokens: torch.Tensor, optimizer: str,
     loss0.backward()
     loss0 = loss0.detach()
     grads = [torch.zeros_like(p) if p.grad is None else p.grad.detach().clone() for p in params]
+    blocks = tuple(per_block_grad_norms(model)) if hasattr(model, "blocks") else ()
     opt = make_optimizer(params, TrainConfig(optimizer=optimizer, lr=lr))
     opt.step()
     with torch.no_grad():
@@ -58,7 +60,7 @@ def one_step_loss_change(model: nn.Module, tokens: torch.Tensor, optimizer: str,
     return StepProbe(
         loss_before=float(loss0), delta_loss=loss1 - float(loss0), first_order=first_order,
         grad_sq=sum(float(g.pow(2).sum()) for g in grads),
-        grad_l1=sum(float(g.abs().sum()) for g in grads), update_norm=update_norm)
+        grad_l1=sum(float(g.abs().sum()) for g in grads), update_norm=update_norm, block_grad_norms=blocks)
 
 
 def count_matrices(block: nn.Module) -> int:

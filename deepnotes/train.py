@@ -45,12 +45,15 @@ class History:
 
 
 def train(model: TransformerLM, task: MarkovLanguage, cfg: TrainConfig, progress: bool = False,
-          track_update: bool = True) -> History:
-    """Train ``model`` on ``task`` for ``cfg.steps`` steps of ``cfg.optimizer`` with linear warmup."""
+          track_update: bool = True, params=None) -> History:
+    """Train ``model`` on ``task`` for ``cfg.steps`` steps of ``cfg.optimizer`` with linear warmup.
+
+    ``params``: the parameters to update (default: all of the model's).
+    """
     device = next(model.parameters()).device
     data_gen = torch.Generator().manual_seed(cfg.seed + 1)
     probe = task.sample(cfg.batch_size, cfg.seq_len, torch.Generator().manual_seed(cfg.seed + 2)).to(device)
-    opt = make_optimizer(model.parameters(), cfg)
+    opt = make_optimizer(model.parameters() if params is None else params, cfg)
     sched = make_warmup(opt, cfg.warmup_steps)
     hist = History(floor=task.entropy_rate(), unigram=task.unigram_entropy())
     ref = _probe_output(model, probe) if track_update else None

@@ -91,14 +91,13 @@ def test_loglog_slope_recovers_a_power_law():
     assert loglog_slope(xs, [3 * x ** 1.5 for x in xs]) == pytest.approx(1.5)
 
 
-def test_post_ln_early_update_grows_with_depth_faster_than_deepnorm():
+def test_post_ln_early_update_grows_with_depth_and_dwarfs_deepnorms():
+    """DeepNet Fig. 3 at smoke size: Post-LN's first-step model update grows with depth, and
+    DeepNorm's is several times smaller at every depth. (Whether DeepNorm's stays *flat* is what
+    the chapter measures; at these sizes it does not, see the chapter's verdicts.)"""
     budget = dn.get_budget("smoke")
-    slopes = {}
-    for variant in ("post", "deepnorm"):
-        first = [inc.run(variant, n, budget, "adam", 5e-4, steps=1).update_rms[0] for n in (2, 8, 32)]
-        slopes[variant] = loglog_slope([2, 8, 32], first)
-    assert slopes["post"] > 0
-    assert slopes["post"] > slopes["deepnorm"] - 1.0 and slopes  # recorded below
-    # DeepNet's claim at toy scale: Post-LN's first update grows with depth more than DeepNorm's does
-    # relative to their own size at N = 2.
-    assert slopes["post"] - slopes["deepnorm"] != 0
+    depths = (2, 8, 32)
+    first = {v: [inc.run(v, n, budget, "adam", 5e-4, steps=1).update_rms[0] for n in depths]
+             for v in ("post", "deepnorm")}
+    assert loglog_slope(depths, first["post"]) > 0.1
+    assert all(d < p / 3 for d, p in zip(first["deepnorm"], first["post"]))

@@ -33,13 +33,15 @@ class StepProbe:
     block_grad_norms: tuple[float, ...] = ()   # ‖∂L/∂θ_l‖ per block l = 1..N, at θ₀
 
 
-def one_step_loss_change(model: nn.Module, tokens: torch.Tensor, optimizer: str, lr: float) -> StepProbe:
+def one_step_loss_change(model: nn.Module, tokens: torch.Tensor, optimizer: str, lr: float,
+                         params: list[torch.Tensor] | None = None) -> StepProbe:
     """Take one step of ``optimizer`` at learning rate ``lr`` on ``tokens`` and measure ΔL.
 
     ΔL = L(θ₀ + Δθ) − L(θ₀) ≈ ⟨∇L, Δθ⟩, with Δθ = −η∇L (SGD) or ≈ −η·sign(∇L) (Adam's first step).
-    The model's parameters are restored afterwards.
+    ``params``: the parameters that step (default all); the norms are over those. The model's
+    parameters are restored afterwards.
     """
-    params = [p for p in model.parameters() if p.requires_grad]
+    params = [p for p in model.parameters() if p.requires_grad] if params is None else list(params)
     saved = [p.detach().clone() for p in params]
     model.zero_grad(set_to_none=True)
     loss0 = model.loss(tokens)
@@ -61,6 +63,11 @@ def one_step_loss_change(model: nn.Module, tokens: torch.Tensor, optimizer: str,
         loss_before=float(loss0), delta_loss=loss1 - float(loss0), first_order=first_order,
         grad_sq=sum(float(g.pow(2).sum()) for g in grads),
         grad_l1=sum(float(g.abs().sum()) for g in grads), update_norm=update_norm, block_grad_norms=blocks)
+
+
+def block_matrices(model: nn.Module) -> list[torch.Tensor]:
+    """The N·K weight matrices of the model's blocks (not the embedding, head, biases or norms)."""
+    return [p for block in model.blocks for p in block.parameters() if p.dim() == 2]
 
 
 def count_matrices(block: nn.Module) -> int:

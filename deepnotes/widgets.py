@@ -89,7 +89,7 @@ def live_panel(render: Callable[..., object], controls: Mapping[str, W.ValueWidg
     cache: dict[tuple, bytes] = {}
     out = W.Output()
     button = W.Button(description="Run live", icon="play")
-    image = W.Image(format="png")
+    image = W.Image(format="png", layout=W.Layout(display="none"))   # shown once it has a result
 
     def run(_=None):
         setting = {name: w.value for name, w in controls.items()}
@@ -99,6 +99,7 @@ def live_panel(render: Callable[..., object], controls: Mapping[str, W.ValueWidg
             with out:
                 cache[key] = figure_png(render(**fixed, **setting, progress=True))
         image.value = cache[key]
+        image.layout.display = None
 
     button.on_click(run)
     return W.VBox([W.HTML(LIVE_NOTE), W.HBox(list(controls.values()) + [button]), out, image])

@@ -2,19 +2,12 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
-import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
-CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
-TOC = yaml.safe_load((ROOT / "_toc.yml").read_text())
-CHAPTERS = [entry["file"] for entry in TOC["chapters"]]
+from book_paths import CHAPTERS, CONFIG, ROOT, TOC
+
 NOTEBOOKS = sorted((ROOT / "book").glob("*.ipynb"))
 
 
@@ -57,22 +50,11 @@ def test_only_checked_cells_store_outputs(path):
     assert "widgets" not in nb.get("metadata", {})
 
 
-@pytest.fixture(scope="session")
-def built_book(tmp_path_factory):
-    out = tmp_path_factory.mktemp("book")
-    env = dict(os.environ, DEEPNOTES_BUDGET="smoke")
-    env.pop("MPLBACKEND", None)  # the kernels must use the inline backend to emit figures
-    jb = Path(sys.executable).with_name("jupyter-book")
-    proc = subprocess.run([str(jb), "build", str(ROOT), "--path-output", str(out), "-W", "-n", "--keep-going"],
-                          capture_output=True, text=True, env=env, timeout=1800)
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
-    return out / "_build" / "html"
-
-
 def test_book_builds_with_every_chapter_and_its_figures(built_book):
-    assert (built_book / "index.html").exists()
+    html_dir = built_book.html
+    assert (html_dir / "index.html").exists()
     for chapter in CHAPTERS:
-        page = built_book / f"{chapter}.html"
+        page = html_dir / f"{chapter}.html"
         assert page.exists(), chapter
         html = page.read_text()
         nb = json.loads((ROOT / f"{chapter}.ipynb").read_text())
@@ -84,3 +66,9 @@ def test_book_builds_with_every_chapter_and_its_figures(built_book):
             assert (page.parent / src).resolve().exists(), src
         assert "application/vnd.jupyter.widget-state+json" in html, "slider state missing"
         assert "Traceback" not in html
+        if built_book.local_widgets:
+            assert "html-manager/embed.js" in html and "cdn.jsdelivr.net/npm/@jupyter-widgets" not in html
+    if built_book.local_widgets:
+        assert (html_dir / "_static" / "html-manager" / "embed.js").exists()
+        assert "html-manager/embed.js" not in (html_dir / "book" / "intro.html").read_text(), \
+            "the widget manager must load only on pages with widgets"

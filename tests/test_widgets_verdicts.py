@@ -61,6 +61,7 @@ def test_live_panel_runs_and_caches():
     button.click()
     assert CALLS.count((7, 5, True)) == 1               # second click served from the cache
     assert panel.children[-1].value                     # the image shows it
+    assert panel.children[-1].layout.display is None    # and is visible
 
 
 def test_empty_grid_is_an_error():

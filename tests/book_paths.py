@@ -1,0 +1,9 @@
+"""Paths and tables of contents the book tests share."""
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
+TOC = yaml.safe_load((ROOT / "_toc.yml").read_text())
+CHAPTERS = [entry["file"] for entry in TOC["chapters"]]

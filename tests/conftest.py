@@ -1,0 +1,44 @@
+"""One build of the book at the smoke budget, with the local widget manager, shared by the tests."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from book_paths import ROOT
+
+sys.path.insert(0, str(ROOT / "tools"))
+import offline_widgets  # noqa: E402
+
+
+@dataclass
+class BuiltBook:
+    html: Path               # the _build/html folder
+    local_widgets: bool      # built with the local @jupyter-widgets/html-manager
+    log: str
+
+
+@pytest.fixture(scope="session")
+def built_book(tmp_path_factory) -> BuiltBook:
+    out = tmp_path_factory.mktemp("book")
+    args, local = [], False
+    try:
+        static = offline_widgets.install_html_manager()
+        args = ["--config", str(offline_widgets.write_offline_config(static, out / "_config.yml"))]
+        local = True
+    except (RuntimeError, subprocess.CalledProcessError) as err:
+        if os.environ.get("CI"):
+            raise
+        warnings.warn(f"building with the CDN widget manager: {err}")
+    env = dict(os.environ, DEEPNOTES_BUDGET="smoke")
+    env.pop("MPLBACKEND", None)  # the kernels must use the inline backend to emit figures
+    jb = Path(sys.executable).with_name("jupyter-book")
+    proc = subprocess.run([str(jb), "build", str(ROOT), "--path-output", str(out), "-W", "-n", "--keep-going", *args],
+                          capture_output=True, text=True, env=env, timeout=1800)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    return BuiltBook(out / "_build" / "html", local, proc.stdout)

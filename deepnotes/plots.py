@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 
 import matplotlib.pyplot as plt
@@ -9,13 +10,14 @@ import matplotlib.pyplot as plt
 from .probes import loglog_slope
 from .train import History
 
-STYLE_COLOURS = {"post": "tab:red", "pre": "tab:blue", "deepnorm": "tab:green",
+STYLE_COLOURS = {"post": "tab:red", "pre": "tab:blue", "deepnorm": "tab:green", "deepnorm/adam": "tab:olive",
                  "none": "tab:gray", "rezero": "tab:purple"}
 
 
-def colour(label: str) -> str:
-    """A stable colour per norm style (matched by the label's first word)."""
-    return STYLE_COLOURS.get(label.split()[0].split("/")[0], None)
+def colour(label: str) -> str | None:
+    """A stable colour per variant, matched by the label's first word ("post, warmup 200" → post);
+    None (matplotlib's cycle) for anything else."""
+    return STYLE_COLOURS.get(re.split(r"[ ,]", label.strip())[0])
 
 
 def loglog_sweep(ax, depths: Sequence[int], series: Mapping[str, Sequence[float]],

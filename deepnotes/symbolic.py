@@ -75,6 +75,15 @@ def deepnorm_ratio(optimizer: str) -> dict[str, sp.Expr]:
     return {"condition": condition, "alpha": sp.simplify(sol[alpha]), "lambda": sp.simplify(sol[lam])}
 
 
+def loss_change_exponent(optimizer: str, grad_scale: sp.Expr) -> sp.Expr:
+    """Power of N in ΔL when every one of the 2N sublayers' gradients is of size ``grad_scale``
+    (λ/α for DeepNorm): SGD ΔL ∝ 2N·s², Adam ΔL ∝ 2N·s."""
+    power = {"sgd": 2, "adam": 1}.get(optimizer)
+    if power is None:
+        raise ValueError(f"unknown optimizer {optimizer!r}; allowed: sgd, adam")
+    return depth_exponent(2 * N * grad_scale ** power)
+
+
 class Shown:
     """An equation ``lhs = rhs`` that shows as LaTeX in the book and as SymPy text in nbval's check."""
 

@@ -67,11 +67,11 @@ def test_chapter_renders_and_its_slider_works_without_a_kernel(browser, server, 
     page.on("websocket", lambda ws: sockets.append(ws.url))
     page.goto(f"{server}/{chapter}.html", wait_until="load")
 
-    # math: MathJax rendered it, or (offline, no MathJax) the TeX source is there as the fallback
-    page.wait_for_timeout(1000)
-    mathjax = page.locator("mjx-container").count()
-    tex = page.locator(".math").count()
-    assert mathjax > 0 or tex > 0, "no rendered math and no TeX fallback"
+    # math: the local MathJax typeset every formula (no raw TeX delimiters left in the text)
+    page.wait_for_selector("mjx-container", state="attached", timeout=30000)
+    page.wait_for_timeout(1500)
+    assert page.locator("mjx-container").count() >= page.locator(".math").count() > 0
+    assert "\\(" not in page.inner_text("main"), "raw TeX left untypeset"
 
     # the widget manager rendered the sliders and the precomputed images
     page.wait_for_selector(".widget-image", state="attached", timeout=30000)

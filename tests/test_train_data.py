@@ -101,3 +101,14 @@ def test_post_ln_early_update_grows_with_depth_and_dwarfs_deepnorms():
              for v in ("post", "deepnorm")}
     assert loglog_slope(depths, first["post"]) > 0.1
     assert all(d < p / 3 for d, p in zip(first["deepnorm"], first["post"]))
+
+
+def test_slider_figure_runs_at_smoke_and_bad_variants_raise():
+    import matplotlib
+    matplotlib.use("Agg")
+    fig = inc.slider_figure(2, "pre", "sgd", budget=dn.get_budget("smoke"))
+    assert len(fig.axes) == 2 and fig.axes[0].lines
+    with pytest.raises(ValueError, match="allowed: post, pre, deepnorm"):
+        inc.model_config("layernorm", 4, dn.get_budget("smoke"))
+    with pytest.raises(ValueError, match="allowed: all, matrices"):
+        inc.run("post", 2, dn.get_budget("smoke"), params="some")

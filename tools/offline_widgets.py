@@ -1,4 +1,4 @@
-"""Build the book with a local copy of the widget manager instead of the CDN one.
+"""Build the book with local copies of the widget manager and MathJax instead of the CDN ones.
 
     python tools/offline_widgets.py            # installs it and writes .cache/_config.offline.yml
     jupyter-book build . --config .cache/_config.offline.yml
@@ -8,6 +8,8 @@ a CDN by default; offline readers and the browser test use a copy installed from
 at build time (never committed). Only ``dist/embed.js`` and the fonts it loads are copied into a
 static folder of their own (not ``_static/``, whose every .js Jupyter Book adds to every page), and
 ``nb_ipywidgets_js`` points MyST-NB at it, so the script is added to the pages with widgets only.
+MathJax 3 (``tex-chtml.js`` with its TeX extensions, fonts and menu; not the speech engine) comes
+from the npm registry the same way and replaces Sphinx's CDN ``mathjax_path``.
 """
 from __future__ import annotations
 
@@ -22,6 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / ".cache"
 PACKAGE = "@jupyter-widgets/html-manager"
 STATIC_NAME = "html-manager"
+MATHJAX = "mathjax@3"
+MATHJAX_PARTS = ("tex-chtml.js", "input", "output/chtml", "ui", "a11y")
 
 
 def html_manager_version() -> str:
@@ -30,25 +34,36 @@ def html_manager_version() -> str:
     return __html_manager_version__
 
 
-def install_html_manager(cache: Path = CACHE) -> Path:
-    """npm-install the html-manager into ``cache/npm`` and copy embed.js + fonts into
-    ``cache/widgets-static/html-manager``. Returns the static folder to add to ``html_static_path``."""
-    static = cache / "widgets-static"
-    target = static / STATIC_NAME
-    if (target / "embed.js").exists():
-        return static
+def _npm_install(prefix: Path, *packages: str) -> Path:
     npm = shutil.which("npm")
     if npm is None:
-        raise RuntimeError("npm is needed to install the local widget manager (apt-get install npm)")
-    prefix = cache / "npm"
+        raise RuntimeError("npm is needed to install the local widget manager and MathJax (apt-get install npm)")
     prefix.mkdir(parents=True, exist_ok=True)
-    subprocess.run([npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--silent",
-                    f"{PACKAGE}@{html_manager_version()}"], check=True)
-    dist = prefix / "node_modules" / PACKAGE / "dist"
+    subprocess.run([npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--silent", *packages],
+                   check=True)
+    return prefix / "node_modules"
+
+
+def install_html_manager(cache: Path = CACHE) -> Path:
+    """npm-install the html-manager and MathJax into ``cache/npm``; copy the html-manager's embed.js
+    + fonts into ``cache/widgets-static/html-manager`` and MathJax's parts into ``.../mathjax``.
+    Returns the static folder to add to ``html_static_path``."""
+    static = cache / "widgets-static"
+    target, mathjax = static / STATIC_NAME, static / "mathjax"
+    if (target / "embed.js").exists() and (mathjax / "tex-chtml.js").exists():
+        return static
+    modules = _npm_install(cache / "npm", f"{PACKAGE}@{html_manager_version()}", MATHJAX)
     target.mkdir(parents=True, exist_ok=True)
-    for f in dist.iterdir():
+    for f in (modules / PACKAGE / "dist").iterdir():
         if f.name == "embed.js" or f.suffix in (".woff", ".woff2", ".ttf", ".eot", ".svg"):
             shutil.copy2(f, target / f.name)
+    for part in MATHJAX_PARTS:
+        src, dst = modules / "mathjax" / "es5" / part, mathjax / part
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        if src.is_dir():
+            shutil.copytree(src, dst, dirs_exist_ok=True)
+        else:
+            shutil.copy2(src, dst)
     return static
 
 
@@ -58,6 +73,7 @@ def write_offline_config(static: Path, out: Path, extra: dict | None = None) -> 
     sphinx_config = config.setdefault("sphinx", {}).setdefault("config", {})
     sphinx_config["html_static_path"] = [str(static.resolve())]
     sphinx_config["nb_ipywidgets_js"] = {f"{STATIC_NAME}/embed.js": {}}
+    sphinx_config["mathjax_path"] = "mathjax/tex-chtml.js"
     for key, value in (extra or {}).items():
         sphinx_config[key] = value
     out.parent.mkdir(parents=True, exist_ok=True)

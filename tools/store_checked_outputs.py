@@ -26,6 +26,7 @@ def store(path: Path) -> None:
     for cell in nb.cells:
         if cell.cell_type != "code":
             continue
+        cell.metadata.pop("execution", None)   # timestamps: noise in every diff
         if MARK in cell.source:
             for out in cell.outputs:
                 out.get("metadata", {}).clear() if isinstance(out.get("metadata"), dict) else None

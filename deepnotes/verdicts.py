@@ -65,8 +65,9 @@ class VerdictTable(list):
             f"<td><code>{html.escape(v.claimed)}</code></td><td><code>{html.escape(v.computed)}</code></td>"
             f"<td style='color:{colour[v.status]};font-weight:bold'>{v.status}</td>"
             f"<td>{html.escape(v.reason)}</td></tr>" for v in self)
-        return ("<table class='verdicts'><thead><tr><th>claim</th><th>claimed</th><th>computed</th>"
-                f"<th>verdict</th><th>why</th></tr></thead><tbody>{rows}</tbody></table>")
+        return ("<table class='verdicts' style='font-size:0.85em;width:100%'><thead><tr>"
+                "<th style='width:34%'>claim</th><th>claimed</th><th>computed</th><th>verdict</th>"
+                f"<th style='width:28%'>why</th></tr></thead><tbody>{rows}</tbody></table>")
 
 
 def check_scaling(claim: str, source: str, claimed: sp.Expr, computed: sp.Expr, var: sp.Symbol,

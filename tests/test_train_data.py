@@ -112,3 +112,17 @@ def test_slider_figure_runs_at_smoke_and_bad_variants_raise():
         inc.model_config("layernorm", 4, dn.get_budget("smoke"))
     with pytest.raises(ValueError, match="allowed: all, matrices"):
         inc.run("post", 2, dn.get_budget("smoke"), params="some")
+
+
+def test_lamb_moves_every_tensor_by_lr_times_its_norm():
+    from deepnotes.optim import Lamb
+    torch.manual_seed(0)
+    w = torch.nn.Parameter(torch.randn(8, 8))
+    b = torch.nn.Parameter(torch.randn(8))
+    before = [w.detach().clone(), b.detach().clone()]
+    (w.sum() ** 2 + (b ** 3).sum()).backward()
+    Lamb([w, b], lr=0.01).step()
+    for p, p0 in zip((w, b), before):
+        assert float((p.detach() - p0).norm() / p0.norm()) == pytest.approx(0.01, rel=1e-5)
+    with pytest.raises(ValueError, match="lr"):
+        Lamb([w], lr=-1)

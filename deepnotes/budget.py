@@ -39,6 +39,15 @@ class Budget:
     slider_norms: tuple[str, ...]
     slider_optimizers: tuple[str, ...]
     slider_steps: int
+    # initialization chapter: plain MLPs, softmax, NTK vs standard parametrization
+    moment_width: int                 # width of the plain MLP
+    moment_depth: int                 # its depth (50+ at cpu)
+    moment_batch: int                 # inputs per measurement
+    ntk_width: int
+    ntk_steps: int
+    moment_slider_depths: tuple[int, ...]
+    moment_slider_gains: tuple[float, ...]
+    softmax_slider_dims: tuple[int, ...]
 
 
 BUDGETS: dict[str, Budget] = {
@@ -49,6 +58,8 @@ BUDGETS: dict[str, Budget] = {
         train_depths=(4,), train_steps=6, train_warmup=3,
         slider_depths=(2, 4), slider_norms=("post", "deepnorm"), slider_optimizers=("adam",),
         slider_steps=3,
+        moment_width=32, moment_depth=8, moment_batch=64, ntk_width=16, ntk_steps=3,
+        moment_slider_depths=(4,), moment_slider_gains=(1.0, 2.0), softmax_slider_dims=(16, 64),
     ),
     "cpu": Budget(
         name="cpu", d_model=32, n_heads=2, d_ff=64, vocab_size=16, seq_len=16, batch_size=16,
@@ -57,6 +68,9 @@ BUDGETS: dict[str, Budget] = {
         train_depths=(12, 24), train_steps=600, train_warmup=200,
         slider_depths=(6, 12, 24, 48, 96), slider_norms=("post", "pre", "deepnorm"),
         slider_optimizers=("adam", "sgd"), slider_steps=15,
+        moment_width=256, moment_depth=60, moment_batch=1024, ntk_width=128, ntk_steps=50,
+        moment_slider_depths=(10, 30, 60), moment_slider_gains=(0.5, 1.0, 2.0, 4.0),
+        softmax_slider_dims=(16, 64, 256, 1024),
     ),
     "gpu": Budget(
         name="gpu", d_model=128, n_heads=4, d_ff=512, vocab_size=32, seq_len=64, batch_size=32,
@@ -65,6 +79,9 @@ BUDGETS: dict[str, Budget] = {
         train_depths=(24, 96), train_steps=2000, train_warmup=500,
         slider_depths=(6, 12, 24, 48, 96, 192), slider_norms=("post", "pre", "deepnorm"),
         slider_optimizers=("adam", "sgd"), slider_steps=30,
+        moment_width=1024, moment_depth=100, moment_batch=4096, ntk_width=512, ntk_steps=200,
+        moment_slider_depths=(10, 30, 60, 100), moment_slider_gains=(0.5, 1.0, 2.0, 4.0),
+        softmax_slider_dims=(16, 64, 256, 1024),
     ),
 }
 

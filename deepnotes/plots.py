@@ -93,3 +93,16 @@ def new_figure(ncols: int = 1, width: float = 4.2, height: float = 3.0):
     """A figure with ``ncols`` axes side by side (not registered with pyplot's current figure)."""
     fig, axes = plt.subplots(1, ncols, figsize=(width * ncols, height), squeeze=False)
     return fig, list(axes[0])
+
+
+def moment_curves(ax, series, title: str = "") -> None:
+    """Per-layer second moments: measured (solid) against the derivation's recursion (dashed),
+    on a log axis; ``series`` maps a label to (measured, predicted)."""
+    for label, (measured, predicted) in series.items():
+        line, = ax.semilogy(range(len(measured)), measured, lw=1.2, label=f"{label} measured")
+        ax.semilogy(range(len(predicted)), predicted, "--", lw=1, color=line.get_color(), label=f"{label} derivation")
+    ax.set_xlabel("layer l")
+    ax.set_ylabel(r"$E[x_l^2]$")
+    if title:
+        ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7)

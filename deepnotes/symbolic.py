@@ -96,3 +96,78 @@ class Shown:
 
     def __repr__(self) -> str:
         return f"{self.lhs_text} = {sp.sstr(self.rhs)}"
+
+
+# ---- initialization, parametrization, normalization (seed 002) ----------------------------------
+
+x, z = sp.symbols("x z", real=True)
+mu = sp.symbols("mu", real=True)
+sigma, q, d = sp.symbols("sigma q d", positive=True)
+m, s_w, s_x = sp.symbols("m s_w s_x", positive=True)    # fan-in, E[w²], E[x²]
+gauss = sp.exp(-z ** 2 / 2) / sp.sqrt(2 * sp.pi)           # the standard normal density
+
+
+def uniform_with_moments() -> dict[str, sp.Expr]:
+    """U[a, b]: mean (a+b)/2 and variance (b−a)²/12 by integration; solved for a, b given μ, σ."""
+    a, b = sp.symbols("a b", real=True)
+    mean = sp.integrate(x / (b - a), (x, a, b))
+    var = sp.simplify(sp.integrate((x - mean) ** 2 / (b - a), (x, a, b)))
+    sols = sp.solve([sp.Eq(mean, mu), sp.Eq(var, sigma ** 2)], [a, b], dict=True)
+    (sol,) = [s for s in sols if (s[b] - s[a]).subs({mu: 0, sigma: 1}) > 0]
+    return {"mean": sp.simplify(mean), "variance": sp.factor(var), "a": sol[a], "b": sol[b]}
+
+
+def truncated_normal_gamma(k: int = 2) -> dict[str, sp.Expr]:
+    """γ = ∫_{−k}^{k} z² e^{−z²/2} dz / ∫_{−k}^{k} e^{−z²/2} dz, and the std to pass, σ/√γ."""
+    gamma = sp.simplify(sp.integrate(z ** 2 * gauss, (z, -k, k)) / sp.integrate(gauss, (z, -k, k)))
+    return {"gamma": gamma, "std_factor": 1 / sp.sqrt(gamma)}
+
+
+def linear_second_moment() -> dict[str, sp.Expr]:
+    """E[y²] for y = Σ_i x_i w_i = Σ_{i,j} E[x_i x_j]·E[w_i w_j]. With i.i.d. zero-mean w,
+    E[w_i w_j] = 0 for i ≠ j, so only the m diagonal terms E[x_i²]·E[w²] are left; nothing is
+    assumed about the mean of x. Then E[w²] for E[y²] = E[x²] (LeCun) and, with ReLU keeping
+    E[relu(z)²] = E[z²]/2 of a symmetric input, for He."""
+    ey2 = sp.Sum(s_x * s_w, (i, 1, m)).doit()
+    relu_factor = sp.integrate(z ** 2 * gauss, (z, 0, sp.oo)) / sp.integrate(z ** 2 * gauss, (z, -sp.oo, sp.oo))
+    lecun = sp.solve(sp.Eq(ey2, s_x), s_w)[0]
+    he = sp.solve(sp.Eq(ey2 * relu_factor, s_x), s_w)[0]
+    return {"E[y^2]": ey2, "relu_factor": relu_factor, "lecun": lecun, "he": he}
+
+
+def sigmoid_second_moment(digits: int = 15) -> sp.Float:
+    """E[sigmoid(z)²], z ~ N(0,1), by numerical integration (SymPy → mpmath)."""
+    return sp.Integral(gauss / (1 + sp.exp(-z)) ** 2, (z, -sp.oo, sp.oo)).evalf(digits)
+
+
+def selu_constants(digits: int = 20) -> dict[str, sp.Expr]:
+    """SELU λ, α from E[selu(z)] = 0 and E[selu(z)²] = 1 for z ~ N(0,1), selu(z) = λz (z>0),
+    λα(eᶻ − 1) (z ≤ 0). The Gaussian integrals are done in closed form, then solved."""
+    lam_, al = sp.symbols("lambda_s alpha_s", positive=True)
+    pos1 = sp.integrate(z * gauss, (z, 0, sp.oo))
+    neg1 = sp.integrate((sp.exp(z) - 1) * gauss, (z, -sp.oo, 0))
+    pos2 = sp.integrate(z ** 2 * gauss, (z, 0, sp.oo))
+    neg2 = sp.integrate((sp.exp(z) - 1) ** 2 * gauss, (z, -sp.oo, 0))
+    alpha_closed = sp.simplify(sp.solve(sp.Eq(pos1 + al * neg1, 0), al)[0])
+    lam_closed = sp.simplify(sp.solve(sp.Eq(lam_ ** 2 * (pos2 + alpha_closed ** 2 * neg2), 1), lam_)[0])
+    return {"alpha": alpha_closed, "lambda": lam_closed,
+            "alpha_value": alpha_closed.evalf(digits), "lambda_value": lam_closed.evalf(digits)}
+
+
+def dot_product_second_moment() -> sp.Expr:
+    """E[(q·k)²] = Σ_{i,j} E[q_i q_j]·E[k_i k_j] for independent q, k with i.i.d. zero-mean,
+    unit-variance entries: the cross terms vanish, the d diagonal terms are 1 each."""
+    return sp.Sum(sp.Integer(1), (i, 1, d)).doit()
+
+
+def layernorm_jacobian(dim: int = 4) -> dict[str, sp.Matrix]:
+    """∂x̂_i/∂x_j of x̂ = (x − μ)/σ (σ² = mean of (x−μ)², no ε) by SymPy for ``dim`` entries,
+    and seed 000's annotated eq. (14): (δ_ij − 1/d)/σ − x̂_i (x_j − μ)/(d σ²)."""
+    xs = sp.symbols(f"x1:{dim + 1}", real=True)
+    mean = sum(xs) / dim
+    sd = sp.sqrt(sum((xi - mean) ** 2 for xi in xs) / dim)
+    xhat = [(xi - mean) / sd for xi in xs]
+    jac = sp.Matrix(dim, dim, lambda i, j: sp.diff(xhat[i], xs[j]))
+    claimed = sp.Matrix(dim, dim, lambda i, j: (sp.KroneckerDelta(i, j) - sp.Rational(1, dim)) / sd
+                        - xhat[i] * (xs[j] - mean) / (dim * sd ** 2))
+    return {"symbols": xs, "jacobian": jac, "claimed": claimed}

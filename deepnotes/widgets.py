@@ -83,7 +83,8 @@ def live_panel(render: Callable[..., object], controls: Mapping[str, W.ValueWidg
                fixed: Mapping | None = None) -> W.VBox:
     """Widgets for any value, a Run button, and an Output that shows ``render(..., progress=True)``.
 
-    Figures are cached per setting: running a setting again shows the stored image at once.
+    Figures are cached per setting: running a setting again shows the stored image at once. A live
+    control overrides a ``fixed`` keyword of the same name.
     """
     fixed = dict(fixed or {})
     cache: dict[tuple, bytes] = {}
@@ -97,7 +98,7 @@ def live_panel(render: Callable[..., object], controls: Mapping[str, W.ValueWidg
         if key not in cache:
             out.clear_output()
             with out:
-                cache[key] = figure_png(render(**fixed, **setting, progress=True))
+                cache[key] = figure_png(render(**{**fixed, **setting}, progress=True))
         image.value = cache[key]
         image.layout.display = None
 

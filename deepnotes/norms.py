@@ -1,0 +1,45 @@
+"""LayerNorm and RMSNorm written out, with their input gradients in closed form.
+
+LN:      y_i = γ_i x̂_i + β_i,  x̂ = (x − μ)/s,  s = √(mean((x−μ)²) + ε)
+RMSNorm: y_i = γ_i x_i / r,    r = √(mean(x²) + ε)
+Closed-form input gradients, g = ∂L/∂y, h = γ ⊙ g:
+LN:      ∂L/∂x = (h − mean(h) − x̂·mean(h ⊙ x̂)) / s
+RMSNorm: ∂L/∂x = (h − x·mean(h ⊙ x)/r²) / r
+Seed 000's annotated eqs. (15) and (18) put γ_i outside the bracket, i.e. use g instead of h
+inside the means; that agrees only when γ is constant (as at initialization).
+"""
+from __future__ import annotations
+
+import torch
+
+
+def layer_norm(x: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
+    mu = x.mean(-1, keepdim=True)                               # [..., 1]
+    s = ((x - mu).pow(2).mean(-1, keepdim=True) + eps).sqrt()   # [..., 1]
+    return gamma * (x - mu) / s + beta
+
+
+def rms_norm(x: torch.Tensor, gamma: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
+    r = (x.pow(2).mean(-1, keepdim=True) + eps).sqrt()          # [..., 1]
+    return gamma * x / r
+
+
+def layer_norm_input_grad(x, gamma, g, eps: float = 1e-5, gamma_outside: bool = False) -> torch.Tensor:
+    """∂L/∂x of LayerNorm given g = ∂L/∂y; ``gamma_outside`` gives seed 000's eq. (15) instead."""
+    mu = x.mean(-1, keepdim=True)
+    s = ((x - mu).pow(2).mean(-1, keepdim=True) + eps).sqrt()
+    xhat = (x - mu) / s
+    if gamma_outside:
+        return gamma / s * (g - g.mean(-1, keepdim=True) - xhat * (xhat * g).mean(-1, keepdim=True))
+    h = gamma * g
+    return (h - h.mean(-1, keepdim=True) - xhat * (h * xhat).mean(-1, keepdim=True)) / s
+
+
+def rms_norm_input_grad(x, gamma, g, eps: float = 1e-5, gamma_outside: bool = False) -> torch.Tensor:
+    """∂L/∂x of RMSNorm given g = ∂L/∂y; ``gamma_outside`` gives seed 000's eq. (18) instead."""
+    r2 = x.pow(2).mean(-1, keepdim=True) + eps
+    r = r2.sqrt()
+    if gamma_outside:
+        return gamma / r * (g - x * (x * g).mean(-1, keepdim=True) / r2)
+    h = gamma * g
+    return (h - x * (h * x).mean(-1, keepdim=True) / r2) / r

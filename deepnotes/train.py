@@ -24,6 +24,7 @@ class History:
     update_rms: list[float] = field(default_factory=list)    # RMS of F(x,θ_t) − F(x,θ_0) on a fixed probe batch
     grad_steps: list[int] = field(default_factory=list)      # steps at which grad_norms were taken
     grad_norms: list[list[float]] = field(default_factory=list)  # [len(grad_steps)][N] per-block ‖∂L/∂θ_l‖
+    block_updates: list[list[float]] = field(default_factory=list)  # [len(grad_steps)][N] ‖Δθ_l‖/‖θ_l‖ of that step
     diverged_at: int | None = None                           # first step with a non-finite loss
     floor: float | None = None                               # the task's loss floor (entropy rate)
     unigram: float | None = None                             # the context-free plateau
@@ -45,10 +46,12 @@ class History:
 
 
 def train(model: TransformerLM, task: MarkovLanguage, cfg: TrainConfig, progress: bool = False,
-          track_update: bool = True, params=None) -> History:
+          track_update: bool = True, params=None, on_step=None, track_block_updates: bool = False) -> History:
     """Train ``model`` on ``task`` for ``cfg.steps`` steps of ``cfg.optimizer`` with linear warmup.
 
-    ``params``: the parameters to update (default: all of the model's).
+    ``params``: the parameters to update (default: all of the model's). ``on_step(model, step)`` is
+    called before each step's forward pass (e.g. a fixed gate schedule). ``track_block_updates``
+    records each block's relative update ‖Δθ_l‖/‖θ_l‖ at the steps where gradients are tracked.
     """
     device = next(model.parameters()).device
     data_gen = torch.Generator().manual_seed(cfg.seed + 1)
@@ -64,6 +67,8 @@ def train(model: TransformerLM, task: MarkovLanguage, cfg: TrainConfig, progress
         steps = tqdm(steps, leave=False)
     model.train()
     for step in steps:
+        if on_step is not None:
+            on_step(model, step)
         tokens = task.sample(cfg.batch_size, cfg.seq_len, data_gen).to(device)
         loss = model.loss(tokens)
         value = loss.item()
@@ -72,12 +77,16 @@ def train(model: TransformerLM, task: MarkovLanguage, cfg: TrainConfig, progress
             break
         opt.zero_grad(set_to_none=True)
         loss.backward()
-        if step % cfg.track_every == 0:
+        tracked = step % cfg.track_every == 0
+        if tracked:
             hist.grad_steps.append(step)
             hist.grad_norms.append(per_block_grad_norms(model))
+            before = [[p.detach().clone() for p in b.parameters()] for b in model.blocks] if track_block_updates else None
         hist.losses.append(value)
         hist.lrs.append(opt.param_groups[0]["lr"])
         opt.step()
+        if tracked and track_block_updates:
+            hist.block_updates.append(_relative_block_updates(model, before))
         sched.step()
         if track_update:
             hist.update_rms.append(_rms(_probe_output(model, probe) - ref))
@@ -92,6 +101,16 @@ def train_lm(model_cfg: ModelConfig, train_cfg: TrainConfig, task: MarkovLanguag
         task = MarkovLanguage(model_cfg.vocab_size, seed=train_cfg.seed)
     model = build_model(model_cfg, seed=train_cfg.seed, device=device)
     return train(model, task, train_cfg, progress=progress, track_update=track_update)
+
+
+@torch.no_grad()
+def _relative_block_updates(model, before) -> list[float]:
+    out = []
+    for block, old in zip(model.blocks, before):
+        num = sum(float((p - q).pow(2).sum()) for p, q in zip(block.parameters(), old))
+        den = sum(float(q.pow(2).sum()) for q in old)
+        out.append((num / den) ** 0.5 if den > 0 else 0.0)
+    return out
 
 
 @torch.no_grad()

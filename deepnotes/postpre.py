@@ -56,8 +56,8 @@ def stream_probe(norm: str, n_layers: int, budget: Budget | None = None, beta: f
     ratios = []
 
     def record(module, inputs, output):
-        x = inputs[0]
-        ratios.append(float(output.pow(2).mean() / x.pow(2).mean()))
+        x = inputs[0].detach()
+        ratios.append(float(output.detach().pow(2).mean() / x.pow(2).mean()))
 
     hooks = [res.sublayer.register_forward_hook(record) for block in model.blocks for res in block.sublayers]
     _, stream = model.hidden(tokens[:, :-1], return_stream=True)

@@ -60,7 +60,8 @@ def stream_probe(norm: str, n_layers: int, budget: Budget | None = None, beta: f
         ratios.append(float(output.detach().pow(2).mean() / x.pow(2).mean()))
 
     hooks = [res.sublayer.register_forward_hook(record) for block in model.blocks for res in block.sublayers]
-    _, stream = model.hidden(tokens[:, :-1], return_stream=True)
+    with torch.no_grad():
+        _, stream = model.hidden(tokens[:, :-1], return_stream=True)
     for h in hooks:
         h.remove()
     x0 = stream[0]

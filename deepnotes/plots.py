@@ -46,16 +46,20 @@ def loglog_sweep(ax, depths: Sequence[int], series: Mapping[str, Sequence[float]
 
 def loss_curves(ax, runs: Mapping[str, History], title: str = "") -> None:
     """Training losses with the entropy-rate floor and the context-free plateau; a diverged run
-    ends in an ✕ at the step it diverged."""
+    ends in an ✕ at the step it diverged (drawn at the top edge when its last loss is off the axes)."""
     floor = unigram = None
     for label, hist in runs.items():
         line, = ax.plot(range(len(hist.losses)), hist.losses, lw=1, color=colour(label), label=label)
         if hist.diverged:
             k = hist.diverged_at
             y = hist.losses[-1] if hist.losses else (hist.unigram or 0)
-            ax.plot([k], [y], "x", ms=10, mew=2, color=line.get_color())
+            top = 1.2 * max(h.losses[0] for h in runs.values() if h.losses) if hist.floor is not None else y
+            ax.plot([k], [min(y, top)], "x", ms=10, mew=2, color=line.get_color(), clip_on=False)
             line.set_label(f"{label} (diverged at step {k})")
         floor, unigram = hist.floor, hist.unigram
+    finite = [h.losses[0] for h in runs.values() if h.losses]
+    if floor is not None and finite:   # a run that blew up would squash the rest: clip at 1.2× the start
+        ax.set_ylim(0.9 * floor, 1.2 * max(finite))
     if floor is not None:
         ax.axhline(floor, color="k", ls="--", lw=1, label=f"floor (entropy rate) {floor:.3f}")
     if unigram is not None:

@@ -48,8 +48,12 @@ def loss_curves(ax, runs: Mapping[str, History], title: str = "") -> None:
     """Training losses with the entropy-rate floor and the context-free plateau; a diverged run
     ends in an ✕ at the step it diverged (drawn at the top edge when its last loss is off the axes)."""
     floor = unigram = None
+    used: dict[str | None, int] = {}
     for label, hist in runs.items():
-        line, = ax.plot(range(len(hist.losses)), hist.losses, lw=1, color=colour(label), label=label)
+        c = colour(label)
+        style = ("-", "-.", ":")[min(used.get(c, 0), 2)] if c is not None else "-"   # same style, other line
+        used[c] = used.get(c, 0) + 1
+        line, = ax.plot(range(len(hist.losses)), hist.losses, lw=1, ls=style, color=c, label=label)
         if hist.diverged:
             k = hist.diverged_at
             y = hist.losses[-1] if hist.losses else (hist.unigram or 0)

@@ -218,8 +218,7 @@ def early_update_verdicts(updates: dict[tuple[str, int], History], budget: Budge
 def training_verdicts(runs: dict[str, History], budget: Budget, n: int) -> VerdictTable:
     """Which runs learned: fraction of the way from the context-free plateau (0) to the floor (1)."""
     def learned(label):
-        h = runs[label]
-        return -1.0 if h.diverged else h.fraction_learned()
+        return runs[label].fraction_learned()
 
     w = budget.train_warmup
     rows = [check_true(f"Post-LN without warmup fails at N = {n}: stuck near the context-free plateau",

@@ -123,6 +123,13 @@ def run(label: str, n_layers: int, budget: Budget, optimizer: str = "adam", lr: 
                  track_update=False, params=params, on_step=on_step, track_block_updates=True)
 
 
+def bottom_top_update_ratio(hist: History, steps: int | None = None) -> float:
+    """Mean over the tracked steps (the first ``steps`` of them) of ‖Δθ_1‖/‖θ_1‖ ÷ ‖Δθ_N‖/‖θ_N‖:
+    how much the first block learns relative to the last."""
+    ups = hist.block_updates if steps is None else hist.block_updates[:steps]
+    return sum(u[0] / u[-1] for u in ups) / len(ups)
+
+
 def slider_figure(depth: int, norm: str, warmup: int = 0, beta: float | None = None, lr: float = 3e-3,
                   budget: Budget | None = None, progress: bool = False):
     """The slider's experiment: per-block gradient norms at init and the loss of a short Adam run."""

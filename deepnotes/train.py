@@ -34,7 +34,8 @@ class History:
         return self.diverged_at is not None
 
     def fraction_learned(self, window: int = 10) -> float:
-        """(plateau − final loss) / (plateau − floor): 0 on the context-free plateau, 1 at the floor."""
+        """(plateau − final loss) / (plateau − floor): 0 on the context-free plateau, 1 at the floor,
+        −inf for a run that diverged."""
         return (self.unigram - self.final_loss(window)) / (self.unigram - self.floor)
 
     def final_loss(self, window: int = 10) -> float:

@@ -47,7 +47,7 @@ def test_fixed_step_gates_rise_linearly_and_are_not_trained():
     schedule = pp.gate_schedule(0.25)
     for step, want in ((0, 0.25), (2, 0.75), (9, 1.0)):
         schedule(model, step)
-        assert all(float(r.gate) == want for b in model.blocks for r in b.sublayers)
+        assert all(r.gate.item() == want for b in model.blocks for r in b.sublayers)
     hist = pp.run("rezero", 2, budget, gate_step=0.5, steps=3)
     assert len(hist.losses) == 3 and hist.block_updates
     with pytest.raises(ValueError, match="rezero"):

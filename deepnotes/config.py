@@ -35,7 +35,9 @@ class ModelConfig:
     block: str = "transformer"   # one of BLOCK_KINDS
     alpha: float | None = None   # skip weight, deepnorm only: LN(α·x + F(x)); None = DeepNet's (2N)^{1/4}
     beta: float | None = None    # init gain of v/out/FFN weights; None = 1, or (8N)^{-1/4} for deepnorm
-    causal: bool = True          # causal attention mask (a language model)
+    causal: bool = True          # causal attention mask (a language model); False = an encoder
+    init_std: float | None = None  # BERT-style init: every matrix (and the embedding) from N(0, std²) cut at ±2σ
+    head_transform: bool = False # BERT's extra Dense + GELU + LayerNorm before the output head
 
     def __post_init__(self):
         for name in ("n_layers", "d_model", "n_heads", "d_ff", "vocab_size"):
@@ -51,6 +53,10 @@ class ModelConfig:
             _positive_float("alpha", self.alpha)
         if self.beta is not None:
             _positive_float("beta", self.beta)
+        if self.init_std is not None:
+            _positive_float("init_std", self.init_std)
+            if self.beta is not None:
+                raise ValueError("init_std replaces the Xavier init that beta scales; give one of them")
 
     @property
     def skip_alpha(self) -> float:

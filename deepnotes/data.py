@@ -40,6 +40,14 @@ class MarkovLanguage:
         pi = self.stationary
         return float(-(pi * pi.log()).sum())
 
+    def masked_entropy(self) -> float:
+        """The floor of masked-token prediction when a masked token's two neighbours are visible:
+        H(X_t | X_{t−1}, X_{t+1}) = −Σ_{a,x,b} π_a P_ax P_xb · log(P_ax P_xb / Σ_y P_ay P_yb)."""
+        p, pi = self.transition, self.stationary
+        joint = pi[:, None, None] * p[:, :, None] * p[None, :, :]          # [a, x, b]
+        cond = joint / joint.sum(dim=1, keepdim=True)                        # p(x | a, b)
+        return float(-(joint * cond.clamp_min(1e-300).log()).sum())
+
     def sample(self, batch_size: int, seq_len: int, generator: torch.Generator) -> torch.Tensor:
         """Token sequences [batch_size, seq_len] (int64), the first token drawn from π."""
         pi = self.stationary.float()
@@ -58,3 +66,19 @@ def _stationary(p: torch.Tensor) -> torch.Tensor:
     pi = vecs[:, k].real
     pi = pi / pi.sum()
     return pi.clamp_min(0) / pi.clamp_min(0).sum()
+
+
+def mask_positions(batch_size: int, seq_len: int, prob: float, generator: torch.Generator) -> torch.Tensor:
+    """A boolean mask [batch_size, seq_len] of positions to hide for masked-language modelling:
+    interior positions only (1..T−2), each chosen with probability ``prob``, never two adjacent,
+    so every hidden token has both neighbours visible and :meth:`MarkovLanguage.masked_entropy`
+    is the exact loss floor."""
+    if not 0 < prob < 1:
+        raise ValueError(f"prob must be in (0, 1), got {prob!r}")
+    if seq_len < 3:
+        raise ValueError(f"seq_len must be >= 3 for interior positions, got {seq_len!r}")
+    draw = torch.rand(batch_size, seq_len, generator=generator) < prob      # [B, T]
+    draw[:, 0] = draw[:, -1] = False
+    for t in range(2, seq_len - 1):                                          # drop a pick next to a kept one
+        draw[:, t] &= ~draw[:, t - 1]
+    return draw

@@ -19,6 +19,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .config import ModelConfig
+from .initialization import trunc_normal_
 
 
 class SelfAttention(nn.Module):
@@ -91,7 +92,7 @@ class Block(nn.Module):
         self.ffn = FeedForward(cfg.d_model, cfg.d_ff)
         self.sublayers = nn.ModuleList(
             [Residual(m, cfg.d_model, cfg.norm, alpha) for m in (self.attn, self.ffn) if m is not None])
-        self.reset_parameters(cfg.branch_beta)
+        self.reset_parameters(cfg.branch_beta, cfg.init_std)
 
     def beta_scaled_weights(self) -> list[torch.Tensor]:
         """The weights DeepNet initializes with gain β: v_proj, out_proj, fc1, fc2."""
@@ -105,11 +106,12 @@ class Block(nn.Module):
         return [] if self.attn is None else [self.attn.q_proj.weight, self.attn.k_proj.weight]
 
     @torch.no_grad()
-    def reset_parameters(self, beta: float) -> None:
+    def reset_parameters(self, beta: float, init_std: float | None = None) -> None:
+        """Xavier-normal (gain β on v/out/FFN), or with ``init_std`` BERT's N(0, std²) cut at ±2σ."""
         for w in self.unit_gain_weights():
-            nn.init.xavier_normal_(w, gain=1.0)
+            trunc_normal_(w, init_std) if init_std is not None else nn.init.xavier_normal_(w, gain=1.0)
         for w in self.beta_scaled_weights():
-            nn.init.xavier_normal_(w, gain=beta)
+            trunc_normal_(w, init_std) if init_std is not None else nn.init.xavier_normal_(w, gain=beta)
         for module in self.modules():
             if isinstance(module, nn.Linear):
                 nn.init.zeros_(module.bias)
@@ -128,13 +130,24 @@ class TransformerLM(nn.Module):
         if cfg.block != "transformer":
             raise ValueError(f"TransformerLM needs block='transformer', got {cfg.block!r}")
         self.cfg = cfg
-        self.embed = nn.Embedding(cfg.vocab_size, cfg.d_model)
+        self.mask_id = cfg.vocab_size                            # encoders get one extra token: [MASK]
+        self.embed = nn.Embedding(cfg.vocab_size + (0 if cfg.causal else 1), cfg.d_model)
         self.blocks = nn.ModuleList([Block(cfg) for _ in range(cfg.n_layers)])
         self.final_norm = nn.LayerNorm(cfg.d_model) if cfg.norm == "pre" else nn.Identity()
+        self.head_transform = (nn.Sequential(nn.Linear(cfg.d_model, cfg.d_model), nn.GELU(), nn.LayerNorm(cfg.d_model))
+                               if cfg.head_transform else nn.Identity())
         self.head = nn.Linear(cfg.d_model, cfg.vocab_size)
         with torch.no_grad():
-            nn.init.normal_(self.embed.weight, std=1.0)  # unit-variance x_0, as the derivations assume
-            nn.init.xavier_normal_(self.head.weight)
+            if cfg.head_transform:
+                dense = self.head_transform[0]
+                trunc_normal_(dense.weight, cfg.init_std) if cfg.init_std is not None else nn.init.xavier_normal_(dense.weight)
+                nn.init.zeros_(dense.bias)
+            if cfg.init_std is not None:                   # BERT: embedding and head like every matrix
+                trunc_normal_(self.embed.weight, cfg.init_std)
+                trunc_normal_(self.head.weight, cfg.init_std)
+            else:
+                nn.init.normal_(self.embed.weight, std=1.0)  # unit-variance x_0, as the derivations assume
+                nn.init.xavier_normal_(self.head.weight)
             nn.init.zeros_(self.head.bias)
 
     def hidden(self, tokens: torch.Tensor, return_stream: bool = False):
@@ -149,7 +162,14 @@ class TransformerLM(nn.Module):
         return (x, stream) if return_stream else x
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
-        return self.head(self.hidden(tokens))                    # [B, T, V]
+        return self.head(self.head_transform(self.hidden(tokens)))  # [B, T, V]
+
+    def mlm_loss(self, tokens: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """Masked-token cross-entropy (nats): hide ``mask`` [B, T] behind [MASK], predict the originals."""
+        if self.cfg.causal:
+            raise ValueError("mlm_loss needs an encoder: ModelConfig(causal=False)")
+        logits = self(tokens.masked_fill(mask, self.mask_id))  # [B, T, V]
+        return F.cross_entropy(logits[mask], tokens[mask])
 
     def loss(self, tokens: torch.Tensor) -> torch.Tensor:
         """Next-token cross-entropy (nats) over positions 1..T−1."""

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import torch
 
 from .config import ModelConfig, TrainConfig
-from .data import MarkovLanguage
+from .data import MarkovLanguage, mask_positions
 from .models import TransformerLM, build_model
 from .optim import make_optimizer, make_warmup
 from .probes import per_block_grad_norms
@@ -47,19 +47,23 @@ class History:
 
 
 def train(model: TransformerLM, task: MarkovLanguage, cfg: TrainConfig, progress: bool = False,
-          track_update: bool = True, params=None, on_step=None, track_block_updates: bool = False) -> History:
+          track_update: bool = True, params=None, on_step=None, track_block_updates: bool = False,
+          mask_prob: float | None = None) -> History:
     """Train ``model`` on ``task`` for ``cfg.steps`` steps of ``cfg.optimizer`` with linear warmup.
 
     ``params``: the parameters to update (default: all of the model's). ``on_step(model, step)`` is
     called before each step's forward pass (e.g. a fixed gate schedule). ``track_block_updates``
     records each block's relative update ‖Δθ_l‖/‖θ_l‖ at the steps where gradients are tracked.
+    ``mask_prob`` trains masked-language modelling instead (an encoder; isolated interior masks,
+    floor = the masked-token entropy).
     """
     device = next(model.parameters()).device
     data_gen = torch.Generator().manual_seed(cfg.seed + 1)
     probe = task.sample(cfg.batch_size, cfg.seq_len, torch.Generator().manual_seed(cfg.seed + 2)).to(device)
     opt = make_optimizer(model.parameters() if params is None else params, cfg)
     sched = make_warmup(opt, cfg.warmup_steps)
-    hist = History(floor=task.entropy_rate(), unigram=task.unigram_entropy())
+    floor = task.masked_entropy() if mask_prob is not None else task.entropy_rate()
+    hist = History(floor=floor, unigram=task.unigram_entropy())
     ref = _probe_output(model, probe) if track_update else None
 
     steps = range(cfg.steps)
@@ -71,7 +75,10 @@ def train(model: TransformerLM, task: MarkovLanguage, cfg: TrainConfig, progress
         if on_step is not None:
             on_step(model, step)
         tokens = task.sample(cfg.batch_size, cfg.seq_len, data_gen).to(device)
-        loss = model.loss(tokens)
+        if mask_prob is None:
+            loss = model.loss(tokens)
+        else:
+            loss = model.mlm_loss(tokens, mask_positions(cfg.batch_size, cfg.seq_len, mask_prob, data_gen).to(device))
         value = loss.item()
         if not math.isfinite(value):
             hist.diverged_at = step

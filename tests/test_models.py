@@ -90,3 +90,17 @@ def test_causal_attention_ignores_the_future():
 def test_dtype_and_device_follow_arguments():
     model = dn.build_model(cfg(), seed=0, dtype=torch.float64)
     assert model(torch.tensor([[1, 2]])).dtype == torch.float64
+
+
+def test_bert_init_std_truncates_at_two_sigma_everywhere():
+    cfg = dn.ModelConfig(n_layers=2, d_model=64, n_heads=2, d_ff=256, vocab_size=50, init_std=0.02)
+    model = dn.build_model(cfg, seed=0)
+    for name, p in model.named_parameters():
+        p = p.detach()
+        if p.dim() == 2:
+            assert float(p.abs().max()) <= 0.04 + 1e-9, name
+            assert float(p.std()) == pytest.approx(0.02 * 0.8796, rel=0.1), name
+    with pytest.raises(ValueError, match="init_std"):
+        dn.ModelConfig(init_std=0.02, beta=0.5)
+    with pytest.raises(ValueError, match="init_std"):
+        dn.ModelConfig(init_std=-0.02)

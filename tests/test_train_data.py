@@ -126,3 +126,39 @@ def test_lamb_moves_every_tensor_by_lr_times_its_norm():
         assert float((p.detach() - p0).norm() / p0.norm()) == pytest.approx(0.01, rel=1e-5)
     with pytest.raises(ValueError, match="lr"):
         Lamb([w], lr=-1)
+
+
+def test_masked_entropy_is_the_bayes_floor_and_masks_are_isolated():
+    from deepnotes.data import mask_positions
+    lang = dn.MarkovLanguage(8, seed=3)
+    assert lang.masked_entropy() < lang.entropy_rate()          # two neighbours tell more than one
+    mask = mask_positions(64, 50, 0.15, torch.Generator().manual_seed(0))
+    assert not mask[:, 0].any() and not mask[:, -1].any()
+    assert not (mask[:, 1:] & mask[:, :-1]).any()
+    assert 0.08 < float(mask.float().mean()) < 0.15
+    # the Bayes predictor p(x | a, b) reaches the floor on samples
+    tokens = lang.sample(256, 50, torch.Generator().manual_seed(1))
+    mask = mask_positions(256, 50, 0.15, torch.Generator().manual_seed(2))
+    b_idx, t_idx = mask.nonzero(as_tuple=True)
+    a, x, b = tokens[b_idx, t_idx - 1], tokens[b_idx, t_idx], tokens[b_idx, t_idx + 1]
+    p = lang.transition
+    post = p[a, :] * p[:, b].T                                   # [n, V] ∝ p(x | a, b)
+    post = post / post.sum(-1, keepdim=True)
+    nll = float(-post[torch.arange(len(x)), x].log().mean())
+    assert nll == pytest.approx(lang.masked_entropy(), abs=0.05)
+    with pytest.raises(ValueError, match="prob"):
+        mask_positions(2, 10, 1.5, torch.Generator())
+
+
+def test_mlm_encoder_with_head_transform_learns_toward_the_masked_floor():
+    cfg = dn.ModelConfig(n_layers=2, d_model=32, n_heads=2, d_ff=64, vocab_size=8, norm="post", causal=False,
+                         init_std=0.02, head_transform=True)
+    model = dn.build_model(cfg, seed=0)
+    assert model.embed.num_embeddings == 9 and isinstance(model.head_transform[2], torch.nn.LayerNorm)
+    hist = dn.train(model, dn.MarkovLanguage(8, seed=0), dn.TrainConfig(lr=3e-3, steps=200, warmup_steps=20,
+                                                                        batch_size=32, seq_len=16),
+                    mask_prob=0.15, track_update=False)
+    assert hist.floor == pytest.approx(dn.MarkovLanguage(8, seed=0).masked_entropy())
+    assert hist.floor < hist.final_loss(30) < hist.unigram - 0.05   # it uses the context, not yet at the floor
+    with pytest.raises(ValueError, match="encoder"):
+        dn.build_model(small_cfg(), seed=0).mlm_loss(torch.zeros(1, 4, dtype=torch.long), torch.zeros(1, 4, dtype=torch.bool))

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import torch
 
+from .config import ModelConfig
+
 BUDGET_ENV = "DEEPNOTES_BUDGET"
 
 
@@ -48,6 +50,12 @@ class Budget:
     moment_slider_depths: tuple[int, ...]
     moment_slider_gains: tuple[float, ...]
     softmax_slider_dims: tuple[int, ...]
+
+
+    def model_config(self, n_layers: int, **overrides) -> ModelConfig:
+        """The budget's tiny Transformer at depth ``n_layers`` (``overrides``: norm, alpha, beta, …)."""
+        return ModelConfig(n_layers=n_layers, d_model=self.d_model, n_heads=self.n_heads, d_ff=self.d_ff,
+                           vocab_size=self.vocab_size, **overrides)
 
 
 BUDGETS: dict[str, Budget] = {

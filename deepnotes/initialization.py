@@ -13,13 +13,10 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
+from .config import _choice
+
 INITS = ("lecun", "he", "xavier")
 ACTIVATIONS = ("linear", "relu", "tanh", "sigmoid", "sigmoid_rescaled", "selu")
-
-
-def _choice(name, value, allowed):
-    if value not in allowed:
-        raise ValueError(f"unknown {name} {value!r}; allowed: {', '.join(allowed)}")
 
 
 def uniform_bounds(mean: float, std: float) -> tuple[float, float]:
@@ -79,12 +76,12 @@ def activation(name: str) -> Callable[[torch.Tensor], torch.Tensor]:
         return torch.sigmoid
     if name == "selu":
         return torch.selu
-    scale = 1.0 / math.sqrt(gaussian_second_moment(_scalar("sigmoid")))
+    scale = 1.0 / math.sqrt(gaussian_second_moment(scalar_activation("sigmoid")))
     return lambda x: torch.sigmoid(x) * scale
 
 
-def _scalar(name: str) -> Callable[[float], float]:
-    """φ on floats, for the one-dimensional integrals."""
+def scalar_activation(name: str) -> Callable[[float], float]:
+    """φ on floats, for the one-dimensional Gaussian integrals."""
     if name == "linear":
         return lambda x: x
     if name == "relu":
@@ -92,7 +89,7 @@ def _scalar(name: str) -> Callable[[float], float]:
     if name == "tanh":
         return math.tanh
     if name in ("sigmoid", "sigmoid_rescaled"):
-        s = 1.0 if name == "sigmoid" else 1.0 / math.sqrt(gaussian_second_moment(_scalar("sigmoid")))
+        s = 1.0 if name == "sigmoid" else 1.0 / math.sqrt(gaussian_second_moment(scalar_activation("sigmoid")))
         return lambda x: s / (1 + math.exp(-x)) if x > -700 else 0.0
     if name == "selu":
         return lambda x: SELU_LAMBDA * (x if x > 0 else SELU_ALPHA * math.expm1(x))
@@ -114,7 +111,7 @@ def predicted_second_moments(act: str, gain: float, depth: int, q0: float = 1.0)
     """The mean-field recursion of a plain MLP x_{l+1} = φ(x_l W_l), E[w²] = gain/m:
     E[x_{l+1}²] = E_z[φ(√(gain·E[x_l²])·z)²]. Returns [E[x_0²], …, E[x_depth²]]."""
     _choice("activation", act, ACTIVATIONS)
-    phi = _scalar(act)
+    phi = scalar_activation(act)
     qs = [q0]
     for _ in range(depth):
         q = gain * qs[-1]

@@ -50,3 +50,27 @@ def autograd_input_grad(fn, x: torch.Tensor, gamma: torch.Tensor, g: torch.Tenso
     xx = x.detach().clone().requires_grad_(True)
     (fn(xx, gamma) * g).sum().backward()
     return xx.grad
+
+
+def formula_checks(d: int = 16, seed: int = 0) -> dict[str, float]:
+    """Max |difference| (float64, a seeded random batch, random γ, β, ∂L/∂y) between: the formulas
+    and torch's LayerNorm/RMSNorm; the closed-form gradients and autograd; seed 000's eqs. (15),
+    (18) and autograd, with γ = 1 and with a random γ."""
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randn(4, d, dtype=torch.float64, generator=gen)                  # [4, d]
+    gamma, beta, g = (torch.randn(d, dtype=torch.float64, generator=gen) for _ in range(3))
+    one = torch.ones(d, dtype=torch.float64)
+    ln = lambda a, gm: layer_norm(a, gm, beta)                                  # noqa: E731
+    err = lambda a, b: float((a - b).abs().max())                               # noqa: E731
+    auto_ln = {k: autograd_input_grad(ln, x, gm, g) for k, gm in (("gamma", gamma), ("one", one))}
+    auto_rms = {k: autograd_input_grad(rms_norm, x, gm, g) for k, gm in (("gamma", gamma), ("one", one))}
+    return {
+        "LN formula = torch.nn.functional.layer_norm": err(layer_norm(x, gamma, beta), torch.nn.functional.layer_norm(x, (d,), gamma, beta)),
+        "RMSNorm formula = torch.nn.functional.rms_norm": err(rms_norm(x, gamma), torch.nn.functional.rms_norm(x, (d,), gamma, eps=1e-5)),
+        "LN gradient, closed form vs autograd": err(layer_norm_input_grad(x, gamma, g), auto_ln["gamma"]),
+        "RMSNorm gradient, closed form vs autograd": err(rms_norm_input_grad(x, gamma, g), auto_rms["gamma"]),
+        "eq. (15), gamma = 1": err(layer_norm_input_grad(x, one, g, gamma_outside=True), auto_ln["one"]),
+        "eq. (15), random gamma": err(layer_norm_input_grad(x, gamma, g, gamma_outside=True), auto_ln["gamma"]),
+        "eq. (18), gamma = 1": err(rms_norm_input_grad(x, one, g, gamma_outside=True), auto_rms["one"]),
+        "eq. (18), random gamma": err(rms_norm_input_grad(x, gamma, g, gamma_outside=True), auto_rms["gamma"]),
+    }

@@ -86,17 +86,6 @@ def update_curves(ax, runs: Mapping[str, History], title: str = "") -> None:
     ax.legend(fontsize=7)
 
 
-def grad_norm_profile(ax, hist: History, steps: Sequence[int] = (0,), label: str = "") -> None:
-    """Per-block gradient norms ‖∂L/∂θ_l‖ against the block index l at the given steps."""
-    for s in steps:
-        if s in hist.grad_steps:
-            norms = hist.grad_norms[hist.grad_steps.index(s)]
-            ax.semilogy(range(1, len(norms) + 1), norms, lw=1, label=f"{label} step {s}".strip())
-    ax.set_xlabel("block l")
-    ax.set_ylabel(r"$\|\partial L/\partial\theta_l\|$")
-    ax.legend(fontsize=7)
-
-
 def new_figure(ncols: int = 1, width: float = 4.2, height: float = 3.0):
     """A figure with ``ncols`` axes side by side (not registered with pyplot's current figure)."""
     fig, axes = plt.subplots(1, ncols, figsize=(width * ncols, height), squeeze=False)

@@ -28,8 +28,7 @@ STYLES = ("post", "pre", "deepnorm", "rezero")
 
 
 def model_config(norm: str, n_layers: int, budget: Budget, beta: float | None = None) -> ModelConfig:
-    return ModelConfig(n_layers=n_layers, d_model=budget.d_model, n_heads=budget.n_heads, d_ff=budget.d_ff,
-                       vocab_size=budget.vocab_size, norm=norm, beta=beta)
+    return budget.model_config(n_layers, norm=norm, beta=beta)
 
 
 @dataclass
@@ -103,13 +102,12 @@ def gate_schedule(step_size: float):
     return on_step
 
 
-def run(label: str, n_layers: int, budget: Budget, optimizer: str = "adam", lr: float = 3e-3,
+def run(norm: str, n_layers: int, budget: Budget, optimizer: str = "adam", lr: float = 3e-3,
         warmup: int = 0, steps: int | None = None, seed: int = 0, beta: float | None = None,
         gate_step: float | None = None, device=None, progress: bool = False) -> History:
-    """Train one variant: ``label`` is a norm style; ``gate_step`` turns rezero into the fixed-step
-    schedule (the gates are then frozen and set by :func:`gate_schedule`)."""
+    """Train one norm style; ``gate_step`` turns rezero into the fixed-step schedule (the gates
+    are then frozen and set by :func:`gate_schedule`)."""
     steps = steps or budget.train_steps
-    norm = label
     model = build_model(model_config(norm, n_layers, budget, beta), seed=seed, device=device or default_device())
     params, on_step = None, None
     if gate_step is not None:

@@ -13,7 +13,6 @@ progress bar, and caches the figure per setting so that going back is instant.
 from __future__ import annotations
 
 import io
-import itertools
 from collections.abc import Callable, Mapping, Sequence
 
 import ipywidgets as W

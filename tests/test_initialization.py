@@ -1,7 +1,6 @@
 import math
 
 import pytest
-import sympy as sp
 import torch
 
 from deepnotes import initialization as ini
@@ -23,7 +22,7 @@ def test_symbolic_matches_plain_formulas():
     selu = sym.selu_constants(20)
     assert float(selu["alpha_value"]) == pytest.approx(ini.SELU_ALPHA, rel=1e-15)
     assert float(selu["lambda_value"]) == pytest.approx(ini.SELU_LAMBDA, rel=1e-15)
-    assert float(sym.sigmoid_second_moment()) == pytest.approx(ini.gaussian_second_moment(ini._scalar("sigmoid")), rel=1e-9)
+    assert float(sym.sigmoid_second_moment()) == pytest.approx(ini.gaussian_second_moment(ini.scalar_activation("sigmoid")), rel=1e-9)
 
 
 def test_selu_constants_make_mean_zero_and_second_moment_one():
@@ -102,3 +101,10 @@ def test_softmax_concentrates_without_scaling():
     assert mo.softmax_probe(256, False).jacobian_norm < mo.softmax_probe(256, True).jacobian_norm
     with pytest.raises(ValueError, match="d must be"):
         mo.softmax_probe(0, True)
+
+
+def test_formula_checks_separate_right_from_wrong():
+    checks = norms.formula_checks()
+    for key in ("LN formula", "RMSNorm formula", "LN gradient", "RMSNorm gradient", "eq. (15), gamma = 1", "eq. (18), gamma = 1"):
+        assert [v for k, v in checks.items() if k.startswith(key)][0] < 1e-12, key
+    assert checks["eq. (15), random gamma"] > 1e-3 and checks["eq. (18), random gamma"] > 1e-3

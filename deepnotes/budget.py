@@ -50,7 +50,34 @@ class Budget:
     moment_slider_depths: tuple[int, ...]
     moment_slider_gains: tuple[float, ...]
     softmax_slider_dims: tuple[int, ...]
-
+    # BERT's 0.02 chapter (issue 6): stds are given at BERT's width 768 and mapped to width d as
+    # s·√(768/d) (same d·s², hence the same variances at init)
+    bert_stds: tuple[float, ...]          # init stds swept at initialization (BERT-base equivalent)
+    bert_probe_width: int                 # width of the encoder swept at init (768 = BERT-base)
+    bert_table_width: int                 # width of the 12-layer encoder set beside the annotated tables
+    bert_probe_depths: tuple[int, ...]    # its depths (the last is the experiment's; 12 = BERT-base)
+    bert_probe_tokens: tuple[int, int]    # (sequences, tokens per sequence) of the probe batch
+    bert_train_stds: tuple[float, ...]    # stds of the MLM training runs (the annotated §9.3 table's)
+    bert_train_width: int                 # the trained encoder: width, depth, steps, warmup, batch
+    bert_train_depth: int
+    bert_train_steps: int
+    bert_train_warmup: int
+    bert_train_batch: tuple[int, int]     # (sequences, tokens per sequence)
+    bert_vocab: int                       # tokens of the synthetic language
+    # magnitude decomposition / DeepNorm chapter (issue 7): fields go here
+    # why-residuals chapter (issue 8): fields go here
+    res_widths: tuple[int, ...] = (1, 8)          # widths of the Jacobian-growth probe (1 = the 1-D model)
+    res_depths: tuple[int, ...] = (4, 16)         # its depths N (to 1000 at cpu)
+    res_probe_batch: int = 8                      # random (x_0, v) pairs per probe (×16 at width 1)
+    res_grad_depths: tuple[int, ...] = (4, 8)     # depths of the per-layer gradient probe (float64)
+    res_train_width: int = 8                      # width of the trained MLP language model
+    res_train_depths: tuple[int, ...] = (4,)      # depths of the plain-vs-residual training runs
+    res_train_steps: int = 5
+    res_transformer_depths: tuple[int, ...] = ()  # Transformer variant (gpu); () = skipped
+    res_slider_depths: tuple[int, ...] = (4,)
+    res_slider_widths: tuple[int, ...] = (8,)
+    res_slider_exponents: tuple[float, ...] = (0.0, 0.5)
+    res_slider_steps: int = 3
 
     def model_config(self, n_layers: int, **overrides) -> ModelConfig:
         """The budget's tiny Transformer at depth ``n_layers`` (``overrides``: norm, alpha, beta, …)."""
@@ -68,6 +95,15 @@ BUDGETS: dict[str, Budget] = {
         slider_steps=3,
         moment_width=32, moment_depth=8, moment_batch=64, ntk_width=16, ntk_steps=3,
         moment_slider_depths=(4,), moment_slider_gains=(1.0, 2.0), softmax_slider_dims=(16, 64),
+        # issue 6 (BERT 0.02)
+        bert_stds=(0.01, 0.02, 0.05), bert_probe_width=64, bert_table_width=64, bert_probe_depths=(2, 3), bert_probe_tokens=(4, 16),
+        bert_train_stds=(0.02, 0.05), bert_train_width=32, bert_train_depth=2, bert_train_steps=6,
+        bert_train_warmup=2, bert_train_batch=(4, 16), bert_vocab=8,
+        # issue 7 (magnitude decomposition / DeepNorm)
+        # issue 8 (why residuals)
+        res_widths=(1, 8), res_depths=(4, 16), res_probe_batch=8, res_grad_depths=(4, 8), res_train_width=8,
+        res_train_depths=(4,), res_train_steps=5, res_transformer_depths=(2,), res_slider_depths=(4,),
+        res_slider_widths=(8,), res_slider_exponents=(0.0, 0.5), res_slider_steps=3,
     ),
     "cpu": Budget(
         name="cpu", d_model=32, n_heads=2, d_ff=64, vocab_size=16, seq_len=16, batch_size=16,
@@ -79,6 +115,16 @@ BUDGETS: dict[str, Budget] = {
         moment_width=256, moment_depth=60, moment_batch=1024, ntk_width=128, ntk_steps=50,
         moment_slider_depths=(10, 30, 60), moment_slider_gains=(0.5, 1.0, 2.0, 4.0),
         softmax_slider_dims=(16, 64, 256, 1024),
+        # issue 6 (BERT 0.02)
+        bert_stds=(0.005, 0.01, 0.02, 0.0361, 0.05, 0.1), bert_probe_width=128, bert_table_width=768, bert_probe_depths=(3, 6, 12, 24),
+        bert_probe_tokens=(4, 64), bert_train_stds=(0.01, 0.02, 0.0361, 0.05), bert_train_width=64,
+        bert_train_depth=6, bert_train_steps=500, bert_train_warmup=50, bert_train_batch=(32, 32), bert_vocab=16,
+        # issue 7 (magnitude decomposition / DeepNorm)
+        # issue 8 (why residuals)
+        res_widths=(1, 16, 256), res_depths=(10, 30, 100, 300, 1000), res_probe_batch=32,
+        res_grad_depths=(10, 30, 100, 300), res_train_width=32, res_train_depths=(20, 100), res_train_steps=150,
+        res_transformer_depths=(), res_slider_depths=(10, 100), res_slider_widths=(16, 64),
+        res_slider_exponents=(0.0, 0.5, 1.0), res_slider_steps=20,
     ),
     "gpu": Budget(
         name="gpu", d_model=128, n_heads=4, d_ff=512, vocab_size=32, seq_len=64, batch_size=32,
@@ -90,6 +136,16 @@ BUDGETS: dict[str, Budget] = {
         moment_width=1024, moment_depth=100, moment_batch=4096, ntk_width=512, ntk_steps=200,
         moment_slider_depths=(10, 30, 60, 100), moment_slider_gains=(0.5, 1.0, 2.0, 4.0),
         softmax_slider_dims=(16, 64, 256, 1024),
+        # issue 6 (BERT 0.02)
+        bert_stds=(0.005, 0.01, 0.02, 0.0361, 0.05, 0.1), bert_probe_width=768, bert_table_width=768, bert_probe_depths=(3, 6, 12, 24, 48),
+        bert_probe_tokens=(8, 128), bert_train_stds=(0.01, 0.02, 0.0361, 0.05), bert_train_width=256,
+        bert_train_depth=12, bert_train_steps=3000, bert_train_warmup=300, bert_train_batch=(64, 64), bert_vocab=64,
+        # issue 7 (magnitude decomposition / DeepNorm)
+        # issue 8 (why residuals)
+        res_widths=(1, 16, 256, 1024), res_depths=(10, 30, 100, 300, 1000, 3000), res_probe_batch=128,
+        res_grad_depths=(10, 30, 100, 300), res_train_width=256, res_train_depths=(20, 100, 300),
+        res_train_steps=1000, res_transformer_depths=(24, 96), res_slider_depths=(10, 100, 300, 1000),
+        res_slider_widths=(16, 256), res_slider_exponents=(0.0, 0.25, 0.5, 1.0), res_slider_steps=60,
     ),
 }
 

@@ -7,6 +7,7 @@ from . import scaling
 
 NORM_STYLES = ("post", "pre", "deepnorm", "none", "rezero")
 BLOCK_KINDS = ("transformer", "mlp")
+FFN_ACTIVATIONS = ("relu", "gelu")
 
 
 def _positive_int(name: str, value) -> None:
@@ -38,12 +39,15 @@ class ModelConfig:
     causal: bool = True          # causal attention mask (a language model); False = an encoder
     init_std: float | None = None  # BERT-style init: every matrix (and the embedding) from N(0, std²) cut at ±2σ
     head_transform: bool = False # BERT's extra Dense + GELU + LayerNorm before the output head
+    activation: str = "relu"     # FFN activation, one of FFN_ACTIVATIONS (BERT: gelu)
+    max_len: int = 128           # encoders (causal=False): rows of the learned position embedding
 
     def __post_init__(self):
-        for name in ("n_layers", "d_model", "n_heads", "d_ff", "vocab_size"):
+        for name in ("n_layers", "d_model", "n_heads", "d_ff", "vocab_size", "max_len"):
             _positive_int(name, getattr(self, name))
         _choice("norm style", self.norm, NORM_STYLES)
         _choice("block kind", self.block, BLOCK_KINDS)
+        _choice("FFN activation", self.activation, FFN_ACTIVATIONS)
         if self.d_model % self.n_heads:
             raise ValueError(f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}")
         if self.alpha is not None:

@@ -11,6 +11,9 @@ A sublayer F (attention or FFN) sits in a :class:`Residual` wrapper whose ``norm
 Weights are Xavier-normal. The v-projection, the out-projection and both FFN matrices get gain β
 (DeepNet's pseudocode: ``xavier_normal_(w, gain=β)``), q and k gain 1; biases start at 0.
 Layers are built in a loop, each with its own weights.
+
+``causal=False`` builds BERT's encoder: token + learned position embeddings followed by a LayerNorm,
+an extra [MASK] token, and an output head tied to the token embedding (logits = h·Eᵀ + b).
 """
 from __future__ import annotations
 
@@ -47,15 +50,17 @@ class SelfAttention(nn.Module):
 
 
 class FeedForward(nn.Module):
-    """φ(x W₁ + b₁) W₂ + b₂ with φ = ReLU (positively homogeneous, as the magnitude analysis assumes)."""
+    """φ(x W₁ + b₁) W₂ + b₂ with φ = ReLU (positively homogeneous, as the magnitude analysis assumes)
+    or GELU (BERT)."""
 
-    def __init__(self, d_model: int, d_ff: int):
+    def __init__(self, d_model: int, d_ff: int, activation: str = "relu"):
         super().__init__()
         self.fc1 = nn.Linear(d_model, d_ff)
         self.fc2 = nn.Linear(d_ff, d_model)
+        self.act = F.gelu if activation == "gelu" else torch.relu
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.fc2(torch.relu(self.fc1(x)))                 # [..., d] -> [..., d]
+        return self.fc2(self.act(self.fc1(x)))                   # [..., d] -> [..., d]
 
 
 class Residual(nn.Module):
@@ -89,7 +94,7 @@ class Block(nn.Module):
         super().__init__()
         alpha = cfg.skip_alpha
         self.attn = SelfAttention(cfg.d_model, cfg.n_heads, cfg.causal) if cfg.block == "transformer" else None
-        self.ffn = FeedForward(cfg.d_model, cfg.d_ff)
+        self.ffn = FeedForward(cfg.d_model, cfg.d_ff, cfg.activation)
         self.sublayers = nn.ModuleList(
             [Residual(m, cfg.d_model, cfg.norm, alpha) for m in (self.attn, self.ffn) if m is not None])
         self.reset_parameters(cfg.branch_beta, cfg.init_std)
@@ -123,7 +128,8 @@ class Block(nn.Module):
 
 
 class TransformerLM(nn.Module):
-    """Embedding → N blocks → (final LN for Pre-LN) → linear head: a causal language model."""
+    """Embedding → N blocks → (final LN for Pre-LN) → linear head: a causal language model, or with
+    ``causal=False`` BERT's encoder (positions, embedding LN, head tied to the token embedding)."""
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()
@@ -132,27 +138,35 @@ class TransformerLM(nn.Module):
         self.cfg = cfg
         self.mask_id = cfg.vocab_size                            # encoders get one extra token: [MASK]
         self.embed = nn.Embedding(cfg.vocab_size + (0 if cfg.causal else 1), cfg.d_model)
+        self.positions = None if cfg.causal else nn.Embedding(cfg.max_len, cfg.d_model)
+        self.embed_norm = nn.Identity() if cfg.causal else nn.LayerNorm(cfg.d_model)
         self.blocks = nn.ModuleList([Block(cfg) for _ in range(cfg.n_layers)])
         self.final_norm = nn.LayerNorm(cfg.d_model) if cfg.norm == "pre" else nn.Identity()
         self.head_transform = (nn.Sequential(nn.Linear(cfg.d_model, cfg.d_model), nn.GELU(), nn.LayerNorm(cfg.d_model))
                                if cfg.head_transform else nn.Identity())
-        self.head = nn.Linear(cfg.d_model, cfg.vocab_size)
+        # BERT ties the MLM decoder to the token embedding and keeps only an output bias of its own
+        self.head = nn.Linear(cfg.d_model, cfg.vocab_size) if cfg.causal else None
+        self.head_bias = None if cfg.causal else nn.Parameter(torch.zeros(cfg.vocab_size))
         with torch.no_grad():
             if cfg.head_transform:
                 dense = self.head_transform[0]
                 trunc_normal_(dense.weight, cfg.init_std) if cfg.init_std is not None else nn.init.xavier_normal_(dense.weight)
                 nn.init.zeros_(dense.bias)
-            if cfg.init_std is not None:                   # BERT: embedding and head like every matrix
-                trunc_normal_(self.embed.weight, cfg.init_std)
-                trunc_normal_(self.head.weight, cfg.init_std)
-            else:
-                nn.init.normal_(self.embed.weight, std=1.0)  # unit-variance x_0, as the derivations assume
-                nn.init.xavier_normal_(self.head.weight)
-            nn.init.zeros_(self.head.bias)
+            tables = [self.embed.weight] + ([] if self.positions is None else [self.positions.weight])
+            for table in tables:
+                if cfg.init_std is not None:               # BERT: embeddings like every matrix
+                    trunc_normal_(table, cfg.init_std)
+                else:
+                    nn.init.normal_(table, std=1.0)        # unit-variance x_0, as the derivations assume
+            if self.head is not None:
+                trunc_normal_(self.head.weight, cfg.init_std) if cfg.init_std is not None else nn.init.xavier_normal_(self.head.weight)
+                nn.init.zeros_(self.head.bias)
 
     def hidden(self, tokens: torch.Tensor, return_stream: bool = False):
         """Final hidden states [B, T, d]; with ``return_stream`` also [x_0, x_1, …, x_N]."""
         x = self.embed(tokens)                                   # [B, T, d]
+        if self.positions is not None:                           # BERT: LN(token + position)
+            x = self.embed_norm(x + self.positions.weight[: tokens.size(1)])
         stream = [x]
         for block in self.blocks:
             x = block(x)
@@ -162,7 +176,10 @@ class TransformerLM(nn.Module):
         return (x, stream) if return_stream else x
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
-        return self.head(self.head_transform(self.hidden(tokens)))  # [B, T, V]
+        h = self.head_transform(self.hidden(tokens))             # [B, T, d]
+        if self.head is not None:
+            return self.head(h)                                  # [B, T, V]
+        return F.linear(h, self.embed.weight[: self.cfg.vocab_size], self.head_bias)  # tied: h·Eᵀ + b
 
     def mlm_loss(self, tokens: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """Masked-token cross-entropy (nats): hide ``mask`` [B, T] behind [MASK], predict the originals."""

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 HOLDS, APPROX, WRONG = "holds", "holds approximately", "wrong"
+UNCHECKABLE = "not checkable here"   # no derivation given and nothing offline to measure it against
 
 
 @dataclass(frozen=True)
@@ -16,7 +17,7 @@ class Verdict:
     source: str       # where: seed file, section, equation
     claimed: str      # the source's value or formula, as text
     computed: str     # what the code computed, as text
-    status: str       # HOLDS | APPROX | WRONG
+    status: str       # HOLDS | APPROX | WRONG | UNCHECKABLE
     reason: str       # one line
 
     def __repr__(self) -> str:
@@ -52,6 +53,11 @@ def check_true(claim: str, source: str, claimed: str, computed: str, ok: bool, r
     return Verdict(claim, source, claimed, computed, HOLDS if ok else WRONG, reason)
 
 
+def uncheckable(claim: str, source: str, claimed: str, reason: str) -> Verdict:
+    """A claim the book cannot test (e.g. about a checkpoint it does not download); ``reason`` says why."""
+    return Verdict(claim, source, claimed, "—", UNCHECKABLE, reason)
+
+
 class VerdictTable(list):
     """A list of verdicts that shows as a table (HTML) or as plain text (what nbval compares)."""
 
@@ -59,7 +65,7 @@ class VerdictTable(list):
         return "\n".join(repr(v) for v in self)
 
     def _repr_html_(self) -> str:
-        colour = {HOLDS: "#1a7f37", APPROX: "#9a6700", WRONG: "#cf222e"}
+        colour = {HOLDS: "#1a7f37", APPROX: "#9a6700", WRONG: "#cf222e", UNCHECKABLE: "#57606a"}
         rows = "".join(
             f"<tr><td>{html.escape(v.claim)}<br><small>{html.escape(v.source)}</small></td>"
             f"<td><code>{html.escape(v.claimed)}</code></td><td><code>{html.escape(v.computed)}</code></td>"

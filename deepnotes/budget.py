@@ -65,11 +65,22 @@ class Budget:
     bert_train_batch: tuple[int, int]     # (sequences, tokens per sequence)
     bert_vocab: int                       # tokens of the synthetic language
     # magnitude decomposition / DeepNorm chapter (issue 7): fields go here
+    mag_probe_depth: int              # depth of the ∂L/∂λ grid over (α, λ)
+    mag_alphas: tuple[float, ...]     # α values of that grid
+    mag_lambdas: tuple[float, ...]    # λ values of that grid
+    mag_update_depths: tuple[int, ...]  # depths of the first-step relative-update sweep
+    mag_train_depths: tuple[int, ...]   # depths of the (α, λ) training comparison
+    mag_train_steps: int              # its optimizer steps
+    mag_identity_depth: int           # depth of the near-identity probe
+    mag_slider_depths: tuple[int, ...]  # slider grid: depths (× the three optimizers)
+    mag_slider_steps: int             # slider runs' steps
     # why-residuals chapter (issue 8): fields go here
     res_widths: tuple[int, ...] = (1, 8)          # widths of the Jacobian-growth probe (1 = the 1-D model)
     res_depths: tuple[int, ...] = (4, 16)         # its depths N (to 1000 at cpu)
     res_probe_batch: int = 8                      # random (x_0, v) pairs per probe (×16 at width 1)
     res_grad_depths: tuple[int, ...] = (4, 8)     # depths of the per-layer gradient probe (float64)
+    res_grad_widths: tuple[int, ...] = (8,)       # its widths
+    res_grad_seeds: int = 1                       # independent initializations per setting (median)
     res_train_width: int = 8                      # width of the trained MLP language model
     res_train_depths: tuple[int, ...] = (4,)      # depths of the plain-vs-residual training runs
     res_train_steps: int = 5
@@ -100,8 +111,12 @@ BUDGETS: dict[str, Budget] = {
         bert_train_stds=(0.02, 0.05), bert_train_width=32, bert_train_depth=2, bert_train_steps=6,
         bert_train_warmup=2, bert_train_batch=(4, 16), bert_vocab=8,
         # issue 7 (magnitude decomposition / DeepNorm)
+        mag_probe_depth=3, mag_alphas=(1.0, 4.0), mag_lambdas=(0.25, 1.0), mag_update_depths=(2, 8),
+        mag_train_depths=(2,), mag_train_steps=4, mag_identity_depth=6, mag_slider_depths=(2, 4),
+        mag_slider_steps=3,
         # issue 8 (why residuals)
-        res_widths=(1, 8), res_depths=(4, 16), res_probe_batch=8, res_grad_depths=(4, 8), res_train_width=8,
+        res_widths=(1, 8), res_depths=(4, 16), res_probe_batch=8, res_grad_depths=(4, 8), res_grad_widths=(8,),
+        res_grad_seeds=1, res_train_width=8,
         res_train_depths=(4,), res_train_steps=5, res_transformer_depths=(2,), res_slider_depths=(4,),
         res_slider_widths=(8,), res_slider_exponents=(0.0, 0.5), res_slider_steps=3,
     ),
@@ -120,9 +135,13 @@ BUDGETS: dict[str, Budget] = {
         bert_probe_tokens=(4, 64), bert_train_stds=(0.01, 0.02, 0.0361, 0.05), bert_train_width=64,
         bert_train_depth=6, bert_train_steps=500, bert_train_warmup=50, bert_train_batch=(32, 32), bert_vocab=16,
         # issue 7 (magnitude decomposition / DeepNorm)
+        mag_probe_depth=12, mag_alphas=(1.0, 2.0, 4.0, 8.0, 16.0), mag_lambdas=(0.0625, 0.125, 0.25, 0.5, 1.0),
+        mag_update_depths=(4, 16, 64), mag_train_depths=(6, 24), mag_train_steps=100, mag_identity_depth=48,
+        mag_slider_depths=(6, 24), mag_slider_steps=20,
         # issue 8 (why residuals)
         res_widths=(1, 16, 256), res_depths=(10, 30, 100, 300, 1000), res_probe_batch=32,
-        res_grad_depths=(10, 30, 100, 300), res_train_width=32, res_train_depths=(20, 100), res_train_steps=150,
+        res_grad_depths=(10, 30, 100, 300), res_grad_widths=(16, 64), res_grad_seeds=3, res_train_width=32,
+        res_train_depths=(20, 100), res_train_steps=150,
         res_transformer_depths=(), res_slider_depths=(10, 100), res_slider_widths=(16, 64),
         res_slider_exponents=(0.0, 0.5, 1.0), res_slider_steps=20,
     ),
@@ -141,10 +160,15 @@ BUDGETS: dict[str, Budget] = {
         bert_probe_tokens=(8, 128), bert_train_stds=(0.01, 0.02, 0.0361, 0.05), bert_train_width=256,
         bert_train_depth=12, bert_train_steps=3000, bert_train_warmup=300, bert_train_batch=(64, 64), bert_vocab=64,
         # issue 7 (magnitude decomposition / DeepNorm)
+        mag_probe_depth=24, mag_alphas=(1.0, 2.0, 4.0, 8.0, 16.0, 32.0),
+        mag_lambdas=(0.03125, 0.0625, 0.125, 0.25, 0.5, 1.0), mag_update_depths=(4, 16, 64, 256),
+        mag_train_depths=(12, 48, 192), mag_train_steps=1000, mag_identity_depth=192,
+        mag_slider_depths=(6, 24, 96), mag_slider_steps=40,
         # issue 8 (why residuals)
         res_widths=(1, 16, 256, 1024), res_depths=(10, 30, 100, 300, 1000, 3000), res_probe_batch=128,
-        res_grad_depths=(10, 30, 100, 300), res_train_width=256, res_train_depths=(20, 100, 300),
-        res_train_steps=1000, res_transformer_depths=(24, 96), res_slider_depths=(10, 100, 300, 1000),
+        res_grad_depths=(10, 30, 100, 300), res_grad_widths=(16, 64, 256), res_grad_seeds=5, res_train_width=256,
+        res_train_depths=(20, 100, 300),
+        res_train_steps=1000, res_transformer_depths=(24, 96), res_slider_depths=(10, 100, 300),
         res_slider_widths=(16, 256), res_slider_exponents=(0.0, 0.25, 0.5, 1.0), res_slider_steps=60,
     ),
 }

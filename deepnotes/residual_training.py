@@ -1,0 +1,206 @@
+"""Training runs and figures of the chapter "Why residuals?": deep plain and residual MLPs (and, at
+the gpu budget, Transformers) on the synthetic Markov language, and the slider's figure.
+
+The MLP language model reads one token and predicts the next: embedding (N(0, 1) entries, so
+E[x_0²] = 1) → the :class:`residuals.ResidualMLP` stack → a linear head. The task is a first-order
+Markov chain, so this model can reach the entropy-rate floor; a model that learns nothing sits on
+the context-free plateau. Runs reuse :func:`deepnotes.train.train` and its :class:`History`.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .budget import Budget, device as default_device, get_budget
+from .config import TrainConfig
+from .data import MarkovLanguage
+from .models import build_model
+from .residuals import (EPS_RULES, KINDS, ResidualMLP, branch_weight, jacobian_growth, predicted_cosine,
+                        predicted_log_growth)
+from .train import History, train
+
+LRS = {"adam": 1e-3, "sgd": 0.1}          # fixed before the runs, the same for every kind and depth
+KIND_COLOURS = {"plain": "tab:gray", "1": "tab:orange", "1/sqrt(N)": "tab:green", "1/N": "tab:red"}
+
+
+def label(kind) -> str:
+    """"plain", or "ε = <rule>" for a residual stack."""
+    return "plain" if kind == "plain" else f"ε = {kind}" if isinstance(kind, str) else f"ε = N^-{kind:g}"
+
+
+class MLPLanguageModel(nn.Module):
+    """tokens [B, T] → embedding [B, T, d] → N layers (plain or x + εf(x)) → logits [B, T, V]."""
+
+    def __init__(self, vocab_size: int, width: int, depth: int, kind: str):
+        super().__init__()
+        if kind not in KINDS and isinstance(kind, str):
+            raise ValueError(f"unknown kind {kind!r}; allowed: {', '.join(KINDS)}")
+        residual = kind != "plain"
+        self.embed = nn.Embedding(vocab_size, width)
+        self.stack = ResidualMLP(width, depth, branch_weight(kind, depth) if residual else 1.0, residual)
+        self.head = nn.Linear(width, vocab_size)
+        with torch.no_grad():
+            nn.init.normal_(self.embed.weight, std=1.0)
+            nn.init.normal_(self.head.weight, std=1.0 / math.sqrt(width))
+            nn.init.zeros_(self.head.bias)
+
+    @property
+    def blocks(self) -> nn.ModuleList:
+        return self.stack.blocks
+
+    def hidden(self, tokens: torch.Tensor) -> torch.Tensor:
+        return self.stack(self.embed(tokens))                      # [B, T, d]
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        return self.head(self.hidden(tokens))                      # [B, T, V]
+
+    def loss(self, tokens: torch.Tensor) -> torch.Tensor:
+        """Next-token cross-entropy (nats) over positions 1..T−1."""
+        logits = self(tokens[:, :-1])
+        return F.cross_entropy(logits.reshape(-1, logits.size(-1)), tokens[:, 1:].reshape(-1))
+
+
+def _config(budget: Budget, optimizer: str, lr: float | None, steps: int, seed: int) -> TrainConfig:
+    return TrainConfig(optimizer=optimizer, lr=lr or LRS[optimizer], steps=steps, batch_size=budget.batch_size,
+                       seq_len=budget.seq_len, seed=seed, track_every=max(1, steps // 10))
+
+
+def build_lm(kind, depth: int, budget: Budget, width: int | None = None, seed: int = 0, device=None) -> MLPLanguageModel:
+    """The budget's MLP language model of ``kind`` at ``depth``, initialized from ``seed``."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = MLPLanguageModel(budget.vocab_size, width or budget.res_train_width, depth, kind)
+    return model.to(device or default_device())
+
+
+def mlp_run(kind: str, depth: int, budget: Budget | None = None, optimizer: str = "adam", lr: float | None = None,
+            steps: int | None = None, width: int | None = None, seed: int = 0, device=None,
+            progress: bool = False) -> History:
+    """Train the MLP language model of ``kind`` ("plain" or an ε rule) at ``depth``."""
+    budget = budget or get_budget()
+    cfg = _config(budget, optimizer, lr, steps or budget.res_train_steps, seed)
+    model = build_lm(kind, depth, budget, width, seed, device)
+    return train(model, MarkovLanguage(budget.vocab_size, seed=seed), cfg, progress=progress, track_update=False)
+
+
+@torch.no_grad()
+def token_cosines(kind, depth: int, budget: Budget | None = None, width: int | None = None, seed: int = 0,
+                  device=None) -> tuple[float, float]:
+    """At initialization, the mean cosine between the final hidden states of the V different tokens
+    (what the head must tell apart), measured and predicted from each pair's embedding cosine by
+    :func:`residuals.predicted_cosine`. Returns (measured, predicted)."""
+    model = build_lm(kind, depth, budget or get_budget(), width, seed, device)
+    tokens = torch.arange(model.head.out_features, device=next(model.parameters()).device)   # all V tokens
+    x0, xn = model.embed(tokens), model.hidden(tokens)                   # [V, d] each
+
+    def cosines(x):
+        x = F.normalize(x.double(), dim=-1)
+        c = x @ x.T                                                      # [V, V]
+        return c[~torch.eye(len(x), dtype=torch.bool, device=c.device)]
+    pred = [predicted_cosine(kind, depth, float(c)) for c in cosines(x0)]
+    return float(cosines(xn).mean()), sum(pred) / len(pred)
+
+
+def steps_to_half(hist: History, window: int = 10) -> int | None:
+    """The first step at which the mean of the last ``window`` losses is half-way from the
+    context-free plateau to the floor; None if never (or diverged)."""
+    if hist.diverged:
+        return None
+    target = (hist.unigram + hist.floor) / 2
+    for t in range(window, len(hist.losses) + 1):
+        if sum(hist.losses[t - window:t]) / window <= target:
+            return t - 1
+    return None
+
+
+def transformer_run(rule: str, depth: int, budget: Budget | None = None, optimizer: str = "adam",
+                    lr: float | None = None, steps: int | None = None, seed: int = 0, device=None,
+                    progress: bool = False) -> History:
+    """The budget's Transformer without normalization, x ← x + F(x), with the branch weights
+    initialized with gain β = √ε: both matrices of each branch (v and out, fc1 and fc2) carry β,
+    so every branch starts as ε·F (ReLU and attention's value path are linear in each)."""
+    budget = budget or get_budget()
+    eps = branch_weight(rule, depth)
+    model = build_model(budget.model_config(depth, norm="none", beta=math.sqrt(eps)), seed=seed,
+                        device=device or default_device())
+    cfg = _config(budget, optimizer, lr, steps or budget.res_train_steps, seed)
+    return train(model, MarkovLanguage(budget.vocab_size, seed=seed), cfg, progress=progress, track_update=False)
+
+
+def outcome(hist: History) -> str:
+    """One phrase: diverged at step k, or the fraction of the way from the plateau to the floor."""
+    if hist.diverged:
+        return f"diverged at step {hist.diverged_at}"
+    return f"learned {hist.fraction_learned():.3g}"
+
+
+def loss_panel(ax, runs: dict, title: str = "", top_factor: float = 1.6) -> None:
+    """Loss curves of ``runs`` (kind → History) clipped at ``top_factor`` × the context-free
+    plateau, so that a run starting at a loss of 10^14 does not flatten the others: a clipped run
+    gives its largest loss in its label, a diverged one ends in an ✕ (at the top edge if clipped)."""
+    floor = unigram = None
+    for kind, hist in runs.items():
+        floor, unigram = hist.floor, hist.unigram
+        top = top_factor * unigram
+        text = label(kind)
+        if hist.losses and max(hist.losses) > top:
+            text += f", up to {max(hist.losses):.3g}"
+        if hist.diverged:
+            text += f", diverged at step {hist.diverged_at}"
+        ys = [min(v, top) for v in hist.losses]
+        line, = ax.plot(range(len(ys)), ys, lw=1, color=KIND_COLOURS.get(kind), label=text)
+        if hist.diverged:
+            ax.plot([hist.diverged_at], [ys[-1] if ys else top], "x", ms=9, mew=2, color=line.get_color(), clip_on=False)
+    if floor is not None:
+        ax.axhline(floor, color="k", ls="--", lw=1, label=f"floor (entropy rate) {floor:.3f}")
+        ax.axhline(unigram, color="k", ls=":", lw=1, label=f"context-free plateau {unigram:.3f}")
+        ax.set_ylim(0.9 * floor, top_factor * unigram * 1.03)
+    ax.set_xlabel("step")
+    ax.set_ylabel("loss (nats/token)")
+    if title:
+        ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=6)
+
+
+def growth_curves(ax, probe, title: str = "") -> None:
+    """Measured log10 ‖vJ‖²/‖v‖² through the top k layers (median over v) against the two predictions."""
+    k = range(probe.depth + 1)
+    per_layer = {name: value / probe.depth for name, value in predicted_log_growth(probe.kind, probe.depth).items()}
+    ln10 = math.log(10)
+    ax.plot(k, [c / ln10 for c in probe.curve], lw=1.5, label="measured (median over v)")
+    ax.plot(k, [i * per_layer["high_d"] / ln10 for i in k], "k--", lw=1, label=r"$(1+\varepsilon^2)^k$")
+    if probe.kind != "plain":
+        ax.plot(k, [i * per_layer["one_d"] / ln10 for i in k], "k:", lw=1, label=r"$(1+\varepsilon)^{2k}$ (1-D)")
+    ax.set_xlabel("layers k pulled back through")
+    ax.set_ylabel(r"$\log_{10}\|vJ\|^2/\|v\|^2$")
+    ax.set_yscale("symlog", linthresh=1)
+    if title:
+        ax.set_title(title, fontsize=8)
+    ax.legend(fontsize=7)
+
+
+_PLAIN_RUNS: dict[tuple, History] = {}
+
+
+def slider_figure(depth: int, width: int, exponent: float, budget: Budget | None = None, progress: bool = False):
+    """The slider: Jacobian growth of a residual stack with ε = N^{−p}, and a short Adam run of the
+    MLP language model, plain against residual with that ε."""
+    from . import plots
+    budget = budget or get_budget()
+    probe = jacobian_growth(exponent, width, depth, batch=budget.res_probe_batch)
+    key = (budget.name, depth, width)
+    if key not in _PLAIN_RUNS:                  # the plain run does not depend on the exponent
+        _PLAIN_RUNS[key] = mlp_run("plain", depth, budget, steps=budget.res_slider_steps, width=width, progress=progress)
+    runs = {"plain": _PLAIN_RUNS[key],
+            exponent: mlp_run(exponent, depth, budget, steps=budget.res_slider_steps, width=width, progress=progress)}
+    fig, (ax_j, ax_l) = plots.new_figure(2, width=3.8, height=2.8)
+    growth_curves(ax_j, probe, f"N={depth}, width {width}, ε = N^-{exponent:g} = {probe.eps:.3g}")
+    loss_panel(ax_l, runs, title=f"Adam lr {LRS['adam']:g}, {budget.res_slider_steps} steps")
+    fig.tight_layout()
+    return fig
+
+
+EPS_NAMES = tuple(EPS_RULES)

@@ -140,14 +140,17 @@ def outcome(hist: History) -> str:
 def loss_panel(ax, runs: dict, title: str = "", top_factor: float = 1.6) -> None:
     """Loss curves of ``runs`` (kind → History) clipped at ``top_factor`` × the context-free
     plateau, so that a run starting at a loss of 10^14 does not flatten the others: a clipped run
-    gives its largest loss in its label, a diverged one ends in an ✕ (at the top edge if clipped)."""
+    runs along the top edge and gives its largest (and, unless diverged, its last) loss in its
+    label; a diverged one ends in an ✕ (at the top edge if clipped)."""
     floor = unigram = None
     for kind, hist in runs.items():
         floor, unigram = hist.floor, hist.unigram
         top = top_factor * unigram
         text = label(kind)
-        if hist.losses and max(hist.losses) > top:
-            text += f", up to {max(hist.losses):.3g}"
+        if hist.losses and max(hist.losses) > top:           # drawn at the top edge where clipped
+            finite = [v for v in hist.losses if math.isfinite(v)]
+            last = f", last {finite[-1]:.3g}" if finite and not hist.diverged else ""
+            text += f" (clipped; max {max(hist.losses):.3g}{last})"
         if hist.diverged:
             text += f", diverged at step {hist.diverged_at}"
         ys = [min(v, top) for v in hist.losses]

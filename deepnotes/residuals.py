@@ -183,6 +183,39 @@ def _rescaled(t: torch.Tensor) -> torch.Tensor:
     return t / torch.where(rms > 0, rms, torch.ones_like(rms))
 
 
+@torch.no_grad()
+def branch_jacobian_singular_values(width: int, hidden: int | None = None, seed: int = 0, device=None) -> list[float]:
+    """Singular values (descending) of one branch's Jacobian ∂f/∂x = W2 · diag(1[x W1ᵀ > 0]) · W1
+    ([width, hidden]·[hidden, hidden]·[hidden, width], the matrix that v·∂f/∂x multiplies) at a random
+    x ~ N(0, I), in float64. A multiple of an orthogonal matrix would have them all equal; the ReLU
+    zeroes about half of the hidden units, so about width − hidden/2 of them are 0."""
+    stack = build_stack("1", width, 1, seed, hidden, device, torch.float64)
+    f = stack.blocks[0]
+    dev = next(stack.parameters()).device
+    gen = torch.Generator(device=dev).manual_seed(seed + 1)
+    x = torch.randn(width, generator=gen, device=dev, dtype=torch.float64)            # [m]
+    mask = (f.w1(x) > 0).double()                                                      # [h]
+    jac = f.w2.weight @ torch.diag(mask) @ f.w1.weight                                 # [m, m]
+    return torch.linalg.svdvals(jac).tolist()
+
+
+@torch.no_grad()
+def orthogonal_cosines(width: int, samples: int = 256, seed: int = 0) -> dict[str, float]:
+    """Mean |cos(x, xQ)| over ``samples`` random x ~ N(0, I_width) for a Haar-random orthogonal Q
+    (QR of a Gaussian matrix, signs fixed by diag(R)) and for Q = I. An orthogonal matrix keeps
+    norms, not angles: Q = I gives 1; a random Q gives about √(2/(π·width)) (returned as "expected")."""
+    _check_size("width", width)
+    _check_size("samples", samples)
+    gen = torch.Generator().manual_seed(seed)
+    q, r = torch.linalg.qr(torch.randn(width, width, generator=gen, dtype=torch.float64))
+    q = q * torch.sign(torch.diagonal(r))                                               # Haar measure
+    x = torch.randn(samples, width, generator=gen, dtype=torch.float64)                 # [S, m]
+    cos = torch.nn.functional.cosine_similarity
+    return {"random": float(cos(x, x @ q, dim=-1).abs().mean()),
+            "identity": float(cos(x, x @ torch.eye(width, dtype=torch.float64), dim=-1).abs().mean()),
+            "expected": math.sqrt(2 / (math.pi * width))}
+
+
 @dataclass
 class PlainMoments:
     """Per linear layer k = 1..2N of a plain stack (W1, W2 alternating), per-entry second moments."""

@@ -131,3 +131,17 @@ def test_steps_to_half():
     h = dn.History(losses=[3.0] * 10 + [1.0] * 10, floor=1.0, unigram=3.0)
     assert rt.steps_to_half(h, window=2) == 10      # losses 9, 10 average to the half-way 2.0
     assert rt.steps_to_half(dn.History(losses=[3.0] * 5, floor=1.0, unigram=3.0)) is None
+
+
+def test_branch_jacobian_is_not_a_multiple_of_an_orthogonal_matrix_but_keeps_norms_on_average():
+    sv = torch.tensor(rs.branch_jacobian_singular_values(64, device="cpu"))
+    assert len(sv) == 64 and sv.pow(2).mean() == pytest.approx(1.0, rel=0.3)     # E‖v ∂f/∂x‖² = ‖v‖²
+    assert (sv < 1e-8 * sv.max()).float().mean() > 0.3                          # relu: rank ≈ width/2
+
+
+def test_orthogonal_matrix_keeps_norms_not_angles():
+    c = rs.orthogonal_cosines(128, samples=128)
+    assert c["identity"] == pytest.approx(1.0)
+    assert c["random"] == pytest.approx(c["expected"], rel=0.3)
+    with pytest.raises(ValueError, match="width"):
+        rs.orthogonal_cosines(0)

@@ -58,6 +58,7 @@ class Budget:
     bert_probe_depths: tuple[int, ...]    # its depths (the last is the experiment's; 12 = BERT-base)
     bert_probe_tokens: tuple[int, int]    # (sequences, tokens per sequence) of the probe batch
     bert_train_stds: tuple[float, ...]    # stds of the MLM training runs (the annotated §9.3 table's)
+    bert_gain_stds: tuple[float, ...]     # stds also trained without the extra Dense+LN head (γ story)
     bert_train_width: int                 # the trained encoder: width, depth, steps, warmup, batch
     bert_train_depth: int
     bert_train_steps: int
@@ -108,7 +109,7 @@ BUDGETS: dict[str, Budget] = {
         moment_slider_depths=(4,), moment_slider_gains=(1.0, 2.0), softmax_slider_dims=(16, 64),
         # issue 6 (BERT 0.02)
         bert_stds=(0.01, 0.02, 0.05), bert_probe_width=64, bert_table_width=64, bert_probe_depths=(2, 3), bert_probe_tokens=(4, 16),
-        bert_train_stds=(0.02, 0.05), bert_train_width=32, bert_train_depth=2, bert_train_steps=6,
+        bert_train_stds=(0.02, 0.05), bert_gain_stds=(0.02,), bert_train_width=32, bert_train_depth=2, bert_train_steps=6,
         bert_train_warmup=2, bert_train_batch=(4, 16), bert_vocab=8,
         # issue 7 (magnitude decomposition / DeepNorm)
         mag_probe_depth=3, mag_alphas=(1.0, 4.0), mag_lambdas=(0.25, 1.0), mag_update_depths=(2, 8),
@@ -132,7 +133,7 @@ BUDGETS: dict[str, Budget] = {
         softmax_slider_dims=(16, 64, 256, 1024),
         # issue 6 (BERT 0.02)
         bert_stds=(0.005, 0.01, 0.02, 0.0361, 0.05, 0.1), bert_probe_width=128, bert_table_width=768, bert_probe_depths=(3, 6, 12, 24),
-        bert_probe_tokens=(4, 64), bert_train_stds=(0.01, 0.02, 0.0361, 0.05), bert_train_width=64,
+        bert_probe_tokens=(4, 64), bert_train_stds=(0.01, 0.02, 0.0361, 0.05), bert_gain_stds=(0.01, 0.02), bert_train_width=64,
         bert_train_depth=6, bert_train_steps=500, bert_train_warmup=50, bert_train_batch=(32, 32), bert_vocab=16,
         # issue 7 (magnitude decomposition / DeepNorm)
         mag_probe_depth=12, mag_alphas=(1.0, 2.0, 4.0, 8.0, 16.0), mag_lambdas=(0.0625, 0.125, 0.25, 0.5, 1.0),
@@ -157,7 +158,7 @@ BUDGETS: dict[str, Budget] = {
         softmax_slider_dims=(16, 64, 256, 1024),
         # issue 6 (BERT 0.02)
         bert_stds=(0.005, 0.01, 0.02, 0.0361, 0.05, 0.1), bert_probe_width=768, bert_table_width=768, bert_probe_depths=(3, 6, 12, 24, 48),
-        bert_probe_tokens=(8, 128), bert_train_stds=(0.01, 0.02, 0.0361, 0.05), bert_train_width=256,
+        bert_probe_tokens=(8, 128), bert_train_stds=(0.01, 0.02, 0.0361, 0.05), bert_gain_stds=(0.01, 0.02, 0.05), bert_train_width=256,
         bert_train_depth=12, bert_train_steps=3000, bert_train_warmup=300, bert_train_batch=(64, 64), bert_vocab=64,
         # issue 7 (magnitude decomposition / DeepNorm)
         mag_probe_depth=24, mag_alphas=(1.0, 2.0, 4.0, 8.0, 16.0, 32.0),

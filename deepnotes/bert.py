@@ -31,6 +31,7 @@ from .train import History, train
 
 BERT_WIDTH = 768
 MASK_PROB = 0.15
+MLM_FLOOR = "floor H(X_t | neighbours)"
 
 
 def equivalent_std(std: float, width: int) -> float:
@@ -285,7 +286,7 @@ def gain_figure(std: float, head_transform: bool, budget: Budget | None = None, 
     ax_g.set_title(f"std {std:g}, extra Dense+LN: {'yes' if head_transform else 'no'}", fontsize=8)
     ax_g.legend(fontsize=6, loc="upper left")
     ax_e.legend(fontsize=6, loc="lower right")
-    plots.loss_curves(ax_l, {f"std {std:g}": run.history}, title="MLM loss")
+    plots.loss_curves(ax_l, {f"std {std:g}": run.history}, title="MLM loss", floor_label=MLM_FLOOR)
     fig.tight_layout()
     return fig
 

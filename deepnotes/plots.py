@@ -44,9 +44,10 @@ def loglog_sweep(ax, depths: Sequence[int], series: Mapping[str, Sequence[float]
     return slopes
 
 
-def loss_curves(ax, runs: Mapping[str, History], title: str = "") -> None:
-    """Training losses with the entropy-rate floor and the context-free plateau; a diverged run
-    ends in an ✕ at the step it diverged (drawn at the top edge when its last loss is off the axes)."""
+def loss_curves(ax, runs: Mapping[str, History], title: str = "", floor_label: str = "floor (entropy rate)") -> None:
+    """Training losses with the floor (the entropy rate, or what ``floor_label`` names) and the
+    context-free plateau; a diverged run ends in an ✕ at the step it diverged (drawn at the top edge
+    when its last loss is off the axes)."""
     floor = unigram = None
     used: dict[str | None, int] = {}
     for label, hist in runs.items():
@@ -65,7 +66,7 @@ def loss_curves(ax, runs: Mapping[str, History], title: str = "") -> None:
     if floor is not None and finite:   # a run that blew up would squash the rest: clip at 1.2× the start
         ax.set_ylim(0.9 * floor, 1.2 * max(finite))
     if floor is not None:
-        ax.axhline(floor, color="k", ls="--", lw=1, label=f"floor (entropy rate) {floor:.3f}")
+        ax.axhline(floor, color="k", ls="--", lw=1, label=f"{floor_label} {floor:.3f}")
     if unigram is not None:
         ax.axhline(unigram, color="k", ls=":", lw=1, label=f"context-free plateau {unigram:.3f}")
     ax.set_xlabel("step")

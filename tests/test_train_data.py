@@ -151,14 +151,15 @@ def test_masked_entropy_is_the_bayes_floor_and_masks_are_isolated():
 
 
 def test_mlm_encoder_with_head_transform_learns_toward_the_masked_floor():
+    # BERT's 0.02 at width 768 is 0.02·√(768/32) at width 32 (same d·s²); positions tell neighbours apart
     cfg = dn.ModelConfig(n_layers=2, d_model=32, n_heads=2, d_ff=64, vocab_size=8, norm="post", causal=False,
-                         init_std=0.02, head_transform=True)
+                         init_std=0.02 * (768 / 32) ** 0.5, head_transform=True, max_len=16)
     model = dn.build_model(cfg, seed=0)
     assert model.embed.num_embeddings == 9 and isinstance(model.head_transform[2], torch.nn.LayerNorm)
     hist = dn.train(model, dn.MarkovLanguage(8, seed=0), dn.TrainConfig(lr=3e-3, steps=200, warmup_steps=20,
                                                                         batch_size=32, seq_len=16),
                     mask_prob=0.15, track_update=False)
     assert hist.floor == pytest.approx(dn.MarkovLanguage(8, seed=0).masked_entropy())
-    assert hist.floor < hist.final_loss(30) < hist.unigram - 0.05   # it uses the context, not yet at the floor
+    assert hist.floor < hist.final_loss(30) < hist.unigram - 0.3    # it uses both neighbours, not yet at the floor
     with pytest.raises(ValueError, match="encoder"):
         dn.build_model(small_cfg(), seed=0).mlm_loss(torch.zeros(1, 4, dtype=torch.long), torch.zeros(1, 4, dtype=torch.bool))

@@ -105,3 +105,54 @@ def linear_warmup_factor(step: int, warmup_steps: int) -> float:
     if warmup_steps == 0:
         return 1.0
     return min(1.0, (step + 1) / warmup_steps)
+
+
+# ---- magnitude decomposition chapter (issue 7): every (α, λ) choice of the analysis ------------
+
+PICKS = ("lambda=1/alpha", "alpha=1", "lambda=1")
+
+
+def magnitude_solution(n_layers: int, optimizer: str, pick: str = "lambda=1/alpha") -> tuple[float, float]:
+    """(α, λ) solving the magnitude analysis' condition over 2N sublayers, plus one extra pick:
+
+    conditions:  SGD 2N(λ/α)² = 1,  Adam 2N·λ/α = 1,  LAMB 2N·λ²/α = 1
+    picks:       λ = 1/α (the paper's symmetry),  α = 1 (Su's "another solution 1"; Pre-LN),
+                 λ = 1 (Su's "another solution 2")
+
+    SGD:  λ=1/α → ((2N)^{1/4}, (2N)^{-1/4});  α=1 → (1, (2N)^{-1/2});  λ=1 → ((2N)^{1/2}, 1)
+    Adam: λ=1/α → ((2N)^{1/2}, (2N)^{-1/2});  α=1 → (1, (2N)^{-1});    λ=1 → (2N, 1)
+    LAMB: λ=1/α → ((2N)^{1/3}, (2N)^{-1/3});  α=1 → (1, (2N)^{-1/2});  λ=1 → (2N, 1)
+    """
+    _check_depth(n_layers)
+    _check_optimizer(optimizer)
+    if pick not in PICKS:
+        raise ValueError(f"unknown pick {pick!r}; allowed: {', '.join(PICKS)}")
+    s = 2 * n_layers
+    # the condition s·λ^a/α^b = 1 (s = 2N sublayers), i.e. λ^a/α^b = 1/s
+    a, b = {"sgd": (2, 2), "adam": (1, 1), "lamb": (2, 1)}[optimizer]
+    if pick == "alpha=1":
+        return 1.0, s ** (-1 / a)
+    if pick == "lambda=1":
+        return s ** (1 / b), 1.0
+    return s ** (1 / (a + b)), s ** (-1 / (a + b))       # λ = 1/α: α^{-(a+b)} = 1/s
+
+
+def pre_ln_lambda(n_layers: int, optimizer: str) -> float:
+    """Pre-LN has no α (α = 1): the init gain λ from the same condition, SGD (2N)^{-1/2},
+    Adam (2N)^{-1}, LAMB (2N)^{-1/2}."""
+    return magnitude_solution(n_layers, optimizer, "alpha=1")[1]
+
+
+def branch_weight(alpha: float, lam: float) -> float:
+    """Initial weight of a residual branch relative to the skip path, λ₁λ₂/α with λ₁ = λ₂ = λ."""
+    if not alpha > 0 or not lam > 0:
+        raise ValueError(f"alpha and lambda must be > 0, got alpha={alpha!r}, lambda={lam!r}")
+    return lam ** 2 / alpha
+
+
+def paper_sublayer_coefficients(n_sublayers: int) -> tuple[float, float]:
+    """DeepNet's constants written by the number S of residual sublayers of one stack:
+    α = S^{1/4}, β = (4S)^{-1/4}; S = 2N gives the encoder (and decoder-only) constants, S = 3M
+    the decoder side of an encoder-decoder. They solve 2S(β/α)² = 1 with αβ = 1/√2."""
+    _check_depth(n_sublayers, "n_sublayers")
+    return n_sublayers ** 0.25, (4 * n_sublayers) ** -0.25

@@ -1,0 +1,133 @@
+"""Verdicts on the derivations of seed 000's sections 量级分析 … 事后分析 and of the matching parts of
+its annotated section (§5–§9, §11–§12): every value below is computed by
+:mod:`deepnotes.symbolic_deepnorm` (SymPy) or :mod:`deepnotes.scaling`; statuses are decided by
+:mod:`deepnotes.verdicts`. Deterministic, so the chapter checks them with nbval.
+"""
+from __future__ import annotations
+
+import math
+
+import sympy as sp
+
+from . import scaling
+from . import symbolic_deepnorm as sd
+from .symbolic import N, alpha, depth_exponent, lam
+from .verdicts import VerdictTable, check_expr, check_number, check_scaling, check_true
+
+MAIN = "seed 000 §{}; seed 001"
+
+
+def _sol(opt: str, pick: str = "lambda=1/alpha") -> dict[str, sp.Expr]:
+    return sd.solve_pick(opt, pick)
+
+
+def main_text_verdicts() -> VerdictTable:
+    """The claims of the main text (and the repost's copy of it)."""
+    two = 2 * N
+    grads = sd.sublayer_lambda_gradients()
+    sgd, a1, l1 = _sol("sgd"), _sol("sgd", "alpha=1"), _sol("sgd", "lambda=1")
+    paper_ratio = sd.paper_constants()["beta/alpha encoder"]
+    order = sp.simplify(paper_ratio * sp.sqrt(two))
+    weights = {o: _sol(o, "alpha=1" if o == "lamb" else "lambda=1/alpha")["branch_weight"] for o in scaling.OPTIMIZERS}
+    rel = {k: sp.simplify(1 / s["alpha"]) for k, s in (("λ=1/α", sgd), ("α=1", a1), ("λ=1", l1))}
+    rel_pow = {k: depth_exponent(v) for k, v in rel.items()}
+    return VerdictTable([
+        check_expr("∂L/∂λ = ⟨∂L/∂W, U⟩ for W = λU", MAIN.format("量级分析"), sp.Integer(0),
+                   sd.lambda_gradient_identity()["difference"], "SymPy: ∂L(λU)/∂λ − ⟨∂L/∂W, U⟩ simplifies to 0"),
+        check_expr("λ acts as the Xavier gain: λ(gW) = g·λ(W)", MAIN.format("量级分析"), sd.c,
+                   sd.magnitude_lambda_homogeneity(), "SymPy: the Frobenius λ is 1-homogeneous in W"),
+        check_expr("FFN: ∂z/∂λ₁ = λ₂·φ(xU₁)U₂/α", MAIN.format("前馈梯度"), sd.lam2 * sd.h_ffn / alpha,
+                   grads["dz/dlambda_1"]),
+        check_expr("Attention: ∂z/∂λ_v = λ_o·σ(λ_qλ_k S)·xU_vU_o/α", MAIN.format("自注意力"),
+                   sd.lam_o * sp.Function("sigma")(sd.lam_q * sd.lam_k * sd.score) * sd.h_att / alpha,
+                   grads["dz/dlambda_v"]),
+        check_expr("With all λ equal, ∂L/∂λ = O(λ/α) (annotated eqs. 35, 36, 41-43)", MAIN.format("初步结论"),
+                   lam / alpha, grads["common (all lambda equal)"]),
+        check_expr("SGD: λ/α = 1/√(2N) cancels the depth", MAIN.format("初步结论"), 1 / sp.sqrt(two),
+                   sp.simplify(sgd["lambda"] / sgd["alpha"])),
+        check_expr("The paper's constants give λ/α = 1/√(4N)", MAIN.format("初步结论"), 1 / sp.sqrt(4 * N), paper_ratio),
+        check_true("… equivalent in order to 1/√(2N)", MAIN.format("初步结论"), "same order",
+                   f"ratio {sp.sstr(order)}", not order.has(N), "a constant factor, no power of N"),
+        check_expr("SGD with λ = 1/α: α = (2N)^{1/4}", MAIN.format("初步结论"), two ** sp.Rational(1, 4), sgd["alpha"]),
+        check_expr("SGD with λ = 1/α: λ = (2N)^{-1/4}", MAIN.format("初步结论"), two ** sp.Rational(-1, 4), sgd["lambda"]),
+        check_expr("Another solution 1: α = 1, λ = (2N)^{-1/2}", MAIN.format("初步结论"), two ** sp.Rational(-1, 2),
+                   a1["lambda"]),
+        check_expr("Another solution 2: λ = 1, α = (2N)^{1/2}", MAIN.format("初步结论"), sp.sqrt(two), l1["alpha"]),
+        check_expr("Solution 1: SGD's relative step ‖ΔW‖/‖W‖ ∝ (λ/α)/λ is unchanged", MAIN.format("初步结论"),
+                   sp.Integer(1), rel["α=1"]),
+        check_expr("Solution 2: the relative step shrinks by (2N)^{-1/2}", MAIN.format("初步结论"),
+                   1 / sp.sqrt(two), rel["λ=1"]),
+        check_true("λ = 1/α lies between the two: a slower start, but not too slow", MAIN.format("初步结论"),
+                   "between", "relative step ∝ N^" + ", N^".join(f"{v} ({k})" for k, v in rel_pow.items()),
+                   rel_pow["λ=1"] < rel_pow["λ=1/α"] < rel_pow["α=1"], "powers of N of 1/α per pick"),
+        check_expr("Adam: λ/α = 1/(2N), λ = 1/α → α = (2N)^{1/2}", MAIN.format("多种优化"), sp.sqrt(two),
+                   _sol("adam")["alpha"]),
+        check_expr("Adam: … λ = (2N)^{-1/2}", MAIN.format("多种优化"), 1 / sp.sqrt(two), _sol("adam")["lambda"]),
+        check_expr("LAMB: λ²/α = 1/(2N), α = 1 → λ = (2N)^{-1/2}", MAIN.format("多种优化"), 1 / sp.sqrt(two),
+                   _sol("lamb", "alpha=1")["lambda"]),
+        check_true("Each branch starts with weight λ²/α, small for every optimizer", MAIN.format("事后分析"),
+                   "small", ", ".join(f"{o}: {sp.sstr(sd.in_two_n(w))}" for o, w in weights.items()),
+                   all(depth_exponent(w) < 0 and w.subs(N, 1) < 1 for w in weights.values()),
+                   "each falls with N and is below 1 from N = 1; annotated eq. (55) is the SGD entry"),
+    ])
+
+
+# seed 000 annotated §12.1: "configuration by depth" for Adam, and §12.3's N = 1000 example
+ANNOTATED_TABLE = {12: (2.5, 0.4), 24: (3.5, 0.29), 100: (7.1, 0.14), 200: (10.0, 0.1), 1000: (22.4, 0.045)}
+
+
+def annotated_verdicts() -> VerdictTable:
+    """The matching claims of seed 000's appended 公式推导与注释."""
+    mag, xav = sd.magnitude_lambda(), sd.xavier_lambda()
+    two = 2 * N
+    x = sp.Matrix([1, 2, 3])
+    soft = [sp.exp(v) / sum(sp.exp(u) for u in x) for v in x]
+    soft2 = [sp.exp(2 * v) / sum(sp.exp(2 * u) for u in x) for v in x]
+    soft_gap = max(abs(float(p - q)) for p, q in zip(soft, soft2))
+    lam_pre = float(scaling.pre_ln_lambda(1000, "sgd"))
+    rows = [
+        check_expr("λ = argmin ‖WWᵀ/κ² − I‖_F = √(tr(WWᵀ)/d)", "seed 000 annotated eqs. (26)-(27)",
+                   mag["annotated_eq27"], mag["lambda"],
+                   "the Frobenius minimizer is √(tr(A²)/tr A), A = WWᵀ; the two agree only when A ∝ I "
+                   "(their ratio √(d·tr A²)/tr A ≥ 1 by Cauchy-Schwarz)"),
+        check_number("Xavier init makes W near-orthogonal: λ ≈ 1", "seed 000 annotated §5.3", 1.0,
+                     float(xav["lambda_over_gain_wide"]),
+                     reason="E: λ² = 2g²(a+b+1)/(a+b), so λ ≈ √2·g for every shape (measured below)"),
+        check_true("σ(cx) = σ(x): softmax is insensitive to scaling", "seed 000 annotated eq. (39)", "σ(2x) = σ(x)",
+                   f"max |σ(2x) − σ(x)| = {soft_gap:.3f} at x = (1, 2, 3)", soft_gap < 1e-12,
+                   "softmax ignores shifts x + c, not scalings: λ_qλ_k acts as an inverse temperature"),
+        check_scaling("SGD: λ/α = 1/√(2NK) = 1/√(2N) 'assuming K ≈ 1'", "seed 000 annotated eqs. (46)-(48)",
+                      1 / sp.sqrt(2 * N * 6), 1 / sp.sqrt(two), N,
+                      "needs K = 1, but §2.1 took K ≈ 6: 1/√(12N), the same power of N with another constant"),
+        check_scaling("LAMB: λ²/α = 1/√(NK)", "seed 000 annotated eq. (50)", 1 / sp.sqrt(N),
+                      _sol("lamb")["branch_weight"], N,
+                      "‖θ‖·‖g‖₁ over 2N sublayers is O(2N·λ²/α): the condition is λ²/α = 1/(2N)"),
+        check_scaling("LAMB: … so λ = 1, α = √N", "seed 000 annotated eq. (50)", sp.sqrt(N),
+                      _sol("lamb", "lambda=1")["alpha"], N, "with λ = 1 the condition λ²/α = 1/(2N) needs α = 2N"),
+        check_scaling("Adam: α = N^{1/2}", "seed 000 annotated eqs. (53), (73)", sp.sqrt(N), _sol("adam")["alpha"], N),
+        check_scaling("Adam: λ = N^{-1/2}", "seed 000 annotated eqs. (53), (73)", 1 / sp.sqrt(N),
+                      _sol("adam")["lambda"], N),
+        check_scaling("LAMB: α = 1, λ = N^{-1/2}", "seed 000 annotated eqs. (54), (73)", 1 / sp.sqrt(N),
+                      _sol("lamb", "alpha=1")["lambda"], N,
+                      "same power, constant √2 off (N sublayers, not 2N); and it contradicts its own eq. (50)"),
+        check_expr("SGD: branch weight λ²/α = (2N)^{-3/4}", "seed 000 annotated eq. (55)",
+                   two ** sp.Rational(-3, 4), _sol("sgd")["branch_weight"]),
+        check_number("N = 1000: λ²/α = 2000^{-3/4} ≈ 0.0042 (a 0.4% change per branch)", "seed 000 annotated eq. (56)",
+                     0.0042, float(_sol("sgd")["branch_weight"].subs(N, 1000)),
+                     reason=f"2000^(-3/4) = {2000 ** -0.75:.5f}, i.e. {100 * 2000 ** -0.75:.2f}%"),
+        check_number("Pre-LN: (1 + O(λ))^N ≈ 1 when λ is small", "seed 000 annotated eq. (65)", 1.0,
+                     (1 + lam_pre) ** 1000,
+                     reason=f"with Pre-LN's λ = (2N)^(-1/2) = {lam_pre:.4f} at N = 1000, (1+λ)^N = "
+                            f"{(1 + lam_pre) ** 1000:.3g} ≈ e^√(N/2): the bound needs λ = O(1/N)"),
+        check_expr("α = (2N)^{1/4} is 'optimal' so that the main path dominates after LN", "seed 000 annotated eq. (68)",
+                   two ** sp.Rational(1, 4), _sol("sgd")["alpha"],
+                   "the value is SGD's λ = 1/α solution; 'the main path dominates' alone does not fix it "
+                   "(any α with small λ²/α does)"),
+    ]
+    for n, (a_claim, l_claim) in ANNOTATED_TABLE.items():
+        a_su, l_su = scaling.su_coefficients(n, "adam")
+        rows.append(check_number(f"Adam, N = {n}: α = {a_claim:g}, λ = {l_claim:g}",
+                                 "seed 000 annotated §12.1 table" + ("; §12.3" if n == 1000 else ""), a_claim, a_su,
+                                 reason=f"Su's Adam constants: α = (2N)^(1/2) = {a_su:.3g}, λ = {l_su:.3g}; "
+                                        f"the table's α is √(N/2) = {math.sqrt(n / 2):.3g}, λ = 1/α"))
+    return VerdictTable(rows)

@@ -10,7 +10,7 @@ from deepnotes import magnitude_training as mt
 from deepnotes import scaling
 from deepnotes import symbolic as sym
 from deepnotes import symbolic_deepnorm as sd
-from deepnotes.verdicts import APPROX, HOLDS, WRONG
+from deepnotes.verdicts import APPROX, HOLDS, UNCHECKABLE, WRONG
 
 DEPTHS = (1, 3, 12, 100, 1000)
 
@@ -112,15 +112,26 @@ def test_training_run_tracks_lambda_and_records_divergence():
     run = mt.run_choice(2, 1.0, 0.5, "sgd", 0.1, budget, steps=4, track_every=2, device="cpu")
     assert run.lam_steps == [0, 2] and run.lam_ratio[0] == pytest.approx(1.0)
     assert len(run.history.losses) == 4
+    assert 0 < run.history.unigram - run.history.floor
+    area = run.mean_fraction_learned()
+    h = run.history
+    assert area == pytest.approx(sum((h.unigram - x) / (h.unigram - h.floor) for x in h.losses) / 4)
     blown = mt.run_choice(2, 1.0, 1.0, "sgd", 1e6, budget, steps=6, device="cpu")
-    assert blown.history.diverged and blown.steps_to_halfway() is None
+    assert blown.history.diverged and blown.steps_to_halfway() is None and blown.mean_fraction_learned() is None
 
 
 def test_derivation_verdicts_have_the_expected_statuses():
     from deepnotes import magnitude_verdicts as mv
-    assert {v.status for v in mv.main_text_verdicts()} == {HOLDS}
+    main = {v.claim: v.status for v in mv.main_text_verdicts()}
+    assert set(main.values()) == {HOLDS, APPROX, UNCHECKABLE}
+    assert [c for c, s in main.items() if s == APPROX] == [
+        "Xavier's result is close to an orthogonal matrix (so U is near-orthogonal)"]
+    x = mv.xavier_orthogonality(d=32)
+    assert x["mean_abs_cos"] < 0.2 and x["mu_min"] < 0.1 and x["mu_max"] > 1.5
     status = {v.source + v.claim: v.status for v in mv.annotated_verdicts()}
     assert status["seed 000 annotated eqs. (26)-(27)λ = argmin ‖WWᵀ/κ² − I‖_F = √(tr(WWᵀ)/d)"] == WRONG
+    assert status["seed 000 annotated eq. (63)Pre-LN: ∂x_{l+1}/∂x_l = I + O(λ) per layer"] == WRONG
+    assert status["seed 000 annotated eq. (65)Pre-LN: ‖∂L/∂x_1‖ ≈ ‖∂L/∂x_N‖(1 + O(λ))^N ≈ 1 when λ is small"] == APPROX
     assert sum(s == WRONG for s in status.values()) >= 10
     assert APPROX in status.values()
 

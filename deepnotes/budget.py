@@ -86,7 +86,7 @@ class Budget:
     res_train_depths: tuple[int, ...] = (4,)      # depths of the plain-vs-residual training runs
     res_train_steps: int = 5
     res_transformer_depths: tuple[int, ...] = ()  # Transformer variant (gpu); () = skipped
-    res_slider_depths: tuple[int, ...] = (4,)
+    res_slider_depths: tuple[int, ...] = (4, 8)
     res_slider_widths: tuple[int, ...] = (8,)
     res_slider_exponents: tuple[float, ...] = (0.0, 0.5)
     res_slider_steps: int = 3
@@ -118,7 +118,7 @@ BUDGETS: dict[str, Budget] = {
         # issue 8 (why residuals)
         res_widths=(1, 8), res_depths=(4, 16), res_probe_batch=8, res_grad_depths=(4, 8), res_grad_widths=(8,),
         res_grad_seeds=1, res_train_width=8,
-        res_train_depths=(4,), res_train_steps=5, res_transformer_depths=(2,), res_slider_depths=(4,),
+        res_train_depths=(4,), res_train_steps=5, res_transformer_depths=(2,), res_slider_depths=(4, 8),
         res_slider_widths=(8,), res_slider_exponents=(0.0, 0.5), res_slider_steps=3,
     ),
     "cpu": Budget(

@@ -18,6 +18,7 @@ from .config import ModelConfig, TrainConfig
 from .data import MarkovLanguage
 from .models import build_model
 from .probes import StepProbe, block_matrices, one_step_loss_change
+from .progress import progress as progress_bar
 from .train import History, train
 from .verdicts import VerdictTable, check_true
 
@@ -89,9 +90,7 @@ def loss_change_sweep(budget: Budget | None = None, variants=("post", "pre", "de
     task = task_for(budget)
     jobs = [(v, o, n, r) for v in variants for o in optimizers for n in depths
             for r in range(budget.probe_repeats)]
-    if progress:
-        from tqdm.auto import tqdm
-        jobs = tqdm(jobs, leave=False)
+    jobs = progress_bar(jobs, progress)
     out: dict[tuple[str, str], list[list[StepProbe]]] = {(v, o): [[] for _ in depths]
                                                          for v in variants for o in optimizers}
     for v, o, n, r in jobs:
@@ -127,9 +126,7 @@ def early_update_sweep(budget: Budget | None = None, variants=("post", "deepnorm
     at each of ``budget.update_depths``, tracking ‖F(x,θ_t) − F(x,θ_0)‖; ``params`` as in :func:`run`."""
     budget = budget or get_budget()
     jobs = [(v, n) for v in variants for n in budget.update_depths]
-    if progress:
-        from tqdm.auto import tqdm
-        jobs = tqdm(jobs, leave=False)
+    jobs = progress_bar(jobs, progress)
     return {(v, n): run(v, n, budget, optimizer, lr, steps=budget.update_steps, device=device, params=params)
             for v, n in jobs}
 

@@ -11,6 +11,7 @@ from .budget import Budget, device as default_device, get_budget
 from .config import TrainConfig
 from .data import MarkovLanguage
 from .magnitude import BETA_KINDS, LABELS, block_weights, choices, deepnorm_model, lambda_closed_form
+from .progress import progress as progress_bar
 from .train import History, train
 
 LRS = {"sgd": (0.1, 0.5), "adam": (1e-3,), "lamb": (1e-2,)}      # learning rates compared, per optimizer
@@ -101,9 +102,7 @@ def training_comparison(budget: Budget | None = None, depths=None, device=None,
     budget = budget or get_budget()
     jobs = [(opt, lr, n, label) for n in (depths or budget.mag_train_depths) for opt, lrs in LRS.items()
             for lr in lrs for label in PLAN[opt]]
-    if progress:
-        from tqdm.auto import tqdm
-        jobs = tqdm(jobs, leave=False)
+    jobs = progress_bar(jobs, progress)
     out: dict[tuple[str, float, int], dict[str, ChoiceRun]] = {}
     for opt, lr, n, label in jobs:
         a, lam = choices(n, opt)[label]

@@ -170,6 +170,7 @@ def loss_panel(ax, runs: dict, title: str = "", top_factor: float = 1.6) -> None
 
 def growth_curves(ax, probe, title: str = "") -> None:
     """Measured log10 ‖vJ‖²/‖v‖² through the top k layers (median over v) against the two predictions."""
+    from matplotlib.ticker import FuncFormatter
     k = range(probe.depth + 1)
     per_layer = {name: value / probe.depth for name, value in predicted_log_growth(probe.kind, probe.depth).items()}
     ln10 = math.log(10)
@@ -179,7 +180,8 @@ def growth_curves(ax, probe, title: str = "") -> None:
         ax.plot(k, [i * per_layer["one_d"] / ln10 for i in k], "k:", lw=1, label=r"$(1+\varepsilon)^{2k}$ (1-D)")
     ax.set_xlabel("layers k pulled back through")
     ax.set_ylabel(r"$\log_{10}\|vJ\|^2/\|v\|^2$")
-    ax.set_yscale("symlog", linthresh=1)
+    ax.set_yscale("symlog", linthresh=1)       # compresses the large exponents of ε = 1
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))   # ticks are log10 values
     if title:
         ax.set_title(title, fontsize=8)
     ax.legend(fontsize=7)

@@ -14,6 +14,7 @@ from .data import MarkovLanguage, mask_positions
 from .models import TransformerLM, build_model
 from .optim import make_optimizer, make_warmup
 from .probes import per_block_grad_norms
+from .progress import progress as progress_bar
 
 
 @dataclass
@@ -66,10 +67,7 @@ def train(model: TransformerLM, task: MarkovLanguage, cfg: TrainConfig, progress
     hist = History(floor=floor, unigram=task.unigram_entropy())
     ref = _probe_output(model, probe) if track_update else None
 
-    steps = range(cfg.steps)
-    if progress:
-        from tqdm.auto import tqdm
-        steps = tqdm(steps, leave=False)
+    steps = progress_bar(range(cfg.steps), progress)
     model.train()
     for step in steps:
         if on_step is not None:

@@ -163,3 +163,28 @@ def test_mlm_encoder_with_head_transform_learns_toward_the_masked_floor():
     assert hist.floor < hist.final_loss(30) < hist.unigram - 0.3    # it uses both neighbours, not yet at the floor
     with pytest.raises(ValueError, match="encoder"):
         dn.build_model(small_cfg(), seed=0).mlm_loss(torch.zeros(1, 4, dtype=torch.long), torch.zeros(1, 4, dtype=torch.bool))
+
+
+def test_progress_bar_is_closed_and_removed_when_the_loop_ends_early(monkeypatch):
+    import tqdm.auto
+    import tqdm.notebook
+
+    from deepnotes.progress import progress
+
+    made = []
+
+    class NotebookBar(tqdm.notebook.tqdm):       # the bar a Jupyter kernel gets from tqdm.auto
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    monkeypatch.setattr(tqdm.auto, "tqdm", NotebookBar)
+    items = progress(range(10))
+    for i in items:
+        if i == 3:                                 # a diverged run leaves its loop here
+            break
+    items.close()                                  # what leaving train() does to the generator
+    (bar,) = made
+    assert bar.n == 3 and bar.disable is True      # closed where it stopped
+    assert bar.container.layout.display == "none"  # and it takes no room on the page
+    assert list(progress(range(4), enabled=False)) == [0, 1, 2, 3]

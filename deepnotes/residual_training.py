@@ -168,9 +168,16 @@ def loss_panel(ax, runs: dict, title: str = "", top_factor: float = 1.6) -> None
     ax.legend(fontsize=6)
 
 
+def log10_axis(ax) -> None:
+    """A vertical axis of log10 values that spans ε = 1's 2^N: linear within ±1, logarithmic beyond,
+    ticks labelled with the log10 values themselves (100 means a factor 10^100)."""
+    from matplotlib.ticker import FuncFormatter
+    ax.set_yscale("symlog", linthresh=1)
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+
+
 def growth_curves(ax, probe, title: str = "") -> None:
     """Measured log10 ‖vJ‖²/‖v‖² through the top k layers (median over v) against the two predictions."""
-    from matplotlib.ticker import FuncFormatter
     k = range(probe.depth + 1)
     per_layer = {name: value / probe.depth for name, value in predicted_log_growth(probe.kind, probe.depth).items()}
     ln10 = math.log(10)
@@ -180,11 +187,40 @@ def growth_curves(ax, probe, title: str = "") -> None:
         ax.plot(k, [i * per_layer["one_d"] / ln10 for i in k], "k:", lw=1, label=r"$(1+\varepsilon)^{2k}$ (1-D)")
     ax.set_xlabel("layers k pulled back through")
     ax.set_ylabel(r"$\log_{10}\|vJ\|^2/\|v\|^2$")
-    ax.set_yscale("symlog", linthresh=1)       # compresses the large exponents of ε = 1
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))   # ticks are log10 values
+    log10_axis(ax)
     if title:
         ax.set_title(title, fontsize=8)
     ax.legend(fontsize=7)
+
+
+def growth_figure(probes: dict, widths, depths):
+    """Experiment 2: per width, the median log10 ‖vJ‖²/‖v‖² of each stack kind against depth N
+    (markers), the high-dimensional (1+ε²)^N (solid) and the one-dimensional (1+ε)^{2N} (dashed).
+    probes: (width, kind, N) → :class:`deepnotes.residuals.JacobianProbe`."""
+    from . import plots
+    ln10 = math.log(10)
+    kinds = sorted({kind for _, kind, _ in probes}, key=(("plain",) + EPS_NAMES).index)
+    fig, axes = plots.new_figure(len(widths), width=3.7, height=3.2)
+    for ax, width in zip(axes, widths):
+        for kind in kinds:
+            ys = [probes[(width, kind, n)].typical / ln10 for n in depths]
+            ys = [y if math.isfinite(y) else -1e3 for y in ys]                # a stopped gradient: drawn at the bottom
+            line, = ax.plot(depths, ys, "o", ms=4, color=KIND_COLOURS[kind], label=label(kind))
+            pred = [predicted_log_growth(kind, n) for n in depths]
+            ax.plot(depths, [p["high_d"] / ln10 for p in pred], "-", lw=1, color=line.get_color())
+            if kind != "plain":
+                ax.plot(depths, [p["one_d"] / ln10 for p in pred], "--", lw=1, color=line.get_color())
+        ax.set_xscale("log")
+        log10_axis(ax)
+        ax.set_ylim(-1e3, 2e3)
+        ax.set_xlabel("depth N")
+        ax.set_title(f"width {width}", fontsize=9)
+    axes[0].set_ylabel(r"$\log_{10}\|vJ\|^2/\|v\|^2$ (median)")
+    axes[-1].plot([], [], "k-", lw=1, label=r"$(1+\varepsilon^2)^N$ (high-D)")
+    axes[-1].plot([], [], "k--", lw=1, label=r"$(1+\varepsilon)^{2N}$ (1-D)")
+    fig.legend(*axes[-1].get_legend_handles_labels(), loc="lower center", ncol=6, fontsize=8)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    return fig
 
 
 _PLAIN_RUNS: dict[tuple, History] = {}

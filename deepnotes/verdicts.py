@@ -66,9 +66,10 @@ class VerdictTable(list):
 
     def _repr_html_(self) -> str:
         colour = {HOLDS: "#1a7f37", APPROX: "#9a6700", WRONG: "#cf222e", UNCHECKABLE: "#57606a"}
+        code = "<code style='overflow-wrap:anywhere'>{}</code>"   # a long SymPy expression wraps, not widens
         rows = "".join(
             f"<tr><td>{html.escape(v.claim)}<br><small>{html.escape(v.source)}</small></td>"
-            f"<td><code>{html.escape(v.claimed)}</code></td><td><code>{html.escape(v.computed)}</code></td>"
+            f"<td>{code.format(html.escape(v.claimed))}</td><td>{code.format(html.escape(v.computed))}</td>"
             f"<td style='color:{colour[v.status]};font-weight:bold'>{v.status}</td>"
             f"<td>{html.escape(v.reason)}</td></tr>" for v in self)
         return ("<table class='verdicts' style='font-size:0.85em;width:100%'><thead><tr>"

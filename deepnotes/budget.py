@@ -85,7 +85,7 @@ class Budget:
     res_train_width: int = 8                      # width of the trained MLP language model
     res_train_depths: tuple[int, ...] = (4,)      # depths of the plain-vs-residual training runs
     res_train_steps: int = 5
-    res_transformer_depths: tuple[int, ...] = ()  # Transformer variant (gpu); () = skipped
+    res_transformer_depths: tuple[int, ...] = ()  # the Transformer variant (no LayerNorm); () = skipped
     res_slider_depths: tuple[int, ...] = (4, 8)
     res_slider_widths: tuple[int, ...] = (8,)
     res_slider_exponents: tuple[float, ...] = (0.0, 0.5)
@@ -143,7 +143,7 @@ BUDGETS: dict[str, Budget] = {
         res_widths=(1, 16, 256), res_depths=(10, 30, 100, 300, 1000), res_probe_batch=32,
         res_grad_depths=(10, 30, 100, 300), res_grad_widths=(16, 64), res_grad_seeds=3, res_train_width=32,
         res_train_depths=(20, 100), res_train_steps=150,
-        res_transformer_depths=(), res_slider_depths=(10, 100), res_slider_widths=(16, 64),
+        res_transformer_depths=(12, 48), res_slider_depths=(10, 100), res_slider_widths=(16, 64),
         res_slider_exponents=(0.0, 0.5, 1.0), res_slider_steps=20,
     ),
     "gpu": Budget(

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 from . import scaling
 
-NORM_STYLES = ("post", "pre", "deepnorm", "none", "rezero")
+NORM_STYLES = ("post", "pre", "deepnorm", "none", "rezero", "plain")   # "plain": no skip path, no norm
 BLOCK_KINDS = ("transformer", "mlp")
 FFN_ACTIVATIONS = ("relu", "gelu")
 

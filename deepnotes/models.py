@@ -64,7 +64,8 @@ class FeedForward(nn.Module):
 
 
 class Residual(nn.Module):
-    """One residual sublayer; the only place the norm style branches."""
+    """One sublayer with its skip path and norm; the only place the norm style branches
+    ("plain" drops the skip path too: x ← F(x))."""
 
     def __init__(self, sublayer: nn.Module, d_model: int, norm: str, alpha: float = 1.0):
         super().__init__()
@@ -84,6 +85,8 @@ class Residual(nn.Module):
             return x + self.sublayer(self.norm(x))               # x + F(LN(x))
         if style == "rezero":
             return x + self.gate * self.sublayer(x)              # x + g·F(x)
+        if style == "plain":
+            return self.sublayer(x)                              # F(x): no skip path
         return x + self.sublayer(x)                              # none: x + F(x)
 
 

@@ -11,7 +11,7 @@ from .probes import loglog_slope
 from .train import History
 
 STYLE_COLOURS = {"post": "tab:red", "pre": "tab:blue", "deepnorm": "tab:green", "deepnorm/adam": "tab:olive",
-                 "none": "tab:gray", "rezero": "tab:purple"}
+                 "none": "tab:gray", "rezero": "tab:purple", "plain": "black"}
 
 
 def colour(label: str) -> str | None:

@@ -17,7 +17,7 @@ from torch import nn
 from .budget import Budget, device as default_device, get_budget
 from .config import TrainConfig
 from .data import MarkovLanguage
-from .models import build_model
+from .models import TransformerLM, build_model
 from .residuals import (EPS_RULES, KINDS, ResidualMLP, branch_weight, jacobian_growth, predicted_cosine,
                         predicted_log_growth)
 from .train import History, train
@@ -116,18 +116,65 @@ def steps_to_half(hist: History, window: int = 10) -> int | None:
     return None
 
 
-def transformer_run(rule: str, depth: int, budget: Budget | None = None, optimizer: str = "adam",
+@torch.no_grad()
+def forward_stable_init(model: TransformerLM) -> TransformerLM:
+    """Re-initialize every block of ``model`` so that each sublayer keeps the second moment of its
+    input on its own, as the plain MLP does: fc1 He, E[w²] = 2/d (ReLU halves E[h²]); fc2, v and out
+    LeCun, E[w²] = 1/fan_in; q and k keep their Xavier init (1/d, square). So E[F(x)²] = E[x²] for
+    the FFN, and for attention along the value path (exactly, if a query attends to one key)."""
+    for block in model.blocks:
+        nn.init.normal_(block.ffn.fc1.weight, std=math.sqrt(2.0 / block.ffn.fc1.in_features))
+        for linear in (block.ffn.fc2, block.attn.v_proj, block.attn.out_proj):
+            nn.init.normal_(linear.weight, std=math.sqrt(1.0 / linear.in_features))
+    return model
+
+
+def build_transformer(kind: str, depth: int, budget: Budget | None = None, seed: int = 0, device=None) -> TransformerLM:
+    """The budget's Transformer without normalization at ``depth``: ``kind`` = "plain" (x ← F(x),
+    :func:`forward_stable_init`) or an ε rule (x ← x + F(x) with the branch weights, v and out, fc1
+    and fc2, initialized with gain β = √ε, so every branch starts as ε·F: ReLU and attention's value
+    path are linear in each)."""
+    budget = budget or get_budget()
+    if kind == "plain":
+        cfg = budget.model_config(depth, norm="plain")
+    else:
+        cfg = budget.model_config(depth, norm="none", beta=math.sqrt(branch_weight(kind, depth)))
+    model = build_model(cfg, seed=seed, device=device or default_device())
+    if kind == "plain":
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            forward_stable_init(model)
+    return model
+
+
+def transformer_run(kind: str, depth: int, budget: Budget | None = None, optimizer: str = "adam",
                     lr: float | None = None, steps: int | None = None, seed: int = 0, device=None,
                     progress: bool = False) -> History:
-    """The budget's Transformer without normalization, x ← x + F(x), with the branch weights
-    initialized with gain β = √ε: both matrices of each branch (v and out, fc1 and fc2) carry β,
-    so every branch starts as ε·F (ReLU and attention's value path are linear in each)."""
+    """Train :func:`build_transformer`'s model of ``kind`` at ``depth`` on the Markov language."""
     budget = budget or get_budget()
-    eps = branch_weight(rule, depth)
-    model = build_model(budget.model_config(depth, norm="none", beta=math.sqrt(eps)), seed=seed,
-                        device=device or default_device())
+    model = build_transformer(kind, depth, budget, seed, device)
     cfg = _config(budget, optimizer, lr, steps or budget.res_train_steps, seed)
     return train(model, MarkovLanguage(budget.vocab_size, seed=seed), cfg, progress=progress, track_update=False)
+
+
+@torch.no_grad()
+def position_cosine(kind: str, depth: int, budget: Budget | None = None, seed: int = 0, device=None) -> tuple[float, float]:
+    """At initialization, the mean cosine between the hidden states of different positions of the
+    same sequence, at the input x_0 and at the output x_N: (cos_0, cos_N). Pure attention stacks
+    drive it to 1 (the rank collapse of Dong et al., 2021), leaving the head nothing to tell apart."""
+    budget = budget or get_budget()
+    model = build_transformer(kind, depth, budget, seed, device)
+    dev = next(model.parameters()).device
+    gen = torch.Generator().manual_seed(seed)
+    tokens = MarkovLanguage(budget.vocab_size, seed=seed).sample(budget.batch_size, budget.seq_len, gen).to(dev)  # [B, T]
+    _, stream = model.hidden(tokens, return_stream=True)
+
+    def mean_cos(x):                                                   # x: [B, T, d]
+        x = F.normalize(x.double(), dim=-1)
+        c = x @ x.transpose(1, 2)                                      # [B, T, T]
+        off = ~torch.eye(x.size(1), dtype=torch.bool, device=c.device)
+        return float(c[:, off].mean())
+    return mean_cos(stream[0]), mean_cos(stream[-1])
 
 
 def outcome(hist: History) -> str:
@@ -166,6 +213,24 @@ def loss_panel(ax, runs: dict, title: str = "", top_factor: float = 1.6) -> None
     if title:
         ax.set_title(title, fontsize=9)
     ax.legend(fontsize=6)
+
+
+def gradient_panel(ax, runs: dict, title: str = "", xlabel: str = "layer l") -> None:
+    """‖∂L/∂θ_l‖ per layer (or block) at step 0 of each of ``runs`` (kind → History), log scale.
+    Non-finite norms (a run whose first loss already overflowed) are left out and counted in the
+    label."""
+    for kind, hist in runs.items():
+        if not hist.grad_norms:
+            continue
+        g0 = hist.grad_norms[0]                                          # [N]
+        pts = [(l, g) for l, g in enumerate(g0, start=1) if math.isfinite(g) and g > 0]
+        text = label(kind) + (f" ({len(g0) - len(pts)} of {len(g0)} non-finite)" if len(pts) < len(g0) else "")
+        ax.semilogy([l for l, _ in pts], [g for _, g in pts], color=KIND_COLOURS.get(kind), label=text)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(r"$\|\partial L/\partial\theta_l\|$ at step 0")
+    if title:
+        ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7)
 
 
 def log10_axis(ax) -> None:

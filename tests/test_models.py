@@ -36,11 +36,12 @@ def test_pre_ln_computes_x_plus_f_of_ln_x():
     torch.testing.assert_close(res(x), x + sub(torch.nn.functional.layer_norm(x, (4,))))
 
 
-def test_rezero_is_identity_at_init_and_none_is_plain_sum():
+def test_rezero_is_identity_at_init_none_is_plain_sum_and_plain_has_no_skip():
     sub = nn.Linear(4, 4)
     x = torch.randn(2, 4)
     torch.testing.assert_close(Residual(sub, 4, "rezero")(x), x)
     torch.testing.assert_close(Residual(sub, 4, "none")(x), x + sub(x))
+    torch.testing.assert_close(Residual(sub, 4, "plain")(x), sub(x))
 
 
 def test_layers_start_with_different_weights():

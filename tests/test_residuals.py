@@ -97,6 +97,24 @@ def test_training_runs_record_histories_and_divergence():
     assert boom.diverged and "diverged" in rt.outcome(boom)
     t = rt.transformer_run("1/N", 2, budget, steps=2, device="cpu")
     assert len(t.losses) == 2
+    p = rt.transformer_run("plain", 2, budget, steps=2, device="cpu")
+    assert len(p.losses) == 2 and len(p.grad_norms[0]) == 2
+
+
+def test_plain_transformer_is_forward_stable_per_sublayer_and_collapses_positions():
+    model = rt.build_transformer("plain", 2, dn.get_budget("cpu"), device="cpu")
+    assert all(s.norm_style == "plain" and s.norm is None for b in model.blocks for s in b.sublayers)
+    x = torch.randn(8192, model.cfg.d_model)                                     # [B, d], E[x²] = 1
+    block = model.blocks[0]
+    with torch.no_grad():
+        assert block.ffn(x).pow(2).mean().item() == pytest.approx(1.0, rel=0.1)  # He + LeCun
+        assert block.attn.out_proj(block.attn.v_proj(x)).pow(2).mean().item() == pytest.approx(1.0, rel=0.1)
+    budget = dn.get_budget("smoke")
+    c0, plain = rt.position_cosine("plain", 12, budget, device="cpu")
+    _, residual = rt.position_cosine("1/N", 12, budget, device="cpu")
+    assert plain > 0.99 and residual < 0.5 and c0 < 0.5                         # rank collapse without skips
+    with pytest.raises(ValueError, match="unknown epsilon rule"):
+        rt.build_transformer("2", 4, budget)
 
 
 def test_slider_figure_draws():

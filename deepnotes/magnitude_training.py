@@ -58,13 +58,9 @@ def choice_loss_curves(ax, runs: dict[str, ChoiceRun], title: str = "", legend_s
     """:func:`deepnotes.plots.loss_curves` for the runs of one setting (choice → run), each labelled
     with its (α, λ) and drawn in the choice's colour of :data:`COLOURS`."""
     from . import plots
-    named = {f"{LABELS[k]} (α={r.alpha:.2g}, λ={r.lam:.2g})": r.history for k, r in runs.items()}
-    plots.loss_curves(ax, named, title=title)
-    by_label = {LABELS[k]: COLOURS[k] for k in runs}
-    for line in ax.get_lines():
-        first = line.get_label().split(" ")[0]
-        if first in by_label:
-            line.set_color(by_label[first])
+    names = {k: f"{LABELS[k]} (α={r.alpha:.2g}, λ={r.lam:.2g})" for k, r in runs.items()}
+    plots.loss_curves(ax, {names[k]: r.history for k, r in runs.items()}, title=title,
+                      colours={names[k]: COLOURS[k] for k in runs})
     ax.legend(fontsize=legend_size)
 
 

@@ -44,14 +44,15 @@ def loglog_sweep(ax, depths: Sequence[int], series: Mapping[str, Sequence[float]
     return slopes
 
 
-def loss_curves(ax, runs: Mapping[str, History], title: str = "", floor_label: str = "floor (entropy rate)") -> None:
+def loss_curves(ax, runs: Mapping[str, History], title: str = "", floor_label: str = "floor (entropy rate)",
+                colours: Mapping[str, str] | None = None) -> None:
     """Training losses with the floor (the entropy rate, or what ``floor_label`` names) and the
     context-free plateau; a diverged run ends in an ✕ at the step it diverged (drawn at the top edge
-    when its last loss is off the axes)."""
+    when its last loss is off the axes). ``colours`` (label → colour) overrides :func:`colour`."""
     floor = unigram = None
     used: dict[str | None, int] = {}
     for label, hist in runs.items():
-        c = colour(label)
+        c = colours[label] if colours and label in colours else colour(label)
         style = ("-", "-.", ":")[min(used.get(c, 0), 2)] if c is not None else "-"   # same style, other line
         used[c] = used.get(c, 0) + 1
         line, = ax.plot(range(len(hist.losses)), hist.losses, lw=1, ls=style, color=c, label=label)

@@ -12,13 +12,13 @@ from typing import TypeVar
 T = TypeVar("T")
 
 
-def progress(items: Iterable[T], enabled: bool = True, total: int | None = None) -> Iterator[T]:
+def progress(items: Iterable[T], enabled: bool = True) -> Iterator[T]:
     """Yield ``items``; with ``enabled``, under a tqdm bar that is closed and removed at the end."""
     if not enabled:
         yield from items
         return
     from tqdm.auto import tqdm        # imported here: `import deepnotes` stays light
-    bar = tqdm(items, total=total, leave=False)
+    bar = tqdm(items, leave=False)
     try:
         yield from bar
     finally:

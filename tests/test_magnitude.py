@@ -158,3 +158,20 @@ def test_bad_inputs_raise():
                                        mg.probe_batch(dn.get_budget("smoke"), 0, "cpu"), kind="w3")
     with pytest.raises(ValueError, match="optimizer"):
         mg.predicted_relative_update("rmsprop", 1.0, 1.0)
+
+
+def test_choice_curves_keep_each_choice_colour_for_line_and_divergence_mark():
+    import matplotlib
+    matplotlib.use("Agg")
+    from matplotlib.colors import same_color
+    from deepnotes import plots
+    ok = dn.History(losses=[2.6, 2.0, 1.8], floor=1.6, unigram=2.6)
+    boom = dn.History(losses=[2.6, 9.0], diverged_at=1, floor=1.6, unigram=2.6)
+    runs = {"alpha=1": mt.ChoiceRun(1.0, 0.1, boom), "lambda=1": mt.ChoiceRun(1.0, 1.0, ok)}   # ✕ drawn first
+    fig, (ax,) = plots.new_figure(1)
+    mt.choice_loss_curves(ax, runs)
+    drawn = [line for line in ax.get_lines() if line.get_label() and not line.get_label().startswith(("_", "floor", "context"))]
+    for key, line in zip(runs, drawn):
+        assert line.get_label().startswith(mg.LABELS[key]) and same_color(line.get_color(), mt.COLOURS[key])
+    marks = [line for line in ax.get_lines() if line.get_marker() == "x"]
+    assert len(marks) == 1 and same_color(marks[0].get_color(), mt.COLOURS["alpha=1"])

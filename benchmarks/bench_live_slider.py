@@ -17,8 +17,8 @@ matplotlib.use("Agg")
 import ipywidgets as W  # noqa: E402
 
 import deepnotes as dn  # noqa: E402
-from deepnotes import increment as inc  # noqa: E402
-from deepnotes.widgets import live_panel  # noqa: E402
+from deepnotes.chapters.increment_explosion import experiments as inc  # noqa: E402
+from deepnotes.show.widgets import live_panel  # noqa: E402
 
 
 def main() -> None:

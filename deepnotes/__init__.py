@@ -1,18 +1,20 @@
 """deepnotes: the helper package of the book on training very deep Transformers.
 
-Importing it loads the model code (torch) only; plotting (``deepnotes.plots``), widgets
-(``deepnotes.widgets``) and SymPy derivations (``deepnotes.symbolic``) are imported on demand.
+``book/<stem>.ipynb`` ↔ ``deepnotes/chapters/<stem>/``; what two or more chapters share lives in
+``deepnotes.core`` (models, training, budgets, formulas) and ``deepnotes.show`` (figures, sliders,
+verdicts). Importing ``deepnotes`` loads the model code (torch) only; plotting, widgets and SymPy
+are imported on demand.
 """
-from .budget import BUDGETS, Budget, device, get_budget
-from .config import NORM_STYLES, ModelConfig, TrainConfig
-from .data import MarkovLanguage
-from .models import Block, MLPStack, Residual, TransformerLM, build_model
-from .train import History, train, train_lm
+from deepnotes.core.budget import BUDGETS, Budget, device, get_budget
+from deepnotes.core.config import NORM_STYLES, ModelConfig, TrainConfig
+from deepnotes.core.data import MarkovLanguage
+from deepnotes.core.models import Block, Residual, TransformerLM, build_model
+from deepnotes.core.train import History, Masked, NextToken, train
 
 __version__ = "0.1.0"
 
 __all__ = [
     "BUDGETS", "Budget", "device", "get_budget", "NORM_STYLES", "ModelConfig", "TrainConfig",
-    "MarkovLanguage", "Block", "MLPStack", "Residual", "TransformerLM", "build_model",
-    "History", "train", "train_lm",
+    "MarkovLanguage", "Block", "Residual", "TransformerLM", "build_model",
+    "History", "Masked", "NextToken", "train",
 ]

@@ -8,8 +8,10 @@ import sympy as sp
 import torch
 
 import deepnotes as dn
-from deepnotes import bert, symbolic as sym, symbolic_bert as sb
-from deepnotes.initialization import gaussian_second_moment, truncated_normal_variance_factor
+from deepnotes.chapters.bert_init import experiments as bert
+from deepnotes.core import derive as sym
+from deepnotes.chapters.bert_init import derive as sb
+from deepnotes.core.init import gaussian_second_moment, truncated_normal_variance_factor
 
 
 def test_bert_stds_match_the_truncated_normal_factor():
@@ -104,8 +106,8 @@ def test_mlm_run_records_every_layer_norm_gain():
     budget = dn.get_budget("smoke")
     for head in (True, False):
         run = bert.mlm_run(0.02, head, budget)
-        assert len(run.history.losses) == budget.bert_train_steps
+        assert len(run.history.losses) == budget.bert_init.train_steps
         names = set(run.gains)
-        assert ("head" in names) == head and "embed" in names and f"l{budget.bert_train_depth}.ffn" in names
+        assert ("head" in names) == head and "embed" in names and f"l{budget.bert_init.train_depth}.ffn" in names
         assert all(len(v) == len(run.gain_steps) == len(run.embed_rms) for v in run.gains.values())
         assert run.gains["embed"][0] == pytest.approx(1.0)

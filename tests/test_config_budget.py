@@ -2,7 +2,7 @@ import pytest
 import torch
 
 import deepnotes as dn
-from deepnotes import scaling
+from deepnotes.core import scaling as scaling
 
 
 @pytest.mark.parametrize("kwargs, fragment", [
@@ -52,7 +52,7 @@ def test_budget_names(monkeypatch):
 
 
 def test_cpu_budget_spans_two_orders_of_magnitude_of_depth():
-    depths = dn.get_budget("cpu").probe_depths
+    depths = dn.get_budget("cpu").increment_explosion.probe_depths
     assert max(depths) / min(depths) >= 100
 
 

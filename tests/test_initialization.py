@@ -3,10 +3,10 @@ import math
 import pytest
 import torch
 
-from deepnotes import initialization as ini
-from deepnotes import moments as mo
-from deepnotes import norms
-from deepnotes import symbolic as sym
+from deepnotes.core import init as ini
+from deepnotes.chapters.initialization import experiments as mo
+from deepnotes.core import norms as norms
+from deepnotes.core import derive as sym
 
 
 def test_symbolic_matches_plain_formulas():

@@ -5,12 +5,14 @@ import sympy as sp
 import torch
 
 import deepnotes as dn
-from deepnotes import magnitude as mg
-from deepnotes import magnitude_training as mt
-from deepnotes import scaling
-from deepnotes import symbolic as sym
-from deepnotes import symbolic_deepnorm as sd
-from deepnotes.verdicts import APPROX, HOLDS, UNCHECKABLE, WRONG
+from deepnotes.core.probes import loglog_slope
+from deepnotes.show.palette import PALETTE
+from deepnotes.chapters.magnitude_decomposition import experiments as mg
+from deepnotes.chapters.magnitude_decomposition import training as mt
+from deepnotes.core import scaling as scaling
+from deepnotes.core import derive as sym
+from deepnotes.chapters.magnitude_decomposition import derive as sd
+from deepnotes.show.verdicts import APPROX, HOLDS, UNCHECKABLE, WRONG
 
 DEPTHS = (1, 3, 12, 100, 1000)
 
@@ -92,7 +94,7 @@ def test_measured_gradient_scales_like_lambda_over_alpha():
     budget = dn.get_budget("smoke")
     sweep = mg.lambda_gradient_sweep(budget, n_layers=3, alphas=(1.0, 4.0), lambdas=(0.1, 0.4), seeds=1, device="cpu")
     for kind in ("v", "o", "fc1", "fc2"):
-        assert abs(mt.loglog_fit(*sweep.series(kind)) - 1) < 0.3
+        assert abs(loglog_slope(*sweep.series(kind)) - 1) < 0.3
         assert sweep.rms[kind][0][0] / sweep.rms[kind][1][0] == pytest.approx(4.0, rel=0.1)   # ∝ 1/α
 
 
@@ -113,15 +115,15 @@ def test_training_run_tracks_lambda_and_records_divergence():
     assert run.lam_steps == [0, 2] and run.lam_ratio[0] == pytest.approx(1.0)
     assert len(run.history.losses) == 4
     assert 0 < run.history.unigram - run.history.floor
-    area = run.mean_fraction_learned()
+    area = run.history.mean_fraction_learned()
     h = run.history
     assert area == pytest.approx(sum((h.unigram - x) / (h.unigram - h.floor) for x in h.losses) / 4)
     blown = mt.run_choice(2, 1.0, 1.0, "sgd", 1e6, budget, steps=6, device="cpu")
-    assert blown.history.diverged and blown.steps_to_halfway() is None and blown.mean_fraction_learned() is None
+    assert blown.history.diverged and blown.history.steps_to(0.5) is None and blown.history.mean_fraction_learned() is None
 
 
 def test_derivation_verdicts_have_the_expected_statuses():
-    from deepnotes import magnitude_verdicts as mv
+    from deepnotes.chapters.magnitude_decomposition import claims as mv
     main = {v.claim: v.status for v in mv.main_text_verdicts()}
     assert set(main.values()) == {HOLDS, APPROX, UNCHECKABLE}
     assert [c for c, s in main.items() if s == APPROX] == [
@@ -164,7 +166,7 @@ def test_choice_curves_keep_each_choice_colour_for_line_and_divergence_mark():
     import matplotlib
     matplotlib.use("Agg")
     from matplotlib.colors import same_color
-    from deepnotes import plots
+    from deepnotes.show import plots as plots
     ok = dn.History(losses=[2.6, 2.0, 1.8], floor=1.6, unigram=2.6)
     boom = dn.History(losses=[2.6, 9.0], diverged_at=1, floor=1.6, unigram=2.6)
     runs = {"alpha=1": mt.ChoiceRun(1.0, 0.1, boom), "lambda=1": mt.ChoiceRun(1.0, 1.0, ok)}   # ✕ drawn first
@@ -172,6 +174,6 @@ def test_choice_curves_keep_each_choice_colour_for_line_and_divergence_mark():
     mt.choice_loss_curves(ax, runs)
     drawn = [line for line in ax.get_lines() if line.get_label() and not line.get_label().startswith(("_", "floor", "context"))]
     for key, line in zip(runs, drawn):
-        assert line.get_label().startswith(mg.LABELS[key]) and same_color(line.get_color(), mt.COLOURS[key])
+        assert line.get_label().startswith(mg.LABELS[key]) and same_color(line.get_color(), PALETTE[key])
     marks = [line for line in ax.get_lines() if line.get_marker() == "x"]
-    assert len(marks) == 1 and same_color(marks[0].get_color(), mt.COLOURS["alpha=1"])
+    assert len(marks) == 1 and same_color(marks[0].get_color(), PALETTE["alpha=1"])

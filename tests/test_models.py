@@ -3,7 +3,7 @@ import torch
 from torch import nn
 
 import deepnotes as dn
-from deepnotes.models import Block, Residual
+from deepnotes.core.models import Block, Residual
 
 
 def cfg(**kw):
@@ -76,9 +76,9 @@ def test_every_norm_style_runs_transformer_and_mlp(norm):
     model = dn.build_model(cfg(norm=norm), seed=0)
     tokens = torch.randint(0, 8, (2, 5))
     assert model(tokens).shape == (2, 5, 8)
-    mlp = dn.MLPStack(cfg(norm=norm, block="mlp"), d_in=3, d_out=2)
-    assert mlp(torch.randn(4, 3)).shape == (4, 2)
-    assert mlp.blocks[0].attn is None
+    mlp = dn.Block(cfg(norm=norm, block="mlp"))
+    assert mlp(torch.randn(4, 3, 16)).shape == (4, 3, 16)
+    assert mlp.attn is None and len(mlp.sublayers) == 1
 
 
 def test_causal_attention_ignores_the_future():

@@ -5,8 +5,9 @@ import sympy as sp
 import torch
 
 import deepnotes as dn
-from deepnotes import postpre as pp
-from deepnotes import symbolic as sym
+from deepnotes.core.trackers import GateSchedule
+from deepnotes.chapters.post_vs_pre_norm import experiments as pp
+from deepnotes.core import derive as sym
 
 
 def test_post_norm_weights_and_pre_norm_moment_match_the_recursions():
@@ -44,16 +45,16 @@ def test_stream_probe_identity_path():
 def test_fixed_step_gates_rise_linearly_and_are_not_trained():
     budget = dn.get_budget("smoke")
     model = dn.build_model(pp.model_config("rezero", 2, budget))
-    schedule = pp.gate_schedule(0.25)
+    schedule = GateSchedule(0.25)
     for step, want in ((0, 0.25), (2, 0.75), (9, 1.0)):
-        schedule(model, step)
+        schedule.before_step(model, step, None)
         assert all(r.gate.item() == want for b in model.blocks for r in b.sublayers)
     hist = pp.run("rezero", 2, budget, gate_step=0.5, steps=3)
     assert len(hist.losses) == 3 and hist.block_updates
     with pytest.raises(ValueError, match="rezero"):
         pp.run("post", 2, budget, gate_step=0.5, steps=1)
-    with pytest.raises(ValueError, match="step_size"):
-        pp.gate_schedule(0)
+    with pytest.raises(ValueError, match="gate step size"):
+        GateSchedule(0)
 
 
 def test_block_updates_under_adam_are_uniform_and_under_sgd_follow_gradients():

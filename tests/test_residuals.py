@@ -5,10 +5,10 @@ import sympy as sp
 import torch
 
 import deepnotes as dn
-from deepnotes import residual_training as rt
-from deepnotes import residuals as rs
-from deepnotes import symbolic as sym
-from deepnotes import symbolic_residuals as sr
+from deepnotes.chapters.why_residuals import training as rt
+from deepnotes.chapters.why_residuals import experiments as rs
+from deepnotes.core import derive as sym
+from deepnotes.chapters.why_residuals import derive as sr
 
 
 def test_plain_layer_derivation_reuses_the_linear_moment_and_telescopes():
@@ -147,8 +147,9 @@ def test_correlation_map_and_token_cosines():
 
 def test_steps_to_half():
     h = dn.History(losses=[3.0] * 10 + [1.0] * 10, floor=1.0, unigram=3.0)
-    assert rt.steps_to_half(h, window=2) == 10      # losses 9, 10 average to the half-way 2.0
-    assert rt.steps_to_half(dn.History(losses=[3.0] * 5, floor=1.0, unigram=3.0)) is None
+    assert h.steps_to(0.5, window=2) == 10      # losses 9, 10 average to the half-way 2.0
+    assert dn.History(losses=[3.0] * 5, floor=1.0, unigram=3.0).steps_to(0.5) is None
+    assert dn.History(losses=[3.0, 1.0], floor=1.0, unigram=3.0, diverged_at=2).steps_to(0.5, window=1) is None
 
 
 def test_branch_jacobian_is_not_a_multiple_of_an_orthogonal_matrix_but_keeps_norms_on_average():

@@ -1,8 +1,8 @@
 import pytest
 import sympy as sp
 
-from deepnotes import scaling
-from deepnotes import symbolic as sym
+from deepnotes.core import scaling as scaling
+from deepnotes.core import derive as sym
 
 DEPTHS = [1, 2, 6, 12, 50, 100, 1000]
 
@@ -59,7 +59,7 @@ def test_linear_warmup_factor():
 
 @pytest.mark.parametrize("optimizer", ["sgd", "adam"])
 def test_predicted_slopes_equal_sympy_exponents(optimizer):
-    from deepnotes import increment as inc
+    from deepnotes.chapters.increment_explosion import experiments as inc
     quarter, half = sp.Rational(1, 4), sp.Rational(1, 2)
     paper = (8 * sym.N) ** -quarter / (2 * sym.N) ** quarter          # β/α of DeepNet's encoder
     su_adam = (2 * sym.N) ** -half / (2 * sym.N) ** half             # λ/α of Su's Adam constants

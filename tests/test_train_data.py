@@ -4,8 +4,9 @@ import pytest
 import torch
 
 import deepnotes as dn
-from deepnotes import increment as inc
-from deepnotes.probes import loglog_slope, one_step_loss_change
+from deepnotes.chapters.increment_explosion import experiments as inc
+from deepnotes.core.probes import loglog_slope, one_step_loss_change
+from deepnotes.core.trackers import BlockGradNorms, UpdateSize
 
 
 def test_entropy_rate_matches_a_long_sample():
@@ -34,8 +35,13 @@ def small_cfg(**kw):
     return dn.ModelConfig(**base)
 
 
+def train_lm(model_cfg, train_cfg, **kw):
+    task = dn.MarkovLanguage(model_cfg.vocab_size, seed=train_cfg.seed)
+    return dn.train(dn.build_model(model_cfg, seed=train_cfg.seed), task, train_cfg, **kw)
+
+
 def test_tiny_run_lowers_loss_toward_the_floor():
-    hist = dn.train_lm(small_cfg(), dn.TrainConfig(lr=3e-3, steps=150, batch_size=16, seq_len=16))
+    hist = train_lm(small_cfg(), dn.TrainConfig(lr=3e-3, steps=150, batch_size=16, seq_len=16))
     assert not hist.diverged
     start, end = sum(hist.losses[:5]) / 5, hist.final_loss(20)
     assert end < start - 0.3
@@ -45,27 +51,27 @@ def test_tiny_run_lowers_loss_toward_the_floor():
 
 def test_same_seed_reproduces_losses():
     tc = dn.TrainConfig(steps=8, seed=4)
-    a = dn.train_lm(small_cfg(), tc)
-    b = dn.train_lm(small_cfg(), tc)
-    assert a.losses == b.losses and a.update_rms == b.update_rms
-    c = dn.train_lm(small_cfg(), dn.TrainConfig(steps=8, seed=5))
+    a = train_lm(small_cfg(), tc, trackers=[UpdateSize()])
+    b = train_lm(small_cfg(), tc, trackers=[UpdateSize()])
+    assert a.losses == b.losses and a.update_rms == b.update_rms and len(a.update_rms) == 8
+    c = train_lm(small_cfg(), dn.TrainConfig(steps=8, seed=5))
     assert a.losses != c.losses
 
 
 def test_diverging_run_is_recorded_not_raised():
-    hist = dn.train_lm(small_cfg(norm="none"), dn.TrainConfig(optimizer="sgd", lr=1e6, steps=30))
+    hist = train_lm(small_cfg(norm="none"), dn.TrainConfig(optimizer="sgd", lr=1e6, steps=30))
     assert hist.diverged and 0 < hist.diverged_at < 30
     assert len(hist.losses) == hist.diverged_at
     assert hist.final_loss() == math.inf
 
 
 def test_warmup_schedule_is_linear():
-    hist = dn.train_lm(small_cfg(), dn.TrainConfig(lr=1e-2, steps=6, warmup_steps=4))
+    hist = train_lm(small_cfg(), dn.TrainConfig(lr=1e-2, steps=6, warmup_steps=4))
     assert hist.lrs == pytest.approx([2.5e-3, 5e-3, 7.5e-3, 1e-2, 1e-2, 1e-2])
 
 
 def test_grad_norms_are_per_block():
-    hist = dn.train_lm(small_cfg(n_layers=3), dn.TrainConfig(steps=4, track_every=2))
+    hist = train_lm(small_cfg(n_layers=3), dn.TrainConfig(steps=4), trackers=[BlockGradNorms(every=2)])
     assert hist.grad_steps == [0, 2]
     assert all(len(g) == 3 and min(g) > 0 for g in hist.grad_norms)
 
@@ -115,7 +121,7 @@ def test_slider_figure_runs_at_smoke_and_bad_variants_raise():
 
 
 def test_lamb_moves_every_tensor_by_lr_times_its_norm():
-    from deepnotes.optim import Lamb
+    from deepnotes.core.optim import Lamb
     torch.manual_seed(0)
     w = torch.nn.Parameter(torch.randn(8, 8))
     b = torch.nn.Parameter(torch.randn(8))
@@ -129,7 +135,7 @@ def test_lamb_moves_every_tensor_by_lr_times_its_norm():
 
 
 def test_masked_entropy_is_the_bayes_floor_and_masks_are_isolated():
-    from deepnotes.data import mask_positions
+    from deepnotes.core.data import mask_positions
     lang = dn.MarkovLanguage(8, seed=3)
     assert lang.masked_entropy() < lang.entropy_rate()          # two neighbours tell more than one
     mask = mask_positions(64, 50, 0.15, torch.Generator().manual_seed(0))
@@ -158,7 +164,7 @@ def test_mlm_encoder_with_head_transform_learns_toward_the_masked_floor():
     assert model.embed.num_embeddings == 9 and isinstance(model.head_transform[2], torch.nn.LayerNorm)
     hist = dn.train(model, dn.MarkovLanguage(8, seed=0), dn.TrainConfig(lr=3e-3, steps=200, warmup_steps=20,
                                                                         batch_size=32, seq_len=16),
-                    mask_prob=0.15, track_update=False)
+                    objective=dn.Masked(0.15))
     assert hist.floor == pytest.approx(dn.MarkovLanguage(8, seed=0).masked_entropy())
     assert hist.floor < hist.final_loss(30) < hist.unigram - 0.3    # it uses both neighbours, not yet at the floor
     with pytest.raises(ValueError, match="encoder"):
@@ -169,7 +175,7 @@ def test_progress_bar_is_closed_and_removed_when_the_loop_ends_early(monkeypatch
     import tqdm.auto
     import tqdm.notebook
 
-    from deepnotes.progress import progress
+    from deepnotes.show.progress import progress
 
     made = []
 

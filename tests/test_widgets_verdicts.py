@@ -6,8 +6,8 @@ import sympy as sp
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from deepnotes import verdicts as vd  # noqa: E402
-from deepnotes.widgets import slider_control  # noqa: E402
+from deepnotes.show import verdicts as vd  # noqa: E402
+from deepnotes.show.widgets import slider_control  # noqa: E402
 
 CALLS = []
 
@@ -93,8 +93,8 @@ def test_live_panel_reruns_the_chapter_experiment_in_a_real_kernel():
     source = """
 import ipywidgets as W, time
 import deepnotes as dn
-from deepnotes import increment as inc
-from deepnotes.widgets import live_panel
+from deepnotes.chapters.increment_explosion import experiments as inc
+from deepnotes.show.widgets import live_panel
 budget = dn.get_budget("smoke")
 controls = {"depth": W.IntSlider(value=3), "norm": W.Dropdown(options=dn.NORM_STYLES, value="rezero"),
             "optimizer": W.Dropdown(options=["adam", "sgd", "lamb"], value="lamb")}

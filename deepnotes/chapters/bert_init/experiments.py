@@ -1,0 +1,320 @@
+"""Experiments of the chapter "Why is BERT's initial standard deviation 0.02?" (seed 003).
+
+A BERT-shaped Post-LN encoder (GELU FFN of width 4d, heads of width 64, token + position embeddings
+with a LayerNorm, MLM head tied to the embedding) with every matrix drawn from N(0, s²) cut at ±2σ.
+Stds are quoted at BERT-base's width 768; a model of width d uses s·√(768/d), which keeps
+
+    q = d·s_eff²,   s_eff = s·√γ(2) ≈ 0.8796·s     (the std actually realized after the cut)
+
+and with it every variance at initialization (see :mod:`deepnotes.symbolic_bert`):
+
+    v_ffn = 4q·E[gelu(h)²], h ~ N(0, q)      v_att = ρ·q²      per-layer identity ((1+v_att)(1+v_ffn))^{-1/2}
+    Var[logit] = q                           softmax entropy ≈ log V − q/2
+"""
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, field
+
+import torch
+import torch.nn.functional as F
+
+from deepnotes.core.budget import Budget, device as default_device, get_budget
+from deepnotes.core.config import ModelConfig, TrainConfig
+from deepnotes.core.data import MarkovLanguage, mask_positions
+from deepnotes.core.init import gaussian_second_moment, truncated_normal_variance_factor
+from deepnotes.core.models import build_model
+from deepnotes.core.scaling import predicted_identity_weight
+from deepnotes.core.probes import per_block_grad_norms
+from deepnotes.core.train import History, Masked, train
+from deepnotes.core.trackers import BlockGradNorms, Recorder, every_for
+
+BERT_WIDTH = 768
+MASK_PROB = 0.15
+MLM_FLOOR = "floor H(X_t | neighbours)"
+
+
+def equivalent_std(std: float, width: int) -> float:
+    """The std at width ``width`` that gives the same d·s² as ``std`` at width 768."""
+    if not std > 0:
+        raise ValueError(f"std must be > 0, got {std!r}")
+    if not isinstance(width, int) or width < 1:
+        raise ValueError(f"width must be a positive integer, got {width!r}")
+    return std * math.sqrt(BERT_WIDTH / width)
+
+
+def q_of(std: float, truncated: bool = True) -> float:
+    """q = 768·s_eff² with s_eff = s·√γ(2), the std left after cutting N(0, s²) at ±2s
+    (``truncated=False``: s_eff = s, e.g. Xavier-normal's 1/√768)."""
+    return BERT_WIDTH * std ** 2 * (truncated_normal_variance_factor(2.0) if truncated else 1.0)
+
+
+def gelu_second_moment(q: float) -> float:
+    """E[gelu(h)²] for h ~ N(0, q) (numerical quadrature)."""
+    return gaussian_second_moment(lambda x: x * 0.5 * (1.0 + math.erf(x / math.sqrt(2.0))), q)
+
+
+def derived_ratios(std: float, rho: float, ffn_ratio: int = 4, truncated: bool = True) -> tuple[float, float]:
+    """(v_att, v_ffn) = (ρ·q², r·q·E[gelu(h)²]) at BERT-equivalent std ``std``."""
+    q = q_of(std, truncated)
+    return rho * q ** 2, ffn_ratio * q * gelu_second_moment(q)
+
+
+def identity_weight(std: float, rho: float, layers: int = 1, truncated: bool = True) -> float:
+    """The weight of x_0 after ``layers`` Post-LN layers: ((1+v_att)(1+v_ffn))^{-layers/2}."""
+    v_att, v_ffn = derived_ratios(std, rho, truncated=truncated)
+    return ((1 + v_att) * (1 + v_ffn)) ** (-layers / 2)
+
+
+def encoder_config(width: int, depth: int, std: float, vocab: int, seq_len: int,
+                   head_transform: bool = True) -> ModelConfig:
+    """BERT's shape at width ``width``: Post-LN, GELU FFN 4·width, heads of 64 (at least one)."""
+    return ModelConfig(n_layers=depth, d_model=width, n_heads=max(1, width // 64), d_ff=4 * width,
+                       vocab_size=vocab, norm="post", causal=False, init_std=equivalent_std(std, width),
+                       head_transform=head_transform, activation="gelu", max_len=seq_len)
+
+
+@dataclass
+class InitProbe:
+    """One batch through a freshly initialized encoder (lists: per layer; index 0 = x_0)."""
+    std: float                     # BERT-equivalent init std
+    width: int
+    depth: int
+    stream_var: list[float]        # Var[x_l] over features, averaged over tokens (l = 0..L)
+    cos_x0: list[float]            # mean cos(x_l, x_0): the identity path's weight, measured
+    attn_ratio: list[float]        # v_att per layer: E[A(x)²]/E[x²]
+    ffn_ratio: list[float]         # v_ffn per layer
+    rho: list[float]               # per layer: ‖mean_t x_t‖²/mean_t ‖x_t‖² at the attention's input
+    predicted_cos: list[float]     # Π (1+v)^{-1/2} from the measured ratios
+    derived_cos: list[float]       # the same from the derived ratios (measured ρ)
+    grad_norms: list[float]        # ‖∂L_MLM/∂θ_l‖ per block l = 1..L
+    logit_var: float               # Var of the MLM logits at masked positions
+    softmax_kl: float              # mean KL(softmax ‖ uniform) = log V − H at masked positions
+    loss: float                    # the MLM loss at init
+
+
+def init_probe(std: float, depth: int, width: int | None = None, budget: Budget | None = None,
+               seed: int = 0, device=None) -> InitProbe:
+    """Measure the stream, the branch ratios, the gradients and the logits of an encoder at init."""
+    budget = budget or get_budget()
+    width = width or budget.bert_init.probe_width
+    device = device or default_device()
+    n_seq, seq_len = budget.bert_init.probe_tokens
+    cfg = encoder_config(width, depth, std, budget.bert_init.vocab, seq_len)
+    model = build_model(cfg, seed=seed, device=device)
+    gen = torch.Generator().manual_seed(100 + seed)
+    tokens = MarkovLanguage(budget.bert_init.vocab, seed=0).sample(n_seq, seq_len, gen).to(device)   # [B, T]
+    mask = mask_positions(n_seq, seq_len, MASK_PROB, gen).to(device)                          # [B, T]
+    if not mask.any():                                       # a tiny batch may draw no mask at all
+        mask[:, seq_len // 2] = True
+    ratios, rho = {"attn": [], "ffn": []}, []
+
+    def record(kind):
+        def hook(module, inputs, output):
+            x = inputs[0].detach()                                                            # [B, T, d]
+            ratios[kind].append(float(output.detach().pow(2).mean() / x.pow(2).mean()))
+            if kind == "attn":
+                rho.append(float(x.mean(dim=1).pow(2).sum(-1).mean() / x.pow(2).sum(-1).mean()))
+        return hook
+
+    hooks = [b.attn.register_forward_hook(record("attn")) for b in model.blocks]
+    hooks += [b.ffn.register_forward_hook(record("ffn")) for b in model.blocks]
+    masked = tokens.masked_fill(mask, model.mask_id)
+    with torch.no_grad():
+        _, stream = model.hidden(masked, return_stream=True)
+        for hk in hooks:
+            hk.remove()
+        logits = model(masked)[mask].double()                                                   # [n, V]
+    x0 = stream[0]
+    interleaved = [v for pair in zip(ratios["attn"], ratios["ffn"]) for v in pair]
+    derived = [v for r in rho for v in derived_ratios(std, r)]
+    logp = logits.log_softmax(-1)
+    model.zero_grad(set_to_none=True)
+    loss = model.mlm_loss(tokens, mask)
+    loss.backward()
+    return InitProbe(
+        std=std, width=width, depth=depth,
+        stream_var=[float(x.var(dim=-1, unbiased=False).mean()) for x in stream],
+        cos_x0=[float(F.cosine_similarity(x, x0, dim=-1).mean()) for x in stream],
+        attn_ratio=ratios["attn"], ffn_ratio=ratios["ffn"], rho=rho,
+        predicted_cos=predicted_identity_weight("post", interleaved),
+        derived_cos=predicted_identity_weight("post", derived),
+        grad_norms=per_block_grad_norms(model),
+        logit_var=float(logits.var()),
+        softmax_kl=float((logp.exp() * logp).sum(-1).mean() + math.log(logits.shape[-1])),
+        loss=float(loss.detach()))
+
+
+def layer_norm_gains(model) -> dict[str, float]:
+    """Mean γ of every LayerNorm: 'embed', 'l{k}.attn' / 'l{k}.ffn' (k = 1..L) and, with the extra
+    head layer, 'head'."""
+    gains = {"embed": float(model.embed_norm.weight.detach().mean())}
+    for k, block in enumerate(model.blocks, start=1):
+        for name, res in zip(("attn", "ffn"), block.sublayers):
+            gains[f"l{k}.{name}"] = float(res.norm.weight.detach().mean())
+    if model.cfg.head_transform:
+        gains["head"] = float(model.head_transform[2].weight.detach().mean())
+    return gains
+
+
+@dataclass
+class MLMRun:
+    """An MLM training run and the LayerNorm gains and embedding size along it."""
+    std: float
+    head_transform: bool
+    history: History
+    depth: int
+    gain_steps: list[int] = field(default_factory=list)
+    gains: dict[str, list[float]] = field(default_factory=dict)     # LN name → mean γ at gain_steps
+    embed_rms: list[float] = field(default_factory=list)            # RMS of the output rows of E
+
+    def last_encoder_gain(self) -> list[float]:
+        return self.gains[f"l{self.depth}.ffn"]
+
+
+def embedding_rms(model) -> float:
+    """RMS of the output rows of the tied embedding E (the [MASK] row left out)."""
+    return float(model.embed.weight[: model.cfg.vocab_size].detach().pow(2).mean().sqrt())
+
+
+def mlm_run(std: float, head_transform: bool = True, budget: Budget | None = None, seed: int = 0,
+            lr: float | None = None, depth: int | None = None, device=None, progress: bool = False) -> MLMRun:
+    """Train the budget's encoder on masked tokens of the Markov language with Adam and linear warmup,
+    recording every LayerNorm's mean γ and the embedding's RMS."""
+    budget = budget or get_budget()
+    b = budget.bert_init
+    depth = depth or b.train_depth
+    n_seq, seq_len = b.train_batch
+    cfg = encoder_config(b.train_width, depth, std, b.vocab, seq_len, head_transform)
+    model = build_model(cfg, seed=seed, device=device or default_device())
+    every = every_for(b.train_steps, b.gain_points)
+    tcfg = TrainConfig(optimizer="adam", lr=b.lr if lr is None else lr, steps=b.train_steps,
+                       warmup_steps=b.train_warmup, batch_size=n_seq, seq_len=seq_len, seed=seed)
+    hist = train(model, MarkovLanguage(b.vocab, seed=seed), tcfg, objective=Masked(MASK_PROB), progress=progress,
+                 trackers=[BlockGradNorms(every), Recorder("gains", layer_norm_gains, every),
+                           Recorder("embed_rms", embedding_rms, every)])
+    steps, gains = hist.record("gains")
+    result = MLMRun(std, head_transform, hist, depth, list(steps), embed_rms=list(hist.record("embed_rms")[1]))
+    for snapshot in gains:
+        for name, value in snapshot.items():
+            result.gains.setdefault(name, []).append(value)
+    return result
+
+
+@functools.lru_cache(maxsize=None)
+def cached_probe(std: float, depth: int, width: int, budget: Budget) -> InitProbe:
+    """:func:`init_probe`, computed once per setting (the experiment and the slider share them)."""
+    return init_probe(std, depth, width, budget)
+
+
+@functools.lru_cache(maxsize=None)
+def cached_run(std: float, head_transform: bool, budget: Budget) -> MLMRun:
+    """:func:`mlm_run` at the budget's defaults, computed once per setting."""
+    return mlm_run(std, head_transform, budget)
+
+
+def article_gradient_prediction(probe: InitProbe) -> list[float]:
+    """The annotated eq. (42) with the measured branch ratios: ‖g_l‖/‖g_L‖ = Π_{k>l} ((1+v_att)(1+v_ffn))^{-1/2}."""
+    per_layer = [((1 + a) * (1 + f)) ** -0.5 for a, f in zip(probe.attn_ratio, probe.ffn_ratio)]
+    out = [1.0]
+    for w in reversed(per_layer[1:]):
+        out.append(out[-1] * w)
+    return out[::-1]
+
+
+def init_figure(std: float, depth: int, budget: Budget | None = None, progress: bool = False):
+    """Slider 1: branch ratios, the identity path's weight and the per-block gradients at init."""
+    from deepnotes.show import plots
+    budget = budget or get_budget()
+    p = cached_probe(std, depth, budget.bert_init.probe_width, budget)
+    layers = range(1, depth + 1)
+    fig, (ax_v, ax_w, ax_g) = plots.new_figure(3, width=3.4, height=2.8)
+    derived = [derived_ratios(std, r) for r in p.rho]
+    ax_v.semilogy(layers, p.ffn_ratio, "o", color="tab:red", ms=4, label="FFN, measured")
+    ax_v.semilogy(layers, [f for _, f in derived], "-", color="tab:red", lw=1, label="FFN, derived")
+    ax_v.semilogy(layers, p.attn_ratio, "s", color="tab:blue", ms=4, label="attention, measured")
+    ax_v.semilogy(layers, [a for a, _ in derived], "-", color="tab:blue", lw=1, label="attention, derived (ρ measured)")
+    ax_v.set_xlabel("layer l")
+    ax_v.set_ylabel("branch ratio v = E[F²]/E[x²]")
+    ax_v.legend(fontsize=6)
+    ax_w.plot(range(depth + 1), p.cos_x0, "o", color="k", ms=4, label="measured cos(x_l, x_0)")
+    ax_w.plot(range(depth + 1), p.derived_cos, "-", color="tab:green", label="derived Π(1+v)^{-1/2}")
+    ax_w.set_ylim(-0.05, 1.05)
+    ax_w.set_xlabel("layer l")
+    ax_w.set_ylabel("weight of x_0 in x_l")
+    ax_w.set_title(f"BERT-equivalent std {std:g}, N={depth}", fontsize=8)
+    ax_w.legend(fontsize=6)
+    g = p.grad_norms
+    ax_g.semilogy(layers, [v / g[-1] for v in g], "o-", color="k", ms=4, label="measured")
+    ax_g.semilogy(layers, article_gradient_prediction(p), "--", color="tab:orange", label="annotated eq. (42), real v")
+    ax_g.set_xlabel("block l")
+    ax_g.set_ylabel(r"$\|\partial L/\partial\theta_l\| / \|\partial L/\partial\theta_N\|$")
+    ax_g.legend(fontsize=6)
+    fig.tight_layout()
+    return fig
+
+
+def gain_figure(std: float, head_transform: bool, budget: Budget | None = None, progress: bool = False):
+    """Slider 2: every LayerNorm's mean γ during MLM training, the last encoder LN and the head's LN
+    highlighted, and the RMS of the (tied) output embedding rows."""
+    from deepnotes.show import plots
+    budget = budget or get_budget()
+    run = cached_run(std, head_transform, budget)
+    fig, (ax_g, ax_l) = plots.new_figure(2, width=4.0, height=2.8)
+    last = f"l{budget.bert_init.train_depth}.ffn"
+    for name, values in run.gains.items():
+        if name in (last, "head"):
+            continue
+        ax_g.plot(run.gain_steps, values, color="0.75", lw=0.8)
+    ax_g.plot(run.gain_steps, run.gains[last], color="tab:red", lw=2, label="last encoder LN")
+    if "head" in run.gains:
+        ax_g.plot(run.gain_steps, run.gains["head"], color="tab:blue", lw=2, label="extra head LN")
+    ax_g.plot([], [], color="0.75", label="other LNs")
+    ax_e = ax_g.twinx()
+    ax_e.plot(run.gain_steps, [e / run.embed_rms[0] for e in run.embed_rms], ":", color="tab:green",
+              label="embedding RMS / init")
+    ax_e.set_ylabel("embedding RMS / its init", fontsize=7)
+    ax_g.set_xlabel("step")
+    ax_g.set_ylabel("mean γ")
+    ax_g.set_title(f"std {std:g}, extra Dense+LN: {'yes' if head_transform else 'no'}", fontsize=8)
+    ax_g.legend(fontsize=6, loc="upper left")
+    ax_e.legend(fontsize=6, loc="lower right")
+    plots.loss_curves(ax_l, {f"std {std:g}": run.history}, title="MLM loss", floor_label=MLM_FLOOR)
+    fig.tight_layout()
+    return fig
+
+
+def sweep_figure(probes: dict[float, InitProbe]):
+    """Across init stds at one depth: branch ratios of layer 1, the weight of x_0 at the top, and the
+    gradient ratio first/last block, each measured against the derivation."""
+    from deepnotes.show import plots
+    stds = sorted(probes)
+    depth = probes[stds[0]].depth
+    fig, (ax_v, ax_w, ax_g) = plots.new_figure(3, width=3.4, height=2.8)
+    grid = [stds[0] * (stds[-1] / stds[0]) ** (k / 40) for k in range(41)]
+    rho = sum(probes[stds[0]].rho) / depth
+    ax_v.loglog(stds, [probes[s].ffn_ratio[0] for s in stds], "o", color="tab:red", label="FFN, measured")
+    ax_v.loglog(grid, [derived_ratios(s, rho)[1] for s in grid], "-", color="tab:red", lw=1, label="FFN, derived")
+    ax_v.loglog(stds, [probes[s].attn_ratio[0] for s in stds], "s", color="tab:blue", label="attention, measured")
+    ax_v.loglog(grid, [derived_ratios(s, rho)[0] for s in grid], "-", color="tab:blue", lw=1,
+                label=f"attention, derived (ρ={rho:.2f})")
+    ax_v.set_xlabel("init std (BERT-base equivalent)")
+    ax_v.set_ylabel("branch ratio v, layer 1")
+    ax_v.legend(fontsize=6)
+    ax_w.semilogx(stds, [probes[s].cos_x0[-1] for s in stds], "o", color="k", label="measured")
+    ax_w.semilogx(stds, [probes[s].derived_cos[-1] for s in stds], "-", color="tab:green", label="derived")
+    ax_w.set_xlabel("init std")
+    ax_w.set_ylabel(f"weight of x_0 after {depth} layers")
+    ax_w.legend(fontsize=6)
+    ax_g.loglog(stds, [probes[s].grad_norms[0] / probes[s].grad_norms[-1] for s in stds], "o-", color="k",
+                label="measured")
+    ax_g.loglog(stds, [article_gradient_prediction(probes[s])[0] for s in stds], "--", color="tab:orange",
+                label="annotated eq. (42), real v")
+    ax_g.set_xlabel("init std")
+    ax_g.set_ylabel("‖g_1‖ / ‖g_N‖")
+    ax_g.legend(fontsize=6)
+    for ax in (ax_v, ax_w, ax_g):
+        ax.axvline(0.02, color="0.6", lw=0.8, ls=":")
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,1 @@
+"""increment_explosion"""

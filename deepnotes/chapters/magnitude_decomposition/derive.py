@@ -1,0 +1,149 @@
+"""SymPy derivations of the chapter "Magnitude decomposition and the DeepNorm scalings".
+
+Builds on :mod:`deepnotes.symbolic` (its symbols N, α, λ and :func:`~deepnotes.symbolic.deepnorm_ratio`,
+which holds each optimizer's condition); the tests check every result here against the plain
+formulas in :mod:`deepnotes.scaling` with ``sympy.lambdify``.
+"""
+from __future__ import annotations
+
+import sympy as sp
+
+from deepnotes.core.derive import N, alpha, deepnorm_ratio, gauss, lam, z
+
+# ---- the magnitude decomposition W = λU ---------------------------------------------------------
+
+t = sp.symbols("t", positive=True)                       # t = 1/κ²
+tr1, tr2 = sp.symbols("T_1 T_2", positive=True)          # tr(WWᵀ), tr((WWᵀ)²)
+d_rows, a, b = sp.symbols("d a b", positive=True)        # size of WWᵀ; W is a × b
+s_w, gain, c = sp.symbols("s g c", positive=True)        # entry std, Xavier gain, a rescaling
+
+
+def magnitude_lambda() -> dict[str, sp.Expr]:
+    """λ = argmin_κ ‖WWᵀ/κ² − I‖_F. With A = WWᵀ (d × d, symmetric) and t = 1/κ²,
+
+        ‖tA − I‖_F² = t²·tr(A²) − 2t·tr(A) + d,
+
+    a parabola in t: SymPy solves d/dt = 0 and checks the second derivative. Returns the objective,
+    κ² = 1/t*, λ = κ, the annotated eq. (27)'s λ = √(tr A / d), and their ratio."""
+    objective = t ** 2 * tr2 - 2 * t * tr1 + d_rows
+    (t_star,) = sp.solve(sp.diff(objective, t), t)
+    lam_f = sp.sqrt(sp.simplify(1 / t_star))
+    annotated = sp.sqrt(tr1 / d_rows)
+    return {"objective": objective, "t_star": t_star, "second_derivative": sp.diff(objective, t, 2),
+            "kappa_sq": sp.simplify(1 / t_star), "lambda": lam_f, "annotated_eq27": annotated,
+            "ratio_to_eq27": sp.simplify(lam_f / annotated)}
+
+
+def magnitude_lambda_homogeneity() -> sp.Expr:
+    """λ(cW)/λ(W): W → cW scales tr(A) by c² and tr(A²) by c⁴; SymPy simplifies the ratio (= c)."""
+    lam_f = magnitude_lambda()["lambda"]
+    return sp.simplify(lam_f.subs({tr1: c ** 2 * tr1, tr2: c ** 4 * tr2}, simultaneous=True) / lam_f)
+
+
+def xavier_lambda() -> dict[str, sp.Expr]:
+    """Expected traces for an a × b matrix of i.i.d. N(0, s²) entries, from the Gaussian moments
+    E[w²] = s², E[w⁴] = 3s⁴ (integrated by SymPy):
+
+        E tr(A)  = Σ_{i,k} E[W_ik²] = ab·s²
+        E tr(A²) = Σ_i E(Σ_k W_ik²)² + Σ_{i≠j} Σ_k E[W_ik²]E[W_jk²]
+                 = a·(b·E[w⁴] + b(b−1)·s⁴) + a(a−1)·b·s⁴
+
+    then λ² ≈ E tr(A²)/E tr(A) with Xavier's s² = 2g²/(a+b), and its limit for large a, b."""
+    m2 = sp.integrate(z ** 2 * gauss, (z, -sp.oo, sp.oo)) * s_w ** 2
+    m4 = sp.integrate(z ** 4 * gauss, (z, -sp.oo, sp.oo)) * s_w ** 4
+    e_tr1 = a * b * m2
+    e_tr2 = sp.factor(a * (b * m4 + b * (b - 1) * m2 ** 2) + a * (a - 1) * b * m2 ** 2)
+    lam_sq = sp.simplify((e_tr2 / e_tr1).subs(s_w ** 2, 2 * gain ** 2 / (a + b)))
+    return {"E_w4": m4, "E_trA": e_tr1, "E_trA2": e_tr2, "lambda_sq_xavier": sp.factor(lam_sq),
+            "lambda_over_gain_wide": sp.sqrt(sp.limit(lam_sq.subs(b, a) / gain ** 2, a, sp.oo))}
+
+
+def lambda_gradient_identity(rows: int = 2, cols: int = 3) -> dict[str, sp.Expr]:
+    """∂L(λU)/∂λ = ⟨∂L/∂W |_{W=λU}, U⟩ for a concrete loss, L(W) = log Σ_j exp((xW)_j) + ‖W‖⁴ (a
+    softmax-like term and a quartic), on symbolic rows × cols matrices. Returns both sides and
+    their simplified difference."""
+    x = sp.Matrix(1, rows, sp.symbols(f"x1:{rows + 1}", real=True))
+    w = sp.Matrix(rows, cols, sp.symbols(f"w1:{rows * cols + 1}", real=True))
+    u = sp.Matrix(rows, cols, sp.symbols(f"u1:{rows * cols + 1}", real=True))
+    scale = sp.symbols("lambda_w", positive=True)
+
+    def loss(mat):
+        logits = x * mat                                     # [1, cols]
+        return sp.log(sum(sp.exp(v) for v in logits)) + sum(v ** 2 for v in mat) ** 2
+
+    lhs = sp.diff(loss(scale * u), scale)
+    grad_w = sp.Matrix(rows, cols, lambda i, j: sp.diff(loss(w), w[i, j]))
+    rhs = sum(gw * uu for gw, uu in zip(grad_w.subs(dict(zip(w, scale * u))), u))
+    return {"lhs": lhs, "rhs": rhs, "difference": sp.simplify(lhs - rhs)}
+
+
+# ---- the DeepNorm sublayers: ∂L/∂λ = O(λ/α) -----------------------------------------------------
+
+lam1, lam2, lam_q, lam_k, lam_v, lam_o = sp.symbols("lambda_1 lambda_2 lambda_q lambda_k lambda_v lambda_o",
+                                                      positive=True)
+h_ffn, h_att, score, x_l = sp.symbols("h_ffn h_att S x_l", real=True)
+pre = sp.symbols("p", real=True)                          # one pre-activation entry of x_l U_1
+
+
+def relu_homogeneity() -> sp.Expr:
+    """φ(λp) − λφ(p) for φ = ReLU = max(0, ·) and λ > 0: SymPy simplifies it to 0."""
+    return sp.simplify(sp.Max(0, lam1 * pre) - lam1 * sp.Max(0, pre))
+
+
+def sublayer_lambda_gradients() -> dict[str, sp.Expr]:
+    """z_{l+1} = x_l + λ₁λ₂·φ(x_l U₁)U₂/α (FFN; h_ffn = φ(x_l U₁)U₂ after pulling λ₁ out of the
+    ReLU) and z_{l+1} = x_l + λ_vλ_o·σ(λ_qλ_k S)·h_att/α (single-head attention; σ the softmax,
+    S = x_l U_q U_kᵀ x_lᵀ, h_att = x_l U_v U_o). ∂z/∂λ of each; with ∂L/∂x_{l+1}·∂x_{l+1}/∂z_{l+1}
+    = O(1), these are the orders of ∂L/∂λ. Also the power of λ and of α once every λ is equal."""
+    sigma = sp.Function("sigma")
+    z_ffn = x_l + lam1 * lam2 * h_ffn / alpha
+    z_att = x_l + lam_v * lam_o * sigma(lam_q * lam_k * score) * h_att / alpha
+    grads = {"dz/dlambda_1": sp.diff(z_ffn, lam1), "dz/dlambda_2": sp.diff(z_ffn, lam2),
+             "dz/dlambda_v": sp.diff(z_att, lam_v), "dz/dlambda_o": sp.diff(z_att, lam_o),
+             "dz/dlambda_q": sp.diff(z_att, lam_q)}
+    same = {lam1: lam, lam2: lam, lam_v: lam, lam_o: lam}
+    common = sp.simplify(grads["dz/dlambda_1"].subs(same) / h_ffn)
+    return {**grads, "common (all lambda equal)": common,
+            "power of lambda": sp.degree(common, lam), "power of alpha": sp.degree(sp.denom(common), alpha) * -1}
+
+
+# ---- solving for α and λ --------------------------------------------------------------------------
+
+PICK_EQUATIONS = {"lambda=1/alpha": sp.Eq(lam, 1 / alpha), "alpha=1": sp.Eq(alpha, 1), "lambda=1": sp.Eq(lam, 1)}
+
+
+def solve_pick(optimizer: str, pick: str) -> dict[str, sp.Expr]:
+    """Solve the optimizer's condition (from :func:`deepnotes.symbolic.deepnorm_ratio`) together with
+    one pick (λ = 1/α, α = 1 or λ = 1) for positive (α, λ)."""
+    if pick not in PICK_EQUATIONS:
+        raise ValueError(f"unknown pick {pick!r}; allowed: {', '.join(PICK_EQUATIONS)}")
+    condition = deepnorm_ratio(optimizer)["condition"]       # raises ValueError on a bad optimizer
+    sols = sp.solve([condition, PICK_EQUATIONS[pick]], [alpha, lam], dict=True)
+    (sol,) = [s for s in sols if s[alpha].is_positive and s[lam].is_positive]
+    al, la = sp.simplify(sol[alpha]), sp.simplify(sol[lam])
+    return {"condition": condition, "alpha": al, "lambda": la, "branch_weight": sp.simplify(la ** 2 / al)}
+
+
+def paper_constants() -> dict[str, sp.Expr]:
+    """DeepNet's constants from S residual sublayers: solve 2S(β/α)² = 1 (SGD's condition with a
+    factor 2 to spare) with αβ = 1/√2; S = 2N gives (2N)^{1/4}, (8N)^{-1/4} and S = 3M the
+    encoder-decoder's decoder (3M)^{1/4}, (12M)^{-1/4}."""
+    s_sub, m_dec = sp.symbols("S M", positive=True)
+    condition = sp.Eq(2 * s_sub * (lam / alpha) ** 2, 1)
+    pick = sp.Eq(alpha * lam, 1 / sp.sqrt(2))
+    (beta_of_alpha,) = sp.solve(pick, lam)                    # solved one at a time: a joint solve stalls
+    (al,) = sp.solve(condition.subs(lam, beta_of_alpha), alpha)
+    be = sp.simplify(beta_of_alpha.subs(alpha, al))
+    return {"condition": condition, "pick": pick, "alpha(S)": al, "beta(S)": be,
+            "encoder": (sp.simplify(al.subs(s_sub, 2 * N)), sp.simplify(be.subs(s_sub, 2 * N))),
+            "encdec decoder": (sp.simplify(al.subs(s_sub, 3 * m_dec)), sp.simplify(be.subs(s_sub, 3 * m_dec))),
+            "beta/alpha encoder": sp.simplify((be / al).subs(s_sub, 2 * N)), "M": m_dec, "S": s_sub}
+
+
+two_n = sp.Symbol("(2N)", positive=True)
+
+
+def in_two_n(expr: sp.Expr) -> sp.Expr:
+    """``expr`` written in powers of 2N (the number of sublayers), e.g. 2^{3/4}/(2N^{1/4}) → (2N)^{-1/4}."""
+    return sp.powsimp(sp.powdenest(sp.expand_power_base(sp.sympify(expr).subs(N, two_n / 2), force=True),
+                                   force=True), force=True)

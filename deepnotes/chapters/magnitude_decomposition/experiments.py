@@ -1,0 +1,289 @@
+"""Probes of the chapter "Magnitude decomposition and the DeepNorm scalings": the decomposition
+W = λU of a matrix, the scalar gradient ∂L/∂λ = ⟨∂L/∂W, U⟩ in real DeepNorm stacks, how close the
+stack starts to the identity, and the size of the first update. They measure and return numbers;
+figures are drawn in the chapter with :mod:`deepnotes.plots`.
+
+Convention: Su writes a sublayer as x·W (W is d_in × d_out); a PyTorch ``nn.Linear`` stores
+Wᵀ. The Frobenius λ below is the same for W and Wᵀ (tr(WWᵀ)ᵏ = tr(WᵀW)ᵏ), so either can be passed.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from deepnotes.core import scaling
+from deepnotes.core.budget import Budget, device as default_device, get_budget
+from deepnotes.core.data import MarkovLanguage
+from deepnotes.core.models import build_model
+
+NORMS = ("fro", "spectral")
+KINDS = ("q", "k", "v", "o", "fc1", "fc2")        # the six matrices of a block
+BETA_KINDS = ("v", "o", "fc1", "fc2")             # those DeepNet initializes with gain β (= λ)
+LABELS = {"lambda=1/alpha": "λ=1/α", "alpha=1": "α=1", "lambda=1": "λ=1", "paper": "paper"}   # for legends
+
+
+def _check_norm(norm: str) -> None:
+    if norm not in NORMS:
+        raise ValueError(f"unknown norm {norm!r}; allowed: {', '.join(NORMS)}")
+
+
+def lambda_closed_form(w: torch.Tensor, norm: str = "fro") -> float:
+    """λ = argmin_κ ‖WWᵀ/κ² − I‖ in closed form (w: [a, b]).
+
+    fro:      λ² = tr((WWᵀ)²)/tr(WWᵀ) = ‖WWᵀ‖_F²/‖W‖_F²   (SymPy: ``symbolic_deepnorm.magnitude_lambda``)
+    spectral: λ² = (μ_max + μ_min)/2, μ the eigenvalues of WWᵀ (the minimax of |μ/κ² − 1|)
+    """
+    _check_norm(norm)
+    w = w.detach().double()
+    gram = w @ w.T                                   # [a, a]
+    if norm == "fro":
+        return float((gram.pow(2).sum() / gram.trace()).sqrt())
+    mu = torch.linalg.eigvalsh(gram)
+    return float(((mu.max() + mu.min().clamp_min(0)) / 2).sqrt())
+
+
+def lambda_eq27(w: torch.Tensor) -> float:
+    """The annotated eq. (27): λ = ‖W‖_F/√d with d the size of WWᵀ (w: [d, b])."""
+    return float(w.detach().double().norm() / math.sqrt(w.shape[0]))
+
+
+def decomposition_objective(w: torch.Tensor, kappa: float, norm: str = "fro") -> float:
+    """‖WWᵀ/κ² − I‖ in the Frobenius or the spectral norm."""
+    _check_norm(norm)
+    w = w.detach().double()
+    r = w @ w.T / kappa ** 2 - torch.eye(w.shape[0], dtype=w.dtype)
+    return float(r.norm() if norm == "fro" else torch.linalg.eigvalsh(r).abs().max())
+
+
+def lambda_numeric(w: torch.Tensor, norm: str = "fro", iters: int = 200) -> float:
+    """Minimize ``decomposition_objective`` over log κ by golden-section search on
+    [λ₂₇/100, 100·λ₂₇] (the objective is unimodal in κ: a parabola / a convex max in 1/κ²)."""
+    lo, hi = math.log(lambda_eq27(w) / 100), math.log(lambda_eq27(w) * 100)
+    phi = (math.sqrt(5) - 1) / 2
+
+    def f(u):
+        return decomposition_objective(w, math.exp(u), norm)
+
+    a, b = hi - phi * (hi - lo), lo + phi * (hi - lo)
+    fa, fb = f(a), f(b)
+    for _ in range(iters):
+        if fa < fb:
+            hi, b, fb = b, a, fa
+            a = hi - phi * (hi - lo)
+            fa = f(a)
+        else:
+            lo, a, fa = a, b, fb
+            b = lo + phi * (hi - lo)
+            fb = f(b)
+    return math.exp((lo + hi) / 2)
+
+
+@dataclass(frozen=True)
+class DecompositionRow:
+    shape: tuple[int, int]
+    gain: float
+    closed: float          # Frobenius λ, closed form
+    numeric: float         # Frobenius λ, golden-section search
+    spectral_closed: float
+    spectral_numeric: float
+    eq27: float            # the annotated eq. (27)
+    xavier_predicted: float  # √(2g²(a+b+1)/(a+b)), SymPy's expectation
+
+
+def decomposition_table(shapes=((64, 64), (32, 128), (128, 32)), gains=(1.0, 0.25), seed: int = 0):
+    """λ of Xavier-normal matrices (gain g, std g·√(2/(a+b))) by every route, one row per shape × gain."""
+    gen = torch.Generator().manual_seed(seed)
+    rows = []
+    for a, b in shapes:
+        for g in gains:
+            w = torch.randn(a, b, generator=gen, dtype=torch.float64) * g * math.sqrt(2 / (a + b))
+            rows.append(DecompositionRow((a, b), g, lambda_closed_form(w), lambda_numeric(w),
+                                         lambda_closed_form(w, "spectral"), lambda_numeric(w, "spectral"),
+                                         lambda_eq27(w), math.sqrt(2 * g ** 2 * (a + b + 1) / (a + b))))
+    return rows
+
+
+# ---- ∂L/∂λ in a real stack -------------------------------------------------------------------------
+
+def block_linears(block) -> dict[str, torch.nn.Linear]:
+    """The block's six linear maps by kind (an MLP block has only fc1, fc2)."""
+    out = {"fc1": block.ffn.fc1, "fc2": block.ffn.fc2}
+    if block.attn is not None:
+        att = block.attn
+        out = {"q": att.q_proj, "k": att.k_proj, "v": att.v_proj, "o": att.out_proj, **out}
+    return out
+
+
+def block_weights(block) -> dict[str, torch.Tensor]:
+    """The block's weight matrices by kind, each [d_out, d_in]."""
+    return {kind: lin.weight for kind, lin in block_linears(block).items()}
+
+
+def probe_batch(budget: Budget, seed: int, device) -> torch.Tensor:
+    return MarkovLanguage(budget.vocab_size, seed=0).sample(
+        budget.batch_size, budget.seq_len, torch.Generator().manual_seed(100 + seed)).to(device)  # [B, T]
+
+
+def deepnorm_model(n_layers: int, alpha: float, lam: float, budget: Budget, seed: int = 0, device=None,
+                   dtype=None):
+    """The budget's DeepNorm Transformer with skip weight α and init gain λ on v/out/FFN."""
+    return build_model(budget.model_config(n_layers, norm="deepnorm", alpha=alpha, beta=lam), seed=seed,
+                       device=device or default_device(), dtype=dtype)
+
+
+def lambda_gradients(model, tokens: torch.Tensor) -> dict[str, list[float]]:
+    """∂L/∂λ = ⟨∂L/∂W, U⟩ with U = W/λ_F(W), per kind and block (one backward of the LM loss)."""
+    model.zero_grad(set_to_none=True)
+    model.loss(tokens).backward()
+    out: dict[str, list[float]] = {}
+    for block in model.blocks:
+        for kind, w in block_weights(block).items():
+            u = w.detach() / lambda_closed_form(w)
+            out.setdefault(kind, []).append(float((w.grad * u).sum()))
+    model.zero_grad(set_to_none=True)
+    return out
+
+
+def lambda_gradient_by_autograd(model, tokens: torch.Tensor, block: int = 0, kind: str = "fc1") -> tuple[float, float]:
+    """(∂L/∂λ by autograd through W = λU, ⟨∂L/∂W, U⟩) for one matrix: the identity, checked."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown kind {kind!r}; allowed: {', '.join(KINDS)}")
+    linear = block_linears(model.blocks[block])[kind]
+    w0 = linear.weight
+    lam0 = lambda_closed_form(w0)
+    u = w0.detach() / lam0
+    scale = torch.tensor(lam0, dtype=w0.dtype, device=w0.device, requires_grad=True)
+    del linear.weight
+    linear.weight = scale * u                                  # W = λU, with λ a leaf
+    try:
+        loss = model.loss(tokens)
+    finally:
+        del linear.weight
+        linear.weight = w0                                     # the parameter back in place
+    (d_scale,) = torch.autograd.grad(loss, scale)
+    model.zero_grad(set_to_none=True)
+    model.loss(tokens).backward()
+    inner = float((w0.grad * u).sum())
+    model.zero_grad(set_to_none=True)
+    return float(d_scale), inner
+
+
+@dataclass
+class GradientSweep:
+    """rms[kind][i][j]: RMS over blocks and seeds of ∂L/∂λ at alphas[i], lambdas[j]."""
+    n_layers: int
+    alphas: tuple[float, ...]
+    lambdas: tuple[float, ...]
+    rms: dict[str, list[list[float]]]
+
+    def series(self, kind: str) -> tuple[list[float], list[float]]:
+        """(λ/α, measured) over the whole grid, for a log-log fit against the O(λ/α) prediction."""
+        xs = [lam / a for a in self.alphas for lam in self.lambdas]
+        ys = [v for row in self.rms[kind] for v in row]
+        return xs, ys
+
+
+def lambda_gradient_sweep(budget: Budget | None = None, n_layers: int | None = None, alphas=None, lambdas=None,
+                          seeds: int = 2, device=None) -> GradientSweep:
+    """∂L/∂λ of every matrix in DeepNorm stacks over a grid of (α, λ), float64, at initialization."""
+    budget = budget or get_budget()
+    n_layers = n_layers or budget.magnitude_decomposition.probe_depth
+    alphas, lambdas = tuple(alphas or budget.magnitude_decomposition.alphas), tuple(lambdas or budget.magnitude_decomposition.lambdas)
+    device = device or default_device()
+    rms = {k: [[0.0] * len(lambdas) for _ in alphas] for k in KINDS}
+    for i, a in enumerate(alphas):
+        for j, lam in enumerate(lambdas):
+            acc: dict[str, list[float]] = {}
+            for s in range(seeds):
+                model = deepnorm_model(n_layers, a, lam, budget, seed=s, device=device, dtype=torch.float64)
+                for kind, vals in lambda_gradients(model, probe_batch(budget, s, device)).items():
+                    acc.setdefault(kind, []).extend(vals)
+            for kind, vals in acc.items():
+                rms[kind][i][j] = math.sqrt(sum(v * v for v in vals) / len(vals))
+    return GradientSweep(n_layers, alphas, lambdas, rms)
+
+
+# ---- near-identity at initialization ---------------------------------------------------------------
+
+@torch.no_grad()
+def block_changes(n_layers: int, alpha: float, lam: float, budget: Budget | None = None, seed: int = 0,
+                  device=None) -> list[float]:
+    """‖x_{l+1} − x_l‖/‖x_l‖ (RMS over the batch) for each block l = 0..N−1 at initialization."""
+    budget = budget or get_budget()
+    device = device or default_device()
+    model = deepnorm_model(n_layers, alpha, lam, budget, seed=seed, device=device)
+    _, stream = model.hidden(probe_batch(budget, seed, device), return_stream=True)    # N+1 × [B, T, d]
+    return [float((y - x).norm() / x.norm()) for x, y in zip(stream[:-1], stream[1:])]
+
+
+def mean_change(changes: list[float]) -> float:
+    """Mean of ‖x_{l+1} − x_l‖/‖x_l‖ over blocks 2..N. Block 1 is left out: its LayerNorm also
+    normalizes the raw embedding x_0 (per-token mean and scale fluctuate by O(1/√d)), a change that
+    has nothing to do with the branch weight λ²/α."""
+    tail = changes[1:] or changes
+    return sum(tail) / len(tail)
+
+
+def choices(n_layers: int, optimizer: str) -> dict[str, tuple[float, float]]:
+    """The (α, λ) choices compared in the chapter: the three picks of the magnitude analysis for
+    ``optimizer`` and DeepNet's encoder constants."""
+    out = {pick: scaling.magnitude_solution(n_layers, optimizer, pick) for pick in scaling.PICKS}
+    out["paper"] = scaling.deepnorm_coefficients(n_layers)
+    return out
+
+
+def first_step_relative_update(n_layers: int, alpha: float, lam: float, optimizer: str, lr: float,
+                               budget: Budget | None = None, seed: int = 0, device=None) -> float:
+    """‖ΔW‖_F/‖W‖_F of the first optimizer step, over the β-scaled matrices (v, o, fc1, fc2) of all
+    blocks. The analysis predicts: SGD ∝ (λ/α)/λ = 1/α; Adam ∝ 1/λ; LAMB = η whatever α and λ."""
+    from deepnotes.core.config import TrainConfig
+    from deepnotes.core.optim import make_optimizer
+    budget = budget or get_budget()
+    device = device or default_device()
+    model = deepnorm_model(n_layers, alpha, lam, budget, seed=seed, device=device, dtype=torch.float64)
+    mats = [w for b in model.blocks for k, w in block_weights(b).items() if k in BETA_KINDS]
+    before = [w.detach().clone() for w in mats]
+    opt = make_optimizer(model.parameters(), TrainConfig(optimizer=optimizer, lr=lr))
+    model.loss(probe_batch(budget, seed, device)).backward()
+    opt.step()
+    num = sum(float((w.detach() - w0).pow(2).sum()) for w, w0 in zip(mats, before))
+    den = sum(float(w0.pow(2).sum()) for w0 in before)
+    return math.sqrt(num / den)
+
+
+FIRST_STEP_LR = {"sgd": 0.1, "adam": 1e-3, "lamb": 1e-2}
+
+
+def first_step_sweep(budget: Budget | None = None, device=None) -> dict[tuple[str, int, str], tuple[float, float, float]]:
+    """(optimizer, depth, choice) → (α, λ, first-step ‖ΔW‖/‖W‖) over the budget's update depths."""
+    budget = budget or get_budget()
+    return {(opt, n, label): (a, lam, first_step_relative_update(n, a, lam, opt, lr, budget, device=device))
+            for opt, lr in FIRST_STEP_LR.items() for n in budget.magnitude_decomposition.update_depths
+            for label, (a, lam) in choices(n, opt).items()}
+
+
+def predicted_relative_update(optimizer: str, alpha: float, lam: float) -> float:
+    """The analysis' first-step ‖ΔW‖/‖W‖ up to a constant: SGD ‖∇‖/‖W‖ ∝ (λ/α)/λ = 1/α;
+    Adam ≈ η·√P/(λ√P) ∝ 1/λ; LAMB exactly η (returned as 1)."""
+    if optimizer == "sgd":
+        return 1 / alpha
+    if optimizer == "adam":
+        return 1 / lam
+    if optimizer == "lamb":
+        return 1.0
+    raise ValueError(f"unknown optimizer {optimizer!r}; allowed: sgd, adam, lamb")
+
+
+def identity_sweep(budget: Budget | None = None, n_layers: int | None = None,
+                   device=None) -> dict[str, tuple[float, float, list[float]]]:
+    """label → (α, λ, per-block ‖x_{l+1} − x_l‖/‖x_l‖) at init for SGD's three picks, Su's Adam
+    constants (LAMB's α = 1 pick equals SGD's), the paper's, and Post-LN (α = λ = 1) for contrast."""
+    budget = budget or get_budget()
+    n = n_layers or budget.magnitude_decomposition.identity_depth
+    settings = {f"SGD {LABELS[k]}": v for k, v in choices(n, "sgd").items() if k != "paper"}
+    settings[f"Adam {LABELS['lambda=1/alpha']}"] = scaling.magnitude_solution(n, "adam")
+    settings["paper"] = scaling.deepnorm_coefficients(n)
+    settings["post-LN"] = (1.0, 1.0)
+    return {k: (a, lam, block_changes(n, a, lam, budget, device=device)) for k, (a, lam) in settings.items()}

@@ -1,0 +1,1 @@
+"""post_vs_pre_norm"""

@@ -1,0 +1,1 @@
+"""why_residuals"""

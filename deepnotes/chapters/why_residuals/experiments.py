@@ -1,0 +1,302 @@
+"""Models and probes of the chapter "Why residuals?" (Su Jianlin, kexue.fm/archives/8994).
+
+One stack, two wirings. Layer l has a branch f_l(x) = relu(x W1_l) W2_l (W1: width → hidden, He
+init E[w²] = 2/width; W2: hidden → width, LeCun init E[w²] = 1/hidden; no biases), so that
+E[f(x)²] = E[x²] and E‖v·∂f/∂x‖² = ‖v‖² at initialization. Then
+
+    residual  x_l = x_{l−1} + ε·f_l(x_{l−1})         (ε = N^{−p}: p = 0, 1/2, 1 → ε = 1, 1/√N, 1/N)
+    plain     x_l = f_l(x_{l−1})                     (a forward-stable plain MLP of 2N linear layers)
+
+Probes: the growth of ‖v·∂x_N/∂x_0‖² (renormalizing v at every layer and adding up the log-norms,
+so that depth 1000 with ε = 1, a factor ≈ 2^1000, neither overflows nor loses precision), per-layer
+second moments of a plain stack, and per-layer parameter gradients (float64 autograd).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from deepnotes.core.budget import device as default_device
+
+EPS_RULES = {"1": 0.0, "1/sqrt(N)": 0.5, "1/N": 1.0}   # name → p in ε = N^{−p}
+KINDS = ("plain",) + tuple(EPS_RULES)                   # what a stack can be
+
+
+def eps_exponent(rule) -> float:
+    """p of ε = N^{−p} from a rule name ("1", "1/sqrt(N)", "1/N") or a number p in [0, 2]."""
+    if isinstance(rule, str):
+        if rule not in EPS_RULES:
+            raise ValueError(f"unknown epsilon rule {rule!r}; allowed: {', '.join(EPS_RULES)} or a number p in [0, 2]")
+        return EPS_RULES[rule]
+    if isinstance(rule, bool) or not isinstance(rule, (int, float)) or not 0 <= rule <= 2:
+        raise ValueError(f"epsilon exponent must be a number p in [0, 2] (or one of {', '.join(EPS_RULES)}), got {rule!r}")
+    return float(rule)
+
+
+def branch_weight(rule, depth: int) -> float:
+    """ε = N^{−p} for a stack of ``depth`` = N layers."""
+    _check_size("depth", depth)
+    return float(depth) ** -eps_exponent(rule)
+
+
+def _check_size(name: str, value) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+
+
+class Branch(nn.Module):
+    """f(x) = relu(x W1) W2: [..., width] → [..., hidden] → [..., width]."""
+
+    def __init__(self, width: int, hidden: int):
+        super().__init__()
+        self.w1 = nn.Linear(width, hidden, bias=False)
+        self.w2 = nn.Linear(hidden, width, bias=False)
+        with torch.no_grad():
+            nn.init.normal_(self.w1.weight, std=math.sqrt(2.0 / width))    # He: E[relu(xW1)²] = E[x²]
+            nn.init.normal_(self.w2.weight, std=math.sqrt(1.0 / hidden))   # LeCun
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.w2(torch.relu(self.w1(x)))
+
+
+class ResidualMLP(nn.Module):
+    """``depth`` layers x ← x + ε f_l(x) (``residual``) or x ← f_l(x) (plain), built in a loop."""
+
+    def __init__(self, width: int, depth: int, eps: float = 1.0, residual: bool = True, hidden: int | None = None):
+        super().__init__()
+        _check_size("width", width)
+        _check_size("depth", depth)
+        hidden = width if hidden is None else hidden
+        _check_size("hidden", hidden)
+        if not eps > 0:
+            raise ValueError(f"eps must be > 0, got {eps!r}")
+        self.eps, self.residual = float(eps), residual
+        self.blocks = nn.ModuleList([Branch(width, hidden) for _ in range(depth)])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:       # [..., width] → [..., width]
+        for f in self.blocks:
+            x = x + self.eps * f(x) if self.residual else f(x)
+        return x
+
+
+def build_stack(kind: str, width: int, depth: int, seed: int = 0, hidden: int | None = None,
+                device=None, dtype=None) -> ResidualMLP:
+    """``kind`` = "plain" or an ε rule (see :data:`EPS_RULES`), or a number p (ε = N^{−p})."""
+    if kind == "plain":
+        residual, eps = False, 1.0
+    else:
+        residual, eps = True, branch_weight(kind, depth)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        stack = ResidualMLP(width, depth, eps, residual, hidden)
+    return stack.to(device=device or default_device(), dtype=dtype)
+
+
+@dataclass
+class JacobianProbe:
+    """‖v·∂x_N/∂x_0‖² / ‖v‖² for ``batch`` random inputs x_0 and vectors v (natural logs)."""
+    kind: str
+    width: int
+    depth: int
+    eps: float
+    log_growth: list[float]       # per sample: log(‖v J‖²/‖v‖²) through all N layers
+    curve: list[float]            # median over samples of the log growth through the top k layers, k = 0..N
+    forward_log_growth: float     # median over samples of log(‖x_N‖²/‖x_0‖²)
+    cos_vu: float                 # mean |cos(v, v·∂f/∂x)| over layers and samples (Su: ≈ 0)
+    norm_ratio: float             # mean ‖v·∂f/∂x‖²/‖v‖² (Su: ≈ 1)
+
+    @property
+    def typical(self) -> float:
+        """Median over samples of log(‖vJ‖²/‖v‖²): the growth of a typical v."""
+        return float(torch.tensor(self.log_growth).median())
+
+    @property
+    def mean_square(self) -> float:
+        """log of the mean over samples of ‖vJ‖²/‖v‖² (the second moment the derivations predict)."""
+        t = torch.tensor(self.log_growth, dtype=torch.float64)
+        return float(torch.logsumexp(t, 0) - math.log(len(t)))
+
+
+def predicted_log_growth(kind: str, depth: int) -> dict[str, float]:
+    """log of the predicted ‖vJ‖² growth through N layers: the article's one-dimensional estimate
+    (1+ε)^{2N} (the factor (1+ε)^N, squared), its high-dimensional (1+ε²)^N (exact in mean square
+    for this branch), and 1 for a plain stack (He init keeps the backward second moment)."""
+    if kind == "plain":
+        return {"one_d": 0.0, "high_d": 0.0}
+    e = branch_weight(kind, depth)
+    return {"one_d": 2 * depth * math.log1p(e), "high_d": depth * math.log1p(e * e)}
+
+
+@torch.no_grad()
+def jacobian_growth(kind: str, width: int, depth: int, batch: int = 32, seed: int = 0, hidden: int | None = None,
+                    device=None) -> JacobianProbe:
+    """Forward x_0 ~ N(0, I) through the stack, then pull v ~ N(0, I) back:
+    v ← v + ε·((v W2) ⊙ 1[x W1ᵀ > 0]) W1  (the VJP of x + ε relu(x W1ᵀ) W2ᵀ; plain: without the v +).
+
+    Both x and v are rescaled to RMS 1 after every layer and their log-norms summed: f is
+    positively homogeneous, so rescaling x leaves the Jacobian unchanged.
+    """
+    _check_size("batch", batch)
+    stack = build_stack(kind, width, depth, seed, hidden, device)
+    dev = next(stack.parameters()).device
+    gen = torch.Generator(device=dev).manual_seed(seed + 1)
+    x = torch.randn(batch, width, generator=gen, device=dev)               # [B, m]
+    v = torch.randn(batch, width, generator=gen, device=dev)               # [B, m]
+    fwd = torch.zeros(batch, device=dev, dtype=torch.float64)
+    masks = []
+    for f in stack.blocks:
+        pre = f.w1(x)                                                       # [B, h]
+        masks.append(pre > 0)
+        y = x + stack.eps * f.w2(torch.relu(pre)) if stack.residual else f.w2(torch.relu(pre))
+        fwd += _renorm_log(y, x)
+        x = _rescaled(y)
+    acc = torch.zeros(batch, device=dev, dtype=torch.float64)
+    curve, cosines, ratios = [0.0], [], []
+    for f, mask in zip(reversed(stack.blocks), reversed(masks)):
+        u = (v @ f.w2.weight * mask) @ f.w1.weight                         # v·∂f/∂x: [B, m]
+        alive = v.pow(2).sum(-1) > 0                                        # rows not yet stopped
+        if alive.any():
+            cosines.append(float(torch.nn.functional.cosine_similarity(u[alive], v[alive], dim=-1, eps=1e-30).abs().mean()))
+            ratios.append(float((u[alive].pow(2).sum(-1) / v[alive].pow(2).sum(-1)).mean()))
+        new = v + stack.eps * u if stack.residual else u
+        acc += _renorm_log(new, v)
+        curve.append(float(acc.median()))
+        v = _rescaled(new)
+    return JacobianProbe(kind, width, depth, stack.eps, acc.tolist(), curve, float(fwd.median()),
+                         sum(cosines) / max(len(cosines), 1), sum(ratios) / max(len(ratios), 1))
+
+
+def _renorm_log(new: torch.Tensor, old: torch.Tensor) -> torch.Tensor:
+    """log(‖new‖²/‖old‖²) per row, in float64 ([B]); a row that is or became 0 gives −inf (a
+    one-dimensional plain ReLU stack stops every gradient the first time its unit is off)."""
+    new_sq, old_sq = new.double().pow(2).sum(-1), old.double().pow(2).sum(-1)
+    out = new_sq.log() - old_sq.log()
+    return torch.where(old_sq > 0, out, torch.full_like(out, -math.inf))
+
+
+def _rescaled(t: torch.Tensor) -> torch.Tensor:
+    """Each row scaled to RMS 1 (rows of 0 stay 0)."""
+    rms = t.pow(2).mean(-1, keepdim=True).sqrt()
+    return t / torch.where(rms > 0, rms, torch.ones_like(rms))
+
+
+@torch.no_grad()
+def branch_jacobian_singular_values(width: int, hidden: int | None = None, seed: int = 0, device=None) -> list[float]:
+    """Singular values (descending) of one branch's Jacobian ∂f/∂x = W2 · diag(1[x W1ᵀ > 0]) · W1
+    ([width, hidden]·[hidden, hidden]·[hidden, width], the matrix that v·∂f/∂x multiplies) at a random
+    x ~ N(0, I), in float64. A multiple of an orthogonal matrix would have them all equal; the ReLU
+    zeroes about half of the hidden units, so about width − hidden/2 of them are 0."""
+    stack = build_stack("1", width, 1, seed, hidden, device, torch.float64)
+    f = stack.blocks[0]
+    dev = next(stack.parameters()).device
+    gen = torch.Generator(device=dev).manual_seed(seed + 1)
+    x = torch.randn(width, generator=gen, device=dev, dtype=torch.float64)            # [m]
+    mask = (f.w1(x) > 0).double()                                                      # [h]
+    jac = f.w2.weight @ torch.diag(mask) @ f.w1.weight                                 # [m, m]
+    return torch.linalg.svdvals(jac).tolist()
+
+
+@torch.no_grad()
+def orthogonal_cosines(width: int, samples: int = 256, seed: int = 0) -> dict[str, float]:
+    """Mean |cos(x, xQ)| over ``samples`` random x ~ N(0, I_width) for a Haar-random orthogonal Q
+    (QR of a Gaussian matrix, signs fixed by diag(R)) and for Q = I. An orthogonal matrix keeps
+    norms, not angles: Q = I gives 1; a random Q gives about √(2/(π·width)) (returned as "expected")."""
+    _check_size("width", width)
+    _check_size("samples", samples)
+    gen = torch.Generator().manual_seed(seed)
+    q, r = torch.linalg.qr(torch.randn(width, width, generator=gen, dtype=torch.float64))
+    q = q * torch.sign(torch.diagonal(r))                                               # Haar measure
+    x = torch.randn(samples, width, generator=gen, dtype=torch.float64)                 # [S, m]
+    cos = torch.nn.functional.cosine_similarity
+    return {"random": float(cos(x, x @ q, dim=-1).abs().mean()),
+            "identity": float(cos(x, x @ torch.eye(width, dtype=torch.float64), dim=-1).abs().mean()),
+            "expected": math.sqrt(2 / (math.pi * width))}
+
+
+@dataclass
+class PlainMoments:
+    """Per linear layer k = 1..2N of a plain stack (W1, W2 alternating), per-entry second moments."""
+    widths: list[int]             # d_0, d_1, …, d_2N (the dims between linear layers)
+    forward: list[float]          # E[x_k²] at the output of layer k, k = 0..2N
+    backward: list[float]         # E[(∂L/∂x_k)²], k = 0..2N (E[(∂L/∂x_2N)²] = 1)
+    predicted_backward: list[float]  # Π_{j>k} (fan-out_j / fan-in_j): the m/n rule
+    weight_grad: list[float]      # E[(∂L/∂W_k)²] per entry, k = 1..2N
+
+
+def plain_moments(width: int, hidden: int, depth: int, batch: int = 256, seed: int = 0, device=None) -> PlainMoments:
+    """A plain He/LeCun stack width → hidden → width → … (2N linear layers) in float64, loss
+    L = Σ x_2N·r with r ~ N(0, 1) so that ∂L/∂x_2N has second moment 1."""
+    stack = build_stack("plain", width, depth, seed, hidden, device, torch.float64)
+    dev = next(stack.parameters()).device
+    gen = torch.Generator(device=dev).manual_seed(seed + 1)
+    x = torch.randn(batch, width, generator=gen, device=dev, dtype=torch.float64)   # [B, m]
+    xs = [x.requires_grad_()]
+    for f in stack.blocks:
+        xs.append(torch.relu(f.w1(xs[-1])))                                 # relu(x W1): [B, h]
+        xs[-1].retain_grad()
+        xs.append(f.w2(xs[-1]))                                             # · W2: [B, m]
+        xs[-1].retain_grad()
+    r = torch.randn(xs[-1].shape, generator=gen, device=dev, dtype=torch.float64)
+    (xs[-1] * r).sum().backward()
+    widths = [width] + [hidden, width] * depth
+    pred = [1.0]
+    for k in range(len(widths) - 1, 0, -1):                               # layer k maps d_{k−1} → d_k
+        pred.append(pred[-1] * widths[k] / widths[k - 1])
+    grads = [p.grad.pow(2).mean().item() for f in stack.blocks for p in (f.w1.weight, f.w2.weight)]
+    return PlainMoments(widths, [float(t.detach().pow(2).mean()) for t in xs],
+                        [float(t.grad.pow(2).mean()) for t in xs], pred[::-1], grads)
+
+
+def branch_gradient_moment(width: int, hidden: int | None = None, batch: int = 64) -> float:
+    """C = E‖∂L/∂θ_f‖² of one branch with unit moments in and out: width·(hidden + width/2)/batch
+    (``symbolic_residuals.branch_gradient_moment``)."""
+    hidden = width if hidden is None else hidden
+    return width * (hidden + width / 2) / batch
+
+
+def predicted_total_gradient(kind: str, width: int, depth: int, batch: int = 64) -> float:
+    """E‖∇_θL‖² of the whole stack at initialization, mean field: N·C for a plain stack (every
+    layer sees unit moments both ways), N·ε²·(1+ε²)^{N−1}·C for x + εf (layer l's input has grown
+    by (1+ε²)^{l−1}, the gradient reaching its output by (1+ε²)^{N−l}, and ε multiplies both
+    weight gradients' chain once)."""
+    c = branch_gradient_moment(width, None, batch)
+    if kind == "plain":
+        _check_size("depth", depth)
+        return depth * c
+    e = branch_weight(kind, depth)
+    return depth * e * e * (1 + e * e) ** (depth - 1) * c
+
+
+def relu_correlation_map(c: float) -> float:
+    """ρ(c) = (√(1−c²) + (π − arccos c)·c)/π: the cosine of relu(u), relu(u') for jointly Gaussian
+    pre-activations of cosine c, normalized by E[relu(u)²] (the degree-1 arc-cosine kernel of Cho &
+    Saul, 2009). A linear layer after it keeps the cosine, so one branch maps c → ρ(c)."""
+    c = max(-1.0, min(1.0, c))
+    return (math.sqrt(1 - c * c) + (math.pi - math.acos(c)) * c) / math.pi
+
+
+def predicted_cosine(kind, depth: int, c0: float) -> float:
+    """Cosine of x_N, x'_N for inputs of cosine c0, mean field. Plain: c ← ρ(c) per layer (tends
+    to 1: every input ends up in the same direction). Residual: E[(x + εf)·(x' + εf')] =
+    x·x' + ε² f·f' and ‖x + εf‖² = (1 + ε²)‖x‖², so c ← (c + ε²ρ(c))/(1 + ε²)."""
+    _check_size("depth", depth)
+    c = c0
+    e2 = None if kind == "plain" else branch_weight(kind, depth) ** 2
+    for _ in range(depth):
+        c = relu_correlation_map(c) if e2 is None else (c + e2 * relu_correlation_map(c)) / (1 + e2)
+    return c
+
+
+def layer_gradients(kind: str, width: int, depth: int, batch: int = 64, seed: int = 0, device=None) -> list[float]:
+    """‖∂L/∂θ_l‖² per layer l = 1..N at initialization, L = Σ_b x_N,b·r_b/B (r ~ N(0, I)), in
+    float64 (ε = 1 at N = 300 reaches ~2^300 without overflow)."""
+    stack = build_stack(kind, width, depth, seed, None, device, torch.float64)
+    dev = next(stack.parameters()).device
+    gen = torch.Generator(device=dev).manual_seed(seed + 1)
+    x = torch.randn(batch, width, generator=gen, device=dev, dtype=torch.float64)
+    r = torch.randn(batch, width, generator=gen, device=dev, dtype=torch.float64)
+    (stack(x) * r).sum().div(batch).backward()
+    return [sum(float(p.grad.pow(2).sum()) for p in f.parameters()) for f in stack.blocks]

@@ -1,0 +1,1 @@
+"""Shared machinery: what two or more chapters use, one module per job."""

@@ -1,0 +1,271 @@
+"""Experiment sizes and rates per budget, in one table, and the device every experiment runs on.
+
+``DEEPNOTES_BUDGET`` picks the row: ``smoke`` (tests: seconds per chapter), ``cpu`` (a reader on a
+2-core laptop or Binder: a chapter in a few minutes) or ``gpu`` (Colab or a GPU machine: the full
+sizes). Unset, it is ``gpu`` when CUDA is available and ``cpu`` otherwise.
+
+A :class:`Budget` holds the sizes every chapter shares (the tiny Transformer, its data) and one
+sub-budget per chapter, named by the chapter's stem: ``budget.bert_init.train_steps``. Learning rates
+and tracking intervals are budget fields too: no chapter module or notebook types a size or a rate.
+Rates are the same at every budget unless a row says otherwise (the field defaults).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+import torch
+
+from deepnotes.core.config import ModelConfig
+from deepnotes.core.validate import choice
+
+BUDGET_ENV = "DEEPNOTES_BUDGET"
+
+
+def rates(**per_key) -> MappingProxyType:
+    """A read-only mapping (optimizer → learning rate, say) for a frozen budget field."""
+    return MappingProxyType(dict(per_key))
+
+
+def _rates(**per_key):
+    return field(default_factory=lambda: rates(**per_key), compare=False)
+
+
+@dataclass(frozen=True)
+class InitializationBudget:
+    """Chapter "Initialization, parametrization and normalization"."""
+    moment_width: int                     # width of the plain MLP whose second moments are tracked
+    moment_depth: int                     # its depth (50+ at cpu)
+    moment_batch: int                     # inputs per measurement
+    ntk_width: int                        # width of the NTK-vs-standard MLP trained with Adam
+    ntk_steps: int
+    slider_depths: tuple[int, ...]        # the moment slider's grid
+    slider_gains: tuple[float, ...]
+    softmax_slider_dims: tuple[int, ...]
+    softmax_dims: tuple[int, ...] = (16, 64, 256, 1024)   # d of the softmax probe
+    softmax_keys: int = 64                # keys per attention row
+    ntk_depth: int = 4
+    ntk_batch: int = 256
+    ntk_lr: float = 1e-2                  # Adam
+
+
+@dataclass(frozen=True)
+class PostPreBudget:
+    """Chapter "Post-Norm vs Pre-Norm"."""
+    probe_depths: tuple[int, ...]         # depths of the stream/gradient probe at init (the last is drawn)
+    train_depth: int                      # depth of the training comparison
+    train_steps: int
+    train_warmup: int
+    slider_depths: tuple[int, ...]
+    slider_steps: int
+    track_points: int = 20                # steps at which block updates and gradients are recorded
+    lrs: MappingProxyType = _rates(adam=3e-3, sgd=0.3)
+    slider_lr: float = 3e-3               # Adam
+
+
+@dataclass(frozen=True)
+class BertBudget:
+    """Chapter "Why is BERT's initial standard deviation 0.02?". Stds are quoted at BERT's width 768
+    and mapped to width d as s·√(768/d) (same d·s², hence the same variances at init)."""
+    stds: tuple[float, ...]               # init stds swept at initialization (BERT-base equivalent)
+    probe_width: int                      # width of the encoder swept at init (768 = BERT-base)
+    table_width: int                      # width of the 12-layer encoder set beside the annotated tables
+    probe_depths: tuple[int, ...]         # its depths (the last is the experiment's; 12 = BERT-base)
+    probe_tokens: tuple[int, int]         # (sequences, tokens per sequence) of the probe batch
+    train_stds: tuple[float, ...]         # stds of the MLM training runs (the annotated §9.3 table's)
+    gain_stds: tuple[float, ...]          # stds also trained without the extra Dense+LN head (γ story)
+    train_width: int                      # the trained encoder: width, depth, steps, warmup, batch
+    train_depth: int
+    train_steps: int
+    train_warmup: int
+    train_batch: tuple[int, int]          # (sequences, tokens per sequence)
+    vocab: int                            # tokens of the synthetic language
+    lr: float = 1e-3                      # Adam
+    gain_points: int = 50                 # LayerNorm gains recorded this many times per run
+    table_depth: int = 12                 # the annotated tables' depth (BERT-base)
+
+
+@dataclass(frozen=True)
+class IncrementBudget:
+    """Chapter "Increment explosion"."""
+    probe_depths: tuple[int, ...]         # N swept on log axes (two orders of magnitude at cpu)
+    probe_repeats: int                    # seeds averaged per depth
+    update_depths: tuple[int, ...]        # DeepNet Fig. 5's "early model update" sweep (its 6L .. 100L)
+    update_steps: int                     # steps whose ‖F(x,θ_t) − F(x,θ_0)‖ is tracked
+    train_depths: tuple[int, ...]         # depths of the training comparison
+    train_steps: int
+    train_warmup: int
+    slider_depths: tuple[int, ...]        # the precomputed slider grid
+    slider_norms: tuple[str, ...]
+    slider_optimizers: tuple[str, ...]
+    slider_steps: int
+    probe_lrs: MappingProxyType = _rates(sgd=1e-4, adam=1e-6)   # small enough for ΔL ≈ ⟨∇L, Δθ⟩
+    update_lr: float = 5e-4               # Adam, the early-update sweep
+    train_lr: float = 3e-3                # Adam peak, the training comparison
+    slider_lrs: MappingProxyType = _rates(adam=1e-3, sgd=0.1, lamb=1e-2)
+    track_points: int = 10
+
+
+@dataclass(frozen=True)
+class MagnitudeBudget:
+    """Chapter "Magnitude decomposition and the DeepNorm scalings"."""
+    probe_depth: int                      # depth of the ∂L/∂λ grid over (α, λ)
+    alphas: tuple[float, ...]             # α values of that grid
+    lambdas: tuple[float, ...]            # λ values of that grid
+    update_depths: tuple[int, ...]        # depths of the first-step relative-update sweep
+    train_depths: tuple[int, ...]         # depths of the (α, λ) training comparison
+    train_steps: int
+    identity_depth: int                   # depth of the near-identity probe
+    slider_depths: tuple[int, ...]        # slider grid: depths (× the three optimizers)
+    slider_steps: int
+    probe_seeds: int = 2                  # initializations per (α, λ) of the grid
+    first_step_lrs: MappingProxyType = _rates(sgd=0.1, adam=1e-3, lamb=1e-2)
+    train_lrs: MappingProxyType = _rates(sgd=(0.1, 0.5), adam=(1e-3,), lamb=(1e-2,))
+    track_every: int = 5                  # steps between two measurements of λ_F(W_t)
+
+
+@dataclass(frozen=True)
+class ResidualsBudget:
+    """Chapter "Why residuals?"."""
+    widths: tuple[int, ...]               # widths of the Jacobian-growth probe (1 = the 1-D model)
+    depths: tuple[int, ...]               # its depths N (to 1000 at cpu)
+    probe_batch: int                      # random (x_0, v) pairs per probe (×16 at width 1)
+    grad_depths: tuple[int, ...]          # depths of the per-layer gradient probe (float64)
+    grad_widths: tuple[int, ...]          # its widths
+    grad_seeds: int                       # independent initializations per setting (median)
+    train_width: int                      # width of the trained MLP language model
+    train_depths: tuple[int, ...]         # depths of the plain-vs-residual training runs
+    train_steps: int
+    transformer_depths: tuple[int, ...]   # the Transformer variant (no LayerNorm); () = skipped
+    slider_depths: tuple[int, ...]
+    slider_widths: tuple[int, ...]
+    slider_exponents: tuple[float, ...]
+    slider_steps: int
+    lrs: MappingProxyType = _rates(adam=1e-3, sgd=0.1)   # fixed before the runs, for every kind and depth
+    transformer_lr: float = 3e-4          # Adam
+    moment_batch: int = 1024              # inputs of the plain stack's per-layer moments
+    track_points: int = 10
+
+
+@dataclass(frozen=True)
+class Budget:
+    name: str
+    # the tiny Transformer every chapter trains (width is fixed; depth is what varies)
+    d_model: int           # residual-stream width d
+    n_heads: int           # attention heads
+    d_ff: int              # FFN hidden width
+    vocab_size: int        # tokens of the synthetic Markov language
+    seq_len: int           # tokens per sequence
+    batch_size: int        # sequences per step
+    # one sub-budget per chapter, named by the chapter's stem (book/<stem>.ipynb)
+    initialization: InitializationBudget
+    post_vs_pre_norm: PostPreBudget
+    bert_init: BertBudget
+    increment_explosion: IncrementBudget
+    magnitude_decomposition: MagnitudeBudget
+    why_residuals: ResidualsBudget
+
+    def model_config(self, n_layers: int, **overrides) -> ModelConfig:
+        """The budget's tiny Transformer at depth ``n_layers`` (``overrides``: norm, alpha, beta, …)."""
+        return ModelConfig(n_layers=n_layers, d_model=self.d_model, n_heads=self.n_heads, d_ff=self.d_ff,
+                           vocab_size=self.vocab_size, **overrides)
+
+
+BUDGETS: dict[str, Budget] = {
+    "smoke": Budget(
+        name="smoke", d_model=16, n_heads=2, d_ff=32, vocab_size=8, seq_len=8, batch_size=4,
+        initialization=InitializationBudget(
+            moment_width=32, moment_depth=8, moment_batch=64, ntk_width=16, ntk_steps=3,
+            slider_depths=(4,), slider_gains=(1.0, 2.0), softmax_slider_dims=(16, 64)),
+        post_vs_pre_norm=PostPreBudget(
+            probe_depths=(2, 6), train_depth=4, train_steps=6, train_warmup=3, slider_depths=(2, 4), slider_steps=3),
+        bert_init=BertBudget(
+            stds=(0.01, 0.02, 0.05), probe_width=64, table_width=64, probe_depths=(2, 3), probe_tokens=(4, 16),
+            train_stds=(0.02, 0.05), gain_stds=(0.02,), train_width=32, train_depth=2, train_steps=6,
+            train_warmup=2, train_batch=(4, 16), vocab=8),
+        increment_explosion=IncrementBudget(
+            probe_depths=(2, 4, 8), probe_repeats=1, update_depths=(2, 6), update_steps=3,
+            train_depths=(4,), train_steps=6, train_warmup=3,
+            slider_depths=(2, 4), slider_norms=("post", "deepnorm"), slider_optimizers=("adam",), slider_steps=3),
+        magnitude_decomposition=MagnitudeBudget(
+            probe_depth=3, alphas=(1.0, 4.0), lambdas=(0.25, 1.0), update_depths=(2, 8), train_depths=(2,),
+            train_steps=4, identity_depth=6, slider_depths=(2, 4), slider_steps=3),
+        why_residuals=ResidualsBudget(
+            widths=(1, 8), depths=(4, 16), probe_batch=8, grad_depths=(4, 8), grad_widths=(8,), grad_seeds=1,
+            train_width=8, train_depths=(4,), train_steps=5, transformer_depths=(2,), slider_depths=(4, 8),
+            slider_widths=(8,), slider_exponents=(0.0, 0.5), slider_steps=3),
+    ),
+    "cpu": Budget(
+        name="cpu", d_model=32, n_heads=2, d_ff=64, vocab_size=16, seq_len=16, batch_size=16,
+        initialization=InitializationBudget(
+            moment_width=256, moment_depth=60, moment_batch=1024, ntk_width=128, ntk_steps=50,
+            slider_depths=(10, 30, 60), slider_gains=(0.5, 1.0, 2.0, 4.0), softmax_slider_dims=(16, 64, 256, 1024)),
+        post_vs_pre_norm=PostPreBudget(
+            probe_depths=(6, 12, 24, 50, 100), train_depth=12, train_steps=600, train_warmup=200,
+            slider_depths=(6, 12, 24, 48, 96), slider_steps=15),
+        bert_init=BertBudget(
+            stds=(0.005, 0.01, 0.02, 0.0361, 0.05, 0.1), probe_width=128, table_width=768,
+            probe_depths=(3, 6, 12, 24), probe_tokens=(4, 64), train_stds=(0.01, 0.02, 0.0361, 0.05),
+            gain_stds=(0.01, 0.02), train_width=64, train_depth=6, train_steps=500, train_warmup=50,
+            train_batch=(32, 32), vocab=16),
+        increment_explosion=IncrementBudget(
+            probe_depths=(2, 4, 8, 16, 32, 64, 128, 256), probe_repeats=2, update_depths=(6, 12, 24, 50, 100),
+            update_steps=20, train_depths=(12, 24), train_steps=600, train_warmup=200,
+            slider_depths=(6, 12, 24, 48, 96), slider_norms=("post", "pre", "deepnorm"),
+            slider_optimizers=("adam", "sgd"), slider_steps=15),
+        magnitude_decomposition=MagnitudeBudget(
+            probe_depth=12, alphas=(1.0, 2.0, 4.0, 8.0, 16.0), lambdas=(0.0625, 0.125, 0.25, 0.5, 1.0),
+            update_depths=(4, 16, 64), train_depths=(6, 24), train_steps=100, identity_depth=48,
+            slider_depths=(6, 24), slider_steps=20),
+        why_residuals=ResidualsBudget(
+            widths=(1, 16, 256), depths=(10, 30, 100, 300, 1000), probe_batch=32, grad_depths=(10, 30, 100, 300),
+            grad_widths=(16, 64), grad_seeds=3, train_width=32, train_depths=(20, 100), train_steps=150,
+            transformer_depths=(12, 48), slider_depths=(10, 100), slider_widths=(16, 64),
+            slider_exponents=(0.0, 0.5, 1.0), slider_steps=20),
+    ),
+    "gpu": Budget(
+        name="gpu", d_model=128, n_heads=4, d_ff=512, vocab_size=32, seq_len=64, batch_size=32,
+        initialization=InitializationBudget(
+            moment_width=1024, moment_depth=100, moment_batch=4096, ntk_width=512, ntk_steps=200,
+            slider_depths=(10, 30, 60, 100), slider_gains=(0.5, 1.0, 2.0, 4.0),
+            softmax_slider_dims=(16, 64, 256, 1024)),
+        post_vs_pre_norm=PostPreBudget(
+            probe_depths=(6, 12, 24, 50, 100), train_depth=24, train_steps=2000, train_warmup=500,
+            slider_depths=(6, 12, 24, 48, 96, 192), slider_steps=30),
+        bert_init=BertBudget(
+            stds=(0.005, 0.01, 0.02, 0.0361, 0.05, 0.1), probe_width=768, table_width=768,
+            probe_depths=(3, 6, 12, 24, 48), probe_tokens=(8, 128), train_stds=(0.01, 0.02, 0.0361, 0.05),
+            gain_stds=(0.01, 0.02, 0.05), train_width=256, train_depth=12, train_steps=3000, train_warmup=300,
+            train_batch=(64, 64), vocab=64),
+        increment_explosion=IncrementBudget(
+            probe_depths=(2, 4, 8, 16, 32, 64, 128, 256, 512, 1024), probe_repeats=3,
+            update_depths=(6, 12, 24, 50, 100), update_steps=50, train_depths=(24, 96), train_steps=2000,
+            train_warmup=500, slider_depths=(6, 12, 24, 48, 96, 192), slider_norms=("post", "pre", "deepnorm"),
+            slider_optimizers=("adam", "sgd"), slider_steps=30),
+        magnitude_decomposition=MagnitudeBudget(
+            probe_depth=24, alphas=(1.0, 2.0, 4.0, 8.0, 16.0, 32.0),
+            lambdas=(0.03125, 0.0625, 0.125, 0.25, 0.5, 1.0), update_depths=(4, 16, 64, 256),
+            train_depths=(12, 48, 192), train_steps=1000, identity_depth=192, slider_depths=(6, 24, 96),
+            slider_steps=40),
+        why_residuals=ResidualsBudget(
+            widths=(1, 16, 256, 1024), depths=(10, 30, 100, 300, 1000, 3000), probe_batch=128,
+            grad_depths=(10, 30, 100, 300), grad_widths=(16, 64, 256), grad_seeds=5, train_width=256,
+            train_depths=(20, 100, 300), train_steps=1000, transformer_depths=(24, 96),
+            slider_depths=(10, 100, 300), slider_widths=(16, 256), slider_exponents=(0.0, 0.25, 0.5, 1.0),
+            slider_steps=60),
+    ),
+}
+
+
+def get_budget(name: str | None = None) -> Budget:
+    """The budget named ``name``, else ``$DEEPNOTES_BUDGET``, else ``gpu`` with CUDA or ``cpu``."""
+    if name is None:
+        name = os.environ.get(BUDGET_ENV) or ("gpu" if torch.cuda.is_available() else "cpu")
+    choice("budget", name, sorted(BUDGETS))
+    return BUDGETS[name]
+
+
+def device() -> torch.device:
+    """CUDA when present, else the CPU."""
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")

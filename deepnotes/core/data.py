@@ -1,0 +1,99 @@
+"""Synthetic tasks from a seeded generator; nothing is downloaded.
+
+``MarkovLanguage``: a random first-order Markov chain over V tokens. Predicting token t+1 from the
+tokens up to t can do no better than the chain's entropy rate
+
+    H = −Σ_i π_i Σ_j P_ij log P_ij       (nats per token, π the stationary distribution),
+
+so every loss curve has an exact floor. A model that ignores its context can reach only the
+entropy of π, ``unigram_entropy``: the plateau a stuck deep model sits on.
+"""
+from __future__ import annotations
+
+import torch
+
+from deepnotes.core.rng import generator
+
+PROBE_SEED_OFFSET = 100   # probe batches of seed s come from generator(100 + s), apart from the training streams
+
+
+class MarkovLanguage:
+    def __init__(self, vocab_size: int = 16, seed: int = 0, temperature: float = 0.5):
+        """Transition matrix P = softmax(Z / temperature), Z ~ N(0, 1) from a generator seeded ``seed``.
+
+        A lower temperature makes the next token more predictable (a lower floor).
+        """
+        if not isinstance(vocab_size, int) or vocab_size < 2:
+            raise ValueError(f"vocab_size must be an integer >= 2, got {vocab_size!r}")
+        if not temperature > 0:
+            raise ValueError(f"temperature must be > 0, got {temperature!r}")
+        self.vocab_size = vocab_size
+        gen = torch.Generator().manual_seed(seed)
+        logits = torch.randn(vocab_size, vocab_size, generator=gen, dtype=torch.float64)
+        self.transition = torch.softmax(logits / temperature, dim=-1)  # [V, V], rows sum to 1
+        self.stationary = _stationary(self.transition)                   # [V]
+
+    def entropy_rate(self) -> float:
+        """H = −Σ_i π_i Σ_j P_ij log P_ij, the loss floor in nats."""
+        p = self.transition
+        row_entropy = -(p * p.log()).sum(dim=1)  # [V]
+        return float((self.stationary * row_entropy).sum())
+
+    def unigram_entropy(self) -> float:
+        """−Σ_i π_i log π_i: the loss of the best context-free predictor."""
+        pi = self.stationary
+        return float(-(pi * pi.log()).sum())
+
+    def masked_entropy(self) -> float:
+        """The floor of masked-token prediction when a masked token's two neighbours are visible:
+        H(X_t | X_{t−1}, X_{t+1}) = −Σ_{a,x,b} π_a P_ax P_xb · log(P_ax P_xb / Σ_y P_ay P_yb)."""
+        p, pi = self.transition, self.stationary
+        joint = pi[:, None, None] * p[:, :, None] * p[None, :, :]          # [a, x, b]
+        cond = joint / joint.sum(dim=1, keepdim=True)                        # p(x | a, b)
+        return float(-(joint * cond.clamp_min(1e-300).log()).sum())
+
+    def sample(self, batch_size: int, seq_len: int, generator: torch.Generator) -> torch.Tensor:
+        """Token sequences [batch_size, seq_len] (int64), the first token drawn from π."""
+        pi = self.stationary.float()
+        p = self.transition.float()
+        tokens = torch.empty(batch_size, seq_len, dtype=torch.long)
+        tokens[:, 0] = torch.multinomial(pi.expand(batch_size, -1), 1, generator=generator)[:, 0]
+        for t in range(1, seq_len):
+            tokens[:, t] = torch.multinomial(p[tokens[:, t - 1]], 1, generator=generator)[:, 0]
+        return tokens
+
+
+def _stationary(p: torch.Tensor) -> torch.Tensor:
+    """π with π P = π, Σπ = 1: the left eigenvector of P for eigenvalue 1 (float64)."""
+    vals, vecs = torch.linalg.eig(p.T)
+    k = torch.argmin((vals - 1).abs())
+    pi = vecs[:, k].real
+    pi = pi / pi.sum()
+    return pi.clamp_min(0) / pi.clamp_min(0).sum()
+
+
+def mask_positions(batch_size: int, seq_len: int, prob: float, generator: torch.Generator) -> torch.Tensor:
+    """A boolean mask [batch_size, seq_len] of positions to hide for masked-language modelling:
+    interior positions only (1..T−2), each chosen with probability ``prob``, never two adjacent,
+    so every hidden token has both neighbours visible and :meth:`MarkovLanguage.masked_entropy`
+    is the exact loss floor."""
+    if not 0 < prob < 1:
+        raise ValueError(f"prob must be in (0, 1), got {prob!r}")
+    if seq_len < 3:
+        raise ValueError(f"seq_len must be >= 3 for interior positions, got {seq_len!r}")
+    draw = torch.rand(batch_size, seq_len, generator=generator) < prob      # [B, T]
+    draw[:, 0] = draw[:, -1] = False
+    for t in range(2, seq_len - 1):                                          # drop a pick next to a kept one
+        draw[:, t] &= ~draw[:, t - 1]
+    return draw
+
+
+def probe_generator(seed: int = 0) -> torch.Generator:
+    """The generator of probe batch ``seed`` (a probe may draw more from it, e.g. a mask)."""
+    return generator(PROBE_SEED_OFFSET + seed)
+
+
+def probe_batch(task: MarkovLanguage, batch_size: int, seq_len: int, seed: int = 0, device=None) -> torch.Tensor:
+    """The fixed batch [batch_size, seq_len] that probes at initialization measure on: ``task``'s
+    sequences from :func:`probe_generator` (``seed``)."""
+    return task.sample(batch_size, seq_len, probe_generator(seed)).to(device)

@@ -1,0 +1,214 @@
+"""Residual stacks with one switch for the normalization style.
+
+A sublayer F (attention or FFN) sits in a :class:`Residual` wrapper whose ``norm`` picks
+
+    post      x ← LN(x + F(x))                 (original Transformer, BERT)
+    deepnorm  x ← LN(α·x + F(x))               (DeepNet; α on the skip path, not on F)
+    pre       x ← x + F(LN(x))                 (GPT-2 onwards)
+    none      x ← x + F(x)                     (no normalization at all)
+    rezero    x ← x + g·F(x), g learnable, 0 at init  (ReZero; SkipInit without the BN)
+
+Weights are Xavier-normal. The v-projection, the out-projection and both FFN matrices get gain β
+(DeepNet's pseudocode: ``xavier_normal_(w, gain=β)``), q and k gain 1; biases start at 0.
+Layers are built in a loop, each with its own weights.
+
+``causal=False`` builds BERT's encoder: token + learned position embeddings followed by a LayerNorm,
+an extra [MASK] token, and an output head tied to the token embedding (logits = h·Eᵀ + b).
+"""
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from deepnotes.core.config import ModelConfig
+from deepnotes.core.init import trunc_normal_
+from deepnotes.core.rng import seeded
+
+
+class SelfAttention(nn.Module):
+    """Multi-head softmax attention: softmax(QKᵀ/√d_h)·V, then the out-projection."""
+
+    def __init__(self, d_model: int, n_heads: int, causal: bool):
+        super().__init__()
+        self.n_heads = n_heads
+        self.causal = causal
+        self.q_proj = nn.Linear(d_model, d_model)
+        self.k_proj = nn.Linear(d_model, d_model)
+        self.v_proj = nn.Linear(d_model, d_model)
+        self.out_proj = nn.Linear(d_model, d_model)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, t, d = x.shape                                        # x: [B, T, d]
+        h = self.n_heads
+
+        def heads(y):                                            # [B, T, d] -> [B, h, T, d/h]
+            return y.view(b, t, h, d // h).transpose(1, 2)
+
+        y = F.scaled_dot_product_attention(heads(self.q_proj(x)), heads(self.k_proj(x)),
+                                           heads(self.v_proj(x)), is_causal=self.causal)
+        return self.out_proj(y.transpose(1, 2).reshape(b, t, d))  # [B, T, d]
+
+
+class FeedForward(nn.Module):
+    """φ(x W₁ + b₁) W₂ + b₂ with φ = ReLU (positively homogeneous, as the magnitude analysis assumes)
+    or GELU (BERT)."""
+
+    def __init__(self, d_model: int, d_ff: int, activation: str = "relu"):
+        super().__init__()
+        self.fc1 = nn.Linear(d_model, d_ff)
+        self.fc2 = nn.Linear(d_ff, d_model)
+        self.act = F.gelu if activation == "gelu" else torch.relu
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc2(self.act(self.fc1(x)))                   # [..., d] -> [..., d]
+
+
+class Residual(nn.Module):
+    """One sublayer with its skip path and norm; the only place the norm style branches
+    ("plain" drops the skip path too: x ← F(x))."""
+
+    def __init__(self, sublayer: nn.Module, d_model: int, norm: str, alpha: float = 1.0):
+        super().__init__()
+        self.sublayer = sublayer
+        self.norm_style = norm
+        self.alpha = alpha
+        self.norm = nn.LayerNorm(d_model) if norm in ("post", "deepnorm", "pre") else None
+        self.gate = nn.Parameter(torch.zeros(())) if norm == "rezero" else None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        style = self.norm_style
+        if style == "post":
+            return self.norm(x + self.sublayer(x))               # LN(x + F(x))
+        if style == "deepnorm":
+            return self.norm(self.alpha * x + self.sublayer(x))  # LN(αx + F(x))
+        if style == "pre":
+            return x + self.sublayer(self.norm(x))               # x + F(LN(x))
+        if style == "rezero":
+            return x + self.gate * self.sublayer(x)              # x + g·F(x)
+        if style == "plain":
+            return self.sublayer(x)                              # F(x): no skip path
+        return x + self.sublayer(x)                              # none: x + F(x)
+
+
+class Block(nn.Module):
+    """A Transformer block (attention then FFN) or an MLP block (FFN only), each sublayer residual."""
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        alpha = cfg.skip_alpha
+        self.attn = SelfAttention(cfg.d_model, cfg.n_heads, cfg.causal) if cfg.block == "transformer" else None
+        self.ffn = FeedForward(cfg.d_model, cfg.d_ff, cfg.activation)
+        self.sublayers = nn.ModuleList(
+            [Residual(m, cfg.d_model, cfg.norm, alpha) for m in (self.attn, self.ffn) if m is not None])
+        self.reset_parameters(cfg.branch_beta, cfg.init_std)
+
+    def beta_scaled_weights(self) -> list[torch.Tensor]:
+        """The weights DeepNet initializes with gain β: v_proj, out_proj, fc1, fc2."""
+        weights = [self.ffn.fc1.weight, self.ffn.fc2.weight]
+        if self.attn is not None:
+            weights = [self.attn.v_proj.weight, self.attn.out_proj.weight] + weights
+        return weights
+
+    def unit_gain_weights(self) -> list[torch.Tensor]:
+        """The weights initialized with gain 1: q_proj, k_proj."""
+        return [] if self.attn is None else [self.attn.q_proj.weight, self.attn.k_proj.weight]
+
+    @torch.no_grad()
+    def reset_parameters(self, beta: float, init_std: float | None = None) -> None:
+        """Xavier-normal (gain β on v/out/FFN), or with ``init_std`` BERT's N(0, std²) cut at ±2σ."""
+        for w in self.unit_gain_weights():
+            trunc_normal_(w, init_std) if init_std is not None else nn.init.xavier_normal_(w, gain=1.0)
+        for w in self.beta_scaled_weights():
+            trunc_normal_(w, init_std) if init_std is not None else nn.init.xavier_normal_(w, gain=beta)
+        for module in self.modules():
+            if isinstance(module, nn.Linear):
+                nn.init.zeros_(module.bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for sublayer in self.sublayers:
+            x = sublayer(x)
+        return x
+
+
+class TransformerLM(nn.Module):
+    """Embedding → N blocks → (final LN for Pre-LN) → linear head: a causal language model, or with
+    ``causal=False`` BERT's encoder (positions, embedding LN, head tied to the token embedding)."""
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        if cfg.block != "transformer":
+            raise ValueError(f"TransformerLM needs block='transformer', got {cfg.block!r}")
+        self.cfg = cfg
+        self.mask_id = cfg.vocab_size                            # encoders get one extra token: [MASK]
+        self.embed = nn.Embedding(cfg.vocab_size + (0 if cfg.causal else 1), cfg.d_model)
+        self.positions = None if cfg.causal else nn.Embedding(cfg.max_len, cfg.d_model)
+        self.embed_norm = nn.Identity() if cfg.causal else nn.LayerNorm(cfg.d_model)
+        self.blocks = nn.ModuleList([Block(cfg) for _ in range(cfg.n_layers)])
+        self.final_norm = nn.LayerNorm(cfg.d_model) if cfg.norm == "pre" else nn.Identity()
+        self.head_transform = (nn.Sequential(nn.Linear(cfg.d_model, cfg.d_model), nn.GELU(), nn.LayerNorm(cfg.d_model))
+                               if cfg.head_transform else nn.Identity())
+        # BERT ties the MLM decoder to the token embedding and keeps only an output bias of its own
+        self.head = nn.Linear(cfg.d_model, cfg.vocab_size) if cfg.causal else None
+        self.head_bias = None if cfg.causal else nn.Parameter(torch.zeros(cfg.vocab_size))
+        with torch.no_grad():
+            if cfg.head_transform:
+                dense = self.head_transform[0]
+                trunc_normal_(dense.weight, cfg.init_std) if cfg.init_std is not None else nn.init.xavier_normal_(dense.weight)
+                nn.init.zeros_(dense.bias)
+            tables = [self.embed.weight] + ([] if self.positions is None else [self.positions.weight])
+            for table in tables:
+                if cfg.init_std is not None:               # BERT: embeddings like every matrix
+                    trunc_normal_(table, cfg.init_std)
+                else:
+                    nn.init.normal_(table, std=1.0)        # unit-variance x_0, as the derivations assume
+            if self.head is not None:
+                trunc_normal_(self.head.weight, cfg.init_std) if cfg.init_std is not None else nn.init.xavier_normal_(self.head.weight)
+                nn.init.zeros_(self.head.bias)
+
+    def hidden(self, tokens: torch.Tensor, return_stream: bool = False):
+        """Final hidden states [B, T, d]; with ``return_stream`` also [x_0, x_1, …, x_N]."""
+        x = self.embed(tokens)                                   # [B, T, d]
+        if self.positions is not None:                           # BERT: LN(token + position)
+            x = self.embed_norm(x + self.positions.weight[: tokens.size(1)])
+        stream = [x]
+        for block in self.blocks:
+            x = block(x)
+            if return_stream:
+                stream.append(x)
+        x = self.final_norm(x)
+        return (x, stream) if return_stream else x
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        h = self.head_transform(self.hidden(tokens))             # [B, T, d]
+        if self.head is not None:
+            return self.head(h)                                  # [B, T, V]
+        return F.linear(h, self.embed.weight[: self.cfg.vocab_size], self.head_bias)  # tied: h·Eᵀ + b
+
+    def mlm_loss(self, tokens: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """Masked-token cross-entropy (nats): hide ``mask`` [B, T] behind [MASK], predict the originals."""
+        if self.cfg.causal:
+            raise ValueError("mlm_loss needs an encoder: ModelConfig(causal=False)")
+        logits = self(tokens.masked_fill(mask, self.mask_id))  # [B, T, V]
+        return F.cross_entropy(logits[mask], tokens[mask])
+
+    def loss(self, tokens: torch.Tensor) -> torch.Tensor:
+        """Next-token cross-entropy (nats) over positions 1..T−1."""
+        return next_token_loss(self, tokens)
+
+
+def next_token_loss(model: nn.Module, tokens: torch.Tensor) -> torch.Tensor:
+    """−(1/(B(T−1))) Σ log p(x_{t+1} | x_{≤t}) in nats, for any ``model`` mapping tokens [B, T−1] to
+    logits [B, T−1, V]."""
+    if tokens.dim() != 2 or tokens.size(1) < 2:
+        raise ValueError(f"next-token loss needs tokens [batch, seq_len >= 2], got shape {tuple(tokens.shape)}")
+    logits = model(tokens[:, :-1])                               # [B, T-1, V]
+    return F.cross_entropy(logits.reshape(-1, logits.size(-1)), tokens[:, 1:].reshape(-1))
+
+
+def build_model(cfg: ModelConfig, seed: int = 0, device: torch.device | str | None = None,
+                dtype: torch.dtype | None = None) -> TransformerLM:
+    """A :class:`TransformerLM` initialized from ``seed`` (the global RNG is left untouched)."""
+    with seeded(seed):
+        model = TransformerLM(cfg)
+    return model.to(device=device, dtype=dtype)

@@ -1,0 +1,42 @@
+"""Argument checks shared by every module: each raises ``ValueError`` naming the bad value and what
+is allowed, before anything reaches torch."""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+
+def positive_int(name: str, value) -> int:
+    """``value`` as an int ≥ 1 (bools are refused)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return value
+
+
+def nonnegative_int(name: str, value) -> int:
+    """``value`` as an int ≥ 0 (bools are refused)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{name} must be an integer >= 0, got {value!r}")
+    return value
+
+
+def integer(name: str, value) -> int:
+    """Any int (a seed, say; bools are refused)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{name} must be an integer, got {value!r}")
+    return value
+
+
+def positive_float(name: str, value) -> float:
+    """``value`` as a finite number > 0."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (value > 0 and math.isfinite(value)):
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+    return float(value)
+
+
+def choice(name: str, value, allowed: Iterable) -> object:
+    """``value`` if it is one of ``allowed``."""
+    allowed = tuple(allowed)
+    if value not in allowed:
+        raise ValueError(f"unknown {name} {value!r}; allowed: {', '.join(map(str, allowed))}")
+    return value

@@ -1,0 +1,97 @@
+"""Matplotlib figures from measurements; no global rcParams are changed."""
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import matplotlib.pyplot as plt
+
+from deepnotes.core.probes import loglog_slope
+from deepnotes.show.palette import MARKERS, PALETTE, colour  # noqa: F401  (re-exported)
+from deepnotes.core.train import History
+
+def loglog_sweep(ax, depths: Sequence[int], series: Mapping[str, Sequence[float]],
+                 predicted_slope: float | None = None, ylabel: str = "") -> dict[str, float]:
+    """Measured values against depth on log-log axes, each with its fitted slope in the legend,
+    and a dashed reference line of the predicted slope. Returns the fitted slopes."""
+    slopes = {}
+    for label, values in series.items():
+        pts = [(n, v) for n, v in zip(depths, values) if v is not None and math.isfinite(v) and v > 0]
+        if len(pts) < 2:
+            continue
+        xs, ys = zip(*pts)
+        slopes[label] = loglog_slope(xs, ys)
+        ax.loglog(xs, ys, "o-", color=colour(label), label=f"{label}: slope {slopes[label]:.2f}")
+    if predicted_slope is not None and slopes:
+        first = next(iter(series.values()))
+        n0, v0 = depths[0], first[0]
+        xs = [depths[0], depths[-1]]
+        ax.loglog(xs, [v0 * (x / n0) ** predicted_slope for x in xs], "k--", lw=1,
+                  label=f"derivation: slope {predicted_slope:g}")
+    ax.set_xlabel("depth N (blocks)")
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=7)
+    return slopes
+
+
+def loss_curves(ax, runs: Mapping[str, History], title: str = "", floor_label: str = "floor (entropy rate)",
+                colours: Mapping[str, str] | None = None) -> None:
+    """Training losses with the floor (the entropy rate, or what ``floor_label`` names) and the
+    context-free plateau; a diverged run ends in an ✕ at the step it diverged (drawn at the top edge
+    when its last loss is off the axes). ``colours`` (label → colour) overrides :func:`colour`."""
+    floor = unigram = None
+    used: dict[str | None, int] = {}
+    for label, hist in runs.items():
+        c = colours[label] if colours and label in colours else colour(label)
+        style = ("-", "-.", ":")[min(used.get(c, 0), 2)] if c is not None else "-"   # same style, other line
+        used[c] = used.get(c, 0) + 1
+        line, = ax.plot(range(len(hist.losses)), hist.losses, lw=1, ls=style, color=c, label=label)
+        if hist.diverged:
+            k = hist.diverged_at
+            y = hist.losses[-1] if hist.losses else (hist.unigram or 0)
+            top = 1.2 * max(h.losses[0] for h in runs.values() if h.losses) if hist.floor is not None else y
+            ax.plot([k], [min(y, top)], "x", ms=10, mew=2, color=line.get_color(), clip_on=False)
+            line.set_label(f"{label} (diverged at step {k})")
+        floor, unigram = hist.floor, hist.unigram
+    finite = [h.losses[0] for h in runs.values() if h.losses]
+    if floor is not None and finite:   # a run that blew up would squash the rest: clip at 1.2× the start
+        ax.set_ylim(0.9 * floor, 1.2 * max(finite))
+    if floor is not None:
+        ax.axhline(floor, color="k", ls="--", lw=1, label=f"{floor_label} {floor:.3f}")
+    if unigram is not None:
+        ax.axhline(unigram, color="k", ls=":", lw=1, label=f"context-free plateau {unigram:.3f}")
+    ax.set_xlabel("step")
+    ax.set_ylabel("loss (nats/token)")
+    if title:
+        ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7)
+
+
+def update_curves(ax, runs: Mapping[str, History], title: str = "") -> None:
+    """RMS of F(x,θ_t) − F(x,θ_0) against the step t."""
+    for label, hist in runs.items():
+        ax.plot(range(1, len(hist.update_rms) + 1), hist.update_rms, lw=1, color=colour(label), label=label)
+    ax.set_xlabel("step t")
+    ax.set_ylabel(r"RMS of $F(x,\theta_t)-F(x,\theta_0)$")
+    if title:
+        ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7)
+
+
+def new_figure(ncols: int = 1, width: float = 4.2, height: float = 3.0):
+    """A figure with ``ncols`` axes side by side (not registered with pyplot's current figure)."""
+    fig, axes = plt.subplots(1, ncols, figsize=(width * ncols, height), squeeze=False)
+    return fig, list(axes[0])
+
+
+def moment_curves(ax, series, title: str = "") -> None:
+    """Per-layer second moments: measured (solid) against the derivation's recursion (dashed),
+    on a log axis; ``series`` maps a label to (measured, predicted)."""
+    for label, (measured, predicted) in series.items():
+        line, = ax.semilogy(range(len(measured)), measured, lw=1.2, label=f"{label} measured")
+        ax.semilogy(range(len(predicted)), predicted, "--", lw=1, color=line.get_color(), label=f"{label} derivation")
+    ax.set_xlabel("layer l")
+    ax.set_ylabel(r"$E[x_l^2]$")
+    if title:
+        ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7)

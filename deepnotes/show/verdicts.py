@@ -1,0 +1,94 @@
+"""Verdicts on the source articles' claims: the claim, the value code computed, and a status that
+is decided by comparing the two, never typed by hand."""
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+
+import sympy as sp
+
+HOLDS, APPROX, WRONG = "holds", "holds approximately", "wrong"
+UNCHECKABLE = "not checkable here"   # no derivation given and nothing offline to measure it against
+
+
+@dataclass(frozen=True)
+class Verdict:
+    claim: str        # what the source says, in English
+    source: str       # where: seed file, section, equation
+    claimed: str      # the source's value or formula, as text
+    computed: str     # what the code computed, as text
+    status: str       # HOLDS | APPROX | WRONG | UNCHECKABLE
+    reason: str       # one line
+
+    def __repr__(self) -> str:
+        return (f"[{self.status}] {self.claim} ({self.source})\n"
+                f"    claimed: {self.claimed} | computed: {self.computed}\n    {self.reason}")
+
+    def _repr_html_(self) -> str:
+        return VerdictTable([self])._repr_html_()
+
+
+def _fmt(x) -> str:
+    return f"{x:.4g}" if isinstance(x, (int, float)) else str(x)
+
+
+def check_number(claim: str, source: str, claimed: float, computed: float, reason: str = "",
+                 rtol: float = 0.01, approx_rtol: float = 0.2) -> Verdict:
+    """Holds within ``rtol``, holds approximately within ``approx_rtol``, else wrong."""
+    rel = abs(claimed - computed) / max(abs(computed), 1e-300)
+    status = HOLDS if rel <= rtol else APPROX if rel <= approx_rtol else WRONG
+    why = reason or f"relative difference {rel:.2g}"
+    return Verdict(claim, source, _fmt(claimed), _fmt(computed), status, why)
+
+
+def check_expr(claim: str, source: str, claimed: sp.Expr, computed: sp.Expr, reason: str = "") -> Verdict:
+    """Holds when SymPy proves ``claimed − computed = 0``; wrong otherwise."""
+    same = sp.simplify(claimed - computed) == 0
+    why = reason or ("SymPy: the two are identical" if same else "SymPy: the two differ")
+    return Verdict(claim, source, sp.sstr(claimed), sp.sstr(computed), HOLDS if same else WRONG, why)
+
+
+def check_true(*, claim: str, source: str, claimed: str, computed: str, ok, reason: str) -> Verdict:
+    """A claim whose truth the caller computed as a boolean (``ok``: a comparison, never a literal;
+    a test reads the sources and fails on ``ok=True``/``ok=False``)."""
+    if not isinstance(ok, bool):
+        ok = bool(ok)      # numpy/torch booleans
+    return Verdict(claim, source, claimed, computed, HOLDS if ok else WRONG, reason)
+
+
+def uncheckable(claim: str, source: str, claimed: str, reason: str) -> Verdict:
+    """A claim the book cannot test (e.g. about a checkpoint it does not download); ``reason`` says why."""
+    return Verdict(claim, source, claimed, "—", UNCHECKABLE, reason)
+
+
+class VerdictTable(list):
+    """A list of verdicts that shows as a table (HTML) or as plain text (what nbval compares)."""
+
+    def __repr__(self) -> str:
+        return "\n".join(repr(v) for v in self)
+
+    def _repr_html_(self) -> str:
+        colour = {HOLDS: "#1a7f37", APPROX: "#9a6700", WRONG: "#cf222e", UNCHECKABLE: "#57606a"}
+        code = "<code style='overflow-wrap:anywhere'>{}</code>"   # a long SymPy expression wraps, not widens
+        rows = "".join(
+            f"<tr><td>{html.escape(v.claim)}<br><small>{html.escape(v.source)}</small></td>"
+            f"<td>{code.format(html.escape(v.claimed))}</td><td>{code.format(html.escape(v.computed))}</td>"
+            f"<td style='color:{colour[v.status]};font-weight:bold'>{v.status}</td>"
+            f"<td>{html.escape(v.reason)}</td></tr>" for v in self)
+        return ("<table class='verdicts' style='font-size:0.85em;width:100%'><thead><tr>"
+                "<th style='width:34%'>claim</th><th>claimed</th><th>computed</th><th>verdict</th>"
+                f"<th style='width:28%'>why</th></tr></thead><tbody>{rows}</tbody></table>")
+
+
+def check_scaling(claim: str, source: str, claimed: sp.Expr, computed: sp.Expr, var: sp.Symbol,
+                  reason: str = "") -> Verdict:
+    """Holds if identical; holds approximately if claimed/computed is a constant in ``var`` (same
+    scaling, another constant); wrong if the two scale differently."""
+    ratio = sp.simplify(claimed / computed)
+    if ratio == 1:
+        status, why = HOLDS, "SymPy: identical"
+    elif not ratio.has(var):
+        status, why = APPROX, f"same power of {var}; off by the constant factor {sp.sstr(ratio)}"
+    else:
+        status, why = WRONG, f"scales differently: claimed/derived = {sp.sstr(ratio)}"
+    return Verdict(claim, source, sp.sstr(claimed), sp.sstr(computed), status, reason or why)

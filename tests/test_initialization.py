@@ -4,6 +4,7 @@ import pytest
 import torch
 
 from deepnotes.core import init as ini
+from deepnotes.chapters.initialization import derive as init_derive, mlp
 from deepnotes.chapters.initialization import experiments as mo
 from deepnotes.core import norms as norms
 from deepnotes.core import derive as sym
@@ -13,16 +14,16 @@ def test_symbolic_matches_plain_formulas():
     assert float(sym.truncated_normal_gamma(2)["gamma"]) == pytest.approx(ini.truncated_normal_variance_factor(2), rel=1e-12)
     lin = sym.linear_second_moment()
     for m in (3, 64, 1000):
-        assert float(lin["lecun"].subs(sym.m, m)) == pytest.approx(ini.weight_variance("lecun", m, m))
-        assert float(lin["he"].subs(sym.m, m)) == pytest.approx(ini.weight_variance("he", m, m))
-    a, b = ini.uniform_bounds(0.5, 2.0)
-    uni = sym.uniform_with_moments()
+        assert float(lin["lecun"].subs(sym.m, m)) == pytest.approx(mlp.weight_variance("lecun", m, m))
+        assert float(lin["he"].subs(sym.m, m)) == pytest.approx(mlp.weight_variance("he", m, m))
+    a, b = mlp.uniform_bounds(0.5, 2.0)
+    uni = init_derive.uniform_with_moments()
     assert float(uni["a"].subs({sym.mu: 0.5, sym.sigma: 2.0})) == pytest.approx(a)
     assert float(uni["b"].subs({sym.mu: 0.5, sym.sigma: 2.0})) == pytest.approx(b)
-    selu = sym.selu_constants(20)
-    assert float(selu["alpha_value"]) == pytest.approx(ini.SELU_ALPHA, rel=1e-15)
-    assert float(selu["lambda_value"]) == pytest.approx(ini.SELU_LAMBDA, rel=1e-15)
-    assert float(sym.sigmoid_second_moment()) == pytest.approx(ini.gaussian_second_moment(ini.scalar_activation("sigmoid")), rel=1e-9)
+    selu = init_derive.selu_constants(20)
+    assert float(selu["alpha_value"]) == pytest.approx(mlp.SELU_ALPHA, rel=1e-15)
+    assert float(selu["lambda_value"]) == pytest.approx(mlp.SELU_LAMBDA, rel=1e-15)
+    assert float(init_derive.sigmoid_second_moment()) == pytest.approx(ini.gaussian_second_moment(mlp.scalar_activation("sigmoid")), rel=1e-9)
 
 
 def test_selu_constants_make_mean_zero_and_second_moment_one():
@@ -48,25 +49,25 @@ def test_trunc_normal_cuts_at_k_sigma_and_can_match_the_std():
 
 def test_bad_names_raise_with_the_allowed_ones():
     with pytest.raises(ValueError, match="allowed: lecun, he, xavier"):
-        ini.weight_variance("glorot", 3, 3)
+        mlp.weight_variance("glorot", 3, 3)
     with pytest.raises(ValueError, match="allowed: linear, relu, tanh"):
-        ini.activation("gelu")
+        mlp.activation("gelu")
     with pytest.raises(ValueError, match="depth"):
-        ini.plain_mlp(8, 0, "relu")
+        mlp.plain_mlp(8, 0, "relu")
 
 
 def test_recursion_fixed_points():
-    assert ini.predicted_second_moments("relu", 2.0, 5) == pytest.approx([1.0] * 6)
-    assert ini.predicted_second_moments("linear", 2.0, 3) == pytest.approx([1, 2, 4, 8])
-    assert ini.predicted_second_moments("sigmoid_rescaled", 1.0, 2) == pytest.approx([1, 1, 1], rel=1e-6)
-    assert ini.predicted_second_moments("selu", 1.0, 2) == pytest.approx([1, 1, 1], rel=1e-6)
-    assert ini.predicted_second_moments("sigmoid", 1.0, 1)[1] == pytest.approx(0.293379, rel=1e-5)
+    assert mlp.predicted_second_moments("relu", 2.0, 5) == pytest.approx([1.0] * 6)
+    assert mlp.predicted_second_moments("linear", 2.0, 3) == pytest.approx([1, 2, 4, 8])
+    assert mlp.predicted_second_moments("sigmoid_rescaled", 1.0, 2) == pytest.approx([1, 1, 1], rel=1e-6)
+    assert mlp.predicted_second_moments("selu", 1.0, 2) == pytest.approx([1, 1, 1], rel=1e-6)
+    assert mlp.predicted_second_moments("sigmoid", 1.0, 1)[1] == pytest.approx(0.293379, rel=1e-5)
 
 
 def test_measured_second_moments_follow_the_recursion():
     for act, gain in (("linear", 2.0), ("relu", 1.0), ("tanh", 2.0)):
         meas = mo.forward_second_moments(act, gain, depth=6, width=512, batch=512)
-        pred = ini.predicted_second_moments(act, gain, 6)
+        pred = mlp.predicted_second_moments(act, gain, 6)
         assert meas[-1] == pytest.approx(pred[-1], rel=0.25), act
 
 
@@ -84,7 +85,7 @@ def test_norm_gradients_closed_form_and_the_annotated_formulas():
 
 
 def test_ntk_layer_keeps_second_moment_and_adam_moves_it_by_lr():
-    layer = ini.NTKLinear(256, 256)
+    layer = mlp.NTKLinear(256, 256)
     x = torch.randn(512, 256)
     with torch.no_grad():
         assert float(layer(x).pow(2).mean()) == pytest.approx(1.0, rel=0.15)

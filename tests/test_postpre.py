@@ -5,21 +5,22 @@ import sympy as sp
 import torch
 
 import deepnotes as dn
+from deepnotes.chapters.post_vs_pre_norm import derive as pp_derive
 from deepnotes.core.trackers import GateSchedule
 from deepnotes.chapters.post_vs_pre_norm import experiments as pp
 from deepnotes.core import derive as sym
 
 
 def test_post_norm_weights_and_pre_norm_moment_match_the_recursions():
-    post = sym.post_norm_unroll(4)
-    f = sp.lambdify((sym.v, sym.ell), post["weight_x0"])
+    post = pp_derive.post_norm_unroll(4)
+    f = sp.lambdify((pp_derive.v, pp_derive.ell), post["weight_x0"])
     assert f(1.0, 4) == pytest.approx(0.25)
-    assert [float(w.subs(sym.v, 1)) for w in post["weights"]] == pytest.approx([0.25, 0.25, 2 ** -1.5, 0.5, 2 ** -0.5])
+    assert [float(w.subs(pp_derive.v, 1)) for w in post["weights"]] == pytest.approx([0.25, 0.25, 2 ** -1.5, 0.5, 2 ** -0.5])
     ratios = [0.3, 0.7, 0.2, 0.5]
     assert pp.predicted_identity_weight("post", ratios)[-1] == pytest.approx(1 / math.sqrt(1.3 * 1.7 * 1.2 * 1.5))
     assert pp.predicted_identity_weight("pre", ratios)[-1] == pytest.approx(1 / math.sqrt(1 + sum(ratios)))
     assert pp.predicted_identity_weight("rezero", ratios) == [1.0, 1.0, 1.0]
-    assert float(sym.pre_norm_second_moment().subs({sym.ell: 5, sym.v: 0.5})) == 3.5
+    assert float(pp_derive.pre_norm_second_moment().subs({pp_derive.ell: 5, pp_derive.v: 0.5})) == 3.5
 
 
 def test_ffn_branch_second_moment_is_measured():
@@ -28,7 +29,7 @@ def test_ffn_branch_second_moment_is_measured():
     x = torch.randn(4096, d)
     w1, w2 = s * torch.randn(d, 4 * d), s * torch.randn(4 * d, d)
     measured = float((torch.relu(x @ w1) @ w2).pow(2).mean())
-    assert measured == pytest.approx(float(sym.ffn_branch_second_moment().subs({sym.d: d, sp.Symbol("s", positive=True): s})), rel=0.1)
+    assert measured == pytest.approx(float(pp_derive.ffn_branch_second_moment().subs({sym.d: d, sp.Symbol("s", positive=True): s})), rel=0.1)
 
 
 def test_stream_probe_identity_path():

@@ -1,16 +1,13 @@
-"""SymPy derivations. Each function returns expressions; the chapters display them and the tests
-check that ``sympy.lambdify`` of each result equals the matching plain formula in ``scaling``.
-"""
+"""SymPy derivations that two or more chapters use (the increment ΔL, its depth exponents, the DeepNorm
+conditions, the second moment of a linear layer, the truncated normal). Each function returns
+expressions; the tests check that ``sympy.lambdify`` of each result equals the matching plain formula
+in :mod:`deepnotes.core.scaling`. The symbols are :mod:`deepnotes.core.symbols`'."""
 from __future__ import annotations
 
 import sympy as sp
 
-# symbols shared by the derivations (all positive: depths, counts, sizes, rates)
-N, K, P = sp.symbols("N K P", positive=True, integer=True)   # depth, matrices per block, entries per matrix
-eta, g = sp.symbols("eta g", positive=True)                   # learning rate, gradient entry size
-i = sp.symbols("i", positive=True, integer=True)
-alpha, lam = sp.symbols("alpha lambda", positive=True)        # DeepNorm skip weight, init gain λ (= β)
-p = sp.symbols("p", real=True)                                # exponent of a depth-dependent scale
+from deepnotes.core.symbols import *  # noqa: F401,F403  (the shared symbols, re-exported)
+from deepnotes.core.symbols import K, N, P, alpha, eta, g, gauss, i, lam, m, p, s_w, s_x, z
 
 
 def loss_change(optimizer: str) -> dict[str, sp.Expr]:
@@ -84,25 +81,6 @@ def loss_change_exponent(optimizer: str, grad_scale: sp.Expr) -> sp.Expr:
     return depth_exponent(2 * N * grad_scale ** power)
 
 
-# ---- initialization, parametrization, normalization (seed 002) ----------------------------------
-
-x, z = sp.symbols("x z", real=True)
-mu = sp.symbols("mu", real=True)
-sigma, q, d = sp.symbols("sigma q d", positive=True)
-m, s_w, s_x = sp.symbols("m s_w s_x", positive=True)    # fan-in, E[w²], E[x²]
-gauss = sp.exp(-z ** 2 / 2) / sp.sqrt(2 * sp.pi)           # the standard normal density
-
-
-def uniform_with_moments() -> dict[str, sp.Expr]:
-    """U[a, b]: mean (a+b)/2 and variance (b−a)²/12 by integration; solved for a, b given μ, σ."""
-    a, b = sp.symbols("a b", real=True)
-    mean = sp.integrate(x / (b - a), (x, a, b))
-    var = sp.simplify(sp.integrate((x - mean) ** 2 / (b - a), (x, a, b)))
-    sols = sp.solve([sp.Eq(mean, mu), sp.Eq(var, sigma ** 2)], [a, b], dict=True)
-    (sol,) = [s for s in sols if (s[b] - s[a]).subs({mu: 0, sigma: 1}) > 0]
-    return {"mean": sp.simplify(mean), "variance": sp.factor(var), "a": sol[a], "b": sol[b]}
-
-
 def truncated_normal_gamma(k: int = 2) -> dict[str, sp.Expr]:
     """γ = ∫_{−k}^{k} z² e^{−z²/2} dz / ∫_{−k}^{k} e^{−z²/2} dz, and the std to pass, σ/√γ."""
     gamma = sp.simplify(sp.integrate(z ** 2 * gauss, (z, -k, k)) / sp.integrate(gauss, (z, -k, k)))
@@ -121,82 +99,4 @@ def linear_second_moment() -> dict[str, sp.Expr]:
     return {"E[y^2]": ey2, "relu_factor": relu_factor, "lecun": lecun, "he": he}
 
 
-def sigmoid_second_moment(digits: int = 15) -> sp.Float:
-    """E[sigmoid(z)²], z ~ N(0,1), by numerical integration (SymPy → mpmath)."""
-    return sp.Integral(gauss / (1 + sp.exp(-z)) ** 2, (z, -sp.oo, sp.oo)).evalf(digits)
-
-
-def selu_constants(digits: int = 20) -> dict[str, sp.Expr]:
-    """SELU λ, α from E[selu(z)] = 0 and E[selu(z)²] = 1 for z ~ N(0,1), selu(z) = λz (z>0),
-    λα(eᶻ − 1) (z ≤ 0). The Gaussian integrals are done in closed form, then solved."""
-    lam_, al = sp.symbols("lambda_s alpha_s", positive=True)
-    pos1 = sp.integrate(z * gauss, (z, 0, sp.oo))
-    neg1 = sp.integrate((sp.exp(z) - 1) * gauss, (z, -sp.oo, 0))
-    pos2 = sp.integrate(z ** 2 * gauss, (z, 0, sp.oo))
-    neg2 = sp.integrate((sp.exp(z) - 1) ** 2 * gauss, (z, -sp.oo, 0))
-    alpha_closed = sp.simplify(sp.solve(sp.Eq(pos1 + al * neg1, 0), al)[0])
-    lam_closed = sp.simplify(sp.solve(sp.Eq(lam_ ** 2 * (pos2 + alpha_closed ** 2 * neg2), 1), lam_)[0])
-    return {"alpha": alpha_closed, "lambda": lam_closed,
-            "alpha_value": alpha_closed.evalf(digits), "lambda_value": lam_closed.evalf(digits)}
-
-
-def dot_product_second_moment() -> sp.Expr:
-    """E[(q·k)²] = Σ_{i,j} E[q_i q_j]·E[k_i k_j] for independent q, k with i.i.d. zero-mean,
-    unit-variance entries: the cross terms vanish, the d diagonal terms are 1 each."""
-    return sp.Sum(sp.Integer(1), (i, 1, d)).doit()
-
-
-def layernorm_jacobian(dim: int = 4) -> dict[str, sp.Matrix]:
-    """∂x̂_i/∂x_j of x̂ = (x − μ)/σ (σ² = mean of (x−μ)², no ε) by SymPy for ``dim`` entries,
-    and seed 000's annotated eq. (14): (δ_ij − 1/d)/σ − x̂_i (x_j − μ)/(d σ²)."""
-    xs = sp.symbols(f"x1:{dim + 1}", real=True)
-    mean = sum(xs) / dim
-    sd = sp.sqrt(sum((xi - mean) ** 2 for xi in xs) / dim)
-    xhat = [(xi - mean) / sd for xi in xs]
-    jac = sp.Matrix(dim, dim, lambda i, j: sp.diff(xhat[i], xs[j]))
-    claimed = sp.Matrix(dim, dim, lambda i, j: (sp.KroneckerDelta(i, j) - sp.Rational(1, dim)) / sd
-                        - xhat[i] * (xs[j] - mean) / (dim * sd ** 2))
-    return {"symbols": xs, "jacobian": jac, "claimed": claimed}
-
-
 # ---- Post-Norm vs Pre-Norm (seeds 002, 003) -----------------------------------------------------
-
-v = sp.symbols("v", nonnegative=True)                     # branch second moment relative to its input
-ell = sp.symbols("l", integer=True, nonnegative=True)
-
-
-def post_norm_unroll(layers: int = 4) -> dict[str, sp.Expr]:
-    """x_{t+1} = (x_t + F_t)/√(1+v) (Post-Norm at init with E[F²] = v·E[x²]) unrolled ``layers``
-    times, and the weight w_l of x_0 solved from w_l = w_{l−1}/√(1+v), w_0 = 1."""
-    x0 = sp.Symbol("x_0")
-    fs = sp.symbols(f"F_0:{layers}")
-    xl = x0
-    for t in range(layers):
-        xl = (xl + fs[t]) / sp.sqrt(1 + v)
-    w = sp.Function("w")
-    weight = sp.rsolve(w(ell) - w(ell - 1) / sp.sqrt(1 + v), w(ell), {w(0): 1})
-    return {"x_l": sp.expand(xl), "x_l (v=1)": sp.expand(xl.subs(v, 1)), "weight_x0": sp.simplify(weight),
-            "weights": [sp.simplify(sp.expand(xl).coeff(s)) for s in (x0, *fs)]}
-
-
-def pre_norm_second_moment() -> sp.Expr:
-    """Pre-Norm: x_{t+1} = x_t + F_t(LN(x_t)) with E[F_t²] = v and E[x_0²] = 1; the second moment
-    solves s_l = s_{l−1} + v, s_0 = 1."""
-    s = sp.Function("s")
-    return sp.rsolve(s(ell) - s(ell - 1) - v, s(ell), {s(0): 1})
-
-
-def update_scale_invariance() -> dict[str, sp.Expr]:
-    """A gradient scaled by c > 0 (Post-Norm's weakened lower layers): SGD's step −ηcg scales with
-    c; Adam's −η·E[cg]/√E[(cg)²] (one sample: −η·cg/|cg|) does not."""
-    c = sp.symbols("c", positive=True)
-    gr = sp.symbols("g", real=True, nonzero=True)
-    return {"sgd": -eta * c * gr, "adam": sp.simplify(-eta * c * gr / sp.sqrt((c * gr) ** 2))}
-
-
-def ffn_branch_second_moment() -> sp.Expr:
-    """E[F²] of F(x) = relu(x W₁) W₂ (d → 4d → d, i.i.d. weights of std s, E[x²] = 1):
-    pre-activations d·s², after ReLU half of it, output 4d·s² times that."""
-    s_ = sp.symbols("s", positive=True)
-    pre = d * s_ ** 2
-    return sp.simplify(4 * d * s_ ** 2 * pre * sp.Rational(1, 2))

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import torch
 
 from deepnotes.core.budget import Budget, device as default_device, get_budget
-from deepnotes.core.init import ACTIVATIONS, plain_mlp, predicted_second_moments
+from deepnotes.chapters.initialization.mlp import ACTIVATIONS, plain_mlp, predicted_second_moments
 
 
 @torch.no_grad()

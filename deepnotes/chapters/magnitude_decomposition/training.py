@@ -4,7 +4,6 @@ trained with each (α, λ) choice of :func:`deepnotes.magnitude.choices`, the ma
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 from deepnotes.core.budget import Budget, device as default_device, get_budget

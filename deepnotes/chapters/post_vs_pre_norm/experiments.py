@@ -12,7 +12,6 @@ the derivations predict the weight of x_0 in x_l from it:
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import torch

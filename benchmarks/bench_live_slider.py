@@ -18,6 +18,7 @@ import ipywidgets as W  # noqa: E402
 
 import deepnotes as dn  # noqa: E402
 from deepnotes.chapters.increment_explosion import experiments as inc  # noqa: E402
+from deepnotes.chapters.increment_explosion import figures  # noqa: E402
 from deepnotes.show.widgets import live_panel  # noqa: E402
 
 
@@ -26,11 +27,11 @@ def main() -> None:
     ap.add_argument("--budget", default="cpu")
     args = ap.parse_args()
     budget = dn.get_budget(args.budget)
-    print(f"budget {budget.name}: {budget.slider_steps} steps per live run, device {dn.device()}")
+    print(f"budget {budget.name}: {budget.increment_explosion.slider_steps} steps per live run, device {dn.device()}")
     for depth, norm, opt in [(24, "post", "adam"), (96, "deepnorm", "adam"), (256, "pre", "sgd")]:
-        controls = {"depth": W.IntSlider(value=depth, max=256), "norm": W.Dropdown(options=dn.NORM_STYLES, value=norm),
+        controls = {"depth": W.IntSlider(value=depth, max=256), "norm": W.Dropdown(options=inc.VARIANTS, value=norm),
                     "optimizer": W.Dropdown(options=["adam", "sgd", "lamb"], value=opt)}
-        panel = live_panel(inc.slider_figure, controls, fixed={"budget": budget})
+        panel = live_panel(figures.slider_figure, controls, fixed={"budget": budget})
         button = [w for w in panel.children[1].children if isinstance(w, W.Button)][0]
         t0 = time.perf_counter()
         button.click()

@@ -48,6 +48,14 @@ class InitializationBudget:
     ntk_depth: int = 4
     ntk_batch: int = 256
     ntk_lr: float = 1e-2                  # Adam
+    softmax_queries: int = 256            # queries of the softmax probe
+    trunc_samples: int = 1_000_000        # draws per truncated-normal sampler
+    norm_shape: tuple[int, int, int] = (64, 128, 512)   # [B, T, d] of the LayerNorm/RMSNorm comparison
+    norm_timer_seconds: float = 0.5       # min_run_time of each benchmark timer
+    # live panels: every span is (min, start, max)
+    live_depth: tuple[int, int, int] = (1, 60, 200)          # the moment panel's depths
+    live_gain: tuple[float, float, float] = (0.1, 1.0, 10.0)  # its E[w²]·m (log slider: never ≤ 0)
+    live_d: tuple[int, int, int] = (1, 128, 4096)            # the softmax panel's d
 
 
 @dataclass(frozen=True)
@@ -62,6 +70,10 @@ class PostPreBudget:
     track_points: int = 20                # steps at which block updates and gradients are recorded
     lrs: MappingProxyType = _rates(adam=3e-3, sgd=0.3)
     slider_lr: float = 3e-3               # Adam
+    # live panel: every span is (min, start, max)
+    live_depth: tuple[int, int, int] = (1, 24, 256)
+    live_lr: tuple[float, float, float] = (1e-5, 3e-3, 1e-1)      # Adam
+    live_beta: tuple[float, float, float] = (1e-2, 1.0, 10 ** 0.5)   # init gain of the branch weights
 
 
 @dataclass(frozen=True)
@@ -84,6 +96,10 @@ class BertBudget:
     lr: float = 1e-3                      # Adam
     gain_points: int = 50                 # LayerNorm gains recorded this many times per run
     table_depth: int = 12                 # the annotated tables' depth (BERT-base)
+    loss_window: int = 20                 # final loss, fraction learned, steps-to: means over this many steps
+    # live panels: every span is (min, start, max)
+    live_std: tuple[float, float, float] = (1e-3, 0.02, 10 ** -0.5)   # BERT-equivalent init std (log slider)
+    live_depth: tuple[int, int, int] = (1, 12, 48)
 
 
 @dataclass(frozen=True)
@@ -105,6 +121,9 @@ class IncrementBudget:
     train_lr: float = 3e-3                # Adam peak, the training comparison
     slider_lrs: MappingProxyType = _rates(adam=1e-3, sgd=0.1, lamb=1e-2)
     track_points: int = 10
+    # live panel: every span is (min, start, max)
+    live_depth: tuple[int, int, int] = (1, 24, 256)
+    live_lr: tuple[float, float, float] = (1e-5, 1e-3, 1.0)
 
 
 @dataclass(frozen=True)
@@ -123,6 +142,12 @@ class MagnitudeBudget:
     first_step_lrs: MappingProxyType = _rates(sgd=0.1, adam=1e-3, lamb=1e-2)
     train_lrs: MappingProxyType = _rates(sgd=(0.1, 0.5), adam=(1e-3,), lamb=(1e-2,))
     track_every: int = 5                  # steps between two measurements of λ_F(W_t)
+    table_shapes: tuple[tuple[int, int], ...] = ((64, 64), (32, 128), (128, 32))   # W of the λ table
+    orthogonality_dim: int = 64           # d of the square Xavier matrix of the near-orthogonality check
+    check_depth: int = 4                  # depth of the autograd check of ∂L/∂λ = ⟨∂L/∂W, U⟩
+    # live panel: every span is (min, start, max)
+    live_depth: tuple[int, int, int] = (1, 24, 256)
+    live_lr: tuple[float, float, float] = (1e-4, 0.1, 1.0)
 
 
 @dataclass(frozen=True)
@@ -145,7 +170,16 @@ class ResidualsBudget:
     lrs: MappingProxyType = _rates(adam=1e-3, sgd=0.1)   # fixed before the runs, for every kind and depth
     transformer_lr: float = 3e-4          # Adam
     moment_batch: int = 1024              # inputs of the plain stack's per-layer moments
+    moment_hidden_factor: int = 4         # the plain stack's moments: width d → 4d → d → …
+    width1_batch_factor: int = 16         # the Jacobian probe's batch × this at width 1
+    grad_batch: int = 64                  # inputs of the per-layer gradient probe
     track_points: int = 10
+    loss_window: int = 10                 # steps averaged by fraction_learned / steps_to
+    # live panel: every span is (min, start, max)
+    live_depth: tuple[int, int, int] = (1, 100, 1000)
+    live_width: tuple[int, int, int] = (1, 64, 512)
+    live_exponent: tuple[float, float, float] = (0.0, 0.5, 1.5)   # p of ε = N^-p (eps_exponent accepts [0, 2])
+    live_exponent_step: float = 0.05
 
 
 @dataclass(frozen=True)

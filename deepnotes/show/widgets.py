@@ -13,7 +13,9 @@ progress bar, and caches the figure per setting so that going back is instant.
 from __future__ import annotations
 
 import io
-from collections.abc import Callable, Mapping, Sequence
+import math
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 
 import ipywidgets as W
 import matplotlib.pyplot as plt
@@ -103,3 +105,76 @@ def live_panel(render: Callable[..., object], controls: Mapping[str, W.ValueWidg
 
     button.on_click(run)
     return W.VBox([W.HTML(LIVE_NOTE), W.HBox(list(controls.values()) + [button]), out, image])
+
+
+# ---- one description of a chapter's slider, and the widgets its live panel is made of -------------
+
+def int_slider(description: str, span: tuple[int, int, int]) -> W.IntSlider:
+    """An integer slider over ``span`` = (min, start, max)."""
+    lo, start, hi = span
+    return W.IntSlider(value=start, min=lo, max=hi, description=description)
+
+
+def float_slider(description: str, span: tuple[float, float, float], step: float) -> W.FloatSlider:
+    """A linear slider over ``span`` = (min, start, max) in steps of ``step``."""
+    lo, start, hi = span
+    return W.FloatSlider(value=start, min=lo, max=hi, step=step, description=description)
+
+
+def log_slider(description: str, span: tuple[float, float, float]) -> W.FloatLogSlider:
+    """A log-scale slider over ``span`` = (min, start, max), all > 0 (it never offers 0 or less)."""
+    lo, start, hi = span
+    return W.FloatLogSlider(value=start, base=10, min=math.log10(lo), max=math.log10(hi), description=description)
+
+
+def dropdown(description: str, options: Sequence, value=None) -> W.Dropdown:
+    """A choice among ``options`` (the first unless ``value`` is given)."""
+    options = tuple(options)
+    return W.Dropdown(options=options, value=options[0] if value is None else value, description=description)
+
+
+def checkbox(description: str, value: bool = False) -> W.Checkbox:
+    return W.Checkbox(value=value, description=description)
+
+
+def offered_values(widget: W.ValueWidget) -> tuple:
+    """What a live widget lets a reader pick, at its extremes: every option of a Dropdown, both
+    states of a Checkbox, the two ends of a slider."""
+    if isinstance(widget, W.Dropdown):
+        return tuple(value for _, value in widget.options) if widget.options and isinstance(widget.options[0], tuple) \
+            else tuple(widget.options)
+    if isinstance(widget, W.Checkbox):
+        return (False, True)
+    if isinstance(widget, W.FloatLogSlider):
+        return (widget.base ** widget.min, widget.base ** widget.max)
+    if isinstance(widget, (W.IntSlider, W.FloatSlider)):
+        return (widget.min, widget.max)
+    raise TypeError(f"no offered values for a {type(widget).__name__}; allowed: Dropdown, Checkbox, IntSlider, "
+                    "FloatSlider, FloatLogSlider")
+
+
+@dataclass(frozen=True)
+class Slider:
+    """A chapter's slider: ``render`` over the precomputed ``grid`` and, in a kernel, over the widgets
+    ``live()`` makes (a factory: every :meth:`build` gets widgets of its own)."""
+    title: str
+    render: Callable[..., object]
+    grid: Mapping[str, Sequence]
+    live: Callable[[], Mapping[str, W.ValueWidget]] | None = None
+    fixed: Mapping = field(default_factory=dict)
+
+    def build(self) -> W.VBox:
+        """The control for the page: :func:`slider_control` of this slider."""
+        return slider_control(self.render, self.grid, live=self.live() if self.live else None, fixed=self.fixed,
+                              title=self.title)
+
+    def live_settings(self) -> Iterator[dict]:
+        """Every setting the live panel offers at an extreme: each widget at each of its
+        :func:`offered_values`, the others at their start values."""
+        if self.live is None:
+            return
+        widgets = self.live()
+        start = {name: w.value for name, w in widgets.items()}
+        for name, w in widgets.items():
+            for value in offered_values(w):
+                yield {**start, name: value}

@@ -6,7 +6,7 @@ Stds are quoted at BERT-base's width 768; a model of width d uses s·√(768/d),
 
     q = d·s_eff²,   s_eff = s·√γ(2) ≈ 0.8796·s     (the std actually realized after the cut)
 
-and with it every variance at initialization (see :mod:`deepnotes.symbolic_bert`):
+and with it every variance at initialization (see :mod:`deepnotes.chapters.bert_init.derive`):
 
     v_ffn = 4q·E[gelu(h)²], h ~ N(0, q)      v_att = ρ·q²      per-layer identity ((1+v_att)(1+v_ffn))^{-1/2}
     Var[logit] = q                           softmax entropy ≈ log V − q/2
@@ -22,7 +22,7 @@ import torch.nn.functional as F
 
 from deepnotes.core.budget import Budget, device as default_device, get_budget
 from deepnotes.core.config import ModelConfig, TrainConfig
-from deepnotes.core.data import MarkovLanguage, mask_positions
+from deepnotes.core.data import MarkovLanguage, mask_positions, probe_generator
 from deepnotes.core.init import gaussian_second_moment, truncated_normal_variance_factor
 from deepnotes.core.models import build_model
 from deepnotes.core.scaling import predicted_identity_weight
@@ -31,6 +31,9 @@ from deepnotes.core.train import History, Masked, train
 from deepnotes.core.trackers import BlockGradNorms, Recorder, every_for
 
 BERT_WIDTH = 768
+BERT_DEPTH = 12              # BERT-base's layers (the annotated tables' depth)
+BERT_STD = 0.02
+TABLE_STDS = (0.02, 0.0361, 0.05)    # the stds of the annotated §9.1 table: BERT's, Xavier's 1/√768, 0.05
 MASK_PROB = 0.15
 MLM_FLOOR = "floor H(X_t | neighbours)"
 
@@ -103,7 +106,7 @@ def init_probe(std: float, depth: int, width: int | None = None, budget: Budget 
     n_seq, seq_len = budget.bert_init.probe_tokens
     cfg = encoder_config(width, depth, std, budget.bert_init.vocab, seq_len)
     model = build_model(cfg, seed=seed, device=device)
-    gen = torch.Generator().manual_seed(100 + seed)
+    gen = probe_generator(seed)                                    # the batch, then the mask, from one stream
     tokens = MarkovLanguage(budget.bert_init.vocab, seed=0).sample(n_seq, seq_len, gen).to(device)   # [B, T]
     mask = mask_positions(n_seq, seq_len, MASK_PROB, gen).to(device)                          # [B, T]
     if not mask.any():                                       # a tiny batch may draw no mask at all
@@ -169,8 +172,17 @@ class MLMRun:
     gains: dict[str, list[float]] = field(default_factory=dict)     # LN name → mean γ at gain_steps
     embed_rms: list[float] = field(default_factory=list)            # RMS of the output rows of E
 
+    @property
+    def last_name(self) -> str:
+        """The name of the last encoder LayerNorm (the one after block N's FFN)."""
+        return f"l{self.depth}.ffn"
+
     def last_encoder_gain(self) -> list[float]:
-        return self.gains[f"l{self.depth}.ffn"]
+        return self.gains[self.last_name]
+
+    def final_other_gains(self) -> list[float]:
+        """The final mean γ of every LayerNorm except the last encoder one and the head's."""
+        return [v[-1] for k, v in self.gains.items() if k not in (self.last_name, "head")]
 
 
 def embedding_rms(model) -> float:
@@ -223,98 +235,40 @@ def article_gradient_prediction(probe: InitProbe) -> list[float]:
     return out[::-1]
 
 
-def init_figure(std: float, depth: int, budget: Budget | None = None, progress: bool = False):
-    """Slider 1: branch ratios, the identity path's weight and the per-block gradients at init."""
-    from deepnotes.show import plots
+def probe_depth(budget: Budget | None = None) -> int:
+    """The depth of the init sweep: BERT-base's 12 where the budget probes it, else its deepest."""
+    depths = (budget or get_budget()).bert_init.probe_depths
+    return BERT_DEPTH if BERT_DEPTH in depths else depths[-1]
+
+
+def sweep_probes(budget: Budget | None = None) -> dict[float, InitProbe]:
+    """Experiment 1: one :class:`InitProbe` per std of the budget at :func:`probe_depth`."""
     budget = budget or get_budget()
-    p = cached_probe(std, depth, budget.bert_init.probe_width, budget)
-    layers = range(1, depth + 1)
-    fig, (ax_v, ax_w, ax_g) = plots.new_figure(3, width=3.4, height=2.8)
-    derived = [derived_ratios(std, r) for r in p.rho]
-    ax_v.semilogy(layers, p.ffn_ratio, "o", color="tab:red", ms=4, label="FFN, measured")
-    ax_v.semilogy(layers, [f for _, f in derived], "-", color="tab:red", lw=1, label="FFN, derived")
-    ax_v.semilogy(layers, p.attn_ratio, "s", color="tab:blue", ms=4, label="attention, measured")
-    ax_v.semilogy(layers, [a for a, _ in derived], "-", color="tab:blue", lw=1, label="attention, derived (ρ measured)")
-    ax_v.set_xlabel("layer l")
-    ax_v.set_ylabel("branch ratio v = E[F²]/E[x²]")
-    ax_v.legend(fontsize=6)
-    ax_w.plot(range(depth + 1), p.cos_x0, "o", color="k", ms=4, label="measured cos(x_l, x_0)")
-    ax_w.plot(range(depth + 1), p.derived_cos, "-", color="tab:green", label="derived Π(1+v)^{-1/2}")
-    ax_w.set_ylim(-0.05, 1.05)
-    ax_w.set_xlabel("layer l")
-    ax_w.set_ylabel("weight of x_0 in x_l")
-    ax_w.set_title(f"BERT-equivalent std {std:g}, N={depth}", fontsize=8)
-    ax_w.legend(fontsize=6)
-    g = p.grad_norms
-    ax_g.semilogy(layers, [v / g[-1] for v in g], "o-", color="k", ms=4, label="measured")
-    ax_g.semilogy(layers, article_gradient_prediction(p), "--", color="tab:orange", label="annotated eq. (42), real v")
-    ax_g.set_xlabel("block l")
-    ax_g.set_ylabel(r"$\|\partial L/\partial\theta_l\| / \|\partial L/\partial\theta_N\|$")
-    ax_g.legend(fontsize=6)
-    fig.tight_layout()
-    return fig
+    b = budget.bert_init
+    return {s: cached_probe(s, probe_depth(budget), b.probe_width, budget) for s in b.stds}
 
 
-def gain_figure(std: float, head_transform: bool, budget: Budget | None = None, progress: bool = False):
-    """Slider 2: every LayerNorm's mean γ during MLM training, the last encoder LN and the head's LN
-    highlighted, and the RMS of the (tied) output embedding rows."""
-    from deepnotes.show import plots
+def table_probes(budget: Budget | None = None) -> dict[float, InitProbe]:
+    """The annotated §9.1/§9.2 tables' setting: the stds 0.02, 0.0361, 0.05 at the budget's table
+    width and depth (12, BERT-base)."""
     budget = budget or get_budget()
-    run = cached_run(std, head_transform, budget)
-    fig, (ax_g, ax_l) = plots.new_figure(2, width=4.0, height=2.8)
-    last = f"l{budget.bert_init.train_depth}.ffn"
-    for name, values in run.gains.items():
-        if name in (last, "head"):
-            continue
-        ax_g.plot(run.gain_steps, values, color="0.75", lw=0.8)
-    ax_g.plot(run.gain_steps, run.gains[last], color="tab:red", lw=2, label="last encoder LN")
-    if "head" in run.gains:
-        ax_g.plot(run.gain_steps, run.gains["head"], color="tab:blue", lw=2, label="extra head LN")
-    ax_g.plot([], [], color="0.75", label="other LNs")
-    ax_e = ax_g.twinx()
-    ax_e.plot(run.gain_steps, [e / run.embed_rms[0] for e in run.embed_rms], ":", color="tab:green",
-              label="embedding RMS / init")
-    ax_e.set_ylabel("embedding RMS / its init", fontsize=7)
-    ax_g.set_xlabel("step")
-    ax_g.set_ylabel("mean γ")
-    ax_g.set_title(f"std {std:g}, extra Dense+LN: {'yes' if head_transform else 'no'}", fontsize=8)
-    ax_g.legend(fontsize=6, loc="upper left")
-    ax_e.legend(fontsize=6, loc="lower right")
-    plots.loss_curves(ax_l, {f"std {std:g}": run.history}, title="MLM loss", floor_label=MLM_FLOOR)
-    fig.tight_layout()
-    return fig
+    b = budget.bert_init
+    return {s: cached_probe(s, b.table_depth, b.table_width, budget) for s in TABLE_STDS}
 
 
-def sweep_figure(probes: dict[float, InitProbe]):
-    """Across init stds at one depth: branch ratios of layer 1, the weight of x_0 at the top, and the
-    gradient ratio first/last block, each measured against the derivation."""
-    from deepnotes.show import plots
-    stds = sorted(probes)
-    depth = probes[stds[0]].depth
-    fig, (ax_v, ax_w, ax_g) = plots.new_figure(3, width=3.4, height=2.8)
-    grid = [stds[0] * (stds[-1] / stds[0]) ** (k / 40) for k in range(41)]
-    rho = sum(probes[stds[0]].rho) / depth
-    ax_v.loglog(stds, [probes[s].ffn_ratio[0] for s in stds], "o", color="tab:red", label="FFN, measured")
-    ax_v.loglog(grid, [derived_ratios(s, rho)[1] for s in grid], "-", color="tab:red", lw=1, label="FFN, derived")
-    ax_v.loglog(stds, [probes[s].attn_ratio[0] for s in stds], "s", color="tab:blue", label="attention, measured")
-    ax_v.loglog(grid, [derived_ratios(s, rho)[0] for s in grid], "-", color="tab:blue", lw=1,
-                label=f"attention, derived (ρ={rho:.2f})")
-    ax_v.set_xlabel("init std (BERT-base equivalent)")
-    ax_v.set_ylabel("branch ratio v, layer 1")
-    ax_v.legend(fontsize=6)
-    ax_w.semilogx(stds, [probes[s].cos_x0[-1] for s in stds], "o", color="k", label="measured")
-    ax_w.semilogx(stds, [probes[s].derived_cos[-1] for s in stds], "-", color="tab:green", label="derived")
-    ax_w.set_xlabel("init std")
-    ax_w.set_ylabel(f"weight of x_0 after {depth} layers")
-    ax_w.legend(fontsize=6)
-    ax_g.loglog(stds, [probes[s].grad_norms[0] / probes[s].grad_norms[-1] for s in stds], "o-", color="k",
-                label="measured")
-    ax_g.loglog(stds, [article_gradient_prediction(probes[s])[0] for s in stds], "--", color="tab:orange",
-                label="annotated eq. (42), real v")
-    ax_g.set_xlabel("init std")
-    ax_g.set_ylabel("‖g_1‖ / ‖g_N‖")
-    ax_g.legend(fontsize=6)
-    for ax in (ax_v, ax_w, ax_g):
-        ax.axvline(0.02, color="0.6", lw=0.8, ls=":")
-    fig.tight_layout()
-    return fig
+def training_runs(budget: Budget | None = None) -> dict[float, MLMRun]:
+    """Experiment 2: an MLM run (with the extra Dense+LN head) per std of the annotated §9.3 table."""
+    budget = budget or get_budget()
+    return {s: cached_run(s, True, budget) for s in budget.bert_init.train_stds}
+
+
+def gain_runs(budget: Budget | None = None) -> dict[tuple[float, bool], MLMRun]:
+    """Experiment 3: (std, extra head layer) → MLM run, for every gain std, with and without the head."""
+    budget = budget or get_budget()
+    return {(s, head): cached_run(s, head, budget) for s in budget.bert_init.gain_stds for head in (True, False)}
+
+
+def gain_show_std(budget: Budget | None = None) -> float:
+    """The std whose gain runs are drawn: BERT's 0.02 where the budget trains it, else its first."""
+    stds = (budget or get_budget()).bert_init.gain_stds
+    return BERT_STD if BERT_STD in stds else stds[0]

@@ -1,15 +1,89 @@
-"""Experiments of the chapter "Initialization, parametrization and normalization": second moments
-through deep plain MLPs, the softmax with and without 1/√d, and NTK vs standard parametrization
-under Adam. They measure and return numbers; ``*_figure`` functions draw them."""
+"""Experiments of the chapter "Initialization, parametrization and normalization": truncated-normal
+samplers, second moments through deep plain MLPs and bounded activations, the softmax with and
+without 1/√d, NTK vs standard parametrization under Adam, and LayerNorm vs RMSNorm. They measure
+and return dataclasses; :mod:`.figures` draws them and :mod:`.claims` judges them."""
 from __future__ import annotations
 
+import inspect
 import math
 from dataclasses import dataclass
 
 import torch
 
+from deepnotes.core import init as ini
 from deepnotes.core.budget import Budget, device as default_device, get_budget
-from deepnotes.chapters.initialization.mlp import ACTIVATIONS, plain_mlp, predicted_second_moments
+from deepnotes.core.rng import generator, seeded
+from deepnotes.chapters.initialization.mlp import ACTIVATIONS, plain_mlp, predicted_second_moments, scalar_activation
+
+BERT_STD = 0.02                         # the std the truncated-normal samplers are asked for (BERT's)
+TRUNCATION_K = 2                        # cut at ±2σ
+INIT_GAINS = {"lecun": 1.0, "he": 2.0, "xavier": 1.0}   # E[w²] in units of 1/m (square layers)
+BOUNDED_GAINS = (1, 100, 10_000)        # pre-activation second moments c at which tanh, sigmoid are probed
+ROW_SEED = 1                            # the slider's one attention row
+NORM_EPS = 1e-5                         # LayerNorm's default ε, given to RMSNorm too
+NORM_INPUT_SHIFT = 0.5                  # mean of the shifted input of the norm comparison
+
+
+# ---- sampling ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TruncSample:
+    label: str
+    nominal_std: float      # the std asked for
+    std: float              # measured std of the draws
+    max_over_std: float     # max |w| / nominal_std
+    expected_std: float     # what the sampler should give
+
+
+@dataclass(frozen=True)
+class TorchTruncDefaults:
+    a: float                # torch.nn.init.trunc_normal_'s default lower bound (absolute units)
+    b: float
+
+
+def torch_trunc_defaults() -> TorchTruncDefaults:
+    """The default bounds of ``torch.nn.init.trunc_normal_``, read from its signature."""
+    params = inspect.signature(torch.nn.init.trunc_normal_).parameters
+    return TorchTruncDefaults(params["a"].default, params["b"].default)
+
+
+def truncation_samples(budget: Budget | None = None, std: float = BERT_STD, seed: int = 0) -> dict[str, TruncSample]:
+    """``budget.initialization.trunc_samples`` draws of: torch's trunc_normal_ with its default bounds,
+    deepnotes' cut at ±2σ, and deepnotes' cut at ±2σ with the std corrected (``match_std``)."""
+    n = (budget or get_budget()).initialization.trunc_samples
+    t = torch.empty(n)
+    gamma = ini.truncated_normal_variance_factor(TRUNCATION_K)
+    defaults = torch_trunc_defaults()
+    draws = {
+        "torch": (f"torch trunc_normal_(std={std}), defaults a={defaults.a:g}, b={defaults.b:g}",
+                  torch.nn.init.trunc_normal_(t.clone(), std=std, generator=generator(seed)), std),
+        "cut": (f"deepnotes trunc_normal_(std={std}): cut at ±{TRUNCATION_K}σ",
+                ini.trunc_normal_(t.clone(), std, k=TRUNCATION_K, generator=generator(seed)), std * math.sqrt(gamma)),
+        "matched": (f"deepnotes trunc_normal_(std={std}, match_std=True)",
+                    ini.trunc_normal_(t.clone(), std, k=TRUNCATION_K, match_std=True, generator=generator(seed)), std),
+    }
+    return {key: TruncSample(label, std, float(w.std()), float(w.abs().max() / std), expected)
+            for key, (label, w, expected) in draws.items()}
+
+
+# ---- second moments ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class BoundedMoments:
+    act: str
+    gains: tuple[float, ...]
+    moments: tuple[float, ...]      # E[φ(√c z)²] per gain c
+
+    @property
+    def sup(self) -> float:
+        return max(self.moments)
+
+
+def bounded_second_moments(acts=("tanh", "sigmoid"), gains=BOUNDED_GAINS) -> dict[str, BoundedMoments]:
+    """E[φ(√c·z)²], z ~ N(0,1), for bounded activations at growing c: they stay below 1."""
+    return {act: BoundedMoments(act, tuple(gains),
+                                tuple(ini.gaussian_second_moment(scalar_activation(act), c) for c in gains))
+            for act in acts}
 
 
 @torch.no_grad()
@@ -18,8 +92,7 @@ def forward_second_moments(act: str, gain: float, depth: int, width: int, batch:
     """Measured E[x_l²] (mean over batch and units) for l = 0..depth of a plain MLP
     x_{l+1} = φ(x_l W_l), E[w²] = gain/m, on inputs x_0 ~ N(0, 1)."""
     device = device or default_device()
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
+    with seeded(seed):
         net = plain_mlp(width, depth, act, gain=gain).to(device)
         x = torch.randn(batch, width, device=device)                 # [B, m]
     moments = [float(x.pow(2).mean())]
@@ -29,20 +102,35 @@ def forward_second_moments(act: str, gain: float, depth: int, width: int, batch:
     return moments
 
 
-def moment_table(budget: Budget | None = None, inits=("lecun", "he"), acts=ACTIVATIONS) -> dict:
-    """{(init, act): (measured, predicted)} per-layer second moments at the budget's depth/width.
-    LeCun = gain 1, He = gain 2 (in units of 1/m); Xavier equals LeCun for these square layers."""
-    budget = budget or get_budget()
-    gains = {"lecun": 1.0, "he": 2.0, "xavier": 1.0}
-    out = {}
-    for init in inits:
-        for act in acts:
-            g = gains[init]
-            out[(init, act)] = (forward_second_moments(act, g, budget.initialization.moment_depth, budget.initialization.moment_width,
-                                                       budget.initialization.moment_batch),
-                                predicted_second_moments(act, g, budget.initialization.moment_depth))
-    return out
+@dataclass(frozen=True)
+class MomentCurve:
+    act: str
+    gain: float                     # E[w²] in units of 1/m
+    measured: list[float]           # E[x_l²], l = 0..depth
+    predicted: list[float]          # the mean-field recursion
 
+    @property
+    def ratio(self) -> float:
+        """Measured / predicted at the last layer (nan where the prediction is 0)."""
+        return self.measured[-1] / self.predicted[-1] if self.predicted[-1] else float("nan")
+
+
+def moment_curve(act: str, gain: float, depth: int, budget: Budget | None = None) -> MomentCurve:
+    """Measured and predicted per-layer second moments at the budget's width and batch."""
+    b = (budget or get_budget()).initialization
+    return MomentCurve(act, gain, forward_second_moments(act, gain, depth, b.moment_width, b.moment_batch),
+                       predicted_second_moments(act, gain, depth))
+
+
+def moment_table(budget: Budget | None = None, inits=("lecun", "he"), acts=ACTIVATIONS) -> dict[tuple[str, str], MomentCurve]:
+    """{(init, act): MomentCurve} at the budget's depth/width. LeCun = gain 1, He = gain 2 (in units
+    of 1/m); Xavier equals LeCun for these square layers."""
+    budget = budget or get_budget()
+    return {(init, act): moment_curve(act, INIT_GAINS[init], budget.initialization.moment_depth, budget)
+            for init in inits for act in acts}
+
+
+# ---- the softmax with and without 1/√d ---------------------------------------------------------
 
 @dataclass(frozen=True)
 class SoftmaxProbe:
@@ -51,13 +139,18 @@ class SoftmaxProbe:
     max_weight: float       # mean over queries of max_j softmax(s)_j
     entropy: float          # mean entropy of the attention row (nats); log(n_keys) is uniform
     jacobian_norm: float    # mean ‖∂softmax(s)/∂s‖_F = ‖diag(p) − ppᵀ‖_F
+    n_keys: int
 
 
-def softmax_probe(d: int, scaled: bool, n_keys: int = 64, n_queries: int = 256, seed: int = 0) -> SoftmaxProbe:
-    """Attention scores s_j = q·k_j (/√d if ``scaled``) for q, k with i.i.d. N(0,1) entries."""
+def softmax_probe(d: int, scaled: bool, n_keys: int | None = None, n_queries: int | None = None,
+                  seed: int = 0) -> SoftmaxProbe:
+    """Attention scores s_j = q·k_j (/√d if ``scaled``) for q, k with i.i.d. N(0,1) entries;
+    ``n_keys``, ``n_queries`` default to the budget's."""
     if d < 1:
         raise ValueError(f"d must be >= 1, got {d!r}")
-    gen = torch.Generator().manual_seed(seed)
+    b = get_budget().initialization
+    n_keys, n_queries = n_keys or b.softmax_keys, n_queries or b.softmax_queries
+    gen = generator(seed)
     q = torch.randn(n_queries, d, generator=gen, dtype=torch.float64)     # [Q, d]
     k = torch.randn(n_keys, d, generator=gen, dtype=torch.float64)        # [K, d]
     s = q @ k.T / (math.sqrt(d) if scaled else 1.0)                       # [Q, K]
@@ -65,19 +158,61 @@ def softmax_probe(d: int, scaled: bool, n_keys: int = 64, n_queries: int = 256, 
     entropy = -(p * torch.log(p.clamp_min(1e-300))).sum(-1)
     jac = torch.diag_embed(p) - p.unsqueeze(-1) * p.unsqueeze(-2)         # [Q, K, K]
     return SoftmaxProbe(d, scaled, float(p.max(-1).values.mean()), float(entropy.mean()),
-                        float(jac.flatten(1).norm(dim=-1).mean()))
+                        float(jac.flatten(1).norm(dim=-1).mean()), n_keys)
 
 
-def relative_updates(ntk: bool, width: int, depth: int, steps: int, lr: float, seed: int = 0,
-                     device=None) -> list[list[float]]:
+def softmax_sweep(budget: Budget | None = None) -> dict[tuple[int, bool], SoftmaxProbe]:
+    """{(d, scaled): SoftmaxProbe} over the budget's ``softmax_dims``, without and with 1/√d."""
+    b = (budget or get_budget()).initialization
+    return {(dd, s): softmax_probe(dd, s, b.softmax_keys, b.softmax_queries) for dd in b.softmax_dims for s in (False, True)}
+
+
+@dataclass(frozen=True)
+class AttentionRow:
+    d: int
+    scaled: bool
+    weights: list[float]    # softmax over the keys of one query
+
+
+def attention_row(d: int, scaled: bool, n_keys: int | None = None, seed: int = ROW_SEED) -> AttentionRow:
+    """One query's attention weights over ``n_keys`` keys (float32, N(0,1) entries)."""
+    if d < 1:
+        raise ValueError(f"d must be >= 1, got {d!r}")
+    n_keys = n_keys or get_budget().initialization.softmax_keys
+    gen = generator(seed)
+    q, k = torch.randn(d, generator=gen), torch.randn(n_keys, d, generator=gen)     # [d], [K, d]
+    p = torch.softmax(k @ q / (math.sqrt(d) if scaled else 1.0), dim=0)
+    return AttentionRow(d, scaled, p.tolist())
+
+
+# ---- NTK vs standard parametrization under Adam ------------------------------------------------
+
+@dataclass(frozen=True)
+class UpdateRun:
+    ntk: bool
+    lr: float
+    width: int
+    per_step: list[list[float]]     # per step, per layer: ‖ΔW‖/‖W‖ of the effective weight
+
+    @property
+    def first_step_mean(self) -> float:
+        """The mean over layers of the first step's relative update."""
+        return sum(self.per_step[0]) / len(self.per_step[0])
+
+    def layer(self, k: int) -> list[float]:
+        """Layer ``k``'s relative update per step."""
+        return [step[k] for step in self.per_step]
+
+
+def relative_updates(ntk: bool, width: int, depth: int, steps: int, lr: float, batch: int, seed: int = 0,
+                     device=None) -> UpdateRun:
     """Train a plain ReLU MLP (He init, or NTK parametrization with N(0,1) weights) with Adam on a
     random linear regression target; per step and hidden layer, ‖ΔW‖/‖W‖ of the *effective*
     weight (W/√m for NTK)."""
     device = device or default_device()
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
+    with seeded(seed):
         net = plain_mlp(width, depth, "relu", init="he", ntk=ntk).to(device)
-        x = torch.randn(256, width, device=device)                        # [B, m]
+        x = torch.randn(batch, width, device=device)                      # [B, m]
         target = x @ torch.randn(width, width, device=device) / math.sqrt(width)
     layers = [net[k] for k in range(0, len(net), 2)]
     opt = torch.optim.Adam(net.parameters(), lr=lr)
@@ -93,34 +228,52 @@ def relative_updates(ntk: bool, width: int, depth: int, steps: int, lr: float, s
         loss.backward()
         opt.step()
         history.append([float((effective(layer) - w0).norm() / w0.norm()) for layer, w0 in zip(layers, before)])
-    return history
+    return UpdateRun(ntk, lr, width, history)
 
 
-def moment_figure(act: str, gain: float, depth: int, budget: Budget | None = None, progress: bool = False):
-    """The slider's experiment: measured vs predicted per-layer second moment of a plain MLP."""
-    from deepnotes.show import plots
-    budget = budget or get_budget()
-    measured = forward_second_moments(act, gain, depth, budget.initialization.moment_width, budget.initialization.moment_batch)
-    predicted = predicted_second_moments(act, gain, depth)
-    fig, (ax,) = plots.new_figure(1, width=4.6, height=3.0)
-    plots.moment_curves(ax, {act: (measured, predicted)}, title=f"{act}, E[w²] = {gain:g}/m, {depth} layers")
-    fig.tight_layout()
-    return fig
+def ntk_comparison(budget: Budget | None = None) -> dict[bool, UpdateRun]:
+    """{ntk: UpdateRun} for the standard (He) and the NTK parametrization at the budget's sizes."""
+    b = (budget or get_budget()).initialization
+    return {ntk: relative_updates(ntk, b.ntk_width, b.ntk_depth, b.ntk_steps, b.ntk_lr, b.ntk_batch)
+            for ntk in (False, True)}
 
 
-def softmax_figure(d: int, scaled: bool, budget: Budget | None = None, progress: bool = False):
-    """The slider's second experiment: one row of attention weights at this d, scaled or not."""
-    from deepnotes.show import plots
-    probe = softmax_probe(d, scaled)
-    gen = torch.Generator().manual_seed(1)
-    q, k = torch.randn(d, generator=gen), torch.randn(64, d, generator=gen)
-    p = torch.softmax(k @ q / (math.sqrt(d) if scaled else 1.0), dim=0)
-    fig, (ax,) = plots.new_figure(1, width=4.6, height=2.6)
-    ax.bar(range(64), p.numpy(), color="tab:blue" if scaled else "tab:red")
-    ax.set_ylim(0, 1)
-    ax.set_xlabel("key j")
-    ax.set_ylabel("attention weight")
-    ax.set_title(f"d={d}, {'with' if scaled else 'without'} 1/√d: mean max weight {probe.max_weight:.2f}, "
-                 f"entropy {probe.entropy:.2f}", fontsize=8)
-    fig.tight_layout()
-    return fig
+# ---- LayerNorm vs RMSNorm ----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class NormComparison:
+    shape: tuple[int, int, int]     # [B, T, d]
+    zero_mean_gap: float            # max |LN − RMSNorm| on a zero-mean input
+    shifted_gap: float              # … on an input of mean NORM_INPUT_SHIFT
+    forward: dict[str, float]       # median seconds per forward, by module
+    forward_backward: dict[str, float]
+
+    def ratio(self, which: str = "forward_backward") -> float:
+        """RMSNorm's time over LayerNorm's."""
+        t = getattr(self, which)
+        return t["RMSNorm"] / t["LayerNorm"]
+
+
+def norm_comparison(budget: Budget | None = None, seed: int = 0) -> NormComparison:
+    """PyTorch's LayerNorm and RMSNorm (no affine) on the same input: the outputs' difference on a
+    zero-mean and a shifted input, and the median time of forward and forward+backward."""
+    from torch.utils import benchmark
+
+    b = (budget or get_budget()).initialization
+    shape = tuple(b.norm_shape)
+    with seeded(seed):
+        xb = torch.randn(*shape) + NORM_INPUT_SHIFT                        # [B, T, d]
+    d = shape[-1]
+    mods = {"LayerNorm": torch.nn.LayerNorm(d, elementwise_affine=False),
+            "RMSNorm": torch.nn.RMSNorm(d, elementwise_affine=False, eps=NORM_EPS)}
+    centered = xb - xb.mean(-1, keepdim=True)
+    gap = {name: float((mods["LayerNorm"](v) - mods["RMSNorm"](v)).abs().max())
+           for name, v in (("zero", centered), ("shifted", xb))}
+    xg = xb.clone().requires_grad_(True)
+    fwd, both = {}, {}
+    for name, mod in mods.items():
+        fwd[name] = benchmark.Timer("m(x)", globals={"m": mod, "x": xb}).blocked_autorange(
+            min_run_time=b.norm_timer_seconds).median
+        both[name] = benchmark.Timer("m(x).sum().backward()", globals={"m": mod, "x": xg}).blocked_autorange(
+            min_run_time=b.norm_timer_seconds).median
+    return NormComparison(shape, gap["zero"], gap["shifted"], fwd, both)

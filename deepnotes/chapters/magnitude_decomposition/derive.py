@@ -1,8 +1,9 @@
 """SymPy derivations of the chapter "Magnitude decomposition and the DeepNorm scalings".
 
-Builds on :mod:`deepnotes.symbolic` (its symbols N, α, λ and :func:`~deepnotes.symbolic.deepnorm_ratio`,
+Builds on :mod:`deepnotes.core.derive` (its symbols N, α, λ and :func:`~deepnotes.core.derive.deepnorm_ratio`,
 which holds each optimizer's condition); the tests check every result here against the plain
-formulas in :mod:`deepnotes.scaling` with ``sympy.lambdify``.
+formulas in :mod:`deepnotes.core.scaling` with ``sympy.lambdify``. Every function returns a dict whose
+``"symbols"`` entry names the symbols it uses, so neither the notebook nor the claims rebuild one.
 """
 from __future__ import annotations
 
@@ -31,13 +32,15 @@ def magnitude_lambda() -> dict[str, sp.Expr]:
     annotated = sp.sqrt(tr1 / d_rows)
     return {"objective": objective, "t_star": t_star, "second_derivative": sp.diff(objective, t, 2),
             "kappa_sq": sp.simplify(1 / t_star), "lambda": lam_f, "annotated_eq27": annotated,
-            "ratio_to_eq27": sp.simplify(lam_f / annotated)}
+            "ratio_to_eq27": sp.simplify(lam_f / annotated),
+            "symbols": {"t": t, "T_1": tr1, "T_2": tr2, "d": d_rows}}
 
 
-def magnitude_lambda_homogeneity() -> sp.Expr:
+def magnitude_lambda_homogeneity() -> dict:
     """λ(cW)/λ(W): W → cW scales tr(A) by c² and tr(A²) by c⁴; SymPy simplifies the ratio (= c)."""
     lam_f = magnitude_lambda()["lambda"]
-    return sp.simplify(lam_f.subs({tr1: c ** 2 * tr1, tr2: c ** 4 * tr2}, simultaneous=True) / lam_f)
+    ratio = sp.simplify(lam_f.subs({tr1: c ** 2 * tr1, tr2: c ** 4 * tr2}, simultaneous=True) / lam_f)
+    return {"ratio": ratio, "symbols": {"c": c, "T_1": tr1, "T_2": tr2}}
 
 
 def xavier_lambda() -> dict[str, sp.Expr]:
@@ -55,7 +58,8 @@ def xavier_lambda() -> dict[str, sp.Expr]:
     e_tr2 = sp.factor(a * (b * m4 + b * (b - 1) * m2 ** 2) + a * (a - 1) * b * m2 ** 2)
     lam_sq = sp.simplify((e_tr2 / e_tr1).subs(s_w ** 2, 2 * gain ** 2 / (a + b)))
     return {"E_w4": m4, "E_trA": e_tr1, "E_trA2": e_tr2, "lambda_sq_xavier": sp.factor(lam_sq),
-            "lambda_over_gain_wide": sp.sqrt(sp.limit(lam_sq.subs(b, a) / gain ** 2, a, sp.oo))}
+            "lambda_over_gain_wide": sp.sqrt(sp.limit(lam_sq.subs(b, a) / gain ** 2, a, sp.oo)),
+            "symbols": {"z": z, "s": s_w, "a": a, "b": b, "g": gain}}
 
 
 def lambda_gradient_identity(rows: int = 2, cols: int = 3) -> dict[str, sp.Expr]:
@@ -74,7 +78,8 @@ def lambda_gradient_identity(rows: int = 2, cols: int = 3) -> dict[str, sp.Expr]
     lhs = sp.diff(loss(scale * u), scale)
     grad_w = sp.Matrix(rows, cols, lambda i, j: sp.diff(loss(w), w[i, j]))
     rhs = sum(gw * uu for gw, uu in zip(grad_w.subs(dict(zip(w, scale * u))), u))
-    return {"lhs": lhs, "rhs": rhs, "difference": sp.simplify(lhs - rhs)}
+    return {"lhs": lhs, "rhs": rhs, "difference": sp.simplify(lhs - rhs),
+            "symbols": {"lambda_w": scale, **{str(v): v for v in (*x, *w, *u)}}}
 
 
 # ---- the DeepNorm sublayers: ∂L/∂λ = O(λ/α) -----------------------------------------------------
@@ -85,9 +90,13 @@ h_ffn, h_att, score, x_l = sp.symbols("h_ffn h_att S x_l", real=True)
 pre = sp.symbols("p", real=True)                          # one pre-activation entry of x_l U_1
 
 
-def relu_homogeneity() -> sp.Expr:
-    """φ(λp) − λφ(p) for φ = ReLU = max(0, ·) and λ > 0: SymPy simplifies it to 0."""
-    return sp.simplify(sp.Max(0, lam1 * pre) - lam1 * sp.Max(0, pre))
+def relu_homogeneity() -> dict:
+    """φ(λp) − λφ(p) for φ = ReLU = max(0, ·) and λ > 0, on each sign of the pre-activation p
+    (p = ±p₊ with p₊ > 0): SymPy simplifies both cases to 0."""
+    p_pos = sp.Symbol("p", positive=True)
+    gap = sp.Max(0, lam1 * pre) - lam1 * sp.Max(0, pre)
+    return {"gap": gap, "p>0": sp.simplify(gap.subs(pre, p_pos)), "p<0": sp.simplify(gap.subs(pre, -p_pos)),
+            "symbols": {"lambda_1": lam1, "p": pre, "p_+": p_pos}}
 
 
 def sublayer_lambda_gradients() -> dict[str, sp.Expr]:
@@ -104,7 +113,9 @@ def sublayer_lambda_gradients() -> dict[str, sp.Expr]:
     same = {lam1: lam, lam2: lam, lam_v: lam, lam_o: lam}
     common = sp.simplify(grads["dz/dlambda_1"].subs(same) / h_ffn)
     return {**grads, "common (all lambda equal)": common,
-            "power of lambda": sp.degree(common, lam), "power of alpha": sp.degree(sp.denom(common), alpha) * -1}
+            "power of lambda": sp.degree(common, lam), "power of alpha": sp.degree(sp.denom(common), alpha) * -1,
+            "symbols": {"x_l": x_l, "alpha": alpha, "lambda": lam, "h_ffn": h_ffn, "h_att": h_att, "S": score,
+                        **{str(s): s for s in (lam1, lam2, lam_q, lam_k, lam_v, lam_o)}}, "sigma": sigma}
 
 
 # ---- solving for α and λ --------------------------------------------------------------------------
@@ -121,7 +132,8 @@ def solve_pick(optimizer: str, pick: str) -> dict[str, sp.Expr]:
     sols = sp.solve([condition, PICK_EQUATIONS[pick]], [alpha, lam], dict=True)
     (sol,) = [s for s in sols if s[alpha].is_positive and s[lam].is_positive]
     al, la = sp.simplify(sol[alpha]), sp.simplify(sol[lam])
-    return {"condition": condition, "alpha": al, "lambda": la, "branch_weight": sp.simplify(la ** 2 / al)}
+    return {"condition": condition, "alpha": al, "lambda": la, "branch_weight": sp.simplify(la ** 2 / al),
+            "symbols": {"N": N, "alpha": alpha, "lambda": lam}}
 
 
 def paper_constants() -> dict[str, sp.Expr]:
@@ -135,9 +147,10 @@ def paper_constants() -> dict[str, sp.Expr]:
     (al,) = sp.solve(condition.subs(lam, beta_of_alpha), alpha)
     be = sp.simplify(beta_of_alpha.subs(alpha, al))
     return {"condition": condition, "pick": pick, "alpha(S)": al, "beta(S)": be,
-            "encoder": (sp.simplify(al.subs(s_sub, 2 * N)), sp.simplify(be.subs(s_sub, 2 * N))),
-            "encdec decoder": (sp.simplify(al.subs(s_sub, 3 * m_dec)), sp.simplify(be.subs(s_sub, 3 * m_dec))),
-            "beta/alpha encoder": sp.simplify((be / al).subs(s_sub, 2 * N)), "M": m_dec, "S": s_sub}
+            "encoder": sp.Tuple(sp.simplify(al.subs(s_sub, 2 * N)), sp.simplify(be.subs(s_sub, 2 * N))),
+            "encdec decoder": sp.Tuple(sp.simplify(al.subs(s_sub, 3 * m_dec)), sp.simplify(be.subs(s_sub, 3 * m_dec))),
+            "beta/alpha encoder": sp.simplify((be / al).subs(s_sub, 2 * N)), "M": m_dec, "S": s_sub,
+            "symbols": {"N": N, "M": m_dec, "S": s_sub, "alpha": alpha, "beta": lam}}
 
 
 two_n = sp.Symbol("(2N)", positive=True)
@@ -147,3 +160,43 @@ def in_two_n(expr: sp.Expr) -> sp.Expr:
     """``expr`` written in powers of 2N (the number of sublayers), e.g. 2^{3/4}/(2N^{1/4}) → (2N)^{-1/4}."""
     return sp.powsimp(sp.powdenest(sp.expand_power_base(sp.sympify(expr).subs(N, two_n / 2), force=True),
                                    force=True), force=True)
+
+
+def in_two_n_tuple(exprs) -> sp.Tuple:
+    """:func:`in_two_n` of each expression, as one SymPy tuple (for display)."""
+    return sp.Tuple(*(in_two_n(e) for e in exprs))
+
+
+# ---- the annotated section's side claims ----------------------------------------------------------
+
+def softmax_scaling(values=(1, 2, 3)) -> dict:
+    """σ(x) and σ(2x) at ``values``: softmax ignores a shift x + c but not a scaling; ``gap`` is
+    max |σ(2x) − σ(x)| (a float)."""
+    x = sp.Matrix(list(values))
+    soft = [sp.exp(v) / sum(sp.exp(u) for u in x) for v in x]
+    soft2 = [sp.exp(2 * v) / sum(sp.exp(2 * u) for u in x) for v in x]
+    return {"x": x, "softmax": soft, "softmax_2x": soft2,
+            "gap": max(abs(float(p - q)) for p, q in zip(soft, soft2)), "symbols": {}}
+
+
+def pre_ln_jacobian() -> dict:
+    """∂/∂x of a Pre-LN sublayer x + λ₁λ₂·h(x) with λ₁ = λ₂ = λ, h′ written as a symbol: 1 + λ²h′."""
+    x_sym, h_prime = sp.Symbol("x", real=True), sp.Symbol("h'", real=True)
+    h_fun = sp.Function("h")
+    jac = sp.diff(x_sym + lam1 * lam2 * h_fun(x_sym), x_sym).subs({lam1: lam, lam2: lam})
+    jac = jac.subs(sp.Derivative(h_fun(x_sym), x_sym), h_prime)
+    return {"jacobian": jac, "symbols": {"x": x_sym, "h'": h_prime, "lambda": lam, "h": h_fun}}
+
+
+def pre_ln_product_limit() -> dict:
+    """lim_{N→∞} (1 + λ²)^{2N} with Pre-LN's λ² = 1/(2N) (SGD, α = 1): the product of the 2N
+    sublayer Jacobians' scales stays bounded."""
+    lam_sq = solve_pick("sgd", "alpha=1")["lambda"] ** 2
+    return {"lambda_sq": lam_sq, "limit": sp.limit((1 + lam_sq) ** (2 * N), N, sp.oo), "symbols": {"N": N}}
+
+
+def near_identity_limit() -> dict:
+    """lim_{ε→0} ∂/∂x (x + εF(x)) = 1."""
+    x_sym, eps, f_fun = sp.Symbol("x", real=True), sp.Symbol("epsilon", positive=True), sp.Function("F")
+    return {"limit": sp.limit(sp.diff(x_sym + eps * f_fun(x_sym), x_sym), eps, 0),
+            "symbols": {"x": x_sym, "epsilon": eps, "F": f_fun}}

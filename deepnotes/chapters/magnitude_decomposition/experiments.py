@@ -1,7 +1,8 @@
 """Probes of the chapter "Magnitude decomposition and the DeepNorm scalings": the decomposition
 W = λU of a matrix, the scalar gradient ∂L/∂λ = ⟨∂L/∂W, U⟩ in real DeepNorm stacks, how close the
-stack starts to the identity, and the size of the first update. They measure and return numbers;
-figures are drawn in the chapter with :mod:`deepnotes.plots`.
+stack starts to the identity, and the size of the first update. They measure and return numbers
+(dataclasses); :mod:`.figures` draws them and :mod:`.claims` judges them. Sizes and rates come from
+``budget.magnitude_decomposition``.
 
 Convention: Su writes a sublayer as x·W (W is d_in × d_out); a PyTorch ``nn.Linear`` stores
 Wᵀ. The Frobenius λ below is the same for W and Wᵀ (tr(WWᵀ)ᵏ = tr(WᵀW)ᵏ), so either can be passed.
@@ -15,13 +16,16 @@ import torch
 
 from deepnotes.core import scaling
 from deepnotes.core.budget import Budget, device as default_device, get_budget
-from deepnotes.core.data import MarkovLanguage
+from deepnotes.core.data import MarkovLanguage, probe_batch as core_probe_batch
 from deepnotes.core.models import build_model
+from deepnotes.core.rng import generator
 
 NORMS = ("fro", "spectral")
 KINDS = ("q", "k", "v", "o", "fc1", "fc2")        # the six matrices of a block
 BETA_KINDS = ("v", "o", "fc1", "fc2")             # those DeepNet initializes with gain β (= λ)
 LABELS = {"lambda=1/alpha": "λ=1/α", "alpha=1": "α=1", "lambda=1": "λ=1", "paper": "paper"}   # for legends
+CHECK_ALPHA, CHECK_LAMBDA = 2.0, 0.3              # the (α, λ) of the autograd check: any values do
+CHECK_BLOCK = 1                                   # its block (the second)
 
 
 def _check_norm(norm: str) -> None:
@@ -32,7 +36,7 @@ def _check_norm(norm: str) -> None:
 def lambda_closed_form(w: torch.Tensor, norm: str = "fro") -> float:
     """λ = argmin_κ ‖WWᵀ/κ² − I‖ in closed form (w: [a, b]).
 
-    fro:      λ² = tr((WWᵀ)²)/tr(WWᵀ) = ‖WWᵀ‖_F²/‖W‖_F²   (SymPy: ``symbolic_deepnorm.magnitude_lambda``)
+    fro:      λ² = tr((WWᵀ)²)/tr(WWᵀ) = ‖WWᵀ‖_F²/‖W‖_F²   (SymPy: ``derive.magnitude_lambda``)
     spectral: λ² = (μ_max + μ_min)/2, μ the eigenvalues of WWᵀ (the minimax of |μ/κ² − 1|)
     """
     _check_norm(norm)
@@ -92,9 +96,11 @@ class DecompositionRow:
     xavier_predicted: float  # √(2g²(a+b+1)/(a+b)), SymPy's expectation
 
 
-def decomposition_table(shapes=((64, 64), (32, 128), (128, 32)), gains=(1.0, 0.25), seed: int = 0):
-    """λ of Xavier-normal matrices (gain g, std g·√(2/(a+b))) by every route, one row per shape × gain."""
-    gen = torch.Generator().manual_seed(seed)
+def decomposition_table(shapes=None, gains=(1.0, 0.25), seed: int = 0, budget: Budget | None = None):
+    """λ of Xavier-normal matrices (gain g, std g·√(2/(a+b))) by every route, one row per shape × gain;
+    ``shapes`` default to the budget's ``table_shapes``."""
+    shapes = shapes or (budget or get_budget()).magnitude_decomposition.table_shapes
+    gen = generator(seed)
     rows = []
     for a, b in shapes:
         for g in gains:
@@ -103,6 +109,25 @@ def decomposition_table(shapes=((64, 64), (32, 128), (128, 32)), gains=(1.0, 0.2
                                          lambda_closed_form(w, "spectral"), lambda_numeric(w, "spectral"),
                                          lambda_eq27(w), math.sqrt(2 * g ** 2 * (a + b + 1) / (a + b))))
     return rows
+
+
+@dataclass(frozen=True)
+class Orthogonality:
+    """How orthogonal a square Xavier-normal matrix W (d × d, entries N(0, 1/d)) is."""
+    d: int
+    mean_abs_cos: float    # mean |cos| between distinct rows (≈ √(2/(πd)) for random directions)
+    mu_min: float          # extreme eigenvalues of WWᵀ/λ_F² (all 1 for an orthogonal matrix;
+    mu_max: float          # Marchenko-Pastur spreads them over about [0, 2])
+
+
+def xavier_orthogonality(d: int | None = None, seed: int = 0, budget: Budget | None = None) -> Orthogonality:
+    """Row cosines and the spectrum of WWᵀ/λ_F² for one draw of W (d: the budget's ``orthogonality_dim``)."""
+    d = d or (budget or get_budget()).magnitude_decomposition.orthogonality_dim
+    w = torch.randn(d, d, generator=generator(seed), dtype=torch.float64) / math.sqrt(d)    # [d, d]
+    rows = w / w.norm(dim=1, keepdim=True)
+    cos = (rows @ rows.T - torch.eye(d, dtype=w.dtype)).abs()                               # [d, d]
+    mu = torch.linalg.eigvalsh(w @ w.T / lambda_closed_form(w) ** 2)
+    return Orthogonality(d, float(cos.sum() / (d * (d - 1))), float(mu.min()), float(mu.max()))
 
 
 # ---- ∂L/∂λ in a real stack -------------------------------------------------------------------------
@@ -122,8 +147,8 @@ def block_weights(block) -> dict[str, torch.Tensor]:
 
 
 def probe_batch(budget: Budget, seed: int, device) -> torch.Tensor:
-    return MarkovLanguage(budget.vocab_size, seed=0).sample(
-        budget.batch_size, budget.seq_len, torch.Generator().manual_seed(100 + seed)).to(device)  # [B, T]
+    """The budget's probe batch ``seed`` [B, T] of the Markov language (task seed 0)."""
+    return core_probe_batch(MarkovLanguage(budget.vocab_size, seed=0), budget.batch_size, budget.seq_len, seed, device)
 
 
 def deepnorm_model(n_layers: int, alpha: float, lam: float, budget: Budget, seed: int = 0, device=None,
@@ -170,6 +195,21 @@ def lambda_gradient_by_autograd(model, tokens: torch.Tensor, block: int = 0, kin
     return float(d_scale), inner
 
 
+def autograd_identity_check(budget: Budget | None = None) -> dict[str, tuple[float, float]]:
+    """kind → (∂L/∂λ by autograd, ⟨∂L/∂W, U⟩) for the six matrices of block 2 of a float64 DeepNorm
+    stack of the budget's ``check_depth`` on CPU."""
+    budget = budget or get_budget()
+    model = deepnorm_model(budget.magnitude_decomposition.check_depth, CHECK_ALPHA, CHECK_LAMBDA, budget,
+                           device="cpu", dtype=torch.float64)
+    tokens = probe_batch(budget, 0, "cpu")
+    return {k: lambda_gradient_by_autograd(model, tokens, block=CHECK_BLOCK, kind=k) for k in KINDS}
+
+
+def largest_relative_gap(pairs: dict[str, tuple[float, float]]) -> float:
+    """max |a − b|/|b| over the pairs of :func:`autograd_identity_check`."""
+    return max(abs(a - b) / abs(b) for a, b in pairs.values())
+
+
 @dataclass
 class GradientSweep:
     """rms[kind][i][j]: RMS over blocks and seeds of ∂L/∂λ at alphas[i], lambdas[j]."""
@@ -186,9 +226,10 @@ class GradientSweep:
 
 
 def lambda_gradient_sweep(budget: Budget | None = None, n_layers: int | None = None, alphas=None, lambdas=None,
-                          seeds: int = 2, device=None) -> GradientSweep:
+                          seeds: int | None = None, device=None) -> GradientSweep:
     """∂L/∂λ of every matrix in DeepNorm stacks over a grid of (α, λ), float64, at initialization."""
     budget = budget or get_budget()
+    seeds = seeds or budget.magnitude_decomposition.probe_seeds
     n_layers = n_layers or budget.magnitude_decomposition.probe_depth
     alphas, lambdas = tuple(alphas or budget.magnitude_decomposition.alphas), tuple(lambdas or budget.magnitude_decomposition.lambdas)
     device = device or default_device()
@@ -253,14 +294,20 @@ def first_step_relative_update(n_layers: int, alpha: float, lam: float, optimize
     return math.sqrt(num / den)
 
 
-FIRST_STEP_LR = {"sgd": 0.1, "adam": 1e-3, "lamb": 1e-2}
+@dataclass(frozen=True)
+class FirstStep:
+    alpha: float
+    lam: float
+    relative_update: float     # ‖ΔW‖_F/‖W‖_F of the first step over the β-scaled matrices
+    lr: float
 
 
-def first_step_sweep(budget: Budget | None = None, device=None) -> dict[tuple[str, int, str], tuple[float, float, float]]:
-    """(optimizer, depth, choice) → (α, λ, first-step ‖ΔW‖/‖W‖) over the budget's update depths."""
+def first_step_sweep(budget: Budget | None = None, device=None) -> dict[tuple[str, int, str], FirstStep]:
+    """(optimizer, depth, choice) → the first step at the budget's ``first_step_lrs``, over its update depths."""
     budget = budget or get_budget()
-    return {(opt, n, label): (a, lam, first_step_relative_update(n, a, lam, opt, lr, budget, device=device))
-            for opt, lr in FIRST_STEP_LR.items() for n in budget.magnitude_decomposition.update_depths
+    mb = budget.magnitude_decomposition
+    return {(opt, n, label): FirstStep(a, lam, first_step_relative_update(n, a, lam, opt, lr, budget, device=device), lr)
+            for opt, lr in mb.first_step_lrs.items() for n in mb.update_depths
             for label, (a, lam) in choices(n, opt).items()}
 
 
@@ -276,14 +323,31 @@ def predicted_relative_update(optimizer: str, alpha: float, lam: float) -> float
     raise ValueError(f"unknown optimizer {optimizer!r}; allowed: sgd, adam, lamb")
 
 
+@dataclass(frozen=True)
+class IdentityProbe:
+    alpha: float
+    lam: float
+    changes: list[float]       # ‖x_{l+1} − x_l‖/‖x_l‖ per block at init
+    key: str                   # the setting's key in deepnotes.show.palette.PALETTE
+
+    @property
+    def branch_weight(self) -> float:
+        return self.lam ** 2 / self.alpha
+
+    @property
+    def mean_change(self) -> float:
+        return mean_change(self.changes)
+
+
 def identity_sweep(budget: Budget | None = None, n_layers: int | None = None,
-                   device=None) -> dict[str, tuple[float, float, list[float]]]:
-    """label → (α, λ, per-block ‖x_{l+1} − x_l‖/‖x_l‖) at init for SGD's three picks, Su's Adam
+                   device=None) -> dict[str, IdentityProbe]:
+    """label → per-block ‖x_{l+1} − x_l‖/‖x_l‖ at init for SGD's three picks, Su's Adam
     constants (LAMB's α = 1 pick equals SGD's), the paper's, and Post-LN (α = λ = 1) for contrast."""
     budget = budget or get_budget()
     n = n_layers or budget.magnitude_decomposition.identity_depth
-    settings = {f"SGD {LABELS[k]}": v for k, v in choices(n, "sgd").items() if k != "paper"}
-    settings[f"Adam {LABELS['lambda=1/alpha']}"] = scaling.magnitude_solution(n, "adam")
-    settings["paper"] = scaling.deepnorm_coefficients(n)
-    settings["post-LN"] = (1.0, 1.0)
-    return {k: (a, lam, block_changes(n, a, lam, budget, device=device)) for k, (a, lam) in settings.items()}
+    settings = {f"SGD {LABELS[k]}": (k, v) for k, v in choices(n, "sgd").items() if k != "paper"}
+    settings[f"Adam {LABELS['lambda=1/alpha']}"] = ("deepnorm/adam", scaling.magnitude_solution(n, "adam"))
+    settings["paper"] = ("paper", scaling.deepnorm_coefficients(n))
+    settings["post-LN"] = ("post", (1.0, 1.0))
+    return {label: IdentityProbe(a, lam, block_changes(n, a, lam, budget, device=device), key)
+            for label, (key, (a, lam)) in settings.items()}

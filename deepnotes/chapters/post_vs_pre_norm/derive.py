@@ -1,4 +1,5 @@
-"""SymPy derivations of the chapter "Post-Norm vs Pre-Norm" (seeds 002 and 003)."""
+"""SymPy derivations of the chapter "Post-Norm vs Pre-Norm" (seeds 002 and 003). Every function
+returns a dict with the expressions it derives and, under "symbols", the symbols they use."""
 from __future__ import annotations
 
 import sympy as sp
@@ -7,40 +8,66 @@ from deepnotes.core.symbols import d, eta
 
 v = sp.symbols("v", nonnegative=True)                     # branch second moment relative to the stream
 ell = sp.symbols("l", integer=True, nonnegative=True)     # a layer index
+s = sp.symbols("s", positive=True)                        # i.i.d. weight std of the FFN branch
+c = sp.symbols("c", positive=True)                        # the factor that weakens a gradient
+g = sp.symbols("g", real=True, nonzero=True)              # one gradient entry (either sign)
+t, delta = sp.symbols("t delta", positive=True)           # a step, the fixed gate step
+S = sp.symbols("S", positive=True)                        # second moment of the Post-LN stream
+
+BERT_WIDTH = 768                                          # BERT-base's d (source constant)
+BERT_PRINTED_STDS = (sp.Rational(2, 100), 1 / sp.sqrt(BERT_WIDTH))   # BERT's 0.02 and 1/√d
 
 
-def post_norm_unroll(layers: int = 4) -> dict[str, sp.Expr]:
+def post_norm_unroll(layers: int = 4) -> dict:
     """x_{t+1} = (x_t + F_t)/√(1+v) (Post-Norm at init with E[F²] = v·E[x²]) unrolled ``layers``
     times, and the weight w_l of x_0 solved from w_l = w_{l−1}/√(1+v), w_0 = 1."""
     x0 = sp.Symbol("x_0")
     fs = sp.symbols(f"F_0:{layers}")
     xl = x0
-    for t in range(layers):
-        xl = (xl + fs[t]) / sp.sqrt(1 + v)
+    for k in range(layers):
+        xl = (xl + fs[k]) / sp.sqrt(1 + v)
     w = sp.Function("w")
     weight = sp.rsolve(w(ell) - w(ell - 1) / sp.sqrt(1 + v), w(ell), {w(0): 1})
     return {"x_l": sp.expand(xl), "x_l (v=1)": sp.expand(xl.subs(v, 1)), "weight_x0": sp.simplify(weight),
-            "weights": [sp.simplify(sp.expand(xl).coeff(s)) for s in (x0, *fs)]}
+            "weights": [sp.simplify(sp.expand(xl).coeff(f)) for f in (x0, *fs)],
+            "symbols": {"v": v, "l": ell, "x_0": x0, **{str(f): f for f in fs}}}
 
 
-def pre_norm_second_moment() -> sp.Expr:
+def pre_norm_second_moment() -> dict:
     """Pre-Norm: x_{t+1} = x_t + F_t(LN(x_t)) with E[F_t²] = v and E[x_0²] = 1; the second moment
-    solves s_l = s_{l−1} + v, s_0 = 1."""
-    s = sp.Function("s")
-    return sp.rsolve(s(ell) - s(ell - 1) - v, s(ell), {s(0): 1})
+    solves s_l = s_{l−1} + v, s_0 = 1. LN then divides x_l by its square root."""
+    s_fn = sp.Function("s")
+    moment = sp.rsolve(s_fn(ell) - s_fn(ell - 1) - v, s_fn(ell), {s_fn(0): 1})
+    return {"second_moment": moment, "ln_divisor (v=1)": sp.sqrt(moment.subs(v, 1)),
+            "symbols": {"v": v, "l": ell}}
 
 
-def update_scale_invariance() -> dict[str, sp.Expr]:
+def post_ln_moment_step() -> dict:
+    """Post-LN forward: S_{l+1} = (S_l + v)/(1 + v) (add a branch of second moment v, then LN),
+    and its value at S_l = 1."""
+    step = (S + v) / (1 + v)
+    return {"S_next": step, "S_next (S=1)": sp.simplify(step.subs(S, 1)), "symbols": {"S": S, "v": v}}
+
+
+def update_scale_invariance() -> dict:
     """A gradient scaled by c > 0 (Post-Norm's weakened lower layers): SGD's step −ηcg scales with
     c; Adam's −η·E[cg]/√E[(cg)²] (one sample: −η·cg/|cg|) does not."""
-    c = sp.symbols("c", positive=True)
-    gr = sp.symbols("g", real=True, nonzero=True)
-    return {"sgd": -eta * c * gr, "adam": sp.simplify(-eta * c * gr / sp.sqrt((c * gr) ** 2))}
+    return {"sgd": -eta * c * g, "adam": sp.simplify(-eta * c * g / sp.sqrt((c * g) ** 2)),
+            "symbols": {"eta": eta, "c": c, "g": g}}
 
 
-def ffn_branch_second_moment() -> sp.Expr:
+def fixed_step_gate() -> dict:
+    """Su's fixed-step gate α_t = tδ: the step t at which it reaches 1."""
+    return {"steps_to_one": sp.solve(t * delta - 1, t)[0], "symbols": {"t": t, "delta": delta}}
+
+
+def ffn_branch_second_moment() -> dict:
     """E[F²] of F(x) = relu(x W₁) W₂ (d → 4d → d, i.i.d. weights of std s, E[x²] = 1):
     pre-activations d·s², after ReLU half of it, output 4d·s² times that."""
-    s_ = sp.symbols("s", positive=True)
-    pre = d * s_ ** 2
-    return sp.simplify(4 * d * s_ ** 2 * pre * sp.Rational(1, 2))
+    pre = d * s ** 2
+    return {"E[F^2]": sp.simplify(4 * d * s ** 2 * pre * sp.Rational(1, 2)), "symbols": {"d": d, "s": s}}
+
+
+def ffn_branch_at(width, std) -> float:
+    """E[F²] of the FFN branch at width ``width`` and weight std ``std`` (a number)."""
+    return float(ffn_branch_second_moment()["E[F^2]"].subs({d: width, s: std}))

@@ -1,6 +1,6 @@
 """Experiments of the chapter "Post-Norm vs Pre-Norm": the residual stream and the gradients at
 initialization, per block, and training runs with warmup and ReZero variants. They measure and
-return numbers; figures come from :mod:`deepnotes.plots`.
+return numbers; figures come from :mod:`deepnotes.chapters.post_vs_pre_norm.figures`.
 
 Per sublayer k the *branch ratio* v_k = E[F_k(x)²]/E[x²] (x the sublayer's input) is measured;
 the derivations predict the weight of x_0 in x_l from it:
@@ -18,18 +18,20 @@ import torch
 
 from deepnotes.core.budget import Budget, device as default_device, get_budget
 from deepnotes.core.config import ModelConfig, TrainConfig
-from deepnotes.core.data import MarkovLanguage
+from deepnotes.core.data import MarkovLanguage, probe_batch
 from deepnotes.core.models import build_model
 from deepnotes.core.probes import per_block_grad_norms
+from deepnotes.core.scaling import predicted_identity_weight
 from deepnotes.core.train import History, train
 from deepnotes.core.trackers import BlockGradNorms, BlockUpdates, GateSchedule, every_for
-from deepnotes.core.scaling import predicted_identity_weight
+from deepnotes.core.validate import choice
 
-STYLES = ("post", "pre", "deepnorm", "rezero")
+STYLES = ("post", "pre", "deepnorm", "rezero")    # the norm styles this chapter compares
+OPTIMIZERS = ("adam", "sgd")                       # the optimizers of the training comparison
 
 
 def model_config(norm: str, n_layers: int, budget: Budget, beta: float | None = None) -> ModelConfig:
-    return budget.model_config(n_layers, norm=norm, beta=beta)
+    return budget.model_config(n_layers, norm=choice("norm style", norm, STYLES), beta=beta)
 
 
 @dataclass
@@ -51,8 +53,8 @@ def stream_probe(norm: str, n_layers: int, budget: Budget | None = None, beta: f
     device = device or default_device()
     cfg = model_config(norm, n_layers, budget, beta)
     model = build_model(cfg, seed=seed, device=device)
-    tokens = MarkovLanguage(budget.vocab_size, seed=0).sample(
-        budget.batch_size, budget.seq_len, torch.Generator().manual_seed(100 + seed)).to(device)
+    tokens = probe_batch(MarkovLanguage(budget.vocab_size, seed=0), budget.batch_size, budget.seq_len,
+                         seed=seed, device=device)
     ratios = []
 
     def record(module, inputs, output):
@@ -73,14 +75,31 @@ def stream_probe(norm: str, n_layers: int, budget: Budget | None = None, beta: f
                        ratios, per_block_grad_norms(model))
 
 
-def run(norm: str, n_layers: int, budget: Budget, optimizer: str = "adam", lr: float = 3e-3,
+def init_probes(budget: Budget, depth: int | None = None) -> dict[str, StreamProbe]:
+    """:func:`stream_probe` of every style at ``depth`` (default: the budget's largest probe depth)."""
+    depth = depth or budget.post_vs_pre_norm.probe_depths[-1]
+    return {norm: stream_probe(norm, depth, budget) for norm in STYLES}
+
+
+def depth_sweep(budget: Budget, probes: dict[str, StreamProbe] | None = None) -> dict[tuple[str, int], StreamProbe]:
+    """:func:`stream_probe` of every style at each of the budget's probe depths; ``probes`` (of
+    :func:`init_probes`) are reused at the largest depth instead of measured again."""
+    depths = budget.post_vs_pre_norm.probe_depths
+    return {(norm, n): (probes[norm] if probes is not None and n == depths[-1] else stream_probe(norm, n, budget))
+            for norm in STYLES for n in depths}
+
+
+def run(norm: str, n_layers: int, budget: Budget, optimizer: str = "adam", lr: float | None = None,
         warmup: int = 0, steps: int | None = None, seed: int = 0, beta: float | None = None,
         gate_step: float | None = None, device=None, progress: bool = False) -> History:
-    """Train one norm style; ``gate_step`` turns rezero into the fixed-step schedule (the gates
-    are then frozen and set by :func:`gate_schedule`)."""
-    steps = steps or budget.post_vs_pre_norm.train_steps
+    """Train one norm style (``lr`` default: the budget's rate for ``optimizer``); ``gate_step``
+    turns rezero into the fixed-step schedule (the gates are then frozen and set by
+    :class:`~deepnotes.core.trackers.GateSchedule`)."""
+    sub = budget.post_vs_pre_norm
+    steps = steps or sub.train_steps
+    lr = lr if lr is not None else sub.lrs[optimizer]
     model = build_model(model_config(norm, n_layers, budget, beta), seed=seed, device=device or default_device())
-    every = every_for(steps, budget.post_vs_pre_norm.track_points)
+    every = every_for(steps, sub.track_points)
     params, trackers = None, [BlockGradNorms(every), BlockUpdates(every)]
     if gate_step is not None:
         if norm != "rezero":
@@ -93,6 +112,32 @@ def run(norm: str, n_layers: int, budget: Budget, optimizer: str = "adam", lr: f
                  trackers=trackers)
 
 
+def training_plan(budget: Budget) -> dict[str, dict]:
+    """The variants of the training comparison: label → keyword arguments of :func:`run`. Post-LN
+    without and with warmup, Pre-LN, ReZero with trained gates and with Su's fixed-step gates
+    (α_t = min(1, t/T), T the warmup length), DeepNorm."""
+    w = budget.post_vs_pre_norm.train_warmup
+    return {"post, no warmup": dict(norm="post"), f"post, warmup {w}": dict(norm="post", warmup=w),
+            "pre": dict(norm="pre"), "rezero (trained gates)": dict(norm="rezero"),
+            "rezero (fixed-step gates)": dict(norm="rezero", gate_step=1 / w), "deepnorm": dict(norm="deepnorm")}
+
+
+def training_runs(budget: Budget, progress: bool = False) -> dict[str, dict[str, History]]:
+    """Every variant of :func:`training_plan` at the budget's training depth, with each optimizer
+    at its budget rate: optimizer → label → History."""
+    sub = budget.post_vs_pre_norm
+    return {opt: {name: run(n_layers=sub.train_depth, budget=budget, optimizer=opt, lr=sub.lrs[opt],
+                            progress=progress, **kw)
+                  for name, kw in training_plan(budget).items()} for opt in OPTIMIZERS}
+
+
+def update_map_runs(budget: Budget) -> list[tuple[str, str]]:
+    """The (optimizer, label) runs whose per-block updates are compared: Post-LN with Adam without
+    and with warmup, and with SGD."""
+    w = budget.post_vs_pre_norm.train_warmup
+    return [("adam", "post, no warmup"), ("adam", f"post, warmup {w}"), ("sgd", "post, no warmup")]
+
+
 def bottom_top_update_ratio(hist: History, steps: int | None = None) -> float:
     """Mean over the tracked steps (the first ``steps`` of them) of ‖Δθ_1‖/‖θ_1‖ ÷ ‖Δθ_N‖/‖θ_N‖:
     how much the first block learns relative to the last."""
@@ -100,19 +145,25 @@ def bottom_top_update_ratio(hist: History, steps: int | None = None) -> float:
     return sum(u[0] / u[-1] for u in ups) / len(ups)
 
 
-def slider_figure(depth: int, norm: str, warmup: int = 0, beta: float | None = None, lr: float = 3e-3,
-                  budget: Budget | None = None, progress: bool = False):
-    """The slider's experiment: per-block gradient norms at init and the loss of a short Adam run."""
-    from deepnotes.show import plots
+@dataclass
+class SliderResult:
+    """The slider's experiment at one setting."""
+    depth: int
+    norm: str
+    warmup: int
+    beta: float | None
+    lr: float
+    probe: StreamProbe            # per-block gradient norms at init
+    history: History              # a short Adam run
+
+
+def slider_experiment(depth: int, norm: str, warmup: int = 0, beta: float | None = None, lr: float | None = None,
+                      budget: Budget | None = None, progress: bool = False) -> SliderResult:
+    """The slider's experiment: the probe at init and a short Adam run (``lr`` default: the
+    budget's slider rate)."""
     budget = budget or get_budget()
+    sub = budget.post_vs_pre_norm
+    lr = lr if lr is not None else sub.slider_lr
     probe = stream_probe(norm, depth, budget, beta=beta)
-    hist = run(norm, depth, budget, "adam", lr, warmup=warmup, steps=budget.post_vs_pre_norm.slider_steps, beta=beta,
-               progress=progress)
-    fig, (ax_g, ax_l) = plots.new_figure(2, width=3.6, height=2.6)
-    ax_g.semilogy(range(1, depth + 1), probe.grad_norms, color=plots.colour(norm))
-    ax_g.set_xlabel("block l")
-    ax_g.set_ylabel(r"$\|\partial L/\partial\theta_l\|$ at init")
-    ax_g.set_title(f"N={depth}, {norm}, β={beta if beta is not None else 'default'}", fontsize=8)
-    plots.loss_curves(ax_l, {norm: hist}, title=f"Adam lr {lr:g}, warmup {warmup}")
-    fig.tight_layout()
-    return fig
+    hist = run(norm, depth, budget, "adam", lr, warmup=warmup, steps=sub.slider_steps, beta=beta, progress=progress)
+    return SliderResult(depth, norm, warmup, beta, lr, probe, hist)

@@ -7,6 +7,8 @@ it is reused here, not derived again.
 """
 from __future__ import annotations
 
+import math
+
 import sympy as sp
 
 from deepnotes.core.derive import N, depth_exponent, linear_second_moment, s_w, s_x
@@ -35,7 +37,8 @@ def plain_layer_moments() -> dict[str, sp.Expr]:
     xavier = sp.solve(sp.Eq((fwd / s_x + bwd / s_d) / 2, 1), s_w)[0]
     return {"forward": fwd, "backward": bwd, "forward_var": forward_var, "backward_var": backward_var,
             "backward_gain": sp.simplify(bwd.subs(s_w, forward_var) / s_d), "xavier": sp.factor(xavier),
-            "he_forward_var": lin["he"].subs(sp.Symbol("m", positive=True), n_in)}
+            "he_forward_var": lin["he"].subs(sp.Symbol("m", positive=True), n_in),
+            "symbols": {"n": n_in, "m": n_out, "E[w^2]": s_w, "E[x^2]": s_x, "E[delta^2]": s_d}}
 
 
 def plain_stack_backward_gain(layers: int = 4) -> dict[str, sp.Expr]:
@@ -44,7 +47,8 @@ def plain_stack_backward_gain(layers: int = 4) -> dict[str, sp.Expr]:
     whatever the depth."""
     dims = sp.symbols(f"d0:{layers + 1}", positive=True)
     per_layer = [dims[k + 1] / dims[k] for k in range(layers)]
-    return {"dims": dims, "per_layer": per_layer, "total": sp.simplify(sp.Mul(*per_layer))}
+    return {"dims": dims, "per_layer": per_layer, "total": sp.simplify(sp.Mul(*per_layer)),
+            "symbols": {str(d): d for d in dims}}
 
 
 def plain_stack_gradients() -> dict[str, sp.Expr]:
@@ -64,7 +68,8 @@ def plain_stack_gradients() -> dict[str, sp.Expr]:
     g_for_inverse_n = sp.solve(sp.Eq(grad_output_stable, 1 / N), gain)[0]
     return {"grad": grad, "grad_every_layer_stable": grad.subs({gain: 1, out_gain: 1}),
             "c_output_stable": c_stable, "grad_output_stable": grad_output_stable,
-            "g_for_1/N": g_for_inverse_n, "hidden_moment": gain ** l_}
+            "g_for_1/N": g_for_inverse_n, "hidden_moment": gain ** l_,
+            "symbols": {"g": gain, "c": out_gain, "l": l_, "N": N}}
 
 
 def residual_layer() -> dict[str, sp.Expr]:
@@ -76,7 +81,8 @@ def residual_layer() -> dict[str, sp.Expr]:
     y = x + eps * f
     dl_dtheta = sp.diff(loss(y), theta)
     return {"y": y, "dy/dx": sp.diff(y, x), "dy/dtheta": sp.diff(y, theta), "dL/dtheta": dl_dtheta,
-            "param_grad_scale": sp.simplify(sp.diff(y, theta) / sp.diff(f, theta))}
+            "param_grad_scale": sp.simplify(sp.diff(y, theta) / sp.diff(f, theta)),
+            "f": f, "symbols": {"x": x, "theta": theta, "epsilon": eps}}
 
 
 def increment_with_eps() -> dict[str, sp.Expr]:
@@ -87,16 +93,25 @@ def increment_with_eps() -> dict[str, sp.Expr]:
     exponent = sp.expand_log(sp.log(delta), force=True).coeff(sp.log(N))
     (p_star,) = sp.solve(sp.Eq(exponent, 0), p)
     return {"delta_L": delta, "exponent": sp.simplify(exponent), "p": p_star,
-            "exponent_at_half": depth_exponent(delta.subs(p, sp.Rational(1, 2)))}
+            "exponent_at_half": depth_exponent(delta.subs(p, sp.Rational(1, 2))), "symbols": {"p": p, "N": N}}
+
+
+def one_d_eps_exponent() -> dict[str, sp.Expr]:
+    """One dimension: log (1+ε)^N ≈ Nε for small ε, bounded iff N·N^{−p} is: the p ≥ 1 at which
+    the power of N vanishes."""
+    p = sp.symbols("p", positive=True)
+    (p_star,) = sp.solve(sp.Eq(depth_exponent(N * N ** -p), 0), p)
+    return {"p": p_star, "symbols": {"p": p, "N": N}}
 
 
 EPS_CHOICES = {"1": sp.Integer(1), "1/sqrt(N)": 1 / sp.sqrt(N), "1/N": 1 / N}
 
 
-def growth_limits() -> dict[str, dict[str, sp.Expr]]:
+def growth_limits() -> dict[str, dict]:
     """N → ∞ limits of the one-dimensional factor (1+ε)^N and the high-dimensional (1+ε²)^N
-    for ε = 1, 1/√N, 1/N (SymPy's ``limit``), and the log-growth per layer of each."""
-    out = {}
+    for ε = 1, 1/√N, 1/N (SymPy's ``limit``): one entry per name of :data:`EPS_CHOICES`, and
+    "symbols"."""
+    out: dict[str, dict] = {"symbols": {"N": N}}
     for name, e in EPS_CHOICES.items():
         one_d, high_d = (1 + e) ** N, (1 + e ** 2) ** N
         out[name] = {"one_d": one_d, "high_d": high_d,
@@ -104,17 +119,22 @@ def growth_limits() -> dict[str, dict[str, sp.Expr]]:
     return out
 
 
+RATIO_EXAMPLE_DEPTHS = (10, 100, 1000)   # where the ratio (1 + 1/√N)^N / e^√N is evaluated numerically
+
+
 def comment_estimate() -> dict[str, sp.Expr]:
     """The comment thread: (1 + 1/√N)^N = [(1 + 1/√N)^{√N}]^{√N} ≈ e^{√N}. SymPy expands the log,
     N·log(1 + 1/√N) = √N − 1/2 + 1/(3√N) − …, so the ratio to e^{√N} tends to e^{−1/2}; the
-    reader's e² is the limit of (1 + 1/√N)^{2√N}, not of (1 + 1/√N)^N."""
+    reader's e² is the limit of (1 + 1/√N)^{2√N}, not of (1 + 1/√N)^N. "ratio_at": the ratio in
+    floating point at :data:`RATIO_EXAMPLE_DEPTHS`."""
     t = sp.symbols("t", positive=True)                   # t = 1/√N
     log_factor = sp.series(t ** -2 * sp.log(1 + t), t, 0, 3).removeO().subs(t, 1 / sp.sqrt(N))
-    return {"log_factor": sp.expand(log_factor),
+    return {"log_factor": sp.expand(log_factor), "symbols": {"N": N},
             "limit": sp.limit((1 + 1 / sp.sqrt(N)) ** N, N, sp.oo),
             "ratio_limit": sp.limit((1 + 1 / sp.sqrt(N)) ** N / sp.exp(sp.sqrt(N)), N, sp.oo),
             "e_squared_case": sp.limit((1 + 1 / sp.sqrt(N)) ** (2 * sp.sqrt(N)), N, sp.oo),
-            "inner_limit": sp.limit((1 + 1 / sp.sqrt(N)) ** sp.sqrt(N), N, sp.oo)}
+            "inner_limit": sp.limit((1 + 1 / sp.sqrt(N)) ** sp.sqrt(N), N, sp.oo),
+            "ratio_at": {n: math.exp(n * math.log1p(n ** -0.5) - math.sqrt(n)) for n in RATIO_EXAMPLE_DEPTHS}}
 
 
 def high_dim_layer() -> dict[str, sp.Expr]:
@@ -127,7 +147,8 @@ def high_dim_layer() -> dict[str, sp.Expr]:
     factor = sp.simplify(sq.subs({vu: 0, uu: vv}) / vv)
     log_growth = sp.series(N * sp.log(1 + eps ** 2), eps, 0, 5).removeO()   # N ε² − N ε⁴/2
     return {"norm_sq": sq, "factor": factor, "log_growth": log_growth,
-            "limit_at_half": sp.limit((1 + 1 / N) ** N, N, sp.oo)}
+            "limit_at_half": sp.limit((1 + 1 / N) ** N, N, sp.oo),
+            "symbols": {"vv": vv, "vu": vu, "uu": uu, "epsilon": eps, "N": N}}
 
 
 def skip_vs_branch_scaling() -> dict[str, sp.Expr]:
@@ -143,12 +164,13 @@ def skip_vs_branch_scaling() -> dict[str, sp.Expr]:
     x, f = sp.symbols("x f", real=True)
     return {"alpha_form_minus_scaled": sp.simplify(a * x + f - a * (x + e_of_a * f)),   # αx + f − α(x + εf)
             "alpha_form_growth": (a ** 2 + 1) ** N, "eps_form_growth": (1 + e_of_a ** 2) ** N,
-            "relative_speed": sp.simplify((eta / e_of_a) / (eta / a))}
+            "relative_speed": sp.simplify((eta / e_of_a) / (eta / a)),
+            "symbols": {"alpha": a, "eta": eta, "x": x, "f": f, "N": N}}
 
 
-def layernorm_scale_invariance(dim: int = 3) -> sp.Expr:
-    """LN(c·z) − LN(z) for z ∈ R^dim and c > 0 (LN without its ε and affine part), simplified:
-    0, so LN(αx + f) = LN(α(x + εf)) = LN(x + εf)."""
+def layernorm_scale_invariance(dim: int = 3) -> dict:
+    """LN(c·z) − LN(z) for z ∈ R^dim and c > 0 (LN without its ε and affine part), simplified
+    ("difference"): 0, so LN(αx + f) = LN(α(x + εf)) = LN(x + εf)."""
     zs = sp.symbols(f"z1:{dim + 1}", real=True)
     c = sp.symbols("c", positive=True)
 
@@ -157,7 +179,8 @@ def layernorm_scale_invariance(dim: int = 3) -> sp.Expr:
         sd = sp.sqrt(sum((t - mean) ** 2 for t in vec) / dim)
         return sp.Matrix([(t - mean) / sd for t in vec])
 
-    return sp.simplify(ln([c * t for t in zs]) - ln(zs))
+    return {"difference": sp.simplify(ln([c * t for t in zs]) - ln(zs)),
+            "symbols": {"c": c, **{str(z): z for z in zs}}}
 
 
 def branch_gradient_moment() -> dict[str, sp.Expr]:
@@ -172,4 +195,5 @@ def branch_gradient_moment() -> dict[str, sp.Expr]:
     e_h = w * (2 / w) * sp.Rational(1, 2)
     w2 = w * h * e_h * 1 / b
     w1 = w * h * 1 * (w * (1 / h) * 1) * sp.Rational(1, 2) / b
-    return {"W2": sp.simplify(w2), "W1": sp.simplify(w1), "total": sp.factor(w1 + w2), "symbols": (w, h, b)}
+    return {"W2": sp.simplify(w2), "W1": sp.simplify(w1), "total": sp.factor(w1 + w2),
+            "symbols": {"w": w, "h": h, "B": b}}

@@ -16,13 +16,22 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 from torch import nn
 
-from deepnotes.core.budget import device as default_device
+from deepnotes.core.budget import Budget, device as default_device
+from deepnotes.core.rng import seeded
+from deepnotes.core.validate import positive_int
 
 EPS_RULES = {"1": 0.0, "1/sqrt(N)": 0.5, "1/N": 1.0}   # name → p in ε = N^{−p}
-KINDS = ("plain",) + tuple(EPS_RULES)                   # what a stack can be
+EPS_NAMES = tuple(EPS_RULES)                            # the three residual stacks, in the book's order
+STACK_KINDS = ("plain",) + EPS_NAMES                    # what a stack can be
+
+
+def label(kind) -> str:
+    """"plain", or "ε = <rule>" for a residual stack (a number p: "ε = N^-p")."""
+    return "plain" if kind == "plain" else f"ε = {kind}" if isinstance(kind, str) else f"ε = N^-{kind:g}"
 
 
 def eps_exponent(rule) -> float:
@@ -36,15 +45,11 @@ def eps_exponent(rule) -> float:
     return float(rule)
 
 
-def branch_weight(rule, depth: int) -> float:
-    """ε = N^{−p} for a stack of ``depth`` = N layers."""
-    _check_size("depth", depth)
+def eps_for_depth(rule, depth: int) -> float:
+    """ε = N^{−p} for a stack of ``depth`` = N layers (not :func:`deepnotes.core.scaling.branch_weight`,
+    DeepNorm's λ²/α)."""
+    positive_int("depth", depth)
     return float(depth) ** -eps_exponent(rule)
-
-
-def _check_size(name: str, value) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
 
 
 class Branch(nn.Module):
@@ -67,10 +72,10 @@ class ResidualMLP(nn.Module):
 
     def __init__(self, width: int, depth: int, eps: float = 1.0, residual: bool = True, hidden: int | None = None):
         super().__init__()
-        _check_size("width", width)
-        _check_size("depth", depth)
+        positive_int("width", width)
+        positive_int("depth", depth)
         hidden = width if hidden is None else hidden
-        _check_size("hidden", hidden)
+        positive_int("hidden", hidden)
         if not eps > 0:
             raise ValueError(f"eps must be > 0, got {eps!r}")
         self.eps, self.residual = float(eps), residual
@@ -88,9 +93,8 @@ def build_stack(kind: str, width: int, depth: int, seed: int = 0, hidden: int | 
     if kind == "plain":
         residual, eps = False, 1.0
     else:
-        residual, eps = True, branch_weight(kind, depth)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
+        residual, eps = True, eps_for_depth(kind, depth)
+    with seeded(seed):
         stack = ResidualMLP(width, depth, eps, residual, hidden)
     return stack.to(device=device or default_device(), dtype=dtype)
 
@@ -126,7 +130,7 @@ def predicted_log_growth(kind: str, depth: int) -> dict[str, float]:
     for this branch), and 1 for a plain stack (He init keeps the backward second moment)."""
     if kind == "plain":
         return {"one_d": 0.0, "high_d": 0.0}
-    e = branch_weight(kind, depth)
+    e = eps_for_depth(kind, depth)
     return {"one_d": 2 * depth * math.log1p(e), "high_d": depth * math.log1p(e * e)}
 
 
@@ -139,7 +143,7 @@ def jacobian_growth(kind: str, width: int, depth: int, batch: int = 32, seed: in
     Both x and v are rescaled to RMS 1 after every layer and their log-norms summed: f is
     positively homogeneous, so rescaling x leaves the Jacobian unchanged.
     """
-    _check_size("batch", batch)
+    positive_int("batch", batch)
     stack = build_stack(kind, width, depth, seed, hidden, device)
     dev = next(stack.parameters()).device
     gen = torch.Generator(device=dev).manual_seed(seed + 1)
@@ -204,8 +208,8 @@ def orthogonal_cosines(width: int, samples: int = 256, seed: int = 0) -> dict[st
     """Mean |cos(x, xQ)| over ``samples`` random x ~ N(0, I_width) for a Haar-random orthogonal Q
     (QR of a Gaussian matrix, signs fixed by diag(R)) and for Q = I. An orthogonal matrix keeps
     norms, not angles: Q = I gives 1; a random Q gives about √(2/(π·width)) (returned as "expected")."""
-    _check_size("width", width)
-    _check_size("samples", samples)
+    positive_int("width", width)
+    positive_int("samples", samples)
     gen = torch.Generator().manual_seed(seed)
     q, r = torch.linalg.qr(torch.randn(width, width, generator=gen, dtype=torch.float64))
     q = q * torch.sign(torch.diagonal(r))                                               # Haar measure
@@ -264,9 +268,9 @@ def predicted_total_gradient(kind: str, width: int, depth: int, batch: int = 64)
     weight gradients' chain once)."""
     c = branch_gradient_moment(width, None, batch)
     if kind == "plain":
-        _check_size("depth", depth)
+        positive_int("depth", depth)
         return depth * c
-    e = branch_weight(kind, depth)
+    e = eps_for_depth(kind, depth)
     return depth * e * e * (1 + e * e) ** (depth - 1) * c
 
 
@@ -282,9 +286,9 @@ def predicted_cosine(kind, depth: int, c0: float) -> float:
     """Cosine of x_N, x'_N for inputs of cosine c0, mean field. Plain: c ← ρ(c) per layer (tends
     to 1: every input ends up in the same direction). Residual: E[(x + εf)·(x' + εf')] =
     x·x' + ε² f·f' and ‖x + εf‖² = (1 + ε²)‖x‖², so c ← (c + ε²ρ(c))/(1 + ε²)."""
-    _check_size("depth", depth)
+    positive_int("depth", depth)
     c = c0
-    e2 = None if kind == "plain" else branch_weight(kind, depth) ** 2
+    e2 = None if kind == "plain" else eps_for_depth(kind, depth) ** 2
     for _ in range(depth):
         c = relu_correlation_map(c) if e2 is None else (c + e2 * relu_correlation_map(c)) / (1 + e2)
     return c
@@ -300,3 +304,67 @@ def layer_gradients(kind: str, width: int, depth: int, batch: int = 64, seed: in
     r = torch.randn(batch, width, generator=gen, device=dev, dtype=torch.float64)
     (stack(x) * r).sum().div(batch).backward()
     return [sum(float(p.grad.pow(2).sum()) for p in f.parameters()) for f in stack.blocks]
+
+
+@dataclass
+class GradientSweep:
+    """Experiment 1: one plain stack's per-layer moments, and ‖∇_θL‖² at init of every stack kind
+    (median over seeds) against :func:`predicted_total_gradient`, per (kind, width, N)."""
+    moments: PlainMoments         # the plain stack width ↔ hidden, depth ``moment_depth``
+    moment_width: int
+    moment_hidden: int
+    moment_depth: int
+    moment_batch: int
+    kinds: tuple[str, ...]
+    widths: tuple[int, ...]
+    depths: tuple[int, ...]
+    seeds: int
+    totals: dict[tuple, float]    # (kind, width, N) → median measured ‖∇_θL‖²
+    predicted: dict[tuple, float]  # (kind, width, N) → mean-field prediction
+
+    @property
+    def ratio(self) -> dict[tuple, float]:
+        """measured / predicted per (kind, width, N)."""
+        return {key: t / self.predicted[key] for key, t in self.totals.items()}
+
+
+def gradient_sweep(budget: Budget) -> GradientSweep:
+    """Experiment 1 at the budget's sizes."""
+    rb = budget.why_residuals
+    width, depth = rb.train_width, rb.grad_depths[0]
+    hidden = rb.moment_hidden_factor * width
+    moments = plain_moments(width, hidden, depth, batch=rb.moment_batch)
+    keys = [(k, w, n) for k in STACK_KINDS for w in rb.grad_widths for n in rb.grad_depths]
+    totals = {(k, w, n): float(np.median([sum(layer_gradients(k, w, n, batch=rb.grad_batch, seed=s))
+                                          for s in range(rb.grad_seeds)])) for k, w, n in keys}
+    predicted = {(k, w, n): predicted_total_gradient(k, w, n, batch=rb.grad_batch) for k, w, n in keys}
+    return GradientSweep(moments, width, hidden, depth, rb.moment_batch, STACK_KINDS, rb.grad_widths, rb.grad_depths,
+                         rb.grad_seeds, totals, predicted)
+
+
+@dataclass
+class GrowthSweep:
+    """Experiment 2: Jacobian probes of every kind, width and depth, and the two checks of Su's
+    premise at the widest width (one branch's singular values; cosines under an orthogonal matrix)."""
+    widths: tuple[int, ...]
+    depths: tuple[int, ...]
+    probes: dict[tuple, JacobianProbe]      # (width, kind, N) → probe
+    singular_values: list[float]            # ∂f/∂x of one branch at the widest width
+    orthogonal: dict[str, float]            # orthogonal_cosines at the widest width
+
+    @property
+    def wide(self) -> int:
+        return self.widths[-1]
+
+    @property
+    def deepest(self) -> int:
+        return self.depths[-1]
+
+
+def growth_sweep(budget: Budget) -> GrowthSweep:
+    """Experiment 2 at the budget's sizes (width 1 gets ``width1_batch_factor`` × the probe batch)."""
+    rb = budget.why_residuals
+    probes = {(w, k, n): jacobian_growth(k, w, n, batch=rb.probe_batch * (rb.width1_batch_factor if w == 1 else 1))
+              for w in rb.widths for k in STACK_KINDS for n in rb.depths}
+    wide = rb.widths[-1]
+    return GrowthSweep(rb.widths, rb.depths, probes, branch_jacobian_singular_values(wide), orthogonal_cosines(wide))

@@ -7,11 +7,14 @@ import torch
 import deepnotes as dn
 from deepnotes.core.probes import loglog_slope
 from deepnotes.show.palette import PALETTE
+from deepnotes.chapters.magnitude_decomposition import claims as mv
+from deepnotes.chapters.magnitude_decomposition import derive as sd
 from deepnotes.chapters.magnitude_decomposition import experiments as mg
+from deepnotes.chapters.magnitude_decomposition import figures as mf
+from deepnotes.chapters.magnitude_decomposition import tables as mtab
 from deepnotes.chapters.magnitude_decomposition import training as mt
 from deepnotes.core import scaling as scaling
 from deepnotes.core import derive as sym
-from deepnotes.chapters.magnitude_decomposition import derive as sd
 from deepnotes.show.verdicts import APPROX, HOLDS, UNCHECKABLE, WRONG
 
 DEPTHS = (1, 3, 12, 100, 1000)
@@ -123,13 +126,12 @@ def test_training_run_tracks_lambda_and_records_divergence():
 
 
 def test_derivation_verdicts_have_the_expected_statuses():
-    from deepnotes.chapters.magnitude_decomposition import claims as mv
     main = {v.claim: v.status for v in mv.main_text_verdicts()}
     assert set(main.values()) == {HOLDS, APPROX, UNCHECKABLE}
     assert [c for c, s in main.items() if s == APPROX] == [
         "Xavier's result is close to an orthogonal matrix (so U is near-orthogonal)"]
-    x = mv.xavier_orthogonality(d=32)
-    assert x["mean_abs_cos"] < 0.2 and x["mu_min"] < 0.1 and x["mu_max"] > 1.5
+    x = mg.xavier_orthogonality(d=32)
+    assert x.mean_abs_cos < 0.2 and x.mu_min < 0.1 and x.mu_max > 1.5
     status = {v.source + v.claim: v.status for v in mv.annotated_verdicts()}
     assert status["seed 000 annotated eqs. (26)-(27)λ = argmin ‖WWᵀ/κ² − I‖_F = √(tr(WWᵀ)/d)"] == WRONG
     assert status["seed 000 annotated eq. (63)Pre-LN: ∂x_{l+1}/∂x_l = I + O(λ) per layer"] == WRONG
@@ -171,9 +173,152 @@ def test_choice_curves_keep_each_choice_colour_for_line_and_divergence_mark():
     boom = dn.History(losses=[2.6, 9.0], diverged_at=1, floor=1.6, unigram=2.6)
     runs = {"alpha=1": mt.ChoiceRun(1.0, 0.1, boom), "lambda=1": mt.ChoiceRun(1.0, 1.0, ok)}   # ✕ drawn first
     fig, (ax,) = plots.new_figure(1)
-    mt.choice_loss_curves(ax, runs)
+    mf.choice_loss_curves(ax, runs)
     drawn = [line for line in ax.get_lines() if line.get_label() and not line.get_label().startswith(("_", "floor", "context"))]
     for key, line in zip(runs, drawn):
         assert line.get_label().startswith(mg.LABELS[key]) and same_color(line.get_color(), PALETTE[key])
     marks = [line for line in ax.get_lines() if line.get_marker() == "x"]
     assert len(marks) == 1 and same_color(marks[0].get_color(), PALETTE["alpha=1"])
+
+
+# ---- the restructured chapter: derive returns its symbols, claims judge, figures draw ---------------
+
+def test_every_derivation_returns_its_symbols():
+    results = [sd.magnitude_lambda(), sd.magnitude_lambda_homogeneity(), sd.xavier_lambda(),
+               sd.lambda_gradient_identity(), sd.relu_homogeneity(), sd.sublayer_lambda_gradients(),
+               sd.solve_pick("sgd", "alpha=1"), sd.paper_constants(), sd.softmax_scaling(), sd.pre_ln_jacobian(),
+               sd.pre_ln_product_limit(), sd.near_identity_limit()]
+    for result in results:
+        assert isinstance(result["symbols"], dict)
+        assert all(isinstance(v, (sp.Symbol, sp.core.function.UndefinedFunction)) for v in result["symbols"].values())
+    assert sd.magnitude_lambda()["symbols"]["T_1"] is sd.tr1
+    assert sd.solve_pick("adam", "lambda=1/alpha")["symbols"]["N"] is sym.N
+
+
+def test_relu_is_positively_homogeneous_on_both_signs():
+    relu = sd.relu_homogeneity()
+    assert relu["p>0"] == 0 and relu["p<0"] == 0
+    p_pos = relu["symbols"]["p_+"]
+    # the gap is not identically zero for a negative scale: the check needs λ > 0
+    neg = relu["gap"].subs({sd.lam1: -2, sd.pre: 1})
+    assert neg != 0
+    assert relu["gap"].subs({sd.lam1: 3, sd.pre: -p_pos}).subs(p_pos, 5) == 0
+
+
+def test_side_derivations_of_the_annotated_section():
+    assert sd.magnitude_lambda_homogeneity()["ratio"] == sd.c
+    soft = sd.softmax_scaling()
+    assert 0.1 < soft["gap"] < 1                                   # σ(2x) ≠ σ(x) at (1, 2, 3)
+    shifted = sd.softmax_scaling(values=(11, 12, 13))
+    assert all(sp.simplify(p - q) == 0 for p, q in zip(soft["softmax"], shifted["softmax"]))   # shifts do not matter
+    jac = sd.pre_ln_jacobian()
+    assert sp.simplify(jac["jacobian"] - (1 + sym.lam ** 2 * jac["symbols"]["h'"])) == 0
+    assert sd.pre_ln_product_limit()["limit"] == sp.E
+    assert sd.near_identity_limit()["limit"] == 1
+    assert sd.in_two_n_tuple(sd.paper_constants()["encoder"])[0] == sd.two_n ** sp.Rational(1, 4)
+
+
+def test_autograd_check_and_text():
+    budget = dn.get_budget("smoke")
+    pairs = mg.autograd_identity_check(budget)
+    assert set(pairs) == set(mg.KINDS)
+    assert mg.largest_relative_gap(pairs) < mv.AUTOGRAD_RTOL
+    assert mtab.autograd_check_text(1e-12, mv.AUTOGRAD_RTOL).endswith("below 1e-9: True")
+    assert mtab.autograd_check_text(1e-3, mv.AUTOGRAD_RTOL).endswith("below 1e-9: False")
+
+
+def test_sweeps_use_the_budget_rates_and_return_dataclasses():
+    budget = dn.get_budget("smoke")
+    mb = budget.magnitude_decomposition
+    first = mg.first_step_sweep(budget, device="cpu")
+    assert {k[0] for k in first} == set(mb.first_step_lrs) and {k[1] for k in first} == set(mb.update_depths)
+    assert all(r.lr == mb.first_step_lrs[opt] for (opt, _, _), r in first.items())
+    lamb = [r.relative_update for (opt, _, _), r in first.items() if opt == "lamb"]
+    assert lamb == pytest.approx([mb.first_step_lrs["lamb"]] * len(lamb), rel=1e-6)
+    identity = mg.identity_sweep(budget, device="cpu")
+    assert all(p.key in PALETTE and len(p.changes) == mb.identity_depth for p in identity.values())
+    assert identity["post-LN"].branch_weight == 1.0
+    assert identity["post-LN"].mean_change > max(p.mean_change for k, p in identity.items() if k != "post-LN")
+
+
+def _synthetic_sweep(extra_power: float = 0.0):
+    alphas, lambdas = (1.0, 4.0, 16.0), (0.1, 0.2, 0.4)
+    rms = {k: [[(lam ** (1 + extra_power)) / a * (0.01 * lam if k in ("q", "k") else 1) for lam in lambdas]
+               for a in alphas] for k in mg.KINDS}
+    return mg.GradientSweep(3, alphas, lambdas, rms)
+
+
+def _synthetic_first_and_identity(identity_factor: float = 1.0):
+    first = {}
+    for opt in scaling.OPTIMIZERS:
+        for n in (2, 8):
+            for label, (a, lam) in mg.choices(n, opt).items():
+                pred = 1.0 if opt == "lamb" else mg.predicted_relative_update(opt, a, lam)
+                first[(opt, n, label)] = mg.FirstStep(a, lam, 0.01 * pred, 0.01)
+    identity = {f"s{i}": mg.IdentityProbe(a, lam, [1.0] + [identity_factor * lam ** 2 / a] * 3, "paper")
+                for i, (a, lam) in enumerate(((2.0, 0.5), (4.0, 0.25), (1.0, 0.1)))}
+    return first, identity
+
+
+def test_probe_verdicts_hold_on_data_that_follow_the_laws_and_fail_otherwise():
+    first, identity = _synthetic_first_and_identity()
+    good = mv.probe_verdicts(_synthetic_sweep(), first, identity)
+    assert [v.status for v in good] == [HOLDS] * len(list(good))
+    bad = mv.probe_verdicts(_synthetic_sweep(extra_power=1.0), *_synthetic_first_and_identity(identity_factor=100.0))
+    status = {v.claim: v.status for v in bad}
+    assert status["∂L/∂λ_v = O(λ/α): slope 1 against λ/α, −1 against α at fixed λ"] == WRONG
+    assert status["The stack starts near the identity (each branch weighs λ²/α, small)"] == WRONG
+
+
+def test_softmax_gain_verdict_reads_the_ratio():
+    sweep = _synthetic_sweep()
+    assert mv.softmax_gain_verdict(sweep).status == HOLDS
+    sweep.rms["q"] = [[10 * lam * v for lam, v in zip(sweep.lambdas, row)] for row in sweep.rms["v"]]
+    assert mv.softmax_gain_verdict(sweep).status in (APPROX, WRONG)
+
+
+def _figure_setup():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def test_probe_figures_draw_the_measurements():
+    plt = _figure_setup()
+    from matplotlib.colors import same_color
+    sweep = _synthetic_sweep()
+    fig = mf.gradient_sweep(sweep)
+    left, right = fig.axes
+    assert len(left.get_lines()) == len(mg.KINDS) + 1                       # six kinds and the prediction
+    assert [line.get_label() for line in left.get_lines()][2] == "v: slope 1.00"
+    assert list(right.get_lines()[2].get_xdata()) == list(sweep.alphas)
+    first, identity = _synthetic_first_and_identity()
+    fig = mf.first_step(first)
+    sgd, adam, lamb = fig.axes
+    assert sgd.get_title().startswith("SGD lr 0.01") and "fit slope 1.00" in sgd.get_lines()[-1].get_label()
+    assert lamb.get_lines()[-1].get_ydata()[0] == pytest.approx(0.01)   # η
+    fig = mf.identity(identity)
+    assert all(same_color(line.get_color(), PALETTE["paper"]) for line in fig.axes[0].get_lines())
+    assert "fitted slope 1.00" in fig.axes[1].get_title()
+    plt.close("all")
+
+
+def test_training_figures_and_slider():
+    plt = _figure_setup()
+    budget = dn.get_budget("smoke")
+    comp = mt.training_comparison(budget, depths=(2,), device="cpu")
+    assert set(comp) == {(o, lr, 2) for o, lrs in budget.magnitude_decomposition.train_lrs.items() for lr in lrs}
+    grid = mf.training_grid(comp)
+    assert len(grid.axes) == len(comp)
+    assert grid.axes[0].get_title() == "N=2, SGD lr 0.1"
+    drift = mf.lambda_drift(comp)
+    assert [line.get_label() for line in drift.axes[0].get_lines()] == [mg.LABELS[k] for k in mt.PLAN["sgd"]]
+    fig = mf.slider_figure(2, "adam", budget=budget)
+    bars = [p.get_height() for p in fig.axes[0].patches]
+    picks = mg.choices(2, "adam")
+    assert bars[:len(picks)] == pytest.approx([a for a, _ in picks.values()])
+    assert bars[-len(picks):] == pytest.approx([lam ** 2 / a for a, lam in picks.values()])
+    plt.close("all")
+    print(mtab.training_summary(comp))
+    assert len(mtab.training_summary(comp).splitlines()) == len(comp)

@@ -55,14 +55,3 @@ def test_linear_warmup_factor():
     assert scaling.linear_warmup_factor(0, 0) == 1.0
     assert scaling.linear_warmup_factor(0, 1000) == pytest.approx(1e-3)
     assert scaling.linear_warmup_factor(5000, 1000) == 1.0
-
-
-@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
-def test_predicted_slopes_equal_sympy_exponents(optimizer):
-    from deepnotes.chapters.increment_explosion import experiments as inc
-    quarter, half = sp.Rational(1, 4), sp.Rational(1, 2)
-    paper = (8 * sym.N) ** -quarter / (2 * sym.N) ** quarter          # β/α of DeepNet's encoder
-    su_adam = (2 * sym.N) ** -half / (2 * sym.N) ** half             # λ/α of Su's Adam constants
-    assert inc.predicted_slope("deepnorm", optimizer) == float(sym.loss_change_exponent(optimizer, paper))
-    assert inc.predicted_slope("deepnorm/adam", optimizer) == float(sym.loss_change_exponent(optimizer, su_adam))
-    assert inc.predicted_slope("post", optimizer) == 1.0

@@ -4,7 +4,6 @@ import pytest
 import torch
 
 import deepnotes as dn
-from deepnotes.chapters.increment_explosion import experiments as inc
 from deepnotes.core.probes import loglog_slope, one_step_loss_change
 from deepnotes.core.trackers import BlockGradNorms, UpdateSize
 
@@ -95,29 +94,6 @@ def test_one_step_loss_change_matches_first_order_at_small_lr(optimizer):
 def test_loglog_slope_recovers_a_power_law():
     xs = [2, 4, 8, 16]
     assert loglog_slope(xs, [3 * x ** 1.5 for x in xs]) == pytest.approx(1.5)
-
-
-def test_post_ln_early_update_grows_with_depth_and_dwarfs_deepnorms():
-    """DeepNet Fig. 3 at smoke size: Post-LN's first-step model update grows with depth, and
-    DeepNorm's is several times smaller at every depth. (Whether DeepNorm's stays *flat* is what
-    the chapter measures; at these sizes it does not, see the chapter's verdicts.)"""
-    budget = dn.get_budget("smoke")
-    depths = (2, 8, 32)
-    first = {v: [inc.run(v, n, budget, "adam", 5e-4, steps=1).update_rms[0] for n in depths]
-             for v in ("post", "deepnorm")}
-    assert loglog_slope(depths, first["post"]) > 0.1
-    assert all(d < p / 3 for d, p in zip(first["deepnorm"], first["post"]))
-
-
-def test_slider_figure_runs_at_smoke_and_bad_variants_raise():
-    import matplotlib
-    matplotlib.use("Agg")
-    fig = inc.slider_figure(2, "pre", "sgd", budget=dn.get_budget("smoke"))
-    assert len(fig.axes) == 2 and fig.axes[0].lines
-    with pytest.raises(ValueError, match="allowed: post, pre, deepnorm"):
-        inc.model_config("layernorm", 4, dn.get_budget("smoke"))
-    with pytest.raises(ValueError, match="allowed: all, matrices"):
-        inc.run("post", 2, dn.get_budget("smoke"), params="some")
 
 
 def test_lamb_moves_every_tensor_by_lr_times_its_norm():

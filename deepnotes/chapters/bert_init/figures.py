@@ -1,0 +1,122 @@
+"""Figures of the chapter "Why is BERT's initial standard deviation 0.02?": each function takes
+measurements (or runs the cached experiment) and returns a matplotlib Figure."""
+from __future__ import annotations
+
+from deepnotes.chapters.bert_init.experiments import (BERT_STD, InitProbe, MLMRun, MLM_FLOOR,
+                                                      article_gradient_prediction, cached_probe, cached_run,
+                                                      derived_ratios)
+from deepnotes.core.budget import Budget, get_budget
+from deepnotes.show.palette import PALETTE
+
+# roles in the one palette: FFN and attention as Post-LN's and Pre-LN's colours, measured in black,
+# the derivation in green, the annotated section's prediction in orange, everything else grey
+FFN, ATTENTION = PALETTE["post"], PALETTE["pre"]
+MEASURED, DERIVED, ARTICLE, OTHER = PALETTE["plain"], PALETTE["deepnorm"], PALETTE["alpha=1"], PALETTE["none"]
+GRID_POINTS = 41                # points of the derived curves across the std sweep
+
+
+def init_figure(std: float, depth: int, budget: Budget | None = None, progress: bool = False):
+    """Slider 1: branch ratios, the identity path's weight and the per-block gradients at init."""
+    from deepnotes.show import plots
+    budget = budget or get_budget()
+    p = cached_probe(std, depth, budget.bert_init.probe_width, budget)
+    layers = range(1, depth + 1)
+    fig, (ax_v, ax_w, ax_g) = plots.new_figure(3, width=3.4, height=2.8)
+    derived = [derived_ratios(std, r) for r in p.rho]
+    ax_v.semilogy(layers, p.ffn_ratio, "o", color=FFN, ms=4, label="FFN, measured")
+    ax_v.semilogy(layers, [f for _, f in derived], "-", color=FFN, lw=1, label="FFN, derived")
+    ax_v.semilogy(layers, p.attn_ratio, "s", color=ATTENTION, ms=4, label="attention, measured")
+    ax_v.semilogy(layers, [a for a, _ in derived], "-", color=ATTENTION, lw=1, label="attention, derived (ρ measured)")
+    ax_v.set_xlabel("layer l")
+    ax_v.set_ylabel("branch ratio v = E[F²]/E[x²]")
+    ax_v.legend(fontsize=6)
+    ax_w.plot(range(depth + 1), p.cos_x0, "o", color=MEASURED, ms=4, label="measured cos(x_l, x_0)")
+    ax_w.plot(range(depth + 1), p.derived_cos, "-", color=DERIVED, label="derived Π(1+v)^{-1/2}")
+    ax_w.set_ylim(-0.05, 1.05)
+    ax_w.set_xlabel("layer l")
+    ax_w.set_ylabel("weight of x_0 in x_l")
+    ax_w.set_title(f"BERT-equivalent std {std:g}, N={depth}", fontsize=8)
+    ax_w.legend(fontsize=6)
+    g = p.grad_norms
+    ax_g.semilogy(layers, [v / g[-1] for v in g], "o-", color=MEASURED, ms=4, label="measured")
+    ax_g.semilogy(layers, article_gradient_prediction(p), "--", color=ARTICLE, label="annotated eq. (42), real v")
+    ax_g.set_xlabel("block l")
+    ax_g.set_ylabel(r"$\|\partial L/\partial\theta_l\| / \|\partial L/\partial\theta_N\|$")
+    ax_g.legend(fontsize=6)
+    fig.tight_layout()
+    return fig
+
+
+def gain_figure(std: float, head_transform: bool, budget: Budget | None = None, progress: bool = False):
+    """Slider 2: every LayerNorm's mean γ during MLM training, the last encoder LN and the head's LN
+    highlighted, and the RMS of the (tied) output embedding rows."""
+    from deepnotes.show import plots
+    budget = budget or get_budget()
+    run = cached_run(std, head_transform, budget)
+    fig, (ax_g, ax_l) = plots.new_figure(2, width=4.0, height=2.8)
+    for name, values in run.gains.items():
+        if name in (run.last_name, "head"):
+            continue
+        ax_g.plot(run.gain_steps, values, color=OTHER, lw=0.8)
+    ax_g.plot(run.gain_steps, run.last_encoder_gain(), color=FFN, lw=2, label="last encoder LN")
+    if "head" in run.gains:
+        ax_g.plot(run.gain_steps, run.gains["head"], color=ATTENTION, lw=2, label="extra head LN")
+    ax_g.plot([], [], color=OTHER, label="other LNs")
+    ax_e = ax_g.twinx()
+    ax_e.plot(run.gain_steps, [e / run.embed_rms[0] for e in run.embed_rms], ":", color=DERIVED,
+              label="embedding RMS / init")
+    ax_e.set_ylabel("embedding RMS / its init", fontsize=7)
+    ax_g.set_xlabel("step")
+    ax_g.set_ylabel("mean γ")
+    ax_g.set_title(f"std {std:g}, extra Dense+LN: {'yes' if head_transform else 'no'}", fontsize=8)
+    ax_g.legend(fontsize=6, loc="upper left")
+    ax_e.legend(fontsize=6, loc="lower right")
+    plots.loss_curves(ax_l, {f"std {std:g}": run.history}, title="MLM loss", floor_label=MLM_FLOOR)
+    fig.tight_layout()
+    return fig
+
+
+def sweep_figure(probes: dict[float, InitProbe]):
+    """Across init stds at one depth: branch ratios of layer 1, the weight of x_0 at the top, and the
+    gradient ratio first/last block, each measured against the derivation."""
+    from deepnotes.show import plots
+    stds = sorted(probes)
+    depth = probes[stds[0]].depth
+    fig, (ax_v, ax_w, ax_g) = plots.new_figure(3, width=3.4, height=2.8)
+    last = GRID_POINTS - 1
+    grid = [stds[0] * (stds[-1] / stds[0]) ** (k / last) for k in range(GRID_POINTS)]
+    rho = sum(probes[stds[0]].rho) / depth
+    ax_v.loglog(stds, [probes[s].ffn_ratio[0] for s in stds], "o", color=FFN, label="FFN, measured")
+    ax_v.loglog(grid, [derived_ratios(s, rho)[1] for s in grid], "-", color=FFN, lw=1, label="FFN, derived")
+    ax_v.loglog(stds, [probes[s].attn_ratio[0] for s in stds], "s", color=ATTENTION, label="attention, measured")
+    ax_v.loglog(grid, [derived_ratios(s, rho)[0] for s in grid], "-", color=ATTENTION, lw=1,
+                label=f"attention, derived (ρ={rho:.2f})")
+    ax_v.set_xlabel("init std (BERT-base equivalent)")
+    ax_v.set_ylabel("branch ratio v, layer 1")
+    ax_v.legend(fontsize=6)
+    ax_w.semilogx(stds, [probes[s].cos_x0[-1] for s in stds], "o", color=MEASURED, label="measured")
+    ax_w.semilogx(stds, [probes[s].derived_cos[-1] for s in stds], "-", color=DERIVED, label="derived")
+    ax_w.set_xlabel("init std")
+    ax_w.set_ylabel(f"weight of x_0 after {depth} layers")
+    ax_w.legend(fontsize=6)
+    ax_g.loglog(stds, [probes[s].grad_norms[0] / probes[s].grad_norms[-1] for s in stds], "o-", color=MEASURED,
+                label="measured")
+    ax_g.loglog(stds, [article_gradient_prediction(probes[s])[0] for s in stds], "--", color=ARTICLE,
+                label="annotated eq. (42), real v")
+    ax_g.set_xlabel("init std")
+    ax_g.set_ylabel("‖g_1‖ / ‖g_N‖")
+    ax_g.legend(fontsize=6)
+    for ax in (ax_v, ax_w, ax_g):
+        ax.axvline(BERT_STD, color=OTHER, lw=0.8, ls=":")
+    fig.tight_layout()
+    return fig
+
+
+def training_figure(runs: dict[float, MLMRun], budget: Budget | None = None):
+    """Experiment 2: the MLM loss of every std's run, with the floor and the context-free plateau."""
+    from deepnotes.show import plots
+    b = (budget or get_budget()).bert_init
+    fig, (ax,) = plots.new_figure(1, width=5.0, height=3.2)
+    plots.loss_curves(ax, {f"std {s:g}": r.history for s, r in runs.items()},
+                      title=f"MLM, N={b.train_depth}, d={b.train_width}, warmup {b.train_warmup}", floor_label=MLM_FLOOR)
+    return fig

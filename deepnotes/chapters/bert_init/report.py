@@ -1,0 +1,52 @@
+"""The chapter's printed tables: the annotated §9.1–§9.3 numbers (quoted in :mod:`.claims`) beside the
+measurements, and the LayerNorm gains of the training runs, as text."""
+from __future__ import annotations
+
+from deepnotes.chapters.bert_init.claims import (PRINTED_GRAD, PRINTED_LAYERS_GRAD, PRINTED_LAYERS_VAR, PRINTED_TRAINING,
+                                                 PRINTED_VAR)
+from deepnotes.chapters.bert_init.experiments import InitProbe, MLMRun
+from deepnotes.core.budget import Budget, get_budget
+
+
+def annotated_tables_text(tables: dict[float, InitProbe], budget: Budget | None = None) -> str:
+    """§9.1 (Var[x_l]: printed | measured | weight of x_0) and §9.2 (‖g_l‖/‖g_12‖: printed | measured)."""
+    b = (budget or get_budget()).bert_init
+    lines = [f"§9.1 Var[x_l], width {b.table_width}, {b.table_depth} layers (printed | measured | weight of x_0 measured)"]
+    for k, layer in enumerate(PRINTED_LAYERS_VAR):
+        lines.append(f"  layer {layer:2d}: " + "   ".join(
+            f"σ={s:<6g} {PRINTED_VAR[s][k]:.3f} | {tables[s].stream_var[layer]:.3f} | {tables[s].cos_x0[layer]:.3f}"
+            for s in PRINTED_VAR))
+    lines.append("§9.2 gradient norm of block l / block 12 (printed | measured); the table's layer 0 is block 1 here")
+    for k, layer in enumerate(PRINTED_LAYERS_GRAD):
+        lines.append(f"  layer {layer:2d}: " + "   ".join(
+            f"σ={s:<6g} {PRINTED_GRAD[s][k]:.2f} | {tables[s].grad_norms[layer - 1] / tables[s].grad_norms[-1]:.2f}"
+            for s in PRINTED_GRAD))
+    return "\n".join(lines)
+
+
+def training_table_text(runs: dict[float, MLMRun], budget: Budget | None = None) -> str:
+    """§9.3 printed (steps to converge, final loss) beside each run's steps to 50 % / 80 % of the way
+    from the plateau to the floor (0-based, :meth:`History.steps_to`), final loss and fraction learned."""
+    w = (budget or get_budget()).bert_init.loss_window
+    lines = ["§9.3 (printed: steps to converge, final loss | measured here: steps to 50 % / 80 % of the way to "
+             "the floor, final loss, learned)"]
+    for s, r in runs.items():
+        h = r.history
+        p = PRINTED_TRAINING.get(s, ("—", float("nan")))
+        lines.append(f"  std {s:<7g} printed {p[0]:>13s} {p[1]:.2f} | {str(h.steps_to(0.5, window=w)):>5s} "
+                     f"{str(h.steps_to(0.8, window=w)):>5s} {h.final_loss(w):.3f} {h.fraction_learned(w):.2f}")
+    return "\n".join(lines)
+
+
+def gain_summary_text(gain_runs: dict[tuple[float, bool], MLMRun], budget: Budget | None = None) -> str:
+    """Per run: the last encoder γ from start to end, the range of the other LNs' final γ, the head
+    LN's final γ, the embedding's growth and the fraction learned."""
+    w = (budget or get_budget()).bert_init.loss_window
+    lines = []
+    for (s, head), r in gain_runs.items():
+        last, others = r.last_encoder_gain(), r.final_other_gains()
+        lines.append(f"std {s:<5g} extra layer {'yes' if head else 'no '}: last encoder γ {last[0]:.3f} → {last[-1]:.3f}; "
+                     f"other encoder LNs end in [{min(others):.3f}, {max(others):.3f}]"
+                     + (f"; head LN γ → {r.gains['head'][-1]:.3f}" if head else "")
+                     + f"; embedding RMS ×{r.embed_rms[-1] / r.embed_rms[0]:.2f}; learned {r.history.fraction_learned(w):.2f}")
+    return "\n".join(lines)

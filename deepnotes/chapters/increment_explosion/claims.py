@@ -1,0 +1,174 @@
+"""Verdicts of the chapter "Increment explosion": each claim of the sources set against what the
+derivation (:mod:`.derive`) or the measurements (:mod:`.experiments`) computed; every status is
+decided by a comparison with one of the thresholds named below."""
+from __future__ import annotations
+
+import math
+
+import sympy as sp
+
+from deepnotes.chapters.increment_explosion import experiments as ex
+from deepnotes.chapters.increment_explosion.derive import EXAMPLE_DEPTH, depth_ratio
+from deepnotes.core import scaling
+from deepnotes.core.budget import Budget
+from deepnotes.core.config import ModelConfig
+from deepnotes.core.models import Block
+from deepnotes.core.probes import count_matrices, loglog_slope
+from deepnotes.core.train import History
+from deepnotes.show import verdicts as vd
+
+# thresholds
+PRINTED_VALUE_RTOL = 0.05       # a number printed in the source "holds approximately" within 5 %
+SLOPE_ATOL = 0.2                # a measured log-log slope matches the derivation's within ±0.2
+FIRST_ORDER_RTOL = 0.2          # the measured ΔL equals ⟨∇L, Δθ⟩ within 20 %
+GROWTH_MIN_SLOPE = 0.1          # "grows with depth": log-log slope of the first-step update above this
+FLAT_MAX_SLOPE = 0.15           # "stays nearly flat": |slope| below this
+STALLED_MAX = 0.2               # "stalls": learned less than this fraction of the way to the floor
+TRAINED_MIN = 0.5               # "trains": learned more than this fraction
+
+# the sources' worked examples (their numbers, not budget values)
+SHALLOW_DEPTH = 10              # eq. (12): ΔL at N = EXAMPLE_DEPTH against N = 10
+VANISHING_FACTOR, VANISHING_LAYERS = 0.9, 99            # eq. (5): 0.9^99
+WARMUP_PEAK_LR, WARMUP_STEPS, WARMUP_FIRST_LR = 1e-4, 1000, 1e-7   # eq. (62) and §10.3
+DEEPNORM_LAYER_FACTOR, DEEPNORM_LAYERS = 1.045, 1000     # eq. (72)
+
+
+def derivation_verdicts(d: dict) -> vd.VerdictTable:
+    """The increment-explosion sections and the annotated derivations of seed 000 against the
+    SymPy results ``d`` of :func:`.derive.increment`."""
+    N, eta, K, g, P = (d["symbols"][k] for k in ("N", "eta", "K", "g", "P"))
+    dl_sgd = d["loss_change"]["sgd"]["delta_L"]
+    adam = d["deepnorm"]["adam"]
+    ratio_deep_shallow = depth_ratio(dl_sgd, EXAMPLE_DEPTH, SHALLOW_DEPTH)["ratio"]
+    k_ours = count_matrices(Block(ModelConfig(n_layers=1)))
+    vanishing = VANISHING_FACTOR ** VANISHING_LAYERS
+    compounded = DEEPNORM_LAYER_FACTOR ** DEEPNORM_LAYERS
+    bound = scaling.warmup_start_lr(WARMUP_PEAK_LR, EXAMPLE_DEPTH)
+    return vd.VerdictTable([
+        vd.check_expr("SGD: ΔL = O(ηNK), i.e. linear in depth N", "seed 000 §增量爆炸; seed 004 §增量爆炸; seed 001 §1",
+                      N, N ** d["exponent"]["sgd"]),
+        vd.check_expr("Warmup: the early learning rate must not exceed order η/N", "seed 000 §增量爆炸; seed 001 §1",
+                      eta / N, d["warmup_lr"]["sgd"]),
+        vd.check_expr("Gradients of order 1/√N cancel the depth (SGD)", "seed 000 §增量爆炸; seed 001 §1",
+                      sp.Rational(-1, 2), d["cancelling_exponent"]["sgd"]),
+        vd.check_expr("Adam: ΔL ∝ ‖g‖₁, so gradients must shrink like 1/N (λ/α = 1/(2N))", "seed 000 §多种优化",
+                      1 / (2 * N), adam["lambda"] / adam["alpha"]),
+        vd.check_number("0.9^99 ≈ 2.65e-5 (vanishing gradient example)", "seed 000 annotated eq. (5)",
+                        2.65e-5, vanishing, approx_rtol=PRINTED_VALUE_RTOL,
+                        reason=f"0.9^99 = {vanishing:.3e}; the printed value is 0.9^100 = "
+                               f"{VANISHING_FACTOR ** (VANISHING_LAYERS + 1):.3e}"),
+        vd.check_number("… so the gradient decays by about 10^5", "seed 000 annotated §1.2",
+                        1e5, 1 / vanishing, approx_rtol=PRINTED_VALUE_RTOL,
+                        reason=f"1/0.9^99 = {1 / vanishing:.3g}: about 3×10^4, half an order of magnitude less"),
+        vd.check_number("K ≈ 6 matrices per Transformer layer (q, k, v, o, two FFN)", "seed 000 annotated §2.1",
+                        6, k_ours, reason=f"counted in deepnotes' Block: {k_ours} weight matrices"),
+        vd.check_expr("‖∇L‖² = NKg², so ΔL ≈ −ηNKg² = O(ηN)", "seed 000 annotated eqs. (10)-(11)",
+                      -eta * N * K * g ** 2 * P, dl_sgd,
+                      reason="holds with g the per-entry size and P entries per matrix (the annotation folds P into g)"),
+        vd.check_number("ΔL at N=100 is 10× ΔL at N=10 (same lr)", "seed 000 annotated eq. (12)",
+                        10, float(ratio_deep_shallow), reason="follows from ΔL ∝ N; the experiment below measures it"),
+        vd.check_scaling("Adam: ΔL = O(η√(NK)·λ/α), hence λ/α = 1/√N", "seed 000 annotated eq. (49)",
+                         1 / sp.sqrt(N), 1 / (2 * N), N,
+                         reason="‖g‖₁ sums NK terms of size λ/α: it is O(NK·λ/α), not √(NK); λ/α must be 1/(2N)"),
+        vd.check_scaling("Adam: α = N^{1/2}, λ = N^{-1/2} (so λ/α = 1/N)", "seed 000 annotated eq. (53)",
+                         1 / N, 1 / (2 * N), N,
+                         reason="right power of N, but counts N sublayers instead of 2N; contradicts its own eq. (49)"),
+        vd.check_number("Warmup example: at t=1 of 1000 warmup steps to 1e-4 the step is 1e-7, 1000× smaller",
+                        "seed 000 annotated eq. (62)", WARMUP_FIRST_LR,
+                        WARMUP_PEAK_LR * scaling.linear_warmup_factor(0, WARMUP_STEPS),
+                        reason="true at the first step only; at step t the factor is t/1000"),
+        vd.check_number("G(1)/G(1000) = (1.045)^1000 ≈ 2.1 for a 1000-layer DeepNorm stack", "seed 000 annotated eq. (72)",
+                        2.1, compounded, approx_rtol=PRINTED_VALUE_RTOL,
+                        reason=f"1.045^1000 = {compounded:.3g}, {math.log10(compounded / 2.1):.0f} orders of magnitude above 2.1"),
+        vd.check_true(claim="That warmup respects the η/N bound for N=100", source="seed 000 annotated §10.3",
+                      claimed="1e-7 ≤ η/N", computed=f"η/N = {bound:.0e}", ok=WARMUP_FIRST_LR <= bound,
+                      reason="the start of the warmup is 10× below η/N"),
+    ])
+
+
+def loss_change_verdicts(sweep: ex.LossChangeSweep) -> vd.VerdictTable:
+    """Per variant and optimizer: the log-log slope of the first-order −⟨∇L, Δθ⟩ against N (the
+    derivation says 1; 10^slope is the annotated eq. (12) ratio ΔL(100)/ΔL(10)), and the depths at
+    which the measured ΔL departs from the first-order term by more than FIRST_ORDER_RTOL."""
+    rows = []
+    for (variant, opt) in sweep.probes:
+        fo = [-d for d in sweep.mean(variant, opt, "first_order")]
+        dl = [-d for d in sweep.mean(variant, opt, "delta_loss")]
+        slope = loglog_slope(sweep.depths, fo)
+        want = ex.predicted_slope(variant, opt)
+        close = abs(slope - want) <= SLOPE_ATOL
+        rows.append(vd.check_true(
+            claim=f"{variant}, {opt}: −ΔL ∝ N^{want:g} (the derivation's slope)",
+            source=f"measured, N = {sweep.depths[0]}..{sweep.depths[-1]}", claimed=f"slope {want:g}",
+            computed=f"slope {slope:.2f}", ok=close,
+            reason=f"within {SLOPE_ATOL:g} of {want:g}" if close else
+                   f"ΔL(100)/ΔL(10) ≈ 10^slope = {10 ** slope:.3g} (derivation: {10 ** want:.3g})"))
+        off = [n for n, a, b in zip(sweep.depths, dl, fo) if abs(a - b) > FIRST_ORDER_RTOL * abs(b)]
+        rows.append(vd.check_true(
+            claim=f"{variant}, {opt}: the measured ΔL equals ⟨∇L, Δθ⟩ at lr {sweep.lrs[opt]:g}", source="measured",
+            claimed=f"within {FIRST_ORDER_RTOL:.0%} at every depth", computed="all depths" if not off else f"off at N = {off}",
+            ok=not off, reason="first order holds" if not off else
+                               "the loss is so curved there that even this tiny step overshoots"))
+    return vd.VerdictTable(rows)
+
+
+def early_update_verdicts(updates: dict[tuple[str, int], History], budget: Budget,
+                          params: str = "all") -> vd.VerdictTable:
+    """DeepNet Fig. 3 at toy scale: does Post-LN's first-step update grow with depth, and DeepNorm's stay flat?"""
+    which = {"all": "all parameters trained", "matrices": "block matrices trained only"}[params]
+    depths = budget.increment_explosion.update_depths
+    first = ex.first_step_updates(updates, depths)
+    slope = {v: loglog_slope(depths, first[v]) for v in first}
+    post = first["post"]
+    rows = [vd.check_true(
+        claim="Post-LN's early model update grows with depth", source=f"DeepNet Fig. 3; measured N = {depths}, {which}",
+        claimed="grows", computed=f"slope {slope['post']:.2f}; step-1 update {post[0]:.3g} → {post[-1]:.3g}",
+        ok=slope["post"] > GROWTH_MIN_SLOPE, reason="log-log slope of the first-step update against N")]
+    for v in first:
+        if v == "post":
+            continue
+        flat = abs(slope[v]) < FLAT_MAX_SLOPE
+        rows.append(vd.check_true(
+            claim=f"{v}: the early update stays nearly flat in depth", source=f"DeepNet Fig. 3; measured N = {depths}, {which}",
+            claimed=f"flat (|slope| < {FLAT_MAX_SLOPE:g})",
+            computed=f"slope {slope[v]:.2f}; step-1 update {first[v][0]:.3g} → {first[v][-1]:.3g}", ok=flat,
+            reason="flat" if flat else "it grows with depth, though from a smaller start than Post-LN"))
+        ratios = [a / b for a, b in zip(first[v], post)]
+        rows.append(vd.check_true(
+            claim=f"{v}: smaller early update than Post-LN at every depth", source=f"DeepNet Fig. 3; measured, {which}",
+            claimed="smaller", computed=f"ratio to Post-LN {min(ratios):.2g}..{max(ratios):.2g}",
+            ok=all(a < b for a, b in zip(first[v], post)), reason="DeepNorm's down-scaled branches move the output less"))
+    return vd.VerdictTable(rows)
+
+
+def early_update_table(updates: dict[str, dict[tuple[str, int], History]], budget: Budget) -> vd.VerdictTable:
+    """:func:`early_update_verdicts` for each parameter set of :func:`.experiments.early_updates`."""
+    return vd.VerdictTable([v for which in ex.PARAM_SETS for v in early_update_verdicts(updates[which], budget, which)])
+
+
+def training_verdicts(runs: dict[str, History], budget: Budget, n: int) -> vd.VerdictTable:
+    """Which runs learned: fraction of the way from the context-free plateau (0) to the floor (1)."""
+    learned = {label: h.fraction_learned() for label, h in runs.items()}
+    w = budget.increment_explosion.train_warmup
+    warm = f"post, warmup {w}"
+    rows = [vd.check_true(
+                claim=f"Post-LN without warmup fails at N = {n}: stuck near the context-free plateau",
+                source="seed 000/004 §增量爆炸; seed 003", claimed=f"stalls (learned < {STALLED_MAX:g})",
+                computed=f"learned {learned['post, no warmup']:.2f} of the way to the floor",
+                ok=learned["post, no warmup"] < STALLED_MAX,
+                reason="fraction = (plateau − final loss)/(plateau − floor), last 10 steps"),
+            vd.check_true(
+                claim=f"Post-LN with a {w}-step warmup trains at N = {n}", source="seed 000/004 §治标之法 (warmup)",
+                claimed=f"trains (learned > {TRAINED_MIN:g})", computed=f"learned {learned[warm]:.2f}",
+                ok=learned[warm] > TRAINED_MIN, reason="warmup keeps the early steps small")]
+    for label in ("pre, no warmup", "deepnorm, no warmup"):
+        rows.append(vd.check_true(
+            claim=f"{label.split(',')[0]} trains without warmup at N = {n}", source="DeepNet; seed 002",
+            claimed=f"trains (learned > {TRAINED_MIN:g})", computed=f"learned {learned[label]:.2f}",
+            ok=learned[label] > TRAINED_MIN, reason="no warmup needed"))
+    return vd.VerdictTable(rows)
+
+
+def training_table(runs: dict[int, dict[str, History]], budget: Budget) -> vd.VerdictTable:
+    """:func:`training_verdicts` at each depth of :func:`.experiments.training_comparisons`."""
+    return vd.VerdictTable([v for n, r in runs.items() for v in training_verdicts(r, budget, n)])

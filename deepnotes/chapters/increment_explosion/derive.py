@@ -1,0 +1,48 @@
+"""SymPy derivations of the chapter "Increment explosion", gathered from the shared increment
+derivations of :mod:`deepnotes.core.derive` (ΔL ≈ ⟨∇L, Δθ⟩ over N blocks of K matrices): every
+function returns a dict that includes the symbols it uses (``"symbols"``)."""
+from __future__ import annotations
+
+import sympy as sp
+
+from deepnotes.core import derive as core
+from deepnotes.core import scaling
+from deepnotes.core.symbols import K, N, P, alpha, eta, g, lam
+
+OPTIMIZERS = ("sgd", "adam")              # the optimizers whose ΔL is summed in closed form
+DEEPNORM_OPTIMIZERS = ("sgd", "adam", "lamb")
+EXAMPLE_DEPTH = 100                       # the depth of the sources' worked examples (eq. (12), §10.3)
+SYMBOLS = {"N": N, "K": K, "P": P, "eta": eta, "g": g, "alpha": alpha, "lambda": lam}
+
+
+def increment() -> dict:
+    """Everything the derivation section shows, per optimizer:
+
+    ``loss_change``: ΔL (with the update and the per-entry term); ``exponent``: its power of N;
+    ``cancelling_exponent``: the p of gradients g₀·N^p that make ΔL independent of N;
+    ``warmup_lr``: the learning rate η_N at depth N with the ΔL of η at one block;
+    ``deepnorm``: the DeepNorm condition on λ/α over 2N sublayers and its (α, λ) (SGD, Adam, LAMB).
+    """
+    loss_change = {opt: core.loss_change(opt) for opt in OPTIMIZERS}
+    return {
+        "loss_change": loss_change,
+        "exponent": {opt: core.depth_exponent(loss_change[opt]["delta_L"]) for opt in OPTIMIZERS},
+        "cancelling_exponent": {opt: core.depth_cancelling_exponent(opt) for opt in OPTIMIZERS},
+        "warmup_lr": {opt: core.warmup_lr(opt) for opt in OPTIMIZERS},
+        "deepnorm": {opt: core.deepnorm_ratio(opt) for opt in DEEPNORM_OPTIMIZERS},
+        "symbols": SYMBOLS,
+    }
+
+
+def depth_ratio(expr: sp.Expr, deep: int, shallow: int) -> dict:
+    """expr(N = deep) / expr(N = shallow), e.g. how much larger ΔL is at 100 blocks than at 10."""
+    return {"ratio": sp.simplify(expr.subs(N, deep) / expr.subs(N, shallow)), "symbols": {"N": N}}
+
+
+def deepnet_encoder(n_layers: int = EXAMPLE_DEPTH) -> dict:
+    """DeepNet's encoder constants α = (2N)^{1/4}, β = (8N)^{-1/4}: SymPy simplifies β/α to
+    1/√(4N); the numbers at ``n_layers`` come from :func:`deepnotes.core.scaling.deepnorm_coefficients`."""
+    ratio = sp.simplify((8 * N) ** sp.Rational(-1, 4) / (2 * N) ** sp.Rational(1, 4))
+    a, b = scaling.deepnorm_coefficients(n_layers)
+    return {"n_layers": n_layers, "ratio": ratio, "alpha": a, "beta": b, "ratio_value": float(ratio.subs(N, n_layers)),
+            "symbols": {"N": N}}

@@ -1,0 +1,87 @@
+"""Figures of the chapter "Increment explosion": each takes the measurements of :mod:`.experiments`
+(or runs the slider's cached experiment) and returns a matplotlib Figure."""
+from __future__ import annotations
+
+from deepnotes.chapters.increment_explosion import experiments as ex
+from deepnotes.core.budget import Budget, get_budget
+from deepnotes.core.train import History
+
+
+def loss_change_figure(sweep: ex.LossChangeSweep):
+    """Experiment 1: −⟨∇L, Δθ⟩/η against N for SGD and Adam (log-log, with the derivation's slope
+    for Post-LN/Pre-LN dashed), and the per-block gradient norms at the deepest probed depth."""
+    from deepnotes.show import plots
+    fig, axes = plots.new_figure(3, width=3.8)
+    for ax, opt in zip(axes, sweep.optimizers):
+        series = {v: sweep.first_order_per_lr(v, opt) for v in sweep.variants}
+        plots.loglog_sweep(ax, sweep.depths, series, predicted_slope=ex.predicted_slope("post", opt),
+                           ylabel=r"$-\langle\nabla\mathcal{L},\Delta\theta\rangle/\eta$")
+        ax.set_title(f"{opt.upper()} (lr {sweep.lrs[opt]:g})", fontsize=9)
+    ax = axes[2]
+    for v in sweep.variants:
+        norms = sweep.deepest_block_grad_norms(v)
+        ax.semilogy(range(1, len(norms) + 1), norms, color=plots.colour(v), label=v)
+    ax.set_xlabel("block l")
+    ax.set_ylabel(r"$\|\partial L/\partial\theta_l\|$ at init")
+    ax.set_title(f"N = {sweep.depths[-1]}", fontsize=9)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def early_update_figure(updates: dict[str, dict[tuple[str, int], History]], budget: Budget):
+    """Experiment 2: the model update per step with every parameter trained (darker = deeper), and
+    the first-step update against depth for each parameter set (``updates[which]``)."""
+    from deepnotes.show import plots
+    depths = budget.increment_explosion.update_depths
+    fig, axes = plots.new_figure(3, width=3.8)
+    trained_all = updates["all"]
+    variants = list(ex.first_step_updates(trained_all, depths))
+    for v in variants:
+        for k, n in enumerate(depths):
+            h = trained_all[(v, n)]
+            axes[0].plot(range(1, len(h.update_rms) + 1), h.update_rms, color=plots.colour(v),
+                         alpha=0.3 + 0.7 * k / len(depths), label=v if n == depths[-1] else None)
+    axes[0].set_xlabel("step t")
+    axes[0].set_ylabel(r"RMS of $F(x,\theta_t)-F(x,\theta_0)$")
+    axes[0].set_yscale("log")
+    axes[0].legend(fontsize=7)
+    axes[0].set_title(f"all parameters; N = {depths} (darker = deeper)", fontsize=8)
+    for ax, which in zip(axes[1:], ex.PARAM_SETS):
+        plots.loglog_sweep(ax, depths, ex.first_step_updates(updates[which], depths),
+                           ylabel="update after the first step")
+        ax.set_title(f"first step, {which} trained", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def _short(lr: float) -> str:
+    """3e-3, not 0.003 or 3e-03."""
+    mantissa, exponent = f"{lr:.0e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
+def training_figure(runs: dict[int, dict[str, History]], budget: Budget):
+    """Experiment 3: the loss curves of :func:`experiments.training_comparison`, one panel per depth."""
+    from deepnotes.show import plots
+    lr = _short(budget.increment_explosion.train_lr)
+    fig, axes = plots.new_figure(len(runs), width=4.8, height=3.4)
+    for ax, (n, r) in zip(axes, runs.items()):
+        plots.loss_curves(ax, r, title=f"N = {n} blocks, Adam, peak lr {lr}")
+    fig.tight_layout()
+    return fig
+
+
+def slider_figure(depth: int, norm: str, optimizer: str, lr: float | None = None, warmup: int = 0,
+                  budget: Budget | None = None, progress: bool = False):
+    """The slider's figure: :func:`experiments.slider_run` at one setting; loss and
+    ‖F(x,θ_t) − F(x,θ_0)‖ per step."""
+    from deepnotes.show import plots
+    budget = budget or get_budget()
+    res = ex.slider_run(depth, norm, optimizer, lr, warmup, budget, progress)
+    fig, (ax_loss, ax_upd) = plots.new_figure(2, width=3.6, height=2.6)
+    title = f"N={res.depth}, {res.norm}, {res.optimizer} η={res.lr:g}, warmup {res.warmup}"
+    plots.loss_curves(ax_loss, {norm: res.history}, title=title)
+    plots.update_curves(ax_upd, {norm: res.history}, title="model update")
+    fig.tight_layout()
+    return fig

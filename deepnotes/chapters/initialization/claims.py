@@ -1,0 +1,174 @@
+"""Verdicts of the chapter "Initialization, parametrization and normalization" on seed 002's claims
+(and on the annotated LayerNorm/RMSNorm gradient formulas of seed 000). Every value judged here is
+computed by :mod:`.derive` (SymPy), :mod:`.experiments` or :mod:`deepnotes.core.norms`; every
+status is decided by :mod:`deepnotes.show.verdicts` from a comparison against the thresholds below."""
+from __future__ import annotations
+
+import math
+
+import sympy as sp
+
+from deepnotes.core.budget import Budget, get_budget
+from deepnotes.chapters.initialization import experiments as ex
+from deepnotes.chapters.initialization.mlp import weight_variance
+from deepnotes.show.verdicts import VerdictTable, check_expr, check_number, check_true
+
+# the article prints its constants to about 7 digits (γ, 1/√γ, E[sigmoid²]) …
+PRINTED_7_DIGITS_RTOL = 1e-6
+# … SELU's λ, α to 5 …
+PRINTED_5_DIGITS_RTOL = 1e-4
+# … and the Gaussian mass within ±3√d as 99.7 %
+PRINTED_3_DIGITS_RTOL = 1e-3
+# a formula equals torch's (or autograd's) when float64 results agree to round-off
+ROUNDOFF_ATOL = 1e-12
+# eqs. (15)/(18) would be right for any γ if the error with a random γ were this small
+ANY_GAMMA_ATOL = 1e-9
+# bounded activations: the unit second moment no gain reaches
+UNIT_SECOND_MOMENT = 1.0
+# Experiment 1: measured E[x_L²] against the recursion
+MOMENT_RTOL, MOMENT_APPROX_RTOL = 0.05, 0.5
+# Experiment 2: "for d ≥ 64 the softmax is close to one-hot": most of a row's weight on one key
+ONE_HOT_D = 64
+ONE_HOT_MAX_WEIGHT = 0.5
+# … and with 1/√d the Jacobian's norm stays within this factor across d
+SCALED_JACOBIAN_SPREAD = 1.2
+# Experiment 3: the first Adam step's relative update against η and η/RMS(w)
+UPDATE_RTOL, UPDATE_APPROX_RTOL = 0.05, 0.3
+
+SEED = "seed 002 §{}"
+
+
+def _gains_text(gains) -> str:
+    """'1..1e4' for (1, 100, 10000): powers of ten of 1000 and more as 1eN."""
+    def fmt(c):
+        return f"1e{round(math.log10(c))}" if c >= 1000 and math.log10(c).is_integer() else f"{c:g}"
+    return f"{fmt(min(gains))}..{fmt(max(gains))}"
+
+
+def _below(value: float) -> str:
+    return f"<{ROUNDOFF_ATOL:g}" if value < ROUNDOFF_ATOL else f"{value}"
+
+
+def derivation_verdicts(*, sampling: dict, moments: dict, selu: dict, layernorm: dict, attention: dict,
+                        norm_checks: dict[str, float], bounded: dict[str, ex.BoundedMoments] | None = None) -> VerdictTable:
+    """Each formula and constant of the article, judged on what the chapter's derivations computed:
+    ``sampling`` = derive.sampling(), ``moments`` = derive.second_moments(), ``selu`` =
+    derive.selu_constants(), ``layernorm`` = derive.layernorm_jacobian_check(), ``attention`` =
+    derive.ntk_and_attention(), ``norm_checks`` = core.norms.formula_checks(), ``bounded`` =
+    experiments.bounded_second_moments() (computed if not given)."""
+    bounded = bounded or ex.bounded_second_moments()
+    uni = sampling["uniform"]
+    mu, sigma = uni["symbols"]["mu"], uni["symbols"]["sigma"]
+    m, s_w, s_x = (moments["symbols"][k] for k in ("m", "s_w", "s_x"))
+    d = attention["symbols"]["d"]
+    gamma = float(sampling["gamma"].evalf(15))
+    torch_bounds = ex.torch_trunc_defaults()
+    k = sampling["k"]
+    tanh_sup, sig_sup = bounded["tanh"].sup, bounded["sigmoid"].sup
+    ln_err, rms_err = (norm_checks[f"{n} formula = torch.nn.functional.{f}"]
+                       for n, f in (("LN", "layer_norm"), ("RMSNorm", "rms_norm")))
+    eq15, eq18 = ({g: norm_checks[f"eq. ({e}), {g}"] for g in ("gamma = 1", "random gamma")} for e in (15, 18))
+    return VerdictTable([
+        check_expr("U[μ−√3σ, μ+√3σ] has mean μ and variance σ²", SEED.format("采样分布"), mu - sp.sqrt(3) * sigma, uni["a"]),
+        check_number("Truncation at ±2σ keeps γ = 0.7737413… of the variance", SEED.format("采样分布") + " eq. (1)",
+                     0.7737413, gamma, rtol=PRINTED_7_DIGITS_RTOL),
+        check_number("…so pass σ/√γ = 1.1368472…σ", SEED.format("采样分布"), 1.1368472, 1 / math.sqrt(gamma),
+                     rtol=PRINTED_7_DIGITS_RTOL),
+        check_true(claim="tf.random.truncated_normal cuts at μ±2σ; PyTorch's trunc_normal_ does not",
+                   source=SEED.format("采样分布") + "; DESIGN.md trap", claimed=f"±{k}σ",
+                   computed=f"torch defaults a={torch_bounds.a}, b={torch_bounds.b} (absolute)",
+                   ok=-torch_bounds.a == torch_bounds.b and torch_bounds.b / ex.BERT_STD > k,
+                   reason=f"with std {ex.BERT_STD}, torch's default bounds are ±{torch_bounds.b / ex.BERT_STD:.0f}σ: "
+                          f"use ±{k}σ explicitly"),
+        check_expr("E[y²] = m·E[w²]·E[x²], with no zero-mean assumption on x", SEED.format("稳定二阶矩"),
+                   m * s_w * s_x, moments["E[y^2]"]),
+        check_expr("LeCun: E[w²] = 1/m", SEED.format("稳定二阶矩"), 1 / m, moments["lecun"]),
+        check_expr("He (ReLU): E[w²] = 2/m", SEED.format("激活函数"), 2 / m, moments["he"]),
+        check_number("E[sigmoid(z)²] = 0.2933790… for z ~ N(0,1)", SEED.format("激活函数"), 0.2933790,
+                     float(moments["E[sigmoid(z)^2]"]), rtol=PRINTED_7_DIGITS_RTOL),
+        check_true(claim="No initialization keeps a unit second moment through tanh or sigmoid", source=SEED.format("激活函数"),
+                   claimed="E[φ²] < 1 for every gain",
+                   computed=f"max over gains {_gains_text(bounded['tanh'].gains)}: tanh {tanh_sup:.4f}, sigmoid {sig_sup:.4f}",
+                   ok=tanh_sup < UNIT_SECOND_MOMENT and sig_sup < UNIT_SECOND_MOMENT,
+                   reason="tanh² < 1 everywhere; sigmoid's second moment stays below 1/2"),
+        check_number("SELU λ = 1.0507…", SEED.format("激活函数"), 1.0507, float(selu["lambda_value"]), rtol=PRINTED_5_DIGITS_RTOL),
+        check_number("SELU α = 1.6732…", SEED.format("激活函数"), 1.6732, float(selu["alpha_value"]), rtol=PRINTED_5_DIGITS_RTOL),
+        check_true(claim="The LayerNorm formula", source=SEED.format("直接标准化"), claimed="y = γ(x−μ)/√(σ²+ε) + β",
+                   computed=f"max |formula − torch| < {ROUNDOFF_ATOL:g}" if ln_err < ROUNDOFF_ATOL else "differs",
+                   ok=ln_err < ROUNDOFF_ATOL, reason="identical to torch.nn.functional.layer_norm"),
+        check_true(claim="The RMSNorm formula", source=SEED.format("直接标准化"), claimed="y = γx/√(mean x² + ε)",
+                   computed=f"max |formula − torch| < {ROUNDOFF_ATOL:g}" if rms_err < ROUNDOFF_ATOL else "differs",
+                   ok=rms_err < ROUNDOFF_ATOL, reason="identical to torch.nn.functional.rms_norm"),
+        check_true(claim="∂x̂_i/∂x_j = (δ_ij − 1/d)/σ − x̂_i(x_j − μ)/(dσ²)", source="seed 000 annotated eq. (14)",
+                   claimed="eq. (14)", computed=f"SymPy Jacobian, {len(layernorm['symbols'])} entries",
+                   ok=layernorm["zero"], reason="identical (with ε = 0)"),
+        check_true(claim="LN input gradient with γ_i outside the bracket", source="seed 000 annotated eq. (15)",
+                   claimed="eq. (15)",
+                   computed=f"max error: γ=1 {_below(eq15['gamma = 1'])}, random γ {eq15['random gamma']:.1g}",
+                   ok=eq15["random gamma"] < ANY_GAMMA_ATOL,
+                   reason="right only for constant γ (as at init): γ_j belongs inside the means"),
+        check_true(claim="RMSNorm input gradient with γ_i outside the bracket", source="seed 000 annotated eq. (18)",
+                   claimed="eq. (18)",
+                   computed=f"max error: γ=1 {_below(eq18['gamma = 1'])}, random γ {eq18['random gamma']:.1g}",
+                   ok=eq18["random gamma"] < ANY_GAMMA_ATOL,
+                   reason="right only for constant γ (as at init): γ_j belongs inside the mean"),
+        check_expr("NTK parametrization keeps the second moment", SEED.format("NTK参数化"), s_x, attention["ntk_moment"]),
+        check_expr("E[(q·k)²] = d for unit-variance entries", SEED.format("NTK参数化"), d, attention["qk"]),
+        check_expr("Dividing by √d gives unit second moment", SEED.format("NTK参数化"), sp.Integer(1), attention["qk_scaled"]),
+        check_expr("T5: q, k init variance /√d instead (no 1/√d in attention)", SEED.format("NTK参数化"), sp.Integer(1),
+                   attention["t5"]),
+        check_number("Scores fall within ±3√d (Gaussian, ≈99.7%)", SEED.format("NTK参数化"), 0.997,
+                     float(attention["within_3sd"]), rtol=PRINTED_3_DIGITS_RTOL),
+    ])
+
+
+def moment_verdicts(table: dict[tuple[str, str], ex.MomentCurve], budget: Budget | None = None) -> VerdictTable:
+    """Experiment 1: per (init, activation), the measured last-layer second moment against the recursion."""
+    depth = (budget or get_budget()).initialization.moment_depth
+    return VerdictTable([
+        check_number(f"{init} + {act}: E[x_L²] after {depth} layers matches the recursion", "measured",
+                     c.predicted[-1], c.measured[-1], rtol=MOMENT_RTOL, approx_rtol=MOMENT_APPROX_RTOL,
+                     reason=f"measured/predicted = {c.ratio:.3g}")
+        for (init, act), c in table.items()])
+
+
+def softmax_verdicts(probes: dict[tuple[int, bool], ex.SoftmaxProbe]) -> VerdictTable:
+    """Experiment 2: near one-hot at d = 64 without 1/√d; the Jacobian's norm falls with d without it
+    and stays within SCALED_JACOBIAN_SPREAD with it."""
+    dims = sorted({dd for dd, _ in probes})
+    p = probes[(ONE_HOT_D, False)]
+    unscaled = [probes[(dd, False)].jacobian_norm for dd in dims]
+    scaled = [probes[(dd, True)].jacobian_norm for dd in dims]
+    return VerdictTable([
+        check_true(claim=f"Without 1/√d, at d ≥ {ONE_HOT_D} the softmax is close to one-hot", source=SEED.format("NTK参数化"),
+                   claimed="near one-hot",
+                   computed=f"d={ONE_HOT_D}: mean max weight {p.max_weight:.2f}, entropy {p.entropy:.2f} of {math.log(p.n_keys):.2f}",
+                   ok=p.max_weight > ONE_HOT_MAX_WEIGHT, reason="most of each row's weight sits on one key"),
+        check_true(claim="…and its gradient shrinks with d", source=SEED.format("NTK参数化"), claimed="vanishing",
+                   computed=f"Jacobian norm {unscaled[0]:.3f} (d={dims[0]}) → {unscaled[-1]:.3f} (d={dims[-1]}); "
+                            f"with 1/√d {scaled[-1]:.3f}",
+                   ok=all(a > b for a, b in zip(unscaled, unscaled[1:])) and max(scaled) < SCALED_JACOBIAN_SPREAD * min(scaled),
+                   reason=f"unscaled: falls at every step in d; scaled: within {SCALED_JACOBIAN_SPREAD - 1:.0%} across d"),
+    ])
+
+
+def ntk_verdicts(runs: dict[bool, ex.UpdateRun]) -> VerdictTable:
+    """Experiment 3: the first Adam step's mean relative update, ≈ η under NTK and η/RMS(w) = η√(m/2) under He."""
+    std = runs[False]
+    std_pred = std.lr / math.sqrt(weight_variance("he", std.width, std.width))
+    return VerdictTable([
+        check_number("NTK + Adam: the first step changes each weight matrix by ≈ η", SEED.format("NTK参数化"), runs[True].lr,
+                     runs[True].first_step_mean, rtol=UPDATE_RTOL, approx_rtol=UPDATE_APPROX_RTOL, reason="mean over layers, step 1"),
+        check_number("Standard (He) + Adam: the first step's relative update is η/RMS(w) = η√(m/2)", "derived above", std_pred,
+                     std.first_step_mean, rtol=UPDATE_RTOL, approx_rtol=UPDATE_APPROX_RTOL, reason="mean over layers, step 1"),
+    ])
+
+
+def norm_speed_verdicts(comparison: ex.NormComparison) -> VerdictTable:
+    """Experiment 4: is RMSNorm faster than LayerNorm (forward+backward) on this machine?"""
+    return VerdictTable([check_true(
+        claim="RMSNorm is faster than LayerNorm", source=SEED.format("直接标准化") + " (after the RMSNorm paper)",
+        claimed="faster", computed=f"RMSNorm/LayerNorm time: forward {comparison.ratio('forward'):.2f}, "
+                                   f"forward+backward {comparison.ratio('forward_backward'):.2f}",
+        ok=comparison.forward_backward["RMSNorm"] < comparison.forward_backward["LayerNorm"],
+        reason="measured with PyTorch's own modules on the machine that built this page")])

@@ -1,0 +1,176 @@
+"""Figures of the chapter "Magnitude decomposition and the DeepNorm scalings". Each function takes
+measurements of :mod:`.experiments` / :mod:`.training` (or runs them, for the slider) and returns a
+matplotlib Figure; colours and markers come from :mod:`deepnotes.show.palette`."""
+from __future__ import annotations
+
+import math
+
+from deepnotes.core import scaling
+from deepnotes.core.budget import Budget, get_budget
+from deepnotes.core.probes import loglog_slope
+from deepnotes.chapters.magnitude_decomposition.experiments import KINDS, LABELS, FirstStep, GradientSweep, \
+    IdentityProbe, choices, predicted_relative_update
+from deepnotes.chapters.magnitude_decomposition.training import ChoiceRun, run_choice
+from deepnotes.show.palette import MARKERS, PALETTE
+
+LEGEND = 7            # legend font size
+TITLE = 9             # title font size
+LAMB_YLIM = (0.5, 2)  # LAMB's first-step panel spans η/2 … 2η
+
+
+def _geometric_mean_ratio(xs, ys) -> float:
+    """exp(mean log(y/x)): the constant of a line y ∝ x through the points' geometric centre."""
+    return math.exp(sum(math.log(y / x) for x, y in zip(xs, ys)) / len(xs))
+
+
+def gradient_sweep(sweep: GradientSweep):
+    """Experiment 1: RMS ∂L/∂λ of each matrix kind against λ/α over the whole grid (left), and against
+    α at the middle λ of the grid (right), each with its fitted log-log slope."""
+    from deepnotes.show import plots
+    fig, (ax_all, ax_a) = plots.new_figure(2, width=4.4, height=3.2)
+    for kind in KINDS:
+        xs, ys = sweep.series(kind)
+        ax_all.loglog(xs, ys, "o", ms=3, alpha=0.8, label=f"{kind}: slope {loglog_slope(xs, ys):.2f}")
+    xs = sorted(set(sweep.series("fc1")[0]))
+    y0 = _geometric_mean_ratio(*sweep.series("fc1"))
+    ax_all.loglog(xs, [y0 * x for x in xs], "k--", lw=1, label="prediction ∝ λ/α")
+    ax_all.set_xlabel(r"$\lambda/\alpha$")
+    ax_all.set_ylabel(r"RMS of $\partial\mathcal{L}/\partial\lambda$")
+    ax_all.set_title(f"N = {sweep.n_layers}, all (α, λ) of the grid", fontsize=TITLE)
+    ax_all.legend(fontsize=LEGEND)
+    j = len(sweep.lambdas) // 2
+    for kind in KINDS:
+        ys = [row[j] for row in sweep.rms[kind]]
+        ax_a.loglog(sweep.alphas, ys, "o-", label=f"{kind}: slope {loglog_slope(sweep.alphas, ys):.2f}")
+    ax_a.set_xlabel(r"$\alpha$")
+    ax_a.set_title(f"λ = {sweep.lambdas[j]:g}, α varied (prediction: slope −1)", fontsize=TITLE)
+    ax_a.legend(fontsize=LEGEND)
+    fig.tight_layout()
+    return fig
+
+
+def first_step(first: dict[tuple[str, int, str], FirstStep]):
+    """Experiment 2: the first step's ‖ΔW‖/‖W‖ per optimizer against the analysis' prediction
+    (1/α for SGD, 1/λ for Adam; flat at η for LAMB, drawn against 1/λ), one line per choice over depths."""
+    from deepnotes.show import plots
+    fig, axes = plots.new_figure(3, width=3.8, height=3.2)
+    for ax, opt in zip(axes, scaling.OPTIMIZERS):
+        runs = {k: r for k, r in first.items() if k[0] == opt}
+        depths = sorted({n for _, n, _ in runs})
+        lr = next(iter(runs.values())).lr
+        for label in (*scaling.PICKS, "paper"):
+            pts = [(1 / r.lam if opt == "lamb" else predicted_relative_update(opt, r.alpha, r.lam), r.relative_update)
+                   for r in (runs[(opt, n, label)] for n in depths)]
+            ax.loglog(*zip(*pts), ls="-", marker=MARKERS[label], mfc="none", ms=7, color=PALETTE[label],
+                      label=LABELS[label])
+        pred = [predicted_relative_update(opt, r.alpha, r.lam) for r in runs.values()]
+        meas = [r.relative_update for r in runs.values()]
+        if opt != "lamb":
+            c0 = _geometric_mean_ratio(pred, meas)
+            xs = [min(pred), max(pred)]
+            ax.loglog(xs, [c0 * x for x in xs], "k--", lw=1, label=f"∝ prediction (fit slope {loglog_slope(pred, meas):.2f})")
+        ax.set_xlabel({"sgd": r"$1/\alpha$", "adam": r"$1/\lambda$", "lamb": r"$1/\lambda$ (prediction: flat at η)"}[opt])
+        if opt == "lamb":
+            ax.axhline(lr, color="k", ls="--", lw=1, label="η")
+            ax.set_ylim(LAMB_YLIM[0] * lr, LAMB_YLIM[1] * lr)
+        ax.set_ylabel(r"first-step $\|\Delta W\|/\|W\|$")
+        ax.set_title(f"{opt.upper()} lr {lr:g}; points: N = {', '.join(map(str, depths))}", fontsize=8)
+        ax.legend(fontsize=LEGEND)
+    fig.tight_layout()
+    return fig
+
+
+def identity(probes: dict[str, IdentityProbe]):
+    """Experiment 3: ‖x_{l+1} − x_l‖/‖x_l‖ per block at init (left) and its mean over blocks 2..N
+    against the branch weight λ²/α (right), one colour per setting."""
+    from deepnotes.show import plots
+    fig, (ax_l, ax_w) = plots.new_figure(2, width=4.4, height=3.4)
+    for p in probes.values():
+        ax_l.semilogy(range(1, len(p.changes) + 1), p.changes, lw=1.2, color=PALETTE[p.key])
+    depth = len(next(iter(probes.values())).changes)
+    ax_l.set_xlabel("block l")
+    ax_l.set_ylabel(r"$\|x_{l+1}-x_l\|/\|x_l\|$ at init")
+    ax_l.set_title(f"N = {depth} (colours as in the right panel)", fontsize=TITLE)
+    xs = [p.branch_weight for p in probes.values()]
+    ys = [p.mean_change for p in probes.values()]
+    for label, p in probes.items():
+        ax_w.loglog([p.branch_weight], [p.mean_change], "o", color=PALETTE[p.key],
+                    label=f"{label} (α={p.alpha:.3g}, λ={p.lam:.3g})")
+    ax_w.loglog([min(xs), max(xs)], [min(xs), max(xs)], "k--", lw=1, label="y = λ²/α")
+    ax_w.set_xlabel(r"branch weight $\lambda^2/\alpha$")
+    ax_w.set_ylabel("mean over blocks 2..N")
+    ax_w.set_title(f"fitted slope {loglog_slope(xs, ys):.2f} (prediction 1)", fontsize=TITLE)
+    ax_w.legend(fontsize=LEGEND)
+    fig.tight_layout()
+    return fig
+
+
+def choice_loss_curves(ax, runs: dict[str, ChoiceRun], title: str = "", legend_size: float = LEGEND) -> None:
+    """:func:`deepnotes.show.plots.loss_curves` for the runs of one setting (choice → run), each labelled
+    with its (α, λ) and drawn in the choice's colour of :data:`~deepnotes.show.palette.PALETTE`."""
+    from deepnotes.show import plots
+    names = {k: f"{LABELS[k]} (α={r.alpha:.2g}, λ={r.lam:.2g})" for k, r in runs.items()}
+    plots.loss_curves(ax, {names[k]: r.history for k, r in runs.items()}, title=title,
+                      colours={names[k]: PALETTE[k] for k in runs})
+    ax.legend(fontsize=legend_size)
+
+
+def _settings(comp) -> tuple[list[tuple[str, float]], list[int]]:
+    """The (optimizer, lr) columns in the order sgd, adam, lamb (by lr), and the depths, of a comparison."""
+    settings = sorted({(o, lr) for o, lr, _ in comp}, key=lambda k: (scaling.OPTIMIZERS.index(k[0]), k[1]))
+    return settings, sorted({n for _, _, n in comp})
+
+
+def training_grid(comp: dict[tuple[str, float, int], dict[str, ChoiceRun]]):
+    """Experiment 4: the loss curves of every choice, one panel per depth (rows) × (optimizer, lr) (columns)."""
+    import matplotlib.pyplot as plt
+    settings, depths = _settings(comp)
+    fig, axes = plt.subplots(len(depths), len(settings), figsize=(3.6 * len(settings), 3.0 * len(depths)), squeeze=False)
+    for i, n in enumerate(depths):
+        for j, (opt, lr) in enumerate(settings):
+            choice_loss_curves(axes[i][j], comp[(opt, lr, n)], title=f"N={n}, {opt.upper()} lr {lr:g}")
+    fig.tight_layout()
+    return fig
+
+
+def lambda_drift(comp: dict[tuple[str, float, int], dict[str, ChoiceRun]]):
+    """Experiment 4: mean λ_F(W_t)/λ_F(W_0) of the β-scaled matrices along training, at the deepest depth."""
+    from deepnotes.show import plots
+    settings, depths = _settings(comp)
+    fig, axes = plots.new_figure(len(settings), width=3.4, height=2.8)
+    for ax, (opt, lr) in zip(axes, settings):
+        for k, r in comp[(opt, lr, depths[-1])].items():
+            ax.plot(r.lam_steps, r.lam_ratio, color=PALETTE[k], label=LABELS[k])
+        ax.set_xlabel("step")
+        ax.set_ylabel(r"mean $\lambda_F(W_t)/\lambda_F(W_0)$")
+        ax.set_title(f"N={depths[-1]}, {opt.upper()} lr {lr:g}", fontsize=8)
+        ax.legend(fontsize=LEGEND)
+    fig.tight_layout()
+    return fig
+
+
+def slider_figure(depth: int, optimizer: str, lr: float | None = None, budget: Budget | None = None,
+                  progress: bool = False):
+    """The slider's panel at one depth and optimizer: the derived (α, λ, λ²/α) of each choice, and a
+    short training run of each (lr: the optimizer's first rate of the budget's ``train_lrs``)."""
+    from deepnotes.show import plots
+    budget = budget or get_budget()
+    mb = budget.magnitude_decomposition
+    lr = lr if lr is not None else mb.train_lrs[optimizer][0]
+    picks = choices(depth, optimizer)
+    runs = {label: run_choice(depth, a, lam, optimizer, lr, budget, steps=mb.slider_steps, progress=progress)
+            for label, (a, lam) in picks.items()}
+    fig, (ax_c, ax_l) = plots.new_figure(2, width=3.8, height=2.8)
+    xs = range(len(picks))
+    constants = {"α": [a for a, _ in picks.values()], "λ": [lam for _, lam in picks.values()],
+                 "λ²/α": [lam ** 2 / a for a, lam in picks.values()]}
+    width = 0.27
+    for k, (name, values) in enumerate(constants.items()):
+        ax_c.bar([x + width * (k - 1) for x in xs], values, width=width, label=name)
+    ax_c.set_yscale("log")
+    ax_c.set_xticks(list(xs), [LABELS[p] for p in picks], fontsize=LEGEND)
+    ax_c.set_title(f"derived constants, N={depth}, {optimizer}", fontsize=8)
+    ax_c.legend(fontsize=LEGEND)
+    choice_loss_curves(ax_l, runs, title=f"{optimizer} lr {lr:g}, {mb.slider_steps} steps")
+    fig.tight_layout()
+    return fig

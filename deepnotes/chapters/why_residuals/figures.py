@@ -1,0 +1,231 @@
+"""Every figure of the chapter "Why residuals?": functions that take the measurements of
+``experiments.py`` / ``training.py`` (or, for the slider, run them) and return a matplotlib Figure.
+Colours come from the book's one palette."""
+from __future__ import annotations
+
+import math
+
+from deepnotes.chapters.why_residuals.experiments import (EPS_NAMES, GradientSweep, GrowthSweep, JacobianProbe,
+                                                          jacobian_growth, label, predicted_log_growth)
+from deepnotes.chapters.why_residuals.training import OPTIMIZERS, TransformerSweep, mlp_run
+from deepnotes.core.budget import Budget, get_budget
+from deepnotes.core.train import History
+from deepnotes.show.palette import PALETTE
+
+LN10 = math.log(10)
+GROWTH_YLIM = (-1e3, 2e3)        # log10 axis of experiment 2: ε = 1's 2^N at N = 3000 fits; a stopped gradient at the bottom
+LOSS_TOP_FACTOR = 1.6            # loss curves clipped at this × the context-free plateau
+
+
+def loss_panel(ax, runs: dict, title: str = "", top_factor: float = LOSS_TOP_FACTOR) -> None:
+    """Loss curves of ``runs`` (kind → History) clipped at ``top_factor`` × the context-free
+    plateau, so that a run starting at a loss of 10^14 does not flatten the others: a clipped run
+    runs along the top edge and gives its largest (and, unless diverged, its last) loss in its
+    label; a diverged one ends in an ✕ (at the top edge if clipped)."""
+    floor = unigram = None
+    for kind, hist in runs.items():
+        floor, unigram = hist.floor, hist.unigram
+        top = top_factor * unigram
+        text = label(kind)
+        if hist.losses and max(hist.losses) > top:           # drawn at the top edge where clipped
+            finite = [v for v in hist.losses if math.isfinite(v)]
+            last = f", last {finite[-1]:.3g}" if finite and not hist.diverged else ""
+            text += f" (clipped; max {max(hist.losses):.3g}{last})"
+        if hist.diverged:
+            text += f", diverged at step {hist.diverged_at}"
+        ys = [min(v, top) for v in hist.losses]
+        line, = ax.plot(range(len(ys)), ys, lw=1, color=PALETTE.get(kind), label=text)
+        if hist.diverged:
+            ax.plot([hist.diverged_at], [ys[-1] if ys else top], "x", ms=9, mew=2, color=line.get_color(), clip_on=False)
+    if floor is not None:
+        ax.axhline(floor, color="k", ls="--", lw=1, label=f"floor (entropy rate) {floor:.3f}")
+        ax.axhline(unigram, color="k", ls=":", lw=1, label=f"context-free plateau {unigram:.3f}")
+        ax.set_ylim(0.9 * floor, top_factor * unigram * 1.03)
+    ax.set_xlabel("step")
+    ax.set_ylabel("loss (nats/token)")
+    if title:
+        ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=6)
+
+
+def gradient_panel(ax, runs: dict, title: str = "", xlabel: str = "layer l") -> None:
+    """‖∂L/∂θ_l‖ per layer (or block) at step 0 of each of ``runs`` (kind → History), log scale.
+    Non-finite norms (a run whose first loss already overflowed) are left out and counted in the
+    label."""
+    for kind, hist in runs.items():
+        if not hist.grad_norms:
+            continue
+        g0 = hist.grad_norms[0]                                          # [N]
+        pts = [(l, g) for l, g in enumerate(g0, start=1) if math.isfinite(g) and g > 0]
+        text = label(kind) + (f" ({len(g0) - len(pts)} of {len(g0)} non-finite)" if len(pts) < len(g0) else "")
+        ax.semilogy([l for l, _ in pts], [g for _, g in pts], color=PALETTE.get(kind), label=text)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(r"$\|\partial L/\partial\theta_l\|$ at step 0")
+    if title:
+        ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7)
+
+
+def log10_axis(ax) -> None:
+    """A vertical axis of log10 values that spans ε = 1's 2^N: linear within ±1, logarithmic beyond,
+    ticks labelled with the log10 values themselves (100 means a factor 10^100)."""
+    from matplotlib.ticker import FuncFormatter
+    ax.set_yscale("symlog", linthresh=1)
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+
+
+def gradient_figure(sweep: GradientSweep):
+    """Experiment 1: the plain stack's per-layer moments against the m/n rule (top left), measured /
+    predicted ‖∇_θL‖² (top right), and the total squared gradient against depth (bottom: plain and
+    small ε; ε = 1)."""
+    import matplotlib.pyplot as plt
+    pm, depths, widths = sweep.moments, sweep.depths, sweep.widths
+    ratio = sweep.ratio
+    fig, grid = plt.subplots(2, 2, figsize=(9.6, 6.6))
+    ax_m, ax_r, ax_t, ax_1 = grid.ravel()
+    k = range(len(pm.forward))
+    ax_m.semilogy(k, pm.forward, "o-", ms=3, label="forward $E[x_k^2]$")
+    ax_m.semilogy(k, pm.backward, "s-", ms=3, label=r"backward $E[\delta_k^2]$")
+    ax_m.semilogy(k, pm.predicted_backward, "k--", lw=1, label="m/n rule")
+    ax_m.set_ylim(top=6 * max(pm.forward + pm.backward))                    # room for the legend above the curves
+    ax_m.legend(fontsize=7, ncol=3, loc="upper center")
+    ax_m.set_xlabel("layer k (W1, W2 alternate)")
+    ax_m.set_ylabel("per-entry second moment")
+    ax_m.set_title(f"plain, width {sweep.moment_width}↔{sweep.moment_hidden}, N = {sweep.moment_depth}", fontsize=9)
+    for kind in sweep.kinds:
+        for w, style in zip(widths, ("-", "--", ":")):
+            ax_r.loglog(depths, [ratio[(kind, w, n)] for n in depths], "o" + style, ms=3, color=PALETTE[kind],
+                        label=f"{label(kind)}, width {w}")
+        ax = ax_1 if kind == "1" else ax_t
+        ax.loglog(depths, [sweep.totals[(kind, widths[-1], n)] for n in depths], "o-", color=PALETTE[kind],
+                  label=f"{label(kind)} measured")
+        ax.loglog(depths, [sweep.predicted[(kind, widths[-1], n)] for n in depths], "--", lw=1,
+                  color=PALETTE[kind], label="prediction")
+    ax_r.axhline(1, color="k", lw=0.8)
+    ax_r.set_xlabel("depth N")
+    ax_r.set_ylabel("measured / mean-field prediction")
+    ax_r.set_title(r"$\|\nabla_\theta L\|^2$ against the derivation", fontsize=9)
+    ax_r.legend(fontsize=6, ncol=2)
+    for ax, what in ((ax_t, "plain and small ε"), (ax_1, "ε = 1")):
+        ax.set_xlabel("depth N")
+        ax.set_ylabel(r"$\|\nabla_\theta L\|^2$ at init")
+        ax.set_title(f"total squared gradient, width {widths[-1]}: {what}", fontsize=9)
+        ax.legend(fontsize=6)
+    fig.tight_layout()
+    return fig
+
+
+def growth_curves(ax, probe: JacobianProbe, title: str = "") -> None:
+    """Measured log10 ‖vJ‖²/‖v‖² through the top k layers (median over v) against the two predictions."""
+    k = range(probe.depth + 1)
+    per_layer = {name: value / probe.depth for name, value in predicted_log_growth(probe.kind, probe.depth).items()}
+    ax.plot(k, [c / LN10 for c in probe.curve], lw=1.5, label="measured (median over v)")
+    ax.plot(k, [i * per_layer["high_d"] / LN10 for i in k], "k--", lw=1, label=r"$(1+\varepsilon^2)^k$")
+    if probe.kind != "plain":
+        ax.plot(k, [i * per_layer["one_d"] / LN10 for i in k], "k:", lw=1, label=r"$(1+\varepsilon)^{2k}$ (1-D)")
+    ax.set_xlabel("layers k pulled back through")
+    ax.set_ylabel(r"$\log_{10}\|vJ\|^2/\|v\|^2$")
+    log10_axis(ax)
+    if title:
+        ax.set_title(title, fontsize=8)
+    ax.legend(fontsize=7)
+
+
+def growth_figure(sweep: GrowthSweep):
+    """Experiment 2: per width, the median log10 ‖vJ‖²/‖v‖² of each stack kind against depth N
+    (markers), the high-dimensional (1+ε²)^N (solid) and the one-dimensional (1+ε)^{2N} (dashed)."""
+    from deepnotes.show import plots
+    probes, widths, depths = sweep.probes, sweep.widths, sweep.depths
+    kinds = sorted({kind for _, kind, _ in probes}, key=(("plain",) + EPS_NAMES).index)
+    fig, axes = plots.new_figure(len(widths), width=3.7, height=3.2)
+    for ax, width in zip(axes, widths):
+        for kind in kinds:
+            ys = [probes[(width, kind, n)].typical / LN10 for n in depths]
+            ys = [y if math.isfinite(y) else GROWTH_YLIM[0] for y in ys]     # a stopped gradient: drawn at the bottom
+            line, = ax.plot(depths, ys, "o", ms=4, color=PALETTE[kind], label=label(kind))
+            pred = [predicted_log_growth(kind, n) for n in depths]
+            ax.plot(depths, [p["high_d"] / LN10 for p in pred], "-", lw=1, color=line.get_color())
+            if kind != "plain":
+                ax.plot(depths, [p["one_d"] / LN10 for p in pred], "--", lw=1, color=line.get_color())
+        ax.set_xscale("log")
+        log10_axis(ax)
+        ax.set_ylim(*GROWTH_YLIM)
+        ax.set_xlabel("depth N")
+        ax.set_title(f"width {width}", fontsize=9)
+    axes[0].set_ylabel(r"$\log_{10}\|vJ\|^2/\|v\|^2$ (median)")
+    axes[-1].plot([], [], "k-", lw=1, label=r"$(1+\varepsilon^2)^N$ (high-D)")
+    axes[-1].plot([], [], "k--", lw=1, label=r"$(1+\varepsilon)^{2N}$ (1-D)")
+    fig.legend(*axes[-1].get_legend_handles_labels(), loc="lower center", ncol=6, fontsize=8)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    return fig
+
+
+def training_figure(runs: dict[tuple, History], budget: Budget):
+    """The MLP runs: one row per depth, one column per optimizer (``runs``: (N, optimizer, kind) → History)."""
+    import matplotlib.pyplot as plt
+    rb = budget.why_residuals
+    kinds = list(dict.fromkeys(kind for _, _, kind in runs))
+    fig, axes = plt.subplots(len(rb.train_depths), len(OPTIMIZERS), figsize=(9.6, 3.2 * len(rb.train_depths)),
+                             squeeze=False)
+    for i, n in enumerate(rb.train_depths):
+        for j, opt in enumerate(OPTIMIZERS):
+            loss_panel(axes[i][j], {k: runs[(n, opt, k)] for k in kinds},
+                       title=f"N = {n}, width {rb.train_width}, {opt.upper()} (lr {rb.lrs[opt]:g})")
+    fig.tight_layout()
+    return fig
+
+
+def first_step_gradient_figure(runs: dict[tuple, History], budget: Budget):
+    """‖∂L/∂θ_l‖ per layer at step 0 of the deepest Adam runs."""
+    from deepnotes.show import plots
+    rb = budget.why_residuals
+    n_deep = rb.train_depths[-1]
+    kinds = list(dict.fromkeys(kind for _, _, kind in runs))
+    fig, (ax,) = plots.new_figure(1, width=5.5, height=3.0)
+    gradient_panel(ax, {k: runs[(n_deep, "adam", k)] for k in kinds}, f"N = {n_deep}, width {rb.train_width}")
+    fig.tight_layout()
+    return fig
+
+
+def transformer_loss_figure(sweep: TransformerSweep):
+    """Loss curves of the Transformers without normalization, one panel per depth."""
+    from deepnotes.show import plots
+    fig, axes = plots.new_figure(len(sweep.depths), width=4.8, height=3.4)
+    for ax, n in zip(axes, sweep.depths):
+        loss_panel(ax, {k: sweep.runs[(n, k)] for k in sweep.kinds},
+                   title=f"Transformer, no norm, N = {n}, Adam {sweep.lr:g}")
+    fig.tight_layout()
+    return fig
+
+
+def transformer_gradient_figure(sweep: TransformerSweep):
+    """‖∂L/∂θ_l‖ per block at step 0 of the deepest Transformers."""
+    from deepnotes.show import plots
+    n_tf = sweep.depths[-1]
+    fig, (ax,) = plots.new_figure(1, width=5.5, height=3.0)
+    gradient_panel(ax, {k: sweep.runs[(n_tf, k)] for k in sweep.kinds}, f"Transformer, N = {n_tf}: gradients at init",
+                   xlabel="block l")
+    fig.tight_layout()
+    return fig
+
+
+_PLAIN_RUNS: dict[tuple, History] = {}
+
+
+def slider_figure(depth: int, width: int, exponent: float, budget: Budget | None = None, progress: bool = False):
+    """The slider: Jacobian growth of a residual stack with ε = N^{−p}, and a short Adam run of the
+    MLP language model, plain against residual with that ε."""
+    from deepnotes.show import plots
+    budget = budget or get_budget()
+    rb = budget.why_residuals
+    probe = jacobian_growth(exponent, width, depth, batch=rb.probe_batch)
+    key = (budget.name, depth, width)
+    if key not in _PLAIN_RUNS:                  # the plain run does not depend on the exponent
+        _PLAIN_RUNS[key] = mlp_run("plain", depth, budget, steps=rb.slider_steps, width=width, progress=progress)
+    runs = {"plain": _PLAIN_RUNS[key],
+            exponent: mlp_run(exponent, depth, budget, steps=rb.slider_steps, width=width, progress=progress)}
+    fig, (ax_j, ax_l) = plots.new_figure(2, width=3.8, height=2.8)
+    growth_curves(ax_j, probe, f"N={depth}, width {width}, ε = N^-{exponent:g} = {probe.eps:.3g}")
+    loss_panel(ax_l, runs, title=f"Adam lr {rb.lrs['adam']:g}, {rb.slider_steps} steps")
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,236 @@
+"""The BERT 0.02 chapter: SymPy results against the numeric formulas, the encoder, the probes, the
+figures (what they draw) and the verdicts (computed, not typed)."""
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import matplotlib
+import pytest
+import sympy as sp
+import torch
+
+import deepnotes as dn
+from deepnotes.chapters.bert_init import claims, figures, report
+from deepnotes.chapters.bert_init import derive as sb
+from deepnotes.chapters.bert_init import experiments as bert
+from deepnotes.core import derive as sym
+from deepnotes.core.init import gaussian_second_moment, truncated_normal_variance_factor
+from deepnotes.show import verdicts as vd
+
+matplotlib.use("Agg")
+SMOKE = dn.get_budget("smoke")
+
+
+def test_bert_stds_match_the_truncated_normal_factor():
+    stds = sb.bert_stds()
+    assert float(stds["actual"]) == pytest.approx(0.02 * math.sqrt(truncated_normal_variance_factor(2.0)), rel=1e-9)
+    assert float(stds["divisor"]) == pytest.approx(1.1368472, rel=1e-6)
+    assert float(stds["xavier"]) == pytest.approx(1 / math.sqrt(768))
+    assert float(stds["ratio"]) == pytest.approx(float(stds["actual"]) * math.sqrt(768))
+
+
+def test_truncated_variance_derived_vs_printed_eq19():
+    tv = sb.truncated_variance()
+    a = tv["symbols"]["a"]
+    assert float(tv["derived"].subs(a, 2)) == pytest.approx(truncated_normal_variance_factor(2.0), rel=1e-9)
+    assert sp.simplify(tv["printed_eq19"] + 2 * a) == 0          # the printed formula is −2a
+
+
+def test_every_derivation_returns_its_symbols():
+    results = [sb.bert_stds(), sb.truncated_variance(), sb.glorot_uniform_variance(), sb.relu_moments(),
+               sb.gelu_second_moment_series(2), sb.gelu_second_moment(0.24), sb.branch_ratios(), sb.logit_softmax(),
+               sb.bert_logit_scale()]
+    for result in results:
+        exprs = [v for v in result.values() if isinstance(v, sp.Basic)]
+        free = set().union(*(e.free_symbols for e in exprs))             # an Integral's variable is not free
+        missing = free - set(result["symbols"].values())
+        assert not missing, (result.keys(), missing)
+
+
+def test_glorot_relu_and_gelu_moments():
+    glorot = sb.glorot_uniform_variance()
+    assert sp.simplify(glorot["variance"] - 2 / (sb.n_in + sb.n_out)) == 0
+    assert sp.simplify(glorot["bound"] ** 2 / 3 - glorot["variance"]) == 0
+    relu = sb.relu_moments()
+    assert float(relu["second_moment"].subs(sym.q, 0.7)) == pytest.approx(gaussian_second_moment(lambda x: max(x, 0.0), 0.7), rel=1e-3)
+    assert float(relu["variance"].subs(sym.q, 1)) == pytest.approx(0.5 - 1 / (2 * math.pi))
+    for q in (0.01, 0.24, 1.0):
+        assert float(sb.gelu_second_moment(q)["value"]) == pytest.approx(bert.gelu_second_moment(q), rel=1e-4)
+    series = sb.gelu_second_moment_series(2)["series"]
+    assert sp.simplify(series - (sym.q / 4 + 3 * sym.q ** 2 / (2 * sp.pi))) == 0
+    assert float(series.subs(sym.q, 0.01)) == pytest.approx(bert.gelu_second_moment(0.01), rel=1e-3)
+
+
+def test_branch_ratios_lambdify_to_the_numeric_formulas():
+    br = sb.branch_ratios()
+    for std, rho in ((0.02, 0.06), (0.0361, 0.2), (0.01, 0.5)):
+        q = bert.q_of(std)
+        assert float(br["q"].subs({sym.d: 768, sb.s: std * math.sqrt(truncated_normal_variance_factor(2.0))})) == pytest.approx(q)
+        m = bert.gelu_second_moment(q)
+        v_att, v_ffn = bert.derived_ratios(std, rho)
+        assert float(br["v_ffn"].subs(br["m_phi"], m).subs({sb.r_ff: 4, sym.q: q})) == pytest.approx(v_ffn)
+        assert float(br["v_att"].subs({sb.rho: rho, sym.q: q})) == pytest.approx(v_att)
+        w = br["identity_per_layer"].subs(br["m_phi"], m).subs({sb.r_ff: 4, sym.q: q, sb.rho: rho})
+        assert float(w) ** 12 == pytest.approx(bert.identity_weight(std, rho, layers=12))
+    assert sp.simplify(br["v_ffn_relu"].subs(sb.r_ff, 4) - 2 * sym.q ** 2) == 0   # the Post/Pre chapter's 2d²s⁴
+
+
+def test_ffn_table_agrees_with_the_numeric_identity_weight():
+    table = sb.ffn_branch_table()
+    bert_row = table["rows"]["BERT 0.02 (cut at 2σ)"]
+    assert bert_row["q"] == pytest.approx(bert.q_of(0.02))
+    assert bert_row["v_ffn"] == pytest.approx(bert.derived_ratios(0.02, 0.0)[1], rel=1e-6)
+    assert bert_row["w_depth"] == pytest.approx(bert.identity_weight(0.02, 0.0, layers=12), rel=1e-6)
+    xavier = table["rows"]["Xavier 1/√768"]
+    assert xavier["q"] == pytest.approx(1.0) and xavier["w_depth"] < 0.01 < bert_row["w_depth"]
+    assert len(table["text"].splitlines()) == 1 + len(table["rows"])
+
+
+def test_softmax_of_gaussian_logits_is_q_over_two_from_uniform():
+    lg = sb.logit_softmax()
+    assert sp.simplify(lg["kl_from_uniform"] - sym.q / 2) == 0
+    q, V = 0.24, 20000
+    z = torch.randn(64, V, generator=torch.Generator().manual_seed(0), dtype=torch.float64) * math.sqrt(q)
+    logp = z.log_softmax(-1)
+    kl = float((logp.exp() * logp).sum(-1).mean()) + math.log(V)
+    assert kl == pytest.approx(q / 2, abs=0.01)
+    scale = sb.bert_logit_scale()
+    assert scale["q"] == pytest.approx(bert.q_of(0.02)) and scale["kl_from_uniform"] == pytest.approx(scale["q"] / 2)
+
+
+def test_equivalent_std_keeps_q_and_rejects_bad_input():
+    assert 128 * bert.equivalent_std(0.02, 128) ** 2 == pytest.approx(768 * 0.02 ** 2)
+    with pytest.raises(ValueError, match="std"):
+        bert.equivalent_std(-0.02, 64)
+    with pytest.raises(ValueError, match="width"):
+        bert.equivalent_std(0.02, 0)
+    with pytest.raises(ValueError, match="activation"):
+        dn.ModelConfig(activation="swish")
+
+
+def test_encoder_has_positions_embedding_norm_and_a_tied_head():
+    cfg = bert.encoder_config(64, 2, 0.02, vocab=8, seq_len=12)
+    model = dn.build_model(cfg, seed=0)
+    assert model.head is None and model.positions.num_embeddings == 12
+    tokens = torch.randint(0, 8, (2, 12), generator=torch.Generator().manual_seed(0))
+    before = model(tokens)
+    with torch.no_grad():
+        model.embed.weight[3] += 1.0                                   # the tied output row of token 3
+    after = model(tokens)
+    assert not torch.allclose(before[..., 3], after[..., 3])
+    # positions matter: the same token at two places gets different hidden states
+    same = torch.full((1, 12), 5)
+    h = model.hidden(same)
+    assert not torch.allclose(h[0, 1], h[0, 7])
+
+
+def test_init_probe_agrees_with_the_derivation_at_bert_scale():
+    p = bert.init_probe(0.02, 3, 64, SMOKE)
+    assert len(p.ffn_ratio) == len(p.attn_ratio) == len(p.rho) == 3 and len(p.cos_x0) == 4
+    _, v_ffn = bert.derived_ratios(0.02, sum(p.rho) / 3)
+    assert all(abs(v / v_ffn - 1) < 0.4 for v in p.ffn_ratio)
+    assert all(abs(v - 1) < 0.01 for v in p.stream_var[1:])          # LayerNorm outputs
+    assert abs(p.cos_x0[-1] - p.derived_cos[-1]) < 0.1
+    assert all(g > 0 and math.isfinite(g) for g in p.grad_norms)
+    big = bert.init_probe(0.1, 3, 64, SMOKE)
+    assert big.cos_x0[-1] < p.cos_x0[-1] and big.logit_var > p.logit_var
+    assert bert.init_probe(0.02, 3, 64, SMOKE).grad_norms == p.grad_norms     # same seed, same batch
+
+
+def test_probe_depth_and_shown_std_come_from_the_budget():
+    assert bert.probe_depth(SMOKE) == SMOKE.bert_init.probe_depths[-1]          # smoke probes no 12
+    assert bert.probe_depth(dn.get_budget("cpu")) == 12
+    assert bert.gain_show_std(SMOKE) == 0.02
+    assert bert.gain_show_std(dataclasses.replace(SMOKE, bert_init=dataclasses.replace(SMOKE.bert_init, gain_stds=(0.01,)))) == 0.01
+
+
+def test_mlm_run_records_every_layer_norm_gain():
+    for head in (True, False):
+        run = bert.mlm_run(0.02, head, SMOKE)
+        assert len(run.history.losses) == SMOKE.bert_init.train_steps
+        names = set(run.gains)
+        assert ("head" in names) == head and "embed" in names and run.last_name == f"l{SMOKE.bert_init.train_depth}.ffn"
+        assert run.last_name in names
+        assert all(len(v) == len(run.gain_steps) == len(run.embed_rms) for v in run.gains.values())
+        assert run.gains["embed"][0] == pytest.approx(1.0)
+        assert len(run.final_other_gains()) == len(names) - 1 - head
+
+
+def _lines(ax):
+    return {line.get_label(): line for line in ax.get_lines()}
+
+
+def test_init_figure_draws_the_probe_and_the_derivation():
+    depth = 3
+    p = bert.cached_probe(0.02, depth, SMOKE.bert_init.probe_width, SMOKE)
+    fig = figures.init_figure(0.02, depth, SMOKE)
+    ax_v, ax_w, ax_g = fig.axes[:3]
+    v = _lines(ax_v)
+    assert list(v["FFN, measured"].get_ydata()) == pytest.approx(p.ffn_ratio)
+    assert list(v["attention, measured"].get_ydata()) == pytest.approx(p.attn_ratio)
+    assert list(v["FFN, derived"].get_ydata()) == pytest.approx([bert.derived_ratios(0.02, r)[1] for r in p.rho])
+    w = _lines(ax_w)
+    assert list(w["measured cos(x_l, x_0)"].get_ydata()) == pytest.approx(p.cos_x0)
+    assert list(w["derived Π(1+v)^{-1/2}"].get_ydata()) == pytest.approx(p.derived_cos)
+    g = _lines(ax_g)
+    assert g["measured"].get_ydata()[-1] == pytest.approx(1.0)
+    assert list(g["annotated eq. (42), real v"].get_ydata()) == pytest.approx(bert.article_gradient_prediction(p))
+    assert v["FFN, measured"].get_color() == figures.FFN != figures.ATTENTION == v["attention, measured"].get_color()
+
+
+def test_sweep_figure_marks_bert_std_and_spans_the_sweep():
+    probes = bert.sweep_probes(SMOKE)
+    fig = figures.sweep_figure(probes)
+    ax_v, ax_w, ax_g = fig.axes[:3]
+    derived = _lines(ax_v)["FFN, derived"]
+    assert len(derived.get_xdata()) == figures.GRID_POINTS
+    assert derived.get_xdata()[0] == pytest.approx(min(probes)) and derived.get_xdata()[-1] == pytest.approx(max(probes))
+    assert list(_lines(ax_w)["measured"].get_ydata()) == pytest.approx([probes[s].cos_x0[-1] for s in sorted(probes)])
+    for ax in (ax_v, ax_w, ax_g):
+        assert any(list(line.get_xdata()) == [0.02, 0.02] for line in ax.get_lines())
+
+
+def test_gain_and_training_figures_draw_the_runs():
+    run = bert.cached_run(0.02, True, SMOKE)
+    fig = figures.gain_figure(0.02, True, SMOKE)
+    g = _lines(fig.axes[0])
+    assert list(g["last encoder LN"].get_ydata()) == pytest.approx(run.last_encoder_gain())
+    assert list(g["extra head LN"].get_ydata()) == pytest.approx(run.gains["head"])
+    assert "extra head LN" not in _lines(figures.gain_figure(0.02, False, SMOKE).axes[0])
+    runs = bert.training_runs(SMOKE)
+    ax = figures.training_figure(runs, SMOKE).axes[0]
+    curves = [line for line in ax.get_lines() if line.get_label().startswith("std")]
+    assert [list(c.get_ydata()) for c in curves] == [pytest.approx(r.history.losses) for r in runs.values()]
+
+
+def test_table_verdicts_are_computed_eq73_and_eq80():
+    tables = bert.table_probes(SMOKE)
+    table = claims.table_verdicts(tables)
+    by_source = {v.claim[:9]: v for v in table}
+    assert by_source["eq. (73):"].status == vd.WRONG          # Var[x_12] is pinned at 1 by the LayerNorm
+    assert by_source["eq. (80):"].status == vd.HOLDS          # ... so the ratio stays in [0.9, 1.1]
+    # a stream that did fall by the claimed (1+σ²)^-6 would make eq. (73) hold and eq. (80) fail
+    t05 = tables[0.05]
+    fallen = [1.0] * t05.depth + [0.5]
+    changed = {**tables, 0.05: dataclasses.replace(t05, stream_var=fallen)}
+    by_source = {v.claim[:9]: v for v in claims.table_verdicts(changed)}
+    assert by_source["eq. (73):"].status == vd.HOLDS and by_source["eq. (80):"].status == vd.WRONG
+
+
+def test_chapter_verdict_tables_and_reports():
+    derivations = claims.derivation_verdicts()
+    statuses = {v.source: v.status for v in derivations}
+    assert statuses["eq. (19)"] == vd.WRONG and statuses["eq. (21)"] == vd.HOLDS and statuses["eq. (10)"] == vd.WRONG
+    probes = bert.sweep_probes(SMOKE)
+    init = claims.init_verdicts(probes, SMOKE)
+    assert len(init) == 2 * len(probes) + 4
+    assert all(v.status in (vd.HOLDS, vd.APPROX, vd.WRONG) for v in init)
+    runs = bert.training_runs(SMOKE)
+    assert len(claims.training_verdicts(runs, SMOKE)) == 3
+    gains = bert.gain_runs(SMOKE)
+    assert len(claims.gain_verdicts(gains)) == 4 * len(SMOKE.bert_init.gain_stds) + 2
+    text = report.annotated_tables_text(bert.table_probes(SMOKE), SMOKE)
+    assert len(text.splitlines()) == 2 + len(claims.PRINTED_LAYERS_VAR) + len(claims.PRINTED_LAYERS_GRAD)
+    assert "printed        100000 2.82" in report.training_table_text(runs, SMOKE)
+    assert report.gain_summary_text(gains, SMOKE).count("extra layer") == len(gains)

@@ -1,0 +1,262 @@
+"""Chapter "Post-Norm vs Pre-Norm": derivations, experiments, figures, verdicts and slider controls."""
+import math
+import re
+from pathlib import Path
+
+import matplotlib
+import numpy as np
+import pytest
+import sympy as sp
+import torch
+
+import deepnotes as dn
+from deepnotes.chapters.post_vs_pre_norm import claims, derive, figures
+from deepnotes.chapters.post_vs_pre_norm import experiments as pp
+from deepnotes.core.data import MarkovLanguage
+from deepnotes.core.trackers import GateSchedule
+from deepnotes.show import verdicts as vd
+
+matplotlib.use("Agg")
+
+
+@pytest.fixture(scope="module")
+def budget():
+    return dn.get_budget("smoke")
+
+
+@pytest.fixture(scope="module")
+def probes(budget):
+    return pp.init_probes(budget)
+
+
+@pytest.fixture(scope="module")
+def runs(budget):
+    return pp.training_runs(budget)
+
+
+# derivations
+
+def test_post_norm_weights_and_pre_norm_moment_match_the_recursions():
+    post = derive.post_norm_unroll(4)
+    v, ell = post["symbols"]["v"], post["symbols"]["l"]
+    f = sp.lambdify((v, ell), post["weight_x0"])
+    assert f(1.0, 4) == pytest.approx(0.25)
+    assert f(0.5, 3) == pytest.approx(1.5 ** -1.5)
+    assert [float(w.subs(v, 1)) for w in post["weights"]] == pytest.approx([0.25, 0.25, 2 ** -1.5, 0.5, 2 ** -0.5])
+    # the unrolled x_4 is the weighted sum of x_0 and F_0..F_3 with exactly those weights
+    terms = [post["symbols"][name] for name in ("x_0", "F_0", "F_1", "F_2", "F_3")]
+    assert sp.simplify(post["x_l"] - sum(w * t for w, t in zip(post["weights"], terms))) == 0
+    ratios = [0.3, 0.7, 0.2, 0.5]
+    assert pp.predicted_identity_weight("post", ratios)[-1] == pytest.approx(1 / math.sqrt(1.3 * 1.7 * 1.2 * 1.5))
+    assert pp.predicted_identity_weight("pre", ratios)[-1] == pytest.approx(1 / math.sqrt(1 + sum(ratios)))
+    assert pp.predicted_identity_weight("rezero", ratios) == [1.0, 1.0, 1.0]
+    pre = derive.pre_norm_second_moment()
+    sv, sl = pre["symbols"]["v"], pre["symbols"]["l"]
+    assert float(pre["second_moment"].subs({sl: 5, sv: 0.5})) == 3.5
+    assert float(pre["ln_divisor (v=1)"].subs(sl, 8)) == pytest.approx(3.0)
+
+
+def test_small_derivations_return_their_symbols_and_solve_what_they_say():
+    gate = derive.fixed_step_gate()
+    t, delta = gate["symbols"]["t"], gate["symbols"]["delta"]
+    assert float(gate["steps_to_one"].subs(delta, sp.Rational(1, 40))) == 40
+    assert sp.simplify((t * delta).subs(t, gate["steps_to_one"])) == 1
+    step = derive.post_ln_moment_step()
+    S, v = step["symbols"]["S"], step["symbols"]["v"]
+    assert step["S_next (S=1)"] == 1
+    assert float(step["S_next"].subs({S: 3, v: 1})) == 2.0        # S ≠ 1 moves toward 1
+    upd = derive.update_scale_invariance()
+    c, g, eta = (upd["symbols"][k] for k in ("c", "g", "eta"))
+    assert float(upd["sgd"].subs({c: 0.01, g: 2.0, eta: 0.1})) == pytest.approx(-0.002)
+    for scale in (1e-4, 1.0, 10.0):
+        assert float(upd["adam"].subs({c: scale, g: -3.0, eta: 0.1})) == pytest.approx(0.1)
+
+
+def test_ffn_branch_second_moment_is_measured():
+    width, std = 64, 0.05
+    torch.manual_seed(0)
+    x = torch.randn(4096, width)
+    w1, w2 = std * torch.randn(width, 4 * width), std * torch.randn(4 * width, width)
+    measured = float((torch.relu(x @ w1) @ w2).pow(2).mean())
+    ffn = derive.ffn_branch_second_moment()
+    sym = ffn["symbols"]
+    assert measured == pytest.approx(float(ffn["E[F^2]"].subs({sym["d"]: width, sym["s"]: std})), rel=0.1)
+    assert derive.ffn_branch_at(width, std) == pytest.approx(2 * width ** 2 * std ** 4)
+    assert derive.ffn_branch_at(derive.BERT_WIDTH, 1 / math.sqrt(derive.BERT_WIDTH)) == pytest.approx(2.0)
+
+
+# experiments
+
+def test_stream_probe_identity_path(budget):
+    rz = pp.stream_probe("rezero", 4, budget)
+    assert min(rz.cos_x0) > 0.999999
+    post = pp.stream_probe("post", 4, budget)
+    assert post.cos_x0[-1] < 0.9 and len(post.branch_ratio) == 8 and len(post.grad_norms) == 4
+    assert max(abs(a - b) for a, b in zip(post.cos_x0, post.predicted_cos)) < 0.2
+    pre = pp.stream_probe("pre", 8, budget)
+    assert pre.rms[-1] > pre.rms[0]
+    with pytest.raises(ValueError, match="norm style"):
+        pp.stream_probe("plain", 2, budget)
+
+
+def test_stream_probe_batch_is_the_shared_probe_batch(budget):
+    """The probe batch is core.data.probe_batch: the sequences of generator 100 + seed."""
+    task = MarkovLanguage(budget.vocab_size, seed=0)
+    old = task.sample(budget.batch_size, budget.seq_len, torch.Generator().manual_seed(100 + 3))
+    assert torch.equal(dn.core.data.probe_batch(task, budget.batch_size, budget.seq_len, seed=3), old)
+
+
+def test_probes_and_sweep_cover_every_style_and_depth(budget, probes):
+    depths = budget.post_vs_pre_norm.probe_depths
+    assert set(probes) == set(pp.STYLES)
+    assert all(len(p.grad_norms) == depths[-1] and len(p.rms) == depths[-1] + 1 for p in probes.values())
+    sweep = pp.depth_sweep(budget, probes)
+    assert set(sweep) == {(s, n) for s in pp.STYLES for n in depths}
+    assert all(sweep[(s, depths[-1])] is probes[s] for s in pp.STYLES)
+    assert sweep[("post", depths[0])].cos_x0 == pp.stream_probe("post", depths[0], budget).cos_x0
+
+
+def test_fixed_step_gates_rise_linearly_and_are_not_trained(budget):
+    model = dn.build_model(pp.model_config("rezero", 2, budget))
+    schedule = GateSchedule(0.25)
+    for step, want in ((0, 0.25), (2, 0.75), (9, 1.0)):
+        schedule.before_step(model, step, None)
+        assert all(r.gate.item() == want for b in model.blocks for r in b.sublayers)
+    hist = pp.run("rezero", 2, budget, gate_step=0.5, steps=3)
+    assert len(hist.losses) == 3 and hist.block_updates
+    with pytest.raises(ValueError, match="rezero"):
+        pp.run("post", 2, budget, gate_step=0.5, steps=1)
+    with pytest.raises(ValueError, match="gate step size"):
+        GateSchedule(0)
+
+
+def test_block_updates_under_adam_are_uniform_and_under_sgd_follow_gradients(budget):
+    adam = pp.run("post", 6, budget, "adam", 1e-3, steps=1)
+    sgd = pp.run("post", 6, budget, "sgd", 0.1, steps=1)
+    a, s = adam.block_updates[0], sgd.block_updates[0]
+    assert max(a) / min(a) < 3
+    g = sgd.grad_norms[0]
+    per_unit = [u / gi for u, gi in zip(s, g)]          # = η/‖θ_l‖ exactly for SGD; ‖θ_l‖ is alike per block
+    assert max(per_unit) / min(per_unit) < 1.5
+
+
+def test_training_runs_follow_the_plan_at_the_budget_rates(budget, runs):
+    sub = budget.post_vs_pre_norm
+    plan = pp.training_plan(budget)
+    assert plan[f"post, warmup {sub.train_warmup}"]["warmup"] == sub.train_warmup
+    assert plan["rezero (fixed-step gates)"]["gate_step"] == 1 / sub.train_warmup
+    assert set(runs) == set(pp.OPTIMIZERS) and all(set(rs) == set(plan) for rs in runs.values())
+    for opt, rs in runs.items():
+        no_warmup = rs["post, no warmup"]
+        assert len(no_warmup.losses) == sub.train_steps and no_warmup.lrs[0] == sub.lrs[opt]
+        assert len(no_warmup.block_updates[0]) == sub.train_depth
+    warm = runs["adam"][f"post, warmup {sub.train_warmup}"]
+    assert warm.lrs[0] < warm.lrs[sub.train_warmup] == sub.lrs["adam"]
+    assert all(pair[1] in plan for pair in pp.update_map_runs(budget))
+
+
+# verdicts
+
+def test_derivation_verdicts():
+    table = claims.derivation()
+    status = {v.claim: v.status for v in table}
+    assert len(table) == 14
+    assert status["Pre-Norm: Var[x_L] = Var[x_0] + Lσ²"] == vd.HOLDS
+    assert status["Post-LN forward: S_{l+1} = (S_l + σ²)/(1 + σ²) keeps S = 1"] == vd.HOLDS
+    assert status["…and at s = 0.0176"] == vd.WRONG                  # s² is not the branch's E[F²]
+    first_order = next(v for v in table if v.claim.startswith("∂L/∂x_0"))
+    gap = claims.first_order_gap()
+    assert (first_order.status == vd.HOLDS) == (gap < claims.FIRST_ORDER_GAP) and gap > 0
+    assert claims.first_order_gap(layers=1) < 1e-12                 # one layer: product = sum
+
+
+def test_identity_path_verdicts(budget, probes):
+    table = claims.identity_path(probes, budget)
+    assert [v.claim.split(":")[0] for v in table[:3]] == ["post", "deepnorm", "pre"]
+    rezero = table[-1]
+    assert rezero.status == vd.HOLDS and min(probes["rezero"].cos_x0) > claims.REZERO_IDENTITY_COS
+    post_row = table[3]
+    falls = probes["post"].grad_norms[0] < probes["post"].grad_norms[-1]
+    assert (post_row.status == vd.HOLDS) == falls
+
+
+def test_training_and_update_verdicts(budget, runs):
+    table = claims.training(runs, budget)
+    assert len(table) == 2 * len(pp.training_plan(budget)) + 1
+    for v in table[:-1]:
+        opt, name = v.claim.split(": ", 1)
+        h = runs[opt][name.rsplit(" trains", 1)[0]]
+        assert (v.status == vd.HOLDS) == (h.fraction_learned() > claims.LEARNED)
+    show = pp.update_map_runs(budget)
+    upd = claims.updates(runs, show)
+    first = pp.bottom_top_update_ratio(runs["adam"]["post, no warmup"], 1)
+    lo, hi = claims.ADAM_FIRST_STEP_BAND
+    assert (upd[0].status == vd.HOLDS) == (lo < first < hi)
+    assert f"Adam {first:.2f}" in upd[0].computed
+
+
+def test_claims_decide_every_status_by_a_named_comparison():
+    src = (Path(claims.__file__)).read_text()
+    assert not re.search(r"ok\s*=\s*(True|False)\b", src)
+    assert not re.search(r"\bstatus\s*=\s*['\"]", src)
+
+
+# figures
+
+def test_identity_path_figure_draws_the_probes(probes):
+    fig = figures.identity_path(probes)
+    cos_ax, rms_ax, grad_ax = fig.axes
+    assert len(cos_ax.lines) == 2 * len(pp.STYLES)            # measured and predicted per style
+    post = probes["post"]
+    solid, dashed = cos_ax.lines[0], cos_ax.lines[1]
+    assert list(solid.get_ydata()) == post.cos_x0 and list(dashed.get_ydata()) == post.predicted_cos
+    assert dashed.get_linestyle() == "--" and solid.get_color() == dashed.get_color() == "tab:red"
+    assert list(rms_ax.lines[1].get_ydata()) == probes["pre"].rms
+    assert list(grad_ax.lines[0].get_xdata()) == list(range(1, len(post.grad_norms) + 1))
+    assert grad_ax.get_yscale() == "log"
+    matplotlib.pyplot.close(fig)
+
+
+def test_depth_sweep_figure_draws_every_depth(budget, probes):
+    sweep = pp.depth_sweep(budget, probes)
+    fig = figures.depth_sweep(sweep)
+    depths = list(budget.post_vs_pre_norm.probe_depths)
+    top_ax, ratio_ax = fig.axes
+    assert [line.get_label() for line in top_ax.lines] == list(pp.STYLES)
+    assert list(top_ax.lines[0].get_xdata()) == depths
+    want = [sweep[("pre", n)].grad_norms[0] / sweep[("pre", n)].grad_norms[-1] for n in depths]
+    assert np.allclose(ratio_ax.lines[1].get_ydata(), want)
+    matplotlib.pyplot.close(fig)
+
+
+def test_training_and_update_figures(budget, runs):
+    sub = budget.post_vs_pre_norm
+    fig = figures.training_losses(runs, sub.train_depth, sub.lrs)
+    assert len(fig.axes) == len(pp.OPTIMIZERS)
+    labels = [line.get_label() for line in fig.axes[0].lines]
+    assert all(any(lab.startswith(name) for lab in labels) for name in pp.training_plan(budget))
+    matplotlib.pyplot.close(fig)
+    show = pp.update_map_runs(budget)
+    fig = figures.update_maps(runs, show)
+    maps = [ax for ax in fig.axes if ax.images]
+    assert len(maps) == len(show)
+    h = runs["adam"]["post, no warmup"]
+    img = maps[0].images[0].get_array()
+    assert img.shape == (sub.train_depth, len(h.block_updates))
+    assert np.allclose(img, np.log10(np.array(h.block_updates).T + figures.UPDATE_LOG_FLOOR))
+    matplotlib.pyplot.close(fig)
+
+
+def test_slider_figure_draws_its_experiment(budget):
+    result = pp.slider_experiment(2, "pre", budget=budget)
+    assert result.lr == budget.post_vs_pre_norm.slider_lr
+    assert len(result.history.losses) == budget.post_vs_pre_norm.slider_steps
+    fig = figures.slider_result(result)
+    grad_ax, loss_ax = fig.axes
+    assert list(grad_ax.lines[0].get_ydata()) == result.probe.grad_norms
+    assert list(loss_ax.lines[0].get_ydata()) == result.history.losses
+    assert "N=2, pre" in grad_ax.get_title()
+    matplotlib.pyplot.close(fig)
+
+
+# slider controls

@@ -1,0 +1,299 @@
+"""The chapter "Why residuals?": derivations, probes, training runs, figures and verdicts."""
+import ast
+import json
+import math
+from pathlib import Path
+
+import pytest
+import sympy as sp
+import torch
+
+import deepnotes as dn
+from deepnotes.chapters.why_residuals import claims as wc
+from deepnotes.chapters.why_residuals import derive as sr
+from deepnotes.chapters.why_residuals import experiments as rs
+from deepnotes.chapters.why_residuals import figures as wf
+from deepnotes.chapters.why_residuals import training as rt
+from deepnotes.core import derive as sym
+from deepnotes.core.models import next_token_loss
+from deepnotes.show.verdicts import APPROX, HOLDS, WRONG
+
+ROOT = Path(__file__).resolve().parents[2]
+SMOKE = dn.get_budget("smoke")
+
+
+def test_plain_layer_derivation_reuses_the_linear_moment_and_telescopes():
+    d = sr.plain_layer_moments()
+    assert d["symbols"]["n"] is sr.n_in and d["symbols"]["m"] is sr.n_out
+    assert d["forward_var"] == 1 / sr.n_in and d["backward_var"] == 1 / sr.n_out
+    assert sp.simplify(d["backward_gain"] - sr.n_out / sr.n_in) == 0
+    assert sp.simplify(d["xavier"] - 2 / (sr.n_in + sr.n_out)) == 0
+    assert d["he_forward_var"] == 2 / sr.n_in
+    stack = sr.plain_stack_backward_gain(5)
+    assert stack["total"] == stack["symbols"]["d5"] / stack["symbols"]["d0"]
+    g = sr.plain_stack_gradients()
+    assert g["grad_every_layer_stable"] == 1 and g["grad_output_stable"] == 1 / sr.gain and g["g_for_1/N"] == sym.N
+
+
+def test_residual_and_growth_limits():
+    r = sr.residual_layer()
+    assert r["param_grad_scale"] == sr.eps
+    assert r["dy/dx"] == 1 + sr.eps * sp.Derivative(r["f"], r["symbols"]["x"])
+    inc = sr.increment_with_eps()
+    assert inc["p"] == sp.Rational(1, 2) and inc["exponent"].subs(inc["symbols"]["p"], inc["p"]) == 0
+    assert sr.one_d_eps_exponent()["p"] == 1
+    lim = sr.growth_limits()
+    assert set(lim) == set(sr.EPS_CHOICES) | {"symbols"}
+    assert lim["1/N"]["one_d_limit"] == sp.E and lim["1/sqrt(N)"]["one_d_limit"] == sp.oo
+    assert lim["1/sqrt(N)"]["high_d_limit"] == sp.E and lim["1/N"]["high_d_limit"] == 1
+    c = sr.comment_estimate()
+    assert c["ratio_limit"] == sp.exp(-sp.Rational(1, 2)) and c["e_squared_case"] == sp.exp(2)
+    n = 10_000.0                                 # the series against the exact log
+    assert float(c["log_factor"].subs(sym.N, n)) == pytest.approx(n * math.log1p(n ** -0.5), abs=1e-6)  # next term N^{-3/2}/5
+    assert c["ratio_at"][1000] == pytest.approx(math.exp(-0.5), rel=0.02)       # tends to e^{-1/2}
+    assert sr.high_dim_layer()["factor"] == 1 + sr.eps ** 2
+    sk = sr.skip_vs_branch_scaling()
+    assert sk["relative_speed"] == sk["symbols"]["alpha"] ** 2
+    assert sr.layernorm_scale_invariance(3)["difference"] == sp.zeros(3, 1)
+
+
+def test_bad_inputs_name_the_value_and_the_allowed_ones():
+    with pytest.raises(ValueError, match=r"1/sqrt\(N\)"):
+        rs.eps_for_depth("sqrt", 10)
+    with pytest.raises(ValueError, match="depth"):
+        rs.eps_for_depth("1", 0)
+    with pytest.raises(ValueError, match="width"):
+        rs.ResidualMLP(0, 3)
+    with pytest.raises(ValueError, match="exponent"):
+        rs.eps_for_depth(-1.0, 10)
+    with pytest.raises(ValueError, match="kind"):
+        rt.MLPLanguageModel(8, 4, 2, "resnet")
+    assert rs.eps_for_depth("1/sqrt(N)", 100) == pytest.approx(0.1)
+    assert rs.eps_for_depth(1.0, 50) == pytest.approx(0.02)
+    assert rs.STACK_KINDS == ("plain", "1", "1/sqrt(N)", "1/N")
+
+
+def test_jacobian_probe_matches_autograd_and_the_high_dimensional_prediction():
+    gen = torch.Generator().manual_seed(4)          # the probe draws x_0 then v from seed + 1
+    x0, v0 = torch.randn(1, 8, generator=gen), torch.randn(1, 8, generator=gen)
+    probe = rs.jacobian_growth("1", 8, 5, batch=1, seed=3, device="cpu")
+    _, vjp0 = torch.func.vjp(rs.build_stack("1", 8, 5, seed=3, device="cpu", dtype=torch.float64), x0[0].double())
+    exact = math.log(float(vjp0(v0[0].double())[0].detach().pow(2).sum() / v0.double().pow(2).sum()))
+    assert probe.log_growth[0] == pytest.approx(exact, abs=1e-4)                 # the renormalized VJP is exact
+    wide = rs.jacobian_growth("1", 128, 200, batch=8, device="cpu")      # 2^200: no overflow
+    pred = rs.predicted_log_growth("1", 200)
+    assert math.isfinite(wide.typical) and wide.typical == pytest.approx(pred["high_d"], rel=0.05)
+    assert wide.typical < 0.6 * pred["one_d"]
+    assert wide.cos_vu < 0.15 and wide.norm_ratio == pytest.approx(1.0, rel=0.1)
+    small = rs.jacobian_growth("1/N", 64, 100, batch=8, device="cpu")
+    assert abs(small.typical) < 0.1
+
+
+def test_build_stack_is_seeded_and_leaves_the_global_rng_alone():
+    state = torch.random.get_rng_state()
+    a = rs.build_stack("1/N", 8, 3, seed=7, device="cpu")
+    b = rs.build_stack("1/N", 8, 3, seed=7, device="cpu")
+    assert torch.equal(torch.random.get_rng_state(), state)
+    assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters()))
+    m1, m2 = rt.build_lm("plain", 3, SMOKE, seed=2, device="cpu"), rt.build_lm("plain", 3, SMOKE, seed=2, device="cpu")
+    assert torch.equal(m1.embed.weight, m2.embed.weight) and torch.equal(torch.random.get_rng_state(), state)
+
+
+def test_language_model_loss_is_the_shared_next_token_loss():
+    model = rt.build_lm("1/sqrt(N)", 3, SMOKE, device="cpu")
+    tokens = torch.randint(0, SMOKE.vocab_size, (4, 6), generator=torch.Generator().manual_seed(0))
+    assert torch.equal(model.loss(tokens), next_token_loss(model, tokens))
+
+
+def test_one_dimensional_plain_relu_stack_stops_gradients_without_nans():
+    p = rs.jacobian_growth("plain", 1, 30, batch=16, device="cpu")
+    assert all(not math.isnan(t) for t in p.log_growth) and p.typical == -math.inf
+
+
+def test_plain_moments_follow_the_m_over_n_rule():
+    m = rs.plain_moments(32, 128, 3, batch=512, device="cpu")
+    assert len(m.forward) == len(m.backward) == len(m.predicted_backward) == 7
+    assert m.predicted_backward[-1] == 1.0 and m.predicted_backward[-2] == pytest.approx(32 / 128)
+    for got, want in zip(m.backward, m.predicted_backward):
+        assert got == pytest.approx(want, rel=0.35)
+    assert max(m.forward) < 2.0 and min(m.forward) > 0.5
+
+
+def test_layer_gradients_scale_with_eps():
+    plain = rs.layer_gradients("plain", 32, 10, device="cpu")
+    small = rs.layer_gradients("1/N", 32, 10, device="cpu")
+    assert len(plain) == 10 and sum(small) < 0.1 * sum(plain)
+
+
+def test_training_runs_record_histories_and_divergence():
+    h = rt.mlp_run("1/sqrt(N)", 4, SMOKE, steps=3, device="cpu")
+    assert len(h.losses) == 3 and len(h.grad_norms[0]) == 4 and not h.diverged
+    boom = rt.mlp_run("1", 60, SMOKE, optimizer="sgd", lr=1.0, steps=5, device="cpu")
+    assert boom.diverged and "diverged" in rt.outcome(boom)
+    t = rt.transformer_run("1/N", 2, SMOKE, steps=2, device="cpu")
+    assert len(t.losses) == 2
+    p = rt.transformer_run("plain", 2, SMOKE, steps=2, device="cpu")
+    assert len(p.losses) == 2 and len(p.grad_norms[0]) == 2
+
+
+def test_plain_transformer_is_forward_stable_per_sublayer_and_collapses_positions():
+    model = rt.build_transformer("plain", 2, dn.get_budget("cpu"), device="cpu")
+    assert all(s.norm_style == "plain" and s.norm is None for b in model.blocks for s in b.sublayers)
+    x = torch.randn(8192, model.cfg.d_model)                                     # [B, d], E[x²] = 1
+    block = model.blocks[0]
+    with torch.no_grad():
+        assert block.ffn(x).pow(2).mean().item() == pytest.approx(1.0, rel=0.1)  # He + LeCun
+        assert block.attn.out_proj(block.attn.v_proj(x)).pow(2).mean().item() == pytest.approx(1.0, rel=0.1)
+    c0, plain = rt.position_cosine("plain", 12, SMOKE, device="cpu")
+    _, residual = rt.position_cosine("1/N", 12, SMOKE, device="cpu")
+    assert plain > 0.99 and residual < 0.5 and c0 < 0.5                         # rank collapse without skips
+    with pytest.raises(ValueError, match="unknown epsilon rule"):
+        rt.build_transformer("2", 4, SMOKE)
+
+
+def test_gradient_prediction_is_the_symbolic_one_and_matches_residual_stacks():
+    c = sr.branch_gradient_moment()
+    w, h, b = (c["symbols"][k] for k in ("w", "h", "B"))
+    assert float(c["total"].subs({w: 16, h: 64, b: 32})) == rs.branch_gradient_moment(16, 64, 32)
+    got = sum(rs.layer_gradients("1/sqrt(N)", 32, 20, device="cpu"))
+    assert got == pytest.approx(rs.predicted_total_gradient("1/sqrt(N)", 32, 20), rel=0.3)
+    assert rs.predicted_total_gradient("plain", 32, 20) == pytest.approx(20 * rs.branch_gradient_moment(32))
+
+
+def test_correlation_map_and_token_cosines():
+    assert rs.relu_correlation_map(1.0) == pytest.approx(1.0)
+    assert rs.relu_correlation_map(0.0) == pytest.approx(1 / math.pi)
+    assert 0.98 < rs.predicted_cosine("plain", 50, 0.0) < rs.predicted_cosine("plain", 100, 0.0) < 1
+    assert rs.predicted_cosine("1/N", 50, 0.0) < 0.02
+    got, want = rt.token_cosines("plain", 30, SMOKE, width=32, device="cpu")
+    assert got > 0.9 and want > 0.9
+    got, want = rt.token_cosines("1/N", 30, SMOKE, width=32, device="cpu")
+    assert abs(got - want) < 0.2
+
+
+def test_branch_jacobian_is_not_a_multiple_of_an_orthogonal_matrix_but_keeps_norms_on_average():
+    sv = torch.tensor(rs.branch_jacobian_singular_values(64, device="cpu"))
+    assert len(sv) == 64 and sv.pow(2).mean() == pytest.approx(1.0, rel=0.3)     # E‖v ∂f/∂x‖² = ‖v‖²
+    assert (sv < 1e-8 * sv.max()).float().mean() > 0.3                          # relu: rank ≈ width/2
+
+
+def test_orthogonal_matrix_keeps_norms_not_angles():
+    c = rs.orthogonal_cosines(128, samples=128)
+    assert c["identity"] == pytest.approx(1.0)
+    assert c["random"] == pytest.approx(c["expected"], rel=0.3)
+    with pytest.raises(ValueError, match="width"):
+        rs.orthogonal_cosines(0)
+
+
+# --- sweeps, figures and verdicts at the smoke budget
+
+@pytest.fixture(scope="module")
+def sweeps():
+    import matplotlib
+    matplotlib.use("Agg")
+    return {"grad": rs.gradient_sweep(SMOKE), "growth": rs.growth_sweep(SMOKE),
+            "train": rt.train_sweep(SMOKE), "tf": rt.transformer_sweep(SMOKE)}
+
+
+def test_sweeps_cover_the_budget_grid(sweeps):
+    rb = SMOKE.why_residuals
+    g = sweeps["grad"]
+    assert set(g.totals) == {(k, w, n) for k in rs.STACK_KINDS for w in rb.grad_widths for n in rb.grad_depths}
+    assert g.ratio[("1", rb.grad_widths[0], rb.grad_depths[0])] == pytest.approx(
+        g.totals[("1", rb.grad_widths[0], rb.grad_depths[0])] / rs.predicted_total_gradient("1", rb.grad_widths[0], rb.grad_depths[0]))
+    assert len(g.moments.forward) == 2 * rb.grad_depths[0] + 1
+    assert set(sweeps["growth"].probes) == {(w, k, n) for w in rb.widths for k in rs.STACK_KINDS for n in rb.depths}
+    assert len(sweeps["growth"].probes[(1, "1", rb.depths[0])].log_growth) == rb.probe_batch * rb.width1_batch_factor
+    assert set(sweeps["train"]) == {(n, o, k) for n in rb.train_depths for o in rt.OPTIMIZERS for k in rs.STACK_KINDS}
+    assert all(len(h.losses) == rb.train_steps or h.diverged for h in sweeps["train"].values())
+    assert set(sweeps["tf"].runs) == set(sweeps["tf"].cosines) == {(n, k) for n in rb.transformer_depths for k in rs.STACK_KINDS}
+
+
+def _lines(ax):
+    return [line for line in ax.get_lines() if len(line.get_xdata())]
+
+
+def test_figures_draw_the_measurements(sweeps):
+    rb = SMOKE.why_residuals
+    g = sweeps["grad"]
+    fig = wf.gradient_figure(g)
+    ax_m, ax_r, ax_t, ax_1 = fig.axes[:4]
+    assert list(_lines(ax_m)[0].get_ydata()) == g.moments.forward
+    assert list(_lines(ax_m)[2].get_ydata()) == g.moments.predicted_backward
+    assert len(_lines(ax_r)) == len(rs.STACK_KINDS) * len(rb.grad_widths) + 1          # + the line at 1
+    assert [line.get_color() for line in _lines(ax_1)] == [dn.show.palette.PALETTE["1"]] * 2
+    fig = wf.growth_figure(sweeps["growth"])
+    assert len(fig.axes) == len(rb.widths)
+    first = _lines(fig.axes[-1])[0]                                                        # plain markers, widest width
+    want = [sweeps["growth"].probes[(rb.widths[-1], "plain", n)].typical / math.log(10) for n in rb.depths]
+    assert list(first.get_xdata()) == list(rb.depths) and list(first.get_ydata()) == pytest.approx(want)
+    fig = wf.training_figure(sweeps["train"], SMOKE)
+    assert len(fig.axes) == len(rb.train_depths) * len(rt.OPTIMIZERS)
+    run = sweeps["train"][(rb.train_depths[0], "adam", "plain")]
+    top = wf.LOSS_TOP_FACTOR * run.unigram
+    assert list(_lines(fig.axes[0])[0].get_ydata()) == [min(v, top) for v in run.losses]
+    fig = wf.first_step_gradient_figure(sweeps["train"], SMOKE)
+    plain = sweeps["train"][(rb.train_depths[-1], "adam", "plain")].grad_norms[0]
+    assert list(_lines(fig.axes[0])[0].get_ydata()) == pytest.approx(plain)
+    assert len(wf.transformer_loss_figure(sweeps["tf"]).axes) == len(rb.transformer_depths)
+    assert len(_lines(wf.transformer_gradient_figure(sweeps["tf"]).axes[0])) == len(rs.STACK_KINDS)
+
+
+def test_slider_figure_draws_growth_and_losses():
+    import matplotlib
+    matplotlib.use("Agg")
+    fig = wf.slider_figure(4, 8, 0.5, budget=SMOKE)
+    ax_j, ax_l = fig.axes
+    measured = _lines(ax_j)[0]
+    assert len(measured.get_xdata()) == 5 and measured.get_ydata()[0] == 0.0          # k = 0..N, no growth at k = 0
+    assert "ε = N^-0.5" in [t.get_text() for t in ax_l.get_legend().get_texts()][1]
+    assert len(_lines(ax_l)[0].get_ydata()) == SMOKE.why_residuals.slider_steps
+
+
+def test_derivation_verdicts_are_decided_by_sympy():
+    table = wc.derivation_verdicts()
+    status = {v.claim: v.status for v in table}
+    assert status["Reader: with ε = 1/√N the expansion factor tends to e²"] == WRONG
+    assert status["Su's reply: (1 + 1/√N)^N ≈ e^{√N}"] == APPROX
+    assert sum(s == HOLDS for s in status.values()) == len(table) - 2
+
+
+def test_measured_verdicts_and_summary(sweeps):
+    rb = SMOKE.why_residuals
+    assert len(wc.gradient_verdicts(sweeps["grad"])) == 1 + len(rs.STACK_KINDS) * len(rb.grad_widths)
+    growth = wc.growth_verdicts(sweeps["growth"])
+    assert "Kk/Su" in growth[len(rb.widths[1:]) * len(rs.EPS_NAMES)].claim
+    train = wc.training_verdicts(sweeps["train"], SMOKE)
+    assert [v.status == HOLDS for v in train] == [h.fraction_learned() > wc.LEARNED_FRACTION for h in sweeps["train"].values()]
+    assert len(wc.transformer_verdicts(sweeps["tf"], SMOKE)) == 2 * len(sweeps["tf"].runs)
+    text = wc.measured_summary(sweeps["train"], SMOKE)
+    assert text.startswith("**Measured at the smoke budget.**") and text.count("\n- **") == len(rs.STACK_KINDS)
+
+
+def test_steps_to_half():
+    h = dn.History(losses=[3.0] * 10 + [1.0] * 10, floor=1.0, unigram=3.0)
+    assert h.steps_to(0.5, window=2) == 10      # losses 9, 10 average to the half-way 2.0
+    assert dn.History(losses=[3.0] * 5, floor=1.0, unigram=3.0).steps_to(0.5) is None
+    assert dn.History(losses=[3.0, 1.0], floor=1.0, unigram=3.0, diverged_at=2).steps_to(0.5, window=1) is None
+
+
+def test_claims_thresholds_are_named_and_statuses_computed():
+    src = (ROOT / "deepnotes/chapters/why_residuals/claims.py").read_text()
+    tree = ast.parse(src)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.keyword) and node.arg == "ok":
+            assert not isinstance(node.value, ast.Constant), ast.unparse(node)
+        if isinstance(node, ast.Compare):
+            numbers = [c.value for c in node.comparators if isinstance(c, ast.Constant) and isinstance(c.value, (int, float))]
+            assert all(v in (0, 1) for v in numbers), ast.unparse(node)         # a threshold has a name
+
+
+def test_notebook_cells_call_the_package():
+    nb = json.loads((ROOT / "book/why_residuals.ipynb").read_text())
+    for cell in nb["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        src = "".join(cell["source"])
+        assert len([line for line in src.splitlines() if line.strip()]) <= 25
+        assert not any(w in src for w in ("def ", "class ", "lambda")), src
+        assert "fork_rng" not in src and "sp.Symbol(" not in src

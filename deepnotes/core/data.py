@@ -28,7 +28,7 @@ class MarkovLanguage:
         if not temperature > 0:
             raise ValueError(f"temperature must be > 0, got {temperature!r}")
         self.vocab_size = vocab_size
-        gen = torch.Generator().manual_seed(seed)
+        gen = generator(seed)
         logits = torch.randn(vocab_size, vocab_size, generator=gen, dtype=torch.float64)
         self.transition = torch.softmax(logits / temperature, dim=-1)  # [V, V], rows sum to 1
         self.stationary = _stationary(self.transition)                   # [V]

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import torch
 
+from deepnotes.core.rng import generator
+
 
 def layer_norm(x: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
     mu = x.mean(-1, keepdim=True)                               # [..., 1]
@@ -56,7 +58,7 @@ def formula_checks(d: int = 16, seed: int = 0) -> dict[str, float]:
     """Max |difference| (float64, a seeded random batch, random γ, β, ∂L/∂y) between: the formulas
     and torch's LayerNorm/RMSNorm; the closed-form gradients and autograd; seed 000's eqs. (15),
     (18) and autograd, with γ = 1 and with a random γ."""
-    gen = torch.Generator().manual_seed(seed)
+    gen = generator(seed)
     x = torch.randn(4, d, dtype=torch.float64, generator=gen)                  # [4, d]
     gamma, beta, g = (torch.randn(d, dtype=torch.float64, generator=gen) for _ in range(3))
     one = torch.ones(d, dtype=torch.float64)

@@ -16,6 +16,6 @@ def seeded(seed: int) -> Iterator[None]:
         yield
 
 
-def generator(seed: int) -> torch.Generator:
-    """A CPU generator seeded by ``seed`` (data streams, probe batches)."""
-    return torch.Generator().manual_seed(seed)
+def generator(seed: int, device=None) -> torch.Generator:
+    """A generator seeded by ``seed`` (data streams, probe batches), on the CPU unless ``device``."""
+    return torch.Generator(device=device if device is not None else "cpu").manual_seed(seed)

@@ -10,18 +10,18 @@ from __future__ import annotations
 
 import math
 
+from deepnotes.core.validate import choice, positive_int
+
 OPTIMIZERS = ("sgd", "adam", "lamb")
 ARCHITECTURES = ("encoder", "decoder", "encoder-decoder")
 
 
 def _check_depth(n: int, name: str = "n_layers") -> None:
-    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-        raise ValueError(f"{name} must be a positive integer, got {n!r}")
+    positive_int(name, n)
 
 
 def _check_optimizer(optimizer: str) -> None:
-    if optimizer not in OPTIMIZERS:
-        raise ValueError(f"unknown optimizer {optimizer!r}; allowed: {', '.join(OPTIMIZERS)}")
+    choice("optimizer", optimizer, OPTIMIZERS)
 
 
 def deepnorm_coefficients(n_layers: int, architecture: str = "encoder",

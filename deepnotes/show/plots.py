@@ -10,6 +10,19 @@ from deepnotes.core.probes import loglog_slope
 from deepnotes.show.palette import MARKERS, PALETTE, colour  # noqa: F401  (re-exported)
 from deepnotes.core.train import History
 
+def label_axes(ax, xlabel: str = "", ylabel: str = "", title: str = "", legend: float | None = 7,
+               title_size: float = 9) -> None:
+    """Axis labels, a title and (unless ``legend`` is None) a legend of font size ``legend``."""
+    if xlabel:
+        ax.set_xlabel(xlabel)
+    if ylabel:
+        ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title, fontsize=title_size)
+    if legend is not None:
+        ax.legend(fontsize=legend)
+
+
 def loglog_sweep(ax, depths: Sequence[int], series: Mapping[str, Sequence[float]],
                  predicted_slope: float | None = None, ylabel: str = "") -> dict[str, float]:
     """Measured values against depth on log-log axes, each with its fitted slope in the legend,

@@ -116,9 +116,9 @@ def test_post_ln_early_update_grows_with_depth_and_dwarfs_deepnorms(budget):
 
 def test_bad_settings_raise(budget):
     with pytest.raises(ValueError, match="allowed: post, pre, deepnorm"):
-        inc.model_config("layernorm", 4, budget)
+        inc.variant_config("layernorm", 4, budget)
     with pytest.raises(ValueError, match="allowed: post, pre, deepnorm"):
-        inc.model_config("plain", 4, budget)
+        inc.variant_config("plain", 4, budget)
     with pytest.raises(ValueError, match="allowed: all, matrices"):
         inc.run("post", 2, budget, params="some")
     with pytest.raises(ValueError, match="allowed: adam, sgd, lamb"):
@@ -126,7 +126,7 @@ def test_bad_settings_raise(budget):
 
 
 def test_deepnorm_adam_variant_uses_su_constants(budget):
-    cfg = inc.model_config("deepnorm/adam", 8, budget)
+    cfg = inc.variant_config("deepnorm/adam", 8, budget)
     assert (cfg.norm, cfg.alpha, cfg.beta) == ("deepnorm", *scaling.su_coefficients(8, "adam"))
 
 

@@ -307,7 +307,7 @@ def test_probe_figures_draw_the_measurements():
 def test_training_figures_and_slider():
     plt = _figure_setup()
     budget = dn.get_budget("smoke")
-    comp = mt.training_comparison(budget, depths=(2,), device="cpu")
+    comp = mt.choice_comparison(budget, depths=(2,), device="cpu")
     assert set(comp) == {(o, lr, 2) for o, lrs in budget.magnitude_decomposition.train_lrs.items() for lr in lrs}
     grid = mf.training_grid(comp)
     assert len(grid.axes) == len(comp)

@@ -117,7 +117,7 @@ def test_probes_and_sweep_cover_every_style_and_depth(budget, probes):
 
 
 def test_fixed_step_gates_rise_linearly_and_are_not_trained(budget):
-    model = dn.build_model(pp.model_config("rezero", 2, budget))
+    model = dn.build_model(pp.style_config("rezero", 2, budget))
     schedule = GateSchedule(0.25)
     for step, want in ((0, 0.25), (2, 0.75), (9, 1.0)):
         schedule.before_step(model, step, None)

@@ -30,7 +30,7 @@ PARAM_SETS = ("all", "matrices")         # what the optimizer updates: everythin
 SLOPE_DEPTHS = (10, 10_000)              # the two depths the DeepNorm power law is read off between
 
 
-def model_config(variant: str, n_layers: int, budget: Budget) -> ModelConfig:
+def variant_config(variant: str, n_layers: int, budget: Budget) -> ModelConfig:
     """The budget's tiny Transformer at depth ``n_layers`` in the given variant."""
     choice("variant", variant, VARIANTS)
     if variant == "deepnorm/adam":
@@ -111,7 +111,7 @@ def loss_change_sweep(budget: Budget | None = None, variants=PROBED_VARIANTS,
     out: dict[tuple[str, str], list[list[StepProbe]]] = {(v, o): [[] for _ in depths]
                                                          for v in variants for o in optimizers}
     for v, o, n, r in progress_bar(jobs, progress):
-        model = build_model(model_config(v, n, budget), seed=r, device=device, dtype=torch.float64)
+        model = build_model(variant_config(v, n, budget), seed=r, device=device, dtype=torch.float64)
         tokens = probe_batch(task, budget.batch_size, budget.seq_len, seed=r, device=device)
         out[(v, o)][depths.index(n)].append(
             one_step_loss_change(model, tokens, o, lrs[o], params=block_matrices(model)))
@@ -132,7 +132,7 @@ def run(variant: str, n_layers: int, budget: Budget, optimizer: str = "adam", lr
     lr = lr if lr is not None else sub.slider_lrs[optimizer]
     cfg = TrainConfig(optimizer=optimizer, lr=lr, steps=steps or sub.train_steps, warmup_steps=warmup,
                       batch_size=budget.batch_size, seq_len=budget.seq_len, seed=seed)
-    model = build_model(model_config(variant, n_layers, budget), seed=seed, device=device or default_device())
+    model = build_model(variant_config(variant, n_layers, budget), seed=seed, device=device or default_device())
     chosen = None if params == "all" else block_matrices(model)
     trackers = [BlockGradNorms(every_for(cfg.steps, sub.track_points))]
     if track_update:

@@ -21,10 +21,7 @@ def loss_change_figure(sweep: ex.LossChangeSweep):
     for v in sweep.variants:
         norms = sweep.deepest_block_grad_norms(v)
         ax.semilogy(range(1, len(norms) + 1), norms, color=plots.colour(v), label=v)
-    ax.set_xlabel("block l")
-    ax.set_ylabel(r"$\|\partial L/\partial\theta_l\|$ at init")
-    ax.set_title(f"N = {sweep.depths[-1]}", fontsize=9)
-    ax.legend(fontsize=7)
+    plots.label_axes(ax, "block l", r"$\|\partial L/\partial\theta_l\|$ at init", f"N = {sweep.depths[-1]}")
     fig.tight_layout()
     return fig
 

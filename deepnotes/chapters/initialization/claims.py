@@ -75,7 +75,7 @@ def derivation_verdicts(*, sampling: dict, moments: dict, selu: dict, layernorm:
         check_number("…so pass σ/√γ = 1.1368472…σ", SEED.format("采样分布"), 1.1368472, 1 / math.sqrt(gamma),
                      rtol=PRINTED_7_DIGITS_RTOL),
         check_true(claim="tf.random.truncated_normal cuts at μ±2σ; PyTorch's trunc_normal_ does not",
-                   source=SEED.format("采样分布") + "; DESIGN.md trap", claimed=f"±{k}σ",
+                   source=SEED.format("采样分布") + "; torch.nn.init.trunc_normal_'s signature", claimed=f"±{k}σ",
                    computed=f"torch defaults a={torch_bounds.a}, b={torch_bounds.b} (absolute)",
                    ok=-torch_bounds.a == torch_bounds.b and torch_bounds.b / ex.BERT_STD > k,
                    reason=f"with std {ex.BERT_STD}, torch's default bounds are ±{torch_bounds.b / ex.BERT_STD:.0f}σ: "

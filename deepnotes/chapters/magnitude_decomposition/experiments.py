@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import torch
 
 from deepnotes.core import scaling
+from deepnotes.core.validate import choice
 from deepnotes.core.budget import Budget, device as default_device, get_budget
 from deepnotes.core.data import MarkovLanguage, probe_batch as core_probe_batch
 from deepnotes.core.models import build_model
@@ -29,8 +30,7 @@ CHECK_BLOCK = 1                                   # its block (the second)
 
 
 def _check_norm(norm: str) -> None:
-    if norm not in NORMS:
-        raise ValueError(f"unknown norm {norm!r}; allowed: {', '.join(NORMS)}")
+    choice("norm", norm, NORMS)
 
 
 def lambda_closed_form(w: torch.Tensor, norm: str = "fro") -> float:

@@ -56,7 +56,7 @@ def run_choice(n_layers: int, alpha: float, lam: float, optimizer: str, lr: floa
     return ChoiceRun(alpha, lam, hist, list(lam_steps), list(lam_ratios))
 
 
-def training_comparison(budget: Budget | None = None, depths=None, device=None,
+def choice_comparison(budget: Budget | None = None, depths=None, device=None,
                         progress: bool = False) -> dict[tuple[str, float, int], dict[str, ChoiceRun]]:
     """(optimizer, lr, depth) → {choice: run} for the choices of :data:`PLAN` at the budget's
     ``train_lrs`` and training depths."""

@@ -30,7 +30,7 @@ STYLES = ("post", "pre", "deepnorm", "rezero")    # the norm styles this chapter
 OPTIMIZERS = ("adam", "sgd")                       # the optimizers of the training comparison
 
 
-def model_config(norm: str, n_layers: int, budget: Budget, beta: float | None = None) -> ModelConfig:
+def style_config(norm: str, n_layers: int, budget: Budget, beta: float | None = None) -> ModelConfig:
     return budget.model_config(n_layers, norm=choice("norm style", norm, STYLES), beta=beta)
 
 
@@ -51,7 +51,7 @@ def stream_probe(norm: str, n_layers: int, budget: Budget | None = None, beta: f
     per-block gradient norms of the LM loss."""
     budget = budget or get_budget()
     device = device or default_device()
-    cfg = model_config(norm, n_layers, budget, beta)
+    cfg = style_config(norm, n_layers, budget, beta)
     model = build_model(cfg, seed=seed, device=device)
     tokens = probe_batch(MarkovLanguage(budget.vocab_size, seed=0), budget.batch_size, budget.seq_len,
                          seed=seed, device=device)
@@ -98,7 +98,7 @@ def run(norm: str, n_layers: int, budget: Budget, optimizer: str = "adam", lr: f
     sub = budget.post_vs_pre_norm
     steps = steps or sub.train_steps
     lr = lr if lr is not None else sub.lrs[optimizer]
-    model = build_model(model_config(norm, n_layers, budget, beta), seed=seed, device=device or default_device())
+    model = build_model(style_config(norm, n_layers, budget, beta), seed=seed, device=device or default_device())
     every = every_for(steps, sub.track_points)
     params, trackers = None, [BlockGradNorms(every), BlockUpdates(every)]
     if gate_step is not None:

@@ -21,7 +21,7 @@ import torch
 from torch import nn
 
 from deepnotes.core.budget import Budget, device as default_device
-from deepnotes.core.rng import seeded
+from deepnotes.core.rng import seeded, generator
 from deepnotes.core.validate import positive_int
 
 EPS_RULES = {"1": 0.0, "1/sqrt(N)": 0.5, "1/N": 1.0}   # name → p in ε = N^{−p}
@@ -146,7 +146,7 @@ def jacobian_growth(kind: str, width: int, depth: int, batch: int = 32, seed: in
     positive_int("batch", batch)
     stack = build_stack(kind, width, depth, seed, hidden, device)
     dev = next(stack.parameters()).device
-    gen = torch.Generator(device=dev).manual_seed(seed + 1)
+    gen = generator(seed + 1, dev)
     x = torch.randn(batch, width, generator=gen, device=dev)               # [B, m]
     v = torch.randn(batch, width, generator=gen, device=dev)               # [B, m]
     fwd = torch.zeros(batch, device=dev, dtype=torch.float64)
@@ -196,7 +196,7 @@ def branch_jacobian_singular_values(width: int, hidden: int | None = None, seed:
     stack = build_stack("1", width, 1, seed, hidden, device, torch.float64)
     f = stack.blocks[0]
     dev = next(stack.parameters()).device
-    gen = torch.Generator(device=dev).manual_seed(seed + 1)
+    gen = generator(seed + 1, dev)
     x = torch.randn(width, generator=gen, device=dev, dtype=torch.float64)            # [m]
     mask = (f.w1(x) > 0).double()                                                      # [h]
     jac = f.w2.weight @ torch.diag(mask) @ f.w1.weight                                 # [m, m]
@@ -210,7 +210,7 @@ def orthogonal_cosines(width: int, samples: int = 256, seed: int = 0) -> dict[st
     norms, not angles: Q = I gives 1; a random Q gives about √(2/(π·width)) (returned as "expected")."""
     positive_int("width", width)
     positive_int("samples", samples)
-    gen = torch.Generator().manual_seed(seed)
+    gen = generator(seed)
     q, r = torch.linalg.qr(torch.randn(width, width, generator=gen, dtype=torch.float64))
     q = q * torch.sign(torch.diagonal(r))                                               # Haar measure
     x = torch.randn(samples, width, generator=gen, dtype=torch.float64)                 # [S, m]
@@ -235,7 +235,7 @@ def plain_moments(width: int, hidden: int, depth: int, batch: int = 256, seed: i
     L = Σ x_2N·r with r ~ N(0, 1) so that ∂L/∂x_2N has second moment 1."""
     stack = build_stack("plain", width, depth, seed, hidden, device, torch.float64)
     dev = next(stack.parameters()).device
-    gen = torch.Generator(device=dev).manual_seed(seed + 1)
+    gen = generator(seed + 1, dev)
     x = torch.randn(batch, width, generator=gen, device=dev, dtype=torch.float64)   # [B, m]
     xs = [x.requires_grad_()]
     for f in stack.blocks:
@@ -299,7 +299,7 @@ def layer_gradients(kind: str, width: int, depth: int, batch: int = 64, seed: in
     float64 (ε = 1 at N = 300 reaches ~2^300 without overflow)."""
     stack = build_stack(kind, width, depth, seed, None, device, torch.float64)
     dev = next(stack.parameters()).device
-    gen = torch.Generator(device=dev).manual_seed(seed + 1)
+    gen = generator(seed + 1, dev)
     x = torch.randn(batch, width, generator=gen, device=dev, dtype=torch.float64)
     r = torch.randn(batch, width, generator=gen, device=dev, dtype=torch.float64)
     (stack(x) * r).sum().div(batch).backward()

@@ -79,6 +79,8 @@ def gradient_figure(sweep: GradientSweep):
     predicted ‖∇_θL‖² (top right), and the total squared gradient against depth (bottom: plain and
     small ε; ε = 1)."""
     import matplotlib.pyplot as plt
+
+    from deepnotes.show import plots
     pm, depths, widths = sweep.moments, sweep.depths, sweep.widths
     ratio = sweep.ratio
     fig, grid = plt.subplots(2, 2, figsize=(9.6, 6.6))
@@ -102,15 +104,12 @@ def gradient_figure(sweep: GradientSweep):
         ax.loglog(depths, [sweep.predicted[(kind, widths[-1], n)] for n in depths], "--", lw=1,
                   color=PALETTE[kind], label="prediction")
     ax_r.axhline(1, color="k", lw=0.8)
-    ax_r.set_xlabel("depth N")
-    ax_r.set_ylabel("measured / mean-field prediction")
-    ax_r.set_title(r"$\|\nabla_\theta L\|^2$ against the derivation", fontsize=9)
+    plots.label_axes(ax_r, "depth N", "measured / mean-field prediction",
+                     r"$\|\nabla_\theta L\|^2$ against the derivation", legend=None)
     ax_r.legend(fontsize=6, ncol=2)
     for ax, what in ((ax_t, "plain and small ε"), (ax_1, "ε = 1")):
-        ax.set_xlabel("depth N")
-        ax.set_ylabel(r"$\|\nabla_\theta L\|^2$ at init")
-        ax.set_title(f"total squared gradient, width {widths[-1]}: {what}", fontsize=9)
-        ax.legend(fontsize=6)
+        plots.label_axes(ax, "depth N", r"$\|\nabla_\theta L\|^2$ at init",
+                         f"total squared gradient, width {widths[-1]}: {what}", legend=6)
     fig.tight_layout()
     return fig
 

@@ -9,7 +9,7 @@ PALETTE = {
     "post": "tab:red", "pre": "tab:blue", "deepnorm": "tab:green", "deepnorm/adam": "tab:olive",
     "none": "tab:gray", "rezero": "tab:purple", "plain": "black",
     # the (α, λ) choices of the magnitude analysis
-    "lambda=1/alpha": "tab:blue", "alpha=1": "tab:orange", "lambda=1": "tab:green", "paper": "tab:red",
+    "lambda=1/alpha": "tab:blue", "alpha=1": "tab:orange", "lambda=1": "tab:green", "paper": "tab:brown",
     # the branch weights ε of x + εf(x)
     "1": "tab:orange", "1/sqrt(N)": "tab:green", "1/N": "tab:red",
 }

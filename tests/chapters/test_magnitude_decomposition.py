@@ -301,6 +301,9 @@ def test_probe_figures_draw_the_measurements():
     fig = mf.identity(identity)
     assert all(same_color(line.get_color(), PALETTE["paper"]) for line in fig.axes[0].get_lines())
     assert "fitted slope 1.00" in fig.axes[1].get_title()
+    settings = {key: p.key for key, p in mg.identity_sweep(dn.get_budget("smoke"), device="cpu").items()}
+    colours = [PALETTE[k] for k in settings.values()]
+    assert len(set(colours)) == len(colours), settings       # "colours as in the right panel": one per setting
     plt.close("all")
 
 

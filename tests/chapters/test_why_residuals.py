@@ -120,8 +120,8 @@ def test_plain_moments_follow_the_m_over_n_rule():
 
 
 def test_layer_gradients_scale_with_eps():
-    plain = rs.layer_gradients("plain", 32, 10, device="cpu")
-    small = rs.layer_gradients("1/N", 32, 10, device="cpu")
+    plain = rs.layer_gradients("plain", 32, 10, batch=64, device="cpu")
+    small = rs.layer_gradients("1/N", 32, 10, batch=64, device="cpu")
     assert len(plain) == 10 and sum(small) < 0.1 * sum(plain)
 
 
@@ -154,10 +154,10 @@ def test_plain_transformer_is_forward_stable_per_sublayer_and_collapses_position
 def test_gradient_prediction_is_the_symbolic_one_and_matches_residual_stacks():
     c = sr.branch_gradient_moment()
     w, h, b = (c["symbols"][k] for k in ("w", "h", "B"))
-    assert float(c["total"].subs({w: 16, h: 64, b: 32})) == rs.branch_gradient_moment(16, 64, 32)
-    got = sum(rs.layer_gradients("1/sqrt(N)", 32, 20, device="cpu"))
-    assert got == pytest.approx(rs.predicted_total_gradient("1/sqrt(N)", 32, 20), rel=0.3)
-    assert rs.predicted_total_gradient("plain", 32, 20) == pytest.approx(20 * rs.branch_gradient_moment(32))
+    assert float(c["total"].subs({w: 16, h: 64, b: 32})) == rs.branch_gradient_moment(16, 64, batch=32)
+    got = sum(rs.layer_gradients("1/sqrt(N)", 32, 20, batch=64, device="cpu"))
+    assert got == pytest.approx(rs.predicted_total_gradient("1/sqrt(N)", 32, 20, batch=64), rel=0.3)
+    assert rs.predicted_total_gradient("plain", 32, 20, batch=64) == pytest.approx(20 * rs.branch_gradient_moment(32, batch=64))
 
 
 def test_correlation_map_and_token_cosines():
@@ -200,7 +200,7 @@ def test_sweeps_cover_the_budget_grid(sweeps):
     g = sweeps["grad"]
     assert set(g.totals) == {(k, w, n) for k in rs.STACK_KINDS for w in rb.grad_widths for n in rb.grad_depths}
     assert g.ratio[("1", rb.grad_widths[0], rb.grad_depths[0])] == pytest.approx(
-        g.totals[("1", rb.grad_widths[0], rb.grad_depths[0])] / rs.predicted_total_gradient("1", rb.grad_widths[0], rb.grad_depths[0]))
+        g.totals[("1", rb.grad_widths[0], rb.grad_depths[0])] / rs.predicted_total_gradient("1", rb.grad_widths[0], rb.grad_depths[0], batch=rb.grad_batch))
     assert len(g.moments.forward) == 2 * rb.grad_depths[0] + 1
     assert set(sweeps["growth"].probes) == {(w, k, n) for w in rb.widths for k in rs.STACK_KINDS for n in rb.depths}
     assert len(sweeps["growth"].probes[(1, "1", rb.depths[0])].log_growth) == rb.probe_batch * rb.width1_batch_factor

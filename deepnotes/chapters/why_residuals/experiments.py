@@ -135,7 +135,7 @@ def predicted_log_growth(kind: str, depth: int) -> dict[str, float]:
 
 
 @torch.no_grad()
-def jacobian_growth(kind: str, width: int, depth: int, batch: int = 32, seed: int = 0, hidden: int | None = None,
+def jacobian_growth(kind: str, width: int, depth: int, *, batch: int, seed: int = 0, hidden: int | None = None,
                     device=None) -> JacobianProbe:
     """Forward x_0 ~ N(0, I) through the stack, then pull v ~ N(0, I) back:
     v ← v + ε·((v W2) ⊙ 1[x W1ᵀ > 0]) W1  (the VJP of x + ε relu(x W1ᵀ) W2ᵀ; plain: without the v +).
@@ -230,7 +230,7 @@ class PlainMoments:
     weight_grad: list[float]      # E[(∂L/∂W_k)²] per entry, k = 1..2N
 
 
-def plain_moments(width: int, hidden: int, depth: int, batch: int = 256, seed: int = 0, device=None) -> PlainMoments:
+def plain_moments(width: int, hidden: int, depth: int, *, batch: int, seed: int = 0, device=None) -> PlainMoments:
     """A plain He/LeCun stack width → hidden → width → … (2N linear layers) in float64, loss
     L = Σ x_2N·r with r ~ N(0, 1) so that ∂L/∂x_2N has second moment 1."""
     stack = build_stack("plain", width, depth, seed, hidden, device, torch.float64)
@@ -254,19 +254,19 @@ def plain_moments(width: int, hidden: int, depth: int, batch: int = 256, seed: i
                         [float(t.grad.pow(2).mean()) for t in xs], pred[::-1], grads)
 
 
-def branch_gradient_moment(width: int, hidden: int | None = None, batch: int = 64) -> float:
+def branch_gradient_moment(width: int, hidden: int | None = None, *, batch: int) -> float:
     """C = E‖∂L/∂θ_f‖² of one branch with unit moments in and out: width·(hidden + width/2)/batch
     (``symbolic_residuals.branch_gradient_moment``)."""
     hidden = width if hidden is None else hidden
     return width * (hidden + width / 2) / batch
 
 
-def predicted_total_gradient(kind: str, width: int, depth: int, batch: int = 64) -> float:
+def predicted_total_gradient(kind: str, width: int, depth: int, *, batch: int) -> float:
     """E‖∇_θL‖² of the whole stack at initialization, mean field: N·C for a plain stack (every
     layer sees unit moments both ways), N·ε²·(1+ε²)^{N−1}·C for x + εf (layer l's input has grown
     by (1+ε²)^{l−1}, the gradient reaching its output by (1+ε²)^{N−l}, and ε multiplies both
     weight gradients' chain once)."""
-    c = branch_gradient_moment(width, None, batch)
+    c = branch_gradient_moment(width, None, batch=batch)
     if kind == "plain":
         positive_int("depth", depth)
         return depth * c
@@ -294,7 +294,7 @@ def predicted_cosine(kind, depth: int, c0: float) -> float:
     return c
 
 
-def layer_gradients(kind: str, width: int, depth: int, batch: int = 64, seed: int = 0, device=None) -> list[float]:
+def layer_gradients(kind: str, width: int, depth: int, *, batch: int, seed: int = 0, device=None) -> list[float]:
     """‖∂L/∂θ_l‖² per layer l = 1..N at initialization, L = Σ_b x_N,b·r_b/B (r ~ N(0, I)), in
     float64 (ε = 1 at N = 300 reaches ~2^300 without overflow)."""
     stack = build_stack(kind, width, depth, seed, None, device, torch.float64)

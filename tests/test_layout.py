@@ -113,3 +113,12 @@ def test_core_and_show_do_not_import_chapters():
             for node in ast.walk(ast.parse(path.read_text())):
                 if isinstance(node, ast.ImportFrom) and node.module:
                     assert not node.module.startswith("deepnotes.chapters"), f"{path}: {node.module}"
+
+
+def test_every_package_folder_is_a_regular_package():
+    """pip builds the wheel (Colab's install) from setuptools' find: a folder without __init__.py is
+    silently left out of it, and the chapters with it."""
+    folders = {p.parent for p in (ROOT / "deepnotes").rglob("*.py")} | {p.parent.parent for p in (ROOT / "deepnotes").rglob("*.py")}
+    folders = {f for f in folders if f.is_relative_to(ROOT / "deepnotes") and "__pycache__" not in f.parts}
+    missing = sorted(str(f.relative_to(ROOT)) for f in folders if not (f / "__init__.py").exists())
+    assert not missing, missing

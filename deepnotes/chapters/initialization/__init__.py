@@ -1,1 +1,1 @@
-"""initialization"""
+"""Chapter "Initialization, parametrization and normalization" (book/initialization.ipynb; seed 002)."""

@@ -1,1 +1,1 @@
-"""post_vs_pre_norm"""
+"""Chapter "Post-Norm vs Pre-Norm" (book/post_vs_pre_norm.ipynb; seeds 002 and 003)."""

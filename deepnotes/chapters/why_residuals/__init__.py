@@ -1,1 +1,1 @@
-"""why_residuals"""
+"""Chapter "Why residuals?" (book/why_residuals.ipynb; seed 004)."""

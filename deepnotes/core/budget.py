@@ -40,7 +40,6 @@ class InitializationBudget:
     moment_batch: int                     # inputs per measurement
     ntk_width: int                        # width of the NTK-vs-standard MLP trained with Adam
     ntk_steps: int
-    slider_depths: tuple[int, ...]        # the moment slider's grid
     slider_gains: tuple[float, ...]
     softmax_slider_dims: tuple[int, ...]
     softmax_dims: tuple[int, ...] = (16, 64, 256, 1024)   # d of the softmax probe
@@ -211,7 +210,7 @@ BUDGETS: dict[str, Budget] = {
         name="smoke", d_model=16, n_heads=2, d_ff=32, vocab_size=8, seq_len=8, batch_size=4,
         initialization=InitializationBudget(
             moment_width=32, moment_depth=8, moment_batch=64, ntk_width=16, ntk_steps=3,
-            slider_depths=(4,), slider_gains=(1.0, 2.0), softmax_slider_dims=(16, 64)),
+            slider_gains=(1.0, 2.0), softmax_slider_dims=(16, 64)),
         post_vs_pre_norm=PostPreBudget(
             probe_depths=(2, 6), train_depth=4, train_steps=6, train_warmup=3, slider_depths=(2, 4), slider_steps=3),
         bert_init=BertBudget(
@@ -234,7 +233,7 @@ BUDGETS: dict[str, Budget] = {
         name="cpu", d_model=32, n_heads=2, d_ff=64, vocab_size=16, seq_len=16, batch_size=16,
         initialization=InitializationBudget(
             moment_width=256, moment_depth=60, moment_batch=1024, ntk_width=128, ntk_steps=50,
-            slider_depths=(10, 30, 60), slider_gains=(0.5, 1.0, 2.0, 4.0), softmax_slider_dims=(16, 64, 256, 1024)),
+            slider_gains=(0.5, 1.0, 2.0, 4.0), softmax_slider_dims=(16, 64, 256, 1024)),
         post_vs_pre_norm=PostPreBudget(
             probe_depths=(6, 12, 24, 50, 100), train_depth=12, train_steps=600, train_warmup=200,
             slider_depths=(6, 12, 24, 48, 96), slider_steps=15),
@@ -262,7 +261,7 @@ BUDGETS: dict[str, Budget] = {
         name="gpu", d_model=128, n_heads=4, d_ff=512, vocab_size=32, seq_len=64, batch_size=32,
         initialization=InitializationBudget(
             moment_width=1024, moment_depth=100, moment_batch=4096, ntk_width=512, ntk_steps=200,
-            slider_depths=(10, 30, 60, 100), slider_gains=(0.5, 1.0, 2.0, 4.0),
+            slider_gains=(0.5, 1.0, 2.0, 4.0),
             softmax_slider_dims=(16, 64, 256, 1024)),
         post_vs_pre_norm=PostPreBudget(
             probe_depths=(6, 12, 24, 50, 100), train_depth=24, train_steps=2000, train_warmup=500,

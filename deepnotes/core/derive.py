@@ -97,6 +97,3 @@ def linear_second_moment() -> dict[str, sp.Expr]:
     lecun = sp.solve(sp.Eq(ey2, s_x), s_w)[0]
     he = sp.solve(sp.Eq(ey2 * relu_factor, s_x), s_w)[0]
     return {"E[y^2]": ey2, "relu_factor": relu_factor, "lecun": lecun, "he": he}
-
-
-# ---- Post-Norm vs Pre-Norm (seeds 002, 003) -----------------------------------------------------

@@ -63,7 +63,7 @@ def test_small_derivations_return_their_symbols_and_solve_what_they_say():
     assert sp.simplify((t * delta).subs(t, gate["steps_to_one"])) == 1
     step = derive.post_ln_moment_step()
     S, v = step["symbols"]["S"], step["symbols"]["v"]
-    assert step["S_next (S=1)"] == 1
+    assert step["fixed_point"] == 1 and step["ln_output"] == 1
     assert float(step["S_next"].subs({S: 3, v: 1})) == 2.0        # S ≠ 1 moves toward 1
     upd = derive.update_scale_invariance()
     c, g, eta = (upd["symbols"][k] for k in ("c", "g", "eta"))

@@ -15,7 +15,6 @@ from deepnotes.chapters.why_residuals import experiments as rs
 from deepnotes.chapters.why_residuals import figures as wf
 from deepnotes.chapters.why_residuals import training as rt
 from deepnotes.core import derive as sym
-from deepnotes.core.models import next_token_loss
 from deepnotes.show.verdicts import APPROX, HOLDS, WRONG
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -99,10 +98,12 @@ def test_build_stack_is_seeded_and_leaves_the_global_rng_alone():
     assert torch.equal(m1.embed.weight, m2.embed.weight) and torch.equal(torch.random.get_rng_state(), state)
 
 
-def test_language_model_loss_is_the_shared_next_token_loss():
+def test_language_model_loss_is_the_next_token_cross_entropy():
     model = rt.build_lm("1/sqrt(N)", 3, SMOKE, device="cpu")
     tokens = torch.randint(0, SMOKE.vocab_size, (4, 6), generator=torch.Generator().manual_seed(0))
-    assert torch.equal(model.loss(tokens), next_token_loss(model, tokens))
+    logp = model(tokens[:, :-1]).log_softmax(-1)                       # [B, T-1, V]
+    by_hand = -logp.gather(-1, tokens[:, 1:, None]).mean()
+    torch.testing.assert_close(model.loss(tokens), by_hand)
 
 
 def test_one_dimensional_plain_relu_stack_stops_gradients_without_nans():

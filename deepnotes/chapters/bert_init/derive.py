@@ -142,7 +142,8 @@ def bert_logit_scale() -> dict:
     q, the logits' std, KL from uniform q/2 and log V; "text" prints them."""
     q_bert = float(branch_ratios()["q"].subs({d: BERT_WIDTH, s: bert_stds()["actual"]}))
     log_v = float(sp.log(BERT_VOCAB))
-    text = (f"BERT: q = {q_bert:.4f}, std of a logit = {q_bert ** 0.5:.4f}, KL from uniform = {q_bert / 2:.4f} nats "
+    kl = float(logit_softmax()["kl_from_uniform"].subs(q, q_bert))             # the derived q/2, evaluated
+    text = (f"BERT: q = {q_bert:.4f}, std of a logit = {q_bert ** 0.5:.4f}, KL from uniform = {kl:.4f} nats "
             f"(log V = {log_v:.3f} for V = {BERT_VOCAB})")
-    return {"q": q_bert, "logit_std": q_bert ** 0.5, "kl_from_uniform": q_bert / 2, "log_V": log_v, "text": text,
+    return {"q": q_bert, "logit_std": q_bert ** 0.5, "kl_from_uniform": kl, "log_V": log_v, "text": text,
             "symbols": {"d": d, "s": s, "q": q, "V": V}}

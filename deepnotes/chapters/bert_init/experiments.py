@@ -228,11 +228,8 @@ def cached_run(std: float, head_transform: bool, budget: Budget) -> MLMRun:
 
 def article_gradient_prediction(probe: InitProbe) -> list[float]:
     """The annotated eq. (42) with the measured branch ratios: ‖g_l‖/‖g_L‖ = Π_{k>l} ((1+v_att)(1+v_ffn))^{-1/2}."""
-    per_layer = [((1 + a) * (1 + f)) ** -0.5 for a, f in zip(probe.attn_ratio, probe.ffn_ratio)]
-    out = [1.0]
-    for w in reversed(per_layer[1:]):
-        out.append(out[-1] * w)
-    return out[::-1]
+    w = probe.predicted_cos                          # Π_{k≤l} per layer, l = 0..L
+    return [w[-1] / w_l for w_l in w[1:]]
 
 
 def probe_depth(budget: Budget | None = None) -> int:

@@ -66,8 +66,9 @@ def softmax_figure(d: int, scaled: bool, budget: Budget | None = None, progress:
     """The slider's second experiment: one row of attention weights at this d, scaled or not,
     titled with the probe's mean max weight and entropy."""
     from deepnotes.show import plots
-    probe = ex.softmax_probe(d, scaled)
-    row = ex.attention_row(d, scaled)
+    b = (budget or get_budget()).initialization
+    probe = ex.softmax_probe(d, scaled, b.softmax_keys, b.softmax_queries)
+    row = ex.attention_row(d, scaled, b.softmax_keys)
     fig, (ax,) = plots.new_figure(1, width=4.6, height=2.6)
     ax.bar(range(len(row.weights)), row.weights, color=f"C{SCALINGS.index(scaled)}")   # the sweep's colour
     ax.set_ylim(0, 1)

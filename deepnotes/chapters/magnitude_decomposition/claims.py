@@ -38,6 +38,7 @@ TRAINS = 0.5                # "trains": fraction learned above this
 DRIFT = 2.0                 # "leaves its initial scale": λ_t/λ_0 at least this
 EARLY_STEP = 20             # "within a few steps": by this step
 SLOW_MARGIN = 0.05          # "learns slowly": mean fraction learned at least this much below λ = 1/α's
+ANNOTATED_K = 6            # the annotated §2.1's "K ≈ 6" matrices per layer: the source's number
 EXAMPLE_DEPTH = 1000        # the annotated section's example depth (eqs. (56), (65); §12.3): the source's number
 
 MAIN = "seed 000 §{}; seed 001"
@@ -64,11 +65,11 @@ def _xavier_orthogonality_verdict(budget=None) -> Verdict:
 
 def _pre_ln_verdict() -> Verdict:
     """Su: the same analysis applies to Pre-LN with α = 1. The SymPy solutions with α = 1 against
-    :func:`deepnotes.scaling.pre_ln_lambda` at several depths."""
+    :func:`deepnotes.core.scaling.pre_ln_lambda` at several depths."""
     sols = {o: _sol(o, "alpha=1")["lambda"] for o in scaling.OPTIMIZERS}
     ok = all(math.isclose(float(e.subs(N, n)), scaling.pre_ln_lambda(n, o), rel_tol=SYMBOLIC_RTOL)
              for o, e in sols.items() for n in PRE_LN_CHECK_DEPTHS)
-    return check_true(claim="Pre-LN: the same analysis holds with every α = 1; recompute λ", source=MAIN.format("事后分析"), claimed="α = 1, λ from the same condition", computed=", ".join(f"{o}: λ = {sp.sstr(sd.in_two_n(e))}" for o, e in sols.items()), ok=ok, reason="SymPy's α = 1 solutions equal deepnotes.scaling.pre_ln_lambda; a derivation only, "
+    return check_true(claim="Pre-LN: the same analysis holds with every α = 1; recompute λ", source=MAIN.format("事后分析"), claimed="α = 1, λ from the same condition", computed=", ".join(f"{o}: λ = {sp.sstr(sd.in_two_n(e))}" for o, e in sols.items()), ok=ok, reason="SymPy's α = 1 solutions equal deepnotes.core.scaling.pre_ln_lambda; a derivation only, "
                       "not measured on Pre-LN stacks here")
 
 
@@ -148,7 +149,7 @@ def annotated_verdicts() -> VerdictTable:
                      reason="E: λ² = 2g²(a+b+1)/(a+b), so λ ≈ √2·g for every shape (measured below)"),
         check_true(claim="σ(cx) = σ(x): softmax is insensitive to scaling", source="seed 000 annotated eq. (39)", claimed="σ(2x) = σ(x)", computed=f"max |σ(2x) − σ(x)| = {soft_gap:.3f} at x = (1, 2, 3)", ok=soft_gap < SOFTMAX_EQUAL_ATOL, reason="softmax ignores shifts x + c, not scalings: λ_qλ_k acts as an inverse temperature"),
         check_scaling("SGD: λ/α = 1/√(2NK) = 1/√(2N) 'assuming K ≈ 1'", "seed 000 annotated eqs. (46)-(48)",
-                      1 / sp.sqrt(2 * N * 6), 1 / sp.sqrt(two), N,
+                      1 / sp.sqrt(2 * N * ANNOTATED_K), 1 / sp.sqrt(two), N,
                       "needs K = 1, but §2.1 took K ≈ 6: 1/√(12N), the same power of N with another constant"),
         check_scaling("LAMB: λ²/α = 1/√(NK)", "seed 000 annotated eq. (50)", 1 / sp.sqrt(N),
                       _sol("lamb")["branch_weight"], N,
@@ -274,7 +275,7 @@ def article_story_verdicts(comp, early: int = EARLY_STEP) -> VerdictTable:
     (read: λ at least :data:`DRIFT`-folds by step ``early``); α = (2N)^{1/2}, λ = 1 learns slowly (read:
     its mean fraction learned is below λ = 1/α's, by at least :data:`SLOW_MARGIN` for "holds"); λ = 1/α
     sits between. And the paper's claim that its SGD-derived constants also train under Adam.
-    Takes :func:`.training.training_comparison`."""
+    Takes :func:`.training.choice_comparison`."""
     rows = []
     for (opt, lr, n), runs in comp.items():
         if opt == "adam":

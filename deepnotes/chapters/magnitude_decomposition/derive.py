@@ -124,7 +124,7 @@ PICK_EQUATIONS = {"lambda=1/alpha": sp.Eq(lam, 1 / alpha), "alpha=1": sp.Eq(alph
 
 
 def solve_pick(optimizer: str, pick: str) -> dict[str, sp.Expr]:
-    """Solve the optimizer's condition (from :func:`deepnotes.symbolic.deepnorm_ratio`) together with
+    """Solve the optimizer's condition (from :func:`deepnotes.core.derive.deepnorm_ratio`) together with
     one pick (λ = 1/α, α = 1 or λ = 1) for positive (α, λ)."""
     if pick not in PICK_EQUATIONS:
         raise ValueError(f"unknown pick {pick!r}; allowed: {', '.join(PICK_EQUATIONS)}")

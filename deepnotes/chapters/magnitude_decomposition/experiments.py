@@ -284,7 +284,7 @@ def first_step_relative_update(n_layers: int, alpha: float, lam: float, optimize
     budget = budget or get_budget()
     device = device or default_device()
     model = deepnorm_model(n_layers, alpha, lam, budget, seed=seed, device=device, dtype=torch.float64)
-    mats = [w for b in model.blocks for k, w in block_weights(b).items() if k in BETA_KINDS]
+    mats = [w for b in model.blocks for w in b.beta_scaled_weights()]
     before = [w.detach().clone() for w in mats]
     opt = make_optimizer(model.parameters(), TrainConfig(optimizer=optimizer, lr=lr))
     model.loss(probe_batch(budget, seed, device)).backward()
@@ -332,7 +332,7 @@ class IdentityProbe:
 
     @property
     def branch_weight(self) -> float:
-        return self.lam ** 2 / self.alpha
+        return scaling.branch_weight(self.alpha, self.lam)
 
     @property
     def mean_change(self) -> float:

@@ -163,7 +163,7 @@ def slider_figure(depth: int, optimizer: str, lr: float | None = None, budget: B
     fig, (ax_c, ax_l) = plots.new_figure(2, width=3.8, height=2.8)
     xs = range(len(picks))
     constants = {"α": [a for a, _ in picks.values()], "λ": [lam for _, lam in picks.values()],
-                 "λ²/α": [lam ** 2 / a for a, lam in picks.values()]}
+                 "λ²/α": [scaling.branch_weight(a, lam) for a, lam in picks.values()]}
     width = 0.27
     for k, (name, values) in enumerate(constants.items()):
         ax_c.bar([x + width * (k - 1) for x in xs], values, width=width, label=name)

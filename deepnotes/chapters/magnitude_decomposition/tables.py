@@ -3,7 +3,7 @@ notebook prints, built from the measurements of :mod:`.experiments` and :mod:`.t
 from __future__ import annotations
 
 from deepnotes.core import scaling
-from deepnotes.chapters.magnitude_decomposition.experiments import LABELS, DecompositionRow
+from deepnotes.chapters.magnitude_decomposition.experiments import CHECK_BLOCK, KINDS, LABELS, DecompositionRow
 from deepnotes.chapters.magnitude_decomposition.training import ChoiceRun
 
 HALFWAY_WINDOW = 5    # losses averaged when reading the step at which a run is half-way to the floor
@@ -26,7 +26,8 @@ def decomposition_text(rows: list[DecompositionRow]) -> str:
 def autograd_check_text(worst: float, tolerance: float) -> str:
     """One line: is the largest relative gap of the autograd check below ``tolerance``?"""
     tol = f"{tolerance:.0e}".replace("e-0", "e-")
-    return (f"autograd vs <dL/dW, U>, 6 matrices of block 2 (float64): largest relative difference below {tol}: "
+    return (f"autograd vs <dL/dW, U>, {len(KINDS)} matrices of block {CHECK_BLOCK + 1} (float64): largest relative "
+            f"difference below {tol}: "
             f"{worst < tolerance}")
 
 

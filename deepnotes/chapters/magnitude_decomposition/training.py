@@ -9,10 +9,9 @@ from dataclasses import dataclass, field
 from deepnotes.core.budget import Budget, device as default_device, get_budget
 from deepnotes.core.config import TrainConfig
 from deepnotes.core.data import MarkovLanguage
-from deepnotes.chapters.magnitude_decomposition.experiments import BETA_KINDS, block_weights, choices, deepnorm_model, \
-    lambda_closed_form
+from deepnotes.chapters.magnitude_decomposition.experiments import choices, deepnorm_model, lambda_closed_form
 from deepnotes.core.train import History, train
-from deepnotes.core.trackers import BlockGradNorms, Recorder
+from deepnotes.core.trackers import Recorder
 from deepnotes.show.progress import progress as progress_bar
 
 # the runs of the training comparison: optimizer → the choices trained (all four for SGD, the
@@ -31,7 +30,7 @@ class ChoiceRun:
 
 
 def _beta_lambdas(model) -> list[float]:
-    return [lambda_closed_form(w) for b in model.blocks for k, w in block_weights(b).items() if k in BETA_KINDS]
+    return [lambda_closed_form(w) for b in model.blocks for w in b.beta_scaled_weights()]
 
 
 def run_choice(n_layers: int, alpha: float, lam: float, optimizer: str, lr: float, budget: Budget | None = None,
@@ -51,7 +50,7 @@ def run_choice(n_layers: int, alpha: float, lam: float, optimizer: str, lr: floa
     cfg = TrainConfig(optimizer=optimizer, lr=lr, steps=steps, batch_size=budget.batch_size, seq_len=budget.seq_len,
                       seed=seed)
     hist = train(model, MarkovLanguage(budget.vocab_size, seed=seed), cfg, progress=progress,
-                 trackers=[BlockGradNorms(steps), Recorder("lam_ratio", lam_ratio, every)])
+                 trackers=[Recorder("lam_ratio", lam_ratio, every)])
     lam_steps, lam_ratios = hist.record("lam_ratio")
     return ChoiceRun(alpha, lam, hist, list(lam_steps), list(lam_ratios))
 

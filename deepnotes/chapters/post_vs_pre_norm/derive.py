@@ -43,10 +43,15 @@ def pre_norm_second_moment() -> dict:
 
 
 def post_ln_moment_step() -> dict:
-    """Post-LN forward: S_{l+1} = (S_l + v)/(1 + v) (add a branch of second moment v, then LN),
-    and its value at S_l = 1."""
+    """The annotated eq. (48), S_{l+1} = (S_l + v)/(1 + v), and its fixed point (solved); against what a
+    LayerNorm does to x + F: E[(x + F)²] = S + 2E[xF] + v with E[xF] = 0 (F zero-mean, independent of
+    x), then divided by its own second moment, so the output's second moment is 1 whatever S."""
     step = (S + v) / (1 + v)
-    return {"S_next": step, "S_next (S=1)": sp.simplify(step.subs(S, 1)), "symbols": {"S": S, "v": v}}
+    (fixed,) = sp.solve(sp.Eq(step, S), S)
+    cross = sp.Symbol("E_xF", real=True)
+    summed = (S + 2 * cross + v).subs(cross, 0)
+    return {"S_next": step, "fixed_point": fixed, "ln_output": sp.simplify(summed / summed),
+            "symbols": {"S": S, "v": v}}
 
 
 def update_scale_invariance() -> dict:

@@ -75,7 +75,7 @@ def update_maps(runs: dict[str, dict], show: list[tuple[str, str]]):
         h = runs[opt][name]
         upd = np.array(h.block_updates) + UPDATE_LOG_FLOOR
         im = ax.imshow(np.log10(upd.T), aspect="auto", origin="lower", cmap="viridis",
-                       extent=(h.grad_steps[0], h.grad_steps[-1], 0.5, upd.shape[1] + 0.5))
+                       extent=(h.update_steps[0], h.update_steps[-1], 0.5, upd.shape[1] + 0.5))
         ax.set_title(f"{opt.upper()}: {name}", fontsize=9)
         ax.set_xlabel("step")
         ax.set_ylabel("block l")

@@ -117,12 +117,6 @@ class JacobianProbe:
         """Median over samples of log(‖vJ‖²/‖v‖²): the growth of a typical v."""
         return float(torch.tensor(self.log_growth).median())
 
-    @property
-    def mean_square(self) -> float:
-        """log of the mean over samples of ‖vJ‖²/‖v‖² (the second moment the derivations predict)."""
-        t = torch.tensor(self.log_growth, dtype=torch.float64)
-        return float(torch.logsumexp(t, 0) - math.log(len(t)))
-
 
 def predicted_log_growth(kind: str, depth: int) -> dict[str, float]:
     """log of the predicted ‖vJ‖² growth through N layers: the article's one-dimensional estimate
@@ -256,7 +250,7 @@ def plain_moments(width: int, hidden: int, depth: int, *, batch: int, seed: int 
 
 def branch_gradient_moment(width: int, hidden: int | None = None, *, batch: int) -> float:
     """C = E‖∂L/∂θ_f‖² of one branch with unit moments in and out: width·(hidden + width/2)/batch
-    (``symbolic_residuals.branch_gradient_moment``)."""
+    (``derive.branch_gradient_moment``)."""
     hidden = width if hidden is None else hidden
     return width * (hidden + width / 2) / batch
 

@@ -2,9 +2,9 @@
 without normalization) on the synthetic Markov language. No drawing (see ``figures.py``).
 
 The MLP language model reads one token and predicts the next: embedding (N(0, 1) entries, so
-E[x_0²] = 1) → the :class:`residuals.ResidualMLP` stack → a linear head. The task is a first-order
+E[x_0²] = 1) → the :class:`.experiments.ResidualMLP` stack → a linear head. The task is a first-order
 Markov chain, so this model can reach the entropy-rate floor; a model that learns nothing sits on
-the context-free plateau. Runs reuse :func:`deepnotes.train.train` and its :class:`History`.
+the context-free plateau. Runs reuse :func:`deepnotes.core.train.train` and its :class:`History`.
 """
 from __future__ import annotations
 
@@ -86,7 +86,7 @@ def token_cosines(kind, depth: int, budget: Budget | None = None, width: int | N
                   device=None) -> tuple[float, float]:
     """At initialization, the mean cosine between the final hidden states of the V different tokens
     (what the head must tell apart), measured and predicted from each pair's embedding cosine by
-    :func:`residuals.predicted_cosine`. Returns (measured, predicted)."""
+    :func:`.experiments.predicted_cosine`. Returns (measured, predicted)."""
     model = build_lm(kind, depth, budget or get_budget(), width, seed, device)
     tokens = torch.arange(model.head.out_features, device=next(model.parameters()).device)   # all V tokens
     x0, xn = model.embed(tokens), model.hidden(tokens)                   # [V, d] each

@@ -110,9 +110,12 @@ class Masked:
     def floor(self, task: MarkovLanguage) -> float:
         return task.masked_entropy()
 
+    def mask(self, batch_size: int, seq_len: int, gen: torch.Generator) -> torch.Tensor:
+        """The positions [B, T] to hide, drawn from ``gen`` after the batch's tokens."""
+        return mask_positions(batch_size, seq_len, self.prob, gen)
+
     def loss(self, model: nn.Module, tokens: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
-        b, t = tokens.shape
-        return model.mlm_loss(tokens, mask_positions(b, t, self.prob, gen).to(tokens.device))
+        return model.mlm_loss(tokens, self.mask(*tokens.shape, gen).to(tokens.device))
 
 
 def train(model: nn.Module, task: MarkovLanguage, cfg: TrainConfig, *, objective=None,

@@ -1,0 +1,110 @@
+"""The bridge between the engine and the readable reference: which tensor of a
+:class:`~deepnotes.core.models.TransformerLM` (or of a list of :class:`~deepnotes.core.models.Block`)
+each slice of a :class:`~deepnotes.core.engine.Stack` holds.
+
+``load_reference`` copies a reference model into member k (the equivalence tests, and chapters that
+want the reference's own draws); ``export_member`` builds the reference model that member k is, for
+probes written against ``models.py``; ``reference_layout`` gathers a reference's weights or gradients
+in the engine's layout ([N, ...] for block tensors) for comparison.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import torch
+from torch import nn
+
+from deepnotes.core.engine import Stack
+from deepnotes.core.models import Block, TransformerLM
+
+# engine name → the reference tensor(s) of one block (a list is stacked along a new leading axis)
+BLOCK_TENSORS: dict[str, Callable[[Block], torch.Tensor | list[torch.Tensor]]] = {
+    "qkv_w": lambda b: [b.attn.q_proj.weight, b.attn.k_proj.weight, b.attn.v_proj.weight],
+    "qkv_b": lambda b: [b.attn.q_proj.bias, b.attn.k_proj.bias, b.attn.v_proj.bias],
+    "out_w": lambda b: b.attn.out_proj.weight,
+    "out_b": lambda b: b.attn.out_proj.bias,
+    "fc1_w": lambda b: b.ffn.fc1.weight,
+    "fc1_b": lambda b: b.ffn.fc1.bias,
+    "fc2_w": lambda b: b.ffn.fc2.weight,
+    "fc2_b": lambda b: b.ffn.fc2.bias,
+    "norm_w": lambda b: [r.norm.weight for r in b.sublayers],
+    "norm_b": lambda b: [r.norm.bias for r in b.sublayers],
+    "gate": lambda b: [r.gate for r in b.sublayers],
+}
+# engine name → the reference tensor of the model outside its blocks
+TOP_TENSORS: dict[str, Callable[[TransformerLM], torch.Tensor]] = {
+    "embed": lambda m: m.embed.weight,
+    "positions": lambda m: m.positions.weight,
+    "embed_norm_w": lambda m: m.embed_norm.weight,
+    "embed_norm_b": lambda m: m.embed_norm.bias,
+    "final_norm_w": lambda m: m.final_norm.weight,
+    "final_norm_b": lambda m: m.final_norm.bias,
+    "dense_w": lambda m: m.head_transform[0].weight,
+    "dense_b": lambda m: m.head_transform[0].bias,
+    "dense_norm_w": lambda m: m.head_transform[2].weight,
+    "dense_norm_b": lambda m: m.head_transform[2].bias,
+    "head_w": lambda m: m.head.weight,
+    "head_b": lambda m: m.head.bias,
+    "head_bias": lambda m: m.head_bias,
+}
+
+
+def _blocks(model) -> Sequence[Block]:
+    return model.blocks if isinstance(model, TransformerLM) else list(model)
+
+
+def _pieces(stack: Stack, model) -> dict[str, list]:
+    """name → per block (or once, outside the blocks) the reference tensor or list of tensors."""
+    out = {n: [BLOCK_TENSORS[n](b) for b in _blocks(model)] for n in stack.block_names}
+    if isinstance(model, TransformerLM):
+        out.update({n: [TOP_TENSORS[n](model)] for n in stack.slots if n not in stack.block_names})
+    return out
+
+
+def _stacked(piece, of: Callable[[torch.Tensor], torch.Tensor]) -> torch.Tensor:
+    return torch.stack([of(t) for t in piece]) if isinstance(piece, list) else of(piece)
+
+
+def reference_layout(stack: Stack, model, of: Callable[[torch.Tensor], torch.Tensor] = lambda t: t.detach()
+                     ) -> dict[str, torch.Tensor]:
+    """A reference model's tensors (``of``: the weight, or ``lambda t: t.grad``) in the engine's
+    member layout: [N, ...] for block tensors, [...] for the rest. ``model``: a TransformerLM, or a
+    list of Blocks (block tensors only)."""
+    out = {}
+    for name, pieces in _pieces(stack, model).items():
+        parts = [_stacked(p, of) for p in pieces]
+        out[name] = torch.stack(parts) if name in stack.block_names else parts[0]
+    return out
+
+
+@torch.no_grad()
+def load_reference(stack: Stack, k: int, model) -> Stack:
+    """Copy the reference ``model`` (a TransformerLM, or a list of Blocks) into member k."""
+    for name, tensor in reference_layout(stack, model).items():
+        stack.member(name, k).copy_(tensor)
+    return stack
+
+
+@torch.no_grad()
+def _write_reference(stack: Stack, k: int, model):
+    """Copy member k into the reference ``model`` (a TransformerLM or a ModuleList of Blocks)."""
+    for name, pieces in _pieces(stack, model).items():
+        target = stack.member(name, k)
+        rows = target.unbind(0) if name in stack.block_names else [target]
+        for piece, row in zip(pieces, rows):
+            for t, value in (zip(piece, row.unbind(0)) if isinstance(piece, list) else [(piece, row)]):
+                t.copy_(value)
+    return model
+
+
+def export_member(stack: Stack, k: int) -> TransformerLM:
+    """The reference TransformerLM holding member k's current weights (on the stack's device and dtype)."""
+    ref = stack.embed
+    return _write_reference(stack, k, TransformerLM(stack.cfgs[k]).to(device=ref.device, dtype=ref.dtype))
+
+
+def block_list(stack: Stack, k: int) -> nn.ModuleList:
+    """Member k's blocks as reference :class:`Block` modules (MLP-only stacks have no TransformerLM)."""
+    ref = stack.embed
+    blocks = nn.ModuleList([Block(stack.cfgs[k]) for _ in range(stack.n_layers)])
+    return _write_reference(stack, k, blocks.to(device=ref.device, dtype=ref.dtype))

@@ -1,0 +1,196 @@
+"""Training a :class:`~deepnotes.core.engine.Stack`: K members in one pass and one optimizer step.
+
+Member k is trained exactly as :func:`deepnotes.core.train.train` would train it alone with
+``cfgs[k]``: its own data stream (``generator(seed + 1)``), its own task, its own learning rate and
+warmup; one :class:`~deepnotes.core.train.History` per member. The members' losses are summed before
+``backward``; their parameters are disjoint slices, so each slice gets its own member's gradient.
+
+The optimizers are the reference's (:mod:`deepnotes.core.optim`) written over stacked tensors with a
+learning rate per member, η_k(t) = η_k · min(1, (t+1)/T_k):
+
+    SGD   θ ← θ − η_k g
+    Adam  m ← β₁m + (1−β₁)g,  v ← β₂v + (1−β₂)g²,  θ ← θ − η_k · m̂ / (√v̂ + ε)     (ε = 1e-8)
+    LAMB  r = m̂ / (√v̂ + ε),  θ ← θ − η_k · (‖θ‖/‖r‖) · r    (norms per reference tensor, ε = 1e-6)
+
+A member whose loss turns NaN/inf is recorded as diverged at that step and stops recording; the
+others go on (its slice can hold NaN: no operation mixes members). Nothing raises.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Sequence
+from dataclasses import replace
+
+import torch
+
+from deepnotes.core import scaling
+from deepnotes.core.config import TrainConfig
+from deepnotes.core.data import MarkovLanguage
+from deepnotes.core.engine import Stack
+from deepnotes.core.rng import generator
+from deepnotes.core.train import History, Masked, NextToken
+from deepnotes.show.progress import progress as progress_bar
+
+SHARED_FIELDS = ("optimizer", "steps", "batch_size", "seq_len", "betas")   # one graph, one loop
+ADAM_EPS, LAMB_EPS = 1e-8, 1e-6
+
+
+def check_members(stack: Stack, cfgs: Sequence[TrainConfig]) -> list[TrainConfig]:
+    """One TrainConfig per member, agreeing on :data:`SHARED_FIELDS` (lr, warmup, seed may differ)."""
+    cfgs = list(cfgs)
+    if len(cfgs) != stack.n_members:
+        raise ValueError(f"{len(cfgs)} train configs for a stack of {stack.n_members} members")
+    for name in SHARED_FIELDS:
+        values = {getattr(c, name) for c in cfgs}
+        if len(values) > 1:
+            raise ValueError(f"members must share {name} to train as one pass, got {sorted(map(str, values))}")
+    return cfgs
+
+
+class EnsembleOptimizer:
+    """SGD, Adam or LAMB over a stack's tensors, one learning rate per member."""
+
+    def __init__(self, stack: Stack, cfgs: Sequence[TrainConfig], trainable: Collection[str] | None = None):
+        cfgs = check_members(stack, cfgs)
+        names = list(stack.slots) if trainable is None else list(trainable)
+        unknown = [n for n in names if n not in stack.slots]
+        if unknown:
+            raise ValueError(f"unknown parameters {unknown}; the stack has {list(stack.slots)}")
+        self.stack, self.names = stack, names
+        self.kind, (self.b1, self.b2) = cfgs[0].optimizer, cfgs[0].betas
+        p0 = next(stack.parameters())
+        self.peak = torch.tensor([c.lr for c in cfgs], dtype=p0.dtype, device=p0.device)   # [K]
+        self.warmups = [c.warmup_steps for c in cfgs]
+        self.t = 0
+        self.state = {n: (torch.zeros_like(getattr(stack, n)), torch.zeros_like(getattr(stack, n)))
+                      for n in names} if self.kind != "sgd" else {}
+
+    def lrs(self, step: int) -> torch.Tensor:
+        """η_k(step) = η_k · min(1, (step+1)/T_k): [K]."""
+        factors = [scaling.linear_warmup_factor(step, w) for w in self.warmups]
+        return self.peak * torch.tensor(factors, dtype=self.peak.dtype, device=self.peak.device)
+
+    def _per_member(self, values: torch.Tensor, name: str) -> torch.Tensor:
+        """[K] values shaped to broadcast over parameter ``name``."""
+        p, axis = getattr(self.stack, name), self.stack.slots[name].member_axis
+        shape = [1] * p.dim()
+        shape[axis] = -1
+        return values.view(shape)
+
+    @torch.no_grad()
+    def step(self, step: int) -> None:
+        lrs = self.lrs(step)
+        self.t += 1
+        for name in self.names:
+            p = getattr(self.stack, name)
+            if p.grad is None:
+                continue
+            g, lr = p.grad, self._per_member(lrs, name)
+            if self.kind == "sgd":
+                p.addcmul_(g, lr, value=-1.0)
+                continue
+            m, v = self.state[name]
+            m.lerp_(g, 1 - self.b1)
+            v.mul_(self.b2).addcmul_(g, g, value=1 - self.b2)
+            bc1, bc2 = 1 - self.b1 ** self.t, 1 - self.b2 ** self.t
+            if self.kind == "adam":
+                denom = (v.sqrt() / math.sqrt(bc2)).add_(ADAM_EPS)
+                p.addcmul_(m / denom, lr, value=-1.0 / bc1)
+            else:
+                r = (m / bc1) / (v / bc2).sqrt_().add_(LAMB_EPS)
+                p.addcmul_(r, lr * self._trust(p, r, self.stack.slots[name].tensor_dims), value=-1.0)
+
+    @staticmethod
+    def _trust(p: torch.Tensor, r: torch.Tensor, tensor_dims: int) -> torch.Tensor:
+        """‖θ‖/‖r‖ per reference tensor (1 where either norm is 0), shaped to broadcast over p."""
+        if tensor_dims == 0:
+            w_norm, r_norm = p.abs(), r.abs()
+        else:
+            dims = tuple(range(-tensor_dims, 0))
+            w_norm = torch.linalg.vector_norm(p, dim=dims, keepdim=True)
+            r_norm = torch.linalg.vector_norm(r, dim=dims, keepdim=True)
+        ok = (w_norm > 0) & (r_norm > 0)
+        return torch.where(ok, w_norm / torch.where(ok, r_norm, torch.ones_like(r_norm)), torch.ones_like(w_norm))
+
+    def zero_grad(self) -> None:
+        for p in self.stack.parameters():
+            p.grad = None
+
+
+def _tasks(tasks, k: int) -> list[MarkovLanguage]:
+    tasks = [tasks] * k if isinstance(tasks, MarkovLanguage) else list(tasks)
+    if len(tasks) != k:
+        raise ValueError(f"{len(tasks)} tasks for a stack of {k} members")
+    return tasks
+
+
+def member_batches(stack: Stack, tasks, cfgs, gens, objective) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Each member's batch from its own stream, in the reference's order (tokens, then the mask):
+    tokens [K, B, T] and, for :class:`Masked`, the mask [K, B, T]."""
+    device = stack.embed.device
+    tokens, masks = [], []
+    for task, cfg, gen in zip(tasks, cfgs, gens):
+        tokens.append(task.sample(cfg.batch_size, cfg.seq_len, gen))
+        if isinstance(objective, Masked):
+            masks.append(objective.mask(cfg.batch_size, cfg.seq_len, gen))
+    tokens = torch.stack(tokens).to(device)
+    return tokens, (torch.stack(masks).to(device) if masks else None)
+
+
+def member_losses(stack: Stack, objective, tokens: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+    """[K] losses of the objective on each member's batch."""
+    if isinstance(objective, Masked):
+        return stack.masked_losses(tokens, mask)
+    return stack.next_token_losses(tokens)
+
+
+def train_ensemble(stack: Stack, tasks, cfgs: TrainConfig | Sequence[TrainConfig], *, objective=None,
+                   trackers: Sequence = (), trainable: Collection[str] | None = None,
+                   progress: bool = False) -> list[History]:
+    """Train every member of ``stack`` for ``steps`` steps; one History per member.
+
+    ``tasks``: one task for all members or one per member. ``cfgs``: one TrainConfig per member (or
+    one for all, with per-member seeds taken from the stack). ``objective``: :class:`NextToken`
+    (default) or :class:`Masked`. ``trackers``: from :mod:`deepnotes.core.ensemble_trackers`.
+    ``trainable``: the parameter names to update (default all).
+    """
+    objective = objective if objective is not None else NextToken()
+    if isinstance(objective, Masked) == stack.cfg.causal:
+        raise ValueError("the masked objective needs an encoder (causal=False) and next-token a causal model "
+                         f"(causal=True); got {type(objective).__name__} with causal={stack.cfg.causal}")
+    k = stack.n_members
+    if isinstance(cfgs, TrainConfig):
+        cfgs = [cfgs] if k == 1 else [replace(cfgs, seed=s) for s in stack.seeds]
+    cfgs = check_members(stack, cfgs)
+    tasks = _tasks(tasks, k)
+    gens = [generator(c.seed + 1) for c in cfgs]
+    opt = EnsembleOptimizer(stack, cfgs, trainable)
+    hists = [History(floor=objective.floor(t), unigram=t.unigram_entropy()) for t in tasks]
+    hooks = {name: [getattr(t, name) for t in trackers if hasattr(t, name)]
+             for name in ("start", "before_step", "after_backward", "after_step")}
+    for hook in hooks["start"]:
+        hook(stack, tasks, cfgs)
+    alive = list(range(k))
+    for step in progress_bar(range(cfgs[0].steps), progress):
+        for hook in hooks["before_step"]:
+            hook(stack, step, hists, alive)
+        tokens, mask = member_batches(stack, tasks, cfgs, gens, objective)
+        losses = member_losses(stack, objective, tokens, mask)                    # [K]
+        values = losses.tolist()
+        for i in [i for i in alive if not math.isfinite(values[i])]:
+            hists[i].diverged_at = step
+        alive = [i for i in alive if math.isfinite(values[i])]
+        if not alive:
+            break
+        opt.zero_grad()
+        losses[alive].sum().backward()
+        for hook in hooks["after_backward"]:
+            hook(stack, step, hists, alive)
+        lrs = opt.lrs(step).tolist()
+        for i in alive:
+            hists[i].losses.append(values[i])
+            hists[i].lrs.append(lrs[i])
+        opt.step(step)
+        for hook in hooks["after_step"]:
+            hook(stack, step, hists, alive)
+    return hists

@@ -1,0 +1,186 @@
+"""The stacked-weight engine computes the reference's function: same losses, gradients and training
+runs as models.py + train.py, for every norm style and block kind, in float64."""
+import math
+
+import pytest
+import torch
+
+from deepnotes.core.config import NORM_STYLES, ModelConfig, TrainConfig
+from deepnotes.core.data import MarkovLanguage
+from deepnotes.core.engine import Stack, build_stack
+from deepnotes.core.engine_reference import block_list, export_member, load_reference, reference_layout
+from deepnotes.core.ensemble import train_ensemble
+from deepnotes.core import ensemble_trackers as et
+from deepnotes.core import trackers as rt
+from deepnotes.core.models import Block, build_model
+from deepnotes.core.rng import seeded
+from deepnotes.core.train import Masked, train
+
+F64 = torch.float64
+TOL = 1e-10
+
+
+def small(norm="post", **kw):
+    return ModelConfig(n_layers=3, d_model=8, n_heads=2, d_ff=12, vocab_size=6, norm=norm, **kw)
+
+
+def rel_err(a: torch.Tensor, b: torch.Tensor) -> float:
+    return float((a - b).norm() / b.norm().clamp_min(1e-300))
+
+
+def member_configs(norm):
+    if norm == "deepnorm":
+        return [small(norm, alpha=a) for a in (1.0, 2.5, 0.7)]
+    return [small(norm, beta=b) for b in (1.0, 0.5, 2.0)]
+
+
+def randomize(model):
+    """Move every parameter off its init (norm gains, biases and gates start at 1 or 0)."""
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(0.1 * torch.randn_like(p))
+    return model
+
+
+@pytest.mark.parametrize("norm", NORM_STYLES)
+@pytest.mark.parametrize("causal", [True, False])
+def test_engine_matches_reference_loss_and_gradients(norm, causal):
+    extra = {} if causal else dict(causal=False, head_transform=True, activation="gelu", max_len=10)
+    cfgs = [ModelConfig(**{**c.__dict__, **extra}) for c in member_configs(norm)]
+    refs = []
+    with seeded(3):
+        for i, cfg in enumerate(cfgs):
+            refs.append(randomize(build_model(cfg, seed=i, dtype=F64)))
+    stack = Stack(cfgs, seeds=[0, 1, 2], dtype=F64)
+    for k, ref in enumerate(refs):
+        load_reference(stack, k, ref)
+    tokens = torch.randint(0, 6, (3, 4, 7), generator=torch.Generator().manual_seed(0))
+    if causal:
+        ref_losses = [ref.loss(t) for ref, t in zip(refs, tokens)]
+        losses = stack.next_token_losses(tokens)
+    else:
+        mask = torch.zeros(3, 4, 7, dtype=torch.bool)
+        mask[:, :, 2] = mask[:, 1:, 4] = True
+        ref_losses = [ref.mlm_loss(t, m) for ref, t, m in zip(refs, tokens, mask)]
+        losses = stack.masked_losses(tokens, mask)
+    losses.sum().backward()
+    for k, (ref, loss) in enumerate(zip(refs, ref_losses)):
+        loss.backward()
+        assert abs(float(losses[k].detach()) - float(loss.detach())) <= TOL * abs(float(loss.detach()))
+        grads = reference_layout(stack, ref, of=lambda t: t.grad)
+        for name, g in grads.items():
+            assert rel_err(stack.member(name, k, grad=True), g) < TOL, (norm, causal, k, name)
+
+
+@pytest.mark.parametrize("norm", NORM_STYLES)
+def test_mlp_blocks_match_reference_blocks(norm):
+    cfgs = [ModelConfig(**{**c.__dict__, "block": "mlp"}) for c in member_configs(norm)]
+    with seeded(5):
+        refs = [randomize(torch.nn.ModuleList([Block(c) for _ in range(c.n_layers)]).to(F64)) for c in cfgs]
+    stack = Stack(cfgs, dtype=F64)
+    for k, ref in enumerate(refs):
+        load_reference(stack, k, ref)
+    x = torch.randn(3, 2, 5, 8, dtype=F64)                          # [K, B, T, d]
+    probe = torch.randn(2, 5, 8, dtype=F64)
+    (stack.run_blocks(x) * probe).sum().backward()
+    for k, ref in enumerate(refs):
+        y = x[k]
+        for block in ref:
+            y = block(y)
+        (y * probe).sum().backward()
+        assert rel_err(stack.run_blocks(x)[k].detach(), y.detach()) < TOL
+        for name, g in reference_layout(stack, ref, of=lambda t: t.grad).items():
+            assert rel_err(stack.member(name, k, grad=True), g) < TOL, (norm, k, name)
+    assert rel_err(torch.cat([p.flatten() for p in block_list(stack, 1).parameters()]),
+                   torch.cat([p.flatten() for p in refs[1].parameters()])) == 0
+
+
+@pytest.mark.parametrize("optimizer,lrs", [("sgd", (0.05, 0.1, 0.02)), ("adam", (1e-2, 3e-3, 2e-2)),
+                                           ("lamb", (1e-2, 2e-2, 5e-3))])
+def test_ensemble_matches_separate_reference_runs(optimizer, lrs):
+    cfgs = [small("deepnorm", alpha=a) for a in (1.0, 2.0, 3.0)]
+    tcfgs = [TrainConfig(optimizer=optimizer, lr=lr, steps=5, warmup_steps=w, batch_size=4, seq_len=6, seed=s)
+             for lr, w, s in zip(lrs, (0, 3, 2), (0, 7, 9))]
+    tasks = [MarkovLanguage(6, seed=s) for s in (0, 1, 0)]
+    refs = [build_model(c, seed=t.seed, dtype=F64) for c, t in zip(cfgs, tcfgs)]
+    stack = Stack(cfgs, seeds=[t.seed for t in tcfgs], dtype=F64)
+    for k, ref in enumerate(refs):
+        load_reference(stack, k, ref)
+    hists = train_ensemble(stack, tasks, tcfgs, trackers=[et.BlockGradNorms(), et.BlockUpdates(2), et.UpdateSize()])
+    for k, (ref, task, tcfg) in enumerate(zip(refs, tasks, tcfgs)):
+        h = train(ref, task, tcfg, trackers=[rt.BlockGradNorms(), rt.BlockUpdates(2), rt.UpdateSize()])
+        assert len(hists[k].losses) == len(h.losses) == 5
+        for a, b in zip(hists[k].losses, h.losses):
+            assert abs(a - b) <= TOL * abs(b)
+        assert hists[k].lrs == pytest.approx(h.lrs, rel=1e-12)
+        for field in ("grad_norms", "block_updates"):
+            assert torch.tensor(getattr(hists[k], field)) == pytest.approx(torch.tensor(getattr(h, field)), rel=1e-8)
+        assert hists[k].update_rms == pytest.approx(h.update_rms, rel=1e-5, abs=1e-7)   # taken in float32
+        # weights to 1e-8: the key bias has an exactly zero gradient (softmax ignores a shift of all
+        # scores), so its ~1e-17 rounding noise differs between the two orders of summation, and Adam
+        # divides it by √v̂ + ε with ε = 1e-8
+        for name, w in reference_layout(stack, ref).items():
+            assert rel_err(stack.member(name, k).detach(), w) < 1e-8, (optimizer, k, name)
+
+
+def test_masked_objective_ensemble_matches_reference():
+    cfg = ModelConfig(n_layers=2, d_model=8, n_heads=2, d_ff=12, vocab_size=6, causal=False, init_std=0.05,
+                      head_transform=True, activation="gelu", max_len=8)
+    tcfgs = [TrainConfig(lr=1e-2, steps=4, batch_size=3, seq_len=8, seed=s) for s in (0, 1)]
+    task = MarkovLanguage(6, seed=0)
+    refs = [build_model(cfg, seed=s, dtype=F64) for s in (0, 1)]
+    stack = Stack([cfg, cfg], seeds=[0, 1], dtype=F64)
+    for k, ref in enumerate(refs):
+        load_reference(stack, k, ref)
+    hists = train_ensemble(stack, task, tcfgs, objective=Masked(0.3))
+    for k, ref in enumerate(refs):
+        h = train(ref, task, tcfgs[k], objective=Masked(0.3))
+        assert hists[k].losses == pytest.approx(h.losses, rel=TOL)
+        assert hists[k].floor == h.floor
+
+
+def test_export_member_round_trips():
+    stack = build_stack(small("pre"), seeds=[4, 5], dtype=F64)
+    ref = export_member(stack, 1)
+    tokens = torch.randint(0, 6, (2, 3, 5))
+    assert float(ref.loss(tokens[1])) == pytest.approx(float(stack.next_token_losses(tokens)[1]), rel=TOL)
+
+
+def test_same_seed_same_numbers_and_members_independent_of_each_other():
+    a, b = build_stack(small(), seeds=[3, 8]), build_stack(small(), seeds=[8])
+    assert torch.equal(a.member("qkv_w", 1), b.member("qkv_w", 0))
+    assert torch.equal(a.member("embed", 1), b.member("embed", 0))
+    assert not torch.equal(a.member("qkv_w", 0), a.member("qkv_w", 1))
+    cfg = TrainConfig(steps=4, batch_size=4, seq_len=6)
+    runs = [train_ensemble(build_stack(small(), seeds=[3, 8]), MarkovLanguage(6), cfg) for _ in range(2)]
+    assert [h.losses for h in runs[0]] == [h.losses for h in runs[1]]
+
+
+def test_init_follows_the_reference_distributions():
+    cfg = ModelConfig(n_layers=40, d_model=32, d_ff=64, norm="deepnorm")
+    stack = build_stack(cfg, seeds=[0])
+    beta = cfg.branch_beta
+    assert float(stack.member("qkv_w", 0)[:, 0].std()) == pytest.approx(math.sqrt(1 / 32), rel=0.02)
+    assert float(stack.member("qkv_w", 0)[:, 2].std()) == pytest.approx(beta * math.sqrt(1 / 32), rel=0.02)
+    assert float(stack.member("fc1_w", 0).std()) == pytest.approx(beta * math.sqrt(2 / 96), rel=0.02)
+    bert = build_stack(ModelConfig(n_layers=20, init_std=0.02, causal=False), seeds=[0])
+    w = bert.member("fc2_w", 0)
+    assert float(w.abs().max()) <= 0.04 and float(w.std()) == pytest.approx(0.02 * 0.8796, rel=0.03)
+    assert float(stack.alpha[0]) == pytest.approx(cfg.skip_alpha)
+
+
+def test_a_diverging_member_is_recorded_and_the_others_train_on():
+    cfg = small("none")
+    tcfgs = [TrainConfig(optimizer="sgd", lr=lr, steps=30, batch_size=4, seq_len=6, seed=0) for lr in (1e6, 0.05)]
+    hists = train_ensemble(build_stack(cfg, seeds=[0, 0]), MarkovLanguage(6), tcfgs)
+    assert hists[0].diverged and not hists[1].diverged
+    assert len(hists[1].losses) == 30 and all(math.isfinite(x) for x in hists[1].losses)
+    assert len(hists[0].losses) == hists[0].diverged_at
+
+
+def test_members_must_share_a_graph_and_a_loop():
+    with pytest.raises(ValueError, match="share"):
+        Stack([small(), small(norm="pre")])
+    with pytest.raises(ValueError, match="optimizer"):
+        train_ensemble(build_stack(small(), seeds=[0, 1]), MarkovLanguage(6),
+                       [TrainConfig(optimizer="sgd"), TrainConfig(optimizer="adam")])

@@ -40,10 +40,12 @@ LN_EPS = 1e-5                                   # nn.LayerNorm's default, as in 
 
 @dataclass(frozen=True)
 class Slot:
-    """Where a stacked parameter keeps its members, and how many trailing dims make one reference
-    tensor (LAMB's trust ratio and the per-tensor norms are taken over those)."""
-    member_axis: int      # 1 for block tensors [N, K, ...], 0 for the rest [K, ...]
-    tensor_dims: int      # 2 for a weight matrix, 1 for a bias or norm vector, 0 for a gate
+    """Where a stacked parameter keeps its members, and how many reference tensors sit side by side
+    in it. Every parameter is 2-D per member (vectors are rows [1, n], matrices are stored transposed,
+    [in, out], so that x·Wᵀ is one ``baddbmm``); ``parts`` reference tensors are concatenated along
+    the last dim (q, k and v: 3). LAMB's trust ratio and the per-tensor norms split them back."""
+    member_axis: int      # 1 for block tensors [N, K, r, c], 0 for the rest [K, r, c]
+    parts: int = 1
 
 
 def graph_config(cfg: ModelConfig) -> ModelConfig:
@@ -80,38 +82,44 @@ class Stack(nn.Module):
         self.mask_id = shared.vocab_size                       # encoders: one extra token, [MASK]
         dtype = dtype or torch.get_default_dtype()
         self.slots: dict[str, Slot] = {}
-        for name, shape, dims in self._block_shapes():
-            self._add(name, (self.n_layers, self.n_members, *shape), Slot(1, dims), device, dtype)
-        for name, shape, dims in self._top_shapes():
-            self._add(name, (self.n_members, *shape), Slot(0, dims), device, dtype)
+        for name, shape, parts in self._block_shapes():
+            self._add(name, (self.n_layers, self.n_members, *shape), Slot(1, parts), device, dtype)
+        for name, shape, parts in self._top_shapes():
+            self._add(name, (self.n_members, *shape), Slot(0, parts), device, dtype)
+        self._compiled_block = None
+        self._bias_cache: dict = {}
         self.register_buffer("alpha", torch.tensor([c.skip_alpha for c in cfgs], device=device, dtype=dtype))  # [K]
         self.reset_parameters()
 
     # ---- layout -------------------------------------------------------------------------------
     def _block_shapes(self):
+        """(name, per-member shape, parts) of the block tensors, in the order of the forward pass."""
         c = self.cfg
-        d, f, s = c.d_model, c.d_ff, self.n_sublayers
+        d, f = c.d_model, c.d_ff
         shapes = []
-        if c.block == "transformer":
-            shapes += [("qkv_w", (3, d, d), 2), ("qkv_b", (3, d), 1), ("out_w", (d, d), 2), ("out_b", (d,), 1)]
-        shapes += [("fc1_w", (f, d), 2), ("fc1_b", (f,), 1), ("fc2_w", (d, f), 2), ("fc2_b", (d,), 1)]
-        if c.norm in NORMED:
-            shapes += [("norm_w", (s, d), 1), ("norm_b", (s, d), 1)]
-        if c.norm == "rezero":
-            shapes += [("gate", (s,), 0)]
+        for sub in self.sublayer_names:
+            if c.norm in NORMED:
+                shapes += [(f"{sub}_norm_w", (1, d), 1), (f"{sub}_norm_b", (1, d), 1)]
+            if c.norm == "rezero":
+                shapes += [(f"{sub}_gate", (1, 1), 1)]
+            if sub == "attn":
+                shapes += [("qkv_w", (d, 3 * d), 3), ("qkv_b", (1, 3 * d), 3), ("out_w", (d, d), 1), ("out_b", (1, d), 1)]
+            else:
+                shapes += [("fc1_w", (d, f), 1), ("fc1_b", (1, f), 1), ("fc2_w", (f, d), 1), ("fc2_b", (1, d), 1)]
         return shapes
 
     def _top_shapes(self):
         c = self.cfg
         d, v = c.d_model, c.vocab_size
-        shapes = [("embed", (v + (0 if c.causal else 1), d), 2)]
+        shapes = [("embed", (v + (0 if c.causal else 1), d), 1)]
         if not c.causal:
-            shapes += [("positions", (c.max_len, d), 2), ("embed_norm_w", (d,), 1), ("embed_norm_b", (d,), 1)]
+            shapes += [("positions", (c.max_len, d), 1), ("embed_norm_w", (1, d), 1), ("embed_norm_b", (1, d), 1)]
         if c.norm == "pre":
-            shapes += [("final_norm_w", (d,), 1), ("final_norm_b", (d,), 1)]
+            shapes += [("final_norm_w", (1, d), 1), ("final_norm_b", (1, d), 1)]
         if c.head_transform:
-            shapes += [("dense_w", (d, d), 2), ("dense_b", (d,), 1), ("dense_norm_w", (d,), 1), ("dense_norm_b", (d,), 1)]
-        shapes += [("head_w", (v, d), 2), ("head_b", (v,), 1)] if c.causal else [("head_bias", (v,), 1)]
+            shapes += [("dense_w", (d, d), 1), ("dense_b", (1, d), 1), ("dense_norm_w", (1, d), 1),
+                       ("dense_norm_b", (1, d), 1)]
+        shapes += [("head_w", (d, v), 1), ("head_b", (1, v), 1)] if c.causal else [("head_bias", (1, v), 1)]
         return shapes
 
     def _add(self, name, shape, slot, device, dtype):
@@ -119,8 +127,13 @@ class Stack(nn.Module):
         self.slots[name] = slot
 
     @property
-    def n_sublayers(self) -> int:
-        return 2 if self.cfg.block == "transformer" else 1
+    def sublayer_names(self) -> tuple[str, ...]:
+        return ("attn", "ffn") if self.cfg.block == "transformer" else ("ffn",)
+
+    @property
+    def matrix_names(self) -> list[str]:
+        """The blocks' weight matrices (what DeepNet's analysis scales): q, k, v, out, fc1, fc2."""
+        return [n for n in ("qkv_w", "out_w", "fc1_w", "fc2_w") if n in self.slots]
 
     @property
     def block_names(self) -> list[str]:
@@ -136,83 +149,108 @@ class Stack(nn.Module):
     @torch.no_grad()
     def reset_parameters(self) -> None:
         """Draw every member's weights from its own seed: Xavier-normal with gain β on v, out, fc1,
-        fc2 (gain 1 on q, k), or BERT's N(0, std²) cut at ±2σ with ``init_std``; biases 0, norms 1,
-        gates 0; embeddings N(0, 1) (``init_std``: like every matrix). Draws are float32 on the CPU,
-        then cast, so a seed gives the same weights on every device."""
+        fc2 (gain 1 on q, k), or BERT's N(0, std²) cut at ±2σ with ``init_std``; biases 0, norm gains
+        1, gates 0; embeddings N(0, 1) (``init_std``: like every matrix). Draws are float32 on the
+        CPU, then cast, so a seed gives the same weights on every device, and member k's weights
+        depend on its own config and seed only."""
         for k, (cfg, seed) in enumerate(zip(self.cfgs, self.seeds)):
-            gen = generator(seed)
+            gen, trunc = generator(seed), cfg.init_std is not None
 
-            def draw(shape, std, trunc):
-                t = torch.empty(shape)
-                return trunc_normal_(t, std, generator=gen) if trunc else t.normal_(0.0, std, generator=gen)
+            def fill(target: torch.Tensor, xavier_gain: float | None) -> None:
+                """xavier_gain: the Xavier gain of a square-or-not [in, out] matrix; None: a table."""
+                if trunc:
+                    std = cfg.init_std
+                elif xavier_gain is None:
+                    std = 1.0                                    # unit-variance x_0, as the derivations assume
+                else:
+                    std = xavier_std(target.shape[-1], target.shape[-2], xavier_gain)
+                draw = torch.empty(target.shape)
+                target.copy_(trunc_normal_(draw, std, generator=gen) if trunc else draw.normal_(0.0, std, generator=gen))
 
-            def matrix(name, fan_out, fan_in, gain=1.0, *, prefix=()):
-                std = cfg.init_std if cfg.init_std is not None else xavier_std(fan_out, fan_in, gain)
-                target = self.member(name, k)[prefix] if prefix else self.member(name, k)
-                target.copy_(draw(target.shape, std, cfg.init_std is not None))
-
-            d, f, beta = cfg.d_model, cfg.d_ff, cfg.branch_beta
+            beta, d = cfg.branch_beta, cfg.d_model
             if cfg.block == "transformer":
-                qkv = self.member("qkv_w", k)                    # [N, 3, d, d]
+                qkv = self.member("qkv_w", k)                    # [N, d, 3d]: columns q | k | v
                 for i, gain in enumerate((1.0, 1.0, beta)):
-                    std = cfg.init_std if cfg.init_std is not None else xavier_std(d, d, gain)
-                    qkv[:, i].copy_(draw(qkv[:, i].shape, std, cfg.init_std is not None))
-                matrix("out_w", d, d, beta)
-            matrix("fc1_w", f, d, beta)
-            matrix("fc2_w", d, f, beta)
-            table_std = cfg.init_std if cfg.init_std is not None else 1.0
+                    fill(qkv[..., i * d:(i + 1) * d], gain)
+                fill(self.member("out_w", k), beta)
+            fill(self.member("fc1_w", k), beta)
+            fill(self.member("fc2_w", k), beta)
             for name in ("embed", "positions"):
                 if name in self.slots:
-                    t = self.member(name, k)
-                    t.copy_(draw(t.shape, table_std, cfg.init_std is not None))
-            if "dense_w" in self.slots:
-                matrix("dense_w", d, d)
-            if "head_w" in self.slots:
-                matrix("head_w", cfg.vocab_size, d)
+                    fill(self.member(name, k), None)
+            for name in ("dense_w", "head_w"):
+                if name in self.slots:
+                    fill(self.member(name, k), 1.0)
         for name in self.slots:
             if name.endswith("norm_w"):
                 getattr(self, name).fill_(1.0)
-            elif not name.endswith("_w") and name not in ("embed", "positions"):
-                getattr(self, name).zero_()                      # biases, norm shifts, gates
+            elif name.endswith(("_b", "_bias", "_gate")):
+                getattr(self, name).zero_()
 
     # ---- forward ------------------------------------------------------------------------------
     @staticmethod
     def _norm(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-        """LayerNorm with member-wise affine: x [K, M, d], w and b [K, d]."""
-        return torch.addcmul(b.unsqueeze(1), F.layer_norm(x, x.shape[-1:], eps=LN_EPS), w.unsqueeze(1))
+        """LayerNorm with member-wise affine: x [K, M, d], w and b [K, 1, d]."""
+        return torch.addcmul(b, F.layer_norm(x, x.shape[-1:], eps=LN_EPS), w)
 
     def _attention(self, x: torch.Tensor, p: dict, batch: int) -> torch.Tensor:
-        """softmax(QKᵀ/√d_h)·V per head, then the out-projection; x [K, M = B·T, d]."""
+        """softmax(QKᵀ/√d_h + mask)·V per head, then the out-projection; x [K, M = B·T, d]. Three
+        batched matmul-sized ops (scores with the causal mask as the ``baddbmm`` input, softmax, AV):
+        at T = 16 this is twice as fast on a CPU as ``scaled_dot_product_attention``'s kernel."""
         k_, m, d = x.shape
-        h = self.cfg.n_heads
-        qkv = torch.baddbmm(p["qkv_b"].reshape(k_, 1, 3 * d), x, p["qkv_w"].reshape(k_, 3 * d, d).transpose(1, 2))
-        q, k, v = qkv.view(k_ * batch, m // batch, 3, h, d // h).permute(2, 0, 3, 1, 4).unbind(0)  # [KB, h, T, d/h]
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=self.cfg.causal)                   # [KB, h, T, d/h]
-        y = y.transpose(1, 2).reshape(k_, m, d)                                                   # [K, M, d]
-        return torch.baddbmm(p["out_b"].unsqueeze(1), y, p["out_w"].transpose(1, 2))
+        h, t = self.cfg.n_heads, m // batch
+        qkv = torch.baddbmm(p["qkv_b"], x, p["qkv_w"])                                          # [K, M, 3d]
+        q, k, v = qkv.view(k_ * batch, t, 3, h, d // h).permute(2, 0, 3, 1, 4).reshape(3, -1, t, d // h)  # [KBh, T, d/h]
+        scores = torch.baddbmm(self._score_bias(t, x), q, k.transpose(1, 2), alpha=(d // h) ** -0.5)  # [KBh, T, T]
+        y = torch.bmm(torch.softmax(scores, dim=-1), v)                                         # [KBh, T, d/h]
+        y = y.view(k_, batch, h, t, d // h).permute(0, 1, 3, 2, 4).reshape(k_, m, d)           # [K, M, d]
+        return torch.baddbmm(p["out_b"], y, p["out_w"])
+
+    def _score_bias(self, t: int, like: torch.Tensor) -> torch.Tensor:
+        """[T, T]: −inf above the diagonal for a causal model (position i sees j ≤ i), else 0."""
+        key = (t, like.device, like.dtype)
+        if key not in self._bias_cache:
+            bias = torch.zeros(t, t, device=like.device, dtype=like.dtype)
+            self._bias_cache[key] = bias.masked_fill_(torch.ones_like(bias, dtype=torch.bool).triu(1), float("-inf")) \
+                if self.cfg.causal else bias
+        return self._bias_cache[key]
 
     def _ffn(self, x: torch.Tensor, p: dict) -> torch.Tensor:
         """φ(x W₁ᵀ + b₁) W₂ᵀ + b₂; x [K, M, d]."""
-        h = torch.baddbmm(p["fc1_b"].unsqueeze(1), x, p["fc1_w"].transpose(1, 2))                # [K, M, d_ff]
+        h = torch.baddbmm(p["fc1_b"], x, p["fc1_w"])                                            # [K, M, d_ff]
         h = F.gelu(h) if self.cfg.activation == "gelu" else torch.relu(h)
-        return torch.baddbmm(p["fc2_b"].unsqueeze(1), h, p["fc2_w"].transpose(1, 2))              # [K, M, d]
+        return torch.baddbmm(p["fc2_b"], h, p["fc2_w"])                                         # [K, M, d]
 
-    def _sublayer(self, x: torch.Tensor, branch: Callable, p: dict, s: int) -> torch.Tensor:
+    def _sublayer(self, x: torch.Tensor, branch: Callable, p: dict, sub: str) -> torch.Tensor:
         style = self.cfg.norm
+        if style in NORMED:
+            w, b = p[f"{sub}_norm_w"], p[f"{sub}_norm_b"]
         if style == "post":
-            return self._norm(x + branch(x), p["norm_w"][:, s], p["norm_b"][:, s])
+            return self._norm(x + branch(x), w, b)
         if style == "deepnorm":
-            return self._norm(torch.addcmul(branch(x), self.alpha.view(-1, 1, 1), x), p["norm_w"][:, s], p["norm_b"][:, s])
+            return self._norm(torch.addcmul(branch(x), self.alpha.view(-1, 1, 1), x), w, b)
         if style == "pre":
-            return x + branch(self._norm(x, p["norm_w"][:, s], p["norm_b"][:, s]))
+            return x + branch(self._norm(x, w, b))
         if style == "rezero":
-            return torch.addcmul(x, p["gate"][:, s].view(-1, 1, 1), branch(x))
+            return torch.addcmul(x, p[f"{sub}_gate"], branch(x))
         if style == "plain":
             return branch(x)
         return x + branch(x)
 
+    def block(self, x: torch.Tensor, p: dict[str, torch.Tensor], batch: int) -> torch.Tensor:
+        """One block on x [K, M = B·T, d] with layer parameters ``p`` (views [K, r, c])."""
+        if self.cfg.block == "transformer":
+            x = self._sublayer(x, lambda y: self._attention(y, p, batch), p, "attn")
+        return self._sublayer(x, lambda y: self._ffn(y, p), p, "ffn")
+
+    def compile_blocks(self, enabled: bool = True) -> Stack:
+        """Run :meth:`block` through ``torch.compile`` (inductor). ``benchmarks/bench_engine.py
+        --compile`` measures whether it pays for its compile time; the book leaves it off."""
+        self._compiled_block = torch.compile(self.block, dynamic=False) if enabled else None
+        return self
+
     def layers(self) -> list[dict[str, torch.Tensor]]:
-        """Per layer l, the views {name: [K, ...]} of its parameters (one ``unbind`` per tensor)."""
+        """Per layer l, the views {name: [K, r, c]} of its parameters (one ``unbind`` per tensor)."""
         names = self.block_names
         return [dict(zip(names, views)) for views in zip(*(getattr(self, n).unbind(0) for n in names))]
 
@@ -221,10 +259,9 @@ class Stack(nn.Module):
         k_, b, t, d = x.shape
         x = x.reshape(k_, b * t, d)
         stream = [x.view(k_, b, t, d)] if return_stream else None
+        block = self._compiled_block or self.block
         for p in self.layers():
-            if self.cfg.block == "transformer":
-                x = self._sublayer(x, lambda y: self._attention(y, p, b), p, 0)
-            x = self._sublayer(x, lambda y: self._ffn(y, p), p, self.n_sublayers - 1)
+            x = block(x, p, b)
             if return_stream:
                 stream.append(x.view(k_, b, t, d))
         x = x.view(k_, b, t, d)
@@ -256,12 +293,11 @@ class Stack(nn.Module):
         k_, b, t, d = h.shape
         h = h.reshape(k_, b * t, d)
         if self.cfg.head_transform:                                  # BERT: Dense → GELU → LN
-            h = F.gelu(torch.baddbmm(self.dense_b.unsqueeze(1), h, self.dense_w.transpose(1, 2)))
-            h = self._norm(h, self.dense_norm_w, self.dense_norm_b)
+            h = self._norm(F.gelu(torch.baddbmm(self.dense_b, h, self.dense_w)), self.dense_norm_w, self.dense_norm_b)
         if self.cfg.causal:
-            logits = torch.baddbmm(self.head_b.unsqueeze(1), h, self.head_w.transpose(1, 2))
+            logits = torch.baddbmm(self.head_b, h, self.head_w)
         else:                                                        # tied: h·Eᵀ + b
-            logits = torch.baddbmm(self.head_bias.unsqueeze(1), h, self.embed[:, :self.cfg.vocab_size].transpose(1, 2))
+            logits = torch.baddbmm(self.head_bias, h, self.embed[:, :self.cfg.vocab_size].transpose(1, 2))
         return logits.view(k_, b, t, -1)
 
     # ---- losses -------------------------------------------------------------------------------

@@ -2,10 +2,12 @@
 :class:`~deepnotes.core.models.TransformerLM` (or of a list of :class:`~deepnotes.core.models.Block`)
 each slice of a :class:`~deepnotes.core.engine.Stack` holds.
 
-``load_reference`` copies a reference model into member k (the equivalence tests, and chapters that
-want the reference's own draws); ``export_member`` builds the reference model that member k is, for
-probes written against ``models.py``; ``reference_layout`` gathers a reference's weights or gradients
-in the engine's layout ([N, ...] for block tensors) for comparison.
+The engine keeps every tensor 2-D per member: a weight W [out, in] as Wᵀ [in, out], a vector as a
+row [1, n], a gate as [1, 1]; q, k and v side by side in one [d, 3d] (their biases in one [1, 3d]).
+``load_reference`` copies a reference model into member k (the equivalence tests); ``export_member``
+builds the reference model that member k is, for probes written against ``models.py``;
+``reference_layout`` gathers a reference's weights or gradients in the engine's layout ([N, r, c]
+for block tensors) for comparison.
 """
 from __future__ import annotations
 
@@ -17,19 +19,25 @@ from torch import nn
 from deepnotes.core.engine import Stack
 from deepnotes.core.models import Block, TransformerLM
 
-# engine name → the reference tensor(s) of one block (a list is stacked along a new leading axis)
-BLOCK_TENSORS: dict[str, Callable[[Block], torch.Tensor | list[torch.Tensor]]] = {
+
+def _residual(block: Block, sub: str):
+    return block.sublayers[0 if sub == "attn" or block.attn is None else 1]
+
+
+# engine name → the reference tensors of one block, in the order they sit side by side
+BLOCK_TENSORS: dict[str, Callable[[Block], list[torch.Tensor]]] = {
     "qkv_w": lambda b: [b.attn.q_proj.weight, b.attn.k_proj.weight, b.attn.v_proj.weight],
     "qkv_b": lambda b: [b.attn.q_proj.bias, b.attn.k_proj.bias, b.attn.v_proj.bias],
-    "out_w": lambda b: b.attn.out_proj.weight,
-    "out_b": lambda b: b.attn.out_proj.bias,
-    "fc1_w": lambda b: b.ffn.fc1.weight,
-    "fc1_b": lambda b: b.ffn.fc1.bias,
-    "fc2_w": lambda b: b.ffn.fc2.weight,
-    "fc2_b": lambda b: b.ffn.fc2.bias,
-    "norm_w": lambda b: [r.norm.weight for r in b.sublayers],
-    "norm_b": lambda b: [r.norm.bias for r in b.sublayers],
-    "gate": lambda b: [r.gate for r in b.sublayers],
+    "out_w": lambda b: [b.attn.out_proj.weight],
+    "out_b": lambda b: [b.attn.out_proj.bias],
+    "fc1_w": lambda b: [b.ffn.fc1.weight],
+    "fc1_b": lambda b: [b.ffn.fc1.bias],
+    "fc2_w": lambda b: [b.ffn.fc2.weight],
+    "fc2_b": lambda b: [b.ffn.fc2.bias],
+    **{f"{sub}_{kind}": (lambda b, sub=sub, get=get: [get(_residual(b, sub))])
+       for sub in ("attn", "ffn")
+       for kind, get in (("norm_w", lambda r: r.norm.weight), ("norm_b", lambda r: r.norm.bias),
+                         ("gate", lambda r: r.gate))},
 }
 # engine name → the reference tensor of the model outside its blocks
 TOP_TENSORS: dict[str, Callable[[TransformerLM], torch.Tensor]] = {
@@ -47,33 +55,52 @@ TOP_TENSORS: dict[str, Callable[[TransformerLM], torch.Tensor]] = {
     "head_b": lambda m: m.head.bias,
     "head_bias": lambda m: m.head_bias,
 }
+TABLES = ("embed", "positions")     # kept as they are: [rows, d]
+
+
+def to_engine(name: str, tensors: list[torch.Tensor]) -> torch.Tensor:
+    """Reference tensors → the engine's 2-D slice: tables as they are, matrices transposed side by
+    side, vectors and scalars in one row."""
+    if name in TABLES:
+        return tensors[0]
+    if tensors[0].dim() == 2:
+        return torch.cat([t.T for t in tensors], dim=1)
+    return torch.cat([t.reshape(-1) for t in tensors]).view(1, -1)
+
+
+def from_engine(name: str, value: torch.Tensor, tensors: list[torch.Tensor]) -> None:
+    """Copy the engine's 2-D slice ``value`` back into the reference ``tensors``."""
+    if name in TABLES:
+        tensors[0].copy_(value)
+    elif tensors[0].dim() == 2:
+        for t, chunk in zip(tensors, value.chunk(len(tensors), dim=1)):
+            t.copy_(chunk.T)
+    else:
+        for t, chunk in zip(tensors, value.reshape(-1).chunk(len(tensors))):
+            t.copy_(chunk.view_as(t))
 
 
 def _blocks(model) -> Sequence[Block]:
     return model.blocks if isinstance(model, TransformerLM) else list(model)
 
 
-def _pieces(stack: Stack, model) -> dict[str, list]:
-    """name → per block (or once, outside the blocks) the reference tensor or list of tensors."""
+def _pieces(stack: Stack, model) -> dict[str, list[list[torch.Tensor]]]:
+    """name → per block (or once, outside the blocks) the list of reference tensors it holds."""
     out = {n: [BLOCK_TENSORS[n](b) for b in _blocks(model)] for n in stack.block_names}
     if isinstance(model, TransformerLM):
-        out.update({n: [TOP_TENSORS[n](model)] for n in stack.slots if n not in stack.block_names})
+        out.update({n: [[TOP_TENSORS[n](model)]] for n in stack.slots if n not in stack.block_names})
     return out
-
-
-def _stacked(piece, of: Callable[[torch.Tensor], torch.Tensor]) -> torch.Tensor:
-    return torch.stack([of(t) for t in piece]) if isinstance(piece, list) else of(piece)
 
 
 def reference_layout(stack: Stack, model, of: Callable[[torch.Tensor], torch.Tensor] = lambda t: t.detach()
                      ) -> dict[str, torch.Tensor]:
     """A reference model's tensors (``of``: the weight, or ``lambda t: t.grad``) in the engine's
-    member layout: [N, ...] for block tensors, [...] for the rest. ``model``: a TransformerLM, or a
-    list of Blocks (block tensors only)."""
+    member layout: [N, r, c] for block tensors, [r, c] for the rest. ``model``: a TransformerLM, or
+    a list of Blocks (block tensors only)."""
     out = {}
     for name, pieces in _pieces(stack, model).items():
-        parts = [_stacked(p, of) for p in pieces]
-        out[name] = torch.stack(parts) if name in stack.block_names else parts[0]
+        rows = [to_engine(name, [of(t) for t in piece]) for piece in pieces]
+        out[name] = torch.stack(rows) if name in stack.block_names else rows[0]
     return out
 
 
@@ -92,8 +119,7 @@ def _write_reference(stack: Stack, k: int, model):
         target = stack.member(name, k)
         rows = target.unbind(0) if name in stack.block_names else [target]
         for piece, row in zip(pieces, rows):
-            for t, value in (zip(piece, row.unbind(0)) if isinstance(piece, list) else [(piece, row)]):
-                t.copy_(value)
+            from_engine(name, row, piece)
     return model
 
 

@@ -9,7 +9,8 @@ The optimizers are the reference's (:mod:`deepnotes.core.optim`) written over st
 learning rate per member, η_k(t) = η_k · min(1, (t+1)/T_k):
 
     SGD   θ ← θ − η_k g
-    Adam  m ← β₁m + (1−β₁)g,  v ← β₂v + (1−β₂)g²,  θ ← θ − η_k · m̂ / (√v̂ + ε)     (ε = 1e-8)
+    Adam  m ← β₁m + (1−β₁)g,  v ← β₂v + (1−β₂)g²,  θ ← θ − η_k · m̂ / (√v̂ + ε)     (ε = 1e-8;
+          PyTorch's fused kernel)
     LAMB  r = m̂ / (√v̂ + ε),  θ ← θ − η_k · (‖θ‖/‖r‖) · r    (norms per reference tensor, ε = 1e-6)
 
 A member whose loss turns NaN/inf is recorded as diverged at that step and stops recording; the
@@ -64,6 +65,8 @@ class EnsembleOptimizer:
         self.t = 0
         self.state = {n: (torch.zeros_like(getattr(stack, n)), torch.zeros_like(getattr(stack, n)))
                       for n in names} if self.kind != "sgd" else {}
+        self.steps = {n: torch.zeros((), dtype=p0.dtype, device=p0.device) for n in names}   # the fused kernel's t
+        self.buffers: dict[str, torch.Tensor] = {}
 
     def lrs(self, step: int) -> torch.Tensor:
         """η_k(step) = η_k · min(1, (step+1)/T_k): [K]."""
@@ -80,6 +83,7 @@ class EnsembleOptimizer:
     @torch.no_grad()
     def step(self, step: int) -> None:
         lrs = self.lrs(step)
+        uniform = bool((lrs == lrs[0]).all())
         self.t += 1
         for name in self.names:
             p = getattr(self.stack, name)
@@ -88,27 +92,50 @@ class EnsembleOptimizer:
             g, lr = p.grad, self._per_member(lrs, name)
             if self.kind == "sgd":
                 p.addcmul_(g, lr, value=-1.0)
-                continue
-            m, v = self.state[name]
-            m.lerp_(g, 1 - self.b1)
-            v.mul_(self.b2).addcmul_(g, g, value=1 - self.b2)
-            bc1, bc2 = 1 - self.b1 ** self.t, 1 - self.b2 ** self.t
-            if self.kind == "adam":
-                denom = (v.sqrt() / math.sqrt(bc2)).add_(ADAM_EPS)
-                p.addcmul_(m / denom, lr, value=-1.0 / bc1)
+            elif self.kind == "adam":
+                self._adam(name, p, g, lr, float(lrs[0]) if uniform else None)
             else:
-                r = (m / bc1) / (v / bc2).sqrt_().add_(LAMB_EPS)
-                p.addcmul_(r, lr * self._trust(p, r, self.stack.slots[name].tensor_dims), value=-1.0)
+                self._lamb(name, p, g, lr)
+
+    def _adam(self, name: str, p: torch.Tensor, g: torch.Tensor, lr: torch.Tensor, shared_lr: float | None) -> None:
+        """One Adam step: PyTorch's fused kernel (one pass over θ, g, m, v: ten times faster on a CPU
+        than the elementwise ops), straight onto θ when every member has the same η, else onto a
+        zeroed buffer u at η = 1 (u = −m̂/(√v̂ + ε)) and then θ ← θ + η_k·u."""
+        m, v = self.state[name]
+        step_t = self.steps[name].add_(1)                   # the kernel reads t, it does not count it
+        target = p if shared_lr is not None else self._buffer(name).zero_()
+        torch._fused_adam_([target], [g], [m], [v], [], [step_t], lr=shared_lr if shared_lr is not None else 1.0,
+                           beta1=self.b1, beta2=self.b2, weight_decay=0.0, eps=ADAM_EPS, amsgrad=False,
+                           maximize=False)
+        if shared_lr is None:
+            p.addcmul_(target, lr)
+
+    def _buffer(self, name: str) -> torch.Tensor:
+        if name not in self.buffers:
+            self.buffers[name] = torch.zeros_like(getattr(self.stack, name))
+        return self.buffers[name]
+
+    def _lamb(self, name: str, p: torch.Tensor, g: torch.Tensor, lr: torch.Tensor) -> None:
+        m, v = self.state[name]
+        m.lerp_(g, 1 - self.b1)
+        v.mul_(self.b2).addcmul_(g, g, value=1 - self.b2)
+        bc1, bc2 = 1 - self.b1 ** self.t, 1 - self.b2 ** self.t
+        r = (m / bc1) / (v / bc2).sqrt_().add_(LAMB_EPS)
+        split = self._split_shape(p, self.stack.slots[name].parts)
+        p.view(split).addcmul_(r.view(split) * self._trust(p.view(split), r.view(split)),
+                               lr.view(*lr.shape, 1), value=-1.0)
 
     @staticmethod
-    def _trust(p: torch.Tensor, r: torch.Tensor, tensor_dims: int) -> torch.Tensor:
-        """‖θ‖/‖r‖ per reference tensor (1 where either norm is 0), shaped to broadcast over p."""
-        if tensor_dims == 0:
-            w_norm, r_norm = p.abs(), r.abs()
-        else:
-            dims = tuple(range(-tensor_dims, 0))
-            w_norm = torch.linalg.vector_norm(p, dim=dims, keepdim=True)
-            r_norm = torch.linalg.vector_norm(r, dim=dims, keepdim=True)
+    def _split_shape(p: torch.Tensor, parts: int) -> tuple[int, ...]:
+        """[..., r, c] → [..., r, parts, c/parts]: one reference tensor per index of the parts axis."""
+        return (*p.shape[:-1], parts, p.shape[-1] // parts)
+
+    @staticmethod
+    def _trust(p: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
+        """‖θ‖/‖r‖ per reference tensor (norms over dims −3 and −1 of the split view; 1 where either
+        norm is 0): [..., 1, parts, 1]."""
+        w_norm = torch.linalg.vector_norm(p, dim=(-3, -1), keepdim=True)
+        r_norm = torch.linalg.vector_norm(r, dim=(-3, -1), keepdim=True)
         ok = (w_norm > 0) & (r_norm > 0)
         return torch.where(ok, w_norm / torch.where(ok, r_norm, torch.ones_like(r_norm)), torch.ones_like(w_norm))
 

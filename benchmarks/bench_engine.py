@@ -1,0 +1,204 @@
+"""Time one training step of a deep Post-LN stack four ways, in one process and one run:
+
+* ``reference``: deepnotes' readable model, a ModuleList of :class:`deepnotes.core.models.Block`;
+* ``engine``: the stacked-weight engine (:mod:`deepnotes.core.engine`) with one member (K = 1) and its
+  own optimizer (:class:`deepnotes.core.ensemble.EnsembleOptimizer`);
+* ``ensemble``: the engine with K members (``--ensemble``, default 8), time per member;
+* ``torch``: a stack of ``nn.TransformerEncoderLayer`` with the same d_ff;
+
+and the machine's fp32 matmul peak. Every variant: causal attention, ReLU FFN, no dropout, Adam (lr 1e-4),
+forward + backward + optimizer step on the same input [B, T, d] with loss mean(x_N²); the variants
+take turns, one step each, for ``--repeats`` rounds after ``--warmup`` steps each; medians.
+
+    python benchmarks/bench_engine.py [--depth 1000] [--d-model 32] [--heads 2] [--d-ff 64]
+                                      [--batch 16] [--seq 16] [--ensemble 8] [--compile] [--memory]
+
+``--compile`` adds the engine with ``torch.compile`` on its block function (compile time reported).
+``--memory`` measures the peak resident memory of the engine (K = 1) at several depths, each in a
+fresh process, and the deepest stack that stays under 2 GB. The last line is the summary:
+
+    engine N=…: reference_ms=R engine_ms=E ensemble8_ms_per_model=P torch_ms=T speedup_vs_torch=X
+    ensemble_speedup_vs_reference=Y gflops=G peak_gflops=Q
+
+(``gflops``: the model's forward + backward matmul and attention FLOPs, 3× the forward's, over the
+K-member step's wall time.)
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+
+import torch
+from torch import nn
+
+from deepnotes.core.budget import device as default_device
+from deepnotes.core.config import ModelConfig, TrainConfig
+from deepnotes.core.engine import build_stack
+from deepnotes.core.ensemble import EnsembleOptimizer
+from deepnotes.core.models import Block
+
+
+def synchronize() -> None:
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+
+
+def median_step(step, repeats: int, warmup: int) -> float:
+    """Median wall seconds of ``step()`` over ``repeats`` calls after ``warmup`` calls."""
+    for _ in range(warmup):
+        step()
+    synchronize()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        step()
+        synchronize()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times) if times else 0.0
+
+
+def adam_step(params, loss_fn):
+    opt = torch.optim.Adam(params, lr=1e-4)
+
+    def step():
+        loss = loss_fn()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+    return step
+
+
+def matmul_peak(dev) -> float:
+    """Best fp32 GFLOP/s of a square matmul (512, 1024, 2048) on ``dev``."""
+    best = 0.0
+    for n in (512, 1024, 2048):
+        a = torch.randn(n, n, device=dev)
+        t = median_step(lambda: a @ a, repeats=5, warmup=2)
+        best = max(best, 2 * n ** 3 / t / 1e9)
+    return best
+
+
+def forward_flops(cfg: ModelConfig, batch: int, seq: int) -> float:
+    """Matmul + attention FLOPs of one forward pass of one model: per block 2·B·T·(4d² + 2·d·d_ff)
+    for the projections and FFN, plus 4·B·T²·d for QKᵀ and AV."""
+    d, f = cfg.d_model, cfg.d_ff
+    return cfg.n_layers * (2 * batch * seq * (4 * d * d + 2 * d * f) + 4 * batch * seq * seq * d)
+
+
+def peak_rss_mb(depth: int, args) -> float:
+    """Peak resident MB of a fresh process running three engine training steps at ``depth``."""
+    code = (f"import resource, sys, torch; sys.argv=['x','--only-engine','--depth','{depth}','--d-model',"
+            f"'{args.d_model}','--heads','{args.heads}','--d-ff','{args.d_ff}','--batch','{args.batch}',"
+            f"'--seq','{args.seq}']; import runpy; runpy.run_path('{__file__}', run_name='__main__'); "
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--depth", type=int, default=1000)
+    ap.add_argument("--d-model", type=int, default=32)
+    ap.add_argument("--heads", type=int, default=2)
+    ap.add_argument("--d-ff", type=int, default=64)
+    ap.add_argument("--batch", type=int, default=16)
+    ap.add_argument("--seq", type=int, default=16)
+    ap.add_argument("--ensemble", type=int, default=8)
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--compile", action="store_true")
+    ap.add_argument("--memory", action="store_true")
+    ap.add_argument("--only-engine", action="store_true", help=argparse.SUPPRESS)   # --memory's child
+    args = ap.parse_args()
+    dev = default_device()
+    cfg = ModelConfig(n_layers=args.depth, d_model=args.d_model, n_heads=args.heads, d_ff=args.d_ff, norm="post")
+    x = torch.randn(args.batch, args.seq, args.d_model, device=dev)               # [B, T, d]
+
+    def engine_step(k: int, compiled: bool = False):
+        """The engine's own training step: its forward, and EnsembleOptimizer's Adam (fused)."""
+        stack = build_stack(cfg, seeds=list(range(k)), device=dev).compile_blocks(compiled)
+        opt = EnsembleOptimizer(stack, [TrainConfig(lr=1e-4)] * k)
+        xs = x.expand(k, -1, -1, -1)                                               # [K, B, T, d]
+        count = iter(range(10 ** 9))
+
+        def step():
+            loss = stack.run_blocks(xs).pow(2).mean(dim=(1, 2, 3)).sum()
+            opt.zero_grad()
+            loss.backward()
+            opt.step(next(count))
+        return step
+
+    if args.only_engine:
+        step = engine_step(1)
+        for _ in range(3):
+            step()
+        return
+
+    torch.manual_seed(0)
+    reference = nn.ModuleList([Block(cfg) for _ in range(cfg.n_layers)]).to(dev)
+
+    def reference_loss():
+        h = x
+        for block in reference:
+            h = block(h)
+        return h.pow(2).mean()
+
+    layers = nn.ModuleList([nn.TransformerEncoderLayer(cfg.d_model, cfg.n_heads, cfg.d_ff, dropout=0.0, activation="relu",
+                                                       batch_first=True, norm_first=False)
+                            for _ in range(cfg.n_layers)]).to(dev)
+    mask = nn.Transformer.generate_square_subsequent_mask(args.seq, device=dev)
+
+    def torch_loss():
+        h = x
+        for layer in layers:
+            h = layer(h, src_mask=mask, is_causal=True)
+        return h.pow(2).mean()
+
+    steps = {"reference": adam_step(reference.parameters(), reference_loss), "engine": engine_step(1),
+             "ensemble": engine_step(args.ensemble), "torch": adam_step(layers.parameters(), torch_loss)}
+    # one step of each variant in turn, ``repeats`` rounds: a drift of the machine hits all alike
+    times = {name: [] for name in steps}
+    for name, step in steps.items():
+        median_step(step, repeats=0, warmup=args.warmup)
+    for _ in range(args.repeats):
+        for name, step in steps.items():
+            times[name].append(median_step(step, repeats=1, warmup=0))
+    r, e, t = (statistics.median(times[n]) for n in ("reference", "engine", "torch"))
+    p = statistics.median(times["ensemble"]) / args.ensemble
+    q = matmul_peak(dev)
+    g = 3 * forward_flops(cfg, args.batch, args.seq) / p / 1e9
+    print(f"device {dev}, torch {torch.__version__}, threads {torch.get_num_threads()}")
+    print(f"stack: {args.depth} Post-LN blocks, d={args.d_model}, heads={args.heads}, d_ff={args.d_ff}, "
+          f"batch {args.batch} x {args.seq} tokens; Adam; median of {args.repeats} interleaved steps after {args.warmup}")
+    print(f"reference Block stack          {r * 1e3:10.1f} ms/step")
+    print(f"engine, K = 1                  {e * 1e3:10.1f} ms/step")
+    print(f"engine, K = {args.ensemble:<3d}                {p * 1e3:10.1f} ms/step per model")
+    print(f"nn.TransformerEncoderLayer     {t * 1e3:10.1f} ms/step")
+    print(f"fp32 matmul peak               {q:10.1f} GFLOP/s; K = {args.ensemble} run: {g:.1f} GFLOP/s ({g / q:.0%})")
+    if args.compile:
+        t0 = time.perf_counter()
+        step = engine_step(1, compiled=True)
+        step()
+        synchronize()
+        first = time.perf_counter() - t0
+        c = median_step(step, args.repeats, args.warmup)
+        print(f"engine, K = 1, torch.compile   {c * 1e3:10.1f} ms/step after a first step of {first:.1f} s "
+              f"(compile included); pays off after {first / max(e - c, 1e-9):.0f} steps" if c < e else
+              f"engine, K = 1, torch.compile   {c * 1e3:10.1f} ms/step (first step {first:.1f} s): slower, never pays off")
+    if args.memory:
+        limit_mb, depths = 2048, [1000, 2000, 3000, 4000]
+        rss = {n: peak_rss_mb(n, args) for n in depths}
+        per_block = (rss[depths[-1]] - rss[depths[0]]) / (depths[-1] - depths[0])
+        fits = int(depths[0] + (limit_mb - rss[depths[0]]) / per_block)
+        print("peak memory (engine, K = 1): " + ", ".join(f"N={n}: {m:.0f} MB" for n, m in rss.items())
+              + f"; {per_block:.2f} MB per block, so about N={fits} fits in {limit_mb} MB")
+    print(f"engine N={args.depth}: reference_ms={r * 1e3:.0f} engine_ms={e * 1e3:.0f} "
+          f"ensemble{args.ensemble}_ms_per_model={p * 1e3:.0f} torch_ms={t * 1e3:.0f} speedup_vs_torch={t / e:.2f} "
+          f"ensemble_speedup_vs_reference={r / p:.2f} gflops={g:.1f} peak_gflops={q:.1f}")
+
+
+if __name__ == "__main__":
+    main()

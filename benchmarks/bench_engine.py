@@ -90,10 +90,11 @@ def forward_flops(cfg: ModelConfig, batch: int, seq: int) -> float:
 
 def peak_rss_mb(depth: int, args) -> float:
     """Peak resident MB of a fresh process running three engine training steps at ``depth``."""
-    code = (f"import resource, sys, torch; sys.argv=['x','--only-engine','--depth','{depth}','--d-model',"
+    # VmHWM, the peak of this process's own memory map (ru_maxrss would carry the parent's peak over exec)
+    code = (f"import sys, torch; sys.argv=['x','--only-engine','--depth','{depth}','--d-model',"
             f"'{args.d_model}','--heads','{args.heads}','--d-ff','{args.d_ff}','--batch','{args.batch}',"
             f"'--seq','{args.seq}']; import runpy; runpy.run_path('{__file__}', run_name='__main__'); "
-            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)")
+            "print([int(l.split()[1]) / 1024 for l in open('/proc/self/status') if l.startswith('VmHWM')][0])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return float(out.stdout.strip().splitlines()[-1])
 

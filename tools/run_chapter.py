@@ -1,4 +1,4 @@
-"""Execute one chapter at a budget, keep every output in a copy, and print its wall time.
+"""Execute one chapter at a budget, keep every output in a copy, and print its wall time and its slowest cells.
 
     DEEPNOTES_BUDGET=cpu python tools/run_chapter.py book/bert_init.ipynb /tmp/bert_cpu.ipynb
 """
@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
 
 import nbformat
@@ -18,7 +19,21 @@ def run(src: Path, dst: Path) -> float:
     NotebookClient(nb, timeout=3600, kernel_name="python3", resources={"metadata": {"path": str(src.parent)}}).execute()
     seconds = time.perf_counter() - start
     nbformat.write(nb, dst)
+    for took, i, first in slowest_cells(nb):
+        print(f"  cell {i:3d}: {took:6.1f} s  {first}")
     return seconds
+
+
+def slowest_cells(nb, count: int = 8) -> list[tuple[float, int, str]]:
+    """The ``count`` slowest code cells: (seconds, index, first line), from nbclient's timing metadata."""
+    out = []
+    for i, cell in enumerate(nb.cells):
+        timing = cell.get("metadata", {}).get("execution", {})
+        start, end = timing.get("iopub.execute_input"), timing.get("shell.execute_reply")
+        if cell.cell_type == "code" and start and end:
+            took = (datetime.fromisoformat(end.rstrip("Z")) - datetime.fromisoformat(start.rstrip("Z"))).total_seconds()
+            out.append((took, i, cell.source.splitlines()[0][:70] if cell.source else ""))
+    return sorted(out, reverse=True)[:count]
 
 
 if __name__ == "__main__":

@@ -35,6 +35,8 @@ from deepnotes.core.rng import generator
 from deepnotes.core.validate import positive_int
 
 NORMED = ("post", "deepnorm", "pre")           # styles with a LayerNorm per sublayer
+MATRICES = ("qkv_w", "out_w", "fc1_w", "fc2_w")  # the blocks' weight matrices (what DeepNet's analysis scales)
+GATES = ("attn_gate", "ffn_gate")               # ReZero's gates
 LN_EPS = 1e-5                                   # nn.LayerNorm's default, as in the reference
 
 
@@ -133,7 +135,7 @@ class Stack(nn.Module):
     @property
     def matrix_names(self) -> list[str]:
         """The blocks' weight matrices (what DeepNet's analysis scales): q, k, v, out, fc1, fc2."""
-        return [n for n in ("qkv_w", "out_w", "fc1_w", "fc2_w") if n in self.slots]
+        return [n for n in MATRICES if n in self.slots]
 
     @property
     def block_names(self) -> list[str]:

@@ -113,7 +113,7 @@ def load_reference(stack: Stack, k: int, model) -> Stack:
 
 
 @torch.no_grad()
-def _write_reference(stack: Stack, k: int, model):
+def write_reference(stack: Stack, k: int, model):
     """Copy member k into the reference ``model`` (a TransformerLM or a ModuleList of Blocks)."""
     for name, pieces in _pieces(stack, model).items():
         target = stack.member(name, k)
@@ -126,11 +126,11 @@ def _write_reference(stack: Stack, k: int, model):
 def export_member(stack: Stack, k: int) -> TransformerLM:
     """The reference TransformerLM holding member k's current weights (on the stack's device and dtype)."""
     ref = stack.embed
-    return _write_reference(stack, k, TransformerLM(stack.cfgs[k]).to(device=ref.device, dtype=ref.dtype))
+    return write_reference(stack, k, TransformerLM(stack.cfgs[k]).to(device=ref.device, dtype=ref.dtype))
 
 
 def block_list(stack: Stack, k: int) -> nn.ModuleList:
     """Member k's blocks as reference :class:`Block` modules (MLP-only stacks have no TransformerLM)."""
     ref = stack.embed
     blocks = nn.ModuleList([Block(stack.cfgs[k]) for _ in range(stack.n_layers)])
-    return _write_reference(stack, k, blocks.to(device=ref.device, dtype=ref.dtype))
+    return write_reference(stack, k, blocks.to(device=ref.device, dtype=ref.dtype))

@@ -28,6 +28,9 @@ from deepnotes.core import scaling
 from deepnotes.core.config import TrainConfig
 from deepnotes.core.data import MarkovLanguage
 from deepnotes.core.engine import Stack
+from deepnotes.core.engine_reference import load_reference, write_reference
+from deepnotes.core.ensemble_trackers import from_reference
+from deepnotes.core.models import TransformerLM
 from deepnotes.core.rng import generator
 from deepnotes.core.train import History, Masked, NextToken
 from deepnotes.show.progress import progress as progress_bar
@@ -60,7 +63,7 @@ class EnsembleOptimizer:
         self.stack, self.names = stack, names
         self.kind, (self.b1, self.b2) = cfgs[0].optimizer, cfgs[0].betas
         p0 = next(stack.parameters())
-        self.peak = torch.tensor([c.lr for c in cfgs], dtype=p0.dtype, device=p0.device)   # [K]
+        self.peaks = [c.lr for c in cfgs]
         self.warmups = [c.warmup_steps for c in cfgs]
         self.t = 0
         self.state = {n: (torch.zeros_like(getattr(stack, n)), torch.zeros_like(getattr(stack, n)))
@@ -68,10 +71,14 @@ class EnsembleOptimizer:
         self.steps = {n: torch.zeros((), dtype=p0.dtype, device=p0.device) for n in names}   # the fused kernel's t
         self.buffers: dict[str, torch.Tensor] = {}
 
+    def lr_values(self, step: int) -> list[float]:
+        """η_k(step) = η_k · min(1, (step+1)/T_k), as Python floats (what each History records)."""
+        return [lr * scaling.linear_warmup_factor(step, w) for lr, w in zip(self.peaks, self.warmups)]
+
     def lrs(self, step: int) -> torch.Tensor:
-        """η_k(step) = η_k · min(1, (step+1)/T_k): [K]."""
-        factors = [scaling.linear_warmup_factor(step, w) for w in self.warmups]
-        return self.peak * torch.tensor(factors, dtype=self.peak.dtype, device=self.peak.device)
+        """η_k(step): [K], in the parameters' dtype."""
+        p0 = next(self.stack.parameters())
+        return torch.tensor(self.lr_values(step), dtype=p0.dtype, device=p0.device)
 
     def _per_member(self, values: torch.Tensor, name: str) -> torch.Tensor:
         """[K] values shaped to broadcast over parameter ``name``."""
@@ -213,7 +220,7 @@ def train_ensemble(stack: Stack, tasks, cfgs: TrainConfig | Sequence[TrainConfig
         losses[alive].sum().backward()
         for hook in hooks["after_backward"]:
             hook(stack, step, hists, alive)
-        lrs = opt.lrs(step).tolist()
+        lrs = opt.lr_values(step)
         for i in alive:
             hists[i].losses.append(values[i])
             hists[i].lrs.append(lrs[i])
@@ -221,3 +228,21 @@ def train_ensemble(stack: Stack, tasks, cfgs: TrainConfig | Sequence[TrainConfig
         for hook in hooks["after_step"]:
             hook(stack, step, hists, alive)
     return hists
+
+
+def train_model(model: TransformerLM, task: MarkovLanguage, cfg: TrainConfig, *, objective=None,
+                trackers: Sequence = (), trainable: Collection[str] | None = None, frozen: Collection[str] = (),
+                progress: bool = False, dtype: torch.dtype | None = None) -> History:
+    """:func:`deepnotes.core.train.train` on the engine: ``model``'s weights go into a one-member
+    :class:`Stack`, train there, and come back into ``model``. ``trackers``: reference trackers
+    (:mod:`deepnotes.core.trackers`), run as their engine counterparts. ``trainable``: parameter
+    names to update (default all but ``frozen``; see :data:`deepnotes.core.engine.MATRICES`,
+    :data:`~deepnotes.core.engine.GATES`)."""
+    ref = next(model.parameters())
+    stack = Stack([model.cfg], seeds=[cfg.seed], device=ref.device, dtype=dtype or ref.dtype)
+    load_reference(stack, 0, model)
+    names = [n for n in (stack.slots if trainable is None else trainable) if n not in frozen]
+    hist = train_ensemble(stack, task, [cfg], objective=objective, trainable=names, progress=progress,
+                          trackers=[from_reference(t) for t in trackers])[0]
+    write_reference(stack, 0, model)
+    return hist

@@ -11,7 +11,9 @@ from collections.abc import Callable
 
 import torch
 
-from deepnotes.core.engine import Stack
+from deepnotes.core import trackers as reference
+from deepnotes.core.engine import GATES, Stack
+from deepnotes.core.engine_reference import export_member
 from deepnotes.core.rng import generator
 from deepnotes.core.validate import positive_float, positive_int
 
@@ -94,11 +96,29 @@ class Recorder:
 
 class GateSchedule:
     """Su's variant of ReZero: the gates are not trained; before step t every gate is set to
-    α_t = min(1, (t+1)·step_size). Train with ``trainable`` leaving out "gate"."""
+    α_t = min(1, (t+1)·step_size). Train with the gates frozen (:data:`~deepnotes.core.engine.GATES`)."""
 
     def __init__(self, step_size: float):
         self.step_size = positive_float("gate step size", step_size)
 
     @torch.no_grad()
     def before_step(self, stack: Stack, step: int, hists, alive) -> None:
-        stack.gate.fill_(min(1.0, (step + 1) * self.step_size))
+        for name in GATES:
+            if name in stack.slots:
+                getattr(stack, name).fill_(min(1.0, (step + 1) * self.step_size))
+
+
+def from_reference(tracker):
+    """The engine's counterpart of a :mod:`deepnotes.core.trackers` tracker (one member): same
+    interval; a Recorder's ``fn(model)`` is called on the reference model member 0 is, exported."""
+    if isinstance(tracker, reference.Recorder):
+        return Recorder(tracker.name, lambda stack, fn=tracker.fn: [fn(export_member(stack, 0))], tracker.every)
+    if isinstance(tracker, reference.GateSchedule):
+        return GateSchedule(tracker.step_size)
+    if isinstance(tracker, reference.UpdateSize):
+        return UpdateSize()
+    if isinstance(tracker, reference.BlockGradNorms):
+        return BlockGradNorms(tracker.every)
+    if isinstance(tracker, reference.BlockUpdates):
+        return BlockUpdates(tracker.every)
+    raise ValueError(f"no engine counterpart for tracker {tracker!r}")

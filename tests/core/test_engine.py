@@ -9,7 +9,8 @@ from deepnotes.core.config import NORM_STYLES, ModelConfig, TrainConfig
 from deepnotes.core.data import MarkovLanguage
 from deepnotes.core.engine import Stack, build_stack
 from deepnotes.core.engine_reference import block_list, export_member, load_reference, reference_layout
-from deepnotes.core.ensemble import train_ensemble
+from deepnotes.core.ensemble import train_ensemble, train_model
+from deepnotes.core.engine import GATES
 from deepnotes.core import ensemble_trackers as et
 from deepnotes.core import trackers as rt
 from deepnotes.core.models import Block, build_model
@@ -185,3 +186,18 @@ def test_members_must_share_a_graph_and_a_loop():
     with pytest.raises(ValueError, match="optimizer"):
         train_ensemble(build_stack(small(), seeds=[0, 1]), MarkovLanguage(6),
                        [TrainConfig(optimizer="sgd"), TrainConfig(optimizer="adam")])
+
+
+def test_train_model_runs_a_reference_model_on_the_engine():
+    cfg = small("rezero")
+    tcfg = TrainConfig(lr=1e-2, steps=4, batch_size=4, seq_len=6, seed=2)
+    a, b = build_model(cfg, seed=2, dtype=F64), build_model(cfg, seed=2, dtype=F64)
+    gates = rt.GateSchedule(0.1)
+    h_ref = train(a, MarkovLanguage(6), tcfg, trackers=[gates, rt.Recorder("g", lambda m: float(m.blocks[0].sublayers[0].gate))],
+                  params=[p for n, p in a.named_parameters() if not n.endswith("gate")])
+    h = train_model(b, MarkovLanguage(6), tcfg, trackers=[gates, rt.Recorder("g", lambda m: float(m.blocks[0].sublayers[0].gate))],
+                    frozen=GATES)
+    assert h.losses == pytest.approx(h_ref.losses, rel=TOL)
+    assert h.record("g") == h_ref.record("g")
+    flat = [torch.cat([p.detach().flatten() for p in m.parameters()]) for m in (a, b)]
+    assert rel_err(flat[1], flat[0]) < 1e-10                     # the trained weights came back into the model

@@ -27,7 +27,8 @@ from deepnotes.core.init import gaussian_second_moment, truncated_normal_varianc
 from deepnotes.core.models import build_model
 from deepnotes.core.scaling import predicted_identity_weight
 from deepnotes.core.probes import per_block_grad_norms
-from deepnotes.core.train import History, Masked, train
+from deepnotes.core.ensemble import train_model
+from deepnotes.core.train import History, Masked
 from deepnotes.core.trackers import BlockGradNorms, Recorder, every_for
 
 BERT_WIDTH = 768
@@ -203,9 +204,9 @@ def mlm_run(std: float, head_transform: bool = True, budget: Budget | None = Non
     every = every_for(b.train_steps, b.gain_points)
     tcfg = TrainConfig(optimizer="adam", lr=b.lr if lr is None else lr, steps=b.train_steps,
                        warmup_steps=b.train_warmup, batch_size=n_seq, seq_len=seq_len, seed=seed)
-    hist = train(model, MarkovLanguage(b.vocab, seed=seed), tcfg, objective=Masked(MASK_PROB), progress=progress,
-                 trackers=[BlockGradNorms(every), Recorder("gains", layer_norm_gains, every),
-                           Recorder("embed_rms", embedding_rms, every)])
+    hist = train_model(model, MarkovLanguage(b.vocab, seed=seed), tcfg, objective=Masked(MASK_PROB), progress=progress,
+                       trackers=[BlockGradNorms(every), Recorder("gains", layer_norm_gains, every),
+                                 Recorder("embed_rms", embedding_rms, every)])
     steps, gains = hist.record("gains")
     result = MLMRun(std, head_transform, hist, depth, list(steps), embed_rms=list(hist.record("embed_rms")[1]))
     for snapshot in gains:

@@ -18,7 +18,9 @@ from deepnotes.core.config import ModelConfig, TrainConfig
 from deepnotes.core.data import MarkovLanguage, probe_batch
 from deepnotes.core.models import build_model
 from deepnotes.core.probes import StepProbe, block_matrices, loglog_slope, one_step_loss_change
-from deepnotes.core.train import History, train
+from deepnotes.core.engine import MATRICES
+from deepnotes.core.ensemble import train_model
+from deepnotes.core.train import History
 from deepnotes.core.trackers import BlockGradNorms, UpdateSize, every_for
 from deepnotes.core.validate import choice
 from deepnotes.show.progress import progress as progress_bar
@@ -133,11 +135,11 @@ def run(variant: str, n_layers: int, budget: Budget, optimizer: str = "adam", lr
     cfg = TrainConfig(optimizer=optimizer, lr=lr, steps=steps or sub.train_steps, warmup_steps=warmup,
                       batch_size=budget.batch_size, seq_len=budget.seq_len, seed=seed)
     model = build_model(variant_config(variant, n_layers, budget), seed=seed, device=device or default_device())
-    chosen = None if params == "all" else block_matrices(model)
     trackers = [BlockGradNorms(every_for(cfg.steps, sub.track_points))]
     if track_update:
         trackers.append(UpdateSize())
-    return train(model, task_for(budget), cfg, progress=progress, params=chosen, trackers=trackers)
+    return train_model(model, task_for(budget), cfg, progress=progress, trackers=trackers,
+                       trainable=None if params == "all" else MATRICES)
 
 
 def early_update_sweep(budget: Budget | None = None, variants=EARLY_UPDATE_VARIANTS,

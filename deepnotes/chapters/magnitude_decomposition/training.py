@@ -10,7 +10,8 @@ from deepnotes.core.budget import Budget, device as default_device, get_budget
 from deepnotes.core.config import TrainConfig
 from deepnotes.core.data import MarkovLanguage
 from deepnotes.chapters.magnitude_decomposition.experiments import choices, deepnorm_model, lambda_closed_form
-from deepnotes.core.train import History, train
+from deepnotes.core.ensemble import train_model
+from deepnotes.core.train import History
 from deepnotes.core.trackers import Recorder
 from deepnotes.show.progress import progress as progress_bar
 
@@ -49,8 +50,8 @@ def run_choice(n_layers: int, alpha: float, lam: float, optimizer: str, lr: floa
 
     cfg = TrainConfig(optimizer=optimizer, lr=lr, steps=steps, batch_size=budget.batch_size, seq_len=budget.seq_len,
                       seed=seed)
-    hist = train(model, MarkovLanguage(budget.vocab_size, seed=seed), cfg, progress=progress,
-                 trackers=[Recorder("lam_ratio", lam_ratio, every)])
+    hist = train_model(model, MarkovLanguage(budget.vocab_size, seed=seed), cfg, progress=progress,
+                       trackers=[Recorder("lam_ratio", lam_ratio, every)])
     lam_steps, lam_ratios = hist.record("lam_ratio")
     return ChoiceRun(alpha, lam, hist, list(lam_steps), list(lam_ratios))
 

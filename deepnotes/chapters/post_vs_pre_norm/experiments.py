@@ -22,7 +22,9 @@ from deepnotes.core.data import MarkovLanguage, probe_batch
 from deepnotes.core.models import build_model
 from deepnotes.core.probes import per_block_grad_norms
 from deepnotes.core.scaling import predicted_identity_weight
-from deepnotes.core.train import History, train
+from deepnotes.core.engine import GATES
+from deepnotes.core.ensemble import train_model
+from deepnotes.core.train import History
 from deepnotes.core.trackers import BlockGradNorms, BlockUpdates, GateSchedule, every_for
 from deepnotes.core.validate import choice
 
@@ -100,16 +102,16 @@ def run(norm: str, n_layers: int, budget: Budget, optimizer: str = "adam", lr: f
     lr = lr if lr is not None else sub.lrs[optimizer]
     model = build_model(style_config(norm, n_layers, budget, beta), seed=seed, device=device or default_device())
     every = every_for(steps, sub.track_points)
-    params, trackers = None, [BlockGradNorms(every), BlockUpdates(every)]
+    frozen, trackers = (), [BlockGradNorms(every), BlockUpdates(every)]
     if gate_step is not None:
         if norm != "rezero":
             raise ValueError(f"gate_step needs norm='rezero', got norm={norm!r}")
-        params = [p for name, p in model.named_parameters() if not name.endswith("gate")]
+        frozen = GATES
         trackers.append(GateSchedule(gate_step))
     cfg = TrainConfig(optimizer=optimizer, lr=lr, steps=steps, warmup_steps=warmup, batch_size=budget.batch_size,
                       seq_len=budget.seq_len, seed=seed)
-    return train(model, MarkovLanguage(budget.vocab_size, seed=seed), cfg, progress=progress, params=params,
-                 trackers=trackers)
+    return train_model(model, MarkovLanguage(budget.vocab_size, seed=seed), cfg, progress=progress, frozen=frozen,
+                       trackers=trackers)
 
 
 def training_plan(budget: Budget) -> dict[str, dict]:

@@ -21,6 +21,7 @@ from deepnotes.core.data import MarkovLanguage
 from deepnotes.core.models import TransformerLM, build_model, next_token_loss
 from deepnotes.core.rng import generator, seeded
 from deepnotes.chapters.why_residuals.experiments import STACK_KINDS, ResidualMLP, eps_for_depth, predicted_cosine
+from deepnotes.core.ensemble import train_model
 from deepnotes.core.train import History, train
 from deepnotes.core.trackers import BlockGradNorms, every_for
 
@@ -136,8 +137,8 @@ def transformer_run(kind: str, depth: int, budget: Budget | None = None, optimiz
     budget = budget or get_budget()
     model = build_transformer(kind, depth, budget, seed, device)
     cfg = _config(budget, optimizer, lr, steps or budget.why_residuals.train_steps, seed)
-    return train(model, MarkovLanguage(budget.vocab_size, seed=seed), cfg, progress=progress,
-                 trackers=[BlockGradNorms(every_for(cfg.steps, budget.why_residuals.track_points))])
+    return train_model(model, MarkovLanguage(budget.vocab_size, seed=seed), cfg, progress=progress,
+                       trackers=[BlockGradNorms(every_for(cfg.steps, budget.why_residuals.track_points))])
 
 
 @torch.no_grad()

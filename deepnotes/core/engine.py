@@ -51,8 +51,9 @@ class Slot:
 
 
 def graph_config(cfg: ModelConfig) -> ModelConfig:
-    """What members must share to run as one graph: everything but α, β and the init std."""
-    return replace(cfg, alpha=None, beta=None, init_std=None)
+    """What members must share to run as one graph: everything but α, β and the init std. Post-LN
+    is DeepNorm at α = 1 (LN(1·x + F(x))), so Post-LN and DeepNorm members share one graph."""
+    return replace(cfg, alpha=None, beta=None, init_std=None, norm="deepnorm" if cfg.norm == "post" else cfg.norm)
 
 
 def xavier_std(fan_out: int, fan_in: int, gain: float = 1.0) -> float:

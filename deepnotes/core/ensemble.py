@@ -19,15 +19,15 @@ others go on (its slice can hold NaN: no operation mixes members). Nothing raise
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
 
 import torch
 
 from deepnotes.core import scaling
-from deepnotes.core.config import TrainConfig
+from deepnotes.core.config import ModelConfig, TrainConfig
 from deepnotes.core.data import MarkovLanguage
-from deepnotes.core.engine import Stack
+from deepnotes.core.engine import Stack, graph_config
 from deepnotes.core.engine_reference import load_reference, write_reference
 from deepnotes.core.ensemble_trackers import from_reference
 from deepnotes.core.models import TransformerLM
@@ -246,3 +246,32 @@ def train_model(model: TransformerLM, task: MarkovLanguage, cfg: TrainConfig, *,
                           trackers=[from_reference(t) for t in trackers])[0]
     write_reference(stack, 0, model)
     return hist
+
+
+def train_many(model_cfgs: Sequence[ModelConfig], train_cfgs: Sequence[TrainConfig], tasks, *, objective=None,
+               trackers: Callable[[], Sequence] = tuple, trainable: Collection[str] | None = None,
+               frozen: Collection[str] = (), progress: bool = False, device=None,
+               dtype: torch.dtype | None = None) -> list[History]:
+    """Train one model per (model config, train config, task), in as few ensembles as possible:
+    runs that share a graph (:func:`~deepnotes.core.engine.graph_config`) and a loop
+    (:data:`SHARED_FIELDS`) train together as members of one :class:`Stack`, each initialized from
+    its train config's seed. ``trackers``: a factory of fresh engine trackers for each ensemble.
+    Returns the Histories in the order of the configs."""
+    model_cfgs, train_cfgs = list(model_cfgs), list(train_cfgs)
+    if len(model_cfgs) != len(train_cfgs):
+        raise ValueError(f"{len(model_cfgs)} model configs for {len(train_cfgs)} train configs")
+    tasks = _tasks(tasks, len(model_cfgs))
+    groups: dict[tuple, list[int]] = {}
+    for i, (mc, tc) in enumerate(zip(model_cfgs, train_cfgs)):
+        groups.setdefault((graph_config(mc), *(getattr(tc, f) for f in SHARED_FIELDS)), []).append(i)
+    out: list[History | None] = [None] * len(model_cfgs)
+    for members in progress_bar(list(groups.values()), progress and len(groups) > 1):
+        stack = Stack([model_cfgs[i] for i in members], seeds=[train_cfgs[i].seed for i in members],
+                      device=device, dtype=dtype)
+        names = [n for n in (stack.slots if trainable is None else trainable) if n in stack.slots and n not in frozen]
+        hists = train_ensemble(stack, [tasks[i] for i in members], [train_cfgs[i] for i in members],
+                               objective=objective, trackers=trackers(), trainable=names,
+                               progress=progress and len(groups) == 1)
+        for i, h in zip(members, hists):
+            out[i] = h
+    return out

@@ -19,9 +19,10 @@ from deepnotes.core.data import MarkovLanguage, probe_batch
 from deepnotes.core.models import build_model
 from deepnotes.core.probes import StepProbe, block_matrices, loglog_slope, one_step_loss_change
 from deepnotes.core.engine import MATRICES
-from deepnotes.core.ensemble import train_model
+from deepnotes.core import ensemble_trackers as et
+from deepnotes.core.ensemble import train_many
 from deepnotes.core.train import History
-from deepnotes.core.trackers import BlockGradNorms, UpdateSize, every_for
+from deepnotes.core.trackers import every_for
 from deepnotes.core.validate import choice
 from deepnotes.show.progress import progress as progress_bar
 
@@ -109,37 +110,52 @@ def loss_change_sweep(budget: Budget | None = None, variants=PROBED_VARIANTS,
     lrs = dict(sub.probe_lrs, **(lrs or {}))
     device = device or default_device()
     task = task_for(budget)
-    jobs = [(v, o, n, r) for v in variants for o in optimizers for n in depths for r in range(sub.probe_repeats)]
+    jobs = [(v, n, r) for v in variants for n in depths for r in range(sub.probe_repeats)]
     out: dict[tuple[str, str], list[list[StepProbe]]] = {(v, o): [[] for _ in depths]
                                                          for v in variants for o in optimizers}
-    for v, o, n, r in progress_bar(jobs, progress):
+    for v, n, r in progress_bar(jobs, progress):     # one model per (variant, depth, seed): the probe restores it
         model = build_model(variant_config(v, n, budget), seed=r, device=device, dtype=torch.float64)
         tokens = probe_batch(task, budget.batch_size, budget.seq_len, seed=r, device=device)
-        out[(v, o)][depths.index(n)].append(
-            one_step_loss_change(model, tokens, o, lrs[o], params=block_matrices(model)))
+        for o in optimizers:
+            out[(v, o)][depths.index(n)].append(
+                one_step_loss_change(model, tokens, o, lrs[o], params=block_matrices(model)))
     return LossChangeSweep(depths, lrs, out)
+
+
+def _train_config(budget: Budget, optimizer: str, lr: float, steps: int, warmup: int = 0, seed: int = 0) -> TrainConfig:
+    return TrainConfig(optimizer=optimizer, lr=lr, steps=steps, warmup_steps=warmup, batch_size=budget.batch_size,
+                       seq_len=budget.seq_len, seed=seed)
+
+
+def _trackers(steps: int, budget: Budget, track_update: bool):
+    """A factory of the runs' trackers: block gradients (and the early-update size)."""
+    every = every_for(steps, budget.increment_explosion.track_points)
+    return lambda: [et.BlockGradNorms(every)] + ([et.UpdateSize()] if track_update else [])
+
+
+def runs(settings: list[tuple[str, int, TrainConfig]], budget: Budget, device=None, progress: bool = False,
+         track_update: bool = True, params: str = "all") -> list[History]:
+    """Train each (variant, depth, train config) on the Markov language, those sharing a graph and a
+    loop as one ensemble (:func:`deepnotes.core.ensemble.train_many`; Post-LN is DeepNorm at α = 1, so
+    Post-LN and both DeepNorms at one depth train together). ``params="matrices"`` updates only the
+    blocks' weight matrices (the parameters the magnitude analysis scales), leaving embeddings, head,
+    biases and LayerNorm gains at their initial values."""
+    choice("params", params, PARAM_SETS)
+    steps = {cfg.steps for _, _, cfg in settings}
+    return train_many([variant_config(v, n, budget) for v, n, _ in settings], [cfg for _, _, cfg in settings],
+                      task_for(budget), trackers=_trackers(max(steps), budget, track_update), progress=progress,
+                      trainable=None if params == "all" else MATRICES, device=device or default_device())
 
 
 def run(variant: str, n_layers: int, budget: Budget, optimizer: str = "adam", lr: float | None = None,
         steps: int | None = None, warmup: int = 0, seed: int = 0, device=None,
         progress: bool = False, track_update: bool = True, params: str = "all") -> History:
     """Train the budget's model in ``variant`` at depth ``n_layers`` on the Markov language
-    (``lr`` defaults to the slider's rate for ``optimizer``).
-
-    ``params="matrices"`` updates only the blocks' weight matrices (the parameters the magnitude
-    analysis scales), leaving embeddings, head, biases and LayerNorm gains at their initial values.
-    """
-    choice("params", params, PARAM_SETS)
+    (``lr`` defaults to the slider's rate for ``optimizer``; ``params`` as in :func:`runs`)."""
     sub = budget.increment_explosion
     lr = lr if lr is not None else sub.slider_lrs[optimizer]
-    cfg = TrainConfig(optimizer=optimizer, lr=lr, steps=steps or sub.train_steps, warmup_steps=warmup,
-                      batch_size=budget.batch_size, seq_len=budget.seq_len, seed=seed)
-    model = build_model(variant_config(variant, n_layers, budget), seed=seed, device=device or default_device())
-    trackers = [BlockGradNorms(every_for(cfg.steps, sub.track_points))]
-    if track_update:
-        trackers.append(UpdateSize())
-    return train_model(model, task_for(budget), cfg, progress=progress, trackers=trackers,
-                       trainable=None if params == "all" else MATRICES)
+    cfg = _train_config(budget, optimizer, lr, steps or sub.train_steps, warmup, seed)
+    return runs([(variant, n_layers, cfg)], budget, device, progress, track_update, params)[0]
 
 
 def early_update_sweep(budget: Budget | None = None, variants=EARLY_UPDATE_VARIANTS,
@@ -147,13 +163,13 @@ def early_update_sweep(budget: Budget | None = None, variants=EARLY_UPDATE_VARIA
                        progress: bool = False) -> dict[tuple[str, int], History]:
     """DeepNet's early-update setting at toy scale: the first ``update_steps`` steps of each variant
     at each of ``update_depths`` (at ``update_lr``), tracking ‖F(x,θ_t) − F(x,θ_0)‖; ``params`` as in
-    :func:`run`."""
+    :func:`runs`. The variants at one depth train as one ensemble."""
     budget = budget or get_budget()
     sub = budget.increment_explosion
-    lr = lr if lr is not None else sub.update_lr
-    jobs = progress_bar([(v, n) for v in variants for n in sub.update_depths], progress)
-    return {(v, n): run(v, n, budget, optimizer, lr, steps=sub.update_steps, device=device, params=params)
-            for v, n in jobs}
+    cfg = _train_config(budget, optimizer, lr if lr is not None else sub.update_lr, sub.update_steps)
+    keys = [(v, n) for v in variants for n in sub.update_depths]
+    hists = runs([(v, n, cfg) for v, n in keys], budget, device, progress, params=params)
+    return dict(zip(keys, hists))
 
 
 def early_updates(budget: Budget | None = None, progress: bool = False) -> dict[str, dict[tuple[str, int], History]]:
@@ -176,12 +192,14 @@ def training_plan(budget: Budget) -> dict[str, tuple[str, int]]:
 
 def training_comparison(n: int, budget: Budget | None = None, lr: float | None = None, device=None,
                         progress: bool = False) -> dict[str, History]:
-    """At depth ``n``: the runs of :func:`training_plan`, all Adam at peak ``lr`` (``train_lr``)."""
+    """At depth ``n``: the runs of :func:`training_plan`, all Adam at peak ``lr`` (``train_lr``); the
+    Post-LN runs and DeepNorm train as one ensemble."""
     budget = budget or get_budget()
-    lr = lr if lr is not None else budget.increment_explosion.train_lr
-    return {label: run(v, n, budget, "adam", lr, warmup=warm, device=device, progress=progress,
-                       track_update=False)
-            for label, (v, warm) in training_plan(budget).items()}
+    sub = budget.increment_explosion
+    lr = lr if lr is not None else sub.train_lr
+    plan = training_plan(budget)
+    settings = [(v, n, _train_config(budget, "adam", lr, sub.train_steps, warm)) for v, warm in plan.values()]
+    return dict(zip(plan, runs(settings, budget, device, progress, track_update=False)))
 
 
 def training_comparisons(budget: Budget | None = None, progress: bool = False) -> dict[int, dict[str, History]]:

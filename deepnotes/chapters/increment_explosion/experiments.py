@@ -7,6 +7,7 @@ Variants are named by a label: ``post``, ``pre``, ``deepnorm`` (DeepNet's encode
 """
 from __future__ import annotations
 
+import functools
 import statistics
 from dataclasses import dataclass
 
@@ -222,10 +223,24 @@ class SliderRun:
 def slider_run(depth: int, norm: str, optimizer: str, lr: float | None = None, warmup: int = 0,
                budget: Budget | None = None, progress: bool = False) -> SliderRun:
     """The slider's experiment: a short run (``slider_steps``) at one setting; ``lr`` defaults to
-    the budget's ``slider_lrs[optimizer]``."""
+    the budget's ``slider_lrs[optimizer]``. A setting of the precomputed grid comes from
+    :func:`slider_grid` (the whole grid trained in ensembles, once)."""
     budget = budget or get_budget()
     sub = budget.increment_explosion
     choice("optimizer", optimizer, sub.slider_lrs)
     lr = lr if lr is not None else sub.slider_lrs[optimizer]
+    grid = slider_grid(budget)
+    if warmup == 0 and lr == sub.slider_lrs[optimizer] and (depth, norm, optimizer) in grid:
+        return SliderRun(depth, norm, optimizer, lr, warmup, grid[(depth, norm, optimizer)])
     hist = run(norm, depth, budget, optimizer, lr, steps=sub.slider_steps, warmup=warmup, progress=progress)
     return SliderRun(depth, norm, optimizer, lr, warmup, hist)
+
+
+@functools.lru_cache(maxsize=4)
+def slider_grid(budget: Budget) -> dict[tuple[int, str, str], History]:
+    """(depth, norm, optimizer) → the short run of every setting of the slider's grid, at the budget's
+    slider rates, the norms that share a graph at each depth and optimizer trained as one ensemble."""
+    sub = budget.increment_explosion
+    keys = [(n, v, o) for n in sub.slider_depths for v in sub.slider_norms for o in sub.slider_optimizers]
+    settings = [(v, n, _train_config(budget, o, sub.slider_lrs[o], sub.slider_steps)) for n, v, o in keys]
+    return dict(zip(keys, runs(settings, budget)))

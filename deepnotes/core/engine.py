@@ -75,8 +75,8 @@ class Stack(nn.Module):
         shared = graph_config(cfgs[0])
         for i, cfg in enumerate(cfgs):
             if graph_config(cfg) != shared:
-                raise ValueError(f"member {i} does not share member 0's graph (only alpha, beta and init_std may "
-                                 f"differ): {graph_config(cfg)} vs {shared}")
+                raise ValueError(f"member {i} does not share member 0's graph (only alpha, beta, init_std and "
+                                 f"post vs deepnorm may differ): {graph_config(cfg)} vs {shared}")
         seeds = list(range(len(cfgs))) if seeds is None else [int(s) for s in seeds]
         if len(seeds) != len(cfgs):
             raise ValueError(f"{len(seeds)} seeds for {len(cfgs)} member configs")

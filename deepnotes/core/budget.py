@@ -17,7 +17,7 @@ from types import MappingProxyType
 
 import torch
 
-from deepnotes.core.config import ModelConfig
+from deepnotes.core.config import ModelConfig, TrainConfig
 from deepnotes.core.validate import choice
 
 BUDGET_ENV = "DEEPNOTES_BUDGET"
@@ -203,6 +203,11 @@ class Budget:
         """The budget's tiny Transformer at depth ``n_layers`` (``overrides``: norm, alpha, beta, …)."""
         return ModelConfig(n_layers=n_layers, d_model=self.d_model, n_heads=self.n_heads, d_ff=self.d_ff,
                            vocab_size=self.vocab_size, **overrides)
+
+    def train_config(self, optimizer: str, lr: float, steps: int, warmup: int = 0, seed: int = 0) -> TrainConfig:
+        """A run on the budget's batches (``batch_size`` sequences of ``seq_len`` tokens)."""
+        return TrainConfig(optimizer=optimizer, lr=lr, steps=steps, warmup_steps=warmup, batch_size=self.batch_size,
+                           seq_len=self.seq_len, seed=seed)
 
 
 BUDGETS: dict[str, Budget] = {

@@ -198,8 +198,9 @@ class Stack(nn.Module):
 
     def _attention(self, x: torch.Tensor, p: dict, batch: int) -> torch.Tensor:
         """softmax(QKᵀ/√d_h + mask)·V per head, then the out-projection; x [K, M = B·T, d]. Three
-        batched matmul-sized ops (scores with the causal mask as the ``baddbmm`` input, softmax, AV):
-        at T = 16 this is twice as fast on a CPU as ``scaled_dot_product_attention``'s kernel."""
+        batched matmul-sized ops (scores with the causal mask as the ``baddbmm`` input, softmax, AV).
+        Measured on a 2-core CPU at T = 16, 2 heads, d = 32, no grad: 28 µs against 63 µs for
+        ``scaled_dot_product_attention`` with one member, 315 against 379 µs with eight."""
         k_, m, d = x.shape
         h, t = self.cfg.n_heads, m // batch
         qkv = torch.baddbmm(p["qkv_b"], x, p["qkv_w"])                                          # [K, M, 3d]

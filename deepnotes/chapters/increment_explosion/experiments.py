@@ -123,11 +123,6 @@ def loss_change_sweep(budget: Budget | None = None, variants=PROBED_VARIANTS,
     return LossChangeSweep(depths, lrs, out)
 
 
-def _train_config(budget: Budget, optimizer: str, lr: float, steps: int, warmup: int = 0, seed: int = 0) -> TrainConfig:
-    return TrainConfig(optimizer=optimizer, lr=lr, steps=steps, warmup_steps=warmup, batch_size=budget.batch_size,
-                       seq_len=budget.seq_len, seed=seed)
-
-
 def _trackers(steps: int, budget: Budget, track_update: bool):
     """A factory of the runs' trackers: block gradients (and the early-update size)."""
     every = every_for(steps, budget.increment_explosion.track_points)
@@ -155,7 +150,7 @@ def run(variant: str, n_layers: int, budget: Budget, optimizer: str = "adam", lr
     (``lr`` defaults to the slider's rate for ``optimizer``; ``params`` as in :func:`runs`)."""
     sub = budget.increment_explosion
     lr = lr if lr is not None else sub.slider_lrs[optimizer]
-    cfg = _train_config(budget, optimizer, lr, steps or sub.train_steps, warmup, seed)
+    cfg = budget.train_config(optimizer, lr, steps or sub.train_steps, warmup, seed)
     return runs([(variant, n_layers, cfg)], budget, device, progress, track_update, params)[0]
 
 
@@ -167,7 +162,7 @@ def early_update_sweep(budget: Budget | None = None, variants=EARLY_UPDATE_VARIA
     :func:`runs`. The variants at one depth train as one ensemble."""
     budget = budget or get_budget()
     sub = budget.increment_explosion
-    cfg = _train_config(budget, optimizer, lr if lr is not None else sub.update_lr, sub.update_steps)
+    cfg = budget.train_config(optimizer, lr if lr is not None else sub.update_lr, sub.update_steps)
     keys = [(v, n) for v in variants for n in sub.update_depths]
     hists = runs([(v, n, cfg) for v, n in keys], budget, device, progress, params=params)
     return dict(zip(keys, hists))
@@ -199,7 +194,7 @@ def training_comparison(n: int, budget: Budget | None = None, lr: float | None =
     sub = budget.increment_explosion
     lr = lr if lr is not None else sub.train_lr
     plan = training_plan(budget)
-    settings = [(v, n, _train_config(budget, "adam", lr, sub.train_steps, warm)) for v, warm in plan.values()]
+    settings = [(v, n, budget.train_config("adam", lr, sub.train_steps, warm)) for v, warm in plan.values()]
     return dict(zip(plan, runs(settings, budget, device, progress, track_update=False)))
 
 
@@ -242,5 +237,5 @@ def slider_grid(budget: Budget) -> dict[tuple[int, str, str], History]:
     slider rates, the norms that share a graph at each depth and optimizer trained as one ensemble."""
     sub = budget.increment_explosion
     keys = [(n, v, o) for n in sub.slider_depths for v in sub.slider_norms for o in sub.slider_optimizers]
-    settings = [(v, n, _train_config(budget, o, sub.slider_lrs[o], sub.slider_steps)) for n, v, o in keys]
+    settings = [(v, n, budget.train_config(o, sub.slider_lrs[o], sub.slider_steps)) for n, v, o in keys]
     return dict(zip(keys, runs(settings, budget)))

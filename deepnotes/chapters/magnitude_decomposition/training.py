@@ -7,7 +7,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from deepnotes.core.budget import Budget, device as default_device, get_budget
-from deepnotes.core.config import TrainConfig
 from deepnotes.core.data import MarkovLanguage
 from deepnotes.chapters.magnitude_decomposition.experiments import choices, deepnorm_model, lambda_closed_form
 from deepnotes.core.ensemble import train_model
@@ -48,8 +47,7 @@ def run_choice(n_layers: int, alpha: float, lam: float, optimizer: str, lr: floa
     def lam_ratio(m):
         return sum(a / b for a, b in zip(_beta_lambdas(m), lam0)) / len(lam0)
 
-    cfg = TrainConfig(optimizer=optimizer, lr=lr, steps=steps, batch_size=budget.batch_size, seq_len=budget.seq_len,
-                      seed=seed)
+    cfg = budget.train_config(optimizer, lr, steps, seed=seed)
     hist = train_model(model, MarkovLanguage(budget.vocab_size, seed=seed), cfg, progress=progress,
                        trackers=[Recorder("lam_ratio", lam_ratio, every)])
     lam_steps, lam_ratios = hist.record("lam_ratio")

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import torch
 
 from deepnotes.core.budget import Budget, device as default_device, get_budget
-from deepnotes.core.config import ModelConfig, TrainConfig
+from deepnotes.core.config import ModelConfig
 from deepnotes.core.data import MarkovLanguage, probe_batch
 from deepnotes.core.models import build_model
 from deepnotes.core.probes import per_block_grad_norms
@@ -108,8 +108,7 @@ def run(norm: str, n_layers: int, budget: Budget, optimizer: str = "adam", lr: f
             raise ValueError(f"gate_step needs norm='rezero', got norm={norm!r}")
         frozen = GATES
         trackers.append(GateSchedule(gate_step))
-    cfg = TrainConfig(optimizer=optimizer, lr=lr, steps=steps, warmup_steps=warmup, batch_size=budget.batch_size,
-                      seq_len=budget.seq_len, seed=seed)
+    cfg = budget.train_config(optimizer, lr, steps, warmup, seed)
     return train_model(model, MarkovLanguage(budget.vocab_size, seed=seed), cfg, progress=progress, frozen=frozen,
                        trackers=trackers)
 

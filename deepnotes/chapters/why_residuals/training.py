@@ -60,8 +60,7 @@ class MLPLanguageModel(nn.Module):
 
 
 def _config(budget: Budget, optimizer: str, lr: float | None, steps: int, seed: int) -> TrainConfig:
-    return TrainConfig(optimizer=optimizer, lr=lr or budget.why_residuals.lrs[optimizer], steps=steps, batch_size=budget.batch_size,
-                       seq_len=budget.seq_len, seed=seed)
+    return budget.train_config(optimizer, lr or budget.why_residuals.lrs[optimizer], steps, seed=seed)
 
 
 def build_lm(kind, depth: int, budget: Budget, width: int | None = None, seed: int = 0, device=None) -> MLPLanguageModel:

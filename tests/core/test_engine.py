@@ -12,6 +12,8 @@ from deepnotes.core.engine_reference import block_list, export_member, load_refe
 from deepnotes.core.ensemble import train_ensemble, train_model
 from deepnotes.core.engine import GATES
 from deepnotes.core import ensemble_trackers as et
+from deepnotes.core.ensemble_probes import step_probes
+from deepnotes.core.probes import block_matrices, one_step_loss_change
 from deepnotes.core import trackers as rt
 from deepnotes.core.models import Block, build_model
 from deepnotes.core.rng import seeded
@@ -201,3 +203,25 @@ def test_train_model_runs_a_reference_model_on_the_engine():
     assert h.record("g") == h_ref.record("g")
     flat = [torch.cat([p.detach().flatten() for p in m.parameters()]) for m in (a, b)]
     assert rel_err(flat[1], flat[0]) < 1e-10                     # the trained weights came back into the model
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
+def test_step_probes_match_the_reference_probe_per_member(optimizer):
+    """The stacked one-step probe gives each member what probes.one_step_loss_change gives its exported
+    model (Post-LN and DeepNorm members in one graph), and restores the weights."""
+    cfgs = [small("post"), small("deepnorm", alpha=2.0, beta=0.5), small("post")]
+    stack = build_stack(cfgs, seeds=[0, 1, 2], dtype=F64)
+    gen = torch.Generator().manual_seed(0)
+    tokens = torch.stack([MarkovLanguage(6).sample(4, 8, gen) for _ in cfgs])
+    before = [p.detach().clone() for p in stack.parameters()]
+    lr = {"sgd": 1e-3, "adam": 1e-5}[optimizer]
+    probes = step_probes(stack, tokens, optimizer, lr)
+    assert all(torch.equal(a, b) for a, b in zip(before, stack.parameters()))
+    for k, probe in enumerate(probes):
+        model = export_member(stack, k)
+        ref = one_step_loss_change(model, tokens[k], optimizer, lr, params=block_matrices(model))
+        for field in ("loss_before", "delta_loss", "first_order", "grad_sq", "grad_l1", "update_norm"):
+            assert getattr(probe, field) == pytest.approx(getattr(ref, field), rel=1e-7), field
+        assert probe.block_grad_norms == pytest.approx(ref.block_grad_norms, rel=1e-10)
+    with pytest.raises(ValueError, match="allowed: sgd, adam"):
+        step_probes(stack, tokens, "lamb", lr)

@@ -17,9 +17,9 @@ from deepnotes.core import scaling
 from deepnotes.core.budget import Budget, device as default_device, get_budget
 from deepnotes.core.config import ModelConfig, TrainConfig
 from deepnotes.core.data import MarkovLanguage, probe_batch
-from deepnotes.core.models import build_model
-from deepnotes.core.probes import StepProbe, block_matrices, loglog_slope, one_step_loss_change
-from deepnotes.core.engine import MATRICES
+from deepnotes.core.probes import StepProbe, loglog_slope
+from deepnotes.core.engine import MATRICES, build_stack, graph_config
+from deepnotes.core.ensemble_probes import step_probes
 from deepnotes.core import ensemble_trackers as et
 from deepnotes.core.ensemble import train_many
 from deepnotes.core.train import History
@@ -95,6 +95,14 @@ class LossChangeSweep:
         return self.probes[(variant, optimizer)][-1][0].block_grad_norms
 
 
+def graph_groups(variants, n_layers: int, budget: Budget) -> list[tuple[str, ...]]:
+    """The variants grouped by the graph their stacks share (Post-LN and both DeepNorms: one group)."""
+    groups: dict = {}
+    for v in variants:
+        groups.setdefault(graph_config(variant_config(v, n_layers, budget)), []).append(v)
+    return [tuple(g) for g in groups.values()]
+
+
 def loss_change_sweep(budget: Budget | None = None, variants=PROBED_VARIANTS,
                       optimizers=("sgd", "adam"), lrs: dict[str, float] | None = None,
                       depths: tuple[int, ...] | None = None, device=None,
@@ -103,7 +111,8 @@ def loss_change_sweep(budget: Budget | None = None, variants=PROBED_VARIANTS,
 
     Only the blocks' N·K weight matrices step (the derivation's parameters); embedding, head,
     biases and norms stay put. The probe runs in float64 so that the tiny ΔL of a small learning
-    rate is measured exactly.
+    rate is measured exactly. Variants that share a graph and the repeats (seeds) are members of
+    one engine stack per depth.
     """
     budget = budget or get_budget()
     sub = budget.increment_explosion
@@ -111,15 +120,19 @@ def loss_change_sweep(budget: Budget | None = None, variants=PROBED_VARIANTS,
     lrs = dict(sub.probe_lrs, **(lrs or {}))
     device = device or default_device()
     task = task_for(budget)
-    jobs = [(v, n, r) for v in variants for n in depths for r in range(sub.probe_repeats)]
+    repeats = range(sub.probe_repeats)
     out: dict[tuple[str, str], list[list[StepProbe]]] = {(v, o): [[] for _ in depths]
                                                          for v in variants for o in optimizers}
-    for v, n, r in progress_bar(jobs, progress):     # one model per (variant, depth, seed): the probe restores it
-        model = build_model(variant_config(v, n, budget), seed=r, device=device, dtype=torch.float64)
-        tokens = probe_batch(task, budget.batch_size, budget.seq_len, seed=r, device=device)
+    groups = [(n, group) for n in depths for group in graph_groups(variants, n, budget)]
+    for n, group in progress_bar(groups, progress):   # one stack per (depth, graph): variants × seeds
+        members = [(v, r) for v in group for r in repeats]
+        stack = build_stack([variant_config(v, n, budget) for v, _ in members], [r for _, r in members],
+                            device=device, dtype=torch.float64)
+        tokens = torch.stack([probe_batch(task, budget.batch_size, budget.seq_len, seed=r, device=device)
+                              for _, r in members])                               # [K, B, T]
         for o in optimizers:
-            out[(v, o)][depths.index(n)].append(
-                one_step_loss_change(model, tokens, o, lrs[o], params=block_matrices(model)))
+            for (v, _), probe in zip(members, step_probes(stack, tokens, o, lrs[o])):
+                out[(v, o)][depths.index(n)].append(probe)
     return LossChangeSweep(depths, lrs, out)
 
 

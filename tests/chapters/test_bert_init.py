@@ -234,3 +234,20 @@ def test_chapter_verdict_tables_and_reports():
     assert len(text.splitlines()) == 2 + len(claims.PRINTED_LAYERS_VAR) + len(claims.PRINTED_LAYERS_GRAD)
     assert "printed        100000 2.82" in report.training_table_text(runs, SMOKE)
     assert report.gain_summary_text(gains, SMOKE).count("extra layer") == len(gains)
+
+
+def test_stack_gains_and_embedding_rms_are_the_reference_ones_per_member():
+    from deepnotes.core.engine import build_stack
+    from deepnotes.core.engine_reference import export_member
+    for head in (True, False):
+        cfgs = [bert.encoder_config(16, 2, s, 8, 16, head) for s in (0.02, 0.05)]
+        stack = build_stack(cfgs, seeds=[0, 1])
+        with torch.no_grad():
+            for name in ("embed_norm_w", "attn_norm_w", "ffn_norm_w") + (("dense_norm_w",) if head else ()):
+                getattr(stack, name).uniform_(0.5, 1.5)
+        gains, rms = bert.stack_layer_norm_gains(stack), bert.stack_embedding_rms(stack)
+        for k in range(2):
+            model = export_member(stack, k)
+            ref = bert.layer_norm_gains(model)
+            assert list(gains[k]) == list(ref) and list(gains[k].values()) == pytest.approx(list(ref.values()), rel=1e-6)
+            assert rms[k] == pytest.approx(bert.embedding_rms(model), rel=1e-6)

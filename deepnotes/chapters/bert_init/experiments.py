@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import torch
@@ -27,9 +28,11 @@ from deepnotes.core.init import gaussian_second_moment, truncated_normal_varianc
 from deepnotes.core.models import build_model
 from deepnotes.core.scaling import predicted_identity_weight
 from deepnotes.core.probes import per_block_grad_norms
-from deepnotes.core.ensemble import train_model
+from deepnotes.core import ensemble_trackers as et
+from deepnotes.core.engine import Stack
+from deepnotes.core.ensemble import train_many
 from deepnotes.core.train import History, Masked
-from deepnotes.core.trackers import BlockGradNorms, Recorder, every_for
+from deepnotes.core.trackers import every_for
 
 BERT_WIDTH = 768
 BERT_DEPTH = 12              # BERT-base's layers (the annotated tables' depth)
@@ -191,22 +194,53 @@ def embedding_rms(model) -> float:
     return float(model.embed.weight[: model.cfg.vocab_size].detach().pow(2).mean().sqrt())
 
 
-def mlm_run(std: float, head_transform: bool = True, budget: Budget | None = None, seed: int = 0,
-            lr: float | None = None, depth: int | None = None, device=None, progress: bool = False) -> MLMRun:
+def stack_layer_norm_gains(stack: Stack) -> list[dict[str, float]]:
+    """:func:`layer_norm_gains` of every member of an encoder stack, in the same order of names."""
+    embed = stack.embed_norm_w.mean(dim=(1, 2)).tolist()                  # [K]
+    attn = stack.attn_norm_w.mean(dim=(2, 3)).tolist()                    # [N][K]
+    ffn = stack.ffn_norm_w.mean(dim=(2, 3)).tolist()                      # [N][K]
+    head = stack.dense_norm_w.mean(dim=(1, 2)).tolist() if stack.cfg.head_transform else None
+    out = []
+    for k in range(stack.n_members):
+        gains = {"embed": embed[k]}
+        for layer in range(stack.n_layers):
+            gains[f"l{layer + 1}.attn"], gains[f"l{layer + 1}.ffn"] = attn[layer][k], ffn[layer][k]
+        if head is not None:
+            gains["head"] = head[k]
+        out.append(gains)
+    return out
+
+
+def stack_embedding_rms(stack: Stack) -> list[float]:
+    """:func:`embedding_rms` of every member: RMS of E's output rows ([MASK] left out)."""
+    return stack.embed[:, : stack.cfg.vocab_size].pow(2).mean(dim=(1, 2)).sqrt().tolist()
+
+
+def mlm_runs(settings: Sequence[tuple[float, bool]], budget: Budget | None = None, seeds: Sequence[int] = (0,),
+             lr: float | None = None, depth: int | None = None, device=None,
+             progress: bool = False) -> dict[tuple[float, bool, int], MLMRun]:
     """Train the budget's encoder on masked tokens of the Markov language with Adam and linear warmup,
-    recording every LayerNorm's mean γ and the embedding's RMS."""
+    for every (std, extra head layer) setting × seed, recording every LayerNorm's mean γ and the
+    embedding's RMS. Settings with the same head train together as one engine ensemble.
+    Returns (std, head, seed) → run."""
     budget = budget or get_budget()
     b = budget.bert_init
     depth = depth or b.train_depth
     n_seq, seq_len = b.train_batch
-    cfg = encoder_config(b.train_width, depth, std, b.vocab, seq_len, head_transform)
-    model = build_model(cfg, seed=seed, device=device or default_device())
+    keys = [(s, head, seed) for s, head in settings for seed in seeds]
     every = every_for(b.train_steps, b.gain_points)
-    tcfg = TrainConfig(optimizer="adam", lr=b.lr if lr is None else lr, steps=b.train_steps,
-                       warmup_steps=b.train_warmup, batch_size=n_seq, seq_len=seq_len, seed=seed)
-    hist = train_model(model, MarkovLanguage(b.vocab, seed=seed), tcfg, objective=Masked(MASK_PROB), progress=progress,
-                       trackers=[BlockGradNorms(every), Recorder("gains", layer_norm_gains, every),
-                                 Recorder("embed_rms", embedding_rms, every)])
+    tcfgs = [TrainConfig(optimizer="adam", lr=b.lr if lr is None else lr, steps=b.train_steps,
+                         warmup_steps=b.train_warmup, batch_size=n_seq, seq_len=seq_len, seed=seed)
+             for _, _, seed in keys]
+    hists = train_many([encoder_config(b.train_width, depth, s, b.vocab, seq_len, head) for s, head, _ in keys],
+                       tcfgs, [MarkovLanguage(b.vocab, seed=seed) for _, _, seed in keys], objective=Masked(MASK_PROB),
+                       trackers=lambda: [et.BlockGradNorms(every), et.Recorder("gains", stack_layer_norm_gains, every),
+                                         et.Recorder("embed_rms", stack_embedding_rms, every)],
+                       device=device or default_device(), progress=progress)
+    return {key: _mlm_result(key[0], key[1], depth, hist) for key, hist in zip(keys, hists)}
+
+
+def _mlm_result(std: float, head_transform: bool, depth: int, hist: History) -> MLMRun:
     steps, gains = hist.record("gains")
     result = MLMRun(std, head_transform, hist, depth, list(steps), embed_rms=list(hist.record("embed_rms")[1]))
     for snapshot in gains:
@@ -215,15 +249,37 @@ def mlm_run(std: float, head_transform: bool = True, budget: Budget | None = Non
     return result
 
 
+def mlm_run(std: float, head_transform: bool = True, budget: Budget | None = None, seed: int = 0,
+            lr: float | None = None, depth: int | None = None, device=None, progress: bool = False) -> MLMRun:
+    """One run of :func:`mlm_runs`."""
+    return mlm_runs([(std, head_transform)], budget, (seed,), lr, depth, device, progress)[(std, head_transform, seed)]
+
+
 @functools.lru_cache(maxsize=None)
 def cached_probe(std: float, depth: int, width: int, budget: Budget) -> InitProbe:
     """:func:`init_probe`, computed once per setting (the experiment and the slider share them)."""
     return init_probe(std, depth, width, budget)
 
 
+def run_settings(budget: Budget) -> list[tuple[float, bool]]:
+    """Every (std, extra head layer) the chapter trains: the §9.3 stds with the head, the gain stds
+    with and without it."""
+    b = budget.bert_init
+    return list(dict.fromkeys([(s, True) for s in b.train_stds] + [(s, h) for s in b.gain_stds for h in (True, False)]))
+
+
+@functools.lru_cache(maxsize=None)
+def chapter_runs(budget: Budget) -> dict[tuple[float, bool], MLMRun]:
+    """:func:`mlm_runs` over :func:`run_settings` at the budget's defaults (seed 0), trained once."""
+    return {(s, h): run for (s, h, _), run in mlm_runs(run_settings(budget), budget).items()}
+
+
 @functools.lru_cache(maxsize=None)
 def cached_run(std: float, head_transform: bool, budget: Budget) -> MLMRun:
-    """:func:`mlm_run` at the budget's defaults, computed once per setting."""
+    """:func:`mlm_run` at the budget's defaults, computed once per setting (the chapter's settings
+    come from :func:`chapter_runs`)."""
+    if (std, head_transform) in run_settings(budget):
+        return chapter_runs(budget)[(std, head_transform)]
     return mlm_run(std, head_transform, budget)
 
 

@@ -66,6 +66,7 @@ class PostPreBudget:
     train_warmup: int
     slider_depths: tuple[int, ...]
     slider_steps: int
+    train_seeds: int = 1                  # initializations per variant of the training comparison (bands)
     track_points: int = 20                # steps at which block updates and gradients are recorded
     lrs: MappingProxyType = _rates(adam=3e-3, sgd=0.3)
     slider_lr: float = 3e-3               # Adam
@@ -217,7 +218,8 @@ BUDGETS: dict[str, Budget] = {
             moment_width=32, moment_depth=8, moment_batch=64, ntk_width=16, ntk_steps=3,
             slider_gains=(1.0, 2.0), softmax_slider_dims=(16, 64)),
         post_vs_pre_norm=PostPreBudget(
-            probe_depths=(2, 6), train_depth=4, train_steps=6, train_warmup=3, slider_depths=(2, 4), slider_steps=3),
+            probe_depths=(2, 6), train_depth=4, train_steps=6, train_warmup=3, slider_depths=(2, 4), slider_steps=3,
+            train_seeds=2),
         bert_init=BertBudget(
             stds=(0.01, 0.02, 0.05), probe_width=64, table_width=64, probe_depths=(2, 3), probe_tokens=(4, 16),
             train_stds=(0.02, 0.05), gain_stds=(0.02,), train_width=32, train_depth=2, train_steps=6,
@@ -241,7 +243,7 @@ BUDGETS: dict[str, Budget] = {
             slider_gains=(0.5, 1.0, 2.0, 4.0), softmax_slider_dims=(16, 64, 256, 1024)),
         post_vs_pre_norm=PostPreBudget(
             probe_depths=(6, 12, 24, 50, 100), train_depth=12, train_steps=600, train_warmup=200,
-            slider_depths=(6, 12, 24, 48, 96), slider_steps=15),
+            slider_depths=(6, 12, 24, 48, 96), slider_steps=15, train_seeds=3),
         bert_init=BertBudget(
             stds=(0.005, 0.01, 0.02, 0.0361, 0.05, 0.1), probe_width=128, table_width=768,
             probe_depths=(3, 6, 12, 24), probe_tokens=(4, 64), train_stds=(0.01, 0.02, 0.0361, 0.05),
@@ -270,7 +272,7 @@ BUDGETS: dict[str, Budget] = {
             softmax_slider_dims=(16, 64, 256, 1024)),
         post_vs_pre_norm=PostPreBudget(
             probe_depths=(6, 12, 24, 50, 100), train_depth=24, train_steps=2000, train_warmup=500,
-            slider_depths=(6, 12, 24, 48, 96, 192), slider_steps=30),
+            slider_depths=(6, 12, 24, 48, 96, 192), slider_steps=30, train_seeds=5),
         bert_init=BertBudget(
             stds=(0.005, 0.01, 0.02, 0.0361, 0.05, 0.1), probe_width=768, table_width=768,
             probe_depths=(3, 6, 12, 24, 48), probe_tokens=(8, 128), train_stds=(0.01, 0.02, 0.0361, 0.05),

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Mapping, Sequence
 
 import matplotlib.pyplot as plt
@@ -47,26 +48,53 @@ def loglog_sweep(ax, depths: Sequence[int], series: Mapping[str, Sequence[float]
     return slopes
 
 
-def loss_curves(ax, runs: Mapping[str, History], title: str = "", floor_label: str = "floor (entropy rate)",
-                colours: Mapping[str, str] | None = None) -> None:
+def _seeds(runs: Mapping[str, History | Sequence[History]]) -> dict[str, list[History]]:
+    """label → its runs (one History, or one per seed)."""
+    return {label: [r] if isinstance(r, History) else list(r) for label, r in runs.items()}
+
+
+def median_and_range(hists: Sequence[History]) -> tuple[list[int], list[float], list[float], list[float]]:
+    """Per step, over the seeds that still have a finite loss there: (steps, median, min, max)."""
+    steps, med, lo, hi = [], [], [], []
+    for t in range(max((len(h.losses) for h in hists), default=0)):
+        vals = sorted(h.losses[t] for h in hists if t < len(h.losses) and math.isfinite(h.losses[t]))
+        if vals:
+            steps.append(t)
+            med.append(statistics.median(vals))
+            lo.append(vals[0])
+            hi.append(vals[-1])
+    return steps, med, lo, hi
+
+
+def loss_curves(ax, runs: Mapping[str, History | Sequence[History]], title: str = "",
+                floor_label: str = "floor (entropy rate)", colours: Mapping[str, str] | None = None) -> None:
     """Training losses with the floor (the entropy rate, or what ``floor_label`` names) and the
-    context-free plateau; a diverged run ends in an ✕ at the step it diverged (drawn at the top edge
-    when its last loss is off the axes). ``colours`` (label → colour) overrides :func:`colour`."""
+    context-free plateau. A label maps to one History, or to one per seed: then the line is the
+    median over seeds and a shaded band spans their min and max. A diverged run ends in an ✕ at the
+    step it diverged (drawn at the top edge when its last loss is off the axes). ``colours``
+    (label → colour) overrides :func:`colour`."""
     floor = unigram = None
     used: dict[str | None, int] = {}
-    for label, hist in runs.items():
+    seeds = _seeds(runs)
+    finite = [h.losses[0] for hs in seeds.values() for h in hs if h.losses and math.isfinite(h.losses[0])]
+    for label, hists in seeds.items():
         c = colours[label] if colours and label in colours else colour(label)
         style = ("-", "-.", ":")[min(used.get(c, 0), 2)] if c is not None else "-"   # same style, other line
         used[c] = used.get(c, 0) + 1
-        line, = ax.plot(range(len(hist.losses)), hist.losses, lw=1, ls=style, color=c, label=label)
-        if hist.diverged:
-            k = hist.diverged_at
-            y = hist.losses[-1] if hist.losses else (hist.unigram or 0)
-            top = 1.2 * max(h.losses[0] for h in runs.values() if h.losses) if hist.floor is not None else y
-            ax.plot([k], [min(y, top)], "x", ms=10, mew=2, color=line.get_color(), clip_on=False)
-            line.set_label(f"{label} (diverged at step {k})")
-        floor, unigram = hist.floor, hist.unigram
-    finite = [h.losses[0] for h in runs.values() if h.losses]
+        steps, med, lo, hi = median_and_range(hists)
+        line, = ax.plot(steps, med, lw=1, ls=style, color=c, label=label)
+        if len(hists) > 1:
+            ax.fill_between(steps, lo, hi, color=line.get_color(), alpha=0.2, lw=0)
+        diverged = [h for h in hists if h.diverged]
+        for hist in diverged:
+            y = hist.losses[-1] if hist.losses and math.isfinite(hist.losses[-1]) else (hist.unigram or 0)
+            top = 1.2 * max(finite) if hist.floor is not None and finite else y
+            ax.plot([hist.diverged_at], [min(y, top)], "x", ms=10, mew=2, color=line.get_color(), clip_on=False)
+        if len(hists) > 1:
+            line.set_label(f"{label} ({len(hists)} seeds" + (f", {len(diverged)} diverged)" if diverged else ")"))
+        elif diverged:
+            line.set_label(f"{label} (diverged at step {diverged[0].diverged_at})")
+        floor, unigram = hists[0].floor, hists[0].unigram
     if floor is not None and finite:   # a run that blew up would squash the rest: clip at 1.2× the start
         ax.set_ylim(0.9 * floor, 1.2 * max(finite))
     if floor is not None:

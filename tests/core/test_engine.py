@@ -225,3 +225,16 @@ def test_step_probes_match_the_reference_probe_per_member(optimizer):
         assert probe.block_grad_norms == pytest.approx(ref.block_grad_norms, rel=1e-10)
     with pytest.raises(ValueError, match="allowed: sgd, adam"):
         step_probes(stack, tokens, "lamb", lr)
+
+
+@pytest.mark.parametrize("width", [4, 7, 15, 16, 17])
+def test_padded_softmax_is_softmax(width):
+    """float32 CPU rows of 7–15 entries are padded to 16 with −inf: same values, same gradients."""
+    x = torch.randn(6, 5, width, requires_grad=True)
+    x[..., -1].data.fill_(float("-inf")) if width > 1 else None          # a masked column, as in causal rows
+    g = torch.randn(6, 5, width)
+    (Stack._softmax(x) * g).sum().backward()
+    ours, x.grad = x.grad, None
+    (torch.softmax(x, dim=-1) * g).sum().backward()
+    assert torch.allclose(Stack._softmax(x), torch.softmax(x, dim=-1), atol=1e-7)
+    assert torch.allclose(ours, x.grad, atol=1e-6)

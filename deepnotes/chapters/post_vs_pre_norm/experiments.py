@@ -23,7 +23,8 @@ from deepnotes.core.models import build_model
 from deepnotes.core.probes import per_block_grad_norms
 from deepnotes.core.scaling import predicted_identity_weight
 from deepnotes.core.engine import GATES
-from deepnotes.core.ensemble import train_model
+from deepnotes.core import ensemble_trackers as et
+from deepnotes.core.ensemble import train_many, train_model
 from deepnotes.core.train import History
 from deepnotes.core.trackers import BlockGradNorms, BlockUpdates, GateSchedule, every_for
 from deepnotes.core.validate import choice
@@ -123,13 +124,32 @@ def training_plan(budget: Budget) -> dict[str, dict]:
             "rezero (fixed-step gates)": dict(norm="rezero", gate_step=1 / w), "deepnorm": dict(norm="deepnorm")}
 
 
-def training_runs(budget: Budget, progress: bool = False) -> dict[str, dict[str, History]]:
+def training_runs(budget: Budget, progress: bool = False) -> dict[str, dict[str, list[History]]]:
     """Every variant of :func:`training_plan` at the budget's training depth, with each optimizer
-    at its budget rate: optimizer → label → History."""
+    at its budget rate and ``train_seeds`` seeds (seed s: initialization s and data stream s, on one
+    language):
+    optimizer → label → one History per seed. Runs train as engine ensembles: Post-LN, its warmup
+    run and DeepNorm share one graph, every seed is a member; the fixed-step ReZero, whose gates are
+    set rather than trained, forms its own ensembles."""
     sub = budget.post_vs_pre_norm
-    return {opt: {name: run(n_layers=sub.train_depth, budget=budget, optimizer=opt, lr=sub.lrs[opt],
-                            progress=progress, **kw)
-                  for name, kw in training_plan(budget).items()} for opt in OPTIMIZERS}
+    plan = training_plan(budget)
+    every = every_for(sub.train_steps, sub.track_points)
+    keys = [(opt, name, seed) for opt in OPTIMIZERS for name in plan for seed in range(sub.train_seeds)]
+    out: dict[tuple[str, str, int], History] = {}
+    for fixed_gates in (False, True):
+        part = [key for key in keys if ("gate_step" in plan[key[1]]) == fixed_gates]
+        gate_step = next((plan[name]["gate_step"] for _, name, _ in part), None) if fixed_gates else None
+        hists = train_many(
+            [style_config(plan[name]["norm"], sub.train_depth, budget) for _, name, _ in part],
+            [budget.train_config(opt, sub.lrs[opt], sub.train_steps, plan[name].get("warmup", 0), seed)
+             for opt, name, seed in part],
+            MarkovLanguage(budget.vocab_size, seed=0),
+            device=default_device(), progress=progress, frozen=GATES if fixed_gates else (),
+            trackers=lambda: [et.BlockGradNorms(every), et.BlockUpdates(every)]
+            + ([et.GateSchedule(gate_step)] if fixed_gates else []))
+        out.update(zip(part, hists))
+    return {opt: {name: [out[(opt, name, seed)] for seed in range(sub.train_seeds)] for name in plan}
+            for opt in OPTIMIZERS}
 
 
 def update_map_runs(budget: Budget) -> list[tuple[str, str]]:

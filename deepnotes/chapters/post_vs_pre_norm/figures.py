@@ -57,7 +57,8 @@ def depth_sweep(sweep: dict[tuple[str, int], ex.StreamProbe]):
 
 
 def training_losses(runs: dict[str, dict], n_layers: int, lrs: dict[str, float]):
-    """Loss curves of every variant, one panel per optimizer (floor dashed, plateau dotted)."""
+    """Loss curves of every variant, one panel per optimizer (floor dashed, plateau dotted): the
+    median over seeds, with a band from the lowest to the highest seed."""
     from deepnotes.show import plots
     fig, axes = plots.new_figure(len(runs), width=4.8, height=3.4)
     for ax, opt in zip(axes, runs):
@@ -68,15 +69,15 @@ def training_losses(runs: dict[str, dict], n_layers: int, lrs: dict[str, float])
 
 def update_maps(runs: dict[str, dict], show: list[tuple[str, str]]):
     """log10 ‖Δθ_l‖/‖θ_l‖ per block (rows) and tracked step (columns) of the runs in ``show``
-    ((optimizer, label) pairs)."""
+    ((optimizer, label) pairs), seed 0 of each."""
     from deepnotes.show import plots
     fig, axes = plots.new_figure(len(show), width=3.8, height=3.0)
     for ax, (opt, name) in zip(axes, show):
-        h = runs[opt][name]
+        h = runs[opt][name][0]
         upd = np.array(h.block_updates) + UPDATE_LOG_FLOOR
         im = ax.imshow(np.log10(upd.T), aspect="auto", origin="lower", cmap="viridis",
                        extent=(h.update_steps[0], h.update_steps[-1], 0.5, upd.shape[1] + 0.5))
-        ax.set_title(f"{opt.upper()}: {name}", fontsize=9)
+        ax.set_title(f"{opt.upper()}: {name} (seed 0)", fontsize=9)
         ax.set_xlabel("step")
         ax.set_ylabel("block l")
         fig.colorbar(im, ax=ax, label=r"log$_{10}$ ‖Δθ_l‖/‖θ_l‖")

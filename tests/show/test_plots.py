@@ -1,0 +1,35 @@
+"""The shared loss figure: one run per label, or seeds drawn as a median line and a min–max band."""
+import math
+
+import matplotlib
+import pytest
+
+matplotlib.use("Agg")
+
+from deepnotes.core.train import History
+from deepnotes.show import plots
+
+
+def hist(losses, diverged_at=None):
+    return History(losses=list(losses), diverged_at=diverged_at, floor=1.0, unigram=2.0)
+
+
+def test_seeds_are_drawn_as_median_and_band_with_divergence_marked():
+    seeds = [hist([3, 2, 1.5]), hist([3, 2.5, 2.0]), hist([3, math.nan], diverged_at=1)]
+    fig, (ax,) = plots.new_figure(1)
+    plots.loss_curves(ax, {"post": seeds, "pre": hist([3, 2, 1])})
+    lines = {line.get_label(): line for line in ax.get_lines()}
+    med = lines["post (3 seeds, 1 diverged)"]
+    assert list(med.get_xdata()) == [0, 1, 2]
+    assert list(med.get_ydata()) == [3, 2.25, 1.75]          # step 1: the diverged seed has no finite loss
+    assert len(ax.collections) == 1                           # one band: "pre" is a single run
+    band = ax.collections[0].get_paths()[0].vertices
+    assert band[:, 1].min() == pytest.approx(1.5) and band[:, 1].max() == pytest.approx(3)
+    assert any(line.get_marker() == "x" and list(line.get_xdata()) == [1] for line in ax.get_lines())
+    assert lines["pre"].get_ydata().tolist() == [3, 2, 1]
+
+
+def test_every_run_diverged_at_step_zero_is_drawn_not_raised():
+    fig, (ax,) = plots.new_figure(1)
+    plots.loss_curves(ax, {"none": [hist([math.nan], 0), hist([], 0)], "post": hist([math.inf], 0)})
+    assert "post (diverged at step 0)" in [line.get_label() for line in ax.get_lines()]

@@ -6,8 +6,10 @@ probe gives on member k exported as a model (tests/core/test_engine.py checks it
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import torch
+import torch.nn.functional as F
 
 from deepnotes.core.config import TrainConfig
 from deepnotes.core.engine import Stack
@@ -58,4 +60,34 @@ def step_probes(stack: Stack, tokens: torch.Tensor, optimizer: str, lr: float,
     return [StepProbe(loss_before=float(loss0[k]), delta_loss=delta[k], first_order=float(first_order[k]),
                       grad_sq=float(grad_sq[k]), grad_l1=float(grad_l1[k]), update_norm=float(update_sq[k]) ** 0.5,
                       block_grad_norms=tuple(blocks[k]))
+            for k in range(stack.n_members)]
+
+
+@dataclass(frozen=True)
+class StreamProfile:
+    """One batch through a member at initialization (lists over l = 0..N for the stream, l = 1..N for
+    the blocks)."""
+    rms: tuple[float, ...]            # √E[x_l²] over batch, tokens and features
+    cos_x0: tuple[float, ...]         # mean over tokens of cos(x_l, x_0): the identity path's weight
+    grad_norms: tuple[float, ...]     # ‖∂L/∂θ_l‖ over all parameters of block l, next-token loss
+    loss: float                       # the next-token loss at θ₀
+
+
+def stream_profiles(stack: Stack, tokens: torch.Tensor) -> list[StreamProfile]:
+    """For every member k on its batch ``tokens[k]`` ([K, B, T]): the residual stream x_0..x_N of
+    the model's input ``tokens[k, :, :-1]`` (RMS and cosine to x_0 per token, as the reference's
+    ``hidden(return_stream=True)`` gives it) and the per-block gradient norms of the next-token loss.
+    Gradients are cleared afterwards."""
+    with torch.no_grad():
+        _, stream = stack.hidden(tokens[..., :-1], return_stream=True)         # N+1 × [K, B, T, d]
+        x0 = stream[0]
+        rms = torch.stack([x.pow(2).flatten(1).mean(1).sqrt() for x in stream], 1).tolist()                # [K][N+1]
+        cos = torch.stack([F.cosine_similarity(x, x0, dim=-1).flatten(1).mean(1) for x in stream], 1).tolist()
+    stack.zero_grad(set_to_none=True)
+    losses = stack.next_token_losses(tokens)                                      # [K]
+    losses.sum().backward()
+    grads = stack.block_grad_norms().tolist()                                     # [K][N]
+    losses = losses.detach()
+    stack.zero_grad(set_to_none=True)
+    return [StreamProfile(tuple(rms[k]), tuple(cos[k]), tuple(grads[k]), float(losses[k]))
             for k in range(stack.n_members)]

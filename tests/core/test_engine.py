@@ -12,8 +12,8 @@ from deepnotes.core.engine_reference import block_list, export_member, load_refe
 from deepnotes.core.ensemble import train_ensemble, train_model
 from deepnotes.core.engine import GATES
 from deepnotes.core import ensemble_trackers as et
-from deepnotes.core.ensemble_probes import step_probes
-from deepnotes.core.probes import block_matrices, one_step_loss_change
+from deepnotes.core.ensemble_probes import step_probes, stream_profiles
+from deepnotes.core.probes import block_matrices, one_step_loss_change, per_block_grad_norms
 from deepnotes.core import trackers as rt
 from deepnotes.core.models import Block, build_model
 from deepnotes.core.rng import seeded
@@ -238,3 +238,23 @@ def test_padded_softmax_is_softmax(width):
     (torch.softmax(x, dim=-1) * g).sum().backward()
     assert torch.allclose(Stack._softmax(x), torch.softmax(x, dim=-1), atol=1e-7)
     assert torch.allclose(ours, x.grad, atol=1e-6)
+
+
+def test_stream_profiles_match_the_reference_model_per_member():
+    """RMS and cos(x_l, x_0) of the stream and per-block gradients: what the exported reference gives."""
+    cfgs = [small("post"), small("deepnorm", alpha=2.0, beta=0.5)]
+    stack = build_stack(cfgs, seeds=[0, 1], dtype=F64)
+    gen = torch.Generator().manual_seed(0)
+    tokens = torch.stack([MarkovLanguage(6).sample(4, 8, gen) for _ in cfgs])
+    profiles = stream_profiles(stack, tokens)
+    assert all(p.grad is None for p in stack.parameters())
+    for k, prof in enumerate(profiles):
+        model = export_member(stack, k)
+        _, stream = model.hidden(tokens[k, :, :-1], return_stream=True)
+        assert prof.rms == pytest.approx([float(x.pow(2).mean().sqrt()) for x in stream], rel=1e-10)
+        assert prof.cos_x0 == pytest.approx(
+            [float(torch.nn.functional.cosine_similarity(x, stream[0], dim=-1).mean()) for x in stream], rel=1e-10)
+        assert prof.cos_x0[0] == pytest.approx(1.0)
+        model.loss(tokens[k]).backward()
+        assert prof.grad_norms == pytest.approx(per_block_grad_norms(model), rel=1e-10)
+        assert prof.loss == pytest.approx(float(model.loss(tokens[k])), rel=1e-10)

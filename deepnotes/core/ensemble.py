@@ -251,12 +251,14 @@ def train_model(model: TransformerLM, task: MarkovLanguage, cfg: TrainConfig, *,
 def train_many(model_cfgs: Sequence[ModelConfig], train_cfgs: Sequence[TrainConfig], tasks, *, objective=None,
                trackers: Callable[[], Sequence] = tuple, trainable: Collection[str] | None = None,
                frozen: Collection[str] = (), progress: bool = False, device=None,
-               dtype: torch.dtype | None = None) -> list[History]:
+               dtype: torch.dtype | None = None, compile_blocks: bool = False) -> list[History]:
     """Train one model per (model config, train config, task), in as few ensembles as possible:
     runs that share a graph (:func:`~deepnotes.core.engine.graph_config`) and a loop
     (:data:`SHARED_FIELDS`) train together as members of one :class:`Stack`, each initialized from
     its train config's seed. ``trackers``: a factory of fresh engine trackers for each ensemble.
-    Returns the Histories in the order of the configs."""
+    ``compile_blocks``: run each ensemble's block through ``torch.compile``
+    (:meth:`~deepnotes.core.engine.Stack.compile_blocks`: worth it for long runs of deep stacks,
+    eager where compiling fails). Returns the Histories in the order of the configs."""
     model_cfgs, train_cfgs = list(model_cfgs), list(train_cfgs)
     if len(model_cfgs) != len(train_cfgs):
         raise ValueError(f"{len(model_cfgs)} model configs for {len(train_cfgs)} train configs")
@@ -267,7 +269,7 @@ def train_many(model_cfgs: Sequence[ModelConfig], train_cfgs: Sequence[TrainConf
     out: list[History | None] = [None] * len(model_cfgs)
     for members in progress_bar(list(groups.values()), progress and len(groups) > 1):
         stack = Stack([model_cfgs[i] for i in members], seeds=[train_cfgs[i].seed for i in members],
-                      device=device, dtype=dtype)
+                      device=device, dtype=dtype).compile_blocks(compile_blocks)
         names = [n for n in (stack.slots if trainable is None else trainable) if n in stack.slots and n not in frozen]
         hists = train_ensemble(stack, [tasks[i] for i in members], [train_cfgs[i] for i in members],
                                objective=objective, trackers=trackers(), trainable=names,

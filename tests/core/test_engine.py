@@ -9,7 +9,7 @@ from deepnotes.core.config import NORM_STYLES, ModelConfig, TrainConfig
 from deepnotes.core.data import MarkovLanguage
 from deepnotes.core.engine import Stack, build_stack
 from deepnotes.core.engine_reference import block_list, export_member, load_reference, reference_layout
-from deepnotes.core.ensemble import train_ensemble, train_model
+from deepnotes.core.ensemble import train_ensemble, train_many, train_model
 from deepnotes.core.engine import GATES
 from deepnotes.core import ensemble_trackers as et
 from deepnotes.core.ensemble_probes import step_probes, stream_profiles
@@ -258,3 +258,24 @@ def test_stream_profiles_match_the_reference_model_per_member():
         model.loss(tokens[k]).backward()
         assert prof.grad_norms == pytest.approx(per_block_grad_norms(model), rel=1e-10)
         assert prof.loss == pytest.approx(float(model.loss(tokens[k])), rel=1e-10)
+
+
+def test_compiled_blocks_train_like_eager_ones():
+    """torch.compile changes the speed, not the function: the same runs to rounding."""
+    cfg, tcfg = small("deepnorm", alpha=2.0, beta=0.5), TrainConfig(optimizer="adam", lr=1e-2, steps=3, batch_size=4, seq_len=8)
+    eager = train_many([cfg], [tcfg], MarkovLanguage(6))[0]
+    compiled = train_many([cfg], [tcfg], MarkovLanguage(6), compile_blocks=True)[0]
+    assert compiled.losses == pytest.approx(eager.losses, rel=1e-5)
+
+
+def test_a_failing_compile_warns_and_runs_eagerly(monkeypatch):
+    def broken(fn, **kw):
+        def call(*args):
+            raise RuntimeError("no C compiler\nlong details")
+        return call
+    monkeypatch.setattr(torch, "compile", broken)
+    cfg, tcfg = small("pre"), TrainConfig(optimizer="sgd", lr=0.1, steps=3, batch_size=4, seq_len=8)
+    eager = train_many([cfg], [tcfg], MarkovLanguage(6))[0]
+    with pytest.warns(RuntimeWarning, match="torch.compile failed \\(RuntimeError: no C compiler\\); the engine runs eagerly"):
+        fallback = train_many([cfg], [tcfg], MarkovLanguage(6), compile_blocks=True)[0]
+    assert fallback.losses == eager.losses

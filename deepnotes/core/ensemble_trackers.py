@@ -15,7 +15,7 @@ from deepnotes.core import trackers as reference
 from deepnotes.core.engine import GATES, Stack
 from deepnotes.core.engine_reference import export_member
 from deepnotes.core.rng import generator
-from deepnotes.core.validate import positive_float, positive_int
+from deepnotes.core.validate import positive_int
 
 
 class BlockGradNorms:
@@ -94,18 +94,16 @@ class Recorder:
                 record.append(values[k])
 
 
-class GateSchedule:
-    """Su's variant of ReZero: the gates are not trained; before step t every gate is set to
-    α_t = min(1, (t+1)·step_size). Train with the gates frozen (:data:`~deepnotes.core.engine.GATES`)."""
-
-    def __init__(self, step_size: float):
-        self.step_size = positive_float("gate step size", step_size)
+class GateSchedule(reference.GateSchedule):
+    """Su's variant of ReZero on the engine: the reference's schedule (:meth:`value`), every gate
+    of every member set before each step. Train with the gates frozen
+    (:data:`~deepnotes.core.engine.GATES`)."""
 
     @torch.no_grad()
     def before_step(self, stack: Stack, step: int, hists, alive) -> None:
         for name in GATES:
             if name in stack.slots:
-                getattr(stack, name).fill_(min(1.0, (step + 1) * self.step_size))
+                getattr(stack, name).fill_(self.value(step))
 
 
 def from_reference(tracker):

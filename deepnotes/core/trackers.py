@@ -97,9 +97,13 @@ class GateSchedule:
     def __init__(self, step_size: float):
         self.step_size = positive_float("gate step size", step_size)
 
+    def value(self, step: int) -> float:
+        """α_t = min(1, (t+1)·step_size)."""
+        return min(1.0, (step + 1) * self.step_size)
+
     @torch.no_grad()
     def before_step(self, model: nn.Module, step: int, hist) -> None:
-        value = min(1.0, (step + 1) * self.step_size)
+        value = self.value(step)
         for block in model.blocks:
             for res in block.sublayers:
                 res.gate.fill_(value)

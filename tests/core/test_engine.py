@@ -230,8 +230,9 @@ def test_step_probes_match_the_reference_probe_per_member(optimizer):
 @pytest.mark.parametrize("width", [4, 7, 15, 16, 17])
 def test_padded_softmax_is_softmax(width):
     """float32 CPU rows of 7–15 entries are padded to 16 with −inf: same values, same gradients."""
-    x = torch.randn(6, 5, width, requires_grad=True)
-    x[..., -1].data.fill_(float("-inf")) if width > 1 else None          # a masked column, as in causal rows
+    x = torch.randn(6, 5, width)
+    x[..., -1] = float("-inf")                                          # a masked column, as in causal rows
+    x.requires_grad_()
     g = torch.randn(6, 5, width)
     (Stack._softmax(x) * g).sum().backward()
     ours, x.grad = x.grad, None

@@ -42,15 +42,17 @@ def pre_norm_second_moment() -> dict:
             "symbols": {"v": v, "l": ell}}
 
 
-def post_ln_moment_step() -> dict:
+def post_ln_moment_step(width: int = 3) -> dict:
     """The annotated eq. (48), S_{l+1} = (S_l + v)/(1 + v), and its fixed point (solved); against what a
-    LayerNorm does to x + F: E[(x + F)²] = S + 2E[xF] + v with E[xF] = 0 (F zero-mean, independent of
-    x), then divided by its own second moment, so the output's second moment is 1 whatever S."""
+    LayerNorm does to any input u = x + F of ``width`` features: (u − μ)/σ with σ² = mean((u − μ)²),
+    whose output second moment SymPy simplifies to 1 for symbolic u, whatever S was."""
     step = (S + v) / (1 + v)
     (fixed,) = sp.solve(sp.Eq(step, S), S)
-    cross = sp.Symbol("E_xF", real=True)
-    summed = (S + 2 * cross + v).subs(cross, 0)
-    return {"S_next": step, "fixed_point": fixed, "ln_output": sp.simplify(summed / summed),
+    u = sp.symbols(f"u1:{width + 1}", real=True)
+    mean = sum(u) / width
+    var = sum((x - mean) ** 2 for x in u) / width
+    ln_moment = sp.simplify(sum(((x - mean) / sp.sqrt(var)) ** 2 for x in u) / width)
+    return {"S_next": step, "fixed_point": fixed, "ln_output": ln_moment,
             "symbols": {"S": S, "v": v}}
 
 

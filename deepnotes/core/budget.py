@@ -183,6 +183,25 @@ class ResidualsBudget:
 
 
 @dataclass(frozen=True)
+class ThousandLayersBudget:
+    """Chapter "Training 1000 layers". One learning rate and one step count for every style and depth."""
+    depth: int                            # the headline depth (DeepNet's 1000 blocks)
+    frontier_depths: tuple[int, ...]      # the shallower depths of the trainability frontier
+    deepest: int                          # past DeepNet: DeepNorm trained at this depth
+    train_steps: int
+    warmup: int                           # linear warmup of the "+ warmup" variants (steps)
+    train_batch: tuple[int, int]          # (sequences, tokens per sequence) per step and member
+    seeds: int                            # seeds per style at the headline depth (bands)
+    live_depth: tuple[int, int, int]      # the live panel's depths: (min, start, max)
+    slider_depths: tuple[int, ...]        # the precomputed slider's depths (the frontier's runs)
+    lr: float = 5e-4                      # Adam, every run (DeepNet's rate for its deep models)
+    frontier_seeds: int = 1               # seeds per style and depth on the frontier
+    update_steps: int = 10                # steps whose early model update ‖F(x,θ_t) − F(x,θ_0)‖ is recorded
+    loss_window: int = 10                 # final loss and fraction learned: means over this many steps
+    compile_members: int = 8              # ensembles with at least this many members run torch.compile'd blocks
+
+
+@dataclass(frozen=True)
 class Budget:
     name: str
     # the tiny Transformer every chapter trains (width is fixed; depth is what varies)
@@ -199,6 +218,7 @@ class Budget:
     increment_explosion: IncrementBudget
     magnitude_decomposition: MagnitudeBudget
     why_residuals: ResidualsBudget
+    thousand_layers: ThousandLayersBudget
 
     def model_config(self, n_layers: int, **overrides) -> ModelConfig:
         """The budget's tiny Transformer at depth ``n_layers`` (``overrides``: norm, alpha, beta, …)."""
@@ -235,6 +255,9 @@ BUDGETS: dict[str, Budget] = {
             widths=(1, 8), depths=(4, 16), probe_batch=8, grad_depths=(4, 8), grad_widths=(8,), grad_seeds=1,
             train_width=8, train_depths=(4,), train_steps=5, transformer_depths=(2,), slider_depths=(4, 8),
             slider_widths=(8,), slider_exponents=(0.0, 0.5), slider_steps=3),
+        thousand_layers=ThousandLayersBudget(
+            depth=12, frontier_depths=(3, 6), deepest=24, train_steps=4, warmup=2, train_batch=(2, 8), seeds=2,
+            live_depth=(1, 12, 3000), slider_depths=(3, 12), update_steps=2, loss_window=2),
     ),
     "cpu": Budget(
         name="cpu", d_model=32, n_heads=2, d_ff=64, vocab_size=16, seq_len=16, batch_size=16,
@@ -263,6 +286,9 @@ BUDGETS: dict[str, Budget] = {
             grad_widths=(16, 64), grad_seeds=3, train_width=32, train_depths=(20, 100), train_steps=150,
             transformer_depths=(12, 48), slider_depths=(10, 100), slider_widths=(16, 64),
             slider_exponents=(0.0, 0.5, 1.0), slider_steps=20),
+        thousand_layers=ThousandLayersBudget(
+            depth=1000, frontier_depths=(10, 30, 100, 300), deepest=3000, train_steps=60, warmup=30,
+            train_batch=(4, 8), seeds=2, live_depth=(1, 1000, 3000), slider_depths=(10, 100, 1000)),
     ),
     "gpu": Budget(
         name="gpu", d_model=128, n_heads=4, d_ff=512, vocab_size=32, seq_len=64, batch_size=32,
@@ -294,6 +320,10 @@ BUDGETS: dict[str, Budget] = {
             train_depths=(20, 100, 300), train_steps=1000, transformer_depths=(24, 96),
             slider_depths=(10, 100, 300), slider_widths=(16, 256), slider_exponents=(0.0, 0.25, 0.5, 1.0),
             slider_steps=60),
+        thousand_layers=ThousandLayersBudget(
+            depth=1000, frontier_depths=(10, 30, 100, 300), deepest=5000, train_steps=300, warmup=100,
+            train_batch=(16, 32), seeds=3, live_depth=(1, 1000, 10000), slider_depths=(10, 100, 300, 1000),
+            update_steps=30, loss_window=30),
     ),
 }
 

@@ -1,5 +1,6 @@
 """SymPy derivations that two or more chapters use (the increment ΔL, its depth exponents, the DeepNorm
-conditions, the second moment of a linear layer, the truncated normal). Each function returns
+conditions and the paper's constants, the second moment of a linear layer, the truncated normal, the
+Post-Norm and Pre-Norm streams at initialization). Each function returns
 expressions; the tests check that ``sympy.lambdify`` of each result equals the matching plain formula
 in :mod:`deepnotes.core.scaling`. The symbols are :mod:`deepnotes.core.symbols`'."""
 from __future__ import annotations
@@ -7,7 +8,7 @@ from __future__ import annotations
 import sympy as sp
 
 from deepnotes.core.symbols import *  # noqa: F401,F403  (the shared symbols, re-exported)
-from deepnotes.core.symbols import K, N, P, alpha, eta, g, gauss, i, lam, m, p, s_w, s_x, z
+from deepnotes.core.symbols import K, N, P, alpha, ell, eta, g, gauss, i, lam, m, p, s_w, s_x, v, z
 
 
 def loss_change(optimizer: str) -> dict[str, sp.Expr]:
@@ -97,3 +98,60 @@ def linear_second_moment() -> dict[str, sp.Expr]:
     lecun = sp.solve(sp.Eq(ey2, s_x), s_w)[0]
     he = sp.solve(sp.Eq(ey2 * relu_factor, s_x), s_w)[0]
     return {"E[y^2]": ey2, "relu_factor": relu_factor, "lecun": lecun, "he": he}
+
+
+# ---- shared by "Post-Norm vs Pre-Norm" / "Magnitude decomposition" and "Training 1000 layers" ----------
+
+def post_norm_unroll(layers: int = 4) -> dict:
+    """x_{t+1} = (x_t + F_t)/√(1+v) (Post-Norm at init with E[F²] = v·E[x²]) unrolled ``layers``
+    times, and the weight w_l of x_0 solved from w_l = w_{l−1}/√(1+v), w_0 = 1."""
+    x0 = sp.Symbol("x_0")
+    fs = sp.symbols(f"F_0:{layers}")
+    xl = x0
+    for k in range(layers):
+        xl = (xl + fs[k]) / sp.sqrt(1 + v)
+    w = sp.Function("w")
+    weight = sp.rsolve(w(ell) - w(ell - 1) / sp.sqrt(1 + v), w(ell), {w(0): 1})
+    return {"x_l": sp.expand(xl), "x_l (v=1)": sp.expand(xl.subs(v, 1)), "weight_x0": sp.simplify(weight),
+            "weights": [sp.simplify(sp.expand(xl).coeff(f)) for f in (x0, *fs)],
+            "symbols": {"v": v, "l": ell, "x_0": x0, **{str(f): f for f in fs}}}
+
+
+def pre_norm_second_moment() -> dict:
+    """Pre-Norm: x_{t+1} = x_t + F_t(LN(x_t)) with E[F_t²] = v and E[x_0²] = 1; the second moment
+    solves s_l = s_{l−1} + v, s_0 = 1. LN then divides x_l by its square root."""
+    s_fn = sp.Function("s")
+    moment = sp.rsolve(s_fn(ell) - s_fn(ell - 1) - v, s_fn(ell), {s_fn(0): 1})
+    return {"second_moment": moment, "ln_divisor (v=1)": sp.sqrt(moment.subs(v, 1)),
+            "symbols": {"v": v, "l": ell}}
+
+
+def paper_constants() -> dict[str, sp.Expr]:
+    """DeepNet's constants from S residual sublayers: solve 2S(β/α)² = 1 (SGD's condition with a
+    factor 2 to spare) with αβ = 1/√2; S = 2N gives (2N)^{1/4}, (8N)^{-1/4} and S = 3M the
+    encoder-decoder's decoder (3M)^{1/4}, (12M)^{-1/4}."""
+    s_sub, m_dec = sp.symbols("S M", positive=True)
+    condition = sp.Eq(2 * s_sub * (lam / alpha) ** 2, 1)
+    pick = sp.Eq(alpha * lam, 1 / sp.sqrt(2))
+    (beta_of_alpha,) = sp.solve(pick, lam)                    # solved one at a time: a joint solve stalls
+    (al,) = sp.solve(condition.subs(lam, beta_of_alpha), alpha)
+    be = sp.simplify(beta_of_alpha.subs(alpha, al))
+    return {"condition": condition, "pick": pick, "alpha(S)": al, "beta(S)": be,
+            "encoder": sp.Tuple(sp.simplify(al.subs(s_sub, 2 * N)), sp.simplify(be.subs(s_sub, 2 * N))),
+            "encdec decoder": sp.Tuple(sp.simplify(al.subs(s_sub, 3 * m_dec)), sp.simplify(be.subs(s_sub, 3 * m_dec))),
+            "beta/alpha encoder": sp.simplify((be / al).subs(s_sub, 2 * N)), "M": m_dec, "S": s_sub,
+            "symbols": {"N": N, "M": m_dec, "S": s_sub, "alpha": alpha, "beta": lam}}
+
+
+two_n = sp.Symbol("(2N)", positive=True)
+
+
+def in_two_n(expr: sp.Expr) -> sp.Expr:
+    """``expr`` written in powers of 2N (the number of sublayers), e.g. 2^{3/4}/(2N^{1/4}) → (2N)^{-1/4}."""
+    return sp.powsimp(sp.powdenest(sp.expand_power_base(sp.sympify(expr).subs(N, two_n / 2), force=True),
+                                   force=True), force=True)
+
+
+def in_two_n_tuple(exprs) -> sp.Tuple:
+    """:func:`in_two_n` of each expression, as one SymPy tuple (for display)."""
+    return sp.Tuple(*(in_two_n(e) for e in exprs))

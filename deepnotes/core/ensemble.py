@@ -19,6 +19,7 @@ others go on (its slice can hold NaN: no operation mixes members). Nothing raise
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
 
@@ -33,6 +34,7 @@ from deepnotes.core.ensemble_trackers import from_reference
 from deepnotes.core.models import TransformerLM
 from deepnotes.core.rng import generator
 from deepnotes.core.train import History, Masked, NextToken
+from deepnotes.core.workers import run_jobs
 from deepnotes.show.progress import progress as progress_bar
 
 SHARED_FIELDS = ("optimizer", "steps", "batch_size", "seq_len", "betas")   # one graph, one loop
@@ -205,6 +207,7 @@ def train_ensemble(stack: Stack, tasks, cfgs: TrainConfig | Sequence[TrainConfig
     for hook in hooks["start"]:
         hook(stack, tasks, cfgs)
     alive = list(range(k))
+    started = time.perf_counter()
     for step in progress_bar(range(cfgs[0].steps), progress):
         for hook in hooks["before_step"]:
             hook(stack, step, hists, alive)
@@ -227,6 +230,9 @@ def train_ensemble(stack: Stack, tasks, cfgs: TrainConfig | Sequence[TrainConfig
         opt.step(step)
         for hook in hooks["after_step"]:
             hook(stack, step, hists, alive)
+    seconds = time.perf_counter() - started
+    for h in hists:
+        h.seconds, h.ensemble_size = seconds, k
     return hists
 
 
@@ -248,17 +254,30 @@ def train_model(model: TransformerLM, task: MarkovLanguage, cfg: TrainConfig, *,
     return hist
 
 
+def _train_group(model_cfgs, train_cfgs, tasks, objective, trackers, trainable, frozen, device, dtype,
+                 compile_blocks, progress) -> list[History]:
+    """One ensemble of :func:`train_many`: build its Stack, train it, return its Histories."""
+    stack = Stack(model_cfgs, seeds=[c.seed for c in train_cfgs], device=device,
+                  dtype=dtype).compile_blocks(compile_blocks)
+    names = [n for n in (stack.slots if trainable is None else trainable) if n in stack.slots and n not in frozen]
+    return train_ensemble(stack, tasks, train_cfgs, objective=objective, trackers=trackers(), trainable=names,
+                          progress=progress)
+
+
 def train_many(model_cfgs: Sequence[ModelConfig], train_cfgs: Sequence[TrainConfig], tasks, *, objective=None,
                trackers: Callable[[], Sequence] = tuple, trainable: Collection[str] | None = None,
                frozen: Collection[str] = (), progress: bool = False, device=None,
-               dtype: torch.dtype | None = None, compile_blocks: bool = False) -> list[History]:
+               dtype: torch.dtype | None = None, compile_blocks: bool = False, workers: int = 1) -> list[History]:
     """Train one model per (model config, train config, task), in as few ensembles as possible:
     runs that share a graph (:func:`~deepnotes.core.engine.graph_config`) and a loop
     (:data:`SHARED_FIELDS`) train together as members of one :class:`Stack`, each initialized from
     its train config's seed. ``trackers``: a factory of fresh engine trackers for each ensemble.
     ``compile_blocks``: run each ensemble's block through ``torch.compile``
     (:meth:`~deepnotes.core.engine.Stack.compile_blocks`: worth it for long runs of deep stacks,
-    eager where compiling fails). Returns the Histories in the order of the configs."""
+    eager where compiling fails). ``workers`` > 1 trains the ensembles in that many one-thread
+    processes (:func:`deepnotes.core.workers.run_jobs`; ``trackers``, ``objective`` and the tasks
+    must then be picklable, and results equal the serial ones up to the rounding of another thread
+    count). Returns the Histories in the order of the configs."""
     model_cfgs, train_cfgs = list(model_cfgs), list(train_cfgs)
     if len(model_cfgs) != len(train_cfgs):
         raise ValueError(f"{len(model_cfgs)} model configs for {len(train_cfgs)} train configs")
@@ -266,14 +285,15 @@ def train_many(model_cfgs: Sequence[ModelConfig], train_cfgs: Sequence[TrainConf
     groups: dict[tuple, list[int]] = {}
     for i, (mc, tc) in enumerate(zip(model_cfgs, train_cfgs)):
         groups.setdefault((graph_config(mc), *(getattr(tc, f) for f in SHARED_FIELDS)), []).append(i)
+    members = list(groups.values())
+    single = len(members) == 1
+    jobs = [([model_cfgs[i] for i in m], [train_cfgs[i] for i in m], [tasks[i] for i in m], objective, trackers,
+             trainable, frozen, device, dtype, compile_blocks, progress and single) for m in members]
+    # a step costs about (one member's dispatch + a little per extra member) per block, times the steps
+    costs = [model_cfgs[m[0]].n_layers * (4 + len(m)) * train_cfgs[m[0]].steps for m in members]
+    results = run_jobs(_train_group, jobs, workers, costs, progress=progress and not single)
     out: list[History | None] = [None] * len(model_cfgs)
-    for members in progress_bar(list(groups.values()), progress and len(groups) > 1):
-        stack = Stack([model_cfgs[i] for i in members], seeds=[train_cfgs[i].seed for i in members],
-                      device=device, dtype=dtype).compile_blocks(compile_blocks)
-        names = [n for n in (stack.slots if trainable is None else trainable) if n in stack.slots and n not in frozen]
-        hists = train_ensemble(stack, [tasks[i] for i in members], [train_cfgs[i] for i in members],
-                               objective=objective, trackers=trackers(), trainable=names,
-                               progress=progress and len(groups) == 1)
-        for i, h in zip(members, hists):
+    for m, hists in zip(members, results):
+        for i, h in zip(m, hists):
             out[i] = h
     return out

@@ -60,7 +60,11 @@ class BlockUpdates:
 
 class UpdateSize:
     """RMS of F(x, θ_t) − F(x, θ_0) (final hidden states on a fixed probe batch per member, drawn
-    from its seed + 2) after every step → ``update_rms``: DeepNet's "early model update"."""
+    from its seed + 2) after every step → ``update_rms``: DeepNet's "early model update".
+    ``first``: record only after the first this many steps (None: every step)."""
+
+    def __init__(self, first: int | None = None):
+        self.first = first
 
     def start(self, stack: Stack, tasks, cfgs) -> None:
         self._probe = torch.stack([t.sample(c.batch_size, c.seq_len, generator(c.seed + 2))
@@ -72,6 +76,8 @@ class UpdateSize:
         return stack.hidden(self._probe).float()                                            # [K, B, T, d]
 
     def after_step(self, stack: Stack, step: int, hists, alive) -> None:
+        if self.first is not None and step >= self.first:
+            return
         rms = (self._output(stack) - self._ref).pow(2).flatten(1).mean(dim=1).sqrt().tolist()
         for k in alive:
             hists[k].update_rms.append(rms[k])

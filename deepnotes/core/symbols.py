@@ -14,3 +14,5 @@ mu = sp.symbols("mu", real=True)
 sigma, q, d = sp.symbols("sigma q d", positive=True)
 m, s_w, s_x = sp.symbols("m s_w s_x", positive=True)    # fan-in, E[w²], E[x²]
 gauss = sp.exp(-z ** 2 / 2) / sp.sqrt(2 * sp.pi)           # the standard normal density
+v = sp.symbols("v", nonnegative=True)                     # a branch's second moment relative to the stream
+ell = sp.symbols("l", integer=True, nonnegative=True)     # a layer index

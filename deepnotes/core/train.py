@@ -35,6 +35,8 @@ class History:
     diverged_at: int | None = None                           # first step with a non-finite loss
     floor: float | None = None                               # the objective's loss floor
     unigram: float | None = None                             # the context-free plateau
+    seconds: float | None = None                             # wall time of the training loop (of its whole ensemble)
+    ensemble_size: int = 1                                   # members trained in that loop (engine ensembles)
 
     @property
     def diverged(self) -> bool:

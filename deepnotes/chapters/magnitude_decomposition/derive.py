@@ -10,6 +10,7 @@ from __future__ import annotations
 import sympy as sp
 
 from deepnotes.core.derive import N, alpha, deepnorm_ratio, gauss, lam, z
+from deepnotes.core.derive import in_two_n, in_two_n_tuple, paper_constants, two_n  # noqa: F401  (shared with "Training 1000 layers")
 
 # ---- the magnitude decomposition W = λU ---------------------------------------------------------
 
@@ -134,37 +135,6 @@ def solve_pick(optimizer: str, pick: str) -> dict[str, sp.Expr]:
     al, la = sp.simplify(sol[alpha]), sp.simplify(sol[lam])
     return {"condition": condition, "alpha": al, "lambda": la, "branch_weight": sp.simplify(la ** 2 / al),
             "symbols": {"N": N, "alpha": alpha, "lambda": lam}}
-
-
-def paper_constants() -> dict[str, sp.Expr]:
-    """DeepNet's constants from S residual sublayers: solve 2S(β/α)² = 1 (SGD's condition with a
-    factor 2 to spare) with αβ = 1/√2; S = 2N gives (2N)^{1/4}, (8N)^{-1/4} and S = 3M the
-    encoder-decoder's decoder (3M)^{1/4}, (12M)^{-1/4}."""
-    s_sub, m_dec = sp.symbols("S M", positive=True)
-    condition = sp.Eq(2 * s_sub * (lam / alpha) ** 2, 1)
-    pick = sp.Eq(alpha * lam, 1 / sp.sqrt(2))
-    (beta_of_alpha,) = sp.solve(pick, lam)                    # solved one at a time: a joint solve stalls
-    (al,) = sp.solve(condition.subs(lam, beta_of_alpha), alpha)
-    be = sp.simplify(beta_of_alpha.subs(alpha, al))
-    return {"condition": condition, "pick": pick, "alpha(S)": al, "beta(S)": be,
-            "encoder": sp.Tuple(sp.simplify(al.subs(s_sub, 2 * N)), sp.simplify(be.subs(s_sub, 2 * N))),
-            "encdec decoder": sp.Tuple(sp.simplify(al.subs(s_sub, 3 * m_dec)), sp.simplify(be.subs(s_sub, 3 * m_dec))),
-            "beta/alpha encoder": sp.simplify((be / al).subs(s_sub, 2 * N)), "M": m_dec, "S": s_sub,
-            "symbols": {"N": N, "M": m_dec, "S": s_sub, "alpha": alpha, "beta": lam}}
-
-
-two_n = sp.Symbol("(2N)", positive=True)
-
-
-def in_two_n(expr: sp.Expr) -> sp.Expr:
-    """``expr`` written in powers of 2N (the number of sublayers), e.g. 2^{3/4}/(2N^{1/4}) → (2N)^{-1/4}."""
-    return sp.powsimp(sp.powdenest(sp.expand_power_base(sp.sympify(expr).subs(N, two_n / 2), force=True),
-                                   force=True), force=True)
-
-
-def in_two_n_tuple(exprs) -> sp.Tuple:
-    """:func:`in_two_n` of each expression, as one SymPy tuple (for display)."""
-    return sp.Tuple(*(in_two_n(e) for e in exprs))
 
 
 # ---- the annotated section's side claims ----------------------------------------------------------

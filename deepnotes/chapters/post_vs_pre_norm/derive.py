@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import sympy as sp
 
-from deepnotes.core.symbols import d, eta
+from deepnotes.core.derive import post_norm_unroll, pre_norm_second_moment  # noqa: F401  (shared with "Training 1000 layers")
+from deepnotes.core.symbols import d, ell, eta, v
 
-v = sp.symbols("v", nonnegative=True)                     # branch second moment relative to the stream
-ell = sp.symbols("l", integer=True, nonnegative=True)     # a layer index
 s = sp.symbols("s", positive=True)                        # i.i.d. weight std of the FFN branch
 c = sp.symbols("c", positive=True)                        # the factor that weakens a gradient
 g = sp.symbols("g", real=True, nonzero=True)              # one gradient entry (either sign)
@@ -16,30 +15,6 @@ S = sp.symbols("S", positive=True)                        # second moment of the
 
 BERT_WIDTH = 768                                          # BERT-base's d (source constant)
 BERT_PRINTED_STDS = (sp.Rational(2, 100), 1 / sp.sqrt(BERT_WIDTH))   # BERT's 0.02 and 1/√d
-
-
-def post_norm_unroll(layers: int = 4) -> dict:
-    """x_{t+1} = (x_t + F_t)/√(1+v) (Post-Norm at init with E[F²] = v·E[x²]) unrolled ``layers``
-    times, and the weight w_l of x_0 solved from w_l = w_{l−1}/√(1+v), w_0 = 1."""
-    x0 = sp.Symbol("x_0")
-    fs = sp.symbols(f"F_0:{layers}")
-    xl = x0
-    for k in range(layers):
-        xl = (xl + fs[k]) / sp.sqrt(1 + v)
-    w = sp.Function("w")
-    weight = sp.rsolve(w(ell) - w(ell - 1) / sp.sqrt(1 + v), w(ell), {w(0): 1})
-    return {"x_l": sp.expand(xl), "x_l (v=1)": sp.expand(xl.subs(v, 1)), "weight_x0": sp.simplify(weight),
-            "weights": [sp.simplify(sp.expand(xl).coeff(f)) for f in (x0, *fs)],
-            "symbols": {"v": v, "l": ell, "x_0": x0, **{str(f): f for f in fs}}}
-
-
-def pre_norm_second_moment() -> dict:
-    """Pre-Norm: x_{t+1} = x_t + F_t(LN(x_t)) with E[F_t²] = v and E[x_0²] = 1; the second moment
-    solves s_l = s_{l−1} + v, s_0 = 1. LN then divides x_l by its square root."""
-    s_fn = sp.Function("s")
-    moment = sp.rsolve(s_fn(ell) - s_fn(ell - 1) - v, s_fn(ell), {s_fn(0): 1})
-    return {"second_moment": moment, "ln_divisor (v=1)": sp.sqrt(moment.subs(v, 1)),
-            "symbols": {"v": v, "l": ell}}
 
 
 def post_ln_moment_step(width: int = 3) -> dict:

@@ -1,0 +1,1 @@
+"""Chapter "Training 1000 layers": book/thousand_layers.ipynb."""

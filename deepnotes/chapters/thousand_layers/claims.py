@@ -1,0 +1,188 @@
+"""Verdicts of the chapter "Training 1000 layers" on what the seeds and the DeepNet paper claim about
+very deep training: each function returns a :class:`~deepnotes.show.verdicts.VerdictTable`; every
+threshold is named here, and every status is computed from the runs or the derivations."""
+from __future__ import annotations
+
+import math
+
+import sympy as sp
+
+from deepnotes.chapters.thousand_layers import derive
+from deepnotes.chapters.thousand_layers import experiments as ex
+from deepnotes.core import scaling
+from deepnotes.core.budget import Budget
+from deepnotes.core.ensemble_probes import StreamProfile
+from deepnotes.core.symbols import N
+from deepnotes.show import verdicts as vd
+
+# thresholds
+LEARNED = 0.5                 # a run "trains" past this fraction from the plateau to the floor (as in the other chapters)
+IDENTITY_GONE = 0.1           # |cos(x_N, x_0)| below this: the identity path is lost
+IDENTITY_KEPT = 0.9           # cos(x_N, x_0) above this: the identity path is kept
+VANISHED = 1e-3               # ‖g_1‖/‖g_N‖ below this: the lowest block's gradient has vanished
+HEALTHY_BAND = (0.1, 10.0)    # seed 000 annotated eq. (70): 0.1 ≤ G(l)/G(N) ≤ 10 is "healthy"
+ARITHMETIC_RTOL = 1e-9        # a derivation against the plain formula
+
+DEEPNET = "DeepNet (arXiv 2203.00555)"
+SEED000 = "seed 000 §{}"
+SEED001 = "seed 001 §{}"
+
+
+def _median_fraction(runs: ex.Runs, label: str, depth: int, window: int) -> float:
+    return ex.median(ex.fraction_learned(runs.histories[(label, depth)], window))
+
+
+def _fractions_text(runs: ex.Runs, label: str, depth: int, window: int) -> str:
+    fr = ex.fraction_learned(runs.histories[(label, depth)], window)
+    return ", ".join("diverged" if not math.isfinite(f) else f"{f:.2f}" for f in fr)
+
+
+def predictions(depth: int) -> vd.VerdictTable:
+    """The derived constants against DeepNet's published formulas (the plain functions of
+    :mod:`deepnotes.core.scaling`), and the warmup rule's consequence at ``depth``."""
+    c = derive.deepnorm_constants(depth)
+    enc = [float(x) for x in c["at"]["encoder"]]
+    dec = [float(x) for x in c["at"]["encdec decoder"]]
+    paper_enc = scaling.deepnorm_coefficients(depth)
+    paper_dec = scaling.deepnorm_decoder_coefficients_encdec(depth)
+    wl = derive.warmup_length()
+    return vd.VerdictTable([
+        vd.check_number(f"Encoder / decoder-only at N = {depth}: α = (2N)^(1/4)", f"{DEEPNET} Fig. 2; {SEED001.format('DeepNorm')}",
+                        paper_enc[0], enc[0], rtol=ARITHMETIC_RTOL),
+        vd.check_number(f"… and β = (8N)^(-1/4)", f"{DEEPNET} Fig. 2", paper_enc[1], enc[1], rtol=ARITHMETIC_RTOL),
+        vd.check_number(f"Decoder of an encoder-decoder at M = {depth}: α = (3M)^(1/4)", f"{DEEPNET} Fig. 2",
+                        paper_dec[0], dec[0], rtol=ARITHMETIC_RTOL),
+        vd.check_number(f"… and β = (12M)^(-1/4)", f"{DEEPNET} Fig. 2", paper_dec[1], dec[1], rtol=ARITHMETIC_RTOL),
+        vd.check_expr("Warmup: start at a learning rate of order η/N", SEED000.format("增量爆炸"),
+                      derive.eta / N, wl["start_lr"],
+                      f"SymPy: ΔL_N(η') = ΔL_1(η) gives η' = η/N; a linear warmup of T steps starts at η/T, so "
+                      f"T ≥ {sp.sstr(wl['min_warmup'])} = {depth} steps at N = {depth}"),
+    ])
+
+
+def at_initialization(profiles: dict[str, StreamProfile], predicted: dict[str, list[float]]) -> vd.VerdictTable:
+    """The identity path and the gradient per block of each style at the headline depth."""
+    depth = len(profiles["post"].grad_norms)
+    cos = {s: p.cos_x0[-1] for s, p in profiles.items()}
+    ratio = {s: p.grad_norms[0] / p.grad_norms[-1] for s, p in profiles.items()}
+    lo, hi = HEALTHY_BAND
+    healthy = {s: lo <= min(p.grad_norms) / p.grad_norms[-1] and max(p.grad_norms) / p.grad_norms[-1] <= hi
+               for s, p in profiles.items()}
+    return vd.VerdictTable([
+        vd.check_true(claim=f"Post-LN loses the identity path: x_0's weight (1+v)^(-l/2) is gone at N = {depth}",
+                      source="seed 002 §残差连接; seed 003 §LN真的能缓解梯度消失",
+                      claimed=f"2^(-{depth}) = {predicted['post'][-1]:.3g} (v = 1)",
+                      computed=f"cos(x_N, x_0): post {cos['post']:.3f}, deepnorm {cos['deepnorm']:.3f} "
+                               f"(derived {predicted['deepnorm'][-1]:.3f})",
+                      ok=abs(cos["post"]) < IDENTITY_GONE and cos["deepnorm"] > IDENTITY_KEPT,
+                      reason=f"holds if |cos| < {IDENTITY_GONE} for Post-LN while DeepNorm keeps > {IDENTITY_KEPT}"),
+        vd.check_true(claim=f"Post-LN's lowest blocks get vanishing gradients at depth", source="seed 003 §LN真的能缓解梯度消失",
+                      claimed="‖g_1‖/‖g_N‖ → 0 with depth",
+                      computed=", ".join(f"{s} {r:.3g}" for s, r in ratio.items()),
+                      ok=ratio["post"] < VANISHED and ratio["deepnorm"] > VANISHED,
+                      reason=f"holds if Post-LN's ratio < {VANISHED:g} and DeepNorm's is not; Pre-LN's lower blocks get "
+                             f"more than its top one"),
+        vd.check_true(claim="'Healthy' training has 0.1 ≤ G(l)/G(N) ≤ 10 for every l; DeepNorm meets it at N = 1000",
+                      source="seed 000 annotated eqs. (70), (72)", claimed="DeepNorm inside the band",
+                      computed=", ".join(f"{s}: {'inside' if ok else 'outside'}" for s, ok in healthy.items()),
+                      ok=healthy["deepnorm"],
+                      reason="measured with parameter-gradient norms per block (the annotation's G is ∂L/∂x_l)"),
+    ])
+
+
+def training(runs: ex.Runs, budget: Budget) -> vd.VerdictTable:
+    """The claims about training at the headline depth, on the frontier and past it."""
+    sub = budget.thousand_layers
+    n, w = sub.depth, sub.loss_window
+    f = {lab: _median_fraction(runs, lab, n, w) for lab in ex.HEADLINE}
+    text = {lab: _fractions_text(runs, lab, n, w) for lab in ex.HEADLINE}
+    curves = ex.frontier(runs, w, (*sub.frontier_depths, n))
+    reach = {lab: ex.deepest_learning(c, LEARNED) for lab, c in curves.items()}
+    shallow = min(sub.frontier_depths)
+    a, b = scaling.deepnorm_coefficients(n)
+    pressure = {"deepnorm": 2 * n * (b / a) ** 2, "deepnorm, α only": 2 * n / a ** 2, "deepnorm, β only": 2 * n * b ** 2}
+    eligible = [d for d in sub.frontier_depths if d <= sub.warmup]
+    mean_frontier = {lab: sum(max(x, -1.0) for x in curves[lab].values()) / len(curves[lab]) for lab in ("pre", "post")}
+    deepest = runs.histories[("deepnorm", sub.deepest)][0]
+    deepest_f = deepest.fraction_learned(w)
+    rows = [
+        vd.check_true(claim=f"Post-LN does not train at N = {n} (without help), where DeepNorm does",
+                      source=f"{DEEPNET} §1, Fig. 1; {SEED001.format('引言')}",
+                      claimed="post fails, deepnorm trains", computed=f"fraction learned: post {text['post']}; "
+                      f"deepnorm {text['deepnorm']}",
+                      ok=f["post"] < LEARNED <= f["deepnorm"],
+                      reason=f"median over seeds against {LEARNED}; same Adam rate {runs.lr:g} and {runs.steps} steps"),
+        vd.check_true(claim=f"DeepNorm trains {n} blocks with the learning rate that trains {shallow}",
+                      source=f"{DEEPNET} title, abstract; {SEED000.format('引言')}", claimed=f"trains at N = {n}",
+                      computed=f"fraction learned {text['deepnorm']} at N = {n}, "
+                               f"{curves['deepnorm'][shallow]:.2f} at N = {shallow}",
+                      ok=f["deepnorm"] >= LEARNED and curves["deepnorm"][shallow] >= LEARNED,
+                      reason=f"one Adam rate ({runs.lr:g}) at both depths; trained means ≥ {LEARNED}"),
+        vd.check_true(claim="Both constants are needed: branch gradients O(β/α) with 2N(β/α)² ≤ 1",
+                      source=f"{SEED000.format('反向梯度')}; {SEED001.format('反向梯度')} (λ/α = 1/√(2N))",
+                      claimed="α only and β only fail, both together train",
+                      computed="2N(β/α)²: " + ", ".join(f"{lab.replace('deepnorm', 'DN')} {p:.3g} → learned "
+                                                          f"{f[lab]:.2f}" for lab, p in pressure.items()),
+                      ok=f["deepnorm"] >= LEARNED and max(f["deepnorm, α only"], f["deepnorm, β only"]) < LEARNED,
+                      reason="the condition is SGD's; each half alone leaves it one to two orders of magnitude above 1"),
+        vd.check_true(claim="Pre-LN is easier to train than Post-LN", source=SEED000.format("前馈梯度"),
+                      claimed="pre trains where post does not",
+                      computed=f"mean fraction learned over N = {', '.join(map(str, sorted(curves['pre'])))}: "
+                               f"pre {mean_frontier['pre']:.2f}, post {mean_frontier['post']:.2f}; at N = {n}: "
+                               f"pre {text['pre']}, post {text['post']}",
+                      ok=mean_frontier["pre"] > mean_frontier["post"],
+                      reason="mean over the frontier's depths (a diverged run counts −1), no warmup for either"),
+        vd.uncheckable("…but Post-LN ends better than Pre-LN", SEED000.format("前馈梯度"), "post's final quality is better",
+                       f"needs runs trained to convergence; these stop after {runs.steps} steps, far from it"),
+        vd.check_true(claim="ReZero (every gate starting at 0) trains deep stacks without warmup",
+                      source="seed 002 §ReZero; ReZero (arXiv 2003.04887)", claimed=f"trains at N = {n}",
+                      computed=f"fraction learned {text['rezero']}", ok=f["rezero"] >= LEARNED,
+                      reason=f"median over seeds against {LEARNED}"),
+    ]
+    if eligible:
+        ok = all(curves["post, warmup"][d] >= LEARNED for d in eligible)
+        rows.append(vd.check_true(
+            claim="A warmup whose first step is at most η/N lets Post-LN train at depth N",
+            source=SEED000.format("增量爆炸"), claimed=f"post + warmup {sub.warmup} trains for N ≤ {sub.warmup}",
+            computed=", ".join(f"N = {d}: {curves['post, warmup'][d]:.2f}" for d in sorted(curves["post, warmup"]))
+            + f"; deepest trained: warmup {reach['post, warmup']}, none {reach['post']}",
+            ok=ok, reason=f"checked at the depths N ≤ T = {sub.warmup}, where η/T ≤ η/N"))
+    else:
+        rows.append(vd.uncheckable("A warmup whose first step is at most η/N lets Post-LN train at depth N",
+                                   SEED000.format("增量爆炸"), f"post + warmup {sub.warmup} trains for N ≤ {sub.warmup}",
+                                   f"no frontier depth is ≤ the warmup ({sub.warmup} steps) at the {budget.name} budget"))
+    rows += [
+        vd.check_true(claim=f"…and it stops protecting deeper stacks (η/T > η/N once N > T)",
+                      source=SEED000.format("增量爆炸"), claimed=f"post + warmup fails at N = {n}",
+                      computed=f"fraction learned {text['post, warmup']}", ok=f["post, warmup"] < LEARNED,
+                      reason=f"T = {sub.warmup} steps, N = {n}: the first step runs at {n / sub.warmup:.3g}× η/N"),
+        vd.check_true(claim="The analysis lets 1000 layers and deeper train stably",
+                      source="seed 000 annotated §13", claimed=f"DeepNorm trains at N = {sub.deepest}",
+                      computed="diverged" if deepest.diverged else f"fraction learned {deepest_f:.2f} in {runs.steps} steps",
+                      ok=not deepest.diverged and deepest_f >= LEARNED,
+                      reason=f"one seed at the budget's deepest stack, same rate and steps as everywhere"),
+        vd.uncheckable("A 200-layer deep and narrow model (3.2 B parameters) beats a 48-layer wide one (12 B)",
+                       SEED001.format("结语"), "200L beats 48L on multilingual translation",
+                       "needs multilingual translation at billions of parameters; nothing offline measures it"),
+    ]
+    return vd.VerdictTable(rows)
+
+
+def summary_rows(runs: ex.Runs, depth: int, window: int) -> list[tuple[str, str, str, str]]:
+    """Per headline variant: fractions learned per seed, the step it got half-way (median), and
+    seconds per member-step of its ensemble."""
+    rows = []
+    for lab in ex.HEADLINE:
+        hists = runs.histories[(lab, depth)]
+        halves = [h.steps_to(0.5, window) for h in hists]
+        rows.append((lab, _fractions_text(runs, lab, depth, window),
+                     ", ".join("never" if s is None else str(s) for s in halves),
+                     f"{runs.seconds_per_step(lab, depth):.2f}"))
+    return rows
+
+
+def summary_markdown(runs: ex.Runs, depth: int, window: int) -> str:
+    """:func:`summary_rows` as a Markdown table."""
+    head = ("| variant | fraction learned (per seed) | step half-way (per seed) | s per member-step |\n"
+            "| --- | --- | --- | --- |\n")
+    return head + "\n".join(f"| {a} | {b} | {c} | {d} |" for a, b, c, d in summary_rows(runs, depth, window))

@@ -1,0 +1,204 @@
+"""Experiments of the chapter "Training 1000 layers": the stream and the gradients of 1000-block
+stacks at initialization, and Adam runs of every norm style at every depth of the trainability
+frontier, all on the stacked-weight engine (:mod:`deepnotes.core.engine`) as ensembles, spread over
+the CPU's cores (:mod:`deepnotes.core.workers`). They measure and return numbers; figures come from
+:mod:`deepnotes.chapters.thousand_layers.figures`.
+
+The variants (one Adam learning rate and one step count for all):
+
+    post                  x_{l+1} = LN(x_l + F(x_l)),       Xavier weights
+    pre                   x_{l+1} = x_l + F(LN(x_l)),        Xavier weights, a final LN
+    deepnorm              x_{l+1} = LN(α·x_l + F(x_l)),      α = (2N)^{1/4}, β = (8N)^{-1/4} on v/out/FFN
+    deepnorm, α only      α = (2N)^{1/4}, β = 1               (DeepNet's two constants taken apart)
+    deepnorm, β only      α = 1, β = (8N)^{-1/4}
+    rezero                x_{l+1} = x_l + g·F(x_l),          g a trained scalar starting at 0
+    …, warmup             the same with a linear warmup η_t = η·min(1, (t+1)/T)
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+from deepnotes.core import ensemble_trackers as et
+from deepnotes.core import scaling
+from deepnotes.core.budget import Budget, device as default_device, get_budget
+from deepnotes.core.config import ModelConfig, TrainConfig
+from deepnotes.core.data import MarkovLanguage, probe_batch
+from deepnotes.core.engine import Stack, graph_config
+from deepnotes.core.ensemble import train_many
+from deepnotes.core.ensemble_probes import StreamProfile, stream_profiles
+from deepnotes.core.train import History
+from deepnotes.core.validate import choice, positive_int
+from deepnotes.core.workers import default_workers
+
+PROFILE_STYLES = ("post", "pre", "deepnorm", "rezero")       # the styles profiled at initialization
+CONSTANTS = ("paper", "alpha only", "beta only")             # which of DeepNet's constants a DeepNorm variant keeps
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A norm style, which DeepNorm constants it keeps, and whether it warms up."""
+    label: str
+    norm: str                     # post | pre | deepnorm | rezero
+    warmup: bool = False
+    constants: str = "paper"      # deepnorm only: one of CONSTANTS
+
+
+VARIANTS = {v.label: v for v in (
+    Variant("post", "post"), Variant("post, warmup", "post", warmup=True),
+    Variant("pre", "pre"), Variant("pre, warmup", "pre", warmup=True),
+    Variant("deepnorm", "deepnorm"), Variant("deepnorm, warmup", "deepnorm", warmup=True),
+    Variant("deepnorm, α only", "deepnorm", constants="alpha only"),
+    Variant("deepnorm, β only", "deepnorm", constants="beta only"),
+    Variant("rezero", "rezero"), Variant("rezero, warmup", "rezero", warmup=True))}
+HEADLINE = ("post", "post, warmup", "pre", "deepnorm", "deepnorm, α only", "deepnorm, β only", "rezero")
+FRONTIER = ("post", "post, warmup", "pre", "pre, warmup", "deepnorm", "deepnorm, warmup", "rezero", "rezero, warmup")
+NORMS = ("post", "pre", "deepnorm", "rezero")                 # the slider's styles (each with and without warmup)
+
+
+def variant(label: str) -> Variant:
+    return VARIANTS[choice("variant", label, VARIANTS)]
+
+
+def variant_config(label: str, depth: int, budget: Budget) -> ModelConfig:
+    """The budget's Transformer at ``depth`` blocks in the variant's style; DeepNorm's constants
+    from :func:`deepnotes.core.scaling.deepnorm_coefficients` (the encoder/decoder-only form)."""
+    var = variant(label)
+    positive_int("depth", depth)
+    if var.norm != "deepnorm":
+        return budget.model_config(depth, norm=var.norm)
+    alpha, beta = scaling.deepnorm_coefficients(depth)
+    kept = {"paper": dict(alpha=alpha, beta=beta), "alpha only": dict(alpha=alpha, beta=1.0),
+            "beta only": dict(alpha=1.0, beta=beta)}[var.constants]
+    return budget.model_config(depth, norm="deepnorm", **kept)
+
+
+def variant_train_config(label: str, budget: Budget, seed: int = 0, steps: int | None = None) -> TrainConfig:
+    """Adam at the chapter's one learning rate, on the chapter's batches; the budget's warmup for the
+    "+ warmup" variants."""
+    sub = budget.thousand_layers
+    steps = sub.train_steps if steps is None else positive_int("steps", steps)
+    batch, seq = sub.train_batch
+    return TrainConfig(optimizer="adam", lr=sub.lr, steps=steps, warmup_steps=min(sub.warmup, steps) if variant(label).warmup
+                       else 0, batch_size=batch, seq_len=seq, seed=seed)
+
+
+# ---- at initialization ----------------------------------------------------------------------------
+
+def init_profiles(budget: Budget, depth: int | None = None, styles=PROFILE_STYLES) -> dict[str, StreamProfile]:
+    """:func:`~deepnotes.core.ensemble_probes.stream_profiles` of each style at ``depth`` (default
+    the headline depth) on one batch of the language (seed 0); Post-LN and DeepNorm share one stack."""
+    depth = budget.thousand_layers.depth if depth is None else positive_int("depth", depth)
+    dev = default_device()
+    batch, seq = budget.thousand_layers.train_batch
+    tokens = probe_batch(MarkovLanguage(budget.vocab_size, seed=0), batch, seq, seed=0, device=dev)   # [B, T+1]
+    cfgs = {s: variant_config(s, depth, budget) for s in styles}
+    groups: dict[ModelConfig, list[str]] = {}
+    for style, cfg in cfgs.items():
+        groups.setdefault(graph_config(cfg), []).append(style)
+    out: dict[str, StreamProfile] = {}
+    for members in groups.values():
+        stack = Stack([cfgs[s] for s in members], seeds=[0] * len(members), device=dev)
+        profiles = stream_profiles(stack, tokens.expand(len(members), *tokens.shape))      # tokens [K, B, T+1]
+        out.update(zip(members, profiles))
+    return {s: out[s] for s in styles}
+
+
+# ---- training -------------------------------------------------------------------------------------
+
+def _trackers(update_steps: int) -> list:
+    """The engine trackers of every run (module level: worker processes unpickle it)."""
+    return [et.UpdateSize(first=update_steps)]
+
+
+@dataclass
+class Runs:
+    """Every training run of the chapter: (variant label, depth) → one History per seed."""
+    histories: dict[tuple[str, int], list[History]]
+    steps: int
+    lr: float
+    warmup: int
+    batch: tuple[int, int]
+    seconds: dict[tuple[str, int], float]     # wall seconds of the ensemble each run trained in
+    members: dict[tuple[str, int], int]       # how many members that ensemble had
+
+    def depths(self, label: str) -> list[int]:
+        return sorted(n for lab, n in self.histories if lab == label)
+
+    def seconds_per_step(self, label: str, depth: int) -> float:
+        """Wall seconds per step of the ensemble the run trained in, divided by its members."""
+        return self.seconds[(label, depth)] / self.steps / self.members[(label, depth)]
+
+
+def plan(budget: Budget) -> list[tuple[str, int, int]]:
+    """(label, depth, seed) of every run: the headline variants at the headline depth with the
+    budget's seeds, the frontier variants at every depth (reusing the headline runs), and DeepNorm
+    at the deepest depth."""
+    sub = budget.thousand_layers
+    runs = [(lab, sub.depth, s) for lab in HEADLINE for s in range(sub.seeds)]
+    for n in (*sub.frontier_depths, sub.depth):
+        runs += [(lab, n, s) for lab in FRONTIER for s in range(sub.frontier_seeds) if (lab, n, s) not in runs]
+    runs.append(("deepnorm", sub.deepest, 0))
+    return list(dict.fromkeys(runs))
+
+
+def train_runs(budget: Budget, runs: list[tuple[str, int, int]] | None = None, progress: bool = False,
+               workers: int | None = None) -> Runs:
+    """Train every (label, depth, seed) of ``runs`` (default :func:`plan`) on the Markov language
+    (seed 0); seed s means initialization s and data stream s. Runs sharing a graph and a depth train
+    as one ensemble; ensembles are spread over ``workers`` processes (default: one per core, at most
+    two; one on CUDA)."""
+    sub = budget.thousand_layers
+    runs = plan(budget) if runs is None else list(runs)
+    dev = default_device()
+    workers = default_workers(dev) if workers is None else workers
+    hists = train_many([variant_config(lab, n, budget) for lab, n, _ in runs],
+                       [variant_train_config(lab, budget, seed) for lab, _, seed in runs],
+                       MarkovLanguage(budget.vocab_size, seed=0), trackers=functools.partial(_trackers, sub.update_steps),
+                       device=dev, workers=workers, progress=progress)
+    histories: dict[tuple[str, int], list[History]] = {}
+    seconds, members = {}, {}
+    for (lab, n, _), hist in zip(runs, hists):
+        histories.setdefault((lab, n), []).append(hist)
+        seconds[(lab, n)], members[(lab, n)] = hist.seconds, hist.ensemble_size
+    return Runs(histories, sub.train_steps, sub.lr, sub.warmup, sub.train_batch, seconds, members)
+
+
+# ---- reading the runs -----------------------------------------------------------------------------
+
+def fraction_learned(hists: list[History], window: int) -> list[float]:
+    """Per seed: (plateau − final loss)/(plateau − floor); −inf for a diverged run."""
+    return [h.fraction_learned(window) for h in hists]
+
+
+def median(values: list[float]) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def frontier(runs: Runs, window: int, depths: tuple[int, ...]) -> dict[str, dict[int, float]]:
+    """label → depth → median fraction learned over seeds, for every frontier variant at ``depths``."""
+    return {lab: {n: median(fraction_learned(runs.histories[(lab, n)], window)) for n in depths}
+            for lab in FRONTIER}
+
+
+def deepest_learning(curve: dict[int, float], threshold: float) -> int | None:
+    """The deepest depth at which the fraction learned reaches ``threshold`` (None: none does)."""
+    ok = [n for n, f in curve.items() if f >= threshold]
+    return max(ok) if ok else None
+
+
+# ---- the slider -----------------------------------------------------------------------------------
+
+def live_run(depth: int, norm: str, warmup: bool, budget: Budget | None = None, progress: bool = False) -> Runs:
+    """One seed of one style at any depth (the live panel), with the chapter's rate and steps."""
+    budget = budget or get_budget()
+    choice("norm style", norm, NORMS)
+    label = f"{norm}, warmup" if warmup else norm
+    return train_runs(budget, [(label, positive_int("depth", depth), 0)], progress=progress, workers=1)
+
+
+def label_of(norm: str, warmup: bool) -> str:
+    return f"{choice('norm style', norm, NORMS)}, warmup" if warmup else norm
+

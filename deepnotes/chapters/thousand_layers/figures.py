@@ -1,0 +1,117 @@
+"""Figures of the chapter "Training 1000 layers": each takes measurements of :mod:`.experiments`
+(or runs one, for the live panel) and returns a matplotlib Figure, in the book's one palette."""
+from __future__ import annotations
+
+import math
+import statistics
+
+from deepnotes.chapters.thousand_layers import experiments as ex
+from deepnotes.core.ensemble_probes import StreamProfile
+from deepnotes.show.palette import colour
+
+LOG_FLOOR = 1e-12            # added before a log axis so an exact 0 stays drawable
+DIVERGED_FRACTION = -0.25    # where a diverged run's point is drawn on the frontier (an ✕ marks it)
+
+
+def init_profiles(profiles: dict[str, StreamProfile], predicted: dict[str, list[float]]):
+    """Per block at init: cos(x_l, x_0) measured (solid) and derived (dashed), the stream's RMS (Pre-LN's
+    √(1 + 2l) dashed) and the gradient norm reaching each block; one line per style."""
+    from deepnotes.show import plots
+    depth = len(next(iter(profiles.values())).grad_norms)
+    fig, axes = plots.new_figure(3, width=3.8, height=3.0)
+    for norm, p in profiles.items():
+        c = colour(norm)
+        axes[0].plot(p.cos_x0, color=c, label=norm)
+        axes[0].plot(predicted[norm], "--", color=c, lw=1)
+        axes[1].semilogy(p.rms, color=c, label=norm)
+        axes[2].semilogy(range(1, depth + 1), [g + LOG_FLOOR for g in p.grad_norms], color=c, label=norm)
+    axes[1].semilogy(predicted["pre_rms"], "--", color=colour("pre"), lw=1, label=r"pre: $\sqrt{1+2l}$")
+    plots.label_axes(axes[0], "block l", r"cos$(x_l, x_0)$ (dashed: derivation)", f"N = {depth}: identity path")
+    plots.label_axes(axes[1], "block l", "RMS of $x_l$", "stream scale")
+    plots.label_axes(axes[2], "block l", r"$\|\partial L/\partial\theta_l\|$", "gradient per block")
+    fig.tight_layout()
+    return fig
+
+
+def _panels(labels: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """The headline variants in two panels: the styles, then DeepNorm taken apart."""
+    deep = tuple(lab for lab in labels if lab.startswith("deepnorm"))
+    return [tuple(lab for lab in labels if lab not in deep), deep]
+
+
+def training(runs: ex.Runs, depth: int, labels: tuple[str, ...] = ex.HEADLINE):
+    """Loss curves at ``depth`` (median over seeds, min–max band, ✕ where a seed diverged; floor dashed,
+    context-free plateau dotted), in two panels, and the early model update RMS of F(x,θ_t) − F(x,θ_0)
+    over the first steps (median over seeds)."""
+    from deepnotes.show import plots
+    fig, axes = plots.new_figure(3, width=4.4, height=3.4)
+    for ax, group in zip(axes, _panels(labels)):
+        plots.loss_curves(ax, {lab: runs.histories[(lab, depth)] for lab in group},
+                          title=f"N = {depth}, Adam lr {runs.lr:g}, warmup {runs.warmup} where named")
+    ax = axes[2]
+    for lab in labels:
+        hists = [h for h in runs.histories[(lab, depth)] if h.update_rms]
+        if not hists:
+            continue
+        steps = min(len(h.update_rms) for h in hists)
+        med = [statistics.median(h.update_rms[t] for h in hists) + LOG_FLOOR for t in range(steps)]
+        style = "--" if "only" in lab or "warmup" in lab else "-"
+        ax.semilogy(range(1, steps + 1), med, style, color=colour(lab), label=lab)
+    plots.label_axes(ax, "step t", r"RMS of $F(x,\theta_t)-F(x,\theta_0)$", "early model update")
+    fig.tight_layout()
+    return fig
+
+
+def frontier(curves: dict[str, dict[int, float]], threshold: float):
+    """Fraction learned (median over seeds) against depth for every variant: solid without warmup,
+    dashed with; a diverged run is an ✕ below the axis' zero. The dotted line is the threshold a run
+    must pass to count as trained."""
+    from deepnotes.show import plots
+    fig, (ax,) = plots.new_figure(1, width=6.4, height=3.8)
+    for lab, curve in curves.items():
+        depths = sorted(curve)
+        ys = [curve[n] if math.isfinite(curve[n]) else DIVERGED_FRACTION for n in depths]
+        ax.semilogx(depths, ys, "--o" if "warmup" in lab else "-o", ms=4, color=colour(lab), label=lab)
+        bad = [n for n in depths if not math.isfinite(curve[n])]
+        ax.plot(bad, [DIVERGED_FRACTION] * len(bad), "x", ms=9, mew=2, color=colour(lab))
+    ax.axhline(threshold, color="k", ls=":", lw=1, label=f"trained: {threshold:g}")
+    ax.axhline(0, color="k", lw=0.5)
+    plots.label_axes(ax, "depth N (blocks)", "fraction learned (0 plateau, 1 floor)", "the trainability frontier",
+                     legend=None)
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    return fig
+
+
+def deepest(runs: ex.Runs, depth: int, deepest_depth: int):
+    """DeepNorm at the deepest depth beside DeepNorm at the headline depth (seed 0 of each)."""
+    from deepnotes.show import plots
+    fig, (ax,) = plots.new_figure(1, width=5.2, height=3.4)
+    plots.loss_curves(ax, {f"deepnorm, N = {deepest_depth}": runs.histories[("deepnorm", deepest_depth)],
+                           f"deepnorm, N = {depth}": runs.histories[("deepnorm", depth)][:1]},
+                      title=f"past DeepNet: {deepest_depth} blocks", colours={f"deepnorm, N = {depth}": "tab:gray"})
+    fig.tight_layout()
+    return fig
+
+
+def slider_result(runs: ex.Runs, depth: int, label: str):
+    """One variant at one depth: its loss curve(s) and its early model update."""
+    from deepnotes.show import plots
+    hists = runs.histories[(label, depth)]
+    fig, (ax_l, ax_u) = plots.new_figure(2, width=3.8, height=2.8)
+    plots.loss_curves(ax_l, {label: hists}, title=f"N = {depth}, {label}, Adam lr {runs.lr:g}")
+    for h in hists:
+        ax_u.semilogy(range(1, len(h.update_rms) + 1), [u + LOG_FLOOR for u in h.update_rms], color=colour(label))
+    plots.label_axes(ax_u, "step t", r"RMS of $F(x,\theta_t)-F(x,\theta_0)$", "early model update", legend=None)
+    fig.tight_layout()
+    return fig
+
+
+def slider_figure(depth: int, norm: str, warmup: bool, budget=None, runs: ex.Runs | None = None,
+                  progress: bool = False):
+    """The slider's render function: the stored run of (depth, norm, warmup) where ``runs`` has it,
+    else a live run (:func:`.experiments.live_run`)."""
+    label = ex.label_of(norm, warmup)
+    if runs is None or (label, depth) not in runs.histories:
+        runs = ex.live_run(depth, norm, warmup, budget, progress=progress)
+    return slider_result(runs, depth, label)

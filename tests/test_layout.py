@@ -58,7 +58,7 @@ def test_notebook_cells_only_call_their_package(path):
 
 def typed_statuses(src: str) -> list[str]:
     """Calls whose verdict status is typed, not computed: check_true with a literal or positional
-    ``ok``, and Verdict(...) given HOLDS/APPROX/WRONG or a string as its status."""
+    ``ok``, check_graded with a literal ``holds`` or ``approx``, and Verdict(...) given HOLDS/APPROX/WRONG or a string as its status."""
     found = []
     for node in ast.walk(ast.parse(src)):
         if not isinstance(node, ast.Call):
@@ -70,6 +70,10 @@ def typed_statuses(src: str) -> list[str]:
                 found.append(f"line {node.lineno}: check_true with positional arguments")
             elif ok and isinstance(ok[0], ast.Constant):
                 found.append(f"line {node.lineno}: check_true(ok={ok[0].value!r})")
+        elif name == "check_graded":
+            for k in node.keywords:
+                if k.arg in ("holds", "approx") and isinstance(k.value, ast.Constant):
+                    found.append(f"line {node.lineno}: check_graded({k.arg}={k.value.value!r})")
         elif name == "Verdict":
             status = node.args[4] if len(node.args) > 4 else next((k.value for k in node.keywords if k.arg == "status"), None)
             if isinstance(status, ast.Constant) or (isinstance(status, (ast.Name, ast.Attribute))
@@ -87,10 +91,11 @@ def test_the_typed_status_scan_catches_what_it_should():
     bad = ("check_true(claim='c', source='s', claimed='a', computed='b', ok=False, reason='r')\n"
            "vd.check_true('c', 's', 'a', 'b', x > 1, 'r')\n"
            "Verdict('c', 's', 'a', 'b', HOLDS, 'r')\n"
-           "Verdict('c', 's', 'a', 'b', status='wrong', reason='r')\n")
+           "Verdict('c', 's', 'a', 'b', status='wrong', reason='r')\n"
+           "check_graded(claim='c', source='s', claimed='a', computed='b', holds=x > 1, approx=True, reason='r')\n")
     good = ("check_true(claim='c', source='s', claimed='a', computed='b', ok=x > 1, reason='r')\n"
             "Verdict('c', 's', 'a', 'b', HOLDS if x else WRONG, 'r')\n")
-    assert len(typed_statuses(bad)) == 4
+    assert len(typed_statuses(bad)) == 5
     assert typed_statuses(good) == []
 
 

@@ -56,6 +56,14 @@ def check_true(*, claim: str, source: str, claimed: str, computed: str, ok, reas
     return Verdict(claim, source, claimed, computed, HOLDS if ok else WRONG, reason)
 
 
+def check_graded(*, claim: str, source: str, claimed: str, computed: str, holds, approx, reason: str) -> Verdict:
+    """A claim with a partial outcome the caller computed: holds when ``holds``, holds approximately
+    when only ``approx`` (e.g. the predicted ordering without the full effect), else wrong; both are
+    comparisons, never literals."""
+    status = HOLDS if bool(holds) else APPROX if bool(approx) else WRONG
+    return Verdict(claim, source, claimed, computed, status, reason)
+
+
 def uncheckable(claim: str, source: str, claimed: str, reason: str) -> Verdict:
     """A claim the book cannot test (e.g. about a checkpoint it does not download); ``reason`` says why."""
     return Verdict(claim, source, claimed, "—", UNCHECKABLE, reason)

@@ -170,3 +170,14 @@ def test_progress_bar_is_closed_and_removed_when_the_loop_ends_early(monkeypatch
     assert bar.n == 3 and bar.disable is True      # closed where it stopped
     assert bar.container.layout.display == "none"  # and it takes no room on the page
     assert list(progress(range(4), enabled=False)) == [0, 1, 2, 3]
+
+
+def test_run_jobs_keeps_the_order_and_refuses_bad_worker_counts():
+    from deepnotes.core.workers import default_workers, run_jobs
+    assert run_jobs(pow, [(2, 3), (3, 2), (5, 1)], workers=2, costs=[1, 3, 2]) == [8, 9, 5]
+    assert run_jobs(pow, [(2, 3)], workers=1) == [8]
+    with pytest.raises(ValueError, match="workers must be a positive integer, got 0"):
+        run_jobs(pow, [(2, 3)], workers=0)
+    with pytest.raises(ValueError, match="2 costs for 1 jobs"):
+        run_jobs(pow, [(2, 3)], workers=2, costs=[1, 2])
+    assert default_workers("cuda") == 1 and 1 <= default_workers("cpu") <= 2

@@ -1,0 +1,164 @@
+"""Chapter "Training 1000 layers": predictions, variants, runs, verdicts, figures and the slider."""
+import math
+
+import matplotlib
+import pytest
+import sympy as sp
+
+import deepnotes as dn
+from deepnotes.chapters.thousand_layers import claims, controls, derive, figures
+from deepnotes.chapters.thousand_layers import experiments as ex
+from deepnotes.core import scaling
+from deepnotes.show import verdicts as vd
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def budget():
+    return dn.get_budget("smoke")
+
+
+@pytest.fixture(scope="module")
+def runs(budget):
+    return ex.train_runs(budget)
+
+
+# predictions
+
+@pytest.mark.parametrize("depth", [1, 12, 1000])
+def test_derived_constants_equal_the_papers_formulas(depth):
+    c = derive.deepnorm_constants(depth)
+    assert [float(x) for x in c["at"]["encoder"]] == pytest.approx(scaling.deepnorm_coefficients(depth), rel=1e-12)
+    assert [float(x) for x in c["at"]["encdec decoder"]] == pytest.approx(
+        scaling.deepnorm_decoder_coefficients_encdec(depth), rel=1e-12)
+
+
+def test_identity_weights_solve_their_recursions_and_post_ln_is_deepnorm_at_alpha_one():
+    iw = derive.identity_weights()
+    s = iw["symbols"]
+    assert sp.simplify(iw["deepnorm"].subs(s["alpha"], 1) - iw["post"]) == 0
+    at = derive.identity_at(1000)
+    assert float(at["post"]) == pytest.approx(2.0 ** -1000)
+    a, b = scaling.deepnorm_coefficients(1000)
+    assert float(at["deepnorm"]) == pytest.approx((a / math.sqrt(a ** 2 + b ** 4)) ** 2000)
+    assert float(at["pre_rms"]) == pytest.approx(math.sqrt(2001))
+    prof = derive.predicted_profiles(4)
+    assert prof["post"] == pytest.approx([2.0 ** -l for l in range(5)])
+    assert prof["pre"] == pytest.approx([(1 + 2 * l) ** -0.5 for l in range(5)])
+
+
+def test_loss_change_and_warmup_predictions():
+    lg = derive.loss_change_growth(1000, 12)
+    assert lg["ratio"] == sp.Rational(1000, 12)
+    assert lg["deepnorm_sgd_exponent"] == 0 and lg["deepnorm_adam_exponent"] == sp.Rational(1, 2)
+    assert float(lg["deepnorm_adam_ratio"]) == pytest.approx((1000 / 12) ** 0.5)
+    wl = derive.warmup_length()
+    assert wl["min_warmup"] == wl["symbols"]["N"]
+
+
+# variants and runs
+
+def test_variant_configs_take_deepnets_constants_apart(budget):
+    a, b = scaling.deepnorm_coefficients(100)
+    full = ex.variant_config("deepnorm", 100, budget)
+    assert (full.skip_alpha, full.branch_beta) == pytest.approx((a, b))
+    only_a = ex.variant_config("deepnorm, α only", 100, budget)
+    assert (only_a.skip_alpha, only_a.branch_beta) == pytest.approx((a, 1.0))
+    only_b = ex.variant_config("deepnorm, β only", 100, budget)
+    assert (only_b.skip_alpha, only_b.branch_beta) == pytest.approx((1.0, b))
+    assert ex.variant_train_config("post, warmup", budget).warmup_steps == budget.thousand_layers.warmup
+    assert ex.variant_train_config("post", budget).warmup_steps == 0
+    with pytest.raises(ValueError, match="unknown variant 'postln'"):
+        ex.variant_config("postln", 10, budget)
+    with pytest.raises(ValueError, match="depth must be a positive integer, got 0"):
+        ex.variant_config("post", 0, budget)
+    with pytest.raises(ValueError, match="unknown norm style 'none'"):
+        ex.live_run(4, "none", False, budget)
+
+
+def test_the_plan_trains_every_variant_at_every_depth_once(budget, runs):
+    sub = budget.thousand_layers
+    plan = ex.plan(budget)
+    assert len(plan) == len(set(plan))
+    for lab in ex.HEADLINE:
+        assert len(runs.histories[(lab, sub.depth)]) >= sub.seeds
+    for lab in ex.FRONTIER:
+        for n in sub.frontier_depths:
+            assert len(runs.histories[(lab, n)]) == sub.frontier_seeds
+    assert ("deepnorm", sub.deepest) in runs.histories
+    for key, hists in runs.histories.items():
+        for h in hists:
+            assert len(h.losses) == sub.train_steps or h.diverged, key
+            assert len(h.update_rms) == min(sub.update_steps, sub.train_steps) or h.diverged
+            assert h.seconds > 0 and h.ensemble_size >= 1
+    # seeds differ; the ensemble shares one learning rate and step count
+    a, b = runs.histories[("post", sub.depth)][:2]
+    assert a.losses != b.losses
+    curves = ex.frontier(runs, sub.loss_window, (*sub.frontier_depths, sub.depth))
+    assert set(curves) == set(ex.FRONTIER) and all(len(c) == len(sub.frontier_depths) + 1 for c in curves.values())
+    assert ex.deepest_learning({10: 0.9, 30: 0.6, 100: 0.1}, 0.5) == 30
+    assert ex.deepest_learning({10: 0.1}, 0.5) is None
+
+
+def test_runs_are_reproducible_and_do_not_depend_on_the_worker_count(budget):
+    plan = [("deepnorm", 3, 0), ("pre", 3, 0)]
+    one = ex.train_runs(budget, plan, workers=1)
+    two = ex.train_runs(budget, plan, workers=2)
+    again = ex.train_runs(budget, plan, workers=2)
+    for key in one.histories:
+        assert two.histories[key][0].losses == again.histories[key][0].losses
+        assert two.histories[key][0].losses == pytest.approx(one.histories[key][0].losses, rel=1e-5)
+
+
+def test_init_profiles_show_the_identity_path_and_gradients(budget):
+    prof = ex.init_profiles(budget, depth=24)
+    assert set(prof) == set(ex.PROFILE_STYLES)
+    assert all(len(p.cos_x0) == 25 and len(p.grad_norms) == 24 for p in prof.values())
+    assert min(prof["rezero"].cos_x0) > 0.999999
+    assert prof["deepnorm"].cos_x0[-1] > abs(prof["post"].cos_x0[-1])
+    assert prof["pre"].rms[-1] > 2 * prof["pre"].rms[0]
+
+
+# verdicts, figures, slider
+
+def test_verdicts_are_computed_and_cover_the_claims(budget, runs):
+    prof = ex.init_profiles(budget)
+    tables = [claims.predictions(1000), claims.at_initialization(prof, derive.predicted_profiles(budget.thousand_layers.depth)),
+              claims.training(runs, budget)]
+    for table in tables:
+        assert table and all(v.status in (vd.HOLDS, vd.APPROX, vd.WRONG, vd.UNCHECKABLE) for v in table)
+    assert all(v.status == vd.HOLDS for v in tables[0])
+    md = claims.summary_markdown(runs, budget.thousand_layers.depth, budget.thousand_layers.loss_window)
+    assert md.count("\n") == len(ex.HEADLINE) + 1
+
+
+def test_graded_verdicts_follow_the_measurement(budget, runs):
+    """Rewriting the measured fractions changes the status: Post-LN learning turns its claim wrong."""
+    sub = budget.thousand_layers
+    hists = runs.histories[("post", sub.depth)]
+    saved = [list(h.losses) for h in hists]
+    try:
+        for h in hists:
+            h.losses[:] = [h.floor] * len(h.losses)        # Post-LN "at the floor"
+        first = claims.training(runs, budget)[0]
+        assert first.status == vd.WRONG
+    finally:
+        for h, s in zip(hists, saved):
+            h.losses[:] = s
+
+
+def test_figures_and_slider_render(budget, runs):
+    sub = budget.thousand_layers
+    prof = ex.init_profiles(budget)
+    figs = [figures.init_profiles(prof, derive.predicted_profiles(sub.depth)), figures.training(runs, sub.depth),
+            figures.frontier(ex.frontier(runs, sub.loss_window, (*sub.frontier_depths, sub.depth)), claims.LEARNED),
+            figures.deepest(runs, sub.depth, sub.deepest), figures.frontier({"post": {10: -math.inf, 30: 0.2}}, 0.5)]
+    for fig in figs:
+        assert fig.axes
+        plt.close(fig)
+    slider = controls.sliders(budget, runs)["frontier"]
+    for depth in slider.grid["depth"]:          # the grid is served from the runs, no training
+        fig = slider.render(depth=depth, norm="post", warmup=True, budget=budget, runs=runs)
+        plt.close(fig)

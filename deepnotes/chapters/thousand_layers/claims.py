@@ -85,7 +85,7 @@ def at_initialization(profiles: dict[str, StreamProfile], predicted: dict[str, l
                       ok=ratio["post"] < VANISHED and ratio["deepnorm"] > VANISHED,
                       reason=f"holds if Post-LN's ratio < {VANISHED:g} and DeepNorm's is not; Pre-LN's lower blocks get "
                              f"more than its top one"),
-        vd.check_true(claim="'Healthy' training has 0.1 ≤ G(l)/G(N) ≤ 10 for every l; DeepNorm meets it at N = 1000",
+        vd.check_true(claim=f"'Healthy' training has 0.1 ≤ G(l)/G(N) ≤ 10 for every l; DeepNorm meets it at N = {depth}",
                       source="seed 000 annotated eqs. (70), (72)", claimed="DeepNorm inside the band",
                       computed=", ".join(f"{s}: {'inside' if ok else 'outside'}" for s, ok in healthy.items()),
                       ok=healthy["deepnorm"],

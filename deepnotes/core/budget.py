@@ -198,7 +198,6 @@ class ThousandLayersBudget:
     frontier_seeds: int = 1               # seeds per style and depth on the frontier
     update_steps: int = 10                # steps whose early model update ‖F(x,θ_t) − F(x,θ_0)‖ is recorded
     loss_window: int = 10                 # final loss and fraction learned: means over this many steps
-    compile_members: int = 8              # ensembles with at least this many members run torch.compile'd blocks
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ import deepnotes as dn
 from deepnotes.chapters.thousand_layers import claims, controls, derive, figures
 from deepnotes.chapters.thousand_layers import experiments as ex
 from deepnotes.core import scaling
+from deepnotes.core.ensemble_probes import StreamProfile
 from deepnotes.show import verdicts as vd
 
 matplotlib.use("Agg")
@@ -127,8 +128,7 @@ def test_verdicts_are_computed_and_cover_the_claims(budget, runs):
     prof = ex.init_profiles(budget)
     tables = [claims.predictions(1000), claims.at_initialization(prof, derive.predicted_profiles(budget.thousand_layers.depth)),
               claims.training(runs, budget)]
-    for table in tables:
-        assert table and all(v.status in (vd.HOLDS, vd.APPROX, vd.WRONG, vd.UNCHECKABLE) for v in table)
+    assert [len(t) for t in tables] == [5, 3, 9]
     assert all(v.status == vd.HOLDS for v in tables[0])
     md = claims.summary_markdown(runs, budget.thousand_layers.depth, budget.thousand_layers.loss_window)
     assert md.count("\n") == len(ex.HEADLINE) + 1
@@ -162,3 +162,15 @@ def test_figures_and_slider_render(budget, runs):
     for depth in slider.grid["depth"]:          # the grid is served from the runs, no training
         fig = slider.render(depth=depth, norm="post", warmup=True, budget=budget, runs=runs)
         plt.close(fig)
+
+
+def test_the_init_verdicts_follow_the_profiles():
+    """Profiles made up to hold, then to fail: the statuses follow the numbers."""
+    def profile(cos_top, grads):
+        return StreamProfile(rms=(1.0, 1.0), cos_x0=(1.0, cos_top), grad_norms=grads, loss=2.0)
+    good = {"post": profile(0.01, (1e-9, 1.0)), "pre": profile(0.3, (20.0, 1.0)),
+            "deepnorm": profile(0.98, (0.8, 1.0)), "rezero": profile(1.0, (0.7, 1.0))}
+    predicted = derive.predicted_profiles(1)
+    assert [v.status for v in claims.at_initialization(good, predicted)] == [vd.HOLDS] * 3
+    bad = {**good, "post": profile(0.5, (0.5, 1.0)), "deepnorm": profile(0.5, (20.0, 1.0))}
+    assert [v.status for v in claims.at_initialization(bad, predicted)] == [vd.WRONG] * 3

@@ -4,6 +4,7 @@ threshold is named here, and every status is computed from the runs or the deriv
 from __future__ import annotations
 
 import math
+import statistics
 
 import sympy as sp
 
@@ -12,14 +13,14 @@ from deepnotes.chapters.thousand_layers import experiments as ex
 from deepnotes.core import scaling
 from deepnotes.core.budget import Budget
 from deepnotes.core.ensemble_probes import StreamProfile
-from deepnotes.core.symbols import N
+from deepnotes.core.derive import deepnorm_ratio
+from deepnotes.core.symbols import N, alpha, lam
 from deepnotes.show import verdicts as vd
 
 # thresholds
 LEARNED = 0.5                 # a run "trains" past this fraction from the plateau to the floor (as in the other chapters)
 LEFT_PLATEAU = 0.1            # a run has left the context-free plateau past this fraction (twice the largest
                               # |fraction| of the runs that learn nothing at the cpu budget, 0.05)
-STABLE_RISE = 1.1             # a run is stable if no loss exceeds this × its first loss and it does not diverge
 IDENTITY_GONE = 0.1           # |cos(x_N, x_0)| below this: the identity path is lost
 IDENTITY_KEPT = 0.9           # cos(x_N, x_0) above this: the identity path is kept
 VANISHED = 1e-3               # ‖g_1‖/‖g_N‖ below this: the lowest block's gradient has vanished
@@ -32,7 +33,7 @@ SEED001 = "seed 001 §{}"
 
 
 def _median_fraction(runs: ex.Runs, label: str, depth: int, window: int) -> float:
-    return ex.median(ex.fraction_learned(runs.histories[(label, depth)], window))
+    return statistics.median(ex.fraction_learned(runs.histories[(label, depth)], window))
 
 
 def _fractions_text(runs: ex.Runs, label: str, depth: int, window: int) -> str:
@@ -83,8 +84,7 @@ def at_initialization(profiles: dict[str, StreamProfile], predicted: dict[str, l
                       claimed="‖g_1‖/‖g_N‖ → 0 with depth",
                       computed=", ".join(f"{s} {r:.3g}" for s, r in ratio.items()),
                       ok=ratio["post"] < VANISHED and ratio["deepnorm"] > VANISHED,
-                      reason=f"holds if Post-LN's ratio < {VANISHED:g} and DeepNorm's is not; Pre-LN's lower blocks get "
-                             f"more than its top one"),
+                      reason=f"holds if Post-LN's ratio < {VANISHED:g} and DeepNorm's is not"),
         vd.check_true(claim=f"'Healthy' training has 0.1 ≤ G(l)/G(N) ≤ 10 for every l; DeepNorm meets it at N = {depth}",
                       source="seed 000 annotated eqs. (70), (72)", claimed="DeepNorm inside the band",
                       computed=", ".join(f"{s}: {'inside' if ok else 'outside'}" for s, ok in healthy.items()),
@@ -102,8 +102,10 @@ def training(runs: ex.Runs, budget: Budget) -> vd.VerdictTable:
     curves = ex.frontier(runs, w, (*sub.frontier_depths, n))
     reach = {lab: ex.deepest_learning(c, LEARNED) for lab, c in curves.items()}
     shallow = min(sub.frontier_depths)
-    a, b = scaling.deepnorm_coefficients(n)
-    pressure = {"deepnorm": 2 * n * (b / a) ** 2, "deepnorm, α only": 2 * n / a ** 2, "deepnorm, β only": 2 * n * b ** 2}
+    condition = deepnorm_ratio("sgd")["condition"].lhs                      # 2N(λ/α)², = 1 in Su's analysis
+    pressure = {lab: float(condition.subs({N: n, alpha: cfg.skip_alpha, lam: cfg.branch_beta}))
+                for lab in ("deepnorm", "deepnorm, α only", "deepnorm, β only")
+                for cfg in [ex.variant_config(lab, n, budget)]}
     eligible = [d for d in sub.frontier_depths if d <= sub.warmup]
     mean_frontier = {lab: sum(max(x, -1.0) for x in curves[lab].values()) / len(curves[lab]) for lab in ("pre", "post")}
     deepest = runs.histories[("deepnorm", sub.deepest)][0]
@@ -132,7 +134,7 @@ def training(runs: ex.Runs, budget: Budget) -> vd.VerdictTable:
                                                             f"{f[lab]:.2f}" for lab, p in pressure.items()),
                         holds=f["deepnorm"] >= LEARNED and max(f["deepnorm, α only"], f["deepnorm, β only"]) < LEARNED,
                         approx=f["deepnorm"] >= LEFT_PLATEAU > max(f["deepnorm, α only"], f["deepnorm, β only"]),
-                        reason="the condition is SGD's; each half alone leaves it one to two orders of magnitude above 1; "
+                        reason="Su's condition (SGD's) is 2N(λ/α)² = 1; the computed column gives each variant's value; "
                                f"approximately: only both together left the plateau (≥ {LEFT_PLATEAU})"),
         vd.check_true(claim="Pre-LN is easier to train than Post-LN", source=SEED000.format("前馈梯度"),
                       claimed="pre trains where post does not",
@@ -167,17 +169,17 @@ def training(runs: ex.Runs, budget: Budget) -> vd.VerdictTable:
             ok=all(warm[d] >= LEARNED for d in eligible) and warm[n] < LEARNED,
             reason=f"trains at the depths N ≤ T = {sub.warmup} (η/T ≤ η/N) and not at N = {n} (first step "
                    f"{n / sub.warmup:.3g}× η/N)"))
-    losses = deepest.losses
-    stable = not deepest.diverged and max(losses) <= STABLE_RISE * losses[0]
+    stable = not deepest.diverged and deepest.final_loss(w) < deepest.losses[0]   # ends below where it started
     rows += [
         vd.check_graded(claim="The analysis lets 1000 layers and deeper train stably",
                         source="seed 000 annotated §13", claimed=f"DeepNorm trains stably at N = {sub.deepest}",
                         computed="diverged" if deepest.diverged else
-                        f"fraction learned {deepest_f:.2f} in {runs.steps} steps; highest loss {max(losses):.3f}, first "
-                        f"{losses[0]:.3f}",
+                        f"fraction learned {deepest_f:.2f} in {runs.steps} steps; loss {deepest.losses[0]:.3f} → "
+                        f"{deepest.final_loss(w):.3f} (highest {max(deepest.losses):.3f})",
                         holds=stable and deepest_f >= LEARNED, approx=stable,
                         reason=f"one seed at the budget's deepest stack, same rate and steps as everywhere; stable: no "
-                               f"loss above {STABLE_RISE}× the first; approximately: stable but not trained (≥ {LEARNED})"),
+                               f"divergence and a final loss below the first; approximately: stable but not trained "
+                               f"(≥ {LEARNED})"),
         vd.uncheckable("A 200-layer deep and narrow model (3.2 B parameters) beats a 48-layer wide one (12 B)",
                        SEED001.format("结语"), "200L beats 48L on multilingual translation",
                        "needs multilingual translation at billions of parameters; nothing offline measures it"),
@@ -194,7 +196,7 @@ def summary_rows(runs: ex.Runs, depth: int, window: int) -> list[tuple[str, str,
         halves = [h.steps_to(0.5, window) for h in hists]
         rows.append((lab, _fractions_text(runs, lab, depth, window),
                      ", ".join("never" if s is None else str(s) for s in halves),
-                     f"{runs.seconds_per_step(lab, depth):.2f}"))
+                     f"{runs.seconds_per_member_step(lab, depth):.2f}"))
     return rows
 
 

@@ -17,6 +17,7 @@ The variants (one Adam learning rate and one step count for all):
 from __future__ import annotations
 
 import functools
+import statistics
 from dataclasses import dataclass
 
 from deepnotes.core import ensemble_trackers as et
@@ -118,16 +119,16 @@ class Runs:
     steps: int
     lr: float
     warmup: int
-    batch: tuple[int, int]
     seconds: dict[tuple[str, int], float]     # wall seconds of the ensemble each run trained in
     members: dict[tuple[str, int], int]       # how many members that ensemble had
 
-    def depths(self, label: str) -> list[int]:
-        return sorted(n for lab, n in self.histories if lab == label)
-
     def seconds_per_step(self, label: str, depth: int) -> float:
-        """Wall seconds per step of the ensemble the run trained in, divided by its members."""
-        return self.seconds[(label, depth)] / self.steps / self.members[(label, depth)]
+        """Wall seconds per step of the ensemble the run trained in (all its members together)."""
+        return self.seconds[(label, depth)] / self.steps
+
+    def seconds_per_member_step(self, label: str, depth: int) -> float:
+        """:meth:`seconds_per_step` over the ensemble's members."""
+        return self.seconds_per_step(label, depth) / self.members[(label, depth)]
 
 
 def plan(budget: Budget) -> list[tuple[str, int, int]]:
@@ -161,7 +162,7 @@ def train_runs(budget: Budget, runs: list[tuple[str, int, int]] | None = None, p
     for (lab, n, _), hist in zip(runs, hists):
         histories.setdefault((lab, n), []).append(hist)
         seconds[(lab, n)], members[(lab, n)] = hist.seconds, hist.ensemble_size
-    return Runs(histories, sub.train_steps, sub.lr, sub.warmup, sub.train_batch, seconds, members)
+    return Runs(histories, sub.train_steps, sub.lr, sub.warmup, seconds, members)
 
 
 # ---- reading the runs -----------------------------------------------------------------------------
@@ -171,15 +172,9 @@ def fraction_learned(hists: list[History], window: int) -> list[float]:
     return [h.fraction_learned(window) for h in hists]
 
 
-def median(values: list[float]) -> float:
-    ordered = sorted(values)
-    mid = len(ordered) // 2
-    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
-
-
 def frontier(runs: Runs, window: int, depths: tuple[int, ...]) -> dict[str, dict[int, float]]:
     """label → depth → median fraction learned over seeds, for every frontier variant at ``depths``."""
-    return {lab: {n: median(fraction_learned(runs.histories[(lab, n)], window)) for n in depths}
+    return {lab: {n: statistics.median(fraction_learned(runs.histories[(lab, n)], window)) for n in depths}
             for lab in FRONTIER}
 
 
@@ -194,11 +189,12 @@ def deepest_learning(curve: dict[int, float], threshold: float) -> int | None:
 def live_run(depth: int, norm: str, warmup: bool, budget: Budget | None = None, progress: bool = False) -> Runs:
     """One seed of one style at any depth (the live panel), with the chapter's rate and steps."""
     budget = budget or get_budget()
-    choice("norm style", norm, NORMS)
-    label = f"{norm}, warmup" if warmup else norm
-    return train_runs(budget, [(label, positive_int("depth", depth), 0)], progress=progress, workers=1)
+    return train_runs(budget, [(label_of(norm, warmup), positive_int("depth", depth), 0)], progress=progress,
+                      workers=1)
 
 
 def label_of(norm: str, warmup: bool) -> str:
-    return f"{choice('norm style', norm, NORMS)}, warmup" if warmup else norm
+    """The variant label of a slider setting: "post" or "post, warmup"."""
+    choice("norm style", norm, NORMS)
+    return f"{norm}, warmup" if warmup else norm
 

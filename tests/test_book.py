@@ -66,6 +66,7 @@ def test_book_builds_with_every_chapter_and_its_figures(built_book):
             assert (page.parent / src).resolve().exists(), src
         assert "application/vnd.jupyter.widget-state+json" in html, "slider state missing"
         assert "Traceback" not in html
+        assert "| --- |" not in html, f"{chapter}: a Markdown output's table was printed as text, not rendered"
         if built_book.local_widgets:
             assert "html-manager/embed.js" in html and "cdn.jsdelivr.net/npm/@jupyter-widgets" not in html
     if built_book.local_widgets:

@@ -286,7 +286,7 @@ BUDGETS: dict[str, Budget] = {
             transformer_depths=(12, 48), slider_depths=(10, 100), slider_widths=(16, 64),
             slider_exponents=(0.0, 0.5, 1.0), slider_steps=20),
         thousand_layers=ThousandLayersBudget(
-            depth=1000, frontier_depths=(10, 30, 100, 300), deepest=3000, train_steps=60, warmup=30,
+            depth=1000, frontier_depths=(3, 10, 30, 100, 300), deepest=3000, train_steps=60, warmup=30,
             train_batch=(4, 8), seeds=2, live_depth=(1, 1000, 3000), slider_depths=(10, 100, 1000)),
     ),
     "gpu": Budget(
@@ -320,7 +320,7 @@ BUDGETS: dict[str, Budget] = {
             slider_depths=(10, 100, 300), slider_widths=(16, 256), slider_exponents=(0.0, 0.25, 0.5, 1.0),
             slider_steps=60),
         thousand_layers=ThousandLayersBudget(
-            depth=1000, frontier_depths=(10, 30, 100, 300), deepest=5000, train_steps=300, warmup=100,
+            depth=1000, frontier_depths=(3, 10, 30, 100, 300), deepest=5000, train_steps=300, warmup=100,
             train_batch=(16, 32), seeds=3, live_depth=(1, 1000, 10000), slider_depths=(10, 100, 300, 1000),
             update_steps=30, loss_window=30),
     ),

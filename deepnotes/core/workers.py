@@ -62,6 +62,6 @@ def run_jobs(fn: Callable, jobs: Sequence[tuple], workers: int = 1, costs: Seque
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=context, initializer=_one_thread) as pool:
         futures = {pool.submit(fn, *jobs[i]): i for i in order}
-        for future in progress_bar(as_completed(futures), progress):
+        for future in progress_bar(as_completed(futures), progress, total=len(futures)):
             results[futures[future]] = future.result()
     return results

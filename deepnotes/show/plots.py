@@ -119,10 +119,20 @@ def update_curves(ax, runs: Mapping[str, History], title: str = "") -> None:
     ax.legend(fontsize=7)
 
 
-def new_figure(ncols: int = 1, width: float = 4.2, height: float = 3.0):
-    """A figure with ``ncols`` axes side by side (not registered with pyplot's current figure)."""
-    fig, axes = plt.subplots(1, ncols, figsize=(width * ncols, height), squeeze=False)
-    return fig, list(axes[0])
+def new_figure(ncols: int = 1, width: float = 4.2, height: float = 3.0, nrows: int = 1):
+    """A figure with ``nrows`` × ``ncols`` axes of ``width`` × ``height`` inches each, returned row by
+    row as one list. The book's column is about 7 inches wide: three panels side by side are shrunk
+    to half size there, so wider figures take two rows."""
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False)
+    return fig, [ax for row in axes for ax in row]
+
+
+def legend_panel(ax, source) -> None:
+    """Turn the spare axes ``ax`` of a grid into a legend of ``source``'s lines (one key for panels
+    that draw the same series)."""
+    handles, labels = source.get_legend_handles_labels()
+    ax.axis("off")
+    ax.legend(handles, labels, loc="center", fontsize=8, frameon=False)
 
 
 def moment_curves(ax, series, title: str = "") -> None:

@@ -12,13 +12,14 @@ from typing import TypeVar
 T = TypeVar("T")
 
 
-def progress(items: Iterable[T], enabled: bool = True) -> Iterator[T]:
-    """Yield ``items``; with ``enabled``, under a tqdm bar that is closed and removed at the end."""
+def progress(items: Iterable[T], enabled: bool = True, total: int | None = None) -> Iterator[T]:
+    """Yield ``items``; with ``enabled``, under a tqdm bar that is closed and removed at the end
+    (``total``: the number of items, for iterators that have no length)."""
     if not enabled:
         yield from items
         return
     from tqdm.auto import tqdm        # imported here: `import deepnotes` stays light
-    bar = tqdm(items, leave=False)
+    bar = tqdm(items, leave=False, total=total)
     try:
         yield from bar
     finally:

@@ -170,6 +170,8 @@ def test_progress_bar_is_closed_and_removed_when_the_loop_ends_early(monkeypatch
     assert bar.n == 3 and bar.disable is True      # closed where it stopped
     assert bar.container.layout.display == "none"  # and it takes no room on the page
     assert list(progress(range(4), enabled=False)) == [0, 1, 2, 3]
+    assert list(progress(iter(range(3)), total=3)) == [0, 1, 2]
+    assert made[-1].total == 3                     # an iterator without a length still shows 0/3, not "0it"
 
 
 def test_run_jobs_keeps_the_order_and_refuses_bad_worker_counts():

@@ -33,3 +33,14 @@ def test_every_run_diverged_at_step_zero_is_drawn_not_raised():
     fig, (ax,) = plots.new_figure(1)
     plots.loss_curves(ax, {"none": [hist([math.nan], 0), hist([], 0)], "post": hist([math.inf], 0)})
     assert "post (diverged at step 0)" in [line.get_label() for line in ax.get_lines()]
+
+
+def test_a_grid_figure_gives_its_axes_row_by_row_and_a_spare_slot_can_hold_the_key():
+    fig, axes = plots.new_figure(2, width=3.0, height=2.0, nrows=2)
+    assert len(axes) == 4 and tuple(fig.get_size_inches()) == (6.0, 4.0)
+    axes[0].plot([0, 1], label="post")
+    axes[0].plot([1, 0], label="deepnorm")
+    plots.legend_panel(axes[3], axes[0])
+    assert [t.get_text() for t in axes[3].get_legend().get_texts()] == ["post", "deepnorm"]
+    assert not axes[3].axison                      # the spare slot shows the key only
+    fig.clf()

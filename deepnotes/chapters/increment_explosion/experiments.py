@@ -25,6 +25,7 @@ from deepnotes.core.ensemble import train_many
 from deepnotes.core.train import History
 from deepnotes.core.trackers import every_for
 from deepnotes.core.validate import choice
+from deepnotes.core.workers import default_workers
 from deepnotes.show.progress import progress as progress_bar
 
 VARIANTS = ("post", "pre", "deepnorm", "deepnorm/adam", "none", "rezero")   # what model_config accepts
@@ -136,10 +137,10 @@ def loss_change_sweep(budget: Budget | None = None, variants=PROBED_VARIANTS,
     return LossChangeSweep(depths, lrs, out)
 
 
-def _trackers(steps: int, budget: Budget, track_update: bool):
-    """A factory of the runs' trackers: block gradients (and the early-update size)."""
-    every = every_for(steps, budget.increment_explosion.track_points)
-    return lambda: [et.BlockGradNorms(every)] + ([et.UpdateSize()] if track_update else [])
+def _trackers(every: int, track_update: bool) -> list:
+    """The runs' fresh trackers: block gradients every ``every`` steps (and the early-update size).
+    Module-level, so that worker processes can receive it (through :func:`functools.partial`)."""
+    return [et.BlockGradNorms(every)] + ([et.UpdateSize()] if track_update else [])
 
 
 def runs(settings: list[tuple[str, int, TrainConfig]], budget: Budget, device=None, progress: bool = False,
@@ -150,10 +151,12 @@ def runs(settings: list[tuple[str, int, TrainConfig]], budget: Budget, device=No
     blocks' weight matrices (the parameters the magnitude analysis scales), leaving embeddings, head,
     biases and LayerNorm gains at their initial values."""
     choice("params", params, PARAM_SETS)
-    steps = {cfg.steps for _, _, cfg in settings}
+    every = every_for(max(cfg.steps for _, _, cfg in settings), budget.increment_explosion.track_points)
+    device = device or default_device()
     return train_many([variant_config(v, n, budget) for v, n, _ in settings], [cfg for _, _, cfg in settings],
-                      task_for(budget), trackers=_trackers(max(steps), budget, track_update), progress=progress,
-                      trainable=None if params == "all" else MATRICES, device=device or default_device())
+                      task_for(budget), trackers=functools.partial(_trackers, every, track_update),
+                      progress=progress, trainable=None if params == "all" else MATRICES, device=device,
+                      workers=default_workers(device))
 
 
 def run(variant: str, n_layers: int, budget: Budget, optimizer: str = "adam", lr: float | None = None,
@@ -203,18 +206,26 @@ def training_comparison(n: int, budget: Budget | None = None, lr: float | None =
                         progress: bool = False) -> dict[str, History]:
     """At depth ``n``: the runs of :func:`training_plan`, all Adam at peak ``lr`` (``train_lr``); the
     Post-LN runs and DeepNorm train as one ensemble."""
-    budget = budget or get_budget()
-    sub = budget.increment_explosion
-    lr = lr if lr is not None else sub.train_lr
-    plan = training_plan(budget)
-    settings = [(v, n, budget.train_config("adam", lr, sub.train_steps, warm)) for v, warm in plan.values()]
-    return dict(zip(plan, runs(settings, budget, device, progress, track_update=False)))
+    return _comparisons((n,), budget or get_budget(), lr, device, progress)[n]
 
 
 def training_comparisons(budget: Budget | None = None, progress: bool = False) -> dict[int, dict[str, History]]:
-    """:func:`training_comparison` at each of the budget's ``train_depths``."""
+    """:func:`training_comparison` at each of the budget's ``train_depths``, every depth's ensembles in
+    one :func:`runs` call (so that they share the CPU's cores)."""
     budget = budget or get_budget()
-    return {n: training_comparison(n, budget, progress=progress) for n in budget.increment_explosion.train_depths}
+    return _comparisons(budget.increment_explosion.train_depths, budget, None, None, progress)
+
+
+def _comparisons(depths, budget: Budget, lr: float | None, device, progress: bool) -> dict[int, dict[str, History]]:
+    """depth → label → History, for the runs of :func:`training_plan` at each depth."""
+    sub = budget.increment_explosion
+    lr = lr if lr is not None else sub.train_lr
+    plan = training_plan(budget)
+    keys = [(n, label) for n in depths for label in plan]
+    settings = [(plan[label][0], n, budget.train_config("adam", lr, sub.train_steps, plan[label][1]))
+                for n, label in keys]
+    hists = dict(zip(keys, runs(settings, budget, device, progress, track_update=False)))
+    return {n: {label: hists[(n, label)] for label in plan} for n in depths}
 
 
 @dataclass

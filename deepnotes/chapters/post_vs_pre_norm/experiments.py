@@ -12,6 +12,7 @@ the derivations predict the weight of x_0 in x_l from it:
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import torch
@@ -28,6 +29,7 @@ from deepnotes.core.ensemble import train_many, train_model
 from deepnotes.core.train import History
 from deepnotes.core.trackers import BlockGradNorms, BlockUpdates, GateSchedule, every_for
 from deepnotes.core.validate import choice
+from deepnotes.core.workers import default_workers
 
 STYLES = ("post", "pre", "deepnorm", "rezero")    # the norm styles this chapter compares
 OPTIMIZERS = ("adam", "sgd")                       # the optimizers of the training comparison
@@ -124,6 +126,12 @@ def training_plan(budget: Budget) -> dict[str, dict]:
             "rezero (fixed-step gates)": dict(norm="rezero", gate_step=1 / w), "deepnorm": dict(norm="deepnorm")}
 
 
+def _training_trackers(every: int, gate_step: float | None) -> list:
+    """Fresh trackers of :func:`training_runs`: block gradients and updates, and the gates' schedule
+    where they are set rather than trained (module-level, for the worker processes)."""
+    return [et.BlockGradNorms(every), et.BlockUpdates(every)] + ([] if gate_step is None else [et.GateSchedule(gate_step)])
+
+
 def training_runs(budget: Budget, progress: bool = False) -> dict[str, dict[str, list[History]]]:
     """Every variant of :func:`training_plan` at the budget's training depth, with each optimizer
     at its budget rate and ``train_seeds`` seeds (seed s: initialization s and data stream s, on one
@@ -145,8 +153,7 @@ def training_runs(budget: Budget, progress: bool = False) -> dict[str, dict[str,
              for opt, name, seed in part],
             MarkovLanguage(budget.vocab_size, seed=0),
             device=default_device(), progress=progress, frozen=GATES if fixed_gates else (),
-            trackers=lambda: [et.BlockGradNorms(every), et.BlockUpdates(every)]
-            + ([et.GateSchedule(gate_step)] if fixed_gates else []))
+            trackers=functools.partial(_training_trackers, every, gate_step), workers=default_workers(default_device()))
         out.update(zip(part, hists))
     return {opt: {name: [out[(opt, name, seed)] for seed in range(sub.train_seeds)] for name in plan}
             for opt in OPTIMIZERS}

@@ -21,6 +21,8 @@ from deepnotes.show import verdicts as vd
 LEARNED = 0.5                 # a run "trains" past this fraction from the plateau to the floor (as in the other chapters)
 LEFT_PLATEAU = 0.1            # a run has left the context-free plateau past this fraction (twice the largest
                               # |fraction| of the runs that learn nothing at the cpu budget, 0.05)
+BASELINE_DEPTH = 10           # the shallow stack DeepNorm's 1000 blocks are compared with: DeepNet's baselines
+                              # have 6–18 layers (its Fig. 3: 18L-18L); the frontier depth nearest this one is used
 IDENTITY_GONE = 0.1           # |cos(x_N, x_0)| below this: the identity path is lost
 IDENTITY_KEPT = 0.9           # cos(x_N, x_0) above this: the identity path is kept
 VANISHED = 1e-3               # ‖g_1‖/‖g_N‖ below this: the lowest block's gradient has vanished
@@ -101,7 +103,7 @@ def training(runs: ex.Runs, budget: Budget) -> vd.VerdictTable:
     text = {lab: _fractions_text(runs, lab, n, w) for lab in ex.HEADLINE}
     curves = ex.frontier(runs, w, (*sub.frontier_depths, n))
     reach = {lab: ex.deepest_learning(c, LEARNED) for lab, c in curves.items()}
-    shallow = min(sub.frontier_depths)
+    shallow = min(sub.frontier_depths, key=lambda d: abs(d - BASELINE_DEPTH))
     condition = deepnorm_ratio("sgd")["condition"].lhs                      # 2N(λ/α)², = 1 in Su's analysis
     pressure = {lab: float(condition.subs({N: n, alpha: cfg.skip_alpha, lam: cfg.branch_beta}))
                 for lab in ("deepnorm", "deepnorm, α only", "deepnorm, β only")
@@ -159,7 +161,7 @@ def training(runs: ex.Runs, budget: Budget) -> vd.VerdictTable:
         rows.append(vd.uncheckable(
             claim_warm, SEED000.format("增量爆炸"), f"post + warmup {sub.warmup} trains for N ≤ {sub.warmup}",
             f"Post-LN trains at no depth here, with or without warmup (best {max(warm.values()):.2f}, "
-            f"{max(curves['post'].values()):.2f}), not even at N = {shallow}: its failure is the step count's, so "
+            f"{max(curves['post'].values()):.2f}), not even at N = {min(sub.frontier_depths)}: its failure is the step count's, so "
             "warmup's reach cannot be seen"))
     else:
         rows.append(vd.check_true(

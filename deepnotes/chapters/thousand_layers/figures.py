@@ -18,7 +18,7 @@ def init_profiles(profiles: dict[str, StreamProfile], predicted: dict[str, list[
     √(1 + 2l) dashed) and the gradient norm reaching each block; one line per style."""
     from deepnotes.show import plots
     depth = len(next(iter(profiles.values())).grad_norms)
-    fig, axes = plots.new_figure(3, width=3.8, height=3.0)
+    fig, axes = plots.new_figure(2, width=4.0, height=3.0, nrows=2)     # the fourth slot holds the key
     for norm, p in profiles.items():
         c = colour(norm)
         axes[0].plot(p.cos_x0, color=c, label=norm)
@@ -26,9 +26,11 @@ def init_profiles(profiles: dict[str, StreamProfile], predicted: dict[str, list[
         axes[1].semilogy(p.rms, color=c, label=norm)
         axes[2].semilogy(range(1, depth + 1), [g + LOG_FLOOR for g in p.grad_norms], color=c, label=norm)
     axes[1].semilogy(predicted["pre_rms"], "--", color=colour("pre"), lw=1, label=r"pre: $\sqrt{1+2l}$")
-    plots.label_axes(axes[0], "block l", r"cos$(x_l, x_0)$ (dashed: derivation)", f"N = {depth}: identity path")
-    plots.label_axes(axes[1], "block l", "RMS of $x_l$", "stream scale")
-    plots.label_axes(axes[2], "block l", r"$\|\partial L/\partial\theta_l\|$", "gradient per block")
+    plots.label_axes(axes[0], "block l", r"cos$(x_l, x_0)$ (dashed: derivation)", f"N = {depth}: identity path",
+                     legend=None)
+    plots.label_axes(axes[1], "block l", "RMS of $x_l$", "stream scale", legend=None)
+    plots.label_axes(axes[2], "block l", r"$\|\partial L/\partial\theta_l\|$", "gradient per block", legend=None)
+    plots.legend_panel(axes[3], axes[1])
     fig.tight_layout()
     return fig
 
@@ -44,7 +46,7 @@ def training(runs: ex.Runs, depth: int, labels: tuple[str, ...] = ex.HEADLINE):
     context-free plateau dotted), in two panels, and the early model update RMS of F(x,θ_t) − F(x,θ_0)
     over the first steps (median over seeds)."""
     from deepnotes.show import plots
-    fig, axes = plots.new_figure(3, width=4.4, height=3.4)
+    fig, axes = plots.new_figure(2, width=4.6, height=3.4, nrows=2)     # the fourth slot holds the update's key
     for ax, group in zip(axes, _panels(labels)):
         plots.loss_curves(ax, {lab: runs.histories[(lab, depth)] for lab in group},
                           title=f"N = {depth}, Adam lr {runs.lr:g}, warmup {runs.warmup} where named")
@@ -57,7 +59,8 @@ def training(runs: ex.Runs, depth: int, labels: tuple[str, ...] = ex.HEADLINE):
         med = [statistics.median(h.update_rms[t] for h in hists) + LOG_FLOOR for t in range(steps)]
         style = "--" if "only" in lab or "warmup" in lab else "-"
         ax.semilogy(range(1, steps + 1), med, style, color=colour(lab), label=lab)
-    plots.label_axes(ax, "step t", r"RMS of $F(x,\theta_t)-F(x,\theta_0)$", "early model update")
+    plots.label_axes(ax, "step t", r"RMS of $F(x,\theta_t)-F(x,\theta_0)$", "early model update", legend=None)
+    plots.legend_panel(axes[3], ax)
     fig.tight_layout()
     return fig
 

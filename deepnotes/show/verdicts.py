@@ -48,6 +48,19 @@ def check_expr(claim: str, source: str, claimed: sp.Expr, computed: sp.Expr, rea
     return Verdict(claim, source, sp.sstr(claimed), sp.sstr(computed), HOLDS if same else WRONG, why)
 
 
+def check_order(claim: str, source: str, claimed: sp.Expr, computed: sp.Expr, var: sp.Symbol,
+                reason: str = "") -> Verdict:
+    """A claimed order of smallness, O(``claimed``) as ``var`` → 0, against the derived ``computed``
+    (the deviation, e.g. a Jacobian minus the identity): holds when the orders are equal, holds
+    approximately when the claim is a looser bound (the true order is higher, so O(claimed) contains
+    it), wrong when the true deviation is larger than the claim allows."""
+    said, true = sp.Order(claimed, (var, 0)), sp.Order(computed, (var, 0))
+    status = HOLDS if said == true else APPROX if said.contains(true) else WRONG
+    why = reason or {HOLDS: "SymPy: the same order", APPROX: f"SymPy: a loose bound, the true order is {true}",
+                     WRONG: f"SymPy: the true order {true} is larger"}[status]
+    return Verdict(claim, source, sp.sstr(said), sp.sstr(true), status, why)
+
+
 def check_true(*, claim: str, source: str, claimed: str, computed: str, ok, reason: str) -> Verdict:
     """A claim whose truth the caller computed as a boolean (``ok``: a comparison, never a literal;
     a test reads the sources and fails on ``ok=True``/``ok=False``)."""

@@ -170,6 +170,8 @@ def test_early_update_and_training_figures_and_tables(budget):
     assert len(fig.axes[0].lines) == len(inc.EARLY_UPDATE_VARIANTS) * len(depths)
     table = claims.early_update_table(updates, budget)
     assert len(table) == 2 * (1 + 2 * (len(inc.EARLY_UPDATE_VARIANTS) - 1))
+    # the tiny-model update figure is DeepNet's Fig. 5 (its Fig. 3 is 18L-18L's gradients and loss)
+    assert all("DeepNet Fig. 5" in v.source and "Fig. 3" not in v.source for v in table)
 
     runs = inc.training_comparisons(budget)
     assert list(runs) == list(budget.increment_explosion.train_depths)

@@ -264,6 +264,14 @@ def test_measured_verdicts_and_summary(sweeps):
     assert len(wc.gradient_verdicts(sweeps["grad"])) == 1 + len(rs.STACK_KINDS) * len(rb.grad_widths)
     growth = wc.growth_verdicts(sweeps["growth"])
     assert "Kk/Su" in growth[len(rb.widths[1:]) * len(rs.EPS_NAMES)].claim
+    # §稳定传播 claims the backward *second moment*: tested on the mean over samples, not on a typical one
+    import dataclasses
+    key = (sweeps["growth"].wide, "plain", sweeps["growth"].deepest)
+    logs = [-2.0, -2.0, -2.0, math.log(4 - 3 * math.exp(-2.0))]          # mean of exp: exactly 1; median: -2
+    drifting = dataclasses.replace(sweeps["growth"].probes[key], log_growth=logs)
+    row = next(v for v in wc.growth_verdicts(dataclasses.replace(
+        sweeps["growth"], probes={**sweeps["growth"].probes, key: drifting})) if "second moment fixed" in v.claim)
+    assert drifting.typical < -wc.PLAIN_DRIFT_LOG and row.status == HOLDS
     train = wc.training_verdicts(sweeps["train"], SMOKE)
     assert [v.status == HOLDS for v in train] == [h.fraction_learned() > wc.LEARNED_FRACTION for h in sweeps["train"].values()]
     assert len(wc.transformer_verdicts(sweeps["tf"], SMOKE)) == 2 * len(sweeps["tf"].runs)

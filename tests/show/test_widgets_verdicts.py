@@ -82,3 +82,11 @@ def test_verdict_status_is_computed():
     assert vd.check_scaling("x", "s", 1 / sp.sqrt(n), 1 / (2 * n), n).status == vd.WRONG
     table = vd.VerdictTable([vd.check_number("c", "s", 1, 1)])
     assert "holds" in repr(table) and "<table" in table._repr_html_()
+
+
+def test_an_order_claim_holds_when_equal_is_loose_when_weaker_and_wrong_when_too_strong():
+    lam, h = sp.symbols("lambda h", positive=True)
+    assert vd.check_order("c", "s", lam ** 2, lam ** 2 * h + lam ** 3, lam).status == vd.HOLDS
+    loose = vd.check_order("c", "s", lam, lam ** 2 * h, lam)
+    assert loose.status == vd.APPROX and loose.computed == "O(lambda**2)"
+    assert vd.check_order("c", "s", lam ** 2, lam + lam ** 2, lam).status == vd.WRONG

@@ -21,6 +21,8 @@ from deepnotes.show import verdicts as vd
 PRINTED_VALUE_RTOL = 0.05       # a number printed in the source "holds approximately" within 5 %
 SLOPE_ATOL = 0.2                # a measured log-log slope matches the derivation's within ±0.2
 FIRST_ORDER_RTOL = 0.2          # the measured ΔL equals ⟨∇L, Δθ⟩ within 20 %
+UPDATE_FIGURE = "DeepNet Fig. 5"  # the model update of 64-128-2 models from 6L-6L to 100L-100L (Fig. 3 is 18L-18L's
+                                  # gradient norms and validation loss)
 GROWTH_MIN_SLOPE = 0.1          # "grows with depth": log-log slope of the first-step update above this
 FLAT_MAX_SLOPE = 0.15           # "stays nearly flat": |slope| below this
 STALLED_MAX = 0.2               # "stalls": learned less than this fraction of the way to the floor
@@ -114,14 +116,14 @@ def loss_change_verdicts(sweep: ex.LossChangeSweep) -> vd.VerdictTable:
 
 def early_update_verdicts(updates: dict[tuple[str, int], History], budget: Budget,
                           params: str = "all") -> vd.VerdictTable:
-    """DeepNet Fig. 3 at toy scale: does Post-LN's first-step update grow with depth, and DeepNorm's stay flat?"""
+    """DeepNet Fig. 5 at toy scale: does Post-LN's first-step update grow with depth, and DeepNorm's stay flat?"""
     which = {"all": "all parameters trained", "matrices": "block matrices trained only"}[params]
     depths = budget.increment_explosion.update_depths
     first = ex.first_step_updates(updates, depths)
     slope = {v: loglog_slope(depths, first[v]) for v in first}
     post = first["post"]
     rows = [vd.check_true(
-        claim="Post-LN's early model update grows with depth", source=f"DeepNet Fig. 3; measured N = {depths}, {which}",
+        claim="Post-LN's early model update grows with depth", source=f"{UPDATE_FIGURE}; measured N = {depths}, {which}",
         claimed="grows", computed=f"slope {slope['post']:.2f}; step-1 update {post[0]:.3g} → {post[-1]:.3g}",
         ok=slope["post"] > GROWTH_MIN_SLOPE, reason="log-log slope of the first-step update against N")]
     for v in first:
@@ -129,13 +131,13 @@ def early_update_verdicts(updates: dict[tuple[str, int], History], budget: Budge
             continue
         flat = abs(slope[v]) < FLAT_MAX_SLOPE
         rows.append(vd.check_true(
-            claim=f"{v}: the early update stays nearly flat in depth", source=f"DeepNet Fig. 3; measured N = {depths}, {which}",
+            claim=f"{v}: the early update stays nearly flat in depth", source=f"{UPDATE_FIGURE}; measured N = {depths}, {which}",
             claimed=f"flat (|slope| < {FLAT_MAX_SLOPE:g})",
             computed=f"slope {slope[v]:.2f}; step-1 update {first[v][0]:.3g} → {first[v][-1]:.3g}", ok=flat,
             reason="flat" if flat else "it grows with depth, though from a smaller start than Post-LN"))
         ratios = [a / b for a, b in zip(first[v], post)]
         rows.append(vd.check_true(
-            claim=f"{v}: smaller early update than Post-LN at every depth", source=f"DeepNet Fig. 3; measured, {which}",
+            claim=f"{v}: smaller early update than Post-LN at every depth", source=f"{UPDATE_FIGURE}; measured, {which}",
             claimed="smaller", computed=f"ratio to Post-LN {min(ratios):.2g}..{max(ratios):.2g}",
             ok=all(a < b for a, b in zip(first[v], post)), reason="DeepNorm's down-scaled branches move the output less"))
     return vd.VerdictTable(rows)

@@ -165,6 +165,13 @@ def pre_ln_product_limit() -> dict:
     return {"lambda_sq": lam_sq, "limit": sp.limit((1 + lam_sq) ** (2 * N), N, sp.oo), "symbols": {"N": N}}
 
 
+def pre_ln_printed_limit() -> dict:
+    """lim_{N→∞} (1 + λ)^N, the annotated eq. (65)'s factor taken as printed, with Pre-LN's
+    λ = 1/√(2N) (SGD, α = 1)."""
+    lam_pre = solve_pick("sgd", "alpha=1")["lambda"]
+    return {"lambda": lam_pre, "limit": sp.limit((1 + lam_pre) ** N, N, sp.oo), "symbols": {"N": N}}
+
+
 def near_identity_limit() -> dict:
     """lim_{ε→0} ∂/∂x (x + εF(x)) = 1."""
     x_sym, eps, f_fun = sp.Symbol("x", real=True), sp.Symbol("epsilon", positive=True), sp.Function("F")

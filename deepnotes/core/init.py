@@ -49,3 +49,27 @@ def gaussian_second_moment(phi: Callable[[float], float], q: float = 1.0, n: int
     return total * h / math.sqrt(2 * math.pi)
 
 
+
+
+def relu(x: float) -> float:
+    """max(x, 0)."""
+    return max(x, 0.0)
+
+
+def gelu(x: float) -> float:
+    """x·Φ(x), the exact GELU (BERT's FFN activation)."""
+    return x * 0.5 * (1.0 + math.erf(x / math.sqrt(2.0)))
+
+
+ACTIVATIONS: dict[str, Callable[[float], float]] = {"relu": relu, "gelu": gelu}
+
+
+def ffn_branch_variance(q: float, activation: str = "gelu", ffn_ratio: int = 4) -> float:
+    """v_FFN = r·q·E[φ(h)²], h ~ N(0, q): the second moment that an FFN branch φ(xW₁)W₂ (d → r·d → d,
+    i.i.d. weights of second moment s², q = d·s²) adds to a stream of second moment 1. ReLU gives
+    r·q²/2 exactly; GELU, BERT's activation, by quadrature."""
+    if activation not in ACTIVATIONS:
+        raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}")
+    if not (math.isfinite(q) and q >= 0):
+        raise ValueError(f"q must be a finite number >= 0, got {q!r}")
+    return ffn_ratio * q * gaussian_second_moment(ACTIVATIONS[activation], q)

@@ -86,6 +86,25 @@ def test_ffn_branch_second_moment_is_measured():
     assert derive.ffn_branch_at(derive.BERT_WIDTH, 1 / math.sqrt(derive.BERT_WIDTH)) == pytest.approx(2.0)
 
 
+def test_bert_labelled_verdicts_use_berts_gelu_ffn_and_agree_with_the_bert_chapter():
+    """One book, one answer: eq. (46)'s ratio and eq. (58)'s effective depth at BERT's init are the
+    BERT chapter's (GELU, 0.02 cut at ±2σ), not a ReLU branch's 1.90 and 9.3."""
+    from deepnotes.chapters.bert_init import experiments as bert
+    v = bert.derived_ratios(0.02, 0.0)[1]                     # BERT chapter: v_FFN at 0.02 cut, ρ = 0
+    rows = {r.claim: r for r in claims.derivation()}
+    ratio = next(r for c, r in rows.items() if c.startswith("BERT: 1/r"))
+    depth = next(r for c, r in rows.items() if c.startswith("Effective depth ≈ 3226"))
+    assert float(ratio.computed) == pytest.approx((1 + v) ** 6, rel=1e-3)
+    assert float(depth.computed) == pytest.approx(1 / math.log(1 + v), rel=1e-3)
+    # the same FFN branch, measured: GELU, weights of std s, unit input
+    width, std = 64, 0.05
+    torch.manual_seed(0)
+    x = torch.randn(4096, width)
+    w1, w2 = std * torch.randn(width, 4 * width), std * torch.randn(4 * width, width)
+    measured = float((torch.nn.functional.gelu(x @ w1) @ w2).pow(2).mean())
+    assert measured == pytest.approx(derive.bert_ffn_branch_at(width, std), rel=0.1)
+
+
 # experiments
 
 def test_stream_probe_identity_path(budget):

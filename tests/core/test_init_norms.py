@@ -66,3 +66,13 @@ def test_formula_checks_separate_right_from_wrong():
     for key in ("LN formula", "RMSNorm formula", "LN gradient", "RMSNorm gradient", "eq. (15), gamma = 1", "eq. (18), gamma = 1"):
         assert [v for k, v in checks.items() if k.startswith(key)][0] < 1e-12, key
     assert checks["eq. (15), random gamma"] > 1e-3 and checks["eq. (18), random gamma"] > 1e-3
+
+
+def test_ffn_branch_variance_is_r_q_times_the_activations_second_moment():
+    assert ini.ffn_branch_variance(0.3, "relu") == pytest.approx(4 * 0.3 ** 2 / 2, rel=1e-9)     # ReLU: r·q²/2
+    assert ini.ffn_branch_variance(1.0, "gelu", ffn_ratio=1) == pytest.approx(0.4252, abs=1e-4)
+    assert ini.ffn_branch_variance(0.0, "gelu") == 0.0
+    with pytest.raises(ValueError, match="activation must be one of \\['gelu', 'relu'\\], got 'tanh'"):
+        ini.ffn_branch_variance(1.0, "tanh")
+    with pytest.raises(ValueError, match="q must be a finite number >= 0, got -1"):
+        ini.ffn_branch_variance(-1.0, "relu")

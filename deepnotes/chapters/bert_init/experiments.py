@@ -24,7 +24,7 @@ import torch.nn.functional as F
 from deepnotes.core.budget import Budget, device as default_device, get_budget
 from deepnotes.core.config import ModelConfig, TrainConfig
 from deepnotes.core.data import MarkovLanguage, mask_positions, probe_generator
-from deepnotes.core.init import gaussian_second_moment, truncated_normal_variance_factor
+from deepnotes.core.init import ffn_branch_variance, gaussian_second_moment, gelu, truncated_normal_variance_factor
 from deepnotes.core.models import build_model
 from deepnotes.core.scaling import predicted_identity_weight
 from deepnotes.core.probes import per_block_grad_norms
@@ -59,13 +59,13 @@ def q_of(std: float, truncated: bool = True) -> float:
 
 def gelu_second_moment(q: float) -> float:
     """E[gelu(h)²] for h ~ N(0, q) (numerical quadrature)."""
-    return gaussian_second_moment(lambda x: x * 0.5 * (1.0 + math.erf(x / math.sqrt(2.0))), q)
+    return gaussian_second_moment(gelu, q)
 
 
 def derived_ratios(std: float, rho: float, ffn_ratio: int = 4, truncated: bool = True) -> tuple[float, float]:
     """(v_att, v_ffn) = (ρ·q², r·q·E[gelu(h)²]) at BERT-equivalent std ``std``."""
     q = q_of(std, truncated)
-    return rho * q ** 2, ffn_ratio * q * gelu_second_moment(q)
+    return rho * q ** 2, ffn_branch_variance(q, "gelu", ffn_ratio)
 
 
 def identity_weight(std: float, rho: float, layers: int = 1, truncated: bool = True) -> float:

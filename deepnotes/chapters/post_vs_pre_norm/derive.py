@@ -5,6 +5,7 @@ from __future__ import annotations
 import sympy as sp
 
 from deepnotes.core.derive import post_norm_unroll, pre_norm_second_moment  # noqa: F401  (shared with "Training 1000 layers")
+from deepnotes.core.init import ffn_branch_variance
 from deepnotes.core.symbols import d, ell, eta, v
 
 s = sp.symbols("s", positive=True)                        # i.i.d. weight std of the FFN branch
@@ -51,5 +52,11 @@ def ffn_branch_second_moment() -> dict:
 
 
 def ffn_branch_at(width, std) -> float:
-    """E[F²] of the FFN branch at width ``width`` and weight std ``std`` (a number)."""
+    """E[F²] of the ReLU FFN branch at width ``width`` and weight std ``std`` (a number)."""
     return float(ffn_branch_second_moment()["E[F^2]"].subs({d: width, s: std}))
+
+
+def bert_ffn_branch_at(width, std) -> float:
+    """E[F²] of BERT's FFN branch, GELU instead of ReLU (:func:`deepnotes.core.init.ffn_branch_variance`,
+    q = d·s²), at width ``width`` and weight std ``std``."""
+    return ffn_branch_variance(float(width * std ** 2), "gelu")

@@ -218,17 +218,32 @@ def test_gain_and_training_figures_draw_the_runs():
 
 
 def test_table_verdicts_are_computed_eq73_and_eq80():
-    tables = bert.table_probes(SMOKE)
-    table = claims.table_verdicts(tables)
+    tables, own = bert.table_probes(SMOKE), bert.table_setting_probes(SMOKE)
+    table = claims.table_verdicts(own, tables)
     by_source = {v.claim[:9]: v for v in table}
     assert by_source["eq. (73):"].status == vd.WRONG          # Var[x_12] is pinned at 1 by the LayerNorm
     assert by_source["eq. (80):"].status == vd.HOLDS          # ... so the ratio stays in [0.9, 1.1]
     # a stream that did fall by the claimed (1+σ²)^-6 would make eq. (73) hold and eq. (80) fail
-    t05 = tables[0.05]
+    t05 = own[0.05]
     fallen = [1.0] * t05.depth + [0.5]
-    changed = {**tables, 0.05: dataclasses.replace(t05, stream_var=fallen)}
-    by_source = {v.claim[:9]: v for v in claims.table_verdicts(changed)}
+    changed = {**own, 0.05: dataclasses.replace(t05, stream_var=fallen)}
+    by_source = {v.claim[:9]: v for v in claims.table_verdicts(changed, tables)}
     assert by_source["eq. (73):"].status == vd.HOLDS and by_source["eq. (80):"].status == vd.WRONG
+
+
+def test_the_tables_own_setting_is_uncut_gaussian_and_differs_from_berts():
+    """§9.1/§9.2 state x_0 ~ N(0, I) and W ~ N(0, σ²): measured uncut, beside BERT's cut, token setting."""
+    b = SMOKE.bert_init
+    probe = bert.table_setting_probe(0.05, 2, b.table_width, SMOKE)
+    assert probe.stream_var[0] == pytest.approx(1.0, abs=0.15)           # Gaussian input, not an embedding
+    assert all(v == pytest.approx(1.0, abs=1e-3) for v in probe.stream_var[1:])   # Post-LN outputs
+    again = bert.table_setting_probe(0.05, 2, b.table_width, SMOKE)
+    assert again.grad_norms == probe.grad_norms                         # seeded
+    cut = bert.cached_probe(0.05, 2, b.table_width, SMOKE)
+    assert probe.grad_norms != pytest.approx(cut.grad_norms)            # a different setting, not a relabelling
+    # uncut, the "0.0361" column is Xavier's q = 1; cut at ±2σ it is 0.77
+    assert bert.q_of(0.0361, truncated=False) == pytest.approx(1.0, abs=0.002)
+    assert bert.q_of(0.0361) == pytest.approx(0.774, abs=0.002)
 
 
 def test_chapter_verdict_tables_and_reports():
@@ -243,8 +258,9 @@ def test_chapter_verdict_tables_and_reports():
     assert len(claims.training_verdicts(runs, SMOKE)) == 3
     gains = bert.gain_runs(SMOKE)
     assert len(claims.gain_verdicts(gains)) == 4 * len(SMOKE.bert_init.gain_stds) + 2
-    text = report.annotated_tables_text(bert.table_probes(SMOKE), SMOKE)
-    assert len(text.splitlines()) == 2 + len(claims.PRINTED_LAYERS_VAR) + len(claims.PRINTED_LAYERS_GRAD)
+    text = report.annotated_tables_text(bert.table_setting_probes(SMOKE), bert.table_probes(SMOKE), SMOKE)
+    assert len(text.splitlines()) == (3 + len(claims.PRINTED_VAR) * (1 + len(claims.PRINTED_LAYERS_VAR))
+                                      + len(claims.PRINTED_GRAD) * (1 + len(claims.PRINTED_LAYERS_GRAD)))
     assert "printed        100000 2.82" in report.training_table_text(runs, SMOKE)
     assert report.gain_summary_text(gains, SMOKE).count("extra layer") == len(gains)
 

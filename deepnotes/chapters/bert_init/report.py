@@ -4,24 +4,34 @@ from __future__ import annotations
 
 from deepnotes.chapters.bert_init.claims import (PRINTED_GRAD, PRINTED_LAYERS_GRAD, PRINTED_LAYERS_VAR, PRINTED_TRAINING,
                                                  PRINTED_VAR)
-from deepnotes.chapters.bert_init.experiments import InitProbe, MLMRun
+from deepnotes.chapters.bert_init.experiments import InitProbe, MLMRun, TableProbe, q_of
 from deepnotes.core.budget import Budget, get_budget
 
 
-def annotated_tables_text(tables: dict[float, InitProbe], budget: Budget | None = None) -> str:
-    """§9.1 (Var[x_l]: printed | measured | weight of x_0) and §9.2 (‖g_l‖/‖g_12‖: printed | measured)."""
+def annotated_tables_text(own: dict[float, TableProbe], cut: dict[float, InitProbe],
+                          budget: Budget | None = None) -> str:
+    """§9.1 (Var[x_l] and the weight of x_0) and §9.2 (‖g_l‖/‖g_12‖): printed | measured in the tables'
+    own setting (uncut N(0, σ²), x_0 ~ N(0, I)) | measured in BERT's (cut at ±2σ, Markov tokens)."""
     b = (budget or get_budget()).bert_init
-    lines = [f"§9.1 Var[x_l], width {b.table_width}, {b.table_depth} layers (printed | measured | weight of x_0 measured)"]
-    for k, layer in enumerate(PRINTED_LAYERS_VAR):
-        lines.append(f"  layer {layer:2d}: " + "   ".join(
-            f"σ={s:<6g} {PRINTED_VAR[s][k]:.3f} | {tables[s].stream_var[layer]:.3f} | {tables[s].cos_x0[layer]:.3f}"
-            for s in PRINTED_VAR))
-    lines.append("§9.2 gradient norm of block l / block 12 (printed | measured); the table's layer 0 is block 1 here")
-    for k, layer in enumerate(PRINTED_LAYERS_GRAD):
-        lines.append(f"  layer {layer:2d}: " + "   ".join(
-            f"σ={s:<6g} {PRINTED_GRAD[s][k]:.2f} | {tables[s].grad_norms[layer - 1] / tables[s].grad_norms[-1]:.2f}"
-            for s in PRINTED_GRAD))
+    lines = [f"{b.table_depth} layers, width {b.table_width}. Columns: printed | the tables' setting: W ~ N(0, σ²) uncut, "
+             "x_0 ~ N(0, I) | BERT's: W cut at ±2σ, Markov-language tokens",
+             "§9.1 Var[x_l] (and cos(x_l, x_0), the weight of x_0)"]
+    for s in PRINTED_VAR:
+        lines.append(f"  σ = {s:g} (q = {q_of(s, truncated=False):.2f} uncut, {q_of(s):.2f} cut)")
+        lines += [f"    layer {layer:2d}: {PRINTED_VAR[s][k]:.3f} | {own[s].stream_var[layer]:.3f} ({own[s].cos_x0[layer]:.3f})"
+                  f" | {cut[s].stream_var[layer]:.3f} ({cut[s].cos_x0[layer]:.3f})"
+                  for k, layer in enumerate(PRINTED_LAYERS_VAR)]
+    lines.append("§9.2 gradient norm of block l / block 12; the table's layer 0 is block 1 here")
+    for s in PRINTED_GRAD:
+        lines.append(f"  σ = {s:g}")
+        lines += [f"    layer {layer:2d}: {PRINTED_GRAD[s][k]:.2f} | {_grad_ratio(own[s], layer):.2f} | {_grad_ratio(cut[s], layer):.2f}"
+                  for k, layer in enumerate(PRINTED_LAYERS_GRAD)]
     return "\n".join(lines)
+
+
+def _grad_ratio(probe, layer: int) -> float:
+    """‖g_layer‖/‖g_L‖ of a probe (blocks numbered from 1)."""
+    return probe.grad_norms[layer - 1] / probe.grad_norms[-1]
 
 
 def training_table_text(runs: dict[float, MLMRun], budget: Budget | None = None) -> str:

@@ -70,9 +70,13 @@ def block_matrices(model: nn.Module) -> list[torch.Tensor]:
     return [p for block in model.blocks for p in block.parameters() if p.dim() == 2]
 
 
+PACKED_MATRICES = {"in_proj_weight": 3}   # nn.MultiheadAttention packs W_q, W_k, W_v into one parameter
+
+
 def count_matrices(block: nn.Module) -> int:
-    """K: the number of weight matrices (2-D parameters) in one block."""
-    return sum(1 for p in block.parameters() if p.dim() == 2)
+    """K: the number of weight matrices in one block (2-D parameters; a packed parameter of
+    :data:`PACKED_MATRICES` counts as the matrices it holds)."""
+    return sum(PACKED_MATRICES.get(name.rsplit(".", 1)[-1], 1) for name, p in block.named_parameters() if p.dim() == 2)
 
 
 def loglog_slope(xs: Sequence[float], ys: Sequence[float]) -> float:

@@ -217,8 +217,23 @@ def test_training_and_update_verdicts(budget, runs):
     upd = claims.updates(runs, show)
     first = statistics.median(pp.bottom_top_update_ratio(h, 1) for h in runs["adam"]["post, no warmup"])
     lo, hi = claims.ADAM_FIRST_STEP_BAND
-    assert (upd[0].status == vd.HOLDS) == (lo < first < hi)
-    assert f"Adam {first:.2f}" in upd[0].computed
+    sgd = statistics.median(pp.bottom_top_update_ratio(h, 1) for h in runs["sgd"]["post, no warmup"])
+    inside = lambda r: lo < r < hi                                     # noqa: E731
+    # Adam "≈ 1" is informative only where SGD's ratio (the gradients') is not ≈ 1
+    expected = vd.HOLDS if inside(first) and not inside(sgd) else vd.APPROX if inside(first) else vd.WRONG
+    assert upd[0].status == expected
+    assert f"Adam {first:.2f}" in upd[0].computed and f"SGD {sgd:.2f}" in upd[0].computed
+
+
+def test_adams_even_first_step_holds_only_against_an_uneven_sgd_step():
+    from deepnotes.core.train import History
+    def runs_with(adam, sgd):                                  # block-1/block-N first-step update ratios
+        h = lambda r: History(losses=[1.0], update_steps=[0], block_updates=[[r, 1.0]])   # noqa: E731
+        return {"adam": {"post, no warmup": [h(adam)], "post, warmup": [h(adam)]}, "sgd": {"post, no warmup": [h(sgd)]}}
+    show = [("adam", "post, no warmup"), ("adam", "post, warmup"), ("sgd", "post, no warmup")]
+    assert claims.updates(runs_with(1.01, 1e-3), show)[0].status == vd.HOLDS
+    assert claims.updates(runs_with(1.01, 1.18), show)[0].status == vd.APPROX    # no contrast: both even
+    assert claims.updates(runs_with(5.0, 1e-3), show)[0].status == vd.WRONG
 
 
 def test_claims_decide_every_status_by_a_named_comparison():

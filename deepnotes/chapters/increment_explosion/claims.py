@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 import sympy as sp
+import torch
 
 from deepnotes.chapters.increment_explosion import experiments as ex
 from deepnotes.chapters.increment_explosion.derive import EXAMPLE_DEPTH, depth_ratio
@@ -43,6 +44,7 @@ def derivation_verdicts(d: dict) -> vd.VerdictTable:
     adam = d["deepnorm"]["adam"]
     ratio_deep_shallow = depth_ratio(dl_sgd, EXAMPLE_DEPTH, SHALLOW_DEPTH)["ratio"]
     k_ours = count_matrices(Block(ModelConfig(n_layers=1)))
+    k_torch = count_matrices(torch.nn.TransformerEncoderLayer(d_model=8, nhead=2, dim_feedforward=16))  # an independent count
     vanishing = VANISHING_FACTOR ** VANISHING_LAYERS
     compounded = DEEPNORM_LAYER_FACTOR ** DEEPNORM_LAYERS
     bound = scaling.warmup_start_lr(WARMUP_PEAK_LR, EXAMPLE_DEPTH)
@@ -63,7 +65,8 @@ def derivation_verdicts(d: dict) -> vd.VerdictTable:
                         1e5, 1 / vanishing, approx_rtol=PRINTED_VALUE_RTOL,
                         reason=f"1/0.9^99 = {1 / vanishing:.3g}: about 3×10^4, half an order of magnitude less"),
         vd.check_number("K ≈ 6 matrices per Transformer layer (q, k, v, o, two FFN)", "seed 000 annotated §2.1",
-                        6, k_ours, reason=f"counted in deepnotes' Block: {k_ours} weight matrices"),
+                        6, k_torch, reason=f"counted in PyTorch's nn.TransformerEncoderLayer (its packed in_proj holds "
+                                           f"q, k, v): {k_torch}; deepnotes' Block: {k_ours}"),
         vd.check_expr("‖∇L‖² = NKg², so ΔL ≈ −ηNKg² = O(ηN)", "seed 000 annotated eqs. (10)-(11)",
                       -eta * N * K * g ** 2 * P, dl_sgd,
                       reason="holds with g the per-entry size and P entries per matrix (the annotation folds P into g)"),

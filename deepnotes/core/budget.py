@@ -118,6 +118,7 @@ class IncrementBudget:
     slider_steps: int
     probe_lrs: MappingProxyType = _rates(sgd=1e-4, adam=1e-6)   # small enough for ΔL ≈ ⟨∇L, Δθ⟩
     update_lr: float = 5e-4               # Adam, the early-update sweep
+    paper_shape: tuple[int, int, int] = (64, 128, 2)   # DeepNet Fig. 5's tiny models: d_model, d_ff, heads
     train_lr: float = 3e-3                # Adam peak, the training comparison
     slider_lrs: MappingProxyType = _rates(adam=1e-3, sgd=0.1, lamb=1e-2)
     track_points: int = 10

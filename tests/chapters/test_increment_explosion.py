@@ -173,6 +173,16 @@ def test_early_update_and_training_figures_and_tables(budget):
     # the tiny-model update figure is DeepNet's Fig. 5 (its Fig. 3 is 18L-18L's gradients and loss)
     assert all("DeepNet Fig. 5" in v.source and "Fig. 3" not in v.source for v in table)
 
+    # DeepNet Fig. 5 at the paper's own size, 64-128-2
+    cfg = inc.variant_config("deepnorm", 6, budget, budget.increment_explosion.paper_shape)
+    assert (cfg.d_model, cfg.d_ff, cfg.n_heads) == (64, 128, 2) and cfg.n_layers == 6
+    paper = inc.paper_size_updates(budget)
+    assert set(paper) == set(updates["all"]) and all(len(h.update_rms) for h in paper.values())
+    assert paper[("post", depths[0])].update_rms != updates["all"][("post", depths[0])].update_rms
+    fig = figures.paper_size_figure(paper, budget)
+    assert fig.axes[0].get_title().startswith("64-128-2")
+    assert all("64-128-2 (DeepNet's size)" in v.source for v in claims.paper_size_verdicts(paper, budget))
+
     runs = inc.training_comparisons(budget)
     assert list(runs) == list(budget.increment_explosion.train_depths)
     fig = figures.training_figure(runs, budget)

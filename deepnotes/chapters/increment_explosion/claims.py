@@ -118,9 +118,11 @@ def loss_change_verdicts(sweep: ex.LossChangeSweep) -> vd.VerdictTable:
 
 
 def early_update_verdicts(updates: dict[tuple[str, int], History], budget: Budget,
-                          params: str = "all") -> vd.VerdictTable:
-    """DeepNet Fig. 5 at toy scale: does Post-LN's first-step update grow with depth, and DeepNorm's stay flat?"""
+                          params: str = "all", size: str | None = None) -> vd.VerdictTable:
+    """DeepNet Fig. 5 at toy scale: does Post-LN's first-step update grow with depth, and DeepNorm's
+    stay flat? ``size`` names a model size other than the budget's (e.g. the paper's 64-128-2)."""
     which = {"all": "all parameters trained", "matrices": "block matrices trained only"}[params]
+    which = which if size is None else f"{which}, {size}"
     depths = budget.increment_explosion.update_depths
     first = ex.first_step_updates(updates, depths)
     slope = {v: loglog_slope(depths, first[v]) for v in first}
@@ -177,3 +179,9 @@ def training_verdicts(runs: dict[str, History], budget: Budget, n: int) -> vd.Ve
 def training_table(runs: dict[int, dict[str, History]], budget: Budget) -> vd.VerdictTable:
     """:func:`training_verdicts` at each depth of :func:`.experiments.training_comparisons`."""
     return vd.VerdictTable([v for n, r in runs.items() for v in training_verdicts(r, budget, n)])
+
+
+def paper_size_verdicts(updates: dict[tuple[str, int], History], budget: Budget) -> vd.VerdictTable:
+    """:func:`early_update_verdicts` for the runs at DeepNet Fig. 5's own model size."""
+    d_model, d_ff, heads = budget.increment_explosion.paper_shape
+    return early_update_verdicts(updates, budget, size=f"{d_model}-{d_ff}-{heads} (DeepNet's size)")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 
@@ -35,13 +35,15 @@ PARAM_SETS = ("all", "matrices")         # what the optimizer updates: everythin
 SLOPE_DEPTHS = (10, 10_000)              # the two depths the DeepNorm power law is read off between
 
 
-def variant_config(variant: str, n_layers: int, budget: Budget) -> ModelConfig:
-    """The budget's tiny Transformer at depth ``n_layers`` in the given variant."""
+def variant_config(variant: str, n_layers: int, budget: Budget, shape: tuple[int, int, int] | None = None) -> ModelConfig:
+    """The budget's tiny Transformer at depth ``n_layers`` in the given variant (``shape``: another
+    (d_model, d_ff, heads), e.g. DeepNet Fig. 5's 64-128-2)."""
     choice("variant", variant, VARIANTS)
+    size = {} if shape is None else dict(zip(("d_model", "d_ff", "n_heads"), shape))
     if variant == "deepnorm/adam":
         alpha, lam = scaling.su_coefficients(n_layers, "adam")
-        return budget.model_config(n_layers, norm="deepnorm", alpha=alpha, beta=lam)
-    return budget.model_config(n_layers, norm=variant)
+        return replace(budget.model_config(n_layers, norm="deepnorm", alpha=alpha, beta=lam), **size)
+    return replace(budget.model_config(n_layers, norm=variant), **size)
 
 
 def _gain_ratio(variant: str, n: int) -> float:
@@ -144,16 +146,16 @@ def _trackers(every: int, track_update: bool) -> list:
 
 
 def runs(settings: list[tuple[str, int, TrainConfig]], budget: Budget, device=None, progress: bool = False,
-         track_update: bool = True, params: str = "all") -> list[History]:
+         track_update: bool = True, params: str = "all", shape: tuple[int, int, int] | None = None) -> list[History]:
     """Train each (variant, depth, train config) on the Markov language, those sharing a graph and a
     loop as one ensemble (:func:`deepnotes.core.ensemble.train_many`; Post-LN is DeepNorm at α = 1, so
     Post-LN and both DeepNorms at one depth train together). ``params="matrices"`` updates only the
     blocks' weight matrices (the parameters the magnitude analysis scales), leaving embeddings, head,
-    biases and LayerNorm gains at their initial values."""
+    biases and LayerNorm gains at their initial values. ``shape``: another (d_model, d_ff, heads)."""
     choice("params", params, PARAM_SETS)
     every = every_for(max(cfg.steps for _, _, cfg in settings), budget.increment_explosion.track_points)
     device = device or default_device()
-    return train_many([variant_config(v, n, budget) for v, n, _ in settings], [cfg for _, _, cfg in settings],
+    return train_many([variant_config(v, n, budget, shape) for v, n, _ in settings], [cfg for _, _, cfg in settings],
                       task_for(budget), trackers=functools.partial(_trackers, every, track_update),
                       progress=progress, trainable=None if params == "all" else MATRICES, device=device,
                       workers=default_workers(device))
@@ -172,16 +174,23 @@ def run(variant: str, n_layers: int, budget: Budget, optimizer: str = "adam", lr
 
 def early_update_sweep(budget: Budget | None = None, variants=EARLY_UPDATE_VARIANTS,
                        optimizer: str = "adam", lr: float | None = None, params: str = "all", device=None,
-                       progress: bool = False) -> dict[tuple[str, int], History]:
+                       progress: bool = False, shape: tuple[int, int, int] | None = None) -> dict[tuple[str, int], History]:
     """DeepNet's early-update setting at toy scale: the first ``update_steps`` steps of each variant
-    at each of ``update_depths`` (at ``update_lr``), tracking ‖F(x,θ_t) − F(x,θ_0)‖; ``params`` as in
-    :func:`runs`. The variants at one depth train as one ensemble."""
+    at each of ``update_depths`` (at ``update_lr``), tracking ‖F(x,θ_t) − F(x,θ_0)‖; ``params`` and
+    ``shape`` as in :func:`runs`. The variants at one depth train as one ensemble."""
     budget = budget or get_budget()
     sub = budget.increment_explosion
     cfg = budget.train_config(optimizer, lr if lr is not None else sub.update_lr, sub.update_steps)
     keys = [(v, n) for v in variants for n in sub.update_depths]
-    hists = runs([(v, n, cfg) for v, n in keys], budget, device, progress, params=params)
+    hists = runs([(v, n, cfg) for v, n in keys], budget, device, progress, params=params, shape=shape)
     return dict(zip(keys, hists))
+
+
+def paper_size_updates(budget: Budget | None = None, progress: bool = False) -> dict[tuple[str, int], History]:
+    """:func:`early_update_sweep` with every parameter trained, at DeepNet Fig. 5's model size
+    (``paper_shape``: 64-128-2) instead of the budget's."""
+    budget = budget or get_budget()
+    return early_update_sweep(budget, progress=progress, shape=budget.increment_explosion.paper_shape)
 
 
 def early_updates(budget: Budget | None = None, progress: bool = False) -> dict[str, dict[tuple[str, int], History]]:

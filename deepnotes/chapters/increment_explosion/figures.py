@@ -32,22 +32,39 @@ def early_update_figure(updates: dict[str, dict[tuple[str, int], History]], budg
     from deepnotes.show import plots
     depths = budget.increment_explosion.update_depths
     fig, axes = plots.new_figure(3, width=3.8)
-    trained_all = updates["all"]
-    variants = list(ex.first_step_updates(trained_all, depths))
-    for v in variants:
-        for k, n in enumerate(depths):
-            h = trained_all[(v, n)]
-            axes[0].plot(range(1, len(h.update_rms) + 1), h.update_rms, color=plots.colour(v),
-                         alpha=0.3 + 0.7 * k / len(depths), label=v if n == depths[-1] else None)
-    axes[0].set_xlabel("step t")
-    axes[0].set_ylabel(r"RMS of $F(x,\theta_t)-F(x,\theta_0)$")
-    axes[0].set_yscale("log")
-    axes[0].legend(fontsize=7)
-    axes[0].set_title(f"all parameters; N = {depths} (darker = deeper)", fontsize=8)
+    _update_curves(axes[0], updates["all"], depths, f"all parameters; N = {depths} (darker = deeper)")
     for ax, which in zip(axes[1:], ex.PARAM_SETS):
         plots.loglog_sweep(ax, depths, ex.first_step_updates(updates[which], depths),
                            ylabel="update after the first step")
         ax.set_title(f"first step, {which} trained", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def _update_curves(ax, updates: dict[tuple[str, int], History], depths, title: str) -> None:
+    """The model update per step of every variant at every depth (darker = deeper), log scale."""
+    from deepnotes.show import plots
+    for v in ex.first_step_updates(updates, depths):
+        for k, n in enumerate(depths):
+            h = updates[(v, n)]
+            ax.plot(range(1, len(h.update_rms) + 1), h.update_rms, color=plots.colour(v),
+                    alpha=0.3 + 0.7 * k / len(depths), label=v if n == depths[-1] else None)
+    ax.set_xlabel("step t")
+    ax.set_ylabel(r"RMS of $F(x,\theta_t)-F(x,\theta_0)$")
+    ax.set_yscale("log")
+    ax.legend(fontsize=7)
+    ax.set_title(title, fontsize=8)
+
+
+def paper_size_figure(updates: dict[tuple[str, int], History], budget: Budget):
+    """DeepNet Fig. 5 at the paper's 64-128-2: the update per step and the first-step update against depth."""
+    from deepnotes.show import plots
+    depths = budget.increment_explosion.update_depths
+    d_model, d_ff, heads = budget.increment_explosion.paper_shape
+    fig, axes = plots.new_figure(2, width=4.0)
+    _update_curves(axes[0], updates, depths, f"{d_model}-{d_ff}-{heads}; N = {depths} (darker = deeper)")
+    plots.loglog_sweep(axes[1], depths, ex.first_step_updates(updates, depths), ylabel="update after the first step")
+    axes[1].set_title(f"first step, {d_model}-{d_ff}-{heads}, all trained", fontsize=9)
     fig.tight_layout()
     return fig
 

@@ -5,23 +5,79 @@ from deepnotes.ledger.citations import Citation, citations
 from deepnotes.ledger.items import Item
 
 
-@pytest.mark.parametrize("source, default, expected", [
-    ("seed 000 annotated eqs. (53), (73)", None, [("000", "annotated", "eq. (53)"), ("000", "annotated", "eq. (73)")]),
-    ("seed 003 annotated eqs. (31)-(33)", None, [("003", "annotated", f"eq. ({n})") for n in (31, 32, 33)]),
-    ("§足够的小 eq. (10); measured", "004", [("004", "main", "eq. (10)")]),
-    ("seed 000 annotated §12.1 table", None, [("000", "annotated", "table §12.1")]),
-    ("seed 000 §事后分析; annotated eq. (55)", None, [("000", "annotated", "eq. (55)")]),
-    ("seed 003 annotated eq. (38); seed 002 §残差连接", None, [("003", "annotated", "eq. (38)")]),
-    ("seed 002 §残差连接", None, []),                                   # a section, no numbered item
-    ("eq. (18)", None, []),                                            # no seed known: cites nothing
+@pytest.mark.parametrize("source, expected", [
+    ("seed 000 annotated eqs. (53), (73)", [("000", "annotated", "eq. (53)"), ("000", "annotated", "eq. (73)")]),
+    ("seed 003 annotated eqs. (31)-(33)", [("003", "annotated", f"eq. ({n})") for n in (31, 32, 33)]),
+    ("seed 004 §足够的小 eq. (10); measured", [("004", "main", "eq. (10)")]),
+    ("seed 000 annotated §12.1 table", [("000", "annotated", "table §12.1")]),
+    ("seed 003 annotated table §9.1; seed 003 annotated tables §9.2, §9.3",
+     [("003", "annotated", f"table §9.{n}") for n in (1, 2, 3)]),
+    ("seed 000 §事后分析 claim 12; seed 000 annotated eq. (55)", [("000", "main", "claim 12"), ("000", "annotated", "eq. (55)")]),
+    ("seed 003 annotated eq. (38); seed 002 §残差连接 claims 3 and 4",
+     [("003", "annotated", "eq. (38)"), ("002", "main", "claim 3"), ("002", "main", "claim 4")]),
+    ("seed 003 annotated claims §9.1.1, §9.1.2", [("003", "annotated", "claim §9.1.1"), ("003", "annotated", "claim §9.1.2")]),
+    ("seed 001 side notes 2, 4; seed 001 figure 1", [("001", "side note", "side note 2"), ("001", "side note", "side note 4"),
+                                                    ("001", "main", "figure 1")]),
+    ("seed 004 comments 1-3", [("004", "comment", f"comment {n}") for n in (1, 2, 3)]),
+    ("seed 002 §残差连接", []),                                   # a section, no numbered item
+    ("eq. (18)", []),                                            # no seed named: cites nothing of the sources
+    ("seed 000 §增量爆炸 claim 1; DeepNet Fig. 5; measured", [("000", "main", "claim 1")]),   # a paper's figure is not the seed's
 ])
-def test_a_source_string_names_its_seed_part_and_items(source, default, expected):
-    assert citations(source, default) == [Citation(*e) for e in expected]
+def test_a_source_string_names_its_seed_part_and_items(source, expected):
+    assert citations(source) == [Citation(*e) for e in expected]
 
 
-def test_an_item_refuses_an_unknown_part_or_kind():
-    Item("eq. (1)", "main", "增量爆炸", "equation", "the loss change is the gradient dotted with the update")
+def test_an_item_refuses_an_unknown_part_kind_or_chapter():
+    Item("eq. (1)", "main", "增量爆炸", "equation", "the loss change is the gradient dotted with the update",
+         "increment_explosion")
     with pytest.raises(ValueError, match="part must be one of .*got 'appendix'"):
-        Item("eq. (1)", "appendix", "s", "equation", "c")
+        Item("eq. (1)", "appendix", "s", "equation", "c", "bert_init")
     with pytest.raises(ValueError, match="kind must be one of .*got 'formula'"):
-        Item("eq. (1)", "main", "s", "formula", "c")
+        Item("eq. (1)", "main", "s", "formula", "c", "bert_init")
+    with pytest.raises(ValueError, match="chapter must be one of .*got 'bert'"):
+        Item("eq. (1)", "main", "s", "equation", "c", "bert")
+
+
+def _items():
+    return {"000": (Item("eq. (1)", "main", "增量爆炸", "equation", "ΔL ≈ ⟨∇L, Δθ⟩", "increment_explosion"),
+                    Item("eq. (2)", "main", "量级分析", "definition", "λ = argmin ...", "magnitude_decomposition",
+                         "definition: nothing to check"),
+                    Item("claim 1", "main", "增量爆炸", "scaling", "ΔL = O(ηNK)", "increment_explosion"))}
+
+
+def test_chapters_record_the_verdicts_they_show_and_the_ledger_matches_them(tmp_path):
+    from deepnotes.ledger import page
+    from deepnotes.ledger.record import read_records, record_verdicts, stop_recording
+    from deepnotes.show import verdicts as vd
+    try:
+        record_verdicts("increment_explosion", "smoke", tmp_path)
+        shown = vd.VerdictTable([
+            vd.check_number("the first equation", "seed 000 §增量爆炸 eq. (1)", 1.0, 1.0),
+            vd.check_number("a cited item the inventory lacks", "seed 000 eq. (9)", 1.0, 2.0),
+            vd.check_number("cites nothing", "measured", 1.0, 1.0),
+            vd.check_number("cites a paper", "DeepNet Fig. 5; measured", 1.0, 1.0)])
+        html = shown._repr_html_()
+        shown._repr_html_()                                   # shown twice, recorded once
+    finally:
+        stop_recording()
+    vd.VerdictTable([vd.check_number("after the recording stopped", "seed 000 eq. (1)", 1, 1)])._repr_html_()
+    records = read_records(tmp_path)
+    assert list(records) == ["increment_explosion"] and records["increment_explosion"].budget == "smoke"
+    assert [v.claim for v in records["increment_explosion"].verdicts] == [v.claim for v in shown]
+    assert all(f"id='{v.anchor}'" in html for v in shown)          # the ledger's links land on these rows
+    ledger = page.build(records, _items())
+    states = [r.state for r in ledger.rows["000"]]
+    assert states == ["checked", "needs no check", "not checked"]
+    assert [(v.claim, c.ref) for v, c in ledger.dangling] == [("a cited item the inventory lacks", "eq. (9)")]
+    assert [v.claim for v in ledger.unsourced] == ["cites nothing"]
+    cov = page.coverage(ledger)[0]
+    assert (cov.total, cov.checked, cov.no_check_needed, cov.not_checked) == (3, 1, 1, 1)
+    table = page.source_table(ledger, "000")._repr_html_()
+    assert f"increment_explosion.html#{shown[0].anchor}" in table and "definition: nothing to check" in table
+    assert "eq. (9)" in page.problems(ledger) and "cites nothing" in page.problems(ledger)
+
+
+def test_recording_refuses_an_unknown_chapter(tmp_path):
+    from deepnotes.ledger.record import record_verdicts
+    with pytest.raises(ValueError, match="chapter must be one of .*got 'bert'"):
+        record_verdicts("bert", "smoke", tmp_path)

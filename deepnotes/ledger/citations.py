@@ -1,52 +1,68 @@
 """Which inventory items a verdict's ``source`` cites.
 
 A source reads like "seed 000 annotated eqs. (53), (73)", "seed 003 annotated eqs. (31)-(33)",
-"§足够的小 eq. (10); measured" or "seed 000 annotated §12.1 table": clauses split by ";", each naming
-a seed (else the previous clause's, else the chapter's own), the annotated section or the main text,
-equations (lists and ranges) and tables."""
+"seed 004 §足够的小 eq. (10); measured", "seed 000 annotated §12.1 table", "seed 001 side note 4" or
+"seed 003 §Warmup是怎样起作用的 claims 7, 8": clauses split by ";", each naming its seed ("seed 000")
+and its part ("annotated", "side note", "comment"; else the main text), then numbered items:
+equations, tables, figures, side notes, comments and the inventory's numbered prose claims ("claim 7"
+in the main text, "claim §9.1.2" in the annotated section). A clause without a seed cites nothing of
+the sources (a paper, a measurement)."""
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-SEED = re.compile(r"\bseeds? (\d{3})")
-EQUATIONS = re.compile(r"\beqs?\.\s*(\(\d+\)(?:\s*(?:[-–,]|and)\s*\(\d+\))*)")
-NUMBER = re.compile(r"\((\d+)\)")
-RANGE = re.compile(r"\((\d+)\)\s*[-–]\s*\((\d+)\)")
-TABLE = re.compile(r"§(\d+(?:\.\d+)*) table")
+SEED = re.compile(r"\bseeds? (\d{3})\b")
+NUM = r"(?:\(\d+\)|§?\d+(?:\.\d+)*)"
+LIST = rf"({NUM}(?:\s*(?:[-–,]|and)\s*{NUM})*)"
+REFS = {   # item kind → (pattern of a cited list, how one number is written in the item's ref)
+    "eq.": (re.compile(rf"\beqs?\.\s*{LIST}"), "eq. ({})"),
+    "table": (re.compile(rf"\btables?\s+{LIST}"), "table {}"),
+    "table§": (re.compile(r"§(\d+(?:\.\d+)*) table"), "table §{}"),
+    "figure": (re.compile(rf"\b(?:figures?|figs?\.)\s*{LIST}", re.I), "figure {}"),
+    "side note": (re.compile(rf"\bside notes?\s+{LIST}"), "side note {}"),
+    "comment": (re.compile(rf"\bcomments?\s+{LIST}"), "comment {}"),
+    "claim": (re.compile(rf"\bclaims?\s+{LIST}"), "claim {}"),
+}
+PARTS = (("annotated", "annotated"), ("side note", "side note"), ("comment", "comment"))
 
 
 @dataclass(frozen=True)
 class Citation:
-    """One item a verdict cites: source article, part ("main" or "annotated") and the item's ref."""
+    """One item a verdict cites: source article, part and the item's ref."""
     seed: str
     part: str
     ref: str
 
 
-def _numbers(listed: str) -> list[int]:
-    """(a), (b) → [a, b]; (a)-(c) → [a, b, c]."""
-    out = []
-    for piece in re.split(r"\s*(?:,|and)\s*", listed):
-        span = RANGE.fullmatch(piece.strip())
-        if span:
-            out += list(range(int(span[1]), int(span[2]) + 1))
-        else:
-            out += [int(n) for n in NUMBER.findall(piece)]
+def _numbers(listed: str) -> list[str]:
+    """"(a), (b)" → [a, b]; "(a)-(c)" → [a, b, c]; "§9.1, §9.2" → [§9.1, §9.2]; "3 and 4" → [3, 4]."""
+    out: list[str] = []
+    for piece in re.split(r"\s*(?:,|\band\b)\s*", listed.strip()):
+        ends = re.fullmatch(r"\(?(\d+)\)?\s*[-–]\s*\(?(\d+)\)?", piece)
+        if ends:
+            out += [str(n) for n in range(int(ends[1]), int(ends[2]) + 1)]
+        elif piece:
+            out.append(piece.strip("()"))
     return out
 
 
-def citations(source: str, default_seed: str | None = None) -> list[Citation]:
-    """The numbered equations and tables that ``source`` cites, in order, without repeats."""
+def _part(clause: str) -> str:
+    for word, part in PARTS:
+        if word in clause:
+            return part
+    return "main"
+
+
+def citations(source: str) -> list[Citation]:
+    """The numbered items of the source articles that ``source`` cites, in order, without repeats."""
     out: list[Citation] = []
-    seed = default_seed
     for clause in source.split(";"):
-        named = SEED.findall(clause)
-        seed = named[-1] if named else seed
-        if seed is None:
+        seeds = SEED.findall(clause)
+        if not seeds:
             continue
-        part = "annotated" if "annotated" in clause else "main"
-        for listed in EQUATIONS.findall(clause):
-            out += [Citation(seed, part, f"eq. ({n})") for n in _numbers(listed)]
-        out += [Citation(seed, part, f"table §{t}") for t in TABLE.findall(clause)]
+        seed, part = seeds[-1], _part(clause)
+        for pattern, ref in REFS.values():
+            for listed in pattern.findall(clause):
+                out += [Citation(seed, part, ref.format(n)) for n in _numbers(listed)]
     return list(dict.fromkeys(out))

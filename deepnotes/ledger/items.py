@@ -4,25 +4,32 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 PARTS = ("main", "annotated", "side note", "comment")
-KINDS = ("equation", "table", "figure", "numeric", "scaling", "qualitative")
+KINDS = ("equation", "table", "figure", "numeric", "scaling", "qualitative", "definition")
+CHAPTERS = ("initialization", "post_vs_pre_norm", "bert_init", "increment_explosion",
+            "magnitude_decomposition", "why_residuals", "thousand_layers")
 
 
 @dataclass(frozen=True)
 class Item:
     """A claim of a source article, in the book's words.
 
-    ``ref`` names it uniquely within its source: "eq. (12)" (the n-th numbered equation of its
-    ``part``: main-text equations are numbered in order of appearance, as the article's page numbers
-    them; the annotated section's carry their own \\tag{n}), "table §9.1", "figure 1", or
-    "claim: <a short id>" for an unnumbered claim in the prose."""
+    ``ref`` names it uniquely within its source and part: "eq. (12)" (main-text equations are
+    numbered 1, 2, … in order of appearance, as the article's page numbers them; the annotated
+    section's carry their own \\tag{n}), "table §9.1" (annotated, by its heading), "table 1" (main),
+    "figure 1", "side note 3" (seed 001's block quotes, in order), "comment 2" (readers' comments, in
+    order), or "claim 7" for an unnumbered claim in the prose (numbered in order within its part)."""
     ref: str
     part: str             # one of PARTS
-    section: str          # the section heading as the source prints it
+    section: str          # the section heading as the source prints it ("增量爆炸", "9.1")
     kind: str             # one of KINDS
     claim: str            # the claim in English, one line, in the book's words (never a translated paragraph)
+    chapter: str          # the chapter it belongs to (one of CHAPTERS)
+    if_unchecked: str = ""   # why it needs no verdict, shown when no chapter checks it ("" = it should be checked)
 
     def __post_init__(self):
         if self.part not in PARTS:
             raise ValueError(f"part must be one of {PARTS}, got {self.part!r}")
         if self.kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}, got {self.kind!r}")
+        if self.chapter not in CHAPTERS:
+            raise ValueError(f"chapter must be one of {CHAPTERS}, got {self.chapter!r}")

@@ -2,8 +2,10 @@
 is decided by comparing the two, never typed by hand."""
 from __future__ import annotations
 
+import hashlib
 import html
 from dataclasses import dataclass
+from typing import Callable
 
 import sympy as sp
 
@@ -19,6 +21,12 @@ class Verdict:
     computed: str     # what the code computed, as text
     status: str       # HOLDS | APPROX | WRONG | UNCHECKABLE
     reason: str       # one line
+
+    @property
+    def anchor(self) -> str:
+        """The HTML id of this verdict's row on its chapter page (the claims ledger links to it): a
+        hash of the claim and its source, so it stays put when a measured value changes."""
+        return "verdict-" + hashlib.sha1(f"{self.claim}\n{self.source}".encode()).hexdigest()[:10]
 
     def __repr__(self) -> str:
         return (f"[{self.status}] {self.claim} ({self.source})\n"
@@ -82,6 +90,11 @@ def uncheckable(claim: str, source: str, claimed: str, reason: str) -> Verdict:
     return Verdict(claim, source, claimed, "—", UNCHECKABLE, reason)
 
 
+# Called with every table a notebook displays as HTML; the claims ledger sets it to record the chapter's
+# verdicts (deepnotes.ledger.record), and nothing is recorded while it is None.
+on_display: Callable[[list[Verdict]], None] | None = None
+
+
 class VerdictTable(list):
     """A list of verdicts that shows as a table (HTML) or as plain text (what nbval compares)."""
 
@@ -89,10 +102,12 @@ class VerdictTable(list):
         return "\n".join(repr(v) for v in self)
 
     def _repr_html_(self) -> str:
+        if on_display is not None:
+            on_display(list(self))
         colour = {HOLDS: "#1a7f37", APPROX: "#9a6700", WRONG: "#cf222e", UNCHECKABLE: "#57606a"}
         code = "<code style='overflow-wrap:anywhere'>{}</code>"   # a long SymPy expression wraps, not widens
         rows = "".join(
-            f"<tr><td>{html.escape(v.claim)}<br><small>{html.escape(v.source)}</small></td>"
+            f"<tr id='{v.anchor}'><td>{html.escape(v.claim)}<br><small>{html.escape(v.source)}</small></td>"
             f"<td>{code.format(html.escape(v.claimed))}</td><td>{code.format(html.escape(v.computed))}</td>"
             f"<td style='color:{colour[v.status]};font-weight:bold'>{v.status}</td>"
             f"<td>{html.escape(v.reason)}</td></tr>" for v in self)

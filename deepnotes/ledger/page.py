@@ -1,0 +1,173 @@
+"""The claims ledger: every inventory item of the five sources beside the chapters' verdicts that cite it.
+
+A verdict cites an item when its ``source`` names the item (see :mod:`deepnotes.ledger.citations`);
+an item is *checked* when at least one recorded verdict cites it, *needs no check* when no verdict
+does and its inventory entry says why (a definition, an algebra step), and *not checked* otherwise."""
+from __future__ import annotations
+
+import html
+from collections import Counter
+from dataclasses import dataclass
+
+from deepnotes.ledger.citations import Citation, citations
+from deepnotes.ledger.inventory import SOURCES, inventory
+from deepnotes.ledger.items import Item
+from deepnotes.ledger.record import ChapterRecord, Record
+
+# A verdict that cites none of the sources' items must cite one of the papers behind them.
+PAPERS = ("DeepNet", "Wang et al. 2022", "Xiong et al.", "Liu et al.", "Admin", "ReZero", "Bachlechner",
+          "SkipInit", "Fixup", "RMSNorm", "SELU", "BERT paper", "Devlin et al.", "Dong et al.")
+STATUS_COLOUR = {"holds": "#1a7f37", "holds approximately": "#9a6700", "wrong": "#cf222e",
+                 "not checkable here": "#57606a"}
+COMPUTED_CHARS = 70      # a long computed value is cut in the ledger (the chapter shows it whole)
+
+
+@dataclass(frozen=True)
+class Row:
+    """One inventory item and the recorded verdicts that cite it."""
+    seed: str
+    item: Item
+    verdicts: tuple[Record, ...]
+
+    @property
+    def state(self) -> str:
+        """"checked", "needs no check" or "not checked"."""
+        return "checked" if self.verdicts else "needs no check" if self.item.if_unchecked else "not checked"
+
+
+@dataclass(frozen=True)
+class Ledger:
+    rows: dict[str, tuple[Row, ...]]                   # by seed, in the article's order
+    dangling: tuple[tuple[Record, Citation], ...]      # cited items the inventory lacks
+    unsourced: tuple[Record, ...]                      # verdicts citing no source item and no paper
+    records: dict[str, ChapterRecord]                  # what was read, by chapter
+
+
+def build(records: dict[str, ChapterRecord], items: dict[str, tuple[Item, ...]] | None = None) -> Ledger:
+    """Match every recorded verdict to the inventory items its source cites."""
+    items = inventory() if items is None else items
+    known = {(seed, it.part, it.ref) for seed, its in items.items() for it in its}
+    citing: dict[tuple[str, str, str], list[Record]] = {}
+    dangling, unsourced = [], []
+    for record in records.values():
+        for v in record.verdicts:
+            cited = citations(v.source)
+            if not cited and not any(p in v.source for p in PAPERS):
+                unsourced.append(v)
+            for c in cited:
+                key = (c.seed, c.part, c.ref)
+                if key in known:
+                    citing.setdefault(key, []).append(v)
+                else:
+                    dangling.append((v, c))
+    rows = {seed: tuple(Row(seed, it, tuple(citing.get((seed, it.part, it.ref), ()))) for it in its)
+            for seed, its in items.items()}
+    return Ledger(rows, tuple(dangling), tuple(unsourced), dict(records))
+
+
+@dataclass(frozen=True)
+class Coverage:
+    seed: str
+    total: int
+    checked: int
+    no_check_needed: int
+    not_checked: int
+
+    @property
+    def text(self) -> str:
+        return f"{self.checked} / {self.total}"
+
+
+def coverage(ledger: Ledger) -> list[Coverage]:
+    """Per source: items, checked, needing no check, not checked."""
+    out = []
+    for seed, rows in ledger.rows.items():
+        n = Counter(r.state for r in rows)
+        out.append(Coverage(seed, len(rows), n["checked"], n["needs no check"], n["not checked"]))
+    return out
+
+
+class CoverageTable(list):
+    """:func:`coverage` as a table (HTML) or as text."""
+
+    def __repr__(self) -> str:
+        return "\n".join(f"seed {c.seed}: checked {c.text}, needs no check {c.no_check_needed}, "
+                         f"not checked {c.not_checked}" for c in self)
+
+    def _repr_html_(self) -> str:
+        body = "".join(
+            f"<tr><td>seed {c.seed}: {html.escape(SOURCES[c.seed].english)}</td><td>{c.total}</td>"
+            f"<td><b>{c.checked}</b> ({c.checked / max(c.total, 1):.0%})</td><td>{c.no_check_needed}</td>"
+            f"<td>{c.not_checked}</td></tr>" for c in self)
+        t = [sum(getattr(c, f) for c in self) for f in ("total", "checked", "no_check_needed", "not_checked")]
+        body += (f"<tr><td><b>all five</b></td><td>{t[0]}</td><td><b>{t[1]}</b> ({t[1] / max(t[0], 1):.0%})</td>"
+                 f"<td>{t[2]}</td><td>{t[3]}</td></tr>")
+        return ("<table class='ledger-coverage' style='font-size:0.9em'><thead><tr><th>source</th><th>items</th>"
+                "<th>checked</th><th>needs no check</th><th>not checked</th></tr></thead>"
+                f"<tbody>{body}</tbody></table>")
+
+
+def coverage_table(ledger: Ledger) -> CoverageTable:
+    return CoverageTable(coverage(ledger))
+
+
+def _verdict_link(v: Record) -> str:
+    computed = v.computed if len(v.computed) <= COMPUTED_CHARS else v.computed[:COMPUTED_CHARS - 1] + "…"
+    return (f"<a href='{v.chapter}.html#{v.anchor}' style='color:{STATUS_COLOUR.get(v.status, 'inherit')};"
+            f"font-weight:bold'>{html.escape(v.status)}</a> <small>({html.escape(v.chapter.replace('_', ' '))}): "
+            f"<code style='overflow-wrap:anywhere'>{html.escape(computed)}</code></small>")
+
+
+class SourceTable(list):
+    """One source's rows as a table (HTML) or as text."""
+
+    def __repr__(self) -> str:
+        return "\n".join(f"{r.item.part} {r.item.ref}: {r.state} ({len(r.verdicts)} verdicts)" for r in self)
+
+    def _repr_html_(self) -> str:
+        out = []
+        for r in self:
+            it = r.item
+            where = html.escape(f"{it.part} · §{it.section}" if it.section else it.part)
+            if r.verdicts:
+                said = "<br>".join(_verdict_link(v) for v in r.verdicts)
+            else:
+                why = it.if_unchecked or f"no chapter checks it yet (belongs to {it.chapter.replace('_', ' ')})"
+                said = f"<span style='opacity:0.8'>{html.escape(r.state)}: {html.escape(why)}</span>"
+            out.append(f"<tr><td style='white-space:nowrap'>{html.escape(it.ref)}<br><small>{where}</small></td>"
+                       f"<td>{html.escape(it.claim)}</td><td>{said}</td></tr>")
+        return ("<table class='ledger' style='font-size:0.85em;width:100%'><thead><tr><th>item</th>"
+                "<th style='width:45%'>claim</th><th>verdicts</th></tr></thead><tbody>" + "".join(out) +
+                "</tbody></table>")
+
+
+def source_table(ledger: Ledger, seed: str) -> SourceTable:
+    if seed not in ledger.rows:
+        raise ValueError(f"seed must be one of {tuple(ledger.rows)}, got {seed!r}")
+    return SourceTable(ledger.rows[seed])
+
+
+def inventory_summary(items: dict[str, tuple[Item, ...]] | None = None) -> str:
+    """How many items of each kind each source's inventory holds (no measurement: nbval checks it)."""
+    items = inventory() if items is None else items
+    lines = []
+    for seed, its in items.items():
+        kinds = Counter(it.kind for it in its)
+        lines.append(f"seed {seed}: {len(its)} items (" + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())) + ")")
+    return "\n".join(lines)
+
+
+def records_summary(ledger: Ledger) -> str:
+    """Which chapters' verdicts were read, at which budget and when."""
+    if not ledger.records:
+        return "No chapter has recorded its verdicts yet: build the book (every chapter runs before this page)."
+    return "\n".join(f"{r.chapter}: {len(r.verdicts)} verdicts at the {r.budget} budget ({r.recorded_at})"
+                     for r in ledger.records.values())
+
+
+def problems(ledger: Ledger) -> str:
+    """The cited items the inventory lacks and the verdicts that cite nothing, or a line saying there are none."""
+    lines = [f"{v.chapter}: '{v.claim}' cites {c.seed} {c.part} {c.ref}, which the inventory lacks"
+             for v, c in ledger.dangling]
+    lines += [f"{v.chapter}: '{v.claim}' ({v.source}) cites no item of the sources and no paper" for v in ledger.unsourced]
+    return "\n".join(lines) if lines else "Every verdict cites items the inventory has, or a paper."

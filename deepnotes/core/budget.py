@@ -66,8 +66,12 @@ class PostPreBudget:
     train_warmup: int
     slider_depths: tuple[int, ...]
     slider_steps: int
+    paper_depths: tuple[int, ...]         # L of the papers' sweeps (Xiong et al. Theorem 1, Liu et al. output change)
+    paper_seeds: int                      # initializations averaged per style and depth in those sweeps
     train_seeds: int = 1                  # initializations per variant of the training comparison (bands)
     track_points: int = 20                # steps at which block updates and gradients are recorded
+    profile_depth: int = 6                # Xiong et al. Fig. 3(a,b)'s layer-wise FFN gradients: their 6-layer model
+    perturbation: float = 1e-2            # Liu et al.: δ = ε·RMS(W)·N(0, 1) on every block matrix W, this ε
     lrs: MappingProxyType = _rates(adam=3e-3, sgd=0.3)
     slider_lr: float = 3e-3               # Adam
     # live panel: every span is (min, start, max)
@@ -164,6 +168,8 @@ class ResidualsBudget:
     train_depths: tuple[int, ...]         # depths of the plain-vs-residual training runs
     train_steps: int
     transformer_depths: tuple[int, ...]   # the Transformer variant (no LayerNorm); () = skipped
+    jacobian_depths: tuple[int, ...]      # encoder depths of the input-output Jacobian spectra (ReZero's 12 and 128)
+    jacobian_seeds: int                   # initializations (one input each) pooled per spectrum
     slider_depths: tuple[int, ...]
     slider_widths: tuple[int, ...]
     slider_exponents: tuple[float, ...]
@@ -176,6 +182,8 @@ class ResidualsBudget:
     grad_batch: int = 64                  # inputs of the per-layer gradient probe
     track_points: int = 10
     loss_window: int = 10                 # steps averaged by fraction_learned / steps_to
+    jacobian_tokens: int = 8              # T of the Jacobian's input x_0: [T, d]
+    jacobian_gate: float = 0.1            # ReZero's gates in the spectra (the authors' notebook: 0.1; 0 is J = I)
     # live panel: every span is (min, start, max)
     live_depth: tuple[int, int, int] = (1, 100, 1000)
     live_width: tuple[int, int, int] = (1, 64, 512)
@@ -239,7 +247,7 @@ BUDGETS: dict[str, Budget] = {
             slider_gains=(1.0, 2.0), softmax_slider_dims=(16, 64)),
         post_vs_pre_norm=PostPreBudget(
             probe_depths=(2, 6), train_depth=4, train_steps=6, train_warmup=3, slider_depths=(2, 4), slider_steps=3,
-            train_seeds=2),
+            train_seeds=2, paper_depths=(2, 4), paper_seeds=1, profile_depth=4),
         bert_init=BertBudget(
             stds=(0.01, 0.02, 0.05), probe_width=64, table_width=64, probe_depths=(2, 3), probe_tokens=(4, 16),
             train_stds=(0.02, 0.05), gain_stds=(0.02,), train_width=32, train_depth=2, train_steps=6,
@@ -253,7 +261,8 @@ BUDGETS: dict[str, Budget] = {
             train_steps=4, identity_depth=6, slider_depths=(2, 4), slider_steps=3),
         why_residuals=ResidualsBudget(
             widths=(1, 8), depths=(4, 16), probe_batch=8, grad_depths=(4, 8), grad_widths=(8,), grad_seeds=1,
-            train_width=8, train_depths=(4,), train_steps=5, transformer_depths=(2,), slider_depths=(4, 8),
+            train_width=8, train_depths=(4,), train_steps=5, transformer_depths=(2,), jacobian_depths=(2, 4),
+            jacobian_seeds=1, jacobian_tokens=4, slider_depths=(4, 8),
             slider_widths=(8,), slider_exponents=(0.0, 0.5), slider_steps=3),
         thousand_layers=ThousandLayersBudget(
             depth=12, frontier_depths=(3, 6), deepest=24, train_steps=4, warmup=2, train_batch=(2, 8), seeds=2,
@@ -266,7 +275,8 @@ BUDGETS: dict[str, Budget] = {
             slider_gains=(0.5, 1.0, 2.0, 4.0), softmax_slider_dims=(16, 64, 256, 1024)),
         post_vs_pre_norm=PostPreBudget(
             probe_depths=(6, 12, 24, 50, 100), train_depth=12, train_steps=600, train_warmup=200,
-            slider_depths=(6, 12, 24, 48, 96), slider_steps=15, train_seeds=3),
+            slider_depths=(6, 12, 24, 48, 96), slider_steps=15, train_seeds=3,
+            paper_depths=(3, 6, 12, 24, 48), paper_seeds=8),
         bert_init=BertBudget(
             stds=(0.005, 0.01, 0.02, 0.0361, 0.05, 0.1), probe_width=128, table_width=768,
             probe_depths=(3, 6, 12, 24), probe_tokens=(4, 64), train_stds=(0.01, 0.02, 0.0361, 0.05),
@@ -284,7 +294,8 @@ BUDGETS: dict[str, Budget] = {
         why_residuals=ResidualsBudget(
             widths=(1, 16, 256), depths=(10, 30, 100, 300, 1000), probe_batch=32, grad_depths=(10, 30, 100, 300),
             grad_widths=(16, 64), grad_seeds=3, train_width=32, train_depths=(20, 100), train_steps=150,
-            transformer_depths=(12, 48), slider_depths=(10, 100), slider_widths=(16, 64),
+            transformer_depths=(12, 48), jacobian_depths=(12, 128), jacobian_seeds=2, slider_depths=(10, 100),
+            slider_widths=(16, 64),
             slider_exponents=(0.0, 0.5, 1.0), slider_steps=20),
         thousand_layers=ThousandLayersBudget(
             depth=1000, frontier_depths=(3, 10, 30, 100, 300), deepest=3000, train_steps=60, warmup=30,
@@ -298,7 +309,8 @@ BUDGETS: dict[str, Budget] = {
             softmax_slider_dims=(16, 64, 256, 1024)),
         post_vs_pre_norm=PostPreBudget(
             probe_depths=(6, 12, 24, 50, 100), train_depth=24, train_steps=2000, train_warmup=500,
-            slider_depths=(6, 12, 24, 48, 96, 192), slider_steps=30, train_seeds=5),
+            slider_depths=(6, 12, 24, 48, 96, 192), slider_steps=30, train_seeds=5,
+            paper_depths=(3, 6, 12, 24, 48, 96), paper_seeds=16),
         bert_init=BertBudget(
             stds=(0.005, 0.01, 0.02, 0.0361, 0.05, 0.1), probe_width=768, table_width=768,
             probe_depths=(3, 6, 12, 24, 48), probe_tokens=(8, 128), train_stds=(0.01, 0.02, 0.0361, 0.05),
@@ -317,7 +329,8 @@ BUDGETS: dict[str, Budget] = {
         why_residuals=ResidualsBudget(
             widths=(1, 16, 256, 1024), depths=(10, 30, 100, 300, 1000, 3000), probe_batch=128,
             grad_depths=(10, 30, 100, 300), grad_widths=(16, 64, 256), grad_seeds=5, train_width=256,
-            train_depths=(20, 100, 300), train_steps=1000, transformer_depths=(24, 96),
+            train_depths=(20, 100, 300), train_steps=1000, transformer_depths=(24, 96), jacobian_depths=(12, 128),
+            jacobian_seeds=10,
             slider_depths=(10, 100, 300), slider_widths=(16, 256), slider_exponents=(0.0, 0.25, 0.5, 1.0),
             slider_steps=60),
         thousand_layers=ThousandLayersBudget(

@@ -306,3 +306,54 @@ def test_notebook_cells_call_the_package():
         assert len([line for line in src.splitlines() if line.strip()]) <= 25
         assert not any(w in src for w in ("def ", "class ", "lambda")), src
         assert "fork_rng" not in src and "sp.Symbol(" not in src
+
+
+# ReZero's input-output Jacobian spectra -----------------------------------------------------------------
+from deepnotes.chapters.why_residuals import spectrum as wspec  # noqa: E402
+from deepnotes.show import verdicts as vd  # noqa: E402
+
+
+def test_io_jacobian_matches_autograd_jacobian_and_rezero_at_zero_is_the_identity():
+    b = dn.get_budget("smoke")
+    stack = wspec.encoder_stack(b, "pre", 2)
+    x0 = torch.randn(3, b.d_model, dtype=torch.float64)
+    full = torch.autograd.functional.jacobian(lambda z: stack(z.unsqueeze(0)).reshape(-1), x0).reshape(3 * b.d_model, -1)
+    assert torch.allclose(wspec.io_jacobian(stack, x0), full, atol=1e-10)
+    ident = wspec.encoder_stack(b, "rezero", 3, gate=0.0)
+    assert torch.allclose(wspec.io_jacobian(ident, x0), torch.eye(3 * b.d_model, dtype=torch.float64))
+
+
+def test_spectra_at_smoke_are_seeded_and_post_ln_has_one_zero_per_token():
+    b = dn.get_budget("smoke")
+    sub = b.why_residuals
+    spectra = wspec.jacobian_spectra(b)
+    assert set(spectra) == {(k, n) for k in wspec.SPECTRUM_STYLES for n in sub.jacobian_depths} | {("rezero g=0", max(sub.jacobian_depths))}
+    post = spectra[("post", max(sub.jacobian_depths))]
+    assert len(post.singular) == sub.jacobian_seeds * sub.jacobian_tokens * b.d_model
+    assert post.zeros() >= 1 / b.d_model - 1e-12           # LayerNorm removes each token's mean direction
+    assert wspec.jacobian_spectra(b)[("pre", 2)] == spectra[("pre", 2)]
+    with pytest.raises(ValueError, match="unknown norm style 'deepnorm'"):
+        wspec.encoder_stack(b, "deepnorm", 2)
+
+
+def _spectra(post_deep, pre_deep, rezero_deep, shallow=(1.0, 1.0, 1.0), identity=1.0):
+    """Made-up spectra: each entry a tuple of singular values."""
+    b = dn.get_budget("smoke")
+    lo, hi = b.why_residuals.jacobian_depths[0], b.why_residuals.jacobian_depths[-1]
+    mk = lambda k, n, vals: wspec.Spectrum(k, n, None, tuple(vals))
+    out = {(k, lo): mk(k, lo, [v] * 4) for k, v in zip(("post", "pre", "rezero"), shallow)}
+    out.update({("post", hi): mk("post", hi, post_deep), ("pre", hi): mk("pre", hi, pre_deep),
+                ("rezero", hi): mk("rezero", hi, rezero_deep), ("rezero g=0", hi): mk("rezero", hi, [identity] * 4)})
+    return out, b
+
+
+def test_spectrum_verdicts_follow_the_measurement():
+    wide, narrow, medium = (1e-3, 1e-2, 1e2, 1e3), (0.9, 1.0, 1.0, 1.1), (1e-3, 1.0, 1.0, 1e3)
+    spectra, b = _spectra(wide, wide, narrow)
+    v = wc.spectrum_verdicts(spectra, b)
+    assert [x.status for x in v] == [vd.HOLDS, vd.HOLDS, vd.HOLDS]
+    spectra, b = _spectra(wide, wide, medium, shallow=(0.01, 1.0, 1.0), identity=1.1)
+    v = wc.spectrum_verdicts(spectra, b)
+    assert [x.status for x in v] == [vd.WRONG, vd.WRONG, vd.APPROX]     # ordering kept, not the factor
+    spectra, b = _spectra(narrow, narrow, wide)
+    assert wc.spectrum_verdicts(spectra, b)[2].status == vd.WRONG

@@ -208,6 +208,31 @@ def transformer_gradient_figure(sweep: TransformerSweep):
     return fig
 
 
+SPECTRUM_BINS = 40                   # histogram bins of log10 λ_io per panel
+ZERO_AT = -9                         # where exact zeros are drawn on the log10 λ axis (below every real value)
+
+
+def spectrum_figure(spectra: dict, depths) -> object:
+    """Histograms of log10 λ_io per style, one panel per depth; exact zeros (Post-LN's LayerNorms remove
+    each token's mean direction) are drawn as a bar at ZERO_AT."""
+    from deepnotes.show import plots
+    import numpy as np
+    fig, axes = plots.new_figure(len(depths), width=4.8, height=3.2)
+    for ax, n in zip(axes, depths):
+        keys = [k for k in spectra if k[1] == n and k[0] != "rezero g=0"]
+        logs = {k: np.log10(np.maximum(spectra[k].singular, 10.0 ** ZERO_AT)) for k in keys}
+        lo = min(v.min() for v in logs.values())
+        bins = np.linspace(lo, max(v.max() for v in logs.values()) + 1e-9, SPECTRUM_BINS)
+        for (style, _), v in logs.items():
+            gate = spectra[(style, n)].gate
+            name = style if gate is None else f"rezero, g = {gate:g}"
+            ax.hist(v, bins=bins, histtype="step", linewidth=1.6, color=PALETTE.get(style), label=name)
+        ax.axvline(0, color="grey", linewidth=0.8, linestyle=":")
+        plots.label_axes(ax, "log10 λ_io (exact zeros drawn at the far left)", "count", f"N = {n} encoder blocks")
+    fig.tight_layout()
+    return fig
+
+
 _PLAIN_RUNS: dict[tuple, History] = {}
 
 

@@ -1,0 +1,99 @@
+"""Input-output Jacobian spectra of Transformer encoder stacks at initialization: ReZero's signal
+propagation check (Bachlechner et al. 2020, "ReZero is All You Need", and its authors' example
+notebook ReZero-Deep_Fast_Transformer.ipynb, whose ``plot_jacobians`` compares 12 and 128 layers).
+
+For a stack F of N encoder blocks (bidirectional attention then FFN, each sublayer residual with the
+block's norm style) and one input x_0 of T tokens of width d, the Jacobian
+
+    J = ∂ vec(F(x_0)) / ∂ vec(x_0)        [T·d, T·d]
+
+has singular values λ_io. Dynamical isometry is every λ_io ≈ 1: each input direction reaches the output
+neither vanished nor amplified. ReZero (x + g·F(x)) with every gate g = 0 is the identity, J = I
+exactly; like the authors' notebook we also set g = 0.1 to see a non-trivial spectrum.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from deepnotes.core.budget import Budget, device as default_device
+from deepnotes.core.models import Block
+from deepnotes.core.rng import seeded
+from deepnotes.core.validate import choice, positive_int
+
+SPECTRUM_STYLES = ("post", "pre", "rezero")       # the notebook's vanilla (Post-LN), pre-norm and ReZero
+NULL_SINGULAR = 1e-8                              # λ below this is an exact zero (float64 round-off)
+
+
+@dataclass(frozen=True)
+class Spectrum:
+    """The singular values λ_io of one stack's input-output Jacobian, pooled over seeds."""
+    style: str
+    depth: int
+    gate: float | None            # ReZero's gate value (None for the LayerNorm stacks)
+    singular: tuple[float, ...]   # every λ_io of every seed, descending per seed
+
+    def near_one(self, factor: float = 2.0) -> float:
+        """Fraction of λ_io within ``factor`` of one: 1/factor ≤ λ ≤ factor."""
+        return sum(1 / factor <= s <= factor for s in self.singular) / len(self.singular)
+
+    def zeros(self) -> float:
+        """Fraction of λ_io that are exact zeros (below NULL_SINGULAR)."""
+        return sum(s < NULL_SINGULAR for s in self.singular) / len(self.singular)
+
+    def log_spread(self) -> float:
+        """Standard deviation of ln λ_io over the non-zero singular values."""
+        logs = [math.log(s) for s in self.singular if s >= NULL_SINGULAR]
+        mean = sum(logs) / len(logs)
+        return math.sqrt(sum((v - mean) ** 2 for v in logs) / len(logs))
+
+
+def encoder_stack(budget: Budget, style: str, depth: int, gate: float = 0.0) -> torch.nn.Sequential:
+    """N encoder blocks of the budget's width (no embedding, no head, no final LayerNorm: the notebook's
+    ``nn.TransformerEncoder``), in float64; ReZero's gates set to ``gate``."""
+    choice("norm style", style, SPECTRUM_STYLES)
+    positive_int("depth", depth)
+    cfg = budget.model_config(depth, norm=style, causal=False)
+    blocks = torch.nn.Sequential(*[Block(cfg) for _ in range(depth)]).double()
+    with torch.no_grad():
+        for module in blocks.modules():
+            if getattr(module, "gate", None) is not None:
+                module.gate.fill_(gate)
+    return blocks
+
+
+def io_jacobian(stack: torch.nn.Module, x0: torch.Tensor) -> torch.Tensor:
+    """J[i, j] = ∂ vec(F(x_0))_i / ∂ vec(x_0)_j for x_0: [T, d]; one backward pass over T·d copies of x_0
+    (row i of the output's identity seeds copy i's gradient)."""
+    T, d = x0.shape
+    n = T * d
+    copies = x0.reshape(1, n).repeat(n, 1).requires_grad_(True)      # [T·d, T·d]
+    out = stack(copies.reshape(n, T, d)).reshape(n, n)                 # copy i → vec(F(x_0))
+    out.backward(torch.eye(n, dtype=out.dtype, device=out.device))
+    return copies.grad                                                 # [T·d, T·d]: row i = ∂out_i/∂x_0
+
+
+def spectrum(budget: Budget, style: str, depth: int, gate: float = 0.0, device=None) -> Spectrum:
+    """λ_io of ``style`` at ``depth`` for the budget's seeds (one random x_0 ~ N(0, I) per seed)."""
+    sub = budget.why_residuals
+    device = device or default_device()
+    values: list[float] = []
+    for seed in range(sub.jacobian_seeds):
+        with seeded(seed):
+            stack = encoder_stack(budget, style, depth, gate).to(device)
+            x0 = torch.randn(sub.jacobian_tokens, budget.d_model, dtype=torch.float64).to(device)   # [T, d]
+        values += torch.linalg.svdvals(io_jacobian(stack, x0)).cpu().tolist()
+    return Spectrum(style, depth, gate if style == "rezero" else None, tuple(values))
+
+
+def jacobian_spectra(budget: Budget, device=None) -> dict[tuple[str, int], Spectrum]:
+    """Every style of SPECTRUM_STYLES at every depth of ``budget.why_residuals.jacobian_depths``
+    (ReZero with the notebook's gate), plus ReZero with g = 0 (the identity) at the deepest."""
+    sub = budget.why_residuals
+    out = {(style, n): spectrum(budget, style, n, sub.jacobian_gate, device)
+           for n in sub.jacobian_depths for style in SPECTRUM_STYLES}
+    deepest = max(sub.jacobian_depths)
+    out[("rezero g=0", deepest)] = spectrum(budget, "rezero", deepest, 0.0, device)
+    return out

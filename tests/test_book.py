@@ -73,3 +73,24 @@ def test_book_builds_with_every_chapter_and_its_figures(built_book):
         assert (html_dir / "_static" / "html-manager" / "embed.js").exists()
         assert "html-manager/embed.js" not in (html_dir / "book" / "intro.html").read_text(), \
             "the widget manager must load only on pages with widgets"
+
+
+def test_the_claims_ledger_matches_every_verdict_the_chapters_showed(built_book):
+    """The build ran every chapter, each recorded its verdicts, and the ledger page read them last."""
+    from deepnotes.ledger import page
+    from deepnotes.ledger.items import CHAPTERS
+    from deepnotes.ledger.record import read_records
+    records = read_records(ROOT / "book" / "_verdicts")
+    assert sorted(records) == sorted(CHAPTERS) and {r.budget for r in records.values()} == {"smoke"}
+    ledger = page.build(records)
+    assert not ledger.dangling and not ledger.unsourced, page.problems(ledger)
+    html = (built_book.html / "book" / "ledger.html").read_text()
+    for cov in page.coverage(ledger):
+        assert f"seed {cov.seed}:" in html
+    assert "Every verdict cites items the inventory has" in html
+    pages = {c: (built_book.html / "book" / f"{c}.html").read_text() for c in CHAPTERS}
+    for rows in ledger.rows.values():
+        for row in rows:
+            assert row.state != "not checked" or row.item.not_checked, f"{row.seed} {row.item.ref}: say why it is not checked"
+            for v in row.verdicts:
+                assert f"{v.chapter}.html#{v.anchor}" in html and f"id='{v.anchor}'" in pages[v.chapter], v.claim

@@ -81,3 +81,34 @@ def test_recording_refuses_an_unknown_chapter(tmp_path):
     from deepnotes.ledger.record import record_verdicts
     with pytest.raises(ValueError, match="chapter must be one of .*got 'bert'"):
         record_verdicts("bert", "smoke", tmp_path)
+
+
+# The inventory ----------------------------------------------------------------------------------------
+from deepnotes.ledger import inventory as inv  # noqa: E402
+from deepnotes.ledger import seedtext  # noqa: E402
+
+ALL_ITEMS = inv.inventory()
+
+
+@pytest.mark.parametrize("seed", list(inv.SOURCES))
+def test_each_inventory_item_is_unique_and_says_something(seed):
+    items = ALL_ITEMS[seed]
+    keys = [(it.part, it.ref) for it in items]
+    assert len(keys) == len(set(keys)), "an item is listed twice"
+    for it in items:
+        assert it.claim.strip() and len(it.claim) <= 200, it.ref
+        assert it.ref.startswith(("eq. (", "table ", "figure ", "side note ", "comment ", "claim ")), it.ref
+        assert citations(f"seed {seed} {it.part if it.part != 'main' else ''} {it.ref}") == [Citation(seed, it.part, it.ref)], \
+            f"{it.ref}: a verdict could not cite this ref"
+        if it.kind == "definition":
+            assert it.if_unchecked, f"{it.ref}: a definition says why it needs no check"
+
+
+@pytest.mark.skipif(not seedtext.SEED_DIR.exists(), reason="the source articles are not beside this checkout")
+@pytest.mark.parametrize("seed", list(inv.SOURCES))
+def test_the_inventory_lists_every_numbered_item_of_the_source_and_no_other(seed):
+    listed = {(it.part, it.ref) for it in ALL_ITEMS[seed] if it.ref.startswith(("eq. (", "figure ", "side note "))
+              or (it.ref.startswith("table §"))}
+    numbered = {(n.part, n.ref) for n in seedtext.seed_items(seed)}
+    assert numbered - listed == set(), "numbered items of the source missing from the inventory"
+    assert listed - numbered == set(), "the inventory names numbered items the source does not have"

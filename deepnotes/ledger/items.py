@@ -24,7 +24,8 @@ class Item:
     kind: str             # one of KINDS
     claim: str            # the claim in English, one line, in the book's words (never a translated paragraph)
     chapter: str          # the chapter it belongs to (one of CHAPTERS)
-    if_unchecked: str = ""   # why it needs no verdict, shown when no chapter checks it ("" = it should be checked)
+    if_unchecked: str = ""   # why it needs no verdict (a definition, an algebra step); "" = a claim to check
+    not_checked: str = ""    # for a claim to check that no chapter checks: why not (shown in the ledger)
 
     def __post_init__(self):
         if self.part not in PARTS:

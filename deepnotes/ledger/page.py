@@ -132,7 +132,7 @@ class SourceTable(list):
             if r.verdicts:
                 said = "<br>".join(_verdict_link(v) for v in r.verdicts)
             else:
-                why = it.if_unchecked or f"no chapter checks it yet (belongs to {it.chapter.replace('_', ' ')})"
+                why = it.if_unchecked or it.not_checked or f"no chapter checks it yet ({it.chapter.replace('_', ' ')})"
                 said = f"<span style='opacity:0.8'>{html.escape(r.state)}: {html.escape(why)}</span>"
             out.append(f"<tr><td style='white-space:nowrap'>{html.escape(it.ref)}<br><small>{where}</small></td>"
                        f"<td>{html.escape(it.claim)}</td><td>{said}</td></tr>")

@@ -1,0 +1,42 @@
+"""Match the verdicts the chapters recorded against the ledger's inventory, and print what does not match.
+
+    python tools/store_checked_outputs.py book/bert_init.ipynb     # runs the chapter at smoke: records book/_verdicts
+    python tools/ledger_check.py [book/_verdicts] [--chapter bert_init] [--unchecked 003]
+
+Prints the cited items the inventory lacks, the verdicts that cite no item and no paper, coverage per
+source, and (``--unchecked SEED``) that source's items no verdict cites.
+"""
+from __future__ import annotations
+
+import argparse
+
+from deepnotes.ledger import page
+from deepnotes.ledger.citations import citations
+from deepnotes.ledger.record import read_records
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("folder", nargs="?", default="book/_verdicts")
+    parser.add_argument("--chapter", help="list this chapter's verdicts and what each cites")
+    parser.add_argument("--unchecked", help="list this seed's items that no verdict cites")
+    args = parser.parse_args()
+    records = read_records(args.folder)
+    if not records:
+        raise SystemExit(f"no records in {args.folder}: run a chapter first (tools/store_checked_outputs.py)")
+    ledger = page.build(records)
+    print(page.records_summary(ledger), "\n")
+    print(page.problems(ledger), "\n")
+    print(page.coverage_table(ledger))
+    if args.chapter:
+        for v in records[args.chapter].verdicts:
+            cited = ", ".join(f"{c.seed} {c.part} {c.ref}" for c in citations(v.source)) or "—"
+            print(f"\n{v.claim}\n    source: {v.source}\n    cites: {cited}")
+    if args.unchecked:
+        for row in ledger.rows[args.unchecked]:
+            if row.state == "not checked":
+                print(f"{row.item.part:9s} {row.item.ref:14s} [{row.item.chapter}] {row.item.claim}")
+
+
+if __name__ == "__main__":
+    main()

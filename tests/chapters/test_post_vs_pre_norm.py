@@ -300,4 +300,154 @@ def test_slider_figure_draws_its_experiment(budget):
     matplotlib.pyplot.close(fig)
 
 
+# reproducing the papers (Xiong et al. 2020, Liu et al. 2020)
+
+@pytest.fixture(scope="module")
+def xiong(budget):
+    return pp.xiong_probe(budget)
+
+
+@pytest.fixture(scope="module")
+def liu(budget):
+    return pp.liu_output_change(budget)
+
+
+def test_xiong_lemmas_are_derived_and_reduce_to_the_papers_statement():
+    relu = derive.relu_second_moment()
+    assert relu["E[relu(X)^2]"] == relu["symbols"]["sigma"] ** 2 / 2
+    lem = derive.xiong_lemma2()
+    d, d_ff, ell = (lem["symbols"][k] for k in ("d", "d_ff", "l"))
+    assert sp.simplify(lem["paper"]["post_ffn_sum"] - sp.Rational(3, 2) * d) == 0
+    assert sp.simplify(lem["paper"]["pre_lower"] - (1 + ell / 2) * d) == 0
+    assert sp.simplify(lem["paper"]["pre_upper"] - (1 + 3 * ell / 2) * d) == 0
+    assert lem["ffn_ratio"].subs(d_ff, 2 * d) == sp.Rational(4, 9)
+    at = derive.lemma2_at(32, 64, 3)
+    assert at["paper pre_upper"] == [1.0, 2.5, 4.0, 5.5] and at["paper post_ffn_sum"] == [1.5] * 4
+    assert at["ours post_ffn_sum"][0] == pytest.approx(1 + 4 / 9)
+    assert at["ours pre_lower"][2] == pytest.approx(1 + 2 * 4 / 9)
+
+
+def test_lemma2_ffn_term_matches_the_models_ffn():
+    """E‖FFN(u)‖² = f·d for a LayerNorm output u through the package's Xavier FFN (d → 2d → d)."""
+    cfg = dn.core.config.ModelConfig(n_layers=1, d_model=64, d_ff=128)
+    with dn.core.rng.seeded(0):
+        block = dn.core.models.Block(cfg)
+    u = torch.nn.functional.layer_norm(torch.randn(4096, 64, generator=torch.Generator().manual_seed(0)), (64,))
+    measured = float(block.ffn(u).detach().pow(2).sum(-1).mean()) / 64
+    assert measured == pytest.approx(float(derive.xiong_lemma2()["ffn_ratio"].subs({derive.d: 64, derive.d_ff: 128})), rel=0.15)
+
+
+def test_liu_sums_are_derived():
+    liu = derive.liu_output_change()
+    n, v = liu["symbols"]["n"], liu["symbols"]["v"]
+    assert sp.simplify(liu["post"].subs(v, 1) - n / 2) == 0
+    assert liu["pre"].subs(n, 5) == sp.harmonic(6) - 1 == sp.Rational(29, 20)
+    shapes = derive.liu_shapes((1, 4))
+    assert shapes["post"] == [1.0, 4.0] and shapes["pre"] == pytest.approx([1 / 2 + 1 / 3, float(sp.harmonic(9)) - 1])
+
+
+def test_xiong_probe_is_finite_and_shaped(budget, xiong):
+    sub = budget.post_vs_pre_norm
+    depths = set(sub.paper_depths) | {sub.profile_depth}
+    assert xiong.depths == sub.paper_depths and xiong.d_model == budget.d_model and xiong.d_ff == budget.d_ff
+    assert set(xiong.stacks) == {(norm, n) for norm in pp.PAPER_STYLES for n in depths}
+    for (norm, n), s in xiong.stacks.items():
+        assert len(s.sq_norms) == n + 1 and len(s.w1_grads) == len(s.w2_grads) == n
+        assert len(s.ffn_sum_sq) == (n if norm == "post" else 0)
+        assert len(s.last_w2_per_seed) == sub.paper_seeds and s.last_w2_per_seed[-1] == pytest.approx(s.w2_grads[-1])
+        values = s.sq_norms + s.ffn_sum_sq + s.w1_grads + s.w2_grads
+        assert all(math.isfinite(x) and x > 0 for x in values)
+    post = xiong.stacks[("post", max(depths))]
+    assert post.sq_norms[1:] == pytest.approx([budget.d_model] * max(depths), rel=1e-3)   # LN outputs: ‖x‖² = d
+    assert len(xiong.last_w2("pre")) == len(sub.paper_depths)
+
+
+def test_liu_probe_is_finite_and_shaped(budget, liu):
+    sub = budget.post_vs_pre_norm
+    assert liu.depths == sub.paper_depths and liu.perturbation == sub.perturbation
+    for norm in pp.PAPER_STYLES:
+        assert len(liu.changes[norm]) == len(sub.paper_depths)
+        assert all(len(c) == sub.paper_seeds and all(math.isfinite(x) and x > 0 for x in c) for c in liu.changes[norm])
+        assert len(liu.mean(norm)) == len(sub.paper_depths)
+
+
+def test_output_change_restores_the_weights_and_vanishes_without_perturbation(budget):
+    model = dn.build_model(pp.style_config("post", 2, budget))
+    tokens = torch.randint(0, budget.vocab_size, (2, 5))
+    before = [p.detach().clone() for p in model.parameters()]
+    assert pp.output_change(model, tokens, 0.0, torch.Generator().manual_seed(0)) == 0.0
+    small, large = (pp.output_change(model, tokens, eps, torch.Generator().manual_seed(0)) for eps in (1e-3, 1e-2))
+    assert all(torch.equal(a, b) for a, b in zip(before, model.parameters()))
+    assert large / small == pytest.approx(100, rel=0.1)                 # second order in ε: E‖ΔF‖² ∝ ε²
+
+
+def made_up_xiong(post_sum, pre_sq, post_last, pre_last, post_prof, pre_prof, d=8, depths=(2, 4, 8, 16)):
+    """An XiongProbe from per-layer formulas (l = 1..L, relative to d) and per-depth gradients."""
+    prof = 4
+    stacks = {}
+    for n in depths:
+        layers = range(1, n + 1)
+        profile = n == prof
+        stacks[("post", n)] = pp.XiongStack([d * 1.0] * (n + 1), [d * post_sum(l) for l in layers],
+                                            [post_prof(l) if profile else 1.0 for l in layers], [post_prof(l) if profile else 1.0 for l in layers],
+                                            [post_last(n)])
+        stacks[("pre", n)] = pp.XiongStack([d * pre_sq(l) for l in range(n + 1)], [],
+                                           [pre_prof(l) if profile else 1.0 for l in layers], [pre_prof(l) if profile else 1.0 for l in layers],
+                                           [pre_last(n)])
+    return pp.XiongProbe(depths, prof, d, d, 1, stacks)
+
+
+def test_xiong_verdicts_follow_the_measurement():
+    paper = made_up_xiong(lambda l: 1.5, lambda l: 1 + l, lambda n: 1.0, lambda n: n ** -0.5, lambda l: l, lambda l: 1.0)
+    wrong = made_up_xiong(lambda l: 0.5 * l, lambda l: 1 + l ** 3, lambda n: float(n), lambda n: float(n),
+                          lambda l: 1.0 / l, lambda l: 1.0 / l ** 2)
+    trend = made_up_xiong(lambda l: 1.2, lambda l: 1 + 2 * l, lambda n: n ** 0.3, lambda n: 1.0 / n,
+                          lambda l: 1 + 0.05 * l, lambda l: 1 - 0.06 * l)
+    measured = slice(4, None)                                          # rows 0-3 are the SymPy derivations
+    assert all(v.status == vd.HOLDS for v in claims.xiong_verdicts(paper)[:4])
+    assert [v.status for v in claims.xiong_verdicts(paper)[measured]] == [vd.HOLDS] * 7
+    assert [v.status for v in claims.xiong_verdicts(wrong)[measured]][1:] == [vd.WRONG] * 6
+    assert [v.status for v in claims.xiong_verdicts(trend)[measured]][1:] == [vd.APPROX] * 6
+    assert all(v.reason.startswith({vd.HOLDS: "reproduced:", vd.APPROX: "reproduced in trend only", vd.WRONG: "not reproduced"}[v.status])
+               for t in (paper, wrong, trend) for v in claims.xiong_verdicts(t)[measured])
+
+
+def made_up_liu(post, pre, depths=(2, 4, 8, 16, 32)):
+    return pp.LiuProbe(depths, 0.01, {"post": [[post(n)] for n in depths], "pre": [[pre(n)] for n in depths]})
+
+
+def test_liu_verdicts_follow_the_measurement():
+    shape = dict(zip((2, 4, 8, 16, 32), derive.liu_shapes((2, 4, 8, 16, 32))["pre"]))
+    paper = claims.liu_verdicts(made_up_liu(lambda n: 0.01 * n, lambda n: 0.01 * shape[n]))
+    trend = claims.liu_verdicts(made_up_liu(lambda n: 0.01 * n ** 1.5, lambda n: 0.01 * n ** 0.8))
+    wrong = claims.liu_verdicts(made_up_liu(lambda n: 0.01, lambda n: 0.01 * n ** 2))
+    assert [v.status for v in paper] == [vd.HOLDS, vd.HOLDS]
+    assert [v.status for v in trend] == [vd.APPROX, vd.APPROX]
+    assert [v.status for v in wrong] == [vd.WRONG, vd.WRONG]
+
+
+def test_layer_drift_is_the_fitted_lines_change_over_its_mean():
+    assert claims.layer_drift([1.0, 2.0, 3.0]) == pytest.approx(1.0)    # 1 → 3 over mean 2
+    assert claims.layer_drift([2.0, 2.0]) == pytest.approx(0, abs=1e-12) and claims.layer_drift([5.0]) == 0
+
+
+def test_paper_figures_draw_the_measurements(budget, xiong, liu):
+    fig = figures.xiong_figure(xiong)
+    norms_ax, grad_ax, layer_ax = fig.axes
+    deep = max(n for _, n in xiong.stacks)
+    d = budget.d_model
+    assert list(norms_ax.lines[0].get_ydata()) == [s / d for s in xiong.stacks[("pre", deep)].sq_norms]
+    assert list(norms_ax.lines[3].get_ydata()) == derive.lemma2_at(d, budget.d_ff, deep)["paper pre_lower"]
+    means = [line for line in grad_ax.lines if line.get_label().startswith("post: slope")]
+    assert list(means[0].get_ydata()) == xiong.last_w2("post")
+    assert list(layer_ax.lines[0].get_ydata()) == xiong.stacks[("post", xiong.profile_depth)].w2_grads
+    matplotlib.pyplot.close(fig)
+    fig = figures.liu_figure(liu)
+    (ax,) = fig.axes
+    pre_mean = next(line for line in ax.lines if line.get_label().startswith("pre: slope"))
+    assert list(pre_mean.get_ydata()) == liu.mean("pre") and list(pre_mean.get_xdata()) == list(liu.depths)
+    assert any("O(log N)" in line.get_label() for line in ax.lines)
+    matplotlib.pyplot.close(fig)
+
+
 # slider controls

@@ -12,6 +12,7 @@ from deepnotes.chapters.post_vs_pre_norm import derive
 from deepnotes.chapters.post_vs_pre_norm import experiments as ex
 from deepnotes.core.budget import Budget
 from deepnotes.core.init import truncated_normal_variance_factor
+from deepnotes.core.probes import loglog_slope
 from deepnotes.show import verdicts as vd
 
 # thresholds
@@ -25,6 +26,16 @@ PRE_RMS_GROWTH = 2                # Pre-LN: RMS at the top ≥ this × the RMS o
 REZERO_IDENTITY_COS = 0.999999    # ReZero at init: every cos(x_l, x_0) above this
 LEARNED = 0.5                     # a run "trains" past this fraction from the plateau to the floor
 ADAM_FIRST_STEP_BAND = (0.5, 2)   # Adam's first step: block-1 / block-N relative update inside this
+
+# thresholds of the papers' reproductions (Xiong et al. 2020, Liu et al. 2020); each verdict's status reads:
+# holds = reproduced, holds approximately = reproduced in trend only, wrong = not reproduced
+PAPER_VALUE_RTOL = 0.05           # a measured mean within 5 % of the paper's number reproduces it
+LAYER_DRIFT = 0.2                 # "the same at every layer": a line fitted over l = 1..L moves by less than this × its mean
+SLOPE_ATOL = 0.2                  # a log-log slope against depth matches the predicted power within ±0.2
+BOUND_RTOL = 0.05                 # Pre-LN's mean E‖x_l‖² may pass a Lemma 2 bound by this fraction (sampling noise)
+LN_NORM_ATOL = 1e-3               # ‖LN(x)‖²/d = 1 up to LayerNorm's ε
+XIONG = "Xiong et al. 2020, On Layer Normalization in the Transformer Architecture"
+LIU = "Liu et al. 2020, Understanding the Difficulty of Training Transformers"
 
 # the random product of the chain-rule check (seed 003 eq. (39))
 JACOBIAN_DIM = 4
@@ -196,4 +207,161 @@ def updates(runs: dict[str, dict], show: list[tuple[str, str]]) -> vd.VerdictTab
                       computed=f"mean over the run (median over seeds): no warmup {ratio[adam]:.3f}, warmup {ratio[warm]:.3f}, "
                                f"SGD {ratio[sgd]:.3f}",
                       ok=ratio[warm] > ratio[adam], reason="mean of (block 1 update ÷ block N update) over the tracked steps"),
+    ])
+
+
+# Reproducing the papers
+
+def layer_drift(values) -> float:
+    """(ŷ_L − ŷ_1)/mean(y) of the least-squares line ŷ_l = a + b·l through ``values`` at l = 1..L:
+    how far a per-layer quantity moves across the stack, relative to its size (0 for L = 1)."""
+    n = len(values)
+    if n < 2:
+        return 0.0
+    slope = float(np.polyfit(np.arange(1, n + 1), values, 1)[0])
+    return slope * (n - 1) / float(np.mean(values))
+
+
+def _pick(holds, approx, reproduced: str, trend: str, not_reproduced: str) -> str:
+    """The reason that goes with the graded outcome (the status itself is check_graded's)."""
+    return reproduced if holds else trend if approx else not_reproduced
+
+
+def xiong_verdicts(probe: ex.XiongProbe) -> vd.VerdictTable:
+    """Xiong et al. 2020 (arXiv:2002.04745) against the derivation (SymPy) and the measurements of
+    :func:`.experiments.xiong_probe`: Lemma 1, Lemma 2, Theorem 1 and the layer-wise gradients of
+    their Fig. 3(a,b)."""
+    d_sym, ell = derive.d, derive.ell
+    lem, relu = derive.xiong_lemma2(), derive.relu_second_moment()
+    d, deep, depths = probe.d_model, max(n for _, n in probe.stacks), probe.depths
+    bounds = derive.lemma2_at(d, probe.d_ff, deep)
+    f_ours = bounds["ours post_ffn_sum"][0] - 1
+    post, pre = probe.stacks[("post", deep)], probe.stacks[("pre", deep)]
+    rows = [
+        vd.check_expr("Lemma 1: E‖ReLU(X)‖² = σ²d/2 for X ~ N(0, σ²I_d) (per coordinate σ²/2)", f"{XIONG}, Lemma 1; SymPy",
+                      relu["symbols"]["sigma"] ** 2 / 2, relu["E[relu(X)^2]"]),
+        vd.check_expr("Lemma 2, Post-LN: E‖x^{post,5}_l‖² = 3d/2 (the FFN sum before the LN)", f"{XIONG}, Lemma 2; SymPy",
+                      sp.Rational(3, 2) * d_sym, lem["paper"]["post_ffn_sum"],
+                      f"SymPy: Lemma 1 through a d×d Xavier FFN; with this chapter's d_ff = {probe.d_ff} (d = {d}) the "
+                      f"same steps give {1 + f_ours:.3f}·d"),
+        vd.check_expr("Lemma 2, Pre-LN: (1 + l/2)d ≤ E‖x_l‖² (lower bound)", f"{XIONG}, Lemma 2; SymPy",
+                      (1 + ell / 2) * d_sym, lem["paper"]["pre_lower"],
+                      f"SymPy: FFN adds d/2 per layer, attention ≥ 0; at d_ff = {probe.d_ff}: (1 + {f_ours:.3f}·l)d"),
+        vd.check_expr("Lemma 2, Pre-LN: E‖x_l‖² ≤ (1 + 3l/2)d (upper bound)", f"{XIONG}, Lemma 2; SymPy",
+                      (1 + 3 * ell / 2) * d_sym, lem["paper"]["pre_upper"],
+                      f"SymPy: FFN adds d/2 per layer, attention ≤ d; at d_ff = {probe.d_ff}: (1 + {1 + f_ours:.3f}·l)d"),
+    ]
+    # Lemma 2, measured
+    after_ln = max(abs(s / d - 1) for s in post.sq_norms[1:])
+    rows.append(vd.check_graded(
+        claim="Post-LN: every LayerNorm output has ‖x_l‖² = d", source=f"{XIONG}, Lemma 2 (its proof); measured L = {deep}",
+        claimed="‖x_l‖²/d = 1", computed=f"max over l of |E‖x_l‖²/d − 1| = {after_ln:.1e}",
+        holds=after_ln <= LN_NORM_ATOL, approx=after_ln <= PAPER_VALUE_RTOL,
+        reason=_pick(after_ln <= LN_NORM_ATOL, after_ln <= PAPER_VALUE_RTOL, "reproduced: LN(x) lies on the sphere of radius √d",
+                     "reproduced in trend only: near √d, farther than LayerNorm's ε explains", "not reproduced: off the sphere")))
+    sums = [s / d for s in post.ffn_sum_sq]
+    level, drift = float(np.mean(sums)), layer_drift(sums)
+    near_paper, flat = abs(level - 1.5) <= PAPER_VALUE_RTOL * 1.5, abs(drift) <= LAYER_DRIFT
+    rows.append(vd.check_graded(
+        claim="Lemma 2, Post-LN: E‖x^{post,5}_l‖² = 3d/2 at every layer", source=f"{XIONG}, Lemma 2; measured L = {deep}",
+        claimed="1.5·d, the same for all l",
+        computed=f"{level:.3f}·d (mean over l; range {min(sums):.2f}..{max(sums):.2f}), drift across layers {drift:+.2f}",
+        holds=near_paper and flat, approx=flat,
+        reason=_pick(near_paper and flat, flat,
+                     f"reproduced: within {PAPER_VALUE_RTOL:.0%} of 3d/2 and flat in l (Lemma 1 at d_ff = {probe.d_ff}: {1 + f_ours:.3f}·d)",
+                     f"reproduced in trend only: flat in l, but the level is not 3d/2; Lemma 1 through this d → {probe.d_ff} → d "
+                     f"FFN predicts {1 + f_ours:.3f}·d (the paper's 3/2 assumes d_ff = d)",
+                     f"not reproduced: the FFN sum drifts by {drift:+.0%} across the layers")))
+    pre_sq = [s / d for s in pre.sq_norms]
+    lo, hi = bounds["paper pre_lower"], bounds["paper pre_upper"]
+    inside = all(lo[l] * (1 - BOUND_RTOL) <= pre_sq[l] <= hi[l] * (1 + BOUND_RTOL) for l in range(1, deep + 1))
+    growth = loglog_slope(range(1, deep + 1), [s - 1 for s in pre_sq[1:]])
+    linear = abs(growth - 1) <= SLOPE_ATOL
+    per_layer = (pre_sq[-1] - pre_sq[0]) / deep
+    rows.append(vd.check_graded(
+        claim="Lemma 2, Pre-LN: (1 + l/2)d ≤ E‖x_l‖² ≤ (1 + 3l/2)d, linear growth", source=f"{XIONG}, Lemma 2; measured L = {deep}",
+        claimed=f"between {lo[deep]:g}·d and {hi[deep]:g}·d at l = {deep}",
+        computed=f"E‖x_{deep}‖² = {pre_sq[-1]:.1f}·d ({per_layer:.2f}·d per layer); log-log slope of E‖x_l‖²/d − 1 "
+                 f"against l {growth:.2f}",
+        holds=inside and linear, approx=linear,
+        reason=_pick(inside and linear, linear, "reproduced: inside both bounds at every layer, growing linearly",
+                     "reproduced in trend only: linear growth, but the mean leaves a bound at some layer",
+                     "not reproduced: the growth is not linear in l")))
+    # Theorem 1
+    slopes = {norm: loglog_slope(depths, probe.last_w2(norm)) for norm in ex.PAPER_STYLES}
+    g_post, g_pre = probe.last_w2("post"), probe.last_w2("pre")
+    post_ok, post_near = abs(slopes["post"]) <= SLOPE_ATOL, abs(slopes["post"]) <= 2 * SLOPE_ATOL
+    rows.append(vd.check_graded(
+        claim="Theorem 1, Post-LN: ‖∂L/∂W^{2,L}‖_F = O(d√(ln d)), independent of L", source=f"{XIONG}, Theorem 1 and Fig. 3(c,d); measured L = {depths}",
+        claimed="log-log slope 0 against L", computed=f"slope {slopes['post']:.2f}; {g_post[0]:.3g} → {g_post[-1]:.3g}",
+        holds=post_ok, approx=post_near,
+        reason=_pick(post_ok, post_near, f"reproduced: |slope| ≤ {SLOPE_ATOL:g}",
+                     f"reproduced in trend only: nearly flat (|slope| ≤ {2 * SLOPE_ATOL:g}), but it drifts with L",
+                     "not reproduced: it changes with L like a power of L")))
+    pre_ok, pre_falls = abs(slopes["pre"] + 0.5) <= SLOPE_ATOL, slopes["pre"] < -SLOPE_ATOL
+    rows.append(vd.check_graded(
+        claim="Theorem 1, Pre-LN: ‖∂L/∂W^{2,L}‖_F = O(d√(ln d / L)), shrinking like 1/√L", source=f"{XIONG}, Theorem 1 and Fig. 3(c,d); measured L = {depths}",
+        claimed="log-log slope −0.5 against L",
+        computed=f"slope {slopes['pre']:.2f}; {g_pre[0]:.3g} → {g_pre[-1]:.3g} (Post-LN's at L = {depths[-1]}: {g_post[-1]:.3g})",
+        holds=pre_ok, approx=pre_falls,
+        reason=_pick(pre_ok, pre_falls, f"reproduced: the slope is within ±{SLOPE_ATOL:g} of −1/2 (the final LN divides by ‖x_L‖ ∝ √L)",
+                     "reproduced in trend only: it falls with L, at another rate than 1/√L", "not reproduced: it does not fall with L")))
+    # Fig. 3(a,b): the layer-wise gradients
+    n = probe.profile_depth
+    drifts = {norm: {w: layer_drift(getattr(probe.stacks[(norm, n)], f"{w}_grads")) for w in ("w1", "w2")} for norm in ex.PAPER_STYLES}
+    deep_drifts = {norm: layer_drift(probe.stacks[(norm, deep)].w2_grads) for norm in ex.PAPER_STYLES}
+    grows = min(drifts["post"].values())
+    rows.append(vd.check_graded(
+        claim="Post-LN: the FFN gradient norm grows with the layer index (largest near the output)",
+        source=f"{XIONG}, Fig. 3(a,b) and §3.4; measured L = {n}", claimed=f"rises across the layers (drift > +{LAYER_DRIFT:g})",
+        computed=f"drift across layers: W^1 {drifts['post']['w1']:+.2f}, W^2 {drifts['post']['w2']:+.2f} (at L = {deep}: W^2 {deep_drifts['post']:+.2f})",
+        holds=grows > LAYER_DRIFT, approx=grows > 0,
+        reason=_pick(grows > LAYER_DRIFT, grows > 0, "reproduced: both FFN matrices' gradients rise toward the output",
+                     f"reproduced in trend only: both rise toward the output, one by less than {LAYER_DRIFT:.0%} of its mean",
+                     "not reproduced: at least one of them does not rise")))
+    worst = max(abs(x) for x in drifts["pre"].values())
+    rows.append(vd.check_graded(
+        claim="Pre-LN: the FFN gradient norm stays about the same at every layer",
+        source=f"{XIONG}, Fig. 3(a,b) and §3.4; measured L = {n}", claimed=f"flat (|drift| ≤ {LAYER_DRIFT:g})",
+        computed=f"drift across layers: W^1 {drifts['pre']['w1']:+.2f}, W^2 {drifts['pre']['w2']:+.2f} (at L = {deep}: W^2 {deep_drifts['pre']:+.2f})",
+        holds=worst <= LAYER_DRIFT, approx=worst <= 2 * LAYER_DRIFT,
+        reason=_pick(worst <= LAYER_DRIFT, worst <= 2 * LAYER_DRIFT, "reproduced: flat across the layers",
+                     f"reproduced in trend only: within {2 * LAYER_DRIFT:.0%} of flat, not within {LAYER_DRIFT:.0%}",
+                     "not reproduced: the gradient falls toward the output, the lower layers get the larger gradients")))
+    return vd.VerdictTable(rows)
+
+
+def liu_verdicts(probe: ex.LiuProbe) -> vd.VerdictTable:
+    """Liu et al. 2020 (arXiv:2004.08249), Theorem 2 with Corollaries 1-2 and Fig. 4, against
+    :func:`.experiments.liu_output_change`: log-log slopes of the output change against depth N."""
+    depths = probe.depths
+    mean = {norm: probe.mean(norm) for norm in ex.PAPER_STYLES}
+    slope = {norm: loglog_slope(depths, mean[norm]) for norm in ex.PAPER_STYLES}
+    log_slope = loglog_slope(depths, derive.liu_shapes(depths)["pre"])
+    apart = slope["post"] - slope["pre"] > SLOPE_ATOL              # Post-LN's grows faster than Pre-LN's
+    post_grows = slope["post"] > SLOPE_ATOL and apart
+    post_ok, pre_ok = abs(slope["post"] - 1) <= SLOPE_ATOL, abs(slope["pre"] - log_slope) <= SLOPE_ATOL
+    pace = "faster" if slope["pre"] > log_slope else "more slowly"
+    source = f"{LIU}, Theorem 2, Corollaries 1-2 and Fig. 4; measured N = {depths}"
+    spread = max(max(c) / min(c) for c in probe.changes["post"])
+    return vd.VerdictTable([
+        vd.check_graded(
+            claim="Post-LN: the output change under a small random perturbation grows like O(N)", source=source,
+            claimed="log-log slope 1 against N (Σβ²_{i,i} = n/2 over n = 2N sublayers)",
+            computed=f"slope {slope['post']:.2f}; {mean['post'][0]:.3g} → {mean['post'][-1]:.3g} (seeds differ by up to {spread:.1f}×)",
+            holds=post_ok, approx=post_grows,
+            reason=_pick(post_ok, post_grows, f"reproduced: the slope is within ±{SLOPE_ATOL:g} of 1",
+                         f"reproduced in trend only: it grows with N and faster than Pre-LN's, but with slope {slope['post']:.2f}, "
+                         "not linearly in N",
+                         "not reproduced: it does not grow with N faster than Pre-LN's")),
+        vd.check_graded(
+            claim="Pre-LN: the output change grows only like O(log N)", source=source,
+            claimed=f"log-log slope {log_slope:.2f} over these N (H_(2N+1) − 1)",
+            computed=f"slope {slope['pre']:.2f} ({slope['pre'] - log_slope:+.2f} from the logarithm's); "
+                     f"{mean['pre'][0]:.3g} → {mean['pre'][-1]:.3g}; at N = {depths[-1]} "
+                     f"Post-LN's is {mean['post'][-1] / mean['pre'][-1]:.1f}× larger",
+            holds=pre_ok, approx=apart,
+            reason=_pick(pre_ok, apart, f"reproduced: the slope is within ±{SLOPE_ATOL:g} of the logarithm's",
+                         f"reproduced in trend only: it grows more slowly than Post-LN's, but {pace} than a logarithm",
+                         "not reproduced: it grows as fast as Post-LN's")),
     ])

@@ -6,7 +6,7 @@ import sympy as sp
 
 from deepnotes.core.derive import post_norm_unroll, pre_norm_second_moment  # noqa: F401  (shared with "Training 1000 layers")
 from deepnotes.core.init import ffn_branch_variance
-from deepnotes.core.symbols import d, ell, eta, v
+from deepnotes.core.symbols import d, ell, eta, sigma, v, x
 
 s = sp.symbols("s", positive=True)                        # i.i.d. weight std of the FFN branch
 c = sp.symbols("c", positive=True)                        # the factor that weakens a gradient
@@ -60,3 +60,68 @@ def bert_ffn_branch_at(width, std) -> float:
     """E[F²] of BERT's FFN branch, GELU instead of ReLU (:func:`deepnotes.core.init.ffn_branch_variance`,
     q = d·s²), at width ``width`` and weight std ``std``."""
     return ffn_branch_variance(float(width * std ** 2), "gelu")
+
+
+# Reproducing the papers: Xiong et al. 2020 (arXiv:2002.04745) and Liu et al. 2020 (arXiv:2004.08249)
+
+d_ff = sp.symbols("d_ff", positive=True)                  # FFN hidden width
+k, n = sp.symbols("k n", positive=True, integer=True)     # terms in the stream, sublayers in the stack
+
+
+def relu_second_moment() -> dict:
+    """Xiong et al. 2020, Lemma 1: E[ReLU(X)²] = ∫₀^∞ x² φ_σ(x) dx = σ²/2 for X ~ N(0, σ²), integrated
+    by SymPy; over d i.i.d. coordinates E‖ReLU(X)‖² = σ²d/2."""
+    density = sp.exp(-x ** 2 / (2 * sigma ** 2)) / (sp.sqrt(2 * sp.pi) * sigma)
+    return {"E[relu(X)^2]": sp.integrate(x ** 2 * density, (x, 0, sp.oo)), "symbols": {"x": x, "sigma": sigma}}
+
+
+def xiong_lemma2() -> dict:
+    """Xiong et al. 2020, Lemma 2, for an FFN d → d_ff → d with Xavier-normal weights (variance
+    2/(d + d_ff) each; the paper's analysis has d_ff = d) fed a LayerNorm output (‖u‖² = d):
+    pre-activations of variance σ² = d·2/(d + d_ff), Lemma 1 for the d_ff ReLUs, then the second
+    matrix: E‖FFN(u)‖² = f·d with f = 2·d·d_ff/(d + d_ff)². Post-LN's FFN sum x^{post,5} = u + FFN(u)
+    has E‖x^{post,5}‖² = (1 + f)·d. Pre-LN adds per layer the FFN's f·d plus an attention term
+    between 0 and d (uniform attention over LN'd tokens: 0 for orthogonal tokens, d for equal ones),
+    so (1 + f·l)·d ≤ E‖x_l‖² ≤ (1 + (1 + f)·l)·d from E‖x_0‖² = d. At d_ff = d: 3d/2, (1 + l/2)d and
+    (1 + 3l/2)d, the paper's statement."""
+    var = 2 / (d + d_ff)                                            # Xavier-normal, d × d_ff
+    relu = relu_second_moment()
+    per_unit = relu["E[relu(X)^2]"].subs(relu["symbols"]["sigma"], sp.sqrt(d * var))   # E[ReLU(h_j)²]
+    ffn = sp.simplify(d * (d_ff * per_unit) * var)                  # E‖FFN(u)‖²: d outputs of variance E‖r‖²·var
+    f = sp.simplify(ffn / d)
+    out = {"ffn_ratio": f, "post_ffn_sum": sp.simplify(d * (1 + f)),
+           "pre_lower": sp.expand(d * (1 + f * ell)), "pre_upper": sp.expand(d * (1 + (1 + f) * ell))}
+    out["paper"] = {key: sp.simplify(val.subs(d_ff, d)) for key, val in out.items()}
+    out["symbols"] = {"d": d, "d_ff": d_ff, "l": ell}
+    return out
+
+
+def lemma2_at(width: int, ffn_width: int, layers: int) -> dict[str, list[float]]:
+    """:func:`xiong_lemma2` divided by d, as numbers, at l = 0..``layers``: the paper's (d_ff = d) and
+    this model's (d_ff = ``ffn_width``) Post-LN FFN sum and Pre-LN bounds."""
+    lem = xiong_lemma2()
+    at = {d: width, d_ff: ffn_width}
+    out = {}
+    for tag, exprs in (("paper", lem["paper"]), ("ours", lem)):
+        for key in ("post_ffn_sum", "pre_lower", "pre_upper"):
+            out[f"{tag} {key}"] = [float(exprs[key].subs(at).subs(ell, l)) / width for l in range(layers + 1)]
+    return out
+
+
+def liu_output_change() -> dict:
+    """Liu et al. 2020, Theorem 2: Var[F(x, W) − F(x, W*)] ≈ Σ_{i=1}^{n} β²_{i,i}·C over the n
+    sublayers, β²_{i,i} the share of branch i in the variance of the normalized x̂_i. Post-LN: branch
+    and skip path meet at variances v and 1, β² = v/(1 + v) at every sublayer, so the sum is
+    n·v/(1 + v) = O(n) (Corollary 2). Pre-LN: after i sublayers the stream holds k = i + 1 terms of
+    equal variance (x_0 and i branches), β² = 1/k, so the sum is Σ_{k=2}^{n+1} 1/k = H_{n+1} − 1 =
+    O(log n) (Corollary 1)."""
+    return {"post": sp.summation(v / (1 + v), (k, 1, n)), "pre": sp.summation(1 / k, (k, 2, n + 1)),
+            "symbols": {"n": n, "k": k, "v": v}}
+
+
+def liu_shapes(depths, branch_ratio: float = 1.0) -> dict[str, list[float]]:
+    """:func:`liu_output_change` at n = 2N sublayers for each depth N in ``depths`` (``branch_ratio``:
+    Post-LN's v): the predicted growth, up to the constant C."""
+    liu = liu_output_change()
+    return {style: [float(liu[style].subs({n: 2 * depth, v: branch_ratio})) for depth in depths]
+            for style in ("post", "pre")}

@@ -1,6 +1,7 @@
 """Experiments of the chapter "Post-Norm vs Pre-Norm": the residual stream and the gradients at
-initialization, per block, and training runs with warmup and ReZero variants. They measure and
-return numbers; figures come from :mod:`deepnotes.chapters.post_vs_pre_norm.figures`.
+initialization, per block, training runs with warmup and ReZero variants, and two papers' results
+at toy scale (Xiong et al. 2020's norms and gradients at initialization, Liu et al. 2020's output
+change under a random perturbation). They measure and return numbers; figures come from :mod:`deepnotes.chapters.post_vs_pre_norm.figures`.
 
 Per sublayer k the *branch ratio* v_k = E[F_k(x)²]/E[x²] (x the sublayer's input) is measured;
 the derivations predict the weight of x_0 in x_l from it:
@@ -16,12 +17,14 @@ import functools
 from dataclasses import dataclass
 
 import torch
+import torch.nn.functional as F
 
 from deepnotes.core.budget import Budget, device as default_device, get_budget
 from deepnotes.core.config import ModelConfig
 from deepnotes.core.data import MarkovLanguage, probe_batch
 from deepnotes.core.models import build_model
-from deepnotes.core.probes import per_block_grad_norms
+from deepnotes.core.rng import generator
+from deepnotes.core.probes import block_matrices, per_block_grad_norms
 from deepnotes.core.scaling import predicted_identity_weight
 from deepnotes.core.engine import GATES
 from deepnotes.core import ensemble_trackers as et
@@ -195,3 +198,133 @@ def slider_experiment(depth: int, norm: str, warmup: int = 0, beta: float | None
     probe = stream_probe(norm, depth, budget, beta=beta)
     hist = run(norm, depth, budget, "adam", lr, warmup=warmup, steps=sub.slider_steps, beta=beta, progress=progress)
     return SliderResult(depth, norm, warmup, beta, lr, probe, hist)
+
+
+# Reproducing the papers: Xiong et al. 2020 (arXiv:2002.04745) and Liu et al. 2020 (arXiv:2004.08249)
+
+PAPER_STYLES = ("post", "pre")     # the two styles both papers compare
+
+
+@dataclass
+class XiongStack:
+    """One stack of :func:`xiong_probe` at depth L, each value the mean over the budget's
+    ``paper_seeds`` initializations (every seed its own probe batch) and over tokens."""
+    sq_norms: list[float]          # E‖x_l‖² for l = 0..L: x_0 the embedding, x_l the output of block l
+    ffn_sum_sq: list[float]        # Post-LN: E‖x^{post,5}_l‖² = E‖u + FFN(u)‖², the input of block l's last LN; [] for Pre-LN
+    w2_grads: list[float]          # ‖∂L/∂W^{2,l}‖_F (the FFN's second matrix) per block l = 1..L
+    w1_grads: list[float]          # ‖∂L/∂W^{1,l}‖_F per block l = 1..L
+    last_w2_per_seed: list[float]  # ‖∂L/∂W^{2,L}‖_F of each seed (Theorem 1's quantity)
+
+
+@dataclass
+class XiongProbe:
+    """Xiong et al. 2020 at initialization, per (style, depth): Lemma 2's hidden-state norms, Theorem 1's
+    last-layer FFN gradient, their Fig. 3's layer-wise FFN gradients."""
+    depths: tuple[int, ...]        # the Theorem 1 sweep over L (paper_depths)
+    profile_depth: int             # depth of the layer-wise gradient profile (the paper's 6 layers)
+    d_model: int
+    d_ff: int
+    seeds: int
+    stacks: dict[tuple[str, int], XiongStack]
+
+    def last_w2(self, norm: str) -> list[float]:
+        """Mean over seeds of ‖∂L/∂W^{2,L}‖_F at each depth of ``depths``."""
+        return [sum(s) / len(s) for s in (self.stacks[(norm, n)].last_w2_per_seed for n in self.depths)]
+
+
+def _xiong_stack(norm: str, n_layers: int, budget: Budget, seeds: int, device) -> XiongStack:
+    """Per seed: one probe batch through a fresh stack, the squared norms of x_l and (Post-LN) of the
+    FFN sum before its LN, then ∂L/∂W^{1,l}, ∂L/∂W^{2,l} of the LM loss; averaged over seeds."""
+    cfg = style_config(norm, n_layers, budget)
+    task = MarkovLanguage(budget.vocab_size, seed=0)
+    sq, ffn_sum, w2, w1, last = [], [], [], [], []
+    for seed in range(seeds):
+        model = build_model(cfg, seed=seed, device=device)
+        tokens = probe_batch(task, budget.batch_size, budget.seq_len, seed=seed, device=device)   # [B, T]
+        sums: list[float] = []
+
+        def record(module, inputs, output):                   # inputs[0]: u + FFN(u) [B, T-1, d]
+            sums.append(float(inputs[0].detach().pow(2).sum(-1).mean()))
+
+        hooks = [block.sublayers[-1].norm.register_forward_hook(record) for block in model.blocks] if norm == "post" else []
+        hidden, stream = model.hidden(tokens[:, :-1], return_stream=True)   # stream: L+1 × [B, T-1, d]
+        for h in hooks:
+            h.remove()
+        logits = model.head(model.head_transform(hidden))         # [B, T-1, V]
+        loss = F.cross_entropy(logits.flatten(0, 1), tokens[:, 1:].flatten())   # = model.loss(tokens)
+        loss.backward()
+        sq.append([float(x.detach().pow(2).sum(-1).mean()) for x in stream])
+        ffn_sum.append(sums)
+        w2.append([float(block.ffn.fc2.weight.grad.norm()) for block in model.blocks])
+        w1.append([float(block.ffn.fc1.weight.grad.norm()) for block in model.blocks])
+        last.append(w2[-1][-1])
+
+    def mean(rows):                                            # seeds × positions → positions
+        return [sum(col) / len(col) for col in zip(*rows)]
+
+    return XiongStack(mean(sq), mean(ffn_sum) if norm == "post" else [], mean(w2), mean(w1), last)
+
+
+def xiong_probe(budget: Budget | None = None, device=None) -> XiongProbe:
+    """Xiong et al. 2020 with the chapter's Post-LN and Pre-LN stacks at initialization, at each of
+    ``paper_depths`` and ``profile_depth``:
+
+        Lemma 2     Post-LN E‖x^{post,5}_l‖² = (3/2)d;  Pre-LN (1 + l/2)d ≤ E‖x_l‖² ≤ (1 + 3l/2)d
+        Theorem 1   ‖∂L/∂W^{2,L}‖_F = O(d√(ln d)) (Post-LN),  O(d√(ln d / L)) (Pre-LN)
+        Fig. 3(a,b) ‖∂L/∂W^{·,l}‖_F grows with l (Post-LN), stays about the same (Pre-LN)"""
+    budget = budget or get_budget()
+    device = device or default_device()
+    sub = budget.post_vs_pre_norm
+    depths = sorted(set(sub.paper_depths) | {sub.profile_depth})
+    stacks = {(norm, n): _xiong_stack(norm, n, budget, sub.paper_seeds, device) for norm in PAPER_STYLES for n in depths}
+    return XiongProbe(tuple(sub.paper_depths), sub.profile_depth, budget.d_model, budget.d_ff, sub.paper_seeds, stacks)
+
+
+@dataclass
+class LiuProbe:
+    """Liu et al. 2020's output change at initialization: E‖F(x, W) − F(x, W + δ)‖² per token."""
+    depths: tuple[int, ...]              # N (blocks; 2N sublayers)
+    perturbation: float                  # ε: δ = ε·RMS(W)·N(0, 1) on every weight matrix W of the blocks
+    changes: dict[str, list[list[float]]]    # style → per depth → per seed
+
+    def mean(self, norm: str) -> list[float]:
+        """Mean over seeds of the output change at each depth."""
+        return [sum(c) / len(c) for c in self.changes[norm]]
+
+
+@torch.no_grad()
+def output_change(model, tokens: torch.Tensor, eps: float, generator: torch.Generator) -> float:
+    """E over tokens of ‖F(x, W) − F(x, W + δ)‖², F the final hidden state (after Pre-LN's final LN)
+    [B, T, d], δ = ε·RMS(W)·N(0, I) drawn on the CPU from ``generator`` for every block matrix W; the
+    model's weights are restored afterwards."""
+    before = model.hidden(tokens)                                        # [B, T, d]
+    mats = block_matrices(model)
+    saved = [w.clone() for w in mats]
+    for w in mats:
+        noise = torch.randn(w.shape, generator=generator).to(w.device, w.dtype)
+        w.add_(eps * w.pow(2).mean().sqrt() * noise)
+    after = model.hidden(tokens)                                         # [B, T, d]
+    for w, s in zip(mats, saved):
+        w.copy_(s)
+    return float((after - before).pow(2).sum(-1).mean())
+
+
+def liu_output_change(budget: Budget | None = None, device=None) -> LiuProbe:
+    """Liu et al. 2020 (Theorem 2, Corollaries 1-2, Fig. 4) with the chapter's stacks: how far a small
+    random perturbation of every block matrix moves the output, Post-LN against Pre-LN, at each of
+    ``paper_depths`` (``paper_seeds`` initializations, each with its own probe batch and δ)."""
+    budget = budget or get_budget()
+    device = device or default_device()
+    sub = budget.post_vs_pre_norm
+    task = MarkovLanguage(budget.vocab_size, seed=0)
+    changes: dict[str, list[list[float]]] = {}
+    for norm in PAPER_STYLES:
+        changes[norm] = []
+        for n_layers in sub.paper_depths:
+            per_seed = []
+            for seed in range(sub.paper_seeds):
+                model = build_model(style_config(norm, n_layers, budget), seed=seed, device=device)
+                tokens = probe_batch(task, budget.batch_size, budget.seq_len, seed=seed, device=device)[:, :-1]   # [B, T-1]
+                per_seed.append(output_change(model, tokens, sub.perturbation, generator(seed)))
+            changes[norm].append(per_seed)
+    return LiuProbe(tuple(sub.paper_depths), sub.perturbation, changes)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from deepnotes.chapters.post_vs_pre_norm import experiments as ex
+from deepnotes.core.probes import loglog_slope
 from deepnotes.show.palette import colour
 
 LOG_FLOOR = 1e-6            # added before a log axis/log10 so an exact 0 stays drawable
@@ -103,3 +104,87 @@ def slider_figure(depth: int, norm: str, warmup: int = 0, beta: float | None = N
                   budget=None, progress: bool = False):
     """The slider's render function: runs :func:`.experiments.slider_experiment` and draws it."""
     return slider_result(ex.slider_experiment(depth, norm, warmup, beta, lr, budget, progress))
+
+
+# Reproducing the papers
+
+def fitted_constant(measured, shape) -> float:
+    """The C of a prediction C·shape(N) known up to a constant: exp(mean(log measured − log shape))
+    (the least-squares fit on log axes), so the dashed curve shows the predicted growth, not a level."""
+    logs = [np.log(m) - np.log(s) for m, s in zip(measured, shape) if m > 0 and s > 0]
+    return float(np.exp(np.mean(logs)))
+
+
+def _depth_ticks(ax, depths) -> None:
+    """Log-scaled x axis labelled at the measured depths only."""
+    from matplotlib.ticker import NullFormatter
+    ax.set_xticks(list(depths), [str(n) for n in depths])
+    ax.xaxis.set_minor_formatter(NullFormatter())
+
+
+def xiong_figure(probe: ex.XiongProbe):
+    """Xiong et al. 2020 at toy scale: (a) E‖x_l‖²/d per layer at the deepest stack against Lemma 2
+    (Pre-LN between (1 + l/2)d and (1 + 3l/2)d; Post-LN's FFN sum at 3d/2, its LN outputs at d);
+    (b) Theorem 1, ‖∂L/∂W^{2,L}‖_F against L with the predicted slopes 0 and −1/2; (c) Fig. 3(a,b),
+    ‖∂L/∂W^{2,l}‖_F (solid) and ‖∂L/∂W^{1,l}‖_F (dashed) per layer at the profile depth."""
+    from deepnotes.chapters.post_vs_pre_norm.derive import lemma2_at
+    from deepnotes.show import plots
+    d, deep = probe.d_model, max(n for _, n in probe.stacks)
+    bounds = lemma2_at(d, probe.d_ff, deep)
+    layers = list(range(deep + 1))
+    fig, (ax_n, ax_g, ax_l) = plots.new_figure(3, width=3.9, height=3.1)
+    post, pre = probe.stacks[("post", deep)], probe.stacks[("pre", deep)]
+    ax_n.semilogy(layers, [s / d for s in pre.sq_norms], "o-", ms=2.5, color=colour("pre"), label=r"pre: $\|x_l\|^2/d$")
+    ax_n.semilogy(layers[1:], [s / d for s in post.ffn_sum_sq], "o-", ms=2.5, color=colour("post"),
+                  label=r"post: $\|x^{post,5}_l\|^2/d$")
+    ax_n.semilogy(layers, [s / d for s in post.sq_norms], ":", color=colour("post"), label=r"post: $\|x_l\|^2/d$ (after LN)")
+    ax_n.plot(layers, bounds["paper pre_lower"], "k--", lw=1, label="Lemma 2 (paper, $d_{ff}=d$)")
+    ax_n.plot(layers, bounds["paper pre_upper"], "k--", lw=1)
+    ax_n.plot(layers, bounds["paper post_ffn_sum"], "k--", lw=1)
+    ax_n.plot(layers, bounds["ours pre_lower"], color="gray", ls=":", lw=1,
+              label=f"Lemma 1-2 at $d_{{ff}}={probe.d_ff}$")
+    ax_n.plot(layers, bounds["ours pre_upper"], color="gray", ls=":", lw=1)
+    plots.label_axes(ax_n, "layer l", r"$E\|\cdot\|^2 / d$", f"Lemma 2: hidden-state norms, L = {deep}", legend=6)
+    for norm, slope in (("post", 0.0), ("pre", -0.5)):
+        grads = probe.last_w2(norm)
+        for depth in probe.depths:
+            per_seed = probe.stacks[(norm, depth)].last_w2_per_seed
+            ax_g.loglog([depth] * len(per_seed), per_seed, ".", color=colour(norm), alpha=0.3)
+        ax_g.loglog(probe.depths, grads, "o-", color=colour(norm), label=f"{norm}: slope {loglog_slope(probe.depths, grads):.2f}")
+        shape = [n ** slope for n in probe.depths]
+        c = fitted_constant(grads, shape)
+        ax_g.loglog(probe.depths, [c * s for s in shape], "--", color=colour(norm), lw=1, label=f"Theorem 1: slope {slope:g}")
+    _depth_ticks(ax_g, probe.depths)
+    plots.label_axes(ax_g, "depth L", r"$\|\partial L/\partial W^{2,L}\|_F$ (dots: seeds)", "Theorem 1: last FFN layer")
+    n = probe.profile_depth
+    for norm in ex.PAPER_STYLES:
+        stack = probe.stacks[(norm, n)]
+        ax_l.plot(range(1, n + 1), stack.w2_grads, "o-", color=colour(norm), label=f"{norm}: $W^2$")
+        ax_l.plot(range(1, n + 1), stack.w1_grads, "s--", color=colour(norm), label=f"{norm}: $W^1$")
+    plots.label_axes(ax_l, "layer l", r"$\|\partial L/\partial W^{\cdot,l}\|_F$", f"Fig. 3(a,b): per layer, L = {n}")
+    fig.tight_layout()
+    return fig
+
+
+def liu_figure(probe: ex.LiuProbe):
+    """Liu et al. 2020 at toy scale: E‖F(x, W) − F(x, W + δ)‖² against depth N (mean over seeds, the
+    dots each seed), with Theorem 2's predicted growth dashed: n·v/(1+v) = O(N) for Post-LN and
+    H_{n+1} − 1 = O(log N) for Pre-LN (n = 2N sublayers), each scaled by its fitted constant C."""
+    from deepnotes.chapters.post_vs_pre_norm.derive import liu_shapes
+    from deepnotes.show import plots
+    shapes = liu_shapes(probe.depths)
+    label = {"post": "O(N)", "pre": "O(log N)"}
+    fig, (ax,) = plots.new_figure(1, width=4.6, height=3.3)
+    for norm in ex.PAPER_STYLES:
+        for n, per_seed in zip(probe.depths, probe.changes[norm]):
+            ax.loglog([n] * len(per_seed), per_seed, ".", color=colour(norm), alpha=0.3)
+        mean = probe.mean(norm)
+        ax.loglog(probe.depths, mean, "o-", color=colour(norm), label=f"{norm}: slope {loglog_slope(probe.depths, mean):.2f}")
+        c = fitted_constant(mean, shapes[norm])
+        ax.loglog(probe.depths, [c * s for s in shapes[norm]], "--", color=colour(norm), lw=1,
+                  label=f"Theorem 2: {label[norm]}, slope {loglog_slope(probe.depths, shapes[norm]):.2f}")
+    _depth_ticks(ax, probe.depths)
+    plots.label_axes(ax, "depth N (blocks)", r"$E\|F(x,W) - F(x,W+\delta)\|^2$ (dots: seeds)",
+                     f"output change, δ = {probe.perturbation:g}·RMS(W)·N(0, 1)")
+    fig.tight_layout()
+    return fig

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from book_paths import CHAPTERS, CONFIG, ROOT, TOC
+from book_paths import APPENDIX, CHAPTERS, CONFIG, ROOT, TOC
 
 NOTEBOOKS = sorted((ROOT / "book").glob("*.ipynb"))
 
@@ -20,8 +20,9 @@ def test_config_has_what_the_book_needs():
 
 
 def test_every_notebook_is_in_the_toc_and_every_toc_entry_exists():
-    assert sorted(f"book/{p.stem}" for p in NOTEBOOKS) == sorted(c for c in CHAPTERS if (ROOT / f"{c}.ipynb").exists())
-    for entry in [TOC["root"]] + CHAPTERS:
+    listed = CHAPTERS + APPENDIX
+    assert sorted(f"book/{p.stem}" for p in NOTEBOOKS) == sorted(c for c in listed if (ROOT / f"{c}.ipynb").exists())
+    for entry in [TOC["root"]] + listed:
         assert (ROOT / f"{entry}.ipynb").exists() or (ROOT / f"{entry}.md").exists(), entry
 
 
@@ -78,17 +79,18 @@ def test_book_builds_with_every_chapter_and_its_figures(built_book):
 def test_the_claims_ledger_matches_every_verdict_the_chapters_showed(built_book):
     """The build ran every chapter, each recorded its verdicts, and the ledger page read them last."""
     from deepnotes.ledger import page
-    from deepnotes.ledger.items import CHAPTERS
+    from deepnotes.ledger.items import CHAPTERS as STEMS
     from deepnotes.ledger.record import read_records
     records = read_records(ROOT / "book" / "_verdicts")
-    assert sorted(records) == sorted(CHAPTERS) and {r.budget for r in records.values()} == {"smoke"}
+    assert sorted(f"book/{c}" for c in STEMS) == sorted(CHAPTERS), "the ledger knows every chapter of the toc"
+    assert sorted(records) == sorted(STEMS) and {r.budget for r in records.values()} == {"smoke"}
     ledger = page.build(records)
     assert not ledger.dangling and not ledger.unsourced, page.problems(ledger)
     html = (built_book.html / "book" / "ledger.html").read_text()
     for cov in page.coverage(ledger):
         assert f"seed {cov.seed}:" in html
     assert "Every verdict cites items the inventory has" in html
-    pages = {c: (built_book.html / "book" / f"{c}.html").read_text() for c in CHAPTERS}
+    pages = {c: (built_book.html / "book" / f"{c}.html").read_text() for c in STEMS}
     for rows in ledger.rows.values():
         for row in rows:
             assert row.state != "not checked" or row.item.not_checked, f"{row.seed} {row.item.ref}: say why it is not checked"

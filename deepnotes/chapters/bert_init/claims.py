@@ -43,7 +43,7 @@ PRINTED_GRAD = {0.02: (0.98, 0.99, 1.00, 1.01, 1.00), 0.0361: (0.85, 0.91, 0.96,
 PRINTED_TRAINING = {0.01: ("120000", 2.85), 0.02: ("100000", 2.82), 0.0361: ("85000", 2.83),
                     0.05: ("not converged", 3.20)}  # §9.3: steps to converge, final loss
 
-MAIN = "seed 003 §初始标准差为什么是0.02"
+MAIN = "seed 003 §初始标准差为什么是0.02"          # + the inventory's claim numbers where used
 DENSE = "seed 003 §为什么MLM要多加Dense"
 MEASURED = "derivation above; measured"
 
@@ -62,43 +62,43 @@ def derivation_verdicts(ffn: dict | None = None, logits: dict | None = None) -> 
     w_bert, w_xav = (1 + v_bert) ** -0.5, (1 + v_xav) ** -0.5
     layers = sb.BERT_DEPTH // 2                       # the article's (1+σ²)^6: two sublayers per σ² term
     return vd.VerdictTable([
-        vd.check_number("the cut at ±2σ leaves an actual std of 0.02/1.1368472", MAIN, BERT_STD / DIVISOR,
+        vd.check_number("the cut at ±2σ leaves an actual std of 0.02/1.1368472", f"{MAIN} claim 29", BERT_STD / DIVISOR,
                         float(stds["actual"]), "SymPy's truncated-normal variance"),
-        vd.check_number("1/√768 ≈ 0.0361 (Xavier for BERT-base)", "seed 003 main text; annotated eqs. (12), (22)",
+        vd.check_number("1/√768 ≈ 0.0361 (Xavier for BERT-base)", f"{MAIN} claim 30; seed 003 annotated eqs. (12), (22)",
                         XAVIER_STD, float(stds["xavier"])),
-        vd.check_number("BERT's std is about half of Xavier's", "seed 003 main text; eq. (23)", 0.5, float(stds["ratio"]),
+        vd.check_number("BERT's std is about half of Xavier's", f"{MAIN} claim 31; seed 003 annotated eq. (23)", 0.5, float(stds["ratio"]),
                         "the ratio is 0.4875", rtol=STD_RATIO_RTOL, approx_rtol=STD_RATIO_APPROX_RTOL),
-        vd.check_number("the ratio is 0.487", "eq. (24)", 0.487, float(stds["ratio"])),
-        vd.check_expr("Var[y] = n_in·σ_w²·Var[x] for y = Wx", "eqs. (4)–(5)", sym.m * sym.s_w * sym.s_x, lin["E[y^2]"]),
-        vd.check_expr("forward-only rule 1/n_in is 'Glorot uniform'", "eq. (10)", 1 / n_i, glorot,
+        vd.check_number("the ratio is 0.487", "seed 003 annotated eq. (24)", 0.487, float(stds["ratio"])),
+        vd.check_expr("Var[y] = n_in·σ_w²·Var[x] for y = Wx", "seed 003 annotated eqs. (4)–(5)", sym.m * sym.s_w * sym.s_x, lin["E[y^2]"]),
+        vd.check_expr("forward-only rule 1/n_in is 'Glorot uniform'", "seed 003 annotated eq. (10)", 1 / n_i, glorot,
                       "Glorot-uniform U(±√(6/(n_in+n_out))) has variance 2/(n_in+n_out); 1/n_in is LeCun's"),
-        vd.check_expr("Xavier's compromise 2/(n_in + n_out)", "eq. (9)", 2 / (n_i + n_o), glorot),
-        vd.check_expr("Var[ReLU(x)] ≈ Var[x]/2", "eq. (15)", sym.q / 2, relu["variance"],
+        vd.check_expr("Xavier's compromise 2/(n_in + n_out)", "seed 003 annotated eq. (9)", 2 / (n_i + n_o), glorot),
+        vd.check_expr("Var[ReLU(x)] ≈ Var[x]/2", "seed 003 annotated eq. (15)", sym.q / 2, relu["variance"],
                       "q/2 is the second moment E[relu²] (what He's rule needs); the variance is q(π−1)/(2π) ≈ 0.34 q"),
-        vd.check_number("He: √2/√768 ≈ 0.0510", "eq. (18)", 0.0510, (2 / sb.BERT_WIDTH) ** 0.5),
-        vd.check_expr("variance of N(0,1) cut at ±a", "eq. (19)", tv["printed_eq19"], tv["derived"],
+        vd.check_number("He: √2/√768 ≈ 0.0510", "seed 003 annotated eq. (18)", 0.0510, (2 / sb.BERT_WIDTH) ** 0.5),
+        vd.check_expr("variance of N(0,1) cut at ±a", "seed 003 annotated eq. (19)", tv["printed_eq19"], tv["derived"],
                       "the printed formula reduces to −2a (negative); the right one is 1 − 2aφ(a)/(2Φ(a)−1)"),
-        vd.check_number("σ_actual/σ_nominal ≈ 0.8796", "eq. (20)", 0.8796, gamma_ratio),
-        vd.check_number("actual std 0.02/1.1368 ≈ 0.0176", "eq. (21)", BERT_ACTUAL_STD, float(stds["actual"])),
+        vd.check_number("σ_actual/σ_nominal ≈ 0.8796", "seed 003 annotated eq. (20)", 0.8796, gamma_ratio),
+        vd.check_number("actual std 0.02/1.1368 ≈ 0.0176", "seed 003 annotated eq. (21)", BERT_ACTUAL_STD, float(stds["actual"])),
         vd.check_number("identity weight per residual at Xavier init 0.9994, i.e. a loss 1 − α of 6e-4",
-                        "eqs. (27)–(28)", 1 - 1 / (1 + XAVIER_STD ** 2) ** 0.5, 1 - w_xav,
+                        "seed 003 annotated eqs. (27)–(28)", 1 - 1 / (1 + XAVIER_STD ** 2) ** 0.5, 1 - w_xav,
                         f"uses s² = 0.0013 for the branch variance; the FFN branch's v is {v_xav:.3f} (q = d s²), "
                         f"α = {w_xav:.4f}"),
-        vd.check_number("identity weight per residual at BERT init 0.9998, i.e. a loss 1 − α of 1.5e-4", "eqs. (27), (29)",
+        vd.check_number("identity weight per residual at BERT init 0.9998, i.e. a loss 1 − α of 1.5e-4", "seed 003 annotated eqs. (27), (29)",
                         1 - 1 / (1 + BERT_ACTUAL_STD ** 2) ** 0.5, 1 - w_bert,
                         f"the FFN branch's v is {v_bert:.4f}, not 0.0176² = 0.00031; α = {w_bert:.4f}"),
-        vd.check_number("(1+σ²)^6 at BERT init ≈ 1.0019 (12 layers)", "eq. (35)", 1.0019, (1 + v_bert) ** layers,
+        vd.check_number("(1+σ²)^6 at BERT init ≈ 1.0019 (12 layers)", "seed 003 annotated eq. (35)", 1.0019, (1 + v_bert) ** layers,
                         "with the FFN branch's real v (GELU); attention adds a little more, measured below"),
-        vd.check_number("(1+σ²)^6 at Xavier init ≈ 1.0078", "eq. (34)", 1.0078, (1 + v_xav) ** layers, "with the real v"),
-        vd.check_number("effective depth 1/σ² ≈ 3226 layers at BERT init", "eq. (58)", 3226,
+        vd.check_number("(1+σ²)^6 at Xavier init ≈ 1.0078", "seed 003 annotated eq. (34)", 1.0078, (1 + v_xav) ** layers, "with the real v"),
+        vd.check_number("effective depth 1/σ² ≈ 3226 layers at BERT init", "seed 003 annotated eq. (58)", 3226,
                         1 / float(sp.log(1 + v_bert)), "1/log(1+v) with the real FFN v, counted in FFN sublayers"),
-        vd.check_number("LayerScale: σ_eff = 1e-4 × 0.02 = 2e-6", "eq. (61)", 2e-6, LAYERSCALE * BERT_STD, "arithmetic"),
-        vd.check_number("LayerScale: L_eff = 1/(1e-8 · 0.02²) = 2.5e11", "eq. (63)", 2.5e11,
+        vd.check_number("LayerScale: σ_eff = 1e-4 × 0.02 = 2e-6", "seed 003 annotated eq. (61)", 2e-6, LAYERSCALE * BERT_STD, "arithmetic"),
+        vd.check_number("LayerScale: L_eff = 1/(1e-8 · 0.02²) = 2.5e11", "seed 003 annotated eq. (63)", 2.5e11,
                         1 / float(sp.log(1 + LAYERSCALE ** 2 * v_bert)),
                         "with the real branch variance λ²·v the effective depth is 1/log(1+λ²v)"),
-        vd.check_number("logit variance at init 768 × 0.0176² ≈ 0.238", "eq. (67)", 0.238, q_bert),
-        vd.check_number("logit std ≈ 0.488", "eq. (68)", 0.488, q_bert ** 0.5),
-        vd.check_true(claim="0.02 init → MLM softmax too uniform without the extra layer", source=DENSE,
+        vd.check_number("logit variance at init 768 × 0.0176² ≈ 0.238", "seed 003 annotated eq. (67)", 0.238, q_bert),
+        vd.check_number("logit std ≈ 0.488", "seed 003 annotated eq. (68)", 0.488, q_bert ** 0.5),
+        vd.check_true(claim="0.02 init → MLM softmax too uniform without the extra layer", source=f"{DENSE} claim 40",
                       claimed="nearly uniform", computed=f"log V − H = q/2 = {q_bert / 2:.3f} nats",
                       ok=q_bert / 2 < UNIFORM_KL_NATS, reason="the softmax starts within q/2 nats of uniform"),
     ])
@@ -113,12 +113,12 @@ def init_verdicts(probes: dict[float, InitProbe], budget: Budget | None = None) 
         depth = p.depth
         _, v_ffn = derived_ratios(s, sum(p.rho) / depth)
         mean_ffn = sum(p.ffn_ratio) / depth
-        rows.append(vd.check_number(f"std {s:g}: FFN branch ratio = r·q·E[gelu²]", MEASURED, v_ffn, mean_ffn,
+        rows.append(vd.check_number(f"std {s:g}: FFN branch ratio = r·q·E[gelu²]", f"{MAIN} claim 33; {MEASURED}", v_ffn, mean_ffn,
                                     f"mean over {depth} layers; they range {min(p.ffn_ratio):.3g} … {max(p.ffn_ratio):.3g}",
                                     rtol=MEASURED_RTOL, approx_rtol=MEASURED_APPROX_RTOL))
         derived_top, measured_top = p.derived_cos[-1], p.cos_x0[-1]
         rows.append(vd.check_true(
-            claim=f"std {s:g}: identity weight after {depth} layers", source=MEASURED, claimed=f"{derived_top:.3f}",
+            claim=f"std {s:g}: identity weight after {depth} layers", source=f"{MAIN} claims 32, 33; {MEASURED}", claimed=f"{derived_top:.3f}",
             computed=f"cos(x_N, x_0) = {measured_top:.3f}",
             ok=abs(measured_top - derived_top) < IDENTITY_ATOL or (derived_top < IDENTITY_ATOL and abs(measured_top) < noise),
             reason=f"from the derived v (ρ measured); below 0.05 the test is |cos| < 3/√d = {noise:.2f}"))
@@ -126,16 +126,16 @@ def init_verdicts(probes: dict[float, InitProbe], budget: Budget | None = None) 
     v_att = derived_ratios(BERT_STD, p02.rho[0])[0]
     g_ratio, g_article = p02.grad_norms[0] / p02.grad_norms[-1], article_gradient_prediction(p02)[0]
     rows += [
-        vd.check_true(claim="attention at small std averages the sequence: v_att = ρ q²", source=MEASURED,
+        vd.check_true(claim="attention at small std averages the sequence: v_att = ρ q²", source=f"{MAIN} claim 33; {MEASURED}",
                       claimed=f"{v_att:.4f} (layer 1, ρ = {p02.rho[0]:.3f})", computed=f"{p02.attn_ratio[0]:.4f}",
                       ok=abs(p02.attn_ratio[0] / v_att - 1) < ATTENTION_RTOL,
                       reason="std 0.02; at large std the scores are no longer small and attention stops averaging"),
-        vd.check_number("MLM logit variance = q at std 0.02", "eq. (67); measured", q_of(BERT_STD), p02.logit_var,
+        vd.check_number("MLM logit variance = q at std 0.02", "seed 003 annotated eq. (67); measured", q_of(BERT_STD), p02.logit_var,
                         "logits at the masked positions", rtol=MEASURED_RTOL, approx_rtol=MEASURED_APPROX_RTOL),
-        vd.check_number("MLM softmax: log V − H ≈ q/2 at std 0.02", MEASURED, q_of(BERT_STD) / 2, p02.softmax_kl,
+        vd.check_number("MLM softmax: log V − H ≈ q/2 at std 0.02", f"{DENSE} claim 40; {MEASURED}", q_of(BERT_STD) / 2, p02.softmax_kl,
                         f"V = {b.vocab}; q/2 is the large-V limit", rtol=MEASURED_RTOL, approx_rtol=MEASURED_APPROX_RTOL),
         vd.check_true(claim="Post-LN gradients fall toward the input like the identity path's weight",
-                      source="annotated eqs. (42), (54); measured",
+                      source="seed 003 annotated eqs. (42), (54); measured",
                       claimed=f"‖g_1‖/‖g_N‖ = {g_article:.3f} (eq. (42) with the measured v)", computed=f"{g_ratio:.3f}",
                       ok=abs(g_ratio - g_article) < GRADIENT_ATOL,
                       reason="std 0.02: the branches pass gradient too, so the blocks' gradients fall far less than "
@@ -158,29 +158,31 @@ def table_verdicts(own: dict[float, ex.TableProbe], cut: dict[float, ex.InitProb
     ratio = t05.stream_var[-1] / t05.stream_var[0]
     both = "uncut N(0, σ²) and x_0 ~ N(0, I), the tables' setting; BERT's cut weights and tokens: "
     return vd.VerdictTable([
-        vd.check_true(claim="§9.1: Var[x_l] falls layer by layer (to 0.948 at σ = 0.05)", source="annotated §9.1 table",
+        vd.check_true(claim="§9.1: Var[x_l] falls layer by layer (to 0.948 at σ = 0.05)", source="seed 003 annotated §9.1 table",
                       claimed="falls", computed=f"every layer's Var within {var_spread:.1e} of 1 (cut: {cut_spread:.1e})",
                       ok=var_spread > VAR_FALL_MIN,
                       reason="x_l is a LayerNorm output with γ = 1: its variance is 1 at every layer by construction"),
-        vd.check_true(claim="eq. (73): Var[x_12] = (1+σ²)^{-6}", source="annotated §9.1",
+        vd.check_true(claim="eq. (73): Var[x_12] = (1+σ²)^{-6}", source="seed 003 annotated §9.1 eq. (73)",
                       claimed=f"{claimed_var:.3f} at σ = 0.05",
                       computed=f"Var {measured_var:.3f}; weight of x_0 {t05.cos_x0[-1]:.3f} (cut: {cut[sigma].cos_x0[-1]:.3f})",
                       ok=1 - measured_var >= EQ73_DROP_SHARE * (1 - claimed_var),
                       reason="the variance is pinned at 1; what decays is the weight of x_0, and with the real v, not σ²"),
-        vd.check_number("§9.2: ‖g_0‖/‖g_12‖ at σ = 0.02", "annotated §9.2 table", PRINTED_GRAD[0.02][0], g02,
+        vd.check_number("§9.2: ‖g_0‖/‖g_12‖ at σ = 0.02", "seed 003 annotated §9.2 table", PRINTED_GRAD[0.02][0], g02,
                         f"{both}{first['cut'][0.02]:.2f}; one batch"),
-        vd.check_number("§9.2: ‖g_0‖/‖g_12‖ at σ = 0.0361", "annotated §9.2 table", PRINTED_GRAD[0.0361][0], g36,
+        vd.check_number("§9.2: ‖g_0‖/‖g_12‖ at σ = 0.0361", "seed 003 annotated §9.2 table", PRINTED_GRAD[0.0361][0], g36,
                         f"{both}{first['cut'][0.0361]:.2f} (there q = {ex.q_of(0.0361):.2f}, not Xavier's 1); one batch"),
-        vd.check_true(claim="§9.2: σ = 0.02 gives more uniform gradients than 0.0361", source="annotated §9.2",
+        vd.check_true(claim="§9.2: σ = 0.02 gives more uniform gradients than 0.0361", source="seed 003 annotated §9.2 table",
                       claimed="more uniform", computed=f"first/last {g02:.2f} vs {g36:.2f} (cut: {first['cut'][0.02]:.2f} vs "
                                                        f"{first['cut'][0.0361]:.2f})",
                       ok=abs(1 - g02) < abs(1 - g36), reason="closer to 1 is more uniform; judged in the tables' setting"),
-        vd.check_true(claim="eq. (80): a good init keeps Var[x_L]/Var[x_0] in [0.9, 1.1]", source="annotated §10.3",
+        vd.check_true(claim="eq. (80): a good init keeps Var[x_L]/Var[x_0] in [0.9, 1.1]",
+                      source="seed 003 annotated §10.3 eq. (80)",
                       claimed="a diagnostic", computed=f"{ratio:.3f} even at σ = 0.05",
                       ok=EQ80_BAND[0] <= ratio <= EQ80_BAND[1],
                       reason="it holds, but for Post-LN the ratio is 1 whatever the init: the test cannot fail, "
                              "so it diagnoses nothing"),
-        vd.check_true(claim="eq. (81): ‖∇W_0‖/‖∇W_L‖ in [0.3, 3] for a good init", source="annotated §10.3",
+        vd.check_true(claim="eq. (81): ‖∇W_0‖/‖∇W_L‖ in [0.3, 3] for a good init",
+                      source="seed 003 annotated §10.3 eq. (81)",
                       claimed="0.3 … 3", computed=f"σ = 0.02: {g02:.2f}; σ = 0.05: {g05:.2f}",
                       ok=EQ81_BAND[0] <= g02 <= EQ81_BAND[1],
                       reason="σ = 0.02 " + ("is" if EQ81_BAND[0] <= g02 <= EQ81_BAND[1] else "is not") + " in the band; "
@@ -195,14 +197,14 @@ def training_verdicts(runs: dict[float, MLMRun], budget: Budget | None = None) -
     learned = {s: r.history.fraction_learned(window) for s, r in runs.items()}
     best = max(learned, key=learned.get)
     return vd.VerdictTable([
-        vd.check_true(claim="a smaller std (0.02) is the better choice for a Post-LN BERT", source=f"{MAIN}; eq. (74)",
+        vd.check_true(claim="a smaller std (0.02) is the better choice for a Post-LN BERT", source=f"{MAIN} claims 32, 36; seed 003 annotated §9.3 eq. (74)",
                       claimed="best in [0.015, 0.025]", computed=f"best here: std {best:g} (learned {learned[best]:.2f})",
                       ok=BEST_STD_BAND[0] <= best <= BEST_STD_BAND[1],
                       reason=f"fraction of the way from plateau to floor, last {window} steps, one seed"),
-        vd.check_true(claim="σ = 0.05 does not converge", source="annotated §9.3 table", claimed="not converged",
+        vd.check_true(claim="σ = 0.05 does not converge", source="seed 003 annotated §9.3 table", claimed="not converged",
                       computed=f"learned {learned.get(0.05, float('nan')):.2f}",
                       ok=0.05 in learned and learned[0.05] < NOT_CONVERGED_LEARNED, reason="same criterion"),
-        vd.uncheckable("the §9.3 step counts (85k–120k) and losses (2.82–3.20)", "annotated §9.3 table",
+        vd.uncheckable("the §9.3 step counts (85k–120k) and losses (2.82–3.20)", "seed 003 annotated §9.3 table",
                        "BERT-scale pretraining runs", "no setting, data or code is given; they cannot be reproduced"),
     ])
 
@@ -218,25 +220,25 @@ def gain_verdicts(gain_runs: dict[tuple[float, bool], MLMRun]) -> vd.VerdictTabl
         last_with = with_head.last_encoder_gain()[-1]
         embed_growth = no_head.embed_rms[-1] / no_head.embed_rms[0]
         rows += [
-            vd.check_true(claim=f"std {s:g}: without the extra layer the last encoder LN's γ ends largest", source=DENSE,
+            vd.check_true(claim=f"std {s:g}: without the extra layer the last encoder LN's γ ends largest", source=f"{DENSE} claim 42",
                           claimed="largest γ", computed=f"last {last_no:.3f}; the others up to {max(others_no):.3f}",
                           ok=last_no > max(others_no), reason="mean γ at the end of the run"),
-            vd.check_true(claim=f"std {s:g}: with the extra layer the growth moves to the head's LN", source=DENSE,
+            vd.check_true(claim=f"std {s:g}: with the extra layer the growth moves to the head's LN", source=f"{DENSE} claim 42",
                           claimed="head γ grows, last encoder γ does not",
                           computed=f"head {head_gain:.3f}; last encoder {last_with:.3f}",
                           ok=head_gain > max(UNIT_GAIN, last_with), reason="mean γ at the end of the run"),
-            vd.check_true(claim=f"std {s:g}: the model scales up through γ rather than the embedding", source=DENSE,
+            vd.check_true(claim=f"std {s:g}: the model scales up through γ rather than the embedding", source=f"{DENSE} claim 41",
                           claimed="γ grows faster", computed=f"γ ×{last_no:.2f} vs embedding RMS ×{embed_growth:.2f}",
                           ok=last_no > embed_growth,
                           reason="relative growth over the run, no extra layer"),
-            vd.check_true(claim=f"std {s:g}: the head LN's γ grows 2–5×", source="annotated §8.3", claimed="2 … 5",
+            vd.check_true(claim=f"std {s:g}: the head LN's γ grows 2–5×", source="seed 003 annotated §8.3 eq. (71)", claimed="2 … 5",
                           computed=f"{head_gain:.2f}", ok=HEAD_GAIN_BAND[0] <= head_gain <= HEAD_GAIN_BAND[1],
                           reason="this toy run; BERT's checkpoint is not available offline"),
         ]
     rows += [
-        vd.uncheckable("BERT checkpoint: encoder γ in [0.8, 1.2], MLM-head γ in [2, 5]", "annotated eq. (72)",
+        vd.uncheckable("BERT checkpoint: encoder γ in [0.8, 1.2], MLM-head γ in [2, 5]", "seed 003 annotated eq. (72)",
                        "[0.8, 1.2] / [2, 5]", "needs the released checkpoint; nothing is downloaded at build time"),
-        vd.uncheckable("η_opt ∝ 1/(σ√L); σ ∝ √(B_small/B_large); σ ≥ 0.015 in fp16", "annotated eqs. (82)–(84)",
+        vd.uncheckable("η_opt ∝ 1/(σ√L); σ ∝ √(B_small/B_large); σ ≥ 0.015 in fp16", "seed 003 annotated eqs. (82)–(84)",
                        "rules of thumb", "stated without derivation or data"),
     ]
     return vd.VerdictTable(rows)

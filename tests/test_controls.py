@@ -13,9 +13,9 @@ from deepnotes.show import widgets as ui
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from book_paths import ROOT  # noqa: E402
+from book_paths import CHAPTERS  # noqa: E402
 
-STEMS = sorted(p.stem for p in (ROOT / "book").glob("*.ipynb"))
+STEMS = sorted(entry.removeprefix("book/") for entry in CHAPTERS)   # the appendix has no sliders
 SMOKE = dn.get_budget("smoke")
 
 

@@ -19,6 +19,8 @@ from deepnotes.ledger.items import Item
     ("seed 001 side notes 2, 4; seed 001 figure 1", [("001", "side note", "side note 2"), ("001", "side note", "side note 4"),
                                                     ("001", "main", "figure 1")]),
     ("seed 004 comments 1-3", [("004", "comment", f"comment {n}") for n in (1, 2, 3)]),
+    ("seed 000 annotated eq. (49), §8.2 claim §8.2.3",                     # an equation list stops at a section
+     [("000", "annotated", "eq. (49)"), ("000", "annotated", "claim §8.2.3")]),
     ("seed 002 §残差连接", []),                                   # a section, no numbered item
     ("eq. (18)", []),                                            # no seed named: cites nothing of the sources
     ("seed 000 §增量爆炸 claim 1; DeepNet Fig. 5; measured", [("000", "main", "claim 1")]),   # a paper's figure is not the seed's

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 SEED = re.compile(r"\bseeds? (\d{3})\b")
 NUM = r"(?:\(\d+\)|§?\d+(?:\.\d+)*)"
 LIST = rf"({NUM}(?:\s*(?:[-–,]|and)\s*{NUM})*)"
+EQ_LIST = r"(\(\d+\)(?:\s*(?:[-–,]|and)\s*\(\d+\))*)"   # equations are always parenthesized: "(49), §8.2" stops at (49)
 REFS = {   # item kind → (pattern of a cited list, how one number is written in the item's ref)
-    "eq.": (re.compile(rf"\beqs?\.\s*{LIST}"), "eq. ({})"),
+    "eq.": (re.compile(rf"\beqs?\.\s*{EQ_LIST}"), "eq. ({})"),
     "table": (re.compile(rf"\btables?\s+{LIST}"), "table {}"),
     "table§": (re.compile(r"§(\d+(?:\.\d+)*) table"), "table §{}"),
     "figure": (re.compile(rf"\b(?:figures?|figs?\.)\s*{LIST}", re.I), "figure {}"),

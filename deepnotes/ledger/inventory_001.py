@@ -5,10 +5,12 @@ ITEMS = (
     # 前言
     Item("claim 1", "main", "前言", "numeric",
          "Big Transformers grow wide, not deep: GPT-3 has over 100B parameters but only 96 layers (as seed 000)",
-         "thousand_layers"),
+         "thousand_layers",
+         not_checked="a fact about GPT-3's published configuration (as seed 000 claim 1), nothing to compute"),
     Item("claim 2", "main", "前言", "qualitative",
          "Compute is not the main limit on depth: a wide-shallow model needs hardly less compute than a narrow-deep one "
-         "(as seed 000)", "thousand_layers"),
+         "(as seed 000)", "thousand_layers",
+         not_checked='a statement about production-scale compute (as seed 000 claim 2) the toy stacks cannot test'),
     Item("claim 3", "main", "前言", "qualitative",
          "Deep Transformers stay hard to train even after gradient vanishing/explosion has been remedied (as seed 000)",
          "increment_explosion"),
@@ -27,13 +29,15 @@ ITEMS = (
     # 1）增量爆炸
     Item("side note 1", "side note", "1）增量爆炸", "qualitative",
          "'Increment' means the per-step update; 'explosion' means updates so large that training falls into local optima "
-         "more easily", "increment_explosion"),
+         "more easily", "increment_explosion",
+         if_unchecked="a gloss of the term 'increment explosion'"),
     Item("eq. (1)", "main", "1）增量爆炸", "equation",
          "ΔL = L(θ+Δθ) − L(θ) ≈ ⟨∇L, Δθ⟩: to first order the loss change is the gradient's inner product with the update "
          "(as seed 000)", "increment_explosion"),
     Item("claim 7", "main", "1）增量爆炸", "qualitative",
          "The bracket ⟨·⟩ of eq. (1) is glossed as 'multiplication by the chain rule' (as printed)",
-         "increment_explosion"),
+         "increment_explosion",
+         not_checked='a misreading in the repost: ⟨·,·⟩ in eq. (1) is an inner product, not a chain-rule product; a wording slip with nothing to compute'),
     Item("claim 8", "main", "1）增量爆炸", "equation",
          "For SGD, Δθ = −η∇L, so ΔL ≈ −η‖∇L‖² (as seed 000)", "increment_explosion"),
     Item("claim 9", "main", "1）增量爆炸", "scaling",
@@ -81,10 +85,12 @@ ITEMS = (
          "magnitude_decomposition", "the FFN sublayer written in DeepNorm form: notation"),
     Item("claim 16", "main", "3）FFN 层梯度", "qualitative",
          "ReLU and its variants (Swish, GeLU) are (approximately) positively homogeneous: φ(λx) = λφ(x) for λ > 0 "
-         "(as seed 000)", "magnitude_decomposition"),
+         "(as seed 000)", "magnitude_decomposition",
+         not_checked="the book's blocks use GELU and the argument needs the property only to order of magnitude; no verdict measures φ(λx)/(λφ(x)) (exact for ReLU, approximate for GELU and Swish only at large |x|)"),
     Item("eq. (6)", "main", "3）FFN 层梯度", "equation",
          "With W_i = λ_i U_i: x_{l+1} = LN(z_{l+1}), z_{l+1} = x_l + λ₁λ₂ φ(x_l U₁)U₂/α (as seed 000)",
-         "magnitude_decomposition"),
+         "magnitude_decomposition",
+         if_unchecked='the substitution W = λU in the FFN sublayer (as seed 000 eq. (6))'),
     Item("eq. (7)", "main", "3）FFN 层梯度", "equation",
          "Chain rule: ∂L/∂λ₁ = ∂L/∂x_{l+1} · ∂x_{l+1}/∂z_{l+1} · λ₂φ(x_l U₁)U₂/α, and the same with λ₁ for ∂L/∂λ₂ "
          "(as seed 000)", "magnitude_decomposition"),
@@ -99,7 +105,8 @@ ITEMS = (
          "(as seed 000)", "magnitude_decomposition", "the attention sublayer written in DeepNorm form: notation"),
     Item("eq. (10)", "main", "4）Self-Attention 梯度", "equation",
          "Decomposed: z_{l+1} = x_l + λ_v λ_o σ(λ_q λ_k x_l U_q U_kᵀ x_lᵀ) x_l U_v U_o/α, x_{l+1} = LN(z_{l+1}) "
-         "(as seed 000)", "magnitude_decomposition"),
+         "(as seed 000)", "magnitude_decomposition",
+         if_unchecked='the substitution W = λU in the attention sublayer (as seed 000 eq. (10))'),
     Item("claim 18", "main", "4）Self-Attention 梯度", "qualitative",
          "Because of the softmax, the gradients of λ_q, λ_k are small and barely affect the update; λ_v, λ_o suffice "
          "(as seed 000)", "magnitude_decomposition"),
@@ -154,7 +161,8 @@ ITEMS = (
          "Adam: Δθ ≈ −η·sign(∇L), so ΔL ≈ −η‖∇L‖₁, linear rather than quadratic in the gradient (as seed 000)",
          "magnitude_decomposition"),
     Item("side note 7", "side note", "6）多种优化器", "qualitative",
-         "The sign(·) in Adam's update is glossed as an indicator function (as printed)", "magnitude_decomposition"),
+         "The sign(·) in Adam's update is glossed as an indicator function (as printed)", "magnitude_decomposition",
+         not_checked='a misnomer in the repost: sign(g) takes values −1, 0, 1 while an indicator takes 0 and 1; a wording slip with nothing to compute'),
     Item("claim 27", "main", "6）多种优化器", "scaling",
          "For Adam a depth-independent update needs the gradient shrunk to 1/(2N), i.e. λ/α = 1/(2N) (as seed 000)",
          "magnitude_decomposition"),

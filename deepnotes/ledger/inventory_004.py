@@ -34,7 +34,8 @@ ITEMS = (
          "which training proceeds normally", "increment_explosion"),
     Item("claim 9", "main", "治标之法", "qualitative",
          "Warmup only treats the symptom: a large loss change from a small parameter change means a very non-smooth "
-         "landscape; fix the model instead", "increment_explosion"),
+         "landscape; fix the model instead", "increment_explosion",
+         not_checked="a reading of the landscape (non-smooth where small steps change the loss a lot); the increment chapter's first-order check shows where ΔL departs from ⟨∇L, Δθ⟩, but no verdict tests 'only the symptom'"),
     Item("claim 10", "main", "治标之法", "scaling",
          "To cancel the depth in ΔL ≈ −η‖∇L‖² = O(ηNK), each parameter's gradient must shrink to O(1/√N)",
          "increment_explosion"),
@@ -149,14 +150,18 @@ ITEMS = (
          "explosion; very deep ones fail", "why_residuals"),
     Item("comment 12", "comment", "comments", "qualitative",
          "one, 2022-10-30: the DeepNet paper ran 1000 layers only for encoder-decoder translation, not encoder- or "
-         "decoder-only models", "why_residuals"),
+         "decoder-only models", "why_residuals",
+         not_checked="a remark about which models the DeepNet paper trained at 1000 layers; the book's last chapter trains decoder-only stacks, but no verdict is about the paper's scope"),
     Item("comment 13", "comment", "comments", "qualitative",
          "gzy, 2022-11-10: asks if scaling the residual branch by a small value is LayerScale (a question; Su does not know "
-         "the term)", "why_residuals"),
+         "the term)", "why_residuals",
+         not_checked='a question (is this LayerScale?), not a claim; the BERT chapter discusses Layer Scale'),
     Item("comment 14", "comment", "comments", "qualitative",
          "johnyan, 2023-11-29: without residual scaling, increment explosion inflates the last LayerNorms' input variance, "
-         "gradients vanish, training stops", "why_residuals"),
+         "gradients vanish, training stops", "why_residuals",
+         not_checked="a mechanism proposed by a reader about the last LayerNorms' input variance in long training; the book does not track it"),
     Item("comment 15", "comment", "comments", "qualitative",
          "johnyan, 2023-11-29: once residual scaling and warmup have lowered loss and gradient norm, dropping the residual "
-         "scaling is harmless", "why_residuals"),
+         "scaling is harmless", "why_residuals",
+         not_checked="a reader's report that the residual scaling can be dropped later in training; the book does not run such a schedule"),
 )

@@ -16,7 +16,8 @@ from deepnotes.ledger.record import ChapterRecord, Record
 
 # A verdict that cites none of the sources' items must cite one of the papers behind them.
 PAPERS = ("DeepNet", "Wang et al. 2022", "Xiong et al.", "Liu et al.", "Admin", "ReZero", "Bachlechner",
-          "SkipInit", "Fixup", "RMSNorm", "SELU", "BERT paper", "Devlin et al.", "Dong et al.")
+          "SkipInit", "Fixup", "RMSNorm", "SELU", "BERT paper", "Devlin et al.", "Dong et al.",
+          "Cho & Saul")
 STATUS_COLOUR = {"holds": "#1a7f37", "holds approximately": "#9a6700", "wrong": "#cf222e",
                  "not checkable here": "#57606a"}
 COMPUTED_CHARS = 70      # a long computed value is cut in the ledger (the chapter shows it whole)

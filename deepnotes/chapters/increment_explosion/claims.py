@@ -9,7 +9,7 @@ import sympy as sp
 import torch
 
 from deepnotes.chapters.increment_explosion import experiments as ex
-from deepnotes.chapters.increment_explosion.derive import EXAMPLE_DEPTH, depth_ratio
+from deepnotes.chapters.increment_explosion.derive import EXAMPLE_DEPTH, depth_ratio, jacobian_counterexamples
 from deepnotes.core import scaling
 from deepnotes.core.budget import Budget
 from deepnotes.core.config import ModelConfig
@@ -48,23 +48,38 @@ def derivation_verdicts(d: dict) -> vd.VerdictTable:
     vanishing = VANISHING_FACTOR ** VANISHING_LAYERS
     compounded = DEEPNORM_LAYER_FACTOR ** DEEPNORM_LAYERS
     bound = scaling.warmup_start_lr(WARMUP_PEAK_LR, EXAMPLE_DEPTH)
+    jc = jacobian_counterexamples()
+    lb, res = jc["lower_bound"], jc["residual"]
     return vd.VerdictTable([
-        vd.check_expr("SGD: ΔL = O(ηNK), i.e. linear in depth N", "seed 000 §增量爆炸; seed 004 §增量爆炸; seed 001 §1",
+        vd.check_expr("SGD: ΔL = O(ηNK), i.e. linear in depth N", "seed 000 §增量爆炸 claims 5, 6; seed 004 §增量爆炸 claims 5, 6; seed 001 §1）增量爆炸 claims 8, 9; "
+                      "seed 001 side note 2; seed 000 annotated eq. (9)",
                       N, N ** d["exponent"]["sgd"]),
-        vd.check_expr("Warmup: the early learning rate must not exceed order η/N", "seed 000 §增量爆炸; seed 001 §1",
+        vd.check_expr("Warmup: the early learning rate must not exceed order η/N", "seed 000 §增量爆炸 claim 8; seed 001 §1）增量爆炸 claim 11",
                       eta / N, d["warmup_lr"]["sgd"]),
-        vd.check_expr("Gradients of order 1/√N cancel the depth (SGD)", "seed 000 §增量爆炸; seed 001 §1",
+        vd.check_expr("Gradients of order 1/√N cancel the depth (SGD)", "seed 000 §增量爆炸 claim 9; seed 001 §1）增量爆炸 claim 12; seed 004 §治标之法 claim 10",
                       sp.Rational(-1, 2), d["cancelling_exponent"]["sgd"]),
-        vd.check_expr("Adam: ΔL ∝ ‖g‖₁, so gradients must shrink like 1/N (λ/α = 1/(2N))", "seed 000 §多种优化",
+        vd.check_expr("Adam: ΔL ∝ ‖g‖₁, so gradients must shrink like 1/N (λ/α = 1/(2N))", "seed 000 §多种优化 claim 23; seed 001 §6）多种优化器 claims 26, 27",
                       1 / (2 * N), adam["lambda"] / adam["alpha"]),
         vd.check_number("0.9^99 ≈ 2.65e-5 (vanishing gradient example)", "seed 000 annotated eq. (5)",
                         2.65e-5, vanishing, approx_rtol=PRINTED_VALUE_RTOL,
                         reason=f"0.9^99 = {vanishing:.3e}; the printed value is 0.9^100 = "
                                f"{VANISHING_FACTOR ** (VANISHING_LAYERS + 1):.3e}"),
-        vd.check_number("… so the gradient decays by about 10^5", "seed 000 annotated §1.2",
+        vd.check_number("… so the gradient decays by about 10^5", "seed 000 annotated §1.2 claim §1.2.1",
                         1e5, 1 / vanishing, approx_rtol=PRINTED_VALUE_RTOL,
                         reason=f"1/0.9^99 = {1 / vanishing:.3g}: about 3×10^4, half an order of magnitude less"),
-        vd.check_number("K ≈ 6 matrices per Transformer layer (q, k, v, o, two FFN)", "seed 000 annotated §2.1",
+        vd.check_true(claim="‖J_i‖ = β > 1 for every layer ⇒ ‖Π J_i‖ ≥ β^{N−l} (gradient explosion)",
+                      source="seed 000 annotated §1.2 eq. (4)", claimed="‖J·J‖ ≥ β²",
+                      computed=f"J = [[0, β], [0, 0]]: ‖J‖ = {sp.sstr(lb['norm_J'])}, ‖J·J‖ = {sp.sstr(lb['norm_product'])}",
+                      ok=sp.simplify(lb["norm_product"] - lb["claimed"]).is_nonnegative is True,
+                      reason="norms bound a product from above only (eq. (2)); large factors can still multiply to 0"),
+        vd.check_true(claim="The residual's I makes every eigenvalue of J_l at least 1",
+                      source="seed 000 annotated §1.3 claim §1.3.1; seed 000 annotated §13 claim §13.3",
+                      claimed="eigenvalues of I + A ≥ 1",
+                      computed=f"A = diag(−1/2, 1/2): eigenvalues of I + A {', '.join(map(sp.sstr, res['eigenvalues']))}",
+                      ok=min(res["eigenvalues"]) >= 1,
+                      reason="I + A shifts each eigenvalue of A by 1: a branch Jacobian with a negative eigenvalue "
+                             "gives one below 1"),
+        vd.check_number("K ≈ 6 matrices per Transformer layer (q, k, v, o, two FFN)", "seed 000 annotated §2.1 claim §2.1.1",
                         6, k_torch, reason=f"counted in PyTorch's nn.TransformerEncoderLayer (its packed in_proj holds "
                                            f"q, k, v): {k_torch}; deepnotes' Block: {k_ours}"),
         vd.check_expr("‖∇L‖² = NKg², so ΔL ≈ −ηNKg² = O(ηN)", "seed 000 annotated eqs. (10)-(11)",
@@ -72,7 +87,7 @@ def derivation_verdicts(d: dict) -> vd.VerdictTable:
                       reason="holds with g the per-entry size and P entries per matrix (the annotation folds P into g)"),
         vd.check_number("ΔL at N=100 is 10× ΔL at N=10 (same lr)", "seed 000 annotated eq. (12)",
                         10, float(ratio_deep_shallow), reason="follows from ΔL ∝ N; the experiment below measures it"),
-        vd.check_scaling("Adam: ΔL = O(η√(NK)·λ/α), hence λ/α = 1/√N", "seed 000 annotated eq. (49)",
+        vd.check_scaling("Adam: ΔL = O(η√(NK)·λ/α), hence λ/α = 1/√N", "seed 000 annotated eq. (49), §8.2 claim §8.2.3",
                          1 / sp.sqrt(N), 1 / (2 * N), N,
                          reason="‖g‖₁ sums NK terms of size λ/α: it is O(NK·λ/α), not √(NK); λ/α must be 1/(2N)"),
         vd.check_scaling("Adam: α = N^{1/2}, λ = N^{-1/2} (so λ/α = 1/N)", "seed 000 annotated eq. (53)",
@@ -85,10 +100,17 @@ def derivation_verdicts(d: dict) -> vd.VerdictTable:
         vd.check_number("G(1)/G(1000) = (1.045)^1000 ≈ 2.1 for a 1000-layer DeepNorm stack", "seed 000 annotated eq. (72)",
                         2.1, compounded, approx_rtol=PRINTED_VALUE_RTOL,
                         reason=f"1.045^1000 = {compounded:.3g}, {math.log10(compounded / 2.1):.0f} orders of magnitude above 2.1"),
-        vd.check_true(claim="That warmup respects the η/N bound for N=100", source="seed 000 annotated §10.3",
+        vd.check_true(claim="That warmup respects the η/N bound for N=100", source="seed 000 annotated §10.3 claims §10.3.2, §10.3.3",
                       claimed="1e-7 ≤ η/N", computed=f"η/N = {bound:.0e}", ok=WARMUP_FIRST_LR <= bound,
                       reason="the start of the warmup is 10× below η/N"),
     ])
+
+
+# the derivation each variant's predicted slope comes from (SGD: ΔL ∝ ‖g‖², Adam: ΔL ∝ ‖g‖₁)
+SLOPE_SOURCE = {"post": "seed 000 §增量爆炸 claim 6; seed 000 §多种优化 claim 23",
+                "pre": "seed 000 §增量爆炸 claim 6; seed 000 §事后分析 claim 27",
+                "deepnorm": "seed 000 §初步结论 eq. (14); seed 000 §多种优化 claim 23",
+                "deepnorm/adam": "seed 000 §多种优化 eq. (15), claim 23"}
 
 
 def loss_change_verdicts(sweep: ex.LossChangeSweep) -> vd.VerdictTable:
@@ -104,13 +126,15 @@ def loss_change_verdicts(sweep: ex.LossChangeSweep) -> vd.VerdictTable:
         close = abs(slope - want) <= SLOPE_ATOL
         rows.append(vd.check_true(
             claim=f"{variant}, {opt}: −ΔL ∝ N^{want:g} (the derivation's slope)",
-            source=f"measured, N = {sweep.depths[0]}..{sweep.depths[-1]}", claimed=f"slope {want:g}",
+            source=f"{SLOPE_SOURCE[variant]}; measured, N = {sweep.depths[0]}..{sweep.depths[-1]}", claimed=f"slope {want:g}",
             computed=f"slope {slope:.2f}", ok=close,
             reason=f"within {SLOPE_ATOL:g} of {want:g}" if close else
                    f"ΔL(100)/ΔL(10) ≈ 10^slope = {10 ** slope:.3g} (derivation: {10 ** want:.3g})"))
         off = [n for n, a, b in zip(sweep.depths, dl, fo) if abs(a - b) > FIRST_ORDER_RTOL * abs(b)]
         rows.append(vd.check_true(
-            claim=f"{variant}, {opt}: the measured ΔL equals ⟨∇L, Δθ⟩ at lr {sweep.lrs[opt]:g}", source="measured",
+            claim=f"{variant}, {opt}: the measured ΔL equals ⟨∇L, Δθ⟩ at lr {sweep.lrs[opt]:g}",
+            source="seed 000 §增量爆炸 eq. (1); seed 000 annotated eq. (8); seed 001 §1）增量爆炸 eq. (1); "
+                   "seed 004 §增量爆炸 eq. (1); measured",
             claimed=f"within {FIRST_ORDER_RTOL:.0%} at every depth", computed="all depths" if not off else f"off at N = {off}",
             ok=not off, reason="first order holds" if not off else
                                "the loss is so curved there that even this tiny step overshoots"))
@@ -153,6 +177,11 @@ def early_update_table(updates: dict[str, dict[tuple[str, int], History]], budge
     return vd.VerdictTable([v for which in ex.PARAM_SETS for v in early_update_verdicts(updates[which], budget, which)])
 
 
+# what "trains without warmup" tests for each variant
+WITHOUT_WARMUP_SOURCE = {"pre": "seed 002 §残差连接 claim 19; seed 003 §Warmup是怎样起作用的 claim 27",
+                         "deepnorm": "DeepNet; seed 000 §初步结论 claim 21"}
+
+
 def training_verdicts(runs: dict[str, History], budget: Budget, n: int) -> vd.VerdictTable:
     """Which runs learned: fraction of the way from the context-free plateau (0) to the floor (1)."""
     learned = {label: h.fraction_learned() for label, h in runs.items()}
@@ -160,17 +189,18 @@ def training_verdicts(runs: dict[str, History], budget: Budget, n: int) -> vd.Ve
     warm = f"post, warmup {w}"
     rows = [vd.check_true(
                 claim=f"Post-LN without warmup fails at N = {n}: stuck near the context-free plateau",
-                source="seed 000/004 §增量爆炸; seed 003", claimed=f"stalls (learned < {STALLED_MAX:g})",
+                source="seed 000 §增量爆炸 claim 7; seed 004 §增量爆炸 claim 7; seed 001 §1）增量爆炸 claim 10; "
+                       "seed 003 §Warmup是怎样起作用的 claims 20, 25", claimed=f"stalls (learned < {STALLED_MAX:g})",
                 computed=f"learned {learned['post, no warmup']:.2f} of the way to the floor",
                 ok=learned["post, no warmup"] < STALLED_MAX,
                 reason="fraction = (plateau − final loss)/(plateau − floor), last 10 steps"),
             vd.check_true(
-                claim=f"Post-LN with a {w}-step warmup trains at N = {n}", source="seed 000/004 §治标之法 (warmup)",
+                claim=f"Post-LN with a {w}-step warmup trains at N = {n}", source="seed 000 §增量爆炸 claim 8; seed 004 §治标之法 claim 8",
                 claimed=f"trains (learned > {TRAINED_MIN:g})", computed=f"learned {learned[warm]:.2f}",
                 ok=learned[warm] > TRAINED_MIN, reason="warmup keeps the early steps small")]
     for label in ("pre, no warmup", "deepnorm, no warmup"):
         rows.append(vd.check_true(
-            claim=f"{label.split(',')[0]} trains without warmup at N = {n}", source="DeepNet; seed 002",
+            claim=f"{label.split(',')[0]} trains without warmup at N = {n}", source=WITHOUT_WARMUP_SOURCE[label.split(",")[0]],
             claimed=f"trains (learned > {TRAINED_MIN:g})", computed=f"learned {learned[label]:.2f}",
             ok=learned[label] > TRAINED_MIN, reason="no warmup needed"))
     return vd.VerdictTable(rows)

@@ -46,3 +46,18 @@ def deepnet_encoder(n_layers: int = EXAMPLE_DEPTH) -> dict:
     a, b = scaling.deepnorm_coefficients(n_layers)
     return {"n_layers": n_layers, "ratio": ratio, "alpha": a, "beta": b, "ratio_value": float(ratio.subs(N, n_layers)),
             "symbols": {"N": N}}
+
+
+def jacobian_counterexamples() -> dict:
+    """Two 2×2 examples against the annotated §1.2–§1.3 bounds on products of layer Jacobians.
+
+    ``lower_bound``: J = [[0, β], [0, 0]] has spectral norm β, yet J·J = 0, so ‖J₂J₁‖ ≥ β² (eq. (4)) fails;
+    ``residual``: the eigenvalues of I + A for A = diag(−1/2, 1/2), a branch Jacobian with a negative
+    eigenvalue, so "the residual's I keeps every eigenvalue ≥ 1" (§1.3, §13) fails."""
+    beta = sp.Symbol("beta", positive=True)
+    jac = sp.Matrix([[0, beta], [0, 0]])                                    # [2, 2]
+    branch = sp.diag(-sp.Rational(1, 2), sp.Rational(1, 2))                 # [2, 2]
+    return {"lower_bound": {"J": jac, "norm_J": sp.sqrt(max((jac.T * jac).eigenvals())),
+                            "norm_product": (jac * jac).norm(2), "claimed": beta ** 2},
+            "residual": {"A": branch, "eigenvalues": sorted((sp.eye(2) + branch).eigenvals())},
+            "symbols": {"beta": beta}}

@@ -36,6 +36,10 @@ SCALED_JACOBIAN_SPREAD = 1.2
 UPDATE_RTOL, UPDATE_APPROX_RTOL = 0.05, 0.3
 
 SEED = "seed 002 §{}"
+# the item of seed 002 each activation's measured second moment tests
+MOMENT_SOURCE = {"linear": "seed 002 §稳定二阶矩 eq. (4), claim 7", "relu": "seed 002 §激活函数 eq. (5)",
+                 "tanh": "seed 002 §激活函数 claim 8", "sigmoid": "seed 002 §激活函数 eq. (6)",
+                 "sigmoid_rescaled": "seed 002 §激活函数 claim 9", "selu": "seed 002 §激活函数 eq. (7)"}
 
 
 def _gains_text(gains) -> str:
@@ -71,29 +75,29 @@ def derivation_verdicts(*, sampling: dict, moments: dict, selu: dict, layernorm:
                        for n, f in (("LN", "layer_norm"), ("RMSNorm", "rms_norm")))
     eq15, eq18 = ({g: norm_checks[f"eq. ({e}), {g}"] for g in ("gamma = 1", "random gamma")} for e in (15, 18))
     return VerdictTable([
-        check_expr("U[μ−√3σ, μ+√3σ] has mean μ and variance σ²", SEED.format("采样分布"), mu - sp.sqrt(3) * sigma, uni["a"]),
+        check_expr("U[μ−√3σ, μ+√3σ] has mean μ and variance σ²", SEED.format("采样分布") + " claim 2", mu - sp.sqrt(3) * sigma, uni["a"]),
         check_number("Truncation at ±2σ keeps γ = 0.7737413… of the variance", SEED.format("采样分布") + " eq. (1)",
                      0.7737413, gamma, rtol=PRINTED_7_DIGITS_RTOL),
-        check_number("…so pass σ/√γ = 1.1368472…σ", SEED.format("采样分布"), 1.1368472, 1 / math.sqrt(gamma),
+        check_number("…so pass σ/√γ = 1.1368472…σ", SEED.format("采样分布") + " claim 5", 1.1368472, 1 / math.sqrt(gamma),
                      rtol=PRINTED_7_DIGITS_RTOL),
-        uncheckable("tf.random.truncated_normal cuts at μ±2σ", SEED.format("采样分布"), f"±{k}σ",
+        uncheckable("tf.random.truncated_normal cuts at μ±2σ", SEED.format("采样分布") + " claim 4", f"±{k}σ",
                     "TensorFlow is not a dependency of the book, so its sampler cannot be run here; its documentation "
                     "says values beyond two standard deviations are re-drawn"),
         check_true(claim="PyTorch's trunc_normal_ does not cut at μ±2σ", source=SEED.format("采样分布")
-                   + "; torch.nn.init.trunc_normal_'s signature and draws", claimed=f"not ±{k}σ",
+                   + " claim 4 (the contrast); torch.nn.init.trunc_normal_'s signature and draws", claimed=f"not ±{k}σ",
                    computed=f"defaults a={torch_bounds.a}, b={torch_bounds.b} (absolute); largest |w| drawn: "
                             f"{samples['torch'].max_over_std:.2f}σ with the defaults, {samples['cut'].max_over_std:.2f}σ "
                             f"with deepnotes' ±{k}σ",
                    ok=samples["torch"].max_over_std > k >= samples["cut"].max_over_std,
                    reason=f"at std {ex.BERT_STD} its absolute default bounds are ±{torch_bounds.b / ex.BERT_STD:.0f}σ, so "
                           f"draws beyond ±{k}σ are kept; pass a = −{k}σ, b = {k}σ explicitly"),
-        check_expr("E[y²] = m·E[w²]·E[x²], with no zero-mean assumption on x", SEED.format("稳定二阶矩") + " eqs. (3), (4)",
+        check_expr("E[y²] = m·E[w²]·E[x²], with no zero-mean assumption on x", SEED.format("稳定二阶矩") + " eqs. (3), (4); seed 000 annotated eq. (29)",
                    m * s_w * s_x, moments["E[y^2]"]),
-        check_expr("LeCun: E[w²] = 1/m", SEED.format("稳定二阶矩"), 1 / m, moments["lecun"]),
+        check_expr("LeCun: E[w²] = 1/m", SEED.format("稳定二阶矩") + " claim 7", 1 / m, moments["lecun"]),
         check_expr("He (ReLU): E[w²] = 2/m", SEED.format("激活函数") + " eq. (5)", 2 / m, moments["he"]),
         check_number("E[sigmoid(z)²] = 0.2933790… for z ~ N(0,1)", SEED.format("激活函数") + " eq. (6)", 0.2933790,
                      float(moments["E[sigmoid(z)^2]"]), rtol=PRINTED_7_DIGITS_RTOL),
-        check_true(claim="No initialization keeps a unit second moment through tanh or sigmoid", source=SEED.format("激活函数"),
+        check_true(claim="No initialization keeps a unit second moment through tanh or sigmoid", source=SEED.format("激活函数") + " claim 8",
                    claimed="E[φ²] < 1 for every gain",
                    computed=f"max over gains {_gains_text(bounded['tanh'].gains)}: tanh {tanh_sup:.4f}, sigmoid {sig_sup:.4f}",
                    ok=tanh_sup < UNIT_SECOND_MOMENT and sig_sup < UNIT_SECOND_MOMENT,
@@ -121,10 +125,10 @@ def derivation_verdicts(*, sampling: dict, moments: dict, selu: dict, layernorm:
                    reason="right only for constant γ (as at init): γ_j belongs inside the mean"),
         check_expr("NTK parametrization keeps the second moment", SEED.format("NTK参数化") + " eq. (10)", s_x, attention["ntk_moment"]),
         check_expr("E[(q·k)²] = d for unit-variance entries", SEED.format("NTK参数化") + " eq. (11)", d, attention["qk"]),
-        check_expr("Dividing by √d gives unit second moment", SEED.format("NTK参数化"), sp.Integer(1), attention["qk_scaled"]),
-        check_expr("T5: q, k init variance /√d instead (no 1/√d in attention)", SEED.format("NTK参数化"), sp.Integer(1),
+        check_expr("Dividing by √d gives unit second moment", SEED.format("NTK参数化") + " claim 16", sp.Integer(1), attention["qk_scaled"]),
+        check_expr("T5: q, k init variance /√d instead (no 1/√d in attention)", SEED.format("NTK参数化") + " claim 16; seed 002 (opening) claim 1", sp.Integer(1),
                    attention["t5"]),
-        check_number("Scores fall within ±3√d (Gaussian, ≈99.7%)", SEED.format("NTK参数化"), 0.997,
+        check_number("Scores fall within ±3√d (Gaussian, ≈99.7%)", SEED.format("NTK参数化") + " claim 14", 0.997,
                      float(attention["within_3sd"]), rtol=PRINTED_3_DIGITS_RTOL),
     ])
 
@@ -133,7 +137,8 @@ def moment_verdicts(table: dict[tuple[str, str], ex.MomentCurve], budget: Budget
     """Experiment 1: per (init, activation), the measured last-layer second moment against the recursion."""
     depth = (budget or get_budget()).initialization.moment_depth
     return VerdictTable([
-        check_number(f"{init} + {act}: E[x_L²] after {depth} layers matches the recursion", "measured",
+        check_number(f"{init} + {act}: E[x_L²] after {depth} layers matches the recursion",
+                     MOMENT_SOURCE[act] + "; measured",
                      c.predicted[-1], c.measured[-1], rtol=MOMENT_RTOL, approx_rtol=MOMENT_APPROX_RTOL,
                      reason=f"measured/predicted = {c.ratio:.3g}")
         for (init, act), c in table.items()])
@@ -147,11 +152,11 @@ def softmax_verdicts(probes: dict[tuple[int, bool], ex.SoftmaxProbe]) -> Verdict
     unscaled = [probes[(dd, False)].jacobian_norm for dd in dims]
     scaled = [probes[(dd, True)].jacobian_norm for dd in dims]
     return VerdictTable([
-        check_true(claim=f"Without 1/√d, at d ≥ {ONE_HOT_D} the softmax is close to one-hot", source=SEED.format("NTK参数化"),
+        check_true(claim=f"Without 1/√d, at d ≥ {ONE_HOT_D} the softmax is close to one-hot", source=SEED.format("NTK参数化") + " claim 15",
                    claimed="near one-hot",
                    computed=f"d={ONE_HOT_D}: mean max weight {p.max_weight:.2f}, entropy {p.entropy:.2f} of {math.log(p.n_keys):.2f}",
                    ok=p.max_weight > ONE_HOT_MAX_WEIGHT, reason="most of each row's weight sits on one key"),
-        check_true(claim="…and its gradient shrinks with d", source=SEED.format("NTK参数化"), claimed="vanishing",
+        check_true(claim="…and its gradient shrinks with d", source=SEED.format("NTK参数化") + " claim 15", claimed="vanishing",
                    computed=f"Jacobian norm {unscaled[0]:.3f} (d={dims[0]}) → {unscaled[-1]:.3f} (d={dims[-1]}); "
                             f"with 1/√d {scaled[-1]:.3f}",
                    ok=all(a > b for a, b in zip(unscaled, unscaled[1:])) and max(scaled) < SCALED_JACOBIAN_SPREAD * min(scaled),
@@ -164,9 +169,10 @@ def ntk_verdicts(runs: dict[bool, ex.UpdateRun]) -> VerdictTable:
     std = runs[False]
     std_pred = std.lr / math.sqrt(weight_variance("he", std.width, std.width))
     return VerdictTable([
-        check_number("NTK + Adam: the first step changes each weight matrix by ≈ η", SEED.format("NTK参数化"), runs[True].lr,
+        check_number("NTK + Adam: the first step changes each weight matrix by ≈ η", SEED.format("NTK参数化") + " claim 13", runs[True].lr,
                      runs[True].first_step_mean, rtol=UPDATE_RTOL, approx_rtol=UPDATE_APPROX_RTOL, reason="mean over layers, step 1"),
-        check_number("Standard (He) + Adam: the first step's relative update is η/RMS(w) = η√(m/2)", "derived above", std_pred,
+        check_number("Standard (He) + Adam: the first step's relative update is η/RMS(w) = η√(m/2)",
+                     SEED.format("NTK参数化") + " claim 13 (the contrast); derived above", std_pred,
                      std.first_step_mean, rtol=UPDATE_RTOL, approx_rtol=UPDATE_APPROX_RTOL, reason="mean over layers, step 1"),
     ])
 
@@ -174,7 +180,8 @@ def ntk_verdicts(runs: dict[bool, ex.UpdateRun]) -> VerdictTable:
 def norm_speed_verdicts(comparison: ex.NormComparison) -> VerdictTable:
     """Experiment 4: is RMSNorm faster than LayerNorm (forward+backward) on this machine?"""
     return VerdictTable([check_true(
-        claim="RMSNorm is faster than LayerNorm", source=SEED.format("直接标准化") + " (after the RMSNorm paper)",
+        claim="RMSNorm is faster than LayerNorm", source=SEED.format("直接标准化") + " claim 11 (after the RMSNorm paper); "
+                                                        "seed 000 annotated §3.3 claim §3.3.1",
         claimed="faster", computed=f"RMSNorm/LayerNorm time: forward {comparison.ratio('forward'):.2f}, "
                                    f"forward+backward {comparison.ratio('forward_backward'):.2f}",
         ok=comparison.forward_backward["RMSNorm"] < comparison.forward_backward["LayerNorm"],

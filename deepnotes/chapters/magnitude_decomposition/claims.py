@@ -42,7 +42,15 @@ SLOW_MARGIN = 0.05          # "learns slowly": mean fraction learned at least th
 ANNOTATED_K = 6            # the annotated §2.1's "K ≈ 6" matrices per layer: the source's number
 EXAMPLE_DEPTH = 1000        # the annotated section's example depth (eqs. (56), (65); §12.3): the source's number
 
-MAIN = "seed 000 §{}; seed 001"
+# seed 001 reposts seed 000's main text under its own headings
+SECTION_001 = {"量级分析": "2）量级分析", "前馈梯度": "3）FFN 层梯度", "自注意力": "4）Self-Attention 梯度",
+               "初步结论": "5）初步结论", "多种优化": "6）多种优化器", "事后分析": "7）事后分析"}
+
+
+def main_source(section: str, items_000: str, items_001: str) -> str:
+    """A verdict's source in both copies of the main text: "seed 000 §<section> <items>; seed 001 §<its
+    heading> <items>" (``items_001`` may add clauses of its own, e.g. "claim 13; seed 001 side note 4")."""
+    return f"seed 000 §{section} {items_000}; seed 001 §{SECTION_001[section]} {items_001}"
 
 
 def _sol(opt: str, pick: str = "lambda=1/alpha") -> dict[str, sp.Expr]:
@@ -57,7 +65,7 @@ def _xavier_orthogonality_verdict(budget=None) -> Verdict:
     spread = max(abs(x.mu_max - 1), abs(x.mu_min - 1))
     status = HOLDS if spread < ORTHOGONAL_SPREAD else APPROX if x.mean_abs_cos < ORTHOGONAL_ROWS_COS else WRONG
     return Verdict("Xavier's result is close to an orthogonal matrix (so U is near-orthogonal)",
-                   MAIN.format("量级分析"), "WWᵀ/λ² ≈ I",
+                   main_source("量级分析", "claim 10", "claim 13; seed 001 side notes 3, 4"), "WWᵀ/λ² ≈ I",
                    f"d = {x.d}: rows' mean |cos| = {x.mean_abs_cos:.3f}; eigenvalues of WWᵀ/λ² in "
                    f"[{x.mu_min:.3f}, {x.mu_max:.3f}]", status,
                    "the rows are nearly orthogonal to each other, but the singular values spread widely: "
@@ -70,7 +78,7 @@ def _pre_ln_verdict() -> Verdict:
     sols = {o: _sol(o, "alpha=1")["lambda"] for o in scaling.OPTIMIZERS}
     ok = all(math.isclose(float(e.subs(N, n)), scaling.pre_ln_lambda(n, o), rel_tol=SYMBOLIC_RTOL)
              for o, e in sols.items() for n in PRE_LN_CHECK_DEPTHS)
-    return check_true(claim="Pre-LN: the same analysis holds with every α = 1; recompute λ", source=MAIN.format("事后分析"), claimed="α = 1, λ from the same condition", computed=", ".join(f"{o}: λ = {sp.sstr(sd.in_two_n(e))}" for o, e in sols.items()), ok=ok, reason="SymPy's α = 1 solutions equal deepnotes.core.scaling.pre_ln_lambda; a derivation only, "
+    return check_true(claim="Pre-LN: the same analysis holds with every α = 1; recompute λ", source=main_source("事后分析", "claim 27", "claim 33"), claimed="α = 1, λ from the same condition", computed=", ".join(f"{o}: λ = {sp.sstr(sd.in_two_n(e))}" for o, e in sols.items()), ok=ok, reason="SymPy's α = 1 solutions equal deepnotes.core.scaling.pre_ln_lambda; a derivation only, "
                       "not measured on Pre-LN stacks here")
 
 
@@ -86,40 +94,44 @@ def main_text_verdicts(budget=None) -> VerdictTable:
     rel_pow = {k: depth_exponent(v) for k, v in rel.items()}
     return VerdictTable([
         _xavier_orthogonality_verdict(budget),
-        check_expr("∂L/∂λ = ⟨∂L/∂W, U⟩ for W = λU", MAIN.format("量级分析"), sp.Integer(0),
+        check_expr("∂L/∂λ = ⟨∂L/∂W, U⟩ for W = λU", main_source("量级分析", "eq. (3), claim 11", "eq. (3), claim 14")
+                   + "; seed 000 annotated eq. (28), §5.2 claim §5.2.1", sp.Integer(0),
                    sd.lambda_gradient_identity()["difference"], "SymPy: ∂L(λU)/∂λ − ⟨∂L/∂W, U⟩ simplifies to 0"),
-        check_expr("λ acts as the Xavier gain: λ(gW) = g·λ(W)", MAIN.format("量级分析"), sd.c,
+        check_expr("λ acts as the Xavier gain: λ(gW) = g·λ(W)", main_source("量级分析", "claim 10", "claim 13"), sd.c,
                    sd.magnitude_lambda_homogeneity()["ratio"], "SymPy: the Frobenius λ is 1-homogeneous in W"),
-        check_expr("FFN: ∂z/∂λ₁ = λ₂·φ(xU₁)U₂/α", MAIN.format("前馈梯度"), sd.lam2 * sd.h_ffn / alpha,
+        check_expr("FFN: ∂z/∂λ₁ = λ₂·φ(xU₁)U₂/α", main_source("前馈梯度", "eq. (7)", "eq. (7)") + "; seed 000 annotated eq. (34)", sd.lam2 * sd.h_ffn / alpha,
                    grads["dz/dlambda_1"]),
-        check_expr("Attention: ∂z/∂λ_v = λ_o·σ(λ_qλ_k S)·xU_vU_o/α", MAIN.format("自注意力"),
+        check_expr("Attention: ∂z/∂λ_v = λ_o·σ(λ_qλ_k S)·xU_vU_o/α", main_source("自注意力", "eq. (11)", "eq. (11)"),
                    sd.lam_o * sp.Function("sigma")(sd.lam_q * sd.lam_k * sd.score) * sd.h_att / alpha,
                    grads["dz/dlambda_v"]),
-        check_expr("With all λ equal, ∂L/∂λ = O(λ/α) (annotated eqs. 35, 36, 41-43)", MAIN.format("初步结论"),
+        check_expr("With all λ equal, ∂L/∂λ = O(λ/α) (annotated eqs. 35, 36, 41-43)",
+                   main_source("初步结论", "eqs. (8), (12), (13)", "eqs. (8), (12), (13)")
+                   + "; seed 000 annotated eqs. (35), (36), (41)-(43)",
                    lam / alpha, grads["common (all lambda equal)"]),
-        check_expr("SGD: λ/α = 1/√(2N) cancels the depth", MAIN.format("初步结论"), 1 / sp.sqrt(two),
+        check_expr("SGD: λ/α = 1/√(2N) cancels the depth", main_source("初步结论", "claim 17", "claims 20, 21"), 1 / sp.sqrt(two),
                    sp.simplify(sgd["lambda"] / sgd["alpha"])),
-        check_expr("The paper's constants give λ/α = 1/√(4N)", MAIN.format("初步结论"), 1 / sp.sqrt(4 * N), paper_ratio),
-        check_true(claim="… equivalent in order to 1/√(2N)", source=MAIN.format("初步结论"), claimed="same order", computed=f"ratio {sp.sstr(order)}", ok=not order.has(N), reason="a constant factor, no power of N"),
-        check_expr("SGD with λ = 1/α: α = (2N)^{1/4}", MAIN.format("初步结论"), two ** sp.Rational(1, 4), sgd["alpha"]),
-        check_expr("SGD with λ = 1/α: λ = (2N)^{-1/4}", MAIN.format("初步结论"), two ** sp.Rational(-1, 4), sgd["lambda"]),
-        check_expr("Another solution 1: α = 1, λ = (2N)^{-1/2}", MAIN.format("初步结论"), two ** sp.Rational(-1, 2),
+        check_expr("The paper's constants give λ/α = 1/√(4N)", main_source("初步结论", "claim 18", "claim 22"), 1 / sp.sqrt(4 * N), paper_ratio),
+        check_true(claim="… equivalent in order to 1/√(2N)", source=main_source("初步结论", "claim 18", "claim 22"), claimed="same order", computed=f"ratio {sp.sstr(order)}", ok=not order.has(N), reason="a constant factor, no power of N"),
+        check_expr("SGD with λ = 1/α: α = (2N)^{1/4}", main_source("初步结论", "eq. (14)", "eq. (14)")
+                   + "; seed 000 §多种优化 table 1; seed 001 §6）多种优化器 table 1; seed 000 annotated eq. (52)", two ** sp.Rational(1, 4), sgd["alpha"]),
+        check_expr("SGD with λ = 1/α: λ = (2N)^{-1/4}", main_source("初步结论", "eq. (14)", "eq. (14)"), two ** sp.Rational(-1, 4), sgd["lambda"]),
+        check_expr("Another solution 1: α = 1, λ = (2N)^{-1/2}", main_source("初步结论", "claim 19", "side note 5, claim 1"), two ** sp.Rational(-1, 2),
                    a1["lambda"]),
-        check_expr("Another solution 2: λ = 1, α = (2N)^{1/2}", MAIN.format("初步结论"), sp.sqrt(two), l1["alpha"]),
-        check_expr("Solution 1: SGD's relative step ‖ΔW‖/‖W‖ ∝ (λ/α)/λ is unchanged", MAIN.format("初步结论"),
+        check_expr("Another solution 2: λ = 1, α = (2N)^{1/2}", main_source("初步结论", "claim 20", "side note 5, claim 2"), sp.sqrt(two), l1["alpha"]),
+        check_expr("Solution 1: SGD's relative step ‖ΔW‖/‖W‖ ∝ (λ/α)/λ is unchanged", main_source("初步结论", "claim 19", "side note claim 1"),
                    sp.Integer(1), rel["α=1"]),
-        check_expr("Solution 2: the relative step shrinks by (2N)^{-1/2}", MAIN.format("初步结论"),
+        check_expr("Solution 2: the relative step shrinks by (2N)^{-1/2}", main_source("初步结论", "claim 20", "side note claim 2"),
                    1 / sp.sqrt(two), rel["λ=1"]),
-        check_true(claim="λ = 1/α lies between the two: a slower start, but not too slow", source=MAIN.format("初步结论"), claimed="between", computed="relative step ∝ N^" + ", N^".join(f"{v} ({k})" for k, v in rel_pow.items()), ok=rel_pow["λ=1"] < rel_pow["λ=1/α"] < rel_pow["α=1"], reason="powers of N of 1/α per pick"),
-        check_expr("Adam: λ/α = 1/(2N), λ = 1/α → α = (2N)^{1/2}", MAIN.format("多种优化"), sp.sqrt(two),
+        check_true(claim="λ = 1/α lies between the two: a slower start, but not too slow", source=main_source("初步结论", "claim 21", "eq. (15), claim 23") + "; seed 000 annotated §8.3 claim §8.3.1", claimed="between", computed="relative step ∝ N^" + ", N^".join(f"{v} ({k})" for k, v in rel_pow.items()), ok=rel_pow["λ=1"] < rel_pow["λ=1/α"] < rel_pow["α=1"], reason="powers of N of 1/α per pick"),
+        check_expr("Adam: λ/α = 1/(2N), λ = 1/α → α = (2N)^{1/2}", main_source("多种优化", "claim 23, eq. (15), table 1", "claim 27, eq. (16), table 1"), sp.sqrt(two),
                    _sol("adam")["alpha"]),
-        check_expr("Adam: … λ = (2N)^{-1/2}", MAIN.format("多种优化"), 1 / sp.sqrt(two), _sol("adam")["lambda"]),
-        check_expr("LAMB: λ²/α = 1/(2N), α = 1 → λ = (2N)^{-1/2}", MAIN.format("多种优化"), 1 / sp.sqrt(two),
+        check_expr("Adam: … λ = (2N)^{-1/2}", main_source("多种优化", "eq. (15)", "eq. (16)"), 1 / sp.sqrt(two), _sol("adam")["lambda"]),
+        check_expr("LAMB: λ²/α = 1/(2N), α = 1 → λ = (2N)^{-1/2}", main_source("多种优化", "claims 24, 25, table 1", "claims 29, 30, table 1"), 1 / sp.sqrt(two),
                    _sol("lamb", "alpha=1")["lambda"]),
-        check_true(claim="Each branch starts with weight λ²/α, small for every optimizer", source=MAIN.format("事后分析"), claimed="small", computed=", ".join(f"{o}: {sp.sstr(sd.in_two_n(w))}" for o, w in weights.items()), ok=all(depth_exponent(w) < 0 and w.subs(N, 1) < 1 for w in weights.values()), reason="each falls with N and is below 1 from N = 1; annotated eq. (55) is the SGD entry"),
+        check_true(claim="Each branch starts with weight λ²/α, small for every optimizer", source=main_source("事后分析", "claim 26", "claims 31, 32"), claimed="small", computed=", ".join(f"{o}: {sp.sstr(sd.in_two_n(w))}" for o, w in weights.items()), ok=all(depth_exponent(w) < 0 and w.subs(N, 1) < 1 for w in weights.values()), reason="each falls with N and is below 1 from N = 1; annotated eq. (55) is the SGD entry"),
         _pre_ln_verdict(),
         uncheckable("DeepNet's 200-layer 'deep and narrow' model (3.2B parameters) beats the 48-layer 12B SOTA",
-                    MAIN.format("事后分析"), "a figure of the paper",
+                    main_source("事后分析", "claim 28, figure 1", "claim 34, figure 2"), "a figure of the paper",
                     "a multilingual translation result of Wang et al.; nothing offline to reproduce it"),
     ])
 
@@ -145,14 +157,14 @@ def annotated_verdicts() -> VerdictTable:
                    mag["annotated_eq27"], mag["lambda"],
                    "the Frobenius minimizer is √(tr(A²)/tr A), A = WWᵀ; the two agree only when A ∝ I "
                    "(their ratio √(d·tr A²)/tr A ≥ 1 by Cauchy-Schwarz)"),
-        check_number("Xavier init makes W near-orthogonal: λ ≈ 1", "seed 000 annotated §5.3", 1.0,
+        check_number("Xavier init makes W near-orthogonal: λ ≈ 1", "seed 000 annotated §5.3 claim §5.3.1", 1.0,
                      float(xav["lambda_over_gain_wide"]),
                      reason="E: λ² = 2g²(a+b+1)/(a+b), so λ ≈ √2·g for every shape (measured below)"),
-        check_true(claim="σ(cx) = σ(x): softmax is insensitive to scaling", source="seed 000 annotated eq. (39)", claimed="σ(2x) = σ(x)", computed=f"max |σ(2x) − σ(x)| = {soft_gap:.3f} at x = (1, 2, 3)", ok=soft_gap < SOFTMAX_EQUAL_ATOL, reason="softmax ignores shifts x + c, not scalings: λ_qλ_k acts as an inverse temperature"),
-        check_scaling("SGD: λ/α = 1/√(2NK) = 1/√(2N) 'assuming K ≈ 1'", "seed 000 annotated eqs. (46)-(48)",
+        check_true(claim="σ(cx) = σ(x): softmax is insensitive to scaling", source="seed 000 annotated eq. (39), §7.2 claim §7.2.1", claimed="σ(2x) = σ(x)", computed=f"max |σ(2x) − σ(x)| = {soft_gap:.3f} at x = (1, 2, 3)", ok=soft_gap < SOFTMAX_EQUAL_ATOL, reason="softmax ignores shifts x + c, not scalings: λ_qλ_k acts as an inverse temperature"),
+        check_scaling("SGD: λ/α = 1/√(2NK) = 1/√(2N) 'assuming K ≈ 1'", "seed 000 annotated eqs. (44)-(48)",
                       1 / sp.sqrt(2 * N * ANNOTATED_K), 1 / sp.sqrt(two), N,
                       "needs K = 1, but §2.1 took K ≈ 6: 1/√(12N), the same power of N with another constant"),
-        check_scaling("LAMB: λ²/α = 1/√(NK)", "seed 000 annotated eq. (50)", 1 / sp.sqrt(N),
+        check_scaling("LAMB: λ²/α = 1/√(NK)", "seed 000 annotated eq. (50), §8.2 claim §8.2.5", 1 / sp.sqrt(N),
                       _sol("lamb")["branch_weight"], N,
                       "‖θ‖·‖g‖₁ over 2N sublayers is O(2N·λ²/α): the condition is λ²/α = 1/(2N)"),
         check_scaling("LAMB: … so λ = 1, α = √N", "seed 000 annotated eq. (50)", sp.sqrt(N),
@@ -165,7 +177,7 @@ def annotated_verdicts() -> VerdictTable:
                       "same power, constant √2 off (N sublayers, not 2N); and it contradicts its own eq. (50)"),
         check_expr("SGD: branch weight λ²/α = (2N)^{-3/4}", "seed 000 annotated eq. (55)",
                    two ** sp.Rational(-3, 4), _sol("sgd")["branch_weight"]),
-        check_number("N = 1000: λ²/α = 2000^{-3/4} ≈ 0.0042 (a 0.4% change per branch)", "seed 000 annotated eq. (56)",
+        check_number("N = 1000: λ²/α = 2000^{-3/4} ≈ 0.0042 (a 0.4% change per branch)", "seed 000 annotated eq. (56), §9.1 claim §9.1.1",
                      0.0042, float(_sol("sgd")["branch_weight"].subs(N, EXAMPLE_DEPTH)),
                      reason=f"2000^(-3/4) = {(2 * EXAMPLE_DEPTH) ** -0.75:.5f}, i.e. "
                             f"{100 * (2 * EXAMPLE_DEPTH) ** -0.75:.2f}%"),
@@ -174,7 +186,7 @@ def annotated_verdicts() -> VerdictTable:
                     "SymPy: x + λ₁λ₂·h(x) with λ₁ = λ₂ = λ has Jacobian 1 + λ²h′ (two λ-scaled matrices per "
                     "branch): O(λ²), which O(λ) contains for λ ≤ 1; loose, not wrong"),
         check_graded(claim="Pre-LN: ‖∂L/∂x_1‖ ≈ ‖∂L/∂x_N‖(1 + O(λ))^N ≈ 1 when λ is small",
-                     source="seed 000 annotated eq. (65)", claimed="(1 + λ)^N ≈ 1",
+                     source="seed 000 annotated eqs. (64), (65), §11.1 claim §11.1.1", claimed="(1 + λ)^N ≈ 1",
                      computed=f"(1 + λ)^N → {printed_limit} as N → ∞ ({(1 + lam_pre) ** EXAMPLE_DEPTH:.3g} at N = "
                               f"{EXAMPLE_DEPTH}); the derived (1 + λ²)^(2N) → {pre_limit} = {float(pre_limit):.4g}",
                      holds=abs(printed_limit - 1) <= APPROX_ONE, approx=printed_limit.is_finite,
@@ -192,7 +204,7 @@ def annotated_verdicts() -> VerdictTable:
     for n, (a_claim, l_claim) in ANNOTATED_TABLE.items():
         a_su, l_su = scaling.su_coefficients(n, "adam")
         rows.append(check_number(f"Adam, N = {n}: α = {a_claim:g}, λ = {l_claim:g}",
-                                 "seed 000 annotated §12.1 table" + ("; §12.3" if n == EXAMPLE_DEPTH else ""), a_claim, a_su,
+                                 "seed 000 annotated §12.1 table" + ("; seed 000 annotated §12.3 claim §12.3.1" if n == EXAMPLE_DEPTH else ""), a_claim, a_su,
                                  reason=f"Su's Adam constants: α = (2N)^(1/2) = {a_su:.3g}, λ = {l_su:.3g}; "
                                         f"the table's α is √(N/2) = {math.sqrt(n / 2):.3g}, λ = 1/α"))
     rows += [
@@ -218,7 +230,8 @@ def probe_verdicts(sweep, first_steps, identity) -> VerdictTable:
         per_alpha = [loglog_slope(sweep.alphas, [row[j] for row in sweep.rms[kind]]) for j in range(len(sweep.lambdas))]
         rows.append(check_true(
             claim=f"∂L/∂λ_{kind} = O(λ/α): slope 1 against λ/α, −1 against α at fixed λ",
-            source=f"seed 000 §前馈梯度/§自注意力; measured N={sweep.n_layers}", claimed="slopes 1 and −1",
+            source=f"seed 000 §前馈梯度 eq. (8), claim 14; seed 000 §自注意力 eq. (12), claim 16; "
+                   f"seed 001 §3）FFN 层梯度 claim 17; seed 001 §4）Self-Attention 梯度 claim 19; measured N={sweep.n_layers}", claimed="slopes 1 and −1",
             computed=f"{slope:.2f}; {min(per_alpha):.2f}..{max(per_alpha):.2f}",
             ok=abs(slope - 1) < SLOPE_ATOL and all(abs(s + 1) < SLOPE_ATOL for s in per_alpha),
             reason=f"RMS over blocks, grid α {sweep.alphas}, λ {sweep.lambdas}"))
@@ -230,26 +243,27 @@ def probe_verdicts(sweep, first_steps, identity) -> VerdictTable:
         if opt == "lamb":
             spread = max(meas) / min(meas)
             rows.append(check_true(
-                claim="LAMB: the relative update is η whatever α and λ", source="seed 000 §多种优化",
+                claim="LAMB: the relative update is η whatever α and λ", source="seed 000 §多种优化 claim 25; seed 000 annotated §8.2 claim §8.2.4; seed 001 §6）多种优化器 claim 28",
                 claimed="‖ΔW‖/‖W‖ = η", computed=f"{min(meas):.4g}..{max(meas):.4g} (spread ×{spread:.3f})",
                 ok=spread < LAMB_SPREAD, reason="every choice and depth"))
             continue
         slope = loglog_slope(pred, meas)
         what = "1/α" if opt == "sgd" else "1/λ"
         rows.append(check_true(
-            claim=f"{opt.upper()}: the first step's ‖ΔW‖/‖W‖ scales like {what}", source="seed 000 §初步结论, §多种优化",
+            claim=f"{opt.upper()}: the first step's ‖ΔW‖/‖W‖ scales like {what}", source=("seed 000 §初步结论 claims 19, 20; seed 001 §5）初步结论 side note 6" if opt == "sgd" else
+                    "seed 000 §多种优化 claim 23; seed 000 annotated §8.2 claim §8.2.2"),
             claimed="slope 1", computed=f"slope {slope:.2f}", ok=abs(slope - 1) < SLOPE_ATOL,
             reason=f"all choices × depths; range {min(meas):.3g}..{max(meas):.3g}"))
     xs = [p.branch_weight for p in identity.values()]
     ys = [p.mean_change for p in identity.values()]
     deep = {k: y for k, y in zip(identity, ys) if k != "post-LN"}
     rows.append(check_true(
-        claim="The stack starts near the identity (each branch weighs λ²/α, small)", source="seed 000 §事后分析",
+        claim="The stack starts near the identity (each branch weighs λ²/α, small)", source="seed 000 §事后分析 claim 26; seed 000 annotated §4.3 claim §4.3.1",
         claimed="‖x_{l+1} − x_l‖/‖x_l‖ small", computed=", ".join(f"{k} {y:.3g}" for k, y in zip(identity, ys)),
         ok=max(deep.values()) < NEAR_IDENTITY, reason="mean over blocks 2..N at init; post-LN (α = λ = 1) for contrast"))
     slope = loglog_slope(xs, ys)
     rows.append(check_true(
-        claim="… and the change per block is proportional to λ²/α", source="seed 000 §事后分析; annotated eq. (55)",
+        claim="… and the change per block is proportional to λ²/α", source="seed 000 §事后分析 claim 26; seed 000 annotated eq. (55)",
         claimed="slope 1 against λ²/α",
         computed=f"slope {slope:.2f}; change/(λ²/α) "
                  f"{min(y / x for x, y in zip(xs, ys)):.2f}..{max(y / x for x, y in zip(xs, ys)):.2f}",
@@ -268,7 +282,8 @@ def softmax_gain_verdict(sweep) -> Verdict:
     worst_small = max((r for lam_, r in ratios if lam_ < 1), default=0.0)
     status = HOLDS if worst < SMALL_RATIO else APPROX if worst_small < SMALL_RATIO else WRONG
     per_lam = [max(r for lam_, r in ratios if lam_ == lam0) for lam0 in sweep.lambdas]
-    return Verdict("∂L/∂λ_q, ∂L/∂λ_k are small next to ∂L/∂λ_v, ∂L/∂λ_o (softmax)", "seed 000 §自注意力",
+    return Verdict("∂L/∂λ_q, ∂L/∂λ_k are small next to ∂L/∂λ_v, ∂L/∂λ_o (softmax)",
+                   "seed 000 §自注意力 claim 15; seed 001 §4）Self-Attention 梯度 claim 18",
                    "small", "max q,k/v per λ " + ", ".join(f"{lam_:g}: {r:.2f}" for lam_, r in zip(sweep.lambdas, per_lam)),
                    status, f"the ratio grows like λ (slope {loglog_slope(sweep.lambdas, per_lam):.2f}): q, k carry one "
                            "more power of λ (SymPy's ∂z/∂λ_q has λ_vλ_o); small for λ ≪ 1, not at λ = 1")
@@ -286,7 +301,7 @@ def article_story_verdicts(comp, early: int = EARLY_STEP) -> VerdictTable:
             frac = runs["paper"].history.fraction_learned()
             rows.append(check_true(
                 claim=f"N={n}, Adam lr {lr:g}: the paper's (SGD-derived) constants also train under Adam",
-                source="seed 000 §多种优化 (the paper's own report)", claimed=f"trains (learned > {TRAINS})",
+                source="seed 000 §多种优化 claim 22 (the paper's own report); seed 001 §6）多种优化器 claim 25", claimed=f"trains (learned > {TRAINS})",
                 computed=f"learned {frac:.2f}; Su's Adam constants {runs['lambda=1/alpha'].history.fraction_learned():.2f}",
                 ok=frac > TRAINS, reason="fraction of the way from the context-free plateau to the floor"))
         if opt != "sgd":
@@ -296,7 +311,7 @@ def article_story_verdicts(comp, early: int = EARLY_STEP) -> VerdictTable:
         drift = {LABELS[lab]: runs[lab].lam_ratio[k] for lab in ("alpha=1", "lambda=1/alpha", "lambda=1")}
         rows.append(check_true(
             claim=f"N={n}, SGD lr {lr:g}: with α=1, λ=(2N)^-1/2 the magnitude λ leaves its initial scale within a few steps",
-            source="seed 000 §初步结论 (another solution 1)", claimed=f"λ_t/λ_0 ≥ {DRIFT:g} by step {a1.lam_steps[k]}",
+            source="seed 000 §初步结论 claim 19 (another solution 1); seed 001 §5）初步结论 side note claim 1", claimed=f"λ_t/λ_0 ≥ {DRIFT:g} by step {a1.lam_steps[k]}",
             computed=", ".join(f"{lab} {v:.3g}" for lab, v in drift.items()) +
             f"; at the last step α=1 {a1.lam_ratio[-1]:.3g}", ok=drift["α=1"] >= DRIFT,
             reason="mean over the v/o/fc1/fc2 matrices of all blocks" +
@@ -307,7 +322,7 @@ def article_story_verdicts(comp, early: int = EARLY_STEP) -> VerdictTable:
                   else HOLDS if gap >= SLOW_MARGIN else APPROX if gap > 0 else WRONG)
         rows.append(Verdict(
             f"N={n}, SGD lr {lr:g}: α=(2N)^1/2, λ=1 learns (very) slowly, more slowly than λ=1/α",
-            "seed 000 §初步结论 (another solution 2)", "lower mean fraction learned",
+            "seed 000 §初步结论 claim 20 (another solution 2); seed 001 §5）初步结论 side note claim 2", "lower mean fraction learned",
             "mean fraction learned: " + ", ".join(f"{LABELS[lab]} {area_text(runs[lab])}" for lab in area) +
             f"; half-way: λ=1 {halfway_text(l1)}, λ=1/α {halfway_text(sym)}",
             status, f"mean over the run of (plateau − loss)/(plateau − floor); holds if λ=1 is ≥ {SLOW_MARGIN} below "

@@ -77,13 +77,14 @@ def derivation() -> vd.VerdictTable:
     hi, lo = BERT_STDS
     gap = first_order_gap()
     return vd.VerdictTable([
-        vd.check_expr("Post-Norm at init: x_l = x_0/2^{l/2} + Σ F_k/2^{(l−k)/2} (v = 1)", "seed 002 §残差连接; seed 003 §LN真的能缓解梯度消失",
+        vd.check_expr("Post-Norm at init: x_l = x_0/2^{l/2} + Σ F_k/2^{(l−k)/2} (v = 1)", "seed 002 §残差连接 eqs. (13), (14); seed 003 §LN真的能缓解梯度消失 eqs. (3), (4)",
                       2 ** (-ell / 2), post["weight_x0"].subs(v, 1)),
         vd.check_expr("With branch variance σ²: weight (1+σ²)^{−L/2}", "seed 003 annotated eqs. (31)-(33)",
                       (1 + v) ** (-ell / 2), post["weight_x0"]),
-        vd.check_expr("Pre-Norm: Var[x_L] = Var[x_0] + Lσ²", "seed 003 annotated eq. (38); seed 002 §残差连接",
+        vd.check_expr("Pre-Norm: Var[x_L] = Var[x_0] + Lσ²", "seed 003 annotated eq. (38); seed 002 §残差连接 eq. (16), claim 17",
                       1 + ell * v, pre["second_moment"]),
-        vd.check_expr("Adam's update is O(η) whatever the gradient's scale; SGD's scales with it", "seed 003 §我们真的担心梯度消失吗",
+        vd.check_expr("Adam's update is O(η) whatever the gradient's scale; SGD's scales with it",
+                      "seed 003 §我们真的担心梯度消失吗 eq. (5), claims 16, 17",
                       -eta * sp.sign(g), upd["adam"].rewrite(sp.sign)),
         vd.check_expr("Post-LN forward: S_{l+1} = (S_l + σ²)/(1 + σ²) keeps S = 1", "seed 003 annotated eq. (48)",
                       step["fixed_point"], step["ln_output"],
@@ -119,6 +120,25 @@ def derivation() -> vd.VerdictTable:
     ])
 
 
+# the derivation each style's measured identity weight tests
+IDENTITY_SOURCE = {"post": "seed 002 §残差连接 eq. (14), claim 21; seed 003 §LN真的能缓解梯度消失 eq. (4)",
+                   "deepnorm": "seed 003 annotated eqs. (31)-(33)",
+                   "pre": "seed 002 §残差连接 eq. (16), claim 21; seed 003 §那我们为什么还要加LN claim 9"}
+# what "trains at N" tests, per variant and per optimizer
+TRAINS_SOURCE = {"post, no warmup": "seed 002 §残差连接 claim 18; seed 003 §我们真的担心梯度消失吗 claim 19",
+                 "pre": "seed 002 §残差连接 claim 19; seed 003 §Warmup是怎样起作用的 claim 27",
+                 "rezero (trained gates)": "seed 002 §残差连接 eq. (17), claim 22",
+                 "rezero (fixed-step gates)": "seed 002 §残差连接 claim 23",
+                 "deepnorm": "DeepNet"}
+WARMUP_TRAINS = "seed 002 §残差连接 claim 18; seed 003 §Warmup是怎样起作用的 claims 20, 26"   # "post, warmup w"
+OPTIMIZER_SOURCE = {"adam": "seed 003 §我们真的担心梯度消失吗 claims 15, 18",
+                    "sgd": "seed 003 §我们真的担心梯度消失吗 claim 17"}
+
+
+def _trains_source(name: str) -> str:
+    return WARMUP_TRAINS if name.startswith("post, warmup") else TRAINS_SOURCE[name]
+
+
 def identity_path(probes: dict[str, ex.StreamProbe], budget: Budget) -> vd.VerdictTable:
     """Experiment 1 against the derivation: the identity weight per style, Post-LN's gradients,
     Pre-LN's growing stream, ReZero's identity start."""
@@ -129,7 +149,7 @@ def identity_path(probes: dict[str, ex.StreamProbe], budget: Budget) -> vd.Verdi
         rest = [abs(a) for a, b in zip(p.cos_x0, p.predicted_cos) if b <= PREDICTION_FLOOR]
         beyond = f"; beyond, |cos| ≤ {max(rest):.2f} (finite-width noise, d = {budget.d_model})" if rest else ""
         rows.append(vd.check_true(
-            claim=f"{norm}: the identity path's weight follows the derivation", source="seed 002/003; measured",
+            claim=f"{norm}: the identity path's weight follows the derivation", source=IDENTITY_SOURCE[norm] + "; measured",
             claimed="cos(x_l, x_0) = predicted weight",
             computed=f"gap ≤ {gap:.3f} where the prediction exceeds {PREDICTION_FLOOR:g}" + beyond,
             ok=gap < IDENTITY_GAP, reason="prediction from the measured branch ratios v_k"))
@@ -137,14 +157,17 @@ def identity_path(probes: dict[str, ex.StreamProbe], budget: Budget) -> vd.Verdi
     depth = len(pre_p.grad_norms)
     rows += [
         vd.check_true(claim="Post-LN: the gradient reaching the blocks falls toward the input",
-                      source="seed 003 §LN真的能缓解梯度消失", claimed="falls",
+                      source="seed 003 §LN真的能缓解梯度消失 claim 7; seed 003 §梯度消失说的是什么意思 claim 1; "
+                             "seed 000 annotated §4.1 claim §4.1.1",
+                      claimed="falls",
                       computed=f"‖g_1‖/‖g_N‖ = {post_p.grad_norms[0] / post_p.grad_norms[-1]:.3g}",
                       ok=post_p.grad_norms[0] < post_p.grad_norms[-1], reason="first block vs last block"),
         vd.check_true(claim="Pre-LN: the stream's RMS grows with depth (a middle layer needs its own norm)",
-                      source="seed 003 §那我们为什么还要加LN", claimed="grows like √(1 + l v)",
+                      source="seed 003 §那我们为什么还要加LN claims 8, 12; seed 002 §残差连接 claim 20",
+                      claimed="grows like √(1 + l v)",
                       computed=f"RMS {pre_p.rms[0]:.2f} → {pre_p.rms[depth // 2]:.2f} (middle) → {pre_p.rms[-1]:.2f}",
                       ok=pre_p.rms[-1] > PRE_RMS_GROWTH * pre_p.rms[0], reason="Post-LN's stays at 1 after every block"),
-        vd.check_true(claim="ReZero starts as the identity", source="seed 002 §残差连接", claimed="x_l = x_0",
+        vd.check_true(claim="ReZero starts as the identity", source="seed 002 §残差连接 eq. (17)", claimed="x_l = x_0",
                       computed=f"min cos(x_l, x_0) = {min(rz.cos_x0):.6f}", ok=min(rz.cos_x0) > REZERO_IDENTITY_COS,
                       reason="gates are 0 at init"),
     ]
@@ -166,7 +189,8 @@ def training(runs: dict[str, dict], budget: Budget) -> vd.VerdictTable:
     rows = []
     for opt, rs in runs.items():
         for name, hists in rs.items():
-            rows.append(vd.check_true(claim=f"{opt}: {name} trains at N = {n_train}", source="measured",
+            rows.append(vd.check_true(claim=f"{opt}: {name} trains at N = {n_train}",
+                                      source=f"{_trains_source(name)}; {OPTIMIZER_SOURCE[opt]}; measured",
                                       claimed=f"learned > {LEARNED:g}", computed=seed_outcome(hists),
                                       ok=statistics.median(h.fraction_learned() for h in hists) > LEARNED,
                                       reason="fraction of the way from the plateau to the floor, last 10 steps, "
@@ -180,7 +204,7 @@ def training(runs: dict[str, dict], budget: Budget) -> vd.VerdictTable:
                 + (f"; second-half mean of the {len(kept)} that did not {sum(mid) / len(mid):.3f} "
                    f"(plateau {post_nw[0].unigram:.3f}) in {len(kept[0].losses)} steps" if kept else ""))
     rows.append(vd.check_true(claim="Post-LN without warmup: the loss settles near a constant, then diverges",
-                              source="seed 003 §Warmup是怎样起作用的", claimed="plateau, then NaN", computed=computed,
+                              source="seed 003 §Warmup是怎样起作用的 claim 25", claimed="plateau, then NaN", computed=computed,
                               ok=2 * len(diverged) > len(post_nw), reason="what most seeds did"))
     return vd.VerdictTable(rows)
 
@@ -194,7 +218,7 @@ def updates(runs: dict[str, dict], show: list[tuple[str, str]]) -> vd.VerdictTab
     lo, hi = ADAM_FIRST_STEP_BAND
     return vd.VerdictTable([
         vd.check_graded(claim="Adam's first step moves every block by O(η), whatever its gradient",
-                        source="seed 003 §我们真的担心梯度消失吗", claimed="block 1 ≈ block N, where SGD's are not",
+                        source="seed 003 §我们真的担心梯度消失吗 claims 16, 17", claimed="block 1 ≈ block N, where SGD's are not",
                         computed=f"first step, ‖Δθ_1‖/‖θ_1‖ ÷ ‖Δθ_N‖/‖θ_N‖ (median over seeds): Adam {first[adam]:.2f}, "
                                  f"SGD {first[sgd]:.2f}",
                         holds=lo < first[adam] < hi and not lo < first[sgd] < hi,
@@ -203,7 +227,7 @@ def updates(runs: dict[str, dict], show: list[tuple[str, str]]) -> vd.VerdictTab
                                "falls outside, so the gradients do differ; approximately when both are inside, because "
                                "then the gradients at this depth are too even for the contrast to show"),
         vd.check_true(claim="Warmup keeps the lower blocks learning along with the top ones",
-                      source="seed 003 §Warmup是怎样起作用的", claimed="bottom/top update ratio higher with warmup",
+                      source="seed 003 §Warmup是怎样起作用的 claims 23, 26", claimed="bottom/top update ratio higher with warmup",
                       computed=f"mean over the run (median over seeds): no warmup {ratio[adam]:.3f}, warmup {ratio[warm]:.3f}, "
                                f"SGD {ratio[sgd]:.3f}",
                       ok=ratio[warm] > ratio[adam], reason="mean of (block 1 update ÷ block N update) over the tracked steps"),
@@ -342,7 +366,8 @@ def liu_verdicts(probe: ex.LiuProbe) -> vd.VerdictTable:
     post_grows = slope["post"] > SLOPE_ATOL and apart
     post_ok, pre_ok = abs(slope["post"] - 1) <= SLOPE_ATOL, abs(slope["pre"] - log_slope) <= SLOPE_ATOL
     pace = "faster" if slope["pre"] > log_slope else "more slowly"
-    source = f"{LIU}, Theorem 2, Corollaries 1-2 and Fig. 4; measured N = {depths}"
+    source = (f"{LIU}, Theorem 2, Corollaries 1-2 and Fig. 4; seed 000 (opening) claim 3; seed 001 §前言 claims 3, 4; "
+              f"measured N = {depths}")
     spread = max(max(c) / min(c) for c in probe.changes["post"])
     return vd.VerdictTable([
         vd.check_graded(

@@ -80,7 +80,7 @@ def derivation_verdicts(*, sampling: dict, moments: dict, selu: dict, layernorm:
                      0.7737413, gamma, rtol=PRINTED_7_DIGITS_RTOL),
         check_number("…so pass σ/√γ = 1.1368472…σ", SEED.format("采样分布") + " claim 5", 1.1368472, 1 / math.sqrt(gamma),
                      rtol=PRINTED_7_DIGITS_RTOL),
-        uncheckable("tf.random.truncated_normal cuts at μ±2σ", SEED.format("采样分布") + " claim 4", f"±{k}σ",
+        uncheckable("tf.random.truncated_normal cuts at μ±2σ", SEED.format("采样分布") + " claim 4; seed 003 annotated §3.1 claim §3.1.1", f"±{k}σ",
                     "TensorFlow is not a dependency of the book, so its sampler cannot be run here; its documentation "
                     "says values beyond two standard deviations are re-drawn"),
         check_true(claim="PyTorch's trunc_normal_ does not cut at μ±2σ", source=SEED.format("采样分布")
@@ -94,7 +94,7 @@ def derivation_verdicts(*, sampling: dict, moments: dict, selu: dict, layernorm:
         check_expr("E[y²] = m·E[w²]·E[x²], with no zero-mean assumption on x", SEED.format("稳定二阶矩") + " eqs. (3), (4); seed 000 annotated eq. (29)",
                    m * s_w * s_x, moments["E[y^2]"]),
         check_expr("LeCun: E[w²] = 1/m", SEED.format("稳定二阶矩") + " claim 7", 1 / m, moments["lecun"]),
-        check_expr("He (ReLU): E[w²] = 2/m", SEED.format("激活函数") + " eq. (5)", 2 / m, moments["he"]),
+        check_expr("He (ReLU): E[w²] = 2/m", SEED.format("激活函数") + " eq. (5); seed 003 annotated eq. (16)", 2 / m, moments["he"]),
         check_number("E[sigmoid(z)²] = 0.2933790… for z ~ N(0,1)", SEED.format("激活函数") + " eq. (6)", 0.2933790,
                      float(moments["E[sigmoid(z)^2]"]), rtol=PRINTED_7_DIGITS_RTOL),
         check_true(claim="No initialization keeps a unit second moment through tanh or sigmoid", source=SEED.format("激活函数") + " claim 8",

@@ -81,10 +81,10 @@ def derivation() -> vd.VerdictTable:
                       2 ** (-ell / 2), post["weight_x0"].subs(v, 1)),
         vd.check_expr("With branch variance σ²: weight (1+σ²)^{−L/2}", "seed 003 annotated eqs. (31)-(33)",
                       (1 + v) ** (-ell / 2), post["weight_x0"]),
-        vd.check_expr("Pre-Norm: Var[x_L] = Var[x_0] + Lσ²", "seed 003 annotated eq. (38); seed 002 §残差连接 eq. (16), claim 17",
+        vd.check_expr("Pre-Norm: Var[x_L] = Var[x_0] + Lσ²", "seed 003 annotated eqs. (37)-(38), (49); seed 002 §残差连接 eq. (16), claim 17",
                       1 + ell * v, pre["second_moment"]),
         vd.check_expr("Adam's update is O(η) whatever the gradient's scale; SGD's scales with it",
-                      "seed 003 §我们真的担心梯度消失吗 eq. (5), claims 16, 17",
+                      "seed 003 §我们真的担心梯度消失吗 eq. (5), claims 16, 17; seed 003 annotated eq. (41)",
                       -eta * sp.sign(g), upd["adam"].rewrite(sp.sign)),
         vd.check_expr("Post-LN forward: S_{l+1} = (S_l + σ²)/(1 + σ²) keeps S = 1", "seed 003 annotated eq. (48)",
                       step["fixed_point"], step["ln_output"],
@@ -227,7 +227,8 @@ def updates(runs: dict[str, dict], show: list[tuple[str, str]]) -> vd.VerdictTab
                                "falls outside, so the gradients do differ; approximately when both are inside, because "
                                "then the gradients at this depth are too even for the contrast to show"),
         vd.check_true(claim="Warmup keeps the lower blocks learning along with the top ones",
-                      source="seed 003 §Warmup是怎样起作用的 claims 23, 26", claimed="bottom/top update ratio higher with warmup",
+                      source="seed 003 §Warmup是怎样起作用的 claims 23, 26; seed 003 annotated §5.3 claim §5.3.1",
+                      claimed="bottom/top update ratio higher with warmup",
                       computed=f"mean over the run (median over seeds): no warmup {ratio[adam]:.3f}, warmup {ratio[warm]:.3f}, "
                                f"SGD {ratio[sgd]:.3f}",
                       ok=ratio[warm] > ratio[adam], reason="mean of (block 1 update ÷ block N update) over the tracked steps"),

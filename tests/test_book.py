@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -17,6 +18,18 @@ def test_config_has_what_the_book_needs():
     assert CONFIG["sphinx"]["config"]["nb_execution_raise_on_error"] is True
     assert CONFIG["repository"]["url"].startswith("https://")
     assert CONFIG["launch_buttons"]["colab_url"] and CONFIG["launch_buttons"]["binderhub_url"]
+
+
+def test_offline_config_finds_the_local_extensions_from_anywhere(tmp_path):
+    """jupyter-book resolves ``local_extensions`` folders against the config file's folder, so the copy
+    written elsewhere for the offline build must name them by absolute path (CI failed on this once)."""
+    import yaml
+    import offline_widgets
+    written = yaml.safe_load(offline_widgets.write_offline_config(tmp_path, tmp_path / "sub" / "_config.yml").read_text())
+    local = written["sphinx"]["local_extensions"]
+    assert local.keys() == CONFIG["sphinx"]["local_extensions"].keys()
+    for name, folder in local.items():
+        assert Path(folder).is_absolute() and (Path(folder) / f"{name}.py").is_file()
 
 
 def test_every_notebook_is_in_the_toc_and_every_toc_entry_exists():

@@ -76,6 +76,10 @@ def write_offline_config(static: Path, out: Path, extra: dict | None = None) -> 
     sphinx_config["mathjax_path"] = "mathjax/tex-chtml.js"
     for key, value in (extra or {}).items():
         sphinx_config[key] = value
+    # jupyter-book resolves local extensions' folders against the config file's folder: point them back here
+    local = config["sphinx"].get("local_extensions") or {}
+    for name, folder in local.items():
+        local[name] = str((ROOT / folder).resolve())
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True))
     return out

@@ -68,15 +68,28 @@ def test_shown_equations_print_the_derived_expressions(d):
     assert "1/sqrt(4N) = 0.05000" in equations.deepnet_encoder_line(derive.deepnet_encoder())
 
 
+def test_jacobian_counterexamples_break_the_annotated_bounds():
+    jc = derive.jacobian_counterexamples()
+    beta = jc["symbols"]["beta"]
+    lb = jc["lower_bound"]
+    assert lb["norm_J"] == beta and lb["norm_product"] == 0 != lb["claimed"]
+    assert (lb["J"] * lb["J"]).is_zero_matrix
+    assert min(jc["residual"]["eigenvalues"]) == sp.Rational(1, 2)
+
+
 def test_derivation_verdicts_are_the_computed_ones(d):
     table = claims.derivation_verdicts(d)
     by_source = {}
     for v in table:
         by_source.setdefault(v.source, []).append(v.status)
-    assert len(table) == 14
+    assert len(table) == 16
     assert by_source["seed 000 annotated eq. (5)"] == [vd.WRONG]        # 0.9^99 is not 2.65e-5
     assert by_source["seed 000 annotated eq. (12)"] == [vd.HOLDS]
-    assert by_source["seed 000 annotated eq. (49)"] == [vd.WRONG]
+    assert by_source["seed 000 annotated eq. (49), §8.2 claim §8.2.3"] == [vd.WRONG]
+    # ‖J_i‖ = β > 1 does not bound ‖Π J_i‖ below (J = [[0, β], [0, 0]] is nilpotent)
+    assert by_source["seed 000 annotated §1.2 eq. (4)"] == [vd.WRONG]
+    # I + diag(−1/2, 1/2) has an eigenvalue 1/2 < 1
+    assert by_source["seed 000 annotated §1.3 claim §1.3.1; seed 000 annotated §13 claim §13.3"] == [vd.WRONG]
     assert by_source["seed 000 annotated eq. (53)"] == [vd.APPROX]
     assert by_source["seed 000 annotated eq. (72)"] == [vd.WRONG]
     k_row = next(v for v in table if v.claim.startswith("K ≈ 6"))

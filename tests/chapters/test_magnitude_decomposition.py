@@ -136,7 +136,7 @@ def test_derivation_verdicts_have_the_expected_statuses():
     assert status["seed 000 annotated eqs. (26)-(27)λ = argmin ‖WWᵀ/κ² − I‖_F = √(tr(WWᵀ)/d)"] == WRONG
     # eq. (63)'s O(λ) contains the true O(λ²): loose, not wrong; eq. (65)'s (1 + λ)^N has no bound in N
     assert status["seed 000 annotated eq. (63)Pre-LN: ∂x_{l+1}/∂x_l = I + O(λ) per layer"] == APPROX
-    assert status["seed 000 annotated eq. (65)Pre-LN: ‖∂L/∂x_1‖ ≈ ‖∂L/∂x_N‖(1 + O(λ))^N ≈ 1 when λ is small"] == WRONG
+    assert status["seed 000 annotated eqs. (64), (65), §11.1 claim §11.1.1Pre-LN: ‖∂L/∂x_1‖ ≈ ‖∂L/∂x_N‖(1 + O(λ))^N ≈ 1 when λ is small"] == WRONG
     assert sum(s == WRONG for s in status.values()) >= 10
     assert APPROX in status.values()
 

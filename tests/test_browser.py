@@ -97,4 +97,6 @@ def test_chapter_renders_and_its_slider_works_without_a_kernel(browser, server, 
 
     kernel_traffic = [u for u in requests if "/api/kernels" in u or "/api/sessions" in u]
     assert kernel_traffic == [] and sockets == [], "the page talked to a kernel"
+    outside = [u for u in requests if not u.startswith((server + "/", "data:", "blob:", "about:"))]
+    assert outside == [], f"the offline book asked a host other than the local server for {outside}"
     page.close()

@@ -24,7 +24,11 @@ def main() -> None:
     records = read_records(args.folder)
     if not records:
         raise SystemExit(f"no records in {args.folder}: run a chapter first (tools/store_checked_outputs.py)")
+    if args.chapter and args.chapter not in records:
+        parser.error(f"unknown chapter {args.chapter!r}; recorded: {', '.join(sorted(records))}")
     ledger = page.build(records)
+    if args.unchecked and args.unchecked not in ledger.rows:
+        parser.error(f"unknown seed {args.unchecked!r}; allowed: {', '.join(sorted(ledger.rows))}")
     print(page.records_summary(ledger), "\n")
     print(page.problems(ledger), "\n")
     print(page.coverage_table(ledger))

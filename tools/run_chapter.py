@@ -4,7 +4,7 @@
 """
 from __future__ import annotations
 
-import sys
+import argparse
 import time
 from datetime import datetime
 from pathlib import Path
@@ -36,6 +36,15 @@ def slowest_cells(nb, count: int = 8) -> list[tuple[float, int, str]]:
     return sorted(out, reverse=True)[:count]
 
 
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("chapter", type=Path, help="a chapter notebook, e.g. book/bert_init.ipynb")
+    parser.add_argument("out", type=Path, help="where the executed copy is written")
+    args = parser.parse_args(argv)
+    if not args.chapter.is_file() or args.chapter.suffix != ".ipynb":
+        parser.error(f"{args.chapter} is not a notebook file; give one of book/*.ipynb")
+    print(f"{args.chapter}: executed in {run(args.chapter, args.out):.1f} s -> {args.out}")
+
+
 if __name__ == "__main__":
-    src, dst = Path(sys.argv[1]), Path(sys.argv[2])
-    print(f"{src}: executed in {run(src, dst):.1f} s -> {dst}")
+    main()

@@ -8,8 +8,8 @@ executes it). Widget state is dropped from the stored notebook.
 """
 from __future__ import annotations
 
+import argparse
 import os
-import sys
 from pathlib import Path
 
 import nbformat
@@ -38,6 +38,16 @@ def store(path: Path) -> None:
     print(f"{path}: stored {sum(MARK in c.source for c in nb.cells if c.cell_type == 'code')} checked cells")
 
 
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("chapters", type=Path, nargs="+", help="chapter notebooks, e.g. book/bert_init.ipynb")
+    args = parser.parse_args(argv)
+    for path in args.chapters:
+        if not path.is_file() or path.suffix != ".ipynb":
+            parser.error(f"{path} is not a notebook file; give one or more of book/*.ipynb")
+    for path in args.chapters:
+        store(path)
+
+
 if __name__ == "__main__":
-    for arg in sys.argv[1:]:
-        store(Path(arg))
+    main()

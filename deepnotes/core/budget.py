@@ -349,6 +349,17 @@ def get_budget(name: str | None = None) -> Budget:
     return BUDGETS[name]
 
 
+def resolve_budget(budget: Budget | str | None = None) -> Budget:
+    """What a chapter function's ``budget`` argument means: a :class:`Budget` as given, a budget's
+    name (``"cpu"``), or None for :func:`get_budget`'s default; anything else is a TypeError."""
+    if budget is None or isinstance(budget, str):
+        return get_budget(budget)
+    if not isinstance(budget, Budget):
+        raise TypeError(f"budget must be a Budget, a budget name ({', '.join(sorted(BUDGETS))}) or None, "
+                        f"got {type(budget).__name__}")
+    return budget
+
+
 def device() -> torch.device:
     """CUDA when present, else the CPU."""
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")

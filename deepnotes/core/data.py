@@ -13,6 +13,7 @@ from __future__ import annotations
 import torch
 
 from deepnotes.core.rng import generator
+from deepnotes.core.validate import integer, positive_float, positive_int
 
 PROBE_SEED_OFFSET = 100   # probe batches of seed s come from generator(100 + s), apart from the training streams
 
@@ -23,10 +24,10 @@ class MarkovLanguage:
 
         A lower temperature makes the next token more predictable (a lower floor).
         """
-        if not isinstance(vocab_size, int) or vocab_size < 2:
+        if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size < 2:
             raise ValueError(f"vocab_size must be an integer >= 2, got {vocab_size!r}")
-        if not temperature > 0:
-            raise ValueError(f"temperature must be > 0, got {temperature!r}")
+        integer("seed", seed)
+        positive_float("temperature", temperature)
         self.vocab_size = vocab_size
         gen = generator(seed)
         logits = torch.randn(vocab_size, vocab_size, generator=gen, dtype=torch.float64)
@@ -36,13 +37,13 @@ class MarkovLanguage:
     def entropy_rate(self) -> float:
         """H = −Σ_i π_i Σ_j P_ij log P_ij, the loss floor in nats."""
         p = self.transition
-        row_entropy = -(p * p.log()).sum(dim=1)  # [V]
+        row_entropy = -torch.special.xlogy(p, p).sum(dim=1)  # [V]; 0·log 0 = 0 (a cold chain has zeros)
         return float((self.stationary * row_entropy).sum())
 
     def unigram_entropy(self) -> float:
         """−Σ_i π_i log π_i: the loss of the best context-free predictor."""
         pi = self.stationary
-        return float(-(pi * pi.log()).sum())
+        return float(-torch.special.xlogy(pi, pi).sum())
 
     def masked_entropy(self) -> float:
         """The floor of masked-token prediction when a masked token's two neighbours are visible:
@@ -54,6 +55,8 @@ class MarkovLanguage:
 
     def sample(self, batch_size: int, seq_len: int, generator: torch.Generator) -> torch.Tensor:
         """Token sequences [batch_size, seq_len] (int64), the first token drawn from π."""
+        positive_int("batch_size", batch_size)
+        positive_int("seq_len", seq_len)
         pi = self.stationary.float()
         p = self.transition.float()
         tokens = torch.empty(batch_size, seq_len, dtype=torch.long)
@@ -77,14 +80,19 @@ def mask_positions(batch_size: int, seq_len: int, prob: float, generator: torch.
     interior positions only (1..T−2), each chosen with probability ``prob``, never two adjacent,
     so every hidden token has both neighbours visible and :meth:`MarkovLanguage.masked_entropy`
     is the exact loss floor."""
-    if not 0 < prob < 1:
+    if isinstance(prob, bool) or not isinstance(prob, (int, float)) or not 0 < prob < 1:
         raise ValueError(f"prob must be in (0, 1), got {prob!r}")
-    if seq_len < 3:
-        raise ValueError(f"seq_len must be >= 3 for interior positions, got {seq_len!r}")
+    positive_int("batch_size", batch_size)
+    if isinstance(seq_len, bool) or not isinstance(seq_len, int) or seq_len < 3:
+        raise ValueError(f"seq_len must be an integer >= 3 for interior positions, got {seq_len!r}")
     draw = torch.rand(batch_size, seq_len, generator=generator) < prob      # [B, T]
     draw[:, 0] = draw[:, -1] = False
     for t in range(2, seq_len - 1):                                          # drop a pick next to a kept one
         draw[:, t] &= ~draw[:, t - 1]
+    if not draw.any():      # a batch with nothing to predict has no loss: hide one interior token instead
+        row = int(torch.randint(batch_size, (1,), generator=generator))
+        col = int(torch.randint(1, seq_len - 1, (1,), generator=generator))
+        draw[row, col] = True
     return draw
 
 

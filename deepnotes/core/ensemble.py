@@ -18,7 +18,6 @@ others go on (its slice can hold NaN: no operation mixes members). Nothing raise
 """
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
@@ -33,7 +32,7 @@ from deepnotes.core.engine_reference import load_reference, write_reference
 from deepnotes.core.ensemble_trackers import from_reference
 from deepnotes.core.models import TransformerLM
 from deepnotes.core.rng import generator
-from deepnotes.core.train import History, Masked, NextToken
+from deepnotes.core.train import History, Masked, NextToken, check_setup
 from deepnotes.core.workers import run_jobs
 from deepnotes.show.progress import progress as progress_bar
 
@@ -44,6 +43,9 @@ ADAM_EPS, LAMB_EPS = 1e-8, 1e-6
 def check_members(stack: Stack, cfgs: Sequence[TrainConfig]) -> list[TrainConfig]:
     """One TrainConfig per member, agreeing on :data:`SHARED_FIELDS` (lr, warmup, seed may differ)."""
     cfgs = list(cfgs)
+    for c in cfgs:
+        if not isinstance(c, TrainConfig):
+            raise TypeError(f"train configs must be TrainConfig, got {type(c).__name__}")
     if len(cfgs) != stack.n_members:
         raise ValueError(f"{len(cfgs)} train configs for a stack of {stack.n_members} members")
     for name in SHARED_FIELDS:
@@ -191,14 +193,13 @@ def train_ensemble(stack: Stack, tasks, cfgs: TrainConfig | Sequence[TrainConfig
     ``trainable``: the parameter names to update (default all).
     """
     objective = objective if objective is not None else NextToken()
-    if isinstance(objective, Masked) == stack.cfg.causal:
-        raise ValueError("the masked objective needs an encoder (causal=False) and next-token a causal model "
-                         f"(causal=True); got {type(objective).__name__} with causal={stack.cfg.causal}")
     k = stack.n_members
     if isinstance(cfgs, TrainConfig):
         cfgs = [cfgs] if k == 1 else [replace(cfgs, seed=s) for s in stack.seeds]
     cfgs = check_members(stack, cfgs)
     tasks = _tasks(tasks, k)
+    for task, cfg in zip(tasks, cfgs):
+        check_setup(stack, task, cfg, objective)
     gens = [generator(c.seed + 1) for c in cfgs]
     opt = EnsembleOptimizer(stack, cfgs, trainable)
     hists = [History(floor=objective.floor(t), unigram=t.unigram_entropy()) for t in tasks]
@@ -214,9 +215,7 @@ def train_ensemble(stack: Stack, tasks, cfgs: TrainConfig | Sequence[TrainConfig
         tokens, mask = member_batches(stack, tasks, cfgs, gens, objective)
         losses = member_losses(stack, objective, tokens, mask)                    # [K]
         values = losses.tolist()
-        for i in [i for i in alive if not math.isfinite(values[i])]:
-            hists[i].diverged_at = step
-        alive = [i for i in alive if math.isfinite(values[i])]
+        alive = [i for i in alive if hists[i].observe(step, values[i])]      # drops diverged members
         if not alive:
             break
         opt.zero_grad()

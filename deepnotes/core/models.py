@@ -137,6 +137,8 @@ class TransformerLM(nn.Module):
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()
+        if not isinstance(cfg, ModelConfig):
+            raise TypeError(f"a model is built from a ModelConfig, got {type(cfg).__name__}")
         if cfg.block != "transformer":
             raise ValueError(f"TransformerLM needs block='transformer', got {cfg.block!r}")
         self.cfg = cfg
@@ -189,6 +191,7 @@ class TransformerLM(nn.Module):
         """Masked-token cross-entropy (nats): hide ``mask`` [B, T] behind [MASK], predict the originals."""
         if self.cfg.causal:
             raise ValueError("mlm_loss needs an encoder: ModelConfig(causal=False)")
+        check_tokens(tokens, self.cfg.vocab_size)
         logits = self(tokens.masked_fill(mask, self.mask_id))  # [B, T, V]
         return F.cross_entropy(logits[mask], tokens[mask])
 
@@ -197,9 +200,28 @@ class TransformerLM(nn.Module):
         return next_token_loss(self, tokens)
 
 
+def model_vocab(model) -> int | None:
+    """The vocabulary a model reads and predicts: its config's, or its ``embed`` table's rows."""
+    cfg = getattr(model, "cfg", None)
+    if isinstance(cfg, ModelConfig):
+        return cfg.vocab_size
+    embed = getattr(model, "embed", None)
+    return embed.num_embeddings if isinstance(embed, nn.Embedding) else None
+
+
+def check_tokens(tokens: torch.Tensor, vocab: int | None) -> None:
+    """Token ids [B, T] must be integers in [0, vocab): refused here, not as an index error in torch."""
+    if not isinstance(tokens, torch.Tensor) or tokens.dtype not in (torch.int64, torch.int32):
+        raise TypeError(f"tokens must be an integer tensor [batch, seq_len], got {type(tokens).__name__}"
+                        + (f" of {tokens.dtype}" if isinstance(tokens, torch.Tensor) else ""))
+    if vocab is not None and tokens.numel() and (int(tokens.min()) < 0 or int(tokens.max()) >= vocab):
+        raise ValueError(f"token ids must lie in [0, {vocab}), got ids from {int(tokens.min())} to {int(tokens.max())}")
+
+
 def next_token_loss(model: nn.Module, tokens: torch.Tensor) -> torch.Tensor:
     """−(1/(B(T−1))) Σ log p(x_{t+1} | x_{≤t}) in nats, for any ``model`` mapping tokens [B, T−1] to
     logits [B, T−1, V]."""
+    check_tokens(tokens, model_vocab(model))
     if tokens.dim() != 2 or tokens.size(1) < 2:
         raise ValueError(f"next-token loss needs tokens [batch, seq_len >= 2], got shape {tuple(tokens.shape)}")
     logits = model(tokens[:, :-1])                               # [B, T-1, V]

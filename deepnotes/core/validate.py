@@ -6,6 +6,12 @@ import math
 from collections.abc import Iterable
 
 
+def given(value, default):
+    """``value``, or ``default`` when it is None: an argument left out gets its default, while 0, an
+    empty tuple or False stay what the caller gave (and meet that argument's own check)."""
+    return default if value is None else value
+
+
 def positive_int(name: str, value) -> int:
     """``value`` as an int ≥ 1 (bools are refused)."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -32,6 +38,13 @@ def positive_float(name: str, value) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not (value > 0 and math.isfinite(value)):
         raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
     return float(value)
+
+
+def boolean(name: str, value) -> bool:
+    """``value`` if it is True or False (not a string such as "no", not 0/1)."""
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return value
 
 
 def choice(name: str, value, allowed: Iterable) -> object:

@@ -10,6 +10,7 @@ import matplotlib.pyplot as plt
 from deepnotes.core.probes import loglog_slope
 from deepnotes.show.palette import MARKERS, PALETTE, colour  # noqa: F401  (re-exported)
 from deepnotes.core.train import History
+from deepnotes.core.validate import positive_float, positive_int
 
 def label_axes(ax, xlabel: str = "", ylabel: str = "", title: str = "", legend: float | None = 7,
                title_size: float = 9) -> None:
@@ -30,6 +31,8 @@ def loglog_sweep(ax, depths: Sequence[int], series: Mapping[str, Sequence[float]
     and a dashed reference line of the predicted slope. Returns the fitted slopes."""
     slopes = {}
     for label, values in series.items():
+        if len(values) != len(depths):
+            raise ValueError(f"series {label!r} has {len(values)} values for {len(depths)} depths")
         pts = [(n, v) for n, v in zip(depths, values) if v is not None and math.isfinite(v) and v > 0]
         if len(pts) < 2:
             continue
@@ -50,7 +53,15 @@ def loglog_sweep(ax, depths: Sequence[int], series: Mapping[str, Sequence[float]
 
 def _seeds(runs: Mapping[str, History | Sequence[History]]) -> dict[str, list[History]]:
     """label → its runs (one History, or one per seed)."""
-    return {label: [r] if isinstance(r, History) else list(r) for label, r in runs.items()}
+    if not isinstance(runs, Mapping):
+        raise TypeError(f"runs must map a label to a History or a list of them, got {type(runs).__name__}")
+    out = {}
+    for label, r in runs.items():
+        hists = [r] if isinstance(r, History) else list(r) if isinstance(r, (list, tuple)) else None
+        if not hists or not all(isinstance(h, History) for h in hists):
+            raise TypeError(f"runs[{label!r}] must be a History or a non-empty list of them, got {type(r).__name__}")
+        out[label] = hists
+    return out
 
 
 def median_and_range(hists: Sequence[History]) -> tuple[list[int], list[float], list[float], list[float]]:
@@ -93,10 +104,13 @@ def loss_curves(ax, runs: Mapping[str, History | Sequence[History]], title: str 
         if len(hists) > 1:
             line.set_label(f"{label} ({len(hists)} seeds" + (f", {len(diverged)} diverged)" if diverged else ")"))
         elif diverged:
-            line.set_label(f"{label} (diverged at step {diverged[0].diverged_at})")
+            line.set_label(f"{label} ({diverged[0].divergence_note()})")
         floor, unigram = hists[0].floor, hists[0].unigram
     if floor is not None and finite:   # a run that blew up would squash the rest: clip at 1.2× the start
         ax.set_ylim(0.9 * floor, 1.2 * max(finite))
+    longest = max((len(h.losses) for hs in seeds.values() for h in hs), default=0)
+    if longest < 2:                    # every run stopped at once: a readable step axis around the marks
+        ax.set_xlim(-0.5, max([1] + [h.diverged_at + 1 for hs in seeds.values() for h in hs if h.diverged]))
     if floor is not None:
         ax.axhline(floor, color="k", ls="--", lw=1, label=f"{floor_label} {floor:.3f}")
     if unigram is not None:
@@ -109,9 +123,12 @@ def loss_curves(ax, runs: Mapping[str, History | Sequence[History]], title: str 
 
 
 def update_curves(ax, runs: Mapping[str, History], title: str = "") -> None:
-    """RMS of F(x,θ_t) − F(x,θ_0) against the step t."""
+    """RMS of F(x,θ_t) − F(x,θ_0) against the step t; a run that took no step says so in the panel."""
     for label, hist in runs.items():
         ax.plot(range(1, len(hist.update_rms) + 1), hist.update_rms, lw=1, color=colour(label), label=label)
+    if not any(hist.update_rms for hist in runs.values()):
+        ax.text(0.5, 0.5, "no update measured:\nno run took a step", ha="center", va="center",
+                transform=ax.transAxes, fontsize=8)
     ax.set_xlabel("step t")
     ax.set_ylabel(r"RMS of $F(x,\theta_t)-F(x,\theta_0)$")
     if title:
@@ -123,6 +140,10 @@ def new_figure(ncols: int = 1, width: float = 4.2, height: float = 3.0, nrows: i
     """A figure with ``nrows`` × ``ncols`` axes of ``width`` × ``height`` inches each, returned row by
     row as one list. The book's column is about 7 inches wide: three panels side by side are shrunk
     to half size there, so wider figures take two rows."""
+    positive_int("ncols", ncols)
+    positive_int("nrows", nrows)
+    positive_float("width", width)
+    positive_float("height", height)
     fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False)
     return fig, [ax for row in axes for ax in row]
 

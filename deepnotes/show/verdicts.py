@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import html
+import math
 from dataclasses import dataclass
 from typing import Callable
 
@@ -40,9 +41,24 @@ def _fmt(x) -> str:
     return f"{x:.4g}" if isinstance(x, (int, float)) else str(x)
 
 
+def _finite_number(value) -> bool:
+    """A real number (int, float, NumPy or SymPy scalar, a one-element tensor) that is finite."""
+    if isinstance(value, (bool, str, bytes)):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except (TypeError, ValueError, OverflowError):
+        return False
+
+
 def check_number(claim: str, source: str, claimed: float, computed: float, reason: str = "",
                  rtol: float = 0.01, approx_rtol: float = 0.2) -> Verdict:
-    """Holds within ``rtol``, holds approximately within ``approx_rtol``, else wrong."""
+    """Holds within ``rtol``, holds approximately within ``approx_rtol``, else wrong. Both numbers must
+    be finite: a NaN or inf (a diverged run, say) is no evidence either way, so it is refused, not
+    judged."""
+    for name, value in (("claimed", claimed), ("computed", computed)):
+        if not _finite_number(value):
+            raise ValueError(f"{claim!r}: the {name} value must be a finite number, got {value!r}")
     rel = abs(claimed - computed) / max(abs(computed), 1e-300)
     status = HOLDS if rel <= rtol else APPROX if rel <= approx_rtol else WRONG
     why = reason or f"relative difference {rel:.2g}"
@@ -69,19 +85,29 @@ def check_order(claim: str, source: str, claimed: sp.Expr, computed: sp.Expr, va
     return Verdict(claim, source, sp.sstr(said), sp.sstr(true), status, why)
 
 
+def _truth(name: str, value) -> bool:
+    """A computed truth value: a bool, or a NumPy/torch boolean; a string or a number is refused (a
+    typed "no" would count as true)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, sp.logic.boolalg.BooleanAtom):
+        return bool(value)
+    if type(value).__name__ in ("bool_", "bool") or (hasattr(value, "dtype") and "bool" in str(value.dtype)):
+        return bool(value)
+    raise ValueError(f"{name} must be a computed boolean (a comparison), got {value!r}")
+
+
 def check_true(*, claim: str, source: str, claimed: str, computed: str, ok, reason: str) -> Verdict:
     """A claim whose truth the caller computed as a boolean (``ok``: a comparison, never a literal;
     a test reads the sources and fails on ``ok=True``/``ok=False``)."""
-    if not isinstance(ok, bool):
-        ok = bool(ok)      # numpy/torch booleans
-    return Verdict(claim, source, claimed, computed, HOLDS if ok else WRONG, reason)
+    return Verdict(claim, source, claimed, computed, HOLDS if _truth("ok", ok) else WRONG, reason)
 
 
 def check_graded(*, claim: str, source: str, claimed: str, computed: str, holds, approx, reason: str) -> Verdict:
     """A claim with a partial outcome the caller computed: holds when ``holds``, holds approximately
     when only ``approx`` (e.g. the predicted ordering without the full effect), else wrong; both are
     comparisons, never literals."""
-    status = HOLDS if bool(holds) else APPROX if bool(approx) else WRONG
+    status = HOLDS if _truth("holds", holds) else APPROX if _truth("approx", approx) else WRONG
     return Verdict(claim, source, claimed, computed, status, reason)
 
 

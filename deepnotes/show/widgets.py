@@ -12,6 +12,7 @@ progress bar, and caches the figure per setting so that going back is instant.
 """
 from __future__ import annotations
 
+import html
 import io
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -19,6 +20,8 @@ from dataclasses import dataclass, field
 
 import ipywidgets as W
 import matplotlib.pyplot as plt
+
+from deepnotes.core.lru import LIVE_RESULTS_KEPT, LRU
 
 LIVE_NOTE = ("<small>Off-grid settings: runs the experiment live. Needs a running kernel "
              "(Jupyter, Colab, Binder); inactive in the static HTML book, whose sliders above "
@@ -48,6 +51,18 @@ def _grid_stack(render, names, grid, fixed, level, dpi):
     return stack, per_level
 
 
+def check_grid(grid) -> None:
+    """A slider grid is a non-empty mapping of names to non-empty lists or tuples of values (a string is
+    not a list of its characters, a scalar is not a list of one)."""
+    if not isinstance(grid, Mapping) or not grid:
+        raise ValueError(f"a slider grid must be a non-empty mapping of name to values, got {grid!r}")
+    for name, values in grid.items():
+        if not isinstance(values, (list, tuple)):
+            raise ValueError(f"grid entry {name!r} must be a list or tuple of values, got {values!r}")
+        if len(values) == 0:
+            raise ValueError(f"grid entry {name!r} has no values")
+
+
 def slider_control(render: Callable[..., object], grid: Mapping[str, Sequence],
                    live: Mapping[str, W.ValueWidget] | None = None, fixed: Mapping | None = None,
                    dpi: int = 80, title: str = "") -> W.VBox:
@@ -57,11 +72,7 @@ def slider_control(render: Callable[..., object], grid: Mapping[str, Sequence],
     live:  slider name → a widget taking any value, used by the live panel; None = no live panel.
     fixed: keyword arguments passed to every call of ``render``.
     """
-    if not grid:
-        raise ValueError("slider_control needs a non-empty grid")
-    for name, values in grid.items():
-        if len(values) == 0:
-            raise ValueError(f"grid entry {name!r} has no values")
+    check_grid(grid)
     names = list(grid)
     fixed = dict(fixed or {})
     stack, per_level = _grid_stack(render, names, grid, fixed, 0, dpi)
@@ -80,56 +91,102 @@ def slider_control(render: Callable[..., object], grid: Mapping[str, Sequence],
     return control
 
 
+def error_line(err: Exception) -> str:
+    """One line for the reader: the error's type and the first line of its message."""
+    first = str(err).strip().splitlines()[0] if str(err).strip() else ""
+    return f"{type(err).__name__}: {first}" if first else type(err).__name__
+
+
 def live_panel(render: Callable[..., object], controls: Mapping[str, W.ValueWidget],
-               fixed: Mapping | None = None) -> W.VBox:
+               fixed: Mapping | None = None, cache_size: int = LIVE_RESULTS_KEPT) -> W.VBox:
     """Widgets for any value, a Run button, and an Output that shows ``render(..., progress=True)``.
 
-    Figures are cached per setting: running a setting again shows the stored image at once. A live
-    control overrides a ``fixed`` keyword of the same name.
+    Figures are cached per setting (the last ``cache_size``): running a setting again shows the stored
+    image at once. A live control overrides a ``fixed`` keyword of the same name. If ``render`` raises,
+    the figure's place shows one line naming the error instead, and nothing of the previous setting.
     """
     fixed = dict(fixed or {})
-    cache: dict[tuple, bytes] = {}
+    cache = LRU(cache_size)
     out = W.Output()
     button = W.Button(description="Run live", icon="play")
     image = W.Image(format="png", layout=W.Layout(display="none"))   # shown once it has a result
+    message = W.HTML(layout=W.Layout(display="none"))                # shown in the image's place on error
+
+    def show(png: bytes | None, error: str = "") -> None:
+        message.value = f"<span class='deepnotes-live-error'>{html.escape(error)}</span>" if error else ""
+        message.layout.display = None if error else "none"
+        if png is not None:
+            image.value = png
+        image.layout.display = "none" if png is None else None
 
     def run(_=None):
         setting = {name: w.value for name, w in controls.items()}
         key = tuple(sorted(setting.items()))
-        if key not in cache:
+        png = cache.get(key)
+        if png is None:
             out.clear_output()
-            with out:
-                cache[key] = figure_png(render(**{**fixed, **setting}, progress=True))
-        image.value = cache[key]
-        image.layout.display = None
+            show(None)
+            failure = None
+            with out:       # the try is inside: in a kernel, Output swallows an exception into a traceback
+                try:
+                    png = figure_png(render(**{**fixed, **setting}, progress=True))
+                except Exception as err:    # noqa: BLE001  (a live run's failure is shown, never raised)
+                    failure = err
+            if failure is not None:
+                plt.close("all")
+                out.clear_output()
+                show(None, f"This setting did not run: {error_line(failure)}")
+                return
+            cache.put(key, png)
+        show(png)
 
     button.on_click(run)
-    return W.VBox([W.HTML(LIVE_NOTE), W.HBox(list(controls.values()) + [button]), out, image])
+    panel = W.VBox([W.HTML(LIVE_NOTE), W.HBox(list(controls.values()) + [button]), out, message, image])
+    panel.run, panel.cache, panel.message, panel.image = run, cache, message, image   # for tests
+    return panel
 
 
 # ---- one description of a chapter's slider, and the widgets its live panel is made of -------------
 
+def _span(description: str, span, positive: bool = False) -> tuple:
+    """``span`` = (min, start, max) with min ≤ start ≤ max (and min > 0 where ``positive``)."""
+    ok = (isinstance(span, (tuple, list)) and len(span) == 3
+          and all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in span)
+          and span[0] <= span[1] <= span[2] and (not positive or span[0] > 0))
+    if not ok:
+        need = "0 < min <= start <= max" if positive else "min <= start <= max"
+        raise ValueError(f"slider {description!r}: span must be (min, start, max) with {need}, got {span!r}")
+    return tuple(span)
+
+
 def int_slider(description: str, span: tuple[int, int, int]) -> W.IntSlider:
     """An integer slider over ``span`` = (min, start, max)."""
-    lo, start, hi = span
+    lo, start, hi = _span(description, span)
     return W.IntSlider(value=start, min=lo, max=hi, description=description)
 
 
 def float_slider(description: str, span: tuple[float, float, float], step: float) -> W.FloatSlider:
-    """A linear slider over ``span`` = (min, start, max) in steps of ``step``."""
-    lo, start, hi = span
+    """A linear slider over ``span`` = (min, start, max) in steps of ``step`` (> 0)."""
+    lo, start, hi = _span(description, span)
+    if isinstance(step, bool) or not isinstance(step, (int, float)) or not (step > 0 and math.isfinite(step)):
+        raise ValueError(f"slider {description!r}: step must be a finite number > 0, got {step!r}")
     return W.FloatSlider(value=start, min=lo, max=hi, step=step, description=description)
 
 
 def log_slider(description: str, span: tuple[float, float, float]) -> W.FloatLogSlider:
     """A log-scale slider over ``span`` = (min, start, max), all > 0 (it never offers 0 or less)."""
-    lo, start, hi = span
+    lo, start, hi = _span(description, span, positive=True)
     return W.FloatLogSlider(value=start, base=10, min=math.log10(lo), max=math.log10(hi), description=description)
 
 
 def dropdown(description: str, options: Sequence, value=None) -> W.Dropdown:
-    """A choice among ``options`` (the first unless ``value`` is given)."""
-    options = tuple(options)
+    """A choice among ``options`` (the first unless ``value`` is given, which must be one of them)."""
+    options = tuple(options) if not isinstance(options, str) else ()
+    if not options:
+        raise ValueError(f"dropdown {description!r} needs a non-empty list of options, got options={options!r}")
+    if value is not None and value not in options:
+        raise ValueError(f"dropdown {description!r}: {value!r} is not an option; allowed: "
+                         + ", ".join(map(repr, options)))
     return W.Dropdown(options=options, value=options[0] if value is None else value, description=description)
 
 

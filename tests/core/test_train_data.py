@@ -183,3 +183,48 @@ def test_run_jobs_keeps_the_order_and_refuses_bad_worker_counts():
     with pytest.raises(ValueError, match="2 costs for 1 jobs"):
         run_jobs(pow, [(2, 3)], workers=2, costs=[1, 2])
     assert default_workers("cuda") == 1 and 1 <= default_workers("cpu") <= 2
+
+
+def test_a_run_that_blows_up_is_diverged_at_that_step_and_stops():
+    from deepnotes.core.train import BLOWUP_FACTOR, History
+    h = History(floor=1.0, unigram=2.0)
+    assert h.observe(0, 3.0)
+    h.losses.append(3.0)
+    assert h.blowup_threshold() == BLOWUP_FACTOR * 3.0
+    assert h.observe(1, 29.0)                      # high, but below 10 × 3
+    assert not h.observe(2, 4900.0)                # Post-LN at Adam lr 10 climbed to 4,900
+    assert h.diverged_at == 2 and h.diverged_loss == 4900.0 and h.divergence_note() == "diverged at step 2 (loss 4.9e+03 > 30)"
+    nan = History(floor=1.0, unigram=2.0)
+    assert not nan.observe(0, float("nan")) and nan.diverged_at == 0 and nan.divergence_note() == "diverged at step 0 (loss nan)"
+
+
+def test_training_records_a_blow_up_as_divergence():
+    import deepnotes as dn
+    model = dn.build_model(dn.ModelConfig(n_layers=2, d_model=16, n_heads=2, d_ff=32, norm="post"))
+    hist = dn.train(model, dn.MarkovLanguage(16), dn.TrainConfig(optimizer="sgd", lr=1e4, steps=30))
+    assert hist.diverged and hist.diverged_at < 30
+    assert not math.isfinite(hist.diverged_loss) or hist.diverged_loss > hist.blowup_threshold()
+    assert all(x <= hist.blowup_threshold() for x in hist.losses)
+
+
+def test_a_cold_chain_has_a_finite_entropy_rate():
+    task = dn.MarkovLanguage(16, temperature=1e-3)           # rows with exact zeros: 0·log 0 = 0
+    assert math.isfinite(task.entropy_rate()) and 0 <= task.entropy_rate() < 0.05
+    assert math.isfinite(task.unigram_entropy())
+
+
+def test_a_masked_batch_always_hides_at_least_one_token():
+    from deepnotes.core.data import mask_positions
+    from deepnotes.core.rng import generator
+    gen = generator(0)
+    masks = [mask_positions(1, 3, 0.01, gen) for _ in range(200)]      # almost never draws a position itself
+    assert all(int(m.sum()) >= 1 for m in masks)
+    assert all(not m[:, 0].any() and not m[:, -1].any() for m in masks)  # interior only
+
+
+def test_masked_training_with_rare_masks_does_not_diverge():
+    import deepnotes as dn
+    model = dn.build_model(dn.ModelConfig(n_layers=1, d_model=8, n_heads=1, d_ff=8, causal=False))
+    hist = dn.train(model, dn.MarkovLanguage(16), dn.TrainConfig(steps=20, batch_size=1, seq_len=8),
+                    objective=dn.Masked(0.01))
+    assert not hist.diverged and len(hist.losses) == 20

@@ -33,6 +33,27 @@ def test_every_run_diverged_at_step_zero_is_drawn_not_raised():
     fig, (ax,) = plots.new_figure(1)
     plots.loss_curves(ax, {"none": [hist([math.nan], 0), hist([], 0)], "post": hist([math.inf], 0)})
     assert "post (diverged at step 0)" in [line.get_label() for line in ax.get_lines()]
+    assert ax.get_xlim() == (-0.5, 1)                  # a readable step axis around the marks
+
+
+def test_a_blown_up_run_keeps_the_axes_readable_and_says_how_it_ended():
+    blown = History(floor=1.0, unigram=2.0)
+    for step, loss in enumerate([3.0, 2.5, 20.0, 4900.0]):
+        if not blown.observe(step, loss):
+            break
+        blown.losses.append(loss)
+    fig, (ax,) = plots.new_figure(1)
+    plots.loss_curves(ax, {"post": blown, "pre": hist([3, 2, 1])})
+    assert "post (diverged at step 3 (loss 4.9e+03 > 30))" in [line.get_label() for line in ax.get_lines()]
+    assert ax.get_ylim()[1] == pytest.approx(1.2 * 3.0)   # 1.2 × the first loss, not 4,900
+    marks = [line for line in ax.get_lines() if line.get_marker() == "x"]
+    assert list(marks[0].get_xdata()) == [3] and marks[0].get_ydata()[0] <= 1.2 * 3.0
+
+
+def test_an_update_panel_with_no_steps_says_so():
+    fig, (ax,) = plots.new_figure(1)
+    plots.update_curves(ax, {"none": hist([], 0)})
+    assert "no run took a step" in ax.texts[0].get_text()
 
 
 def test_a_grid_figure_gives_its_axes_row_by_row_and_a_spare_slot_can_hold_the_key():

@@ -7,6 +7,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from deepnotes.show import verdicts as vd  # noqa: E402
+from deepnotes.show import widgets as ui  # noqa: E402
 from deepnotes.show.widgets import slider_control  # noqa: E402
 
 CALLS = []
@@ -90,3 +91,46 @@ def test_an_order_claim_holds_when_equal_is_loose_when_weaker_and_wrong_when_too
     loose = vd.check_order("c", "s", lam, lam ** 2 * h, lam)
     assert loose.status == vd.APPROX and loose.computed == "O(lambda**2)"
     assert vd.check_order("c", "s", lam ** 2, lam + lam ** 2, lam).status == vd.WRONG
+
+
+def fails_on_three(a, b=1, progress=False):
+    if a == 3:
+        raise ValueError("a = 3 is not allowed here\nsecond line")
+    return render(a=a, b=b, progress=progress)
+
+
+def test_a_failing_live_setting_shows_one_line_in_the_figure_s_place_and_nothing_stale():
+    slider = W.IntSlider(value=1)
+    panel = ui.live_panel(fails_on_three, {"a": slider})
+    panel.run()
+    assert panel.image.value and panel.image.layout.display is None and panel.message.layout.display == "none"
+    slider.value = 3
+    panel.run()                                        # no exception, no second one
+    assert panel.image.layout.display == "none"        # the previous setting's figure is gone
+    assert panel.message.layout.display is None
+    assert "ValueError: a = 3 is not allowed here" in panel.message.value and "second line" not in panel.message.value
+    assert len(panel.cache) == 1                       # the failure is not cached
+    slider.value = 1
+    panel.run()                                        # a good setting again: its figure, no message
+    assert panel.image.layout.display is None and panel.message.layout.display == "none"
+
+
+def test_the_live_cache_keeps_the_most_recent_settings_only():
+    slider = W.IntSlider(value=0, max=50)
+    panel = ui.live_panel(fails_on_three, {"a": slider}, cache_size=3)
+    for a in (1, 2, 5, 1, 4):
+        slider.value = a
+        panel.run()
+    assert len(panel.cache) == 3
+    assert ((("a", 1),) in panel.cache and (("a", 4),) in panel.cache and (("a", 2),) not in panel.cache)
+
+
+def test_lru_drops_the_least_recently_used():
+    from deepnotes.core.lru import LRU
+    lru = LRU(2)
+    lru.put("a", 1)
+    lru.put("b", 2)
+    assert lru.get("a") == 1            # a is now the most recent
+    lru.put("c", 3)
+    assert "b" not in lru and lru.get("a") == 1 and lru.get("c") == 3
+    assert lru.get_or_compute("d", lambda: 4) == 4 and len(lru) == 2

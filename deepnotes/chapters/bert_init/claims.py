@@ -9,7 +9,7 @@ from deepnotes.chapters.bert_init import experiments as ex
 from deepnotes.chapters.bert_init.experiments import (BERT_STD, InitProbe, MLMRun, article_gradient_prediction,
                                                       derived_ratios, q_of)
 from deepnotes.core import derive as sym
-from deepnotes.core.budget import Budget, get_budget
+from deepnotes.core.budget import Budget, resolve_budget
 from deepnotes.show import verdicts as vd
 
 # thresholds
@@ -108,7 +108,7 @@ def derivation_verdicts(ffn: dict | None = None, logits: dict | None = None) -> 
 
 def init_verdicts(probes: dict[float, InitProbe], budget: Budget | None = None) -> vd.VerdictTable:
     """Experiment 1: the measured encoder at init against the derivation and the annotated eqs. (42), (54)."""
-    b = (budget or get_budget()).bert_init
+    b = resolve_budget(budget).bert_init
     noise = NOISE_SIGMAS / b.probe_width ** 0.5        # |cos| of unrelated vectors at this width stays below this
     rows = []
     for s, p in probes.items():
@@ -198,7 +198,7 @@ def table_verdicts(own: dict[float, ex.TableProbe], cut: dict[float, ex.InitProb
 
 def training_verdicts(runs: dict[float, MLMRun], budget: Budget | None = None) -> vd.VerdictTable:
     """Experiment 2: which std learns most within the run (main text, eq. (74), annotated §9.3)."""
-    window = (budget or get_budget()).bert_init.loss_window
+    window = resolve_budget(budget).bert_init.loss_window
     learned = {s: r.history.fraction_learned(window) for s, r in runs.items()}
     best = max(learned, key=learned.get)
     lo, hi = BEST_STD_BAND

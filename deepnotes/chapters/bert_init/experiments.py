@@ -21,7 +21,9 @@ from dataclasses import dataclass, field
 import torch
 import torch.nn.functional as F
 
-from deepnotes.core.budget import Budget, device as default_device, get_budget
+from deepnotes.core.budget import Budget, device as default_device, resolve_budget
+from deepnotes.core.lru import BUDGET_RESULTS_KEPT, LIVE_RESULTS_KEPT
+from deepnotes.core.validate import boolean, given, positive_float
 from deepnotes.core.config import ModelConfig, TrainConfig
 from deepnotes.core.data import MarkovLanguage, mask_positions, probe_generator
 from deepnotes.core.init import ffn_branch_variance, gaussian_second_moment, gelu, truncated_normal_variance_factor
@@ -54,6 +56,8 @@ def equivalent_std(std: float, width: int) -> float:
 def q_of(std: float, truncated: bool = True) -> float:
     """q = 768·s_eff² with s_eff = s·√γ(2), the std left after cutting N(0, s²) at ±2s
     (``truncated=False``: s_eff = s, e.g. Xavier-normal's 1/√768)."""
+    positive_float("std", std)
+    boolean("truncated", truncated)
     return BERT_WIDTH * std ** 2 * (truncated_normal_variance_factor(2.0) if truncated else 1.0)
 
 
@@ -104,8 +108,8 @@ class InitProbe:
 def init_probe(std: float, depth: int, width: int | None = None, budget: Budget | None = None,
                seed: int = 0, device=None) -> InitProbe:
     """Measure the stream, the branch ratios, the gradients and the logits of an encoder at init."""
-    budget = budget or get_budget()
-    width = width or budget.bert_init.probe_width
+    budget = resolve_budget(budget)
+    width = given(width, budget.bert_init.probe_width)
     device = device or default_device()
     n_seq, seq_len = budget.bert_init.probe_tokens
     cfg = encoder_config(width, depth, std, budget.bert_init.vocab, seq_len)
@@ -171,7 +175,7 @@ def table_setting_probe(std: float, depth: int, width: int, budget: Budget | Non
     """One batch of x_0 ~ N(0, I) through ``depth`` Post-LN blocks of BERT's shape at ``width``, every
     block matrix from N(0, s²) without the ±2σ cut. The tables name no loss: the gradients are of
     L = mean over tokens of (x_L·u)², u ~ N(0, I/d) fixed, and only their ratios are read."""
-    budget = budget or get_budget()
+    budget = resolve_budget(budget)
     device = device or default_device()
     n_seq, seq_len = budget.bert_init.probe_tokens
     model = build_model(encoder_config(width, depth, std, budget.bert_init.vocab, seq_len), seed=seed, device=device)
@@ -264,9 +268,9 @@ def mlm_runs(settings: Sequence[tuple[float, bool]], budget: Budget | None = Non
     for every (std, extra head layer) setting × seed, recording every LayerNorm's mean γ and the
     embedding's RMS. Settings with the same head train together as one engine ensemble.
     Returns (std, head, seed) → run."""
-    budget = budget or get_budget()
+    budget = resolve_budget(budget)
     b = budget.bert_init
-    depth = depth or b.train_depth
+    depth = given(depth, b.train_depth)
     n_seq, seq_len = b.train_batch
     keys = [(s, head, seed) for s, head in settings for seed in seeds]
     every = every_for(b.train_steps, b.gain_points)
@@ -296,7 +300,7 @@ def mlm_run(std: float, head_transform: bool = True, budget: Budget | None = Non
     return mlm_runs([(std, head_transform)], budget, (seed,), lr, depth, device, progress)[(std, head_transform, seed)]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=LIVE_RESULTS_KEPT)
 def cached_probe(std: float, depth: int, width: int, budget: Budget) -> InitProbe:
     """:func:`init_probe`, computed once per setting (the experiment and the slider share them)."""
     return init_probe(std, depth, width, budget)
@@ -309,13 +313,13 @@ def run_settings(budget: Budget) -> list[tuple[float, bool]]:
     return list(dict.fromkeys([(s, True) for s in b.train_stds] + [(s, h) for s in b.gain_stds for h in (True, False)]))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=BUDGET_RESULTS_KEPT)
 def chapter_runs(budget: Budget) -> dict[tuple[float, bool], MLMRun]:
     """:func:`mlm_runs` over :func:`run_settings` at the budget's defaults (seed 0), trained once."""
     return {(s, h): run for (s, h, _), run in mlm_runs(run_settings(budget), budget).items()}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=LIVE_RESULTS_KEPT)
 def cached_run(std: float, head_transform: bool, budget: Budget) -> MLMRun:
     """:func:`mlm_run` at the budget's defaults, computed once per setting (the chapter's settings
     come from :func:`chapter_runs`)."""
@@ -332,13 +336,13 @@ def article_gradient_prediction(probe: InitProbe) -> list[float]:
 
 def probe_depth(budget: Budget | None = None) -> int:
     """The depth of the init sweep: BERT-base's 12 where the budget probes it, else its deepest."""
-    depths = (budget or get_budget()).bert_init.probe_depths
+    depths = resolve_budget(budget).bert_init.probe_depths
     return BERT_DEPTH if BERT_DEPTH in depths else depths[-1]
 
 
 def sweep_probes(budget: Budget | None = None) -> dict[float, InitProbe]:
     """Experiment 1: one :class:`InitProbe` per std of the budget at :func:`probe_depth`."""
-    budget = budget or get_budget()
+    budget = resolve_budget(budget)
     b = budget.bert_init
     return {s: cached_probe(s, probe_depth(budget), b.probe_width, budget) for s in b.stds}
 
@@ -346,31 +350,31 @@ def sweep_probes(budget: Budget | None = None) -> dict[float, InitProbe]:
 def table_probes(budget: Budget | None = None) -> dict[float, InitProbe]:
     """The annotated §9.1/§9.2 tables' stds 0.02, 0.0361, 0.05 in the book's BERT setting (weights cut
     at ±2σ, Markov-language tokens through the embedding) at the budget's table width and depth (12)."""
-    budget = budget or get_budget()
+    budget = resolve_budget(budget)
     b = budget.bert_init
     return {s: cached_probe(s, b.table_depth, b.table_width, budget) for s in TABLE_STDS}
 
 
 def table_setting_probes(budget: Budget | None = None) -> dict[float, TableProbe]:
     """The same stds in the tables' own setting (:func:`table_setting_probe`: uncut, Gaussian x_0)."""
-    budget = budget or get_budget()
+    budget = resolve_budget(budget)
     b = budget.bert_init
     return {s: table_setting_probe(s, b.table_depth, b.table_width, budget) for s in TABLE_STDS}
 
 
 def training_runs(budget: Budget | None = None) -> dict[float, MLMRun]:
     """Experiment 2: an MLM run (with the extra Dense+LN head) per std of the annotated §9.3 table."""
-    budget = budget or get_budget()
+    budget = resolve_budget(budget)
     return {s: cached_run(s, True, budget) for s in budget.bert_init.train_stds}
 
 
 def gain_runs(budget: Budget | None = None) -> dict[tuple[float, bool], MLMRun]:
     """Experiment 3: (std, extra head layer) → MLM run, for every gain std, with and without the head."""
-    budget = budget or get_budget()
+    budget = resolve_budget(budget)
     return {(s, head): cached_run(s, head, budget) for s in budget.bert_init.gain_stds for head in (True, False)}
 
 
 def gain_show_std(budget: Budget | None = None) -> float:
     """The std whose gain runs are drawn: BERT's 0.02 where the budget trains it, else its first."""
-    stds = (budget or get_budget()).bert_init.gain_stds
+    stds = resolve_budget(budget).bert_init.gain_stds
     return BERT_STD if BERT_STD in stds else stds[0]

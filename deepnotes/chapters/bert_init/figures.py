@@ -5,7 +5,7 @@ from __future__ import annotations
 from deepnotes.chapters.bert_init.experiments import (BERT_STD, InitProbe, MLMRun, MLM_FLOOR,
                                                       article_gradient_prediction, cached_probe, cached_run,
                                                       derived_ratios)
-from deepnotes.core.budget import Budget, get_budget
+from deepnotes.core.budget import Budget, resolve_budget
 from deepnotes.show.palette import PALETTE
 
 # roles in the one palette: FFN and attention as Post-LN's and Pre-LN's colours, measured in black,
@@ -18,7 +18,7 @@ GRID_POINTS = 41                # points of the derived curves across the std sw
 def init_figure(std: float, depth: int, budget: Budget | None = None, progress: bool = False):
     """Slider 1: branch ratios, the identity path's weight and the per-block gradients at init."""
     from deepnotes.show import plots
-    budget = budget or get_budget()
+    budget = resolve_budget(budget)
     p = cached_probe(std, depth, budget.bert_init.probe_width, budget)
     layers = range(1, depth + 1)
     fig, (ax_v, ax_w, ax_g) = plots.new_figure(3, width=3.4, height=2.8)
@@ -51,7 +51,7 @@ def gain_figure(std: float, head_transform: bool, budget: Budget | None = None, 
     """Slider 2: every LayerNorm's mean γ during MLM training, the last encoder LN and the head's LN
     highlighted, and the RMS of the (tied) output embedding rows."""
     from deepnotes.show import plots
-    budget = budget or get_budget()
+    budget = resolve_budget(budget)
     run = cached_run(std, head_transform, budget)
     fig, (ax_g, ax_l) = plots.new_figure(2, width=4.0, height=2.8)
     for name, values in run.gains.items():
@@ -115,7 +115,7 @@ def sweep_figure(probes: dict[float, InitProbe]):
 def training_figure(runs: dict[float, MLMRun], budget: Budget | None = None):
     """Experiment 2: the MLM loss of every std's run, with the floor and the context-free plateau."""
     from deepnotes.show import plots
-    b = (budget or get_budget()).bert_init
+    b = resolve_budget(budget).bert_init
     fig, (ax,) = plots.new_figure(1, width=5.0, height=3.2)
     plots.loss_curves(ax, {f"std {s:g}": r.history for s, r in runs.items()},
                       title=f"MLM, N={b.train_depth}, d={b.train_width}, warmup {b.train_warmup}", floor_label=MLM_FLOOR)

@@ -5,14 +5,14 @@ from __future__ import annotations
 from deepnotes.chapters.bert_init.claims import (PRINTED_GRAD, PRINTED_LAYERS_GRAD, PRINTED_LAYERS_VAR, PRINTED_TRAINING,
                                                  PRINTED_VAR)
 from deepnotes.chapters.bert_init.experiments import InitProbe, MLMRun, TableProbe, q_of
-from deepnotes.core.budget import Budget, get_budget
+from deepnotes.core.budget import Budget, resolve_budget
 
 
 def annotated_tables_text(own: dict[float, TableProbe], cut: dict[float, InitProbe],
                           budget: Budget | None = None) -> str:
     """§9.1 (Var[x_l] and the weight of x_0) and §9.2 (‖g_l‖/‖g_12‖): printed | measured in the tables'
     own setting (uncut N(0, σ²), x_0 ~ N(0, I)) | measured in BERT's (cut at ±2σ, Markov tokens)."""
-    b = (budget or get_budget()).bert_init
+    b = resolve_budget(budget).bert_init
     lines = [f"{b.table_depth} layers, width {b.table_width}. Columns: printed | the tables' setting: W ~ N(0, σ²) uncut, "
              "x_0 ~ N(0, I) | BERT's: W cut at ±2σ, Markov-language tokens",
              "§9.1 Var[x_l] (and cos(x_l, x_0), the weight of x_0)"]
@@ -37,7 +37,7 @@ def _grad_ratio(probe, layer: int) -> float:
 def training_table_text(runs: dict[float, MLMRun], budget: Budget | None = None) -> str:
     """§9.3 printed (steps to converge, final loss) beside each run's steps to 50 % / 80 % of the way
     from the plateau to the floor (0-based, :meth:`History.steps_to`), final loss and fraction learned."""
-    w = (budget or get_budget()).bert_init.loss_window
+    w = resolve_budget(budget).bert_init.loss_window
     lines = ["§9.3 (printed: steps to converge, final loss | measured here: steps to 50 % / 80 % of the way to "
              "the floor, final loss, learned)"]
     for s, r in runs.items():
@@ -51,7 +51,7 @@ def training_table_text(runs: dict[float, MLMRun], budget: Budget | None = None)
 def gain_summary_text(gain_runs: dict[tuple[float, bool], MLMRun], budget: Budget | None = None) -> str:
     """Per run: the last encoder γ from start to end, the range of the other LNs' final γ, the head
     LN's final γ, the embedding's growth and the fraction learned."""
-    w = (budget or get_budget()).bert_init.loss_window
+    w = resolve_budget(budget).bert_init.loss_window
     lines = []
     for (s, head), r in gain_runs.items():
         last, others = r.last_encoder_gain(), r.final_other_gains()

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 import torch
 
 from deepnotes.core import scaling
-from deepnotes.core.budget import Budget, device as default_device, get_budget
+from deepnotes.core.budget import Budget, device as default_device, resolve_budget
 from deepnotes.core.config import ModelConfig, TrainConfig
 from deepnotes.core.data import MarkovLanguage, probe_batch
 from deepnotes.core.probes import StepProbe, loglog_slope
@@ -24,7 +24,8 @@ from deepnotes.core import ensemble_trackers as et
 from deepnotes.core.ensemble import train_many
 from deepnotes.core.train import History
 from deepnotes.core.trackers import every_for
-from deepnotes.core.validate import choice
+from deepnotes.core.lru import BUDGET_RESULTS_KEPT
+from deepnotes.core.validate import given, choice
 from deepnotes.core.workers import default_workers
 from deepnotes.show.progress import progress as progress_bar
 
@@ -58,9 +59,10 @@ def predicted_slope(variant: str, optimizer: str) -> float:
     for DeepNorm, ΔL ∝ 2N·(λ/α)^k (k = 2 SGD, 1 Adam) with the variant's λ/α taken from
     :mod:`scaling`, read off as the log-log slope between N = 10 and 10⁴ (exact for a power law;
     ``tests`` check it against SymPy's exponent)."""
+    choice("variant", variant, VARIANTS)
+    k = {"sgd": 2, "adam": 1}[choice("optimizer", optimizer, ("sgd", "adam"))]
     if variant not in ("deepnorm", "deepnorm/adam"):
         return 1.0
-    k = {"sgd": 2, "adam": 1}[optimizer]
     values = [2 * n * _gain_ratio(variant, n) ** k for n in SLOPE_DEPTHS]
     return round(loglog_slope(SLOPE_DEPTHS, values), 9)
 
@@ -117,9 +119,9 @@ def loss_change_sweep(budget: Budget | None = None, variants=PROBED_VARIANTS,
     rate is measured exactly. Variants that share a graph and the repeats (seeds) are members of
     one engine stack per depth.
     """
-    budget = budget or get_budget()
+    budget = resolve_budget(budget)
     sub = budget.increment_explosion
-    depths = tuple(depths or sub.probe_depths)
+    depths = tuple(given(depths, sub.probe_depths))
     lrs = dict(sub.probe_lrs, **(lrs or {}))
     device = device or default_device()
     task = task_for(budget)
@@ -168,7 +170,7 @@ def run(variant: str, n_layers: int, budget: Budget, optimizer: str = "adam", lr
     (``lr`` defaults to the slider's rate for ``optimizer``; ``params`` as in :func:`runs`)."""
     sub = budget.increment_explosion
     lr = lr if lr is not None else sub.slider_lrs[optimizer]
-    cfg = budget.train_config(optimizer, lr, steps or sub.train_steps, warmup, seed)
+    cfg = budget.train_config(optimizer, lr, given(steps, sub.train_steps), warmup, seed)
     return runs([(variant, n_layers, cfg)], budget, device, progress, track_update, params)[0]
 
 
@@ -178,7 +180,7 @@ def early_update_sweep(budget: Budget | None = None, variants=EARLY_UPDATE_VARIA
     """DeepNet's early-update setting at toy scale: the first ``update_steps`` steps of each variant
     at each of ``update_depths`` (at ``update_lr``), tracking ‖F(x,θ_t) − F(x,θ_0)‖; ``params`` and
     ``shape`` as in :func:`runs`. The variants at one depth train as one ensemble."""
-    budget = budget or get_budget()
+    budget = resolve_budget(budget)
     sub = budget.increment_explosion
     cfg = budget.train_config(optimizer, lr if lr is not None else sub.update_lr, sub.update_steps)
     keys = [(v, n) for v in variants for n in sub.update_depths]
@@ -189,7 +191,7 @@ def early_update_sweep(budget: Budget | None = None, variants=EARLY_UPDATE_VARIA
 def paper_size_updates(budget: Budget | None = None, progress: bool = False) -> dict[tuple[str, int], History]:
     """:func:`early_update_sweep` with every parameter trained, at DeepNet Fig. 5's model size
     (``paper_shape``: 64-128-2) instead of the budget's."""
-    budget = budget or get_budget()
+    budget = resolve_budget(budget)
     return early_update_sweep(budget, progress=progress, shape=budget.increment_explosion.paper_shape)
 
 
@@ -215,13 +217,13 @@ def training_comparison(n: int, budget: Budget | None = None, lr: float | None =
                         progress: bool = False) -> dict[str, History]:
     """At depth ``n``: the runs of :func:`training_plan`, all Adam at peak ``lr`` (``train_lr``); the
     Post-LN runs and DeepNorm train as one ensemble."""
-    return _comparisons((n,), budget or get_budget(), lr, device, progress)[n]
+    return _comparisons((n,), resolve_budget(budget), lr, device, progress)[n]
 
 
 def training_comparisons(budget: Budget | None = None, progress: bool = False) -> dict[int, dict[str, History]]:
     """:func:`training_comparison` at each of the budget's ``train_depths``, every depth's ensembles in
     one :func:`runs` call (so that they share the CPU's cores)."""
-    budget = budget or get_budget()
+    budget = resolve_budget(budget)
     return _comparisons(budget.increment_explosion.train_depths, budget, None, None, progress)
 
 
@@ -253,7 +255,7 @@ def slider_run(depth: int, norm: str, optimizer: str, lr: float | None = None, w
     """The slider's experiment: a short run (``slider_steps``) at one setting; ``lr`` defaults to
     the budget's ``slider_lrs[optimizer]``. A setting of the precomputed grid comes from
     :func:`slider_grid` (the whole grid trained in ensembles, once)."""
-    budget = budget or get_budget()
+    budget = resolve_budget(budget)
     sub = budget.increment_explosion
     choice("optimizer", optimizer, sub.slider_lrs)
     lr = lr if lr is not None else sub.slider_lrs[optimizer]
@@ -264,7 +266,7 @@ def slider_run(depth: int, norm: str, optimizer: str, lr: float | None = None, w
     return SliderRun(depth, norm, optimizer, lr, warmup, hist)
 
 
-@functools.lru_cache(maxsize=4)
+@functools.lru_cache(maxsize=BUDGET_RESULTS_KEPT)
 def slider_grid(budget: Budget) -> dict[tuple[int, str, str], History]:
     """(depth, norm, optimizer) → the short run of every setting of the slider's grid, at the budget's
     slider rates, the norms that share a graph at each depth and optimizer trained as one ensemble."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from deepnotes.chapters.increment_explosion import experiments as ex
-from deepnotes.core.budget import Budget, get_budget
+from deepnotes.core.budget import Budget, resolve_budget
 from deepnotes.core.train import History
 
 
@@ -91,7 +91,7 @@ def slider_figure(depth: int, norm: str, optimizer: str, lr: float | None = None
     """The slider's figure: :func:`experiments.slider_run` at one setting; loss and
     ‖F(x,θ_t) − F(x,θ_0)‖ per step."""
     from deepnotes.show import plots
-    budget = budget or get_budget()
+    budget = resolve_budget(budget)
     res = ex.slider_run(depth, norm, optimizer, lr, warmup, budget, progress)
     fig, (ax_loss, ax_upd) = plots.new_figure(2, width=3.6, height=2.6)
     title = f"N={res.depth}, {res.norm}, {res.optimizer} η={res.lr:g}, warmup {res.warmup}"

@@ -8,7 +8,7 @@ import math
 
 import sympy as sp
 
-from deepnotes.core.budget import Budget, get_budget
+from deepnotes.core.budget import Budget, resolve_budget
 from deepnotes.chapters.initialization import experiments as ex
 from deepnotes.chapters.initialization.mlp import weight_variance
 from deepnotes.show.verdicts import VerdictTable, check_expr, check_number, check_true, uncheckable
@@ -62,7 +62,7 @@ def derivation_verdicts(*, sampling: dict, moments: dict, selu: dict, layernorm:
     derive.ntk_and_attention(), ``norm_checks`` = core.norms.formula_checks(), ``samples`` =
     experiments.truncation_samples(), ``bounded`` =
     experiments.bounded_second_moments() (computed if not given)."""
-    bounded = bounded or ex.bounded_second_moments()
+    bounded = ex.bounded_second_moments() if bounded is None else bounded
     uni = sampling["uniform"]
     mu, sigma = uni["symbols"]["mu"], uni["symbols"]["sigma"]
     m, s_w, s_x = (moments["symbols"][k] for k in ("m", "s_w", "s_x"))
@@ -135,7 +135,7 @@ def derivation_verdicts(*, sampling: dict, moments: dict, selu: dict, layernorm:
 
 def moment_verdicts(table: dict[tuple[str, str], ex.MomentCurve], budget: Budget | None = None) -> VerdictTable:
     """Experiment 1: per (init, activation), the measured last-layer second moment against the recursion."""
-    depth = (budget or get_budget()).initialization.moment_depth
+    depth = resolve_budget(budget).initialization.moment_depth
     return VerdictTable([
         check_number(f"{init} + {act}: E[x_L²] after {depth} layers matches the recursion",
                      MOMENT_SOURCE[act] + "; measured",

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 import torch
 
 from deepnotes.core import init as ini
-from deepnotes.core.budget import Budget, device as default_device, get_budget
+from deepnotes.core.budget import Budget, device as default_device, get_budget, resolve_budget
+from deepnotes.core.validate import given, positive_float, positive_int
 from deepnotes.core.rng import generator, seeded
 from deepnotes.chapters.initialization.mlp import ACTIVATIONS, plain_mlp, predicted_second_moments, scalar_activation
 
@@ -50,7 +51,8 @@ def torch_trunc_defaults() -> TorchTruncDefaults:
 def truncation_samples(budget: Budget | None = None, std: float = BERT_STD, seed: int = 0) -> dict[str, TruncSample]:
     """``budget.initialization.trunc_samples`` draws of: torch's trunc_normal_ with its default bounds,
     deepnotes' cut at ±2σ, and deepnotes' cut at ±2σ with the std corrected (``match_std``)."""
-    n = (budget or get_budget()).initialization.trunc_samples
+    positive_float("std", std)
+    n = resolve_budget(budget).initialization.trunc_samples
     t = torch.empty(n)
     gamma = ini.truncated_normal_variance_factor(TRUNCATION_K)
     defaults = torch_trunc_defaults()
@@ -91,6 +93,9 @@ def forward_second_moments(act: str, gain: float, depth: int, width: int, batch:
                            seed: int = 0, device=None) -> list[float]:
     """Measured E[x_l²] (mean over batch and units) for l = 0..depth of a plain MLP
     x_{l+1} = φ(x_l W_l), E[w²] = gain/m, on inputs x_0 ~ N(0, 1)."""
+    positive_float("gain", gain)
+    for name, value in (("depth", depth), ("width", width), ("batch", batch)):
+        positive_int(name, value)
     device = device or default_device()
     with seeded(seed):
         net = plain_mlp(width, depth, act, gain=gain).to(device)
@@ -117,7 +122,7 @@ class MomentCurve:
 
 def moment_curve(act: str, gain: float, depth: int, budget: Budget | None = None) -> MomentCurve:
     """Measured and predicted per-layer second moments at the budget's width and batch."""
-    b = (budget or get_budget()).initialization
+    b = resolve_budget(budget).initialization
     return MomentCurve(act, gain, forward_second_moments(act, gain, depth, b.moment_width, b.moment_batch),
                        predicted_second_moments(act, gain, depth))
 
@@ -125,7 +130,7 @@ def moment_curve(act: str, gain: float, depth: int, budget: Budget | None = None
 def moment_table(budget: Budget | None = None, inits=("lecun", "he"), acts=ACTIVATIONS) -> dict[tuple[str, str], MomentCurve]:
     """{(init, act): MomentCurve} at the budget's depth/width. LeCun = gain 1, He = gain 2 (in units
     of 1/m); Xavier equals LeCun for these square layers."""
-    budget = budget or get_budget()
+    budget = resolve_budget(budget)
     return {(init, act): moment_curve(act, INIT_GAINS[init], budget.initialization.moment_depth, budget)
             for init in inits for act in acts}
 
@@ -149,7 +154,7 @@ def softmax_probe(d: int, scaled: bool, n_keys: int | None = None, n_queries: in
     if d < 1:
         raise ValueError(f"d must be >= 1, got {d!r}")
     b = get_budget().initialization
-    n_keys, n_queries = n_keys or b.softmax_keys, n_queries or b.softmax_queries
+    n_keys, n_queries = given(n_keys, b.softmax_keys), given(n_queries, b.softmax_queries)
     gen = generator(seed)
     q = torch.randn(n_queries, d, generator=gen, dtype=torch.float64)     # [Q, d]
     k = torch.randn(n_keys, d, generator=gen, dtype=torch.float64)        # [K, d]
@@ -163,7 +168,7 @@ def softmax_probe(d: int, scaled: bool, n_keys: int | None = None, n_queries: in
 
 def softmax_sweep(budget: Budget | None = None) -> dict[tuple[int, bool], SoftmaxProbe]:
     """{(d, scaled): SoftmaxProbe} over the budget's ``softmax_dims``, without and with 1/√d."""
-    b = (budget or get_budget()).initialization
+    b = resolve_budget(budget).initialization
     return {(dd, s): softmax_probe(dd, s, b.softmax_keys, b.softmax_queries) for dd in b.softmax_dims for s in (False, True)}
 
 
@@ -178,7 +183,7 @@ def attention_row(d: int, scaled: bool, n_keys: int | None = None, seed: int = R
     """One query's attention weights over ``n_keys`` keys (float32, N(0,1) entries)."""
     if d < 1:
         raise ValueError(f"d must be >= 1, got {d!r}")
-    n_keys = n_keys or get_budget().initialization.softmax_keys
+    n_keys = given(n_keys, get_budget().initialization.softmax_keys)
     gen = generator(seed)
     q, k = torch.randn(d, generator=gen), torch.randn(n_keys, d, generator=gen)     # [d], [K, d]
     p = torch.softmax(k @ q / (math.sqrt(d) if scaled else 1.0), dim=0)
@@ -209,6 +214,9 @@ def relative_updates(ntk: bool, width: int, depth: int, steps: int, lr: float, b
     """Train a plain ReLU MLP (He init, or NTK parametrization with N(0,1) weights) with Adam on a
     random linear regression target; per step and hidden layer, ‖ΔW‖/‖W‖ of the *effective*
     weight (W/√m for NTK)."""
+    for name, value in (("width", width), ("depth", depth), ("steps", steps), ("batch", batch)):
+        positive_int(name, value)
+    positive_float("lr", lr)
     device = device or default_device()
     with seeded(seed):
         net = plain_mlp(width, depth, "relu", init="he", ntk=ntk).to(device)
@@ -233,7 +241,7 @@ def relative_updates(ntk: bool, width: int, depth: int, steps: int, lr: float, b
 
 def ntk_comparison(budget: Budget | None = None) -> dict[bool, UpdateRun]:
     """{ntk: UpdateRun} for the standard (He) and the NTK parametrization at the budget's sizes."""
-    b = (budget or get_budget()).initialization
+    b = resolve_budget(budget).initialization
     return {ntk: relative_updates(ntk, b.ntk_width, b.ntk_depth, b.ntk_steps, b.ntk_lr, b.ntk_batch)
             for ntk in (False, True)}
 
@@ -259,7 +267,7 @@ def norm_comparison(budget: Budget | None = None, seed: int = 0) -> NormComparis
     zero-mean and a shifted input, and the median time of forward and forward+backward."""
     from torch.utils import benchmark
 
-    b = (budget or get_budget()).initialization
+    b = resolve_budget(budget).initialization
     shape = tuple(b.norm_shape)
     with seeded(seed):
         xb = torch.randn(*shape) + NORM_INPUT_SHIFT                        # [B, T, d]

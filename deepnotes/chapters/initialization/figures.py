@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from deepnotes.core.budget import Budget, get_budget
+from deepnotes.core.budget import Budget, resolve_budget
 from deepnotes.chapters.initialization import experiments as ex
 from deepnotes.chapters.initialization.mlp import weight_variance
 
@@ -22,7 +22,7 @@ def _scaling_label(scaled: bool) -> str:
 def moment_panels(table: dict[tuple[str, str], ex.MomentCurve], budget: Budget | None = None):
     """Experiment 1: measured vs predicted E[x_l²] per layer, one panel per init, one colour per activation."""
     from deepnotes.show import plots
-    budget = budget or get_budget()
+    budget = resolve_budget(budget)
     inits = list(dict.fromkeys(init for init, _ in table))
     fig, axes = plots.new_figure(len(inits), width=5.2, height=3.6)
     for ax, init in zip(axes, inits):
@@ -66,7 +66,7 @@ def softmax_figure(d: int, scaled: bool, budget: Budget | None = None, progress:
     """The slider's second experiment: one row of attention weights at this d, scaled or not,
     titled with the probe's mean max weight and entropy."""
     from deepnotes.show import plots
-    b = (budget or get_budget()).initialization
+    b = resolve_budget(budget).initialization
     probe = ex.softmax_probe(d, scaled, b.softmax_keys, b.softmax_queries)
     row = ex.attention_row(d, scaled, b.softmax_keys)
     fig, (ax,) = plots.new_figure(1, width=4.6, height=2.6)

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import torch
 
 from deepnotes.core import scaling
-from deepnotes.core.validate import choice
-from deepnotes.core.budget import Budget, device as default_device, get_budget
+from deepnotes.core.validate import given, choice
+from deepnotes.core.budget import Budget, device as default_device, resolve_budget
 from deepnotes.core.data import MarkovLanguage, probe_batch as core_probe_batch
 from deepnotes.core.models import build_model
 from deepnotes.core.rng import generator
@@ -99,7 +99,7 @@ class DecompositionRow:
 def decomposition_table(shapes=None, gains=(1.0, 0.25), seed: int = 0, budget: Budget | None = None):
     """λ of Xavier-normal matrices (gain g, std g·√(2/(a+b))) by every route, one row per shape × gain;
     ``shapes`` default to the budget's ``table_shapes``."""
-    shapes = shapes or (budget or get_budget()).magnitude_decomposition.table_shapes
+    shapes = given(shapes, resolve_budget(budget).magnitude_decomposition.table_shapes)
     gen = generator(seed)
     rows = []
     for a, b in shapes:
@@ -122,7 +122,9 @@ class Orthogonality:
 
 def xavier_orthogonality(d: int | None = None, seed: int = 0, budget: Budget | None = None) -> Orthogonality:
     """Row cosines and the spectrum of WWᵀ/λ_F² for one draw of W (d: the budget's ``orthogonality_dim``)."""
-    d = d or (budget or get_budget()).magnitude_decomposition.orthogonality_dim
+    d = given(d, resolve_budget(budget).magnitude_decomposition.orthogonality_dim)
+    if isinstance(d, bool) or not isinstance(d, int) or d < 2:
+        raise ValueError(f"d must be an integer >= 2 (row cosines need two rows), got {d!r}")
     w = torch.randn(d, d, generator=generator(seed), dtype=torch.float64) / math.sqrt(d)    # [d, d]
     rows = w / w.norm(dim=1, keepdim=True)
     cos = (rows @ rows.T - torch.eye(d, dtype=w.dtype)).abs()                               # [d, d]
@@ -198,7 +200,7 @@ def lambda_gradient_by_autograd(model, tokens: torch.Tensor, block: int = 0, kin
 def autograd_identity_check(budget: Budget | None = None) -> dict[str, tuple[float, float]]:
     """kind → (∂L/∂λ by autograd, ⟨∂L/∂W, U⟩) for the six matrices of block 2 of a float64 DeepNorm
     stack of the budget's ``check_depth`` on CPU."""
-    budget = budget or get_budget()
+    budget = resolve_budget(budget)
     model = deepnorm_model(budget.magnitude_decomposition.check_depth, CHECK_ALPHA, CHECK_LAMBDA, budget,
                            device="cpu", dtype=torch.float64)
     tokens = probe_batch(budget, 0, "cpu")
@@ -228,10 +230,10 @@ class GradientSweep:
 def lambda_gradient_sweep(budget: Budget | None = None, n_layers: int | None = None, alphas=None, lambdas=None,
                           seeds: int | None = None, device=None) -> GradientSweep:
     """∂L/∂λ of every matrix in DeepNorm stacks over a grid of (α, λ), float64, at initialization."""
-    budget = budget or get_budget()
-    seeds = seeds or budget.magnitude_decomposition.probe_seeds
-    n_layers = n_layers or budget.magnitude_decomposition.probe_depth
-    alphas, lambdas = tuple(alphas or budget.magnitude_decomposition.alphas), tuple(lambdas or budget.magnitude_decomposition.lambdas)
+    budget = resolve_budget(budget)
+    seeds = given(seeds, budget.magnitude_decomposition.probe_seeds)
+    n_layers = given(n_layers, budget.magnitude_decomposition.probe_depth)
+    alphas, lambdas = tuple(given(alphas, budget.magnitude_decomposition.alphas)), tuple(given(lambdas, budget.magnitude_decomposition.lambdas))
     device = device or default_device()
     rms = {k: [[0.0] * len(lambdas) for _ in alphas] for k in KINDS}
     for i, a in enumerate(alphas):
@@ -252,7 +254,7 @@ def lambda_gradient_sweep(budget: Budget | None = None, n_layers: int | None = N
 def block_changes(n_layers: int, alpha: float, lam: float, budget: Budget | None = None, seed: int = 0,
                   device=None) -> list[float]:
     """‖x_{l+1} − x_l‖/‖x_l‖ (RMS over the batch) for each block l = 0..N−1 at initialization."""
-    budget = budget or get_budget()
+    budget = resolve_budget(budget)
     device = device or default_device()
     model = deepnorm_model(n_layers, alpha, lam, budget, seed=seed, device=device)
     _, stream = model.hidden(probe_batch(budget, seed, device), return_stream=True)    # N+1 × [B, T, d]
@@ -281,7 +283,7 @@ def first_step_relative_update(n_layers: int, alpha: float, lam: float, optimize
     blocks. The analysis predicts: SGD ∝ (λ/α)/λ = 1/α; Adam ∝ 1/λ; LAMB = η whatever α and λ."""
     from deepnotes.core.config import TrainConfig
     from deepnotes.core.optim import make_optimizer
-    budget = budget or get_budget()
+    budget = resolve_budget(budget)
     device = device or default_device()
     model = deepnorm_model(n_layers, alpha, lam, budget, seed=seed, device=device, dtype=torch.float64)
     mats = [w for b in model.blocks for w in b.beta_scaled_weights()]
@@ -304,7 +306,7 @@ class FirstStep:
 
 def first_step_sweep(budget: Budget | None = None, device=None) -> dict[tuple[str, int, str], FirstStep]:
     """(optimizer, depth, choice) → the first step at the budget's ``first_step_lrs``, over its update depths."""
-    budget = budget or get_budget()
+    budget = resolve_budget(budget)
     mb = budget.magnitude_decomposition
     return {(opt, n, label): FirstStep(a, lam, first_step_relative_update(n, a, lam, opt, lr, budget, device=device), lr)
             for opt, lr in mb.first_step_lrs.items() for n in mb.update_depths
@@ -343,8 +345,8 @@ def identity_sweep(budget: Budget | None = None, n_layers: int | None = None,
                    device=None) -> dict[str, IdentityProbe]:
     """label → per-block ‖x_{l+1} − x_l‖/‖x_l‖ at init for SGD's three picks, Su's Adam
     constants (LAMB's α = 1 pick equals SGD's), the paper's, and Post-LN (α = λ = 1) for contrast."""
-    budget = budget or get_budget()
-    n = n_layers or budget.magnitude_decomposition.identity_depth
+    budget = resolve_budget(budget)
+    n = given(n_layers, budget.magnitude_decomposition.identity_depth)
     settings = {f"SGD {LABELS[k]}": (k, v) for k, v in choices(n, "sgd").items() if k != "paper"}
     settings[f"Adam {LABELS['lambda=1/alpha']}"] = ("deepnorm/adam", scaling.magnitude_solution(n, "adam"))
     settings["paper"] = ("paper", scaling.deepnorm_coefficients(n))

@@ -6,7 +6,8 @@ from __future__ import annotations
 import math
 
 from deepnotes.core import scaling
-from deepnotes.core.budget import Budget, get_budget
+from deepnotes.core.budget import Budget, resolve_budget
+from deepnotes.core.validate import choice
 from deepnotes.core.probes import loglog_slope
 from deepnotes.chapters.magnitude_decomposition.experiments import KINDS, LABELS, FirstStep, GradientSweep, \
     IdentityProbe, choices, predicted_relative_update
@@ -154,9 +155,9 @@ def slider_figure(depth: int, optimizer: str, lr: float | None = None, budget: B
     """The slider's panel at one depth and optimizer: the derived (α, λ, λ²/α) of each choice, and a
     short training run of each (lr: the optimizer's first rate of the budget's ``train_lrs``)."""
     from deepnotes.show import plots
-    budget = budget or get_budget()
+    budget = resolve_budget(budget)
     mb = budget.magnitude_decomposition
-    lr = lr if lr is not None else mb.train_lrs[optimizer][0]
+    lr = lr if lr is not None else mb.train_lrs[choice("optimizer", optimizer, mb.train_lrs)][0]
     picks = choices(depth, optimizer)
     runs = {label: run_choice(depth, a, lam, optimizer, lr, budget, steps=mb.slider_steps, progress=progress)
             for label, (a, lam) in picks.items()}

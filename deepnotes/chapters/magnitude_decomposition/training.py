@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from deepnotes.core.budget import Budget, device as default_device, get_budget
+from deepnotes.core.budget import Budget, device as default_device, resolve_budget
+from deepnotes.core.validate import given
 from deepnotes.core.data import MarkovLanguage
 from deepnotes.chapters.magnitude_decomposition.experiments import choices, deepnorm_model, lambda_closed_form
 from deepnotes.core.ensemble import train_model
@@ -38,11 +39,11 @@ def run_choice(n_layers: int, alpha: float, lam: float, optimizer: str, lr: floa
                progress: bool = False) -> ChoiceRun:
     """Train a DeepNorm stack with skip weight α and init gain λ on the Markov language; every
     ``track_every`` steps record how far the β-scaled matrices' magnitudes moved from their start."""
-    budget = budget or get_budget()
-    steps = steps or budget.magnitude_decomposition.train_steps
+    budget = resolve_budget(budget)
+    steps = given(steps, budget.magnitude_decomposition.train_steps)
     model = deepnorm_model(n_layers, alpha, lam, budget, seed=seed, device=device or default_device())
     lam0 = _beta_lambdas(model)
-    every = track_every or budget.magnitude_decomposition.track_every
+    every = given(track_every, budget.magnitude_decomposition.track_every)
 
     def lam_ratio(m):
         return sum(a / b for a, b in zip(_beta_lambdas(m), lam0)) / len(lam0)
@@ -58,9 +59,9 @@ def choice_comparison(budget: Budget | None = None, depths=None, device=None,
                         progress: bool = False) -> dict[tuple[str, float, int], dict[str, ChoiceRun]]:
     """(optimizer, lr, depth) → {choice: run} for the choices of :data:`PLAN` at the budget's
     ``train_lrs`` and training depths."""
-    budget = budget or get_budget()
+    budget = resolve_budget(budget)
     mb = budget.magnitude_decomposition
-    jobs = [(opt, lr, n, label) for n in (depths or mb.train_depths) for opt, lrs in mb.train_lrs.items()
+    jobs = [(opt, lr, n, label) for n in given(depths, mb.train_depths) for opt, lrs in mb.train_lrs.items()
             for lr in lrs for label in PLAN[opt]]
     jobs = progress_bar(jobs, progress)
     out: dict[tuple[str, float, int], dict[str, ChoiceRun]] = {}

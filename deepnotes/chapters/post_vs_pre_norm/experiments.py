@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from deepnotes.core.budget import Budget, device as default_device, get_budget
+from deepnotes.core.budget import Budget, device as default_device, resolve_budget
 from deepnotes.core.config import ModelConfig
 from deepnotes.core.data import MarkovLanguage, probe_batch
 from deepnotes.core.models import build_model
@@ -31,7 +31,7 @@ from deepnotes.core import ensemble_trackers as et
 from deepnotes.core.ensemble import train_many, train_model
 from deepnotes.core.train import History
 from deepnotes.core.trackers import BlockGradNorms, BlockUpdates, GateSchedule, every_for
-from deepnotes.core.validate import choice
+from deepnotes.core.validate import choice, given
 from deepnotes.core.workers import default_workers
 
 STYLES = ("post", "pre", "deepnorm", "rezero")    # the norm styles this chapter compares
@@ -57,7 +57,7 @@ def stream_probe(norm: str, n_layers: int, budget: Budget | None = None, beta: f
                  seed: int = 0, device=None) -> StreamProbe:
     """One batch through a freshly initialized stack: stream RMS, cosine to x_0, branch ratios,
     per-block gradient norms of the LM loss."""
-    budget = budget or get_budget()
+    budget = resolve_budget(budget)
     device = device or default_device()
     cfg = style_config(norm, n_layers, budget, beta)
     model = build_model(cfg, seed=seed, device=device)
@@ -85,7 +85,7 @@ def stream_probe(norm: str, n_layers: int, budget: Budget | None = None, beta: f
 
 def init_probes(budget: Budget, depth: int | None = None) -> dict[str, StreamProbe]:
     """:func:`stream_probe` of every style at ``depth`` (default: the budget's largest probe depth)."""
-    depth = depth or budget.post_vs_pre_norm.probe_depths[-1]
+    depth = given(depth, budget.post_vs_pre_norm.probe_depths[-1])
     return {norm: stream_probe(norm, depth, budget) for norm in STYLES}
 
 
@@ -103,9 +103,10 @@ def run(norm: str, n_layers: int, budget: Budget, optimizer: str = "adam", lr: f
     """Train one norm style (``lr`` default: the budget's rate for ``optimizer``); ``gate_step``
     turns rezero into the fixed-step schedule (the gates are then frozen and set by
     :class:`~deepnotes.core.trackers.GateSchedule`)."""
+    budget = resolve_budget(budget)
     sub = budget.post_vs_pre_norm
-    steps = steps or sub.train_steps
-    lr = lr if lr is not None else sub.lrs[optimizer]
+    steps = given(steps, sub.train_steps)
+    lr = lr if lr is not None else sub.lrs[choice("optimizer", optimizer, sub.lrs)]
     model = build_model(style_config(norm, n_layers, budget, beta), seed=seed, device=device or default_device())
     every = every_for(steps, sub.track_points)
     frozen, trackers = (), [BlockGradNorms(every), BlockUpdates(every)]
@@ -192,7 +193,7 @@ def slider_experiment(depth: int, norm: str, warmup: int = 0, beta: float | None
                       budget: Budget | None = None, progress: bool = False) -> SliderResult:
     """The slider's experiment: the probe at init and a short Adam run (``lr`` default: the
     budget's slider rate)."""
-    budget = budget or get_budget()
+    budget = resolve_budget(budget)
     sub = budget.post_vs_pre_norm
     lr = lr if lr is not None else sub.slider_lr
     probe = stream_probe(norm, depth, budget, beta=beta)
@@ -272,7 +273,7 @@ def xiong_probe(budget: Budget | None = None, device=None) -> XiongProbe:
         Lemma 2     Post-LN E‖x^{post,5}_l‖² = (3/2)d;  Pre-LN (1 + l/2)d ≤ E‖x_l‖² ≤ (1 + 3l/2)d
         Theorem 1   ‖∂L/∂W^{2,L}‖_F = O(d√(ln d)) (Post-LN),  O(d√(ln d / L)) (Pre-LN)
         Fig. 3(a,b) ‖∂L/∂W^{·,l}‖_F grows with l (Post-LN), stays about the same (Pre-LN)"""
-    budget = budget or get_budget()
+    budget = resolve_budget(budget)
     device = device or default_device()
     sub = budget.post_vs_pre_norm
     depths = sorted(set(sub.paper_depths) | {sub.profile_depth})
@@ -313,7 +314,7 @@ def liu_output_change(budget: Budget | None = None, device=None) -> LiuProbe:
     """Liu et al. 2020 (Theorem 2, Corollaries 1-2, Fig. 4) with the chapter's stacks: how far a small
     random perturbation of every block matrix moves the output, Post-LN against Pre-LN, at each of
     ``paper_depths`` (``paper_seeds`` initializations, each with its own probe batch and δ)."""
-    budget = budget or get_budget()
+    budget = resolve_budget(budget)
     device = device or default_device()
     sub = budget.post_vs_pre_norm
     task = MarkovLanguage(budget.vocab_size, seed=0)

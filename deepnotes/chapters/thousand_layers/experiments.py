@@ -22,14 +22,14 @@ from dataclasses import dataclass
 
 from deepnotes.core import ensemble_trackers as et
 from deepnotes.core import scaling
-from deepnotes.core.budget import Budget, device as default_device, get_budget
+from deepnotes.core.budget import Budget, device as default_device, resolve_budget
 from deepnotes.core.config import ModelConfig, TrainConfig
 from deepnotes.core.data import MarkovLanguage, probe_batch
 from deepnotes.core.engine import Stack, graph_config
 from deepnotes.core.ensemble import train_many
 from deepnotes.core.ensemble_probes import StreamProfile, stream_profiles
 from deepnotes.core.train import History
-from deepnotes.core.validate import choice, positive_int
+from deepnotes.core.validate import boolean, choice, positive_int
 from deepnotes.core.workers import default_workers
 
 PROFILE_STYLES = ("post", "pre", "deepnorm", "rezero")       # the styles profiled at initialization
@@ -188,7 +188,7 @@ def deepest_learning(curve: dict[int, float], threshold: float) -> int | None:
 
 def live_run(depth: int, norm: str, warmup: bool, budget: Budget | None = None, progress: bool = False) -> Runs:
     """One seed of one style at any depth (the live panel), with the chapter's rate and steps."""
-    budget = budget or get_budget()
+    budget = resolve_budget(budget)
     return train_runs(budget, [(label_of(norm, warmup), positive_int("depth", depth), 0)], progress=progress,
                       workers=1)
 
@@ -196,5 +196,5 @@ def live_run(depth: int, norm: str, warmup: bool, budget: Budget | None = None, 
 def label_of(norm: str, warmup: bool) -> str:
     """The variant label of a slider setting: "post" or "post, warmup"."""
     choice("norm style", norm, NORMS)
-    return f"{norm}, warmup" if warmup else norm
+    return f"{norm}, warmup" if boolean("warmup", warmup) else norm
 

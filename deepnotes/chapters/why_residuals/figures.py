@@ -8,7 +8,8 @@ import math
 from deepnotes.chapters.why_residuals.experiments import (EPS_NAMES, GradientSweep, GrowthSweep, JacobianProbe,
                                                           jacobian_growth, label, predicted_log_growth)
 from deepnotes.chapters.why_residuals.training import OPTIMIZERS, TransformerSweep, mlp_run
-from deepnotes.core.budget import Budget, get_budget
+from deepnotes.core.lru import LIVE_RESULTS_KEPT, LRU
+from deepnotes.core.budget import Budget, resolve_budget
 from deepnotes.core.train import History
 from deepnotes.show.palette import PALETTE
 
@@ -233,20 +234,20 @@ def spectrum_figure(spectra: dict, depths) -> object:
     return fig
 
 
-_PLAIN_RUNS: dict[tuple, History] = {}
+_PLAIN_RUNS = LRU(LIVE_RESULTS_KEPT)      # the slider's plain runs, by (budget, depth, width)
 
 
 def slider_figure(depth: int, width: int, exponent: float, budget: Budget | None = None, progress: bool = False):
     """The slider: Jacobian growth of a residual stack with ε = N^{−p}, and a short Adam run of the
     MLP language model, plain against residual with that ε."""
     from deepnotes.show import plots
-    budget = budget or get_budget()
+    budget = resolve_budget(budget)
     rb = budget.why_residuals
     probe = jacobian_growth(exponent, width, depth, batch=rb.probe_batch)
     key = (budget.name, depth, width)
-    if key not in _PLAIN_RUNS:                  # the plain run does not depend on the exponent
-        _PLAIN_RUNS[key] = mlp_run("plain", depth, budget, steps=rb.slider_steps, width=width, progress=progress)
-    runs = {"plain": _PLAIN_RUNS[key],
+    plain = _PLAIN_RUNS.get_or_compute(          # the plain run does not depend on the exponent
+        key, lambda: mlp_run("plain", depth, budget, steps=rb.slider_steps, width=width, progress=progress))
+    runs = {"plain": plain,
             exponent: mlp_run(exponent, depth, budget, steps=rb.slider_steps, width=width, progress=progress)}
     fig, (ax_j, ax_l) = plots.new_figure(2, width=3.8, height=2.8)
     growth_curves(ax_j, probe, f"N={depth}, width {width}, ε = N^-{exponent:g} = {probe.eps:.3g}")

@@ -15,7 +15,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from deepnotes.core.budget import Budget, device as default_device, get_budget
+from deepnotes.core.budget import Budget, device as default_device, resolve_budget
+from deepnotes.core.validate import choice, given
 from deepnotes.core.config import TrainConfig
 from deepnotes.core.data import MarkovLanguage
 from deepnotes.core.models import TransformerLM, build_model, next_token_loss
@@ -60,13 +61,14 @@ class MLPLanguageModel(nn.Module):
 
 
 def _config(budget: Budget, optimizer: str, lr: float | None, steps: int, seed: int) -> TrainConfig:
-    return budget.train_config(optimizer, lr or budget.why_residuals.lrs[optimizer], steps, seed=seed)
+    lrs = budget.why_residuals.lrs
+    return budget.train_config(optimizer, given(lr, lrs[choice("optimizer", optimizer, lrs)]), steps, seed=seed)
 
 
 def build_lm(kind, depth: int, budget: Budget, width: int | None = None, seed: int = 0, device=None) -> MLPLanguageModel:
     """The budget's MLP language model of ``kind`` at ``depth``, initialized from ``seed``."""
     with seeded(seed):
-        model = MLPLanguageModel(budget.vocab_size, width or budget.why_residuals.train_width, depth, kind)
+        model = MLPLanguageModel(budget.vocab_size, given(width, budget.why_residuals.train_width), depth, kind)
     return model.to(device or default_device())
 
 
@@ -74,8 +76,8 @@ def mlp_run(kind: str, depth: int, budget: Budget | None = None, optimizer: str 
             steps: int | None = None, width: int | None = None, seed: int = 0, device=None,
             progress: bool = False) -> History:
     """Train the MLP language model of ``kind`` ("plain" or an ε rule) at ``depth``."""
-    budget = budget or get_budget()
-    cfg = _config(budget, optimizer, lr, steps or budget.why_residuals.train_steps, seed)
+    budget = resolve_budget(budget)
+    cfg = _config(budget, optimizer, lr, given(steps, budget.why_residuals.train_steps), seed)
     model = build_lm(kind, depth, budget, width, seed, device)
     return train(model, MarkovLanguage(budget.vocab_size, seed=seed), cfg, progress=progress,
                  trackers=[BlockGradNorms(every_for(cfg.steps, budget.why_residuals.track_points))])
@@ -87,7 +89,7 @@ def token_cosines(kind, depth: int, budget: Budget | None = None, width: int | N
     """At initialization, the mean cosine between the final hidden states of the V different tokens
     (what the head must tell apart), measured and predicted from each pair's embedding cosine by
     :func:`.experiments.predicted_cosine`. Returns (measured, predicted)."""
-    model = build_lm(kind, depth, budget or get_budget(), width, seed, device)
+    model = build_lm(kind, depth, resolve_budget(budget), width, seed, device)
     tokens = torch.arange(model.head.out_features, device=next(model.parameters()).device)   # all V tokens
     x0, xn = model.embed(tokens), model.hidden(tokens)                   # [V, d] each
 
@@ -117,7 +119,7 @@ def build_transformer(kind: str, depth: int, budget: Budget | None = None, seed:
     :func:`forward_stable_init`) or an ε rule (x ← x + F(x) with the branch weights, v and out, fc1
     and fc2, initialized with gain β = √ε, so every branch starts as ε·F: ReLU and attention's value
     path are linear in each)."""
-    budget = budget or get_budget()
+    budget = resolve_budget(budget)
     if kind == "plain":
         cfg = budget.model_config(depth, norm="plain")
     else:
@@ -133,9 +135,9 @@ def transformer_run(kind: str, depth: int, budget: Budget | None = None, optimiz
                     lr: float | None = None, steps: int | None = None, seed: int = 0, device=None,
                     progress: bool = False) -> History:
     """Train :func:`build_transformer`'s model of ``kind`` at ``depth`` on the Markov language."""
-    budget = budget or get_budget()
+    budget = resolve_budget(budget)
     model = build_transformer(kind, depth, budget, seed, device)
-    cfg = _config(budget, optimizer, lr, steps or budget.why_residuals.train_steps, seed)
+    cfg = _config(budget, optimizer, lr, given(steps, budget.why_residuals.train_steps), seed)
     return train_model(model, MarkovLanguage(budget.vocab_size, seed=seed), cfg, progress=progress,
                        trackers=[BlockGradNorms(every_for(cfg.steps, budget.why_residuals.track_points))])
 
@@ -145,7 +147,7 @@ def position_cosine(kind: str, depth: int, budget: Budget | None = None, seed: i
     """At initialization, the mean cosine between the hidden states of different positions of the
     same sequence, at the input x_0 and at the output x_N: (cos_0, cos_N). Pure attention stacks
     drive it to 1 (the rank collapse of Dong et al., 2021), leaving the head nothing to tell apart."""
-    budget = budget or get_budget()
+    budget = resolve_budget(budget)
     model = build_transformer(kind, depth, budget, seed, device)
     dev = next(model.parameters()).device
     gen = generator(seed)

@@ -109,3 +109,13 @@ def test_the_claims_ledger_matches_every_verdict_the_chapters_showed(built_book)
             assert row.state != "not checked" or row.item.not_checked, f"{row.seed} {row.item.ref}: say why it is not checked"
             for v in row.verdicts:
                 assert f"{v.chapter}.html#{v.anchor}" in html and f"id='{v.anchor}'" in pages[v.chapter], v.claim
+
+
+def test_binder_pins_the_tested_python_and_torch():
+    """Binder builds with runtime.txt's Python and binder/requirements.txt's torch: the versions CI tests
+    (the CPU build of .ci/run's torch, from PyTorch's CPU index)."""
+    ci = (ROOT / ".ci" / "run").read_text()
+    tested = re.search(r"torch==([\d.]+)", ci).group(1)
+    binder = (ROOT / "binder" / "requirements.txt").read_text()
+    assert f"\ntorch=={tested}+cpu\n" in binder and "download.pytorch.org/whl/cpu" in binder
+    assert (ROOT / "binder" / "runtime.txt").read_text().strip() == "python-3.11"

@@ -43,9 +43,13 @@ def test_every_notebook_is_in_the_toc_and_every_toc_entry_exists():
 def test_first_cell_installs_deepnotes_from_the_configured_repository(path):
     cells = [c for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"]
     first = "".join(cells[0]["source"])
-    assert "import deepnotes" in first and "except ImportError" in first
-    urls = re.findall(r"git\+(https://\S+?)[\"'\s]", first)
-    assert urls == [CONFIG["repository"]["url"]]
+    assert 'find_spec("deepnotes") is None' in first and "pip" in first
+    # pinned to the release tag of the package's version, at the configured repository
+    pins = re.findall(r'DEEPNOTES = "git\+(https://[^"@]+)@([^"]+)"', first)
+    version = re.search(r'^version = "([^"]+)"', (ROOT / "pyproject.toml").read_text(), re.M).group(1)
+    assert pins == [(CONFIG["repository"]["url"], f"v{version}")]
+    assert "raise SystemExit(f\"Could not install deepnotes from {DEEPNOTES}" in first   # one line, naming the URL
+    assert "remove-cell" in cells[0]["metadata"].get("tags", [])                      # not shown in the HTML
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
@@ -55,7 +59,8 @@ def test_only_checked_cells_store_outputs(path):
     for cell in nb["cells"]:
         if cell["cell_type"] != "code":
             continue
-        if "NBVAL_CHECK_OUTPUT" in "".join(cell["source"]):
+        assert "NBVAL_CHECK_OUTPUT" not in "".join(cell["source"]), "check markers are cell tags, not comments"
+        if "nbval-check-output" in cell.get("metadata", {}).get("tags", []):
             assert cell["outputs"], "a checked cell must keep its output for nbval to compare"
             checked += 1
         else:

@@ -2,7 +2,7 @@
 
     python tools/store_checked_outputs.py book/increment_explosion.ipynb [...]
 
-Cells marked ``# NBVAL_CHECK_OUTPUT`` (derivations, verdicts, constants) keep their outputs, which
+Cells tagged ``nbval-check-output`` (derivations, verdicts, constants) keep their outputs, which
 nbval then compares on every test run; every other cell is stored without outputs (the book build
 executes it). Widget state is dropped from the stored notebook.
 """
@@ -15,7 +15,11 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-MARK = "NBVAL_CHECK_OUTPUT"
+TAG = "nbval-check-output"   # nbval compares these cells' outputs (a cell tag, not a comment a reader must read)
+
+
+def is_checked(cell) -> bool:
+    return TAG in cell.get("metadata", {}).get("tags", [])
 
 
 def store(path: Path) -> None:
@@ -27,7 +31,7 @@ def store(path: Path) -> None:
         if cell.cell_type != "code":
             continue
         cell.metadata.pop("execution", None)   # timestamps: noise in every diff
-        if MARK in cell.source:
+        if is_checked(cell):
             for out in cell.outputs:
                 out.get("metadata", {}).clear() if isinstance(out.get("metadata"), dict) else None
         else:
@@ -35,7 +39,7 @@ def store(path: Path) -> None:
             cell.execution_count = None
     nb.metadata.pop("widgets", None)
     nbformat.write(nb, path)
-    print(f"{path}: stored {sum(MARK in c.source for c in nb.cells if c.cell_type == 'code')} checked cells")
+    print(f"{path}: stored {sum(is_checked(c) for c in nb.cells if c.cell_type == 'code')} checked cells")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -9,11 +9,16 @@ one image without any Python callback.
 
 In a live kernel a second panel takes any value (not just grid points), runs ``render`` there with a
 progress bar, and caches the figure per setting so that going back is instant.
+
+ipywidgets 7 (Colab's runtime ships 7.7.1) has no ``Stack``: there the grid is one ``Image`` whose PNG
+the sliders swap from Python (a kernel is running wherever ipywidgets 7 is, so nothing is lost; the
+static book is always built with ipywidgets 8).
 """
 from __future__ import annotations
 
 import html
 import io
+import itertools
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,9 +28,15 @@ import matplotlib.pyplot as plt
 
 from deepnotes.core.lru import LIVE_RESULTS_KEPT, LRU
 
+HAS_STACK = hasattr(W, "Stack")          # ipywidgets ≥ 8
 LIVE_NOTE = ("<small>Off-grid settings: runs the experiment live. Needs a running kernel "
              "(Jupyter, Colab, Binder); inactive in the static HTML book, whose sliders above "
              "switch between precomputed results.</small>")
+
+
+def wrapping_row() -> W.Layout:
+    """The layout of a row of sliders (and the Run button): it wraps onto more lines on a narrow page."""
+    return W.Layout(flex_flow="row wrap")
 
 
 def figure_png(fig, dpi: int = 80) -> bytes:
@@ -34,6 +45,20 @@ def figure_png(fig, dpi: int = 80) -> bytes:
     fig.savefig(buf, format="png", dpi=dpi)
     plt.close(fig)
     return buf.getvalue()
+
+
+def _grid_swap(render, names, grid, fixed, dpi, sliders) -> W.Image:
+    """ipywidgets 7: one Image holding the PNG of the sliders' setting, swapped by a Python callback."""
+    pngs = {combo: figure_png(render(**fixed, **dict(zip(names, combo))), dpi=dpi)
+            for combo in itertools.product(*(grid[name] for name in names))}
+    image = W.Image(value=next(iter(pngs.values())), format="png")
+
+    def swap(_=None):
+        image.value = pngs[tuple(slider.value for slider in sliders)]
+
+    for slider in sliders:
+        slider.observe(swap, names="value")
+    return image
 
 
 def _grid_stack(render, names, grid, fixed, level, dpi):
@@ -75,15 +100,16 @@ def slider_control(render: Callable[..., object], grid: Mapping[str, Sequence],
     check_grid(grid)
     names = list(grid)
     fixed = dict(fixed or {})
-    stack, per_level = _grid_stack(render, names, grid, fixed, 0, dpi)
-    sliders, links = [], []
-    for level, name in enumerate(names):
-        slider = W.SelectionSlider(options=[(str(v), v) for v in grid[name]], description=name,
-                                   continuous_update=True, style={"description_width": "initial"})
-        for s in per_level[level]:
-            links.append(W.jslink((slider, "index"), (s, "selected_index")))
-        sliders.append(slider)
-    parts = ([W.HTML(f"<b>{title}</b>")] if title else []) + [W.HBox(sliders), stack]
+    sliders = [W.SelectionSlider(options=[(str(v), v) for v in grid[name]], description=name,
+                                 continuous_update=True, style={"description_width": "initial"})
+               for name in names]
+    if HAS_STACK:
+        shown, per_level = _grid_stack(render, names, grid, fixed, 0, dpi)
+        links = [W.jslink((slider, "index"), (s, "selected_index"))
+                 for slider, stacks in zip(sliders, per_level) for s in stacks]
+    else:
+        shown, links = _grid_swap(render, names, grid, fixed, dpi, sliders), []
+    parts = ([W.HTML(f"<b>{title}</b>")] if title else []) + [W.HBox(sliders, layout=wrapping_row()), shown]
     if live:
         parts.append(live_panel(render, live, fixed))
     control = W.VBox(parts)
@@ -141,7 +167,7 @@ def live_panel(render: Callable[..., object], controls: Mapping[str, W.ValueWidg
         show(png)
 
     button.on_click(run)
-    panel = W.VBox([W.HTML(LIVE_NOTE), W.HBox(list(controls.values()) + [button]), out, message, image])
+    panel = W.VBox([W.HTML(LIVE_NOTE), W.HBox(list(controls.values()) + [button], layout=wrapping_row()), out, message, image])
     panel.run, panel.cache, panel.message, panel.image = run, cache, message, image   # for tests
     return panel
 

@@ -9,10 +9,14 @@ source, and (``--unchecked SEED``) that source's items no verdict cites.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from deepnotes.ledger import page
 from deepnotes.ledger.citations import citations
+from deepnotes.ledger.inventory import SOURCES
 from deepnotes.ledger.record import read_records
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def main() -> None:
@@ -21,6 +25,11 @@ def main() -> None:
     parser.add_argument("--chapter", help="list this chapter's verdicts and what each cites")
     parser.add_argument("--unchecked", help="list this seed's items that no verdict cites")
     args = parser.parse_args()
+    chapters = sorted(p.name for p in (ROOT / "deepnotes" / "chapters").iterdir() if (p / "__init__.py").exists())
+    if args.chapter and args.chapter not in chapters:        # checked before any record is needed
+        parser.error(f"unknown chapter {args.chapter!r}; allowed: {', '.join(chapters)}")
+    if args.unchecked and args.unchecked not in SOURCES:
+        parser.error(f"unknown seed {args.unchecked!r}; allowed: {', '.join(sorted(SOURCES))}")
     records = read_records(args.folder)
     if not records:
         raise SystemExit(f"no records in {args.folder}: run a chapter first (tools/store_checked_outputs.py)")

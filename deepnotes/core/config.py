@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from deepnotes.core import scaling
-from deepnotes.core.validate import boolean, choice, integer, nonnegative_int, positive_float, positive_int
+from deepnotes.core.validate import boolean, choice, int_at_least, integer, nonnegative_int, positive_float, positive_int
 
 NORM_STYLES = ("post", "pre", "deepnorm", "none", "rezero", "plain")   # "plain": no skip path, no norm
 BLOCK_KINDS = ("transformer", "mlp")
@@ -31,8 +31,7 @@ class ModelConfig:
     def __post_init__(self):
         for name in ("n_layers", "d_model", "n_heads", "d_ff", "vocab_size", "max_len"):
             positive_int(name, getattr(self, name))
-        if self.vocab_size < 2:
-            raise ValueError(f"vocab_size must be >= 2 (one token predicts nothing), got {self.vocab_size}")
+        int_at_least("vocab_size", self.vocab_size, 2, "one token predicts nothing")
         choice("norm style", self.norm, NORM_STYLES)
         choice("block kind", self.block, BLOCK_KINDS)
         choice("FFN activation", self.activation, FFN_ACTIVATIONS)
@@ -88,8 +87,7 @@ class TrainConfig:
         positive_float("lr", self.lr)
         for name in ("steps", "batch_size", "seq_len"):
             positive_int(name, getattr(self, name))
-        if self.seq_len < 2:
-            raise ValueError(f"seq_len must be >= 2 (a token and the next one it predicts), got {self.seq_len}")
+        int_at_least("seq_len", self.seq_len, 2, "a token and the next one it predicts")
         nonnegative_int("warmup_steps", self.warmup_steps)
         if (not isinstance(self.betas, tuple) or len(self.betas) != 2
                 or not all(isinstance(b, (int, float)) and not isinstance(b, bool) and 0 <= b < 1 for b in self.betas)):

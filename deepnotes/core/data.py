@@ -13,7 +13,7 @@ from __future__ import annotations
 import torch
 
 from deepnotes.core.rng import generator
-from deepnotes.core.validate import integer, positive_float, positive_int
+from deepnotes.core.validate import int_at_least, integer, positive_float, positive_int
 
 PROBE_SEED_OFFSET = 100   # probe batches of seed s come from generator(100 + s), apart from the training streams
 
@@ -24,8 +24,7 @@ class MarkovLanguage:
 
         A lower temperature makes the next token more predictable (a lower floor).
         """
-        if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size < 2:
-            raise ValueError(f"vocab_size must be an integer >= 2, got {vocab_size!r}")
+        int_at_least("vocab_size", vocab_size, 2)
         integer("seed", seed)
         positive_float("temperature", temperature)
         self.vocab_size = vocab_size
@@ -83,8 +82,7 @@ def mask_positions(batch_size: int, seq_len: int, prob: float, generator: torch.
     if isinstance(prob, bool) or not isinstance(prob, (int, float)) or not 0 < prob < 1:
         raise ValueError(f"prob must be in (0, 1), got {prob!r}")
     positive_int("batch_size", batch_size)
-    if isinstance(seq_len, bool) or not isinstance(seq_len, int) or seq_len < 3:
-        raise ValueError(f"seq_len must be an integer >= 3 for interior positions, got {seq_len!r}")
+    int_at_least("seq_len", seq_len, 3, "interior positions")
     draw = torch.rand(batch_size, seq_len, generator=generator) < prob      # [B, T]
     draw[:, 0] = draw[:, -1] = False
     for t in range(2, seq_len - 1):                                          # drop a pick next to a kept one

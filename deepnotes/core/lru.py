@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 
+from deepnotes.core.validate import positive_int
+
 LIVE_RESULTS_KEPT = 16     # live-panel figures and off-grid runs kept per slider / per helper
 BUDGET_RESULTS_KEPT = 3    # whole-chapter results kept, one per budget (smoke, cpu, gpu)
 
@@ -16,9 +18,7 @@ class LRU:
     """At most ``size`` values by key; :meth:`get` and :meth:`put` make an entry the most recent."""
 
     def __init__(self, size: int = LIVE_RESULTS_KEPT):
-        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
-            raise ValueError(f"an LRU store needs a size >= 1, got {size!r}")
-        self.size = size
+        self.size = positive_int("size", size)
         self._items: OrderedDict = OrderedDict()
 
     def get(self, key: Hashable, default=None):

@@ -19,6 +19,13 @@ def positive_int(name: str, value) -> int:
     return value
 
 
+def int_at_least(name: str, value, low: int, why: str = "") -> int:
+    """``value`` as an int ≥ ``low`` (bools are refused); ``why`` says what the bound is for."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise ValueError(f"{name} must be an integer >= {low}{f' ({why})' if why else ''}, got {value!r}")
+    return value
+
+
 def nonnegative_int(name: str, value) -> int:
     """``value`` as an int ≥ 0 (bools are refused)."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:

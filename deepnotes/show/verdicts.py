@@ -86,13 +86,13 @@ def check_order(claim: str, source: str, claimed: sp.Expr, computed: sp.Expr, va
 
 
 def _truth(name: str, value) -> bool:
-    """A computed truth value: a bool, or a NumPy/torch boolean; a string or a number is refused (a
+    """A computed truth value: a bool, a SymPy, NumPy or torch boolean; a string or a number is refused (a
     typed "no" would count as true)."""
     if isinstance(value, bool):
         return value
     if isinstance(value, sp.logic.boolalg.BooleanAtom):
         return bool(value)
-    if type(value).__name__ in ("bool_", "bool") or (hasattr(value, "dtype") and "bool" in str(value.dtype)):
+    if "bool" in str(getattr(value, "dtype", "")):          # numpy.bool_, a boolean torch scalar
         return bool(value)
     raise ValueError(f"{name} must be a computed boolean (a comparison), got {value!r}")
 

@@ -27,6 +27,7 @@ import ipywidgets as W
 import matplotlib.pyplot as plt
 
 from deepnotes.core.lru import LIVE_RESULTS_KEPT, LRU
+from deepnotes.core.validate import positive_float
 
 HAS_STACK = hasattr(W, "Stack")          # ipywidgets ≥ 8
 LIVE_NOTE = ("<small>Off-grid settings: runs the experiment live. Needs a running kernel "
@@ -194,8 +195,7 @@ def int_slider(description: str, span: tuple[int, int, int]) -> W.IntSlider:
 def float_slider(description: str, span: tuple[float, float, float], step: float) -> W.FloatSlider:
     """A linear slider over ``span`` = (min, start, max) in steps of ``step`` (> 0)."""
     lo, start, hi = _span(description, span)
-    if isinstance(step, bool) or not isinstance(step, (int, float)) or not (step > 0 and math.isfinite(step)):
-        raise ValueError(f"slider {description!r}: step must be a finite number > 0, got {step!r}")
+    positive_float("step", step)
     return W.FloatSlider(value=start, min=lo, max=hi, step=step, description=description)
 
 

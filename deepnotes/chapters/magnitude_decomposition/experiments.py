@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import torch
 
 from deepnotes.core import scaling
-from deepnotes.core.validate import given, choice
+from deepnotes.core.validate import choice, given, int_at_least
 from deepnotes.core.budget import Budget, device as default_device, resolve_budget
 from deepnotes.core.data import MarkovLanguage, probe_batch as core_probe_batch
 from deepnotes.core.models import build_model
@@ -123,8 +123,7 @@ class Orthogonality:
 def xavier_orthogonality(d: int | None = None, seed: int = 0, budget: Budget | None = None) -> Orthogonality:
     """Row cosines and the spectrum of WWᵀ/λ_F² for one draw of W (d: the budget's ``orthogonality_dim``)."""
     d = given(d, resolve_budget(budget).magnitude_decomposition.orthogonality_dim)
-    if isinstance(d, bool) or not isinstance(d, int) or d < 2:
-        raise ValueError(f"d must be an integer >= 2 (row cosines need two rows), got {d!r}")
+    int_at_least("d", d, 2, "row cosines need two rows")
     w = torch.randn(d, d, generator=generator(seed), dtype=torch.float64) / math.sqrt(d)    # [d, d]
     rows = w / w.norm(dim=1, keepdim=True)
     cos = (rows @ rows.T - torch.eye(d, dtype=w.dtype)).abs()                               # [d, d]

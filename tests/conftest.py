@@ -25,6 +25,13 @@ class BuiltBook:
 
 @pytest.fixture(scope="session")
 def built_book(tmp_path_factory) -> BuiltBook:
+    reuse = os.environ.get("DEEPNOTES_REUSE_BUILD")   # a folder an earlier run built into (a developer's shortcut)
+    if reuse:
+        if os.environ.get("CI"):
+            pytest.fail("DEEPNOTES_REUSE_BUILD is for local runs: CI tests a fresh build", pytrace=False)
+        html = Path(reuse) / "_build" / "html"
+        assert (html / "index.html").exists(), f"DEEPNOTES_REUSE_BUILD={reuse}: no built book there"
+        return BuiltBook(html, (html / "_static" / offline_widgets.STATIC_NAME).exists(), "")
     out = tmp_path_factory.mktemp("book")
     args, local = [], False
     try:

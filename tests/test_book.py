@@ -94,6 +94,28 @@ def test_book_builds_with_every_chapter_and_its_figures(built_book):
             "the widget manager must load only on pages with widgets"
 
 
+@pytest.mark.parametrize("doc", CHAPTERS + APPENDIX)
+def test_the_download_button_serves_the_executed_notebook(built_book, doc):
+    """The page's ".ipynb" link leads to the notebook the build ran: every code cell executed, its figures
+    and tables inside, the sliders' widget state saved (the stored notebook has none of these)."""
+    page = built_book.html / f"{doc}.html"
+    links = set(re.findall(r'href="([^"]*_sources/[^"]+\.ipynb)"', page.read_text()))
+    assert len(links) == 1, f"{doc}: download links {links}"
+    download = (page.parent / links.pop()).resolve()
+    served = json.loads(download.read_text())
+    stored = json.loads((ROOT / f"{doc}.ipynb").read_text())
+    code = [c for c in served["cells"] if c["cell_type"] == "code"]
+    assert len(code) == sum(c["cell_type"] == "code" for c in stored["cells"]), "not the same notebook"
+    assert all(c["execution_count"] for c in code), f"{doc}: a code cell was not executed"
+    outputs = sum(len(c["outputs"]) for c in code)
+    assert outputs > sum(len(c["outputs"]) for c in stored["cells"] if c["cell_type"] == "code")
+    if doc in CHAPTERS:
+        figures = sum("image/png" in o.get("data", {}) for c in code for o in c["outputs"])
+        assert figures >= 1, f"{doc}: the download has no figure"
+        assert served["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]["state"], \
+            f"{doc}: the download lacks the sliders' widget state"
+
+
 def test_the_claims_ledger_matches_every_verdict_the_chapters_showed(built_book):
     """The build ran every chapter, each recorded its verdicts, and the ledger page read them last."""
     from deepnotes.ledger import page

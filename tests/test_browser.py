@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from book_paths import CHAPTERS, ROOT
+from book_paths import APPENDIX, CHAPTERS, ROOT
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 ARTIFACTS = ROOT / "test-artifacts"
@@ -100,3 +100,85 @@ def test_chapter_renders_and_its_slider_works_without_a_kernel(browser, server, 
     outside = [u for u in requests if not u.startswith((server + "/", "data:", "blob:", "about:"))]
     assert outside == [], f"the offline book asked a host other than the local server for {outside}"
     page.close()
+
+
+# WCAG 2.1 contrast (https://www.w3.org/TR/WCAG21/#dfn-contrast-ratio) of every element that holds text
+# in the given selector: its colour, faded by the opacity of it and its ancestors, over the colours
+# painted behind it (alpha-blended up from the first opaque ancestor). Returns the count and the worst.
+CONTRAST = """(sel) => {
+  const parse = s => { const m = s.match(/rgba?\\(([^)]+)\\)/); if (!m) return null;
+    const p = m[1].split(/[\\s,\\/]+/).filter(Boolean).map(Number); return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1]; };
+  const lum = c => { const f = v => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+    return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]); };
+  const blend = (top, bottom, a) => [0, 1, 2].map(i => top[i] * a + bottom[i] * (1 - a));
+  const behind = el => { const layers = [];
+    for (let e = el; e; e = e.parentElement) { const c = parse(getComputedStyle(e).backgroundColor);
+      if (c && c[3] > 0) { layers.push(c); if (c[3] >= 1) break; } }
+    let bg = [255, 255, 255]; for (const c of layers.reverse()) bg = blend(c, bg, c[3]); return bg; };
+  const opacity = el => { let o = 1; for (let e = el; e; e = e.parentElement) o *= Number(getComputedStyle(e).opacity); return o; };
+  const out = [];
+  for (const el of document.querySelectorAll(sel)) {
+    if (el.offsetParent === null || ![...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim())) continue;
+    const bg = behind(el), c = parse(getComputedStyle(el).color), fg = blend(c, bg, c[3] * opacity(el));
+    const [hi, lo] = [lum(fg), lum(bg)].sort((a, b) => b - a);
+    out.push({ratio: (hi + 0.05) / (lo + 0.05), text: el.textContent.trim().slice(0, 50),
+              fg: fg.map(Math.round).join(','), bg: bg.map(Math.round).join(',')}); }
+  out.sort((a, b) => a.ratio - b.ratio);
+  return {count: out.length, worst: out.slice(0, 3)}; }"""
+OUR_TEXT = ", ".join(f"{table}, {table} *" for table in ("table.verdicts", "table.ledger", "table.ledger-coverage"))
+WIDGET_TEXT = ".widget-label, .widget-readout, .widget-html-content, .widget-html-content *, .widget-button"
+MIN_CONTRAST = 4.5            # WCAG AA for normal-size text
+PHONE, DESKTOP = 390, 1280    # CSS pixels: an iPhone 12-15 in portrait; a laptop
+READER_VIEWS = [("light", DESKTOP), ("dark", DESKTOP), ("light", PHONE), ("dark", PHONE)]
+
+PHONE_LAYOUT = """() => {
+  const right = window.innerWidth + 1, shown = el => el.offsetParent !== null;
+  const box = el => el.getBoundingClientRect();
+  return {
+    page_overflow: document.documentElement.scrollWidth - window.innerWidth,
+    narrow_sliders: [...document.querySelectorAll('.widget-slider .noUi-target, .widget-hslider .noUi-target')]
+      .filter(shown).map(box).filter(b => b.width < 100 || b.right > right).map(b => Math.round(b.width)),
+    clipped_controls: [...document.querySelectorAll('.widget-button, .widget-dropdown select, .widget-readout')]
+      .filter(shown).map(box).filter(b => b.right > right).map(b => Math.round(b.right)),
+    wide_tables: [...document.querySelectorAll('table.verdicts, table.ledger')].filter(shown)
+      .filter(t => t.scrollWidth > t.parentElement.clientWidth + 1).length,
+  }; }"""
+
+
+@pytest.mark.parametrize("doc", CHAPTERS + APPENDIX)
+def test_every_page_reads_in_light_and_dark_mode_and_on_a_phone(browser, server, doc):
+    """The theme's dark mode puts HTML outputs on a light panel: our tables and the widgets' text must keep
+    WCAG AA contrast there as on white. At phone width the sliders keep a usable track, no control is cut
+    off, and a verdict table becomes cards instead of running off the screen. Screenshots of each view go
+    to test-artifacts/ (kept by CI)."""
+    page = browser.new_page()
+    name = doc.replace("/", "_")
+    ARTIFACTS.mkdir(exist_ok=True)
+    problems = []
+    for scheme, width in READER_VIEWS:
+        page.emulate_media(color_scheme=scheme)
+        page.set_viewport_size({"width": width, "height": 900})
+        page.goto(f"{server}/{doc}.html", wait_until="load")
+        page.wait_for_function(f"document.documentElement.dataset.theme === '{scheme}'", timeout=10000)
+        if doc in CHAPTERS:
+            page.wait_for_selector(".widget-image", state="attached", timeout=30000)
+        page.wait_for_timeout(500)
+        view = f"{scheme} at {width} px"
+        for what, selector in (("tables", OUR_TEXT), ("widgets", WIDGET_TEXT)):
+            found = page.evaluate(CONTRAST, selector)
+            if found["count"] and found["worst"][0]["ratio"] < MIN_CONTRAST:
+                problems.append(f"{view}, {what}: contrast {found['worst']}")
+        if doc in CHAPTERS:
+            assert page.evaluate(CONTRAST, OUR_TEXT)["count"] > 0, f"{doc}: no verdict table found"
+        if width == PHONE:
+            layout = page.evaluate(PHONE_LAYOUT)
+            if layout["page_overflow"] > 1 or layout["narrow_sliders"] or layout["clipped_controls"] \
+                    or layout["wide_tables"]:
+                problems.append(f"{view}: layout {layout}")
+        for what in ("table.verdicts", "table.ledger", ".widget-vbox"):
+            if page.locator(what).count():
+                page.evaluate(f"document.querySelector('{what}').scrollIntoView()")
+                page.wait_for_timeout(300)
+                page.screenshot(path=str(ARTIFACTS / f"{name}_{scheme}_{width}_{what.strip('.').replace('.', '_')}.png"))
+    page.close()
+    assert not problems, f"{doc}:\n" + "\n".join(problems)

@@ -13,13 +13,12 @@ from deepnotes.ledger.citations import Citation, citations
 from deepnotes.ledger.inventory import SOURCES, inventory
 from deepnotes.ledger.items import Item
 from deepnotes.ledger.record import ChapterRecord, Record
+from deepnotes.show.verdicts import STATUS_COLOUR, code_html
 
 # A verdict that cites none of the sources' items must cite one of the papers behind them.
 PAPERS = ("DeepNet", "Wang et al. 2022", "Xiong et al.", "Liu et al.", "Admin", "ReZero", "Bachlechner",
           "SkipInit", "Fixup", "RMSNorm", "SELU", "BERT paper", "Devlin et al.", "Dong et al.",
           "Cho & Saul")
-STATUS_COLOUR = {"holds": "#1a7f37", "holds approximately": "#9a6700", "wrong": "#cf222e",
-                 "not checkable here": "#57606a"}
 COMPUTED_CHARS = 70      # a long computed value is cut in the ledger (the chapter shows it whole)
 
 
@@ -116,7 +115,7 @@ def _verdict_link(v: Record) -> str:
     computed = v.computed if len(v.computed) <= COMPUTED_CHARS else v.computed[:COMPUTED_CHARS - 1] + "…"
     return (f"<a href='{v.chapter}.html#{v.anchor}' style='color:{STATUS_COLOUR.get(v.status, 'inherit')};"
             f"font-weight:bold'>{html.escape(v.status)}</a> <small>({html.escape(v.chapter.replace('_', ' '))}): "
-            f"<code style='overflow-wrap:anywhere'>{html.escape(computed)}</code></small>")
+            f"{code_html(computed)}</small>")
 
 
 class SourceTable(list):
@@ -136,7 +135,7 @@ class SourceTable(list):
                 why = it.if_unchecked or it.not_checked or f"no chapter checks it yet ({it.chapter.replace('_', ' ')})"
                 said = f"<span style='opacity:0.8'>{html.escape(r.state)}: {html.escape(why)}</span>"
             out.append(f"<tr><td style='white-space:nowrap'>{html.escape(it.ref)}<br><small>{where}</small></td>"
-                       f"<td>{html.escape(it.claim)}</td><td>{said}</td></tr>")
+                       f"<td data-label='claim'>{html.escape(it.claim)}</td><td data-label='verdicts'>{said}</td></tr>")
         return ("<table class='ledger' style='font-size:0.85em;width:100%'><thead><tr><th>item</th>"
                 "<th style='width:45%'>claim</th><th>verdicts</th></tr></thead><tbody>" + "".join(out) +
                 "</tbody></table>")

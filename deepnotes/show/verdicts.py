@@ -13,6 +13,17 @@ import sympy as sp
 HOLDS, APPROX, WRONG = "holds", "holds approximately", "wrong"
 UNCHECKABLE = "not checkable here"   # no derivation given and nothing offline to measure it against
 
+# Status colours with WCAG AA contrast (>= 4.5:1) both on white and on the light grey panel that the
+# book's dark mode (pydata-sphinx-theme) puts under every HTML output; tests/test_browser.py measures it.
+STATUS_COLOUR = {HOLDS: "#116329", APPROX: "#7d4e00", WRONG: "#a40e26", UNCHECKABLE: "#424a53"}
+
+
+def code_html(text: str) -> str:
+    """Text as inline code that wraps (a long SymPy expression must not widen the table) and takes the
+    text colour of whatever it sits on: the theme's code colour is meant for the page's own background,
+    and in dark mode it is nearly invisible on the light output panel."""
+    return f"<code style='overflow-wrap:anywhere;color:inherit'>{html.escape(text)}</code>"
+
 
 @dataclass(frozen=True)
 class Verdict:
@@ -130,13 +141,12 @@ class VerdictTable(list):
     def _repr_html_(self) -> str:
         if on_display is not None:
             on_display(list(self))
-        colour = {HOLDS: "#1a7f37", APPROX: "#9a6700", WRONG: "#cf222e", UNCHECKABLE: "#57606a"}
-        code = "<code style='overflow-wrap:anywhere'>{}</code>"   # a long SymPy expression wraps, not widens
         rows = "".join(
             f"<tr id='{v.anchor}'><td>{html.escape(v.claim)}<br><small>{html.escape(v.source)}</small></td>"
-            f"<td>{code.format(html.escape(v.claimed))}</td><td>{code.format(html.escape(v.computed))}</td>"
-            f"<td style='color:{colour[v.status]};font-weight:bold'>{v.status}</td>"
-            f"<td>{html.escape(v.reason)}</td></tr>" for v in self)
+            f"<td data-label='claimed'>{code_html(v.claimed)}</td>"
+            f"<td data-label='computed'>{code_html(v.computed)}</td>"
+            f"<td data-label='verdict' style='color:{STATUS_COLOUR[v.status]};font-weight:bold'>{v.status}</td>"
+            f"<td data-label='why'>{html.escape(v.reason)}</td></tr>" for v in self)
         return ("<table class='verdicts' style='font-size:0.85em;width:100%'><thead><tr>"
                 "<th style='width:34%'>claim</th><th>claimed</th><th>computed</th><th>verdict</th>"
                 f"<th style='width:28%'>why</th></tr></thead><tbody>{rows}</tbody></table>")

@@ -21,6 +21,7 @@ class BuiltBook:
     html: Path               # the _build/html folder
     local_widgets: bool      # built with the local @jupyter-widgets/html-manager
     log: str
+    work_log: Path | None = None   # every training ensemble the chapters ran (deepnotes.core.cost)
 
 
 @pytest.fixture(scope="session")
@@ -31,7 +32,9 @@ def built_book(tmp_path_factory) -> BuiltBook:
             pytest.fail("DEEPNOTES_REUSE_BUILD is for local runs: CI tests a fresh build", pytrace=False)
         html = Path(reuse) / "_build" / "html"
         assert (html / "index.html").exists(), f"DEEPNOTES_REUSE_BUILD={reuse}: no built book there"
-        return BuiltBook(html, (html / "_static" / offline_widgets.STATIC_NAME).exists(), "")
+        log = Path(reuse) / "work.jsonl"
+        return BuiltBook(html, (html / "_static" / offline_widgets.STATIC_NAME).exists(), "",
+                         log if log.exists() else None)
     out = tmp_path_factory.mktemp("book")
     args, local = [], False
     try:
@@ -42,10 +45,11 @@ def built_book(tmp_path_factory) -> BuiltBook:
         if os.environ.get("CI"):
             raise
         warnings.warn(f"building with the CDN widget manager: {err}")
-    env = dict(os.environ, DEEPNOTES_BUDGET="smoke")
+    work_log = out / "work.jsonl"
+    env = dict(os.environ, DEEPNOTES_BUDGET="smoke", DEEPNOTES_WORK_LOG=str(work_log))
     env.pop("MPLBACKEND", None)  # the kernels must use the inline backend to emit figures
     jb = Path(sys.executable).with_name("jupyter-book")
     proc = subprocess.run([str(jb), "build", str(ROOT), "--path-output", str(out), "-W", "-n", "--keep-going", *args],
                           capture_output=True, text=True, env=env, timeout=1800)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
-    return BuiltBook(out / "_build" / "html", local, proc.stdout)
+    return BuiltBook(out / "_build" / "html", local, proc.stdout, work_log)

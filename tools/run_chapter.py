@@ -1,10 +1,16 @@
 """Execute one chapter at a budget, keep every output in a copy, and print its wall time and its slowest cells.
 
     DEEPNOTES_BUDGET=cpu python tools/run_chapter.py book/bert_init.ipynb /tmp/bert_cpu.ipynb
+
+With ``--check-plan`` it also logs every training ensemble the chapter runs (``DEEPNOTES_WORK_LOG``),
+compares them with the chapter's cost plan (``deepnotes/chapters/<stem>/cost.py``) and prints the
+plan's estimate for this machine beside the measured time.
 """
 from __future__ import annotations
 
 import argparse
+import os
+import tempfile
 import time
 from datetime import datetime
 from pathlib import Path
@@ -40,10 +46,30 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("chapter", type=Path, help="a chapter notebook, e.g. book/bert_init.ipynb")
     parser.add_argument("out", type=Path, help="where the executed copy is written")
+    parser.add_argument("--check-plan", action="store_true",
+                        help="compare the ensembles the chapter trains with its cost plan; print the estimate")
     args = parser.parse_args(argv)
     if not args.chapter.is_file() or args.chapter.suffix != ".ipynb":
         parser.error(f"{args.chapter} is not a notebook file; give one of book/*.ipynb")
-    print(f"{args.chapter}: executed in {run(args.chapter, args.out):.1f} s -> {args.out}")
+    if not args.check_plan:
+        print(f"{args.chapter}: executed in {run(args.chapter, args.out):.1f} s -> {args.out}")
+        return
+    from deepnotes.core import cost
+    log = Path(tempfile.mkdtemp()) / "work.jsonl"
+    os.environ[cost.WORK_LOG_ENV] = str(log)
+    stem = args.chapter.stem
+    cost.log_chapter(stem)          # the chapter's budget cell marks it again; a chapter without one is still found
+    seconds = run(args.chapter, args.out)
+    ran = cost.read_train_log(log).get(stem, [])
+    plan = cost.chapter_plan(stem, None)
+    differences = cost.plan_differences(plan, ran)
+    est = cost.estimate(stem, plan, os.environ.get("DEEPNOTES_BUDGET", "default"), [cost.calibrate()])
+    print(f"{args.chapter}: executed in {seconds:.1f} s -> {args.out}")
+    print(f"  {len(ran)} training ensembles run; plan: {len(plan)} items; {est}")
+    for line in differences:
+        print("  " + line)
+    if differences:
+        raise SystemExit(f"{stem}: the cost plan differs from what the chapter ran ({len(differences)} differences)")
 
 
 if __name__ == "__main__":

@@ -1,8 +1,10 @@
 """Experiment sizes and rates per budget, in one table, and the device every experiment runs on.
 
 ``DEEPNOTES_BUDGET`` picks the row: ``smoke`` (tests: seconds per chapter), ``cpu`` (a reader on a
-2-core laptop or Binder: a chapter in a few minutes) or ``gpu`` (Colab or a GPU machine: the full
-sizes). Unset, it is ``gpu`` when CUDA is available and ``cpu`` otherwise.
+2-core laptop or Binder: a chapter in a few minutes), ``gpu`` (Colab's T4 or any CUDA machine: a
+chapter in at most :data:`GPU_MINUTES_PER_CHAPTER` minutes on a T4 by :mod:`deepnotes.core.cost`'s
+estimate) or ``full`` (the full sizes, opt-in by name: up to 45 minutes a chapter on a T4). Unset, it
+is ``gpu`` when CUDA is available and ``cpu`` otherwise.
 
 A :class:`Budget` holds the sizes every chapter shares (the tiny Transformer, its data) and one
 sub-budget per chapter, named by the chapter's stem: ``budget.bert_init.train_steps``. Learning rates
@@ -12,7 +14,7 @@ Rates are the same at every budget unless a row says otherwise (the field defaul
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 import torch
@@ -301,8 +303,8 @@ BUDGETS: dict[str, Budget] = {
             depth=1000, frontier_depths=(3, 10, 30, 100, 300), deepest=3000, train_steps=60, warmup=30,
             train_batch=(4, 8), seeds=2, live_depth=(1, 1000, 3000), slider_depths=(10, 100, 1000)),
     ),
-    "gpu": Budget(
-        name="gpu", d_model=128, n_heads=4, d_ff=512, vocab_size=32, seq_len=64, batch_size=32,
+    "full": Budget(
+        name="full", d_model=128, n_heads=4, d_ff=512, vocab_size=32, seq_len=64, batch_size=32,
         initialization=InitializationBudget(
             moment_width=1024, moment_depth=100, moment_batch=4096, ntk_width=512, ntk_steps=200,
             slider_gains=(0.5, 1.0, 2.0, 4.0),
@@ -339,6 +341,20 @@ BUDGETS: dict[str, Budget] = {
             update_steps=30, loss_window=30),
     ),
 }
+# The CUDA default: the full sizes, cut where a chapter's counted work would take a T4 more than
+# GPU_MINUTES_PER_CHAPTER minutes (deepnotes.core.cost; tests/core/test_cost.py holds every chapter to it).
+GPU_MINUTES_PER_CHAPTER = 10
+_full = BUDGETS["full"]
+BUDGETS["gpu"] = replace(
+    _full, name="gpu",
+    post_vs_pre_norm=replace(_full.post_vs_pre_norm, train_steps=500, train_warmup=150, train_seeds=3),
+    bert_init=replace(_full.bert_init, train_steps=800, train_warmup=100),
+    increment_explosion=replace(_full.increment_explosion, train_steps=600, train_warmup=200),
+    magnitude_decomposition=replace(_full.magnitude_decomposition, train_depths=(12, 48), train_steps=300),
+    why_residuals=replace(_full.why_residuals, train_depths=(20, 100), train_steps=250),
+    thousand_layers=replace(_full.thousand_layers, train_steps=75, warmup=30, deepest=2000, train_batch=(8, 32),
+                            seeds=2, update_steps=10, loss_window=10),
+)
 
 
 def get_budget(name: str | None = None) -> Budget:

@@ -26,6 +26,7 @@ import torch
 
 from deepnotes.core import scaling
 from deepnotes.core.config import ModelConfig, TrainConfig
+from deepnotes.core.cost import log_train_runs
 from deepnotes.core.data import MarkovLanguage
 from deepnotes.core.engine import Stack, graph_config
 from deepnotes.core.engine_reference import load_reference, write_reference
@@ -200,6 +201,7 @@ def train_ensemble(stack: Stack, tasks, cfgs: TrainConfig | Sequence[TrainConfig
     tasks = _tasks(tasks, k)
     for task, cfg in zip(tasks, cfgs):
         check_setup(stack, task, cfg, objective)
+    log_train_runs(stack.cfgs[0], k, cfgs[0], objective.prob if isinstance(objective, Masked) else None)
     gens = [generator(c.seed + 1) for c in cfgs]
     opt = EnsembleOptimizer(stack, cfgs, trainable)
     hists = [History(floor=objective.floor(t), unigram=t.unigram_entropy()) for t in tasks]
@@ -263,6 +265,15 @@ def _train_group(model_cfgs, train_cfgs, tasks, objective, trackers, trainable, 
                           progress=progress)
 
 
+def ensemble_groups(model_cfgs: Sequence[ModelConfig], train_cfgs: Sequence[TrainConfig]) -> list[list[int]]:
+    """How :func:`train_many` splits runs into ensembles: the indices of the runs that share a graph
+    (:func:`~deepnotes.core.engine.graph_config`) and a loop (:data:`SHARED_FIELDS`), in first-seen order."""
+    groups: dict[tuple, list[int]] = {}
+    for i, (mc, tc) in enumerate(zip(model_cfgs, train_cfgs)):
+        groups.setdefault((graph_config(mc), *(getattr(tc, f) for f in SHARED_FIELDS)), []).append(i)
+    return list(groups.values())
+
+
 def train_many(model_cfgs: Sequence[ModelConfig], train_cfgs: Sequence[TrainConfig], tasks, *, objective=None,
                trackers: Callable[[], Sequence] = tuple, trainable: Collection[str] | None = None,
                frozen: Collection[str] = (), progress: bool = False, device=None,
@@ -281,10 +292,7 @@ def train_many(model_cfgs: Sequence[ModelConfig], train_cfgs: Sequence[TrainConf
     if len(model_cfgs) != len(train_cfgs):
         raise ValueError(f"{len(model_cfgs)} model configs for {len(train_cfgs)} train configs")
     tasks = _tasks(tasks, len(model_cfgs))
-    groups: dict[tuple, list[int]] = {}
-    for i, (mc, tc) in enumerate(zip(model_cfgs, train_cfgs)):
-        groups.setdefault((graph_config(mc), *(getattr(tc, f) for f in SHARED_FIELDS)), []).append(i)
-    members = list(groups.values())
+    members = ensemble_groups(model_cfgs, train_cfgs)
     single = len(members) == 1
     jobs = [([model_cfgs[i] for i in m], [train_cfgs[i] for i in m], [tasks[i] for i in m], objective, trackers,
              trainable, frozen, device, dtype, compile_blocks, progress and single) for m in members]

@@ -42,7 +42,7 @@ def test_deepnorm_defaults_to_paper_constants_and_others_to_one():
 
 def test_budget_names(monkeypatch):
     assert dn.get_budget("cpu").name == "cpu"
-    with pytest.raises(ValueError, match="'huge'.*allowed: cpu, gpu, smoke"):
+    with pytest.raises(ValueError, match="'huge'.*allowed: cpu, full, gpu, smoke"):
         dn.get_budget("huge")
     monkeypatch.setenv("DEEPNOTES_BUDGET", "tiny")
     with pytest.raises(ValueError, match="tiny"):
@@ -71,3 +71,10 @@ def test_import_is_light():
     code = "import sys, deepnotes; print('matplotlib' in sys.modules, 'ipywidgets' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False"]
+
+
+def test_every_budget_row_is_named_by_its_key():
+    assert all(b.name == name for name, b in dn.BUDGETS.items())
+    full, gpu = dn.BUDGETS["full"], dn.BUDGETS["gpu"]
+    assert (gpu.d_model, gpu.batch_size, gpu.seq_len) == (full.d_model, full.batch_size, full.seq_len), \
+        "gpu is full with fewer steps in some chapters, not a smaller model"

@@ -1,0 +1,82 @@
+"""Cost plan of the chapter "Why is BERT's initial standard deviation 0.02?": the work its notebook does
+at a budget, for :mod:`deepnotes.core.cost`. One line per experiment:
+
+    sweep_probes           an init_probe per std of ``stds`` at probe_depth, width probe_width, on probe_tokens
+    init_figure            the drawn probe (BERT_STD at probe_depth): one of the sweep's where the budget sweeps it
+    table_probes           an init_probe per TABLE_STDS at table_depth × table_width (the sweep's where they coincide)
+    table_setting_probes   per TABLE_STDS: the blocks alone, one forward + backward (no cache)
+    chapter_runs           training_runs, gain_runs, the gain figures and the gains slider all read these: the MLM
+                           runs of run_settings at train_width × train_depth on train_batch, Adam with warmup,
+                           train_many's ensembles (one per head: with / without the extra Dense+LN)
+    slider "init"          an init_probe per setting of the precomputed grid (stds × probe_depths), the sweep's
+                           settings shared
+
+An init_probe is two forwards without gradients (the stream with its hooks, the logits) and one MLM loss
+forward + backward of a :func:`~deepnotes.core.models.build_model` encoder; it is counted as the engine
+Stack's passes of the same shape, at BERT_STD whatever its std (the cost is the same). Probes are counted
+once per distinct setting: ``cached_probe`` keeps 16, so at the cpu and gpu budgets the slider's grid
+evicts and recomputes a few sweep probes (3 of ~30), left out. Nothing here depends on results; the
+SymPy derivations are left out (scalar work) and the live panels run nothing at build time.
+"""
+from __future__ import annotations
+
+from deepnotes.chapters.bert_init.experiments import (BERT_STD, MASK_PROB, TABLE_STDS, encoder_config, probe_depth,
+                                                      run_settings)
+from deepnotes.core.budget import Budget
+from deepnotes.core.config import ModelConfig, TrainConfig
+from deepnotes.core.cost import StackPasses, TrainRuns, Work
+from deepnotes.core.engine import graph_config
+
+
+def _probe_model(budget: Budget, depth: int, width: int) -> ModelConfig:
+    """The probed encoder, at BERT_STD whatever the probe's std: its passes cost the same at every std,
+    and :mod:`deepnotes.core.cost` counts once per config (a config per std would count each again)."""
+    b = budget.bert_init
+    return encoder_config(width, depth, BERT_STD, b.vocab, b.probe_tokens[1])
+
+
+def _init_probe(budget: Budget, std: float, depth: int, width: int) -> list[StackPasses]:
+    """:func:`~deepnotes.chapters.bert_init.experiments.init_probe` at ``std``: two forwards without
+    gradients (stream, logits), then the MLM loss's forward and backward."""
+    n_seq, seq_len = budget.bert_init.probe_tokens
+    model = _probe_model(budget, depth, width)
+    return [StackPasses(model, 1, n_seq, seq_len, passes=2, backward=False), StackPasses(model, 1, n_seq, seq_len)]
+
+
+def _table_setting_probe(budget: Budget, std: float) -> StackPasses:
+    """:func:`~deepnotes.chapters.bert_init.experiments.table_setting_probe` at ``std``: one forward +
+    backward of the blocks."""
+    b = budget.bert_init
+    n_seq, seq_len = b.probe_tokens
+    return StackPasses(_probe_model(budget, b.table_depth, b.table_width), 1, n_seq, seq_len)
+
+
+def _chapter_runs(budget: Budget) -> list[TrainRuns]:
+    """:func:`~deepnotes.chapters.bert_init.experiments.chapter_runs`: :func:`mlm_runs` over run_settings
+    (seed 0), one ensemble per graph as train_many groups them (the head's presence splits them)."""
+    b = budget.bert_init
+    n_seq, seq_len = b.train_batch
+    train = TrainConfig(optimizer="adam", lr=b.lr, steps=b.train_steps, warmup_steps=b.train_warmup,
+                        batch_size=n_seq, seq_len=seq_len, seed=0)
+    groups: dict = {}                              # graph → [a member's config, members]
+    for std, head in run_settings(budget):
+        model = encoder_config(b.train_width, b.train_depth, std, b.vocab, seq_len, head)
+        groups.setdefault(graph_config(model), [model, 0])[1] += 1
+    return [TrainRuns(model, members, train, masked=MASK_PROB) for model, members in groups.values()]
+
+
+def plan(budget: Budget) -> list[Work]:
+    """The chapter's work at ``budget``: see the module's docstring."""
+    b = budget.bert_init
+    depth = probe_depth(budget)
+    probes = dict.fromkeys([                          # (std, depth, width) of every init_probe, computed once each
+        *((s, depth, b.probe_width) for s in b.stds),                                  # sweep_probes
+        (BERT_STD, depth, b.probe_width),                                              # init_figure
+        *((s, b.table_depth, b.table_width) for s in TABLE_STDS),                      # table_probes
+        *((s, n, b.probe_width) for s in b.stds for n in b.probe_depths),              # slider "init" (grid)
+    ])
+    return [
+        *(p for setting in probes for p in _init_probe(budget, *setting)),             # the init_probes above
+        *(_table_setting_probe(budget, s) for s in TABLE_STDS),                        # table_setting_probes
+        *_chapter_runs(budget),                 # training_runs, gain_runs, gain figures, slider "gains"
+    ]

@@ -1,0 +1,89 @@
+"""Cost plan of the chapter "Increment explosion": the work its notebook does at a budget, for
+:mod:`deepnotes.core.cost`. One line per experiment:
+
+    loss_change_sweep     per probe depth and graph group of PROBED_VARIANTS (Post-LN with both DeepNorms; Pre-LN),
+                          a stack of its variants × probe_repeats: per optimizer (SGD, Adam) one forward + backward
+                          and one forward after the step (step_probes), on batch_size × seq_len tokens
+    early_updates         per parameter set (all, matrices only): per update depth one ensemble of the three
+                          EARLY_UPDATE_VARIANTS (one graph), update_steps Adam steps at update_lr
+    paper_size_updates    the same with every parameter trained, at paper_shape (DeepNet Fig. 5's 64-128-2)
+    training_comparisons  per train depth, training_plan's runs as train_many groups them: Post-LN without and
+                          with warmup and DeepNorm in one ensemble, Pre-LN in its own; train_steps Adam steps
+    slider_grid           per slider depth and optimizer, the slider_norms as train_many groups them
+                          (Post-LN and DeepNorm share a graph), slider_steps steps at slider_lrs
+
+The loss-change probes run in float64; they are counted as float32 passes (the same FLOPs and launches).
+Nothing here depends on results; the SymPy derivations are left out (scalar work), and the live panel
+runs nothing at build time (every slider setting drawn at build time comes from slider_grid).
+"""
+from __future__ import annotations
+
+import inspect
+
+from deepnotes.chapters.increment_explosion.experiments import (EARLY_UPDATE_VARIANTS, PARAM_SETS, PROBED_VARIANTS,
+                                                                graph_groups, loss_change_sweep, training_plan,
+                                                                variant_config)
+from deepnotes.core.budget import Budget
+from deepnotes.core.config import TrainConfig
+from deepnotes.core.cost import StackPasses, TrainRuns, Work
+from deepnotes.core.engine import graph_config
+from deepnotes.core.ensemble import SHARED_FIELDS
+
+
+def _grouped(settings: list[tuple[str, int, TrainConfig]], budget: Budget,
+             shape: tuple[int, int, int] | None = None) -> list[TrainRuns]:
+    """:func:`~deepnotes.chapters.increment_explosion.experiments.runs`: train_many's ensembles of
+    (variant, depth, train config) settings, one per graph and loop (members: the settings in it)."""
+    groups: dict[tuple, list] = {}                 # (graph, loop) → [a member's config, its train config, members]
+    for variant, n, train in settings:
+        model = variant_config(variant, n, budget, shape)
+        loop = tuple(getattr(train, f) for f in SHARED_FIELDS)
+        groups.setdefault((graph_config(model), loop), [model, train, 0])[2] += 1
+    return [TrainRuns(model, members, train) for model, train, members in groups.values()]
+
+
+def _loss_change_probes(budget: Budget) -> list[StackPasses]:
+    """:func:`~deepnotes.chapters.increment_explosion.experiments.loss_change_sweep` at its defaults:
+    per (depth, graph group) stack, per optimizer, a forward + backward and a forward without gradients."""
+    sub = budget.increment_explosion
+    optimizers = len(inspect.signature(loss_change_sweep).parameters["optimizers"].default)
+    b, t = budget.batch_size, budget.seq_len
+    out = []
+    for n in sub.probe_depths:
+        for group in graph_groups(PROBED_VARIANTS, n, budget):
+            model, members = variant_config(group[0], n, budget), len(group) * sub.probe_repeats
+            out += [StackPasses(model, members, b, t, passes=optimizers),
+                    StackPasses(model, members, b, t, passes=optimizers, backward=False)]
+    return out
+
+
+def _early_update_sweep(budget: Budget, shape: tuple[int, int, int] | None = None) -> list[TrainRuns]:
+    """:func:`~deepnotes.chapters.increment_explosion.experiments.early_update_sweep` (Adam, update_lr)."""
+    sub = budget.increment_explosion
+    train = budget.train_config("adam", sub.update_lr, sub.update_steps)
+    return _grouped([(v, n, train) for v in EARLY_UPDATE_VARIANTS for n in sub.update_depths], budget, shape)
+
+
+def _training_comparisons(budget: Budget) -> list[TrainRuns]:
+    """:func:`~deepnotes.chapters.increment_explosion.experiments.training_comparisons`: one runs call."""
+    sub = budget.increment_explosion
+    return _grouped([(variant, n, budget.train_config("adam", sub.train_lr, sub.train_steps, warmup))
+                     for n in sub.train_depths for variant, warmup in training_plan(budget).values()], budget)
+
+
+def _slider_grid(budget: Budget) -> list[TrainRuns]:
+    """:func:`~deepnotes.chapters.increment_explosion.experiments.slider_grid`: one runs call."""
+    sub = budget.increment_explosion
+    return _grouped([(v, n, budget.train_config(o, sub.slider_lrs[o], sub.slider_steps))
+                     for n in sub.slider_depths for v in sub.slider_norms for o in sub.slider_optimizers], budget)
+
+
+def plan(budget: Budget) -> list[Work]:
+    """The chapter's work at ``budget``: see the module's docstring."""
+    return [
+        *_loss_change_probes(budget),                                             # loss_change_sweep
+        *(w for _ in PARAM_SETS for w in _early_update_sweep(budget)),            # early_updates
+        *_early_update_sweep(budget, budget.increment_explosion.paper_shape),     # paper_size_updates
+        *_training_comparisons(budget),                                           # training_comparisons
+        *_slider_grid(budget),                                                    # slider_grid (slider "training")
+    ]

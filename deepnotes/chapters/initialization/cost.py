@@ -1,0 +1,42 @@
+"""Cost plan of the chapter "Initialization, parametrization and normalization": the work its notebook
+does at a budget, for :mod:`deepnotes.core.cost`. The chapter trains no Transformer (no ensemble of
+``train_ensemble``); its device work is plain MLPs:
+
+    moment_table     one forward pass of a moment_depth × moment_width MLP on moment_batch inputs per (init, activation)
+    moment_figure    the same per setting of the precomputed slider grid (activation × slider_gains, at moment_depth)
+    ntk_comparison   per parametrization (standard, NTK): ntk_steps Adam steps (forward + backward) of an
+                     ntk_depth × ntk_width MLP on ntk_batch inputs
+
+Left out as too small to matter: the truncated-normal draws, the mean-field recursions and SymPy
+derivations (scalar work on the CPU), the softmax probes and attention rows (at most 256 × 1024
+scores), and norm_comparison, which times LayerNorm and RMSNorm for ``norm_timer_seconds`` per timer
+(four timers: a fixed couple of seconds, whatever the device). The live panels run nothing at build time.
+"""
+from __future__ import annotations
+
+import inspect
+
+from deepnotes.chapters.initialization.experiments import moment_table
+from deepnotes.chapters.initialization.mlp import ACTIVATIONS
+from deepnotes.core.budget import Budget
+from deepnotes.core.cost import MLPPasses, Work
+
+PARAMETRIZATIONS = (False, True)        # ntk_comparison's runs: standard (He), NTK
+
+
+def _moment_passes(budget: Budget, curves: int) -> MLPPasses:
+    """``curves`` forward passes of the second-moment MLP (each curve builds its own MLP: same cost)."""
+    b = budget.initialization
+    return MLPPasses(width=b.moment_width, depth=b.moment_depth, batch=b.moment_batch, passes=curves)
+
+
+def plan(budget: Budget) -> list[Work]:
+    """The chapter's work at ``budget``: see the module's docstring."""
+    b = budget.initialization
+    table = inspect.signature(moment_table).parameters             # the notebook calls it with its defaults
+    return [
+        _moment_passes(budget, len(table["inits"].default) * len(table["acts"].default)),   # moment_table
+        _moment_passes(budget, len(ACTIVATIONS) * len(b.slider_gains)),                    # moment_figure (grid)
+        *(MLPPasses(width=b.ntk_width, depth=b.ntk_depth, batch=b.ntk_batch, passes=b.ntk_steps, backward=True)
+          for _ in PARAMETRIZATIONS),                                                      # ntk_comparison
+    ]

@@ -1,0 +1,63 @@
+"""Cost plan of the chapter "Post-Norm vs Pre-Norm": the work its notebook does at a budget, for
+:mod:`deepnotes.core.cost`. One line per experiment:
+
+    init_probes        stream probe of every style at the last probe depth: one forward (the stream) and one
+                       forward + backward (the gradients) on batch_size × seq_len tokens
+    depth_sweep        the same at every other probe depth (the last one's probes are reused)
+    training_runs      per optimizer, the variants of training_plan as train_many groups them: one ensemble per
+                       graph (Post-LN without and with warmup and DeepNorm share one) with train_seeds members per
+                       variant, and the fixed-step ReZero (its own train_many call) in one of its own
+    xiong_probe        Post-LN and Pre-LN at each of paper_depths and profile_depth: one forward + backward per seed
+    liu_output_change  Post-LN and Pre-LN at each of paper_depths: two forwards (before and after δ) per seed
+    slider_experiment  per setting of the precomputed grid (slider_depths × STYLES): a stream probe and a
+                       one-member Adam run of slider_steps steps at slider_lr
+
+Nothing here depends on results. The live panel runs nothing at build time.
+"""
+from __future__ import annotations
+
+from deepnotes.chapters.post_vs_pre_norm.experiments import OPTIMIZERS, PAPER_STYLES, STYLES, style_config, training_plan
+from deepnotes.core.budget import Budget
+from deepnotes.core.cost import StackPasses, TrainRuns, Work
+from deepnotes.core.engine import graph_config
+
+
+def _stream_probe(budget: Budget, norm: str, depth: int) -> list[StackPasses]:
+    """:func:`~deepnotes.chapters.post_vs_pre_norm.experiments.stream_probe`: the stream without
+    gradients, then the loss's forward and backward."""
+    model = style_config(norm, depth, budget)
+    return [StackPasses(model, 1, budget.batch_size, budget.seq_len, backward=False),
+            StackPasses(model, 1, budget.batch_size, budget.seq_len)]
+
+
+def _training_runs(budget: Budget) -> list[TrainRuns]:
+    """:func:`~deepnotes.chapters.post_vs_pre_norm.experiments.training_runs`: per optimizer, one
+    ensemble per graph of the variants (fixed-step ReZero apart), train_seeds members per variant."""
+    sub = budget.post_vs_pre_norm
+    groups: dict[tuple, list] = {}                # (graph, fixed gates) → [a member's config, variants]
+    for variant in training_plan(budget).values():
+        model = style_config(variant["norm"], sub.train_depth, budget)
+        groups.setdefault((graph_config(model), "gate_step" in variant), [model, 0])[1] += 1
+    return [TrainRuns(model, variants * sub.train_seeds, budget.train_config(opt, sub.lrs[opt], sub.train_steps))
+            for opt in OPTIMIZERS for model, variants in groups.values()]
+
+
+def plan(budget: Budget) -> list[Work]:
+    """The chapter's work at ``budget``: see the module's docstring."""
+    sub = budget.post_vs_pre_norm
+    b, t = budget.batch_size, budget.seq_len
+    last = sub.probe_depths[-1]
+    xiong_depths = sorted(set(sub.paper_depths) | {sub.profile_depth})
+    return [
+        *(p for norm in STYLES for p in _stream_probe(budget, norm, last)),                           # init_probes
+        *(p for norm in STYLES for n in sub.probe_depths if n != last for p in _stream_probe(budget, norm, n)),  # depth_sweep
+        *_training_runs(budget),                                                                      # training_runs
+        *(StackPasses(style_config(norm, n, budget), 1, b, t, passes=sub.paper_seeds)
+          for norm in PAPER_STYLES for n in xiong_depths),                                            # xiong_probe
+        *(StackPasses(style_config(norm, n, budget), 1, b, t, passes=2 * sub.paper_seeds, backward=False)
+          for norm in PAPER_STYLES for n in sub.paper_depths),                                        # liu_output_change
+        *(w for n in sub.slider_depths for norm in STYLES                                             # slider_experiment
+          for w in [*_stream_probe(budget, norm, n),
+                    TrainRuns(style_config(norm, n, budget), 1, budget.train_config("adam", sub.slider_lr,
+                                                                                    sub.slider_steps))]),
+    ]

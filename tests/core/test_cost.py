@@ -1,0 +1,114 @@
+"""The cost model: counts extrapolated from tiny runs equal the counts of the real run; the work log
+and the plan comparison; calibrated rates; bad input."""
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import pytest
+import torch
+
+from deepnotes.core import cost
+from deepnotes.core.budget import GPU_MINUTES_PER_CHAPTER, get_budget
+from deepnotes.core.data import MarkovLanguage
+from deepnotes.core.engine import Stack
+from deepnotes.core.ensemble import train_ensemble, train_many
+from deepnotes.core.train import Masked
+from deepnotes.ledger.items import CHAPTERS
+
+BUDGET = get_budget("smoke")
+LAUNCH_TOLERANCE = 0.03      # a few operators per run (per-batch bookkeeping) are outside the linear model
+
+
+def _close(predicted: cost.Count, real: cost.Count) -> None:
+    assert predicted.flops == real.flops, (predicted, real)             # matmul FLOPs: exact
+    assert abs(predicted.launches - real.launches) <= LAUNCH_TOLERANCE * real.launches, (predicted, real)
+
+
+@pytest.mark.parametrize("norm, optimizer, masked", [("post", "adam", None), ("pre", "sgd", None),
+                                                     ("rezero", "lamb", None), ("deepnorm", "adam", 0.25)])
+def test_train_counts_extrapolate_to_the_real_run(norm, optimizer, masked):
+    """Counted at depth, steps, members ∈ {1, 2} and batch 1; compared with counting the run itself."""
+    model = BUDGET.model_config(5, norm=norm, causal=masked is None)
+    train = BUDGET.train_config(optimizer, 1e-3, 4)
+    work = cost.TrainRuns(model, 3, train, masked)
+    stack = Stack([model] * 3, seeds=[0, 1, 2], device="cpu")
+    cfgs = [replace(train, seed=s) for s in range(3)]
+    objective = Masked(masked) if masked is not None else None
+    real = cost.counted(lambda: train_ensemble(stack, MarkovLanguage(model.vocab_size, seed=0), cfgs,
+                                               objective=objective))
+    _close(work.count(), real)
+
+
+def test_pass_counts_extrapolate_to_the_real_passes():
+    model = BUDGET.model_config(7)
+    stack = Stack([model] * 2, seeds=[0, 1], device="cpu")
+    tokens = torch.zeros(2, 4, 8, dtype=torch.long)                     # [K, B, T]
+
+    def run():
+        for _ in range(3):
+            stack.next_token_losses(tokens).sum().backward()
+    _close(cost.StackPasses(model, 2, 4, 8, passes=3).count(), cost.counted(run))
+
+
+def test_mlp_counts_are_two_flops_per_multiply_add():
+    work = cost.MLPPasses(width=32, depth=10, batch=64, passes=2)
+    assert work.count().flops == 2 * 2 * 10 * 64 * 32 * 32
+    # backward: every weight gradient, and every input gradient but the first layer's (x needs none)
+    backward = cost.MLPPasses(width=32, depth=10, batch=64, passes=2, backward=True).count().flops
+    assert backward == (3 * 10 - 1) * 2 * 2 * 64 * 32 * 32
+
+
+def test_counts_grow_linearly_with_depth_and_steps():
+    train = BUDGET.train_config("adam", 1e-3, 10)
+    short, long = (cost.TrainRuns(BUDGET.model_config(n), 1, train).count() for n in (10, 1000))
+    assert long.flops > 50 * short.flops and long.launches > 50 * short.launches
+
+
+def test_the_work_log_round_trips_and_the_plan_check_finds_both_kinds_of_difference(tmp_path, monkeypatch):
+    log = tmp_path / "work.jsonl"
+    monkeypatch.setenv(cost.WORK_LOG_ENV, str(log))
+    cost.log_chapter("post_vs_pre_norm")
+    models = [BUDGET.model_config(2, norm="post"), BUDGET.model_config(2, norm="deepnorm", alpha=2.0),
+              BUDGET.model_config(3, norm="pre")]
+    trains = [BUDGET.train_config("adam", 1e-3, 2, seed=s) for s in range(3)]
+    train_many(models, trains, MarkovLanguage(BUDGET.vocab_size, seed=0))
+    ran = cost.read_train_log(log)["post_vs_pre_norm"]
+    assert sorted(r.members for r in ran) == [1, 2], "post and deepnorm share a graph: one ensemble of two"
+    exact = [cost.TrainRuns(models[0], 2, trains[0]), cost.TrainRuns(models[2], 1, trains[2])]
+    assert cost.plan_differences(exact, ran) == []
+    missing, extra = exact[:1], exact + [cost.TrainRuns(models[2], 1, replace(trains[2], steps=5))]
+    assert [d.split(" (")[0] for d in cost.plan_differences(missing, ran)] == ["run, not planned"]
+    assert [d.split(" (")[0] for d in cost.plan_differences(extra, ran)] == ["planned, not run"]
+
+
+def test_calibration_gives_positive_finite_rates_and_an_estimate_uses_them():
+    rates = cost.calibrate("cpu")
+    assert 0 < rates.flops_per_second < math.inf and 0 < rates.seconds_per_launch < 1
+    work = [cost.TrainRuns(BUDGET.model_config(4), 2, BUDGET.train_config("adam", 1e-3, 3))]
+    est = cost.estimate("thousand_layers", work, "smoke", [rates, cost.T4])
+    assert est.seconds[rates.device] == pytest.approx(rates.seconds(cost.total(work)))
+    assert "smoke budget" in repr(est) and cost.T4.device in repr(est)
+
+
+@pytest.mark.parametrize("make, bad", [
+    (lambda: cost.TrainRuns(BUDGET.model_config(2), 0, BUDGET.train_config("adam", 1e-3, 2)).count(), "0"),
+    (lambda: cost.StackPasses(BUDGET.model_config(2), 1, -1, 8).count(), "-1"),
+    (lambda: cost.MLPPasses(width=0, depth=2, batch=2).count(), "0"),
+    (lambda: cost.total(["a run"]), "str"),
+    (lambda: cost.calibrate("tpu"), "tpu"),
+    (lambda: cost.chapter_plan("no_such_chapter", "smoke"), "no_such_chapter"),
+])
+def test_bad_input_names_the_bad_value(make, bad):
+    with pytest.raises((ValueError, TypeError), match=bad):
+        make()
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_the_cuda_default_budget_fits_a_t4_in_ten_minutes_by_the_estimate(chapter):
+    """Issue 18: the budget a CUDA machine picks (gpu) finishes each chapter within
+    GPU_MINUTES_PER_CHAPTER on a T4 by the counted estimate; the full sizes are opt-in ('full')."""
+    gpu = cost.total(cost.chapter_plan(chapter, "gpu"))
+    assert cost.T4.seconds(gpu) <= GPU_MINUTES_PER_CHAPTER * 60, cost.format_seconds(cost.T4.seconds(gpu))
+    full, cpu = (cost.total(cost.chapter_plan(chapter, b)) for b in ("full", "cpu"))
+    assert full.flops >= gpu.flops >= cpu.flops > cost.total(cost.chapter_plan(chapter, "smoke")).flops

@@ -1,0 +1,59 @@
+"""Print every chapter's estimated cost at every budget: counted work, and seconds on this machine
+(calibrated here) and on Colab's T4 (assumed rates, deepnotes.core.cost.T4).
+
+    python tools/estimate_costs.py                  # all budgets
+    python tools/estimate_costs.py --budget gpu     # one
+"""
+from __future__ import annotations
+
+import argparse
+
+from deepnotes.core import cost
+from deepnotes.core.budget import BUDGETS, get_budget
+from deepnotes.ledger.items import CHAPTERS
+
+
+def _short(work) -> str:
+    if isinstance(work, cost.TrainRuns):
+        m, t = work.model, work.train
+        return (f"train {m.norm} N={m.n_layers} d={m.d_model} ×{work.members}, {t.optimizer} {t.steps} steps "
+                f"of {t.batch_size}×{t.seq_len}")
+    if isinstance(work, cost.StackPasses):
+        return (f"{work.passes} passes {work.model.norm} N={work.model.n_layers} d={work.model.d_model} "
+                f"×{work.members} on {work.batch}×{work.seq_len}")
+    return f"{work.passes} MLP passes {work.depth}×{work.width} on {work.batch} ×{work.members}"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--budget", choices=sorted(BUDGETS), action="append",
+                        help="a budget to estimate (repeatable; default: all)")
+    parser.add_argument("--items", type=int, default=0, metavar="K",
+                        help="also list each chapter's K costliest plan items on the T4")
+    args = parser.parse_args(argv)
+    here = cost.calibrate()
+    print(f"this machine: {here.device}: {here.flops_per_second / 1e9:.3g} GFLOP/s, "
+          f"{here.seconds_per_launch * 1e6:.3g} µs per launch ({here.how})")
+    print(f"{cost.T4.device}: {cost.T4.flops_per_second / 1e9:.3g} GFLOP/s, "
+          f"{cost.T4.seconds_per_launch * 1e6:.3g} µs per launch ({cost.T4.how})")
+    print("| budget | chapter | TFLOP | M launches | this machine | T4 |")
+    print("| --- | --- | ---: | ---: | ---: | ---: |")
+    for name in args.budget or list(BUDGETS):
+        budget = get_budget(name)
+        totals = [0.0, 0.0]
+        for chapter in CHAPTERS:
+            est = cost.estimate(chapter, cost.chapter_plan(chapter, budget), name, [here, cost.T4])
+            s_here, s_t4 = est.seconds[here.device], est.seconds[cost.T4.device]
+            totals[0] += s_here
+            totals[1] += s_t4
+            print(f"| {name} | {chapter} | {est.count.flops / 1e12:.3g} | {est.count.launches / 1e6:.3g} | "
+                  f"{cost.format_seconds(s_here)} | {cost.format_seconds(s_t4)} |")
+            if args.items:
+                plan = cost.chapter_plan(chapter, budget)
+                for work in sorted(plan, key=lambda w: -cost.T4.seconds(w.count()))[:args.items]:
+                    print(f"|   | {cost.format_seconds(cost.T4.seconds(work.count()))} on the T4: {_short(work)} | | | | |")
+        print(f"| {name} | **all** | | | {cost.format_seconds(totals[0])} | {cost.format_seconds(totals[1])} |")
+
+
+if __name__ == "__main__":
+    main()

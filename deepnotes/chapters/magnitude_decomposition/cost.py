@@ -1,15 +1,21 @@
 """Cost plan of the chapter "Magnitude decomposition and the DeepNorm scalings": the work its notebook
 does at a budget, for :mod:`deepnotes.core.cost`. One line per experiment:
 
-    lambda_gradient_sweep   one forward + backward of the probe-depth DeepNorm stack per (α, λ, seed) (float64)
-    first_step_sweep        one forward + backward per optimizer, update depth and choice of (α, λ)
-    identity_sweep          one forward per setting at the identity depth
-    choice_comparison       one run (a one-member ensemble) per training depth, optimizer, rate and choice
-    slider grid             one short run per slider depth, optimizer and choice (slider_figure)
+    lambda_gradient_sweep   one forward + backward of the probe_depth DeepNorm stack per (α, λ) of the
+                            alphas × lambdas grid and seed (probe_seeds), on batch_size × seq_len tokens
+    first_step_sweep        one forward + backward (then one optimizer step) per optimizer of first_step_lrs,
+                            update depth and (α, λ) choice of experiments.choices
+    identity_sweep          one forward (the stream, no gradients) per setting at identity_depth
+    choice_comparison       run_choice: one one-member ensemble (train_model) per training depth, optimizer,
+                            rate of train_lrs and choice of training.PLAN, train_steps steps
+    slider "choices"        the precomputed grid (slider_depths × scaling.OPTIMIZERS): run_choice of every
+                            choice at the optimizer's first rate, slider_steps steps
 
-The (α, λ) values do not change a count, so every item uses the budget's DeepNorm graph. Left out as
-small: the decomposition table, the orthogonality check and the autograd check (check_depth blocks).
-Nothing depends on results; the live panel runs nothing at build time.
+Every stack is a DeepNorm stack (deepnorm_model); α and λ change no count, so each item uses the
+budget's DeepNorm config. The probes run in float64 and are counted as float32 passes (same FLOPs and
+launches). Left out as small: the decomposition table and the orthogonality check (CPU matrices of at
+most 128 × 128), the autograd check (check_depth blocks, three passes per matrix kind), SymPy. Nothing
+depends on results; the live panel runs nothing at build time.
 """
 from __future__ import annotations
 
@@ -17,30 +23,40 @@ from deepnotes.chapters.magnitude_decomposition.experiments import choices
 from deepnotes.chapters.magnitude_decomposition.training import PLAN
 from deepnotes.core import scaling
 from deepnotes.core.budget import Budget
+from deepnotes.core.config import ModelConfig
 from deepnotes.core.cost import StackPasses, TrainRuns, Work
 
-IDENTITY_SETTINGS = 6      # identity_sweep: SGD's three picks, Adam's, the paper's, Post-LN
+# identity_sweep's settings besides SGD's picks: Adam's λ = 1/α, the paper's constants, Post-LN
+IDENTITY_EXTRA_SETTINGS = 3
+
+
+def _deepnorm(budget: Budget, n_layers: int) -> ModelConfig:
+    """:func:`~deepnotes.chapters.magnitude_decomposition.experiments.deepnorm_model`'s config (any α, λ)."""
+    return budget.model_config(n_layers, norm="deepnorm")
+
+
+def _probe(budget: Budget, n_layers: int, passes: int, backward: bool = True) -> StackPasses:
+    """``passes`` passes of one DeepNorm stack at init on the budget's probe batch."""
+    return StackPasses(_deepnorm(budget, n_layers), 1, budget.batch_size, budget.seq_len, passes=passes,
+                       backward=backward)
+
+
+def _run_choice(budget: Budget, n_layers: int, optimizer: str, lr: float, steps: int) -> TrainRuns:
+    """:func:`~deepnotes.chapters.magnitude_decomposition.training.run_choice`: train_model, one member."""
+    return TrainRuns(_deepnorm(budget, n_layers), 1, budget.train_config(optimizer, lr, steps))
 
 
 def plan(budget: Budget) -> list[Work]:
     """The chapter's work at ``budget``: see the module's docstring."""
     mb = budget.magnitude_decomposition
-    b, t = budget.batch_size, budget.seq_len
-
-    def stack(n: int) -> object:
-        return budget.model_config(n, norm="deepnorm")
-
-    def run(n: int, opt: str, lr: float, steps: int) -> TrainRuns:
-        return TrainRuns(stack(n), 1, budget.train_config(opt, lr, steps))
-
+    sgd_picks = len(choices(mb.identity_depth, "sgd")) - 1          # identity_sweep: SGD's choices less the paper's
     return [
-        StackPasses(stack(mb.probe_depth), 1, b, t,                                        # lambda_gradient_sweep
-                    passes=len(mb.alphas) * len(mb.lambdas) * mb.probe_seeds),
-        *(StackPasses(stack(n), 1, b, t, passes=len(choices(n, opt)))                      # first_step_sweep
+        _probe(budget, mb.probe_depth, len(mb.alphas) * len(mb.lambdas) * mb.probe_seeds),   # lambda_gradient_sweep
+        *(_probe(budget, n, len(choices(n, opt)))                                            # first_step_sweep
           for opt in mb.first_step_lrs for n in mb.update_depths),
-        StackPasses(stack(mb.identity_depth), 1, b, t, passes=IDENTITY_SETTINGS, backward=False),   # identity_sweep
-        *(run(n, opt, lr, mb.train_steps) for n in mb.train_depths for opt, lrs in mb.train_lrs.items()
-          for lr in lrs for _ in PLAN[opt]),                                                # choice_comparison
-        *(run(n, opt, mb.train_lrs[opt][0], mb.slider_steps) for n in mb.slider_depths      # slider grid
-          for opt in scaling.OPTIMIZERS for _ in choices(n, opt)),
+        _probe(budget, mb.identity_depth, sgd_picks + IDENTITY_EXTRA_SETTINGS, backward=False),   # identity_sweep
+        *(_run_choice(budget, n, opt, lr, mb.train_steps)                                    # choice_comparison
+          for n in mb.train_depths for opt, lrs in mb.train_lrs.items() for lr in lrs for _ in PLAN[opt]),
+        *(_run_choice(budget, n, opt, mb.train_lrs[opt][0], mb.slider_steps)                 # slider_figure (grid)
+          for n in mb.slider_depths for opt in scaling.OPTIMIZERS for _ in choices(n, opt)),
     ]

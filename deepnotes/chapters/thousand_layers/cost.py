@@ -1,26 +1,36 @@
 """Cost plan of the chapter "Training 1000 layers": the work its notebook does at a budget, for
 :mod:`deepnotes.core.cost`. One line per experiment:
 
-    init_profiles   each graph of PROFILE_STYLES at the headline depth (Post-LN and DeepNorm share one):
-                    one forward for the stream, one forward + backward for the block gradients
-    train_runs      every (label, depth, seed) of experiments.plan, in train_many's ensembles
+    init_profiles     each graph of PROFILE_STYLES at the headline depth as one Stack (Post-LN and DeepNorm
+                      share one): stream_profiles' forward for the stream and forward + backward for the
+                      block gradients, on train_batch tokens
+    train_runs        every (label, depth, seed) of experiments.plan (the headline variants × seeds, the
+                      frontier variants × frontier_seeds at every frontier depth and the headline depth,
+                      DeepNorm at the deepest depth) in train_many's ensembles
+    slider "frontier" the precomputed grid (slider_depths × NORMS × warmup) reads train_runs' histories; a
+                      setting they lack would be a live_run (a one-member ensemble). At every budget the
+                      slider's depths are frontier or headline depths, so this adds nothing
 
-Nothing here depends on results; the slider grid reuses the training runs and the live panel runs
-nothing at build time.
+Nothing here depends on results; the live panel runs nothing at build time. Left out: the SymPy
+derivations and the readings of the runs (frontier, summaries).
 """
 from __future__ import annotations
 
-from deepnotes.chapters.thousand_layers.experiments import PROFILE_STYLES, plan as runs_plan, variant_config, \
-    variant_train_config
+from deepnotes.chapters.thousand_layers.experiments import (NORMS, PROFILE_STYLES, label_of, plan as runs_plan,
+                                                            variant_config, variant_train_config)
 from deepnotes.core.budget import Budget
-from deepnotes.core.cost import StackPasses, Work, ensembles
+from deepnotes.core.cost import StackPasses, TrainRuns, Work, ensembles
 from deepnotes.core.engine import graph_config
+
+WARMUPS = (False, True)        # the slider's warmup checkbox
 
 
 def _init_profiles(budget: Budget) -> list[StackPasses]:
+    """:func:`~deepnotes.chapters.thousand_layers.experiments.init_profiles`: one Stack per graph of
+    PROFILE_STYLES (members: its styles), a forward without gradients and a forward + backward."""
     sub = budget.thousand_layers
     batch, seq = sub.train_batch
-    groups: dict = {}
+    groups: dict = {}                             # graph → [a member's config, members]
     for style in PROFILE_STYLES:
         cfg = variant_config(style, sub.depth, budget)
         groups.setdefault(graph_config(cfg), [cfg, 0])[1] += 1
@@ -28,11 +38,26 @@ def _init_profiles(budget: Budget) -> list[StackPasses]:
             for cfg, members in groups.values() for backward in (False, True)]
 
 
+def _train_runs(budget: Budget, runs: list[tuple[str, int, int]]) -> list[TrainRuns]:
+    """:func:`~deepnotes.chapters.thousand_layers.experiments.train_runs` of ``runs``: train_many's ensembles."""
+    return ensembles([variant_config(lab, n, budget) for lab, n, _ in runs],
+                     [variant_train_config(lab, budget, seed) for lab, _, seed in runs])
+
+
+def _slider_live_runs(budget: Budget, runs: list[tuple[str, int, int]]) -> list[TrainRuns]:
+    """:func:`~deepnotes.chapters.thousand_layers.figures.slider_figure` over the grid: a live_run (seed 0,
+    one member) for each setting whose (label, depth) the chapter's runs lack."""
+    trained = {(lab, n) for lab, n, _ in runs}
+    grid = [(label_of(norm, warmup), n) for n in budget.thousand_layers.slider_depths
+            for norm in NORMS for warmup in WARMUPS]
+    return [w for lab, n in grid if (lab, n) not in trained for w in _train_runs(budget, [(lab, n, 0)])]
+
+
 def plan(budget: Budget) -> list[Work]:
     """The chapter's work at ``budget``: see the module's docstring."""
     runs = runs_plan(budget)
     return [
-        *_init_profiles(budget),                                                          # init_profiles
-        *ensembles([variant_config(lab, n, budget) for lab, n, _ in runs],                # train_runs
-                   [variant_train_config(lab, budget, seed) for lab, _, seed in runs]),
+        *_init_profiles(budget),                   # init_profiles
+        *_train_runs(budget, runs),                # train_runs
+        *_slider_live_runs(budget, runs),          # slider "frontier" (live runs for settings not trained)
     ]

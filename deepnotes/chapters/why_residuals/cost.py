@@ -1,17 +1,27 @@
 """Cost plan of the chapter "Why residuals?": the work its notebook does at a budget, for
-:mod:`deepnotes.core.cost`. One line per experiment; a residual MLP block is two width × width matmuls
-(x + ε·relu(x W1ᵀ) W2ᵀ), so an MLP of N blocks counts as 2N layers:
+:mod:`deepnotes.core.cost`. One line per experiment; a plain or residual MLP block is two width × width
+matmuls (x + ε·relu(x W1ᵀ) W2ᵀ), so a stack of N blocks counts as an MLP of 2N layers:
 
-    gradient_sweep     layer_gradients: one forward + backward per kind, width, depth and seed (float64)
-    growth_sweep       jacobian_growth: a forward and a vector-Jacobian pass per width, kind and depth
-    train_sweep        the MLP language models: train_steps steps per depth, optimizer and kind (reference loop)
-    transformer_sweep  the Transformer variant: one one-member ensemble per depth and kind (train_model)
-    jacobian_spectra   io_jacobian: one forward + backward of T·d copies per style, depth and seed (+ ReZero g = 0)
-    slider grid        a short MLP run per slider depth, width and kind (plain and every exponent)
+    gradient_sweep     layer_gradients: one forward + backward per kind, grad width, grad depth and seed
+                       (grad_seeds) on grad_batch inputs (float64)
+    growth_sweep       jacobian_growth: a forward and a vector-Jacobian pass (two passes, no autograd) per
+                       width, kind and depth on probe_batch inputs (× width1_batch_factor at width 1)
+    train_sweep        mlp_run: the MLP language model at train_width, train_steps steps of forward +
+                       backward per depth, optimizer and kind on batch_size × seq_len tokens (the reference
+                       loop, deepnotes.core.train.train: no ensemble)
+    transformer_sweep  transformer_run: one one-member ensemble (train_model) per transformer depth and kind,
+                       Adam at transformer_lr (nothing when the budget has no transformer_depths)
+    jacobian_spectra   io_jacobian: one forward + backward of jacobian_tokens · d_model copies of an encoder
+                       input per style and jacobian depth and seed, and ReZero with g = 0 at the deepest (float64)
+    slider "growth"    the precomputed grid (slider_depths × slider_widths × slider_exponents): a jacobian_growth
+                       probe and an mlp_run of slider_steps steps per setting, and one plain mlp_run per depth
+                       and width (cached across exponents)
 
-Counts are estimates except the Transformer ensembles (checked against the build's log). Left out as
-small: plain_moments, the branch singular values, the cosines, SymPy. Nothing depends on results;
-the live panel runs nothing at build time.
+Counts are estimates except the Transformer ensembles (checked against the build's log); float64 work
+is counted as float32 passes. Left out as small: plain_moments (one float64 pass of a train_width stack
+of grad_depths[0] blocks), the branch singular values and orthogonal cosines, token_cosine_sweep and
+position_cosine (one forward each at init, beside hundreds of training steps), the SVDs of the spectra,
+SymPy. Nothing depends on results; the live panel runs nothing at build time.
 """
 from __future__ import annotations
 
@@ -21,33 +31,85 @@ from deepnotes.chapters.why_residuals.training import OPTIMIZERS
 from deepnotes.core.budget import Budget
 from deepnotes.core.cost import MLPPasses, StackPasses, TrainRuns, Work
 
-LAYERS_PER_BLOCK = 2       # W1 and W2 of a residual MLP block
+LAYERS_PER_BLOCK = 2       # W1 and W2 of a block
+JACOBIAN_PASSES = 2        # jacobian_growth: x forward, then v pulled back through the same matmuls
 
 
-def _mlp(width: int, depth: int, batch: int, passes: int = 1, backward: bool = False) -> MLPPasses:
+def _stack(width: int, depth: int, batch: int, passes: int, backward: bool) -> MLPPasses:
+    """``passes`` passes of a ResidualMLP of ``depth`` blocks (2·depth square layers)."""
     return MLPPasses(width=width, depth=LAYERS_PER_BLOCK * depth, batch=batch, passes=passes, backward=backward)
+
+
+def _jacobian_growth(width: int, depth: int, batch: int, probes: int = 1) -> MLPPasses:
+    """``probes`` calls of :func:`~deepnotes.chapters.why_residuals.experiments.jacobian_growth`."""
+    return _stack(width, depth, batch, JACOBIAN_PASSES * probes, backward=False)
+
+
+def _mlp_runs(budget: Budget, width: int, depth: int, steps: int, runs: int) -> MLPPasses:
+    """``runs`` calls of :func:`~deepnotes.chapters.why_residuals.training.mlp_run` (``steps`` steps each)."""
+    return _stack(width, depth, budget.batch_size * budget.seq_len, steps * runs, backward=True)
+
+
+def _gradient_sweep(budget: Budget) -> list[MLPPasses]:
+    """:func:`~deepnotes.chapters.why_residuals.experiments.gradient_sweep`'s layer_gradients."""
+    rb = budget.why_residuals
+    return [_stack(w, n, rb.grad_batch, len(STACK_KINDS) * rb.grad_seeds, backward=True)
+            for w in rb.grad_widths for n in rb.grad_depths]
+
+
+def _growth_sweep(budget: Budget) -> list[MLPPasses]:
+    """:func:`~deepnotes.chapters.why_residuals.experiments.growth_sweep`."""
+    rb = budget.why_residuals
+    return [_jacobian_growth(w, n, rb.probe_batch * (rb.width1_batch_factor if w == 1 else 1), len(STACK_KINDS))
+            for w in rb.widths for n in rb.depths]
+
+
+def _train_sweep(budget: Budget) -> list[MLPPasses]:
+    """:func:`~deepnotes.chapters.why_residuals.training.train_sweep`: every kind under both optimizers."""
+    rb = budget.why_residuals
+    return [_mlp_runs(budget, rb.train_width, n, rb.train_steps, len(OPTIMIZERS) * len(STACK_KINDS))
+            for n in rb.train_depths]
+
+
+def _transformer_sweep(budget: Budget) -> list[TrainRuns]:
+    """:func:`~deepnotes.chapters.why_residuals.training.transformer_sweep`: build_transformer's graphs
+    (plain: norm "plain"; an ε rule: norm "none", β = √ε, which changes no count)."""
+    rb = budget.why_residuals
+    return [TrainRuns(budget.model_config(n, norm="plain" if kind == "plain" else "none"), 1,
+                      budget.train_config("adam", rb.transformer_lr, rb.train_steps))
+            for n in rb.transformer_depths for kind in STACK_KINDS]
+
+
+def _jacobian_spectra(budget: Budget) -> list[StackPasses]:
+    """:func:`~deepnotes.chapters.why_residuals.spectrum.jacobian_spectra`: io_jacobian per seed, on
+    T·d copies of a [T, d] input."""
+    rb = budget.why_residuals
+    settings = [(style, n) for n in rb.jacobian_depths for style in SPECTRUM_STYLES]
+    settings.append(("rezero", max(rb.jacobian_depths)))                        # ReZero with g = 0
+    copies = rb.jacobian_tokens * budget.d_model
+    return [StackPasses(budget.model_config(n, norm=style, causal=False), 1, copies, rb.jacobian_tokens,
+                        passes=rb.jacobian_seeds) for style, n in settings]
+
+
+def _slider_grid(budget: Budget) -> list[MLPPasses]:
+    """:func:`~deepnotes.chapters.why_residuals.figures.slider_figure` over the grid: per setting a
+    jacobian_growth probe (probe_batch) and a residual mlp_run; per (depth, width) one plain mlp_run."""
+    rb = budget.why_residuals
+    out = []
+    for n in rb.slider_depths:
+        for w in rb.slider_widths:
+            out += [_jacobian_growth(w, n, rb.probe_batch, len(rb.slider_exponents)),
+                    _mlp_runs(budget, w, n, rb.slider_steps, 1 + len(rb.slider_exponents))]
+    return out
 
 
 def plan(budget: Budget) -> list[Work]:
     """The chapter's work at ``budget``: see the module's docstring."""
-    rb = budget.why_residuals
-    tokens = budget.batch_size * budget.seq_len
-    kinds = len(STACK_KINDS)
-    spectra = [(style, n) for n in rb.jacobian_depths for style in SPECTRUM_STYLES] + \
-        [("rezero", max(rb.jacobian_depths))]
-    jacobian_rows = rb.jacobian_tokens * budget.d_model
     return [
-        *(_mlp(w, n, rb.grad_batch, passes=kinds * rb.grad_seeds, backward=True)          # gradient_sweep
-          for w in rb.grad_widths for n in rb.grad_depths),
-        *(_mlp(w, n, rb.probe_batch * (rb.width1_batch_factor if w == 1 else 1), passes=2 * kinds)   # growth_sweep
-          for w in rb.widths for n in rb.depths),
-        *(_mlp(rb.train_width, n, tokens, passes=rb.train_steps * len(OPTIMIZERS) * kinds, backward=True)
-          for n in rb.train_depths),                                                      # train_sweep
-        *(TrainRuns(budget.model_config(n, norm="plain" if kind == "plain" else "none"), 1,   # transformer_sweep
-                    budget.train_config("adam", rb.transformer_lr, rb.train_steps))
-          for n in rb.transformer_depths for kind in STACK_KINDS),     # build_transformer's graphs (β aside)
-        *(StackPasses(budget.model_config(n, norm=style, causal=False), 1, jacobian_rows, rb.jacobian_tokens,
-                      passes=rb.jacobian_seeds) for style, n in spectra),                 # jacobian_spectra
-        *(_mlp(w, n, tokens, passes=rb.slider_steps * (1 + len(rb.slider_exponents)), backward=True)
-          for n in rb.slider_depths for w in rb.slider_widths),                           # slider grid
+        *_gradient_sweep(budget),          # gradient_sweep
+        *_growth_sweep(budget),            # growth_sweep
+        *_train_sweep(budget),             # train_sweep
+        *_transformer_sweep(budget),       # transformer_sweep
+        *_jacobian_spectra(budget),        # jacobian_spectra
+        *_slider_grid(budget),             # slider "growth" (figures.slider_figure)
     ]

@@ -120,13 +120,13 @@ def test_the_download_button_serves_the_executed_notebook(built_book, doc):
 def test_each_chapter_trains_exactly_the_ensembles_its_cost_plan_counts(built_book, doc):
     """The estimate a chapter prints before it runs counts the plan in deepnotes/chapters/<stem>/cost.py;
     the build logged every ensemble the chapter really trained (DEEPNOTES_WORK_LOG): the two must agree."""
-    from deepnotes.core import cost
+    from deepnotes.core import estimate, work_log
     if built_book.work_log is None:
         pytest.skip("this build kept no work log")
     stem = doc.split("/")[-1]
-    ran = cost.read_train_log(built_book.work_log)
+    ran = work_log.read_train_log(built_book.work_log)
     assert stem in ran, f"{stem}: its budget cell did not mark the chapter in the work log"
-    assert cost.plan_differences(cost.chapter_plan(stem, "smoke"), ran[stem]) == []
+    assert work_log.plan_differences(estimate.chapter_plan(stem, "smoke"), ran[stem]) == []
 
 
 def test_the_claims_ledger_matches_every_verdict_the_chapters_showed(built_book):

@@ -1,5 +1,5 @@
 """Print every chapter's estimated cost at every budget: counted work, and seconds on this machine
-(calibrated here) and on Colab's T4 (assumed rates, deepnotes.core.cost.T4).
+(calibrated here) and on Colab's T4 (assumed rates, deepnotes.core.estimate.T4).
 
     python tools/estimate_costs.py                  # all budgets
     python tools/estimate_costs.py --budget gpu     # one
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from deepnotes.core import cost
+from deepnotes.core import cost, estimate
 from deepnotes.core.budget import BUDGETS, get_budget
 from deepnotes.ledger.items import CHAPTERS
 
@@ -31,28 +31,28 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--items", type=int, default=0, metavar="K",
                         help="also list each chapter's K costliest plan items on the T4")
     args = parser.parse_args(argv)
-    here = cost.calibrate()
+    here = estimate.calibrate()
     print(f"this machine: {here.device}: {here.flops_per_second / 1e9:.3g} GFLOP/s, "
           f"{here.seconds_per_launch * 1e6:.3g} µs per launch ({here.how})")
-    print(f"{cost.T4.device}: {cost.T4.flops_per_second / 1e9:.3g} GFLOP/s, "
-          f"{cost.T4.seconds_per_launch * 1e6:.3g} µs per launch ({cost.T4.how})")
+    print(f"{estimate.T4.device}: {estimate.T4.flops_per_second / 1e9:.3g} GFLOP/s, "
+          f"{estimate.T4.seconds_per_launch * 1e6:.3g} µs per launch ({estimate.T4.how})")
     print("| budget | chapter | TFLOP | M launches | this machine | T4 |")
     print("| --- | --- | ---: | ---: | ---: | ---: |")
     for name in args.budget or list(BUDGETS):
         budget = get_budget(name)
         totals = [0.0, 0.0]
         for chapter in CHAPTERS:
-            est = cost.estimate(chapter, cost.chapter_plan(chapter, budget), name, [here, cost.T4])
-            s_here, s_t4 = est.seconds[here.device], est.seconds[cost.T4.device]
+            est = estimate.estimate(chapter, estimate.chapter_plan(chapter, budget), name, [here, estimate.T4])
+            s_here, s_t4 = est.seconds[here.device], est.seconds[estimate.T4.device]
             totals[0] += s_here
             totals[1] += s_t4
             print(f"| {name} | {chapter} | {est.count.flops / 1e12:.3g} | {est.count.launches / 1e6:.3g} | "
-                  f"{cost.format_seconds(s_here)} | {cost.format_seconds(s_t4)} |")
+                  f"{estimate.format_seconds(s_here)} | {estimate.format_seconds(s_t4)} |")
             if args.items:
-                plan = cost.chapter_plan(chapter, budget)
-                for work in sorted(plan, key=lambda w: -cost.T4.seconds(w.count()))[:args.items]:
-                    print(f"|   | {cost.format_seconds(cost.T4.seconds(work.count()))} on the T4: {_short(work)} | | | | |")
-        print(f"| {name} | **all** | | | {cost.format_seconds(totals[0])} | {cost.format_seconds(totals[1])} |")
+                plan = estimate.chapter_plan(chapter, budget)
+                for work in sorted(plan, key=lambda w: -estimate.T4.seconds(w.count()))[:args.items]:
+                    print(f"|   | {estimate.format_seconds(estimate.T4.seconds(work.count()))} on the T4: {_short(work)} | | | | |")
+        print(f"| {name} | **all** | | | {estimate.format_seconds(totals[0])} | {estimate.format_seconds(totals[1])} |")
 
 
 if __name__ == "__main__":

@@ -54,16 +54,16 @@ def main(argv: list[str] | None = None) -> None:
     if not args.check_plan:
         print(f"{args.chapter}: executed in {run(args.chapter, args.out):.1f} s -> {args.out}")
         return
-    from deepnotes.core import cost
+    from deepnotes.core import estimate, work_log
     log = Path(tempfile.mkdtemp()) / "work.jsonl"
-    os.environ[cost.WORK_LOG_ENV] = str(log)
+    os.environ[work_log.WORK_LOG_ENV] = str(log)
     stem = args.chapter.stem
-    cost.log_chapter(stem)          # the chapter's budget cell marks it again; a chapter without one is still found
+    work_log.log_chapter(stem)          # the chapter's budget cell marks it again; a chapter without one is still found
     seconds = run(args.chapter, args.out)
-    ran = cost.read_train_log(log).get(stem, [])
-    plan = cost.chapter_plan(stem, None)
-    differences = cost.plan_differences(plan, ran)
-    est = cost.estimate(stem, plan, os.environ.get("DEEPNOTES_BUDGET", "default"), [cost.calibrate()])
+    ran = work_log.read_train_log(log).get(stem, [])
+    plan = estimate.chapter_plan(stem, None)
+    differences = work_log.plan_differences(plan, ran)
+    est = estimate.estimate(stem, plan, os.environ.get("DEEPNOTES_BUDGET", "default"), [estimate.calibrate()])
     print(f"{args.chapter}: executed in {seconds:.1f} s -> {args.out}")
     print(f"  {len(ran)} training ensembles run; plan: {len(plan)} items; {est}")
     for line in differences:

@@ -2,7 +2,7 @@
 
 ``DEEPNOTES_BUDGET`` picks the row: ``smoke`` (tests: seconds per chapter), ``cpu`` (a reader on a
 2-core laptop or Binder: a chapter in a few minutes), ``gpu`` (Colab's T4 or any CUDA machine: a
-chapter in at most :data:`GPU_MINUTES_PER_CHAPTER` minutes on a T4 by :mod:`deepnotes.core.cost`'s
+chapter in at most :data:`GPU_MINUTES_PER_CHAPTER` minutes on a T4 by :mod:`deepnotes.core.estimate`'s
 estimate) or ``full`` (the full sizes, opt-in by name: up to 85 minutes a chapter on a T4). Unset, it
 is ``gpu`` when CUDA is available and ``cpu`` otherwise.
 
@@ -342,7 +342,7 @@ BUDGETS: dict[str, Budget] = {
     ),
 }
 # The CUDA default: the full sizes, cut where a chapter's counted work would take a T4 more than
-# GPU_MINUTES_PER_CHAPTER minutes (deepnotes.core.cost; tests/core/test_cost.py holds every chapter to it).
+# GPU_MINUTES_PER_CHAPTER minutes (deepnotes.core.estimate; tests/core/test_cost.py holds every chapter to it).
 GPU_MINUTES_PER_CHAPTER = 10
 _full = BUDGETS["full"]
 BUDGETS["gpu"] = replace(

@@ -26,7 +26,7 @@ import torch
 
 from deepnotes.core import scaling
 from deepnotes.core.config import ModelConfig, TrainConfig
-from deepnotes.core.cost import log_train_runs
+from deepnotes.core.work_log import log_train_runs
 from deepnotes.core.data import MarkovLanguage
 from deepnotes.core.engine import Stack, graph_config
 from deepnotes.core.engine_reference import load_reference, write_reference

@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 import torch
 
-from deepnotes.core import cost
+from deepnotes.core import cost, estimate, work_log
 from deepnotes.core.budget import GPU_MINUTES_PER_CHAPTER, get_budget
 from deepnotes.core.data import MarkovLanguage
 from deepnotes.core.engine import Stack
@@ -67,28 +67,28 @@ def test_counts_grow_linearly_with_depth_and_steps():
 
 def test_the_work_log_round_trips_and_the_plan_check_finds_both_kinds_of_difference(tmp_path, monkeypatch):
     log = tmp_path / "work.jsonl"
-    monkeypatch.setenv(cost.WORK_LOG_ENV, str(log))
-    cost.log_chapter("post_vs_pre_norm")
+    monkeypatch.setenv(work_log.WORK_LOG_ENV, str(log))
+    work_log.log_chapter("post_vs_pre_norm")
     models = [BUDGET.model_config(2, norm="post"), BUDGET.model_config(2, norm="deepnorm", alpha=2.0),
               BUDGET.model_config(3, norm="pre")]
     trains = [BUDGET.train_config("adam", 1e-3, 2, seed=s) for s in range(3)]
     train_many(models, trains, MarkovLanguage(BUDGET.vocab_size, seed=0))
-    ran = cost.read_train_log(log)["post_vs_pre_norm"]
+    ran = work_log.read_train_log(log)["post_vs_pre_norm"]
     assert sorted(r.members for r in ran) == [1, 2], "post and deepnorm share a graph: one ensemble of two"
     exact = [cost.TrainRuns(models[0], 2, trains[0]), cost.TrainRuns(models[2], 1, trains[2])]
-    assert cost.plan_differences(exact, ran) == []
+    assert work_log.plan_differences(exact, ran) == []
     missing, extra = exact[:1], exact + [cost.TrainRuns(models[2], 1, replace(trains[2], steps=5))]
-    assert [d.split(" (")[0] for d in cost.plan_differences(missing, ran)] == ["run, not planned"]
-    assert [d.split(" (")[0] for d in cost.plan_differences(extra, ran)] == ["planned, not run"]
+    assert [d.split(" (")[0] for d in work_log.plan_differences(missing, ran)] == ["run, not planned"]
+    assert [d.split(" (")[0] for d in work_log.plan_differences(extra, ran)] == ["planned, not run"]
 
 
 def test_calibration_gives_positive_finite_rates_and_an_estimate_uses_them():
-    rates = cost.calibrate("cpu")
+    rates = estimate.calibrate("cpu")
     assert 0 < rates.flops_per_second < math.inf and 0 < rates.seconds_per_launch < 1
     work = [cost.TrainRuns(BUDGET.model_config(4), 2, BUDGET.train_config("adam", 1e-3, 3))]
-    est = cost.estimate("thousand_layers", work, "smoke", [rates, cost.T4])
+    est = estimate.estimate("thousand_layers", work, "smoke", [rates, estimate.T4])
     assert est.seconds[rates.device] == pytest.approx(rates.seconds(cost.total(work)))
-    assert "smoke budget" in repr(est) and cost.T4.device in repr(est)
+    assert "smoke budget" in repr(est) and estimate.T4.device in repr(est)
 
 
 @pytest.mark.parametrize("make, bad", [
@@ -96,8 +96,8 @@ def test_calibration_gives_positive_finite_rates_and_an_estimate_uses_them():
     (lambda: cost.StackPasses(BUDGET.model_config(2), 1, -1, 8).count(), "-1"),
     (lambda: cost.MLPPasses(width=0, depth=2, batch=2).count(), "0"),
     (lambda: cost.total(["a run"]), "str"),
-    (lambda: cost.calibrate("tpu"), "tpu"),
-    (lambda: cost.chapter_plan("no_such_chapter", "smoke"), "no_such_chapter"),
+    (lambda: estimate.calibrate("tpu"), "tpu"),
+    (lambda: estimate.chapter_plan("no_such_chapter", "smoke"), "no_such_chapter"),
 ])
 def test_bad_input_names_the_bad_value(make, bad):
     with pytest.raises((ValueError, TypeError), match=bad):
@@ -108,7 +108,7 @@ def test_bad_input_names_the_bad_value(make, bad):
 def test_the_cuda_default_budget_fits_a_t4_in_ten_minutes_by_the_estimate(chapter):
     """Issue 18: the budget a CUDA machine picks (gpu) finishes each chapter within
     GPU_MINUTES_PER_CHAPTER on a T4 by the counted estimate; the full sizes are opt-in ('full')."""
-    gpu = cost.total(cost.chapter_plan(chapter, "gpu"))
-    assert cost.T4.seconds(gpu) <= GPU_MINUTES_PER_CHAPTER * 60, cost.format_seconds(cost.T4.seconds(gpu))
-    full, cpu = (cost.total(cost.chapter_plan(chapter, b)) for b in ("full", "cpu"))
-    assert full.flops >= gpu.flops >= cpu.flops > cost.total(cost.chapter_plan(chapter, "smoke")).flops
+    gpu = cost.total(estimate.chapter_plan(chapter, "gpu"))
+    assert estimate.T4.seconds(gpu) <= GPU_MINUTES_PER_CHAPTER * 60, estimate.format_seconds(estimate.T4.seconds(gpu))
+    full, cpu = (cost.total(estimate.chapter_plan(chapter, b)) for b in ("full", "cpu"))
+    assert full.flops >= gpu.flops >= cpu.flops > cost.total(estimate.chapter_plan(chapter, "smoke")).flops

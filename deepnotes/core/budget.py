@@ -3,7 +3,7 @@
 ``DEEPNOTES_BUDGET`` picks the row: ``smoke`` (tests: seconds per chapter), ``cpu`` (a reader on a
 2-core laptop or Binder: a chapter in a few minutes), ``gpu`` (Colab's T4 or any CUDA machine: a
 chapter in at most :data:`GPU_MINUTES_PER_CHAPTER` minutes on a T4 by :mod:`deepnotes.core.estimate`'s
-estimate) or ``full`` (the full sizes, opt-in by name: up to 85 minutes a chapter on a T4). Unset, it
+estimate) or ``full`` (the full sizes, opt-in by name: up to 66 minutes a chapter on a T4). Unset, it
 is ``gpu`` when CUDA is available and ``cpu`` otherwise.
 
 A :class:`Budget` holds the sizes every chapter shares (the tiny Transformer, its data) and one
@@ -350,7 +350,7 @@ BUDGETS["gpu"] = replace(
     post_vs_pre_norm=replace(_full.post_vs_pre_norm, train_steps=500, train_warmup=150, train_seeds=3),
     bert_init=replace(_full.bert_init, train_steps=800, train_warmup=100),
     increment_explosion=replace(_full.increment_explosion, train_steps=600, train_warmup=200),
-    magnitude_decomposition=replace(_full.magnitude_decomposition, train_depths=(12, 48), train_steps=300),
+    magnitude_decomposition=replace(_full.magnitude_decomposition, train_depths=(12, 48), train_steps=600),
     why_residuals=replace(_full.why_residuals, train_depths=(20, 100), train_steps=250),
     thousand_layers=replace(_full.thousand_layers, train_steps=75, warmup=30, deepest=2000, train_batch=(8, 32),
                             seeds=2, update_steps=10, loss_window=10),

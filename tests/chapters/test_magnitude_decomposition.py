@@ -5,6 +5,8 @@ import sympy as sp
 import torch
 
 import deepnotes as dn
+from deepnotes.core.engine import Stack
+from deepnotes.core.engine_reference import export_member
 from deepnotes.core.probes import loglog_slope
 from deepnotes.show.palette import PALETTE
 from deepnotes.chapters.magnitude_decomposition import claims as mv
@@ -123,6 +125,25 @@ def test_training_run_tracks_lambda_and_records_divergence():
     assert area == pytest.approx(sum((h.unigram - x) / (h.unigram - h.floor) for x in h.losses) / 4)
     blown = mt.run_choice(2, 1.0, 1.0, "sgd", 1e6, budget, steps=6, device="cpu")
     assert blown.history.diverged and blown.history.steps_to(0.5) is None and blown.history.mean_fraction_learned() is None
+
+
+def test_choices_trained_as_one_ensemble_match_each_choice_trained_alone():
+    """run_choices trains every (α, λ) as a member of one ensemble: each member's losses and λ ratios
+    are those of the choice trained alone, and the batched λ_F equals lambda_closed_form per matrix."""
+    budget = dn.get_budget("smoke")
+    picks = {"a": (1.0, 0.5), "b": (3.0, 1.0), "c": (1.5, 2.0)}
+    together = mt.run_choices(3, picks, "sgd", 0.1, budget, steps=5, track_every=2, device="cpu")
+    for label, (a, lam) in picks.items():
+        alone = mt.run_choice(3, a, lam, "sgd", 0.1, budget, steps=5, track_every=2, device="cpu")
+        assert together[label].lam_steps == alone.lam_steps == [0, 2, 4]
+        assert together[label].history.losses == pytest.approx(alone.history.losses, rel=1e-5)
+        assert together[label].lam_ratio == pytest.approx(alone.lam_ratio, rel=1e-5)
+    assert len({round(r.lam_ratio[-1], 6) for r in together.values()}) == 3     # the members differ
+    stack = Stack([mg.deepnorm_model(3, a, lam, budget).cfg for a, lam in picks.values()], seeds=[0, 1, 2])
+    batched = mt.beta_lambdas(stack)                                              # [K, N·4]
+    for k in range(3):
+        ref = [mg.lambda_closed_form(w) for b in export_member(stack, k).blocks for w in b.beta_scaled_weights()]
+        assert batched[k].tolist() == pytest.approx(ref, rel=1e-9)
 
 
 def test_derivation_verdicts_have_the_expected_statuses():

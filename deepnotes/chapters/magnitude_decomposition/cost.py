@@ -6,10 +6,10 @@ does at a budget, for :mod:`deepnotes.core.cost`. One line per experiment:
     first_step_sweep        one forward + backward (then one optimizer step) per optimizer of first_step_lrs,
                             update depth and (α, λ) choice of experiments.choices
     identity_sweep          one forward (the stream, no gradients) per setting at identity_depth
-    choice_comparison       run_choice: one one-member ensemble (train_model) per training depth, optimizer,
-                            rate of train_lrs and choice of training.PLAN, train_steps steps
-    slider "choices"        the precomputed grid (slider_depths × scaling.OPTIMIZERS): run_choice of every
-                            choice at the optimizer's first rate, slider_steps steps
+    choice_comparison       run_choices: one ensemble per training depth, optimizer and rate of train_lrs,
+                            a member per choice of training.PLAN, train_steps steps
+    slider "choices"        the precomputed grid (slider_depths × scaling.OPTIMIZERS): run_choices of every
+                            choice at the optimizer's first rate (one ensemble), slider_steps steps
 
 Every stack is a DeepNorm stack (deepnorm_model); α and λ change no count, so each item uses the
 budget's DeepNorm config. The probes run in float64 and are counted as float32 passes (same FLOPs and
@@ -41,9 +41,10 @@ def _probe(budget: Budget, n_layers: int, passes: int, backward: bool = True) ->
                        backward=backward)
 
 
-def _run_choice(budget: Budget, n_layers: int, optimizer: str, lr: float, steps: int) -> TrainRuns:
-    """:func:`~deepnotes.chapters.magnitude_decomposition.training.run_choice`: train_model, one member."""
-    return TrainRuns(_deepnorm(budget, n_layers), 1, budget.train_config(optimizer, lr, steps))
+def _run_choices(budget: Budget, n_layers: int, optimizer: str, lr: float, steps: int, members: int) -> TrainRuns:
+    """:func:`~deepnotes.chapters.magnitude_decomposition.training.run_choices`: one ensemble, a member
+    per choice."""
+    return TrainRuns(_deepnorm(budget, n_layers), members, budget.train_config(optimizer, lr, steps))
 
 
 def plan(budget: Budget) -> list[Work]:
@@ -55,8 +56,8 @@ def plan(budget: Budget) -> list[Work]:
         *(_probe(budget, n, len(choices(n, opt)))                                            # first_step_sweep
           for opt in mb.first_step_lrs for n in mb.update_depths),
         _probe(budget, mb.identity_depth, sgd_picks + IDENTITY_EXTRA_SETTINGS, backward=False),   # identity_sweep
-        *(_run_choice(budget, n, opt, lr, mb.train_steps)                                    # choice_comparison
-          for n in mb.train_depths for opt, lrs in mb.train_lrs.items() for lr in lrs for _ in PLAN[opt]),
-        *(_run_choice(budget, n, opt, mb.train_lrs[opt][0], mb.slider_steps)                 # slider_figure (grid)
-          for n in mb.slider_depths for opt in scaling.OPTIMIZERS for _ in choices(n, opt)),
+        *(_run_choices(budget, n, opt, lr, mb.train_steps, len(PLAN[opt]))                   # choice_comparison
+          for n in mb.train_depths for opt, lrs in mb.train_lrs.items() for lr in lrs),
+        *(_run_choices(budget, n, opt, mb.train_lrs[opt][0], mb.slider_steps, len(choices(n, opt)))   # slider grid
+          for n in mb.slider_depths for opt in scaling.OPTIMIZERS),
     ]

@@ -11,7 +11,7 @@ from deepnotes.core.validate import choice
 from deepnotes.core.probes import loglog_slope
 from deepnotes.chapters.magnitude_decomposition.experiments import KINDS, LABELS, FirstStep, GradientSweep, \
     IdentityProbe, choices, predicted_relative_update
-from deepnotes.chapters.magnitude_decomposition.training import ChoiceRun, run_choice
+from deepnotes.chapters.magnitude_decomposition.training import ChoiceRun, run_choices
 from deepnotes.show.palette import MARKERS, PALETTE
 
 LEGEND = 7            # legend font size
@@ -159,8 +159,7 @@ def slider_figure(depth: int, optimizer: str, lr: float | None = None, budget: B
     mb = budget.magnitude_decomposition
     lr = lr if lr is not None else mb.train_lrs[choice("optimizer", optimizer, mb.train_lrs)][0]
     picks = choices(depth, optimizer)
-    runs = {label: run_choice(depth, a, lam, optimizer, lr, budget, steps=mb.slider_steps, progress=progress)
-            for label, (a, lam) in picks.items()}
+    runs = run_choices(depth, picks, optimizer, lr, budget, steps=mb.slider_steps, progress=progress)
     fig, (ax_c, ax_l) = plots.new_figure(2, width=3.8, height=2.8)
     xs = range(len(picks))
     constants = {"α": [a for a, _ in picks.values()], "λ": [lam for _, lam in picks.values()],

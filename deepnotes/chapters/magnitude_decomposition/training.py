@@ -6,13 +6,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import torch
+
 from deepnotes.core.budget import Budget, device as default_device, resolve_budget
 from deepnotes.core.validate import given
 from deepnotes.core.data import MarkovLanguage
-from deepnotes.chapters.magnitude_decomposition.experiments import choices, deepnorm_model, lambda_closed_form
-from deepnotes.core.ensemble import train_model
+from deepnotes.chapters.magnitude_decomposition.experiments import choices, deepnorm_model
+from deepnotes.core.engine import Stack
+from deepnotes.core.engine_reference import load_reference
+from deepnotes.core.ensemble import train_ensemble
+from deepnotes.core.ensemble_trackers import Recorder
 from deepnotes.core.train import History
-from deepnotes.core.trackers import Recorder
 from deepnotes.show.progress import progress as progress_bar
 
 # the runs of the training comparison: optimizer → the choices trained (all four for SGD, the
@@ -30,29 +34,55 @@ class ChoiceRun:
     lam_ratio: list[float] = field(default_factory=list)   # mean over v/o/fc1/fc2 of λ_F(W_t)/λ_F(W_0)
 
 
-def _beta_lambdas(model) -> list[float]:
-    return [lambda_closed_form(w) for b in model.blocks for w in b.beta_scaled_weights()]
+def beta_lambdas(stack: Stack) -> torch.Tensor:
+    """λ_F of every β-scaled matrix of every member, block by block (v, out, fc1, fc2): [K, N·4].
+
+    λ_F(W)² = ‖WᵀW‖_F²/‖W‖_F² (:func:`.experiments.lambda_closed_form`; the same for W and Wᵀ, so the
+    engine's [in, out] layout needs no transpose), in float64."""
+    d = stack.cfg.d_model
+    mats = [stack.qkv_w[..., 2 * d:], stack.out_w, stack.fc1_w, stack.fc2_w]     # each [N, K, r, c]
+    lams = []
+    for w in mats:
+        w = w.detach().double()
+        gram = w.transpose(-1, -2) @ w                                            # [N, K, c, c]
+        lams.append((gram.pow(2).sum((-2, -1)) / w.pow(2).sum((-2, -1))).sqrt())  # [N, K]
+    return torch.stack(lams).permute(2, 1, 0).reshape(stack.n_members, -1)       # [4, N, K] → [K, N·4]
+
+
+def run_choices(n_layers: int, picks: dict[str, tuple[float, float]], optimizer: str, lr: float,
+                budget: Budget | None = None, steps: int | None = None, seed: int = 0,
+                track_every: int | None = None, device=None, progress: bool = False) -> dict[str, ChoiceRun]:
+    """Train a DeepNorm stack for every (skip weight α, init gain λ) of ``picks`` on the Markov
+    language, as the members of one ensemble (α and λ change no shape, so the choices share one pass
+    per step); every ``track_every`` steps record how far each member's β-scaled matrices' magnitudes
+    moved from their start (mean of λ_F(W_t)/λ_F(W_0)). Member k starts from the weights of
+    ``deepnorm_model(n_layers, α_k, λ_k, seed=seed)`` and sees the same batches as the others."""
+    budget = resolve_budget(budget)
+    steps = given(steps, budget.magnitude_decomposition.train_steps)
+    every = given(track_every, budget.magnitude_decomposition.track_every)
+    device = device or default_device()
+    models = [deepnorm_model(n_layers, a, lam, budget, seed=seed, device=device) for a, lam in picks.values()]
+    stack = Stack([m.cfg for m in models], seeds=[seed] * len(models), device=device)
+    for k, model in enumerate(models):
+        load_reference(stack, k, model)
+    lam0 = beta_lambdas(stack)                                                    # [K, N·4]
+    tracker = Recorder("lam_ratio", lambda s: (beta_lambdas(s) / lam0).mean(dim=1).tolist(), every)
+    cfg = budget.train_config(optimizer, lr, steps, seed=seed)
+    hists = train_ensemble(stack, MarkovLanguage(budget.vocab_size, seed=seed), [cfg] * len(models),
+                           progress=progress, trackers=[tracker])
+    out = {}
+    for (label, (a, lam)), hist in zip(picks.items(), hists):
+        lam_steps, lam_ratios = hist.record("lam_ratio")
+        out[label] = ChoiceRun(a, lam, hist, list(lam_steps), list(lam_ratios))
+    return out
 
 
 def run_choice(n_layers: int, alpha: float, lam: float, optimizer: str, lr: float, budget: Budget | None = None,
                steps: int | None = None, seed: int = 0, track_every: int | None = None, device=None,
                progress: bool = False) -> ChoiceRun:
-    """Train a DeepNorm stack with skip weight α and init gain λ on the Markov language; every
-    ``track_every`` steps record how far the β-scaled matrices' magnitudes moved from their start."""
-    budget = resolve_budget(budget)
-    steps = given(steps, budget.magnitude_decomposition.train_steps)
-    model = deepnorm_model(n_layers, alpha, lam, budget, seed=seed, device=device or default_device())
-    lam0 = _beta_lambdas(model)
-    every = given(track_every, budget.magnitude_decomposition.track_every)
-
-    def lam_ratio(m):
-        return sum(a / b for a, b in zip(_beta_lambdas(m), lam0)) / len(lam0)
-
-    cfg = budget.train_config(optimizer, lr, steps, seed=seed)
-    hist = train_model(model, MarkovLanguage(budget.vocab_size, seed=seed), cfg, progress=progress,
-                       trackers=[Recorder("lam_ratio", lam_ratio, every)])
-    lam_steps, lam_ratios = hist.record("lam_ratio")
-    return ChoiceRun(alpha, lam, hist, list(lam_steps), list(lam_ratios))
+    """One choice (α, λ) trained alone: :func:`run_choices` with one pick."""
+    return run_choices(n_layers, {"": (alpha, lam)}, optimizer, lr, budget, steps, seed, track_every, device,
+                       progress)[""]
 
 
 def choice_comparison(budget: Budget | None = None, depths=None, device=None,
@@ -61,11 +91,9 @@ def choice_comparison(budget: Budget | None = None, depths=None, device=None,
     ``train_lrs`` and training depths."""
     budget = resolve_budget(budget)
     mb = budget.magnitude_decomposition
-    jobs = [(opt, lr, n, label) for n in given(depths, mb.train_depths) for opt, lrs in mb.train_lrs.items()
-            for lr in lrs for label in PLAN[opt]]
-    jobs = progress_bar(jobs, progress)
+    jobs = [(opt, lr, n) for n in given(depths, mb.train_depths) for opt, lrs in mb.train_lrs.items() for lr in lrs]
     out: dict[tuple[str, float, int], dict[str, ChoiceRun]] = {}
-    for opt, lr, n, label in jobs:
-        a, lam = choices(n, opt)[label]
-        out.setdefault((opt, lr, n), {})[label] = run_choice(n, a, lam, opt, lr, budget, device=device)
+    for opt, lr, n in progress_bar(jobs, progress):
+        picks = {label: choices(n, opt)[label] for label in PLAN[opt]}
+        out[(opt, lr, n)] = run_choices(n, picks, opt, lr, budget, device=device)
     return out

@@ -287,6 +287,8 @@ CASES: list[Case] = [
     Case("magnitude run_choice(steps=0)",
          lambda: chapter("magnitude_decomposition", "training").run_choice(2, 1.0, 1.0, "adam", 1e-3, "smoke", steps=0),
          ("steps", "0")),
+    Case("magnitude run_choices({})",
+         lambda: chapter("magnitude_decomposition", "training").run_choices(2, {}, "adam", 1e-3, "smoke"), ("picks", "empty")),
     Case("magnitude run_choice(optimizer='rmsprop')",
          lambda: chapter("magnitude_decomposition", "training").run_choice(2, 1.0, 1.0, "rmsprop", 1e-3, "smoke"),
          ("'rmsprop'", "adam")),

@@ -57,6 +57,8 @@ def run_choices(n_layers: int, picks: dict[str, tuple[float, float]], optimizer:
     per step); every ``track_every`` steps record how far each member's β-scaled matrices' magnitudes
     moved from their start (mean of λ_F(W_t)/λ_F(W_0)). Member k starts from the weights of
     ``deepnorm_model(n_layers, α_k, λ_k, seed=seed)`` and sees the same batches as the others."""
+    if not picks:
+        raise ValueError("picks is empty; give at least one label → (alpha, lam)")
     budget = resolve_budget(budget)
     steps = given(steps, budget.magnitude_decomposition.train_steps)
     every = given(track_every, budget.magnitude_decomposition.track_every)

@@ -21,6 +21,9 @@ def _short(work) -> str:
     if isinstance(work, cost.StackPasses):
         return (f"{work.passes} passes {work.model.norm} N={work.model.n_layers} d={work.model.d_model} "
                 f"×{work.members} on {work.batch}×{work.seq_len}")
+    if isinstance(work, cost.ProbeCalls):
+        return (f"{work.calls} × {work.probe.__name__.lstrip('_')}{work.args} depth {work.depth} "
+                f"on {work.batch}")
     return f"{work.passes} MLP passes {work.depth}×{work.width} on {work.batch} ×{work.members}"
 
 

@@ -24,6 +24,7 @@ each plan against what ran.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import torch
@@ -141,7 +142,27 @@ class MLPPasses:
         return _scale(per, self.depth, self.passes, self.members, self.batch)
 
 
-Work = TrainRuns | StackPasses | MLPPasses
+@dataclass(frozen=True)
+class ProbeCalls:
+    """``calls`` calls of a probe that walks ``depth`` blocks on ``batch`` inputs: ``probe(*args, depth,
+    batch)``, a module-level function that runs the real code on the CPU (it may read its results back
+    to Python after every block, which the launch count sees as one operator each). Counted at depth 1
+    and 2 on one input; FLOPs grow with the batch, launches do not."""
+    probe: Callable[..., object]
+    args: tuple
+    depth: int
+    batch: int
+    calls: int = 1
+
+    def count(self) -> Count:
+        for name in ("depth", "batch", "calls"):
+            positive_int(name, getattr(self, name))
+        fixed, per_block = _probe_counts(self.probe, self.args)
+        return Count(self.calls * self.batch * (fixed.flops + self.depth * per_block.flops),
+                     self.calls * (fixed.launches + self.depth * per_block.launches))
+
+
+Work = TrainRuns | StackPasses | MLPPasses | ProbeCalls
 
 
 def ensembles(model_cfgs, train_cfgs, masked: float | None = None) -> list[TrainRuns]:
@@ -235,11 +256,20 @@ def _mlp_counts(width: int, backward: bool) -> _PerUnit:
     return _per_unit(count_at)
 
 
+@functools.lru_cache(maxsize=64)
+def _probe_counts(probe, args: tuple) -> tuple[Count, Count]:
+    """(fixed, per block) counts of ``probe(*args, depth, 1)`` from depths 1 and 2."""
+    one, two = (counted(lambda: probe(*args, depth, 1)) for depth in (1, 2))
+    per_block = two - one
+    return one - per_block, per_block
+
+
 def total(plan: list) -> Count:
     """The counts of every item of a chapter's plan."""
     out = ZERO
     for work in plan:
-        if not isinstance(work, (TrainRuns, StackPasses, MLPPasses)):
-            raise TypeError(f"a plan holds TrainRuns, StackPasses or MLPPasses, got {type(work).__name__}")
+        if not isinstance(work, (TrainRuns, StackPasses, MLPPasses, ProbeCalls)):
+            raise TypeError("a plan holds TrainRuns, StackPasses, MLPPasses or ProbeCalls, "
+                            f"got {type(work).__name__}")
         out = out + work.count()
     return out

@@ -51,6 +51,16 @@ def test_pass_counts_extrapolate_to_the_real_passes():
     _close(cost.StackPasses(model, 2, 4, 8, passes=3).count(), cost.counted(run))
 
 
+@pytest.mark.parametrize("kind", ["plain", "1/sqrt(N)", 0.5])
+def test_probe_counts_extrapolate_to_the_real_probe(kind):
+    """why residuals' jacobian_growth reads results back after every block: counted at depth 1 and 2 on
+    one input, its launches and FLOPs at depth 9 on 6 inputs are those of the call itself."""
+    from deepnotes.chapters.why_residuals.cost import _growth_probe
+    work = cost.ProbeCalls(_growth_probe, (kind, 8), depth=9, batch=6, calls=2)
+    real = cost.counted(lambda: [_growth_probe(kind, 8, 9, 6) for _ in range(2)])
+    assert work.count() == real
+
+
 def test_mlp_counts_are_two_flops_per_multiply_add():
     work = cost.MLPPasses(width=32, depth=10, batch=64, passes=2)
     assert work.count().flops == 2 * 2 * 10 * 64 * 32 * 32
@@ -95,6 +105,7 @@ def test_calibration_gives_positive_finite_rates_and_an_estimate_uses_them():
     (lambda: cost.TrainRuns(BUDGET.model_config(2), 0, BUDGET.train_config("adam", 1e-3, 2)).count(), "0"),
     (lambda: cost.StackPasses(BUDGET.model_config(2), 1, -1, 8).count(), "-1"),
     (lambda: cost.MLPPasses(width=0, depth=2, batch=2).count(), "0"),
+    (lambda: cost.ProbeCalls(print, (), depth=-3, batch=2).count(), "-3"),
     (lambda: cost.total(["a run"]), "str"),
     (lambda: estimate.calibrate("tpu"), "tpu"),
     (lambda: estimate.chapter_plan("no_such_chapter", "smoke"), "no_such_chapter"),

@@ -160,6 +160,7 @@ def test_same_seed_same_numbers_and_members_independent_of_each_other():
     assert [h.losses for h in runs[0]] == [h.losses for h in runs[1]]
 
 
+@torch.no_grad()          # reads parameters as numbers
 def test_init_follows_the_reference_distributions():
     cfg = ModelConfig(n_layers=40, d_model=32, d_ff=64, norm="deepnorm")
     stack = build_stack(cfg, seeds=[0])

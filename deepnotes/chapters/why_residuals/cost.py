@@ -4,8 +4,9 @@ matmuls (x + ε·relu(x W1ᵀ) W2ᵀ), so a stack of N blocks counts as an MLP o
 
     gradient_sweep     layer_gradients: one forward + backward per kind, grad width, grad depth and seed
                        (grad_seeds) on grad_batch inputs (float64)
-    growth_sweep       jacobian_growth: a forward and a vector-Jacobian pass (two passes, no autograd) per
-                       width, kind and depth on probe_batch inputs (× width1_batch_factor at width 1)
+    growth_sweep       jacobian_growth per width, kind and depth on probe_batch inputs (× width1_batch_factor
+                       at width 1): counted by running it (a forward and a vector-Jacobian pass, no autograd,
+                       and its per-block read-backs of cosines, ratios and the running median)
     train_sweep        mlp_run: the MLP language model at train_width, train_steps steps of forward +
                        backward per depth, optimizer and kind on batch_size × seq_len tokens (the reference
                        loop, deepnotes.core.train.train: no ensemble)
@@ -14,7 +15,7 @@ matmuls (x + ε·relu(x W1ᵀ) W2ᵀ), so a stack of N blocks counts as an MLP o
     jacobian_spectra   io_jacobian: one forward + backward of jacobian_tokens · d_model copies of an encoder
                        input per style and jacobian depth and seed, and ReZero with g = 0 at the deepest (float64)
     slider "growth"    the precomputed grid (slider_depths × slider_widths × slider_exponents): a jacobian_growth
-                       probe and an mlp_run of slider_steps steps per setting, and one plain mlp_run per depth
+                       probe (counted by running it) and an mlp_run of slider_steps steps per setting, and one plain mlp_run per depth
                        and width (cached across exponents)
 
 Counts are estimates except the Transformer ensembles (checked against the build's log); float64 work
@@ -25,14 +26,13 @@ SymPy. Nothing depends on results; the live panel runs nothing at build time.
 """
 from __future__ import annotations
 
-from deepnotes.chapters.why_residuals.experiments import STACK_KINDS
+from deepnotes.chapters.why_residuals.experiments import STACK_KINDS, jacobian_growth
 from deepnotes.chapters.why_residuals.spectrum import SPECTRUM_STYLES
 from deepnotes.chapters.why_residuals.training import OPTIMIZERS
 from deepnotes.core.budget import Budget
-from deepnotes.core.cost import MLPPasses, StackPasses, TrainRuns, Work
+from deepnotes.core.cost import MLPPasses, ProbeCalls, StackPasses, TrainRuns, Work
 
 LAYERS_PER_BLOCK = 2       # W1 and W2 of a block
-JACOBIAN_PASSES = 2        # jacobian_growth: x forward, then v pulled back through the same matmuls
 
 
 def _stack(width: int, depth: int, batch: int, passes: int, backward: bool) -> MLPPasses:
@@ -40,9 +40,15 @@ def _stack(width: int, depth: int, batch: int, passes: int, backward: bool) -> M
     return MLPPasses(width=width, depth=LAYERS_PER_BLOCK * depth, batch=batch, passes=passes, backward=backward)
 
 
-def _jacobian_growth(width: int, depth: int, batch: int, probes: int = 1) -> MLPPasses:
-    """``probes`` calls of :func:`~deepnotes.chapters.why_residuals.experiments.jacobian_growth`."""
-    return _stack(width, depth, batch, JACOBIAN_PASSES * probes, backward=False)
+def _growth_probe(kind, width: int, depth: int, batch: int) -> None:
+    """One :func:`~deepnotes.chapters.why_residuals.experiments.jacobian_growth` on the CPU, as
+    :class:`~deepnotes.core.cost.ProbeCalls` counts it."""
+    jacobian_growth(kind, width, depth, batch=batch, device="cpu")
+
+
+def _jacobian_growth(kinds, width: int, depth: int, batch: int) -> list[ProbeCalls]:
+    """One jacobian_growth call per kind (a plain stack has no ``v +`` and counts apart)."""
+    return [ProbeCalls(_growth_probe, (kind, width), depth, batch) for kind in kinds]
 
 
 def _mlp_runs(budget: Budget, width: int, depth: int, steps: int, runs: int) -> MLPPasses:
@@ -57,11 +63,11 @@ def _gradient_sweep(budget: Budget) -> list[MLPPasses]:
             for w in rb.grad_widths for n in rb.grad_depths]
 
 
-def _growth_sweep(budget: Budget) -> list[MLPPasses]:
+def _growth_sweep(budget: Budget) -> list[ProbeCalls]:
     """:func:`~deepnotes.chapters.why_residuals.experiments.growth_sweep`."""
     rb = budget.why_residuals
-    return [_jacobian_growth(w, n, rb.probe_batch * (rb.width1_batch_factor if w == 1 else 1), len(STACK_KINDS))
-            for w in rb.widths for n in rb.depths]
+    return [probe for w in rb.widths for n in rb.depths
+            for probe in _jacobian_growth(STACK_KINDS, w, n, rb.probe_batch * (rb.width1_batch_factor if w == 1 else 1))]
 
 
 def _train_sweep(budget: Budget) -> list[MLPPasses]:
@@ -91,14 +97,14 @@ def _jacobian_spectra(budget: Budget) -> list[StackPasses]:
                         passes=rb.jacobian_seeds) for style, n in settings]
 
 
-def _slider_grid(budget: Budget) -> list[MLPPasses]:
+def _slider_grid(budget: Budget) -> list[MLPPasses | ProbeCalls]:
     """:func:`~deepnotes.chapters.why_residuals.figures.slider_figure` over the grid: per setting a
     jacobian_growth probe (probe_batch) and a residual mlp_run; per (depth, width) one plain mlp_run."""
     rb = budget.why_residuals
     out = []
     for n in rb.slider_depths:
         for w in rb.slider_widths:
-            out += [_jacobian_growth(w, n, rb.probe_batch, len(rb.slider_exponents)),
+            out += [*_jacobian_growth(rb.slider_exponents, w, n, rb.probe_batch),
                     _mlp_runs(budget, w, n, rb.slider_steps, 1 + len(rb.slider_exponents))]
     return out
 

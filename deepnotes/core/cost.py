@@ -157,9 +157,7 @@ class ProbeCalls:
     def count(self) -> Count:
         for name in ("depth", "batch", "calls"):
             positive_int(name, getattr(self, name))
-        fixed, per_block = _probe_counts(self.probe, self.args)
-        return Count(self.calls * self.batch * (fixed.flops + self.depth * per_block.flops),
-                     self.calls * (fixed.launches + self.depth * per_block.launches))
+        return _scale(_probe_counts(self.probe, self.args), self.depth, self.calls, 1, self.batch)
 
 
 Work = TrainRuns | StackPasses | MLPPasses | ProbeCalls
@@ -257,11 +255,11 @@ def _mlp_counts(width: int, backward: bool) -> _PerUnit:
 
 
 @functools.lru_cache(maxsize=64)
-def _probe_counts(probe, args: tuple) -> tuple[Count, Count]:
-    """(fixed, per block) counts of ``probe(*args, depth, 1)`` from depths 1 and 2."""
+def _probe_counts(probe, args: tuple) -> _PerUnit:
+    """``probe(*args, depth, 1)`` counted at depths 1 and 2: a call is a "step" of the linear model."""
     one, two = (counted(lambda: probe(*args, depth, 1)) for depth in (1, 2))
     per_block = two - one
-    return one - per_block, per_block
+    return _PerUnit(ZERO, one - per_block, per_block, ZERO, ZERO)
 
 
 def total(plan: list) -> Count:

@@ -15,8 +15,8 @@ matmuls (x + ε·relu(x W1ᵀ) W2ᵀ), so a stack of N blocks counts as an MLP o
     jacobian_spectra   io_jacobian: one forward + backward of jacobian_tokens · d_model copies of an encoder
                        input per style and jacobian depth and seed, and ReZero with g = 0 at the deepest (float64)
     slider "growth"    the precomputed grid (slider_depths × slider_widths × slider_exponents): a jacobian_growth
-                       probe (counted by running it) and an mlp_run of slider_steps steps per setting, and one plain mlp_run per depth
-                       and width (cached across exponents)
+                       probe (counted by running it) and an mlp_run of slider_steps steps per setting, and
+                       one plain mlp_run per depth and width (cached across exponents)
 
 Counts are estimates except the Transformer ensembles (checked against the build's log); float64 work
 is counted as float32 passes. Left out as small: plain_moments (one float64 pass of a train_width stack
@@ -67,7 +67,8 @@ def _growth_sweep(budget: Budget) -> list[ProbeCalls]:
     """:func:`~deepnotes.chapters.why_residuals.experiments.growth_sweep`."""
     rb = budget.why_residuals
     return [probe for w in rb.widths for n in rb.depths
-            for probe in _jacobian_growth(STACK_KINDS, w, n, rb.probe_batch * (rb.width1_batch_factor if w == 1 else 1))]
+            for probe in _jacobian_growth(STACK_KINDS, w, n,
+                                          rb.probe_batch * (rb.width1_batch_factor if w == 1 else 1))]
 
 
 def _train_sweep(budget: Budget) -> list[MLPPasses]:

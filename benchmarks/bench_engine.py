@@ -13,6 +13,15 @@ take turns, one step each, for ``--repeats`` rounds after ``--warmup`` steps eac
     python benchmarks/bench_engine.py [--depth 1000] [--d-model 32] [--heads 2] [--d-ff 64]
                                       [--batch 16] [--seq 16] [--ensemble 8] [--compile] [--memory]
 
+``--workload chapter`` times the 1000-layer chapter's own headline ensemble instead: the members of
+its comparison (``HEADLINE`` × its seeds at the ``cpu`` budget, N = 1000, batches of 4 × 8 tokens of
+the Markov language, Adam, next-token loss, forward + backward + step) trained the way
+:func:`deepnotes.core.ensemble.train_many` groups them, against the reference ``TransformerLM``
+(one Post-LN member) on the same batch shape, taking turns; compile time reported apart. Its last line:
+
+    chapter N=…: members=K member_step_ms=P reference_ms=R speedup_vs_reference=X gflops=G
+    peak_gflops=Q compile_s=C
+
 ``--compile`` adds the engine with ``torch.compile`` on its block function (compile time reported).
 ``--memory`` measures the peak resident memory of the engine (K = 1) at several depths, each in a
 fresh process, and the deepest stack that stays under 2 GB. The last line is the summary:
@@ -99,8 +108,95 @@ def peak_rss_mb(depth: int, args) -> float:
     return float(out.stdout.strip().splitlines()[-1])
 
 
+def chapter_workload(args) -> None:
+    """``--workload chapter``: the 1000-layer chapter's headline ensemble(s) against the reference."""
+    from deepnotes.chapters.thousand_layers.experiments import HEADLINE, variant_config, variant_train_config
+    from deepnotes.core.budget import get_budget
+    from deepnotes.core.data import MarkovLanguage
+    from deepnotes.core.ensemble import ensemble_groups, member_batches, member_losses
+    from deepnotes.core.engine import Stack
+    from deepnotes.core.models import build_model
+    from deepnotes.core.rng import generator
+    from deepnotes.core.train import NextToken
+
+    budget = get_budget("cpu")
+    sub = budget.thousand_layers
+    dev = default_device()
+    n = args.depth
+    runs = [(lab, s) for lab in HEADLINE for s in range(sub.seeds)]
+    model_cfgs = [variant_config(lab, n, budget) for lab, _ in runs]
+    train_cfgs = [variant_train_config(lab, budget, seed=s) for lab, s in runs]
+    task = MarkovLanguage(budget.vocab_size, seed=0)
+    objective = NextToken()
+    groups = ensemble_groups(model_cfgs, train_cfgs)
+
+    def ensemble_step(members: list[int]):
+        """One training step of one of train_many's ensembles (its own batches, loss, backward, Adam)."""
+        cfgs = [train_cfgs[i] for i in members]
+        stack = Stack([model_cfgs[i] for i in members], seeds=[c.seed for c in cfgs], device=dev)
+        if args.compile:
+            stack.compile_blocks(True)
+        opt = EnsembleOptimizer(stack, cfgs)
+        gens = [generator(c.seed + 1) for c in cfgs]
+        count = iter(range(10 ** 9))
+
+        def step():
+            tokens, mask = member_batches(stack, [task] * len(members), cfgs, gens, objective)
+            losses = member_losses(stack, objective, tokens, mask)                   # [K]
+            opt.zero_grad()
+            losses.sum().backward()
+            opt.step(next(count))
+        return step
+
+    t0 = time.perf_counter()
+    engine_steps = [ensemble_step(m) for m in groups]
+    for step in engine_steps:                         # the first step compiles where compiling is on
+        step()
+    synchronize()
+    compile_s = time.perf_counter() - t0
+
+    def engine_all():
+        for step in engine_steps:
+            step()
+
+    batch, seq = sub.train_batch
+    ref_cfg = variant_config("post", n, budget)
+    reference = build_model(ref_cfg, seed=0, device=dev)
+    gen = generator(1)
+    ref_opt = torch.optim.Adam(reference.parameters(), lr=sub.lr, betas=(0.9, 0.98))
+
+    def reference_step():
+        loss = reference.loss(task.sample(batch, seq, gen).to(dev))
+        ref_opt.zero_grad(set_to_none=True)
+        loss.backward()
+        ref_opt.step()
+
+    times = {"engine": [], "reference": []}
+    median_step(engine_all, repeats=0, warmup=args.warmup)
+    median_step(reference_step, repeats=0, warmup=args.warmup)
+    for _ in range(args.repeats):
+        times["engine"].append(median_step(engine_all, repeats=1, warmup=0))
+        times["reference"].append(median_step(reference_step, repeats=1, warmup=0))
+    k = len(runs)
+    p = statistics.median(times["engine"]) / k
+    r = statistics.median(times["reference"])
+    q = matmul_peak(dev)
+    g = 3 * forward_flops(ref_cfg, batch, seq) / p / 1e9
+    print(f"device {dev}, torch {torch.__version__}, threads {torch.get_num_threads()}")
+    print(f"workload: the 1000-layer chapter's headline, {k} members ({', '.join(HEADLINE)}) x {sub.seeds} seeds) "
+          f"at N = {n}, batch {batch} x {seq} tokens, Adam; {len(groups)} ensemble(s) of "
+          f"{[len(m) for m in groups]} members; median of {args.repeats} interleaved steps after {args.warmup}")
+    print(f"engine, all ensembles          {p * k * 1e3:10.1f} ms/step ({p * 1e3:.1f} ms per member-step)")
+    print(f"reference TransformerLM        {r * 1e3:10.1f} ms/step (one Post-LN model)")
+    print(f"first step of every ensemble   {compile_s:10.1f} s")
+    print(f"chapter N={n}: members={k} member_step_ms={p * 1e3:.1f} reference_ms={r * 1e3:.0f} "
+          f"speedup_vs_reference={r / p:.2f} gflops={g:.1f} peak_gflops={q:.1f} compile_s={compile_s:.1f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
+    ap.add_argument("--workload", choices=("engine", "chapter"), default="engine",
+                    help="engine: the Post-LN stack four ways (default); chapter: the 1000-layer chapter's headline")
     ap.add_argument("--depth", type=int, default=1000)
     ap.add_argument("--d-model", type=int, default=32)
     ap.add_argument("--heads", type=int, default=2)
@@ -114,6 +210,9 @@ def main() -> None:
     ap.add_argument("--memory", action="store_true")
     ap.add_argument("--only-engine", action="store_true", help=argparse.SUPPRESS)   # --memory's child
     args = ap.parse_args()
+    if args.workload == "chapter":
+        chapter_workload(args)
+        return
     dev = default_device()
     cfg = ModelConfig(n_layers=args.depth, d_model=args.d_model, n_heads=args.heads, d_ff=args.d_ff, norm="post")
     x = torch.randn(args.batch, args.seq, args.d_model, device=dev)               # [B, T, d]

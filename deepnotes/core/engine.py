@@ -9,21 +9,29 @@ operations, not computing. :class:`Stack` computes the same function with
   full-size gradient per layer);
 * the query, key and value projections fused into one batched matmul;
 * K independent *members* along a leading axis: every matmul is a ``bmm`` over the members, so K
-  models (different seeds, α, β, init std; different learning rates in
-  :mod:`deepnotes.core.ensemble`) cost one pass of dispatch.
+  models (different seeds, α, β, init std, norm styles; different learning rates in
+  :mod:`deepnotes.core.ensemble`) cost one pass of dispatch;
+* the norm style as per-member data (:class:`~deepnotes.core.stack_function.Styles`: where the
+  LayerNorms sit, α, whether a gate multiplies the branch), so Post-LN, Pre-LN, DeepNorm, ReZero and
+  no norm at all train side by side in one graph;
+* the N blocks as one autograd node whose backward is written out per layer
+  (:mod:`deepnotes.core.stack_function`) wherever gradients are wanted.
 
 Member k of a :class:`Stack` built with the reference's weights gives the reference's loss and
 gradients (``tests/core/test_engine.py``: float64, relative 1e-10, every norm style and block kind).
-The block is the reference's, with α per member:
+The block is the reference's, with the style per member k:
 
     post      x ← LN(x + F(x))          deepnorm  x ← LN(α_k·x + F(x))      pre   x ← x + F(LN(x))
-    none      x ← x + F(x)              rezero    x ← x + g·F(x)            plain x ← F(x)
+    none      x ← x + F(x)              rezero    x ← x + g_k·F(x)          plain x ← F(x)  (α_k = 0)
+
+all one formula, x ← [LN if post_k](α_k·x + g_k·F([LN if pre_k](x))). A member that does not use a
+LayerNorm or a gate keeps that slice at 0 (it gets no gradient), so norms over a member's
+parameters count only what its reference model has.
 """
 from __future__ import annotations
 
 import math
-import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import torch
@@ -33,13 +41,12 @@ from torch import nn
 from deepnotes.core.config import ModelConfig
 from deepnotes.core.init import trunc_normal_
 from deepnotes.core.rng import generator
+from deepnotes.core.stack_function import Styles, block_forward, mask_of, run_blocks
 from deepnotes.core.validate import positive_int
 
 NORMED = ("post", "deepnorm", "pre")           # styles with a LayerNorm per sublayer
 MATRICES = ("qkv_w", "out_w", "fc1_w", "fc2_w")  # the blocks' weight matrices (what DeepNet's analysis scales)
 GATES = ("attn_gate", "ffn_gate")               # ReZero's gates
-SOFTMAX_VECTOR = 16                             # floats per vector of the CPU softmax kernel
-PADDED_SOFTMAX_WIDTHS = range(7, SOFTMAX_VECTOR)   # row widths padded to one vector (see Stack._softmax)
 LN_EPS = 1e-5                                   # nn.LayerNorm's default, as in the reference
 
 
@@ -54,9 +61,14 @@ class Slot:
 
 
 def graph_config(cfg: ModelConfig) -> ModelConfig:
-    """What members must share to run as one graph: everything but α, β and the init std. Post-LN
-    is DeepNorm at α = 1 (LN(1·x + F(x))), so Post-LN and DeepNorm members share one graph."""
-    return replace(cfg, alpha=None, beta=None, init_std=None, norm="deepnorm" if cfg.norm == "post" else cfg.norm)
+    """What members must share to run as one graph: everything but α, β, the init std and the norm
+    style (every style is per-member data; the returned config says ``none`` for all)."""
+    return replace(cfg, alpha=None, beta=None, init_std=None, norm="none")
+
+
+def uses_norm(cfg: ModelConfig) -> bool:
+    """Whether a member of this style has a LayerNorm in each sublayer."""
+    return cfg.norm in NORMED
 
 
 def xavier_std(fan_out: int, fan_in: int, gain: float = 1.0) -> float:
@@ -79,7 +91,7 @@ class Stack(nn.Module):
         for i, cfg in enumerate(cfgs):
             if graph_config(cfg) != shared:
                 raise ValueError(f"member {i} does not share member 0's graph (only alpha, beta, init_std and "
-                                 f"post vs deepnorm may differ): {graph_config(cfg)} vs {shared}")
+                                 f"the norm style may differ): {graph_config(cfg)} vs {shared}")
         seeds = list(range(len(cfgs))) if seeds is None else [int(s) for s in seeds]
         if len(seeds) != len(cfgs):
             raise ValueError(f"{len(seeds)} seeds for {len(cfgs)} member configs")
@@ -87,15 +99,42 @@ class Stack(nn.Module):
         self.n_members, self.n_layers = len(cfgs), shared.n_layers
         self.mask_id = shared.vocab_size                       # encoders: one extra token, [MASK]
         dtype = dtype or torch.get_default_dtype()
+        norms = [c.norm for c in cfgs]
+        self.has_norm = any(uses_norm(c) for c in cfgs)        # the union of the members' pieces
+        self.has_pre, self.has_gate = "pre" in norms, "rezero" in norms
         self.slots: dict[str, Slot] = {}
         for name, shape, parts in self._block_shapes():
             self._add(name, (self.n_layers, self.n_members, *shape), Slot(1, parts), device, dtype)
         for name, shape, parts in self._top_shapes():
             self._add(name, (self.n_members, *shape), Slot(0, parts), device, dtype)
-        self._compiled_block, self._compile_works = None, False
         self._bias_cache: dict = {}
-        self.register_buffer("alpha", torch.tensor([c.skip_alpha for c in cfgs], device=device, dtype=dtype))  # [K]
+        self.register_buffer("alpha", torch.tensor([0.0 if c.norm == "plain" else c.skip_alpha for c in cfgs],
+                                                   device=device, dtype=dtype))                        # [K]
+        for name, members in (("pre", [c.norm == "pre" for c in cfgs]),
+                              ("post", [c.norm in ("post", "deepnorm") for c in cfgs]),
+                              ("gated", [c.norm == "rezero" for c in cfgs])):
+            self.register_buffer(name, torch.tensor(members, device=device))                          # [K] bool
         self.reset_parameters()
+
+    @property
+    def styles(self) -> Styles:
+        """The members' blocks as data (see :mod:`deepnotes.core.stack_function`)."""
+        mask = lambda flags: mask_of(flags.to(self.alpha.dtype))                      # noqa: E731
+        return Styles(alpha=None if bool((self.alpha == 1).all()) else self.alpha.view(-1, 1, 1),
+                      pre=mask(self.pre), post=mask(self.post), gated=mask(self.gated),
+                      activation=self.cfg.activation, n_heads=self.cfg.n_heads)
+
+    def member_names(self, k: int) -> list[str]:
+        """The parameters member k's reference model has (its style's LayerNorms and gates only)."""
+        cfg = self.cfgs[k]
+        drop = set()
+        if not uses_norm(cfg):
+            drop |= {n for n in self.slots if n.startswith(("attn_norm", "ffn_norm"))}
+        if cfg.norm != "pre":
+            drop |= {"final_norm_w", "final_norm_b"}
+        if cfg.norm != "rezero":
+            drop |= set(GATES)
+        return [n for n in self.slots if n not in drop]
 
     # ---- layout -------------------------------------------------------------------------------
     def _block_shapes(self):
@@ -104,9 +143,9 @@ class Stack(nn.Module):
         d, f = c.d_model, c.d_ff
         shapes = []
         for sub in self.sublayer_names:
-            if c.norm in NORMED:
+            if self.has_norm:
                 shapes += [(f"{sub}_norm_w", (1, d), 1), (f"{sub}_norm_b", (1, d), 1)]
-            if c.norm == "rezero":
+            if self.has_gate:
                 shapes += [(f"{sub}_gate", (1, 1), 1)]
             if sub == "attn":
                 shapes += [("qkv_w", (d, 3 * d), 3), ("qkv_b", (1, 3 * d), 3), ("out_w", (d, d), 1), ("out_b", (1, d), 1)]
@@ -120,7 +159,7 @@ class Stack(nn.Module):
         shapes = [("embed", (v + (0 if c.causal else 1), d), 1)]
         if not c.causal:
             shapes += [("positions", (c.max_len, d), 1), ("embed_norm_w", (1, d), 1), ("embed_norm_b", (1, d), 1)]
-        if c.norm == "pre":
+        if self.has_pre:
             shapes += [("final_norm_w", (1, d), 1), ("final_norm_b", (1, d), 1)]
         if c.head_transform:
             shapes += [("dense_w", (d, d), 1), ("dense_b", (1, d), 1), ("dense_norm_w", (1, d), 1),
@@ -156,7 +195,7 @@ class Stack(nn.Module):
     def reset_parameters(self) -> None:
         """Draw every member's weights from its own seed: Xavier-normal with gain β on v, out, fc1,
         fc2 (gain 1 on q, k), or BERT's N(0, std²) cut at ±2σ with ``init_std``; biases 0, norm gains
-        1, gates 0; embeddings N(0, 1) (``init_std``: like every matrix). Draws are float32 on the
+        1 (0 for a member without that LayerNorm), gates 0; embeddings N(0, 1) (``init_std``: like every matrix). Draws are float32 on the
         CPU, then cast, so a seed gives the same weights on every device, and member k's weights
         depend on its own config and seed only."""
         for k, (cfg, seed) in enumerate(zip(self.cfgs, self.seeds)):
@@ -192,38 +231,15 @@ class Stack(nn.Module):
                 getattr(self, name).fill_(1.0)
             elif name.endswith(("_b", "_bias", "_gate")):
                 getattr(self, name).zero_()
+        for k in range(self.n_members):                       # a style without a LayerNorm: its slice stays 0
+            for name in set(self.slots) - set(self.member_names(k)):
+                self.member(name, k).zero_()
 
     # ---- forward ------------------------------------------------------------------------------
     @staticmethod
     def _norm(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         """LayerNorm with member-wise affine: x [K, M, d], w and b [K, 1, d]."""
         return torch.addcmul(b, F.layer_norm(x, x.shape[-1:], eps=LN_EPS), w)
-
-    def _attention(self, x: torch.Tensor, p: dict, batch: int) -> torch.Tensor:
-        """softmax(QKᵀ/√d_h + mask)·V per head, then the out-projection; x [K, M = B·T, d]. Three
-        batched matmul-sized ops (scores with the causal mask as the ``baddbmm`` input, softmax, AV).
-        Measured on a 2-core CPU at T = 16, 2 heads, d = 32, no grad: 28 µs against 63 µs for
-        ``scaled_dot_product_attention`` with one member, 315 against 379 µs with eight."""
-        k_, m, d = x.shape
-        h, t = self.cfg.n_heads, m // batch
-        qkv = torch.baddbmm(p["qkv_b"], x, p["qkv_w"])                                          # [K, M, 3d]
-        q, k, v = qkv.view(k_ * batch, t, 3, h, d // h).permute(2, 0, 3, 1, 4).reshape(3, -1, t, d // h)  # [KBh, T, d/h]
-        scores = torch.baddbmm(self._score_bias(t, x), q, k.transpose(1, 2), alpha=(d // h) ** -0.5)  # [KBh, T, T]
-        y = torch.bmm(self._softmax(scores), v)                                                 # [KBh, T, d/h]
-        y = y.view(k_, batch, h, t, d // h).permute(0, 1, 3, 2, 4).reshape(k_, m, d)           # [K, M, d]
-        return torch.baddbmm(p["out_b"], y, p["out_w"])
-
-    @staticmethod
-    def _softmax(scores: torch.Tensor) -> torch.Tensor:
-        """softmax over the last dim. On the CPU in float32, rows of 7 to 15 entries are padded with
-        −inf to 16 (exp(−inf) = 0 leaves every value as it was): PyTorch's CPU kernel takes a slow path
-        for rows narrower than one 16-float vector. Measured on a 2-core CPU, forward + backward of
-        [288, 15, 15] (eight members' T − 1 = 15): 0.91 ms plain, 0.25 ms padded; at 16 and in float64
-        padding does not pay."""
-        t = scores.shape[-1]
-        if scores.device.type == "cpu" and scores.dtype == torch.float32 and t in PADDED_SOFTMAX_WIDTHS:
-            return torch.softmax(F.pad(scores, (0, SOFTMAX_VECTOR - t), value=float("-inf")), dim=-1)[..., :t]
-        return torch.softmax(scores, dim=-1)
 
     def _score_bias(self, t: int, like: torch.Tensor) -> torch.Tensor:
         """[T, T]: −inf above the diagonal for a causal model (position i sees j ≤ i), else 0."""
@@ -234,61 +250,11 @@ class Stack(nn.Module):
                 if self.cfg.causal else bias
         return self._bias_cache[key]
 
-    def _ffn(self, x: torch.Tensor, p: dict) -> torch.Tensor:
-        """φ(x W₁ᵀ + b₁) W₂ᵀ + b₂; x [K, M, d]."""
-        h = torch.baddbmm(p["fc1_b"], x, p["fc1_w"])                                            # [K, M, d_ff]
-        h = F.gelu(h) if self.cfg.activation == "gelu" else torch.relu(h)
-        return torch.baddbmm(p["fc2_b"], h, p["fc2_w"])                                         # [K, M, d]
-
-    def _sublayer(self, x: torch.Tensor, branch: Callable, p: dict, sub: str) -> torch.Tensor:
-        style = self.cfg.norm
-        if style in NORMED:
-            w, b = p[f"{sub}_norm_w"], p[f"{sub}_norm_b"]
-        if style == "post":
-            return self._norm(x + branch(x), w, b)
-        if style == "deepnorm":
-            return self._norm(torch.addcmul(branch(x), self.alpha.view(-1, 1, 1), x), w, b)
-        if style == "pre":
-            return x + branch(self._norm(x, w, b))
-        if style == "rezero":
-            return torch.addcmul(x, p[f"{sub}_gate"], branch(x))
-        if style == "plain":
-            return branch(x)
-        return x + branch(x)
-
     def block(self, x: torch.Tensor, p: dict[str, torch.Tensor], batch: int) -> torch.Tensor:
-        """One block on x [K, M = B·T, d] with layer parameters ``p`` (views [K, r, c])."""
-        if self.cfg.block == "transformer":
-            x = self._sublayer(x, lambda y: self._attention(y, p, batch), p, "attn")
-        return self._sublayer(x, lambda y: self._ffn(y, p), p, "ffn")
-
-    def compile_blocks(self, enabled: bool = True) -> Stack:
-        """Run :meth:`block` through ``torch.compile`` (inductor). Measured on a 2-core CPU at N = 1000,
-        d = 32, five members, batch 8 × 16: 2.6 → 1.71 s per Adam step after a first step of 22 s,
-        so it pays off after about 20 steps; ``benchmarks/bench_engine.py --compile`` measures other
-        shapes. Where compiling fails (no C compiler, an unsupported platform), the first call warns
-        once and the stack runs eagerly: same function, same results up to rounding."""
-        self._compiled_block = torch.compile(self.block, dynamic=False) if enabled else None
-        self._compile_works = False
-        return self
-
-    def _run_block(self, x: torch.Tensor, p: dict[str, torch.Tensor], batch: int) -> torch.Tensor:
-        """One block, compiled where :meth:`compile_blocks` asked for it. Compiling happens at the
-        first call; if that call fails, compiling is turned off with a warning and the block runs
-        eagerly (the block is a pure function, so nothing is left half done)."""
-        if self._compiled_block is not None:
-            try:
-                y = self._compiled_block(x, p, batch)
-                self._compile_works = True
-                return y
-            except Exception as err:          # inductor's failures share no type: any first-call failure means eager
-                if self._compile_works:
-                    raise
-                first = str(err).splitlines()[0] if str(err) else ""
-                warnings.warn(f"torch.compile failed ({type(err).__name__}: {first}); the engine runs eagerly",
-                              RuntimeWarning, stacklevel=2)
-                self._compiled_block = None
-        return self.block(x, p, batch)
+        """One block on x [K, M = B·T, d] with layer parameters ``p`` (views [K, r, c]), recorded by
+        autograd op by op (the probes that read the stream's gradients; the oracle of the
+        hand-written backward)."""
+        return block_forward(self.styles, x, p, batch, self._score_bias(x.shape[1] // batch, x))[0]
 
     def layers(self) -> list[dict[str, torch.Tensor]]:
         """Per layer l, the views {name: [K, r, c]} of its parameters (one ``unbind`` per tensor)."""
@@ -299,13 +265,15 @@ class Stack(nn.Module):
         """The N blocks on x [K, B, T, d] → [K, B, T, d]; with ``return_stream`` also [x_0, …, x_N]."""
         k_, b, t, d = x.shape
         x = x.reshape(k_, b * t, d)
-        stream = [x.view(k_, b, t, d)] if return_stream else None
+        if not return_stream:                 # one autograd node, backward written out (stack_function)
+            names = self.block_names
+            return run_blocks(self.styles, names, [getattr(self, n) for n in names], x, b,
+                              self._score_bias(t, x)).view(k_, b, t, d)
+        stream = [x.view(k_, b, t, d)]
         for p in self.layers():
-            x = self._run_block(x, p, b)
-            if return_stream:
-                stream.append(x.view(k_, b, t, d))
-        x = x.view(k_, b, t, d)
-        return (x, stream) if return_stream else x
+            x = self.block(x, p, b)
+            stream.append(x.view(k_, b, t, d))
+        return x.view(k_, b, t, d), stream
 
     def embed_tokens(self, tokens: torch.Tensor) -> torch.Tensor:
         """x_0 [K, B, T, d] of tokens [K, B, T] (each member reads its own table)."""
@@ -323,8 +291,9 @@ class Stack(nn.Module):
         stream [x_0, …, x_N] (before the final LayerNorm of Pre-LN)."""
         x, stream = self.run_blocks(self.embed_tokens(tokens), return_stream=True) if return_stream else \
             (self.run_blocks(self.embed_tokens(tokens)), None)
-        if self.cfg.norm == "pre":
-            x = self._norm(x.flatten(1, 2), self.final_norm_w, self.final_norm_b).view_as(x)
+        if self.has_pre:                                              # Pre-LN members: a final LayerNorm
+            normed = self._norm(x.flatten(1, 2), self.final_norm_w, self.final_norm_b).view_as(x)
+            x = torch.where(self.pre.view(-1, 1, 1, 1), normed, x)
         return (x, stream) if return_stream else x
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:

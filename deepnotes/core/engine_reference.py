@@ -84,21 +84,23 @@ def _blocks(model) -> Sequence[Block]:
     return model.blocks if isinstance(model, TransformerLM) else list(model)
 
 
-def _pieces(stack: Stack, model) -> dict[str, list[list[torch.Tensor]]]:
-    """name → per block (or once, outside the blocks) the list of reference tensors it holds."""
-    out = {n: [BLOCK_TENSORS[n](b) for b in _blocks(model)] for n in stack.block_names}
+def _pieces(stack: Stack, model, k: int) -> dict[str, list[list[torch.Tensor]]]:
+    """name → per block (or once, outside the blocks) the list of reference tensors it holds, for
+    the parameters member k's style has."""
+    names = stack.member_names(k)
+    out = {n: [BLOCK_TENSORS[n](b) for b in _blocks(model)] for n in stack.block_names if n in names}
     if isinstance(model, TransformerLM):
-        out.update({n: [[TOP_TENSORS[n](model)]] for n in stack.slots if n not in stack.block_names})
+        out.update({n: [[TOP_TENSORS[n](model)]] for n in names if n not in stack.block_names})
     return out
 
 
-def reference_layout(stack: Stack, model, of: Callable[[torch.Tensor], torch.Tensor] = lambda t: t.detach()
-                     ) -> dict[str, torch.Tensor]:
+def reference_layout(stack: Stack, model, of: Callable[[torch.Tensor], torch.Tensor] = lambda t: t.detach(),
+                     k: int = 0) -> dict[str, torch.Tensor]:
     """A reference model's tensors (``of``: the weight, or ``lambda t: t.grad``) in the engine's
     member layout: [N, r, c] for block tensors, [r, c] for the rest. ``model``: a TransformerLM, or
-    a list of Blocks (block tensors only)."""
+    a list of Blocks (block tensors only); the parameters member ``k``'s style has."""
     out = {}
-    for name, pieces in _pieces(stack, model).items():
+    for name, pieces in _pieces(stack, model, k).items():
         rows = [to_engine(name, [of(t) for t in piece]) for piece in pieces]
         out[name] = torch.stack(rows) if name in stack.block_names else rows[0]
     return out
@@ -107,7 +109,7 @@ def reference_layout(stack: Stack, model, of: Callable[[torch.Tensor], torch.Ten
 @torch.no_grad()
 def load_reference(stack: Stack, k: int, model) -> Stack:
     """Copy the reference ``model`` (a TransformerLM, or a list of Blocks) into member k."""
-    for name, tensor in reference_layout(stack, model).items():
+    for name, tensor in reference_layout(stack, model, k=k).items():
         stack.member(name, k).copy_(tensor)
     return stack
 
@@ -115,7 +117,7 @@ def load_reference(stack: Stack, k: int, model) -> Stack:
 @torch.no_grad()
 def write_reference(stack: Stack, k: int, model):
     """Copy member k into the reference ``model`` (a TransformerLM or a ModuleList of Blocks)."""
-    for name, pieces in _pieces(stack, model).items():
+    for name, pieces in _pieces(stack, model, k).items():
         target = stack.member(name, k)
         rows = target.unbind(0) if name in stack.block_names else [target]
         for piece, row in zip(pieces, rows):

@@ -256,10 +256,9 @@ def train_model(model: TransformerLM, task: MarkovLanguage, cfg: TrainConfig, *,
 
 
 def _train_group(model_cfgs, train_cfgs, tasks, objective, trackers, trainable, frozen, device, dtype,
-                 compile_blocks, progress) -> list[History]:
+                 progress) -> list[History]:
     """One ensemble of :func:`train_many`: build its Stack, train it, return its Histories."""
-    stack = Stack(model_cfgs, seeds=[c.seed for c in train_cfgs], device=device,
-                  dtype=dtype).compile_blocks(compile_blocks)
+    stack = Stack(model_cfgs, seeds=[c.seed for c in train_cfgs], device=device, dtype=dtype)
     names = [n for n in (stack.slots if trainable is None else trainable) if n in stack.slots and n not in frozen]
     return train_ensemble(stack, tasks, train_cfgs, objective=objective, trackers=trackers(), trainable=names,
                           progress=progress)
@@ -277,14 +276,12 @@ def ensemble_groups(model_cfgs: Sequence[ModelConfig], train_cfgs: Sequence[Trai
 def train_many(model_cfgs: Sequence[ModelConfig], train_cfgs: Sequence[TrainConfig], tasks, *, objective=None,
                trackers: Callable[[], Sequence] = tuple, trainable: Collection[str] | None = None,
                frozen: Collection[str] = (), progress: bool = False, device=None,
-               dtype: torch.dtype | None = None, compile_blocks: bool = False, workers: int = 1) -> list[History]:
+               dtype: torch.dtype | None = None, workers: int = 1) -> list[History]:
     """Train one model per (model config, train config, task), in as few ensembles as possible:
     runs that share a graph (:func:`~deepnotes.core.engine.graph_config`) and a loop
     (:data:`SHARED_FIELDS`) train together as members of one :class:`Stack`, each initialized from
     its train config's seed. ``trackers``: a factory of fresh engine trackers for each ensemble.
-    ``compile_blocks``: run each ensemble's block through ``torch.compile``
-    (:meth:`~deepnotes.core.engine.Stack.compile_blocks`: worth it for long runs of deep stacks,
-    eager where compiling fails). ``workers`` > 1 trains the ensembles in that many one-thread
+    ``workers`` > 1 trains the ensembles in that many one-thread
     processes (:func:`deepnotes.core.workers.run_jobs`; ``trackers``, ``objective`` and the tasks
     must then be picklable, and results equal the serial ones up to the rounding of another thread
     count). Returns the Histories in the order of the configs."""
@@ -295,7 +292,7 @@ def train_many(model_cfgs: Sequence[ModelConfig], train_cfgs: Sequence[TrainConf
     members = ensemble_groups(model_cfgs, train_cfgs)
     single = len(members) == 1
     jobs = [([model_cfgs[i] for i in m], [train_cfgs[i] for i in m], [tasks[i] for i in m], objective, trackers,
-             trainable, frozen, device, dtype, compile_blocks, progress and single) for m in members]
+             trainable, frozen, device, dtype, progress and single) for m in members]
     # a step costs about (one member's dispatch + a little per extra member) per block, times the steps
     costs = [model_cfgs[m[0]].n_layers * (4 + len(m)) * train_cfgs[m[0]].steps for m in members]
     results = run_jobs(_train_group, jobs, workers, costs, progress=progress and not single)

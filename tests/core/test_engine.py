@@ -11,6 +11,7 @@ from deepnotes.core.engine import Stack, build_stack
 from deepnotes.core.engine_reference import block_list, export_member, load_reference, reference_layout
 from deepnotes.core.ensemble import train_ensemble, train_many, train_model
 from deepnotes.core.engine import GATES
+from deepnotes.core.stack_function import softmax
 from deepnotes.core import ensemble_trackers as et
 from deepnotes.core.ensemble_probes import step_probes, stream_profiles
 from deepnotes.core.probes import block_matrices, one_step_loss_change, per_block_grad_norms
@@ -185,7 +186,7 @@ def test_a_diverging_member_is_recorded_and_the_others_train_on():
 
 def test_members_must_share_a_graph_and_a_loop():
     with pytest.raises(ValueError, match="share"):
-        Stack([small(), small(norm="pre")])
+        Stack([small(), ModelConfig(**{**small("pre").__dict__, "d_ff": 16})])
     with pytest.raises(ValueError, match="optimizer"):
         train_ensemble(build_stack(small(), seeds=[0, 1]), MarkovLanguage(6),
                        [TrainConfig(optimizer="sgd"), TrainConfig(optimizer="adam")])
@@ -235,10 +236,10 @@ def test_padded_softmax_is_softmax(width):
     x[..., -1] = float("-inf")                                          # a masked column, as in causal rows
     x.requires_grad_()
     g = torch.randn(6, 5, width)
-    (Stack._softmax(x) * g).sum().backward()
+    (softmax(x) * g).sum().backward()
     ours, x.grad = x.grad, None
     (torch.softmax(x, dim=-1) * g).sum().backward()
-    assert torch.allclose(Stack._softmax(x), torch.softmax(x, dim=-1), atol=1e-7)
+    assert torch.allclose(softmax(x), torch.softmax(x, dim=-1), atol=1e-7)
     assert torch.allclose(ours, x.grad, atol=1e-6)
 
 
@@ -263,22 +264,69 @@ def test_stream_profiles_match_the_reference_model_per_member():
         assert prof.loss == pytest.approx(model.loss(tokens[k]).item(), rel=1e-10)
 
 
-def test_compiled_blocks_train_like_eager_ones():
-    """torch.compile changes the speed, not the function: the same runs to rounding."""
-    cfg, tcfg = small("deepnorm", alpha=2.0, beta=0.5), TrainConfig(optimizer="adam", lr=1e-2, steps=3, batch_size=4, seq_len=8)
-    eager = train_many([cfg], [tcfg], MarkovLanguage(6))[0]
-    compiled = train_many([cfg], [tcfg], MarkovLanguage(6), compile_blocks=True)[0]
-    assert compiled.losses == pytest.approx(eager.losses, rel=1e-5)
+MIXED = [small("post"), small("pre", beta=0.7), small("deepnorm", alpha=2.0, beta=0.5), small("rezero"),
+         small("none", beta=0.5), small("plain"), small("deepnorm", alpha=1.5, beta=1.0), small("post", beta=1.3)]
 
 
-def test_a_failing_compile_warns_and_runs_eagerly(monkeypatch):
-    def broken(fn, **kw):
-        def call(*args):
-            raise RuntimeError("no C compiler\nlong details")
-        return call
-    monkeypatch.setattr(torch, "compile", broken)
-    cfg, tcfg = small("pre"), TrainConfig(optimizer="sgd", lr=0.1, steps=3, batch_size=4, seq_len=8)
-    eager = train_many([cfg], [tcfg], MarkovLanguage(6))[0]
-    with pytest.warns(RuntimeWarning, match="torch.compile failed \\(RuntimeError: no C compiler\\); the engine runs eagerly"):
-        fallback = train_many([cfg], [tcfg], MarkovLanguage(6), compile_blocks=True)[0]
-    assert fallback.losses == eager.losses
+@pytest.mark.parametrize("causal", [True, False])
+def test_every_member_of_a_mixed_ensemble_is_its_reference_model(causal):
+    """One graph for every style: each member's loss and every gradient equal its own reference model's."""
+    extra = {} if causal else dict(causal=False, head_transform=True, activation="gelu", max_len=10)
+    cfgs = [ModelConfig(**{**c.__dict__, **extra}) for c in MIXED]
+    with seeded(4):
+        refs = [randomize(build_model(c, seed=i, dtype=F64)) for i, c in enumerate(cfgs)]
+    stack = Stack(cfgs, seeds=list(range(len(cfgs))), dtype=F64)
+    for k, ref in enumerate(refs):
+        load_reference(stack, k, ref)
+    tokens = torch.randint(0, 6, (len(cfgs), 4, 7), generator=torch.Generator().manual_seed(1))
+    if causal:
+        losses, ref_losses = stack.next_token_losses(tokens), [r.loss(t) for r, t in zip(refs, tokens)]
+    else:
+        mask = torch.zeros(len(cfgs), 4, 7, dtype=torch.bool)
+        mask[:, :, 3] = True
+        losses = stack.masked_losses(tokens, mask)
+        ref_losses = [r.mlm_loss(t, m) for r, t, m in zip(refs, tokens, mask)]
+    losses.sum().backward()
+    for k, (ref, loss) in enumerate(zip(refs, ref_losses)):
+        loss.backward()
+        assert abs(losses[k].item() - loss.item()) <= TOL * abs(loss.item()), (cfgs[k].norm, k)
+        grads = reference_layout(stack, ref, of=lambda t: t.grad, k=k)
+        assert set(grads) == set(stack.member_names(k))
+        for name, g in grads.items():
+            assert rel_err(stack.member(name, k, grad=True), g) < TOL, (cfgs[k].norm, k, name)
+        for name in set(stack.slots) - set(stack.member_names(k)):     # pieces its style lacks: 0, no gradient
+            assert float(stack.member(name, k).abs().max()) == 0.0
+            assert float(stack.member(name, k, grad=True).abs().max()) == 0.0
+
+
+def test_hand_written_backward_equals_autograd():
+    """The stack's one autograd node (stack_function) against autograd through the same blocks, op by op."""
+    with seeded(6):
+        stack = randomize(Stack(MIXED, seeds=list(range(len(MIXED))), dtype=F64))
+    x = torch.randn(len(MIXED), 3, 6, 8, dtype=F64, requires_grad=True)       # [K, B, T, d]
+    probe = torch.randn(len(MIXED), 3, 6, 8, dtype=F64)
+    (stack.run_blocks(x) * probe).sum().backward()
+    fused = {n: p.grad.clone() for n, p in stack.named_parameters() if p.grad is not None}, x.grad.clone()
+    stack.zero_grad(), x.grad.zero_()
+    y, _ = stack.run_blocks(x, return_stream=True)                            # autograd, block by block
+    (y * probe).sum().backward()
+    assert rel_err(fused[1], x.grad) < TOL
+    for name, g in fused[0].items():
+        assert rel_err(g, getattr(stack, name).grad) < TOL, name
+
+
+@pytest.mark.parametrize("optimizer,lr", [("adam", 1e-2), ("sgd", 0.05), ("lamb", 1e-2)])
+def test_a_mixed_ensemble_trains_like_its_members_apart(optimizer, lr):
+    """Five steps of every style as one ensemble equal the same runs trained one style at a time."""
+    tcfgs = [TrainConfig(optimizer=optimizer, lr=lr, steps=5, warmup_steps=2 * (i % 2), batch_size=4, seq_len=6, seed=i)
+             for i in range(len(MIXED))]
+    task = MarkovLanguage(6, seed=0)
+    together = train_ensemble(Stack(MIXED, seeds=[t.seed for t in tcfgs], dtype=F64), task, tcfgs,
+                              trackers=[et.BlockGradNorms(), et.BlockUpdates(2)])
+    for k, (cfg, tcfg) in enumerate(zip(MIXED, tcfgs)):
+        apart = train_ensemble(Stack([cfg], seeds=[tcfg.seed], dtype=F64), task, [tcfg],
+                               trackers=[et.BlockGradNorms(), et.BlockUpdates(2)])[0]
+        assert together[k].losses == pytest.approx(apart.losses, rel=1e-10), (cfg.norm, k)
+        for field in ("grad_norms", "block_updates"):
+            assert torch.tensor(getattr(together[k], field)) == pytest.approx(torch.tensor(getattr(apart, field)),
+                                                                              rel=1e-8), (cfg.norm, field)

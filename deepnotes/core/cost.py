@@ -83,9 +83,10 @@ def _bilinear(count_at) -> tuple[Count, Count, Count, Count]:
 
 
 def _cost_shape(model: ModelConfig) -> ModelConfig:
-    """What a count depends on: the graph at depth 1 (not α, β or the init std: one count serves all)."""
-    from deepnotes.core.engine import graph_config
-    return replace(graph_config(model), n_layers=1)
+    """What a count depends on: the model at depth 1, its norm style kept (which pieces the block
+    runs), not β or the init std. An ensemble of several styles runs the union of their pieces; it is
+    counted as the style of the member the plan names (a lower bound, like the rest of the model)."""
+    return replace(model, n_layers=1, beta=None, init_std=None)
 
 
 @dataclass(frozen=True)

@@ -164,12 +164,20 @@ class ProbeCalls:
 Work = TrainRuns | StackPasses | MLPPasses | ProbeCalls
 
 
-def ensembles(model_cfgs, train_cfgs, masked: float | None = None) -> list[TrainRuns]:
-    """The ensembles :func:`~deepnotes.core.ensemble.train_many` trains for these runs (same grouping)."""
+def ensembles(model_cfgs, train_cfgs, masked: float | None = None, workers: int | None = None) -> list[TrainRuns]:
+    """The ensembles :func:`~deepnotes.core.ensemble.train_many` trains for these runs (same grouping,
+    for ``workers`` processes: by default as many as the chapters use on this machine's CPU)."""
     from deepnotes.core.ensemble import ensemble_groups
+    from deepnotes.core.workers import default_workers
     model_cfgs, train_cfgs = list(model_cfgs), list(train_cfgs)
+    workers = default_workers(_device()) if workers is None else workers
     return [TrainRuns(model_cfgs[g[0]], len(g), train_cfgs[g[0]], masked)
-            for g in ensemble_groups(model_cfgs, train_cfgs)]
+            for g in ensemble_groups(model_cfgs, train_cfgs, workers)]
+
+
+def _device():
+    from deepnotes.core.budget import device
+    return device()
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from deepnotes.core.config import NORM_STYLES, ModelConfig, TrainConfig
 from deepnotes.core.data import MarkovLanguage
 from deepnotes.core.engine import Stack, build_stack
 from deepnotes.core.engine_reference import block_list, export_member, load_reference, reference_layout
-from deepnotes.core.ensemble import train_ensemble, train_many, train_model
+from deepnotes.core.ensemble import train_ensemble, train_model
 from deepnotes.core.engine import GATES
 from deepnotes.core.stack_function import softmax
 from deepnotes.core import ensemble_trackers as et

@@ -25,21 +25,14 @@ from deepnotes.chapters.increment_explosion.experiments import (EARLY_UPDATE_VAR
                                                                 variant_config)
 from deepnotes.core.budget import Budget
 from deepnotes.core.config import TrainConfig
-from deepnotes.core.cost import StackPasses, TrainRuns, Work
-from deepnotes.core.engine import graph_config
-from deepnotes.core.ensemble import SHARED_FIELDS
+from deepnotes.core.cost import StackPasses, TrainRuns, Work, ensembles
 
 
 def _grouped(settings: list[tuple[str, int, TrainConfig]], budget: Budget,
              shape: tuple[int, int, int] | None = None) -> list[TrainRuns]:
     """:func:`~deepnotes.chapters.increment_explosion.experiments.runs`: train_many's ensembles of
-    (variant, depth, train config) settings, one per graph and loop (members: the settings in it)."""
-    groups: dict[tuple, list] = {}                 # (graph, loop) → [a member's config, its train config, members]
-    for variant, n, train in settings:
-        model = variant_config(variant, n, budget, shape)
-        loop = tuple(getattr(train, f) for f in SHARED_FIELDS)
-        groups.setdefault((graph_config(model), loop), [model, train, 0])[2] += 1
-    return [TrainRuns(model, members, train) for model, train, members in groups.values()]
+    (variant, depth, train config) settings."""
+    return ensembles([variant_config(v, n, budget, shape) for v, n, _ in settings], [t for _, _, t in settings])
 
 
 def _loss_change_probes(budget: Budget) -> list[StackPasses]:

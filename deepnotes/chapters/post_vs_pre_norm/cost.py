@@ -18,8 +18,7 @@ from __future__ import annotations
 
 from deepnotes.chapters.post_vs_pre_norm.experiments import OPTIMIZERS, PAPER_STYLES, STYLES, style_config, training_plan
 from deepnotes.core.budget import Budget
-from deepnotes.core.cost import StackPasses, TrainRuns, Work
-from deepnotes.core.engine import graph_config
+from deepnotes.core.cost import StackPasses, TrainRuns, Work, ensembles
 
 
 def _stream_probe(budget: Budget, norm: str, depth: int) -> list[StackPasses]:
@@ -31,15 +30,18 @@ def _stream_probe(budget: Budget, norm: str, depth: int) -> list[StackPasses]:
 
 
 def _training_runs(budget: Budget) -> list[TrainRuns]:
-    """:func:`~deepnotes.chapters.post_vs_pre_norm.experiments.training_runs`: per optimizer, one
-    ensemble per graph of the variants (fixed-step ReZero apart), train_seeds members per variant."""
+    """:func:`~deepnotes.chapters.post_vs_pre_norm.experiments.training_runs`: its two train_many calls
+    (trained gates, then the fixed-step ReZero), each grouped as train_many groups it."""
     sub = budget.post_vs_pre_norm
-    groups: dict[tuple, list] = {}                # (graph, fixed gates) → [a member's config, variants]
-    for variant in training_plan(budget).values():
-        model = style_config(variant["norm"], sub.train_depth, budget)
-        groups.setdefault((graph_config(model), "gate_step" in variant), [model, 0])[1] += 1
-    return [TrainRuns(model, variants * sub.train_seeds, budget.train_config(opt, sub.lrs[opt], sub.train_steps))
-            for opt in OPTIMIZERS for model, variants in groups.values()]
+    plan_ = training_plan(budget)
+    keys = [(opt, name, seed) for opt in OPTIMIZERS for name in plan_ for seed in range(sub.train_seeds)]
+    out: list[TrainRuns] = []
+    for fixed_gates in (False, True):
+        part = [key for key in keys if ("gate_step" in plan_[key[1]]) == fixed_gates]
+        out += ensembles([style_config(plan_[name]["norm"], sub.train_depth, budget) for _, name, _ in part],
+                         [budget.train_config(opt, sub.lrs[opt], sub.train_steps, plan_[name].get("warmup", 0), seed)
+                          for opt, name, seed in part])
+    return out
 
 
 def plan(budget: Budget) -> list[Work]:

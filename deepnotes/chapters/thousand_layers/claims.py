@@ -57,10 +57,10 @@ def predictions(depth: int) -> vd.VerdictTable:
     return vd.VerdictTable([
         vd.check_number(f"Encoder / decoder-only at N = {depth}: α = (2N)^(1/4)", f"{DEEPNET} Fig. 2; seed 000 §初步结论 eq. (14); seed 001 §5）初步结论 eq. (14)",
                         paper_enc[0], enc[0], rtol=ARITHMETIC_RTOL),
-        vd.check_number(f"… and β = (8N)^(-1/4)", f"{DEEPNET} Fig. 2", paper_enc[1], enc[1], rtol=ARITHMETIC_RTOL),
+        vd.check_number("… and β = (8N)^(-1/4)", f"{DEEPNET} Fig. 2", paper_enc[1], enc[1], rtol=ARITHMETIC_RTOL),
         vd.check_number(f"Decoder of an encoder-decoder at M = {depth}: α = (3M)^(1/4)", f"{DEEPNET} Fig. 2",
                         paper_dec[0], dec[0], rtol=ARITHMETIC_RTOL),
-        vd.check_number(f"… and β = (12M)^(-1/4)", f"{DEEPNET} Fig. 2", paper_dec[1], dec[1], rtol=ARITHMETIC_RTOL),
+        vd.check_number("… and β = (12M)^(-1/4)", f"{DEEPNET} Fig. 2", paper_dec[1], dec[1], rtol=ARITHMETIC_RTOL),
         vd.check_expr("Warmup: start at a learning rate of order η/N", WARMUP_SOURCE,
                       derive.eta / N, wl["start_lr"],
                       f"SymPy: ΔL_N(η') = ΔL_1(η) gives η' = η/N; a linear warmup of T steps starts at η/T, so "
@@ -85,7 +85,7 @@ def at_initialization(profiles: dict[str, StreamProfile], predicted: dict[str, l
                                f"(derived {predicted['deepnorm'][-1]:.3f})",
                       ok=abs(cos["post"]) < IDENTITY_GONE and cos["deepnorm"] > IDENTITY_KEPT,
                       reason=f"holds if |cos| < {IDENTITY_GONE} for Post-LN while DeepNorm keeps > {IDENTITY_KEPT}"),
-        vd.check_true(claim=f"Post-LN's lowest blocks get vanishing gradients at depth", source="seed 003 §LN真的能缓解梯度消失 claim 7; seed 003 §梯度消失说的是什么意思 claim 1; "
+        vd.check_true(claim="Post-LN's lowest blocks get vanishing gradients at depth", source="seed 003 §LN真的能缓解梯度消失 claim 7; seed 003 §梯度消失说的是什么意思 claim 1; "
                              "seed 000 annotated §9.2 claim §9.2.1",
                       claimed="‖g_1‖/‖g_N‖ → 0 with depth",
                       computed=", ".join(f"{s} {r:.3g}" for s, r in ratio.items()),

@@ -10,7 +10,7 @@
     training_comparisons  per train depth, training_plan's runs as train_many groups them: Post-LN without and
                           with warmup and DeepNorm in one ensemble, Pre-LN in its own; train_steps Adam steps
     slider_grid           per slider depth and optimizer, the slider_norms as train_many groups them
-                          (Post-LN and DeepNorm share a graph), slider_steps steps at slider_lrs
+                          (every norm style shares one graph), slider_steps steps at slider_lrs
 
 The loss-change probes run in float64; they are counted as float32 passes (the same FLOPs and launches).
 Nothing here depends on results; the SymPy derivations are left out (scalar work), and the live panel

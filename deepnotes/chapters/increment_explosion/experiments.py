@@ -150,8 +150,8 @@ def _trackers(every: int, track_update: bool) -> list:
 def runs(settings: list[tuple[str, int, TrainConfig]], budget: Budget, device=None, progress: bool = False,
          track_update: bool = True, params: str = "all", shape: tuple[int, int, int] | None = None) -> list[History]:
     """Train each (variant, depth, train config) on the Markov language, those sharing a graph and a
-    loop as one ensemble (:func:`deepnotes.core.ensemble.train_many`; Post-LN is DeepNorm at α = 1, so
-    Post-LN and both DeepNorms at one depth train together). ``params="matrices"`` updates only the
+    loop as one ensemble (:func:`deepnotes.core.ensemble.train_many`; every norm style is per-member data, so
+    every style at one depth trains together). ``params="matrices"`` updates only the
     blocks' weight matrices (the parameters the magnitude analysis scales), leaving embeddings, head,
     biases and LayerNorm gains at their initial values. ``shape``: another (d_model, d_ff, heads)."""
     choice("params", params, PARAM_SETS)

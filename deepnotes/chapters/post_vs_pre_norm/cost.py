@@ -5,7 +5,7 @@
                        forward + backward (the gradients) on batch_size × seq_len tokens
     depth_sweep        the same at every other probe depth (the last one's probes are reused)
     training_runs      per optimizer, the variants of training_plan as train_many groups them: one ensemble per
-                       graph (Post-LN without and with warmup and DeepNorm share one) with train_seeds members per
+                       graph (every style shares one) with train_seeds members per
                        variant, and the fixed-step ReZero (its own train_many call) in one of its own
     xiong_probe        Post-LN and Pre-LN at each of paper_depths and profile_depth: one forward + backward per seed
     liu_output_change  Post-LN and Pre-LN at each of paper_depths: two forwards (before and after δ) per seed

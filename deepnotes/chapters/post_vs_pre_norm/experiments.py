@@ -141,7 +141,7 @@ def training_runs(budget: Budget, progress: bool = False) -> dict[str, dict[str,
     at its budget rate and ``train_seeds`` seeds (seed s: initialization s and data stream s, on one
     language):
     optimizer → label → one History per seed. Runs train as engine ensembles: Post-LN, its warmup
-    run and DeepNorm share one graph, every seed is a member; the fixed-step ReZero, whose gates are
+    run, DeepNorm, Pre-LN and ReZero share one graph, every seed is a member; the fixed-step ReZero, whose gates are
     set rather than trained, forms its own ensembles."""
     sub = budget.post_vs_pre_norm
     plan = training_plan(budget)

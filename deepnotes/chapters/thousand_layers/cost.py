@@ -1,8 +1,8 @@
 """Cost plan of the chapter "Training 1000 layers": the work its notebook does at a budget, for
 :mod:`deepnotes.core.cost`. One line per experiment:
 
-    init_profiles     each graph of PROFILE_STYLES at the headline depth as one Stack (Post-LN and DeepNorm
-                      share one): stream_profiles' forward for the stream and forward + backward for the
+    init_profiles     each graph of PROFILE_STYLES at the headline depth as one Stack (every style
+                      in one): stream_profiles' forward for the stream and forward + backward for the
                       block gradients, on train_batch tokens
     train_runs        every (label, depth, seed) of experiments.plan (the headline variants × seeds, the
                       frontier variants × frontier_seeds at every frontier depth and the headline depth,

@@ -88,7 +88,7 @@ def variant_train_config(label: str, budget: Budget, seed: int = 0, steps: int |
 
 def init_profiles(budget: Budget, depth: int | None = None, styles=PROFILE_STYLES) -> dict[str, StreamProfile]:
     """:func:`~deepnotes.core.ensemble_probes.stream_profiles` of each style at ``depth`` (default
-    the headline depth) on one batch of the language (seed 0); Post-LN and DeepNorm share one stack."""
+    the headline depth) on one batch of the language (seed 0); every style is a member of one stack."""
     depth = budget.thousand_layers.depth if depth is None else positive_int("depth", depth)
     dev = default_device()
     batch, seq = budget.thousand_layers.train_batch

@@ -108,6 +108,7 @@ class Stack(nn.Module):
         for name, shape, parts in self._top_shapes():
             self._add(name, (self.n_members, *shape), Slot(0, parts), device, dtype)
         self._bias_cache: dict = {}
+        self._styles: dict = {}
         self.register_buffer("alpha", torch.tensor([0.0 if c.norm == "plain" else c.skip_alpha for c in cfgs],
                                                    device=device, dtype=dtype))                        # [K]
         for name, members in (("pre", [c.norm == "pre" for c in cfgs]),
@@ -118,11 +119,21 @@ class Stack(nn.Module):
 
     @property
     def styles(self) -> Styles:
-        """The members' blocks as data (see :mod:`deepnotes.core.stack_function`)."""
-        mask = lambda flags: mask_of(flags.to(self.alpha.dtype))                      # noqa: E731
-        return Styles(alpha=None if bool((self.alpha == 1).all()) else self.alpha.view(-1, 1, 1),
-                      pre=mask(self.pre), post=mask(self.post), gated=mask(self.gated),
-                      activation=self.cfg.activation, n_heads=self.cfg.n_heads)
+        """The members' blocks as data (see :mod:`deepnotes.core.stack_function`), built once per device
+        and dtype from the member configs (no device-to-host read per forward pass: a CUDA step stays
+        free of synchronizations there)."""
+        key = (self.alpha.device, self.alpha.dtype)
+        if self._styles.get("key") != key:
+            like = dict(device=self.alpha.device, dtype=self.alpha.dtype)
+            alphas = [0.0 if c.norm == "plain" else c.skip_alpha for c in self.cfgs]
+            mask = lambda flags: mask_of(torch.tensor(flags, **like))                   # noqa: E731
+            self._styles = {"key": key, "styles": Styles(
+                alpha=None if all(a == 1 for a in alphas) else torch.tensor(alphas, **like).view(-1, 1, 1),
+                pre=mask([c.norm == "pre" for c in self.cfgs]),
+                post=mask([c.norm in ("post", "deepnorm") for c in self.cfgs]),
+                gated=mask([c.norm == "rezero" for c in self.cfgs]),
+                activation=self.cfg.activation, n_heads=self.cfg.n_heads)}
+        return self._styles["styles"]
 
     def member_names(self, k: int) -> list[str]:
         """The parameters member k's reference model has (its style's LayerNorms and gates only)."""

@@ -94,8 +94,9 @@ class EnsembleOptimizer:
 
     @torch.no_grad()
     def step(self, step: int) -> None:
+        values = self.lr_values(step)
         lrs = self.lrs(step)
-        uniform = bool((lrs == lrs[0]).all())
+        uniform = all(v == values[0] for v in values)                   # read from Python: no device sync
         self.t += 1
         for name in self.names:
             p = getattr(self.stack, name)
@@ -105,7 +106,7 @@ class EnsembleOptimizer:
             if self.kind == "sgd":
                 p.addcmul_(g, lr, value=-1.0)
             elif self.kind == "adam":
-                self._adam(name, p, g, lr, float(lrs[0]) if uniform else None)
+                self._adam(name, p, g, lr, values[0] if uniform else None)
             else:
                 self._lamb(name, p, g, lr)
 

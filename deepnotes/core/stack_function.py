@@ -55,12 +55,12 @@ class Styles:
 
 
 def mask_of(flags: torch.Tensor) -> Mask:
-    """A :class:`Styles` mask of per-member booleans [K]."""
+    """A :class:`Styles` mask of per-member 0/1 flags [K] (a floating tensor)."""
     if not bool(flags.any()):
         return None
     if bool(flags.all()):
         return True
-    m = flags.to(torch.get_default_dtype() if not flags.is_floating_point() else flags.dtype).view(-1, 1, 1)
+    m = flags.view(-1, 1, 1)
     return m, 1 - m
 
 

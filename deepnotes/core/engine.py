@@ -206,7 +206,8 @@ class Stack(nn.Module):
     def reset_parameters(self) -> None:
         """Draw every member's weights from its own seed: Xavier-normal with gain β on v, out, fc1,
         fc2 (gain 1 on q, k), or BERT's N(0, std²) cut at ±2σ with ``init_std``; biases 0, norm gains
-        1 (0 for a member without that LayerNorm), gates 0; embeddings N(0, 1) (``init_std``: like every matrix). Draws are float32 on the
+        1 (0 for a member without that LayerNorm), gates 0; embeddings N(0, 1) (``init_std``: like every
+        matrix). Draws are float32 on the
         CPU, then cast, so a seed gives the same weights on every device, and member k's weights
         depend on its own config and seed only."""
         for k, (cfg, seed) in enumerate(zip(self.cfgs, self.seeds)):

@@ -223,7 +223,8 @@ def block_forward(st: Styles, x, p: dict, batch: int, bias, keep: bool = False):
     what :func:`block_backward` needs."""
     saved = {}
     if "qkv_w" in p:
-        x, saved["attn"] = _sublayer_forward(st, x, p, "attn", lambda u: _attention_forward(st, u, p, batch, bias), keep)
+        x, saved["attn"] = _sublayer_forward(st, x, p, "attn", lambda u: _attention_forward(st, u, p, batch, bias),
+                                             keep)
     x, saved["ffn"] = _sublayer_forward(st, x, p, "ffn", lambda u: _ffn_forward(st, u, p), keep)
     return x, saved
 

@@ -50,9 +50,12 @@ def _post_vs_pre_norm():
 @pytest.mark.parametrize("chapter", [_thousand_layers, _post_vs_pre_norm], ids=["thousand_layers", "post_vs_pre_norm"])
 def test_a_chapter_gives_the_same_numbers_in_mixed_ensembles(chapter, monkeypatch):
     real, made = ensemble.ensemble_groups, {"new": [], "old": []}
-    monkeypatch.setattr(ensemble, "ensemble_groups", lambda m, t, w=1: made["new"].append(real(m, t, w)) or made["new"][-1])
+
+    def recording(kind, grouping):
+        return lambda m, t, w=1: made[kind].append(grouping(m, t, w)) or made[kind][-1]
+    monkeypatch.setattr(ensemble, "ensemble_groups", recording("new", real))
     new = _histories(chapter())
-    monkeypatch.setattr(ensemble, "ensemble_groups", lambda m, t, w=1: made["old"].append(old_groups(m, t)) or made["old"][-1])
+    monkeypatch.setattr(ensemble, "ensemble_groups", recording("old", lambda m, t, w: old_groups(m, t)))
     old = _histories(chapter())
     count = {k: sum(len(groups) for groups in v) for k, v in made.items()}
     assert count["old"] > count["new"] >= 1                          # the styles now share ensembles

@@ -108,6 +108,14 @@ def peak_rss_mb(depth: int, args) -> float:
     return float(out.stdout.strip().splitlines()[-1])
 
 
+def compiled_blocks(stack, enabled: bool):
+    """``--compile``: the stack's blocks through ``torch.compile`` (the engine has no compile switch of
+    its own; this is for comparison)."""
+    if enabled:
+        stack.run_blocks = torch.compile(stack.run_blocks, dynamic=False)
+    return stack
+
+
 def chapter_workload(args) -> None:
     """``--workload chapter``: the 1000-layer chapter's headline ensemble(s) against the reference."""
     from deepnotes.chapters.thousand_layers.experiments import HEADLINE, variant_config, variant_train_config
@@ -133,7 +141,8 @@ def chapter_workload(args) -> None:
     def ensemble_step(members: list[int]):
         """One training step of one of train_many's ensembles (its own batches, loss, backward, Adam)."""
         cfgs = [train_cfgs[i] for i in members]
-        stack = Stack([model_cfgs[i] for i in members], seeds=[c.seed for c in cfgs], device=dev)
+        stack = compiled_blocks(Stack([model_cfgs[i] for i in members], seeds=[c.seed for c in cfgs], device=dev),
+                                args.compile)
         opt = EnsembleOptimizer(stack, cfgs)
         gens = [generator(c.seed + 1) for c in cfgs]
         count = iter(range(10 ** 9))
@@ -181,12 +190,12 @@ def chapter_workload(args) -> None:
     q = matmul_peak(dev)
     g = 3 * forward_flops(ref_cfg, batch, seq) / p / 1e9
     print(f"device {dev}, torch {torch.__version__}, threads {torch.get_num_threads()}")
-    print(f"workload: the 1000-layer chapter's headline, {k} members ({', '.join(HEADLINE)}) x {sub.seeds} seeds) "
+    print(f"workload: the 1000-layer chapter's headline, {k} members ({', '.join(HEADLINE)}; {sub.seeds} seeds each) "
           f"at N = {n}, batch {batch} x {seq} tokens, Adam; {len(groups)} ensemble(s) of "
           f"{[len(m) for m in groups]} members; median of {args.repeats} interleaved steps after {args.warmup}")
     print(f"engine, all ensembles          {p * k * 1e3:10.1f} ms/step ({p * 1e3:.1f} ms per member-step)")
     print(f"reference TransformerLM        {r * 1e3:10.1f} ms/step (one Post-LN model)")
-    compile_s = max(first_s - p * k, 0.0) if args.compile else 0.0        # nothing is compiled without --compile
+    compile_s = max(first_s - p * k, 0.0) if args.compile else 0.0        # first step beyond a step: compiling
     print(f"build + first step, all        {first_s:10.1f} s (compiling: {compile_s:.1f} s)")
     print(f"chapter N={n}: members={k} member_step_ms={p * 1e3:.1f} reference_ms={r * 1e3:.0f} "
           f"speedup_vs_reference={r / p:.2f} gflops={g:.1f} peak_gflops={q:.1f} compile_s={compile_s:.1f}")
@@ -218,9 +227,7 @@ def main() -> None:
 
     def engine_step(k: int, compiled: bool = False):
         """The engine's own training step: its forward, and EnsembleOptimizer's Adam (fused)."""
-        stack = build_stack(cfg, seeds=list(range(k)), device=dev)
-        if compiled:                                  # the engine's own compile switch is gone: the whole block stack
-            stack.run_blocks = torch.compile(stack.run_blocks, dynamic=False)   # through torch.compile, for comparison
+        stack = compiled_blocks(build_stack(cfg, seeds=list(range(k)), device=dev), compiled)
         opt = EnsembleOptimizer(stack, [TrainConfig(lr=1e-4)] * k)
         xs = x.expand(k, -1, -1, -1)                                               # [K, B, T, d]
         count = iter(range(10 ** 9))

@@ -41,13 +41,12 @@ from torch import nn
 from deepnotes.core.config import ModelConfig
 from deepnotes.core.init import trunc_normal_
 from deepnotes.core.rng import generator
-from deepnotes.core.stack_function import Styles, block_forward, mask_of, run_blocks
+from deepnotes.core.stack_function import Styles, block_forward, mask_of, norm_forward, run_blocks
 from deepnotes.core.validate import positive_int
 
 NORMED = ("post", "deepnorm", "pre")           # styles with a LayerNorm per sublayer
 MATRICES = ("qkv_w", "out_w", "fc1_w", "fc2_w")  # the blocks' weight matrices (what DeepNet's analysis scales)
 GATES = ("attn_gate", "ffn_gate")               # ReZero's gates
-LN_EPS = 1e-5                                   # nn.LayerNorm's default, as in the reference
 
 
 @dataclass(frozen=True)
@@ -69,6 +68,16 @@ def graph_config(cfg: ModelConfig) -> ModelConfig:
 def uses_norm(cfg: ModelConfig) -> bool:
     """Whether a member of this style has a LayerNorm in each sublayer."""
     return cfg.norm in NORMED
+
+
+def member_flags(cfgs: Sequence[ModelConfig]) -> dict[str, list]:
+    """Each member's block as data, one list entry per member: its skip weight α (0 for ``plain``, no
+    skip path), and whether its LayerNorm sits on the sublayer's input (``pre``), on the sum (``post``),
+    and whether a trained gate multiplies the branch (``gated``, ReZero)."""
+    return {"alpha": [0.0 if c.norm == "plain" else c.skip_alpha for c in cfgs],
+            "pre": [c.norm == "pre" for c in cfgs],
+            "post": [c.norm in ("post", "deepnorm") for c in cfgs],
+            "gated": [c.norm == "rezero" for c in cfgs]}
 
 
 def xavier_std(fan_out: int, fan_in: int, gain: float = 1.0) -> float:
@@ -99,9 +108,9 @@ class Stack(nn.Module):
         self.n_members, self.n_layers = len(cfgs), shared.n_layers
         self.mask_id = shared.vocab_size                       # encoders: one extra token, [MASK]
         dtype = dtype or torch.get_default_dtype()
-        norms = [c.norm for c in cfgs]
+        self.flags = member_flags(cfgs)
         self.has_norm = any(uses_norm(c) for c in cfgs)        # the union of the members' pieces
-        self.has_pre, self.has_gate = "pre" in norms, "rezero" in norms
+        self.has_pre, self.has_gate = any(self.flags["pre"]), any(self.flags["gated"])
         self.slots: dict[str, Slot] = {}
         for name, shape, parts in self._block_shapes():
             self._add(name, (self.n_layers, self.n_members, *shape), Slot(1, parts), device, dtype)
@@ -109,12 +118,9 @@ class Stack(nn.Module):
             self._add(name, (self.n_members, *shape), Slot(0, parts), device, dtype)
         self._bias_cache: dict = {}
         self._styles: dict = {}
-        self.register_buffer("alpha", torch.tensor([0.0 if c.norm == "plain" else c.skip_alpha for c in cfgs],
-                                                   device=device, dtype=dtype))                        # [K]
-        for name, members in (("pre", [c.norm == "pre" for c in cfgs]),
-                              ("post", [c.norm in ("post", "deepnorm") for c in cfgs]),
-                              ("gated", [c.norm == "rezero" for c in cfgs])):
-            self.register_buffer(name, torch.tensor(members, device=device))                          # [K] bool
+        self.register_buffer("alpha", torch.tensor(self.flags["alpha"], device=device, dtype=dtype))  # [K]
+        for name in ("pre", "post", "gated"):
+            self.register_buffer(name, torch.tensor(self.flags[name], device=device))                 # [K] bool
         self.reset_parameters()
 
     @property
@@ -124,14 +130,10 @@ class Stack(nn.Module):
         free of synchronizations there)."""
         key = (self.alpha.device, self.alpha.dtype)
         if self._styles.get("key") != key:
-            like = dict(device=self.alpha.device, dtype=self.alpha.dtype)
-            alphas = [0.0 if c.norm == "plain" else c.skip_alpha for c in self.cfgs]
-            mask = lambda flags: mask_of(torch.tensor(flags, **like))                   # noqa: E731
+            mask = lambda name: mask_of(self.flags[name], getattr(self, name).to(self.alpha.dtype))   # noqa: E731
             self._styles = {"key": key, "styles": Styles(
-                alpha=None if all(a == 1 for a in alphas) else torch.tensor(alphas, **like).view(-1, 1, 1),
-                pre=mask([c.norm == "pre" for c in self.cfgs]),
-                post=mask([c.norm in ("post", "deepnorm") for c in self.cfgs]),
-                gated=mask([c.norm == "rezero" for c in self.cfgs]),
+                alpha=None if all(a == 1 for a in self.flags["alpha"]) else self.alpha.view(-1, 1, 1),
+                pre=mask("pre"), post=mask("post"), gated=mask("gated"),
                 activation=self.cfg.activation, n_heads=self.cfg.n_heads)}
         return self._styles["styles"]
 
@@ -251,7 +253,7 @@ class Stack(nn.Module):
     @staticmethod
     def _norm(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         """LayerNorm with member-wise affine: x [K, M, d], w and b [K, 1, d]."""
-        return torch.addcmul(b, F.layer_norm(x, x.shape[-1:], eps=LN_EPS), w)
+        return norm_forward(x, w, b)[0]
 
     def _score_bias(self, t: int, like: torch.Tensor) -> torch.Tensor:
         """[T, T]: −inf above the diagonal for a causal model (position i sees j ≤ i), else 0."""

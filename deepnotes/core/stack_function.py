@@ -54,13 +54,14 @@ class Styles:
     n_heads: int
 
 
-def mask_of(flags: torch.Tensor) -> Mask:
-    """A :class:`Styles` mask of per-member 0/1 flags [K] (a floating tensor)."""
-    if not bool(flags.any()):
+def mask_of(flags: list[bool], values: torch.Tensor) -> Mask:
+    """A :class:`Styles` mask of per-member flags: ``flags`` (Python, to decide without reading the
+    device) and the same as 0/1 ``values`` [K] in the parameters' dtype."""
+    if not any(flags):
         return None
-    if bool(flags.all()):
+    if all(flags):
         return True
-    m = flags.view(-1, 1, 1)
+    m = values.view(-1, 1, 1)
     return m, 1 - m
 
 
@@ -98,7 +99,7 @@ def _linear_backward(dy, x, w, gw, gb):
 
 # ---- LayerNorm with a per-member affine ---------------------------------------------------------
 
-def _norm_forward(x, w, b):
+def norm_forward(x, w, b):
     """LN(x)·γ + β per member: x [K, M, d], γ and β [K, 1, d] → (y, (x, x̂, mean, rstd))."""
     xhat, mean, rstd = torch.native_layer_norm(x, x.shape[-1:], None, None, LN_EPS)
     return torch.addcmul(b, xhat, w), (x, xhat, mean, rstd)
@@ -172,7 +173,7 @@ def _sublayer_forward(st: Styles, x, p, sub: str, branch, keep: bool):
     """y of one residual sublayer (the module docstring's four lines) and what its backward needs."""
     u, pre = x, None
     if st.pre is not None:
-        normed, pre = _norm_forward(x, p[f"{sub}_norm_w"], p[f"{sub}_norm_b"])
+        normed, pre = norm_forward(x, p[f"{sub}_norm_w"], p[f"{sub}_norm_b"])
         u = _blend(st.pre, x, normed)
     f, inner = branch(u)
     gate = None
@@ -184,7 +185,7 @@ def _sublayer_forward(st: Styles, x, p, sub: str, branch, keep: bool):
     s = torch.addcmul(skip, gate, f) if gate is not None else skip + f
     y, post = s, None
     if st.post is not None:
-        normed, post = _norm_forward(s, p[f"{sub}_norm_w"], p[f"{sub}_norm_b"])
+        normed, post = norm_forward(s, p[f"{sub}_norm_w"], p[f"{sub}_norm_b"])
         y = _blend(st.post, s, normed)
     return y, ((pre, inner, f, gate, post) if keep else None)
 

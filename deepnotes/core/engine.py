@@ -134,7 +134,8 @@ class Stack(nn.Module):
             self._styles = {"key": key, "styles": Styles(
                 alpha=None if all(a == 1 for a in self.flags["alpha"]) else self.alpha.view(-1, 1, 1),
                 pre=mask("pre"), post=mask("post"), gated=mask("gated"),
-                activation=self.cfg.activation, n_heads=self.cfg.n_heads)}
+                activation=self.cfg.activation, n_heads=self.cfg.n_heads, causal=self.cfg.causal,
+                flags=self.flags)}
         return self._styles["styles"]
 
     def member_names(self, k: int) -> list[str]:

@@ -24,7 +24,7 @@ from dataclasses import replace
 
 import torch
 
-from deepnotes.core import scaling
+from deepnotes.core import fused, scaling
 from deepnotes.core.config import ModelConfig, TrainConfig
 from deepnotes.core.work_log import log_train_runs
 from deepnotes.core.data import MarkovLanguage
@@ -106,16 +106,22 @@ class EnsembleOptimizer:
             if self.kind == "sgd":
                 p.addcmul_(g, lr, value=-1.0)
             elif self.kind == "adam":
-                self._adam(name, p, g, lr, values[0] if uniform else None)
+                self._adam(name, p, g, lr, values, uniform)
             else:
                 self._lamb(name, p, g, lr)
 
-    def _adam(self, name: str, p: torch.Tensor, g: torch.Tensor, lr: torch.Tensor, shared_lr: float | None) -> None:
+    def _adam(self, name: str, p: torch.Tensor, g: torch.Tensor, lr: torch.Tensor, values: list[float],
+              uniform: bool) -> None:
         """One Adam step: PyTorch's fused kernel (one pass over θ, g, m, v: 9 ms against 104 ms for
         the elementwise ops over 13.6 M parameters on a 2-core CPU), straight onto θ when every member has the same η, else onto a
         zeroed buffer u at η = 1 (u = −m̂/(√v̂ + ε)) and then θ ← θ + η_k·u."""
         m, v = self.state[name]
         step_t = self.steps[name].add_(1)                   # the kernel reads t, it does not count it
+        if not uniform and fused.adam_usable(p, g, m, v):   # members' own rates: one compiled pass
+            fused.adam(p, g, m, v, values, self.stack.slots[name].member_axis, (self.b1, self.b2), ADAM_EPS,
+                       int(step_t.item()))
+            return
+        shared_lr = values[0] if uniform else None
         target = p if shared_lr is not None else self._buffer(name).zero_()
         torch._fused_adam_([target], [g], [m], [v], [], [step_t], lr=shared_lr if shared_lr is not None else 1.0,
                            beta1=self.b1, beta2=self.b2, weight_decay=0.0, eps=ADAM_EPS, amsgrad=False,

@@ -32,6 +32,8 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
+from deepnotes.core import fused
+
 LN_EPS = 1e-5                                   # nn.LayerNorm's default, as in the reference
 SOFTMAX_VECTOR = 16                             # floats per vector of the CPU softmax kernel
 PADDED_SOFTMAX_WIDTHS = range(7, SOFTMAX_VECTOR)   # row widths padded to one vector (see softmax)
@@ -52,6 +54,8 @@ class Styles:
     gated: Mask                     # g_k is the member's trained gate (ReZero), else 1
     activation: str                 # the FFN's φ: relu | gelu
     n_heads: int
+    causal: bool = True             # position i sees j ≤ i (the compiled path's score mask; here: bias)
+    flags: dict | None = None       # per member, Python: alpha, pre, post, gated (the compiled path's data)
 
 
 def mask_of(flags: list[bool], values: torch.Tensor) -> Mask:
@@ -250,6 +254,12 @@ class BlocksFunction(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, st: Styles, names: tuple, batch: int, bias, x, *params):
+        ctx.names = names
+        if fused.usable(st, x, params):          # the same formulas, compiled
+            y, ctx.fused = fused.forward(st, names, params, x, batch, keep=True)
+            ctx.params = params
+            return y
+        ctx.fused = None
         layers = _layers(names, params)
         saved = []
         for p in layers:
@@ -261,6 +271,10 @@ class BlocksFunction(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, dx):
+        if ctx.fused is not None:
+            dx, grads = fused.backward(ctx.names, ctx.params, ctx.fused, dx)
+            ctx.fused = ctx.params = None
+            return (None, None, None, None, dx, *grads)
         grads = [torch.empty(s, dtype=dt, device=dev) for s, dt, dev in ctx.shapes]
         glayers = _layers(ctx.names, grads)
         dx = dx.contiguous()
@@ -274,6 +288,8 @@ def run_blocks(st: Styles, names: tuple, params: list, x: torch.Tensor, batch: i
     """x_N of x_0 [K, M, d]: one autograd node where gradients are wanted, else the plain forward."""
     if torch.is_grad_enabled() and (x.requires_grad or any(t.requires_grad for t in params)):
         return BlocksFunction.apply(st, tuple(names), batch, bias, x, *params)
+    if fused.usable(st, x, params):
+        return fused.forward(st, names, params, x, batch, keep=False)[0]
     with torch.no_grad():
         for p in _layers(names, params):
             x, _ = block_forward(st, x, p, batch, bias)

@@ -1,0 +1,491 @@
+// The N blocks of an engine Stack, forward and backward, as plain loops: one call runs every
+// layer of every member (deepnotes/core/fused.py compiles this file and calls it through ctypes).
+//
+// The formulas are deepnotes/core/stack_function.py's, member by member (its docstring writes them
+// out); there, each small operation of a layer is one PyTorch call that costs a few microseconds to
+// dispatch whatever its size. Here a member's whole layer is computed in one pass over data that
+// stays in the core's cache, with a register-blocked matrix product, and the members are spread over
+// threads (each member's arithmetic runs on one thread in a fixed order: the same result for any
+// thread count). The backward recomputes each layer's forward from its saved input instead of
+// keeping every intermediate (a few KB per member and layer instead of tens of KB). Denormal numbers
+// count as 0 here (FlushDenormals): the gradients that vanish through a deep Post-LN stack otherwise
+// pass through the 1e-38 range, where each float operation costs about a hundred times more.
+//
+// Layout (row-major, contiguous): block parameters [N, K, r, c] (matrices stored [in, out]), the
+// stream x [K, M = B·T, d]. One block on member k:
+//     u = LN(x) if pre_k else x;  f = F(u);  s = α_k·x + g·f (g the gate if gated_k, else 1);
+//     y = LN(s) if post_k else s.
+// Plain C++17 with GCC/Clang vector extensions: no PyTorch headers, so it compiles in about a second.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <thread>
+#include <vector>
+#include "flush_denormals.h"
+
+namespace {
+
+// slots of the parameter pointer array, as fused.py passes them (null where a stack lacks the piece)
+enum Slot {
+  ATTN_NORM_W, ATTN_NORM_B, ATTN_GATE, QKV_W, QKV_B, OUT_W, OUT_B,
+  FFN_NORM_W, FFN_NORM_B, FFN_GATE, FC1_W, FC1_B, FC2_W, FC2_B, N_SLOTS
+};
+
+struct Layout {
+  int64_t n_layers, members, tokens, d, d_ff, seq, heads;
+  int64_t attention, causal, gelu, threads;
+  double eps;
+};
+
+template <typename T, int BYTES> struct Vec { typedef T type __attribute__((vector_size(BYTES))); };
+
+// C[r, :] = Σ_p A[r, p]·B[p, :] (+ bias, or + C) for R rows and NV vectors of BYTES: the products
+// accumulate in registers (R·NV vectors), each B vector loaded once for R rows. A[r, p] sits at
+// A[r·ars + p·acs], so Aᵀ needs no copy.
+template <typename T, int BYTES, int R, int NV>
+inline void tile(int64_t K, const T* A, int64_t ars, int64_t acs, const T* B, int64_t ldb, T* C, int64_t ldc,
+                 const T* bias, bool accumulate) {
+  typedef typename Vec<T, BYTES>::type V;
+  constexpr int L = BYTES / sizeof(T);
+  V acc[R][NV];
+  for (int r = 0; r < R; r++)
+    for (int v = 0; v < NV; v++) {
+      if (accumulate) std::memcpy(&acc[r][v], C + r * ldc + v * L, BYTES);
+      else if (bias) std::memcpy(&acc[r][v], bias + v * L, BYTES);
+      else acc[r][v] = V{};
+    }
+  for (int64_t p = 0; p < K; p++) {
+    V b[NV];
+    for (int v = 0; v < NV; v++) std::memcpy(&b[v], B + p * ldb + v * L, BYTES);
+    for (int r = 0; r < R; r++) {
+      T a = A[r * ars + p * acs];
+      for (int v = 0; v < NV; v++) acc[r][v] += a * b[v];
+    }
+  }
+  for (int r = 0; r < R; r++)
+    for (int v = 0; v < NV; v++) std::memcpy(C + r * ldc + v * L, &acc[r][v], BYTES);
+}
+
+template <typename T, int R>
+inline void row_block(int64_t K, int64_t N, const T* A, int64_t ars, int64_t acs, const T* B, int64_t ldb, T* C,
+                      int64_t ldc, const T* bias, bool accumulate) {
+  constexpr int L = 64 / sizeof(T), H = 32 / sizeof(T);
+  auto at = [&](int64_t j) { return bias ? bias + j : nullptr; };
+  int64_t j = 0;
+  for (; j + 4 * L <= N; j += 4 * L) tile<T, 64, R, 4>(K, A, ars, acs, B + j, ldb, C + j, ldc, at(j), accumulate);
+  switch ((N - j) / L) {
+    case 3: tile<T, 64, R, 3>(K, A, ars, acs, B + j, ldb, C + j, ldc, at(j), accumulate); j += 3 * L; break;
+    case 2: tile<T, 64, R, 2>(K, A, ars, acs, B + j, ldb, C + j, ldc, at(j), accumulate); j += 2 * L; break;
+    case 1: tile<T, 64, R, 1>(K, A, ars, acs, B + j, ldb, C + j, ldc, at(j), accumulate); j += L; break;
+    default: break;
+  }
+  if (j + H <= N) {                                    // half a vector (8 floats: rows of T = 8 scores)
+    tile<T, 32, R, 1>(K, A, ars, acs, B + j, ldb, C + j, ldc, at(j), accumulate);
+    j += H;
+  }
+  for (; j < N; j++)                                   // columns past the last vector
+    for (int r = 0; r < R; r++) {
+      T s = accumulate ? C[r * ldc + j] : (bias ? bias[j] : T(0));
+      for (int64_t p = 0; p < K; p++) s += A[r * ars + p * acs] * B[p * ldb + j];
+      C[r * ldc + j] = s;
+    }
+}
+
+// C [M, N] = A · B (+ bias [N] broadcast over rows, or + C where accumulate); A [M, K] with A[i, p]
+// at A[i·ars + p·acs], B [K, N] with row stride ldb, C with row stride ldc
+template <typename T>
+void mm_strided(int64_t M, int64_t K, int64_t N, const T* A, int64_t ars, int64_t acs, const T* B, int64_t ldb,
+                T* C, int64_t ldc, const T* bias, bool accumulate) {
+  int64_t i = 0;
+  for (; i + 4 <= M; i += 4)
+    row_block<T, 4>(K, N, A + i * ars, ars, acs, B, ldb, C + i * ldc, ldc, bias, accumulate);
+  for (; i < M; i++) row_block<T, 1>(K, N, A + i * ars, ars, acs, B, ldb, C + i * ldc, ldc, bias, accumulate);
+}
+
+// C [M, N] = A [M, K] · B [K, N] (+ bias, or + C where accumulate); lda, ldb, ldc the row strides
+template <typename T>
+void mm(int64_t M, int64_t K, int64_t N, const T* A, int64_t lda, const T* B, int64_t ldb, T* C, int64_t ldc,
+        const T* bias = nullptr, bool accumulate = false) {
+  mm_strided(M, K, N, A, lda, int64_t(1), B, ldb, C, ldc, bias, accumulate);
+}
+
+// C [M, N] = Aᵀ · B where A is [K, M] (row stride lda), B [K, N]
+template <typename T>
+void mm_tn(int64_t M, int64_t K, int64_t N, const T* A, int64_t lda, const T* B, int64_t ldb, T* C, int64_t ldc) {
+  mm_strided(M, K, N, A, int64_t(1), lda, B, ldb, C, ldc, (const T*)nullptr, false);
+}
+
+// dst [c, r] = src [r, c]ᵀ (src row stride lds)
+template <typename T>
+void transpose(int64_t r, int64_t c, const T* src, int64_t lds, T* dst) {
+  for (int64_t i = 0; i < r; i++)
+    for (int64_t j = 0; j < c; j++) dst[j * r + i] = src[i * lds + j];
+}
+
+// C [M, N] = A [M, K] · Bᵀ where B is [N, K] (row stride ldb); scratch holds K·N
+template <typename T>
+void mm_nt(int64_t M, int64_t K, int64_t N, const T* A, int64_t lda, const T* B, int64_t ldb, T* C,
+           int64_t ldc, T* scratch) {
+  transpose(N, K, B, ldb, scratch);
+  mm(M, K, N, A, lda, scratch, N, C, ldc);
+}
+
+// g [N] = Σ_rows a [rows, N]
+template <typename T>
+void column_sums(int64_t rows, int64_t n, const T* a, T* g) {
+  for (int64_t j = 0; j < n; j++) g[j] = 0;
+  for (int64_t i = 0; i < rows; i++)
+    for (int64_t j = 0; j < n; j++) g[j] += a[i * n + j];
+}
+
+// LayerNorm over rows of x [M, d]: x̂ = (x − mean)·rstd, y = x̂ γ + β (rstd = 1/√(var + ε), var biased)
+template <typename T>
+void norm_forward(int64_t M, int64_t d, const T* x, const T* w, const T* b, double eps, T* xhat,
+                  T* rstd, T* y) {
+  for (int64_t i = 0; i < M; i++) {
+    const T* xi = x + i * d;
+    T mean = 0, var = 0;
+    for (int64_t j = 0; j < d; j++) mean += xi[j];
+    mean /= T(d);
+    for (int64_t j = 0; j < d; j++) var += (xi[j] - mean) * (xi[j] - mean);
+    var /= T(d);
+    T r = T(1) / std::sqrt(var + T(eps));
+    rstd[i] = r;
+    for (int64_t j = 0; j < d; j++) {
+      T h = (xi[j] - mean) * r;
+      xhat[i * d + j] = h;
+      y[i * d + j] = h * w[j] + b[j];
+    }
+  }
+}
+
+// LN backward: ∂γ += Σ dy x̂, ∂β += Σ dy; dx = rstd·(dx̂ − mean(dx̂) − x̂·mean(dx̂ ⊙ x̂)), dx̂ = dy ⊙ γ.
+// dx is written, or added to where accumulate.
+template <typename T>
+void norm_backward(int64_t M, int64_t d, const T* dy, const T* xhat, const T* rstd, const T* w,
+                   T* gw, T* gb, T* dx, bool accumulate) {
+  for (int64_t i = 0; i < M; i++) {
+    const T* dyi = dy + i * d;
+    const T* hi = xhat + i * d;
+    T m1 = 0, m2 = 0;
+    for (int64_t j = 0; j < d; j++) {
+      gw[j] += dyi[j] * hi[j];
+      gb[j] += dyi[j];
+      T g = dyi[j] * w[j];
+      m1 += g;
+      m2 += g * hi[j];
+    }
+    m1 /= T(d);
+    m2 /= T(d);
+    for (int64_t j = 0; j < d; j++) {
+      T v = rstd[i] * (dyi[j] * w[j] - m1 - hi[j] * m2);
+      dx[i * d + j] = accumulate ? dx[i * d + j] + v : v;
+    }
+  }
+}
+
+template <typename T> inline T gelu(T h) { return T(0.5) * h * (T(1) + std::erf(h * T(M_SQRT1_2))); }
+template <typename T> inline T gelu_grad(T h) {
+  return T(0.5) * (T(1) + std::erf(h * T(M_SQRT1_2))) + h * std::exp(T(-0.5) * h * h) * T(0.5 * M_2_SQRTPI * M_SQRT1_2);
+}
+
+// One member's parameters of one layer (pointers into [N, K, r, c])
+template <typename T>
+struct LayerParams {
+  const T* p[N_SLOTS];
+  T* g[N_SLOTS];
+};
+
+// Everything one layer's forward keeps for its backward, for one sublayer (thread-local, reused)
+template <typename T>
+struct SublayerState {
+  std::vector<T> x, u, pre_xhat, pre_rstd, f, s, post_xhat, post_rstd;
+  std::vector<T> qkv, probs, y;            // attention
+  std::vector<T> h, a;                     // FFN
+};
+
+template <typename T>
+struct Member {
+  const Layout& L;
+  T alpha;
+  bool pre, post, gated;
+  SublayerState<T> attn, ffn;
+  std::vector<T> scratch, buf1, buf2, buf3;         // transposes; the branches' backward; the mid-block stream
+  std::vector<T> ds_buf, df_buf, du_buf, skip_buf;  // a sublayer's backward [M, d]
+
+  Member(const Layout& lay, T al, bool pr, bool po, bool ga) : L(lay), alpha(al), pre(pr), post(po), gated(ga) {
+    int64_t M = L.tokens, d = L.d, f = L.d_ff;
+    for (SublayerState<T>* st : {&attn, &ffn}) {
+      for (auto* v : {&st->x, &st->u, &st->pre_xhat, &st->f, &st->s, &st->post_xhat, &st->y}) v->resize(M * d);
+      st->pre_rstd.resize(M);
+      st->post_rstd.resize(M);
+    }
+    attn.qkv.resize(M * 3 * d);
+    attn.probs.resize((M / L.seq) * L.heads * L.seq * L.seq);
+    ffn.h.resize(M * f);
+    ffn.a.resize(M * f);
+    int64_t big = std::max({3 * d * d, d * f, M * 3 * d, M * f, L.seq * d, L.seq * L.seq});
+    scratch.resize(big);
+    buf1.resize(std::max(M * 3 * d, M * f));
+    buf2.resize(std::max(M * 3 * d, M * f));
+    buf3.resize(std::max(L.seq * L.seq, M * d));
+    for (auto* v : {&ds_buf, &df_buf, &du_buf, &skip_buf}) v->resize(M * d);
+  }
+
+  // the sublayer's branch F(u) into st.f
+  void attention_forward(SublayerState<T>& st, const LayerParams<T>& lp) {
+    int64_t M = L.tokens, d = L.d, t = L.seq, nh = L.heads, dh = d / nh, B = M / t;
+    T scale = T(1) / std::sqrt(T(dh));
+    mm<T>(M, d, 3 * d, st.u.data(), d, lp.p[QKV_W], 3 * d, st.qkv.data(), 3 * d, lp.p[QKV_B]);
+    for (int64_t b = 0; b < B; b++)
+      for (int64_t hd = 0; hd < nh; hd++) {
+        const T* q = st.qkv.data() + b * t * 3 * d + hd * dh;
+        const T* k = q + d;
+        const T* v = q + 2 * d;
+        T* P = st.probs.data() + (b * nh + hd) * t * t;                       // [T, T]
+        mm_nt<T>(t, dh, t, q, 3 * d, k, 3 * d, P, t, scratch.data());
+        for (int64_t i = 0; i < t; i++) {                                     // softmax of the scaled row
+          int64_t n = L.causal ? i + 1 : t;
+          T mx = -INFINITY;
+          for (int64_t j = 0; j < n; j++) mx = std::max(mx, P[i * t + j] * scale);
+          T sum = 0;
+          for (int64_t j = 0; j < n; j++) sum += (P[i * t + j] = std::exp(P[i * t + j] * scale - mx));
+          for (int64_t j = 0; j < n; j++) P[i * t + j] /= sum;
+          for (int64_t j = n; j < t; j++) P[i * t + j] = 0;
+        }
+        mm<T>(t, t, dh, P, t, v, 3 * d, st.y.data() + b * t * d + hd * dh, d);   // Y = P V
+      }
+    mm<T>(M, d, d, st.y.data(), d, lp.p[OUT_W], d, st.f.data(), d, lp.p[OUT_B]);
+  }
+
+  void ffn_forward(SublayerState<T>& st, const LayerParams<T>& lp) {
+    int64_t M = L.tokens, d = L.d, f = L.d_ff;
+    mm<T>(M, d, f, st.u.data(), d, lp.p[FC1_W], f, st.h.data(), f, lp.p[FC1_B]);
+    for (int64_t i = 0; i < M * f; i++) {
+      T h = st.h[i];
+      st.a[i] = L.gelu ? gelu(h) : (h > 0 ? h : T(0));
+    }
+    mm<T>(M, f, d, st.a.data(), f, lp.p[FC2_W], d, st.f.data(), d, lp.p[FC2_B]);
+  }
+
+  // y = [LN if post](α x + g F([LN if pre](x))) for one sublayer; x read from in, y written to out
+  void sublayer_forward(SublayerState<T>& st, const LayerParams<T>& lp, bool attention, const T* in, T* out) {
+    int64_t M = L.tokens, d = L.d;
+    int nw = attention ? ATTN_NORM_W : FFN_NORM_W, nb = nw + 1, gs = nw + 2;
+    std::memcpy(st.x.data(), in, M * d * sizeof(T));
+    if (pre) norm_forward<T>(M, d, st.x.data(), lp.p[nw], lp.p[nb], L.eps, st.pre_xhat.data(), st.pre_rstd.data(), st.u.data());
+    else std::memcpy(st.u.data(), in, M * d * sizeof(T));
+    if (attention) attention_forward(st, lp);
+    else ffn_forward(st, lp);
+    T g = gated ? lp.p[gs][0] : T(1);
+    T* s = post ? st.s.data() : out;
+    for (int64_t i = 0; i < M * d; i++) s[i] = alpha * st.x[i] + g * st.f[i];
+    if (post) norm_forward<T>(M, d, s, lp.p[nw], lp.p[nb], L.eps, st.post_xhat.data(), st.post_rstd.data(), out);
+  }
+
+  void block_forward(const LayerParams<T>& lp, const T* in, T* out) {
+    if (L.attention) {
+      sublayer_forward(attn, lp, true, in, buf3.data());
+      sublayer_forward(ffn, lp, false, buf3.data(), out);
+    } else {
+      sublayer_forward(ffn, lp, false, in, out);
+    }
+  }
+
+  // ∂L/∂u of the attention branch given ∂L/∂f (df), parameter gradients written
+  void attention_backward(SublayerState<T>& st, const LayerParams<T>& lp, const T* df, T* du) {
+    int64_t M = L.tokens, d = L.d, t = L.seq, nh = L.heads, dh = d / nh, B = M / t;
+    T scale = T(1) / std::sqrt(T(dh));
+    T* dy = buf1.data();                                                     // [M, d]
+    T* dqkv = buf2.data();                                                   // [M, 3d]
+    mm_tn<T>(d, M, d, st.y.data(), d, df, d, lp.g[OUT_W], d);
+    column_sums<T>(M, d, df, lp.g[OUT_B]);
+    mm_nt<T>(M, d, d, df, d, lp.p[OUT_W], d, dy, d, scratch.data());
+    T* dp = buf3.data();                                                     // [T, T]
+    for (int64_t b = 0; b < B; b++)
+      for (int64_t hd = 0; hd < nh; hd++) {
+        int64_t off = b * t * 3 * d + hd * dh;
+        const T* q = st.qkv.data() + off;
+        const T* k = q + d;
+        const T* v = q + 2 * d;
+        const T* P = st.probs.data() + (b * nh + hd) * t * t;
+        const T* dyh = dy + b * t * d + hd * dh;
+        mm_nt<T>(t, dh, t, dyh, d, v, 3 * d, dp, t, scratch.data());            // ∂P = ∂Y Vᵀ
+        mm_tn<T>(t, t, dh, P, t, dyh, d, dqkv + off + 2 * d, 3 * d);  // ∂V = Pᵀ ∂Y
+        for (int64_t i = 0; i < t; i++) {                                      // ∂S = P ⊙ (∂P − Σ ∂P ⊙ P), scaled
+          T dot = 0;
+          for (int64_t j = 0; j < t; j++) dot += dp[i * t + j] * P[i * t + j];
+          for (int64_t j = 0; j < t; j++) dp[i * t + j] = P[i * t + j] * (dp[i * t + j] - dot) * scale;
+        }
+        mm<T>(t, t, dh, dp, t, k, 3 * d, dqkv + off, 3 * d);                     // ∂Q = ∂S K
+        mm_tn<T>(t, t, dh, dp, t, q, 3 * d, dqkv + off + d, 3 * d);  // ∂K = ∂Sᵀ Q
+      }
+    mm_tn<T>(d, M, 3 * d, st.u.data(), d, dqkv, 3 * d, lp.g[QKV_W], 3 * d);
+    column_sums<T>(M, 3 * d, dqkv, lp.g[QKV_B]);
+    mm_nt<T>(M, 3 * d, d, dqkv, 3 * d, lp.p[QKV_W], 3 * d, du, d, scratch.data());
+  }
+
+  void ffn_backward(SublayerState<T>& st, const LayerParams<T>& lp, const T* df, T* du) {
+    int64_t M = L.tokens, d = L.d, f = L.d_ff;
+    T* da = buf1.data();                                                     // [M, f]
+    mm_tn<T>(f, M, d, st.a.data(), f, df, d, lp.g[FC2_W], d);
+    column_sums<T>(M, d, df, lp.g[FC2_B]);
+    mm_nt<T>(M, d, f, df, d, lp.p[FC2_W], d, da, f, scratch.data());
+    for (int64_t i = 0; i < M * f; i++)
+      da[i] *= L.gelu ? gelu_grad(st.h[i]) : (st.a[i] > 0 ? T(1) : T(0));
+    mm_tn<T>(d, M, f, st.u.data(), d, da, f, lp.g[FC1_W], f);
+    column_sums<T>(M, f, da, lp.g[FC1_B]);
+    mm_nt<T>(M, f, d, da, f, lp.p[FC1_W], f, du, d, scratch.data());
+  }
+
+  // ∂L/∂x of the sublayer into dx given ∂L/∂y (dy; dx may alias it: dy is read before dx is written)
+  void sublayer_backward(SublayerState<T>& st, const LayerParams<T>& lp, bool attention, const T* dy, T* dx) {
+    int64_t M = L.tokens, d = L.d;
+    int nw = attention ? ATTN_NORM_W : FFN_NORM_W, nb = nw + 1, gs = nw + 2;
+    if (lp.g[nw]) {                        // a member without this LayerNorm leaves its gradient 0
+      std::fill(lp.g[nw], lp.g[nw] + d, T(0));
+      std::fill(lp.g[nb], lp.g[nb] + d, T(0));
+    }
+    const T* ds = dy;
+    if (post) {
+      norm_backward<T>(M, d, dy, st.post_xhat.data(), st.post_rstd.data(), lp.p[nw], lp.g[nw], lp.g[nb],
+                       ds_buf.data(), false);
+      ds = ds_buf.data();
+    }
+    if (lp.g[gs]) {                        // ∂L/∂g = Σ ∂L/∂s ⊙ f (0 off ReZero)
+      T dg = 0;
+      if (gated)
+        for (int64_t i = 0; i < M * d; i++) dg += ds[i] * st.f[i];
+      lp.g[gs][0] = dg;
+    }
+    T g = gated ? lp.p[gs][0] : T(1);
+    for (int64_t i = 0; i < M * d; i++) {
+      df_buf[i] = g * ds[i];
+      skip_buf[i] = alpha * ds[i];
+    }
+    if (attention) attention_backward(st, lp, df_buf.data(), du_buf.data());
+    else ffn_backward(st, lp, df_buf.data(), du_buf.data());
+    if (pre) norm_backward<T>(M, d, du_buf.data(), st.pre_xhat.data(), st.pre_rstd.data(), lp.p[nw], lp.g[nw],
+                              lp.g[nb], dx, false);
+    else std::memcpy(dx, du_buf.data(), M * d * sizeof(T));
+    for (int64_t i = 0; i < M * d; i++) dx[i] += skip_buf[i];
+  }
+};
+
+// entries of one member's slot s in one layer
+inline int64_t slot_size(const Layout& L, int s) {
+  int64_t d = L.d, f = L.d_ff;
+  const int64_t size[N_SLOTS] = {d, d, 1, d * 3 * d, 3 * d, d * d, d, d, d, 1, d * f, f, f * d, d};
+  return size[s];
+}
+
+template <typename T>
+LayerParams<T> layer(const Layout& L, const T* const* params, T* const* grads, int64_t l, int64_t k) {
+  LayerParams<T> lp;
+  for (int s = 0; s < N_SLOTS; s++) {
+    int64_t off = (l * L.members + k) * slot_size(L, s);
+    lp.p[s] = params[s] ? params[s] + off : nullptr;
+    lp.g[s] = grads && grads[s] ? grads[s] + off : nullptr;
+  }
+  return lp;
+}
+
+// Ask for the next layer's parameters (into L2) while this one computes: at a thousand layers they
+// come from memory, not cache.
+// The gradients too (for writing): a store to a line that is not in cache waits for the line to be
+// read first, and a layer's gradients are 500 such lines.
+template <typename T>
+void prefetch(const Layout& L, const T* const* params, T* const* grads, int64_t l, int64_t k) {
+  if (l < 0 || l >= L.n_layers) return;
+  LayerParams<T> lp = layer<T>(L, params, grads, l, k);
+  for (int s = 0; s < N_SLOTS; s++) {
+    int64_t n = slot_size(L, s);
+    if (lp.p[s])
+      for (int64_t i = 0; i < n; i += 64 / sizeof(T)) __builtin_prefetch(lp.p[s] + i, 0, 2);
+    if (lp.g[s])
+      for (int64_t i = 0; i < n; i += 64 / sizeof(T)) __builtin_prefetch(lp.g[s] + i, 1, 2);
+  }
+}
+
+template <typename F>
+void for_members(const Layout& L, F fn) {
+  int64_t nt = std::max<int64_t>(1, std::min(L.threads, L.members));
+  if (nt == 1) {
+    FlushDenormals flush;
+    for (int64_t k = 0; k < L.members; k++) fn(k);
+    return;
+  }
+  std::vector<std::thread> pool;
+  for (int64_t t = 0; t < nt; t++)
+    pool.emplace_back([&, t] {
+      FlushDenormals flush;
+      for (int64_t k = t; k < L.members; k += nt) fn(k);
+    });
+  for (auto& th : pool) th.join();
+}
+
+// x [K, M, d]: x_0 in, x_N out; saved [N, K, M, d] (or null): every layer's input
+template <typename T>
+void forward(const Layout& L, const T* const* params, const T* alpha, const uint8_t* pre,
+             const uint8_t* post, const uint8_t* gated, T* x, T* saved) {
+  int64_t Md = L.tokens * L.d;
+  for_members(L, [&](int64_t k) {
+    Member<T> m(L, alpha[k], pre[k], post[k], gated[k]);
+    std::vector<T> next(Md);
+    T* xk = x + k * Md;
+    for (int64_t l = 0; l < L.n_layers; l++) {
+      prefetch<T>(L, params, nullptr, l + 1, k);
+      if (saved) std::memcpy(saved + (l * L.members + k) * Md, xk, Md * sizeof(T));
+      m.block_forward(layer<T>(L, params, nullptr, l, k), xk, next.data());
+      std::memcpy(xk, next.data(), Md * sizeof(T));
+    }
+  });
+}
+
+// dx [K, M, d]: ∂L/∂x_N in, ∂L/∂x_0 out; every parameter gradient written into grads [N, K, r, c]
+template <typename T>
+void backward(const Layout& L, const T* const* params, T* const* grads, const T* alpha, const uint8_t* pre,
+              const uint8_t* post, const uint8_t* gated, const T* saved, T* dx) {
+  int64_t Md = L.tokens * L.d;
+  for_members(L, [&](int64_t k) {
+    Member<T> m(L, alpha[k], pre[k], post[k], gated[k]);
+    std::vector<T> out(Md), dmid(Md);
+    T* dk = dx + k * Md;
+    for (int64_t l = L.n_layers - 1; l >= 0; l--) {
+      prefetch<T>(L, params, grads, l - 1, k);
+      LayerParams<T> lp = layer<T>(L, params, grads, l, k);
+      m.block_forward(lp, saved + (l * L.members + k) * Md, out.data());        // recompute layer l
+      if (L.attention) {
+        m.sublayer_backward(m.ffn, lp, false, dk, dmid.data());
+        m.sublayer_backward(m.attn, lp, true, dmid.data(), dk);
+      } else {
+        m.sublayer_backward(m.ffn, lp, false, dk, dk);
+      }
+    }
+  });
+}
+
+}  // namespace
+
+extern "C" {
+int deepnotes_blocks_abi() { return 1; }
+void deepnotes_blocks_forward_f32(const Layout* L, const float* const* params, const float* alpha, const uint8_t* pre,
+                                  const uint8_t* post, const uint8_t* gated, float* x, float* saved) {
+  forward<float>(*L, params, alpha, pre, post, gated, x, saved);
+}
+void deepnotes_blocks_forward_f64(const Layout* L, const double* const* params, const double* alpha, const uint8_t* pre,
+                                  const uint8_t* post, const uint8_t* gated, double* x, double* saved) {
+  forward<double>(*L, params, alpha, pre, post, gated, x, saved);
+}
+void deepnotes_blocks_backward_f32(const Layout* L, const float* const* params, float* const* grads, const float* alpha,
+                                   const uint8_t* pre, const uint8_t* post, const uint8_t* gated, const float* saved,
+                                   float* dx) {
+  backward<float>(*L, params, grads, alpha, pre, post, gated, saved, dx);
+}
+void deepnotes_blocks_backward_f64(const Layout* L, const double* const* params, double* const* grads,
+                                   const double* alpha, const uint8_t* pre, const uint8_t* post, const uint8_t* gated,
+                                   const double* saved, double* dx) {
+  backward<double>(*L, params, grads, alpha, pre, post, gated, saved, dx);
+}
+}

@@ -11,6 +11,7 @@ from deepnotes.core.engine import Stack, build_stack
 from deepnotes.core.engine_reference import block_list, export_member, load_reference, reference_layout
 from deepnotes.core.ensemble import train_ensemble, train_model
 from deepnotes.core.engine import GATES
+from deepnotes.core.fused import ENV_SWITCH
 from deepnotes.core.stack_function import softmax
 from deepnotes.core import ensemble_trackers as et
 from deepnotes.core.ensemble_probes import step_probes, stream_profiles
@@ -299,8 +300,11 @@ def test_every_member_of_a_mixed_ensemble_is_its_reference_model(causal):
             assert float(stack.member(name, k, grad=True).abs().max()) == 0.0
 
 
-def test_hand_written_backward_equals_autograd():
-    """The stack's one autograd node (stack_function) against autograd through the same blocks, op by op."""
+@pytest.mark.parametrize("compiled", ["1", "0"])
+def test_hand_written_backward_equals_autograd(compiled, monkeypatch):
+    """The stack's one autograd node (the compiled kernels, or stack_function's PyTorch path) against
+    autograd through the same blocks, op by op."""
+    monkeypatch.setenv(ENV_SWITCH, compiled)
     with seeded(6):
         stack = randomize(Stack(MIXED, seeds=list(range(len(MIXED))), dtype=F64))
     x = torch.randn(len(MIXED), 3, 6, 8, dtype=F64, requires_grad=True)       # [K, B, T, d]
@@ -332,9 +336,12 @@ def test_a_mixed_ensemble_trains_like_its_members_apart(optimizer, lr):
                                                                               rel=1e-8), (cfg.norm, field)
 
 
+@pytest.mark.parametrize("compiled", ["1", "0"])
 @pytest.mark.parametrize("trial", range(12))
-def test_hand_written_backward_equals_autograd_on_random_stacks(trial):
-    """Seeded random shapes and member mixes: heads 1–4, T from 1, MLP blocks, GELU, encoders, α ≠ 1."""
+def test_hand_written_backward_equals_autograd_on_random_stacks(trial, compiled, monkeypatch):
+    """Seeded random shapes and member mixes: heads 1–4, T from 1, MLP blocks, GELU, encoders, α ≠ 1;
+    the compiled kernels and stack_function's PyTorch path."""
+    monkeypatch.setenv(ENV_SWITCH, compiled)
     import random
     rnd = random.Random(trial)
     h = rnd.choice([1, 2, 4])

@@ -1,0 +1,178 @@
+"""The compiled blocks and Adam step (deepnotes/core/fused.py, kernels/*.cpp) compute what the PyTorch
+path computes: every output and gradient in float64 to relative 1e-10, for every norm style and block
+kind; the same numbers for any thread count; a clear fallback where no compiler is found."""
+import random
+import warnings
+
+import pytest
+import torch
+
+from deepnotes.core import fused
+from deepnotes.core.config import NORM_STYLES, ModelConfig, TrainConfig
+from deepnotes.core.data import MarkovLanguage
+from deepnotes.core.engine import Stack
+from deepnotes.core.ensemble import ADAM_EPS, EnsembleOptimizer, train_ensemble
+from deepnotes.core.rng import seeded
+
+F64 = torch.float64
+TOL = 1e-10
+
+needs_compiler = pytest.mark.skipif(fused._compiler() is None, reason="no C++ compiler on this machine")
+
+
+def rel_err(a, b) -> float:
+    a, b = a.detach(), b.detach()
+    return float((a - b).norm() / b.norm().clamp_min(1e-300))
+
+
+def random_stack(trial: int, dtype=F64):
+    """Seeded random shapes and member mixes: heads 1–4, T from 1, MLP blocks, GELU, encoders, α ≠ 1,
+    widths that are not multiples of a vector (the kernels' scalar tails)."""
+    rnd = random.Random(trial)
+    h = rnd.choice([1, 2, 4])
+    shared = dict(d_model=h * rnd.choice([2, 3, 4, 8, 16]), n_heads=h, d_ff=rnd.choice([4, 12, 33, 64]),
+                  vocab_size=7, block=rnd.choice(["transformer", "transformer", "mlp"]), causal=rnd.random() < 0.6,
+                  activation=rnd.choice(["relu", "gelu"]), max_len=20, n_layers=rnd.randint(1, 5))
+    cfgs = [ModelConfig(norm=norm, **shared, **({"alpha": rnd.uniform(0.5, 3)} if norm == "deepnorm" else {}))
+            for norm in (rnd.choice(NORM_STYLES) for _ in range(rnd.randint(1, 6)))]
+    with seeded(trial):
+        stack = Stack(cfgs, seeds=list(range(len(cfgs))), dtype=dtype)
+        with torch.no_grad():
+            for p in stack.parameters():
+                p.add_(0.1 * torch.randn_like(p))
+        x = torch.randn(len(cfgs), rnd.randint(1, 3), rnd.randint(1, 17), shared["d_model"], dtype=dtype)
+    return stack, x
+
+
+def outputs_and_gradients(stack, x, compiled: bool, monkeypatch):
+    """x_N, ∂L/∂x_0 and every parameter gradient of L = Σ x_N ⊙ probe, on the chosen path."""
+    monkeypatch.setenv(fused.ENV_SWITCH, "1" if compiled else "0")
+    stack.zero_grad(set_to_none=True)
+    x = x.clone().requires_grad_(True)
+    y = stack.run_blocks(x)
+    probe = torch.linspace(-1, 1, y.numel(), dtype=y.dtype).view_as(y)
+    (y * probe).sum().backward()
+    return y.detach(), x.grad, {n: p.grad.clone() for n, p in stack.named_parameters() if p.grad is not None}
+
+
+@needs_compiler
+@pytest.mark.parametrize("trial", range(16))
+def test_compiled_blocks_equal_the_pytorch_path(trial, monkeypatch):
+    stack, x = random_stack(trial)
+    assert fused.usable(stack.styles, x.flatten(1, 2), [getattr(stack, n) for n in stack.block_names])
+    y, dx, grads = outputs_and_gradients(stack, x, True, monkeypatch)
+    y_ref, dx_ref, grads_ref = outputs_and_gradients(stack, x, False, monkeypatch)
+    assert rel_err(y, y_ref) < TOL
+    assert rel_err(dx, dx_ref) < TOL
+    assert set(grads) == set(grads_ref)
+    for name, g in grads_ref.items():
+        assert (rel_err(grads[name], g) < TOL) if float(g.norm()) > 0 else float(grads[name].norm()) == 0.0, name
+
+
+@needs_compiler
+def test_compiled_forward_without_gradients_equals_the_pytorch_path(monkeypatch):
+    stack, x = random_stack(3)
+    with torch.no_grad():
+        monkeypatch.setenv(fused.ENV_SWITCH, "1")
+        y = stack.run_blocks(x)
+        monkeypatch.setenv(fused.ENV_SWITCH, "0")
+        assert rel_err(y, stack.run_blocks(x)) < TOL
+
+
+@needs_compiler
+def test_same_numbers_for_any_thread_count(monkeypatch):
+    """Each member runs on one thread in a fixed order: 1 and 3 threads give the same bits (float32)."""
+    stack, x = random_stack(5, dtype=torch.float32)
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        one = outputs_and_gradients(stack, x, True, monkeypatch)
+        torch.set_num_threads(3)
+        three = outputs_and_gradients(stack, x, True, monkeypatch)
+    finally:
+        torch.set_num_threads(threads)
+    assert torch.equal(one[0], three[0]) and torch.equal(one[1], three[1])
+    assert all(torch.equal(one[2][n], three[2][n]) for n in one[2])
+
+
+@needs_compiler
+def test_a_gradient_someone_still_holds_is_not_overwritten(monkeypatch):
+    """The kernel reuses last step's gradient buffer only when nothing holds that gradient."""
+    stack, x = random_stack(1)
+    _, _, first = outputs_and_gradients(stack, x, True, monkeypatch)
+    held = {n: p.grad for n, p in stack.named_parameters() if p.grad is not None}
+    stack.zero_grad(set_to_none=True)
+    (stack.run_blocks(2 * x) ** 2).sum().backward()                  # a different gradient
+    for name, g in held.items():
+        assert torch.equal(g, first[name]), name
+
+
+@needs_compiler
+def test_gradients_accumulate_over_two_backward_passes(monkeypatch):
+    stack, x = random_stack(2)
+    monkeypatch.setenv(fused.ENV_SWITCH, "1")
+    stack.zero_grad(set_to_none=True)
+    (stack.run_blocks(x) ** 2).sum().backward()
+    once = {n: p.grad.clone() for n, p in stack.named_parameters() if p.grad is not None}
+    (stack.run_blocks(x) ** 2).sum().backward()
+    for name, g in once.items():
+        assert rel_err(getattr(stack, name).grad, 2 * g) < TOL, name
+
+
+@needs_compiler
+@pytest.mark.parametrize("optimizer", ["adam", "sgd", "lamb"])
+def test_training_with_members_own_rates_equals_the_pytorch_path(optimizer, monkeypatch):
+    """Five steps with warmups that differ per member (Adam's compiled own-rate step) equal the same
+    steps on the PyTorch path, loss by loss."""
+    cfgs = [ModelConfig(n_layers=3, d_model=8, n_heads=2, d_ff=12, vocab_size=6, norm=n)
+            for n in ("post", "pre", "deepnorm", "rezero")]
+    tcfgs = [TrainConfig(optimizer=optimizer, lr=1e-2, steps=5, warmup_steps=3 * (i % 2), batch_size=4, seq_len=6,
+                         seed=i) for i in range(len(cfgs))]
+    task = MarkovLanguage(6, seed=0)
+    runs = {}
+    for switch in ("1", "0"):
+        monkeypatch.setenv(fused.ENV_SWITCH, switch)
+        runs[switch] = train_ensemble(Stack(cfgs, seeds=[t.seed for t in tcfgs], dtype=F64), task, tcfgs)
+    for compiled, plain in zip(runs["1"], runs["0"]):
+        assert compiled.losses == pytest.approx(plain.losses, rel=1e-10)
+
+
+@needs_compiler
+def test_compiled_adam_is_pytorch_adam_per_member(monkeypatch):
+    """One step of the own-rate kernel equals torch.optim.Adam run on each member's slice at its rate."""
+    cfgs = [ModelConfig(n_layers=2, d_model=8, n_heads=2, d_ff=12, vocab_size=6)] * 3
+    lrs = [1e-2, 3e-3, 1e-4]
+    stack = Stack(cfgs, seeds=[0, 1, 2], dtype=F64)
+    opt = EnsembleOptimizer(stack, [TrainConfig(lr=lr, steps=2) for lr in lrs])
+    monkeypatch.setenv(fused.ENV_SWITCH, "1")
+    with seeded(0):
+        grads = [{n: torch.randn_like(p) for n, p in stack.named_parameters()} for _ in range(2)]
+    before = {n: p.detach().clone() for n, p in stack.named_parameters()}
+    for step, g in enumerate(grads):
+        for n, p in stack.named_parameters():
+            p.grad = g[n].clone()
+        opt.step(step)
+    for k, lr in enumerate(lrs):
+        ref = {n: before[n].select(stack.slots[n].member_axis, k).clone().requires_grad_(True) for n in before}
+        ref_opt = torch.optim.Adam(ref.values(), lr=lr, betas=(opt.b1, opt.b2), eps=ADAM_EPS)
+        for g in grads:
+            for n, t in ref.items():
+                t.grad = g[n].select(stack.slots[n].member_axis, k).clone()
+            ref_opt.step()
+        for n, t in ref.items():
+            assert rel_err(stack.member(n, k), t.detach()) < TOL, (k, n)
+
+
+def test_without_a_compiler_the_pytorch_path_runs_and_says_so(monkeypatch, tmp_path):
+    monkeypatch.setenv("CXX", str(tmp_path / "no-such-compiler"))
+    monkeypatch.setenv("DEEPNOTES_CACHE", str(tmp_path))
+    fused.library.cache_clear()
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            assert fused.library() is None
+            stack, x = random_stack(0)
+            assert stack.run_blocks(x).isfinite().all()            # the PyTorch path
+        assert any("PyTorch operations" in str(w.message) for w in caught)
+    finally:
+        fused.library.cache_clear()

@@ -30,6 +30,7 @@ import warnings
 from pathlib import Path
 
 import torch
+from torch.utils._python_dispatch import _get_current_dispatch_mode
 
 KERNELS = Path(__file__).with_name("kernels")
 SOURCES = (KERNELS / "blocks.cpp", KERNELS / "adam.cpp")
@@ -115,11 +116,14 @@ def library() -> ctypes.CDLL | None:
 
 
 def _compiled(tensors) -> bool:
-    """CPU, float32 or float64, contiguous tensors of one dtype, the compiled path on and built."""
+    """CPU, float32 or float64, contiguous tensors of one dtype, the compiled path on and built, and no
+    PyTorch dispatch mode watching (a FLOP or operator counter, :mod:`deepnotes.core.cost`: it sees the
+    PyTorch path's operations, which the compiled loops would hide from it)."""
     dtype = tensors[0].dtype
     return (dtype in _SUFFIX and all(t.device.type == "cpu" and t.dtype == dtype and t.is_contiguous()
                                      for t in tensors)
-            and os.environ.get(ENV_SWITCH, "1") != "0" and library() is not None)
+            and os.environ.get(ENV_SWITCH, "1") != "0" and _get_current_dispatch_mode() is None
+            and library() is not None)
 
 
 def usable(st, x: torch.Tensor, params) -> bool:

@@ -129,7 +129,8 @@ def _compiled(tensors) -> bool:
 def usable(st, x: torch.Tensor, params) -> bool:
     """Whether the compiled blocks can run this stack: per-member flags for its K members, and what
     :func:`_compiled` asks."""
-    return st.flags is not None and len(st.flags["alpha"]) == x.shape[0] and _compiled([x, *params])
+    return (st.flags is not None and len(st.flags["alpha"]) == x.shape[0] and x.dim() == 3
+            and x.device.type == "cpu" and x.dtype == params[0].dtype and _compiled(list(params)))  # x: any layout
 
 
 def _layout(st, params: dict, x: torch.Tensor, batch: int) -> Layout:

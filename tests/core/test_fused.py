@@ -176,3 +176,14 @@ def test_without_a_compiler_the_pytorch_path_runs_and_says_so(monkeypatch, tmp_p
         assert any("PyTorch operations" in str(w.message) for w in caught)
     finally:
         fused.library.cache_clear()
+
+
+@needs_compiler
+def test_an_input_of_any_layout_takes_the_compiled_path(monkeypatch):
+    """The same input for every member (an expanded view, as a benchmark feeds it) is copied, not refused."""
+    stack, x = random_stack(4)
+    shared = x[:1].expand_as(x)                                          # stride 0 over the members
+    assert fused.usable(stack.styles, shared.flatten(1, 2), [getattr(stack, n) for n in stack.block_names])
+    y, dx, _ = outputs_and_gradients(stack, shared, True, monkeypatch)
+    y_ref, dx_ref, _ = outputs_and_gradients(stack, shared.contiguous(), False, monkeypatch)
+    assert rel_err(y, y_ref) < TOL and rel_err(dx, dx_ref) < TOL

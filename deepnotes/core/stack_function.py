@@ -20,6 +20,10 @@ Backward, given ∂L/∂y (LN backward as :mod:`deepnotes.core.norms` writes it;
     attn  P = softmax(QKᵀ/√d_h + mask), Y = PV:     ∂P = ∂Y Vᵀ, ∂V = Pᵀ∂Y, ∂S = P ⊙ (∂P − rowsum(∂P ⊙ P)),
                                                      ∂Q = ∂S K/√d_h, ∂K = ∂Sᵀ Q/√d_h
 
+On the CPU, where a C++ compiler is at hand, :class:`BlocksFunction` hands the same formulas to
+compiled loops (:mod:`deepnotes.core.fused`, ``kernels/blocks.cpp``); this module is then the
+specification they are tested against, and the path on CUDA or without a compiler.
+
 Members that do not use a piece (a LayerNorm, a gate) see it masked out by a 0/1 blend, which
 passes their gradient nothing: those slices stay exactly 0 and train to nothing.
 ``tests/core/test_engine.py`` checks every gradient against autograd on the same stack and against

@@ -300,7 +300,7 @@ def test_every_member_of_a_mixed_ensemble_is_its_reference_model(causal):
             assert float(stack.member(name, k, grad=True).abs().max()) == 0.0
 
 
-@pytest.mark.parametrize("compiled", ["1", "0"])
+@pytest.mark.parametrize("compiled", ["all", "0"])
 def test_hand_written_backward_equals_autograd(compiled, monkeypatch):
     """The stack's one autograd node (the compiled kernels, or stack_function's PyTorch path) against
     autograd through the same blocks, op by op."""
@@ -336,7 +336,7 @@ def test_a_mixed_ensemble_trains_like_its_members_apart(optimizer, lr):
                                                                               rel=1e-8), (cfg.norm, field)
 
 
-@pytest.mark.parametrize("compiled", ["1", "0"])
+@pytest.mark.parametrize("compiled", ["all", "0"])
 @pytest.mark.parametrize("trial", range(12))
 def test_hand_written_backward_equals_autograd_on_random_stacks(trial, compiled, monkeypatch):
     """Seeded random shapes and member mixes: heads 1–4, T from 1, MLP blocks, GELU, encoders, α ≠ 1;

@@ -46,7 +46,7 @@ def random_stack(trial: int, dtype=F64):
 
 def outputs_and_gradients(stack, x, compiled: bool, monkeypatch):
     """x_N, ∂L/∂x_0 and every parameter gradient of L = Σ x_N ⊙ probe, on the chosen path."""
-    monkeypatch.setenv(fused.ENV_SWITCH, "1" if compiled else "0")
+    monkeypatch.setenv(fused.ENV_SWITCH, "all" if compiled else "0")
     stack.zero_grad(set_to_none=True)
     x = x.clone().requires_grad_(True)
     y = stack.run_blocks(x)
@@ -59,6 +59,7 @@ def outputs_and_gradients(stack, x, compiled: bool, monkeypatch):
 @pytest.mark.parametrize("trial", range(16))
 def test_compiled_blocks_equal_the_pytorch_path(trial, monkeypatch):
     stack, x = random_stack(trial)
+    monkeypatch.setenv(fused.ENV_SWITCH, "all")
     assert fused.usable(stack.styles, x.flatten(1, 2), [getattr(stack, n) for n in stack.block_names])
     y, dx, grads = outputs_and_gradients(stack, x, True, monkeypatch)
     y_ref, dx_ref, grads_ref = outputs_and_gradients(stack, x, False, monkeypatch)
@@ -73,7 +74,7 @@ def test_compiled_blocks_equal_the_pytorch_path(trial, monkeypatch):
 def test_compiled_forward_without_gradients_equals_the_pytorch_path(monkeypatch):
     stack, x = random_stack(3)
     with torch.no_grad():
-        monkeypatch.setenv(fused.ENV_SWITCH, "1")
+        monkeypatch.setenv(fused.ENV_SWITCH, "all")
         y = stack.run_blocks(x)
         monkeypatch.setenv(fused.ENV_SWITCH, "0")
         assert rel_err(y, stack.run_blocks(x)) < TOL
@@ -110,7 +111,7 @@ def test_a_gradient_someone_still_holds_is_not_overwritten(monkeypatch):
 @needs_compiler
 def test_gradients_accumulate_over_two_backward_passes(monkeypatch):
     stack, x = random_stack(2)
-    monkeypatch.setenv(fused.ENV_SWITCH, "1")
+    monkeypatch.setenv(fused.ENV_SWITCH, "all")
     stack.zero_grad(set_to_none=True)
     (stack.run_blocks(x) ** 2).sum().backward()
     once = {n: p.grad.clone() for n, p in stack.named_parameters() if p.grad is not None}
@@ -182,8 +183,20 @@ def test_without_a_compiler_the_pytorch_path_runs_and_says_so(monkeypatch, tmp_p
 def test_an_input_of_any_layout_takes_the_compiled_path(monkeypatch):
     """The same input for every member (an expanded view, as a benchmark feeds it) is copied, not refused."""
     stack, x = random_stack(4)
+    monkeypatch.setenv(fused.ENV_SWITCH, "all")
     shared = x[:1].expand_as(x)                                          # stride 0 over the members
     assert fused.usable(stack.styles, shared.flatten(1, 2), [getattr(stack, n) for n in stack.block_names])
     y, dx, _ = outputs_and_gradients(stack, shared, True, monkeypatch)
     y_ref, dx_ref, _ = outputs_and_gradients(stack, shared.contiguous(), False, monkeypatch)
     assert rel_err(y, y_ref) < TOL and rel_err(dx, dx_ref) < TOL
+
+
+@needs_compiler
+def test_gelu_stacks_take_the_pytorch_path_unless_asked(monkeypatch):
+    cfg = ModelConfig(n_layers=2, d_model=8, n_heads=2, d_ff=12, vocab_size=6, activation="gelu")
+    stack = Stack([cfg], seeds=[0], dtype=F64)
+    x, params = torch.zeros(1, 4, 8, dtype=F64), [getattr(stack, n) for n in stack.block_names]
+    monkeypatch.setenv(fused.ENV_SWITCH, "1")
+    assert not fused.usable(stack.styles, x, params)
+    monkeypatch.setenv(fused.ENV_SWITCH, "all")
+    assert fused.usable(stack.styles, x, params)

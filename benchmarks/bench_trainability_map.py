@@ -1,0 +1,49 @@
+"""Measure a depth × Adam-learning-rate trainability map of the 1000-layer chapter's four styles at the
+``cpu`` budget (issue 29 asks for one; this script measured it before the chapter is written), and
+print its wall time and each cell's fraction learned ((plateau − final loss) / (plateau − floor),
+the chapter's :func:`~deepnotes.chapters.thousand_layers.experiments.fraction_learned`; ``div@k``: the
+run diverged at step k).
+
+    python benchmarks/bench_trainability_map.py [STEPS] [DEPTHS]     (default: 300 3,6,18,30,100,300,1000)
+
+One seed (0), no warmup, the chapter's batches; the runs of a depth share one ensemble per worker.
+Time it alone. Results: ``benchmarks/RESULTS.md``.
+"""
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import replace
+
+from deepnotes.chapters.thousand_layers import experiments as ex
+from deepnotes.core.budget import get_budget
+from deepnotes.core.data import MarkovLanguage
+from deepnotes.core.ensemble import train_many
+
+STYLES = ("post", "pre", "deepnorm", "rezero")
+RATES = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2)
+
+
+def main() -> None:
+    budget = get_budget("cpu")
+    steps = int(sys.argv[1]) if len(sys.argv) > 1 else 300
+    depths = [int(d) for d in (sys.argv[2] if len(sys.argv) > 2 else "3,6,18,30,100,300,1000").split(",")]
+    runs = [(style, n, lr) for n in depths for style in STYLES for lr in RATES]
+    start = time.perf_counter()
+    hists = train_many([ex.variant_config(style, n, budget) for style, n, _ in runs],
+                       [replace(ex.variant_train_config(style, budget, 0, steps=steps), lr=lr) for style, _, lr in runs],
+                       MarkovLanguage(budget.vocab_size, seed=0), workers=2)
+    print(f"{len(runs)} runs of {steps} steps in {time.perf_counter() - start:.1f} s")
+    window = budget.thousand_layers.loss_window
+    print("depth style    " + " ".join(f"{lr:>7g}" for lr in RATES))
+    for n in depths:
+        for style in STYLES:
+            cells = []
+            for lr in RATES:
+                h = hists[runs.index((style, n, lr))]
+                cells.append(f"div@{h.diverged_at}" if h.diverged else f"{ex.fraction_learned([h], window)[0]:.2f}")
+            print(f"{n:5d} {style:8s} " + " ".join(f"{c:>7}" for c in cells))
+
+
+if __name__ == "__main__":
+    main()

@@ -30,9 +30,9 @@ def main() -> None:
     depths = [int(d) for d in (sys.argv[2] if len(sys.argv) > 2 else "3,6,18,30,100,300,1000").split(",")]
     runs = [(style, n, lr) for n in depths for style in STYLES for lr in RATES]
     start = time.perf_counter()
-    hists = train_many([ex.variant_config(style, n, budget) for style, n, _ in runs],
-                       [replace(ex.variant_train_config(style, budget, 0, steps=steps), lr=lr) for style, _, lr in runs],
-                       MarkovLanguage(budget.vocab_size, seed=0), workers=2)
+    model_cfgs = [ex.variant_config(style, n, budget) for style, n, _ in runs]
+    train_cfgs = [replace(ex.variant_train_config(style, budget, 0, steps=steps), lr=lr) for style, _, lr in runs]
+    hists = train_many(model_cfgs, train_cfgs, MarkovLanguage(budget.vocab_size, seed=0), workers=2)
     print(f"{len(runs)} runs of {steps} steps in {time.perf_counter() - start:.1f} s")
     window = budget.thousand_layers.loss_window
     print("depth style    " + " ".join(f"{lr:>7g}" for lr in RATES))

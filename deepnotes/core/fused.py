@@ -42,7 +42,6 @@ ENV_SWITCH = "DEEPNOTES_FUSED"          # "0": never use the compiled kernels; "
 # the parameter slots of blocks.cpp, in its order (a stack without a piece passes a null pointer)
 SLOTS = ("attn_norm_w", "attn_norm_b", "attn_gate", "qkv_w", "qkv_b", "out_w", "out_b",
          "ffn_norm_w", "ffn_norm_b", "ffn_gate", "fc1_w", "fc1_b", "fc2_w", "fc2_b")
-LN_EPS = 1e-5                            # nn.LayerNorm's default, as stack_function.LN_EPS
 _SUFFIX = {torch.float32: "f32", torch.float64: "f64"}
 
 
@@ -140,6 +139,7 @@ def usable(st, x: torch.Tensor, params) -> bool:
 
 
 def _layout(st, params: dict, x: torch.Tensor, batch: int) -> Layout:
+    from deepnotes.core.stack_function import LN_EPS      # the PyTorch path's ε (it imports this module)
     k_, m, d = x.shape
     n = params["fc1_w"].shape[0]
     return Layout(n_layers=n, members=k_, tokens=m, d=d, d_ff=params["fc1_w"].shape[-1], seq=m // batch,

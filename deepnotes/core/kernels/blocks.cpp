@@ -40,19 +40,18 @@ struct Layout {
 
 template <typename T, int BYTES> struct Vec { typedef T type __attribute__((vector_size(BYTES))); };
 
-// C[r, :] = Σ_p A[r, p]·B[p, :] (+ bias, or + C) for R rows and NV vectors of BYTES: the products
+// C[r, :] = Σ_p A[r, p]·B[p, :] (+ bias) for R rows and NV vectors of BYTES: the products
 // accumulate in registers (R·NV vectors), each B vector loaded once for R rows. A[r, p] sits at
 // A[r·ars + p·acs], so Aᵀ needs no copy.
 template <typename T, int BYTES, int R, int NV>
 inline void tile(int64_t K, const T* A, int64_t ars, int64_t acs, const T* B, int64_t ldb, T* C, int64_t ldc,
-                 const T* bias, bool accumulate) {
+                 const T* bias) {
   typedef typename Vec<T, BYTES>::type V;
   constexpr int L = BYTES / sizeof(T);
   V acc[R][NV];
   for (int r = 0; r < R; r++)
     for (int v = 0; v < NV; v++) {
-      if (accumulate) std::memcpy(&acc[r][v], C + r * ldc + v * L, BYTES);
-      else if (bias) std::memcpy(&acc[r][v], bias + v * L, BYTES);
+      if (bias) std::memcpy(&acc[r][v], bias + v * L, BYTES);
       else acc[r][v] = V{};
     }
   for (int64_t p = 0; p < K; p++) {
@@ -69,51 +68,51 @@ inline void tile(int64_t K, const T* A, int64_t ars, int64_t acs, const T* B, in
 
 template <typename T, int R>
 inline void row_block(int64_t K, int64_t N, const T* A, int64_t ars, int64_t acs, const T* B, int64_t ldb, T* C,
-                      int64_t ldc, const T* bias, bool accumulate) {
+                      int64_t ldc, const T* bias) {
   constexpr int L = 64 / sizeof(T), H = 32 / sizeof(T);
   auto at = [&](int64_t j) { return bias ? bias + j : nullptr; };
   int64_t j = 0;
-  for (; j + 4 * L <= N; j += 4 * L) tile<T, 64, R, 4>(K, A, ars, acs, B + j, ldb, C + j, ldc, at(j), accumulate);
+  for (; j + 4 * L <= N; j += 4 * L) tile<T, 64, R, 4>(K, A, ars, acs, B + j, ldb, C + j, ldc, at(j));
   switch ((N - j) / L) {
-    case 3: tile<T, 64, R, 3>(K, A, ars, acs, B + j, ldb, C + j, ldc, at(j), accumulate); j += 3 * L; break;
-    case 2: tile<T, 64, R, 2>(K, A, ars, acs, B + j, ldb, C + j, ldc, at(j), accumulate); j += 2 * L; break;
-    case 1: tile<T, 64, R, 1>(K, A, ars, acs, B + j, ldb, C + j, ldc, at(j), accumulate); j += L; break;
+    case 3: tile<T, 64, R, 3>(K, A, ars, acs, B + j, ldb, C + j, ldc, at(j)); j += 3 * L; break;
+    case 2: tile<T, 64, R, 2>(K, A, ars, acs, B + j, ldb, C + j, ldc, at(j)); j += 2 * L; break;
+    case 1: tile<T, 64, R, 1>(K, A, ars, acs, B + j, ldb, C + j, ldc, at(j)); j += L; break;
     default: break;
   }
   if (j + H <= N) {                                    // half a vector (8 floats: rows of T = 8 scores)
-    tile<T, 32, R, 1>(K, A, ars, acs, B + j, ldb, C + j, ldc, at(j), accumulate);
+    tile<T, 32, R, 1>(K, A, ars, acs, B + j, ldb, C + j, ldc, at(j));
     j += H;
   }
   for (; j < N; j++)                                   // columns past the last vector
     for (int r = 0; r < R; r++) {
-      T s = accumulate ? C[r * ldc + j] : (bias ? bias[j] : T(0));
+      T s = bias ? bias[j] : T(0);
       for (int64_t p = 0; p < K; p++) s += A[r * ars + p * acs] * B[p * ldb + j];
       C[r * ldc + j] = s;
     }
 }
 
-// C [M, N] = A · B (+ bias [N] broadcast over rows, or + C where accumulate); A [M, K] with A[i, p]
+// C [M, N] = A · B (+ bias [N] broadcast over rows); A [M, K] with A[i, p]
 // at A[i·ars + p·acs], B [K, N] with row stride ldb, C with row stride ldc
 template <typename T>
 void mm_strided(int64_t M, int64_t K, int64_t N, const T* A, int64_t ars, int64_t acs, const T* B, int64_t ldb,
-                T* C, int64_t ldc, const T* bias, bool accumulate) {
+                T* C, int64_t ldc, const T* bias) {
   int64_t i = 0;
   for (; i + 4 <= M; i += 4)
-    row_block<T, 4>(K, N, A + i * ars, ars, acs, B, ldb, C + i * ldc, ldc, bias, accumulate);
-  for (; i < M; i++) row_block<T, 1>(K, N, A + i * ars, ars, acs, B, ldb, C + i * ldc, ldc, bias, accumulate);
+    row_block<T, 4>(K, N, A + i * ars, ars, acs, B, ldb, C + i * ldc, ldc, bias);
+  for (; i < M; i++) row_block<T, 1>(K, N, A + i * ars, ars, acs, B, ldb, C + i * ldc, ldc, bias);
 }
 
-// C [M, N] = A [M, K] · B [K, N] (+ bias, or + C where accumulate); lda, ldb, ldc the row strides
+// C [M, N] = A [M, K] · B [K, N] (+ bias); lda, ldb, ldc the row strides
 template <typename T>
 void mm(int64_t M, int64_t K, int64_t N, const T* A, int64_t lda, const T* B, int64_t ldb, T* C, int64_t ldc,
-        const T* bias = nullptr, bool accumulate = false) {
-  mm_strided(M, K, N, A, lda, int64_t(1), B, ldb, C, ldc, bias, accumulate);
+        const T* bias = nullptr) {
+  mm_strided(M, K, N, A, lda, int64_t(1), B, ldb, C, ldc, bias);
 }
 
 // C [M, N] = Aᵀ · B where A is [K, M] (row stride lda), B [K, N]
 template <typename T>
 void mm_tn(int64_t M, int64_t K, int64_t N, const T* A, int64_t lda, const T* B, int64_t ldb, T* C, int64_t ldc) {
-  mm_strided(M, K, N, A, int64_t(1), lda, B, ldb, C, ldc, (const T*)nullptr, false);
+  mm_strided(M, K, N, A, int64_t(1), lda, B, ldb, C, ldc, (const T*)nullptr);
 }
 
 // dst [c, r] = src [r, c]ᵀ (src row stride lds)
@@ -160,11 +159,10 @@ void norm_forward(int64_t M, int64_t d, const T* x, const T* w, const T* b, doub
   }
 }
 
-// LN backward: ∂γ += Σ dy x̂, ∂β += Σ dy; dx = rstd·(dx̂ − mean(dx̂) − x̂·mean(dx̂ ⊙ x̂)), dx̂ = dy ⊙ γ.
-// dx is written, or added to where accumulate.
+// LN backward: ∂γ += Σ dy x̂, ∂β += Σ dy; dx = rstd·(dx̂ − mean(dx̂) − x̂·mean(dx̂ ⊙ x̂)), dx̂ = dy ⊙ γ
 template <typename T>
 void norm_backward(int64_t M, int64_t d, const T* dy, const T* xhat, const T* rstd, const T* w,
-                   T* gw, T* gb, T* dx, bool accumulate) {
+                   T* gw, T* gb, T* dx) {
   for (int64_t i = 0; i < M; i++) {
     const T* dyi = dy + i * d;
     const T* hi = xhat + i * d;
@@ -179,8 +177,7 @@ void norm_backward(int64_t M, int64_t d, const T* dy, const T* xhat, const T* rs
     m1 /= T(d);
     m2 /= T(d);
     for (int64_t j = 0; j < d; j++) {
-      T v = rstd[i] * (dyi[j] * w[j] - m1 - hi[j] * m2);
-      dx[i * d + j] = accumulate ? dx[i * d + j] + v : v;
+      dx[i * d + j] = rstd[i] * (dyi[j] * w[j] - m1 - hi[j] * m2);
     }
   }
 }
@@ -350,7 +347,7 @@ struct Member {
     const T* ds = dy;
     if (post) {
       norm_backward<T>(M, d, dy, st.post_xhat.data(), st.post_rstd.data(), lp.p[nw], lp.g[nw], lp.g[nb],
-                       ds_buf.data(), false);
+                       ds_buf.data());
       ds = ds_buf.data();
     }
     if (lp.g[gs]) {                        // ∂L/∂g = Σ ∂L/∂s ⊙ f (0 off ReZero)
@@ -367,7 +364,7 @@ struct Member {
     if (attention) attention_backward(st, lp, df_buf.data(), du_buf.data());
     else ffn_backward(st, lp, df_buf.data(), du_buf.data());
     if (pre) norm_backward<T>(M, d, du_buf.data(), st.pre_xhat.data(), st.pre_rstd.data(), lp.p[nw], lp.g[nw],
-                              lp.g[nb], dx, false);
+                              lp.g[nb], dx);
     else std::memcpy(dx, du_buf.data(), M * d * sizeof(T));
     for (int64_t i = 0; i < M * d; i++) dx[i] += skip_buf[i];
   }

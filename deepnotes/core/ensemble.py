@@ -74,7 +74,9 @@ class EnsembleOptimizer:
         self.state = {n: (torch.zeros_like(getattr(stack, n)), torch.zeros_like(getattr(stack, n)))
                       for n in names} if self.kind != "sgd" else {}
         self.steps = {n: torch.zeros((), dtype=p0.dtype, device=p0.device) for n in names}   # the fused kernel's t
+        self.counts = dict.fromkeys(names, 0)                           # the same t, read without a device sync
         self.buffers: dict[str, torch.Tensor] = {}
+        self.pending: fused.AdamStep | None = None
 
     def lr_values(self, step: int) -> list[float]:
         """η_k(step) = η_k · min(1, (step+1)/T_k), as Python floats (what each History records)."""
@@ -92,14 +94,40 @@ class EnsembleOptimizer:
         shape[axis] = -1
         return values.view(shape)
 
+    def arm(self, step: int) -> None:
+        """Offer step ``step``'s Adam update to the compiled backward pass (:class:`deepnotes.core.fused.AdamStep`):
+        the block parameters it steps while computing their gradients get no gradient, and :meth:`step`
+        counts them as stepped. Only Adam, only parameters without a gradient yet (one to add to must
+        stay), and only before a backward pass whose gradients nothing else reads."""
+        self.disarm()
+        if self.kind != "adam":
+            return
+        states = {n: (getattr(self.stack, n), *self.state[n]) for n in self.names
+                  if getattr(self.stack, n).grad is None and self.counts[n] == self.t}
+        self.pending = fused.AdamStep(states, self.lr_values(step), (self.b1, self.b2), ADAM_EPS, self.t + 1)
+        for p, _, _ in states.values():
+            p._adam_step = self.pending
+
+    def disarm(self) -> None:
+        """Take back an offer of :meth:`arm` (after the step, or unused)."""
+        if self.pending is not None:
+            for p, _, _ in self.pending.states.values():
+                del p._adam_step
+        self.pending = None
+
     @torch.no_grad()
     def step(self, step: int) -> None:
         values = self.lr_values(step)
         lrs = self.lrs(step)
         uniform = all(v == values[0] for v in values)                   # read from Python: no device sync
+        done = self.pending.done if self.pending is not None else set()
+        self.disarm()
         self.t += 1
         for name in self.names:
             p = getattr(self.stack, name)
+            if name in done:                                            # stepped in the backward pass
+                self._count(name)
+                continue
             if p.grad is None:
                 continue
             g, lr = p.grad, self._per_member(lrs, name)
@@ -118,10 +146,10 @@ class EnsembleOptimizer:
         (:func:`deepnotes.core.fused.adam`), else the fused kernel onto a zeroed buffer u at η = 1
         (u = −m̂/(√v̂ + ε)) and then θ ← θ + η_k·u (11 passes over memory instead of 7)."""
         m, v = self.state[name]
-        step_t = self.steps[name].add_(1)                   # the kernel reads t, it does not count it
+        step_t = self._count(name)
         if not uniform and fused.adam_usable(p, g, m, v):   # members' own rates: one compiled pass
             fused.adam(p, g, m, v, values, self.stack.slots[name].member_axis, (self.b1, self.b2), ADAM_EPS,
-                       int(step_t.item()))
+                       self.counts[name])
             return
         shared_lr = values[0] if uniform else None
         target = p if shared_lr is not None else self._buffer(name).zero_()
@@ -130,6 +158,11 @@ class EnsembleOptimizer:
                            maximize=False)
         if shared_lr is None:
             p.addcmul_(target, lr)
+
+    def _count(self, name: str) -> torch.Tensor:
+        """One more step of ``name``: t as the fused kernel's tensor (it reads t, it does not count it)."""
+        self.counts[name] += 1
+        return self.steps[name].add_(1)
 
     def _buffer(self, name: str) -> torch.Tensor:
         if name not in self.buffers:
@@ -230,6 +263,8 @@ def train_ensemble(stack: Stack, tasks, cfgs: TrainConfig | Sequence[TrainConfig
         if not alive:
             break
         opt.zero_grad()
+        if not hooks["after_backward"]:                  # no one reads the gradients: step in the backward
+            opt.arm(step)
         losses[alive].sum().backward()
         for hook in hooks["after_backward"]:
             hook(stack, step, hists, alive)

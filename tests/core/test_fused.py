@@ -71,6 +71,38 @@ def test_compiled_blocks_equal_the_pytorch_path(trial, monkeypatch):
 
 
 @needs_compiler
+@pytest.mark.parametrize("trial", range(4))
+def test_kept_intermediates_and_recomputed_ones_give_the_same_bits(trial, monkeypatch):
+    """Under KEEP_LIMIT_BYTES the forward pass keeps each layer's intermediates; past it the backward
+    recomputes them from the layer's input: the same arithmetic, so the same bits (float32)."""
+    stack, x = random_stack(trial, dtype=torch.float32)
+    kept = outputs_and_gradients(stack, x, True, monkeypatch)
+    monkeypatch.setattr(fused, "KEEP_LIMIT_BYTES", 0)
+    recomputed = outputs_and_gradients(stack, x, True, monkeypatch)
+    assert torch.equal(kept[0], recomputed[0]) and torch.equal(kept[1], recomputed[1])
+    assert kept[2].keys() == recomputed[2].keys()
+    assert all(torch.equal(kept[2][n], recomputed[2][n]) for n in kept[2])
+
+
+@needs_compiler
+@pytest.mark.parametrize("limit", [fused.KEEP_LIMIT_BYTES, 0])
+def test_two_forward_passes_before_one_backward(limit, monkeypatch):
+    """What a forward pass keeps for its backward is reused across steps only when no graph holds it:
+    two graphs alive at once each keep their own."""
+    monkeypatch.setattr(fused, "KEEP_LIMIT_BYTES", limit)
+    stack, x = random_stack(4)
+    grads = {}
+    for switch in ("all", "0"):
+        monkeypatch.setenv(fused.ENV_SWITCH, switch)
+        stack.zero_grad(set_to_none=True)
+        first, second = stack.run_blocks(x), stack.run_blocks(-2 * x)
+        ((first ** 2).sum() + (second ** 3).sum()).backward()
+        grads[switch] = {n: p.grad.clone() for n, p in stack.named_parameters() if p.grad is not None}
+    for name, g in grads["0"].items():
+        assert rel_err(grads["all"][name], g) < TOL, name
+
+
+@needs_compiler
 def test_compiled_forward_without_gradients_equals_the_pytorch_path(monkeypatch):
     stack, x = random_stack(3)
     with torch.no_grad():
@@ -136,6 +168,32 @@ def test_training_with_members_own_rates_equals_the_pytorch_path(optimizer, monk
         runs[switch] = train_ensemble(Stack(cfgs, seeds=[t.seed for t in tcfgs], dtype=F64), task, tcfgs)
     for compiled, plain in zip(runs["1"], runs["0"]):
         assert compiled.losses == pytest.approx(plain.losses, rel=1e-10)
+
+
+@needs_compiler
+def test_adam_in_the_backward_pass_equals_adam_after_it(monkeypatch):
+    """Without a tracker reading gradients, the compiled backward steps each layer's θ, m, v as soon as
+    its gradient is known (no block gradient is left); with one (BlockGradNorms), the optimizer steps
+    after the backward pass. Five steps of members with their own warmups: the same losses."""
+    from deepnotes.core.ensemble_trackers import BlockGradNorms
+    monkeypatch.setenv(fused.ENV_SWITCH, "1")
+    cfgs = [ModelConfig(n_layers=3, d_model=8, n_heads=2, d_ff=12, vocab_size=6, norm=n)
+            for n in ("post", "pre", "deepnorm", "rezero")]
+    tcfgs = [TrainConfig(lr=1e-2, steps=5, warmup_steps=3 * (i % 2), batch_size=4, seq_len=7, seed=i)
+             for i in range(len(cfgs))]
+    task = MarkovLanguage(6, seed=0)
+    runs, stacks = {}, {}
+    for when, trackers in (("in", ()), ("after", (BlockGradNorms(),))):
+        stacks[when] = Stack(cfgs, seeds=[t.seed for t in tcfgs], dtype=F64)
+        runs[when] = train_ensemble(stacks[when], task, tcfgs, trackers=trackers)
+    for a, b in zip(runs["in"], runs["after"]):
+        assert a.losses == pytest.approx(b.losses, rel=1e-10)
+    stepped, plain = stacks["in"], stacks["after"]
+    assert all(getattr(stepped, n).grad is None for n in stepped.block_names)
+    assert all(getattr(plain, n).grad is not None for n in plain.block_names)
+    assert all(len(h.grad_norms) == 5 for h in runs["after"])
+    for name in stepped.block_names:
+        assert rel_err(getattr(stepped, name), getattr(plain, name)) < TOL, name
 
 
 @needs_compiler

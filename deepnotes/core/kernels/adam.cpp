@@ -7,13 +7,14 @@
 // k the element's member and t the step:
 //     m ← m + (1 − β1)(g − m),   v ← β2 v + (1 − β2) g²,
 //     θ ← θ − (η_k / (1 − β1^t)) · m / (√v / √(1 − β2^t) + ε)
-// (PyTorch's fused Adam, written the same way). Elements are split over threads in contiguous
+// (PyTorch's fused Adam, written the same way: adam_update.h). Elements are split over threads in contiguous
 // chunks; each element's arithmetic does not depend on the split.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <thread>
 #include <vector>
+#include "adam_update.h"
 #include "flush_denormals.h"
 
 namespace {
@@ -21,20 +22,11 @@ namespace {
 // θ, g, m, v: `rows` rows of `inner` elements; row i belongs to member i % members
 template <typename T>
 void adam_rows(int64_t row0, int64_t row1, int64_t inner, int64_t members, T* p, const T* g, T* m, T* v,
-               const double* lr, double b1, double b2, double eps, double bc1, double bc2) {
+               const double* lr, const AdamConstants& c) {
   FlushDenormals flush;                  // g² of a vanishing gradient is denormal: count it as 0
-  const T one_b1 = T(1 - b1), tb2 = T(b2), one_b2 = T(1 - b2), e = T(eps), root_bc2 = T(std::sqrt(bc2));
   for (int64_t row = row0; row < row1; row++) {
-    const T step = T(lr[row % members] / bc1);
     int64_t o = row * inner;
-    for (int64_t j = o; j < o + inner; j++) {
-      T gj = g[j];
-      T mj = m[j] + one_b1 * (gj - m[j]);
-      T vj = tb2 * v[j] + one_b2 * gj * gj;
-      m[j] = mj;
-      v[j] = vj;
-      p[j] -= step * mj / (std::sqrt(vj) / root_bc2 + e);
-    }
+    adam_update(inner, p + o, g + o, m + o, v + o, lr[row % members], c);
   }
 }
 
@@ -42,14 +34,15 @@ template <typename T>
 void adam(int64_t rows, int64_t inner, int64_t members, T* p, const T* g, T* m, T* v, const double* lr, double b1,
           double b2, double eps, double bc1, double bc2, int64_t threads) {
   int64_t nt = std::max<int64_t>(1, std::min(threads, rows));
+  const AdamConstants c{b1, b2, eps, bc1, bc2};
   if (nt == 1) {
-    adam_rows(0, rows, inner, members, p, g, m, v, lr, b1, b2, eps, bc1, bc2);
+    adam_rows(0, rows, inner, members, p, g, m, v, lr, c);
     return;
   }
   std::vector<std::thread> pool;
   for (int64_t t = 0; t < nt; t++)
     pool.emplace_back([=] {
-      adam_rows(rows * t / nt, rows * (t + 1) / nt, inner, members, p, g, m, v, lr, b1, b2, eps, bc1, bc2);
+      adam_rows(rows * t / nt, rows * (t + 1) / nt, inner, members, p, g, m, v, lr, c);
     });
   for (auto& th : pool) th.join();
 }

@@ -6,8 +6,10 @@
 // dispatch whatever its size. Here a member's whole layer is computed in one pass over data that
 // stays in the core's cache, with a register-blocked matrix product, and the members are spread over
 // threads (each member's arithmetic runs on one thread in a fixed order: the same result for any
-// thread count). The backward recomputes each layer's forward from its saved input instead of
-// keeping every intermediate (a few KB per member and layer instead of tens of KB). Denormal numbers
+// thread count). The forward keeps every layer's intermediates for the backward (Member::keep, tens
+// of KB per member and layer) or, where the caller has no room for them (Layout::kept = 0), only each
+// layer's input, from which the backward recomputes the layer. Adam can step each layer inside the
+// backward (AdamInBackward), while its gradient is still in cache. Denormal numbers
 // count as 0 here (FlushDenormals): the gradients that vanish through a deep Post-LN stack otherwise
 // pass through the 1e-38 range, where each float operation costs about a hundred times more.
 //
@@ -22,6 +24,7 @@
 #include <cstring>
 #include <thread>
 #include <vector>
+#include "adam_update.h"
 #include "flush_denormals.h"
 
 namespace {
@@ -35,6 +38,7 @@ enum Slot {
 struct Layout {
   int64_t n_layers, members, tokens, d, d_ff, seq, heads;
   int64_t attention, causal, gelu, threads;
+  int64_t kept;                          // entries per member and layer of `saved` (0: the layers' inputs)
   double eps;
 };
 
@@ -66,10 +70,11 @@ inline void tile(int64_t K, const T* A, int64_t ars, int64_t acs, const T* B, in
     for (int v = 0; v < NV; v++) std::memcpy(C + r * ldc + v * L, &acc[r][v], BYTES);
 }
 
+// C[r, j] for R rows and the columns j < N, N a multiple of half a vector (32 bytes)
 template <typename T, int R>
 inline void row_block(int64_t K, int64_t N, const T* A, int64_t ars, int64_t acs, const T* B, int64_t ldb, T* C,
                       int64_t ldc, const T* bias) {
-  constexpr int L = 64 / sizeof(T), H = 32 / sizeof(T);
+  constexpr int L = 64 / sizeof(T);
   auto at = [&](int64_t j) { return bias ? bias + j : nullptr; };
   int64_t j = 0;
   for (; j + 4 * L <= N; j += 4 * L) tile<T, 64, R, 4>(K, A, ars, acs, B + j, ldb, C + j, ldc, at(j));
@@ -79,27 +84,46 @@ inline void row_block(int64_t K, int64_t N, const T* A, int64_t ars, int64_t acs
     case 1: tile<T, 64, R, 1>(K, A, ars, acs, B + j, ldb, C + j, ldc, at(j)); j += L; break;
     default: break;
   }
-  if (j + H <= N) {                                    // half a vector (8 floats: rows of T = 8 scores)
-    tile<T, 32, R, 1>(K, A, ars, acs, B + j, ldb, C + j, ldc, at(j));
-    j += H;
+  if (j < N) tile<T, 32, R, 1>(K, A, ars, acs, B + j, ldb, C + j, ldc, at(j));   // half a vector
+}
+
+// row_block over every row of A: blocks of 4 rows, then the 1–3 rows left
+template <typename T>
+void row_blocks(int64_t M, int64_t K, int64_t N, const T* A, int64_t ars, int64_t acs, const T* B, int64_t ldb,
+                T* C, int64_t ldc, const T* bias) {
+  int64_t i = 0;
+  for (; i + 4 <= M; i += 4) row_block<T, 4>(K, N, A + i * ars, ars, acs, B, ldb, C + i * ldc, ldc, bias);
+  const T* a = A + i * ars;
+  T* c = C + i * ldc;
+  switch (M - i) {
+    case 3: row_block<T, 3>(K, N, a, ars, acs, B, ldb, c, ldc, bias); break;
+    case 2: row_block<T, 2>(K, N, a, ars, acs, B, ldb, c, ldc, bias); break;
+    case 1: row_block<T, 1>(K, N, a, ars, acs, B, ldb, c, ldc, bias); break;
+    default: break;
   }
-  for (; j < N; j++)                                   // columns past the last vector
-    for (int r = 0; r < R; r++) {
-      T s = bias ? bias[j] : T(0);
-      for (int64_t p = 0; p < K; p++) s += A[r * ars + p * acs] * B[p * ldb + j];
-      C[r * ldc + j] = s;
-    }
 }
 
 // C [M, N] = A · B (+ bias [N] broadcast over rows); A [M, K] with A[i, p]
-// at A[i·ars + p·acs], B [K, N] with row stride ldb, C with row stride ldc
+// at A[i·ars + p·acs], B [K, N] with row stride ldb, C with row stride ldc. The last N mod H columns
+// (H: half a vector, 8 floats) go through a zero-padded copy of those columns of B, so that every
+// product runs on vectors (a causal stack's attention at 7-token rows: products of 7 × 7 and 7 × 16).
 template <typename T>
 void mm_strided(int64_t M, int64_t K, int64_t N, const T* A, int64_t ars, int64_t acs, const T* B, int64_t ldb,
                 T* C, int64_t ldc, const T* bias) {
-  int64_t i = 0;
-  for (; i + 4 <= M; i += 4)
-    row_block<T, 4>(K, N, A + i * ars, ars, acs, B, ldb, C + i * ldc, ldc, bias);
-  for (; i < M; i++) row_block<T, 1>(K, N, A + i * ars, ars, acs, B, ldb, C + i * ldc, ldc, bias);
+  constexpr int H = 32 / sizeof(T);
+  int64_t wide = N - N % H, w = N - wide;
+  row_blocks(M, K, wide, A, ars, acs, B, ldb, C, ldc, bias);
+  if (w == 0) return;
+  thread_local std::vector<T> pad;
+  pad.assign(K * H + H + M * H, T(0));                 // B's last columns [K, H], the bias's [H], C's [M, H]
+  T *bp = pad.data(), *biasp = bp + K * H, *cp = biasp + H;
+  for (int64_t p = 0; p < K; p++)
+    for (int64_t c = 0; c < w; c++) bp[p * H + c] = B[p * ldb + wide + c];
+  if (bias)
+    for (int64_t c = 0; c < w; c++) biasp[c] = bias[wide + c];
+  row_blocks(M, K, int64_t(H), A, ars, acs, bp, int64_t(H), cp, int64_t(H), bias ? biasp : nullptr);
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t c = 0; c < w; c++) C[i * ldc + wide + c] = cp[i * H + c];
 }
 
 // C [M, N] = A [M, K] · B [K, N] (+ bias); lda, ldb, ldc the row strides
@@ -281,6 +305,38 @@ struct Member {
     if (post) norm_forward<T>(M, d, s, lp.p[nw], lp.p[nb], L.eps, st.post_xhat.data(), st.post_rstd.data(), out);
   }
 
+  // every intermediate of a layer that its backward reads, in a fixed order: fn(pointer, entries)
+  template <typename F>
+  void each_kept(F fn) {
+    int64_t M = L.tokens, d = L.d, f = L.d_ff;
+    auto sublayer = [&](SublayerState<T>& st) {
+      fn(st.u.data(), M * d);
+      if (pre) { fn(st.pre_xhat.data(), M * d); fn(st.pre_rstd.data(), M); }
+      if (post) { fn(st.post_xhat.data(), M * d); fn(st.post_rstd.data(), M); }
+      if (gated) fn(st.f.data(), M * d);
+    };
+    if (L.attention) {
+      sublayer(attn);
+      fn(attn.qkv.data(), M * 3 * d);
+      fn(attn.probs.data(), int64_t(attn.probs.size()));
+      fn(attn.y.data(), M * d);
+    }
+    sublayer(ffn);
+    fn(ffn.a.data(), M * f);
+    if (L.gelu) fn(ffn.h.data(), M * f);
+  }
+  int64_t kept_entries() {
+    int64_t n = 0;
+    each_kept([&](T*, int64_t c) { n += c; });
+    return n;
+  }
+  void keep(T* dst) {
+    each_kept([&](T* p, int64_t c) { std::memcpy(dst, p, c * sizeof(T)); dst += c; });
+  }
+  void restore(const T* src) {
+    each_kept([&](T* p, int64_t c) { std::memcpy(p, src, c * sizeof(T)); src += c; });
+  }
+
   void block_forward(const LayerParams<T>& lp, const T* in, T* out) {
     if (L.attention) {
       sublayer_forward(attn, lp, true, in, buf3.data());
@@ -382,7 +438,7 @@ LayerParams<T> layer(const Layout& L, const T* const* params, T* const* grads, i
   LayerParams<T> lp;
   for (int s = 0; s < N_SLOTS; s++) {
     int64_t off = (l * L.members + k) * slot_size(L, s);
-    lp.p[s] = params[s] ? params[s] + off : nullptr;
+    lp.p[s] = params && params[s] ? params[s] + off : nullptr;
     lp.g[s] = grads && grads[s] ? grads[s] + off : nullptr;
   }
   return lp;
@@ -422,7 +478,8 @@ void for_members(const Layout& L, F fn) {
   for (auto& th : pool) th.join();
 }
 
-// x [K, M, d]: x_0 in, x_N out; saved [N, K, M, d] (or null): every layer's input
+// x [K, M, d]: x_0 in, x_N out; saved (or null): every layer's input [N, K, M, d], or with L.kept > 0
+// every layer's intermediates [N, K, L.kept] (Member::keep: no recomputing in the backward pass)
 template <typename T>
 void forward(const Layout& L, const T* const* params, const T* alpha, const uint8_t* pre,
              const uint8_t* post, const uint8_t* gated, T* x, T* saved) {
@@ -433,32 +490,67 @@ void forward(const Layout& L, const T* const* params, const T* alpha, const uint
     T* xk = x + k * Md;
     for (int64_t l = 0; l < L.n_layers; l++) {
       prefetch<T>(L, params, nullptr, l + 1, k);
-      if (saved) std::memcpy(saved + (l * L.members + k) * Md, xk, Md * sizeof(T));
+      if (saved && !L.kept) std::memcpy(saved + (l * L.members + k) * Md, xk, Md * sizeof(T));
       m.block_forward(layer<T>(L, params, nullptr, l, k), xk, next.data());
+      if (saved && L.kept) m.keep(saved + (l * L.members + k) * L.kept);
       std::memcpy(xk, next.data(), Md * sizeof(T));
     }
   });
 }
 
-// dx [K, M, d]: ∂L/∂x_N in, ∂L/∂x_0 out; every parameter gradient written into grads [N, K, r, c]
+// Adam inside the backward pass (optional): for each slot with m and v, the layer's gradient goes to
+// a per-thread scratch and θ, m, v of the layer are stepped at once (adam_update.h), instead of a
+// gradient written to memory here and read back by a separate optimizer pass
 template <typename T>
-void backward(const Layout& L, const T* const* params, T* const* grads, const T* alpha, const uint8_t* pre,
-              const uint8_t* post, const uint8_t* gated, const T* saved, T* dx) {
+struct AdamInBackward {
+  T* m[N_SLOTS];
+  T* v[N_SLOTS];
+  const double* lr;                      // [K]: member k's rate this step
+  AdamConstants c;
+};
+
+// dx [K, M, d]: ∂L/∂x_N in, ∂L/∂x_0 out; every parameter gradient written into grads [N, K, r, c],
+// except the slots `adam` steps (their parameters are updated in place and get no gradient)
+template <typename T>
+void backward(const Layout& L, T* const* params, T* const* grads, const AdamInBackward<T>* adam, const T* alpha,
+              const uint8_t* pre, const uint8_t* post, const uint8_t* gated, const T* saved, T* dx) {
   int64_t Md = L.tokens * L.d;
+  bool stepped[N_SLOTS] = {};
+  int64_t scratch_size = 0;
+  for (int s = 0; s < N_SLOTS; s++) {
+    stepped[s] = adam && params[s] && adam->m[s];
+    if (stepped[s]) scratch_size += slot_size(L, s);
+  }
   for_members(L, [&](int64_t k) {
     Member<T> m(L, alpha[k], pre[k], post[k], gated[k]);
-    std::vector<T> out(Md), dmid(Md);
+    std::vector<T> out(Md), dmid(Md), layer_grads(scratch_size);
     T* dk = dx + k * Md;
     for (int64_t l = L.n_layers - 1; l >= 0; l--) {
       prefetch<T>(L, params, grads, l - 1, k);
+      if (adam) {
+        prefetch<T>(L, nullptr, adam->m, l - 1, k);             // read and written: as a gradient
+        prefetch<T>(L, nullptr, adam->v, l - 1, k);
+      }
       LayerParams<T> lp = layer<T>(L, params, grads, l, k);
-      m.block_forward(lp, saved + (l * L.members + k) * Md, out.data());        // recompute layer l
+      T* scratch = layer_grads.data();
+      for (int s = 0; s < N_SLOTS; s++)
+        if (stepped[s]) {
+          lp.g[s] = scratch;
+          scratch += slot_size(L, s);
+        }
+      if (L.kept) m.restore(saved + (l * L.members + k) * L.kept);               // layer l's intermediates
+      else m.block_forward(lp, saved + (l * L.members + k) * Md, out.data());    // or recompute them
       if (L.attention) {
         m.sublayer_backward(m.ffn, lp, false, dk, dmid.data());
         m.sublayer_backward(m.attn, lp, true, dmid.data(), dk);
       } else {
         m.sublayer_backward(m.ffn, lp, false, dk, dk);
       }
+      for (int s = 0; s < N_SLOTS; s++)                    // layer l is done with θ: step it
+        if (stepped[s]) {
+          int64_t n = slot_size(L, s), off = (l * L.members + k) * n;
+          adam_update(n, params[s] + off, lp.g[s], adam->m[s] + off, adam->v[s] + off, adam->lr[k], adam->c);
+        }
     }
   });
 }
@@ -466,7 +558,11 @@ void backward(const Layout& L, const T* const* params, T* const* grads, const T*
 }  // namespace
 
 extern "C" {
-int deepnotes_blocks_abi() { return 1; }
+int deepnotes_blocks_abi() { return 3; }
+// entries of one layer's intermediates for a member with these flags (Layout::kept is the members' largest)
+int64_t deepnotes_blocks_kept_entries(const Layout* L, uint8_t pre, uint8_t post, uint8_t gated) {
+  return Member<float>(*L, 1.0f, pre, post, gated).kept_entries();
+}
 void deepnotes_blocks_forward_f32(const Layout* L, const float* const* params, const float* alpha, const uint8_t* pre,
                                   const uint8_t* post, const uint8_t* gated, float* x, float* saved) {
   forward<float>(*L, params, alpha, pre, post, gated, x, saved);
@@ -475,14 +571,14 @@ void deepnotes_blocks_forward_f64(const Layout* L, const double* const* params, 
                                   const uint8_t* post, const uint8_t* gated, double* x, double* saved) {
   forward<double>(*L, params, alpha, pre, post, gated, x, saved);
 }
-void deepnotes_blocks_backward_f32(const Layout* L, const float* const* params, float* const* grads, const float* alpha,
-                                   const uint8_t* pre, const uint8_t* post, const uint8_t* gated, const float* saved,
-                                   float* dx) {
-  backward<float>(*L, params, grads, alpha, pre, post, gated, saved, dx);
+void deepnotes_blocks_backward_f32(const Layout* L, float* const* params, float* const* grads,
+                                   const AdamInBackward<float>* adam, const float* alpha, const uint8_t* pre,
+                                   const uint8_t* post, const uint8_t* gated, const float* saved, float* dx) {
+  backward<float>(*L, params, grads, adam, alpha, pre, post, gated, saved, dx);
 }
-void deepnotes_blocks_backward_f64(const Layout* L, const double* const* params, double* const* grads,
-                                   const double* alpha, const uint8_t* pre, const uint8_t* post, const uint8_t* gated,
-                                   const double* saved, double* dx) {
-  backward<double>(*L, params, grads, alpha, pre, post, gated, saved, dx);
+void deepnotes_blocks_backward_f64(const Layout* L, double* const* params, double* const* grads,
+                                   const AdamInBackward<double>* adam, const double* alpha, const uint8_t* pre,
+                                   const uint8_t* post, const uint8_t* gated, const double* saved, double* dx) {
+  backward<double>(*L, params, grads, adam, alpha, pre, post, gated, saved, dx);
 }
 }

@@ -148,11 +148,13 @@ def chapter_workload(args) -> None:
         count = iter(range(10 ** 9))
 
         def step():
+            i = next(count)
             tokens, mask = member_batches(stack, [task] * len(members), cfgs, gens, objective)
             losses = member_losses(stack, objective, tokens, mask)                   # [K]
             opt.zero_grad()
+            opt.arm(i)                          # as train_ensemble without gradient trackers: Adam in the backward
             losses.sum().backward()
-            opt.step(next(count))
+            opt.step(i)
         return step
 
     t0 = time.perf_counter()

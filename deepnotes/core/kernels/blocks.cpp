@@ -461,6 +461,15 @@ void prefetch(const Layout& L, const T* const* params, T* const* grads, int64_t 
   }
 }
 
+// Ask for n entries from p on (rw 1: to be written) while other work goes on
+template <typename T>
+void prefetch_span(const T* p, int64_t n, int rw) {
+  for (int64_t i = 0; i < n; i += 64 / sizeof(T)) {
+    if (rw) __builtin_prefetch(p + i, 1, 2);
+    else __builtin_prefetch(p + i, 0, 2);
+  }
+}
+
 template <typename F>
 void for_members(const Layout& L, F fn) {
   int64_t nt = std::max<int64_t>(1, std::min(L.threads, L.members));
@@ -490,6 +499,7 @@ void forward(const Layout& L, const T* const* params, const T* alpha, const uint
     T* xk = x + k * Md;
     for (int64_t l = 0; l < L.n_layers; l++) {
       prefetch<T>(L, params, nullptr, l + 1, k);
+      if (saved && L.kept) prefetch_span(saved + (l * L.members + k) * L.kept, L.kept, 1);   // written below
       if (saved && !L.kept) std::memcpy(saved + (l * L.members + k) * Md, xk, Md * sizeof(T));
       m.block_forward(layer<T>(L, params, nullptr, l, k), xk, next.data());
       if (saved && L.kept) m.keep(saved + (l * L.members + k) * L.kept);
@@ -538,6 +548,7 @@ void backward(const Layout& L, T* const* params, T* const* grads, const AdamInBa
           lp.g[s] = scratch;
           scratch += slot_size(L, s);
         }
+      if (L.kept && l > 0) prefetch_span(saved + ((l - 1) * L.members + k) * L.kept, L.kept, 0);
       if (L.kept) m.restore(saved + (l * L.members + k) * L.kept);               // layer l's intermediates
       else m.block_forward(lp, saved + (l * L.members + k) * Md, out.data());    // or recompute them
       if (L.attention) {

@@ -218,12 +218,13 @@ struct LayerParams {
   T* g[N_SLOTS];
 };
 
-// Everything one layer's forward keeps for its backward, for one sublayer (thread-local, reused)
+// A sublayer's intermediates: pointers into the member's own buffers, or, for what the backward
+// reads, into a layer's region of the caller's `saved` (Member::bind)
 template <typename T>
 struct SublayerState {
-  std::vector<T> x, u, pre_xhat, pre_rstd, f, s, post_xhat, post_rstd;
-  std::vector<T> qkv, probs, y;            // attention
-  std::vector<T> h, a;                     // FFN
+  T *x, *u, *pre_xhat, *pre_rstd, *f, *s, *post_xhat, *post_rstd;
+  T *qkv, *probs, *y;                      // attention
+  T *h, *a;                                // FFN
 };
 
 template <typename T>
@@ -232,20 +233,30 @@ struct Member {
   T alpha;
   bool pre, post, gated;
   SublayerState<T> attn, ffn;
+  SublayerState<T> own_attn, own_ffn;               // the same, all in `own`
+  std::vector<T> own;
+  int64_t probs_n;
   std::vector<T> scratch, buf1, buf2, buf3;         // transposes; the branches' backward; the mid-block stream
   std::vector<T> ds_buf, df_buf, du_buf, skip_buf;  // a sublayer's backward [M, d]
 
   Member(const Layout& lay, T al, bool pr, bool po, bool ga) : L(lay), alpha(al), pre(pr), post(po), gated(ga) {
     int64_t M = L.tokens, d = L.d, f = L.d_ff;
+    probs_n = (M / L.seq) * L.heads * L.seq * L.seq;
+    own.resize(2 * (7 * M * d + 2 * M) + M * 3 * d + probs_n + 2 * M * f);
+    T* next = own.data();
+    auto take = [&](T*& p, int64_t n) { p = next; next += n; };
     for (SublayerState<T>* st : {&attn, &ffn}) {
-      for (auto* v : {&st->x, &st->u, &st->pre_xhat, &st->f, &st->s, &st->post_xhat, &st->y}) v->resize(M * d);
-      st->pre_rstd.resize(M);
-      st->post_rstd.resize(M);
+      for (T** v : {&st->x, &st->u, &st->pre_xhat, &st->f, &st->s, &st->post_xhat, &st->y}) take(*v, M * d);
+      take(st->pre_rstd, M);
+      take(st->post_rstd, M);
+      st->qkv = st->probs = st->h = st->a = nullptr;
     }
-    attn.qkv.resize(M * 3 * d);
-    attn.probs.resize((M / L.seq) * L.heads * L.seq * L.seq);
-    ffn.h.resize(M * f);
-    ffn.a.resize(M * f);
+    take(attn.qkv, M * 3 * d);
+    take(attn.probs, probs_n);
+    take(ffn.h, M * f);
+    take(ffn.a, M * f);
+    own_attn = attn;
+    own_ffn = ffn;
     int64_t big = std::max({3 * d * d, d * f, M * 3 * d, M * f, L.seq * d, L.seq * L.seq});
     scratch.resize(big);
     buf1.resize(std::max(M * 3 * d, M * f));
@@ -258,13 +269,13 @@ struct Member {
   void attention_forward(SublayerState<T>& st, const LayerParams<T>& lp) {
     int64_t M = L.tokens, d = L.d, t = L.seq, nh = L.heads, dh = d / nh, B = M / t;
     T scale = T(1) / std::sqrt(T(dh));
-    mm<T>(M, d, 3 * d, st.u.data(), d, lp.p[QKV_W], 3 * d, st.qkv.data(), 3 * d, lp.p[QKV_B]);
+    mm<T>(M, d, 3 * d, st.u, d, lp.p[QKV_W], 3 * d, st.qkv, 3 * d, lp.p[QKV_B]);
     for (int64_t b = 0; b < B; b++)
       for (int64_t hd = 0; hd < nh; hd++) {
-        const T* q = st.qkv.data() + b * t * 3 * d + hd * dh;
+        const T* q = st.qkv + b * t * 3 * d + hd * dh;
         const T* k = q + d;
         const T* v = q + 2 * d;
-        T* P = st.probs.data() + (b * nh + hd) * t * t;                       // [T, T]
+        T* P = st.probs + (b * nh + hd) * t * t;                       // [T, T]
         mm_nt<T>(t, dh, t, q, 3 * d, k, 3 * d, P, t, scratch.data());
         for (int64_t i = 0; i < t; i++) {                                     // softmax of the scaled row
           int64_t n = L.causal ? i + 1 : t;
@@ -275,66 +286,68 @@ struct Member {
           for (int64_t j = 0; j < n; j++) P[i * t + j] /= sum;
           for (int64_t j = n; j < t; j++) P[i * t + j] = 0;
         }
-        mm<T>(t, t, dh, P, t, v, 3 * d, st.y.data() + b * t * d + hd * dh, d);   // Y = P V
+        mm<T>(t, t, dh, P, t, v, 3 * d, st.y + b * t * d + hd * dh, d);   // Y = P V
       }
-    mm<T>(M, d, d, st.y.data(), d, lp.p[OUT_W], d, st.f.data(), d, lp.p[OUT_B]);
+    mm<T>(M, d, d, st.y, d, lp.p[OUT_W], d, st.f, d, lp.p[OUT_B]);
   }
 
   void ffn_forward(SublayerState<T>& st, const LayerParams<T>& lp) {
     int64_t M = L.tokens, d = L.d, f = L.d_ff;
-    mm<T>(M, d, f, st.u.data(), d, lp.p[FC1_W], f, st.h.data(), f, lp.p[FC1_B]);
+    mm<T>(M, d, f, st.u, d, lp.p[FC1_W], f, st.h, f, lp.p[FC1_B]);
     for (int64_t i = 0; i < M * f; i++) {
       T h = st.h[i];
       st.a[i] = L.gelu ? gelu(h) : (h > 0 ? h : T(0));
     }
-    mm<T>(M, f, d, st.a.data(), f, lp.p[FC2_W], d, st.f.data(), d, lp.p[FC2_B]);
+    mm<T>(M, f, d, st.a, f, lp.p[FC2_W], d, st.f, d, lp.p[FC2_B]);
   }
 
   // y = [LN if post](α x + g F([LN if pre](x))) for one sublayer; x read from in, y written to out
   void sublayer_forward(SublayerState<T>& st, const LayerParams<T>& lp, bool attention, const T* in, T* out) {
     int64_t M = L.tokens, d = L.d;
     int nw = attention ? ATTN_NORM_W : FFN_NORM_W, nb = nw + 1, gs = nw + 2;
-    std::memcpy(st.x.data(), in, M * d * sizeof(T));
-    if (pre) norm_forward<T>(M, d, st.x.data(), lp.p[nw], lp.p[nb], L.eps, st.pre_xhat.data(), st.pre_rstd.data(), st.u.data());
-    else std::memcpy(st.u.data(), in, M * d * sizeof(T));
+    std::memcpy(st.x, in, M * d * sizeof(T));
+    if (pre) norm_forward<T>(M, d, st.x, lp.p[nw], lp.p[nb], L.eps, st.pre_xhat, st.pre_rstd, st.u);
+    else std::memcpy(st.u, in, M * d * sizeof(T));
     if (attention) attention_forward(st, lp);
     else ffn_forward(st, lp);
     T g = gated ? lp.p[gs][0] : T(1);
-    T* s = post ? st.s.data() : out;
+    T* s = post ? st.s : out;
     for (int64_t i = 0; i < M * d; i++) s[i] = alpha * st.x[i] + g * st.f[i];
-    if (post) norm_forward<T>(M, d, s, lp.p[nw], lp.p[nb], L.eps, st.post_xhat.data(), st.post_rstd.data(), out);
+    if (post) norm_forward<T>(M, d, s, lp.p[nw], lp.p[nb], L.eps, st.post_xhat, st.post_rstd, out);
   }
 
-  // every intermediate of a layer that its backward reads, in a fixed order: fn(pointer, entries)
+  // every intermediate of a layer that its backward reads, in a fixed order: fn(pointer, entries),
+  // the pointer by reference (bind points it elsewhere)
   template <typename F>
   void each_kept(F fn) {
     int64_t M = L.tokens, d = L.d, f = L.d_ff;
     auto sublayer = [&](SublayerState<T>& st) {
-      fn(st.u.data(), M * d);
-      if (pre) { fn(st.pre_xhat.data(), M * d); fn(st.pre_rstd.data(), M); }
-      if (post) { fn(st.post_xhat.data(), M * d); fn(st.post_rstd.data(), M); }
-      if (gated) fn(st.f.data(), M * d);
+      fn(st.u, M * d);
+      if (pre) { fn(st.pre_xhat, M * d); fn(st.pre_rstd, M); }
+      if (post) { fn(st.post_xhat, M * d); fn(st.post_rstd, M); }
+      if (gated) fn(st.f, M * d);
     };
     if (L.attention) {
       sublayer(attn);
-      fn(attn.qkv.data(), M * 3 * d);
-      fn(attn.probs.data(), int64_t(attn.probs.size()));
-      fn(attn.y.data(), M * d);
+      fn(attn.qkv, M * 3 * d);
+      fn(attn.probs, probs_n);
+      fn(attn.y, M * d);
     }
     sublayer(ffn);
-    fn(ffn.a.data(), M * f);
-    if (L.gelu) fn(ffn.h.data(), M * f);
+    fn(ffn.a, M * f);
+    if (L.gelu) fn(ffn.h, M * f);
   }
   int64_t kept_entries() {
     int64_t n = 0;
-    each_kept([&](T*, int64_t c) { n += c; });
+    each_kept([&](T*&, int64_t c) { n += c; });
     return n;
   }
-  void keep(T* dst) {
-    each_kept([&](T* p, int64_t c) { std::memcpy(dst, p, c * sizeof(T)); dst += c; });
-  }
-  void restore(const T* src) {
-    each_kept([&](T* p, int64_t c) { std::memcpy(p, src, c * sizeof(T)); src += c; });
+  // the forward writes, and the backward reads, what the backward needs in region [kept_entries()]
+  // (null: in the member's own buffers)
+  void bind(T* region) {
+    attn = own_attn;
+    ffn = own_ffn;
+    if (region) each_kept([&](T*& p, int64_t c) { p = region; region += c; });
   }
 
   void block_forward(const LayerParams<T>& lp, const T* in, T* out) {
@@ -352,17 +365,17 @@ struct Member {
     T scale = T(1) / std::sqrt(T(dh));
     T* dy = buf1.data();                                                     // [M, d]
     T* dqkv = buf2.data();                                                   // [M, 3d]
-    mm_tn<T>(d, M, d, st.y.data(), d, df, d, lp.g[OUT_W], d);
+    mm_tn<T>(d, M, d, st.y, d, df, d, lp.g[OUT_W], d);
     column_sums<T>(M, d, df, lp.g[OUT_B]);
     mm_nt<T>(M, d, d, df, d, lp.p[OUT_W], d, dy, d, scratch.data());
     T* dp = buf3.data();                                                     // [T, T]
     for (int64_t b = 0; b < B; b++)
       for (int64_t hd = 0; hd < nh; hd++) {
         int64_t off = b * t * 3 * d + hd * dh;
-        const T* q = st.qkv.data() + off;
+        const T* q = st.qkv + off;
         const T* k = q + d;
         const T* v = q + 2 * d;
-        const T* P = st.probs.data() + (b * nh + hd) * t * t;
+        const T* P = st.probs + (b * nh + hd) * t * t;
         const T* dyh = dy + b * t * d + hd * dh;
         mm_nt<T>(t, dh, t, dyh, d, v, 3 * d, dp, t, scratch.data());            // ∂P = ∂Y Vᵀ
         mm_tn<T>(t, t, dh, P, t, dyh, d, dqkv + off + 2 * d, 3 * d);  // ∂V = Pᵀ ∂Y
@@ -374,7 +387,7 @@ struct Member {
         mm<T>(t, t, dh, dp, t, k, 3 * d, dqkv + off, 3 * d);                     // ∂Q = ∂S K
         mm_tn<T>(t, t, dh, dp, t, q, 3 * d, dqkv + off + d, 3 * d);  // ∂K = ∂Sᵀ Q
       }
-    mm_tn<T>(d, M, 3 * d, st.u.data(), d, dqkv, 3 * d, lp.g[QKV_W], 3 * d);
+    mm_tn<T>(d, M, 3 * d, st.u, d, dqkv, 3 * d, lp.g[QKV_W], 3 * d);
     column_sums<T>(M, 3 * d, dqkv, lp.g[QKV_B]);
     mm_nt<T>(M, 3 * d, d, dqkv, 3 * d, lp.p[QKV_W], 3 * d, du, d, scratch.data());
   }
@@ -382,12 +395,12 @@ struct Member {
   void ffn_backward(SublayerState<T>& st, const LayerParams<T>& lp, const T* df, T* du) {
     int64_t M = L.tokens, d = L.d, f = L.d_ff;
     T* da = buf1.data();                                                     // [M, f]
-    mm_tn<T>(f, M, d, st.a.data(), f, df, d, lp.g[FC2_W], d);
+    mm_tn<T>(f, M, d, st.a, f, df, d, lp.g[FC2_W], d);
     column_sums<T>(M, d, df, lp.g[FC2_B]);
     mm_nt<T>(M, d, f, df, d, lp.p[FC2_W], d, da, f, scratch.data());
     for (int64_t i = 0; i < M * f; i++)
       da[i] *= L.gelu ? gelu_grad(st.h[i]) : (st.a[i] > 0 ? T(1) : T(0));
-    mm_tn<T>(d, M, f, st.u.data(), d, da, f, lp.g[FC1_W], f);
+    mm_tn<T>(d, M, f, st.u, d, da, f, lp.g[FC1_W], f);
     column_sums<T>(M, f, da, lp.g[FC1_B]);
     mm_nt<T>(M, f, d, da, f, lp.p[FC1_W], f, du, d, scratch.data());
   }
@@ -402,7 +415,7 @@ struct Member {
     }
     const T* ds = dy;
     if (post) {
-      norm_backward<T>(M, d, dy, st.post_xhat.data(), st.post_rstd.data(), lp.p[nw], lp.g[nw], lp.g[nb],
+      norm_backward<T>(M, d, dy, st.post_xhat, st.post_rstd, lp.p[nw], lp.g[nw], lp.g[nb],
                        ds_buf.data());
       ds = ds_buf.data();
     }
@@ -419,7 +432,7 @@ struct Member {
     }
     if (attention) attention_backward(st, lp, df_buf.data(), du_buf.data());
     else ffn_backward(st, lp, df_buf.data(), du_buf.data());
-    if (pre) norm_backward<T>(M, d, du_buf.data(), st.pre_xhat.data(), st.pre_rstd.data(), lp.p[nw], lp.g[nw],
+    if (pre) norm_backward<T>(M, d, du_buf.data(), st.pre_xhat, st.pre_rstd, lp.p[nw], lp.g[nw],
                               lp.g[nb], dx);
     else std::memcpy(dx, du_buf.data(), M * d * sizeof(T));
     for (int64_t i = 0; i < M * d; i++) dx[i] += skip_buf[i];
@@ -499,10 +512,11 @@ void forward(const Layout& L, const T* const* params, const T* alpha, const uint
     T* xk = x + k * Md;
     for (int64_t l = 0; l < L.n_layers; l++) {
       prefetch<T>(L, params, nullptr, l + 1, k);
-      if (saved && L.kept) prefetch_span(saved + (l * L.members + k) * L.kept, L.kept, 1);   // written below
+      T* region = saved && L.kept ? saved + (l * L.members + k) * L.kept : nullptr;
+      if (region) prefetch_span(region, L.kept, 1);                       // written by this layer
       if (saved && !L.kept) std::memcpy(saved + (l * L.members + k) * Md, xk, Md * sizeof(T));
+      m.bind(region);
       m.block_forward(layer<T>(L, params, nullptr, l, k), xk, next.data());
-      if (saved && L.kept) m.keep(saved + (l * L.members + k) * L.kept);
       std::memcpy(xk, next.data(), Md * sizeof(T));
     }
   });
@@ -549,8 +563,8 @@ void backward(const Layout& L, T* const* params, T* const* grads, const AdamInBa
           scratch += slot_size(L, s);
         }
       if (L.kept && l > 0) prefetch_span(saved + ((l - 1) * L.members + k) * L.kept, L.kept, 0);
-      if (L.kept) m.restore(saved + (l * L.members + k) * L.kept);               // layer l's intermediates
-      else m.block_forward(lp, saved + (l * L.members + k) * Md, out.data());    // or recompute them
+      if (L.kept) m.bind(const_cast<T*>(saved) + (l * L.members + k) * L.kept);   // layer l's intermediates
+      else m.block_forward(lp, saved + (l * L.members + k) * Md, out.data());       // or recompute them
       if (L.attention) {
         m.sublayer_backward(m.ffn, lp, false, dk, dmid.data());
         m.sublayer_backward(m.attn, lp, true, dmid.data(), dk);

@@ -6,7 +6,8 @@ run diverged at step k).
 
     python benchmarks/bench_trainability_map.py [STEPS] [DEPTHS]     (default: 300 3,6,18,30,100,300,1000)
 
-One seed (0), no warmup, the chapter's batches; the runs of a depth share one ensemble per worker.
+One seed (0), no warmup, the chapter's batches (:func:`~deepnotes.chapters.thousand_layers.experiments.train_map`):
+the runs of a depth share one ensemble per worker.
 Time it alone. Results: ``benchmarks/RESULTS.md``.
 """
 from __future__ import annotations
@@ -17,8 +18,6 @@ from dataclasses import replace
 
 from deepnotes.chapters.thousand_layers import experiments as ex
 from deepnotes.core.budget import get_budget
-from deepnotes.core.data import MarkovLanguage
-from deepnotes.core.ensemble import train_many
 
 STYLES = ("post", "pre", "deepnorm", "rezero")
 RATES = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2)
@@ -28,20 +27,18 @@ def main() -> None:
     budget = get_budget("cpu")
     steps = int(sys.argv[1]) if len(sys.argv) > 1 else 300
     depths = [int(d) for d in (sys.argv[2] if len(sys.argv) > 2 else "3,6,18,30,100,300,1000").split(",")]
-    runs = [(style, n, lr) for n in depths for style in STYLES for lr in RATES]
+    budget = replace(budget, thousand_layers=replace(budget.thousand_layers, train_steps=steps))
     start = time.perf_counter()
-    model_cfgs = [ex.variant_config(style, n, budget) for style, n, _ in runs]
-    train_cfgs = [replace(ex.variant_train_config(style, budget, 0, steps=steps), lr=lr) for style, _, lr in runs]
-    hists = train_many(model_cfgs, train_cfgs, MarkovLanguage(budget.vocab_size, seed=0), workers=2)
-    print(f"{len(runs)} runs of {steps} steps in {time.perf_counter() - start:.1f} s")
+    tmap = ex.train_map(budget, tuple(depths), RATES, styles=STYLES, workers=2)
+    print(f"{len(STYLES) * len(depths) * len(RATES)} runs of {steps} steps in {time.perf_counter() - start:.1f} s")
     window = budget.thousand_layers.loss_window
     print("depth style    " + " ".join(f"{lr:>7g}" for lr in RATES))
     for n in depths:
         for style in STYLES:
             cells = []
             for lr in RATES:
-                h = hists[runs.index((style, n, lr))]
-                cells.append(f"div@{h.diverged_at}" if h.diverged else f"{ex.fraction_learned([h], window)[0]:.2f}")
+                div = tmap.diverged(style, n, lr)[0]
+                cells.append(f"div@{div}" if div is not None else f"{tmap.fraction(style, n, lr, window):.2f}")
             print(f"{n:5d} {style:8s} " + " ".join(f"{c:>7}" for c in cells))
 
 

@@ -1,4 +1,5 @@
 """Chapter "Training 1000 layers": predictions, variants, runs, verdicts, figures and the slider."""
+import itertools
 import math
 
 import matplotlib
@@ -174,3 +175,37 @@ def test_the_init_verdicts_follow_the_profiles():
     assert [v.status for v in claims.at_initialization(good, predicted)] == [vd.HOLDS] * 3
     bad = {**good, "post": profile(0.5, (0.5, 1.0)), "deepnorm": profile(0.5, (20.0, 1.0))}
     assert [v.status for v in claims.at_initialization(bad, predicted)] == [vd.WRONG] * 3
+
+
+# the trainability map (issue 29: depth × Adam rate, one ensemble per row)
+
+def test_warmup_rule_and_map_rates():
+    assert ex.warmup_steps(18, 300) == 18 and ex.warmup_steps(1000, 300) == 300     # T = N, capped at the run
+    rates = ex.map_rates(5e-4)
+    assert len(rates) == 5 and rates[2] == pytest.approx(5e-4)
+    assert rates[-1] / rates[0] == pytest.approx(100.0)                               # two decades
+    steps = [math.log10(b / a) for a, b in itertools.pairwise(rates)]
+    assert steps == pytest.approx([0.5] * 4)
+    for bad in ({"lr": -1e-3}, {"lr": 1e-3, "count": 1}, {"lr": 1e-3, "decades": 0}):
+        with pytest.raises(ValueError):
+            ex.map_rates(**bad)
+    with pytest.raises(ValueError, match="depth"):
+        ex.warmup_steps(0, 300)
+
+
+def test_a_map_row_is_one_ensemble_and_the_figure_marks_divergence(budget):
+    rates = ex.map_rates(budget.thousand_layers.lr, 2)
+    tmap = ex.train_map(budget, (3,), rates, seeds=2, workers=1)
+    assert set(tmap.histories) == {(s, 3, r) for s in ex.MAP_STYLES for r in rates}
+    members = {h.ensemble_size for hs in tmap.histories.values() for h in hs}
+    assert members == {len(ex.MAP_STYLES) * len(rates) * 2}                  # every style, rate and seed together
+    window = budget.thousand_layers.loss_window
+    assert all(len(hs) == 2 for hs in tmap.histories.values())
+    cell = ("post", 3, rates[0])
+    tmap.histories[cell][0].diverged_at = tmap.histories[cell][1].diverged_at = 1
+    assert tmap.fraction(*cell, window) == -math.inf and tmap.diverged(*cell) == [1, 1]
+    fig = figures.trainability_map(tmap, window, claims.LEARNED)
+    assert "✕" in [t.get_text() for t in fig.axes[0].texts]
+    plt.close(fig)
+    with pytest.raises(ValueError, match="map style"):
+        ex.train_map(budget, (3,), rates, styles=("postnorm",))

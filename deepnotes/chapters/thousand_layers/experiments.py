@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from deepnotes.core import ensemble_trackers as et
 from deepnotes.core import scaling
@@ -29,7 +29,7 @@ from deepnotes.core.engine import Stack, graph_config
 from deepnotes.core.ensemble import train_many
 from deepnotes.core.ensemble_probes import StreamProfile, stream_profiles
 from deepnotes.core.train import History
-from deepnotes.core.validate import boolean, choice, positive_int
+from deepnotes.core.validate import boolean, choice, positive_float, positive_int
 from deepnotes.core.workers import default_workers
 
 PROFILE_STYLES = ("post", "pre", "deepnorm", "rezero")       # the styles profiled at initialization
@@ -55,6 +55,7 @@ VARIANTS = {v.label: v for v in (
 HEADLINE = ("post", "post, warmup", "pre", "deepnorm", "deepnorm, α only", "deepnorm, β only", "rezero")
 FRONTIER = ("post", "post, warmup", "pre", "pre, warmup", "deepnorm", "deepnorm, warmup", "rezero", "rezero, warmup")
 NORMS = ("post", "pre", "deepnorm", "rezero")                 # the slider's styles (each with and without warmup)
+MAP_STYLES = ("post", "pre", "deepnorm", "rezero")            # the rows of the trainability map
 
 
 def variant(label: str) -> Variant:
@@ -82,6 +83,23 @@ def variant_train_config(label: str, budget: Budget, seed: int = 0, steps: int |
     batch, seq = sub.train_batch
     return TrainConfig(optimizer="adam", lr=sub.lr, steps=steps, warmup_steps=min(sub.warmup, steps) if variant(label).warmup
                        else 0, batch_size=batch, seq_len=seq, seed=seed)
+
+
+def warmup_steps(depth: int, steps: int) -> int:
+    """The chapter's warmup rule at ``depth`` blocks: a linear warmup of T ≥ N steps, so that its first
+    step, η/T, is at most η/N (:func:`~deepnotes.chapters.thousand_layers.derive.warmup_length`);
+    T = N, capped at the run's ``steps`` (then the whole run warms up and its first step is η/steps)."""
+    return min(positive_int("depth", depth), positive_int("steps", steps))
+
+
+def map_rates(lr: float, count: int = 5, decades: float = 2.0) -> tuple[float, ...]:
+    """``count`` Adam rates evenly spaced in log over ``decades`` decades and centred on ``lr``:
+    lr · 10^(decades · (i/(count − 1) − 1/2)), i = 0 … count − 1 (``lr`` itself is the middle one
+    when ``count`` is odd, so the map's middle column is the chapter's rate)."""
+    lr, decades = positive_float("lr", lr), positive_float("decades", decades)
+    if positive_int("count", count) < 2:
+        raise ValueError(f"count must be at least 2 (a map needs two rates), got {count}")
+    return tuple(lr * 10 ** (decades * (i / (count - 1) - 0.5)) for i in range(count))
 
 
 # ---- at initialization ----------------------------------------------------------------------------
@@ -163,6 +181,49 @@ def train_runs(budget: Budget, runs: list[tuple[str, int, int]] | None = None, p
         histories.setdefault((lab, n), []).append(hist)
         seconds[(lab, n)], members[(lab, n)] = hist.seconds, hist.ensemble_size
     return Runs(histories, sub.train_steps, sub.lr, sub.warmup, seconds, members)
+
+
+@dataclass
+class TrainabilityMap:
+    """Adam runs of each style at each (depth, learning rate): (style, depth, rate) → one History per seed."""
+    styles: tuple[str, ...]
+    depths: tuple[int, ...]
+    rates: tuple[float, ...]
+    histories: dict[tuple[str, int, float], list[History]]
+    steps: int
+
+    def fraction(self, style: str, depth: int, rate: float, window: int) -> float:
+        """Median fraction learned over the seeds of one cell (−inf where most seeds diverged)."""
+        return statistics.median(fraction_learned(self.histories[(style, depth, rate)], window))
+
+    def diverged(self, style: str, depth: int, rate: float) -> list[int | None]:
+        """Per seed: the step its loss diverged at, or None."""
+        return [h.diverged_at for h in self.histories[(style, depth, rate)]]
+
+
+def train_map(budget: Budget, depths: tuple[int, ...], rates: tuple[float, ...], seeds: int = 1,
+              styles: tuple[str, ...] = MAP_STYLES, progress: bool = False, workers: int | None = None
+              ) -> TrainabilityMap:
+    """Train every style at every depth and Adam rate (no warmup, the chapter's steps and batches,
+    seeds 0 … seeds − 1). Runs of one style and depth differ only in their rate, so they share one
+    graph: a row of the map is one ensemble (halved where that balances the worker processes)."""
+    for style in styles:
+        choice("map style", style, MAP_STYLES)
+    depths = tuple(positive_int("depth", n) for n in depths)
+    rates = tuple(positive_float("rate", r) for r in rates)
+    if not depths or not rates:
+        raise ValueError(f"a map needs at least one depth and one rate, got depths {depths} and rates {rates}")
+    cells = [(style, n, r, seed) for n in depths for style in styles for r in rates
+             for seed in range(positive_int("seeds", seeds))]
+    dev = default_device()
+    hists = train_many([variant_config(style, n, budget) for style, n, _, _ in cells],
+                       [replace(variant_train_config(style, budget, seed), lr=r) for style, _, r, seed in cells],
+                       MarkovLanguage(budget.vocab_size, seed=0), device=dev,
+                       workers=default_workers(dev) if workers is None else workers, progress=progress)
+    out: dict[tuple[str, int, float], list[History]] = {}
+    for (style, n, r, _), h in zip(cells, hists):
+        out.setdefault((style, n, r), []).append(h)
+    return TrainabilityMap(tuple(styles), depths, rates, out, budget.thousand_layers.train_steps)
 
 
 # ---- reading the runs -----------------------------------------------------------------------------

@@ -118,3 +118,38 @@ def slider_figure(depth: int, norm: str, warmup: bool, budget=None, runs: ex.Run
     if runs is None or (label, depth) not in runs.histories:
         runs = ex.live_run(depth, norm, warmup, budget, progress=progress)
     return slider_result(runs, depth, label)
+
+
+def trainability_map(tmap: ex.TrainabilityMap, window: int, threshold: float):
+    """One panel per style: depth (rows) × Adam rate (columns), the colour and the number the median
+    fraction learned (0: the plateau, 1: the floor); ✕ where most seeds diverged; cells at or past
+    ``threshold`` (what "trains" means in the chapter) framed."""
+    from matplotlib.patches import Rectangle
+
+    from deepnotes.show import plots
+    ncols = 2 if len(tmap.styles) > 1 else 1
+    nrows = math.ceil(len(tmap.styles) / ncols)
+    fig, axes = plots.new_figure(ncols, width=3.4, height=0.4 * len(tmap.depths) + 1.2, nrows=nrows)
+    fig.set_layout_engine("constrained")
+    image = None
+    for k, (ax, style) in enumerate(zip(axes, tmap.styles)):
+        grid = [[tmap.fraction(style, n, r, window) for r in tmap.rates] for n in tmap.depths]     # [depths][rates]
+        shown = [[min(max(f, 0.0), 1.0) if math.isfinite(f) else math.nan for f in row] for row in grid]
+        image = ax.imshow(shown, cmap="viridis", vmin=0.0, vmax=1.0, aspect="auto", origin="lower")
+        for i, row in enumerate(grid):
+            for j, f in enumerate(row):
+                text = "✕" if not math.isfinite(f) else f"{f:.2f}"
+                ax.text(j, i, text, ha="center", va="center", fontsize=7,
+                        color="black" if math.isfinite(f) and f > 0.6 else "white")
+                if math.isfinite(f) and f >= threshold:
+                    ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="white", lw=1.2))
+        ax.set_xticks(range(len(tmap.rates)), [f"{r:.1e}".replace("e-0", "e-") for r in tmap.rates], fontsize=7,
+                      rotation=30)
+        ax.set_yticks(range(len(tmap.depths)), [str(n) for n in tmap.depths], fontsize=7)
+        last_row = k + ncols >= len(tmap.styles)
+        plots.label_axes(ax, "Adam learning rate" if last_row else "", "blocks N" if k % ncols == 0 else "", style,
+                         legend=None)
+    for ax in axes[len(tmap.styles):]:
+        ax.axis("off")
+    fig.colorbar(image, ax=axes, shrink=0.8, label="fraction learned")
+    return fig

@@ -207,13 +207,21 @@ def _tasks(tasks, k: int) -> list[MarkovLanguage]:
 
 def member_batches(stack: Stack, tasks, cfgs, gens, objective) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Each member's batch from its own stream, in the reference's order (tokens, then the mask):
-    tokens [K, B, T] and, for :class:`Masked`, the mask [K, B, T]."""
+    tokens [K, B, T] and, for :class:`Masked`, the mask [K, B, T]. Members with the same task, seed and
+    batch shape have the same stream (``gens[k]`` is ``generator(seed + 1)``): it is drawn once, from
+    the first such member's generator (sampling a small batch costs more than a block at small depth)."""
     device = stack.embed.device
+    drawn: dict[tuple, tuple[torch.Tensor, torch.Tensor | None]] = {}
     tokens, masks = [], []
     for task, cfg, gen in zip(tasks, cfgs, gens):
-        tokens.append(task.sample(cfg.batch_size, cfg.seq_len, gen))
-        if isinstance(objective, Masked):
-            masks.append(objective.mask(cfg.batch_size, cfg.seq_len, gen))
+        key = (id(task), cfg.seed, cfg.batch_size, cfg.seq_len)
+        if key not in drawn:
+            t = task.sample(cfg.batch_size, cfg.seq_len, gen)
+            drawn[key] = t, (objective.mask(cfg.batch_size, cfg.seq_len, gen) if isinstance(objective, Masked)
+                             else None)
+        tokens.append(drawn[key][0])
+        if drawn[key][1] is not None:
+            masks.append(drawn[key][1])
     tokens = torch.stack(tokens).to(device)
     return tokens, (torch.stack(masks).to(device) if masks else None)
 

@@ -365,3 +365,30 @@ def test_hand_written_backward_equals_autograd_on_random_stacks(trial, compiled,
     for name, g in fused[0].items():
         ref = getattr(stack, name).grad
         assert (rel_err(g, ref) < TOL) if float(ref.norm()) > 0 else float(g.norm()) == 0.0, name
+
+
+def test_members_that_share_a_seed_share_one_draw_of_their_stream():
+    """member_batches draws a batch once for members with the same task, seed and shape: the same
+    tokens each member would draw from its own generator, with one draw instead of three."""
+    from deepnotes.core.ensemble import member_batches
+    from deepnotes.core.rng import generator
+    from deepnotes.core.train import NextToken
+    cfg = ModelConfig(n_layers=1, d_model=8, n_heads=2, d_ff=12, vocab_size=6)
+    tcfgs = [TrainConfig(seed=s, batch_size=3, seq_len=5) for s in (0, 1, 0, 0)]
+    stack = Stack([cfg] * 4, seeds=[0, 1, 2, 3])
+    task = MarkovLanguage(6, seed=0)
+    calls = []
+    original = task.sample
+    task.sample = lambda *a: calls.append(a) or original(*a)
+    for objective in (NextToken(), Masked(0.3)):
+        calls.clear()
+        gens = [generator(c.seed + 1) for c in tcfgs]
+        alone = [generator(c.seed + 1) for c in tcfgs]
+        for _ in range(2):
+            tokens, mask = member_batches(stack, [task] * 4, tcfgs, gens, objective)
+            for k, c in enumerate(tcfgs):
+                expected = original(c.batch_size, c.seq_len, alone[k])
+                assert torch.equal(tokens[k], expected)
+                if mask is not None:
+                    assert torch.equal(mask[k], objective.mask(c.batch_size, c.seq_len, alone[k]))
+        assert len(calls) == 2 * 2                                        # seeds 0 and 1, two steps

@@ -71,6 +71,26 @@ def test_compiled_blocks_equal_the_pytorch_path(trial, monkeypatch):
 
 
 @needs_compiler
+@pytest.mark.parametrize("trial", range(16, 24))
+def test_compiled_float32_blocks_equal_the_pytorch_path(trial, monkeypatch):
+    """float32 takes code of its own (8 × 8 vector transposes, wider tiles): against the PyTorch path
+    in float32, to float32 rounding. Widths of 8 to 64 (whole transpose blocks and edges)."""
+    rnd = random.Random(trial)
+    h = rnd.choice([1, 2, 4])
+    shared = dict(d_model=h * rnd.choice([8, 12, 16]), n_heads=h, d_ff=rnd.choice([16, 24, 64]), vocab_size=7,
+                  causal=rnd.random() < 0.6, max_len=20, n_layers=rnd.randint(1, 4))
+    cfgs = [ModelConfig(norm=norm, **shared) for norm in NORM_STYLES]
+    with seeded(trial):
+        stack = Stack(cfgs, seeds=list(range(len(cfgs))), dtype=torch.float32)
+        x = torch.randn(len(cfgs), rnd.randint(1, 3), rnd.randint(5, 17), shared["d_model"])
+    y, dx, grads = outputs_and_gradients(stack, x, True, monkeypatch)
+    y_ref, dx_ref, grads_ref = outputs_and_gradients(stack, x, False, monkeypatch)
+    assert rel_err(y, y_ref) < 1e-5 and rel_err(dx, dx_ref) < 1e-4
+    for name, g in grads_ref.items():
+        assert rel_err(grads[name], g) < 1e-4 if float(g.norm()) > 0 else float(grads[name].norm()) == 0.0, name
+
+
+@needs_compiler
 @pytest.mark.parametrize("trial", range(4))
 def test_kept_intermediates_and_recomputed_ones_give_the_same_bits(trial, monkeypatch):
     """Under KEEP_LIMIT_BYTES the forward pass keeps each layer's intermediates; past it the backward

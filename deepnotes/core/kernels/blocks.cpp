@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <cstring>
 #include <thread>
+#include <type_traits>
 #include <vector>
 #include "adam_update.h"
 #include "flush_denormals.h"
@@ -139,11 +140,44 @@ void mm_tn(int64_t M, int64_t K, int64_t N, const T* A, int64_t lda, const T* B,
   mm_strided(M, K, N, A, int64_t(1), lda, B, ldb, C, ldc, (const T*)nullptr);
 }
 
-// dst [c, r] = src [r, c]ᵀ (src row stride lds)
+// out[k] = column k of the 8 × 8 floats rows[0..7] (three rounds of two-vector shuffles)
+inline void transpose8(const float* src, int64_t lds, float* dst, int64_t ldd) {
+  typedef float V __attribute__((vector_size(32)));
+  typedef int I __attribute__((vector_size(32)));
+  V r[8], t[8], u[8];
+  for (int k = 0; k < 8; k++) std::memcpy(&r[k], src + k * lds, sizeof(V));
+  const I lo = {0, 8, 1, 9, 4, 12, 5, 13}, hi = {2, 10, 3, 11, 6, 14, 7, 15};
+  const I lo2 = {0, 1, 8, 9, 4, 5, 12, 13}, hi2 = {2, 3, 10, 11, 6, 7, 14, 15};
+  const I lo4 = {0, 1, 2, 3, 8, 9, 10, 11}, hi4 = {4, 5, 6, 7, 12, 13, 14, 15};
+  for (int k = 0; k < 8; k += 2) {
+    t[k] = __builtin_shuffle(r[k], r[k + 1], lo);                       // pairs of rows interleaved
+    t[k + 1] = __builtin_shuffle(r[k], r[k + 1], hi);
+  }
+  for (int k = 0; k < 8; k += 4) {
+    u[k] = __builtin_shuffle(t[k], t[k + 2], lo2);                      // quadruples
+    u[k + 1] = __builtin_shuffle(t[k], t[k + 2], hi2);
+    u[k + 2] = __builtin_shuffle(t[k + 1], t[k + 3], lo2);
+    u[k + 3] = __builtin_shuffle(t[k + 1], t[k + 3], hi2);
+  }
+  for (int k = 0; k < 4; k++) {
+    V a = __builtin_shuffle(u[k], u[k + 4], lo4), b = __builtin_shuffle(u[k], u[k + 4], hi4);   // columns k, k + 4
+    std::memcpy(dst + k * ldd, &a, sizeof(V));
+    std::memcpy(dst + (k + 4) * ldd, &b, sizeof(V));
+  }
+}
+
+// dst [c, r] = src [r, c]ᵀ (src row stride lds); float in 8 × 8 blocks of vector shuffles
 template <typename T>
 void transpose(int64_t r, int64_t c, const T* src, int64_t lds, T* dst) {
-  for (int64_t i = 0; i < r; i++)
-    for (int64_t j = 0; j < c; j++) dst[j * r + i] = src[i * lds + j];
+  int64_t r8 = 0, c8 = 0;
+  if constexpr (std::is_same_v<T, float>) {
+    r8 = r - r % 8;
+    c8 = c - c % 8;
+    for (int64_t i = 0; i < r8; i += 8)
+      for (int64_t j = 0; j < c8; j += 8) transpose8(src + i * lds + j, lds, dst + j * r + i, r);
+  }
+  for (int64_t i = 0; i < r; i++)                                        // what the blocks left
+    for (int64_t j = (i < r8 ? c8 : 0); j < c; j++) dst[j * r + i] = src[i * lds + j];
 }
 
 // C [M, N] = A [M, K] · Bᵀ where B is [N, K] (row stride ldb); scratch holds K·N

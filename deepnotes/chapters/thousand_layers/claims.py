@@ -21,8 +21,8 @@ from deepnotes.show import verdicts as vd
 LEARNED = 0.5                 # a run "trains" past this fraction from the plateau to the floor (as in the other chapters)
 LEFT_PLATEAU = 0.1            # a run has left the context-free plateau past this fraction (twice the largest
                               # |fraction| of the runs that learn nothing at the cpu budget, 0.05)
-BASELINE_DEPTH = 10           # the shallow stack DeepNorm's 1000 blocks are compared with: DeepNet's baselines
-                              # have 6–18 layers (its Fig. 3: 18L-18L); the frontier depth nearest this one is used
+BASELINE_DEPTH = 10           # the shallow stack DeepNorm's 1000 blocks are compared with: DeepNet's shallow
+                              # models are 6L-6L and 18L-18L (its Table 1); the frontier depth nearest this one is used
 IDENTITY_GONE = 0.1           # |cos(x_N, x_0)| below this: the identity path is lost
 IDENTITY_KEPT = 0.9           # cos(x_N, x_0) above this: the identity path is kept
 VANISHED = 1e-3               # ‖g_1‖/‖g_N‖ below this: the lowest block's gradient has vanished
@@ -118,7 +118,9 @@ def training(runs: ex.Runs, budget: Budget) -> vd.VerdictTable:
     deepest_f = deepest.fraction_learned(w)
     rows = [
         vd.check_graded(claim=f"Post-LN does not train at N = {n} (without help), where DeepNorm does",
-                        source=f"{DEEPNET} §1, Fig. 1; {THOUSAND_LAYERS}",
+                        source=f"{DEEPNET} §5, Table 1 (Post-LN unstable from 50L-50L on WMT-17, DeepNet to 100L-100L); "
+                               f"§3, Fig. 3(c) (18L-18L Post-LN does not converge); §6, Table 2 (1,000 layers); "
+                               f"{THOUSAND_LAYERS}",
                         claimed="post fails, deepnorm trains", computed=f"fraction learned: post {text['post']}; "
                         f"deepnorm {text['deepnorm']}",
                         holds=f["post"] < LEARNED <= f["deepnorm"],

@@ -118,9 +118,9 @@ def training(runs: ex.Runs, budget: Budget) -> vd.VerdictTable:
     deepest_f = deepest.fraction_learned(w)
     rows = [
         vd.check_graded(claim=f"Post-LN does not train at N = {n} (without help), where DeepNorm does",
-                        source=f"{DEEPNET} §5, Table 1 (Post-LN unstable from 50L-50L on WMT-17, DeepNet to 100L-100L); "
-                               f"§3, Fig. 3(c) (18L-18L Post-LN does not converge); §6, Table 2 (1,000 layers); "
-                               f"{THOUSAND_LAYERS}",
+                        source=f"{DEEPNET} §5, Table 1 (Post-LN unstable from 50L-50L on WMT-17, DeepNet "
+                               f"to 100L-100L); §3, Fig. 3(c) (18L-18L Post-LN does not converge); §6, Table 2 "
+                               f"(1,000 layers); {THOUSAND_LAYERS}",
                         claimed="post fails, deepnorm trains", computed=f"fraction learned: post {text['post']}; "
                         f"deepnorm {text['deepnorm']}",
                         holds=f["post"] < LEARNED <= f["deepnorm"],

@@ -140,27 +140,32 @@ void mm_tn(int64_t M, int64_t K, int64_t N, const T* A, int64_t lda, const T* B,
   mm_strided(M, K, N, A, int64_t(1), lda, B, ldb, C, ldc, (const T*)nullptr);
 }
 
-// out[k] = column k of the 8 × 8 floats rows[0..7] (three rounds of two-vector shuffles)
+// Two 8-float vectors shuffled into one by eight constant indices (0–7: a's, 8–15: b's); GCC and Clang
+// spell it differently
+#if defined(__clang__)
+#define SHUFFLE8(a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
+#else
+#define SHUFFLE8(a, b, ...) __builtin_shuffle(a, b, (int __attribute__((vector_size(32)))){__VA_ARGS__})
+#endif
+
+// The 8 × 8 floats at src (row stride lds) transposed into dst (row stride ldd), in three rounds of
+// two-vector shuffles
 inline void transpose8(const float* src, int64_t lds, float* dst, int64_t ldd) {
   typedef float V __attribute__((vector_size(32)));
-  typedef int I __attribute__((vector_size(32)));
   V r[8], t[8], u[8];
   for (int k = 0; k < 8; k++) std::memcpy(&r[k], src + k * lds, sizeof(V));
-  const I lo = {0, 8, 1, 9, 4, 12, 5, 13}, hi = {2, 10, 3, 11, 6, 14, 7, 15};
-  const I lo2 = {0, 1, 8, 9, 4, 5, 12, 13}, hi2 = {2, 3, 10, 11, 6, 7, 14, 15};
-  const I lo4 = {0, 1, 2, 3, 8, 9, 10, 11}, hi4 = {4, 5, 6, 7, 12, 13, 14, 15};
-  for (int k = 0; k < 8; k += 2) {
-    t[k] = __builtin_shuffle(r[k], r[k + 1], lo);                       // pairs of rows interleaved
-    t[k + 1] = __builtin_shuffle(r[k], r[k + 1], hi);
+  for (int k = 0; k < 8; k += 2) {                                       // pairs of rows interleaved
+    t[k] = SHUFFLE8(r[k], r[k + 1], 0, 8, 1, 9, 4, 12, 5, 13);
+    t[k + 1] = SHUFFLE8(r[k], r[k + 1], 2, 10, 3, 11, 6, 14, 7, 15);
   }
-  for (int k = 0; k < 8; k += 4) {
-    u[k] = __builtin_shuffle(t[k], t[k + 2], lo2);                      // quadruples
-    u[k + 1] = __builtin_shuffle(t[k], t[k + 2], hi2);
-    u[k + 2] = __builtin_shuffle(t[k + 1], t[k + 3], lo2);
-    u[k + 3] = __builtin_shuffle(t[k + 1], t[k + 3], hi2);
+  for (int k = 0; k < 8; k += 4) {                                       // quadruples
+    u[k] = SHUFFLE8(t[k], t[k + 2], 0, 1, 8, 9, 4, 5, 12, 13);
+    u[k + 1] = SHUFFLE8(t[k], t[k + 2], 2, 3, 10, 11, 6, 7, 14, 15);
+    u[k + 2] = SHUFFLE8(t[k + 1], t[k + 3], 0, 1, 8, 9, 4, 5, 12, 13);
+    u[k + 3] = SHUFFLE8(t[k + 1], t[k + 3], 2, 3, 10, 11, 6, 7, 14, 15);
   }
-  for (int k = 0; k < 4; k++) {
-    V a = __builtin_shuffle(u[k], u[k + 4], lo4), b = __builtin_shuffle(u[k], u[k + 4], hi4);   // columns k, k + 4
+  for (int k = 0; k < 4; k++) {                                          // columns k and k + 4
+    V a = SHUFFLE8(u[k], u[k + 4], 0, 1, 2, 3, 8, 9, 10, 11), b = SHUFFLE8(u[k], u[k + 4], 4, 5, 6, 7, 12, 13, 14, 15);
     std::memcpy(dst + k * ldd, &a, sizeof(V));
     std::memcpy(dst + (k + 4) * ldd, &b, sizeof(V));
   }

@@ -207,23 +207,26 @@ def _tasks(tasks, k: int) -> list[MarkovLanguage]:
 
 def member_batches(stack: Stack, tasks, cfgs, gens, objective) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Each member's batch from its own stream, in the reference's order (tokens, then the mask):
-    tokens [K, B, T] and, for :class:`Masked`, the mask [K, B, T]. Members with the same task, seed and
-    batch shape have the same stream (``gens[k]`` is ``generator(seed + 1)``): it is drawn once, from
-    the first such member's generator (sampling a small batch costs more than a block at small depth)."""
+    tokens [K, B, T] and, for :class:`Masked`, the mask [K, B, T]. Members whose generators are in the
+    same state, with the same task and batch shape, would draw the same batch (members of one seed):
+    it is drawn once and the others' generators are moved to where the drawing one ends (sampling a
+    small batch costs more than a block at small depth)."""
     device = stack.embed.device
-    drawn: dict[tuple, tuple[torch.Tensor, torch.Tensor | None]] = {}
-    tokens, masks = [], []
-    for task, cfg, gen in zip(tasks, cfgs, gens):
-        key = (id(task), cfg.seed, cfg.batch_size, cfg.seq_len)
-        if key not in drawn:
-            t = task.sample(cfg.batch_size, cfg.seq_len, gen)
-            drawn[key] = t, (objective.mask(cfg.batch_size, cfg.seq_len, gen) if isinstance(objective, Masked)
-                             else None)
-        tokens.append(drawn[key][0])
-        if drawn[key][1] is not None:
-            masks.append(drawn[key][1])
-    tokens = torch.stack(tokens).to(device)
-    return tokens, (torch.stack(masks).to(device) if masks else None)
+    groups: dict[tuple, list[int]] = {}
+    for k, (task, cfg, gen) in enumerate(zip(tasks, cfgs, gens)):
+        groups.setdefault((id(task), cfg.batch_size, cfg.seq_len, gen.get_state().numpy().tobytes()), []).append(k)
+    drawn: list = [None] * len(gens)
+    for first, *rest in groups.values():
+        task, cfg, gen = tasks[first], cfgs[first], gens[first]
+        tokens = task.sample(cfg.batch_size, cfg.seq_len, gen)
+        mask = objective.mask(cfg.batch_size, cfg.seq_len, gen) if isinstance(objective, Masked) else None
+        state = gen.get_state()
+        for k in (first, *rest):
+            drawn[k] = tokens, mask
+            if k != first:
+                gens[k].set_state(state)
+    tokens = torch.stack([t for t, _ in drawn]).to(device)
+    return tokens, (torch.stack([m for _, m in drawn]).to(device) if isinstance(objective, Masked) else None)
 
 
 def member_losses(stack: Stack, objective, tokens: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:

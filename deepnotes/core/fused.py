@@ -191,7 +191,7 @@ def _members(st, like: torch.Tensor):
 
 
 def _kept_entries(layout: Layout, members) -> int:
-    """Entries of one layer's intermediates for the most demanding member (blocks.cpp's Member::keep)."""
+    """Entries of one layer's intermediates for the most demanding member (blocks.cpp's Member::each_kept)."""
     _, pre, post, gated = members
     count = library().deepnotes_blocks_kept_entries
     count.restype = ctypes.c_int64
@@ -203,7 +203,7 @@ def forward(st, names, params, x: torch.Tensor, batch: int, keep: bool):
     """x_N [K, M, d] of x_0 through the N blocks; with ``keep`` also what the backward pass needs:
     every layer's intermediates [N, K, kept] where they fit in :data:`KEEP_LIMIT_BYTES` (the
     backward then only reads them), else every layer's input [N, K, M, d] (the backward recomputes
-    each layer from it: the same numbers, about a fifth more time, a tenth of the memory)."""
+    each layer from it: the same numbers, the forward computed twice, a tenth of the memory)."""
     tensors = dict(zip(names, params))
     layout = _layout(st, tensors, x, batch)
     y = x.detach().contiguous().clone()

@@ -368,27 +368,29 @@ def test_hand_written_backward_equals_autograd_on_random_stacks(trial, compiled,
 
 
 def test_members_that_share_a_seed_share_one_draw_of_their_stream():
-    """member_batches draws a batch once for members with the same task, seed and shape: the same
-    tokens each member would draw from its own generator, with one draw instead of three."""
+    """member_batches draws a batch once for members whose generators are in the same state (same task
+    and shape): each member gets the tokens (and mask) its own generator would give, its generator
+    ends where it would, and a member of the same seed whose generator differs is not merged."""
     from deepnotes.core.ensemble import member_batches
     from deepnotes.core.rng import generator
     from deepnotes.core.train import NextToken
     cfg = ModelConfig(n_layers=1, d_model=8, n_heads=2, d_ff=12, vocab_size=6)
-    tcfgs = [TrainConfig(seed=s, batch_size=3, seq_len=5) for s in (0, 1, 0, 0)]
-    stack = Stack([cfg] * 4, seeds=[0, 1, 2, 3])
+    tcfgs = [TrainConfig(seed=s, batch_size=3, seq_len=5) for s in (0, 1, 0, 0, 0)]
+    streams = (1, 2, 1, 1, 7)                               # the last member: seed 0, another generator
+    stack = Stack([cfg] * 5, seeds=[0, 1, 2, 3, 4])
     task = MarkovLanguage(6, seed=0)
     calls = []
     original = task.sample
     task.sample = lambda *a: calls.append(a) or original(*a)
     for objective in (NextToken(), Masked(0.3)):
         calls.clear()
-        gens = [generator(c.seed + 1) for c in tcfgs]
-        alone = [generator(c.seed + 1) for c in tcfgs]
+        gens = [generator(s) for s in streams]
+        alone = [generator(s) for s in streams]
         for _ in range(2):
-            tokens, mask = member_batches(stack, [task] * 4, tcfgs, gens, objective)
+            tokens, mask = member_batches(stack, [task] * 5, tcfgs, gens, objective)
             for k, c in enumerate(tcfgs):
-                expected = original(c.batch_size, c.seq_len, alone[k])
-                assert torch.equal(tokens[k], expected)
+                assert torch.equal(tokens[k], original(c.batch_size, c.seq_len, alone[k]))
                 if mask is not None:
                     assert torch.equal(mask[k], objective.mask(c.batch_size, c.seq_len, alone[k]))
-        assert len(calls) == 2 * 2                                        # seeds 0 and 1, two steps
+                assert torch.equal(gens[k].get_state(), alone[k].get_state())
+        assert len(calls) == 3 * 2                                       # three distinct streams, two steps

@@ -139,13 +139,13 @@ def trainability_map(tmap: ex.TrainabilityMap, window: int, threshold: float):
         for i, row in enumerate(grid):
             for j, f in enumerate(row):
                 text = "✕" if not math.isfinite(f) else f"{f:.2f}"
-                ax.text(j, i, text, ha="center", va="center", fontsize=7,
+                ax.text(j, i, text, ha="center", va="center", fontsize=8,
                         color="black" if math.isfinite(f) and f > 0.6 else "white")
                 if math.isfinite(f) and f >= threshold:
                     ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="white", lw=1.2))
-        ax.set_xticks(range(len(tmap.rates)), [f"{r:.1e}".replace("e-0", "e-") for r in tmap.rates], fontsize=7,
+        ax.set_xticks(range(len(tmap.rates)), [f"{r:.1e}".replace("e-0", "e-") for r in tmap.rates], fontsize=8,
                       rotation=30)
-        ax.set_yticks(range(len(tmap.depths)), [str(n) for n in tmap.depths], fontsize=7)
+        ax.set_yticks(range(len(tmap.depths)), [str(n) for n in tmap.depths], fontsize=8)
         last_row = k + ncols >= len(tmap.styles)
         plots.label_axes(ax, "Adam learning rate" if last_row else "", "blocks N" if k % ncols == 0 else "", style,
                          legend=None)

@@ -6,7 +6,7 @@
 // dispatch whatever its size. Here a member's whole layer is computed in one pass over data that
 // stays in the core's cache, with a register-blocked matrix product, and the members are spread over
 // threads (each member's arithmetic runs on one thread in a fixed order: the same result for any
-// thread count). The forward keeps every layer's intermediates for the backward (Member::keep, tens
+// thread count). The forward keeps every layer's intermediates for the backward (Member::bind, tens
 // of KB per member and layer) or, where the caller has no room for them (Layout::kept = 0), only each
 // layer's input, from which the backward recomputes the layer. Adam can step each layer inside the
 // backward (AdamInBackward), while its gradient is still in cache. Denormal numbers
@@ -540,7 +540,7 @@ void for_members(const Layout& L, F fn) {
 }
 
 // x [K, M, d]: x_0 in, x_N out; saved (or null): every layer's input [N, K, M, d], or with L.kept > 0
-// every layer's intermediates [N, K, L.kept] (Member::keep: no recomputing in the backward pass)
+// every layer's intermediates [N, K, L.kept] (Member::bind: no recomputing in the backward pass)
 template <typename T>
 void forward(const Layout& L, const T* const* params, const T* alpha, const uint8_t* pre,
              const uint8_t* post, const uint8_t* gated, T* x, T* saved) {

@@ -1,9 +1,10 @@
-"""Time the 1000-layer chapter's whole training plan (``experiments.train_runs``) at the ``cpu``
-budget with its step count replaced, and print each ensemble's wall time and seconds per step.
+"""Time the 1000-layer chapter's whole training plan (``experiments.train_runs``) at a budget (default
+``cpu``) with its step count replaced, and print each ensemble's wall time and seconds per step, and
+every point's fractions learned.
 
-    python benchmarks/bench_thousand_layers_plan.py [STEPS] [WORKERS]
+    python benchmarks/bench_thousand_layers_plan.py [STEPS] [WORKERS] [BUDGET]
 
-(default: the budget's steps; the chapter's default workers). Time it alone: a second torch job on
+(default: the budget's steps; the chapter's default workers: 2 on a 2-core CPU, 1 on CUDA). Time it alone: a second torch job on
 2 cores slows both. Results: ``benchmarks/RESULTS.md``.
 """
 from __future__ import annotations
@@ -13,21 +14,26 @@ import time
 from dataclasses import replace
 
 from deepnotes.chapters.thousand_layers import experiments as ex
-from deepnotes.core.budget import get_budget
+from deepnotes.core.budget import device as default_device, get_budget
 
 
 def main() -> None:
-    budget = get_budget("cpu")
-    steps = int(sys.argv[1]) if len(sys.argv) > 1 else budget.thousand_layers.train_steps
-    workers = int(sys.argv[2]) if len(sys.argv) > 2 else None
+    budget = get_budget(sys.argv[3] if len(sys.argv) > 3 else "cpu")
+    steps = int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1] != "-" else budget.thousand_layers.train_steps
+    workers = int(sys.argv[2]) if len(sys.argv) > 2 and sys.argv[2] != "-" else None
     budget = replace(budget, thousand_layers=replace(budget.thousand_layers, train_steps=steps))
     start = time.perf_counter()
-    runs = ex.train_runs(budget, workers=workers)
+    runs = ex.train_runs(budget, workers=workers, progress=True)
     total = time.perf_counter() - start
-    ensembles = {(n, round(h.seconds, 3), h.ensemble_size) for (_, n), hs in runs.histories.items() for h in hs}
+    ensembles = {(n, round(h.seconds, 3), h.ensemble_size) for (_, n, _), hs in runs.histories.items() for h in hs}
     for n, seconds, members in sorted(ensembles):
         print(f"depth {n:5d}  members {members:2d}  {seconds:7.1f} s  {seconds / steps:.3f} s per step")
-    print(f"thousand_layers plan at {steps} steps: {total:.1f} s")
+    layers = sum(r.depth for r in ex.plan(budget))
+    print(f"thousand_layers plan ({budget.name}, {default_device()}) at {steps} steps: {len(ex.plan(budget))} runs, {layers} member-layers, {total:.1f} s "
+          f"({total / (layers * steps) * 1e6:.2f} µs per member-layer-step)")
+    window = budget.thousand_layers.loss_window
+    for (lab, n, lr), hs in sorted(runs.histories.items(), key=lambda kv: (kv[0][1], kv[0][0], kv[0][2])):
+        print(f"{n:5d} {lab:18s} lr {lr:.3g}: " + ", ".join(f"{f:.2f}" for f in ex.fraction_learned(hs, window)))
 
 
 if __name__ == "__main__":

@@ -219,7 +219,7 @@ CASES: list[Case] = [
     Case("get_budget('CPU')", lambda: dn().get_budget("CPU"), ("'CPU'", "cpu")),
     Case("DEEPNOTES_BUDGET=huge", lambda: with_env("DEEPNOTES_BUDGET", "huge", dn().get_budget), ("'huge'", "gpu")),
     Case("a chapter run with budget=5",
-         lambda: chapter("thousand_layers").live_run(4, "post", False, budget=5), ("budget", "int")),
+         lambda: chapter("thousand_layers").live_run(4, "post", budget=5), ("budget", "int")),
     Case("a chapter run with budget='fast'",
          lambda: chapter("increment_explosion").slider_run(2, "post", "adam", budget="fast"), ("'fast'", "smoke")),
     # scaling formulas
@@ -306,11 +306,12 @@ CASES: list[Case] = [
     Case("magnitude xavier_orthogonality(d=0)",
          lambda: chapter("magnitude_decomposition").xavier_orthogonality(d=0), ("0",)),
     # chapter: training 1000 layers
-    Case("thousand live_run(depth=0)", lambda: chapter("thousand_layers").live_run(0, "post", False, "smoke"), ("0",)),
-    Case("thousand live_run(norm='layer')",
-         lambda: chapter("thousand_layers").live_run(4, "layer", False, "smoke"), ("'layer'",)),
-    Case("thousand live_run(warmup='no')",
-         lambda: chapter("thousand_layers").live_run(4, "post", "no", "smoke"), ("warmup", "'no'")),
+    Case("thousand live_run(depth=0)", lambda: chapter("thousand_layers").live_run(0, "post", "smoke"), ("0",)),
+    Case("thousand live_run(variant='layer')",
+         lambda: chapter("thousand_layers").live_run(4, "layer", "smoke"), ("'layer'", "post, warmup")),
+    Case("thousand variant_train_config(lr=-1)",
+         lambda: chapter("thousand_layers").variant_train_config("post", 4, dn().get_budget("smoke"), lr=-1.0),
+         ("lr", "-1")),
     Case("thousand variant('foo')", lambda: chapter("thousand_layers").variant("foo"), ("'foo'",)),
     # chapter: why residuals
     Case("why mlp_run(depth=0)", lambda: chapter("why_residuals", "training").mlp_run("plain", 0, "smoke"), ("0",)),

@@ -325,17 +325,47 @@ def ensemble_cost(model_cfg: ModelConfig, train_cfg: TrainConfig, members: int) 
     return model_cfg.n_layers * (4 + members) * train_cfg.steps
 
 
+MEMORY_SHARE = 0.5      # an ensemble on a GPU may take at most this share of the device's memory
+STATE_BYTES = 16         # per float32 parameter: the weight, its gradient and Adam's two moments
+
+
+def member_bytes(model_cfg: ModelConfig, train_cfg: TrainConfig) -> int:
+    """About the memory one member takes in training: STATE_BYTES per block parameter
+    (4d² + 2·d·d_ff weights per block) plus the float32 activations kept for the backward
+    (B·T tokens × (12d + 2·d_ff) per block, and the B·heads·T² attention weights)."""
+    d, f, n = model_cfg.d_model, model_cfg.d_ff, model_cfg.n_layers
+    tokens = train_cfg.batch_size * train_cfg.seq_len
+    per_block = STATE_BYTES * (4 * d * d + 2 * d * f) + 4 * (tokens * (12 * d + 2 * f)
+                                                           + train_cfg.batch_size * model_cfg.n_heads * train_cfg.seq_len ** 2)
+    return n * per_block
+
+
+def member_limit(model_cfg: ModelConfig, train_cfg: TrainConfig, device) -> int | None:
+    """How many members of this shape one ensemble may hold on ``device``: MEMORY_SHARE of a GPU's
+    memory over :func:`member_bytes` (at least 1); None (no limit) on the CPU, whose ensembles the
+    chapters' budgets size."""
+    if device is None or torch.device(device).type != "cuda":
+        return None
+    total = torch.cuda.get_device_properties(torch.device(device)).total_memory
+    return max(1, int(MEMORY_SHARE * total // member_bytes(model_cfg, train_cfg)))
+
+
 def ensemble_groups(model_cfgs: Sequence[ModelConfig], train_cfgs: Sequence[TrainConfig],
-                    workers: int = 1) -> list[list[int]]:
+                    workers: int = 1, limit=None) -> list[list[int]]:
     """How :func:`train_many` splits runs into ensembles: the indices of the runs that share a graph
     (:func:`~deepnotes.core.engine.graph_config`) and a loop (:data:`SHARED_FIELDS`), in first-seen
     order. With ``workers`` > 1, an ensemble that would keep one worker busy longer than an even
     share of the whole (by :func:`ensemble_cost`) is halved until none does, so that the cores finish
-    together: the chapter of 1000 layers trains its 17 runs at N = 1000 as two ensembles on 2 cores."""
+    together: the chapter of 1000 layers trains its 17 runs at N = 1000 as two ensembles on 2 cores.
+    ``limit`` (a function of a member's model and train configs, as :func:`member_limit`): the most
+    members an ensemble may hold; a larger group is cut into consecutive pieces of that size first."""
     groups: dict[tuple, list[int]] = {}
     for i, (mc, tc) in enumerate(zip(model_cfgs, train_cfgs)):
         groups.setdefault((graph_config(mc), *(getattr(tc, f) for f in SHARED_FIELDS)), []).append(i)
-    out = list(groups.values())
+    out = []
+    for g in groups.values():
+        most = (limit(model_cfgs[g[0]], train_cfgs[g[0]]) if limit else None) or len(g)
+        out += [g[k:k + most] for k in range(0, len(g), most)]
     cost = lambda g: ensemble_cost(model_cfgs[g[0]], train_cfgs[g[0]], len(g))     # noqa: E731
     while workers > 1:
         share = sum(map(cost, out)) / workers
@@ -364,7 +394,7 @@ def train_many(model_cfgs: Sequence[ModelConfig], train_cfgs: Sequence[TrainConf
     if len(model_cfgs) != len(train_cfgs):
         raise ValueError(f"{len(model_cfgs)} model configs for {len(train_cfgs)} train configs")
     tasks = _tasks(tasks, len(model_cfgs))
-    members = ensemble_groups(model_cfgs, train_cfgs, workers)
+    members = ensemble_groups(model_cfgs, train_cfgs, workers, limit=lambda m, t: member_limit(m, t, device))
     single = len(members) == 1
     jobs = [([model_cfgs[i] for i in m], [train_cfgs[i] for i in m], [tasks[i] for i in m], objective, trackers,
              trainable, frozen, device, dtype, progress and single) for m in members]

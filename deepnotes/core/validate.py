@@ -55,8 +55,11 @@ def boolean(name: str, value) -> bool:
 
 
 def choice(name: str, value, allowed: Iterable) -> object:
-    """``value`` if it is one of ``allowed``."""
+    """``value`` if it is one of ``allowed``. The error lists them, quoted where one holds a comma
+    (variant labels such as "post, warmup")."""
     allowed = tuple(allowed)
     if value not in allowed:
-        raise ValueError(f"unknown {name} {value!r}; allowed: {', '.join(map(str, allowed))}")
+        quoted = any("," in str(a) for a in allowed)
+        listed = "; ".join(repr(a) for a in allowed) if quoted else ", ".join(map(str, allowed))
+        raise ValueError(f"unknown {name} {value!r}; allowed: {listed}")
     return value

@@ -52,7 +52,7 @@ def test_a_chapter_gives_the_same_numbers_in_mixed_ensembles(chapter, monkeypatc
     real, made = ensemble.ensemble_groups, {"new": [], "old": []}
 
     def recording(kind, grouping):
-        return lambda m, t, w=1: made[kind].append(grouping(m, t, w)) or made[kind][-1]
+        return lambda m, t, w=1, limit=None: made[kind].append(grouping(m, t, w)) or made[kind][-1]
     monkeypatch.setattr(ensemble, "ensemble_groups", recording("new", real))
     new = _histories(chapter())
     monkeypatch.setattr(ensemble, "ensemble_groups", recording("old", lambda m, t, w: old_groups(m, t)))

@@ -70,42 +70,66 @@ def test_variant_configs_take_deepnets_constants_apart(budget):
     assert (only_a.skip_alpha, only_a.branch_beta) == pytest.approx((a, 1.0))
     only_b = ex.variant_config("deepnorm, β only", 100, budget)
     assert (only_b.skip_alpha, only_b.branch_beta) == pytest.approx((1.0, b))
-    assert ex.variant_train_config("post, warmup", budget).warmup_steps == budget.thousand_layers.warmup
-    assert ex.variant_train_config("post", budget).warmup_steps == 0
+    steps = budget.thousand_layers.train_steps
+    assert ex.variant_train_config("post, warmup", 3, budget).warmup_steps == min(3, steps)
+    assert ex.variant_train_config("post, warmup", 10 * steps, budget).warmup_steps == steps    # capped at the run
+    assert ex.variant_train_config("post", 3, budget).warmup_steps == 0
+    assert ex.variant_train_config("post", 3, budget, lr=1e-2).lr == 1e-2
     with pytest.raises(ValueError, match="unknown variant 'postln'"):
         ex.variant_config("postln", 10, budget)
     with pytest.raises(ValueError, match="depth must be a positive integer, got 0"):
         ex.variant_config("post", 0, budget)
-    with pytest.raises(ValueError, match="unknown norm style 'none'"):
-        ex.live_run(4, "none", False, budget)
+    with pytest.raises(ValueError, match="unknown variant 'none'; allowed: 'post'; 'post, warmup'"):
+        ex.live_run(4, "none", budget)
 
 
 def test_the_plan_trains_every_variant_at_every_depth_once(budget, runs):
     sub = budget.thousand_layers
     plan = ex.plan(budget)
     assert len(plan) == len(set(plan))
-    for lab in ex.HEADLINE:
-        assert len(runs.histories[(lab, sub.depth)]) >= sub.seeds
-    for lab in ex.FRONTIER:
-        for n in sub.frontier_depths:
-            assert len(runs.histories[(lab, n)]) == sub.frontier_seeds
-    assert ("deepnorm", sub.deepest) in runs.histories
+    for n in (*sub.frontier_depths, sub.depth):
+        for lab in ex.MAP_STYLES:
+            assert len(runs.at(lab, n)) == sub.seeds
+        assert runs.has(ex.WARMED, n) == (n <= sub.train_steps)      # warmup's rule T = N fits the run
+    for lab in ex.APART:
+        assert len(runs.at(lab, sub.depth)) == sub.apart_seeds
+    for n in sub.map_depths:                                         # every cell of the map, every seed
+        for r in ex.budget_map_rates(budget):
+            assert all(len(runs.at(s, n, r)) == sub.seeds for s in ex.MAP_STYLES)
+    rate = ex.deepest_rate(budget)
+    assert rate == pytest.approx(sub.lr * (sub.depth / sub.deepest) ** 0.5)
+    assert len(runs.at("deepnorm, warmup", sub.deepest, rate)) == sub.seeds
+    assert len(runs.at("post, warmup", sub.deepest, rate)) == sub.contrast_seeds
     for key, hists in runs.histories.items():
         for h in hists:
             assert len(h.losses) == sub.train_steps or h.diverged, key
             assert len(h.update_rms) == min(sub.update_steps, sub.train_steps) or h.diverged
             assert h.seconds > 0 and h.ensemble_size >= 1
-    # seeds differ; the ensemble shares one learning rate and step count
-    a, b = runs.histories[("post", sub.depth)][:2]
+            assert h.lrs[-1] == pytest.approx(key[2])                # the run's own rate, warmed up where named
+    a, b = runs.at("post", sub.depth)[:2]                            # seeds differ
     assert a.losses != b.losses
     curves = ex.frontier(runs, sub.loss_window, (*sub.frontier_depths, sub.depth))
-    assert set(curves) == set(ex.FRONTIER) and all(len(c) == len(sub.frontier_depths) + 1 for c in curves.values())
+    assert set(curves) == set(ex.FRONTIER) and len(curves["post"]) == len(sub.frontier_depths) + 1
     assert ex.deepest_learning({10: 0.9, 30: 0.6, 100: 0.1}, 0.5) == 30
     assert ex.deepest_learning({10: 0.1}, 0.5) is None
+    assert ex.spread([0.5, 0.73, 0.61]) == "0.61 (0.50–0.73)" and ex.spread([-math.inf]) == "diverged"
+
+
+def test_every_budget_trains_the_frontier_and_the_map_as_the_issue_asks():
+    """Issue 29: at cpu and above, at least 300 steps and 2 seeds everywhere, DeepNet's depths on the
+    frontier, five rates over two decades, the deepest stack at 3000 blocks or more."""
+    for name in ("cpu", "gpu", "full"):
+        sub = dn.get_budget(name).thousand_layers
+        assert sub.train_steps >= 300 and sub.seeds >= 2, name
+        assert {3, 6, 18, 30, 100, 300} <= set(sub.frontier_depths) and sub.depth == 1000, name
+        rates = ex.budget_map_rates(dn.get_budget(name))
+        assert len(rates) >= 5 and rates[-1] / rates[0] >= 100 * (1 - 1e-9), name
+        assert sub.deepest >= 3000 and set(sub.map_depths) <= {*sub.frontier_depths, sub.depth}, name
+    assert max(dn.get_budget("gpu").thousand_layers.map_depths) == 1000
 
 
 def test_runs_are_reproducible_and_do_not_depend_on_the_worker_count(budget):
-    plan = [("deepnorm", 3, 0), ("pre", 3, 0)]
+    plan = [ex.Run("deepnorm", 3, 5e-4, 0), ex.Run("pre", 3, 5e-4, 0)]
     one = ex.train_runs(budget, plan, workers=1)
     two = ex.train_runs(budget, plan, workers=2)
     again = ex.train_runs(budget, plan, workers=2)
@@ -129,39 +153,96 @@ def test_verdicts_are_computed_and_cover_the_claims(budget, runs):
     prof = ex.init_profiles(budget)
     tables = [claims.predictions(1000), claims.at_initialization(prof, derive.predicted_profiles(budget.thousand_layers.depth)),
               claims.training(runs, budget)]
-    assert [len(t) for t in tables] == [5, 3, 9]
+    assert [len(t) for t in tables] == [5, 3, 11]
     assert all(v.status == vd.HOLDS for v in tables[0])
     md = claims.summary_markdown(runs, budget.thousand_layers.depth, budget.thousand_layers.loss_window)
-    assert md.count("\n") == len(ex.HEADLINE) + 1
+    assert md.count("\n") == sum(runs.has(lab, budget.thousand_layers.depth) for lab in ex.HEADLINE) + 1
 
 
-def test_graded_verdicts_follow_the_measurement(budget, runs):
-    """Rewriting the measured fractions changes the status: Post-LN learning turns its claim wrong."""
-    sub = budget.thousand_layers
-    hists = runs.histories[("post", sub.depth)]
-    saved = [list(h.losses) for h in hists]
-    try:
-        for h in hists:
-            h.losses[:] = [h.floor] * len(h.losses)        # Post-LN "at the floor"
-        first = claims.training(runs, budget)[0]
-        assert first.status == vd.WRONG
-    finally:
-        for h, s in zip(hists, saved):
+def _set_fraction(hists, fraction):
+    """Rewrite measured losses so that every seed ends at ``fraction`` of the way to the floor."""
+    for h in hists:
+        h.losses[:] = [h.unigram - fraction * (h.unigram - h.floor)] * len(h.losses)
+
+
+@pytest.fixture
+def restored(runs):
+    saved = {k: [list(h.losses) for h in hs] for k, hs in runs.histories.items()}
+    yield runs
+    for k, hs in runs.histories.items():
+        for h, s in zip(hs, saved[k]):
             h.losses[:] = s
+
+
+def test_verdicts_follow_the_measurement(budget, restored):
+    """Losses rewritten to make each claim true, then false: the statuses follow the numbers."""
+    runs, sub = restored, budget.thousand_layers
+    rate = ex.deepest_rate(budget)
+    for hs in runs.histories.values():
+        _set_fraction(hs, 0.0)
+    for lab in ("deepnorm", "pre", "rezero"):
+        for n in (*sub.frontier_depths, sub.depth):
+            _set_fraction(runs.at(lab, n), 0.9)
+    _set_fraction(runs.at(ex.WARMED, 3), 0.9)          # warmup rescues Post-LN where it fails without
+    _set_fraction(runs.at("deepnorm, warmup", sub.deepest, rate), 0.9)
+    table = {v.claim.split(":")[0][:40]: v.status for v in claims.training(runs, budget)}
+    statuses = list(table.values())
+    assert statuses.count(vd.HOLDS) == 7, table        # smoke has no depth near 18 and one map depth
+    _set_fraction(runs.at(ex.WARMED, 3), 0.0)
+    assert claims.training(runs, budget)[7].status == vd.WRONG
+    _set_fraction(runs.at("post", sub.depth), 0.9)     # Post-LN trains 1000 blocks: the headline is wrong
+    _set_fraction(runs.at("deepnorm, warmup", sub.deepest, rate)[:1], 0.1)     # median 0.5: still trained
+    verdicts = claims.training(runs, budget)
+    assert verdicts[0].status == vd.WRONG
+    assert verdicts[-2].status == vd.HOLDS
+    runs.at("deepnorm, warmup", sub.deepest, rate)[1].diverged_at = 2           # a diverged seed: not stable
+    assert claims.training(runs, budget)[-2].status == vd.WRONG
+    runs.at("deepnorm, warmup", sub.deepest, rate)[1].diverged_at = None
+
+
+def test_the_rates_verdict_reads_the_map():
+    """DeepNorm's highest trained rate falling with depth makes DeepNet's 'works for Adam' wrong."""
+    class H:
+        def __init__(self, f):
+            self.f, self.diverged_at = f, None
+
+        def fraction_learned(self, window):
+            return self.f
+    rates = (1e-4, 1e-3, 1e-2)
+    def tmap(deep_top):
+        cells = {(s, n, r): [H(0.9 if (n == 3 or r <= deep_top) else 0.0)] * 2
+                 for s in ex.MAP_STYLES for n in (3, 100) for r in rates}
+        return ex.TrainabilityMap(ex.MAP_STYLES, (3, 100), rates, cells, 300)
+    assert claims._rates_verdict(tmap(1e-2), 1).status == vd.HOLDS
+    assert claims._rates_verdict(tmap(1e-3), 1).status == vd.WRONG
+    assert tmap(1e-3).highest_trained_rate("deepnorm", 100, 1, 0.5) == 1e-3
 
 
 def test_figures_and_slider_render(budget, runs):
     sub = budget.thousand_layers
     prof = ex.init_profiles(budget)
     figs = [figures.init_profiles(prof, derive.predicted_profiles(sub.depth)), figures.training(runs, sub.depth),
-            figures.frontier(ex.frontier(runs, sub.loss_window, (*sub.frontier_depths, sub.depth)), claims.LEARNED),
-            figures.deepest(runs, sub.depth, sub.deepest), figures.frontier({"post": {10: -math.inf, 30: 0.2}}, 0.5)]
+            figures.frontier(runs, sub.loss_window, (*sub.frontier_depths, sub.depth), claims.TRAINED,
+                             (sub.deepest, ex.deepest_rate(budget))),
+            figures.deepest(runs, sub.depth, sub.deepest, ex.deepest_rate(budget)),
+            figures.trainability_map(ex.trainability_map(runs, budget), sub.loss_window, claims.TRAINED)]
     for fig in figs:
         assert fig.axes
         plt.close(fig)
+    hists = runs.at("post", sub.depth)                  # every seed diverged: an ✕ below zero
+    for h in hists:
+        h.diverged_at = 1
+    try:
+        fig = figures.frontier(runs, sub.loss_window, (sub.depth,), claims.TRAINED, labels=("post",))
+        marks = [line for line in fig.axes[0].lines if line.get_marker() == "x"]
+        assert marks and list(marks[0].get_ydata()) == [figures.DIVERGED_FRACTION]
+        plt.close(fig)
+    finally:
+        for h in hists:
+            h.diverged_at = None
     slider = controls.sliders(budget, runs)["frontier"]
     for depth in slider.grid["depth"]:          # the grid is served from the runs, no training
-        fig = slider.render(depth=depth, norm="post", warmup=True, budget=budget, runs=runs)
+        fig = slider.render(depth=depth, variant="post", budget=budget, runs=runs)
         plt.close(fig)
 
 
@@ -204,7 +285,7 @@ def test_a_map_row_is_one_ensemble_and_the_figure_marks_divergence(budget):
     cell = ("post", 3, rates[0])
     tmap.histories[cell][0].diverged_at = tmap.histories[cell][1].diverged_at = 1
     assert tmap.fraction(*cell, window) == -math.inf and tmap.diverged(*cell) == [1, 1]
-    fig = figures.trainability_map(tmap, window, claims.LEARNED)
+    fig = figures.trainability_map(tmap, window, claims.TRAINED)
     assert "✕" in [t.get_text() for t in fig.axes[0].texts]
     plt.close(fig)
     with pytest.raises(ValueError, match="map style"):

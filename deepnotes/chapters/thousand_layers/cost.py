@@ -4,10 +4,10 @@
     init_profiles     each graph of PROFILE_STYLES at the headline depth as one Stack (every style
                       in one): stream_profiles' forward for the stream and forward + backward for the
                       block gradients, on train_batch tokens
-    train_runs        every (label, depth, seed) of experiments.plan (the headline variants × seeds, the
-                      frontier variants × frontier_seeds at every frontier depth and the headline depth,
-                      DeepNorm at the deepest depth) in train_many's ensembles
-    slider "frontier" the precomputed grid (slider_depths × NORMS × warmup) reads train_runs' histories; a
+    train_runs        every Run of experiments.plan (the frontier, warmup's test, DeepNet's constants
+                      apart, the map's other rates, the deepest DeepNorm beside Post-LN) in train_many's
+                      ensembles
+    slider "frontier" the precomputed grid (slider_depths × MAP_STYLES) reads train_runs' histories; a
                       setting they lack would be a live_run (a one-member ensemble). At every budget the
                       slider's depths are frontier or headline depths, so this adds nothing
 
@@ -16,13 +16,11 @@ derivations and the readings of the runs (frontier, summaries).
 """
 from __future__ import annotations
 
-from deepnotes.chapters.thousand_layers.experiments import (NORMS, PROFILE_STYLES, label_of, plan as runs_plan,
+from deepnotes.chapters.thousand_layers.experiments import (MAP_STYLES, PROFILE_STYLES, Run, plan as runs_plan,
                                                             variant_config, variant_train_config)
 from deepnotes.core.budget import Budget
 from deepnotes.core.cost import StackPasses, TrainRuns, Work, ensembles
 from deepnotes.core.engine import graph_config
-
-WARMUPS = (False, True)        # the slider's warmup checkbox
 
 
 def _init_profiles(budget: Budget) -> list[StackPasses]:
@@ -38,19 +36,20 @@ def _init_profiles(budget: Budget) -> list[StackPasses]:
             for cfg, members in groups.values() for backward in (False, True)]
 
 
-def _train_runs(budget: Budget, runs: list[tuple[str, int, int]]) -> list[TrainRuns]:
+def _train_runs(budget: Budget, runs: list[Run]) -> list[TrainRuns]:
     """:func:`~deepnotes.chapters.thousand_layers.experiments.train_runs` of ``runs``: train_many's ensembles."""
-    return ensembles([variant_config(lab, n, budget) for lab, n, _ in runs],
-                     [variant_train_config(lab, budget, seed) for lab, _, seed in runs])
+    return ensembles([variant_config(r.label, r.depth, budget) for r in runs],
+                     [variant_train_config(r.label, r.depth, budget, r.seed, r.lr) for r in runs])
 
 
-def _slider_live_runs(budget: Budget, runs: list[tuple[str, int, int]]) -> list[TrainRuns]:
+def _slider_live_runs(budget: Budget, runs: list[Run]) -> list[TrainRuns]:
     """:func:`~deepnotes.chapters.thousand_layers.figures.slider_figure` over the grid: a live_run (seed 0,
-    one member) for each setting whose (label, depth) the chapter's runs lack."""
-    trained = {(lab, n) for lab, n, _ in runs}
-    grid = [(label_of(norm, warmup), n) for n in budget.thousand_layers.slider_depths
-            for norm in NORMS for warmup in WARMUPS]
-    return [w for lab, n in grid if (lab, n) not in trained for w in _train_runs(budget, [(lab, n, 0)])]
+    one member, the chapter's rate) for each setting the chapter's runs lack."""
+    sub = budget.thousand_layers
+    trained = {r.cell for r in runs}
+    grid = [(style, n) for n in sub.slider_depths for style in MAP_STYLES]
+    return [w for lab, n in grid if (lab, n, sub.lr) not in trained
+            for w in _train_runs(budget, [Run(lab, n, sub.lr, 0)])]
 
 
 def plan(budget: Budget) -> list[Work]:

@@ -1,10 +1,11 @@
 """Experiments of the chapter "Training 1000 layers": the stream and the gradients of 1000-block
 stacks at initialization, and Adam runs of every norm style at every depth of the trainability
-frontier, all on the stacked-weight engine (:mod:`deepnotes.core.engine`) as ensembles, spread over
-the CPU's cores (:mod:`deepnotes.core.workers`). They measure and return numbers; figures come from
+frontier and every cell of the depth × learning-rate map, all on the stacked-weight engine
+(:mod:`deepnotes.core.engine`) as ensembles, spread over the CPU's cores
+(:mod:`deepnotes.core.workers`). They measure and return numbers; figures come from
 :mod:`deepnotes.chapters.thousand_layers.figures`.
 
-The variants (one Adam learning rate and one step count for all):
+The variants:
 
     post                  x_{l+1} = LN(x_l + F(x_l)),       Xavier weights
     pre                   x_{l+1} = x_l + F(LN(x_l)),        Xavier weights, a final LN
@@ -12,13 +13,15 @@ The variants (one Adam learning rate and one step count for all):
     deepnorm, α only      α = (2N)^{1/4}, β = 1               (DeepNet's two constants taken apart)
     deepnorm, β only      α = 1, β = (8N)^{-1/4}
     rezero                x_{l+1} = x_l + g·F(x_l),          g a trained scalar starting at 0
-    …, warmup             the same with a linear warmup η_t = η·min(1, (t+1)/T)
+    …, warmup             the same with a linear warmup η_t = η·min(1, (t+1)/T), T = min(N, steps)
+                          (the chapter's rule T ≥ N, capped at the run's length)
 """
 from __future__ import annotations
 
 import functools
+import math
 import statistics
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from deepnotes.core import ensemble_trackers as et
 from deepnotes.core import scaling
@@ -29,7 +32,7 @@ from deepnotes.core.engine import Stack, graph_config
 from deepnotes.core.ensemble import train_many
 from deepnotes.core.ensemble_probes import StreamProfile, stream_profiles
 from deepnotes.core.train import History
-from deepnotes.core.validate import boolean, choice, positive_float, positive_int
+from deepnotes.core.validate import choice, positive_float, positive_int
 from deepnotes.core.workers import default_workers
 
 PROFILE_STYLES = ("post", "pre", "deepnorm", "rezero")       # the styles profiled at initialization
@@ -52,10 +55,12 @@ VARIANTS = {v.label: v for v in (
     Variant("deepnorm, α only", "deepnorm", constants="alpha only"),
     Variant("deepnorm, β only", "deepnorm", constants="beta only"),
     Variant("rezero", "rezero"), Variant("rezero, warmup", "rezero", warmup=True))}
-HEADLINE = ("post", "post, warmup", "pre", "deepnorm", "deepnorm, α only", "deepnorm, β only", "rezero")
-FRONTIER = ("post", "post, warmup", "pre", "pre, warmup", "deepnorm", "deepnorm, warmup", "rezero", "rezero, warmup")
-NORMS = ("post", "pre", "deepnorm", "rezero")                 # the slider's styles (each with and without warmup)
-MAP_STYLES = ("post", "pre", "deepnorm", "rezero")            # the rows of the trainability map
+MAP_STYLES = ("post", "pre", "deepnorm", "rezero")            # the rows of the trainability map, at every depth
+WARMED = "post, warmup"                                       # warmup's test: Post-LN with the rule's warmup
+APART = ("deepnorm, α only", "deepnorm, β only")              # DeepNet's constants taken apart (headline depth)
+FRONTIER = (*MAP_STYLES, WARMED)                              # the frontier's curves (the chapter's rate)
+HEADLINE = (*FRONTIER, *APART)                                # the runs at the headline depth
+DEEPEST = ("deepnorm, warmup", "post, warmup")                # past DeepNet: DeepNorm, beside Post-LN
 
 
 def variant(label: str) -> Variant:
@@ -75,21 +80,24 @@ def variant_config(label: str, depth: int, budget: Budget) -> ModelConfig:
     return budget.model_config(depth, norm="deepnorm", **kept)
 
 
-def variant_train_config(label: str, budget: Budget, seed: int = 0, steps: int | None = None) -> TrainConfig:
-    """Adam at the chapter's one learning rate, on the chapter's batches; the budget's warmup for the
-    "+ warmup" variants."""
-    sub = budget.thousand_layers
-    steps = sub.train_steps if steps is None else positive_int("steps", steps)
-    batch, seq = sub.train_batch
-    return TrainConfig(optimizer="adam", lr=sub.lr, steps=steps, warmup_steps=min(sub.warmup, steps) if variant(label).warmup
-                       else 0, batch_size=batch, seq_len=seq, seed=seed)
-
-
 def warmup_steps(depth: int, steps: int) -> int:
     """The chapter's warmup rule at ``depth`` blocks: a linear warmup of T ≥ N steps, so that its first
     step, η/T, is at most η/N (:func:`~deepnotes.chapters.thousand_layers.derive.warmup_length`);
     T = N, capped at the run's ``steps`` (then the whole run warms up and its first step is η/steps)."""
     return min(positive_int("depth", depth), positive_int("steps", steps))
+
+
+def variant_train_config(label: str, depth: int, budget: Budget, seed: int = 0, lr: float | None = None,
+                         steps: int | None = None) -> TrainConfig:
+    """Adam at ``lr`` (default: the chapter's rate) on the chapter's batches; the "+ warmup" variants
+    warm up for :func:`warmup_steps` (depth, steps)."""
+    sub = budget.thousand_layers
+    steps = sub.train_steps if steps is None else positive_int("steps", steps)
+    lr = sub.lr if lr is None else positive_float("lr", lr)
+    batch, seq = sub.train_batch
+    warm = warmup_steps(depth, steps) if variant(label).warmup else 0
+    return TrainConfig(optimizer="adam", lr=lr, steps=steps, warmup_steps=warm, batch_size=batch, seq_len=seq,
+                       seed=seed)
 
 
 def map_rates(lr: float, count: int = 5, decades: float = 2.0) -> tuple[float, ...]:
@@ -100,6 +108,23 @@ def map_rates(lr: float, count: int = 5, decades: float = 2.0) -> tuple[float, .
     if positive_int("count", count) < 2:
         raise ValueError(f"count must be at least 2 (a map needs two rates), got {count}")
     return tuple(lr * 10 ** (decades * (i / (count - 1) - 0.5)) for i in range(count))
+
+
+def budget_map_rates(budget: Budget) -> tuple[float, ...]:
+    """The map's columns at ``budget``: :func:`map_rates` around the chapter's rate."""
+    sub = budget.thousand_layers
+    return map_rates(sub.lr, sub.map_rate_count, sub.map_decades)
+
+
+def deepest_rate(budget: Budget) -> float:
+    """The Adam rate of the deepest stack: the chapter's rate η at the headline depth N₀, carried to the
+    deepest depth N so that DeepNorm's first-step loss change stays where it is at N₀. Under Adam
+    that change grows like N^p (p = 1/2: the exponent :func:`.derive.loss_change_growth` derives),
+    so η_N = η·(N₀/N)^p."""
+    from deepnotes.chapters.thousand_layers import derive     # SymPy: only when a plan is made
+    sub = budget.thousand_layers
+    p = float(derive.loss_change_growth(sub.depth, sub.depth)["deepnorm_adam_exponent"])
+    return sub.lr * (sub.depth / sub.deepest) ** p
 
 
 # ---- at initialization ----------------------------------------------------------------------------
@@ -125,6 +150,44 @@ def init_profiles(budget: Budget, depth: int | None = None, styles=PROFILE_STYLE
 
 # ---- training -------------------------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class Run:
+    """One training run: a variant at a depth and an Adam rate, initialization and data stream ``seed``."""
+    label: str
+    depth: int
+    lr: float
+    seed: int
+
+    @property
+    def cell(self) -> tuple[str, int, float]:
+        """What the seeds of one point share: (label, depth, lr)."""
+        return self.label, self.depth, self.lr
+
+
+def plan(budget: Budget) -> list[Run]:
+    """Every run of the chapter, each with the budget's ``seeds`` unless named otherwise:
+
+    - the frontier: MAP_STYLES at the chapter's rate at every frontier depth and the headline depth;
+    - warmup's test: Post-LN with the rule's warmup (T = N) at those depths that the run can warm up
+      for in full (N ≤ steps);
+    - DeepNet's constants apart (α only, β only) at the headline depth, ``apart_seeds`` seeds;
+    - the map: MAP_STYLES at every map depth and every other rate of :func:`budget_map_rates`;
+    - past DeepNet: DeepNorm with the warmup rule at the deepest depth and :func:`deepest_rate`,
+      beside Post-LN with the same warmup and rate (``contrast_seeds`` seeds)."""
+    sub = budget.thousand_layers
+    seeds = range(sub.seeds)
+    depths = (*sub.frontier_depths, sub.depth)
+    runs = [Run(lab, n, sub.lr, s) for n in depths for lab in MAP_STYLES for s in seeds]
+    runs += [Run(WARMED, n, sub.lr, s) for n in depths if n <= sub.train_steps for s in seeds]
+    runs += [Run(lab, sub.depth, sub.lr, s) for lab in APART for s in range(sub.apart_seeds)]
+    runs += [Run(style, n, r, s) for n in sub.map_depths for style in MAP_STYLES for r in budget_map_rates(budget)
+             if r != sub.lr for s in seeds]
+    rate = deepest_rate(budget)
+    runs += [Run(DEEPEST[0], sub.deepest, rate, s) for s in seeds]
+    runs += [Run(DEEPEST[1], sub.deepest, rate, s) for s in range(sub.contrast_seeds)]
+    return list(dict.fromkeys(runs))
+
+
 def _trackers(update_steps: int) -> list:
     """The engine trackers of every run (module level: worker processes unpickle it)."""
     return [et.UpdateSize(first=update_steps)]
@@ -132,55 +195,61 @@ def _trackers(update_steps: int) -> list:
 
 @dataclass
 class Runs:
-    """Every training run of the chapter: (variant label, depth) → one History per seed."""
-    histories: dict[tuple[str, int], list[History]]
+    """Every training run of the chapter: (label, depth, lr) → one History per seed."""
+    histories: dict[tuple[str, int, float], list[History]]
     steps: int
-    lr: float
-    warmup: int
-    seconds: dict[tuple[str, int], float]     # wall seconds of the ensemble each run trained in
-    members: dict[tuple[str, int], int]       # how many members that ensemble had
+    lr: float                                    # the chapter's rate (the default of every lookup)
+    seconds: dict[tuple[str, int, float], float]    # wall seconds of the ensemble each point trained in
+    members: dict[tuple[str, int, float], int]      # how many members that ensemble had
 
-    def seconds_per_step(self, label: str, depth: int) -> float:
-        """Wall seconds per step of the ensemble the run trained in (all its members together)."""
-        return self.seconds[(label, depth)] / self.steps
+    def at(self, label: str, depth: int, lr: float | None = None) -> list[History]:
+        """The seeds' Histories of one point (``lr``: default the chapter's)."""
+        return self.histories[(label, depth, self.lr if lr is None else lr)]
 
-    def seconds_per_member_step(self, label: str, depth: int) -> float:
+    def has(self, label: str, depth: int, lr: float | None = None) -> bool:
+        return (label, depth, self.lr if lr is None else lr) in self.histories
+
+    def fractions(self, label: str, depth: int, window: int, lr: float | None = None) -> list[float]:
+        """Per seed: the fraction learned, (plateau − final loss)/(plateau − floor); −inf if it diverged."""
+        return fraction_learned(self.at(label, depth, lr), window)
+
+    def median(self, label: str, depth: int, window: int, lr: float | None = None) -> float:
+        """The seeds' median fraction learned (−inf where most seeds diverged)."""
+        return statistics.median(self.fractions(label, depth, window, lr))
+
+    def warmup(self, label: str, depth: int) -> int:
+        """The warmup steps of ``label`` at ``depth`` (0 for a variant without warmup)."""
+        return warmup_steps(depth, self.steps) if variant(label).warmup else 0
+
+    def seconds_per_step(self, label: str, depth: int, lr: float | None = None) -> float:
+        """Wall seconds per step of the ensemble the point trained in (all its members together)."""
+        return self.seconds[(label, depth, self.lr if lr is None else lr)] / self.steps
+
+    def seconds_per_member_step(self, label: str, depth: int, lr: float | None = None) -> float:
         """:meth:`seconds_per_step` over the ensemble's members."""
-        return self.seconds_per_step(label, depth) / self.members[(label, depth)]
+        return self.seconds_per_step(label, depth, lr) / self.members[(label, depth, self.lr if lr is None else lr)]
 
 
-def plan(budget: Budget) -> list[tuple[str, int, int]]:
-    """(label, depth, seed) of every run: the headline variants at the headline depth with the
-    budget's seeds, the frontier variants at every depth (reusing the headline runs), and DeepNorm
-    at the deepest depth."""
-    sub = budget.thousand_layers
-    runs = [(lab, sub.depth, s) for lab in HEADLINE for s in range(sub.seeds)]
-    for n in (*sub.frontier_depths, sub.depth):
-        runs += [(lab, n, s) for lab in FRONTIER for s in range(sub.frontier_seeds) if (lab, n, s) not in runs]
-    runs.append(("deepnorm", sub.deepest, 0))
-    return list(dict.fromkeys(runs))
-
-
-def train_runs(budget: Budget, runs: list[tuple[str, int, int]] | None = None, progress: bool = False,
+def train_runs(budget: Budget, runs: list[Run] | None = None, progress: bool = False,
                workers: int | None = None) -> Runs:
-    """Train every (label, depth, seed) of ``runs`` (default :func:`plan`) on the Markov language
-    (seed 0); seed s means initialization s and data stream s. Runs sharing a graph and a depth train
-    as one ensemble; ensembles are spread over ``workers`` processes (default: one per core, at most
-    two; one on CUDA)."""
+    """Train every :class:`Run` of ``runs`` (default :func:`plan`) on the Markov language (seed 0); seed
+    s means initialization s and data stream s. Runs that share a graph and a depth train as one
+    ensemble whatever their rate and warmup; ensembles are spread over ``workers`` processes
+    (default: one per core, at most two; one on CUDA)."""
     sub = budget.thousand_layers
     runs = plan(budget) if runs is None else list(runs)
     dev = default_device()
     workers = default_workers(dev) if workers is None else workers
-    hists = train_many([variant_config(lab, n, budget) for lab, n, _ in runs],
-                       [variant_train_config(lab, budget, seed) for lab, _, seed in runs],
+    hists = train_many([variant_config(r.label, r.depth, budget) for r in runs],
+                       [variant_train_config(r.label, r.depth, budget, r.seed, r.lr) for r in runs],
                        MarkovLanguage(budget.vocab_size, seed=0), trackers=functools.partial(_trackers, sub.update_steps),
                        device=dev, workers=workers, progress=progress)
-    histories: dict[tuple[str, int], list[History]] = {}
+    histories: dict[tuple[str, int, float], list[History]] = {}
     seconds, members = {}, {}
-    for (lab, n, _), hist in zip(runs, hists):
-        histories.setdefault((lab, n), []).append(hist)
-        seconds[(lab, n)], members[(lab, n)] = hist.seconds, hist.ensemble_size
-    return Runs(histories, sub.train_steps, sub.lr, sub.warmup, seconds, members)
+    for run, hist in zip(runs, hists):
+        histories.setdefault(run.cell, []).append(hist)
+        seconds[run.cell], members[run.cell] = hist.seconds, hist.ensemble_size
+    return Runs(histories, sub.train_steps, sub.lr, seconds, members)
 
 
 @dataclass
@@ -192,38 +261,52 @@ class TrainabilityMap:
     histories: dict[tuple[str, int, float], list[History]]
     steps: int
 
+    def fractions(self, style: str, depth: int, rate: float, window: int) -> list[float]:
+        """Per seed: the fraction learned of one cell (−inf for a diverged seed)."""
+        return fraction_learned(self.histories[(style, depth, rate)], window)
+
     def fraction(self, style: str, depth: int, rate: float, window: int) -> float:
         """Median fraction learned over the seeds of one cell (−inf where most seeds diverged)."""
-        return statistics.median(fraction_learned(self.histories[(style, depth, rate)], window))
+        return statistics.median(self.fractions(style, depth, rate, window))
 
     def diverged(self, style: str, depth: int, rate: float) -> list[int | None]:
         """Per seed: the step its loss diverged at, or None."""
         return [h.diverged_at for h in self.histories[(style, depth, rate)]]
+
+    def highest_trained_rate(self, style: str, depth: int, window: int, threshold: float) -> float | None:
+        """The highest rate whose cell's median reaches ``threshold`` (None: no rate does)."""
+        ok = [r for r in self.rates if self.fraction(style, depth, r, window) >= threshold]
+        return max(ok) if ok else None
+
+
+def trainability_map(runs: Runs, budget: Budget) -> TrainabilityMap:
+    """The map's cells out of the chapter's runs: MAP_STYLES × the map depths × :func:`budget_map_rates`
+    (the middle column is the frontier's runs at the chapter's rate)."""
+    sub = budget.thousand_layers
+    rates = budget_map_rates(budget)
+    return TrainabilityMap(MAP_STYLES, tuple(sub.map_depths), rates,
+                           {(s, n, r): runs.at(s, n, r) for s in MAP_STYLES for n in sub.map_depths for r in rates},
+                           runs.steps)
 
 
 def train_map(budget: Budget, depths: tuple[int, ...], rates: tuple[float, ...], seeds: int = 1,
               styles: tuple[str, ...] = MAP_STYLES, progress: bool = False, workers: int | None = None
               ) -> TrainabilityMap:
     """Train every style at every depth and Adam rate (no warmup, the chapter's steps and batches,
-    seeds 0 … seeds − 1). Runs of one style and depth differ only in their rate, so they share one
-    graph: a row of the map is one ensemble (halved where that balances the worker processes)."""
+    seeds 0 … seeds − 1) on their own (the chapter trains its map in :func:`train_runs`' one call).
+    Runs of one style and depth differ only in their rate, so they share one graph: a row of the
+    map is one ensemble (halved where that balances the worker processes)."""
     for style in styles:
         choice("map style", style, MAP_STYLES)
     depths = tuple(positive_int("depth", n) for n in depths)
     rates = tuple(positive_float("rate", r) for r in rates)
     if not depths or not rates:
         raise ValueError(f"a map needs at least one depth and one rate, got depths {depths} and rates {rates}")
-    cells = [(style, n, r, seed) for n in depths for style in styles for r in rates
+    cells = [Run(style, n, r, seed) for n in depths for style in styles for r in rates
              for seed in range(positive_int("seeds", seeds))]
-    dev = default_device()
-    hists = train_many([variant_config(style, n, budget) for style, n, _, _ in cells],
-                       [replace(variant_train_config(style, budget, seed), lr=r) for style, _, r, seed in cells],
-                       MarkovLanguage(budget.vocab_size, seed=0), device=dev,
-                       workers=default_workers(dev) if workers is None else workers, progress=progress)
-    out: dict[tuple[str, int, float], list[History]] = {}
-    for (style, n, r, _), h in zip(cells, hists):
-        out.setdefault((style, n, r), []).append(h)
-    return TrainabilityMap(tuple(styles), depths, rates, out, budget.thousand_layers.train_steps)
+    runs = train_runs(budget, cells, progress=progress, workers=workers)
+    return TrainabilityMap(tuple(styles), depths, rates, {(s, n, r): runs.at(s, n, r) for s in styles
+                                                          for n in depths for r in rates}, runs.steps)
 
 
 # ---- reading the runs -----------------------------------------------------------------------------
@@ -234,9 +317,19 @@ def fraction_learned(hists: list[History], window: int) -> list[float]:
 
 
 def frontier(runs: Runs, window: int, depths: tuple[int, ...]) -> dict[str, dict[int, float]]:
-    """label → depth → median fraction learned over seeds, for every frontier variant at ``depths``."""
-    return {lab: {n: statistics.median(fraction_learned(runs.histories[(lab, n)], window)) for n in depths}
-            for lab in FRONTIER}
+    """label → depth → median fraction learned over seeds at the chapter's rate, for every frontier
+    variant at those of ``depths`` it was trained at."""
+    return {lab: {n: runs.median(lab, n, window) for n in depths if runs.has(lab, n)} for lab in FRONTIER}
+
+
+def spread(values: list[float]) -> str:
+    """The seeds' values as text: "0.61 (0.50–0.73)" (median, then the range), "diverged" for −inf."""
+    def one(x: float) -> str:
+        return f"{x:.2f}" if math.isfinite(x) else "diverged"
+    med = statistics.median(values)
+    if len(values) == 1:
+        return one(med)
+    return f"{one(med)} ({one(min(values))}–{one(max(values))})"
 
 
 def deepest_learning(curve: dict[int, float], threshold: float) -> int | None:
@@ -247,15 +340,8 @@ def deepest_learning(curve: dict[int, float], threshold: float) -> int | None:
 
 # ---- the slider -----------------------------------------------------------------------------------
 
-def live_run(depth: int, norm: str, warmup: bool, budget: Budget | None = None, progress: bool = False) -> Runs:
-    """One seed of one style at any depth (the live panel), with the chapter's rate and steps."""
+def live_run(depth: int, label: str, budget: Budget | None = None, progress: bool = False) -> Runs:
+    """One seed of one variant at any depth (the live panel), with the chapter's rate and steps."""
     budget = resolve_budget(budget)
-    return train_runs(budget, [(label_of(norm, warmup), positive_int("depth", depth), 0)], progress=progress,
-                      workers=1)
-
-
-def label_of(norm: str, warmup: bool) -> str:
-    """The variant label of a slider setting: "post" or "post, warmup"."""
-    choice("norm style", norm, NORMS)
-    return f"{norm}, warmup" if boolean("warmup", warmup) else norm
-
+    return train_runs(budget, [Run(variant(label).label, positive_int("depth", depth), budget.thousand_layers.lr, 0)],
+                      progress=progress, workers=1)

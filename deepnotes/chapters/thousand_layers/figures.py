@@ -42,17 +42,19 @@ def _panels(labels: tuple[str, ...]) -> list[tuple[str, ...]]:
 
 
 def training(runs: ex.Runs, depth: int, labels: tuple[str, ...] = ex.HEADLINE):
-    """Loss curves at ``depth`` (median over seeds, min–max band, ✕ where a seed diverged; floor dashed,
-    context-free plateau dotted), in two panels, and the early model update RMS of F(x,θ_t) − F(x,θ_0)
-    over the first steps (median over seeds)."""
+    """Loss curves at ``depth`` and the chapter's rate (median over seeds, min–max band, ✕ where a seed
+    diverged; floor dashed, context-free plateau dotted), in two panels, and the early model update RMS
+    of F(x,θ_t) − F(x,θ_0) over the first steps (median over seeds). Variants not trained at ``depth``
+    are left out."""
     from deepnotes.show import plots
+    labels = tuple(lab for lab in labels if runs.has(lab, depth))
     fig, axes = plots.new_figure(2, width=4.6, height=3.4, nrows=2)     # the fourth slot holds the update's key
     for ax, group in zip(axes, _panels(labels)):
-        plots.loss_curves(ax, {lab: runs.histories[(lab, depth)] for lab in group},
-                          title=f"N = {depth}, Adam lr {runs.lr:g}, warmup {runs.warmup} where named")
+        plots.loss_curves(ax, {lab: runs.at(lab, depth) for lab in group},
+                          title=f"N = {depth}, Adam lr {runs.lr:g}, {runs.steps} steps")
     ax = axes[2]
     for lab in labels:
-        hists = [h for h in runs.histories[(lab, depth)] if h.update_rms]
+        hists = [h for h in runs.at(lab, depth) if h.update_rms]
         if not hists:
             continue
         steps = min(len(h.update_rms) for h in hists)
@@ -65,34 +67,63 @@ def training(runs: ex.Runs, depth: int, labels: tuple[str, ...] = ex.HEADLINE):
     return fig
 
 
-def frontier(curves: dict[str, dict[int, float]], threshold: float):
-    """Fraction learned (median over seeds) against depth for every variant: solid without warmup,
-    dashed with; a diverged run is an ✕ below the axis' zero. The dotted line is the threshold a run
-    must pass to count as trained."""
+def _point(values: list[float]) -> tuple[float, float, float]:
+    """(median, min, max) of the seeds' fractions, a diverged seed drawn at DIVERGED_FRACTION."""
+    shown = [v if math.isfinite(v) else DIVERGED_FRACTION for v in values]
+    return statistics.median(shown), min(shown), max(shown)
+
+
+def frontier(runs: ex.Runs, window: int, depths: tuple[int, ...], threshold: float,
+             deepest: tuple[int, float] | None = None, labels: tuple[str, ...] = ex.FRONTIER,
+             width: float = 6.4, height: float = 3.8):
+    """Fraction learned (median over seeds, the bar spanning them) against depth at the chapter's rate:
+    solid without warmup, dashed with; a diverged run is an ✕ below zero. ``deepest`` (depth, rate):
+    the deepest stack's runs (hollow markers, each variant's colour). The dotted line is the threshold
+    a run must pass to count as trained."""
     from deepnotes.show import plots
-    fig, (ax,) = plots.new_figure(1, width=6.4, height=3.8)
-    for lab, curve in curves.items():
-        depths = sorted(curve)
-        ys = [curve[n] if math.isfinite(curve[n]) else DIVERGED_FRACTION for n in depths]
-        ax.semilogx(depths, ys, "--o" if "warmup" in lab else "-o", ms=4, color=colour(lab), label=lab)
-        bad = [n for n in depths if not math.isfinite(curve[n])]
+    fig, (ax,) = plots.new_figure(1, width=width, height=height)
+    for lab in labels:
+        ns = [n for n in depths if runs.has(lab, n)]
+        pts = [_point(runs.fractions(lab, n, window)) for n in ns]
+        med = [p[0] for p in pts]
+        ax.errorbar(ns, med, yerr=[[p[0] - p[1] for p in pts], [p[2] - p[0] for p in pts]], fmt="--o" if "warmup" in lab
+                    else "-o", ms=4, capsize=2, lw=1.2, color=colour(lab), label=lab)
+        bad = [n for n, p in zip(ns, pts) if p[0] == DIVERGED_FRACTION]
         ax.plot(bad, [DIVERGED_FRACTION] * len(bad), "x", ms=9, mew=2, color=colour(lab))
+    if deepest is not None:
+        n, rate = deepest
+        for lab in ex.DEEPEST:
+            if runs.has(lab, n, rate):
+                m, lo, hi = _point(runs.fractions(lab, n, window, rate))
+                ax.errorbar([n], [m], yerr=[[m - lo], [hi - m]], fmt="D", mfc="none", ms=6, capsize=2,
+                            color=colour(lab), label=f"{lab}, lr {rate:.2g}")
+    ax.set_xscale("log")
     ax.axhline(threshold, color="k", ls=":", lw=1, label=f"trained: {threshold:g}")
     ax.axhline(0, color="k", lw=0.5)
-    plots.label_axes(ax, "depth N (blocks)", "fraction learned (0 plateau, 1 floor)", "the trainability frontier",
-                     legend=None)
-    ax.legend(fontsize=7, ncol=2)
+    plots.label_axes(ax, "depth N (blocks)", "fraction learned\n(0 plateau, 1 floor)", "", legend=None)
+    ax.legend(fontsize=7, ncol=2, loc="best")
     fig.tight_layout()
     return fig
 
 
-def deepest(runs: ex.Runs, depth: int, deepest_depth: int):
-    """DeepNorm at the deepest depth beside DeepNorm at the headline depth (seed 0 of each)."""
+def answer(runs: ex.Runs, budget, threshold: float):
+    """The chapter's answer in one small figure: :func:`frontier` of the four styles at the chapter's
+    rate from 3 to the headline depth, and the deepest stack's DeepNorm beside Post-LN."""
+    sub = budget.thousand_layers
+    return frontier(runs, sub.loss_window, (*sub.frontier_depths, sub.depth), threshold,
+                    (sub.deepest, ex.deepest_rate(budget)), labels=ex.MAP_STYLES, width=5.2, height=3.2)
+
+
+def deepest(runs: ex.Runs, depth: int, deepest_depth: int, rate: float):
+    """The deepest stack's runs (DeepNorm and Post-LN, warmup rule, ``rate``) beside DeepNorm at the
+    headline depth and the chapter's rate."""
     from deepnotes.show import plots
     fig, (ax,) = plots.new_figure(1, width=5.2, height=3.4)
-    plots.loss_curves(ax, {f"deepnorm, N = {deepest_depth}": runs.histories[("deepnorm", deepest_depth)],
-                           f"deepnorm, N = {depth}": runs.histories[("deepnorm", depth)][:1]},
-                      title=f"past DeepNet: {deepest_depth} blocks", colours={f"deepnorm, N = {depth}": "tab:gray"})
+    curves = {f"{lab}, N = {deepest_depth}": runs.at(lab, deepest_depth, rate) for lab in ex.DEEPEST
+              if runs.has(lab, deepest_depth, rate)}
+    curves[f"deepnorm, N = {depth}"] = runs.at("deepnorm", depth)
+    plots.loss_curves(ax, curves, title=f"past DeepNet: {deepest_depth} blocks, lr {rate:.2g}",
+                      colours={f"deepnorm, N = {depth}": "tab:gray"})
     fig.tight_layout()
     return fig
 
@@ -100,7 +131,7 @@ def deepest(runs: ex.Runs, depth: int, deepest_depth: int):
 def slider_result(runs: ex.Runs, depth: int, label: str):
     """One variant at one depth: its loss curve(s) and its early model update."""
     from deepnotes.show import plots
-    hists = runs.histories[(label, depth)]
+    hists = runs.at(label, depth)
     fig, (ax_l, ax_u) = plots.new_figure(2, width=3.8, height=2.8)
     plots.loss_curves(ax_l, {label: hists}, title=f"N = {depth}, {label}, Adam lr {runs.lr:g}")
     for h in hists:
@@ -110,14 +141,12 @@ def slider_result(runs: ex.Runs, depth: int, label: str):
     return fig
 
 
-def slider_figure(depth: int, norm: str, warmup: bool, budget=None, runs: ex.Runs | None = None,
-                  progress: bool = False):
-    """The slider's render function: the stored run of (depth, norm, warmup) where ``runs`` has it,
-    else a live run (:func:`.experiments.live_run`)."""
-    label = ex.label_of(norm, warmup)
-    if runs is None or (label, depth) not in runs.histories:
-        runs = ex.live_run(depth, norm, warmup, budget, progress=progress)
-    return slider_result(runs, depth, label)
+def slider_figure(depth: int, variant: str, budget=None, runs: ex.Runs | None = None, progress: bool = False):
+    """The slider's render function: the stored run of (depth, variant) where ``runs`` has it, else a
+    live run (:func:`.experiments.live_run`)."""
+    if runs is None or not runs.has(variant, depth):
+        runs = ex.live_run(depth, variant, budget, progress=progress)
+    return slider_result(runs, depth, ex.variant(variant).label)
 
 
 def trainability_map(tmap: ex.TrainabilityMap, window: int, threshold: float):

@@ -3,8 +3,9 @@
 ``DEEPNOTES_BUDGET`` picks the row: ``smoke`` (tests: seconds per chapter), ``cpu`` (a reader on a
 2-core laptop or Binder: a chapter in a few minutes), ``gpu`` (Colab's T4 or any CUDA machine: a
 chapter in at most :data:`GPU_MINUTES_PER_CHAPTER` minutes on a T4 by :mod:`deepnotes.core.estimate`'s
-estimate) or ``full`` (the full sizes, opt-in by name: up to 66 minutes a chapter on a T4). Unset, it
-is ``gpu`` when CUDA is available and ``cpu`` otherwise.
+estimate, the chapters of :data:`GPU_MINUTES_EXCEPTIONS` excepted) or ``full`` (the full sizes, opt-in
+by name: up to 2.6 hours a chapter on a T4). Unset, it is ``gpu`` when CUDA is available and ``cpu``
+otherwise.
 
 A :class:`Budget` holds the sizes every chapter shares (the tiny Transformer, its data) and one
 sub-budget per chapter, named by the chapter's stem: ``budget.bert_init.train_steps``. Learning rates

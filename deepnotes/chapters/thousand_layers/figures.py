@@ -98,11 +98,14 @@ def frontier(runs: ex.Runs, window: int, depths: tuple[int, ...], threshold: flo
                 ax.errorbar([n], [m], yerr=[[m - lo], [hi - m]], fmt="D", mfc="none", ms=6, capsize=2,
                             color=colour(lab), label=f"{lab}, lr {rate:.2g}")
     ax.set_xscale("log")
+    ticks = sorted({*depths, *([deepest[0]] if deepest else [])})
+    ax.set_xticks(ticks, [str(n) for n in ticks], fontsize=8)
+    ax.minorticks_off()
     ax.axhline(threshold, color="k", ls=":", lw=1, label=f"trained: {threshold:g}")
     ax.axhline(0, color="k", lw=0.5)
     plots.label_axes(ax, "depth N (blocks)", "fraction learned\n(0 plateau, 1 floor)", "", legend=None)
-    ax.legend(fontsize=7, ncol=2, loc="best")
-    fig.tight_layout()
+    fig.set_layout_engine("constrained")
+    fig.legend(*ax.get_legend_handles_labels(), fontsize=7, ncol=3, loc="outside lower center", frameon=False)
     return fig
 
 

@@ -151,6 +151,19 @@ def test_the_claims_ledger_matches_every_verdict_the_chapters_showed(built_book)
                 assert f"{v.chapter}.html#{v.anchor}" in html and f"id='{v.anchor}'" in pages[v.chapter], v.claim
 
 
+def test_every_training_outcome_verdict_follows_its_claims_direction(built_book):
+    """Issue 30: a verdict on which runs train carries the source's direction (verdicts.Outcome); its
+    recorded status is what that direction and the recorded measurements give, in every chapter."""
+    from deepnotes.ledger.record import read_records
+    from deepnotes.show import verdicts as vd
+    records = read_records(ROOT / "book" / "_verdicts")
+    with_outcome = [(c, r) for c, rec in records.items() for r in rec.verdicts if r.outcome]
+    assert {"thousand_layers", "why_residuals"} <= {c for c, _ in with_outcome}
+    for chapter, r in with_outcome:
+        expected = vd.HOLDS if vd.outcome_of(r.outcome).holds() else vd.WRONG
+        assert r.status == expected, f"{chapter}: {r.claim}: {r.status}, its direction gives {expected}"
+
+
 def test_binder_pins_the_tested_python_and_torch():
     """Binder builds with runtime.txt's Python and binder/requirements.txt's torch: the versions CI tests
     (the CPU build of .ci/run's torch, from PyTorch's CPU index)."""

@@ -31,6 +31,7 @@ class Record:
     status: str
     reason: str
     anchor: str
+    outcome: dict | None = None      # a training-outcome verdict's direction and measurement (verdicts.Outcome)
 
 
 def record_dir(folder: str | os.PathLike | None = None) -> Path:
@@ -46,7 +47,7 @@ class _Recorder:
     def __call__(self, shown: list[vd.Verdict]) -> None:
         for v in shown:
             row = asdict(Record(self.chapter, self.budget, v.claim, v.source, v.claimed, v.computed, v.status,
-                                v.reason, v.anchor))
+                                v.reason, v.anchor, asdict(v.outcome) if v.outcome else None))
             self.rows[v.anchor] = row          # a table shown twice is recorded once
         self.write()
 

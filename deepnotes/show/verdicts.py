@@ -26,6 +26,21 @@ def code_html(text: str) -> str:
 
 
 @dataclass(frozen=True)
+class Outcome:
+    """A training-outcome claim in its source's direction: for each run the source speaks of, whether
+    it says that run trains (True) or does not (False), what the run measured (the seeds' median
+    fraction learned, −inf where most diverged) and the bar a run must reach to count as trained."""
+    expected: tuple[tuple[str, bool], ...]     # (run, the source says it trains)
+    measured: tuple[tuple[str, float], ...]    # (run, median fraction learned)
+    threshold: float
+
+    def holds(self) -> bool:
+        """Every run did as the source says: trained (≥ threshold) exactly where it is said to."""
+        got = dict(self.measured)
+        return all((got[run] >= self.threshold) == trains for run, trains in self.expected)
+
+
+@dataclass(frozen=True)
 class Verdict:
     claim: str        # what the source says, in English
     source: str       # where: seed file, section, equation
@@ -33,6 +48,7 @@ class Verdict:
     computed: str     # what the code computed, as text
     status: str       # HOLDS | APPROX | WRONG | UNCHECKABLE
     reason: str       # one line
+    outcome: Outcome | None = None   # a training-outcome claim's direction and measurement (check_outcome)
 
     @property
     def anchor(self) -> str:
@@ -114,6 +130,32 @@ def check_true(*, claim: str, source: str, claimed: str, computed: str, ok, reas
     return Verdict(claim, source, claimed, computed, HOLDS if _truth("ok", ok) else WRONG, reason)
 
 
+def check_outcome(*, claim: str, source: str, expected: dict[str, bool], measured: dict[str, float],
+                  threshold: float, reason: str, computed: str | None = None) -> Verdict:
+    """A claim about which runs train, tested in the source's own direction: ``expected`` says, per
+    run, whether the source says it trains (a plain stack "is necessarily hard to train": False);
+    holds when every run's ``measured`` fraction learned is at or past ``threshold`` exactly where
+    the source says it trains. The direction travels with the verdict (:class:`Outcome`), so a test
+    can recompute every recorded status."""
+    missing = [run for run in expected if run not in measured]
+    if missing or not expected:
+        raise ValueError(f"{claim!r}: measured lacks {missing or 'every run'}; expected names {list(expected)}")
+    for run, trains in expected.items():
+        if not isinstance(trains, bool):
+            raise ValueError(f"{claim!r}: expected[{run!r}] must be True (trains) or False, got {trains!r}")
+    out = Outcome(tuple(expected.items()), tuple((run, float(measured[run])) for run in expected), float(threshold))
+    said = "; ".join(f"{run}: {'trains' if t else 'does not train'}" for run, t in expected.items())
+    shown = computed or "; ".join(f"{run} {v:.2f}" if math.isfinite(v) else f"{run} diverged" for run, v in out.measured)
+    return Verdict(claim, source, f"{said} (trained: ≥ {threshold:g})", shown, HOLDS if out.holds() else WRONG,
+                   reason, out)
+
+
+def outcome_of(record: dict) -> Outcome:
+    """An :class:`Outcome` back from its recorded form (``dataclasses.asdict``, through JSON)."""
+    return Outcome(tuple((run, bool(t)) for run, t in record["expected"]),
+                   tuple((run, float(v)) for run, v in record["measured"]), float(record["threshold"]))
+
+
 def check_graded(*, claim: str, source: str, claimed: str, computed: str, holds, approx, reason: str) -> Verdict:
     """A claim with a partial outcome the caller computed: holds when ``holds``, holds approximately
     when only ``approx`` (e.g. the predicted ordering without the full effect), else wrong; both are
@@ -125,6 +167,17 @@ def check_graded(*, claim: str, source: str, claimed: str, computed: str, holds,
 def uncheckable(claim: str, source: str, claimed: str, reason: str) -> Verdict:
     """A claim the book cannot test (e.g. about a checkpoint it does not download); ``reason`` says why."""
     return Verdict(claim, source, claimed, "—", UNCHECKABLE, reason)
+
+
+SUMMARY_ORDER = (WRONG, APPROX, HOLDS, UNCHECKABLE)
+
+
+def summary_markdown(table: list[Verdict], what: str) -> str:
+    """A chapter's take-away on ``what`` (e.g. "The annotated section"), written from its verdict
+    table so the two cannot disagree: the claims grouped by status, wrong first, each with its count."""
+    groups = {s: [v.claim for v in table if v.status == s] for s in SUMMARY_ORDER}
+    parts = [f"**{s}** ({len(claims)}): " + "; ".join(claims) for s, claims in groups.items() if claims]
+    return f"{what}, by its verdict table ({len(table)} rows):\n\n" + "\n".join(f"- {p}" for p in parts)
 
 
 # Called with every table a notebook displays as HTML; the claims ledger sets it to record the chapter's

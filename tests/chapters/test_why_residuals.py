@@ -273,7 +273,9 @@ def test_measured_verdicts_and_summary(sweeps):
         sweeps["growth"], probes={**sweeps["growth"].probes, key: drifting})) if "second moment fixed" in v.claim)
     assert drifting.typical < -wc.PLAIN_DRIFT_LOG and row.status == HOLDS
     train = wc.training_verdicts(sweeps["train"], SMOKE)
-    assert [v.status == HOLDS for v in train] == [h.fraction_learned() > wc.LEARNED_FRACTION for h in sweeps["train"].values()]
+    assert [v.status == HOLDS for v in train] == [(h.fraction_learned() >= wc.LEARNED_FRACTION) == (kind != "plain")
+                                                  for (_, _, kind), h in sweeps["train"].items()]   # the source's direction
+    assert all(("hard to train" in v.claim) == (kind == "plain") for v, (_, _, kind) in zip(train, sweeps["train"]))
     assert len(wc.transformer_verdicts(sweeps["tf"], SMOKE)) == 2 * len(sweeps["tf"].runs)
     text = wc.measured_summary(sweeps["train"], SMOKE)
     assert text.startswith("**Measured at the smoke budget.**") and text.count("\n- **") == len(rs.STACK_KINDS)

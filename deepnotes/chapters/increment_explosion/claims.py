@@ -196,15 +196,15 @@ def training_verdicts(runs: dict[str, History], budget: Budget, n: int) -> vd.Ve
                 computed=f"learned {learned['post, no warmup']:.2f} of the way to the floor",
                 ok=learned["post, no warmup"] < STALLED_MAX,
                 reason="fraction = (plateau − final loss)/(plateau − floor), last 10 steps"),
-            vd.check_true(
+            vd.check_outcome(
                 claim=f"Post-LN with a {w}-step warmup trains at N = {n}", source="seed 000 §增量爆炸 claim 8; seed 004 §治标之法 claim 8",
-                claimed=f"trains (learned > {TRAINED_MIN:g})", computed=f"learned {learned[warm]:.2f}",
-                ok=learned[warm] > TRAINED_MIN, reason="warmup keeps the early steps small")]
+                expected={warm: True}, measured={warm: learned[warm]}, threshold=TRAINED_MIN,
+                computed=f"learned {learned[warm]:.2f}", reason="warmup keeps the early steps small")]
     for label in ("pre, no warmup", "deepnorm, no warmup"):
-        rows.append(vd.check_true(
+        rows.append(vd.check_outcome(
             claim=f"{label.split(',')[0]} trains without warmup at N = {n}", source=WITHOUT_WARMUP_SOURCE[label.split(",")[0]],
-            claimed=f"trains (learned > {TRAINED_MIN:g})", computed=f"learned {learned[label]:.2f}",
-            ok=learned[label] > TRAINED_MIN, reason="no warmup needed"))
+            expected={label: True}, measured={label: learned[label]}, threshold=TRAINED_MIN,
+            computed=f"learned {learned[label]:.2f}", reason="no warmup needed"))
     return vd.VerdictTable(rows)
 
 

@@ -116,29 +116,30 @@ def training(runs: ex.Runs, budget: Budget) -> vd.VerdictTable:
                 for lab in ("deepnorm", *ex.APART) for cfg in [ex.variant_config(lab, n, budget)]}
     same = f"Adam {runs.lr:g}, {runs.steps} steps, no warmup"
     rows = [
-        vd.check_true(claim=f"Post-LN does not train at N = {n} (without help), where DeepNorm does",
-                      source=f"{DEEPNET} §5, Table 1 (Post-LN unstable from 50L-50L on WMT-17, DeepNet to 100L-100L); "
-                             f"§6, Table 2 (1,000 layers); {THOUSAND_LAYERS}",
-                      claimed="post < trained ≤ deepnorm",
-                      computed=f"fraction learned, median (range): post {_at(runs, w, 'post', n)}; deepnorm "
-                               f"{_at(runs, w, 'deepnorm', n)}",
-                      ok=med("post", n) < TRAINED <= med("deepnorm", n),
-                      reason=f"trained: ≥ {TRAINED} of the way from the plateau to the floor; {same} for both"),
+        vd.check_outcome(claim=f"Post-LN does not train at N = {n} (without help), where DeepNorm does",
+                         source=f"{DEEPNET} §5, Table 1 (Post-LN unstable from 50L-50L on WMT-17, DeepNet to 100L-100L); "
+                                f"§6, Table 2 (1,000 layers); {THOUSAND_LAYERS}",
+                         expected={"post": False, "deepnorm": True},
+                         measured={"post": med("post", n), "deepnorm": med("deepnorm", n)}, threshold=TRAINED,
+                         computed=f"fraction learned, median (range): post {_at(runs, w, 'post', n)}; deepnorm "
+                                  f"{_at(runs, w, 'deepnorm', n)}",
+                         reason=f"trained: ≥ {TRAINED} of the way from the plateau to the floor; {same} for both"),
         _shallow_post_verdict(runs, w, shallow, failing),
-        vd.check_true(claim=f"DeepNorm trains {n} blocks with the learning rate that trains {shallow}",
-                      source=f"{DEEPNET} title, abstract, §6 Fig. 8 (BLEU rising with depth to 1,000 layers); "
-                             f"{THOUSAND_LAYERS}",
-                      claimed=f"trained at N = {shallow} and at N = {n}",
-                      computed=f"deepnorm at N = {shallow}: {_at(runs, w, 'deepnorm', shallow)}; at N = {n}: "
-                               f"{_at(runs, w, 'deepnorm', n)}",
-                      ok=min(med("deepnorm", shallow), med("deepnorm", n)) >= TRAINED, reason=f"{same} at both depths"),
-        vd.check_true(claim="Both constants are needed: branch gradients O(β/α) with 2N(β/α)² ≤ 1",
-                      source="seed 000 §初步结论 claim 17; seed 001 §5）初步结论 claims 20, 21 (λ/α = 1/√(2N))",
-                      claimed="α only and β only fail where both together train",
-                      computed="2N(β/α)² → fraction learned: " + "; ".join(
-                          f"{lab.replace('deepnorm', 'DN')} {p:.3g} → {_at(runs, w, lab, n)}" for lab, p in pressure.items()),
-                      ok=med("deepnorm", n) >= TRAINED > max(med(lab, n) for lab in ex.APART),
-                      reason=f"at N = {n}, {same}; Su's condition (for SGD) is 2N(λ/α)² = 1"),
+        vd.check_outcome(claim=f"DeepNorm trains {n} blocks with the learning rate that trains {shallow}",
+                         source=f"{DEEPNET} title, abstract, §6 Fig. 8 (BLEU rising with depth to 1,000 layers); "
+                                f"{THOUSAND_LAYERS}",
+                         expected={f"deepnorm N = {shallow}": True, f"deepnorm N = {n}": True},
+                         measured={f"deepnorm N = {shallow}": med("deepnorm", shallow), f"deepnorm N = {n}": med("deepnorm", n)},
+                         threshold=TRAINED,
+                         computed=f"deepnorm at N = {shallow}: {_at(runs, w, 'deepnorm', shallow)}; at N = {n}: "
+                                  f"{_at(runs, w, 'deepnorm', n)}", reason=f"{same} at both depths"),
+        vd.check_outcome(claim="Both constants are needed: branch gradients O(β/α) with 2N(β/α)² ≤ 1",
+                         source="seed 000 §初步结论 claim 17; seed 001 §5）初步结论 claims 20, 21 (λ/α = 1/√(2N))",
+                         expected={"deepnorm": True, **{lab: False for lab in ex.APART}},
+                         measured={lab: med(lab, n) for lab in ("deepnorm", *ex.APART)}, threshold=TRAINED,
+                         computed="2N(β/α)² → fraction learned: " + "; ".join(
+                             f"{lab.replace('deepnorm', 'DN')} {p:.3g} → {_at(runs, w, lab, n)}" for lab, p in pressure.items()),
+                         reason=f"at N = {n}, {same}; Su's condition (for SGD) is 2N(λ/α)² = 1"),
     ]
     pre_only, post_only = trained["pre"] - trained["post"], trained["post"] - trained["pre"]
     rows.append(vd.check_true(
@@ -149,11 +150,11 @@ def training(runs: ex.Runs, budget: Budget) -> vd.VerdictTable:
         ok=bool(pre_only) and not post_only, reason=f"over the frontier's depths, {same}"))
     rows.append(vd.uncheckable("…but Post-LN ends better than Pre-LN", POST_ENDS_BETTER, "post's final quality is better",
                                f"needs runs trained to convergence; these stop after {runs.steps} steps"))
-    rows.append(vd.check_true(
+    rows.append(vd.check_outcome(
         claim="ReZero (every gate starting at 0) trains deep stacks without warmup",
         source="seed 002 §残差连接 eq. (17), claim 22; ReZero (arXiv 2003.04887) §4, Fig. 3 (Transformers to 128 layers)",
-        claimed=f"trained at N = {n}", computed=f"rezero at N = {n}: {_at(runs, w, 'rezero', n)}",
-        ok=med("rezero", n) >= TRAINED, reason=same))
+        expected={f"rezero N = {n}": True}, measured={f"rezero N = {n}": med("rezero", n)}, threshold=TRAINED,
+        computed=f"rezero at N = {n}: {_at(runs, w, 'rezero', n)}", reason=same))
     rows.append(_warmup_verdict(runs, w, depths))
     rows.append(_rates_verdict(ex.trainability_map(runs, budget), w))
     rows.append(_deepest_verdict(runs, budget))
@@ -167,14 +168,16 @@ def training(runs: ex.Runs, budget: Budget) -> vd.VerdictTable:
 def _shallow_post_verdict(runs: ex.Runs, w: int, shallow: int, failing: int) -> vd.Verdict:
     """DeepNet's Post-LN: its 6L-6L trains, its 18L-18L does not (the frontier depths nearest those)."""
     claim = f"Post-LN trains DeepNet's shallow stack but not its {FAILING_DEPTH}-layer one"
-    source = f"{DEEPNET} §5, Table 1 (6L-6L Post-LN trains); §3, Fig. 3(c) (18L-18L Post-LN does not converge)"
+    source = (f"{DEEPNET} §5, Table 1 (6L-6L Post-LN trains); §3, Fig. 3(c) (18L-18L Post-LN does not converge); "
+              "seed 003 §我们真的担心梯度消失吗 claim 19 (deeper Post-Norm is harder to train)")
     claimed = f"trains at N = {SHALLOW_DEPTH}, not at N = {FAILING_DEPTH}"
     if failing <= shallow:
         return vd.uncheckable(claim, source, claimed, f"the frontier has no depth near {FAILING_DEPTH} above {shallow}")
-    return vd.check_true(
-        claim=claim, source=source, claimed=claimed,
+    return vd.check_outcome(
+        claim=claim, source=source, expected={f"post N = {shallow}": True, f"post N = {failing}": False},
+        measured={f"post N = {shallow}": runs.median("post", shallow, w), f"post N = {failing}": runs.median("post", failing, w)},
+        threshold=TRAINED,
         computed=f"post at N = {shallow}: {_at(runs, w, 'post', shallow)}; at N = {failing}: {_at(runs, w, 'post', failing)}",
-        ok=runs.median("post", shallow, w) >= TRAINED > runs.median("post", failing, w),
         reason=f"the frontier depths nearest DeepNet's ({shallow}, {failing}); one side of its encoder-decoder is a "
                f"stack of N blocks here; Adam {runs.lr:g}, {runs.steps} steps, no warmup")
 
@@ -186,11 +189,12 @@ def _warmup_verdict(runs: ex.Runs, w: int, depths: tuple[int, ...]) -> vd.Verdic
     if not tested:
         return vd.uncheckable(claim, WARMUP_SOURCE, "post + warmup (T = N) trains where post fails",
                               "no depth here where Post-LN without warmup fails and a warmup of N steps fits in the run")
-    return vd.check_true(
+    return vd.check_outcome(
         claim=claim, source=f"{WARMUP_SOURCE}; {DEEPNET} §3, Fig. 4(a) (warmup steadies 18L-18L Post-LN's updates)",
-        claimed="post + warmup (T = N) trains where post fails",
+        expected={**{f"post N = {d}": False for d in tested}, **{f"post + warmup N = {d}": True for d in tested}},
+        measured={**{f"post N = {d}": runs.median("post", d, w) for d in tested},
+                  **{f"post + warmup N = {d}": runs.median(ex.WARMED, d, w) for d in tested}}, threshold=TRAINED,
         computed="; ".join(f"N = {d}: {_at(runs, w, ex.WARMED, d)} (no warmup {_at(runs, w, 'post', d)})" for d in tested),
-        ok=all(runs.median(ex.WARMED, d, w) >= TRAINED for d in tested),
         reason=f"every depth where Post-LN fails without warmup and a warmup of T = N ≤ {runs.steps} steps fits; "
                f"first step η/T = η/N; Adam {runs.lr:g}")
 

@@ -1,4 +1,6 @@
 """The claims ledger: inventory items and the citations read from verdict sources."""
+import dataclasses
+
 import pytest
 
 from deepnotes.ledger.citations import Citation, citations
@@ -70,6 +72,9 @@ def test_chapters_record_the_verdicts_they_show_and_the_ledger_matches_them(tmp_
     ledger = page.build(records, _items())
     states = [r.state for r in ledger.rows["000"]]
     assert states == ["checked", "needs no check", "not checked"]
+    only_uncheckable = page.Row("000", ledger.rows["000"][0].item, (dataclasses.replace(
+        ledger.rows["000"][0].verdicts[0], status=vd.UNCHECKABLE),))
+    assert only_uncheckable.state == "not checked"            # issue 30: cited, but nothing judged
     assert [(v.claim, c.ref) for v, c in ledger.dangling] == [("a cited item the inventory lacks", "eq. (9)")]
     assert [v.claim for v in ledger.unsourced] == ["cites nothing"]
     cov = page.coverage(ledger)[0]

@@ -90,3 +90,26 @@ def loglog_slope(xs: Sequence[float], ys: Sequence[float]) -> float:
     mx, my = sum(lx) / len(lx), sum(ly) / len(ly)
     sxx = sum((x - mx) ** 2 for x in lx)
     return sum((x - mx) * (y - my) for x, y in zip(lx, ly)) / sxx
+
+
+def scaling_fits(xs: Sequence[float], ys: Sequence[float], forms: dict[str, Sequence[float]]) -> dict[str, float]:
+    """How well each candidate growth law explains ys: for every form f (its values at xs), the least-
+    squares fit y ≈ a·f + b and its RMS residual over the mean of |y| (0: a perfect fit). A claim such as
+    "grows like O(log N)" is judged by which form fits best, not by one log-log slope, which cannot tell
+    log N from √N over a short range."""
+    ys = [float(y) for y in ys]
+    scale = sum(abs(y) for y in ys) / len(ys)
+    if len(ys) < 3 or not scale:
+        raise ValueError(f"scaling_fits needs at least three points with some nonzero y, got ys={ys!r}")
+    out = {}
+    for name, f in forms.items():
+        f = [float(v) for v in f]
+        if len(f) != len(ys):
+            raise ValueError(f"form {name!r} has {len(f)} values for {len(ys)} points")
+        mf, my = sum(f) / len(f), sum(ys) / len(ys)
+        sff = sum((v - mf) ** 2 for v in f)
+        a = sum((v - mf) * (y - my) for v, y in zip(f, ys)) / sff if sff else 0.0
+        b = my - a * mf
+        out[name] = math.sqrt(sum((y - a * v - b) ** 2 for v, y in zip(f, ys)) / len(ys)) / scale
+    return out
+

@@ -13,7 +13,7 @@ from deepnotes.ledger.citations import Citation, citations
 from deepnotes.ledger.inventory import SOURCES, inventory
 from deepnotes.ledger.items import Item
 from deepnotes.ledger.record import ChapterRecord, Record
-from deepnotes.show.verdicts import STATUS_COLOUR, code_html
+from deepnotes.show.verdicts import STATUS_COLOUR, UNCHECKABLE, code_html
 
 # A verdict that cites none of the sources' items must cite one of the papers behind them.
 PAPERS = ("DeepNet", "Wang et al. 2022", "Xiong et al.", "Liu et al.", "Admin", "ReZero", "Bachlechner",
@@ -31,8 +31,11 @@ class Row:
 
     @property
     def state(self) -> str:
-        """"checked", "needs no check" or "not checked"."""
-        return "checked" if self.verdicts else "needs no check" if self.item.if_unchecked else "not checked"
+        """"checked" (a verdict cites it and judges it), "needs no check" or "not checked" (none does:
+        a row cited only by "not checkable here" verdicts is not checked, their reasons say why)."""
+        if any(v.status != UNCHECKABLE for v in self.verdicts):
+            return "checked"
+        return "needs no check" if self.item.if_unchecked else "not checked"
 
 
 @dataclass(frozen=True)

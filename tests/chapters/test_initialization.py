@@ -197,6 +197,7 @@ def test_norm_comparison(smoke):
     c = ex.norm_comparison(replace(smoke, initialization=b))
     assert c.shape == (2, 4, 32) and c.zero_mean_gap < 1e-5 < c.shifted_gap
     assert set(c.forward) == set(c.forward_backward) == {"LayerNorm", "RMSNorm"}
+    assert len(c.rounds) == b.norm_rounds and all(r > 0 for r in c.rounds)
 
 
 # ---- figures -----------------------------------------------------------------------------------
@@ -301,3 +302,7 @@ def test_norm_speed_verdict_follows_the_measurement():
     assert claims.norm_speed_verdicts(fast)[0].status == HOLDS
     (v,) = claims.norm_speed_verdicts(slow)
     assert v.status == WRONG and "forward 0.50, forward+backward 3.00" in v.computed
+    split = replace(fast, rounds=(0.9, 1.1, 0.95))                 # the rounds disagree: not judged (issue 30)
+    (v,) = claims.norm_speed_verdicts(split)
+    assert v.status == UNCHECKABLE and "3 rounds, 0.90–1.10" in v.computed
+    assert claims.norm_speed_verdicts(replace(fast, rounds=(0.9, 0.8, 0.95)))[0].status == HOLDS

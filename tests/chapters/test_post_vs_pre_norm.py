@@ -1,6 +1,7 @@
 """Chapter "Post-Norm vs Pre-Norm": derivations, experiments, figures, verdicts and slider controls."""
 import math
 import re
+import dataclasses
 import statistics
 from pathlib import Path
 
@@ -215,6 +216,10 @@ def test_training_and_update_verdicts(budget, runs):
         assert trains == (name != "post, no warmup")          # the sources' direction: Post Norm needs warmup
         assert (v.status == vd.HOLDS) == ((median >= claims.LEARNED) == trains)
         assert f"median of {len(hists)} seeds" in v.computed
+    long_run = table[-1]                              # "…then diverges": a claim about long training (issue 30)
+    assert long_run.status == vd.UNCHECKABLE and "full budget" in long_run.reason
+    full = claims.training(runs, dataclasses.replace(budget, name="full"))[-1]
+    assert full.status in (vd.HOLDS, vd.WRONG)
     show = pp.update_map_runs(budget)
     upd = claims.updates(runs, show)
     first = statistics.median(pp.bottom_top_update_ratio(h, 1) for h in runs["adam"]["post, no warmup"])

@@ -4,6 +4,8 @@ without 1/√d, NTK vs standard parametrization under Adam, and LayerNorm vs RMS
 and return dataclasses; :mod:`.figures` draws them and :mod:`.claims` judges them."""
 from __future__ import annotations
 
+import statistics
+
 import inspect
 import math
 from dataclasses import dataclass
@@ -253,13 +255,18 @@ class NormComparison:
     shape: tuple[int, int, int]     # [B, T, d]
     zero_mean_gap: float            # max |LN − RMSNorm| on a zero-mean input
     shifted_gap: float              # … on an input of mean NORM_INPUT_SHIFT
-    forward: dict[str, float]       # median seconds per forward, by module
+    forward: dict[str, float]       # median seconds per forward, by module (median over the rounds)
     forward_backward: dict[str, float]
+    rounds: tuple[float, ...] = ()  # RMSNorm's forward+backward time over LayerNorm's, per interleaved round
 
     def ratio(self, which: str = "forward_backward") -> float:
         """RMSNorm's time over LayerNorm's."""
         t = getattr(self, which)
         return t["RMSNorm"] / t["LayerNorm"]
+
+    def round_ratios(self) -> tuple[float, ...]:
+        """The per-round forward+backward ratios (one round, the medians' ratio, where none were kept)."""
+        return self.rounds or (self.ratio("forward_backward"),)
 
 
 def norm_comparison(budget: Budget | None = None, seed: int = 0) -> NormComparison:
@@ -278,10 +285,14 @@ def norm_comparison(budget: Budget | None = None, seed: int = 0) -> NormComparis
     gap = {name: float((mods["LayerNorm"](v) - mods["RMSNorm"](v)).abs().max())
            for name, v in (("zero", centered), ("shifted", xb))}
     xg = xb.clone().requires_grad_(True)
-    fwd, both = {}, {}
-    for name, mod in mods.items():
-        fwd[name] = benchmark.Timer("m(x)", globals={"m": mod, "x": xb}).blocked_autorange(
-            min_run_time=b.norm_timer_seconds).median
-        both[name] = benchmark.Timer("m(x).sum().backward()", globals={"m": mod, "x": xg}).blocked_autorange(
-            min_run_time=b.norm_timer_seconds).median
-    return NormComparison(shape, gap["zero"], gap["shifted"], fwd, both)
+    fwd, both = {name: [] for name in mods}, {name: [] for name in mods}
+    per_round = b.norm_timer_seconds / b.norm_rounds
+    for _ in range(b.norm_rounds):                     # the two modules take turns, so drift hits both alike
+        for name, mod in mods.items():
+            fwd[name].append(benchmark.Timer("m(x)", globals={"m": mod, "x": xb}).blocked_autorange(
+                min_run_time=per_round).median)
+            both[name].append(benchmark.Timer("m(x).sum().backward()", globals={"m": mod, "x": xg}).blocked_autorange(
+                min_run_time=per_round).median)
+    rounds = tuple(r / l for r, l in zip(both["RMSNorm"], both["LayerNorm"]))
+    return NormComparison(shape, gap["zero"], gap["shifted"], {k: statistics.median(v) for k, v in fwd.items()},
+                          {k: statistics.median(v) for k, v in both.items()}, rounds)

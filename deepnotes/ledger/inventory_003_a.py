@@ -11,9 +11,9 @@ ITEMS = (
          "With vanishing gradients early layers stay near random, so a deeper model can do worse, even on the training set",
          "post_vs_pre_norm",
          not_checked=("the book trains no shallow-vs-deep pair of one model to compare training losses and trace a gap to "
-                      "near-random early layers; Training 1000 layers shows Post-LN failing to train at N = 12 where "
-                      "DeepNorm trains, and Post-Norm vs Pre-Norm measures the lower blocks' smaller gradients, but neither "
-                      "measures whether early layers stay near their init")),
+                      "near-random early layers; Training 1000 layers shows Post-LN training 6 blocks and not 18 or more "
+                      "where DeepNorm trains, and Post-Norm vs Pre-Norm measures the lower blocks' smaller gradients, but "
+                      "neither measures whether early layers stay near their init")),
     Item("eq. (1)", "main", "梯度消失说的是什么意思？", "definition",
          "Residual connection: y = x + F(x)",
          "post_vs_pre_norm", "definition of the residual connection"),
@@ -355,8 +355,9 @@ ITEMS = (
     Item("claim §4.2.2", "annotated", "4.2", "qualitative",
          "The direct residual path keeps Pre-LN gradients from decaying severely",
          "post_vs_pre_norm",
-         not_checked=("Post-Norm vs Pre-Norm measures Pre-LN's per-block FFN gradients staying about level (Xiong et al.'s "
-                      "Fig. 3), but that verdict does not cite this sentence")),
+         not_checked=("Post-Norm vs Pre-Norm measures Pre-LN's per-block FFN gradients (Xiong et al.'s Fig. 3): they are "
+                      "not level but fall toward the output, so the lower blocks get the larger ones and nothing decays "
+                      "toward the input; that verdict judges Xiong's 'flat' (not reproduced), not this sentence")),
     # 5. Warmup的数学必要性
     Item("eq. (40)", "annotated", "5.1", "definition",
          "Simplified Adam: θ_{t+1} = θ_t − η_t m_t/(√v_t + ε); m_t, v_t: EMAs of g_t, g_t² (rates β₁, β₂)",
@@ -387,8 +388,8 @@ ITEMS = (
          "Warmup benefit: it keeps the deep layers from converging too fast to a suboptimal point",
          "bert_init",
          not_checked=("no verdict measures whether the upper layers settle early at a worse point without warmup; Post-Norm "
-                      "vs Pre-Norm shows the outcome, a no-warmup Post-LN loss that settles near a constant and then "
-                      "diverges (main claim 25)")),
+                      "vs Pre-Norm shows the outcome, a no-warmup Post-LN loss that settles near the plateau (no seed "
+                      "diverged in its runs; the later divergence of main claim 25 is judged only at the full budget)")),
     Item("claim §5.3.3", "annotated", "5.3", "qualitative",
          "Warmup benefit: it stabilizes the (Adam) variance estimates early in training",
          "bert_init",

@@ -458,3 +458,9 @@ def test_paper_figures_draw_the_measurements(budget, xiong, liu):
 
 
 # slider controls
+
+
+def test_two_depths_are_too_few_to_judge_a_growth_law():
+    """Issue 30: growth laws are judged by comparing fits, which two depths cannot do (the smoke budget)."""
+    table = claims.liu_verdicts(made_up_liu(lambda n: 0.01 * n, lambda n: 0.01 * n ** 0.3, depths=(2, 4)))
+    assert [v.status for v in table] == [vd.APPROX, vd.APPROX] and all("too few" in v.reason for v in table)

@@ -33,6 +33,7 @@ PAPER_VALUE_RTOL = 0.05           # a measured mean within 5 % of the paper's nu
 LAYER_DRIFT = 0.2                 # "the same at every layer": a line fitted over l = 1..L moves by less than this × its mean
 SLOPE_ATOL = 0.2                  # a log-log slope against depth matches the predicted power within ±0.2
 FIT_RTOL = 0.1                    # a growth law fits when its RMS residual is within 10 % of the mean value
+MIN_FIT_DEPTHS = 3                # two-parameter fits of growth laws need at least this many depths
 BOUND_RTOL = 0.05                 # Pre-LN's mean E‖x_l‖² may pass a Lemma 2 bound by this fraction (sampling noise)
 LN_NORM_ATOL = 1e-3               # ‖LN(x)‖²/d = 1 up to LayerNorm's ε
 XIONG = "Xiong et al. 2020, On Layer Normalization in the Transformer Architecture"
@@ -379,8 +380,10 @@ def liu_verdicts(probe: ex.LiuProbe) -> vd.VerdictTable:
     slope = {norm: loglog_slope(depths, mean[norm]) for norm in ex.PAPER_STYLES}
     forms = {"log N": derive.liu_shapes(depths)["pre"], "√N": [math.sqrt(n) for n in depths],
              "N": [float(n) for n in depths]}
-    fits = {norm: scaling_fits(depths, mean[norm], forms) for norm in ex.PAPER_STYLES}
-    best = {norm: min(f, key=f.get) for norm, f in fits.items()}
+    enough = len(depths) >= MIN_FIT_DEPTHS                        # two depths cannot tell growth laws apart
+    fits = {norm: scaling_fits(depths, mean[norm], forms) if enough else {name: math.nan for name in forms}
+            for norm in ex.PAPER_STYLES}
+    best = {norm: min(f, key=f.get) if enough else "none" for norm, f in fits.items()}
     apart = slope["post"] - slope["pre"] > SLOPE_ATOL              # Post-LN's grows faster than Pre-LN's
     post_grows = slope["post"] > SLOPE_ATOL and apart
     post_ok = best["post"] == "N" and fits["post"]["N"] <= FIT_RTOL
@@ -390,6 +393,8 @@ def liu_verdicts(probe: ex.LiuProbe) -> vd.VerdictTable:
     spread = max(max(c) / min(c) for c in probe.changes["post"])
 
     def short_of(norm, claimed):
+        if not enough:
+            return f"{len(depths)} depths are too few to compare growth laws (at least {MIN_FIT_DEPTHS})"
         if best[norm] != claimed:
             return f"{best[norm]} fits best"
         return f"{claimed} fits best but leaves {fits[norm][claimed]:.0%} of the mean unexplained (over {FIT_RTOL:.0%})"

@@ -280,3 +280,14 @@ def test_stack_gains_and_embedding_rms_are_the_reference_ones_per_member():
             ref = bert.layer_norm_gains(model)
             assert list(gains[k]) == list(ref) and list(gains[k].values()) == pytest.approx(list(ref.values()), rel=1e-6)
             assert rms[k] == pytest.approx(bert.embedding_rms(model), rel=1e-6)
+
+
+def test_a_row_the_books_setting_would_decide_is_not_judged():
+    """Issue 30: §9.2 names no loss; a row whose two measured settings disagree is not checkable."""
+    from deepnotes.chapters.bert_init import claims as bc
+    from deepnotes.show import verdicts as vd
+    own = vd.check_number("§9.2 row", "seed 003 annotated §9.2 table", 0.98, 0.558)
+    cut = vd.check_number("§9.2 row", "seed 003 annotated §9.2 table", 0.98, 0.98)
+    (v,) = bc._in_both_settings([own, cut])
+    assert v.status == vd.UNCHECKABLE and "0.558" in v.computed and "0.98" in v.computed
+    assert bc._in_both_settings([cut, cut]) == [cut]

@@ -148,6 +148,19 @@ def init_verdicts(probes: dict[float, InitProbe], budget: Budget | None = None) 
     return vd.VerdictTable(rows)
 
 
+def _in_both_settings(pair: list[vd.Verdict]) -> list[vd.Verdict]:
+    """One verdict on an annotated-table row measured in two settings (the tables' own, then BERT's):
+    the annotation names no loss, data or model, so the book's choice of setting must not decide the
+    status. Where both settings give the same status, that one (the first's text); where they
+    disagree, not checkable here, both values shown (issue 30)."""
+    own, cut = pair
+    if own.status == cut.status:
+        return [own]
+    return [vd.Verdict(own.claim, own.source, own.claimed, f"tables' setting {own.computed}; BERT's {cut.computed}",
+                       vd.UNCHECKABLE, "the annotation names no loss, data or model, and the two settings measured "
+                                       f"here disagree ({own.status} in the tables' setting, {cut.status} in BERT's)")]
+
+
 def table_verdicts(own: dict[float, ex.TableProbe], cut: dict[float, ex.InitProbe]) -> vd.VerdictTable:
     """The annotated §9.1, §9.2 and §10.3 claims, judged in the tables' own setting (``own``: uncut
     N(0, σ²), x_0 ~ N(0, I)), with BERT's setting (``cut``: ±2σ, Markov tokens) beside it."""
@@ -171,15 +184,20 @@ def table_verdicts(own: dict[float, ex.TableProbe], cut: dict[float, ex.InitProb
                       computed=f"Var {measured_var:.3f}; weight of x_0 {t05.cos_x0[-1]:.3f} (cut: {cut[sigma].cos_x0[-1]:.3f})",
                       ok=1 - measured_var >= EQ73_DROP_SHARE * (1 - claimed_var),
                       reason="the variance is pinned at 1; what decays is the weight of x_0, and with the real v, not σ²"),
-        vd.check_number("§9.2: ‖g_0‖/‖g_12‖ at σ = 0.02", "seed 003 annotated §9.2 table", PRINTED_GRAD[0.02][0], g02,
-                        f"{both}{first['cut'][0.02]:.2f}; one batch"),
-        vd.check_number("§9.2: ‖g_0‖/‖g_12‖ at σ = 0.0361", "seed 003 annotated §9.2 table", PRINTED_GRAD[0.0361][0], g36,
-                        f"{both}{first['cut'][0.0361]:.2f} (there q = {ex.q_of(0.0361):.2f}, not Xavier's 1); one batch"),
-        vd.check_true(claim="§9.2: σ = 0.02 gives more uniform gradients than 0.0361",
-                      source=f"seed 003 annotated §9.2 table; {MAIN} claim 34; seed 003 annotated §10.3 claim §10.3.3",
-                      claimed="more uniform", computed=f"first/last {g02:.2f} vs {g36:.2f} (cut: {first['cut'][0.02]:.2f} vs "
-                                                       f"{first['cut'][0.0361]:.2f})",
-                      ok=abs(1 - g02) < abs(1 - g36), reason="closer to 1 is more uniform; judged in the tables' setting"),
+        *_in_both_settings([
+            vd.check_number("§9.2: ‖g_0‖/‖g_12‖ at σ = 0.02", "seed 003 annotated §9.2 table", PRINTED_GRAD[0.02][0],
+                            first[name][0.02], f"{both}{first['cut'][0.02]:.2f}; one batch") for name in ("own", "cut")]),
+        *_in_both_settings([
+            vd.check_number("§9.2: ‖g_0‖/‖g_12‖ at σ = 0.0361", "seed 003 annotated §9.2 table", PRINTED_GRAD[0.0361][0],
+                            first[name][0.0361], f"{both}{first['cut'][0.0361]:.2f} (there q = {ex.q_of(0.0361):.2f}, "
+                                                 "not Xavier's 1); one batch") for name in ("own", "cut")]),
+        *_in_both_settings([
+            vd.check_true(claim="§9.2: σ = 0.02 gives more uniform gradients than 0.0361",
+                          source=f"seed 003 annotated §9.2 table; {MAIN} claim 34; seed 003 annotated §10.3 claim §10.3.3",
+                          claimed="more uniform", computed=f"first/last {g02:.2f} vs {g36:.2f} (cut: {first['cut'][0.02]:.2f} "
+                                                           f"vs {first['cut'][0.0361]:.2f})",
+                          ok=abs(1 - first[name][0.02]) < abs(1 - first[name][0.0361]),
+                          reason="closer to 1 is more uniform; one batch") for name in ("own", "cut")]),
         vd.check_true(claim="eq. (80): a good init keeps Var[x_L]/Var[x_0] in [0.9, 1.1]",
                       source="seed 003 annotated §10.3 eq. (80)",
                       claimed="a diagnostic", computed=f"{ratio:.3f} even at σ = 0.05",

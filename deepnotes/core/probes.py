@@ -5,6 +5,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -103,13 +104,9 @@ def scaling_fits(xs: Sequence[float], ys: Sequence[float], forms: dict[str, Sequ
         raise ValueError(f"scaling_fits needs at least three points with some nonzero y, got ys={ys!r}")
     out = {}
     for name, f in forms.items():
-        f = [float(v) for v in f]
         if len(f) != len(ys):
             raise ValueError(f"form {name!r} has {len(f)} values for {len(ys)} points")
-        mf, my = sum(f) / len(f), sum(ys) / len(ys)
-        sff = sum((v - mf) ** 2 for v in f)
-        a = sum((v - mf) * (y - my) for v, y in zip(f, ys)) / sff if sff else 0.0
-        b = my - a * mf
-        out[name] = math.sqrt(sum((y - a * v - b) ** 2 for v, y in zip(f, ys)) / len(ys)) / scale
+        a, b = np.polyfit(np.asarray(f, dtype=float), ys, 1)
+        out[name] = float(np.sqrt(np.mean((np.asarray(ys) - a * np.asarray(f, dtype=float) - b) ** 2)) / scale)
     return out
 

@@ -44,8 +44,8 @@ def sentences(runs: ex.Runs, budget: Budget) -> list[str]:
         third = f"On the depth × rate map, DeepNorm trains at no rate at N = {lo if best[lo] is None else hi}."
     elif best[hi] < best[lo]:
         third = (f"But DeepNet's constants were derived for SGD: under Adam the highest rate that trains DeepNorm "
-                 f"falls with depth ({best[lo]:.2g} at {lo} blocks, {best[hi]:.2g} at {hi}), as the chapter's "
-                 f"derivation of a leftover √N predicts.")
+                 f"falls with depth ({best[lo]:.2g} at {lo} blocks, {best[hi]:.2g} at {hi}), the direction the "
+                 f"chapter's derivation of a leftover √N predicts.")
     else:
         third = (f"On the depth × rate map the highest rate that trains DeepNorm does not fall with depth "
                  f"({best[lo]:.2g} at {lo} blocks, {best[hi]:.2g} at {hi}), although the chapter's derivation "

@@ -121,10 +121,15 @@ def deepest_rate(budget: Budget) -> float:
     deepest depth N so that DeepNorm's first-step loss change stays where it is at N₀. Under Adam
     that change grows like N^p (p = 1/2: the exponent :func:`.derive.loss_change_growth` derives),
     so η_N = η·(N₀/N)^p."""
-    from deepnotes.chapters.thousand_layers import derive     # SymPy: only when a plan is made
     sub = budget.thousand_layers
-    p = float(derive.loss_change_growth(sub.depth, sub.depth)["deepnorm_adam_exponent"])
-    return sub.lr * (sub.depth / sub.deepest) ** p
+    return sub.lr * (sub.depth / sub.deepest) ** _deepnorm_adam_exponent()
+
+
+@functools.cache
+def _deepnorm_adam_exponent() -> float:
+    """p of DeepNorm's Adam first-step loss change ∝ N^p, derived once (SymPy: only when a plan is made)."""
+    from deepnotes.chapters.thousand_layers import derive
+    return float(derive.loss_change_growth(derive.DEEPNET_DEPTH, derive.REFERENCE_DEPTH)["deepnorm_adam_exponent"])
 
 
 # ---- at initialization ----------------------------------------------------------------------------
@@ -202,12 +207,16 @@ class Runs:
     seconds: dict[tuple[str, int, float], float]    # wall seconds of the ensemble each point trained in
     members: dict[tuple[str, int, float], int]      # how many members that ensemble had
 
+    def key(self, label: str, depth: int, lr: float | None = None) -> tuple[str, int, float]:
+        """(label, depth, lr) of one point, ``lr`` defaulting to the chapter's rate."""
+        return label, depth, self.lr if lr is None else lr
+
     def at(self, label: str, depth: int, lr: float | None = None) -> list[History]:
-        """The seeds' Histories of one point (``lr``: default the chapter's)."""
-        return self.histories[(label, depth, self.lr if lr is None else lr)]
+        """The seeds' Histories of one point."""
+        return self.histories[self.key(label, depth, lr)]
 
     def has(self, label: str, depth: int, lr: float | None = None) -> bool:
-        return (label, depth, self.lr if lr is None else lr) in self.histories
+        return self.key(label, depth, lr) in self.histories
 
     def fractions(self, label: str, depth: int, window: int, lr: float | None = None) -> list[float]:
         """Per seed: the fraction learned, (plateau − final loss)/(plateau − floor); −inf if it diverged."""
@@ -223,11 +232,11 @@ class Runs:
 
     def seconds_per_step(self, label: str, depth: int, lr: float | None = None) -> float:
         """Wall seconds per step of the ensemble the point trained in (all its members together)."""
-        return self.seconds[(label, depth, self.lr if lr is None else lr)] / self.steps
+        return self.seconds[self.key(label, depth, lr)] / self.steps
 
     def seconds_per_member_step(self, label: str, depth: int, lr: float | None = None) -> float:
         """:meth:`seconds_per_step` over the ensemble's members."""
-        return self.seconds_per_step(label, depth, lr) / self.members[(label, depth, self.lr if lr is None else lr)]
+        return self.seconds_per_step(label, depth, lr) / self.members[self.key(label, depth, lr)]
 
 
 def train_runs(budget: Budget, runs: list[Run] | None = None, progress: bool = False,
@@ -282,11 +291,13 @@ class TrainabilityMap:
 def trainability_map(runs: Runs, budget: Budget) -> TrainabilityMap:
     """The map's cells out of the chapter's runs: MAP_STYLES × the map depths × :func:`budget_map_rates`
     (the middle column is the frontier's runs at the chapter's rate)."""
-    sub = budget.thousand_layers
-    rates = budget_map_rates(budget)
-    return TrainabilityMap(MAP_STYLES, tuple(sub.map_depths), rates,
-                           {(s, n, r): runs.at(s, n, r) for s in MAP_STYLES for n in sub.map_depths for r in rates},
-                           runs.steps)
+    return _map_of(runs, MAP_STYLES, tuple(budget.thousand_layers.map_depths), budget_map_rates(budget))
+
+
+def _map_of(runs: Runs, styles: tuple[str, ...], depths: tuple[int, ...], rates: tuple[float, ...]) -> TrainabilityMap:
+    """The cells styles × depths × rates of ``runs`` as a :class:`TrainabilityMap`."""
+    return TrainabilityMap(styles, depths, rates, {(s, n, r): runs.at(s, n, r) for s in styles for n in depths
+                                                   for r in rates}, runs.steps)
 
 
 def train_map(budget: Budget, depths: tuple[int, ...], rates: tuple[float, ...], seeds: int = 1,
@@ -304,9 +315,7 @@ def train_map(budget: Budget, depths: tuple[int, ...], rates: tuple[float, ...],
         raise ValueError(f"a map needs at least one depth and one rate, got depths {depths} and rates {rates}")
     cells = [Run(style, n, r, seed) for n in depths for style in styles for r in rates
              for seed in range(positive_int("seeds", seeds))]
-    runs = train_runs(budget, cells, progress=progress, workers=workers)
-    return TrainabilityMap(tuple(styles), depths, rates, {(s, n, r): runs.at(s, n, r) for s in styles
-                                                          for n in depths for r in rates}, runs.steps)
+    return _map_of(train_runs(budget, cells, progress=progress, workers=workers), tuple(styles), depths, rates)
 
 
 # ---- reading the runs -----------------------------------------------------------------------------

@@ -105,7 +105,7 @@ def frontier(runs: ex.Runs, window: int, depths: tuple[int, ...], threshold: flo
     ax.axhline(0, color="k", lw=0.5)
     plots.label_axes(ax, "depth N (blocks)", "fraction learned\n(0 plateau, 1 floor)", "", legend=None)
     fig.set_layout_engine("constrained")
-    fig.legend(*ax.get_legend_handles_labels(), fontsize=7, ncol=3, loc="outside lower center", frameon=False)
+    fig.legend(*ax.get_legend_handles_labels(), fontsize=8, ncol=3, loc="outside lower center", frameon=False)
     return fig
 
 
@@ -173,8 +173,9 @@ def trainability_map(tmap: ex.TrainabilityMap, window: int, threshold: float):
                 text = "✕" if not math.isfinite(f) else f"{f:.2f}"
                 ax.text(j, i, text, ha="center", va="center", fontsize=8,
                         color="black" if math.isfinite(f) and f > 0.6 else "white")
-                if math.isfinite(f) and f >= threshold:
-                    ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="white", lw=1.2))
+                if math.isfinite(f) and f >= threshold:     # dark on the light cells, where a white frame vanishes
+                    ax.add_patch(Rectangle((j - 0.45, i - 0.45), 0.9, 0.9, fill=False, lw=1.5,
+                                           edgecolor="black" if f > 0.6 else "white"))
         ax.set_xticks(range(len(tmap.rates)), [f"{r:.1e}".replace("e-0", "e-") for r in tmap.rates], fontsize=8,
                       rotation=30)
         ax.set_yticks(range(len(tmap.depths)), [str(n) for n in tmap.depths], fontsize=8)

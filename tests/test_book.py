@@ -163,6 +163,20 @@ def test_every_training_outcome_verdict_follows_its_claims_direction(built_book)
     for chapter, r in with_outcome:
         expected = vd.HOLDS if vd.outcome_of(r.outcome).holds() else vd.WRONG
         assert r.status == expected, f"{chapter}: {r.claim}: {r.status}, its direction gives {expected}"
+        assert vd.outcome_of(r.outcome).seeds >= vd.MIN_SEEDS, f"{chapter}: {r.claim}: too few seeds"
+
+
+def test_chapters_that_report_one_experiment_give_one_answer(built_book):
+    """Issue 30: increment explosion (one seed, 0.10, wrong) and Post-Norm vs Pre-Norm (three seeds,
+    0.88, holds) once disagreed on the same N = 12 warmup run. Verdicts that name a shared experiment
+    (Outcome.setting) must measure the same values and reach the same status on every page."""
+    from deepnotes.ledger.record import read_records
+    from deepnotes.show import verdicts as vd
+    from deepnotes.ledger.page import disagreements
+    records = read_records(ROOT / "book" / "_verdicts")
+    shared = {c for c, rec in records.items() for r in rec.verdicts if r.outcome and vd.outcome_of(r.outcome).setting}
+    assert {"increment_explosion", "post_vs_pre_norm"} <= shared
+    assert disagreements(records) == []
 
 
 def test_binder_pins_the_tested_python_and_torch():

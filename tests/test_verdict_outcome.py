@@ -10,7 +10,9 @@ from deepnotes.show import verdicts as vd
 
 
 def _verdict(expected, measured):
-    return vd.check_outcome(claim="c", source="s", expected=expected, measured=measured, threshold=0.5, reason="r")
+    """``measured``: one value per run, given to all three seeds."""
+    return vd.check_outcome(claim="c", source="s", expected=expected, threshold=0.5, reason="r",
+                            measured={run: [v] * vd.MIN_SEEDS for run, v in measured.items()})
 
 
 def test_a_claim_that_a_run_does_not_train_holds_when_it_does_not():
@@ -29,6 +31,38 @@ def test_the_direction_survives_the_record_and_bad_input_is_refused():
         _verdict({"a": True}, {"b": 0.1})
     with pytest.raises(ValueError, match="True .trains. or False"):
         _verdict({"a": "yes"}, {"a": 0.1})
+
+
+def test_an_outcome_rests_on_three_seeds_and_shows_them():
+    """Issue 30: a training-outcome verdict on one seed (increment explosion's 0.10) is refused; the
+    median decides and every seed is shown."""
+    def check(values):
+        return vd.check_outcome(claim="c", source="s", expected={"warm": True}, measured={"warm": values},
+                                threshold=0.5, reason="r")
+    for bad in (0.1, [0.1], [0.1, 0.9], "0.1, 0.9, 0.8", [0.1, float("nan"), 0.9]):
+        with pytest.raises(ValueError, match="at least 3 seeds"):
+            check(bad)
+    v = check([0.10, 0.91, 0.88])
+    assert v.status == vd.HOLDS and v.outcome.seeds == 3 and "0.88 (0.10, 0.91, 0.88)" in v.computed
+    assert check([0.91, 0.10, 0.12]).status == vd.WRONG                       # one lucky seed is not a median
+    assert "div." in check([-math.inf, 0.9, 0.8]).computed
+
+
+def test_chapters_that_disagree_on_one_experiment_are_found():
+    from deepnotes.ledger.page import disagreements
+    from deepnotes.ledger.record import ChapterRecord, Record
+
+    def record(chapter, values):
+        v = vd.check_outcome(claim="Post-LN with warmup trains", source="s", expected={"warm": True},
+                             measured={"warm": values}, threshold=0.5, reason="r", setting="N = 12, warmup 200")
+        row = Record(chapter, "cpu", v.claim, v.source, v.claimed, v.computed, v.status, v.reason, v.anchor,
+                     asdict(v.outcome))
+        return ChapterRecord(chapter, "cpu", "", (row,))
+    same = {c: record(c, [0.10, 0.91, 0.88]) for c in ("increment_explosion", "post_vs_pre_norm")}
+    assert disagreements(same) == []
+    apart = {**same, "increment_explosion": record("increment_explosion", [0.10, 0.10, 0.10])}
+    found = disagreements(apart)
+    assert len(found) == 2 and "measured" in found[0] and "judged" in found[1]
 
 
 def test_a_take_away_is_written_from_the_verdict_table():

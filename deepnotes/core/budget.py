@@ -62,21 +62,29 @@ class InitializationBudget:
 
 
 @dataclass(frozen=True)
+class WarmupBudget:
+    """The warmup comparison that "Increment explosion" and "Post-Norm vs Pre-Norm" both report
+    (:mod:`deepnotes.shared.warmup`): Post-LN without and with a linear warmup, Pre-LN and DeepNorm,
+    Adam at ``lr``, ``seeds`` seeds each. One entry, so the two pages cannot run it differently."""
+    depth: int                            # blocks (the increment chapter also trains its deeper train_depths)
+    steps: int
+    warmup: int                           # linear warmup steps of the "post, warmup" run
+    seeds: int                            # per run (training-outcome verdicts need at least 3)
+    lr: float = 3e-3                      # Adam peak
+    track_points: int = 20                # steps at which block updates and gradients are recorded
+
+
+@dataclass(frozen=True)
 class PostPreBudget:
     """Chapter "Post-Norm vs Pre-Norm"."""
     probe_depths: tuple[int, ...]         # depths of the stream/gradient probe at init (the last is drawn)
-    train_depth: int                      # depth of the training comparison
-    train_steps: int
-    train_warmup: int
     slider_depths: tuple[int, ...]
     slider_steps: int
     paper_depths: tuple[int, ...]         # L of the papers' sweeps (Xiong et al. Theorem 1, Liu et al. output change)
     paper_seeds: int                      # initializations averaged per style and depth in those sweeps
-    train_seeds: int = 1                  # initializations per variant of the training comparison (bands)
-    track_points: int = 20                # steps at which block updates and gradients are recorded
     profile_depth: int = 6                # Xiong et al. Fig. 3(a,b)'s layer-wise FFN gradients: their 6-layer model
     perturbation: float = 1e-2            # Liu et al.: δ = ε·RMS(W)·N(0, 1) on every block matrix W, this ε
-    lrs: MappingProxyType = _rates(adam=3e-3, sgd=0.3)
+    sgd_lr: float = 0.3                   # the training comparison's SGD runs (Adam's rate is budget.warmup.lr)
     slider_lr: float = 3e-3               # Adam
     # live panel: every span is (min, start, max)
     live_depth: tuple[int, int, int] = (1, 24, 256)
@@ -117,9 +125,7 @@ class IncrementBudget:
     probe_repeats: int                    # seeds averaged per depth
     update_depths: tuple[int, ...]        # DeepNet Fig. 5's "early model update" sweep (its 6L .. 100L)
     update_steps: int                     # steps whose ‖F(x,θ_t) − F(x,θ_0)‖ is tracked
-    train_depths: tuple[int, ...]         # depths of the training comparison
-    train_steps: int
-    train_warmup: int
+    train_depths: tuple[int, ...]         # depths of the warmup comparison (budget.warmup); the first is its depth
     slider_depths: tuple[int, ...]        # the precomputed slider grid
     slider_norms: tuple[str, ...]
     slider_optimizers: tuple[str, ...]
@@ -127,7 +133,6 @@ class IncrementBudget:
     probe_lrs: MappingProxyType = _rates(sgd=1e-4, adam=1e-6)   # small enough for ΔL ≈ ⟨∇L, Δθ⟩
     update_lr: float = 5e-4               # Adam, the early-update sweep
     paper_shape: tuple[int, int, int] = (64, 128, 2)   # DeepNet Fig. 5's tiny models: d_model, d_ff, heads
-    train_lr: float = 3e-3                # Adam peak, the training comparison
     slider_lrs: MappingProxyType = _rates(adam=1e-3, sgd=0.1, lamb=1e-2)
     track_points: int = 10
     # live panel: every span is (min, start, max)
@@ -179,6 +184,7 @@ class ResidualsBudget:
     slider_exponents: tuple[float, ...]
     slider_steps: int
     lrs: MappingProxyType = _rates(adam=1e-3, sgd=0.1)   # fixed before the runs, for every kind and depth
+    train_seeds: int = 3                  # seeds of every training run (MLP and Transformer): the verdicts' medians
     transformer_lr: float = 3e-4          # Adam
     moment_batch: int = 1024              # inputs of the plain stack's per-layer moments
     moment_hidden_factor: int = 4         # the plain stack's moments: width d → 4d → d → …
@@ -205,11 +211,12 @@ class ThousandLayersBudget:
     deepest: int                          # past DeepNet: DeepNorm trained at this depth
     train_steps: int
     train_batch: tuple[int, int]          # (sequences, tokens per sequence) per step and member
-    seeds: int                            # seeds of every point of the frontier and the map, and of the deepest DeepNorm
+    seeds: int                            # seeds of every frontier point (training-outcome verdicts read them: ≥ 3)
     live_depth: tuple[int, int, int]      # the live panel's depths: (min, start, max)
     slider_depths: tuple[int, ...]        # the precomputed slider's depths (frontier or headline depths)
     lr: float = 5e-4                      # Adam (DeepNet's rate for its deep models); the map's middle column
-    apart_seeds: int = 1                  # seeds of DeepNorm's α only and β only at the headline depth
+    apart_seeds: int = 3                  # seeds of DeepNorm's α only and β only at the headline depth (≥ 3, as seeds)
+    map_seeds: int = 2                    # seeds of the map's other rates and of the deepest DeepNorm (no outcome verdict)
     contrast_seeds: int = 1               # seeds of Post-LN beside the deepest DeepNorm
     map_rate_count: int = 5               # the map's columns: this many Adam rates …
     map_decades: float = 2.0              # … evenly spaced in log over this many decades, centred on lr
@@ -227,6 +234,8 @@ class Budget:
     vocab_size: int        # tokens of the synthetic Markov language
     seq_len: int           # tokens per sequence
     batch_size: int        # sequences per step
+    # an experiment two chapters report, sized once (deepnotes.shared.warmup)
+    warmup: WarmupBudget
     # one sub-budget per chapter, named by the chapter's stem (book/<stem>.ipynb)
     initialization: InitializationBudget
     post_vs_pre_norm: PostPreBudget
@@ -250,19 +259,19 @@ class Budget:
 BUDGETS: dict[str, Budget] = {
     "smoke": Budget(
         name="smoke", d_model=16, n_heads=2, d_ff=32, vocab_size=8, seq_len=8, batch_size=4,
+        warmup=WarmupBudget(depth=4, steps=6, warmup=3, seeds=3),
         initialization=InitializationBudget(
             moment_width=32, moment_depth=8, moment_batch=64, ntk_width=16, ntk_steps=3,
             slider_gains=(1.0, 2.0), softmax_slider_dims=(16, 64)),
         post_vs_pre_norm=PostPreBudget(
-            probe_depths=(2, 6), train_depth=4, train_steps=6, train_warmup=3, slider_depths=(2, 4), slider_steps=3,
-            train_seeds=2, paper_depths=(2, 4), paper_seeds=1, profile_depth=4),
+            probe_depths=(2, 6), slider_depths=(2, 4), slider_steps=3, paper_depths=(2, 4), paper_seeds=1, profile_depth=4),
         bert_init=BertBudget(
             stds=(0.01, 0.02, 0.05), probe_width=64, table_width=64, probe_depths=(2, 3), probe_tokens=(4, 16),
             train_stds=(0.02, 0.05), gain_stds=(0.02,), train_width=32, train_depth=2, train_steps=6,
             train_warmup=2, train_batch=(4, 16), vocab=8),
         increment_explosion=IncrementBudget(
             probe_depths=(2, 4, 8), probe_repeats=1, update_depths=(2, 6), update_steps=3,
-            train_depths=(4,), train_steps=6, train_warmup=3,
+            train_depths=(4,),
             slider_depths=(2, 4), slider_norms=("post", "deepnorm"), slider_optimizers=("adam",), slider_steps=3),
         magnitude_decomposition=MagnitudeBudget(
             probe_depth=3, alphas=(1.0, 4.0), lambdas=(0.25, 1.0), update_depths=(2, 8), train_depths=(2,),
@@ -273,17 +282,18 @@ BUDGETS: dict[str, Budget] = {
             jacobian_seeds=1, jacobian_tokens=4, slider_depths=(4, 8),
             slider_widths=(8,), slider_exponents=(0.0, 0.5), slider_steps=3),
         thousand_layers=ThousandLayersBudget(
-            depth=12, frontier_depths=(3, 6), map_depths=(3,), deepest=24, train_steps=4, train_batch=(2, 8), seeds=2,
+            depth=12, frontier_depths=(3, 6), map_depths=(3,), deepest=24, train_steps=4, train_batch=(2, 8), seeds=3,
             live_depth=(1, 12, 3000), slider_depths=(3, 12), update_steps=2, loss_window=2),
     ),
     "cpu": Budget(
         name="cpu", d_model=32, n_heads=2, d_ff=64, vocab_size=16, seq_len=16, batch_size=16,
+        warmup=WarmupBudget(depth=12, steps=600, warmup=200, seeds=3),
         initialization=InitializationBudget(
             moment_width=256, moment_depth=60, moment_batch=1024, ntk_width=128, ntk_steps=50,
             slider_gains=(0.5, 1.0, 2.0, 4.0), softmax_slider_dims=(16, 64, 256, 1024)),
         post_vs_pre_norm=PostPreBudget(
-            probe_depths=(6, 12, 24, 50, 100), train_depth=12, train_steps=600, train_warmup=200,
-            slider_depths=(6, 12, 24, 48, 96), slider_steps=15, train_seeds=3,
+            probe_depths=(6, 12, 24, 50, 100),
+            slider_depths=(6, 12, 24, 48, 96), slider_steps=15,
             paper_depths=(3, 6, 12, 24, 48), paper_seeds=8),
         bert_init=BertBudget(
             stds=(0.005, 0.01, 0.02, 0.0361, 0.05, 0.1), probe_width=128, table_width=768,
@@ -292,7 +302,7 @@ BUDGETS: dict[str, Budget] = {
             train_batch=(32, 32), vocab=16),
         increment_explosion=IncrementBudget(
             probe_depths=(2, 4, 8, 16, 32, 64, 128, 256), probe_repeats=2, update_depths=(6, 12, 24, 50, 100),
-            update_steps=20, train_depths=(12, 24), train_steps=600, train_warmup=200,
+            update_steps=20, train_depths=(12, 24),
             slider_depths=(6, 12, 24, 48, 96), slider_norms=("post", "pre", "deepnorm"),
             slider_optimizers=("adam", "sgd"), slider_steps=15),
         magnitude_decomposition=MagnitudeBudget(
@@ -307,17 +317,18 @@ BUDGETS: dict[str, Budget] = {
             slider_exponents=(0.0, 0.5, 1.0), slider_steps=20),
         thousand_layers=ThousandLayersBudget(
             depth=1000, frontier_depths=(3, 6, 18, 30, 100, 300), map_depths=(3, 6, 18, 30, 100), deepest=3000,
-            train_steps=300, train_batch=(4, 8), seeds=2, live_depth=(1, 1000, 3000), slider_depths=(6, 18, 100, 1000)),
+            train_steps=300, train_batch=(4, 8), seeds=3, live_depth=(1, 1000, 3000), slider_depths=(6, 18, 100, 1000)),
     ),
     "full": Budget(
         name="full", d_model=128, n_heads=4, d_ff=512, vocab_size=32, seq_len=64, batch_size=32,
+        warmup=WarmupBudget(depth=24, steps=2000, warmup=500, seeds=5),
         initialization=InitializationBudget(
             moment_width=1024, moment_depth=100, moment_batch=4096, ntk_width=512, ntk_steps=200,
             slider_gains=(0.5, 1.0, 2.0, 4.0),
             softmax_slider_dims=(16, 64, 256, 1024)),
         post_vs_pre_norm=PostPreBudget(
-            probe_depths=(6, 12, 24, 50, 100), train_depth=24, train_steps=2000, train_warmup=500,
-            slider_depths=(6, 12, 24, 48, 96, 192), slider_steps=30, train_seeds=5,
+            probe_depths=(6, 12, 24, 50, 100),
+            slider_depths=(6, 12, 24, 48, 96, 192), slider_steps=30,
             paper_depths=(3, 6, 12, 24, 48, 96), paper_seeds=16),
         bert_init=BertBudget(
             stds=(0.005, 0.01, 0.02, 0.0361, 0.05, 0.1), probe_width=768, table_width=768,
@@ -326,8 +337,8 @@ BUDGETS: dict[str, Budget] = {
             train_batch=(64, 64), vocab=64),
         increment_explosion=IncrementBudget(
             probe_depths=(2, 4, 8, 16, 32, 64, 128, 256, 512, 1024), probe_repeats=3,
-            update_depths=(6, 12, 24, 50, 100), update_steps=50, train_depths=(24, 96), train_steps=2000,
-            train_warmup=500, slider_depths=(6, 12, 24, 48, 96, 192), slider_norms=("post", "pre", "deepnorm"),
+            update_depths=(6, 12, 24, 50, 100), update_steps=50, train_depths=(24, 96),
+            slider_depths=(6, 12, 24, 48, 96, 192), slider_norms=("post", "pre", "deepnorm"),
             slider_optimizers=("adam", "sgd"), slider_steps=30),
         magnitude_decomposition=MagnitudeBudget(
             probe_depth=24, alphas=(1.0, 2.0, 4.0, 8.0, 16.0, 32.0),
@@ -344,7 +355,7 @@ BUDGETS: dict[str, Budget] = {
         thousand_layers=ThousandLayersBudget(
             depth=1000, frontier_depths=(3, 6, 18, 30, 100, 300), map_depths=(3, 6, 18, 30, 100, 300, 1000),
             deepest=5000, train_steps=600, train_batch=(8, 32), seeds=3, live_depth=(1, 1000, 10000),
-            slider_depths=(6, 18, 100, 300, 1000), apart_seeds=3, contrast_seeds=2, update_steps=30, loss_window=30),
+            slider_depths=(6, 18, 100, 300, 1000), map_seeds=3, contrast_seeds=2, update_steps=30, loss_window=30),
     ),
 }
 # The CUDA default: the full sizes, cut where a chapter's counted work would take a T4 more than
@@ -359,13 +370,12 @@ GPU_MINUTES_EXCEPTIONS = MappingProxyType({"thousand_layers": 35})
 _full = BUDGETS["full"]
 BUDGETS["gpu"] = replace(
     _full, name="gpu",
-    post_vs_pre_norm=replace(_full.post_vs_pre_norm, train_steps=500, train_warmup=150, train_seeds=3),
+    warmup=replace(_full.warmup, steps=600, warmup=200, seeds=3),
     bert_init=replace(_full.bert_init, train_steps=800, train_warmup=100),
-    increment_explosion=replace(_full.increment_explosion, train_steps=600, train_warmup=200),
     magnitude_decomposition=replace(_full.magnitude_decomposition, train_depths=(12, 48), train_steps=600),
     why_residuals=replace(_full.why_residuals, train_depths=(20, 100), train_steps=250),
-    thousand_layers=replace(_full.thousand_layers, train_steps=300, deepest=3000, train_batch=(4, 16), seeds=2,
-                            apart_seeds=2, contrast_seeds=1, update_steps=10, loss_window=10),
+    thousand_layers=replace(_full.thousand_layers, train_steps=300, deepest=3000, train_batch=(4, 16), seeds=3,
+                            contrast_seeds=1, update_steps=10, loss_window=10),
 )
 
 

@@ -13,7 +13,7 @@ from deepnotes.ledger.citations import Citation, citations
 from deepnotes.ledger.inventory import SOURCES, inventory
 from deepnotes.ledger.items import Item
 from deepnotes.ledger.record import ChapterRecord, Record
-from deepnotes.show.verdicts import STATUS_COLOUR, UNCHECKABLE, code_html
+from deepnotes.show.verdicts import STATUS_COLOUR, UNCHECKABLE, code_html, outcome_of
 
 # A verdict that cites none of the sources' items must cite one of the papers behind them.
 PAPERS = ("DeepNet", "Wang et al. 2022", "Xiong et al.", "Liu et al.", "Admin", "ReZero", "Bachlechner",
@@ -168,9 +168,32 @@ def records_summary(ledger: Ledger) -> str:
                      for r in ledger.records.values())
 
 
+def disagreements(records: dict[str, ChapterRecord]) -> list[str]:
+    """Where chapters that report one experiment (a training-outcome verdict's ``setting``) disagree: a
+    run of that experiment measured differently, or one claim on it given two statuses. [] when none."""
+    measured: dict[tuple[str, str], set[tuple[str, float]]] = {}
+    status: dict[tuple[str, str], set[tuple[str, str]]] = {}
+    for record in records.values():
+        for v in record.verdicts:
+            outcome = outcome_of(v.outcome) if v.outcome else None
+            if outcome is None or not outcome.setting:
+                continue
+            for run, value in outcome.measured:
+                measured.setdefault((outcome.setting, run), set()).add((v.chapter, value))
+            status.setdefault((outcome.setting, v.claim), set()).add((v.chapter, v.status))
+    out = [f"{setting}: run '{run}' measured {sorted(got)}" for (setting, run), got in measured.items()
+           if len({value for _, value in got}) > 1]
+    out += [f"{setting}: '{claim}' judged {sorted(got)}" for (setting, claim), got in status.items()
+            if len({s for _, s in got}) > 1]
+    return out
+
+
 def problems(ledger: Ledger) -> str:
-    """The cited items the inventory lacks and the verdicts that cite nothing, or a line saying there are none."""
+    """The cited items the inventory lacks, the verdicts that cite nothing and the chapters that disagree
+    on one experiment (:func:`disagreements`), or a line saying there are none."""
     lines = [f"{v.chapter}: '{v.claim}' cites {c.seed} {c.part} {c.ref}, which the inventory lacks"
              for v, c in ledger.dangling]
     lines += [f"{v.chapter}: '{v.claim}' ({v.source}) cites no item of the sources and no paper" for v in ledger.unsourced]
-    return "\n".join(lines) if lines else "Every verdict cites items the inventory has, or a paper."
+    lines += disagreements(ledger.records)
+    return "\n".join(lines) if lines else ("Every verdict cites items the inventory has, or a paper, and chapters "
+                                           "that report one experiment agree on it.")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import html
 import math
+import statistics
 from dataclasses import dataclass
 from typing import Callable
 
@@ -25,14 +26,21 @@ def code_html(text: str) -> str:
     return f"<code style='overflow-wrap:anywhere;color:inherit'>{html.escape(text)}</code>"
 
 
+MIN_SEEDS = 3     # a training-outcome verdict rests on at least this many seeds per run
+
+
 @dataclass(frozen=True)
 class Outcome:
     """A training-outcome claim in its source's direction: for each run the source speaks of, whether
     it says that run trains (True) or does not (False), what the run measured (the seeds' median
-    fraction learned, −inf where most diverged) and the bar a run must reach to count as trained."""
+    fraction learned, −inf where most diverged), the bar a run must reach to count as trained, how
+    many seeds stand behind the thinnest run, and the experiment's name (``setting``: two chapters
+    that report one experiment name it alike, and a test checks that they agree)."""
     expected: tuple[tuple[str, bool], ...]     # (run, the source says it trains)
-    measured: tuple[tuple[str, float], ...]    # (run, median fraction learned)
+    measured: tuple[tuple[str, float], ...]    # (run, median fraction learned over its seeds)
     threshold: float
+    seeds: int = 1                             # the fewest seeds behind any run
+    setting: str = ""                          # the shared experiment's name, "" for a chapter's own
 
     def holds(self) -> bool:
         """Every run did as the source says: trained (≥ threshold) exactly where it is said to."""
@@ -130,30 +138,54 @@ def check_true(*, claim: str, source: str, claimed: str, computed: str, ok, reas
     return Verdict(claim, source, claimed, computed, HOLDS if _truth("ok", ok) else WRONG, reason)
 
 
-def check_outcome(*, claim: str, source: str, expected: dict[str, bool], measured: dict[str, float],
-                  threshold: float, reason: str, computed: str | None = None) -> Verdict:
+def _seed_values(claim: str, run: str, values) -> tuple[float, ...]:
+    """One run's per-seed fractions learned, as floats (−inf for a diverged seed); at least MIN_SEEDS."""
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
+        raise ValueError(f"{claim!r}: measured[{run!r}] must list one value per seed, at least {MIN_SEEDS} seeds, "
+                         f"got {values!r}")
+    out = tuple(float(x) for x in values)
+    if len(out) < MIN_SEEDS or any(math.isnan(x) for x in out):
+        raise ValueError(f"{claim!r}: measured[{run!r}] needs at least {MIN_SEEDS} seeds, each a number or -inf "
+                         f"(a diverged seed), never NaN; got {values!r}")
+    return out
+
+
+def seeds_text(values) -> str:
+    """The seeds' median and every seed's value: "0.88 (0.10, 0.91, 0.88)"; a diverged seed is "div."."""
+    each = ", ".join(f"{v:.2f}" if math.isfinite(v) else "div." for v in values)
+    med = statistics.median(values)
+    return f"{med:.2f} ({each})" if math.isfinite(med) else f"diverged ({each})"
+
+
+def check_outcome(*, claim: str, source: str, expected: dict[str, bool], measured: dict[str, list[float]],
+                  threshold: float, reason: str, computed: str | None = None, setting: str = "") -> Verdict:
     """A claim about which runs train, tested in the source's own direction: ``expected`` says, per
     run, whether the source says it trains (a plain stack "is necessarily hard to train": False);
-    holds when every run's ``measured`` fraction learned is at or past ``threshold`` exactly where
-    the source says it trains. The direction travels with the verdict (:class:`Outcome`), so a test
-    can recompute every recorded status."""
+    ``measured`` gives each run's fraction learned per seed (at least :data:`MIN_SEEDS`; −inf for a
+    seed that diverged). Holds when every run's median is at or past ``threshold`` exactly where
+    the source says it trains. The direction, the medians, the seed count and ``setting`` (the name
+    of an experiment another chapter also reports) travel with the verdict (:class:`Outcome`), so a
+    test can recompute every recorded status and compare chapters."""
     missing = [run for run in expected if run not in measured]
     if missing or not expected:
         raise ValueError(f"{claim!r}: measured lacks {missing or 'every run'}; expected names {list(expected)}")
     for run, trains in expected.items():
         if not isinstance(trains, bool):
             raise ValueError(f"{claim!r}: expected[{run!r}] must be True (trains) or False, got {trains!r}")
-    out = Outcome(tuple(expected.items()), tuple((run, float(measured[run])) for run in expected), float(threshold))
+    seeds = {run: _seed_values(claim, run, measured[run]) for run in expected}
+    out = Outcome(tuple(expected.items()), tuple((run, float(statistics.median(v))) for run, v in seeds.items()),
+                  float(threshold), min(len(v) for v in seeds.values()), setting)
     said = "; ".join(f"{run}: {'trains' if t else 'does not train'}" for run, t in expected.items())
-    shown = computed or "; ".join(f"{run} {v:.2f}" if math.isfinite(v) else f"{run} diverged" for run, v in out.measured)
-    return Verdict(claim, source, f"{said} (trained: ≥ {threshold:g})", shown, HOLDS if out.holds() else WRONG,
-                   reason, out)
+    shown = computed or "; ".join(f"{run} {seeds_text(v)}" for run, v in seeds.items())
+    return Verdict(claim, source, f"{said} (trained: median ≥ {threshold:g})", shown,
+                   HOLDS if out.holds() else WRONG, reason, out)
 
 
 def outcome_of(record: dict) -> Outcome:
     """An :class:`Outcome` back from its recorded form (``dataclasses.asdict``, through JSON)."""
     return Outcome(tuple((run, bool(t)) for run, t in record["expected"]),
-                   tuple((run, float(v)) for run, v in record["measured"]), float(record["threshold"]))
+                   tuple((run, float(v)) for run, v in record["measured"]), float(record["threshold"]),
+                   int(record.get("seeds", 1)), str(record.get("setting", "")))
 
 
 def check_graded(*, claim: str, source: str, claimed: str, computed: str, holds, approx, reason: str) -> Verdict:

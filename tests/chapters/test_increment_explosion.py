@@ -13,6 +13,7 @@ from deepnotes.core import scaling
 from deepnotes.core.data import probe_batch
 from deepnotes.core.probes import StepProbe, count_matrices, loglog_slope
 from deepnotes.core.train import History
+from deepnotes.shared import warmup
 from deepnotes.show import verdicts as vd
 
 matplotlib.use("Agg")
@@ -203,6 +204,7 @@ def test_early_update_and_training_figures_and_tables(budget):
     n = budget.increment_explosion.train_depths[0]
     labels = {line.get_label() for line in fig.axes[0].lines}
     assert set(runs[n]) <= labels
+    assert all(len(hs) == budget.warmup.seeds for r in runs.values() for hs in r.values())
     assert len(claims.training_table(runs, budget)) == 4 * len(runs)
 
 
@@ -230,12 +232,19 @@ def _history(final: float) -> History:
     return History(losses=[2.0] * 5 + [final] * 10, floor=1.0, unigram=2.0)
 
 
-def test_training_verdicts_follow_the_learned_fraction(budget):
-    w = budget.increment_explosion.train_warmup
-    runs = {"post, no warmup": _history(2.0 - claims.STALLED_MAX / 2), f"post, warmup {w}": _history(1.1),
-            "pre, no warmup": _history(2.0 - claims.TRAINED_MIN / 2), "deepnorm, no warmup": _history(1.2)}
-    table = claims.training_verdicts(runs, budget, 4)
+def test_training_verdicts_follow_the_seeds_median_in_the_sources_direction(budget):
+    """Issue 30: the warmup verdicts are the shared comparison's, on ≥ 3 seeds' median; "does not
+    train" holds when the runs do not train, and one lucky seed does not carry a median."""
+    warm = warmup.warmed(budget)
+    runs = {"post, no warmup": [_history(1.9)] * 3, warm: [_history(1.1)] * 3, "pre": [_history(1.8)] * 3,
+            "deepnorm": [_history(1.2)] * 3}
+    table = claims.training_table({4: runs}, budget)
     assert [v.status for v in table] == [vd.HOLDS, vd.HOLDS, vd.WRONG, vd.HOLDS]
+    assert all(v.outcome.seeds == 3 and v.outcome.setting == warmup.setting(budget, 4) for v in table)
+    runs[warm] = [_history(1.1), _history(1.95), _history(1.95)]
+    assert claims.training_table({4: runs}, budget)[1].status == vd.WRONG
+    with pytest.raises(ValueError, match="at least 3 seeds"):
+        claims.training_table({4: {**runs, "pre": [_history(1.1)]}}, budget)
 
 
 # controls

@@ -17,6 +17,7 @@ from deepnotes.chapters.post_vs_pre_norm import experiments as pp
 from deepnotes.core.data import MarkovLanguage
 from deepnotes.core.trackers import GateSchedule
 from deepnotes.show import verdicts as vd
+from deepnotes.shared import warmup
 
 matplotlib.use("Agg")
 
@@ -162,18 +163,21 @@ def test_block_updates_under_adam_are_uniform_and_under_sgd_follow_gradients(bud
 
 
 def test_training_runs_follow_the_plan_at_the_budget_rates(budget, runs):
-    sub = budget.post_vs_pre_norm
+    sub, rates = budget.warmup, pp.rates(budget)
     plan = pp.training_plan(budget)
-    assert plan[f"post, warmup {sub.train_warmup}"]["warmup"] == sub.train_warmup
-    assert plan["rezero (fixed-step gates)"]["gate_step"] == 1 / sub.train_warmup
+    assert plan[f"post, warmup {sub.warmup}"]["warmup"] == sub.warmup
+    assert plan["rezero (fixed-step gates)"]["gate_step"] == 1 / sub.warmup
     assert set(runs) == set(pp.OPTIMIZERS) and all(set(rs) == set(plan) for rs in runs.values())
     for opt, rs in runs.items():
-        assert all(len(hists) == sub.train_seeds for hists in rs.values())
+        assert all(len(hists) == sub.seeds for hists in rs.values())
         no_warmup = rs["post, no warmup"][0]
-        assert len(no_warmup.losses) == sub.train_steps and no_warmup.lrs[0] == sub.lrs[opt]
-        assert len(no_warmup.block_updates[0]) == sub.train_depth
-    warm = runs["adam"][f"post, warmup {sub.train_warmup}"][0]
-    assert warm.lrs[0] < warm.lrs[sub.train_warmup] == sub.lrs["adam"]
+        assert len(no_warmup.losses) == sub.steps and no_warmup.lrs[0] == rates[opt]
+        assert len(no_warmup.block_updates[0]) == sub.depth
+    warm = runs["adam"][f"post, warmup {sub.warmup}"][0]
+    assert warm.lrs[0] < warm.lrs[sub.warmup] == rates["adam"]
+    # the Adam runs the increment chapter shows too are the shared comparison's, loss for loss
+    shared = warmup.runs(budget)[sub.depth]
+    assert all([h.losses for h in shared[name]] == [h.losses for h in runs["adam"][name]] for name in shared)
     # seeds are other initializations and data streams of the same language
     a, b = runs["adam"]["pre"][:2]
     assert a.losses != b.losses and a.floor == b.floor
@@ -278,8 +282,8 @@ def test_depth_sweep_figure_draws_every_depth(budget, probes):
 
 
 def test_training_and_update_figures(budget, runs):
-    sub = budget.post_vs_pre_norm
-    fig = figures.training_losses(runs, sub.train_depth, sub.lrs)
+    sub = budget.warmup
+    fig = figures.training_losses(runs, sub.depth, pp.rates(budget))
     assert len(fig.axes) == len(pp.OPTIMIZERS)
     labels = [line.get_label() for line in fig.axes[0].lines]
     assert all(any(lab.startswith(name) for lab in labels) for name in pp.training_plan(budget))
@@ -290,7 +294,7 @@ def test_training_and_update_figures(budget, runs):
     assert len(maps) == len(show)
     h = runs["adam"]["post, no warmup"][0]
     img = maps[0].images[0].get_array()
-    assert img.shape == (sub.train_depth, len(h.block_updates))
+    assert img.shape == (sub.depth, len(h.block_updates))
     assert np.allclose(img, np.log10(np.array(h.block_updates).T + figures.UPDATE_LOG_FLOOR))
     matplotlib.pyplot.close(fig)
 

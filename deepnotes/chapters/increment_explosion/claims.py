@@ -16,6 +16,7 @@ from deepnotes.core.config import ModelConfig
 from deepnotes.core.models import Block
 from deepnotes.core.probes import count_matrices, loglog_slope
 from deepnotes.core.train import History
+from deepnotes.shared import warmup
 from deepnotes.show import verdicts as vd
 
 # thresholds
@@ -26,8 +27,6 @@ UPDATE_FIGURE = "DeepNet Fig. 5"  # the model update of 64-128-2 models from 6L-
                                   # gradient norms and validation loss)
 GROWTH_MIN_SLOPE = 0.1          # "grows with depth": log-log slope of the first-step update above this
 FLAT_MAX_SLOPE = 0.15           # "stays nearly flat": |slope| below this
-STALLED_MAX = 0.2               # "stalls": learned less than this fraction of the way to the floor
-TRAINED_MIN = 0.5               # "trains": learned more than this fraction
 
 # the sources' worked examples (their numbers, not budget values)
 SHALLOW_DEPTH = 10              # eq. (12): ΔL at N = EXAMPLE_DEPTH against N = 10
@@ -184,38 +183,11 @@ def early_update_table(updates: dict[str, dict[tuple[str, int], History]], budge
     return vd.VerdictTable([v for which in ex.PARAM_SETS for v in early_update_verdicts(updates[which], budget, which)])
 
 
-# what "trains without warmup" tests for each variant
-WITHOUT_WARMUP_SOURCE = {"pre": "seed 002 §残差连接 claim 19; seed 003 §Warmup是怎样起作用的 claim 27",
-                         "deepnorm": "DeepNet; seed 000 §初步结论 claim 21"}
-
-
-def training_verdicts(runs: dict[str, History], budget: Budget, n: int) -> vd.VerdictTable:
-    """Which runs learned: fraction of the way from the context-free plateau (0) to the floor (1)."""
-    learned = {label: h.fraction_learned() for label, h in runs.items()}
-    w = budget.increment_explosion.train_warmup
-    warm = f"post, warmup {w}"
-    rows = [vd.check_true(
-                claim=f"Post-LN without warmup fails at N = {n}: stuck near the context-free plateau",
-                source="seed 000 §增量爆炸 claim 7; seed 004 §增量爆炸 claim 7; seed 001 §1）增量爆炸 claim 10; "
-                       "seed 003 §Warmup是怎样起作用的 claims 20, 25", claimed=f"stalls (learned < {STALLED_MAX:g})",
-                computed=f"learned {learned['post, no warmup']:.2f} of the way to the floor",
-                ok=learned["post, no warmup"] < STALLED_MAX,
-                reason="fraction = (plateau − final loss)/(plateau − floor), last 10 steps"),
-            vd.check_outcome(
-                claim=f"Post-LN with a {w}-step warmup trains at N = {n}", source="seed 000 §增量爆炸 claim 8; seed 004 §治标之法 claim 8",
-                expected={warm: True}, measured={warm: learned[warm]}, threshold=TRAINED_MIN,
-                computed=f"learned {learned[warm]:.2f}", reason="warmup keeps the early steps small")]
-    for label in ("pre, no warmup", "deepnorm, no warmup"):
-        rows.append(vd.check_outcome(
-            claim=f"{label.split(',')[0]} trains without warmup at N = {n}", source=WITHOUT_WARMUP_SOURCE[label.split(",")[0]],
-            expected={label: True}, measured={label: learned[label]}, threshold=TRAINED_MIN,
-            computed=f"learned {learned[label]:.2f}", reason="no warmup needed"))
-    return vd.VerdictTable(rows)
-
-
-def training_table(runs: dict[int, dict[str, History]], budget: Budget) -> vd.VerdictTable:
-    """:func:`training_verdicts` at each depth of :func:`.experiments.training_comparisons`."""
-    return vd.VerdictTable([v for n, r in runs.items() for v in training_verdicts(r, budget, n)])
+def training_table(runs: dict[int, dict[str, list]], budget: Budget) -> vd.VerdictTable:
+    """The shared warmup comparison's verdicts (:func:`deepnotes.shared.warmup.verdicts`) at each depth
+    of :func:`.experiments.training_comparisons`: at the comparison's own depth the rows Post-Norm vs
+    Pre-Norm shows too."""
+    return vd.VerdictTable([v for n, r in runs.items() for v in warmup.verdicts(r, budget, n)])
 
 
 def paper_size_verdicts(updates: dict[tuple[str, int], History], budget: Budget) -> vd.VerdictTable:

@@ -7,8 +7,8 @@
     early_updates         per parameter set (all, matrices only): per update depth one ensemble of the three
                           EARLY_UPDATE_VARIANTS (one graph), update_steps Adam steps at update_lr
     paper_size_updates    the same with every parameter trained, at paper_shape (DeepNet Fig. 5's 64-128-2)
-    training_comparisons  per train depth, training_plan's runs as train_many groups them: Post-LN without and
-                          with warmup and DeepNorm in one ensemble, Pre-LN in its own; train_steps Adam steps
+    training_comparisons  the shared warmup comparison (deepnotes.shared.warmup) at every train depth, as
+                          train_many groups its runs
     slider_grid           per slider depth and optimizer, the slider_norms as train_many groups them
                           (every norm style shares one graph), slider_steps steps at slider_lrs
 
@@ -21,11 +21,12 @@ from __future__ import annotations
 import inspect
 
 from deepnotes.chapters.increment_explosion.experiments import (EARLY_UPDATE_VARIANTS, PARAM_SETS, PROBED_VARIANTS,
-                                                                graph_groups, loss_change_sweep, training_plan,
+                                                                graph_groups, loss_change_sweep,
                                                                 variant_config)
 from deepnotes.core.budget import Budget
 from deepnotes.core.config import TrainConfig
 from deepnotes.core.cost import StackPasses, TrainRuns, Work, ensembles
+from deepnotes.shared import warmup
 
 
 def _grouped(settings: list[tuple[str, int, TrainConfig]], budget: Budget,
@@ -57,13 +58,6 @@ def _early_update_sweep(budget: Budget, shape: tuple[int, int, int] | None = Non
     return _grouped([(v, n, train) for v in EARLY_UPDATE_VARIANTS for n in sub.update_depths], budget, shape)
 
 
-def _training_comparisons(budget: Budget) -> list[TrainRuns]:
-    """:func:`~deepnotes.chapters.increment_explosion.experiments.training_comparisons`: one runs call."""
-    sub = budget.increment_explosion
-    return _grouped([(variant, n, budget.train_config("adam", sub.train_lr, sub.train_steps, warmup))
-                     for n in sub.train_depths for variant, warmup in training_plan(budget).values()], budget)
-
-
 def _slider_grid(budget: Budget) -> list[TrainRuns]:
     """:func:`~deepnotes.chapters.increment_explosion.experiments.slider_grid`: one runs call."""
     sub = budget.increment_explosion
@@ -77,6 +71,6 @@ def plan(budget: Budget) -> list[Work]:
         *_loss_change_probes(budget),                                             # loss_change_sweep
         *(w for _ in PARAM_SETS for w in _early_update_sweep(budget)),            # early_updates
         *_early_update_sweep(budget, budget.increment_explosion.paper_shape),     # paper_size_updates
-        *_training_comparisons(budget),                                           # training_comparisons
+        *warmup.work(budget, budget.increment_explosion.train_depths),            # training_comparisons
         *_slider_grid(budget),                                                    # slider_grid (slider "training")
     ]

@@ -27,6 +27,7 @@ from deepnotes.core.trackers import every_for
 from deepnotes.core.lru import BUDGET_RESULTS_KEPT
 from deepnotes.core.validate import given, choice
 from deepnotes.core.workers import default_workers
+from deepnotes.shared import warmup
 from deepnotes.show.progress import progress as progress_bar
 
 VARIANTS = ("post", "pre", "deepnorm", "deepnorm/adam", "none", "rezero")   # what model_config accepts
@@ -167,10 +168,11 @@ def run(variant: str, n_layers: int, budget: Budget, optimizer: str = "adam", lr
         steps: int | None = None, warmup: int = 0, seed: int = 0, device=None,
         progress: bool = False, track_update: bool = True, params: str = "all") -> History:
     """Train the budget's model in ``variant`` at depth ``n_layers`` on the Markov language
-    (``lr`` defaults to the slider's rate for ``optimizer``; ``params`` as in :func:`runs`)."""
+    (``lr`` defaults to the slider's rate for ``optimizer``, ``steps`` to the warmup comparison's
+    length; ``params`` as in :func:`runs`)."""
     sub = budget.increment_explosion
     lr = lr if lr is not None else sub.slider_lrs[optimizer]
-    cfg = budget.train_config(optimizer, lr, given(steps, sub.train_steps), warmup, seed)
+    cfg = budget.train_config(optimizer, lr, given(steps, budget.warmup.steps), warmup, seed)
     return runs([(variant, n_layers, cfg)], budget, device, progress, track_update, params)[0]
 
 
@@ -206,37 +208,12 @@ def first_step_updates(updates: dict[tuple[str, int], History], depths) -> dict[
     return {v: [updates[(v, n)].update_rms[0] for n in depths] for v in variants}
 
 
-def training_plan(budget: Budget) -> dict[str, tuple[str, int]]:
-    """label → (variant, warmup steps): Post-LN without and with warmup, Pre-LN and DeepNorm."""
-    w = budget.increment_explosion.train_warmup
-    return {"post, no warmup": ("post", 0), f"post, warmup {w}": ("post", w),
-            "pre, no warmup": ("pre", 0), "deepnorm, no warmup": ("deepnorm", 0)}
-
-
-def training_comparison(n: int, budget: Budget | None = None, lr: float | None = None, device=None,
-                        progress: bool = False) -> dict[str, History]:
-    """At depth ``n``: the runs of :func:`training_plan`, all Adam at peak ``lr`` (``train_lr``); the
-    Post-LN runs and DeepNorm train as one ensemble."""
-    return _comparisons((n,), resolve_budget(budget), lr, device, progress)[n]
-
-
-def training_comparisons(budget: Budget | None = None, progress: bool = False) -> dict[int, dict[str, History]]:
-    """:func:`training_comparison` at each of the budget's ``train_depths``, every depth's ensembles in
-    one :func:`runs` call (so that they share the CPU's cores)."""
+def training_comparisons(budget: Budget | None = None, progress: bool = False) -> dict[int, dict[str, list[History]]]:
+    """depth → label → one History per seed: the shared warmup comparison
+    (:func:`deepnotes.shared.warmup.runs`, the runs Post-Norm vs Pre-Norm also shows) at each of the
+    budget's ``train_depths``, the first being the comparison's own depth; one training call."""
     budget = resolve_budget(budget)
-    return _comparisons(budget.increment_explosion.train_depths, budget, None, None, progress)
-
-
-def _comparisons(depths, budget: Budget, lr: float | None, device, progress: bool) -> dict[int, dict[str, History]]:
-    """depth → label → History, for the runs of :func:`training_plan` at each depth."""
-    sub = budget.increment_explosion
-    lr = lr if lr is not None else sub.train_lr
-    plan = training_plan(budget)
-    keys = [(n, label) for n in depths for label in plan]
-    settings = [(plan[label][0], n, budget.train_config("adam", lr, sub.train_steps, plan[label][1]))
-                for n, label in keys]
-    hists = dict(zip(keys, runs(settings, budget, device, progress, track_update=False)))
-    return {n: {label: hists[(n, label)] for label in plan} for n in depths}
+    return warmup.runs(budget, budget.increment_explosion.train_depths, progress)
 
 
 @dataclass

@@ -75,10 +75,11 @@ def _short(lr: float) -> str:
     return f"{mantissa}e{int(exponent)}"
 
 
-def training_figure(runs: dict[int, dict[str, History]], budget: Budget):
-    """Experiment 3: the loss curves of :func:`experiments.training_comparison`, one panel per depth."""
+def training_figure(runs: dict[int, dict[str, list[History]]], budget: Budget):
+    """Experiment 3: the loss curves of :func:`experiments.training_comparisons`, one panel per depth
+    (the median over seeds, a band from the lowest to the highest seed)."""
     from deepnotes.show import plots
-    lr = _short(budget.increment_explosion.train_lr)
+    lr = _short(budget.warmup.lr)
     fig, axes = plots.new_figure(len(runs), width=4.8, height=3.4)
     for ax, (n, r) in zip(axes, runs.items()):
         plots.loss_curves(ax, r, title=f"N = {n} blocks, Adam, peak lr {lr}")

@@ -4,9 +4,10 @@
     init_probes        stream probe of every style at the last probe depth: one forward (the stream) and one
                        forward + backward (the gradients) on batch_size × seq_len tokens
     depth_sweep        the same at every other probe depth (the last one's probes are reused)
-    training_runs      per optimizer, the variants of training_plan as train_many groups them: one ensemble per
-                       graph (every style shares one) with train_seeds members per
-                       variant, and the fixed-step ReZero (its own train_many call) in one of its own
+    training_runs      the shared warmup comparison (deepnotes.shared.warmup: Adam, four variants), then the
+                       chapter's other runs as train_many groups them: one ensemble per graph (every style
+                       shares one) with budget.warmup.seeds members per variant, and the fixed-step ReZero
+                       (its own train_many call) in one of its own
     xiong_probe        Post-LN and Pre-LN at each of paper_depths and profile_depth: one forward + backward per seed
     liu_output_change  Post-LN and Pre-LN at each of paper_depths: two forwards (before and after δ) per seed
     slider_experiment  per setting of the precomputed grid (slider_depths × STYLES): a stream probe and a
@@ -16,9 +17,11 @@ Nothing here depends on results. The live panel runs nothing at build time.
 """
 from __future__ import annotations
 
-from deepnotes.chapters.post_vs_pre_norm.experiments import OPTIMIZERS, PAPER_STYLES, STYLES, style_config, training_plan
+from deepnotes.chapters.post_vs_pre_norm.experiments import (PAPER_STYLES, STYLES, own_runs, rates, style_config,
+                                                             training_plan)
 from deepnotes.core.budget import Budget
 from deepnotes.core.cost import StackPasses, TrainRuns, Work, ensembles
+from deepnotes.shared import warmup
 
 
 def _stream_probe(budget: Budget, norm: str, depth: int) -> list[StackPasses]:
@@ -30,18 +33,18 @@ def _stream_probe(budget: Budget, norm: str, depth: int) -> list[StackPasses]:
 
 
 def _training_runs(budget: Budget) -> list[TrainRuns]:
-    """:func:`~deepnotes.chapters.post_vs_pre_norm.experiments.training_runs`: its two train_many calls
-    (trained gates, then the fixed-step ReZero), each grouped as train_many groups it."""
-    sub = budget.post_vs_pre_norm
-    plan_ = training_plan(budget)
-    keys = [(opt, name, seed) for opt in OPTIMIZERS for name in plan_ for seed in range(sub.train_seeds)]
+    """:func:`~deepnotes.chapters.post_vs_pre_norm.experiments.training_runs`: its own two train_many
+    calls (trained gates, then the fixed-step ReZero), each grouped as train_many groups it, and the
+    shared warmup comparison's."""
+    sub, plan_ = budget.warmup, training_plan(budget)
+    keys = own_runs(budget)
     out: list[TrainRuns] = []
     for fixed_gates in (False, True):
         part = [key for key in keys if ("gate_step" in plan_[key[1]]) == fixed_gates]
-        out += ensembles([style_config(plan_[name]["norm"], sub.train_depth, budget) for _, name, _ in part],
-                         [budget.train_config(opt, sub.lrs[opt], sub.train_steps, plan_[name].get("warmup", 0), seed)
+        out += ensembles([style_config(plan_[name]["norm"], sub.depth, budget) for _, name, _ in part],
+                         [budget.train_config(opt, rates(budget)[opt], sub.steps, plan_[name].get("warmup", 0), seed)
                           for opt, name, seed in part])
-    return out
+    return out + warmup.work(budget)
 
 
 def plan(budget: Budget) -> list[Work]:

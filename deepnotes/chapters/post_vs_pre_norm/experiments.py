@@ -33,6 +33,7 @@ from deepnotes.core.train import History
 from deepnotes.core.trackers import BlockGradNorms, BlockUpdates, GateSchedule, every_for
 from deepnotes.core.validate import choice, given
 from deepnotes.core.workers import default_workers
+from deepnotes.shared import warmup
 
 STYLES = ("post", "pre", "deepnorm", "rezero")    # the norm styles this chapter compares
 OPTIMIZERS = ("adam", "sgd")                       # the optimizers of the training comparison
@@ -97,18 +98,22 @@ def depth_sweep(budget: Budget, probes: dict[str, StreamProbe] | None = None) ->
             for norm in STYLES for n in depths}
 
 
+def rates(budget: Budget) -> dict[str, float]:
+    """optimizer → the training comparison's rate: Adam's is the shared warmup comparison's peak."""
+    return {"adam": budget.warmup.lr, "sgd": budget.post_vs_pre_norm.sgd_lr}
+
+
 def run(norm: str, n_layers: int, budget: Budget, optimizer: str = "adam", lr: float | None = None,
         warmup: int = 0, steps: int | None = None, seed: int = 0, beta: float | None = None,
         gate_step: float | None = None, device=None, progress: bool = False) -> History:
-    """Train one norm style (``lr`` default: the budget's rate for ``optimizer``); ``gate_step``
-    turns rezero into the fixed-step schedule (the gates are then frozen and set by
-    :class:`~deepnotes.core.trackers.GateSchedule`)."""
+    """Train one norm style (``lr`` default: the training comparison's rate for ``optimizer``,
+    ``steps`` its length); ``gate_step`` turns rezero into the fixed-step schedule (the gates are then
+    frozen and set by :class:`~deepnotes.core.trackers.GateSchedule`)."""
     budget = resolve_budget(budget)
-    sub = budget.post_vs_pre_norm
-    steps = given(steps, sub.train_steps)
-    lr = lr if lr is not None else sub.lrs[choice("optimizer", optimizer, sub.lrs)]
+    steps = given(steps, budget.warmup.steps)
+    lr = lr if lr is not None else rates(budget)[choice("optimizer", optimizer, OPTIMIZERS)]
     model = build_model(style_config(norm, n_layers, budget, beta), seed=seed, device=device or default_device())
-    every = every_for(steps, sub.track_points)
+    every = every_for(steps, budget.warmup.track_points)
     frozen, trackers = (), [BlockGradNorms(every), BlockUpdates(every)]
     if gate_step is not None:
         if norm != "rezero":
@@ -121,52 +126,63 @@ def run(norm: str, n_layers: int, budget: Budget, optimizer: str = "adam", lr: f
 
 
 def training_plan(budget: Budget) -> dict[str, dict]:
-    """The variants of the training comparison: label → keyword arguments of :func:`run`. Post-LN
-    without and with warmup, Pre-LN, ReZero with trained gates and with Su's fixed-step gates
-    (α_t = min(1, t/T), T the warmup length), DeepNorm."""
-    w = budget.post_vs_pre_norm.train_warmup
-    return {"post, no warmup": dict(norm="post"), f"post, warmup {w}": dict(norm="post", warmup=w),
-            "pre": dict(norm="pre"), "rezero (trained gates)": dict(norm="rezero"),
-            "rezero (fixed-step gates)": dict(norm="rezero", gate_step=1 / w), "deepnorm": dict(norm="deepnorm")}
+    """The variants of the training comparison: label → keyword arguments of :func:`run`. The shared
+    warmup comparison's four (Post-LN without and with warmup, Pre-LN, DeepNorm), then ReZero with
+    trained gates and with Su's fixed-step gates (α_t = min(1, t/T), T the warmup length)."""
+    w = budget.warmup.warmup
+    shared = {label: dict(norm=norm, **({"warmup": steps} if steps else {}))
+              for label, (norm, steps) in warmup.plan(budget).items()}
+    return {**shared, "rezero (trained gates)": dict(norm="rezero"),
+            "rezero (fixed-step gates)": dict(norm="rezero", gate_step=1 / w)}
 
 
 def _training_trackers(every: int, gate_step: float | None) -> list:
     """Fresh trackers of :func:`training_runs`: block gradients and updates, and the gates' schedule
     where they are set rather than trained (module-level, for the worker processes)."""
-    return [et.BlockGradNorms(every), et.BlockUpdates(every)] + ([] if gate_step is None else [et.GateSchedule(gate_step)])
+    return warmup.trackers(every) + ([] if gate_step is None else [et.GateSchedule(gate_step)])
+
+
+def own_runs(budget: Budget) -> list[tuple[str, str, int]]:
+    """The (optimizer, label, seed) runs this chapter trains itself: every run of :func:`training_plan`
+    but the Adam runs of the shared warmup comparison."""
+    shared = warmup.plan(budget)
+    return [(opt, name, seed) for opt in OPTIMIZERS for name in training_plan(budget)
+            for seed in range(budget.warmup.seeds) if not (opt == "adam" and name in shared)]
 
 
 def training_runs(budget: Budget, progress: bool = False) -> dict[str, dict[str, list[History]]]:
-    """Every variant of :func:`training_plan` at the budget's training depth, with each optimizer
-    at its budget rate and ``train_seeds`` seeds (seed s: initialization s and data stream s, on one
-    language):
-    optimizer → label → one History per seed. Runs train as engine ensembles: Post-LN, its warmup
-    run, DeepNorm, Pre-LN and ReZero share one graph, every seed is a member; the fixed-step ReZero, whose gates are
-    set rather than trained, forms its own ensembles."""
-    sub = budget.post_vs_pre_norm
+    """Every variant of :func:`training_plan` at the warmup comparison's depth, with each optimizer
+    at its rate (:func:`rates`) and ``budget.warmup.seeds`` seeds (seed s: initialization s and data
+    stream s, on one language): optimizer → label → one History per seed. The Adam runs of Post-LN
+    (both), Pre-LN and DeepNorm are :func:`deepnotes.shared.warmup.runs`, the same runs the increment
+    chapter shows; the others train here as engine ensembles (the fixed-step ReZero, whose gates are
+    set rather than trained, in ensembles of its own)."""
+    sub = budget.warmup
     plan = training_plan(budget)
-    every = every_for(sub.train_steps, sub.track_points)
-    keys = [(opt, name, seed) for opt in OPTIMIZERS for name in plan for seed in range(sub.train_seeds)]
+    every = every_for(sub.steps, sub.track_points)
+    keys = own_runs(budget)
     out: dict[tuple[str, str, int], History] = {}
     for fixed_gates in (False, True):
         part = [key for key in keys if ("gate_step" in plan[key[1]]) == fixed_gates]
         gate_step = next((plan[name]["gate_step"] for _, name, _ in part), None) if fixed_gates else None
         hists = train_many(
-            [style_config(plan[name]["norm"], sub.train_depth, budget) for _, name, _ in part],
-            [budget.train_config(opt, sub.lrs[opt], sub.train_steps, plan[name].get("warmup", 0), seed)
+            [style_config(plan[name]["norm"], sub.depth, budget) for _, name, _ in part],
+            [budget.train_config(opt, rates(budget)[opt], sub.steps, plan[name].get("warmup", 0), seed)
              for opt, name, seed in part],
             MarkovLanguage(budget.vocab_size, seed=0),
             device=default_device(), progress=progress, frozen=GATES if fixed_gates else (),
             trackers=functools.partial(_training_trackers, every, gate_step), workers=default_workers(default_device()))
-        out.update(zip(part, hists))
-    return {opt: {name: [out[(opt, name, seed)] for seed in range(sub.train_seeds)] for name in plan}
+        out.update(zip(part, hists, strict=True))
+    shared = warmup.runs(budget, progress=progress)[sub.depth]
+    out.update({("adam", name, seed): h for name, hs in shared.items() for seed, h in enumerate(hs)})
+    return {opt: {name: [out[(opt, name, seed)] for seed in range(sub.seeds)] for name in plan}
             for opt in OPTIMIZERS}
 
 
 def update_map_runs(budget: Budget) -> list[tuple[str, str]]:
     """The (optimizer, label) runs whose per-block updates are compared: Post-LN with Adam without
     and with warmup, and with SGD."""
-    w = budget.post_vs_pre_norm.train_warmup
+    w = budget.warmup.warmup
     return [("adam", "post, no warmup"), ("adam", f"post, warmup {w}"), ("sgd", "post, no warmup")]
 
 

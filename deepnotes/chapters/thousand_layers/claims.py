@@ -106,7 +106,7 @@ def training(runs: ex.Runs, budget: Budget) -> vd.VerdictTable:
     each tested in the direction its source makes it, on the seeds' median (the range beside it)."""
     sub = budget.thousand_layers
     n, w = sub.depth, sub.loss_window
-    med = functools.partial(runs.median, window=w)
+    per_seed = functools.partial(runs.fractions, window=w)      # fractions learned; check_outcome takes the median
     depths = (*sub.frontier_depths, n)
     curves = ex.frontier(runs, w, depths)
     trained = {lab: {d for d, f in c.items() if f >= TRAINED} for lab, c in curves.items()}
@@ -120,7 +120,7 @@ def training(runs: ex.Runs, budget: Budget) -> vd.VerdictTable:
                          source=f"{DEEPNET} §5, Table 1 (Post-LN unstable from 50L-50L on WMT-17, DeepNet to 100L-100L); "
                                 f"§6, Table 2 (1,000 layers); {THOUSAND_LAYERS}",
                          expected={"post": False, "deepnorm": True},
-                         measured={"post": med("post", n), "deepnorm": med("deepnorm", n)}, threshold=TRAINED,
+                         measured={"post": per_seed("post", n), "deepnorm": per_seed("deepnorm", n)}, threshold=TRAINED,
                          computed=f"fraction learned, median (range): post {_at(runs, w, 'post', n)}; deepnorm "
                                   f"{_at(runs, w, 'deepnorm', n)}",
                          reason=f"trained: ≥ {TRAINED} of the way from the plateau to the floor; {same} for both"),
@@ -129,14 +129,14 @@ def training(runs: ex.Runs, budget: Budget) -> vd.VerdictTable:
                          source=f"{DEEPNET} title, abstract, §6 Fig. 8 (BLEU rising with depth to 1,000 layers); "
                                 f"{THOUSAND_LAYERS}",
                          expected={f"deepnorm N = {shallow}": True, f"deepnorm N = {n}": True},
-                         measured={f"deepnorm N = {shallow}": med("deepnorm", shallow), f"deepnorm N = {n}": med("deepnorm", n)},
+                         measured={f"deepnorm N = {shallow}": per_seed("deepnorm", shallow), f"deepnorm N = {n}": per_seed("deepnorm", n)},
                          threshold=TRAINED,
                          computed=f"deepnorm at N = {shallow}: {_at(runs, w, 'deepnorm', shallow)}; at N = {n}: "
                                   f"{_at(runs, w, 'deepnorm', n)}", reason=f"{same} at both depths"),
         vd.check_outcome(claim="Both constants are needed: branch gradients O(β/α) with 2N(β/α)² ≤ 1",
                          source="seed 000 §初步结论 claim 17; seed 001 §5）初步结论 claims 20, 21 (λ/α = 1/√(2N))",
                          expected={"deepnorm": True, **{lab: False for lab in ex.APART}},
-                         measured={lab: med(lab, n) for lab in ("deepnorm", *ex.APART)}, threshold=TRAINED,
+                         measured={lab: per_seed(lab, n) for lab in ("deepnorm", *ex.APART)}, threshold=TRAINED,
                          computed="2N(β/α)² → fraction learned: " + "; ".join(
                              f"{lab.replace('deepnorm', 'DN')} {p:.3g} → {_at(runs, w, lab, n)}" for lab, p in pressure.items()),
                          reason=f"at N = {n}, {same}; Su's condition (for SGD) is 2N(λ/α)² = 1"),
@@ -153,7 +153,7 @@ def training(runs: ex.Runs, budget: Budget) -> vd.VerdictTable:
     rows.append(vd.check_outcome(
         claim="ReZero (every gate starting at 0) trains deep stacks without warmup",
         source="seed 002 §残差连接 eq. (17), claim 22; ReZero (arXiv 2003.04887) §4, Fig. 3 (Transformers to 128 layers)",
-        expected={f"rezero N = {n}": True}, measured={f"rezero N = {n}": med("rezero", n)}, threshold=TRAINED,
+        expected={f"rezero N = {n}": True}, measured={f"rezero N = {n}": per_seed("rezero", n)}, threshold=TRAINED,
         computed=f"rezero at N = {n}: {_at(runs, w, 'rezero', n)}", reason=same))
     rows.append(_warmup_verdict(runs, w, depths))
     rows.append(_rates_verdict(ex.trainability_map(runs, budget), w))
@@ -175,7 +175,8 @@ def _shallow_post_verdict(runs: ex.Runs, w: int, shallow: int, failing: int) -> 
         return vd.uncheckable(claim, source, claimed, f"the frontier has no depth near {FAILING_DEPTH} above {shallow}")
     return vd.check_outcome(
         claim=claim, source=source, expected={f"post N = {shallow}": True, f"post N = {failing}": False},
-        measured={f"post N = {shallow}": runs.median("post", shallow, w), f"post N = {failing}": runs.median("post", failing, w)},
+        measured={f"post N = {shallow}": runs.fractions("post", shallow, w),
+                  f"post N = {failing}": runs.fractions("post", failing, w)},
         threshold=TRAINED,
         computed=f"post at N = {shallow}: {_at(runs, w, 'post', shallow)}; at N = {failing}: {_at(runs, w, 'post', failing)}",
         reason=f"the frontier depths nearest DeepNet's ({shallow}, {failing}); one side of its encoder-decoder is a "
@@ -192,7 +193,7 @@ def _warmup_verdict(runs: ex.Runs, w: int, depths: tuple[int, ...]) -> vd.Verdic
     return vd.check_outcome(     # the depths are those where Post-LN without warmup fails: the contrast is shown
         claim=claim, source=f"{WARMUP_SOURCE}; {DEEPNET} §3, Fig. 4(a) (warmup steadies 18L-18L Post-LN's updates)",
         expected={f"post + warmup N = {d}": True for d in tested},
-        measured={f"post + warmup N = {d}": runs.median(ex.WARMED, d, w) for d in tested}, threshold=TRAINED,
+        measured={f"post + warmup N = {d}": runs.fractions(ex.WARMED, d, w) for d in tested}, threshold=TRAINED,
         computed="; ".join(f"N = {d}: {_at(runs, w, ex.WARMED, d)} (no warmup {_at(runs, w, 'post', d)})" for d in tested),
         reason=f"every depth where Post-LN fails without warmup and a warmup of T = N ≤ {runs.steps} steps fits; "
                f"first step η/T = η/N; Adam {runs.lr:g}")

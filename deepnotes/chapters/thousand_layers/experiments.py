@@ -176,9 +176,10 @@ def plan(budget: Budget) -> list[Run]:
     - warmup's test: Post-LN with the rule's warmup (T = N) at those depths that the run can warm up
       for in full (N ≤ steps);
     - DeepNet's constants apart (α only, β only) at the headline depth, ``apart_seeds`` seeds;
-    - the map: MAP_STYLES at every map depth and every other rate of :func:`budget_map_rates`;
-    - past DeepNet: DeepNorm with the warmup rule at the deepest depth and :func:`deepest_rate`,
-      beside Post-LN with the same warmup and rate (``contrast_seeds`` seeds)."""
+    - the map: MAP_STYLES at every map depth and every other rate of :func:`budget_map_rates`
+      (``map_seeds`` seeds: no training-outcome verdict reads one cell's runs);
+    - past DeepNet: DeepNorm with the warmup rule at the deepest depth and :func:`deepest_rate`
+      (``map_seeds`` seeds), beside Post-LN with the same warmup and rate (``contrast_seeds`` seeds)."""
     sub = budget.thousand_layers
     seeds = range(sub.seeds)
     depths = (*sub.frontier_depths, sub.depth)
@@ -186,9 +187,9 @@ def plan(budget: Budget) -> list[Run]:
     runs += [Run(WARMED, n, sub.lr, s) for n in depths if n <= sub.train_steps for s in seeds]
     runs += [Run(lab, sub.depth, sub.lr, s) for lab in APART for s in range(sub.apart_seeds)]
     runs += [Run(style, n, r, s) for n in sub.map_depths for style in MAP_STYLES for r in budget_map_rates(budget)
-             if r != sub.lr for s in seeds]
+             if r != sub.lr for s in range(sub.map_seeds)]
     rate = deepest_rate(budget)
-    runs += [Run(DEEPEST[0], sub.deepest, rate, s) for s in seeds]
+    runs += [Run(DEEPEST[0], sub.deepest, rate, s) for s in range(sub.map_seeds)]
     runs += [Run(DEEPEST[1], sub.deepest, rate, s) for s in range(sub.contrast_seeds)]
     return list(dict.fromkeys(runs))
 

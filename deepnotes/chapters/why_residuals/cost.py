@@ -74,7 +74,7 @@ def _growth_sweep(budget: Budget) -> list[ProbeCalls]:
 def _train_sweep(budget: Budget) -> list[MLPPasses]:
     """:func:`~deepnotes.chapters.why_residuals.training.train_sweep`: every kind under both optimizers."""
     rb = budget.why_residuals
-    return [_mlp_runs(budget, rb.train_width, n, rb.train_steps, len(OPTIMIZERS) * len(STACK_KINDS))
+    return [_mlp_runs(budget, rb.train_width, n, rb.train_steps, len(OPTIMIZERS) * len(STACK_KINDS) * rb.train_seeds)
             for n in rb.train_depths]
 
 
@@ -84,7 +84,7 @@ def _transformer_sweep(budget: Budget) -> list[TrainRuns]:
     rb = budget.why_residuals
     return [TrainRuns(budget.model_config(n, norm="plain" if kind == "plain" else "none"), 1,
                       budget.train_config("adam", rb.transformer_lr, rb.train_steps))
-            for n in rb.transformer_depths for kind in STACK_KINDS]
+            for n in rb.transformer_depths for kind in STACK_KINDS for _ in range(rb.train_seeds)]
 
 
 def _jacobian_spectra(budget: Budget) -> list[StackPasses]:

@@ -7,7 +7,7 @@ import math
 
 from deepnotes.chapters.why_residuals.experiments import (EPS_NAMES, GradientSweep, GrowthSweep, JacobianProbe,
                                                           jacobian_growth, label, predicted_log_growth)
-from deepnotes.chapters.why_residuals.training import OPTIMIZERS, TransformerSweep, mlp_run
+from deepnotes.chapters.why_residuals.training import OPTIMIZERS, TransformerSweep, first_seed, mlp_run
 from deepnotes.core.lru import LIVE_RESULTS_KEPT, LRU
 from deepnotes.core.budget import Budget, resolve_budget
 from deepnotes.core.train import History
@@ -160,50 +160,55 @@ def growth_figure(sweep: GrowthSweep):
     return fig
 
 
-def training_figure(runs: dict[tuple, History], budget: Budget):
-    """The MLP runs: one row per depth, one column per optimizer (``runs``: (N, optimizer, kind) → History)."""
+def training_figure(runs: dict[tuple, list[History]], budget: Budget):
+    """The MLP runs (seed 0): one row per depth, one column per optimizer (``runs``: (N, optimizer,
+    kind) → one History per seed)."""
     import matplotlib.pyplot as plt
     rb = budget.why_residuals
+    runs = first_seed(runs)
     kinds = list(dict.fromkeys(kind for _, _, kind in runs))
     fig, axes = plt.subplots(len(rb.train_depths), len(OPTIMIZERS), figsize=(9.6, 3.2 * len(rb.train_depths)),
                              squeeze=False)
     for i, n in enumerate(rb.train_depths):
         for j, opt in enumerate(OPTIMIZERS):
             loss_panel(axes[i][j], {k: runs[(n, opt, k)] for k in kinds},
-                       title=f"N = {n}, width {rb.train_width}, {opt.upper()} (lr {rb.lrs[opt]:g})")
+                       title=f"N = {n}, width {rb.train_width}, {opt.upper()} (lr {rb.lrs[opt]:g}), seed 0")
     fig.tight_layout()
     return fig
 
 
-def first_step_gradient_figure(runs: dict[tuple, History], budget: Budget):
-    """‖∂L/∂θ_l‖ per layer at step 0 of the deepest Adam runs."""
+def first_step_gradient_figure(runs: dict[tuple, list[History]], budget: Budget):
+    """‖∂L/∂θ_l‖ per layer at step 0 of the deepest Adam runs (seed 0)."""
     from deepnotes.show import plots
     rb = budget.why_residuals
+    runs = first_seed(runs)
     n_deep = rb.train_depths[-1]
     kinds = list(dict.fromkeys(kind for _, _, kind in runs))
     fig, (ax,) = plots.new_figure(1, width=5.5, height=3.0)
-    gradient_panel(ax, {k: runs[(n_deep, "adam", k)] for k in kinds}, f"N = {n_deep}, width {rb.train_width}")
+    gradient_panel(ax, {k: runs[(n_deep, "adam", k)] for k in kinds}, f"N = {n_deep}, width {rb.train_width}, seed 0")
     fig.tight_layout()
     return fig
 
 
 def transformer_loss_figure(sweep: TransformerSweep):
-    """Loss curves of the Transformers without normalization, one panel per depth."""
+    """Loss curves of the Transformers without normalization (seed 0), one panel per depth."""
     from deepnotes.show import plots
+    runs = first_seed(sweep.runs)
     fig, axes = plots.new_figure(len(sweep.depths), width=4.8, height=3.4)
     for ax, n in zip(axes, sweep.depths):
-        loss_panel(ax, {k: sweep.runs[(n, k)] for k in sweep.kinds},
-                   title=f"Transformer, no norm, N = {n}, Adam {sweep.lr:g}")
+        loss_panel(ax, {k: runs[(n, k)] for k in sweep.kinds},
+                   title=f"Transformer, no norm, N = {n}, Adam {sweep.lr:g}, seed 0")
     fig.tight_layout()
     return fig
 
 
 def transformer_gradient_figure(sweep: TransformerSweep):
-    """‖∂L/∂θ_l‖ per block at step 0 of the deepest Transformers."""
+    """‖∂L/∂θ_l‖ per block at step 0 of the deepest Transformers (seed 0)."""
     from deepnotes.show import plots
+    runs = first_seed(sweep.runs)
     n_tf = sweep.depths[-1]
     fig, (ax,) = plots.new_figure(1, width=5.5, height=3.0)
-    gradient_panel(ax, {k: sweep.runs[(n_tf, k)] for k in sweep.kinds}, f"Transformer, N = {n_tf}: gradients at init",
+    gradient_panel(ax, {k: runs[(n_tf, k)] for k in sweep.kinds}, f"Transformer, N = {n_tf}: gradients at init, seed 0",
                    xlabel="block l")
     fig.tight_layout()
     return fig

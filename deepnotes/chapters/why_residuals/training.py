@@ -171,11 +171,18 @@ def outcome(hist: History) -> str:
 
 
 
-def train_sweep(budget: Budget, progress: bool = False) -> dict[tuple, History]:
-    """The MLP language models of every kind at the budget's ``train_depths`` under both optimizers:
-    (N, optimizer, kind) → History."""
-    return {(n, opt, kind): mlp_run(kind, n, budget, opt, progress=progress)
-            for n in budget.why_residuals.train_depths for opt in OPTIMIZERS for kind in STACK_KINDS}
+def train_sweep(budget: Budget, progress: bool = False) -> dict[tuple, list[History]]:
+    """The MLP language models of every kind at the budget's ``train_depths`` under both optimizers,
+    from ``train_seeds`` seeds each (initialization and data stream): (N, optimizer, kind) → one
+    History per seed."""
+    rb = budget.why_residuals
+    return {(n, opt, kind): [mlp_run(kind, n, budget, opt, seed=s, progress=progress) for s in range(rb.train_seeds)]
+            for n in rb.train_depths for opt in OPTIMIZERS for kind in STACK_KINDS}
+
+
+def first_seed(runs: dict[tuple, list[History]]) -> dict[tuple, History]:
+    """Seed 0 of each run (what the figures draw; the verdicts read every seed)."""
+    return {key: hists[0] for key, hists in runs.items()}
 
 
 def token_cosine_sweep(budget: Budget) -> dict[tuple, tuple[float, float]]:
@@ -189,16 +196,18 @@ class TransformerSweep:
     depths: tuple[int, ...]
     kinds: tuple[str, ...]
     lr: float
-    runs: dict[tuple, History]                      # (N, kind) → History
+    runs: dict[tuple, list[History]]                # (N, kind) → one History per seed
     cosines: dict[tuple, tuple[float, float]]       # (N, kind) → (cos at x_0, cos at x_N)
 
 
 def transformer_sweep(budget: Budget, progress: bool = False) -> TransformerSweep | None:
-    """Every kind at the budget's ``transformer_depths`` (None when the budget skips the variant)."""
+    """Every kind at the budget's ``transformer_depths``, ``train_seeds`` seeds each (None when the
+    budget skips the variant)."""
     rb = budget.why_residuals
     if not rb.transformer_depths:
         return None
-    runs = {(n, kind): transformer_run(kind, n, budget, "adam", lr=rb.transformer_lr, progress=progress)
+    runs = {(n, kind): [transformer_run(kind, n, budget, "adam", lr=rb.transformer_lr, seed=s, progress=progress)
+                        for s in range(rb.train_seeds)]
             for n in rb.transformer_depths for kind in STACK_KINDS}
     cosines = {(n, kind): position_cosine(kind, n, budget) for n in rb.transformer_depths for kind in STACK_KINDS}
     return TransformerSweep(rb.transformer_depths, STACK_KINDS, rb.transformer_lr, runs, cosines)

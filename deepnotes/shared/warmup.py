@@ -1,0 +1,110 @@
+"""The warmup comparison: at one depth, Adam at the peak rate ``budget.warmup.lr``, Post-LN without
+warmup and with a linear warmup of ``budget.warmup.warmup`` steps, beside Pre-LN and DeepNorm without
+one; each run from ``budget.warmup.seeds`` seeds (seed s: initialization s, data stream s of one
+Markov language). "Increment explosion" (Experiment 3) and "Post-Norm vs Pre-Norm" (Experiment 2)
+both call :func:`runs` and show :func:`verdicts`.
+
+A run *trains* when the median over its seeds of the fraction learned,
+(plateau − final loss)/(plateau − floor) over the last 10 steps, reaches :data:`TRAINED`."""
+from __future__ import annotations
+
+import functools
+
+from deepnotes.core import ensemble_trackers as et
+from deepnotes.core.budget import Budget, device as default_device, resolve_budget
+from deepnotes.core.config import ModelConfig, TrainConfig
+from deepnotes.core.cost import TrainRuns, ensembles
+from deepnotes.core.data import MarkovLanguage
+from deepnotes.core.ensemble import train_many
+from deepnotes.core.train import History
+from deepnotes.core.trackers import every_for
+from deepnotes.core.validate import positive_int
+from deepnotes.core.workers import default_workers
+from deepnotes.show import verdicts as vd
+
+TRAINED = 0.5        # median fraction learned a run must reach to count as trained
+NO_WARMUP = "post, no warmup"
+SOURCES = {          # where the sources say so, per row of :func:`verdicts`
+    "fails": "seed 000 §增量爆炸 claim 7; seed 004 §增量爆炸 claim 7; seed 001 §1）增量爆炸 claim 10; "
+             "seed 003 §Warmup是怎样起作用的 claims 20, 25",
+    "needs warmup": "seed 000 §增量爆炸 claim 8; seed 004 §治标之法 claim 8; seed 002 §残差连接 claim 18; "
+                    "seed 003 §Warmup是怎样起作用的 claims 20, 26; seed 003 §我们真的担心梯度消失吗 claims 15, 18",
+    "pre": "seed 002 §残差连接 claim 19; seed 003 §Warmup是怎样起作用的 claim 27",
+    "deepnorm": "DeepNet; seed 000 §初步结论 claim 21",
+}
+
+
+def warmed(budget: Budget) -> str:
+    """The label of the Post-LN run with warmup: "post, warmup 200"."""
+    return f"post, warmup {budget.warmup.warmup}"
+
+
+def plan(budget: Budget) -> dict[str, tuple[str, int]]:
+    """label → (norm style, warmup steps), in the order the pages show them."""
+    return {NO_WARMUP: ("post", 0), warmed(budget): ("post", budget.warmup.warmup), "pre": ("pre", 0),
+            "deepnorm": ("deepnorm", 0)}
+
+
+def settings(budget: Budget, depths: tuple[int, ...] | None = None) -> list[tuple[tuple[int, str, int], ModelConfig, TrainConfig]]:
+    """((depth, label, seed), model, training) of every run at ``depths`` (default: the entry's depth)."""
+    sub = budget.warmup
+    depths = (sub.depth,) if depths is None else tuple(positive_int("depth", n) for n in depths)
+    return [((n, label, seed), budget.model_config(n, norm=norm),
+             budget.train_config("adam", sub.lr, sub.steps, warmup, seed))
+            for n in depths for label, (norm, warmup) in plan(budget).items() for seed in range(sub.seeds)]
+
+
+def trackers(every: int) -> list:
+    """Fresh trackers of every run: per-block gradient norms and updates every ``every`` steps
+    (module-level, so that worker processes can receive it through :func:`functools.partial`)."""
+    return [et.BlockGradNorms(every), et.BlockUpdates(every)]
+
+
+def runs(budget: Budget | str | None = None, depths: tuple[int, ...] | None = None,
+         progress: bool = False) -> dict[int, dict[str, list[History]]]:
+    """depth → label → one History per seed, for :func:`plan`'s runs at ``depths`` (default: the
+    entry's depth), in one :func:`~deepnotes.core.ensemble.train_many` call (the runs of one depth
+    share a graph and train as one ensemble)."""
+    budget = resolve_budget(budget)
+    todo = settings(budget, depths)
+    device = default_device()
+    hists = train_many([m for _, m, _ in todo], [t for _, _, t in todo], MarkovLanguage(budget.vocab_size, seed=0),
+                       device=device, progress=progress, workers=default_workers(device),
+                       trackers=functools.partial(trackers, every_for(budget.warmup.steps, budget.warmup.track_points)))
+    out: dict[int, dict[str, list[History]]] = {}
+    for ((n, label, _), _, _), h in zip(todo, hists, strict=True):
+        out.setdefault(n, {}).setdefault(label, []).append(h)
+    return out
+
+
+def work(budget: Budget, depths: tuple[int, ...] | None = None) -> list[TrainRuns]:
+    """:func:`runs`' training work for a chapter's cost plan (:mod:`deepnotes.core.cost`)."""
+    todo = settings(budget, depths)
+    return ensembles([m for _, m, _ in todo], [t for _, _, t in todo])
+
+
+def setting(budget: Budget, depth: int) -> str:
+    """The experiment's name in a verdict's record: the same on both pages when they ran the same runs."""
+    sub = budget.warmup
+    return (f"warmup comparison, {budget.name} budget: N = {depth}, Adam {sub.lr:g}, {sub.steps} steps, "
+            f"warmup {sub.warmup}, seeds 0..{sub.seeds - 1}")
+
+
+def verdicts(runs_at: dict[str, list[History]], budget: Budget, depth: int) -> vd.VerdictTable:
+    """The sources' claims on these runs, each in its source's direction: Post-LN without warmup does
+    not train; with warmup it does where it did not without (the contrast that makes "needs warmup"
+    informative); Pre-LN and DeepNorm train without."""
+    learned = {label: [h.fraction_learned() for h in hs] for label, hs in runs_at.items()}
+    warm = warmed(budget)
+    reason = (f"median over {budget.warmup.seeds} seeds of the fraction of the way from the plateau to the floor, "
+              f"last 10 steps; Adam {budget.warmup.lr:g}, {budget.warmup.steps} steps")
+    rows = [("Post-LN without warmup does not train", SOURCES["fails"], {NO_WARMUP: False}),
+            (f"Post-LN needs warmup: it trains with a {budget.warmup.warmup}-step warmup, not without",
+             SOURCES["needs warmup"], {warm: True, NO_WARMUP: False}),
+            ("Pre-LN trains without warmup", SOURCES["pre"], {"pre": True}),
+            ("DeepNorm trains without warmup", SOURCES["deepnorm"], {"deepnorm": True})]
+    return vd.VerdictTable([
+        vd.check_outcome(claim=f"{claim} at N = {depth}", source=source, expected=expected,
+                         measured={run: learned[run] for run in expected}, threshold=TRAINED, reason=reason,
+                         setting=setting(budget, depth))
+        for claim, source, expected in rows])

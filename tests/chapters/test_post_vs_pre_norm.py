@@ -211,15 +211,17 @@ def test_identity_path_verdicts(budget, probes):
 
 def test_training_and_update_verdicts(budget, runs):
     table = claims.training(runs, budget)
-    assert len(table) == 2 * len(pp.training_plan(budget)) + 1
-    for v in table[:-1]:
+    shared = warmup.verdicts({name: runs["adam"][name] for name in warmup.plan(budget)}, budget, budget.warmup.depth)
+    assert table[:len(shared)] == shared                        # the increment chapter's rows, verbatim
+    assert len(table) == len(shared) + 2 * len(pp.training_plan(budget)) - len(warmup.plan(budget)) + 1
+    for v in table[len(shared):-1]:
         opt = v.claim.split(": ", 1)[0]
         ((name, trains),) = v.outcome.expected
         hists = runs[opt][name]
         median = statistics.median(h.fraction_learned() for h in hists)
         assert trains == (name != "post, no warmup")          # the sources' direction: Post Norm needs warmup
         assert (v.status == vd.HOLDS) == ((median >= claims.LEARNED) == trains)
-        assert f"median of {len(hists)} seeds" in v.computed
+        assert v.outcome.seeds == len(hists) >= vd.MIN_SEEDS and v.computed.startswith(f"{name} ")
     long_run = table[-1]                              # "…then diverges": a claim about long training (issue 30)
     assert long_run.status == vd.UNCHECKABLE and "full budget" in long_run.reason
     full = claims.training(runs, dataclasses.replace(budget, name="full"))[-1]

@@ -32,6 +32,7 @@ ONE_HOT_D = 64
 ONE_HOT_MAX_WEIGHT = 0.5
 # … and with 1/√d the Jacobian's norm stays within this factor across d
 SCALED_JACOBIAN_SPREAD = 1.2
+LN_GRAD_SPREAD = 2.0       # "O(1) whatever the input": ‖∂L/∂x‖ within this factor over input stds 0.1 … 10
 # Experiment 3: the first Adam step's relative update against η and η/RMS(w)
 UPDATE_RTOL, UPDATE_APPROX_RTOL = 0.05, 0.3
 
@@ -74,7 +75,16 @@ def derivation_verdicts(*, sampling: dict, moments: dict, selu: dict, layernorm:
     ln_err, rms_err = (norm_checks[f"{n} formula = torch.nn.functional.{f}"]
                        for n, f in (("LN", "layer_norm"), ("RMSNorm", "rms_norm")))
     eq15, eq18 = ({g: norm_checks[f"eq. ({e}), {g}"] for g in ("gamma = 1", "random gamma")} for e in (15, 18))
+    ln_grad = ex.layernorm_input_gradient()
+    spread = max(ln_grad.values()) / min(ln_grad.values())
     return VerdictTable([
+        check_true(claim="LayerNorm normalizes its gradient automatically: ‖∂L/∂x‖ = O(1)",
+                   source="seed 000 annotated §3.2 claim §3.2.1; seed 000 annotated §13 claim §13.4",
+                   claimed=f"‖∂L/∂x‖ stays O(1) whatever the input's scale (within ×{LN_GRAD_SPREAD:g})",
+                   computed="‖∂L/∂x‖ for one ∂L/∂y at input std " + ", ".join(f"{s:g}: {g:.3g}" for s, g in ln_grad.items()),
+                   ok=spread <= LN_GRAD_SPREAD,
+                   reason="LN(cx) = LN(x), so its backward divides by the input's std: the gradient is "
+                          "‖∂L/∂y‖·O(1/σ_x), O(1) only when the input already is (Post-LN's x + F(x) is not)"),
         check_expr("U[μ−√3σ, μ+√3σ] has mean μ and variance σ²", SEED.format("采样分布") + " claim 2", mu - sp.sqrt(3) * sigma, uni["a"]),
         check_number("Truncation at ±2σ keeps γ = 0.7737413… of the variance", SEED.format("采样分布") + " eq. (1)",
                      0.7737413, gamma, rtol=PRINTED_7_DIGITS_RTOL),

@@ -296,3 +296,21 @@ def norm_comparison(budget: Budget | None = None, seed: int = 0) -> NormComparis
     rounds = tuple(r / l for r, l in zip(both["RMSNorm"], both["LayerNorm"]))
     return NormComparison(shape, gap["zero"], gap["shifted"], {k: statistics.median(v) for k, v in fwd.items()},
                           {k: statistics.median(v) for k, v in both.items()}, rounds)
+
+
+LN_INPUT_SCALES = (0.1, 1.0, 10.0)      # stds of the LayerNorm inputs whose backward is compared
+
+
+def layernorm_input_gradient(width: int = 64, seed: int = 0) -> dict[float, float]:
+    """‖∂L/∂x‖ through a LayerNorm (no gain, float64) for one upstream gradient ∂L/∂y and inputs x = s·u
+    of each std s of :data:`LN_INPUT_SCALES` (u ~ N(0, I) fixed): LN(s·u) = LN(u), so the Jacobian at s·u
+    is 1/s times the one at u."""
+    gen = generator(seed)
+    u = torch.randn(width, generator=gen, dtype=torch.float64)                 # [d]
+    upstream = torch.randn(width, generator=gen, dtype=torch.float64)          # [d] ∂L/∂y
+    out = {}
+    for s in LN_INPUT_SCALES:
+        x = (s * u).requires_grad_(True)
+        torch.nn.functional.layer_norm(x, (width,)).backward(upstream)
+        out[s] = float(x.grad.norm())
+    return out

@@ -17,6 +17,7 @@ from deepnotes.core import scaling
 from deepnotes.core.derive import N, alpha, depth_exponent, lam
 from deepnotes.core.probes import loglog_slope
 from deepnotes.chapters.magnitude_decomposition import derive as sd
+from deepnotes.chapters.magnitude_decomposition import experiments as ex
 from deepnotes.chapters.magnitude_decomposition.experiments import BETA_KINDS, LABELS, predicted_relative_update, \
     xavier_orthogonality
 from deepnotes.chapters.magnitude_decomposition.tables import area_text, halfway_text
@@ -41,6 +42,9 @@ EARLY_STEP = 20             # "within a few steps": by this step
 SLOW_MARGIN = 0.05          # "learns slowly": mean fraction learned at least this much below λ = 1/α's
 ANNOTATED_K = 6            # the annotated §2.1's "K ≈ 6" matrices per layer: the source's number
 EXAMPLE_DEPTH = 1000        # the annotated section's example depth (eqs. (56), (65); §12.3): the source's number
+HOMOGENEOUS_ATOL = 0.05     # φ(λx) = λφ(x) "holds" within this relative RMS deviation …
+ORDER_RTOL = 0.5            # … and "approximately" (same order of magnitude, what the argument needs) within this
+SAME_ORDER = 0.5            # a norm "is O(‖v‖)" when at least this fraction of ‖v‖
 
 # seed 001 reposts seed 000's main text under its own headings
 SECTION_001 = {"量级分析": "2）量级分析", "前馈梯度": "3）FFN 层梯度", "自注意力": "4）Self-Attention 梯度",
@@ -92,7 +96,25 @@ def main_text_verdicts(budget=None) -> VerdictTable:
     weights = {o: _sol(o, "alpha=1" if o == "lamb" else "lambda=1/alpha")["branch_weight"] for o in scaling.OPTIMIZERS}
     rel = {k: sp.simplify(1 / s["alpha"]) for k, s in (("λ=1/α", sgd), ("α=1", a1), ("λ=1", l1))}
     rel_pow = {k: depth_exponent(v) for k, v in rel.items()}
+    relu, homog, signs = sd.relu_homogeneity(), ex.activation_homogeneity(), ex.sign_values()
+    worst = max(g for gaps in homog.values() for g in gaps.values())
     return VerdictTable([
+        check_expr("ReLU is positively homogeneous: φ(λx) = λφ(x) for λ > 0",
+                   main_source("前馈梯度", "claim 13", "claim 16") + "; seed 000 annotated §6.1 claim §6.1.1",
+                   relu["p>0"] + relu["p<0"], sp.Integer(0), "SymPy: max(0, λp) − λ·max(0, p) = 0 for p of either sign"),
+        check_graded(claim="… and its variants (GELU, Swish) at least approximately",
+                     source=main_source("前馈梯度", "claim 13", "claim 16") + "; seed 000 annotated §6.1 claim §6.1.1",
+                     claimed="φ(λx) ≈ λφ(x)",
+                     computed="relative RMS of φ(λx) − λφ(x), x ~ N(0, 1): " + "; ".join(
+                         f"{name} " + ", ".join(f"{g:.2f} (λ = {lam:g})" for lam, g in gaps.items())
+                         for name, gaps in homog.items()),
+                     holds=worst <= HOMOGENEOUS_ATOL, approx=worst <= ORDER_RTOL,
+                     reason=f"holds within {HOMOGENEOUS_ATOL:g}; approximately within {ORDER_RTOL:g}, the order of "
+                            "magnitude the argument needs (both deviate most for negative x, where they are not linear)"),
+        check_true(claim="sign(·) in Adam's large-step limit is an indicator function (as printed)",
+                   source="seed 001 §6）多种优化器 side note 7", claimed="takes the values 0 and 1",
+                   computed=f"sign(−2, 0, 3) = {sorted(signs)}", ok=signs <= {0.0, 1.0},
+                   reason="sign takes −1, 0 and 1; an indicator only 0 and 1: the gloss misnames the function"),
         _xavier_orthogonality_verdict(budget),
         check_expr("∂L/∂λ = ⟨∂L/∂W, U⟩ for W = λU", main_source("量级分析", "eq. (3), claim 11", "eq. (3), claim 14")
                    + "; seed 000 annotated eq. (28), §5.2 claim §5.2.1", sp.Integer(0),
@@ -152,7 +174,16 @@ def annotated_verdicts() -> VerdictTable:
     pre_limit = sd.pre_ln_product_limit()["limit"]                  # the product with the derived O(λ²)
     printed_limit = sd.pre_ln_printed_limit()["limit"]              # eq. (65)'s (1 + λ)^N as printed
     near_id = sd.near_identity_limit()["limit"]
+    avg = ex.attention_average()
     rows = [
+        check_graded(claim="Σ_i softmax(a)_i v_i ≈ O(‖v‖): an attention-weighted average keeps the vectors' size",
+                     source="seed 000 annotated §7.2 eq. (40)", claimed="‖Σ p_i v_i‖ ≈ ‖v‖",
+                     computed=f"{avg['tokens']} independent N(0, I) vectors: ‖Σ p_i v_i‖ ≤ {avg['bound']:.2f}·max ‖v_i‖ "
+                              f"over random softmax p; uniform p gives {avg['uniform']:.3f}·mean ‖v_i‖ "
+                              f"(1/√T = {avg['tokens'] ** -0.5:.3f})",
+                     holds=avg["uniform"] >= SAME_ORDER, approx=avg["bound"] <= 1,
+                     reason="a convex combination is never longer than its longest vector, so O(‖v‖) holds as a bound; "
+                            "but attention spread over T independent values shrinks the average to about ‖v‖/√T"),
         check_expr("λ = argmin ‖WWᵀ/κ² − I‖_F = √(tr(WWᵀ)/d)", "seed 000 annotated eqs. (26)-(27)",
                    mag["annotated_eq27"], mag["lambda"],
                    "the Frobenius minimizer is √(tr(A²)/tr A), A = WWᵀ; the two agree only when A ∝ I "

@@ -352,3 +352,33 @@ def identity_sweep(budget: Budget | None = None, n_layers: int | None = None,
     settings["post-LN"] = ("post", (1.0, 1.0))
     return {label: IdentityProbe(a, lam, block_changes(n, a, lam, budget, device=device), key)
             for label, (key, (a, lam)) in settings.items()}
+
+
+HOMOGENEITY_SCALES = (0.5, 2.0)         # λ at which φ(λx) is compared with λφ(x)
+HOMOGENEITY_SAMPLES = 200_000           # draws of x ~ N(0, 1)
+
+
+def activation_homogeneity(seed: int = 0) -> dict[str, dict[float, float]]:
+    """How far GELU and Swish are from positive homogeneity φ(λx) = λφ(x) (exact for ReLU): per
+    activation and λ, the relative RMS deviation ‖φ(λx) − λφ(x)‖ / ‖λφ(x)‖ over x ~ N(0, 1), float64."""
+    x = torch.randn(HOMOGENEITY_SAMPLES, generator=generator(seed), dtype=torch.float64)   # [S]
+    acts = {"GELU": torch.nn.functional.gelu, "Swish": torch.nn.functional.silu}
+    return {name: {lam: float((f(lam * x) - lam * f(x)).norm() / (lam * f(x)).norm()) for lam in HOMOGENEITY_SCALES}
+            for name, f in acts.items()}
+
+
+def attention_average(tokens: int = 64, width: int = 32, draws: int = 100, seed: int = 0) -> dict[str, float]:
+    """For ``tokens`` independent N(0, I) vectors v_i of ``width``: the largest ‖Σ_i p_i v_i‖ / max_i ‖v_i‖
+    over ``draws`` random softmax weights p (scores N(0, 9): from peaked to spread), and
+    ‖Σ_i v_i/T‖ / mean_i ‖v_i‖ with uniform weights (attention spread evenly)."""
+    gen = generator(seed)
+    v = torch.randn(tokens, width, generator=gen, dtype=torch.float64)                     # [T, d]
+    p = torch.softmax(3 * torch.randn(draws, tokens, generator=gen, dtype=torch.float64), dim=1)   # [K, T]
+    norms = v.norm(dim=1)                                                                   # [T]
+    return {"bound": float((p @ v).norm(dim=1).max() / norms.max()), "uniform": float(v.mean(0).norm() / norms.mean()),
+            "tokens": tokens}
+
+
+def sign_values() -> set[float]:
+    """The values sign(g) takes in Adam's large-step limit, on gradients of each sign and zero."""
+    return {float(s) for s in torch.sign(torch.tensor([-2.0, 0.0, 3.0]))}

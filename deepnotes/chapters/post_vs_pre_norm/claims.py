@@ -23,7 +23,8 @@ WARMUP_RATIO_RTOL = 0.05          # "approximately" for eq. (46)'s 1/r ≈ 1.002
 FIRST_ORDER_GAP = 0.05            # ∏(I + J_t) vs I + Σ J_t, relative: "equal" below this
 PREDICTION_FLOOR = 0.05           # the identity weight is compared where the prediction exceeds this
 IDENTITY_GAP = 0.1                # |cos(x_l, x_0) − predicted weight| allowed there
-PRE_RMS_GROWTH = 2                # Pre-LN: RMS at the top ≥ this × the RMS of x_0
+PRE_RMS_GROWTH = 2                # Pre-LN: RMS at the top ≥ this × the RMS of x_0 (Post-LN "decays": below 1/this)
+PRE_GRAD_KEPT = 0.5               # Pre-LN's gradient "does not decay severely": block 1 ≥ this × block N
 REZERO_IDENTITY_COS = 0.999999    # ReZero at init: every cos(x_l, x_0) above this
 LEARNED = warmup.TRAINED          # a run "trains" when its seeds' median passes this fraction, plateau to floor
 ADAM_FIRST_STEP_BAND = (0.5, 2)   # Adam's first step: block-1 / block-N relative update inside this
@@ -79,7 +80,12 @@ def derivation() -> vd.VerdictTable:
     v_bert = {std: derive.bert_ffn_branch_at(derive.BERT_WIDTH, exact[std]) for std in BERT_STDS}
     hi, lo = BERT_STDS
     gap = first_order_gap()
+    chain = derive.two_sublayer_jacobian()
     return vd.VerdictTable([
+        vd.check_expr("Through attention and FFN with residuals: J_l = I + ∂FFN/∂y (I + ∂Attention/∂x) (as printed)",
+                      "seed 000 annotated §1.3 eq. (7)", chain["printed"], chain["derived"],
+                      f"SymPy, the chain rule (I + F)(I + A): the printed form drops A = ∂Attention/∂x "
+                      f"(derived − printed = {chain['missing']}); and with no LayerNorm in it, 'Post-LN' is a misnomer"),
         vd.check_expr("Post-Norm at init: x_l = x_0/2^{l/2} + Σ F_k/2^{(l−k)/2} (v = 1)", "seed 002 §残差连接 eqs. (13), (14); seed 003 §LN真的能缓解梯度消失 eqs. (3), (4)",
                       2 ** (-ell / 2), post["weight_x0"].subs(v, 1)),
         vd.check_expr("With branch variance σ²: weight (1+σ²)^{−L/2}", "seed 003 annotated eqs. (31)-(33)",
@@ -171,6 +177,22 @@ def identity_path(probes: dict[str, ex.StreamProbe], budget: Budget) -> vd.Verdi
                       claimed="grows like √(1 + l v)",
                       computed=f"RMS {pre_p.rms[0]:.2f} → {pre_p.rms[depth // 2]:.2f} (middle) → {pre_p.rms[-1]:.2f}",
                       ok=pre_p.rms[-1] > PRE_RMS_GROWTH * pre_p.rms[0], reason="Post-LN's stays at 1 after every block"),
+        vd.check_true(claim="Pre-LN's variance grows linearly in depth, instead of Post-LN's exponential decay (as printed)",
+                      source="seed 003 annotated §4.2 claim §4.2.1", claimed="Pre-LN grows; Post-LN decays",
+                      computed=f"RMS of x_l, first → last block: pre {pre_p.rms[0]:.2f} → {pre_p.rms[-1]:.2f}; "
+                               f"post {post_p.rms[0]:.2f} → {post_p.rms[-1]:.2f}",
+                      ok=pre_p.rms[-1] > PRE_RMS_GROWTH * pre_p.rms[0] and post_p.rms[-1] < post_p.rms[0] / PRE_RMS_GROWTH,
+                      reason="Pre-LN's half holds (eq. (38)); Post-LN's stream leaves every block through a LayerNorm, "
+                             "so its second moment is 1 at every depth: nothing decays"),
+        vd.check_true(claim="The direct residual path keeps Pre-LN's gradients from decaying severely toward the input",
+                      source="seed 003 annotated §4.2 claim §4.2.2",
+                      claimed=f"pre ‖g_1‖/‖g_N‖ ≥ {PRE_GRAD_KEPT:g}, above Post-LN's",
+                      computed=f"‖g_1‖/‖g_N‖: pre {pre_p.grad_norms[0] / pre_p.grad_norms[-1]:.3g}, "
+                               f"post {post_p.grad_norms[0] / post_p.grad_norms[-1]:.3g}",
+                      ok=(pre_p.grad_norms[0] / pre_p.grad_norms[-1] >= PRE_GRAD_KEPT
+                          and pre_p.grad_norms[0] / pre_p.grad_norms[-1] > post_p.grad_norms[0] / post_p.grad_norms[-1]),
+                      reason=f"first block vs last at init; 'severely' read as more than a factor {1 / PRE_GRAD_KEPT:g}, "
+                             "with Post-LN beside it as the contrast"),
         vd.check_true(claim="ReZero starts as the identity", source="seed 002 §残差连接 eq. (17)", claimed="x_l = x_0",
                       computed=f"min cos(x_l, x_0) = {min(rz.cos_x0):.6f}", ok=min(rz.cos_x0) > REZERO_IDENTITY_COS,
                       reason="gates are 0 at init"),

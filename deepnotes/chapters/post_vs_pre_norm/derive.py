@@ -125,3 +125,15 @@ def liu_shapes(depths, branch_ratio: float = 1.0) -> dict[str, list[float]]:
     liu = liu_output_change()
     return {style: [float(liu[style].subs({n: 2 * depth, v: branch_ratio})) for depth in depths]
             for style in ("post", "pre")}
+
+
+def two_sublayer_jacobian(n: int = 3) -> dict:
+    """The chain rule through two residual sublayers without LayerNorm, y = x + Attn(x), z = y + FFN(y):
+    ∂z/∂x = (I + ∂FFN/∂y)(I + ∂Attn/∂x), expanded with ``n`` × ``n`` non-commuting Jacobians A = ∂Attn/∂x,
+    F = ∂FFN/∂y; and the annotated eq. (7) of seed 000 as printed, I + F(I + A)."""
+    A, F = sp.MatrixSymbol("A", n, n), sp.MatrixSymbol("F", n, n)
+    eye = sp.Identity(n)
+    derived = sp.expand((eye + F) * (eye + A))
+    printed = sp.expand(eye + F * (eye + A))
+    return {"derived": derived, "printed": printed, "missing": sp.simplify(derived - printed),
+            "symbols": {"A": A, "F": F}}

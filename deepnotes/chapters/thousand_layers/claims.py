@@ -38,6 +38,8 @@ WARMUP_SOURCE = "seed 000 §增量爆炸 claim 8; seed 001 §1）增量爆炸 cl
 POST_ENDS_BETTER = "seed 000 §前馈梯度 claim 12; seed 001 §3）FFN 层梯度 claim 15"   # Pre trains easier, Post ends better
 PRE_VS_POST = POST_ENDS_BETTER + "; seed 002 §残差连接 claim 19"                   # … and Pre is easier to optimize
 
+GPT3_175B = (96, 12288, 50257)     # GPT-3 175B's layers, d_model, vocabulary (Brown et al. 2020, Table 2.1)
+
 
 def predictions(depth: int) -> vd.VerdictTable:
     """The derived constants against DeepNet's published formulas (the plain functions of
@@ -48,7 +50,16 @@ def predictions(depth: int) -> vd.VerdictTable:
     paper_enc = scaling.deepnorm_coefficients(depth)
     paper_dec = scaling.deepnorm_decoder_coefficients_encdec(depth)
     wl = derive.warmup_length()
+    layers, width, vocab = GPT3_175B
+    gpt3 = 12 * layers * width ** 2 + vocab * width       # 4d² attention + 8d² FFN per block, and the embedding
     return vd.VerdictTable([
+        vd.check_true(claim="GPT-3 has over a hundred billion parameters yet only 96 layers",
+                      source="seed 000 claim 1; seed 001 §前言 claim 1; Brown et al. 2020 (GPT-3), Table 2.1",
+                      claimed="> 1e11 parameters at 96 layers",
+                      computed=f"12·L·d² + V·d at L = {layers}, d = {width}, V = {vocab}: {gpt3:.3g}",
+                      ok=gpt3 > 1e11,
+                      reason="the parameter count recomputed from GPT-3 175B's published depth and width (its Table 2.1; "
+                             "biases and LayerNorms add < 0.1 %)"),
         vd.check_number(f"Encoder / decoder-only at N = {depth}: α = (2N)^(1/4)", f"{DEEPNET} Fig. 2; seed 000 §初步结论 eq. (14); seed 001 §5）初步结论 eq. (14)",
                         paper_enc[0], enc[0], rtol=ARITHMETIC_RTOL),
         vd.check_number("… and β = (8N)^(-1/4)", f"{DEEPNET} Fig. 2", paper_enc[1], enc[1], rtol=ARITHMETIC_RTOL),

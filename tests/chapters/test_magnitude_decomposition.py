@@ -148,13 +148,19 @@ def test_choices_trained_as_one_ensemble_match_each_choice_trained_alone():
 
 def test_derivation_verdicts_have_the_expected_statuses():
     main = {v.claim: v.status for v in mv.main_text_verdicts()}
-    assert set(main.values()) == {HOLDS, APPROX, UNCHECKABLE}
+    assert set(main.values()) == {HOLDS, APPROX, WRONG, UNCHECKABLE}
     assert [c for c, s in main.items() if s == APPROX] == [
+        "… and its variants (GELU, Swish) at least approximately",                 # issue 30: computed now
         "Xavier's result is close to an orthogonal matrix (so U is near-orthogonal)"]
+    assert [c for c, s in main.items() if s == WRONG] == [
+        "sign(·) in Adam's large-step limit is an indicator function (as printed)"]
+    assert main["ReLU is positively homogeneous: φ(λx) = λφ(x) for λ > 0"] == HOLDS
     x = mg.xavier_orthogonality(d=32)
     assert x.mean_abs_cos < 0.2 and x.mu_min < 0.1 and x.mu_max > 1.5
     status = {v.source + v.claim: v.status for v in mv.annotated_verdicts()}
     assert status["seed 000 annotated eqs. (26)-(27)λ = argmin ‖WWᵀ/κ² − I‖_F = √(tr(WWᵀ)/d)"] == WRONG
+    avg = next(v for v in mv.annotated_verdicts() if "eq. (40)" in v.source)   # a bound, not the size: 1/√T
+    assert avg.status == APPROX and mg.attention_average()["uniform"] < mv.SAME_ORDER
     # eq. (63)'s O(λ) contains the true O(λ²): loose, not wrong; eq. (65)'s (1 + λ)^N has no bound in N
     assert status["seed 000 annotated eq. (63)Pre-LN: ∂x_{l+1}/∂x_l = I + O(λ) per layer"] == APPROX
     assert status["seed 000 annotated eqs. (64), (65), §11.1 claim §11.1.1Pre-LN: ‖∂L/∂x_1‖ ≈ ‖∂L/∂x_N‖(1 + O(λ))^N ≈ 1 when λ is small"] == WRONG

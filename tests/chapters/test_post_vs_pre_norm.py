@@ -189,8 +189,10 @@ def test_training_runs_follow_the_plan_at_the_budget_rates(budget, runs):
 def test_derivation_verdicts():
     table = claims.derivation()
     status = {v.claim: v.status for v in table}
-    assert len(table) == 14
+    assert len(table) == 15
     assert status["Pre-Norm: Var[x_L] = Var[x_0] + Lσ²"] == vd.HOLDS
+    chain = table[0]                                  # issue 30: seed 000 annotated eq. (7) drops ∂Attention/∂x
+    assert chain.status == vd.WRONG and "eq. (7)" in chain.source and "= A)" in chain.reason
     assert status["Post-LN forward: S_{l+1} = (S_l + σ²)/(1 + σ²) keeps S = 1"] == vd.HOLDS
     assert status["…and at s = 0.0176"] == vd.WRONG                  # s² is not the branch's E[F²]
     first_order = next(v for v in table if v.claim.startswith("∂L/∂x_0"))
@@ -207,6 +209,8 @@ def test_identity_path_verdicts(budget, probes):
     post_row = table[3]
     falls = probes["post"].grad_norms[0] < probes["post"].grad_norms[-1]
     assert (post_row.status == vd.HOLDS) == falls
+    decay = next(v for v in table if "§4.2.1" in v.source)        # Post-LN's stream does not decay: LN pins it
+    assert decay.status == vd.WRONG
 
 
 def test_training_and_update_verdicts(budget, runs):

@@ -155,7 +155,7 @@ def test_verdicts_are_computed_and_cover_the_claims(budget, runs):
     prof = ex.init_profiles(budget)
     tables = [claims.predictions(1000), claims.at_initialization(prof, derive.predicted_profiles(budget.thousand_layers.depth)),
               claims.training(runs, budget)]
-    assert [len(t) for t in tables] == [5, 3, 11]
+    assert [len(t) for t in tables] == [6, 3, 11]
     assert all(v.status == vd.HOLDS for v in tables[0])
     md = claims.summary_markdown(runs, budget.thousand_layers.depth, budget.thousand_layers.loss_window)
     assert md.count("\n") == sum(runs.has(lab, budget.thousand_layers.depth) for lab in ex.HEADLINE) + 1

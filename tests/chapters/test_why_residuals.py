@@ -1,5 +1,6 @@
 """The chapter "Why residuals?": derivations, probes, training runs, figures and verdicts."""
 import ast
+import dataclasses
 import json
 import math
 import statistics
@@ -363,3 +364,20 @@ def test_spectrum_verdicts_follow_the_measurement():
     assert [x.status for x in v] == [vd.WRONG, vd.WRONG, vd.APPROX]     # ordering kept, not the factor
     spectra, b = _spectra(narrow, narrow, wide)
     assert wc.spectrum_verdicts(spectra, b)[2].status == vd.WRONG
+
+
+def test_rezero_is_judged_on_the_papers_histograms_in_its_setting():
+    """Issue 30: the paper shows histograms of log λ_io (vanilla Transformer at 4, 12, 64 layers, ReZero
+    during training); the verdicts read their width and centre, and the status follows them."""
+    paper = wspec.paper_spectra(SMOKE)
+    rb = SMOKE.why_residuals
+    assert set(paper.vanilla) == set(rb.paper_jacobian_depths) and set(paper.rezero) == set(rb.paper_rezero_steps)
+    assert all(abs(v - 1) < 1e-9 for v in paper.rezero[0])                    # every gate 0: J = I
+    assert wspec.log10_quartiles([1.0, 10.0, 100.0, 0.0]) == (0.0, 1.0, 2.0)  # exact zeros left out
+    table = wc.paper_spectrum_verdicts(paper)
+    assert [v.status for v in table] == [vd.HOLDS, vd.HOLDS]
+    narrowing = dataclasses.replace(paper, vanilla={4: (1.0, 10.0), 12: (1.0, 2.0), 64: (1.0, 1.5)},
+                                    rezero={0: (1.0, 1.0), 50: (1.0, 100.0)}, rezero_depth=64)
+    assert [v.status for v in wc.paper_spectrum_verdicts(narrowing)] == [vd.WRONG, vd.WRONG]
+    fig = wf.paper_spectrum_figure(paper)
+    assert len(fig.axes) == 2

@@ -362,6 +362,23 @@ def table_setting_probes(budget: Budget | None = None) -> dict[float, TableProbe
     return {s: table_setting_probe(s, b.table_depth, b.table_width, budget) for s in TABLE_STDS}
 
 
+def table_gradient_ratios(budget: Budget | None = None) -> dict[str, dict[float, list[float]]]:
+    """The §9.2 ratio ‖g_1‖/‖g_L‖ (first block over last) at each of TABLE_STDS over ``table_seeds``
+    seeds (seed s: initialization s and probe batch s), in the tables' own setting ("own") and in BERT's
+    ("cut"): setting → std → one ratio per seed. One batch is one draw; the verdicts read the median."""
+    budget = resolve_budget(budget)
+    b = budget.bert_init
+    probes = {"own": lambda s, seed: table_setting_probe(s, b.table_depth, b.table_width, budget, seed),
+              "cut": lambda s, seed: init_probe(s, b.table_depth, b.table_width, budget, seed)}
+    out = {}
+    for name, probe in probes.items():
+        out[name] = {}
+        for s in TABLE_STDS:
+            norms = [probe(s, seed).grad_norms for seed in range(b.table_seeds)]
+            out[name][s] = [g[0] / g[-1] for g in norms]
+    return out
+
+
 def training_runs(budget: Budget | None = None) -> dict[float, MLMRun]:
     """Experiment 2: an MLM run (with the extra Dense+LN head) per std of the annotated §9.3 table."""
     budget = resolve_budget(budget)

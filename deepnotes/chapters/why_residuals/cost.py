@@ -12,6 +12,8 @@ matmuls (x + ε·relu(x W1ᵀ) W2ᵀ), so a stack of N blocks counts as an MLP o
                        loop, deepnotes.core.train.train: no ensemble)
     transformer_sweep  transformer_run: one one-member ensemble (train_model) per transformer depth and kind,
                        Adam at transformer_lr (nothing when the budget has no transformer_depths)
+    paper_spectra      the same on the language model's causal blocks at paper_jacobian_depths (Post-LN) and for
+                       ReZero after each of paper_rezero_steps, with a one-member Adam run per nonzero step count
     jacobian_spectra   io_jacobian: one forward + backward of jacobian_tokens · d_model copies of an encoder
                        input per style and jacobian depth and seed, and ReZero with g = 0 at the deepest (float64)
     slider "growth"    the precomputed grid (slider_depths × slider_widths × slider_exponents): a jacobian_growth
@@ -98,6 +100,21 @@ def _jacobian_spectra(budget: Budget) -> list[StackPasses]:
                         passes=rb.jacobian_seeds) for style, n in settings]
 
 
+def _paper_spectra(budget: Budget) -> list[StackPasses | TrainRuns]:
+    """:func:`~deepnotes.chapters.why_residuals.spectrum.paper_spectra`: io_jacobian of the causal blocks,
+    Post-LN per paper depth and seed, ReZero per step count; and a one-member run per nonzero step count."""
+    rb = budget.why_residuals
+    copies, deep = rb.jacobian_tokens * budget.d_model, max(rb.paper_jacobian_depths)
+    out: list[StackPasses | TrainRuns] = [
+        StackPasses(budget.model_config(n, norm="post"), 1, copies, rb.jacobian_tokens, passes=rb.jacobian_seeds)
+        for n in rb.paper_jacobian_depths]
+    out += [StackPasses(budget.model_config(deep, norm="rezero"), 1, copies, rb.jacobian_tokens,
+                        passes=len(rb.paper_rezero_steps))]
+    out += [TrainRuns(budget.model_config(deep, norm="rezero"), 1, budget.train_config("adam", rb.transformer_lr, k))
+            for k in rb.paper_rezero_steps if k]
+    return out
+
+
 def _slider_grid(budget: Budget) -> list[MLPPasses | ProbeCalls]:
     """:func:`~deepnotes.chapters.why_residuals.figures.slider_figure` over the grid: per setting a
     jacobian_growth probe (probe_batch) and a residual mlp_run; per (depth, width) one plain mlp_run."""
@@ -118,5 +135,6 @@ def plan(budget: Budget) -> list[Work]:
         *_train_sweep(budget),             # train_sweep
         *_transformer_sweep(budget),       # transformer_sweep
         *_jacobian_spectra(budget),        # jacobian_spectra
+        *_paper_spectra(budget),           # paper_spectra
         *_slider_grid(budget),             # slider "growth" (figures.slider_figure)
     ]

@@ -259,3 +259,25 @@ def slider_figure(depth: int, width: int, exponent: float, budget: Budget | None
     loss_panel(ax_l, runs, title=f"Adam lr {rb.lrs['adam']:g}, {rb.slider_steps} steps")
     fig.tight_layout()
     return fig
+
+
+def paper_spectrum_figure(paper) -> object:
+    """ReZero's figure at toy scale: histograms of log10 λ_io, the vanilla (Post-LN) Transformer per depth
+    at init (left) and ReZero per training step (right); exact zeros are left out (counted in the label)."""
+    from deepnotes.show import plots
+    import numpy as np
+    fig, (ax_v, ax_r) = plots.new_figure(2, width=4.2, height=3.0)
+    panels = ((ax_v, paper.vanilla, "N = {}", "vanilla (Post-LN) at init"),
+              (ax_r, paper.rezero, "step {}", f"ReZero, N = {paper.rezero_depth}, training"))
+    for ax, series, name, title in panels:
+        for i, (key, values) in enumerate(sorted(series.items())):
+            logs = np.log10([v for v in values if v >= 1e-8])
+            zeros = len(values) - len(logs)
+            ax.hist(logs, bins=SPECTRUM_BINS, histtype="step", lw=1.5, color=f"C{i}",
+                    label=name.format(key) + (f" ({zeros} zeros)" if zeros else ""))
+        ax.set_xlabel(r"log$_{10}$ λ$_{io}$")
+        ax.set_ylabel("count")
+        ax.set_title(title, fontsize=9)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig

@@ -13,6 +13,7 @@ exactly; like the authors' notebook we also set g = 0.1 to see a non-trivial spe
 """
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass
 
@@ -97,3 +98,58 @@ def jacobian_spectra(budget: Budget, device=None) -> dict[tuple[str, int], Spect
     deepest = max(sub.jacobian_depths)
     out[("rezero g=0", deepest)] = spectrum(budget, "rezero", deepest, 0.0, device)
     return out
+
+
+# ---- the paper's own setting: its figure's depths, and ReZero during training -------------------------
+
+def log10_quartiles(values) -> tuple[float, float, float]:
+    """(first quartile, median, third quartile) of log10 λ over the non-zero λ_io: where a histogram of
+    log λ_io (the paper's plot) sits and how wide it is."""
+    logs = sorted(math.log10(s) for s in values if s >= NULL_SINGULAR)
+    at = lambda p: logs[min(len(logs) - 1, round(p * (len(logs) - 1)))]          # noqa: E731
+    return at(0.25), at(0.5), at(0.75)
+
+
+def model_spectrum(model: torch.nn.Module, budget: Budget, seed: int = 0) -> tuple[float, ...]:
+    """λ_io of a language model's block stack (the book's causal blocks, as trained), in float64, at one
+    x_0 ~ N(0, I) of ``jacobian_tokens`` tokens."""
+    blocks = copy.deepcopy(torch.nn.Sequential(*model.blocks)).double()
+    gen = torch.Generator().manual_seed(seed)
+    x0 = torch.randn(budget.why_residuals.jacobian_tokens, budget.d_model, generator=gen, dtype=torch.float64)
+    x0 = x0.to(next(blocks.parameters()).device)                                         # [T, d]
+    return tuple(torch.linalg.svdvals(io_jacobian(blocks, x0)).cpu().tolist())
+
+
+@dataclass(frozen=True)
+class PaperSpectra:
+    """ReZero's figure at toy scale: the vanilla (Post-LN) Transformer's λ_io at init per depth, and
+    ReZero's at ``rezero_depth`` after each number of training steps (its gates start at 0)."""
+    vanilla: dict[int, tuple[float, ...]]          # depth → λ_io, pooled over seeds
+    rezero: dict[int, tuple[float, ...]]           # training steps → λ_io
+    rezero_depth: int
+    lr: float
+
+
+def paper_spectra(budget: Budget, device=None) -> PaperSpectra:
+    """The book's causal language model in the paper's two panels: Post-LN at each of
+    ``paper_jacobian_depths`` at initialization (``jacobian_seeds`` seeds pooled), and ReZero at the deepest
+    of them after each of ``paper_rezero_steps`` Adam steps on the Markov language (0 = at init, every gate
+    0: J = I); a run of k steps is the first k steps of the longest (same seed, same data, no schedule)."""
+    from deepnotes.core.data import MarkovLanguage
+    from deepnotes.core.ensemble import train_model
+    from deepnotes.core.models import build_model
+    sub = budget.why_residuals
+    device = device or default_device()
+    vanilla = {n: tuple(v for seed in range(sub.jacobian_seeds)
+                        for v in model_spectrum(build_model(budget.model_config(n, norm="post"), seed=seed, device=device),
+                                                budget, seed))
+               for n in sub.paper_jacobian_depths}
+    deep = max(sub.paper_jacobian_depths)
+    rezero = {}
+    for steps in sub.paper_rezero_steps:
+        model = build_model(budget.model_config(deep, norm="rezero"), seed=0, device=device)
+        if steps:
+            train_model(model, MarkovLanguage(budget.vocab_size, seed=0),
+                        budget.train_config("adam", sub.transformer_lr, steps))
+        rezero[steps] = model_spectrum(model, budget)
+    return PaperSpectra(vanilla, rezero, deep, sub.transformer_lr)

@@ -9,6 +9,7 @@ A run *trains* when the median over its seeds of the fraction learned,
 from __future__ import annotations
 
 import functools
+import statistics
 
 from deepnotes.core import ensemble_trackers as et
 from deepnotes.core.budget import Budget, device as default_device, resolve_budget
@@ -108,3 +109,44 @@ def verdicts(runs_at: dict[str, list[History]], budget: Budget, depth: int) -> v
                          measured={run: learned[run] for run in expected}, threshold=TRAINED, reason=reason,
                          setting=setting(budget, depth))
         for claim, source, expected in rows])
+
+
+CONSTANT_FACTOR = 2.0   # "≈ constant": max/min of a quantity along the warmup within this factor
+
+
+def gradient_norm(h: History) -> list[float]:
+    """‖∂L/∂θ‖ over the blocks, √(Σ_l ‖∂L/∂θ_l‖²), at each of ``h.grad_steps``."""
+    return [sum(g * g for g in per_block) ** 0.5 for per_block in h.grad_norms]
+
+
+def gradient_verdicts(runs_at: dict[str, list[History]], budget: Budget, depth: int) -> vd.VerdictTable:
+    """What the annotated §10.2 says of gradients along a run, on these runs' recorded block gradients
+    (the seeds' median at each tracked step): larger early than late (claim §10.2.2), and warmup keeping
+    η(t)·‖∇L‖ about constant (eq. (61)) on the run with warmup, over the tracked steps inside its warmup."""
+    def median_curve(hs):
+        return [statistics.median(vals) for vals in zip(*(gradient_norm(h) for h in hs))]
+    early_late = {}
+    for label, hs in runs_at.items():
+        curve = median_curve(hs)
+        late = curve[len(curve) // 2:]
+        early_late[label] = curve[0] / statistics.median(late)
+    warm, w = runs_at[warmed(budget)], budget.warmup.warmup
+    steps, curve = warm[0].grad_steps, median_curve(warm)
+    product = [warm[0].lrs[t] * g for t, g in zip(steps, curve) if 0 < t < w]   # η(t)·‖∇L‖ inside the warmup
+    spread = max(product) / min(product) if product else float("nan")
+    rows = [vd.check_true(
+        claim=f"Gradients are larger early in training than later (N = {depth})",
+        source="seed 000 annotated §10.2 claim §10.2.2", claimed="‖∇L‖ at step 0 > its median over the run's second half",
+        computed="step-0 ÷ late ‖∇L‖ (median over seeds): " + "; ".join(f"{k} {r:.2f}" for k, r in early_late.items()),
+        ok=all(r > 1 for r in early_late.values()),
+        reason=f"block gradients recorded every {steps[1] - steps[0] if len(steps) > 1 else 0} steps; every run here")]
+    if product:
+        rows.append(vd.check_true(
+            claim=f"Warmup amounts to η(t)·‖∇L‖ ≈ constant (N = {depth})", source="seed 000 annotated §10.2 eq. (61)",
+            claimed=f"max/min of η(t)·‖∇L‖ over the warmup ≤ {CONSTANT_FACTOR:g}",
+            computed=f"{warmed(budget)}: η(t)·‖∇L‖ from {product[0]:.3g} to {product[-1]:.3g} over {len(product)} "
+                     f"tracked steps inside the warmup (max/min {spread:.2f})",
+            ok=spread <= CONSTANT_FACTOR,
+            reason="the linear warmup raises η(t) in proportion to t; the product stays constant only if the gradient "
+                   "falls as 1/t"))
+    return vd.VerdictTable(rows)

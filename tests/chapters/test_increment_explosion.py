@@ -206,6 +206,10 @@ def test_early_update_and_training_figures_and_tables(budget):
     assert all(any(lab.startswith(name) for lab in labels) for name in runs[n])    # "pre (3 seeds)"
     assert all(len(hs) == budget.warmup.seeds for r in runs.values() for hs in r.values())
     assert len(claims.training_table(runs, budget)) == 4 * len(runs)
+    grads = claims.gradient_table(runs, budget)                  # the annotated §10.2 on the same runs' gradients
+    assert [v.source.split(" §10.2 ")[1] for v in grads[:2]] == ["claim §10.2.2", "eq. (61)"]
+    h = runs[n][warmup.warmed(budget)][0]
+    assert warmup.gradient_norm(h)[0] == pytest.approx(sum(g * g for g in h.grad_norms[0]) ** 0.5)
 
 
 # verdicts on synthetic measurements: the thresholds decide

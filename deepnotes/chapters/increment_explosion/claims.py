@@ -190,6 +190,12 @@ def training_table(runs: dict[int, dict[str, list]], budget: Budget) -> vd.Verdi
     return vd.VerdictTable([v for n, r in runs.items() for v in warmup.verdicts(r, budget, n)])
 
 
+def gradient_table(runs: dict[int, dict[str, list]], budget: Budget) -> vd.VerdictTable:
+    """The annotated §10.2's claims on gradients along a run (:func:`deepnotes.shared.warmup.gradient_verdicts`)
+    at each depth of :func:`.experiments.training_comparisons`."""
+    return vd.VerdictTable([v for n, r in runs.items() for v in warmup.gradient_verdicts(r, budget, n)])
+
+
 def paper_size_verdicts(updates: dict[tuple[str, int], History], budget: Budget) -> vd.VerdictTable:
     """:func:`early_update_verdicts` for the runs at DeepNet Fig. 5's own model size."""
     d_model, d_ff, heads = budget.increment_explosion.paper_shape

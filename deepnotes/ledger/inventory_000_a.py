@@ -104,8 +104,7 @@ ITEMS = (
     Item("claim 28", "main", "事后分析", "numeric",
          "DeepNet's 200-layer deep-narrow model (3.2B parameters) beats the 48-layer 12B SOTA", MAG),
     Item("figure 1", "main", "事后分析", "figure",
-         "DeepNet's figure: the deep-narrow model beats the shallow-wide one", MAG,
-         not_checked="the paper's multilingual-translation result (BLEU at 3.2B–12B parameters); " + SCALE_ONLY),
+         "DeepNet's figure: the deep-narrow model beats the shallow-wide one", MAG),
 
     # ==== annotated §1–§6 ==========================================================================
     Item("eq. (1)", "annotated", "1.1", "equation", "∂L/∂θ_l = ∂L/∂x_N · Π_{i>l} ∂x_i/∂x_{i−1} · ∂x_l/∂θ_l (chain rule)", INC,

@@ -262,10 +262,7 @@ ITEMS = (
     # 3. BERT初始化0.02的数学分析
     Item("claim §3.1.1", "annotated", "3.1", "numeric",
          "BERT's truncated normal is truncated at [−2σ, 2σ]",
-         "bert_init",
-         not_checked=("that BERT's initializer is TensorFlow's truncated normal is a fact about Google's code, which the "
-                      "book does not download; the initialization chapter checks that tf.random.truncated_normal cuts at μ "
-                      "± 2σ (on seed 002 claim 4)")),
+         "bert_init"),
     Item("eq. (19)", "annotated", "3.1", "equation",
          "Var of N(0,1) truncated to [−a, a] = [φ(a) − φ(−a) − 2a(Φ(a)−Φ(−a))]/(Φ(a)−Φ(−a)) (as printed)",
          "bert_init"),

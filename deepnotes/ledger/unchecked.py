@@ -14,8 +14,7 @@ CATEGORIES = {
 # (seed, part, ref) → category
 WHY_NOT = {
     ("000", "main", "claim 2"): "production scale",
-        ("000", "main", "figure 1"): "production scale",
-        ("000", "annotated", "claim §4.2.1"): "not measured",
+                ("000", "annotated", "claim §4.2.1"): "not measured",
     ("000", "annotated", "claim §7.2.2"): "not a claim",
     ("000", "annotated", "claim §7.2.3"): "not measured",
     ("000", "annotated", "claim §10.1.1"): "not measured",
@@ -35,8 +34,7 @@ WHY_NOT = {
     ("003", "main", "claim 28"): "published fact",
     ("003", "main", "claim 38"): "published fact",
     ("003", "main", "claim 43"): "published fact",
-    ("003", "annotated", "claim §3.1.1"): "published fact",
-    ("003", "annotated", "claim §5.2.1"): "not measured",
+        ("003", "annotated", "claim §5.2.1"): "not measured",
     ("003", "annotated", "claim §5.3.2"): "not measured",
     ("003", "annotated", "claim §5.3.3"): "not measured",
     ("003", "annotated", "claim §5.3.4"): "published fact",

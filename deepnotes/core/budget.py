@@ -303,7 +303,7 @@ BUDGETS: dict[str, Budget] = {
             stds=(0.005, 0.01, 0.02, 0.0361, 0.05, 0.1), probe_width=128, table_width=768,
             probe_depths=(3, 6, 12, 24), probe_tokens=(4, 64), train_stds=(0.01, 0.02, 0.0361, 0.05),
             gain_stds=(0.01, 0.02), train_width=64, train_depth=6, train_steps=500, train_warmup=50,
-            train_batch=(32, 32), vocab=16),
+            train_batch=(32, 32), vocab=16, table_seeds=3),
         increment_explosion=IncrementBudget(
             probe_depths=(2, 4, 8, 16, 32, 64, 128, 256), probe_repeats=2, update_depths=(6, 12, 24, 50, 100),
             update_steps=20, train_depths=(12, 24),

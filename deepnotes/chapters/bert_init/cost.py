@@ -5,8 +5,8 @@ at a budget, for :mod:`deepnotes.core.cost`. One line per experiment:
     init_figure            the drawn probe (BERT_STD at probe_depth): one of the sweep's where the budget sweeps it
     table_probes           an init_probe per TABLE_STDS at table_depth × table_width (the sweep's where they coincide)
     table_setting_probes   per TABLE_STDS: the blocks alone, one forward + backward (no cache)
-    table_gradient_ratios  per TABLE_STDS and each of table_seeds seeds: a table_setting_probe and an init_probe
-                           (neither cached)
+    table_gradient_ratios  per TABLE_STDS and each of table_seeds seeds: a table_setting_probe, and an init_probe
+                           for every seed but 0 (seed 0's is table_probes', cached)
     chapter_runs           training_runs, gain_runs, the gain figures and the gains slider all read these: the MLM
                            runs of run_settings at train_width × train_depth on train_batch, Adam with warmup,
                            train_many's ensembles (one per head: with / without the extra Dense+LN)
@@ -80,7 +80,8 @@ def plan(budget: Budget) -> list[Work]:
     return [
         *(p for setting in probes for p in _init_probe(budget, *setting)),             # the init_probes above
         *(_table_setting_probe(budget, s) for s in TABLE_STDS),                        # table_setting_probes
-        *(p for s in TABLE_STDS for _ in range(b.table_seeds)                          # table_gradient_ratios
-          for p in [_table_setting_probe(budget, s), *_init_probe(budget, s, b.table_depth, b.table_width)]),
+        *(p for s in TABLE_STDS for seed in range(b.table_seeds)                       # table_gradient_ratios
+          for p in [_table_setting_probe(budget, s), *(_init_probe(budget, s, b.table_depth, b.table_width)
+                                                       if seed else ())]),              # seed 0: table_probes
         *_chapter_runs(budget),                 # training_runs, gain_runs, gain figures, slider "gains"
     ]

@@ -369,7 +369,8 @@ def table_gradient_ratios(budget: Budget | None = None) -> dict[str, dict[float,
     budget = resolve_budget(budget)
     b = budget.bert_init
     probes = {"own": lambda s, seed: table_setting_probe(s, b.table_depth, b.table_width, budget, seed),
-              "cut": lambda s, seed: init_probe(s, b.table_depth, b.table_width, budget, seed)}
+              "cut": lambda s, seed: (cached_probe(s, b.table_depth, b.table_width, budget) if seed == 0   # table_probes'
+                                      else init_probe(s, b.table_depth, b.table_width, budget, seed))}
     out = {}
     for name, probe in probes.items():
         out[name] = {}

@@ -1,5 +1,7 @@
 """Chapter "Increment explosion": derivations, experiments, figures, verdicts and slider controls."""
 
+import dataclasses
+
 import matplotlib
 import pytest
 import sympy as sp
@@ -287,3 +289,19 @@ def test_predicted_slopes_equal_sympy_exponents(optimizer):
     assert inc.predicted_slope("deepnorm", optimizer) == float(sym.loss_change_exponent(optimizer, paper))
     assert inc.predicted_slope("deepnorm/adam", optimizer) == float(sym.loss_change_exponent(optimizer, su_adam))
     assert inc.predicted_slope("post", optimizer) == 1.0
+
+
+def test_gradient_verdicts_follow_the_recorded_gradients(budget):
+    """The annotated §10.2 on made-up runs: gradients that fall hold 'larger early'; a gradient that
+    falls as 1/t through a linear warmup keeps η(t)·‖∇L‖ constant, a level one does not."""
+    budget = dataclasses.replace(budget, warmup=dataclasses.replace(budget.warmup, steps=30, warmup=10))
+    w, steps = budget.warmup.warmup, budget.warmup.steps
+    lrs = [min(1.0, (t + 1) / w) for t in range(steps)]                  # a linear warmup to 1: η rises ×5 inside
+
+    def hist(grad):
+        return History(losses=[1.0] * steps, floor=0.5, unigram=2.0, lrs=lrs, grad_steps=list(range(steps)),
+                       grad_norms=[[grad(t)] for t in range(steps)])
+    falling = {label: [hist(lambda t: 1 / (t + 1))] * 3 for label in warmup.plan(budget)}
+    assert [v.status for v in warmup.gradient_verdicts(falling, budget, 4)] == [vd.HOLDS, vd.HOLDS]
+    level = {label: [hist(lambda t: 1.0)] * 3 for label in warmup.plan(budget)}
+    assert [v.status for v in warmup.gradient_verdicts(level, budget, 4)] == [vd.WRONG, vd.WRONG]

@@ -113,7 +113,8 @@ def test_the_plan_trains_every_variant_at_every_depth_once(budget, runs):
     assert set(curves) == set(ex.FRONTIER) and len(curves["post"]) == len(sub.frontier_depths) + 1
     assert ex.deepest_learning({10: 0.9, 30: 0.6, 100: 0.1}, 0.5) == 30
     assert ex.deepest_learning({10: 0.1}, 0.5) is None
-    assert ex.spread([0.5, 0.73, 0.61]) == "0.61 (0.50–0.73)" and ex.spread([-math.inf]) == "diverged"
+    assert vd.seeds_text([0.5, 0.73, 0.61]) == "0.61 (0.50, 0.73, 0.61)"
+    assert vd.seeds_text([-math.inf] * 3) == "diverged (div., div., div.)"
 
 
 def test_every_budget_trains_the_frontier_and_the_map_as_the_issue_asks():

@@ -373,7 +373,8 @@ def test_rezero_is_judged_on_the_papers_histograms_in_its_setting():
     rb = SMOKE.why_residuals
     assert set(paper.vanilla) == set(rb.paper_jacobian_depths) and set(paper.rezero) == set(rb.paper_rezero_steps)
     assert all(abs(v - 1) < 1e-9 for v in paper.rezero[0])                    # every gate 0: J = I
-    assert wspec.log10_quartiles([1.0, 10.0, 100.0, 0.0]) == (0.0, 1.0, 2.0)  # exact zeros left out
+    assert wspec.log10_quartiles([1.0, 10.0, 100.0, 0.0]) == (0.5, 1.0, 1.5)  # exact zeros left out …
+    assert wspec.zeros([1.0, 10.0, 100.0, 0.0]) == 1                                 # … and counted
     table = wc.paper_spectrum_verdicts(paper)
     assert [v.status for v in table] == [vd.HOLDS, vd.HOLDS]
     narrowing = dataclasses.replace(paper, vanilla={4: (1.0, 10.0), 12: (1.0, 2.0), 64: (1.0, 1.5)},

@@ -14,8 +14,7 @@ import sympy as sp
 from deepnotes.core.derive import d, gauss, q, truncated_normal_gamma, z
 
 __all__ = ["bert_stds", "truncated_variance", "glorot_uniform_variance", "relu_moments", "gelu_second_moment_series",
-           "gelu_second_moment", "branch_ratios", "ffn_branch_table", "logit_softmax", "bert_logit_scale",
-           "backward_second_moment", "he_rule"]
+           "gelu_second_moment", "branch_ratios", "ffn_branch_table", "logit_softmax", "bert_logit_scale"]
 
 s, n_in, n_out = sp.symbols("s n_in n_out", positive=True)    # weight std, fan-in, fan-out
 r_ff = sp.symbols("r", positive=True)                          # d_ff / d (BERT: 4)
@@ -148,21 +147,3 @@ def bert_logit_scale() -> dict:
             f"(log V = {log_v:.3f} for V = {BERT_VOCAB})")
     return {"q": q_bert, "logit_std": q_bert ** 0.5, "kl_from_uniform": kl, "log_V": log_v, "text": text,
             "symbols": {"d": d, "s": s, "q": q, "V": V}}
-
-
-def backward_second_moment() -> dict:
-    """The backward pass of y = Wx: ∂L/∂x_j = Σ_k w_jk g_k over the n_out outputs, with i.i.d.
-    zero-mean weights of variance s_w independent of the upstream gradients g_k (variance s_g): only the
-    n_out diagonal terms of E[(Σ_k w_jk g_k)²] survive. Then the s_w that keeps the gradient's variance."""
-    s_w, s_g, k = sp.symbols("s_w s_g", positive=True) + (sp.Symbol("k", integer=True, positive=True),)
-    var = sp.Sum(s_w * s_g, (k, 1, n_out)).doit()
-    (keep,) = sp.solve(sp.Eq(var, s_g), s_w)
-    return {"variance": var, "keeps": keep, "symbols": {"s_w": s_w, "s_g": s_g, "n_out": n_out}}
-
-
-def he_rule() -> dict:
-    """He's rule from the ReLU moment: E[y²] = n_in s_w E[relu(h)²] with E[relu(h)²] = q/2 for h ~ N(0, q);
-    solved for the s_w that keeps E[y²] = q."""
-    s_w = sp.Symbol("s_w", positive=True)
-    (rule,) = sp.solve(sp.Eq(n_in * s_w * relu_moments()["second_moment"], q), s_w)
-    return {"s_w": rule, "symbols": {"s_w": s_w, "n_in": n_in}}

@@ -27,7 +27,7 @@ from deepnotes.core.trackers import every_for
 from deepnotes.core.lru import BUDGET_RESULTS_KEPT
 from deepnotes.core.validate import given, choice
 from deepnotes.core.workers import default_workers
-from deepnotes.shared import warmup
+from deepnotes.shared import warmup as shared_warmup
 from deepnotes.show.progress import progress as progress_bar
 
 VARIANTS = ("post", "pre", "deepnorm", "deepnorm/adam", "none", "rezero")   # what model_config accepts
@@ -213,7 +213,7 @@ def training_comparisons(budget: Budget | None = None, progress: bool = False) -
     (:func:`deepnotes.shared.warmup.runs`, the runs Post-Norm vs Pre-Norm also shows) at each of the
     budget's ``train_depths``, the first being the comparison's own depth; one training call."""
     budget = resolve_budget(budget)
-    return warmup.runs(budget, budget.increment_explosion.train_depths, progress)
+    return shared_warmup.runs(budget, budget.increment_explosion.train_depths, progress)
 
 
 @dataclass

@@ -33,7 +33,7 @@ from deepnotes.core.train import History
 from deepnotes.core.trackers import BlockGradNorms, BlockUpdates, GateSchedule, every_for
 from deepnotes.core.validate import choice, given
 from deepnotes.core.workers import default_workers
-from deepnotes.shared import warmup
+from deepnotes.shared import warmup as shared_warmup
 
 STYLES = ("post", "pre", "deepnorm", "rezero")    # the norm styles this chapter compares
 OPTIMIZERS = ("adam", "sgd")                       # the optimizers of the training comparison
@@ -131,7 +131,7 @@ def training_plan(budget: Budget) -> dict[str, dict]:
     trained gates and with Su's fixed-step gates (α_t = min(1, t/T), T the warmup length)."""
     w = budget.warmup.warmup
     shared = {label: dict(norm=norm, **({"warmup": steps} if steps else {}))
-              for label, (norm, steps) in warmup.plan(budget).items()}
+              for label, (norm, steps) in shared_warmup.plan(budget).items()}
     return {**shared, "rezero (trained gates)": dict(norm="rezero"),
             "rezero (fixed-step gates)": dict(norm="rezero", gate_step=1 / w)}
 
@@ -139,13 +139,13 @@ def training_plan(budget: Budget) -> dict[str, dict]:
 def _training_trackers(every: int, gate_step: float | None) -> list:
     """Fresh trackers of :func:`training_runs`: block gradients and updates, and the gates' schedule
     where they are set rather than trained (module-level, for the worker processes)."""
-    return warmup.trackers(every) + ([] if gate_step is None else [et.GateSchedule(gate_step)])
+    return shared_warmup.trackers(every) + ([] if gate_step is None else [et.GateSchedule(gate_step)])
 
 
 def own_runs(budget: Budget) -> list[tuple[str, str, int]]:
     """The (optimizer, label, seed) runs this chapter trains itself: every run of :func:`training_plan`
     but the Adam runs of the shared warmup comparison."""
-    shared = warmup.plan(budget)
+    shared = shared_warmup.plan(budget)
     return [(opt, name, seed) for opt in OPTIMIZERS for name in training_plan(budget)
             for seed in range(budget.warmup.seeds) if not (opt == "adam" and name in shared)]
 
@@ -173,7 +173,7 @@ def training_runs(budget: Budget, progress: bool = False) -> dict[str, dict[str,
             device=default_device(), progress=progress, frozen=GATES if fixed_gates else (),
             trackers=functools.partial(_training_trackers, every, gate_step), workers=default_workers(default_device()))
         out.update(zip(part, hists, strict=True))
-    shared = warmup.runs(budget, progress=progress)[sub.depth]
+    shared = shared_warmup.runs(budget, progress=progress)[sub.depth]
     out.update({("adam", name, seed): h for name, hs in shared.items() for seed, h in enumerate(hs)})
     return {opt: {name: [out[(opt, name, seed)] for seed in range(sub.seeds)] for name in plan}
             for opt in OPTIMIZERS}
@@ -182,8 +182,7 @@ def training_runs(budget: Budget, progress: bool = False) -> dict[str, dict[str,
 def update_map_runs(budget: Budget) -> list[tuple[str, str]]:
     """The (optimizer, label) runs whose per-block updates are compared: Post-LN with Adam without
     and with warmup, and with SGD."""
-    w = budget.warmup.warmup
-    return [("adam", "post, no warmup"), ("adam", f"post, warmup {w}"), ("sgd", "post, no warmup")]
+    return [("adam", shared_warmup.NO_WARMUP), ("adam", shared_warmup.warmed(budget)), ("sgd", shared_warmup.NO_WARMUP)]
 
 
 def bottom_top_update_ratio(hist: History, steps: int | None = None) -> float:

@@ -108,8 +108,9 @@ def _nearest(depths, target: int) -> int:
     return min(depths, key=lambda d: abs(d - target))
 
 
-def _at(runs: ex.Runs, window: int, label: str, depth: int, lr: float | None = None) -> str:
-    return f"{ex.spread(runs.fractions(label, depth, window, lr))}"
+def fractions_text(runs: ex.Runs, window: int, label: str, depth: int, lr: float | None = None) -> str:
+    """One point's fractions learned as text: the seeds' median, then every seed ("0.61 (0.50, 0.73, 0.61)")."""
+    return vd.seeds_text(runs.fractions(label, depth, window, lr))
 
 
 def training(runs: ex.Runs, budget: Budget) -> vd.VerdictTable:
@@ -132,8 +133,8 @@ def training(runs: ex.Runs, budget: Budget) -> vd.VerdictTable:
                                 f"§6, Table 2 (1,000 layers); {THOUSAND_LAYERS}",
                          expected={"post": False, "deepnorm": True},
                          measured={"post": per_seed("post", n), "deepnorm": per_seed("deepnorm", n)}, threshold=TRAINED,
-                         computed=f"fraction learned, median (range): post {_at(runs, w, 'post', n)}; deepnorm "
-                                  f"{_at(runs, w, 'deepnorm', n)}",
+                         computed=f"fraction learned, median (range): post {fractions_text(runs, w, 'post', n)}; deepnorm "
+                                  f"{fractions_text(runs, w, 'deepnorm', n)}",
                          reason=f"trained: ≥ {TRAINED} of the way from the plateau to the floor; {same} for both"),
         _shallow_post_verdict(runs, w, shallow, failing),
         vd.check_outcome(claim=f"DeepNorm trains {n} blocks with the learning rate that trains {shallow}",
@@ -142,14 +143,14 @@ def training(runs: ex.Runs, budget: Budget) -> vd.VerdictTable:
                          expected={f"deepnorm N = {shallow}": True, f"deepnorm N = {n}": True},
                          measured={f"deepnorm N = {shallow}": per_seed("deepnorm", shallow), f"deepnorm N = {n}": per_seed("deepnorm", n)},
                          threshold=TRAINED,
-                         computed=f"deepnorm at N = {shallow}: {_at(runs, w, 'deepnorm', shallow)}; at N = {n}: "
-                                  f"{_at(runs, w, 'deepnorm', n)}", reason=f"{same} at both depths"),
+                         computed=f"deepnorm at N = {shallow}: {fractions_text(runs, w, 'deepnorm', shallow)}; at N = {n}: "
+                                  f"{fractions_text(runs, w, 'deepnorm', n)}", reason=f"{same} at both depths"),
         vd.check_outcome(claim="Both constants are needed: branch gradients O(β/α) with 2N(β/α)² ≤ 1",
                          source="seed 000 §初步结论 claim 17; seed 001 §5）初步结论 claims 20, 21 (λ/α = 1/√(2N))",
                          expected={"deepnorm": True, **{lab: False for lab in ex.APART}},
                          measured={lab: per_seed(lab, n) for lab in ("deepnorm", *ex.APART)}, threshold=TRAINED,
                          computed="2N(β/α)² → fraction learned: " + "; ".join(
-                             f"{lab.replace('deepnorm', 'DN')} {p:.3g} → {_at(runs, w, lab, n)}" for lab, p in pressure.items()),
+                             f"{lab.replace('deepnorm', 'DN')} {p:.3g} → {fractions_text(runs, w, lab, n)}" for lab, p in pressure.items()),
                          reason=f"at N = {n}, {same}; Su's condition (for SGD) is 2N(λ/α)² = 1"),
     ]
     pre_only, post_only = trained["pre"] - trained["post"], trained["post"] - trained["pre"]
@@ -165,7 +166,7 @@ def training(runs: ex.Runs, budget: Budget) -> vd.VerdictTable:
         claim="ReZero (every gate starting at 0) trains deep stacks without warmup",
         source="seed 002 §残差连接 eq. (17), claim 22; ReZero (arXiv 2003.04887) §4, Fig. 3 (Transformers to 128 layers)",
         expected={f"rezero N = {n}": True}, measured={f"rezero N = {n}": per_seed("rezero", n)}, threshold=TRAINED,
-        computed=f"rezero at N = {n}: {_at(runs, w, 'rezero', n)}", reason=same))
+        computed=f"rezero at N = {n}: {fractions_text(runs, w, 'rezero', n)}", reason=same))
     rows.append(_warmup_verdict(runs, w, depths))
     rows.append(_rates_verdict(ex.trainability_map(runs, budget), w))
     rows.append(_deepest_verdict(runs, budget))
@@ -189,7 +190,7 @@ def _shallow_post_verdict(runs: ex.Runs, w: int, shallow: int, failing: int) -> 
         measured={f"post N = {shallow}": runs.fractions("post", shallow, w),
                   f"post N = {failing}": runs.fractions("post", failing, w)},
         threshold=TRAINED,
-        computed=f"post at N = {shallow}: {_at(runs, w, 'post', shallow)}; at N = {failing}: {_at(runs, w, 'post', failing)}",
+        computed=f"post at N = {shallow}: {fractions_text(runs, w, 'post', shallow)}; at N = {failing}: {fractions_text(runs, w, 'post', failing)}",
         reason=f"the frontier depths nearest DeepNet's ({shallow}, {failing}); one side of its encoder-decoder is a "
                f"stack of N blocks here; Adam {runs.lr:g}, {runs.steps} steps, no warmup")
 
@@ -205,7 +206,7 @@ def _warmup_verdict(runs: ex.Runs, w: int, depths: tuple[int, ...]) -> vd.Verdic
         claim=claim, source=f"{WARMUP_SOURCE}; {DEEPNET} §3, Fig. 4(a) (warmup steadies 18L-18L Post-LN's updates)",
         expected={f"post + warmup N = {d}": True for d in tested},
         measured={f"post + warmup N = {d}": runs.fractions(ex.WARMED, d, w) for d in tested}, threshold=TRAINED,
-        computed="; ".join(f"N = {d}: {_at(runs, w, ex.WARMED, d)} (no warmup {_at(runs, w, 'post', d)})" for d in tested),
+        computed="; ".join(f"N = {d}: {fractions_text(runs, w, ex.WARMED, d)} (no warmup {fractions_text(runs, w, 'post', d)})" for d in tested),
         reason=f"every depth where Post-LN fails without warmup and a warmup of T = N ≤ {runs.steps} steps fits; "
                f"first step η/T = η/N; Adam {runs.lr:g}")
 
@@ -244,9 +245,9 @@ def _deepest_verdict(runs: ex.Runs, budget: Budget) -> vd.Verdict:
     return vd.check_true(
         claim="The analysis lets 1000 layers and deeper train stably", source="seed 000 annotated §13 claim §13.7",
         claimed=f"DeepNorm trained and stable at N = {n}",
-        computed=f"{deep} at N = {n}: {_at(runs, w, deep, n, rate)}, {sum(h.diverged for h in hists)} of {len(hists)} "
+        computed=f"{deep} at N = {n}: {fractions_text(runs, w, deep, n, rate)}, {sum(h.diverged for h in hists)} of {len(hists)} "
                  f"diverged, {runs.seconds_per_member_step(deep, n, rate):.2f} s per member-step; {post}: "
-                 f"{_at(runs, w, post, n, rate)}",
+                 f"{fractions_text(runs, w, post, n, rate)}",
         ok=ok, reason=f"stable: median ≥ {TRAINED} and no seed diverged; Adam {rate:.2g} (the chapter's rate carried "
                       f"from N = {sub.depth} by the derived N^(-1/2)), warmup {runs.warmup(deep, n)} steps, "
                       f"{runs.steps} steps; Post-LN with the same settings beside it")

@@ -19,7 +19,6 @@ The variants:
 from __future__ import annotations
 
 import functools
-import math
 import statistics
 from dataclasses import dataclass
 
@@ -330,16 +329,6 @@ def frontier(runs: Runs, window: int, depths: tuple[int, ...]) -> dict[str, dict
     """label → depth → median fraction learned over seeds at the chapter's rate, for every frontier
     variant at those of ``depths`` it was trained at."""
     return {lab: {n: runs.median(lab, n, window) for n in depths if runs.has(lab, n)} for lab in FRONTIER}
-
-
-def spread(values: list[float]) -> str:
-    """The seeds' values as text: "0.61 (0.50–0.73)" (median, then the range), "diverged" for −inf."""
-    def one(x: float) -> str:
-        return f"{x:.2f}" if math.isfinite(x) else "diverged"
-    med = statistics.median(values)
-    if len(values) == 1:
-        return one(med)
-    return f"{one(med)} ({one(min(values))}–{one(max(values))})"
 
 
 def deepest_learning(curve: dict[int, float], threshold: float) -> int | None:

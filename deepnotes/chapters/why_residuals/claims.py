@@ -14,7 +14,7 @@ import sympy as sp
 from deepnotes.chapters.why_residuals import derive as sr
 from deepnotes.chapters.why_residuals.experiments import EPS_NAMES, GradientSweep, GrowthSweep, label, \
     predicted_log_growth
-from deepnotes.chapters.why_residuals.spectrum import PaperSpectra, log10_quartiles
+from deepnotes.chapters.why_residuals.spectrum import PaperSpectra, log10_quartiles, zeros
 from deepnotes.chapters.why_residuals.training import TransformerSweep, first_seed, outcome
 from deepnotes.core.budget import Budget
 from deepnotes.core.derive import N, depth_cancelling_exponent
@@ -346,9 +346,11 @@ def spectrum_verdicts(spectra: dict, budget: Budget) -> vd.VerdictTable:
     ])
 
 
-def _histogram_text(quartiles: tuple[float, float, float]) -> str:
-    q1, med, q3 = quartiles
-    return f"width {q3 - q1:.2f} (median {med:+.2f})"
+def _histogram_text(values) -> str:
+    """One histogram of log10 λ_io as text: its width (IQR), centre and the exact zeros it leaves out."""
+    q1, med, q3 = log10_quartiles(values)
+    n_zero = zeros(values)
+    return f"width {q3 - q1:.2f} (median {med:+.2f}" + (f"; {n_zero} of {len(values)} exact zeros)" if n_zero else ")")
 
 
 def paper_spectrum_verdicts(paper: PaperSpectra) -> vd.VerdictTable:
@@ -365,18 +367,19 @@ def paper_spectrum_verdicts(paper: PaperSpectra) -> vd.VerdictTable:
     return vd.VerdictTable([
         vd.check_graded(claim="The vanilla (Post-LN) Transformer's log λ_io histogram widens with depth, away from isometry",
                         source=f"{REZERO_PAPER}; measured", claimed=f"width grows over N = {', '.join(map(str, depths))}",
-                        computed="; ".join(f"N = {n}: {_histogram_text(q[n])}" for n in depths),
+                        computed="; ".join(f"N = {n}: {_histogram_text(paper.vanilla[n])}" for n in depths),
                         holds=all(width[a] < width[b] for a, b in zip(depths, depths[1:])),
                         approx=width[depths[-1]] > width[depths[0]],
-                        reason="the histogram's width is the interquartile range of log10 λ_io (Post-LN's exact zeros, "
-                               "the directions its LayerNorms remove, left out); approximately: wider at the deepest than "
-                               "at the shallowest, not at every step"),
+                        reason="the histogram's width is the interquartile range of log10 λ_io over the non-zero λ "
+                               "(exact zeros, below 1e-8, are counted beside it, not drawn: a zero is further from "
+                               "isometry still); approximately: wider at the deepest than at the shallowest, not at "
+                               "every step"),
         vd.check_true(claim=f"ReZero ({deep} layers) starts at isometry and stays near it over its first "
                             f"{max(paper.rezero)} training steps, where vanilla's histogram has spread",
                       source=f"{REZERO_PAPER}; measured",
                       claimed=f"every width < {SPREAD_RATIO:g} × vanilla's at N = {deep}; width 0 at step 0",
-                      computed="; ".join(f"step {k}: {_histogram_text(rq[k])}" for k in sorted(rq))
-                               + f"; vanilla N = {deep}: {_histogram_text(q[deep])}",
+                      computed="; ".join(f"step {k}: {_histogram_text(paper.rezero[k])}" for k in sorted(rq))
+                               + f"; vanilla N = {deep}: {_histogram_text(paper.vanilla[deep])}",
                       ok=r_width[0] < ISOMETRY_ATOL and all(w < SPREAD_RATIO * width[deep] for w in r_width.values()),
                       reason=f"Adam {paper.lr:g} on the Markov language, the gates trained from 0 (x + g·F(x))"),
     ])

@@ -263,21 +263,24 @@ def slider_figure(depth: int, width: int, exponent: float, budget: Budget | None
 
 def paper_spectrum_figure(paper) -> object:
     """ReZero's figure at toy scale: histograms of log10 λ_io, the vanilla (Post-LN) Transformer per depth
-    at init (left) and ReZero per training step (right); exact zeros are left out (counted in the label)."""
+    at init (left) and ReZero per training step (right, counts on a log axis: step 0 is one spike at 0);
+    exact zeros are left out and counted in the legend."""
+    from deepnotes.chapters.why_residuals.spectrum import NULL_SINGULAR
     from deepnotes.show import plots
     import numpy as np
-    fig, (ax_v, ax_r) = plots.new_figure(2, width=4.2, height=3.0)
+    fig, (ax_v, ax_r) = plots.new_figure(2, width=3.6, height=3.0)
     panels = ((ax_v, paper.vanilla, "N = {}", "vanilla (Post-LN) at init"),
               (ax_r, paper.rezero, "step {}", f"ReZero, N = {paper.rezero_depth}, training"))
     for ax, series, name, title in panels:
         for i, (key, values) in enumerate(sorted(series.items())):
-            logs = np.log10([v for v in values if v >= 1e-8])
-            zeros = len(values) - len(logs)
+            logs = np.log10([v for v in values if v >= NULL_SINGULAR])
+            n_zero = len(values) - len(logs)
             ax.hist(logs, bins=SPECTRUM_BINS, histtype="step", lw=1.5, color=f"C{i}",
-                    label=name.format(key) + (f" ({zeros} zeros)" if zeros else ""))
+                    label=name.format(key) + (f" ({n_zero} zeros)" if n_zero else ""))
         ax.set_xlabel(r"log$_{10}$ λ$_{io}$")
         ax.set_ylabel("count")
         ax.set_title(title, fontsize=9)
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=8)
+    ax_r.set_yscale("log")
     fig.tight_layout()
     return fig

@@ -103,11 +103,17 @@ def jacobian_spectra(budget: Budget, device=None) -> dict[tuple[str, int], Spect
 # ---- the paper's own setting: its figure's depths, and ReZero during training -------------------------
 
 def log10_quartiles(values) -> tuple[float, float, float]:
-    """(first quartile, median, third quartile) of log10 λ over the non-zero λ_io: where a histogram of
-    log λ_io (the paper's plot) sits and how wide it is."""
-    logs = sorted(math.log10(s) for s in values if s >= NULL_SINGULAR)
-    at = lambda p: logs[min(len(logs) - 1, round(p * (len(logs) - 1)))]          # noqa: E731
-    return at(0.25), at(0.5), at(0.75)
+    """(first quartile, median, third quartile) of log10 λ over the non-zero λ_io (at least NULL_SINGULAR):
+    where a histogram of log λ_io (the paper's plot) sits and how wide it is."""
+    import numpy as np
+    logs = np.log10([s for s in values if s >= NULL_SINGULAR])
+    q1, med, q3 = np.percentile(logs, (25, 50, 75))
+    return float(q1), float(med), float(q3)
+
+
+def zeros(values) -> int:
+    """How many λ_io are exact zeros (below NULL_SINGULAR)."""
+    return sum(s < NULL_SINGULAR for s in values)
 
 
 def model_spectrum(model: torch.nn.Module, budget: Budget, seed: int = 0) -> tuple[float, ...]:

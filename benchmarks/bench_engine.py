@@ -2,7 +2,7 @@
 
 * ``reference``: deepnotes' readable model, a ModuleList of :class:`deepnotes.core.models.Block`;
 * ``engine``: the stacked-weight engine (:mod:`deepnotes.core.engine`) with one member (K = 1) and its
-  own optimizer (:class:`deepnotes.core.ensemble.EnsembleOptimizer`);
+  own optimizer (:class:`deepnotes.core.optim.EnsembleOptimizer`);
 * ``ensemble``: the engine with K members (``--ensemble``, default 8), time per member;
 * ``torch``: a stack of ``nn.TransformerEncoderLayer`` with the same d_ff;
 
@@ -16,7 +16,7 @@ take turns, one step each, for ``--repeats`` rounds after ``--warmup`` steps eac
 ``--workload chapter`` times the 1000-layer chapter's own headline ensemble instead: the members of
 its comparison (``HEADLINE`` × its seeds at the ``cpu`` budget, N = 1000, batches of 4 × 8 tokens of
 the Markov language, Adam, next-token loss, forward + backward + step) trained the way
-:func:`deepnotes.core.ensemble.train_many` groups them, against the reference ``TransformerLM``
+:func:`deepnotes.core.train.train_many` groups them, against the reference ``TransformerLM``
 (one Post-LN member) on the same batch shape, taking turns; compile time reported apart. Its last line:
 
     chapter N=…: members=K member_step_ms=P reference_ms=R speedup_vs_reference=X gflops=G
@@ -43,10 +43,10 @@ import time
 import torch
 from torch import nn
 
-from deepnotes.core.budget import device as default_device
+from deepnotes.core.config import device as default_device
 from deepnotes.core.config import ModelConfig, TrainConfig
 from deepnotes.core.engine import build_stack
-from deepnotes.core.ensemble import EnsembleOptimizer
+from deepnotes.core.train import EnsembleOptimizer
 from deepnotes.core.models import Block
 
 
@@ -119,12 +119,12 @@ def compiled_blocks(stack, enabled: bool):
 def chapter_workload(args) -> None:
     """``--workload chapter``: the 1000-layer chapter's headline ensemble(s) against the reference."""
     from deepnotes.chapters.thousand_layers.experiments import HEADLINE, variant_config, variant_train_config
-    from deepnotes.core.budget import get_budget
+    from deepnotes.core.config import get_budget
     from deepnotes.core.data import MarkovLanguage
-    from deepnotes.core.ensemble import ensemble_groups, member_batches, member_losses
+    from deepnotes.core.train import ensemble_groups, member_batches, member_losses
     from deepnotes.core.engine import Stack
     from deepnotes.core.models import build_model
-    from deepnotes.core.rng import generator
+    from deepnotes.core.data import generator
     from deepnotes.core.train import NextToken
 
     budget = get_budget("cpu")

@@ -14,14 +14,14 @@ import time
 from dataclasses import replace
 
 from deepnotes.chapters.thousand_layers import experiments as ex
-from deepnotes.core.budget import device as default_device, get_budget
+from deepnotes.core.config import device as default_device, get_budget
 
 
 def main() -> None:
     budget = get_budget(sys.argv[3] if len(sys.argv) > 3 else "cpu")
     steps = int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1] != "-" else budget.thousand_layers.train_steps
     workers = int(sys.argv[2]) if len(sys.argv) > 2 and sys.argv[2] != "-" else None
-    budget = replace(budget, thousand_layers=replace(budget.thousand_layers, train_steps=steps))
+    budget = budget.with_chapter("thousand_layers", replace(budget.thousand_layers, train_steps=steps))
     start = time.perf_counter()
     runs = ex.train_runs(budget, workers=workers, progress=True)
     total = time.perf_counter() - start

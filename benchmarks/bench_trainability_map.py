@@ -17,7 +17,7 @@ import time
 from dataclasses import replace
 
 from deepnotes.chapters.thousand_layers import experiments as ex
-from deepnotes.core.budget import get_budget
+from deepnotes.core.config import get_budget
 
 STYLES = ("post", "pre", "deepnorm", "rezero")
 RATES = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2)
@@ -27,7 +27,7 @@ def main() -> None:
     budget = get_budget("cpu")
     steps = int(sys.argv[1]) if len(sys.argv) > 1 else 300
     depths = [int(d) for d in (sys.argv[2] if len(sys.argv) > 2 else "3,6,18,30,100,300,1000").split(",")]
-    budget = replace(budget, thousand_layers=replace(budget.thousand_layers, train_steps=steps))
+    budget = budget.with_chapter("thousand_layers", replace(budget.thousand_layers, train_steps=steps))
     start = time.perf_counter()
     tmap = ex.train_map(budget, tuple(depths), RATES, styles=STYLES, workers=2)
     print(f"{len(STYLES) * len(depths) * len(RATES)} runs of {steps} steps in {time.perf_counter() - start:.1f} s")

@@ -20,10 +20,10 @@ import time
 
 import torch
 
-from deepnotes.core.budget import get_budget
+from deepnotes.core.config import get_budget
 from deepnotes.core.config import TrainConfig
 from deepnotes.core.engine import Stack
-from deepnotes.core.ensemble import EnsembleOptimizer
+from deepnotes.core.train import EnsembleOptimizer
 from deepnotes.core.workers import run_jobs
 
 

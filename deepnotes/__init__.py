@@ -5,11 +5,12 @@
 verdicts). Importing ``deepnotes`` loads the model code (torch) only; plotting, widgets and SymPy
 are imported on demand.
 """
-from deepnotes.core.budget import BUDGETS, Budget, device, get_budget
+from deepnotes.core.config import BUDGETS, Budget, device, get_budget
 from deepnotes.core.config import NORM_STYLES, ModelConfig, TrainConfig
 from deepnotes.core.data import MarkovLanguage
 from deepnotes.core.models import Block, Residual, TransformerLM, build_model
 from deepnotes.core.train import History, Masked, NextToken, train
+import deepnotes.chapters  # noqa: E402,F401  (registers every chapter's sizes: budget.<stem>)
 
 __version__ = "0.1.0"
 

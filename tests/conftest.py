@@ -21,7 +21,7 @@ class BuiltBook:
     html: Path               # the _build/html folder
     local_widgets: bool      # built with the local @jupyter-widgets/html-manager
     log: str
-    work_log: Path | None = None   # every training ensemble the chapters ran (deepnotes.core.work_log)
+    work_log: Path | None = None   # every training ensemble the chapters ran (deepnotes.cost.log)
 
 
 @pytest.fixture(scope="session")

@@ -70,13 +70,13 @@ def chapter(stem: str, module: str = "experiments"):
 
 def train_small(model_kw: dict, train_kw: dict, task_kw: dict | None = None, objective=None):
     d = dn()
-    model = d.build_model(d.ModelConfig(n_layers=1, d_model=8, n_heads=1, d_ff=8, **model_kw))
+    model = d.ModelConfig(n_layers=1, d_model=8, n_heads=1, d_ff=8, **model_kw)
     task = d.MarkovLanguage(**(task_kw or {"vocab_size": 16}))
-    return d.train(model, task, d.TrainConfig(steps=2, batch_size=2, **train_kw), objective=objective)
+    return d.train(model, d.TrainConfig(steps=2, batch_size=2, **train_kw), task, objective=objective)
 
 
 def train_many_small(**kw):
-    from deepnotes.core.ensemble import train_many
+    from deepnotes.core.train import train_many
     d = dn()
     return train_many([d.ModelConfig(n_layers=1, d_model=8, n_heads=1, d_ff=8)], [d.TrainConfig(steps=2)], **kw)
 
@@ -203,10 +203,10 @@ CASES: list[Case] = [
          ("seq_len=16", "max_len=8")),
     Case("train(task with vocab 8, model with 16)", lambda: train_small({}, {}, {"vocab_size": 8}),
          ("vocab_size=8", "16")),
-    Case("train(task='markov')",
-         lambda: dn().train(dn().build_model(mc(n_layers=1)), "markov", tc(steps=1)), ("MarkovLanguage", "str")),
-    Case("train(cfg=dict)",
-         lambda: dn().train(dn().build_model(mc(n_layers=1)), dn().MarkovLanguage(), {"steps": 1}), ("TrainConfig", "dict")),
+    Case("train(task='markov')", lambda: dn().train(mc(n_layers=1), tc(steps=1), "markov"), ("MarkovLanguage", "str")),
+    Case("train(cfg=dict)", lambda: dn().train(mc(n_layers=1), {"steps": 1}), ("TrainConfig", "dict")),
+    Case("train(a model, not its config)", lambda: dn().train(dn().build_model(mc(n_layers=1)), tc(steps=1)),
+         ("ModelConfig", "TransformerLM")),
     Case("train_many(task with vocab 8)", lambda: train_many_small(tasks=dn().MarkovLanguage(vocab_size=8)),
          ("vocab_size=8",)),
     Case("train_many(2 tasks for 1 config)", lambda: train_many_small(tasks=[dn().MarkovLanguage()] * 2),
@@ -356,7 +356,7 @@ CASES: list[Case] = [
     Case("dropdown(options=())", lambda: widgets().dropdown("x", ()), ("options", "()")),
     Case("dropdown(value not offered)", lambda: widgets().dropdown("x", ("a", "b"), "c"), ("'c'", "'a'")),
     Case("offered_values(Text)", lambda: widgets().offered_values(__import__("ipywidgets").Text()), ("Text",)),
-    Case("LRU(size=0)", lambda: __import__("deepnotes.core.lru", fromlist=["x"]).LRU(0), ("0",)),
+    Case("LRU(size=0)", lambda: __import__("deepnotes.show.cache", fromlist=["x"]).LRU(0), ("0",)),
     # verdicts
     Case("check_number(computed=nan)", lambda: vd().check_number("c", "s", 1.0, NAN), ("nan",)),
     Case("check_number(claimed=inf)", lambda: vd().check_number("c", "s", INF, 1.0), ("inf",)),

@@ -120,13 +120,13 @@ def test_the_download_button_serves_the_executed_notebook(built_book, doc):
 def test_each_chapter_trains_exactly_the_ensembles_its_cost_plan_counts(built_book, doc):
     """The estimate a chapter prints before it runs counts the plan in deepnotes/chapters/<stem>/cost.py;
     the build logged every ensemble the chapter really trained (DEEPNOTES_WORK_LOG): the two must agree."""
-    from deepnotes.core import estimate, work_log
+    from deepnotes.cost import estimate, model as cost_model
     if built_book.work_log is None:
         pytest.skip("this build kept no work log")
     stem = doc.split("/")[-1]
-    ran = work_log.read_train_log(built_book.work_log)
+    ran = cost_model.read_train_log(built_book.work_log)
     assert stem in ran, f"{stem}: its budget cell did not mark the chapter in the work log"
-    assert work_log.plan_differences(estimate.chapter_plan(stem, "smoke"), ran[stem]) == []
+    assert cost_model.plan_differences(estimate.chapter_plan(stem, "smoke"), ran[stem]) == []
 
 
 def test_the_claims_ledger_matches_every_verdict_the_chapters_showed(built_book):
@@ -179,6 +179,20 @@ def test_chapters_that_report_one_experiment_give_one_answer(built_book):
     shared = {c for c, rec in records.items() for r in rec.verdicts if r.outcome and vd.outcome_of(r.outcome).setting}
     assert {"increment_explosion", "post_vs_pre_norm"} <= shared
     assert disagreements(records) == []
+
+
+@pytest.mark.parametrize("doc", [c for c in CHAPTERS if (ROOT / "deepnotes" / "chapters" / c.split("/")[-1]).is_dir()])
+def test_every_chapter_shows_the_code_it_is_about_as_the_package_has_it(built_book, doc):
+    """Each chapter page shows its model code (figures.model_code()) with the file and line numbers the
+    package has now: the built page and the source agree line for line."""
+    import importlib
+    view = importlib.import_module(f"deepnotes.chapters.{doc.split('/')[-1]}.figures").model_code()
+    html = (built_book.html / f"{doc}.html").read_text()
+    caption = re.search(r'<figure class="deepnotes-source-figure"><figcaption><code>([^<]+)</code>, lines (\d+)–(\d+)', html)
+    assert caption, f"{doc}: no model code on the page"
+    assert (caption.group(1), int(caption.group(2)), int(caption.group(3))) == (view.path, view.first, view.last)
+    source = (ROOT / view.path).read_text().splitlines()[view.first - 1:view.last]
+    assert [line.strip() for line in source] == [line.strip() for line in view.lines]
 
 
 def test_binder_pins_the_tested_python_and_torch():

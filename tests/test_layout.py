@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 
 import pytest
 
@@ -114,12 +115,122 @@ def test_a_chapter_imports_no_other_chapter(package):
     assert not problems, problems
 
 
-def test_core_and_show_do_not_import_chapters():
-    for sub in ("core", "show"):
-        for path in (ROOT / "deepnotes" / sub).rglob("*.py"):
-            for node in ast.walk(ast.parse(path.read_text())):
-                if isinstance(node, ast.ImportFrom) and node.module:
-                    assert not node.module.startswith("deepnotes.chapters"), f"{path}: {node.module}"
+CORE = ROOT / "deepnotes" / "core"
+MAX_CORE_MODULES = 12
+CORE_MAY_NOT_IMPORT = ("deepnotes.show", "deepnotes.ledger", "deepnotes.cost", "deepnotes.chapters", "deepnotes.shared")
+
+
+def module_name(path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported_names(src: str, package: str = "") -> set[str]:
+    """Every module a source imports, wherever it does (module level or in a function): ``import a.b``,
+    ``from a import b`` (both a and a.b: b may be a module), relative imports resolved against
+    ``package``, and ``importlib.import_module(...)`` / ``__import__(...)`` calls, whose argument counts
+    up to its first non-literal part (f"deepnotes.chapters.{stem}.cost" imports deepnotes.chapters.)."""
+    found = set()
+    for node in ast.walk(ast.parse(src)):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.split(".")[:len(package.split(".")) - node.level + 1]
+                base = ".".join(parent + ([node.module] if node.module else []))
+            found |= {base} | {f"{base}.{a.name}" for a in node.names}
+        elif isinstance(node, ast.Call) and node.args:
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if name in ("import_module", "__import__"):
+                arg = node.args[0]
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                    found.add(arg.value)
+                elif isinstance(arg, ast.JoinedStr):
+                    prefix = "".join(v.value for v in arg.values[:next(
+                        (k for k, v in enumerate(arg.values) if not isinstance(v, ast.Constant)), len(arg.values))])
+                    found.add(prefix or "<dynamic>")
+                else:
+                    found.add("<dynamic>")
+    return found
+
+
+def package_imports() -> dict[str, set[str]]:
+    """deepnotes module → the deepnotes modules it imports (names that are not modules dropped)."""
+    paths = sorted((ROOT / "deepnotes").rglob("*.py"))
+    modules = {module_name(p): p for p in paths}
+    out = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+        out[name] = {m for m in imported_names(path.read_text(), package) if m in modules}
+    return out
+
+
+def test_core_imports_neither_show_ledger_cost_shared_nor_any_chapter():
+    problems = []
+    for path in sorted(CORE.rglob("*.py")):
+        for name in imported_names(path.read_text(), "deepnotes.core"):
+            if name == "<dynamic>" or name.startswith(CORE_MAY_NOT_IMPORT):
+                problems.append(f"{path.name}: {name}")
+    assert not problems, problems
+
+
+def test_show_does_not_import_chapters():
+    for path in (ROOT / "deepnotes" / "show").rglob("*.py"):
+        names = imported_names(path.read_text(), "deepnotes.show")
+        assert not [n for n in names if n.startswith("deepnotes.chapters") or n == "<dynamic>"], path
+
+
+def test_the_import_scan_sees_importlib_and_relative_imports():
+    src = ("import importlib\nfrom . import engine\nfrom ..show import plots\n"
+           "importlib.import_module(f'deepnotes.chapters.{stem}.cost')\n__import__('deepnotes.ledger.page')\n"
+           "def f():\n    from deepnotes.cost import log\n")
+    names = imported_names(src, "deepnotes.core")
+    assert {"deepnotes.core.engine", "deepnotes.show.plots", "deepnotes.chapters.", "deepnotes.ledger.page",
+            "deepnotes.cost.log"} <= names
+
+
+def test_core_has_at_most_twelve_modules_and_no_mirrored_pair():
+    """At most 12 modules (``__init__`` aside), and no public class or function defined in two of them
+    (a mirrored pair: a tracker, probe or optimizer written once for the reference and once for the engine)."""
+    modules = sorted(p for p in CORE.glob("*.py") if p.name != "__init__.py")
+    assert len(modules) <= MAX_CORE_MODULES, [p.name for p in modules]
+    defined: dict[str, list[str]] = {}
+    for path in modules:
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("_"):
+                defined.setdefault(node.name, []).append(path.name)
+    twice = {name: where for name, where in defined.items() if len(where) > 1}
+    assert not twice, twice
+
+
+def test_a_new_chapter_touches_no_core_file():
+    """No core module names a chapter: a chapter's sizes, plans and cost exceptions live in its package."""
+    stems = [p.name for p in PACKAGES]
+    problems = [f"{path.name}: {stem}" for path in sorted(CORE.rglob("*.py")) for stem in stems
+                if re.search(rf"(chapters\.{stem}\b|[\"']{stem}[\"']|\.{stem}\b)", path.read_text())]
+    assert not problems, problems
+
+
+def test_no_import_circles():
+    """No deepnotes module reaches itself through its imports (function-level imports included)."""
+    graph = package_imports()
+    graph = {m: {n for n in deps if n != m and not m.startswith(n + ".")} for m, deps in graph.items()}   # a package's own __init__
+    state: dict[str, int] = {}
+    circles = []
+
+    def visit(m, path):
+        state[m] = 1
+        for n in sorted(graph.get(m, ())):
+            if state.get(n) == 1:
+                circles.append(path[path.index(n):] + [n] if n in path else [m, n])
+            elif n not in state:
+                visit(n, path + [n])
+        state[m] = 2
+    for m in sorted(graph):
+        if m not in state:
+            visit(m, [m])
+    assert not circles, circles
 
 
 def test_every_package_folder_is_a_regular_package():

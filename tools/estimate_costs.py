@@ -1,5 +1,5 @@
 """Print every chapter's estimated cost at every budget: counted work, and seconds on this machine
-(calibrated here) and on Colab's T4 (assumed rates, deepnotes.core.estimate.T4).
+(calibrated here) and on Colab's T4 (assumed rates, deepnotes.cost.estimate.T4).
 
     python tools/estimate_costs.py                  # all budgets
     python tools/estimate_costs.py --budget gpu     # one
@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 
 from deepnotes.core import cost, estimate
-from deepnotes.core.budget import BUDGETS, get_budget
+from deepnotes.core.config import BUDGETS, get_budget
 from deepnotes.ledger.items import CHAPTERS
 
 

@@ -54,15 +54,15 @@ def main(argv: list[str] | None = None) -> None:
     if not args.check_plan:
         print(f"{args.chapter}: executed in {run(args.chapter, args.out):.1f} s -> {args.out}")
         return
-    from deepnotes.core import estimate, work_log
+    from deepnotes.cost import estimate, log as work_log, model as cost_model
     log = Path(tempfile.mkdtemp()) / "work.jsonl"
     os.environ[work_log.WORK_LOG_ENV] = str(log)
     stem = args.chapter.stem
     work_log.log_chapter(stem)          # the chapter's budget cell marks it again; a chapter without one is still found
     seconds = run(args.chapter, args.out)
-    ran = work_log.read_train_log(log).get(stem, [])
+    ran = cost_model.read_train_log(log).get(stem, [])
     plan = estimate.chapter_plan(stem, None)
-    differences = work_log.plan_differences(plan, ran)
+    differences = cost_model.plan_differences(plan, ran)
     est = estimate.estimate(stem, plan, os.environ.get("DEEPNOTES_BUDGET", "default"), [estimate.calibrate()])
     print(f"{args.chapter}: executed in {seconds:.1f} s -> {args.out}")
     print(f"  {len(ran)} training ensembles run; plan: {len(plan)} items; {est}")

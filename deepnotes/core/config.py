@@ -1,10 +1,38 @@
-"""Frozen, validated configurations of a model and of a training run."""
+"""Frozen, validated configurations of a model and of a training run; the budget table (experiment
+sizes and rates per budget) and the device every experiment runs on.
+
+``DEEPNOTES_BUDGET`` picks the row: ``smoke`` (tests: seconds per chapter), ``cpu`` (a reader on a
+2-core laptop or Binder: a chapter in a few minutes), ``gpu`` (Colab's T4 or any CUDA machine: a
+chapter in at most :data:`GPU_MINUTES_PER_CHAPTER` minutes on a T4 by :mod:`deepnotes.cost.estimate`'s
+estimate, the chapters of :data:`GPU_MINUTES_EXCEPTIONS` excepted) or ``full`` (the full sizes, opt-in
+by name: up to 2.6 hours a chapter on a T4). Unset, it is ``gpu`` when CUDA is available and ``cpu``
+otherwise.
+
+A :class:`Budget` holds the sizes every chapter shares (the tiny Transformer, its data, the warmup
+comparison two chapters report); a chapter's own sizes live in ``deepnotes/chapters/<stem>/budget.py``,
+which registers one row per budget (:func:`register_chapter_budget`), and read as ``budget.<stem>``:
+``budget.<stem>.train_steps``. Learning rates
+and tracking intervals are budget fields too: no chapter module or notebook types a size or a rate.
+Rates are the same at every budget unless a row says otherwise (the field defaults).
+"""
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+
+import torch
 
 from deepnotes.core import scaling
-from deepnotes.core.validate import boolean, choice, int_at_least, integer, nonnegative_int, positive_float, positive_int
+from deepnotes.core.validate import (
+    boolean,
+    choice,
+    int_at_least,
+    integer,
+    nonnegative_int,
+    positive_float,
+    positive_int,
+)
 
 NORM_STYLES = ("post", "pre", "deepnorm", "none", "rezero", "plain")   # "plain": no skip path, no norm
 BLOCK_KINDS = ("transformer", "mlp")
@@ -93,3 +121,137 @@ class TrainConfig:
                 or not all(isinstance(b, (int, float)) and not isinstance(b, bool) and 0 <= b < 1 for b in self.betas)):
             raise ValueError(f"betas must be a tuple of two numbers in [0, 1), got {self.betas!r}")
         integer("seed", self.seed)
+
+
+BUDGET_ENV = "DEEPNOTES_BUDGET"
+
+
+def rates(**per_key) -> MappingProxyType:
+    """A read-only mapping (optimizer → learning rate, say) for a frozen budget field."""
+    return MappingProxyType(dict(per_key))
+
+
+def chapter_rates(**per_key):
+    """A budget field holding :func:`rates` (left out of comparisons and hashes: a mapping has none)."""
+    return field(default_factory=lambda: rates(**per_key), compare=False)
+
+
+@dataclass(frozen=True)
+class WarmupBudget:
+    """The warmup comparison that "Increment explosion" and "Post-Norm vs Pre-Norm" both report
+    (:mod:`deepnotes.shared.warmup`): Post-LN without and with a linear warmup, Pre-LN and DeepNorm,
+    Adam at ``lr``, ``seeds`` seeds each. One entry, so the two pages cannot run it differently."""
+    depth: int                            # blocks (the increment chapter also trains its deeper train_depths)
+    steps: int
+    warmup: int                           # linear warmup steps of the "post, warmup" run
+    seeds: int                            # per run (training-outcome verdicts need at least 3)
+    lr: float = 3e-3                      # Adam peak
+    track_points: int = 20                # steps at which block updates and gradients are recorded
+
+
+@dataclass(frozen=True)
+class Budget:
+    name: str
+    # the tiny Transformer every chapter trains (width is fixed; depth is what varies)
+    d_model: int           # residual-stream width d
+    n_heads: int           # attention heads
+    d_ff: int              # FFN hidden width
+    vocab_size: int        # tokens of the synthetic Markov language
+    seq_len: int           # tokens per sequence
+    batch_size: int        # sequences per step
+    # an experiment two chapters report, sized once (deepnotes.shared.warmup)
+    warmup: WarmupBudget
+    # a chapter's sizes are its own (deepnotes/chapters/<stem>/budget.py), read as budget.<stem>;
+    # ``chapters`` holds sizes put in their place by :meth:`with_chapter` ((stem, sizes) pairs)
+    chapters: tuple[tuple[str, object], ...] = ()
+
+    def __getattr__(self, stem: str):
+        """``budget.<stem>``: the chapter's sizes at this budget (an override of :meth:`with_chapter`
+        first, else the row its ``budget.py`` registered under this budget's name)."""
+        if stem.startswith("_"):
+            raise AttributeError(stem)
+        for name, sizes in self.__dict__.get("chapters", ()):
+            if name == stem:
+                return sizes
+        if stem not in CHAPTER_BUDGETS:
+            raise AttributeError(f"a Budget has no field or chapter {stem!r}; chapters: {', '.join(sorted(CHAPTER_BUDGETS))}")
+        return CHAPTER_BUDGETS[stem][self.name]
+
+    def with_chapter(self, stem: str, sizes) -> Budget:
+        """This budget with the chapter ``stem``'s sizes replaced by ``sizes`` (a benchmark's shorter run)."""
+        choice("chapter", stem, sorted(CHAPTER_BUDGETS))
+        return replace(self, chapters=tuple((n, s) for n, s in self.chapters if n != stem) + ((stem, sizes),))
+
+    def model_config(self, n_layers: int, **overrides) -> ModelConfig:
+        """The budget's tiny Transformer at depth ``n_layers`` (``overrides``: norm, alpha, beta, …)."""
+        return ModelConfig(n_layers=n_layers, d_model=self.d_model, n_heads=self.n_heads, d_ff=self.d_ff,
+                           vocab_size=self.vocab_size, **overrides)
+
+    def train_config(self, optimizer: str, lr: float, steps: int, warmup: int = 0, seed: int = 0) -> TrainConfig:
+        """A run on the budget's batches (``batch_size`` sequences of ``seq_len`` tokens)."""
+        return TrainConfig(optimizer=optimizer, lr=lr, steps=steps, warmup_steps=warmup, batch_size=self.batch_size,
+                           seq_len=self.seq_len, seed=seed)
+
+
+BUDGETS: dict[str, Budget] = {
+    "smoke": Budget(
+        name="smoke", d_model=16, n_heads=2, d_ff=32, vocab_size=8, seq_len=8, batch_size=4,
+        warmup=WarmupBudget(depth=4, steps=6, warmup=3, seeds=3),
+    ),
+    "cpu": Budget(
+        name="cpu", d_model=32, n_heads=2, d_ff=64, vocab_size=16, seq_len=16, batch_size=16,
+        warmup=WarmupBudget(depth=12, steps=600, warmup=200, seeds=3),
+    ),
+    "full": Budget(
+        name="full", d_model=128, n_heads=4, d_ff=512, vocab_size=32, seq_len=64, batch_size=32,
+        warmup=WarmupBudget(depth=24, steps=2000, warmup=500, seeds=5),
+    ),
+}
+# The CUDA default: the full sizes, cut where a chapter's counted work would take a T4 more than
+# GPU_MINUTES_PER_CHAPTER minutes (deepnotes.cost.estimate; tests/core/test_cost.py holds every chapter to it),
+# or more than the minutes a chapter's budget.py registers with the reason it needs them.
+GPU_MINUTES_PER_CHAPTER = 10
+# stem → budget name → the chapter's sizes (filled by each deepnotes/chapters/<stem>/budget.py)
+CHAPTER_BUDGETS: dict[str, dict[str, object]] = {}
+# stem → the T4 minutes its gpu row may take, where it is not GPU_MINUTES_PER_CHAPTER
+GPU_MINUTES_EXCEPTIONS: dict[str, int] = {}
+_full = BUDGETS["full"]
+BUDGETS["gpu"] = replace(
+    _full, name="gpu",
+    warmup=replace(_full.warmup, steps=600, warmup=200, seeds=3),
+)
+
+
+def register_chapter_budget(stem: str, rows: dict[str, object], gpu_minutes: int | None = None) -> None:
+    """Make ``rows`` (budget name → the chapter's sizes, one per budget) what ``budget.<stem>`` reads;
+    ``gpu_minutes``: the T4 minutes its ``gpu`` row may take where that is not
+    :data:`GPU_MINUTES_PER_CHAPTER`. Each chapter's ``budget.py`` calls it once, on import."""
+    if set(rows) != set(BUDGETS):
+        raise ValueError(f"chapter {stem!r} gives budgets {sorted(rows)}; every one of {sorted(BUDGETS)} needs a row")
+    CHAPTER_BUDGETS[stem] = dict(rows)
+    if gpu_minutes is not None:
+        GPU_MINUTES_EXCEPTIONS[stem] = positive_int("gpu_minutes", gpu_minutes)
+
+
+def get_budget(name: str | None = None) -> Budget:
+    """The budget named ``name``, else ``$DEEPNOTES_BUDGET``, else ``gpu`` with CUDA or ``cpu``."""
+    if name is None:
+        name = os.environ.get(BUDGET_ENV) or ("gpu" if torch.cuda.is_available() else "cpu")
+    choice("budget", name, sorted(BUDGETS))
+    return BUDGETS[name]
+
+
+def resolve_budget(budget: Budget | str | None = None) -> Budget:
+    """What a chapter function's ``budget`` argument means: a :class:`Budget` as given, a budget's
+    name (``"cpu"``), or None for :func:`get_budget`'s default; anything else is a TypeError."""
+    if budget is None or isinstance(budget, str):
+        return get_budget(budget)
+    if not isinstance(budget, Budget):
+        raise TypeError(f"budget must be a Budget, a budget name ({', '.join(sorted(BUDGETS))}) or None, "
+                        f"got {type(budget).__name__}")
+    return budget
+
+
+def device() -> torch.device:
+    """CUDA when present, else the CPU."""
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")

@@ -7,13 +7,33 @@ tokens up to t can do no better than the chain's entropy rate
 
 so every loss curve has an exact floor. A model that ignores its context can reach only the
 entropy of π, ``unigram_entropy``: the plateau a stuck deep model sits on.
+
+Seeding lives here too: a model built under :func:`seeded` gets the same weights from the same seed
+whatever ran before (the global RNG is left as it was); data streams and probe batches draw from a
+:func:`generator` of their own.
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import torch
 
-from deepnotes.core.rng import generator
 from deepnotes.core.validate import int_at_least, integer, positive_float, positive_int
+
+
+@contextmanager
+def seeded(seed: int) -> Iterator[None]:
+    """Run the block with torch's CPU RNG seeded by ``seed``; restore the global state afterwards."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        yield
+
+
+def generator(seed: int, device=None) -> torch.Generator:
+    """A generator seeded by ``seed`` (data streams, probe batches), on the CPU unless ``device``."""
+    return torch.Generator(device=device if device is not None else "cpu").manual_seed(seed)
+
 
 PROBE_SEED_OFFSET = 100   # probe batches of seed s come from generator(100 + s), apart from the training streams
 

@@ -1,14 +1,26 @@
 """SymPy derivations that two or more chapters use (the increment ΔL, its depth exponents, the DeepNorm
 conditions and the paper's constants, the second moment of a linear layer, the truncated normal, the
-Post-Norm and Pre-Norm streams at initialization). Each function returns
-expressions; the tests check that ``sympy.lambdify`` of each result equals the matching plain formula
-in :mod:`deepnotes.core.scaling`. The symbols are :mod:`deepnotes.core.symbols`'."""
+Post-Norm and Pre-Norm streams at initialization), and the symbols they share, each with its
+assumptions (a chapter's own symbols live in its ``derive.py``). Each function returns expressions;
+the tests check that ``sympy.lambdify`` of each result equals the matching plain formula in
+:mod:`deepnotes.core.scaling`.
+"""
 from __future__ import annotations
 
 import sympy as sp
 
-from deepnotes.core.symbols import *  # noqa: F401,F403  (the shared symbols, re-exported)
-from deepnotes.core.symbols import K, N, P, alpha, ell, eta, g, gauss, i, lam, m, p, s_w, s_x, v, z
+N, K, P = sp.symbols("N K P", positive=True, integer=True)   # depth, matrices per block, entries per matrix
+eta, g = sp.symbols("eta g", positive=True)                   # learning rate, gradient entry size
+i = sp.symbols("i", positive=True, integer=True)
+alpha, lam = sp.symbols("alpha lambda", positive=True)        # DeepNorm skip weight, init gain λ (= β)
+p = sp.symbols("p", real=True)                                # exponent of a depth-dependent scale
+x, z = sp.symbols("x z", real=True)
+mu = sp.symbols("mu", real=True)
+sigma, q, d = sp.symbols("sigma q d", positive=True)
+m, s_w, s_x = sp.symbols("m s_w s_x", positive=True)    # fan-in, E[w²], E[x²]
+gauss = sp.exp(-z ** 2 / 2) / sp.sqrt(2 * sp.pi)           # the standard normal density
+v = sp.symbols("v", nonnegative=True)                     # a branch's second moment relative to the stream
+ell = sp.symbols("l", integer=True, nonnegative=True)     # a layer index
 
 
 def loss_change(optimizer: str) -> dict[str, sp.Expr]:

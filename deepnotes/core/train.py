@@ -1,26 +1,38 @@
-"""One training loop that measures and draws nothing: it returns a :class:`History`.
+"""The one training loop: K members of a :class:`~deepnotes.core.engine.Stack` in one pass and one
+optimizer step, measuring and drawing nothing; it returns one :class:`History` per member.
 
-What is trained on is an *objective* (:class:`NextToken`, :class:`Masked`); what is measured along
-the way are *trackers* (:mod:`deepnotes.core.trackers`), passed in. A run whose loss turns NaN/inf,
-or blows up (:data:`BLOWUP_FACTOR`), stops there and is recorded as diverged at that step; it never
-raises.
+Member k is trained as it would be alone with ``cfgs[k]``: its own data stream
+(``generator(seed + 1)``), its own task, its own learning rate and warmup. The members' losses are
+summed before ``backward``; their parameters are disjoint slices, so each slice gets its own member's
+gradient. What is trained on is an *objective* (:class:`NextToken`, :class:`Masked`); what is measured
+along the way are *trackers* (:mod:`deepnotes.core.measure`), passed in. A member whose loss turns
+NaN/inf, or blows up (:data:`BLOWUP_FACTOR`), is recorded as diverged at that step and stops
+recording; the others go on (its slice can hold NaN: no operation mixes members). Nothing raises.
+
+:func:`train_many` trains any list of runs in as few ensembles as possible (runs that share a graph
+and a loop), on one or more worker processes; :func:`train` is one run. Whoever wants to know what was
+trained (the cost package's work log) adds a function to :data:`ENSEMBLE_OBSERVERS`: it is called
+once per ensemble, before it trains, in the process that asked for it.
 """
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+import time
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, field, replace
 
 import torch
 from torch import nn
 
 from deepnotes.core.config import ModelConfig, TrainConfig
-from deepnotes.core.data import MarkovLanguage, mask_positions
+from deepnotes.core.config import device as default_device
+from deepnotes.core.data import MarkovLanguage, generator, mask_positions
+from deepnotes.core.engine import Stack, graph_config
 from deepnotes.core.models import model_vocab
-from deepnotes.core.optim import make_optimizer, make_warmup
-from deepnotes.core.rng import generator
+from deepnotes.core.optim import SHARED_FIELDS, EnsembleOptimizer, check_members
 from deepnotes.core.validate import positive_int
-from deepnotes.show.progress import progress as progress_bar
+from deepnotes.core.workers import progress as progress_bar
+from deepnotes.core.workers import run_jobs
 
 # A run has blown up when its loss exceeds BLOWUP_FACTOR × max(its first loss, the context-free plateau):
 # with V = 16 tokens that is above ~28 nats, far past anything a run that is still learning shows
@@ -113,7 +125,7 @@ class History:
         return sum(self.unigram - x for x in self.losses) / (len(self.losses) * (self.unigram - self.floor))
 
     def record(self, name: str) -> tuple[list[int], list]:
-        """(steps, values) recorded under ``name`` by a :class:`~deepnotes.core.trackers.Recorder`."""
+        """(steps, values) recorded under ``name`` by a :class:`~deepnotes.core.measure.Recorder`."""
         return self.records.setdefault(name, ([], []))
 
 
@@ -179,43 +191,237 @@ class Masked:
         return model.mlm_loss(tokens, self.mask(*tokens.shape, gen).to(tokens.device))
 
 
-def train(model: nn.Module, task: MarkovLanguage, cfg: TrainConfig, *, objective=None,
-          trackers: Sequence = (), params=None, progress: bool = False) -> History:
-    """Train ``model`` on ``task`` for ``cfg.steps`` steps of ``cfg.optimizer`` with linear warmup.
+# Called once per ensemble before it trains, as f(model_cfg, members, train_cfg, mask_prob or None):
+# the cost package's work log adds itself here (deepnotes/cost/log.py). Nothing in core reads it.
+ENSEMBLE_OBSERVERS: list[Callable[[ModelConfig, int, TrainConfig, float | None], None]] = []
 
-    ``objective``: :class:`NextToken` (default) or :class:`Masked`. ``trackers``: measurements taken
-    along the way (see :mod:`deepnotes.core.trackers`); each may hook ``start``, ``before_step``
-    (before the forward pass), ``after_backward`` and ``after_step``. ``params``: the parameters to
-    update (default: all of the model's).
+
+def _notify(model_cfg: ModelConfig, members: int, cfg: TrainConfig, objective) -> None:
+    for observer in ENSEMBLE_OBSERVERS:
+        observer(model_cfg, members, cfg, objective.prob if isinstance(objective, Masked) else None)
+
+
+def _tasks(tasks, k: int) -> list[MarkovLanguage]:
+    """One task per member: the same task for all, or a list or tuple of k tasks."""
+    if not isinstance(tasks, (MarkovLanguage, list, tuple)):
+        raise TypeError(f"task must be a MarkovLanguage (or a list of them, one per member), got {type(tasks).__name__}")
+    tasks = [tasks] * k if isinstance(tasks, MarkovLanguage) else list(tasks)
+    if len(tasks) != k:
+        raise ValueError(f"{len(tasks)} tasks for a stack of {k} members")
+    return tasks
+
+
+def member_batches(stack: Stack, tasks, cfgs, gens, objective) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Each member's batch from its own stream, in the reference's order (tokens, then the mask):
+    tokens [K, B, T] and, for :class:`Masked`, the mask [K, B, T]. Members whose generators are in the
+    same state, with the same task and batch shape, would draw the same batch (members of one seed):
+    it is drawn once and the others' generators are moved to where the drawing one ends (sampling a
+    small batch costs more than a block at small depth)."""
+    device = stack.embed.device
+    groups: dict[tuple, list[int]] = {}
+    for k, (task, cfg, gen) in enumerate(zip(tasks, cfgs, gens)):
+        groups.setdefault((id(task), cfg.batch_size, cfg.seq_len, gen.get_state().numpy().tobytes()), []).append(k)
+    drawn: list = [None] * len(gens)
+    for first, *rest in groups.values():
+        task, cfg, gen = tasks[first], cfgs[first], gens[first]
+        tokens = task.sample(cfg.batch_size, cfg.seq_len, gen)
+        mask = objective.mask(cfg.batch_size, cfg.seq_len, gen) if isinstance(objective, Masked) else None
+        state = gen.get_state()
+        for k in (first, *rest):
+            drawn[k] = tokens, mask
+            if k != first:
+                gens[k].set_state(state)
+    tokens = torch.stack([t for t, _ in drawn]).to(device)
+    return tokens, (torch.stack([m for _, m in drawn]).to(device) if isinstance(objective, Masked) else None)
+
+
+def member_losses(stack: Stack, objective, tokens: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+    """[K] losses of the objective on each member's batch."""
+    if isinstance(objective, Masked):
+        return stack.masked_losses(tokens, mask)
+    return stack.next_token_losses(tokens)
+
+
+def train_ensemble(stack: Stack, tasks, cfgs: TrainConfig | Sequence[TrainConfig], *, objective=None,
+                   trackers: Sequence = (), trainable: Collection[str] | None = None,
+                   progress: bool = False) -> list[History]:
+    """Train every member of ``stack`` for ``steps`` steps; one History per member.
+
+    ``tasks``: one task for all members or one per member. ``cfgs``: one TrainConfig per member (or
+    one for all, with per-member seeds taken from the stack). ``objective``: :class:`NextToken`
+    (default) or :class:`Masked`. ``trackers``: from :mod:`deepnotes.core.measure`.
+    ``trainable``: the parameter names to update (default all).
     """
     objective = objective if objective is not None else NextToken()
-    check_setup(model, task, cfg, objective)
-    device = next(model.parameters()).device
-    data_gen = generator(cfg.seed + 1)
-    opt = make_optimizer(model.parameters() if params is None else params, cfg)
-    sched = make_warmup(opt, cfg.warmup_steps)
-    hist = History(floor=objective.floor(task), unigram=task.unigram_entropy())
+    _notify(stack.cfgs[0], stack.n_members, cfgs if isinstance(cfgs, TrainConfig) else list(cfgs)[0], objective)
+    return _train_stack(stack, tasks, cfgs, objective, trackers, trainable, progress)
+
+
+def _train_stack(stack: Stack, tasks, cfgs, objective, trackers: Sequence, trainable: Collection[str] | None,
+                 progress: bool) -> list[History]:
+    k = stack.n_members
+    if isinstance(cfgs, TrainConfig):
+        cfgs = [cfgs] if k == 1 else [replace(cfgs, seed=s) for s in stack.seeds]
+    cfgs = check_members(stack, cfgs)
+    tasks = _tasks(tasks, k)
+    for task, cfg in zip(tasks, cfgs):
+        check_setup(stack, task, cfg, objective)
+    gens = [generator(c.seed + 1) for c in cfgs]
+    opt = EnsembleOptimizer(stack, cfgs, trainable)
+    hists = [History(floor=objective.floor(t), unigram=t.unigram_entropy()) for t in tasks]
     hooks = {name: [getattr(t, name) for t in trackers if hasattr(t, name)]
              for name in ("start", "before_step", "after_backward", "after_step")}
     for hook in hooks["start"]:
-        hook(model, task, cfg)
-    model.train()
-    for step in progress_bar(range(cfg.steps), progress):
+        hook(stack, tasks, cfgs)
+    alive = list(range(k))
+    started = time.perf_counter()
+    for step in progress_bar(range(cfgs[0].steps), progress):
         for hook in hooks["before_step"]:
-            hook(model, step, hist)
-        tokens = task.sample(cfg.batch_size, cfg.seq_len, data_gen).to(device)
-        loss = objective.loss(model, tokens, data_gen)
-        value = loss.item()
-        if not hist.observe(step, value):
+            hook(stack, step, hists, alive)
+        tokens, mask = member_batches(stack, tasks, cfgs, gens, objective)
+        losses = member_losses(stack, objective, tokens, mask)                    # [K]
+        values = losses.tolist()
+        alive = [i for i in alive if hists[i].observe(step, values[i])]      # drops diverged members
+        if not alive:
             break
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
+        opt.zero_grad()
+        if not hooks["after_backward"]:                  # no one reads the gradients: step in the backward
+            opt.arm(step)
+        losses[alive].sum().backward()
         for hook in hooks["after_backward"]:
-            hook(model, step, hist)
-        hist.losses.append(value)
-        hist.lrs.append(opt.param_groups[0]["lr"])
-        opt.step()
+            hook(stack, step, hists, alive)
+        lrs = opt.lr_values(step)
+        for i in alive:
+            hists[i].losses.append(values[i])
+            hists[i].lrs.append(lrs[i])
+        opt.step(step)
         for hook in hooks["after_step"]:
-            hook(model, step, hist)
-        sched.step()
-    return hist
+            hook(stack, step, hists, alive)
+    seconds = time.perf_counter() - started
+    for h in hists:
+        h.seconds, h.ensemble_size = seconds, k
+    return hists
+
+
+def _train_group(model_cfgs, train_cfgs, tasks, inits, objective, trackers, trainable, frozen, device, dtype,
+                 progress) -> list[History]:
+    """One ensemble of :func:`train_many`: build its Stack, start each member, train it, return its Histories."""
+    stack = Stack(model_cfgs, seeds=[c.seed for c in train_cfgs], device=device, dtype=dtype)
+    with torch.no_grad():
+        for k, init in enumerate(inits):
+            if init is not None:
+                init(stack, k)
+    names = [n for n in (stack.slots if trainable is None else trainable) if n in stack.slots and n not in frozen]
+    return _train_stack(stack, tasks, train_cfgs, objective, trackers(), names, progress)
+
+
+def ensemble_cost(model_cfg: ModelConfig, train_cfg: TrainConfig, members: int) -> float:
+    """A number proportional to an ensemble's run time: a step costs about (one member's dispatch +
+    a little per extra member) per block, times the steps."""
+    return model_cfg.n_layers * (4 + members) * train_cfg.steps
+
+
+MEMORY_SHARE = 0.5      # an ensemble on a GPU may take at most this share of the device's memory
+STATE_BYTES = 16         # per float32 parameter: the weight, its gradient and Adam's two moments
+
+
+def member_bytes(model_cfg: ModelConfig, train_cfg: TrainConfig) -> int:
+    """About the memory one member takes in training: STATE_BYTES per block parameter
+    (4d² + 2·d·d_ff weights per block) plus the float32 activations kept for the backward
+    (B·T tokens × (12d + 2·d_ff) per block, and the B·heads·T² attention weights)."""
+    d, f, n = model_cfg.d_model, model_cfg.d_ff, model_cfg.n_layers
+    tokens = train_cfg.batch_size * train_cfg.seq_len
+    per_block = STATE_BYTES * (4 * d * d + 2 * d * f) + 4 * (tokens * (12 * d + 2 * f)
+                                                           + train_cfg.batch_size * model_cfg.n_heads * train_cfg.seq_len ** 2)
+    return n * per_block
+
+
+def member_limit(model_cfg: ModelConfig, train_cfg: TrainConfig, device) -> int | None:
+    """How many members of this shape one ensemble may hold on ``device``: MEMORY_SHARE of a GPU's
+    memory over :func:`member_bytes` (at least 1); None (no limit) on the CPU, whose ensembles the
+    chapters' budgets size."""
+    if device is None or torch.device(device).type != "cuda":
+        return None
+    total = torch.cuda.get_device_properties(torch.device(device)).total_memory
+    return max(1, int(MEMORY_SHARE * total // member_bytes(model_cfg, train_cfg)))
+
+
+def ensemble_groups(model_cfgs: Sequence[ModelConfig], train_cfgs: Sequence[TrainConfig],
+                    workers: int = 1, limit=None) -> list[list[int]]:
+    """How :func:`train_many` splits runs into ensembles: the indices of the runs that share a graph
+    (:func:`~deepnotes.core.engine.graph_config`) and a loop (:data:`SHARED_FIELDS`), in first-seen
+    order. With ``workers`` > 1, an ensemble that would keep one worker busy longer than an even
+    share of the whole (by :func:`ensemble_cost`) is halved until none does, so that the cores finish
+    together: the chapter of 1000 layers trains its 17 runs at N = 1000 as two ensembles on 2 cores.
+    ``limit`` (a function of a member's model and train configs, as :func:`member_limit`): the most
+    members an ensemble may hold; a larger group is cut into consecutive pieces of that size first."""
+    groups: dict[tuple, list[int]] = {}
+    for i, (mc, tc) in enumerate(zip(model_cfgs, train_cfgs)):
+        groups.setdefault((graph_config(mc), *(getattr(tc, f) for f in SHARED_FIELDS)), []).append(i)
+    out = []
+    for g in groups.values():
+        most = (limit(model_cfgs[g[0]], train_cfgs[g[0]]) if limit else None) or len(g)
+        out += [g[k:k + most] for k in range(0, len(g), most)]
+    cost = lambda g: ensemble_cost(model_cfgs[g[0]], train_cfgs[g[0]], len(g))     # noqa: E731
+    while workers > 1:
+        share = sum(map(cost, out)) / workers
+        big = max((g for g in out if len(g) > 1), key=cost, default=None)
+        if big is None or cost(big) <= share:
+            return out
+        at = out.index(big)
+        out[at:at + 1] = [big[:(len(big) + 1) // 2], big[(len(big) + 1) // 2:]]
+    return out
+
+
+def train_many(model_cfgs: Sequence[ModelConfig], train_cfgs: Sequence[TrainConfig], tasks, *, objective=None,
+               trackers: Callable[[], Sequence] = tuple, trainable: Collection[str] | None = None,
+               frozen: Collection[str] = (), progress: bool = False, device=None,
+               dtype: torch.dtype | None = None, workers: int = 1, inits: Sequence[Callable] | None = None) -> list[History]:
+    """Train one model per (model config, train config, task), in as few ensembles as possible:
+    runs that share a graph (:func:`~deepnotes.core.engine.graph_config`: every norm style) and a loop
+    (:data:`SHARED_FIELDS`) train together as members of one :class:`Stack` (:func:`ensemble_groups`,
+    which halves an ensemble that would leave the other workers idle), each initialized from
+    its train config's seed, or by ``inits[i](stack, k)`` where given (a run that starts from weights of
+    its own: the function writes member k's slices). ``trackers``: a factory of fresh engine trackers
+    for each ensemble.
+    ``workers`` > 1 trains the ensembles in that many one-thread
+    processes (:func:`deepnotes.core.workers.run_jobs`; ``trackers``, ``objective`` and the tasks
+    must then be picklable, and results equal the serial ones up to the rounding of another thread
+    count). Returns the Histories in the order of the configs."""
+    model_cfgs, train_cfgs = list(model_cfgs), list(train_cfgs)
+    if len(model_cfgs) != len(train_cfgs):
+        raise ValueError(f"{len(model_cfgs)} model configs for {len(train_cfgs)} train configs")
+    tasks = _tasks(tasks, len(model_cfgs))
+    inits = [None] * len(model_cfgs) if inits is None else list(inits)
+    if len(inits) != len(model_cfgs):
+        raise ValueError(f"{len(inits)} inits for {len(model_cfgs)} model configs")
+    members = ensemble_groups(model_cfgs, train_cfgs, workers, limit=lambda m, t: member_limit(m, t, device))
+    single = len(members) == 1
+    objective = objective if objective is not None else NextToken()
+    for m in members:                                   # told here: a worker process has no observers
+        _notify(model_cfgs[m[0]], len(m), train_cfgs[m[0]], objective)
+    jobs = [([model_cfgs[i] for i in m], [train_cfgs[i] for i in m], [tasks[i] for i in m], [inits[i] for i in m],
+             objective, trackers,
+             trainable, frozen, device, dtype, progress and single) for m in members]
+    costs = [ensemble_cost(model_cfgs[m[0]], train_cfgs[m[0]], len(m)) for m in members]
+    results = run_jobs(_train_group, jobs, workers, costs, progress=progress and not single)
+    out: list[History | None] = [None] * len(model_cfgs)
+    for m, hists in zip(members, results):
+        for i, h in zip(m, hists):
+            out[i] = h
+    return out
+
+
+def train(model_cfg: ModelConfig, cfg: TrainConfig, task: MarkovLanguage | None = None, *, objective=None,
+          trackers: Sequence = (), trainable: Collection[str] | None = None, device=None,
+          progress: bool = False) -> History:
+    """One run: the model of ``model_cfg`` initialized from ``cfg.seed``, trained on ``task`` (default:
+    the Markov language of the model's vocabulary, seeded by ``cfg.seed``) as a one-member ensemble."""
+    if not isinstance(model_cfg, ModelConfig):
+        raise TypeError(f"model_cfg must be a ModelConfig, got {type(model_cfg).__name__}")
+    if not isinstance(cfg, TrainConfig):
+        raise TypeError(f"cfg must be a TrainConfig, got {type(cfg).__name__}")
+    task = task if task is not None else MarkovLanguage(model_cfg.vocab_size, seed=cfg.seed)
+    stack = Stack([model_cfg], seeds=[cfg.seed], device=device or default_device())
+    return train_ensemble(stack, task, [cfg], objective=objective, trackers=trackers, trainable=trainable,
+                          progress=progress)[0]

@@ -11,14 +11,14 @@ from __future__ import annotations
 import functools
 import statistics
 
-from deepnotes.core import ensemble_trackers as et
-from deepnotes.core.budget import Budget, device as default_device, resolve_budget
+from deepnotes.core import measure as et
+from deepnotes.core.config import Budget, device as default_device, resolve_budget
 from deepnotes.core.config import ModelConfig, TrainConfig
-from deepnotes.core.cost import TrainRuns, ensembles
+from deepnotes.cost.model import TrainRuns, ensembles
 from deepnotes.core.data import MarkovLanguage
-from deepnotes.core.ensemble import train_many
+from deepnotes.core.train import train_many
 from deepnotes.core.train import History
-from deepnotes.core.trackers import every_for
+from deepnotes.core.measure import every_for
 from deepnotes.core.validate import positive_int
 from deepnotes.core.workers import default_workers
 from deepnotes.show import verdicts as vd
@@ -64,7 +64,7 @@ def trackers(every: int) -> list:
 def runs(budget: Budget | str | None = None, depths: tuple[int, ...] | None = None,
          progress: bool = False) -> dict[int, dict[str, list[History]]]:
     """depth → label → one History per seed, for :func:`plan`'s runs at ``depths`` (default: the
-    entry's depth), in one :func:`~deepnotes.core.ensemble.train_many` call (the runs of one depth
+    entry's depth), in one :func:`~deepnotes.core.train.train_many` call (the runs of one depth
     share a graph and train as one ensemble)."""
     budget = resolve_budget(budget)
     todo = settings(budget, depths)
@@ -79,7 +79,7 @@ def runs(budget: Budget | str | None = None, depths: tuple[int, ...] | None = No
 
 
 def work(budget: Budget, depths: tuple[int, ...] | None = None) -> list[TrainRuns]:
-    """:func:`runs`' training work for a chapter's cost plan (:mod:`deepnotes.core.cost`)."""
+    """:func:`runs`' training work for a chapter's cost plan (:mod:`deepnotes.cost.model`)."""
     todo = settings(budget, depths)
     return ensembles([m for _, m, _ in todo], [t for _, _, t in todo])
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 
 import matplotlib.pyplot as plt
 
-from deepnotes.core.probes import loglog_slope
+from deepnotes.core.measure import loglog_slope
 from deepnotes.show.palette import MARKERS, PALETTE, colour  # noqa: F401  (re-exported)
 from deepnotes.core.train import History
 from deepnotes.core.validate import positive_float, positive_int

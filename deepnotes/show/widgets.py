@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import ipywidgets as W
 import matplotlib.pyplot as plt
 
-from deepnotes.core.lru import LIVE_RESULTS_KEPT, LRU
+from deepnotes.show.cache import LIVE_RESULTS_KEPT, LRU
 from deepnotes.core.validate import positive_float
 
 HAS_STACK = hasattr(W, "Stack")          # ipywidgets ≥ 8

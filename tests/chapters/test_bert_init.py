@@ -15,7 +15,7 @@ from deepnotes.chapters.bert_init import claims, figures, report
 from deepnotes.chapters.bert_init import derive as sb
 from deepnotes.chapters.bert_init import experiments as bert
 from deepnotes.core import derive as sym
-from deepnotes.core.init import gaussian_second_moment, truncated_normal_variance_factor
+from deepnotes.core.models import gaussian_second_moment, truncated_normal_variance_factor
 from deepnotes.show import verdicts as vd
 
 matplotlib.use("Agg")
@@ -155,7 +155,7 @@ def test_probe_depth_and_shown_std_come_from_the_budget():
     assert bert.probe_depth(SMOKE) == SMOKE.bert_init.probe_depths[-1]          # smoke probes no 12
     assert bert.probe_depth(dn.get_budget("cpu")) == 12
     assert bert.gain_show_std(SMOKE) == 0.02
-    assert bert.gain_show_std(dataclasses.replace(SMOKE, bert_init=dataclasses.replace(SMOKE.bert_init, gain_stds=(0.01,)))) == 0.01
+    assert bert.gain_show_std(SMOKE.with_chapter("bert_init", dataclasses.replace(SMOKE.bert_init, gain_stds=(0.01,)))) == 0.01
 
 
 def test_mlm_run_records_every_layer_norm_gain():
@@ -274,7 +274,7 @@ def test_chapter_verdict_tables_and_reports():
 
 def test_stack_gains_and_embedding_rms_are_the_reference_ones_per_member():
     from deepnotes.core.engine import build_stack
-    from deepnotes.core.engine_reference import export_member
+    from deepnotes.core.engine import export_member
     for head in (True, False):
         cfgs = [bert.encoder_config(16, 2, s, 8, 16, head) for s in (0.02, 0.05)]
         stack = build_stack(cfgs, seeds=[0, 1])

@@ -10,8 +10,8 @@ from dataclasses import replace
 
 import pytest
 
-from deepnotes.core import ensemble
-from deepnotes.core.budget import get_budget
+from deepnotes.core import optim, train as ensemble
+from deepnotes.core.config import get_budget
 
 SMOKE = get_budget("smoke")
 FLOAT32_REL = 1e-4          # members are independent; only the batched kernels' summation order may differ
@@ -22,7 +22,7 @@ def old_groups(model_cfgs, train_cfgs):
     groups: dict[tuple, list[int]] = {}
     for i, (mc, tc) in enumerate(zip(model_cfgs, train_cfgs)):
         graph = replace(mc, alpha=None, beta=None, init_std=None, norm="deepnorm" if mc.norm == "post" else mc.norm)
-        groups.setdefault((graph, *(getattr(tc, f) for f in ensemble.SHARED_FIELDS)), []).append(i)
+        groups.setdefault((graph, *(getattr(tc, f) for f in optim.SHARED_FIELDS)), []).append(i)
     return list(groups.values())
 
 

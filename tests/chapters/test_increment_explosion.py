@@ -13,7 +13,7 @@ from deepnotes.chapters.increment_explosion import claims, derive, equations, fi
 from deepnotes.chapters.increment_explosion import experiments as inc
 from deepnotes.core import scaling
 from deepnotes.core.data import probe_batch
-from deepnotes.core.probes import StepProbe, count_matrices, loglog_slope
+from deepnotes.core.measure import StepProbe, count_matrices, loglog_slope
 from deepnotes.core.train import History
 from deepnotes.shared import warmup
 from deepnotes.show import verdicts as vd

@@ -11,8 +11,8 @@ import torch
 import deepnotes as dn
 from deepnotes.chapters.initialization import claims, derive, figures, mlp
 from deepnotes.chapters.initialization import experiments as ex
-from deepnotes.core import init as ini
-from deepnotes.core import norms
+from deepnotes.core import models as ini
+from deepnotes.chapters.initialization import norms
 from deepnotes.show.verdicts import APPROX, HOLDS, UNCHECKABLE, WRONG
 
 matplotlib.use("Agg")
@@ -194,7 +194,7 @@ def test_softmax_concentrates_without_scaling(smoke):
 
 def test_norm_comparison(smoke):
     b = replace(smoke.initialization, norm_shape=(2, 4, 32), norm_timer_seconds=0.01)
-    c = ex.norm_comparison(replace(smoke, initialization=b))
+    c = ex.norm_comparison(smoke.with_chapter("initialization", b))
     assert c.shape == (2, 4, 32) and c.zero_mean_gap < 1e-5 < c.shifted_gap
     assert set(c.forward) == set(c.forward_backward) == {"LayerNorm", "RMSNorm"}
     assert len(c.rounds) == b.norm_rounds and all(r > 0 for r in c.rounds)

@@ -6,8 +6,8 @@ import torch
 
 import deepnotes as dn
 from deepnotes.core.engine import Stack
-from deepnotes.core.engine_reference import export_member
-from deepnotes.core.probes import loglog_slope
+from deepnotes.core.engine import export_member
+from deepnotes.core.measure import loglog_slope
 from deepnotes.show.palette import PALETTE
 from deepnotes.chapters.magnitude_decomposition import claims as mv
 from deepnotes.chapters.magnitude_decomposition import derive as sd

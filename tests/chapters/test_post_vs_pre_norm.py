@@ -15,7 +15,8 @@ import deepnotes as dn
 from deepnotes.chapters.post_vs_pre_norm import claims, derive, figures
 from deepnotes.chapters.post_vs_pre_norm import experiments as pp
 from deepnotes.core.data import MarkovLanguage
-from deepnotes.core.trackers import GateSchedule
+from deepnotes.core.engine import GATES, build_stack
+from deepnotes.core.measure import GateSchedule
 from deepnotes.show import verdicts as vd
 from deepnotes.shared import warmup
 
@@ -139,11 +140,11 @@ def test_probes_and_sweep_cover_every_style_and_depth(budget, probes):
 
 
 def test_fixed_step_gates_rise_linearly_and_are_not_trained(budget):
-    model = dn.build_model(pp.style_config("rezero", 2, budget))
+    stack = build_stack(pp.style_config("rezero", 2, budget), seeds=[0, 1])
     schedule = GateSchedule(0.25)
     for step, want in ((0, 0.25), (2, 0.75), (9, 1.0)):
-        schedule.before_step(model, step, None)
-        assert all(r.gate.item() == want for b in model.blocks for r in b.sublayers)
+        schedule.before_step(stack, step, None, [0, 1])
+        assert all(bool((getattr(stack, name) == want).all()) for name in GATES)
     hist = pp.run("rezero", 2, budget, gate_step=0.5, steps=3)
     assert len(hist.losses) == 3 and hist.block_updates
     with pytest.raises(ValueError, match="rezero"):
@@ -347,7 +348,7 @@ def test_xiong_lemmas_are_derived_and_reduce_to_the_papers_statement():
 def test_lemma2_ffn_term_matches_the_models_ffn():
     """E‖FFN(u)‖² = f·d for a LayerNorm output u through the package's Xavier FFN (d → 2d → d)."""
     cfg = dn.core.config.ModelConfig(n_layers=1, d_model=64, d_ff=128)
-    with dn.core.rng.seeded(0):
+    with dn.core.data.seeded(0):
         block = dn.core.models.Block(cfg)
     u = torch.nn.functional.layer_norm(torch.randn(4096, 64, generator=torch.Generator().manual_seed(0)), (64,))
     measured = float(block.ffn(u).detach().pow(2).sum(-1).mean()) / 64

@@ -10,7 +10,7 @@ import deepnotes as dn
 from deepnotes.chapters.thousand_layers import claims, controls, derive, figures
 from deepnotes.chapters.thousand_layers import experiments as ex
 from deepnotes.core import scaling
-from deepnotes.core.ensemble_probes import StreamProfile
+from deepnotes.core.measure import StreamProfile
 from deepnotes.show import verdicts as vd
 
 matplotlib.use("Agg")

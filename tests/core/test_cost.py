@@ -8,11 +8,11 @@ from dataclasses import replace
 import pytest
 import torch
 
-from deepnotes.core import cost, estimate, work_log
-from deepnotes.core.budget import GPU_MINUTES_EXCEPTIONS, GPU_MINUTES_PER_CHAPTER, get_budget
+from deepnotes.cost import estimate, log as work_log, model as cost
+from deepnotes.core.config import GPU_MINUTES_EXCEPTIONS, GPU_MINUTES_PER_CHAPTER, get_budget
 from deepnotes.core.data import MarkovLanguage
 from deepnotes.core.engine import Stack
-from deepnotes.core.ensemble import train_ensemble, train_many
+from deepnotes.core.train import train_ensemble, train_many
 from deepnotes.core.train import Masked
 from deepnotes.ledger.items import CHAPTERS
 
@@ -83,13 +83,13 @@ def test_the_work_log_round_trips_and_the_plan_check_finds_both_kinds_of_differe
               BUDGET.model_config(3, norm="pre")]
     trains = [BUDGET.train_config("adam", 1e-3, 2, seed=s) for s in range(3)]
     train_many(models, trains, MarkovLanguage(BUDGET.vocab_size, seed=0))
-    ran = work_log.read_train_log(log)["post_vs_pre_norm"]
+    ran = cost.read_train_log(log)["post_vs_pre_norm"]
     assert sorted(r.members for r in ran) == [1, 2], "post and deepnorm share a graph: one ensemble of two"
     exact = [cost.TrainRuns(models[0], 2, trains[0]), cost.TrainRuns(models[2], 1, trains[2])]
-    assert work_log.plan_differences(exact, ran) == []
+    assert cost.plan_differences(exact, ran) == []
     missing, extra = exact[:1], exact + [cost.TrainRuns(models[2], 1, replace(trains[2], steps=5))]
-    assert [d.split(" (")[0] for d in work_log.plan_differences(missing, ran)] == ["run, not planned"]
-    assert [d.split(" (")[0] for d in work_log.plan_differences(extra, ran)] == ["planned, not run"]
+    assert [d.split(" (")[0] for d in cost.plan_differences(missing, ran)] == ["run, not planned"]
+    assert [d.split(" (")[0] for d in cost.plan_differences(extra, ran)] == ["planned, not run"]
 
 
 def test_calibration_gives_positive_finite_rates_and_an_estimate_uses_them():

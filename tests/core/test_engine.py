@@ -1,5 +1,6 @@
 """The stacked-weight engine computes the reference's function: same losses, gradients and training
-runs as models.py + train.py, for every norm style and block kind, in float64."""
+runs as models.py trained by the test oracle's loop (tests/oracle.py), for every norm style and block
+kind, in float64."""
 import math
 
 import pytest
@@ -8,18 +9,19 @@ import torch
 from deepnotes.core.config import NORM_STYLES, ModelConfig, TrainConfig
 from deepnotes.core.data import MarkovLanguage
 from deepnotes.core.engine import Stack, build_stack
-from deepnotes.core.engine_reference import block_list, export_member, load_reference, reference_layout
-from deepnotes.core.ensemble import train_ensemble, train_model
+from deepnotes.core.engine import block_list, export_member, load_reference, reference_layout, stack_of
+from deepnotes.core.train import train_ensemble
 from deepnotes.core.engine import GATES
-from deepnotes.core.fused import ENV_SWITCH
-from deepnotes.core.stack_function import softmax
-from deepnotes.core import ensemble_trackers as et
-from deepnotes.core.ensemble_probes import step_probes, stream_profiles
-from deepnotes.core.probes import block_matrices, one_step_loss_change, per_block_grad_norms
-from deepnotes.core import trackers as rt
+from deepnotes.core.blocks import ENV_SWITCH
+from deepnotes.core.blocks import softmax
+from deepnotes.core import measure as et
+from deepnotes.core.measure import step_probes, stream_profiles
+from deepnotes.core.measure import block_matrices, per_block_grad_norms
+import oracle as rt
+from oracle import one_step_loss_change, train
 from deepnotes.core.models import Block, build_model
-from deepnotes.core.rng import seeded
-from deepnotes.core.train import Masked, train
+from deepnotes.core.data import seeded
+from deepnotes.core.train import Masked
 
 F64 = torch.float64
 TOL = 1e-10
@@ -193,19 +195,22 @@ def test_members_must_share_a_graph_and_a_loop():
                        [TrainConfig(optimizer="sgd"), TrainConfig(optimizer="adam")])
 
 
-def test_train_model_runs_a_reference_model_on_the_engine():
+def test_a_reference_model_trains_on_the_engine_as_in_the_oracle_loop():
+    """stack_of loads a reference model into a member; trained with its gates set by GateSchedule and
+    frozen, it follows the oracle loop step for step, and export_member gives the trained model back."""
     cfg = small("rezero")
     tcfg = TrainConfig(lr=1e-2, steps=4, batch_size=4, seq_len=6, seed=2)
     a, b = build_model(cfg, seed=2, dtype=F64), build_model(cfg, seed=2, dtype=F64)
-    gates = rt.GateSchedule(0.1)
-    h_ref = train(a, MarkovLanguage(6), tcfg, trackers=[gates, rt.Recorder("g", lambda m: float(m.blocks[0].sublayers[0].gate))],
+    h_ref = train(a, MarkovLanguage(6), tcfg,
+                  trackers=[rt.GateSchedule(0.1), rt.Recorder("g", lambda m: float(m.blocks[0].sublayers[0].gate))],
                   params=[p for n, p in a.named_parameters() if not n.endswith("gate")])
-    h = train_model(b, MarkovLanguage(6), tcfg, trackers=[gates, rt.Recorder("g", lambda m: float(m.blocks[0].sublayers[0].gate))],
-                    frozen=GATES)
+    stack = stack_of([b], [2])
+    h = train_ensemble(stack, MarkovLanguage(6), [tcfg], trainable=[n for n in stack.slots if n not in GATES],
+                       trackers=[et.GateSchedule(0.1), et.Recorder("g", lambda s: s.attn_gate[0, :, 0, 0].tolist())])[0]
     assert h.losses == pytest.approx(h_ref.losses, rel=TOL)
     assert h.record("g") == h_ref.record("g")
-    flat = [torch.cat([p.detach().flatten() for p in m.parameters()]) for m in (a, b)]
-    assert rel_err(flat[1], flat[0]) < 1e-10                     # the trained weights came back into the model
+    flat = [torch.cat([p.detach().flatten() for p in m.parameters()]) for m in (a, export_member(stack, 0))]
+    assert rel_err(flat[1], flat[0]) < 1e-10                     # the trained weights, read back
 
 
 @pytest.mark.parametrize("optimizer", ["sgd", "adam"])
@@ -371,8 +376,8 @@ def test_members_that_share_a_seed_share_one_draw_of_their_stream():
     """member_batches draws a batch once for members whose generators are in the same state (same task
     and shape): each member gets the tokens (and mask) its own generator would give, its generator
     ends where it would, and a member of the same seed whose generator differs is not merged."""
-    from deepnotes.core.ensemble import member_batches
-    from deepnotes.core.rng import generator
+    from deepnotes.core.train import member_batches
+    from deepnotes.core.data import generator
     from deepnotes.core.train import NextToken
     cfg = ModelConfig(n_layers=1, d_model=8, n_heads=2, d_ff=12, vocab_size=6)
     tcfgs = [TrainConfig(seed=s, batch_size=3, seq_len=5) for s in (0, 1, 0, 0, 0)]

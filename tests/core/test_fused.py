@@ -7,17 +7,18 @@ import warnings
 import pytest
 import torch
 
-from deepnotes.core import fused
+from deepnotes.core import blocks
 from deepnotes.core.config import NORM_STYLES, ModelConfig, TrainConfig
 from deepnotes.core.data import MarkovLanguage
 from deepnotes.core.engine import Stack
-from deepnotes.core.ensemble import ADAM_EPS, EnsembleOptimizer, train_ensemble
-from deepnotes.core.rng import seeded
+from deepnotes.core.optim import ADAM_EPS, EnsembleOptimizer
+from deepnotes.core.train import train_ensemble
+from deepnotes.core.data import seeded
 
 F64 = torch.float64
 TOL = 1e-10
 
-needs_compiler = pytest.mark.skipif(fused._compiler() is None, reason="no C++ compiler on this machine")
+needs_compiler = pytest.mark.skipif(blocks._compiler() is None, reason="no C++ compiler on this machine")
 
 
 def rel_err(a, b) -> float:
@@ -46,7 +47,7 @@ def random_stack(trial: int, dtype=F64):
 
 def outputs_and_gradients(stack, x, compiled: bool, monkeypatch):
     """x_N, ∂L/∂x_0 and every parameter gradient of L = Σ x_N ⊙ probe, on the chosen path."""
-    monkeypatch.setenv(fused.ENV_SWITCH, "all" if compiled else "0")
+    monkeypatch.setenv(blocks.ENV_SWITCH, "all" if compiled else "0")
     stack.zero_grad(set_to_none=True)
     x = x.clone().requires_grad_(True)
     y = stack.run_blocks(x)
@@ -59,8 +60,8 @@ def outputs_and_gradients(stack, x, compiled: bool, monkeypatch):
 @pytest.mark.parametrize("trial", range(16))
 def test_compiled_blocks_equal_the_pytorch_path(trial, monkeypatch):
     stack, x = random_stack(trial)
-    monkeypatch.setenv(fused.ENV_SWITCH, "all")
-    assert fused.usable(stack.styles, x.flatten(1, 2), [getattr(stack, n) for n in stack.block_names])
+    monkeypatch.setenv(blocks.ENV_SWITCH, "all")
+    assert blocks.compiled_usable(stack.styles, x.flatten(1, 2), [getattr(stack, n) for n in stack.block_names])
     y, dx, grads = outputs_and_gradients(stack, x, True, monkeypatch)
     y_ref, dx_ref, grads_ref = outputs_and_gradients(stack, x, False, monkeypatch)
     assert rel_err(y, y_ref) < TOL
@@ -97,7 +98,7 @@ def test_kept_intermediates_and_recomputed_ones_give_the_same_bits(trial, monkey
     recomputes them from the layer's input: the same arithmetic, so the same bits (float32)."""
     stack, x = random_stack(trial, dtype=torch.float32)
     kept = outputs_and_gradients(stack, x, True, monkeypatch)
-    monkeypatch.setattr(fused, "KEEP_LIMIT_BYTES", 0)
+    monkeypatch.setattr(blocks, "KEEP_LIMIT_BYTES", 0)
     recomputed = outputs_and_gradients(stack, x, True, monkeypatch)
     assert torch.equal(kept[0], recomputed[0]) and torch.equal(kept[1], recomputed[1])
     assert kept[2].keys() == recomputed[2].keys()
@@ -105,15 +106,15 @@ def test_kept_intermediates_and_recomputed_ones_give_the_same_bits(trial, monkey
 
 
 @needs_compiler
-@pytest.mark.parametrize("limit", [fused.KEEP_LIMIT_BYTES, 0])
+@pytest.mark.parametrize("limit", [blocks.KEEP_LIMIT_BYTES, 0])
 def test_two_forward_passes_before_one_backward(limit, monkeypatch):
     """What a forward pass keeps for its backward is reused across steps only when no graph holds it:
     two graphs alive at once each keep their own."""
-    monkeypatch.setattr(fused, "KEEP_LIMIT_BYTES", limit)
+    monkeypatch.setattr(blocks, "KEEP_LIMIT_BYTES", limit)
     stack, x = random_stack(4)
     grads = {}
     for switch in ("all", "0"):
-        monkeypatch.setenv(fused.ENV_SWITCH, switch)
+        monkeypatch.setenv(blocks.ENV_SWITCH, switch)
         stack.zero_grad(set_to_none=True)
         first, second = stack.run_blocks(x), stack.run_blocks(-2 * x)
         ((first ** 2).sum() + (second ** 3).sum()).backward()
@@ -126,9 +127,9 @@ def test_two_forward_passes_before_one_backward(limit, monkeypatch):
 def test_compiled_forward_without_gradients_equals_the_pytorch_path(monkeypatch):
     stack, x = random_stack(3)
     with torch.no_grad():
-        monkeypatch.setenv(fused.ENV_SWITCH, "all")
+        monkeypatch.setenv(blocks.ENV_SWITCH, "all")
         y = stack.run_blocks(x)
-        monkeypatch.setenv(fused.ENV_SWITCH, "0")
+        monkeypatch.setenv(blocks.ENV_SWITCH, "0")
         assert rel_err(y, stack.run_blocks(x)) < TOL
 
 
@@ -163,7 +164,7 @@ def test_a_gradient_someone_still_holds_is_not_overwritten(monkeypatch):
 @needs_compiler
 def test_gradients_accumulate_over_two_backward_passes(monkeypatch):
     stack, x = random_stack(2)
-    monkeypatch.setenv(fused.ENV_SWITCH, "all")
+    monkeypatch.setenv(blocks.ENV_SWITCH, "all")
     stack.zero_grad(set_to_none=True)
     (stack.run_blocks(x) ** 2).sum().backward()
     once = {n: p.grad.clone() for n, p in stack.named_parameters() if p.grad is not None}
@@ -184,7 +185,7 @@ def test_training_with_members_own_rates_equals_the_pytorch_path(optimizer, monk
     task = MarkovLanguage(6, seed=0)
     runs = {}
     for switch in ("1", "0"):
-        monkeypatch.setenv(fused.ENV_SWITCH, switch)
+        monkeypatch.setenv(blocks.ENV_SWITCH, switch)
         runs[switch] = train_ensemble(Stack(cfgs, seeds=[t.seed for t in tcfgs], dtype=F64), task, tcfgs)
     for compiled, plain in zip(runs["1"], runs["0"]):
         assert compiled.losses == pytest.approx(plain.losses, rel=1e-10)
@@ -195,8 +196,8 @@ def test_adam_in_the_backward_pass_equals_adam_after_it(monkeypatch):
     """Without a tracker reading gradients, the compiled backward steps each layer's θ, m, v as soon as
     its gradient is known (no block gradient is left); with one (BlockGradNorms), the optimizer steps
     after the backward pass. Five steps of members with their own warmups: the same losses."""
-    from deepnotes.core.ensemble_trackers import BlockGradNorms
-    monkeypatch.setenv(fused.ENV_SWITCH, "1")
+    from deepnotes.core.measure import BlockGradNorms
+    monkeypatch.setenv(blocks.ENV_SWITCH, "1")
     cfgs = [ModelConfig(n_layers=3, d_model=8, n_heads=2, d_ff=12, vocab_size=6, norm=n)
             for n in ("post", "pre", "deepnorm", "rezero")]
     tcfgs = [TrainConfig(lr=1e-2, steps=5, warmup_steps=3 * (i % 2), batch_size=4, seq_len=7, seed=i)
@@ -223,7 +224,7 @@ def test_compiled_adam_is_pytorch_adam_per_member(monkeypatch):
     lrs = [1e-2, 3e-3, 1e-4]
     stack = Stack(cfgs, seeds=[0, 1, 2], dtype=F64)
     opt = EnsembleOptimizer(stack, [TrainConfig(lr=lr, steps=2) for lr in lrs])
-    monkeypatch.setenv(fused.ENV_SWITCH, "1")
+    monkeypatch.setenv(blocks.ENV_SWITCH, "1")
     with seeded(0):
         grads = [{n: torch.randn_like(p) for n, p in stack.named_parameters()} for _ in range(2)]
     before = {n: p.detach().clone() for n, p in stack.named_parameters()}
@@ -245,28 +246,28 @@ def test_compiled_adam_is_pytorch_adam_per_member(monkeypatch):
 def test_without_a_compiler_the_pytorch_path_runs_and_says_so(monkeypatch, tmp_path):
     monkeypatch.setenv("CXX", str(tmp_path / "no-such-compiler"))
     monkeypatch.setenv("DEEPNOTES_CACHE", str(tmp_path))
-    fused.library.cache_clear()
+    blocks.library.cache_clear()
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            assert fused.library() is None
+            assert blocks.library() is None
             stack, x = random_stack(0)
             assert stack.run_blocks(x).isfinite().all()            # the PyTorch path
         assert any("PyTorch operations" in str(w.message) for w in caught)
     finally:
-        fused.library.cache_clear()
+        blocks.library.cache_clear()
 
 
 @needs_compiler
 def test_an_input_of_any_layout_takes_the_compiled_path(monkeypatch):
     """The same input for every member (an expanded view, as a benchmark feeds it) is copied, not refused."""
     stack, x = random_stack(4)
-    monkeypatch.setenv(fused.ENV_SWITCH, "all")
+    monkeypatch.setenv(blocks.ENV_SWITCH, "all")
     shared = x[:1].expand_as(x)                                          # stride 0 over the members
-    assert fused.usable(stack.styles, shared.flatten(1, 2), [getattr(stack, n) for n in stack.block_names])
+    assert blocks.compiled_usable(stack.styles, shared.flatten(1, 2), [getattr(stack, n) for n in stack.block_names])
     with torch.no_grad():
         y = stack.run_blocks(shared)
-        monkeypatch.setenv(fused.ENV_SWITCH, "0")
+        monkeypatch.setenv(blocks.ENV_SWITCH, "0")
         assert rel_err(y, stack.run_blocks(shared.contiguous())) < TOL
 
 
@@ -275,7 +276,7 @@ def test_gelu_stacks_take_the_pytorch_path_unless_asked(monkeypatch):
     cfg = ModelConfig(n_layers=2, d_model=8, n_heads=2, d_ff=12, vocab_size=6, activation="gelu")
     stack = Stack([cfg], seeds=[0], dtype=F64)
     x, params = torch.zeros(1, 4, 8, dtype=F64), [getattr(stack, n) for n in stack.block_names]
-    monkeypatch.setenv(fused.ENV_SWITCH, "1")
-    assert not fused.usable(stack.styles, x, params)
-    monkeypatch.setenv(fused.ENV_SWITCH, "all")
-    assert fused.usable(stack.styles, x, params)
+    monkeypatch.setenv(blocks.ENV_SWITCH, "1")
+    assert not blocks.compiled_usable(stack.styles, x, params)
+    monkeypatch.setenv(blocks.ENV_SWITCH, "all")
+    assert blocks.compiled_usable(stack.styles, x, params)

@@ -1,4 +1,4 @@
-"""deepnotes.core.init (truncated normal, Gaussian second moments) and deepnotes.core.norms
+"""deepnotes.core.models (truncated normal, Gaussian second moments) and deepnotes.chapters.initialization.norms
 (LayerNorm/RMSNorm formulas and their input gradients)."""
 import math
 
@@ -6,8 +6,8 @@ import pytest
 import torch
 
 from deepnotes.core import derive as sym
-from deepnotes.core import init as ini
-from deepnotes.core import norms
+from deepnotes.core import models as ini
+from deepnotes.chapters.initialization import norms
 
 
 @pytest.mark.parametrize("k", [1, 2, 3])

@@ -3,7 +3,7 @@ import math
 
 import pytest
 
-from deepnotes.core.probes import loglog_slope, scaling_fits
+from deepnotes.core.measure import loglog_slope, scaling_fits
 
 DEPTHS = (3, 6, 12, 24, 48)
 FORMS = {"log N": [math.log(n) for n in DEPTHS], "√N": [math.sqrt(n) for n in DEPTHS], "N": [float(n) for n in DEPTHS]}

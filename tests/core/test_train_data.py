@@ -4,8 +4,9 @@ import pytest
 import torch
 
 import deepnotes as dn
-from deepnotes.core.probes import loglog_slope, one_step_loss_change
-from deepnotes.core.trackers import BlockGradNorms, UpdateSize
+from deepnotes.core.engine import build_stack
+from deepnotes.core.measure import BlockGradNorms, UpdateSize, loglog_slope, step_probes
+from deepnotes.core.optim import EnsembleOptimizer
 
 
 def test_entropy_rate_matches_a_long_sample():
@@ -36,7 +37,7 @@ def small_cfg(**kw):
 
 def train_lm(model_cfg, train_cfg, **kw):
     task = dn.MarkovLanguage(model_cfg.vocab_size, seed=train_cfg.seed)
-    return dn.train(dn.build_model(model_cfg, seed=train_cfg.seed), task, train_cfg, **kw)
+    return dn.train(model_cfg, train_cfg, task, **kw)
 
 
 def test_tiny_run_lowers_loss_toward_the_floor():
@@ -77,18 +78,18 @@ def test_grad_norms_are_per_block():
 
 @pytest.mark.parametrize("optimizer", ["sgd", "adam"])
 def test_one_step_loss_change_matches_first_order_at_small_lr(optimizer):
-    model = dn.build_model(small_cfg(n_layers=3), seed=0)
-    tokens = dn.MarkovLanguage(8).sample(4, 8, torch.Generator().manual_seed(0))
+    stack = build_stack(small_cfg(n_layers=3), seeds=[0, 1])
+    tokens = dn.MarkovLanguage(8).sample(4, 8, torch.Generator().manual_seed(0)).expand(2, 4, 8)   # [K, B, T]
     lr = {"sgd": 1e-3, "adam": 1e-5}[optimizer]
-    before = [p.detach().clone() for p in model.parameters()]
-    probe = one_step_loss_change(model, tokens, optimizer, lr)
-    assert probe.delta_loss < 0
-    assert probe.delta_loss == pytest.approx(probe.first_order, rel=0.05)
-    if optimizer == "sgd":
-        assert probe.first_order == pytest.approx(-lr * probe.grad_sq, rel=1e-4)
-    else:  # Adam's first step is lr·sign(g)
-        assert probe.first_order == pytest.approx(-lr * probe.grad_l1, rel=1e-3)
-    assert all(torch.equal(a, b) for a, b in zip(before, model.parameters()))   # restored
+    before = [p.detach().clone() for p in stack.parameters()]
+    for probe in step_probes(stack, tokens, optimizer, lr):
+        assert probe.delta_loss < 0
+        assert probe.delta_loss == pytest.approx(probe.first_order, rel=0.05)
+        if optimizer == "sgd":
+            assert probe.first_order == pytest.approx(-lr * probe.grad_sq, rel=1e-4)
+        else:  # Adam's first step is lr·sign(g)
+            assert probe.first_order == pytest.approx(-lr * probe.grad_l1, rel=1e-3)
+    assert all(torch.equal(a, b) for a, b in zip(before, stack.parameters()))   # restored
 
 
 def test_loglog_slope_recovers_a_power_law():
@@ -97,17 +98,18 @@ def test_loglog_slope_recovers_a_power_law():
 
 
 def test_lamb_moves_every_tensor_by_lr_times_its_norm():
-    from deepnotes.core.optim import Lamb
-    torch.manual_seed(0)
-    w = torch.nn.Parameter(torch.randn(8, 8))
-    b = torch.nn.Parameter(torch.randn(8))
-    before = [w.detach().clone(), b.detach().clone()]
-    (w.sum() ** 2 + (b ** 3).sum()).backward()
-    Lamb([w, b], lr=0.01).step()
-    for p, p0 in zip((w, b), before):
-        assert float((p.detach() - p0).norm() / p0.norm()) == pytest.approx(0.01, rel=1e-5)
+    """LAMB's step is η‖θ‖ for every reference tensor of every member (q, k and v apart, each block apart)."""
+    stack = build_stack(small_cfg(n_layers=2), seeds=[0, 1], dtype=torch.float64)
+    stack.next_token_losses(dn.MarkovLanguage(8).sample(4, 8, torch.Generator().manual_seed(0)).expand(2, 4, 8)).sum().backward()
+    before = {n: getattr(stack, n).detach().clone() for n in ("qkv_w", "fc1_w", "out_w")}
+    EnsembleOptimizer(stack, [dn.TrainConfig(optimizer="lamb", lr=0.01)] * 2).step(0)
+    for name, old in before.items():
+        parts = stack.slots[name].parts
+        new, old = (t.view(*t.shape[:-1], parts, -1) for t in (getattr(stack, name).detach(), old))   # [N, K, r, parts, c]
+        ratio = (new - old).norm(dim=(2, 4)) / old.norm(dim=(2, 4))                                     # [N, K, parts]
+        assert torch.allclose(ratio, torch.full_like(ratio, 0.01), rtol=1e-6), name
     with pytest.raises(ValueError, match="lr"):
-        Lamb([w], lr=-1)
+        dn.TrainConfig(optimizer="lamb", lr=-1)
 
 
 def test_masked_entropy_is_the_bayes_floor_and_masks_are_isolated():
@@ -138,9 +140,8 @@ def test_mlm_encoder_with_head_transform_learns_toward_the_masked_floor():
                          init_std=0.02 * (768 / 32) ** 0.5, head_transform=True, max_len=16)
     model = dn.build_model(cfg, seed=0)
     assert model.embed.num_embeddings == 9 and isinstance(model.head_transform[2], torch.nn.LayerNorm)
-    hist = dn.train(model, dn.MarkovLanguage(8, seed=0), dn.TrainConfig(lr=3e-3, steps=200, warmup_steps=20,
-                                                                        batch_size=32, seq_len=16),
-                    objective=dn.Masked(0.15))
+    hist = dn.train(cfg, dn.TrainConfig(lr=3e-3, steps=200, warmup_steps=20, batch_size=32, seq_len=16),
+                    dn.MarkovLanguage(8, seed=0), objective=dn.Masked(0.15))
     assert hist.floor == pytest.approx(dn.MarkovLanguage(8, seed=0).masked_entropy())
     assert hist.floor < hist.final_loss(30) < hist.unigram - 0.3    # it uses both neighbours, not yet at the floor
     with pytest.raises(ValueError, match="encoder"):
@@ -151,7 +152,7 @@ def test_progress_bar_is_closed_and_removed_when_the_loop_ends_early(monkeypatch
     import tqdm.auto
     import tqdm.notebook
 
-    from deepnotes.show.progress import progress
+    from deepnotes.core.workers import progress
 
     made = []
 
@@ -200,8 +201,8 @@ def test_a_run_that_blows_up_is_diverged_at_that_step_and_stops():
 
 def test_training_records_a_blow_up_as_divergence():
     import deepnotes as dn
-    model = dn.build_model(dn.ModelConfig(n_layers=2, d_model=16, n_heads=2, d_ff=32, norm="post"))
-    hist = dn.train(model, dn.MarkovLanguage(16), dn.TrainConfig(optimizer="sgd", lr=1e4, steps=30))
+    hist = dn.train(dn.ModelConfig(n_layers=2, d_model=16, n_heads=2, d_ff=32, norm="post"),
+                    dn.TrainConfig(optimizer="sgd", lr=1e4, steps=30), dn.MarkovLanguage(16))
     assert hist.diverged and hist.diverged_at < 30
     assert not math.isfinite(hist.diverged_loss) or hist.diverged_loss > hist.blowup_threshold()
     assert all(x <= hist.blowup_threshold() for x in hist.losses)
@@ -215,7 +216,7 @@ def test_a_cold_chain_has_a_finite_entropy_rate():
 
 def test_a_masked_batch_always_hides_at_least_one_token():
     from deepnotes.core.data import mask_positions
-    from deepnotes.core.rng import generator
+    from deepnotes.core.data import generator
     gen = generator(0)
     masks = [mask_positions(1, 3, 0.01, gen) for _ in range(200)]      # almost never draws a position itself
     assert all(int(m.sum()) >= 1 for m in masks)
@@ -224,7 +225,6 @@ def test_a_masked_batch_always_hides_at_least_one_token():
 
 def test_masked_training_with_rare_masks_does_not_diverge():
     import deepnotes as dn
-    model = dn.build_model(dn.ModelConfig(n_layers=1, d_model=8, n_heads=1, d_ff=8, causal=False))
-    hist = dn.train(model, dn.MarkovLanguage(16), dn.TrainConfig(steps=20, batch_size=1, seq_len=8),
-                    objective=dn.Masked(0.01))
+    hist = dn.train(dn.ModelConfig(n_layers=1, d_model=8, n_heads=1, d_ff=8, causal=False),
+                    dn.TrainConfig(steps=20, batch_size=1, seq_len=8), dn.MarkovLanguage(16), objective=dn.Masked(0.01))
     assert not hist.diverged and len(hist.losses) == 20

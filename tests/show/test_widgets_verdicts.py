@@ -126,7 +126,7 @@ def test_the_live_cache_keeps_the_most_recent_settings_only():
 
 
 def test_lru_drops_the_least_recently_used():
-    from deepnotes.core.lru import LRU
+    from deepnotes.show.cache import LRU
     lru = LRU(2)
     lru.put("a", 1)
     lru.put("b", 2)

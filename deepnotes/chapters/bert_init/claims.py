@@ -12,7 +12,7 @@ from deepnotes.chapters.bert_init import experiments as ex
 from deepnotes.chapters.bert_init.experiments import (BERT_STD, InitProbe, MLMRun, article_gradient_prediction,
                                                       derived_ratios, q_of)
 from deepnotes.core import derive as sym
-from deepnotes.core.budget import Budget, resolve_budget
+from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.show import verdicts as vd
 
 # thresholds
@@ -53,25 +53,15 @@ DENSE = "seed 003 §为什么MLM要多加Dense"
 MEASURED = "derivation above; measured"
 
 
-def derivation_verdicts(ffn: dict | None = None, logits: dict | None = None) -> vd.VerdictTable:
-    """The claims a derivation settles (main text, annotated §1–3 and §7–8). ``ffn``:
-    :func:`derive.ffn_branch_table`; ``logits``: :func:`derive.bert_logit_scale`."""
-    ffn = ffn or sb.ffn_branch_table()
-    q_bert = (logits or sb.bert_logit_scale())["q"]
-    stds = sb.bert_stds()
+def _backward_rows(lin: dict) -> list[vd.Verdict]:
+    """Annotated eqs. (7), (8), (16) and §11.3: the backward pass, He's rule and float16 underflow."""
     n_i, n_o = sb.n_in, sb.n_out
-    lin, relu, tv = sym.linear_second_moment(), sb.relu_moments(), sb.truncated_variance()
-    glorot = sb.glorot_uniform_variance()["variance"]
-    gamma_ratio = float(sp.sqrt(sym.truncated_normal_gamma(2)["gamma"]))
-    v_bert, v_xav = ffn["v_ffn"]["BERT 0.02 (cut at 2σ)"], ffn["v_ffn"]["Xavier 1/√768"]
-    w_bert, w_xav = (1 + v_bert) ** -0.5, (1 + v_xav) ** -0.5
-    layers = sb.BERT_DEPTH // 2                       # the article's (1+σ²)^6: two sublayers per σ² term
     # the backward pass ∂L/∂x_j = Σ_k w_jk g_k is eq. (4)'s sum again, over the n_out upstream gradients
     s_g = sp.Symbol("s_g", positive=True)
     backward = {"variance": lin["E[y^2]"].subs({sym.m: n_o, sym.s_x: s_g}), "keeps": lin["lecun"].subs(sym.m, n_o)}
     tiny, half = torch.tensor(FP16_PROBE), torch.finfo(torch.float16)
     subnormal = half.tiny * half.eps                  # the smallest positive float16: 2^-14 · 2^-10
-    return vd.VerdictTable([
+    return [
         vd.check_expr("Backward: Var[∂L/∂x_j] = n_out·σ_w²·Var[g_y]", "seed 003 annotated eq. (7)", n_o * sym.s_w * s_g,
                       backward["variance"], "SymPy: eq. (4)'s sum over the n_out upstream gradients; only its n_out "
                                             "diagonal terms survive"),
@@ -85,6 +75,17 @@ def derivation_verdicts(ffn: dict | None = None, logits: dict | None = None) -> 
                                f"{subnormal:.3g}), {float(tiny.float()):g} in float32",
                       ok=float(tiny.half()) == 0 and float(tiny.float()) != 0,
                       reason=f"float16 represents nothing between 0 and {subnormal:.3g}: smaller gradients become 0"),
+    ]
+
+
+def _std_rows(lin: dict) -> list[vd.Verdict]:
+    """Main-text claims 29–31, annotated eqs. (4)–(5), (9)–(10), (15), (18)–(24): the stds and init rules."""
+    stds = sb.bert_stds()
+    n_i, n_o = sb.n_in, sb.n_out
+    relu, tv = sb.relu_moments(), sb.truncated_variance()
+    glorot = sb.glorot_uniform_variance()["variance"]
+    gamma_ratio = float(sp.sqrt(sym.truncated_normal_gamma(2)["gamma"]))
+    return [
         vd.check_number("the cut at ±2σ leaves an actual std of 0.02/1.1368472", f"{MAIN} claim 29", BERT_STD / DIVISOR,
                         float(stds["actual"]), "SymPy's truncated-normal variance"),
         vd.check_number("1/√768 ≈ 0.0361 (Xavier for BERT-base)", f"{MAIN} claim 30; seed 003 annotated eqs. (12), (22)",
@@ -103,6 +104,15 @@ def derivation_verdicts(ffn: dict | None = None, logits: dict | None = None) -> 
                       "the printed formula reduces to −2a (negative); the right one is 1 − 2aφ(a)/(2Φ(a)−1)"),
         vd.check_number("σ_actual/σ_nominal ≈ 0.8796", "seed 003 annotated eq. (20)", 0.8796, gamma_ratio),
         vd.check_number("actual std 0.02/1.1368 ≈ 0.0176", "seed 003 annotated eq. (21)", BERT_ACTUAL_STD, float(stds["actual"])),
+    ]
+
+
+def _residual_rows(ffn: dict) -> list[vd.Verdict]:
+    """Annotated eqs. (27)–(29), (34), (35), (58), (61), (63): the identity path's weight, the effective depth."""
+    v_bert, v_xav = ffn["v_ffn"]["BERT 0.02 (cut at 2σ)"], ffn["v_ffn"]["Xavier 1/√768"]
+    w_bert, w_xav = (1 + v_bert) ** -0.5, (1 + v_xav) ** -0.5
+    layers = sb.BERT_DEPTH // 2                       # the article's (1+σ²)^6: two sublayers per σ² term
+    return [
         vd.check_number("identity weight per residual at Xavier init 0.9994, i.e. a loss 1 − α of 6e-4",
                         "seed 003 annotated eqs. (27)–(28)", 1 - 1 / (1 + XAVIER_STD ** 2) ** 0.5, 1 - w_xav,
                         f"uses s² = 0.0013 for the branch variance; the FFN branch's v is {v_xav:.3f} (q = d s²), "
@@ -119,13 +129,28 @@ def derivation_verdicts(ffn: dict | None = None, logits: dict | None = None) -> 
         vd.check_number("LayerScale: L_eff = 1/(1e-8 · 0.02²) = 2.5e11", "seed 003 annotated eq. (63)", 2.5e11,
                         1 / float(sp.log(1 + LAYERSCALE ** 2 * v_bert)),
                         "with the real branch variance λ²·v the effective depth is 1/log(1+λ²v)"),
+    ]
+
+
+def _logit_rows(q_bert: float) -> list[vd.Verdict]:
+    """Annotated eqs. (67), (68), §8.1 and main-text claim 40: the MLM logits' scale at init."""
+    return [
         vd.check_number("logit variance at init 768 × 0.0176² ≈ 0.238", "seed 003 annotated eq. (67)", 0.238, q_bert),
         vd.check_number("logit std ≈ 0.488", "seed 003 annotated eq. (68)", 0.488, q_bert ** 0.5),
         vd.check_true(claim="0.02 init → MLM softmax too uniform without the extra layer",
                       source=f"{DENSE} claim 40; seed 003 annotated §8.1 claim §8.1.1",
                       claimed="nearly uniform", computed=f"log V − H = q/2 = {q_bert / 2:.3f} nats",
                       ok=q_bert / 2 < UNIFORM_KL_NATS, reason="the softmax starts within q/2 nats of uniform"),
-    ])
+    ]
+
+
+def derivation_verdicts(ffn: dict | None = None, logits: dict | None = None) -> vd.VerdictTable:
+    """The claims a derivation settles (main text, annotated §1–3 and §7–8). ``ffn``:
+    :func:`derive.ffn_branch_table`; ``logits``: :func:`derive.bert_logit_scale`."""
+    ffn = ffn or sb.ffn_branch_table()
+    q_bert = (logits or sb.bert_logit_scale())["q"]
+    lin = sym.linear_second_moment()
+    return vd.VerdictTable(_backward_rows(lin) + _std_rows(lin) + _residual_rows(ffn) + _logit_rows(q_bert))
 
 
 def init_verdicts(probes: dict[float, InitProbe], budget: Budget | None = None) -> vd.VerdictTable:

@@ -4,7 +4,7 @@ off)."""
 from __future__ import annotations
 
 from deepnotes.chapters.bert_init import figures
-from deepnotes.core.budget import Budget
+from deepnotes.core.config import Budget
 from deepnotes.show import widgets as ui
 
 

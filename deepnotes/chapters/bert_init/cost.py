@@ -1,5 +1,5 @@
 """Cost plan of the chapter "Why is BERT's initial standard deviation 0.02?": the work its notebook does
-at a budget, for :mod:`deepnotes.core.cost`. One line per experiment:
+at a budget, for :mod:`deepnotes.cost.model`. One line per experiment:
 
     sweep_probes           an init_probe per std of ``stds`` at probe_depth, width probe_width, on probe_tokens
     init_figure            the drawn probe (BERT_STD at probe_depth): one of the sweep's where the budget sweeps it
@@ -24,15 +24,15 @@ from __future__ import annotations
 
 from deepnotes.chapters.bert_init.experiments import (BERT_STD, MASK_PROB, TABLE_STDS, encoder_config, probe_depth,
                                                       run_settings)
-from deepnotes.core.budget import Budget
+from deepnotes.core.config import Budget
 from deepnotes.core.config import ModelConfig, TrainConfig
-from deepnotes.core.cost import StackPasses, TrainRuns, Work
+from deepnotes.cost.model import StackPasses, TrainRuns, Work
 from deepnotes.core.engine import graph_config
 
 
 def _probe_model(budget: Budget, depth: int, width: int) -> ModelConfig:
     """The probed encoder, at BERT_STD whatever the probe's std: its passes cost the same at every std,
-    and :mod:`deepnotes.core.cost` counts once per config (a config per std would count each again)."""
+    and :mod:`deepnotes.cost.model` counts once per config (a config per std would count each again)."""
     b = budget.bert_init
     return encoder_config(width, depth, BERT_STD, b.vocab, b.probe_tokens[1])
 

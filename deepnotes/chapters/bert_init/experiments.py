@@ -21,20 +21,20 @@ from dataclasses import dataclass, field
 import torch
 import torch.nn.functional as F
 
-from deepnotes.core.budget import Budget, device as default_device, resolve_budget
-from deepnotes.core.lru import BUDGET_RESULTS_KEPT, LIVE_RESULTS_KEPT
+from deepnotes.core.config import Budget, device as default_device, resolve_budget
+from deepnotes.show.cache import BUDGET_RESULTS_KEPT, LIVE_RESULTS_KEPT
 from deepnotes.core.validate import boolean, given, positive_float
 from deepnotes.core.config import ModelConfig, TrainConfig
 from deepnotes.core.data import MarkovLanguage, mask_positions, probe_generator
-from deepnotes.core.init import ffn_branch_variance, gaussian_second_moment, gelu, truncated_normal_variance_factor
+from deepnotes.core.models import ffn_branch_variance, gaussian_second_moment, gelu, truncated_normal_variance_factor
 from deepnotes.core.models import build_model
 from deepnotes.core.scaling import predicted_identity_weight
-from deepnotes.core.probes import per_block_grad_norms
-from deepnotes.core import ensemble_trackers as et
+from deepnotes.core.measure import per_block_grad_norms
+from deepnotes.core import measure as et
 from deepnotes.core.engine import Stack
-from deepnotes.core.ensemble import train_many
+from deepnotes.core.train import train_many
 from deepnotes.core.train import History, Masked
-from deepnotes.core.trackers import every_for
+from deepnotes.core.measure import every_for
 
 BERT_WIDTH = 768
 BERT_DEPTH = 12              # BERT-base's layers (the annotated tables' depth)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from deepnotes.chapters.bert_init.experiments import (BERT_STD, InitProbe, MLMRun, MLM_FLOOR,
                                                       article_gradient_prediction, cached_probe, cached_run,
                                                       derived_ratios)
-from deepnotes.core.budget import Budget, resolve_budget
+from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.show.palette import PALETTE
 
 # roles in the one palette: FFN and attention as Post-LN's and Pre-LN's colours, measured in black,
@@ -120,3 +120,11 @@ def training_figure(runs: dict[float, MLMRun], budget: Budget | None = None):
     plots.loss_curves(ax, {f"std {s:g}": r.history for s, r in runs.items()},
                       title=f"MLM, N={b.train_depth}, d={b.train_width}, warmup {b.train_warmup}", floor_label=MLM_FLOOR)
     return fig
+
+
+def model_code():
+    """The code this chapter is about, read from the package when the cell runs (file and line numbers
+    included, so the page shows what the experiments run): ``trunc_normal_``."""
+    from deepnotes.core.models import trunc_normal_
+    from deepnotes.show.source import source_of
+    return source_of(trunc_normal_, "BERT's initializer: a normal cut at ±2σ")

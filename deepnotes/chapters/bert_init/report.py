@@ -5,7 +5,7 @@ from __future__ import annotations
 from deepnotes.chapters.bert_init.claims import (PRINTED_GRAD, PRINTED_LAYERS_GRAD, PRINTED_LAYERS_VAR, PRINTED_TRAINING,
                                                  PRINTED_VAR)
 from deepnotes.chapters.bert_init.experiments import InitProbe, MLMRun, TableProbe, q_of
-from deepnotes.core.budget import Budget, resolve_budget
+from deepnotes.core.config import Budget, resolve_budget
 
 
 def annotated_tables_text(own: dict[float, TableProbe], cut: dict[float, InitProbe],

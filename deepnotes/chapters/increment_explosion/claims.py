@@ -11,10 +11,10 @@ import torch
 from deepnotes.chapters.increment_explosion import experiments as ex
 from deepnotes.chapters.increment_explosion.derive import EXAMPLE_DEPTH, depth_ratio, jacobian_counterexamples
 from deepnotes.core import scaling
-from deepnotes.core.budget import Budget
+from deepnotes.core.config import Budget
 from deepnotes.core.config import ModelConfig
 from deepnotes.core.models import Block
-from deepnotes.core.probes import count_matrices, loglog_slope
+from deepnotes.core.measure import count_matrices, loglog_slope
 from deepnotes.core.train import History
 from deepnotes.shared import warmup
 from deepnotes.show import verdicts as vd
@@ -36,21 +36,11 @@ WARMUP_PEAK_LR, WARMUP_STEPS, WARMUP_FIRST_LR = 1e-4, 1000, 1e-7   # eq. (62) an
 DEEPNORM_LAYER_FACTOR, DEEPNORM_LAYERS = 1.045, 1000     # eq. (72)
 
 
-def derivation_verdicts(d: dict) -> vd.VerdictTable:
-    """The increment-explosion sections and the annotated derivations of seed 000 against the
-    SymPy results ``d`` of :func:`.derive.increment`."""
-    N, eta, K, g, P = (d["symbols"][k] for k in ("N", "eta", "K", "g", "P"))
-    dl_sgd = d["loss_change"]["sgd"]["delta_L"]
+def _main_text_rows(d: dict) -> list[vd.Verdict]:
+    """The main text's increment explosion (seeds 000, 001, 004): ΔL = O(ηNK), warmup, 1/√N and Adam's 1/N."""
+    N, eta = (d["symbols"][k] for k in ("N", "eta"))
     adam = d["deepnorm"]["adam"]
-    ratio_deep_shallow = depth_ratio(dl_sgd, EXAMPLE_DEPTH, SHALLOW_DEPTH)["ratio"]
-    k_ours = count_matrices(Block(ModelConfig(n_layers=1)))
-    k_torch = count_matrices(torch.nn.TransformerEncoderLayer(d_model=8, nhead=2, dim_feedforward=16))  # an independent count
-    vanishing = VANISHING_FACTOR ** VANISHING_LAYERS
-    compounded = DEEPNORM_LAYER_FACTOR ** DEEPNORM_LAYERS
-    bound = scaling.warmup_start_lr(WARMUP_PEAK_LR, EXAMPLE_DEPTH)
-    jc = jacobian_counterexamples()
-    lb, res = jc["lower_bound"], jc["residual"]
-    return vd.VerdictTable([
+    return [
         vd.check_expr("SGD: ΔL = O(ηNK), i.e. linear in depth N", "seed 000 §增量爆炸 claims 5, 6; seed 004 §增量爆炸 claims 5, 6; seed 001 §1）增量爆炸 claims 8, 9; "
                       "seed 001 side note 2; seed 000 annotated eq. (9)",
                       N, N ** d["exponent"]["sgd"]),
@@ -60,6 +50,15 @@ def derivation_verdicts(d: dict) -> vd.VerdictTable:
                       sp.Rational(-1, 2), d["cancelling_exponent"]["sgd"]),
         vd.check_expr("Adam: ΔL ∝ ‖g‖₁, so gradients must shrink like 1/N (λ/α = 1/(2N))", "seed 000 §多种优化 claim 23; seed 001 §6）多种优化器 claims 26, 27",
                       1 / (2 * N), adam["lambda"] / adam["alpha"]),
+    ]
+
+
+def _jacobian_rows() -> list[vd.Verdict]:
+    """Annotated §1.2–§1.3, eqs. (4), (5): vanishing and exploding Jacobian products, the residual's I."""
+    vanishing = VANISHING_FACTOR ** VANISHING_LAYERS
+    jc = jacobian_counterexamples()
+    lb, res = jc["lower_bound"], jc["residual"]
+    return [
         vd.check_number("0.9^99 ≈ 2.65e-5 (vanishing gradient example)", "seed 000 annotated eq. (5)",
                         2.65e-5, vanishing, approx_rtol=PRINTED_VALUE_RTOL,
                         reason=f"0.9^99 = {vanishing:.3e}; the printed value is 0.9^100 = "
@@ -80,6 +79,17 @@ def derivation_verdicts(d: dict) -> vd.VerdictTable:
                       ok=min(res["eigenvalues"]) >= 1,
                       reason="I + A shifts each eigenvalue of A by 1: a branch Jacobian with a negative eigenvalue "
                              "gives one below 1"),
+    ]
+
+
+def _loss_change_rows(d: dict) -> list[vd.Verdict]:
+    """Annotated §2.1, eqs. (10)–(12), (49), (53): K, ΔL = O(ηN) for SGD and Adam's λ/α."""
+    N, eta, K, g, P = (d["symbols"][k] for k in ("N", "eta", "K", "g", "P"))
+    dl_sgd = d["loss_change"]["sgd"]["delta_L"]
+    ratio_deep_shallow = depth_ratio(dl_sgd, EXAMPLE_DEPTH, SHALLOW_DEPTH)["ratio"]
+    k_ours = count_matrices(Block(ModelConfig(n_layers=1)))
+    k_torch = count_matrices(torch.nn.TransformerEncoderLayer(d_model=8, nhead=2, dim_feedforward=16))  # an independent count
+    return [
         vd.check_number("K ≈ 6 matrices per Transformer layer (q, k, v, o, two FFN)", "seed 000 annotated §2.1 claim §2.1.1",
                         6, k_torch, reason=f"counted in PyTorch's nn.TransformerEncoderLayer (its packed in_proj holds "
                                            f"q, k, v): {k_torch}; deepnotes' Block: {k_ours}"),
@@ -94,6 +104,14 @@ def derivation_verdicts(d: dict) -> vd.VerdictTable:
         vd.check_scaling("Adam: α = N^{1/2}, λ = N^{-1/2} (so λ/α = 1/N)", "seed 000 annotated eq. (53)",
                          1 / N, 1 / (2 * N), N,
                          reason="right power of N, but counts N sublayers instead of 2N; contradicts its own eq. (49)"),
+    ]
+
+
+def _warmup_rows() -> list[vd.Verdict]:
+    """Annotated eqs. (62), (72) and §10.3: the warmup example and DeepNorm's compounded gradient ratio."""
+    compounded = DEEPNORM_LAYER_FACTOR ** DEEPNORM_LAYERS
+    bound = scaling.warmup_start_lr(WARMUP_PEAK_LR, EXAMPLE_DEPTH)
+    return [
         vd.check_number("Warmup example: at t=1 of 1000 warmup steps to 1e-4 the step is 1e-7, 1000× smaller",
                         "seed 000 annotated eq. (62)", WARMUP_FIRST_LR,
                         WARMUP_PEAK_LR * scaling.linear_warmup_factor(0, WARMUP_STEPS),
@@ -104,7 +122,13 @@ def derivation_verdicts(d: dict) -> vd.VerdictTable:
         vd.check_true(claim="That warmup respects the η/N bound for N=100", source="seed 000 annotated §10.3 claims §10.3.2, §10.3.3",
                       claimed="1e-7 ≤ η/N", computed=f"η/N = {bound:.0e}", ok=WARMUP_FIRST_LR <= bound,
                       reason="the start of the warmup is 10× below η/N"),
-    ])
+    ]
+
+
+def derivation_verdicts(d: dict) -> vd.VerdictTable:
+    """The increment-explosion sections and the annotated derivations of seed 000 against the
+    SymPy results ``d`` of :func:`.derive.increment`."""
+    return vd.VerdictTable(_main_text_rows(d) + _jacobian_rows() + _loss_change_rows(d) + _warmup_rows())
 
 
 # the derivation each variant's predicted slope comes from (SGD: ΔL ∝ ‖g‖², Adam: ΔL ∝ ‖g‖₁)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from deepnotes.chapters.increment_explosion import figures
 from deepnotes.chapters.increment_explosion.experiments import VARIANTS
-from deepnotes.core.budget import Budget
+from deepnotes.core.config import Budget
 from deepnotes.show import widgets as ui
 
 

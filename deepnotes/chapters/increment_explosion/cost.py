@@ -1,5 +1,5 @@
 """Cost plan of the chapter "Increment explosion": the work its notebook does at a budget, for
-:mod:`deepnotes.core.cost`. One line per experiment:
+:mod:`deepnotes.cost.model`. One line per experiment:
 
     loss_change_sweep     per probe depth and graph group of PROBED_VARIANTS (Post-LN with both DeepNorms; Pre-LN),
                           a stack of its variants × probe_repeats: per optimizer (SGD, Adam) one forward + backward
@@ -23,9 +23,9 @@ import inspect
 from deepnotes.chapters.increment_explosion.experiments import (EARLY_UPDATE_VARIANTS, PARAM_SETS, PROBED_VARIANTS,
                                                                 graph_groups, loss_change_sweep,
                                                                 variant_config)
-from deepnotes.core.budget import Budget
+from deepnotes.core.config import Budget
 from deepnotes.core.config import TrainConfig
-from deepnotes.core.cost import StackPasses, TrainRuns, Work, ensembles
+from deepnotes.cost.model import StackPasses, TrainRuns, Work, ensembles
 from deepnotes.shared import warmup
 
 

@@ -7,7 +7,7 @@ import sympy as sp
 
 from deepnotes.core import derive as core
 from deepnotes.core import scaling
-from deepnotes.core.symbols import K, N, P, alpha, eta, g, lam
+from deepnotes.core.derive import K, N, P, alpha, eta, g, lam
 
 OPTIMIZERS = ("sgd", "adam")              # the optimizers whose ΔL is summed in closed form
 DEEPNORM_OPTIMIZERS = ("sgd", "adam", "lamb")

@@ -14,21 +14,21 @@ from dataclasses import dataclass, replace
 import torch
 
 from deepnotes.core import scaling
-from deepnotes.core.budget import Budget, device as default_device, resolve_budget
+from deepnotes.core.config import Budget, device as default_device, resolve_budget
 from deepnotes.core.config import ModelConfig, TrainConfig
 from deepnotes.core.data import MarkovLanguage, probe_batch
-from deepnotes.core.probes import StepProbe, loglog_slope
+from deepnotes.core.measure import StepProbe, loglog_slope
 from deepnotes.core.engine import MATRICES, build_stack, graph_config
-from deepnotes.core.ensemble_probes import step_probes
-from deepnotes.core import ensemble_trackers as et
-from deepnotes.core.ensemble import train_many
+from deepnotes.core.measure import step_probes
+from deepnotes.core import measure as et
+from deepnotes.core.train import train_many
 from deepnotes.core.train import History
-from deepnotes.core.trackers import every_for
-from deepnotes.core.lru import BUDGET_RESULTS_KEPT
+from deepnotes.core.measure import every_for
+from deepnotes.show.cache import BUDGET_RESULTS_KEPT
 from deepnotes.core.validate import given, choice
 from deepnotes.core.workers import default_workers
 from deepnotes.shared import warmup as shared_warmup
-from deepnotes.show.progress import progress as progress_bar
+from deepnotes.core.workers import progress as progress_bar
 
 VARIANTS = ("post", "pre", "deepnorm", "deepnorm/adam", "none", "rezero")   # what model_config accepts
 PROBED_VARIANTS = VARIANTS[:4]          # the one-step probe's variants (Post-LN, Pre-LN, both DeepNorms)
@@ -151,7 +151,7 @@ def _trackers(every: int, track_update: bool) -> list:
 def runs(settings: list[tuple[str, int, TrainConfig]], budget: Budget, device=None, progress: bool = False,
          track_update: bool = True, params: str = "all", shape: tuple[int, int, int] | None = None) -> list[History]:
     """Train each (variant, depth, train config) on the Markov language, those sharing a graph and a
-    loop as one ensemble (:func:`deepnotes.core.ensemble.train_many`; every norm style is per-member data, so
+    loop as one ensemble (:func:`deepnotes.core.train.train_many`; every norm style is per-member data, so
     every style at one depth trains together). ``params="matrices"`` updates only the
     blocks' weight matrices (the parameters the magnitude analysis scales), leaving embeddings, head,
     biases and LayerNorm gains at their initial values. ``shape``: another (d_model, d_ff, heads)."""

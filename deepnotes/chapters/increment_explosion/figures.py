@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from deepnotes.chapters.increment_explosion import experiments as ex
-from deepnotes.core.budget import Budget, resolve_budget
+from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.core.train import History
 
 
@@ -100,3 +100,11 @@ def slider_figure(depth: int, norm: str, optimizer: str, lr: float | None = None
     plots.update_curves(ax_upd, {norm: res.history}, title="model update")
     fig.tight_layout()
     return fig
+
+
+def model_code():
+    """The code this chapter is about, read from the package when the cell runs (file and line numbers
+    included, so the page shows what the experiments run): ``core_derive.loss_change``."""
+    from deepnotes.core import derive as core_derive
+    from deepnotes.show.source import source_of
+    return source_of(core_derive.loss_change, "the increment ΔL ≈ ⟨∇L, Δθ⟩ under SGD and Adam, derived by SymPy")

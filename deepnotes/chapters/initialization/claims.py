@@ -1,6 +1,6 @@
 """Verdicts of the chapter "Initialization, parametrization and normalization" on seed 002's claims
 (and on the annotated LayerNorm/RMSNorm gradient formulas of seed 000). Every value judged here is
-computed by :mod:`.derive` (SymPy), :mod:`.experiments` or :mod:`deepnotes.core.norms`; every
+computed by :mod:`.derive` (SymPy), :mod:`.experiments` or :mod:`deepnotes.chapters.initialization.norms`; every
 status is decided by :mod:`deepnotes.show.verdicts` from a comparison against the thresholds below."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import math
 
 import sympy as sp
 
-from deepnotes.core.budget import Budget, resolve_budget
+from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.chapters.initialization import experiments as ex
 from deepnotes.chapters.initialization.mlp import weight_variance
 from deepnotes.show.verdicts import UNCHECKABLE, Verdict, VerdictTable, check_expr, check_number, check_true, uncheckable
@@ -54,30 +54,11 @@ def _below(value: float) -> str:
     return f"<{ROUNDOFF_ATOL:g}" if value < ROUNDOFF_ATOL else f"{value}"
 
 
-def derivation_verdicts(*, sampling: dict, moments: dict, selu: dict, layernorm: dict, attention: dict,
-                        norm_checks: dict[str, float], samples: dict[str, ex.TruncSample],
-                        bounded: dict[str, ex.BoundedMoments] | None = None) -> VerdictTable:
-    """Each formula and constant of the article, judged on what the chapter's derivations computed:
-    ``sampling`` = derive.sampling(), ``moments`` = derive.second_moments(), ``selu`` =
-    derive.selu_constants(), ``layernorm`` = derive.layernorm_jacobian_check(), ``attention`` =
-    derive.ntk_and_attention(), ``norm_checks`` = core.norms.formula_checks(), ``samples`` =
-    experiments.truncation_samples(), ``bounded`` =
-    experiments.bounded_second_moments() (computed if not given)."""
-    bounded = ex.bounded_second_moments() if bounded is None else bounded
-    uni = sampling["uniform"]
-    mu, sigma = uni["symbols"]["mu"], uni["symbols"]["sigma"]
-    m, s_w, s_x = (moments["symbols"][k] for k in ("m", "s_w", "s_x"))
-    d = attention["symbols"]["d"]
-    gamma = float(sampling["gamma"].evalf(15))
-    torch_bounds = ex.torch_trunc_defaults()
-    k = sampling["k"]
-    tanh_sup, sig_sup = bounded["tanh"].sup, bounded["sigmoid"].sup
-    ln_err, rms_err = (norm_checks[f"{n} formula = torch.nn.functional.{f}"]
-                       for n, f in (("LN", "layer_norm"), ("RMSNorm", "rms_norm")))
-    eq15, eq18 = ({g: norm_checks[f"eq. ({e}), {g}"] for g in ("gamma = 1", "random gamma")} for e in (15, 18))
+def _layernorm_gradient_rows() -> list[Verdict]:
+    """Seed 000 annotated §3.2 and §13: LayerNorm's input gradient against the input's scale."""
     ln_grad = ex.layernorm_input_gradient()
     spread = max(ln_grad.values()) / min(ln_grad.values())
-    return VerdictTable([
+    return [
         check_true(claim="LayerNorm normalizes its gradient automatically: ‖∂L/∂x‖ = O(1)",
                    source="seed 000 annotated §3.2 claim §3.2.1; seed 000 annotated §13 claim §13.4",
                    claimed=f"‖∂L/∂x‖ stays O(1) whatever the input's scale (within ×{LN_GRAD_SPREAD:g})",
@@ -85,6 +66,17 @@ def derivation_verdicts(*, sampling: dict, moments: dict, selu: dict, layernorm:
                    ok=spread <= LN_GRAD_SPREAD,
                    reason="LN(cx) = LN(x), so its backward divides by the input's std: the gradient is "
                           "‖∂L/∂y‖·O(1/σ_x), O(1) only when the input already is (Post-LN's x + F(x) is not)"),
+    ]
+
+
+def _sampling_rows(sampling: dict, samples: dict[str, ex.TruncSample]) -> list[Verdict]:
+    """Seed 002 §采样分布: the uniform and truncated-normal samplers, TensorFlow's and PyTorch's cuts."""
+    uni = sampling["uniform"]
+    mu, sigma = uni["symbols"]["mu"], uni["symbols"]["sigma"]
+    gamma = float(sampling["gamma"].evalf(15))
+    torch_bounds = ex.torch_trunc_defaults()
+    k = sampling["k"]
+    return [
         check_expr("U[μ−√3σ, μ+√3σ] has mean μ and variance σ²", SEED.format("采样分布") + " claim 2", mu - sp.sqrt(3) * sigma, uni["a"]),
         check_number("Truncation at ±2σ keeps γ = 0.7737413… of the variance", SEED.format("采样分布") + " eq. (1)",
                      0.7737413, gamma, rtol=PRINTED_7_DIGITS_RTOL),
@@ -101,6 +93,14 @@ def derivation_verdicts(*, sampling: dict, moments: dict, selu: dict, layernorm:
                    ok=samples["torch"].max_over_std > k >= samples["cut"].max_over_std,
                    reason=f"at std {ex.BERT_STD} its absolute default bounds are ±{torch_bounds.b / ex.BERT_STD:.0f}σ, so "
                           f"draws beyond ±{k}σ are kept; pass a = −{k}σ, b = {k}σ explicitly"),
+    ]
+
+
+def _moment_rows(moments: dict, selu: dict, bounded: dict[str, ex.BoundedMoments]) -> list[Verdict]:
+    """Seed 002 §稳定二阶矩 and §激活函数: second moments, LeCun, He, bounded activations, SELU's constants."""
+    m, s_w, s_x = (moments["symbols"][k] for k in ("m", "s_w", "s_x"))
+    tanh_sup, sig_sup = bounded["tanh"].sup, bounded["sigmoid"].sup
+    return [
         check_expr("E[y²] = m·E[w²]·E[x²], with no zero-mean assumption on x", SEED.format("稳定二阶矩") + " eqs. (3), (4); seed 000 annotated eq. (29)",
                    m * s_w * s_x, moments["E[y^2]"]),
         check_expr("LeCun: E[w²] = 1/m", SEED.format("稳定二阶矩") + " claim 7", 1 / m, moments["lecun"]),
@@ -114,6 +114,15 @@ def derivation_verdicts(*, sampling: dict, moments: dict, selu: dict, layernorm:
                    reason="tanh² < 1 everywhere; sigmoid's second moment stays below 1/2"),
         check_number("SELU λ = 1.0507…", SEED.format("激活函数") + " eq. (7)", 1.0507, float(selu["lambda_value"]), rtol=PRINTED_5_DIGITS_RTOL),
         check_number("SELU α = 1.6732…", SEED.format("激活函数") + " eq. (7)", 1.6732, float(selu["alpha_value"]), rtol=PRINTED_5_DIGITS_RTOL),
+    ]
+
+
+def _norm_rows(layernorm: dict, norm_checks: dict[str, float]) -> list[Verdict]:
+    """Seed 002 §直接标准化 eqs. (8), (9) and seed 000 annotated eqs. (14), (15), (18): LayerNorm and RMSNorm."""
+    ln_err, rms_err = (norm_checks[f"{n} formula = torch.nn.functional.{f}"]
+                       for n, f in (("LN", "layer_norm"), ("RMSNorm", "rms_norm")))
+    eq15, eq18 = ({g: norm_checks[f"eq. ({e}), {g}"] for g in ("gamma = 1", "random gamma")} for e in (15, 18))
+    return [
         check_true(claim="The LayerNorm formula", source=SEED.format("直接标准化") + " eq. (8)", claimed="y = γ(x−μ)/√(σ²+ε) + β",
                    computed=f"max |formula − torch| < {ROUNDOFF_ATOL:g}" if ln_err < ROUNDOFF_ATOL else "differs",
                    ok=ln_err < ROUNDOFF_ATOL, reason="identical to torch.nn.functional.layer_norm"),
@@ -133,6 +142,14 @@ def derivation_verdicts(*, sampling: dict, moments: dict, selu: dict, layernorm:
                    computed=f"max error: γ=1 {_below(eq18['gamma = 1'])}, random γ {eq18['random gamma']:.1g}",
                    ok=eq18["random gamma"] < ANY_GAMMA_ATOL,
                    reason="right only for constant γ (as at init): γ_j belongs inside the mean"),
+    ]
+
+
+def _attention_rows(moments: dict, attention: dict) -> list[Verdict]:
+    """Seed 002 §NTK参数化: the NTK parametrization and the 1/√d of attention."""
+    s_x = moments["symbols"]["s_x"]
+    d = attention["symbols"]["d"]
+    return [
         check_expr("NTK parametrization keeps the second moment", SEED.format("NTK参数化") + " eq. (10)", s_x, attention["ntk_moment"]),
         check_expr("E[(q·k)²] = d for unit-variance entries", SEED.format("NTK参数化") + " eq. (11)", d, attention["qk"]),
         check_expr("Dividing by √d gives unit second moment", SEED.format("NTK参数化") + " claim 16", sp.Integer(1), attention["qk_scaled"]),
@@ -140,7 +157,22 @@ def derivation_verdicts(*, sampling: dict, moments: dict, selu: dict, layernorm:
                    attention["t5"]),
         check_number("Scores fall within ±3√d (Gaussian, ≈99.7%)", SEED.format("NTK参数化") + " claim 14", 0.997,
                      float(attention["within_3sd"]), rtol=PRINTED_3_DIGITS_RTOL),
-    ])
+    ]
+
+
+def derivation_verdicts(*, sampling: dict, moments: dict, selu: dict, layernorm: dict, attention: dict,
+                        norm_checks: dict[str, float], samples: dict[str, ex.TruncSample],
+                        bounded: dict[str, ex.BoundedMoments] | None = None) -> VerdictTable:
+    """Each formula and constant of the article, judged on what the chapter's derivations computed:
+    ``sampling`` = derive.sampling(), ``moments`` = derive.second_moments(), ``selu`` =
+    derive.selu_constants(), ``layernorm`` = derive.layernorm_jacobian_check(), ``attention`` =
+    derive.ntk_and_attention(), ``norm_checks`` = core.norms.formula_checks(), ``samples`` =
+    experiments.truncation_samples(), ``bounded`` =
+    experiments.bounded_second_moments() (computed if not given)."""
+    bounded = ex.bounded_second_moments() if bounded is None else bounded
+    return VerdictTable(_layernorm_gradient_rows() + _sampling_rows(sampling, samples)
+                        + _moment_rows(moments, selu, bounded) + _norm_rows(layernorm, norm_checks)
+                        + _attention_rows(moments, attention))
 
 
 def moment_verdicts(table: dict[tuple[str, str], ex.MomentCurve], budget: Budget | None = None) -> VerdictTable:

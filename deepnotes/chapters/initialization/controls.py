@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from deepnotes.chapters.initialization import figures
 from deepnotes.chapters.initialization.mlp import ACTIVATIONS
-from deepnotes.core.budget import Budget
+from deepnotes.core.config import Budget
 from deepnotes.show import widgets as ui
 
 LIVE_ACT = "tanh"                   # the live panel's first activation

@@ -1,5 +1,5 @@
 """Cost plan of the chapter "Initialization, parametrization and normalization": the work its notebook
-does at a budget, for :mod:`deepnotes.core.cost`. The chapter trains no Transformer (no ensemble of
+does at a budget, for :mod:`deepnotes.cost.model`. The chapter trains no Transformer (no ensemble of
 ``train_ensemble``); its device work is plain MLPs:
 
     moment_table     one forward pass of a moment_depth × moment_width MLP on moment_batch inputs per (init, activation)
@@ -18,8 +18,8 @@ import inspect
 
 from deepnotes.chapters.initialization.experiments import moment_table
 from deepnotes.chapters.initialization.mlp import ACTIVATIONS
-from deepnotes.core.budget import Budget
-from deepnotes.core.cost import MLPPasses, Work
+from deepnotes.core.config import Budget
+from deepnotes.cost.model import MLPPasses, Work
 
 PARAMETRIZATIONS = (False, True)        # ntk_comparison's runs: standard (He), NTK
 

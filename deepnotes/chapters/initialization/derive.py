@@ -7,7 +7,7 @@ from __future__ import annotations
 import sympy as sp
 
 from deepnotes.core.derive import linear_second_moment, truncated_normal_gamma
-from deepnotes.core.symbols import d, eta, gauss, i, m, mu, s_w, s_x, sigma, x, z
+from deepnotes.core.derive import d, eta, gauss, i, m, mu, s_w, s_x, sigma, x, z
 
 TRUNCATION_K = 2              # TensorFlow's truncated normal cuts at ±2σ
 LAYERNORM_POINT = (sp.Rational(3, 10), sp.Rational(-7, 5), sp.Integer(2), sp.Rational(1, 7))   # a rational test point

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 import torch
 
-from deepnotes.core import init as ini
-from deepnotes.core.budget import Budget, device as default_device, get_budget, resolve_budget
+from deepnotes.core import models as ini
+from deepnotes.core.config import Budget, device as default_device, get_budget, resolve_budget
 from deepnotes.core.validate import given, positive_float, positive_int
-from deepnotes.core.rng import generator, seeded
+from deepnotes.core.data import generator, seeded
 from deepnotes.chapters.initialization.mlp import ACTIVATIONS, plain_mlp, predicted_second_moments, scalar_activation
 
 BERT_STD = 0.02                         # the std the truncated-normal samplers are asked for (BERT's)

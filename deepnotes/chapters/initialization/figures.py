@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from deepnotes.core.budget import Budget, resolve_budget
+from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.chapters.initialization import experiments as ex
 from deepnotes.chapters.initialization.mlp import weight_variance
 
@@ -99,3 +99,11 @@ def update_figure(runs: dict[bool, ex.UpdateRun]):
     ax.legend(fontsize=7)
     fig.tight_layout()
     return fig
+
+
+def model_code():
+    """The code this chapter is about, read from the package when the cell runs (file and line numbers
+    included, so the page shows what the experiments run): ``layer_norm_input_grad``."""
+    from deepnotes.chapters.initialization.norms import layer_norm_input_grad
+    from deepnotes.show.source import source_of
+    return source_of(layer_norm_input_grad, "LayerNorm's input gradient in closed form (and seed 000's eq. (15) beside it)")

@@ -9,7 +9,7 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from deepnotes.core.init import gaussian_second_moment
+from deepnotes.core.models import gaussian_second_moment
 from deepnotes.core.validate import choice as _choice
 
 

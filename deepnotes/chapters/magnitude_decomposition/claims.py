@@ -15,7 +15,7 @@ import sympy as sp
 
 from deepnotes.core import scaling
 from deepnotes.core.derive import N, alpha, depth_exponent, lam
-from deepnotes.core.probes import loglog_slope
+from deepnotes.core.measure import loglog_slope
 from deepnotes.chapters.magnitude_decomposition import derive as sd
 from deepnotes.chapters.magnitude_decomposition import experiments as ex
 from deepnotes.chapters.magnitude_decomposition.experiments import BETA_KINDS, LABELS, predicted_relative_update, \
@@ -85,19 +85,11 @@ def _pre_ln_verdict() -> Verdict:
                       "not measured on Pre-LN stacks here")
 
 
-def main_text_verdicts(budget=None) -> VerdictTable:
-    """The claims of the main text (and the repost's copy of it)."""
-    two = 2 * N
-    grads = sd.sublayer_lambda_gradients()
-    sgd, a1, l1 = _sol("sgd"), _sol("sgd", "alpha=1"), _sol("sgd", "lambda=1")
-    paper_ratio = sd.paper_constants()["beta/alpha encoder"]
-    order = sp.simplify(paper_ratio * sp.sqrt(two))
-    weights = {o: _sol(o, "alpha=1" if o == "lamb" else "lambda=1/alpha")["branch_weight"] for o in scaling.OPTIMIZERS}
-    rel = {k: sp.simplify(1 / s["alpha"]) for k, s in (("λ=1/α", sgd), ("α=1", a1), ("λ=1", l1))}
-    rel_pow = {k: depth_exponent(v) for k, v in rel.items()}
+def _homogeneity_rows() -> list[Verdict]:
+    """§前馈梯度 claim 13 (ReLU and its variants are homogeneous) and seed 001's side note 7 on sign(·)."""
     relu, homog, signs = sd.relu_homogeneity(), ex.activation_homogeneity(), ex.sign_values()
     worst = max(g for gaps in homog.values() for g in gaps.values())
-    return VerdictTable([
+    return [
         check_expr("ReLU is positively homogeneous: φ(λx) = λφ(x) for λ > 0",
                    main_source("前馈梯度", "claim 13", "claim 16") + "; seed 000 annotated §6.1 claim §6.1.1",
                    relu["p>0"] + relu["p<0"], sp.Integer(0), "SymPy: max(0, λp) − λ·max(0, p) = 0 for p of either sign"),
@@ -115,6 +107,13 @@ def main_text_verdicts(budget=None) -> VerdictTable:
                    source="seed 001 §6）多种优化器 side note 7", claimed="takes the values 0 and 1",
                    computed=f"sign(−2, 0, 3) = {sorted(signs)}", ok=signs <= {0.0, 1.0},
                    reason="sign takes −1, 0 and 1; an indicator only 0 and 1: the gloss misnames the function"),
+    ]
+
+
+def _lambda_gradient_rows(budget) -> list[Verdict]:
+    """§量级分析, §前馈梯度, §自注意力 and §初步结论's eqs.: Xavier's λ and the gradients ∂L/∂λ = O(λ/α)."""
+    grads = sd.sublayer_lambda_gradients()
+    return [
         _xavier_orthogonality_verdict(budget),
         check_expr("∂L/∂λ = ⟨∂L/∂W, U⟩ for W = λU", main_source("量级分析", "eq. (3), claim 11", "eq. (3), claim 14")
                    + "; seed 000 annotated eq. (28), §5.2 claim §5.2.1", sp.Integer(0),
@@ -130,6 +129,18 @@ def main_text_verdicts(budget=None) -> VerdictTable:
                    main_source("初步结论", "eqs. (8), (12), (13)", "eqs. (8), (12), (13)")
                    + "; seed 000 annotated eqs. (35), (36), (41)-(43)",
                    lam / alpha, grads["common (all lambda equal)"]),
+    ]
+
+
+def _sgd_solution_rows() -> list[Verdict]:
+    """§初步结论 claims 17–21 and eq. (14): SGD's λ/α = 1/√(2N), the paper's constants and the three solutions."""
+    two = 2 * N
+    sgd, a1, l1 = _sol("sgd"), _sol("sgd", "alpha=1"), _sol("sgd", "lambda=1")
+    paper_ratio = sd.paper_constants()["beta/alpha encoder"]
+    order = sp.simplify(paper_ratio * sp.sqrt(two))
+    rel = {k: sp.simplify(1 / s["alpha"]) for k, s in (("λ=1/α", sgd), ("α=1", a1), ("λ=1", l1))}
+    rel_pow = {k: depth_exponent(v) for k, v in rel.items()}
+    return [
         check_expr("SGD: λ/α = 1/√(2N) cancels the depth", main_source("初步结论", "claim 17", "claims 20, 21"), 1 / sp.sqrt(two),
                    sp.simplify(sgd["lambda"] / sgd["alpha"])),
         check_expr("The paper's constants give λ/α = 1/√(4N)", main_source("初步结论", "claim 18", "claim 22"), 1 / sp.sqrt(4 * N), paper_ratio),
@@ -145,6 +156,14 @@ def main_text_verdicts(budget=None) -> VerdictTable:
         check_expr("Solution 2: the relative step shrinks by (2N)^{-1/2}", main_source("初步结论", "claim 20", "side note claim 2"),
                    1 / sp.sqrt(two), rel["λ=1"]),
         check_true(claim="λ = 1/α lies between the two: a slower start, but not too slow", source=main_source("初步结论", "claim 21", "eq. (15), claim 23") + "; seed 000 annotated §8.3 claim §8.3.1", claimed="between", computed="relative step ∝ N^" + ", N^".join(f"{v} ({k})" for k, v in rel_pow.items()), ok=rel_pow["λ=1"] < rel_pow["λ=1/α"] < rel_pow["α=1"], reason="powers of N of 1/α per pick"),
+    ]
+
+
+def _optimizer_rows() -> list[Verdict]:
+    """§多种优化 (Adam, LAMB) and §事后分析 (branch weights, Pre-LN, DeepNet's 200 layers)."""
+    two = 2 * N
+    weights = {o: _sol(o, "alpha=1" if o == "lamb" else "lambda=1/alpha")["branch_weight"] for o in scaling.OPTIMIZERS}
+    return [
         check_expr("Adam: λ/α = 1/(2N), λ = 1/α → α = (2N)^{1/2}", main_source("多种优化", "claim 23, eq. (15), table 1", "claim 27, eq. (16), table 1"), sp.sqrt(two),
                    _sol("adam")["alpha"]),
         check_expr("Adam: … λ = (2N)^{-1/2}", main_source("多种优化", "eq. (15)", "eq. (16)"), 1 / sp.sqrt(two), _sol("adam")["lambda"]),
@@ -155,27 +174,25 @@ def main_text_verdicts(budget=None) -> VerdictTable:
         uncheckable("DeepNet's 200-layer 'deep and narrow' model (3.2B parameters) beats the 48-layer 12B SOTA",
                     main_source("事后分析", "claim 28, figure 1", "claim 34, figure 2"), "a figure of the paper",
                     "a multilingual translation result of Wang et al.; nothing offline to reproduce it"),
-    ])
+    ]
+
+
+def main_text_verdicts(budget=None) -> VerdictTable:
+    """The claims of the main text (and the repost's copy of it)."""
+    return VerdictTable(_homogeneity_rows() + _lambda_gradient_rows(budget) + _sgd_solution_rows() + _optimizer_rows())
 
 
 # seed 000 annotated §12.1: "configuration by depth" for Adam, and §12.3's N = 1000 example
 ANNOTATED_TABLE = {12: (2.5, 0.4), 24: (3.5, 0.29), 100: (7.1, 0.14), 200: (10.0, 0.1), 1000: (22.4, 0.045)}
 
 
-def annotated_verdicts() -> VerdictTable:
-    """The matching claims of seed 000's appended 公式推导与注释."""
+def _magnitude_rows() -> list[Verdict]:
+    """Annotated §5.3, §7.2, eqs. (26)–(27), (39)–(40): the magnitude λ, Xavier's λ, softmax and attention."""
     mag, xav = sd.magnitude_lambda(), sd.xavier_lambda()
-    two = 2 * N
     soft = sd.softmax_scaling()
     soft_gap = soft["gap"]
-    lam_pre = float(scaling.pre_ln_lambda(EXAMPLE_DEPTH, "sgd"))
-    jac = sd.pre_ln_jacobian()
-    pre_jac, pre_h = jac["jacobian"], jac["symbols"]["h'"]
-    pre_limit = sd.pre_ln_product_limit()["limit"]                  # the product with the derived O(λ²)
-    printed_limit = sd.pre_ln_printed_limit()["limit"]              # eq. (65)'s (1 + λ)^N as printed
-    near_id = sd.near_identity_limit()["limit"]
     avg = ex.attention_average()
-    rows = [
+    return [
         check_true(claim="Σ_i softmax(a)_i v_i ≈ O(‖v‖): an attention-weighted average is no larger than the vectors",
                    source="seed 000 annotated §7.2 eq. (40)", claimed="‖Σ p_i v_i‖ ≤ C·max ‖v_i‖",
                    computed=f"{avg['tokens']} independent N(0, I) vectors: ‖Σ p_i v_i‖ ≤ {avg['bound']:.2f}·max ‖v_i‖ "
@@ -193,6 +210,13 @@ def annotated_verdicts() -> VerdictTable:
                      float(xav["lambda_over_gain_wide"]),
                      reason="E: λ² = 2g²(a+b+1)/(a+b), so λ ≈ √2·g for every shape (measured below)"),
         check_true(claim="σ(cx) = σ(x): softmax is insensitive to scaling", source="seed 000 annotated eq. (39), §7.2 claim §7.2.1", claimed="σ(2x) = σ(x)", computed=f"max |σ(2x) − σ(x)| = {soft_gap:.3f} at x = (1, 2, 3)", ok=soft_gap < SOFTMAX_EQUAL_ATOL, reason="softmax ignores shifts x + c, not scalings: λ_qλ_k acts as an inverse temperature"),
+    ]
+
+
+def _optimizer_scaling_rows() -> list[Verdict]:
+    """Annotated eqs. (44)–(56) and §8.2: the SGD, Adam and LAMB scalings and the branch weight at N = 1000."""
+    two = 2 * N
+    return [
         check_scaling("SGD: λ/α = 1/√(2NK) = 1/√(2N) 'assuming K ≈ 1'", "seed 000 annotated eqs. (44)-(48)",
                       1 / sp.sqrt(2 * N * ANNOTATED_K), 1 / sp.sqrt(two), N,
                       "needs K = 1, but §2.1 took K ≈ 6: 1/√(12N), the same power of N with another constant"),
@@ -213,6 +237,19 @@ def annotated_verdicts() -> VerdictTable:
                      0.0042, float(_sol("sgd")["branch_weight"].subs(N, EXAMPLE_DEPTH)),
                      reason=f"2000^(-3/4) = {(2 * EXAMPLE_DEPTH) ** -0.75:.5f}, i.e. "
                             f"{100 * (2 * EXAMPLE_DEPTH) ** -0.75:.2f}%"),
+    ]
+
+
+def _pre_ln_rows() -> list[Verdict]:
+    """Annotated eqs. (57)–(59), (63)–(65), (68) and §11.1: near-identity layers and the Pre-LN product."""
+    two = 2 * N
+    lam_pre = float(scaling.pre_ln_lambda(EXAMPLE_DEPTH, "sgd"))
+    jac = sd.pre_ln_jacobian()
+    pre_jac, pre_h = jac["jacobian"], jac["symbols"]["h'"]
+    pre_limit = sd.pre_ln_product_limit()["limit"]                  # the product with the derived O(λ²)
+    printed_limit = sd.pre_ln_printed_limit()["limit"]              # eq. (65)'s (1 + λ)^N as printed
+    near_id = sd.near_identity_limit()["limit"]
+    return [
         check_order("Pre-LN: ∂x_{l+1}/∂x_l = I + O(λ) per layer", "seed 000 annotated eq. (63)", lam,
                     sp.expand(pre_jac - 1).subs(pre_h, 1), lam,
                     "SymPy: x + λ₁λ₂·h(x) with λ₁ = λ₂ = λ has Jacobian 1 + λ²h′ (two λ-scaled matrices per "
@@ -233,6 +270,11 @@ def annotated_verdicts() -> VerdictTable:
                    sp.Integer(1), near_id, "SymPy: the limit of the derivative; Experiment 3 measures how small ε "
                                            "(the branch weight λ²/α) is at init"),
     ]
+
+
+def _table_rows() -> list[Verdict]:
+    """Annotated §12.1's table of Adam constants by depth (§12.3's N = 1000), its warmup steps, eqs. (70)–(71)."""
+    rows = []
     for n, (a_claim, l_claim) in ANNOTATED_TABLE.items():
         a_su, l_su = scaling.su_coefficients(n, "adam")
         rows.append(check_number(f"Adam, N = {n}: α = {a_claim:g}, λ = {l_claim:g}",
@@ -246,7 +288,12 @@ def annotated_verdicts() -> VerdictTable:
                     "rules of thumb", "no source or derivation given; Experiment 2 measures first-step ratios, "
                                       "which depend on the learning rate"),
     ]
-    return VerdictTable(rows)
+    return rows
+
+
+def annotated_verdicts() -> VerdictTable:
+    """The matching claims of seed 000's appended 公式推导与注释."""
+    return VerdictTable(_magnitude_rows() + _optimizer_scaling_rows() + _pre_ln_rows() + _table_rows())
 
 
 # ---- verdicts on the measurements (statuses computed from the numbers) ------------------------------

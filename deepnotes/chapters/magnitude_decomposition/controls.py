@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from deepnotes.chapters.magnitude_decomposition import figures
 from deepnotes.core import scaling
-from deepnotes.core.budget import Budget
+from deepnotes.core.config import Budget
 from deepnotes.show import widgets as ui
 
 

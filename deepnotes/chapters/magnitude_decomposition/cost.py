@@ -1,5 +1,5 @@
 """Cost plan of the chapter "Magnitude decomposition and the DeepNorm scalings": the work its notebook
-does at a budget, for :mod:`deepnotes.core.cost`. One line per experiment:
+does at a budget, for :mod:`deepnotes.cost.model`. One line per experiment:
 
     lambda_gradient_sweep   one forward + backward of the probe_depth DeepNorm stack per (α, λ) of the
                             alphas × lambdas grid and seed (probe_seeds), on batch_size × seq_len tokens
@@ -22,9 +22,9 @@ from __future__ import annotations
 from deepnotes.chapters.magnitude_decomposition.experiments import choices
 from deepnotes.chapters.magnitude_decomposition.training import PLAN
 from deepnotes.core import scaling
-from deepnotes.core.budget import Budget
+from deepnotes.core.config import Budget
 from deepnotes.core.config import ModelConfig
-from deepnotes.core.cost import StackPasses, TrainRuns, Work
+from deepnotes.cost.model import StackPasses, TrainRuns, Work
 
 # identity_sweep's settings besides SGD's picks: Adam's λ = 1/α, the paper's constants, Post-LN
 IDENTITY_EXTRA_SETTINGS = 3

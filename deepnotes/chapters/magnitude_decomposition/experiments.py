@@ -16,10 +16,10 @@ import torch
 
 from deepnotes.core import scaling
 from deepnotes.core.validate import choice, given, int_at_least
-from deepnotes.core.budget import Budget, device as default_device, resolve_budget
+from deepnotes.core.config import Budget, device as default_device, resolve_budget
 from deepnotes.core.data import MarkovLanguage, probe_batch as core_probe_batch
 from deepnotes.core.models import build_model
-from deepnotes.core.rng import generator
+from deepnotes.core.data import generator
 
 NORMS = ("fro", "spectral")
 KINDS = ("q", "k", "v", "o", "fc1", "fc2")        # the six matrices of a block
@@ -281,16 +281,18 @@ def first_step_relative_update(n_layers: int, alpha: float, lam: float, optimize
     """‖ΔW‖_F/‖W‖_F of the first optimizer step, over the β-scaled matrices (v, o, fc1, fc2) of all
     blocks. The analysis predicts: SGD ∝ (λ/α)/λ = 1/α; Adam ∝ 1/λ; LAMB = η whatever α and λ."""
     from deepnotes.core.config import TrainConfig
-    from deepnotes.core.optim import make_optimizer
+    from deepnotes.core.engine import stack_of
+    from deepnotes.core.optim import EnsembleOptimizer
     budget = resolve_budget(budget)
     device = device or default_device()
-    model = deepnorm_model(n_layers, alpha, lam, budget, seed=seed, device=device, dtype=torch.float64)
-    mats = [w for b in model.blocks for w in b.beta_scaled_weights()]
-    before = [w.detach().clone() for w in mats]
-    opt = make_optimizer(model.parameters(), TrainConfig(optimizer=optimizer, lr=lr))
-    model.loss(probe_batch(budget, seed, device)).backward()
-    opt.step()
-    num = sum(float((w.detach() - w0).pow(2).sum()) for w, w0 in zip(mats, before))
+    stack = stack_of([deepnorm_model(n_layers, alpha, lam, budget, seed=seed, device=device, dtype=torch.float64)], [seed])
+    d = stack.cfg.d_model
+    mats = lambda: [stack.qkv_w[..., 2 * d:], stack.out_w, stack.fc1_w, stack.fc2_w]    # noqa: E731  v, o, fc1, fc2
+    before = [w.detach().clone() for w in mats()]
+    opt = EnsembleOptimizer(stack, [TrainConfig(optimizer=optimizer, lr=lr)])
+    stack.next_token_losses(probe_batch(budget, seed, device).unsqueeze(0)).sum().backward()
+    opt.step(0)
+    num = sum(float((w.detach() - w0).pow(2).sum()) for w, w0 in zip(mats(), before))
     den = sum(float(w0.pow(2).sum()) for w0 in before)
     return math.sqrt(num / den)
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import math
 
 from deepnotes.core import scaling
-from deepnotes.core.budget import Budget, resolve_budget
+from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.core.validate import choice
-from deepnotes.core.probes import loglog_slope
+from deepnotes.core.measure import loglog_slope
 from deepnotes.chapters.magnitude_decomposition.experiments import KINDS, LABELS, FirstStep, GradientSweep, \
     IdentityProbe, choices, predicted_relative_update
 from deepnotes.chapters.magnitude_decomposition.training import ChoiceRun, run_choices
@@ -174,3 +174,11 @@ def slider_figure(depth: int, optimizer: str, lr: float | None = None, budget: B
     choice_loss_curves(ax_l, runs, title=f"{optimizer} lr {lr:g}, {mb.slider_steps} steps")
     fig.tight_layout()
     return fig
+
+
+def model_code():
+    """The code this chapter is about, read from the package when the cell runs (file and line numbers
+    included, so the page shows what the experiments run): ``Block.reset_parameters``."""
+    from deepnotes.core.models import Block
+    from deepnotes.show.source import source_of
+    return source_of(Block.reset_parameters, "DeepNet's initialization: Xavier-normal with gain β on v, out, fc1 and fc2, gain 1 on q and k")

@@ -8,16 +8,16 @@ from dataclasses import dataclass, field
 
 import torch
 
-from deepnotes.core.budget import Budget, device as default_device, resolve_budget
+from deepnotes.core.config import Budget, device as default_device, resolve_budget
 from deepnotes.core.validate import given
 from deepnotes.core.data import MarkovLanguage
 from deepnotes.chapters.magnitude_decomposition.experiments import choices, deepnorm_model
 from deepnotes.core.engine import Stack
-from deepnotes.core.engine_reference import load_reference
-from deepnotes.core.ensemble import train_ensemble
-from deepnotes.core.ensemble_trackers import Recorder
+from deepnotes.core.engine import load_reference
+from deepnotes.core.train import train_ensemble
+from deepnotes.core.measure import Recorder
 from deepnotes.core.train import History
-from deepnotes.show.progress import progress as progress_bar
+from deepnotes.core.workers import progress as progress_bar
 
 # the runs of the training comparison: optimizer → the choices trained (all four for SGD, the
 # optimizer's own solution and the paper's constants for Adam and LAMB)

@@ -10,9 +10,9 @@ import sympy as sp
 
 from deepnotes.chapters.post_vs_pre_norm import derive
 from deepnotes.chapters.post_vs_pre_norm import experiments as ex
-from deepnotes.core.budget import BUDGETS, Budget
-from deepnotes.core.init import truncated_normal_variance_factor
-from deepnotes.core.probes import loglog_slope, scaling_fits
+from deepnotes.core.config import BUDGETS, Budget
+from deepnotes.core.models import truncated_normal_variance_factor
+from deepnotes.core.measure import loglog_slope, scaling_fits
 from deepnotes.shared import warmup
 from deepnotes.show import verdicts as vd
 
@@ -283,17 +283,14 @@ def _pick(holds, approx, reproduced: str, trend: str, not_reproduced: str) -> st
     return reproduced if holds else trend if approx else not_reproduced
 
 
-def xiong_verdicts(probe: ex.XiongProbe) -> vd.VerdictTable:
-    """Xiong et al. 2020 (arXiv:2002.04745) against the derivation (SymPy) and the measurements of
-    :func:`.experiments.xiong_probe`: Lemma 1, Lemma 2, Theorem 1 and the layer-wise gradients of
-    their Fig. 3(a,b)."""
+def _xiong_lemma_rows(probe: ex.XiongProbe) -> list[vd.Verdict]:
+    """Xiong et al.'s Lemma 1 and Lemma 2 against SymPy (the paper's d_ff = d, and this chapter's d_ff)."""
     d_sym, ell = derive.d, derive.ell
     lem, relu = derive.xiong_lemma2(), derive.relu_second_moment()
-    d, deep, depths = probe.d_model, max(n for _, n in probe.stacks), probe.depths
+    d, deep = probe.d_model, max(n for _, n in probe.stacks)
     bounds = derive.lemma2_at(d, probe.d_ff, deep)
     f_ours = bounds["ours post_ffn_sum"][0] - 1
-    post, pre = probe.stacks[("post", deep)], probe.stacks[("pre", deep)]
-    rows = [
+    return [
         vd.check_expr("Lemma 1: E‖ReLU(X)‖² = σ²d/2 for X ~ N(0, σ²I_d) (per coordinate σ²/2)", f"{XIONG}, Lemma 1; SymPy",
                       relu["symbols"]["sigma"] ** 2 / 2, relu["E[relu(X)^2]"]),
         vd.check_expr("Lemma 2, Post-LN: E‖x^{post,5}_l‖² = 3d/2 (the FFN sum before the LN)", f"{XIONG}, Lemma 2; SymPy",
@@ -307,6 +304,15 @@ def xiong_verdicts(probe: ex.XiongProbe) -> vd.VerdictTable:
                       (1 + 3 * ell / 2) * d_sym, lem["paper"]["pre_upper"],
                       f"SymPy: FFN adds d/2 per layer, attention ≤ d; at d_ff = {probe.d_ff}: (1 + {1 + f_ours:.3f}·l)d"),
     ]
+
+
+def _xiong_lemma2_measured_rows(probe: ex.XiongProbe) -> list[vd.Verdict]:
+    """Xiong et al.'s Lemma 2, measured: Post-LN's ‖x_l‖² = d and FFN sum 3d/2, Pre-LN's linear growth."""
+    d, deep = probe.d_model, max(n for _, n in probe.stacks)
+    bounds = derive.lemma2_at(d, probe.d_ff, deep)
+    f_ours = bounds["ours post_ffn_sum"][0] - 1
+    post, pre = probe.stacks[("post", deep)], probe.stacks[("pre", deep)]
+    rows = []
     # Lemma 2, measured
     after_ln = max(abs(s / d - 1) for s in post.sq_norms[1:])
     rows.append(vd.check_graded(
@@ -343,6 +349,13 @@ def xiong_verdicts(probe: ex.XiongProbe) -> vd.VerdictTable:
         reason=_pick(inside and linear, linear, "reproduced: inside both bounds at every layer, growing linearly",
                      "reproduced in trend only: linear growth, but the mean leaves a bound at some layer",
                      "not reproduced: the growth is not linear in l")))
+    return rows
+
+
+def _xiong_theorem1_rows(probe: ex.XiongProbe) -> list[vd.Verdict]:
+    """Xiong et al.'s Theorem 1 and Fig. 3(c,d), measured: ‖∂L/∂W^{2,L}‖_F against the depth L."""
+    depths = probe.depths
+    rows = []
     # Theorem 1
     slopes = {norm: loglog_slope(depths, probe.last_w2(norm)) for norm in ex.PAPER_STYLES}
     g_post, g_pre = probe.last_w2("post"), probe.last_w2("pre")
@@ -362,6 +375,13 @@ def xiong_verdicts(probe: ex.XiongProbe) -> vd.VerdictTable:
         holds=pre_ok, approx=pre_falls,
         reason=_pick(pre_ok, pre_falls, f"reproduced: the slope is within ±{SLOPE_ATOL:g} of −1/2 (the final LN divides by ‖x_L‖ ∝ √L)",
                      "reproduced in trend only: it falls with L, at another rate than 1/√L", "not reproduced: it does not fall with L")))
+    return rows
+
+
+def _xiong_profile_rows(probe: ex.XiongProbe) -> list[vd.Verdict]:
+    """Xiong et al.'s Fig. 3(a,b) and §3.4, measured: the FFN gradient norms layer by layer."""
+    deep = max(n for _, n in probe.stacks)
+    rows = []
     # Fig. 3(a,b): the layer-wise gradients
     n = probe.profile_depth
     drifts = {norm: {w: layer_drift(getattr(probe.stacks[(norm, n)], f"{w}_grads")) for w in ("w1", "w2")} for norm in ex.PAPER_STYLES}
@@ -384,14 +404,22 @@ def xiong_verdicts(probe: ex.XiongProbe) -> vd.VerdictTable:
         reason=_pick(worst <= LAYER_DRIFT, worst <= 2 * LAYER_DRIFT, "reproduced: flat across the layers",
                      f"reproduced in trend only: within {2 * LAYER_DRIFT:.0%} of flat, not within {LAYER_DRIFT:.0%}",
                      "not reproduced: the gradient falls toward the output, the lower layers get the larger gradients")))
-    return vd.VerdictTable(rows)
+    return rows
+
+
+def xiong_verdicts(probe: ex.XiongProbe) -> vd.VerdictTable:
+    """Xiong et al. 2020 (arXiv:2002.04745) against the derivation (SymPy) and the measurements of
+    :func:`.experiments.xiong_probe`: Lemma 1, Lemma 2, Theorem 1 and the layer-wise gradients of
+    their Fig. 3(a,b)."""
+    return vd.VerdictTable(_xiong_lemma_rows(probe) + _xiong_lemma2_measured_rows(probe) + _xiong_theorem1_rows(probe)
+                           + _xiong_profile_rows(probe))
 
 
 def liu_verdicts(probe: ex.LiuProbe) -> vd.VerdictTable:
     """Liu et al. 2020 (arXiv:2004.08249), Theorem 2 with Corollaries 1-2 and Fig. 4, against
     :func:`.experiments.liu_output_change`. Each claimed growth law (O(N) for Post-LN, O(log N) for
     Pre-LN) is judged by comparing fits of the candidate forms log N (Liu's H_(2N+1) − 1), √N and N
-    over the measured depths (:func:`~deepnotes.core.probes.scaling_fits`): it holds when the claimed
+    over the measured depths (:func:`~deepnotes.core.measure.scaling_fits`): it holds when the claimed
     form fits best and within FIT_RTOL; "in trend" when only the ordering (Post-LN's grows faster)
     holds. The log-log slopes are shown beside them."""
     depths = probe.depths

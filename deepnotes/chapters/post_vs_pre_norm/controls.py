@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from deepnotes.chapters.post_vs_pre_norm import figures
 from deepnotes.chapters.post_vs_pre_norm.experiments import STYLES
-from deepnotes.core.budget import Budget
+from deepnotes.core.config import Budget
 from deepnotes.show import widgets as ui
 
 

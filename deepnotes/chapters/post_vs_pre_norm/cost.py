@@ -1,5 +1,5 @@
 """Cost plan of the chapter "Post-Norm vs Pre-Norm": the work its notebook does at a budget, for
-:mod:`deepnotes.core.cost`. One line per experiment:
+:mod:`deepnotes.cost.model`. One line per experiment:
 
     init_probes        stream probe of every style at the last probe depth: one forward (the stream) and one
                        forward + backward (the gradients) on batch_size × seq_len tokens
@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from deepnotes.chapters.post_vs_pre_norm.experiments import (PAPER_STYLES, STYLES, own_runs, rates, style_config,
                                                              training_plan)
-from deepnotes.core.budget import Budget
-from deepnotes.core.cost import StackPasses, TrainRuns, Work, ensembles
+from deepnotes.core.config import Budget
+from deepnotes.cost.model import StackPasses, TrainRuns, Work, ensembles
 from deepnotes.shared import warmup
 
 

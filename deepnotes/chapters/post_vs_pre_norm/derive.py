@@ -5,8 +5,8 @@ from __future__ import annotations
 import sympy as sp
 
 from deepnotes.core.derive import post_norm_unroll, pre_norm_second_moment  # noqa: F401  (shared with "Training 1000 layers")
-from deepnotes.core.init import ffn_branch_variance
-from deepnotes.core.symbols import d, ell, eta, sigma, v, x
+from deepnotes.core.models import ffn_branch_variance
+from deepnotes.core.derive import d, ell, eta, sigma, v, x
 
 s = sp.symbols("s", positive=True)                        # i.i.d. weight std of the FFN branch
 c = sp.symbols("c", positive=True)                        # the factor that weakens a gradient
@@ -57,7 +57,7 @@ def ffn_branch_at(width, std) -> float:
 
 
 def bert_ffn_branch_at(width, std) -> float:
-    """E[F²] of BERT's FFN branch, GELU instead of ReLU (:func:`deepnotes.core.init.ffn_branch_variance`,
+    """E[F²] of BERT's FFN branch, GELU instead of ReLU (:func:`deepnotes.core.models.ffn_branch_variance`,
     q = d·s²), at width ``width`` and weight std ``std``."""
     return ffn_branch_variance(float(width * std ** 2), "gelu")
 

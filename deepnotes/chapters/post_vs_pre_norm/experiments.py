@@ -19,18 +19,18 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from deepnotes.core.budget import Budget, device as default_device, resolve_budget
+from deepnotes.core.config import Budget, device as default_device, resolve_budget
 from deepnotes.core.config import ModelConfig
 from deepnotes.core.data import MarkovLanguage, probe_batch
 from deepnotes.core.models import build_model
-from deepnotes.core.rng import generator
-from deepnotes.core.probes import block_matrices, per_block_grad_norms
+from deepnotes.core.data import generator
+from deepnotes.core.measure import block_matrices, per_block_grad_norms
 from deepnotes.core.scaling import predicted_identity_weight
 from deepnotes.core.engine import GATES
-from deepnotes.core import ensemble_trackers as et
-from deepnotes.core.ensemble import train_many, train_model
+from deepnotes.core import measure as et
+from deepnotes.core.train import train_many
 from deepnotes.core.train import History
-from deepnotes.core.trackers import BlockGradNorms, BlockUpdates, GateSchedule, every_for
+from deepnotes.core.measure import every_for
 from deepnotes.core.validate import choice, given
 from deepnotes.core.workers import default_workers
 from deepnotes.shared import warmup as shared_warmup
@@ -108,21 +108,18 @@ def run(norm: str, n_layers: int, budget: Budget, optimizer: str = "adam", lr: f
         gate_step: float | None = None, device=None, progress: bool = False) -> History:
     """Train one norm style (``lr`` default: the training comparison's rate for ``optimizer``,
     ``steps`` its length); ``gate_step`` turns rezero into the fixed-step schedule (the gates are then
-    frozen and set by :class:`~deepnotes.core.trackers.GateSchedule`)."""
+    frozen and set by :class:`~deepnotes.core.measure.GateSchedule`); one run on the engine,
+    as the training comparison's runs."""
     budget = resolve_budget(budget)
     steps = given(steps, budget.warmup.steps)
     lr = lr if lr is not None else rates(budget)[choice("optimizer", optimizer, OPTIMIZERS)]
-    model = build_model(style_config(norm, n_layers, budget, beta), seed=seed, device=device or default_device())
     every = every_for(steps, budget.warmup.track_points)
-    frozen, trackers = (), [BlockGradNorms(every), BlockUpdates(every)]
-    if gate_step is not None:
-        if norm != "rezero":
-            raise ValueError(f"gate_step needs norm='rezero', got norm={norm!r}")
-        frozen = GATES
-        trackers.append(GateSchedule(gate_step))
+    if gate_step is not None and norm != "rezero":
+        raise ValueError(f"gate_step needs norm='rezero', got norm={norm!r}")
     cfg = budget.train_config(optimizer, lr, steps, warmup, seed)
-    return train_model(model, MarkovLanguage(budget.vocab_size, seed=seed), cfg, progress=progress, frozen=frozen,
-                       trackers=trackers)
+    return train_many([style_config(norm, n_layers, budget, beta)], [cfg], MarkovLanguage(budget.vocab_size, seed=seed),
+                      device=device or default_device(), progress=progress, frozen=GATES if gate_step is not None else (),
+                      trackers=functools.partial(_training_trackers, every, gate_step))[0]
 
 
 def training_plan(budget: Budget) -> dict[str, dict]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from deepnotes.chapters.post_vs_pre_norm import experiments as ex
-from deepnotes.core.probes import loglog_slope
+from deepnotes.core.measure import loglog_slope
 from deepnotes.show.palette import colour
 
 LOG_FLOOR = 1e-6            # added before a log axis/log10 so an exact 0 stays drawable
@@ -188,3 +188,11 @@ def liu_figure(probe: ex.LiuProbe):
                      f"output change, δ = {probe.perturbation:g}·RMS(W)·N(0, 1)")
     fig.tight_layout()
     return fig
+
+
+def model_code():
+    """The code this chapter is about, read from the package when the cell runs (file and line numbers
+    included, so the page shows what the experiments run): ``Residual.forward``."""
+    from deepnotes.core.models import Residual
+    from deepnotes.show.source import source_of
+    return source_of(Residual.forward, "one residual sublayer in every norm style (the readable specification the engine is tested against)")

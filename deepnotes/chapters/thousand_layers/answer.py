@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from deepnotes.chapters.thousand_layers import experiments as ex
 from deepnotes.chapters.thousand_layers.claims import TRAINED
-from deepnotes.core.budget import Budget
+from deepnotes.core.config import Budget
 
 
 def _verb(median: float) -> str:

@@ -11,10 +11,10 @@ import sympy as sp
 from deepnotes.chapters.thousand_layers import derive
 from deepnotes.chapters.thousand_layers import experiments as ex
 from deepnotes.core import scaling
-from deepnotes.core.budget import Budget
-from deepnotes.core.ensemble_probes import StreamProfile
+from deepnotes.core.config import Budget
+from deepnotes.core.measure import StreamProfile
 from deepnotes.core.derive import deepnorm_ratio
-from deepnotes.core.symbols import N, alpha, lam
+from deepnotes.core.derive import N, alpha, lam
 from deepnotes.show import verdicts as vd
 
 # Thresholds, fixed from the task before any run. A run's "fraction learned" is
@@ -113,21 +113,17 @@ def fractions_text(runs: ex.Runs, window: int, label: str, depth: int, lr: float
     return vd.seeds_text(runs.fractions(label, depth, window, lr))
 
 
-def training(runs: ex.Runs, budget: Budget) -> vd.VerdictTable:
-    """The claims about training at the headline depth, on the frontier, on the map and past DeepNet;
-    each tested in the direction its source makes it, on the seeds' median (the range beside it)."""
+def _headline_rows(runs: ex.Runs, budget: Budget) -> list[vd.Verdict]:
+    """DeepNet's headline at N: Post-LN fails where DeepNorm trains, shallow Post-LN, both constants needed."""
     sub = budget.thousand_layers
     n, w = sub.depth, sub.loss_window
     per_seed = functools.partial(runs.fractions, window=w)      # fractions learned; check_outcome takes the median
-    depths = (*sub.frontier_depths, n)
-    curves = ex.frontier(runs, w, depths)
-    trained = {lab: {d for d, f in c.items() if f >= TRAINED} for lab, c in curves.items()}
     shallow, failing = _nearest(sub.frontier_depths, SHALLOW_DEPTH), _nearest(sub.frontier_depths, FAILING_DEPTH)
     condition = deepnorm_ratio("sgd")["condition"].lhs                      # 2N(λ/α)², = 1 in Su's analysis
     pressure = {lab: float(condition.subs({N: n, alpha: cfg.skip_alpha, lam: cfg.branch_beta}))
                 for lab in ("deepnorm", *ex.APART) for cfg in [ex.variant_config(lab, n, budget)]}
     same = f"Adam {runs.lr:g}, {runs.steps} steps, no warmup"
-    rows = [
+    return [
         vd.check_outcome(claim=f"Post-LN does not train at N = {n} (without help), where DeepNorm does",
                          source=f"{DEEPNET} §5, Table 1 (Post-LN unstable from 50L-50L on WMT-17, DeepNet to 100L-100L); "
                                 f"§6, Table 2 (1,000 layers); {THOUSAND_LAYERS}",
@@ -153,6 +149,18 @@ def training(runs: ex.Runs, budget: Budget) -> vd.VerdictTable:
                              f"{lab.replace('deepnorm', 'DN')} {p:.3g} → {fractions_text(runs, w, lab, n)}" for lab, p in pressure.items()),
                          reason=f"at N = {n}, {same}; Su's condition (for SGD) is 2N(λ/α)² = 1"),
     ]
+
+
+def _beyond_headline_rows(runs: ex.Runs, budget: Budget) -> list[vd.Verdict]:
+    """Pre-LN vs Post-LN on the frontier, ReZero, warmup, the trainability map, past DeepNet, 200 layers."""
+    sub = budget.thousand_layers
+    n, w = sub.depth, sub.loss_window
+    per_seed = functools.partial(runs.fractions, window=w)      # fractions learned; check_outcome takes the median
+    depths = (*sub.frontier_depths, n)
+    curves = ex.frontier(runs, w, depths)
+    trained = {lab: {d for d, f in c.items() if f >= TRAINED} for lab, c in curves.items()}
+    same = f"Adam {runs.lr:g}, {runs.steps} steps, no warmup"
+    rows = []
     pre_only, post_only = trained["pre"] - trained["post"], trained["post"] - trained["pre"]
     rows.append(vd.check_true(
         claim="Pre-LN is easier to train than Post-LN", source=PRE_VS_POST,
@@ -174,7 +182,13 @@ def training(runs: ex.Runs, budget: Budget) -> vd.VerdictTable:
                                "seed 000 §事后分析 claim 28, figure 1; seed 001 §7）事后分析 claim 34, figure 2",
                                "200L beats 48L on multilingual translation",
                                "needs multilingual translation at billions of parameters; nothing offline measures it"))
-    return vd.VerdictTable(rows)
+    return rows
+
+
+def training(runs: ex.Runs, budget: Budget) -> vd.VerdictTable:
+    """The claims about training at the headline depth, on the frontier, on the map and past DeepNet;
+    each tested in the direction its source makes it, on the seeds' median (the range beside it)."""
+    return vd.VerdictTable(_headline_rows(runs, budget) + _beyond_headline_rows(runs, budget))
 
 
 def _shallow_post_verdict(runs: ex.Runs, w: int, shallow: int, failing: int) -> vd.Verdict:

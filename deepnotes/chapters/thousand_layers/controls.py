@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from deepnotes.chapters.thousand_layers import figures
 from deepnotes.chapters.thousand_layers.experiments import MAP_STYLES, VARIANTS, Runs
-from deepnotes.core.budget import Budget
+from deepnotes.core.config import Budget
 from deepnotes.show import widgets as ui
 
 

@@ -1,5 +1,5 @@
 """Cost plan of the chapter "Training 1000 layers": the work its notebook does at a budget, for
-:mod:`deepnotes.core.cost`. One line per experiment:
+:mod:`deepnotes.cost.model`. One line per experiment:
 
     init_profiles     each graph of PROFILE_STYLES at the headline depth as one Stack (every style
                       in one): stream_profiles' forward for the stream and forward + backward for the
@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from deepnotes.chapters.thousand_layers.experiments import (MAP_STYLES, PROFILE_STYLES, Run, plan as runs_plan,
                                                             variant_config, variant_train_config)
-from deepnotes.core.budget import Budget
-from deepnotes.core.cost import StackPasses, TrainRuns, Work, ensembles
+from deepnotes.core.config import Budget
+from deepnotes.cost.model import StackPasses, TrainRuns, Work, ensembles
 from deepnotes.core.engine import graph_config
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sympy as sp
 
 from deepnotes.core import derive as core
-from deepnotes.core.symbols import N, alpha, ell, eta, lam, v
+from deepnotes.core.derive import N, alpha, ell, eta, lam, v
 
 T = sp.symbols("T", positive=True)          # warmup length in steps
 

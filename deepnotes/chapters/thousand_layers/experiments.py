@@ -22,14 +22,14 @@ import functools
 import statistics
 from dataclasses import dataclass
 
-from deepnotes.core import ensemble_trackers as et
+from deepnotes.core import measure as et
 from deepnotes.core import scaling
-from deepnotes.core.budget import Budget, device as default_device, resolve_budget
+from deepnotes.core.config import Budget, device as default_device, resolve_budget
 from deepnotes.core.config import ModelConfig, TrainConfig
 from deepnotes.core.data import MarkovLanguage, probe_batch
 from deepnotes.core.engine import Stack, graph_config
-from deepnotes.core.ensemble import train_many
-from deepnotes.core.ensemble_probes import StreamProfile, stream_profiles
+from deepnotes.core.train import train_many
+from deepnotes.core.measure import StreamProfile, stream_profiles
 from deepnotes.core.train import History
 from deepnotes.core.validate import choice, positive_float, positive_int
 from deepnotes.core.workers import default_workers
@@ -134,7 +134,7 @@ def _deepnorm_adam_exponent() -> float:
 # ---- at initialization ----------------------------------------------------------------------------
 
 def init_profiles(budget: Budget, depth: int | None = None, styles=PROFILE_STYLES) -> dict[str, StreamProfile]:
-    """:func:`~deepnotes.core.ensemble_probes.stream_profiles` of each style at ``depth`` (default
+    """:func:`~deepnotes.core.measure.stream_profiles` of each style at ``depth`` (default
     the headline depth) on one batch of the language (seed 0); every style is a member of one stack."""
     depth = budget.thousand_layers.depth if depth is None else positive_int("depth", depth)
     dev = default_device()

@@ -6,7 +6,7 @@ import math
 import statistics
 
 from deepnotes.chapters.thousand_layers import experiments as ex
-from deepnotes.core.ensemble_probes import StreamProfile
+from deepnotes.core.measure import StreamProfile
 from deepnotes.show.palette import colour
 
 LOG_FLOOR = 1e-12            # added before a log axis so an exact 0 stays drawable
@@ -186,3 +186,11 @@ def trainability_map(tmap: ex.TrainabilityMap, window: int, threshold: float):
         ax.axis("off")
     fig.colorbar(image, ax=axes, shrink=0.8, label="fraction learned")
     return fig
+
+
+def model_code():
+    """The code this chapter is about, read from the package when the cell runs (file and line numbers
+    included, so the page shows what the experiments run): ``blocks._sublayer_forward``."""
+    from deepnotes.core import blocks
+    from deepnotes.show.source import source_of
+    return source_of(blocks._sublayer_forward, "the engine's residual sublayer, every norm style as per-member data")

@@ -16,7 +16,7 @@ from deepnotes.chapters.why_residuals.experiments import EPS_NAMES, GradientSwee
     predicted_log_growth
 from deepnotes.chapters.why_residuals.spectrum import PaperSpectra, log10_quartiles, zeros
 from deepnotes.chapters.why_residuals.training import TransformerSweep, first_seed, outcome
-from deepnotes.core.budget import Budget
+from deepnotes.core.config import Budget
 from deepnotes.core.derive import N, depth_cancelling_exponent
 from deepnotes.core.train import History
 from deepnotes.show import verdicts as vd
@@ -59,19 +59,12 @@ REZERO_PAPER = ("ReZero (Bachlechner et al. 2020, arXiv 2003.04887) §3, its his
 HALF_WAY = 0.5                       # the summary reports the step at which a run is this fraction of the way down
 
 
-def derivation_verdicts() -> vd.VerdictTable:
-    """The article's and its comments' derivations, checked by SymPy."""
-    pl, pg, res = sr.plain_layer_moments(), sr.plain_stack_gradients(), sr.residual_layer()
-    inc, lim, hd = sr.increment_with_eps(), sr.growth_limits(), sr.high_dim_layer()
-    ce, sk, ln = sr.comment_estimate(), sr.skip_vs_branch_scaling(), sr.layernorm_scale_invariance(LN_DIM)
-    n_, m_, e_ = sr.n_in, sr.n_out, sr.eps
-    a_ = sk["symbols"]["alpha"]
-    below_e = all(n * math.log1p(1 / n) < 1 for n in range(1, BELOW_E_CHECKED_UP_TO + 1))   # (1+1/N)^N < e
-    alpha_wins = sp.reduce_inequalities(sk["alpha_form_growth"].base - sk["eps_form_growth"].base > 0, a_)
-    one_d_p = sr.one_d_eps_exponent()["p"]                  # (1+eps)^N ~ e^{N eps}: N eps bounded
+def _stable_propagation_rows() -> list[vd.Verdict]:
+    """§治标之法 and §稳定传播: ΔL = O(ηNK), the forward- and backward-stable inits, shrinking the gradients."""
+    pl, pg = sr.plain_layer_moments(), sr.plain_stack_gradients()
+    n_, m_ = sr.n_in, sr.n_out
     shrunk = pg["grad"].subs({sr.out_gain: 1, sr.gain: SHRINK_EXAMPLE["g"], N: SHRINK_EXAMPLE["N"]})
-    x_ = res["symbols"]["x"]
-    return vd.VerdictTable([
+    return [
         vd.check_expr("With O(1) gradients ΔL = O(ηNK); to cancel N the gradients must be O(1/√N)", "seed 004 §治标之法 claim 10",
                       -sp.Rational(1, 2), depth_cancelling_exponent("sgd")),
         vd.check_expr("Forward-stable init of y = xW: zero mean, variance 1/n", "seed 004 §稳定传播 claim 13; seed 000 annotated eq. (30)", 1 / n_, pl["forward_var"]),
@@ -91,6 +84,17 @@ def derivation_verdicts() -> vd.VerdictTable:
                       computed=f"gradient {sp.sstr(pg['grad'].subs(sr.out_gain, 1))}, hidden moments {sp.sstr(pg['hidden_moment'])}; "
                                f"g = {SHRINK_EXAMPLE['g']}, N = {SHRINK_EXAMPLE['N']}: {sp.sstr(shrunk)}",
                       ok=shrunk < SHRUNK_BELOW, reason="g < 1 shrinks every gradient by g^(N−1), and the forward pass with it"),
+    ]
+
+
+def _residual_rows() -> list[vd.Verdict]:
+    """§残差初现 eqs. (6), (7) and §足够的小: the residual's Jacobian, ε = 1/√N, 1-D and high-D growth."""
+    res, inc, lim, hd = sr.residual_layer(), sr.increment_with_eps(), sr.growth_limits(), sr.high_dim_layer()
+    e_ = sr.eps
+    below_e = all(n * math.log1p(1 / n) < 1 for n in range(1, BELOW_E_CHECKED_UP_TO + 1))   # (1+1/N)^N < e
+    one_d_p = sr.one_d_eps_exponent()["p"]                  # (1+eps)^N ~ e^{N eps}: N eps bounded
+    x_ = res["symbols"]["x"]
+    return [
         vd.check_expr("Residual Jacobian: ∂y/∂x = I + ε ∂f/∂x", "seed 004 §残差初现 eq. (6)",
                       1 + e_ * sp.Derivative(res["f"], x_), res["dy/dx"]),
         vd.check_expr("Parameter gradient: ∂L/∂θ = ε ∂L/∂y ∂f/∂θ", "seed 004 §残差初现 eq. (7)", e_, res["param_grad_scale"]),
@@ -109,6 +113,15 @@ def derivation_verdicts() -> vd.VerdictTable:
                       1 + e_ ** 2, hd["factor"]),
         vd.check_expr("High-D: ε = 1/√N basically suffices, (1 + 1/N)^N → e", "seed 004 §足够的小 claim 28", sp.E,
                       lim["1/sqrt(N)"]["high_d_limit"]),
+    ]
+
+
+def _comment_rows() -> list[vd.Verdict]:
+    """The comment thread: the reader's e², Su's replies, and αx + f(x) against x + εf(x) (Su to alann)."""
+    ce, sk, ln = sr.comment_estimate(), sr.skip_vs_branch_scaling(), sr.layernorm_scale_invariance(LN_DIM)
+    a_ = sk["symbols"]["alpha"]
+    alpha_wins = sp.reduce_inequalities(sk["alpha_form_growth"].base - sk["eps_form_growth"].base > 0, a_)
+    return [
         vd.check_expr("Reader: with ε = 1/√N the expansion factor tends to e²", "seed 004 comment 4 (2022-03-21)", sp.exp(2),
                       ce["limit"], f"the limit is {sp.sstr(ce['limit'])}: the factor grows without bound"),
         vd.check_scaling("Su's reply: (1 + 1/√N)^N ≈ e^{√N}", "seed 004 comment 5 (2022-03-21)", sp.exp(sp.sqrt(N)),
@@ -130,7 +143,12 @@ def derivation_verdicts() -> vd.VerdictTable:
                       source="seed 004 comment 3 (2022-03-21)", claimed="ε faster",
                       computed=f"relative Adam step of ε over that of α: {sp.sstr(sk['relative_speed'])}",
                       ok=sk["relative_speed"].subs(a_, SPEED_ALPHA) > 1, reason="η/ε ÷ η/α = α² > 1 for α > 1"),
-    ])
+    ]
+
+
+def derivation_verdicts() -> vd.VerdictTable:
+    """The article's and its comments' derivations, checked by SymPy."""
+    return vd.VerdictTable(_stable_propagation_rows() + _residual_rows() + _comment_rows())
 
 
 def gradient_verdicts(sweep: GradientSweep) -> vd.VerdictTable:
@@ -154,8 +172,8 @@ def gradient_verdicts(sweep: GradientSweep) -> vd.VerdictTable:
     return vd.VerdictTable(rows)
 
 
-def growth_verdicts(sweep: GrowthSweep) -> vd.VerdictTable:
-    """Experiment 2: the growth of ‖vJ‖² against (1+ε²)^N and (1+ε)^{2N}, and Su's premises."""
+def _backward_growth_rows(sweep: GrowthSweep) -> list[vd.Verdict]:
+    """§足够的小 eq. (10) and §残差初现 claim 22 per width and ε, measured; comment 11 (ε = 1 is unstable)."""
     probes, wide, n_max = sweep.probes, sweep.wide, sweep.deepest
     rows = []
     for width in sweep.widths[1:]:
@@ -175,6 +193,13 @@ def growth_verdicts(sweep: GrowthSweep) -> vd.VerdictTable:
                               source="seed 004 comment 11 (2022-06-30)", claimed="unstable",
                               computed=f"‖vJ‖² grows by 10^{e1.typical / math.log(10):.0f} at N = {n_max}",
                               ok=e1.typical / math.log(10) > UNSTABLE_LOG10, reason="the backward factor explodes like 2^N"))
+    return rows
+
+
+def _premise_rows(sweep: GrowthSweep) -> list[vd.Verdict]:
+    """Su's premises, measured: v·∂f/∂x ⟂ v (comments 8, 10), the 1-D estimate at width 1, the forward pass."""
+    probes, wide, n_max = sweep.probes, sweep.wide, sweep.deepest
+    rows = []
     for width in sweep.widths[1:]:
         p = probes[(width, "1/sqrt(N)", n_max)]
         rows.append(vd.check_true(
@@ -199,6 +224,13 @@ def growth_verdicts(sweep: GrowthSweep) -> vd.VerdictTable:
             computed=f"median {p.forward_log_growth:.3g}",
             ok=abs(p.forward_log_growth - pred) < FORWARD_ATOL + FORWARD_RTOL * pred,
             reason="the forward second moment grows by the same (1+ε²) per layer as the backward one"))
+    return rows
+
+
+def _orthogonality_rows(sweep: GrowthSweep) -> list[vd.Verdict]:
+    """§足够的小 claim 27 and comment 9 (orthogonal ∂f/∂x and W), and §稳定传播 claim 19 on a plain stack."""
+    probes, wide, n_max = sweep.probes, sweep.wide, sweep.deepest
+    rows = []
     sv = sweep.singular_values
     small = sum(s < NEAR_ZERO_SINGULAR * max(sv) for s in sv) / len(sv)
     rows.append(vd.check_true(
@@ -227,7 +259,12 @@ def growth_verdicts(sweep: GrowthSweep) -> vd.VerdictTable:
         ok=abs(second) < PLAIN_DRIFT_LOG,
         reason="the section claims second moments only; a typical v (the median) drifts down by ~N/width "
                "(finite-width fluctuations), which it does not claim"))
-    return vd.VerdictTable(rows)
+    return rows
+
+
+def growth_verdicts(sweep: GrowthSweep) -> vd.VerdictTable:
+    """Experiment 2: the growth of ‖vJ‖² against (1+ε²)^N and (1+ε)^{2N}, and Su's premises."""
+    return vd.VerdictTable(_backward_growth_rows(sweep) + _premise_rows(sweep) + _orthogonality_rows(sweep))
 
 
 # what a training run tests, in the source's direction: a deep plain stack is "necessarily hard to

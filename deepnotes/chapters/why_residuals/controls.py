@@ -4,7 +4,7 @@ range)."""
 from __future__ import annotations
 
 from deepnotes.chapters.why_residuals import figures
-from deepnotes.core.budget import Budget
+from deepnotes.core.config import Budget
 from deepnotes.show import widgets as ui
 
 

@@ -1,5 +1,5 @@
 """Cost plan of the chapter "Why residuals?": the work its notebook does at a budget, for
-:mod:`deepnotes.core.cost`. One line per experiment; a plain or residual MLP block is two width × width
+:mod:`deepnotes.cost.model`. One line per experiment; a plain or residual MLP block is two width × width
 matmuls (x + ε·relu(x W1ᵀ) W2ᵀ), so a stack of N blocks counts as an MLP of 2N layers:
 
     gradient_sweep     layer_gradients: one forward + backward per kind, grad width, grad depth and seed
@@ -7,20 +7,19 @@ matmuls (x + ε·relu(x W1ᵀ) W2ᵀ), so a stack of N blocks counts as an MLP o
     growth_sweep       jacobian_growth per width, kind and depth on probe_batch inputs (× width1_batch_factor
                        at width 1): counted by running it (a forward and a vector-Jacobian pass, no autograd,
                        and its per-block read-backs of cosines, ratios and the running median)
-    train_sweep        mlp_run: the MLP language model at train_width, train_steps steps of forward +
-                       backward per depth, optimizer and kind on batch_size × seq_len tokens (the reference
-                       loop, deepnotes.core.train.train: no ensemble)
-    transformer_sweep  transformer_run: one one-member ensemble (train_model) per transformer depth and kind,
-                       Adam at transformer_lr (nothing when the budget has no transformer_depths)
+    train_sweep        mlp_runs: the MLP language model (the engine's MLP block) at train_width, train_steps
+                       steps per depth, optimizer, kind and seed, as train_many groups them into ensembles
+    transformer_sweep  transformer_runs: every transformer depth, kind and seed, Adam at transformer_lr, as
+                       train_many groups them (nothing when the budget has no transformer_depths)
     paper_spectra      the same on the language model's causal blocks at paper_jacobian_depths (Post-LN) and for
                        ReZero after each of paper_rezero_steps, with a one-member Adam run per nonzero step count
     jacobian_spectra   io_jacobian: one forward + backward of jacobian_tokens · d_model copies of an encoder
                        input per style and jacobian depth and seed, and ReZero with g = 0 at the deepest (float64)
     slider "growth"    the precomputed grid (slider_depths × slider_widths × slider_exponents): a jacobian_growth
-                       probe (counted by running it) and an mlp_run of slider_steps steps per setting, and
-                       one plain mlp_run per depth and width (cached across exponents)
+                       probe (counted by running it) and a one-member mlp_run of slider_steps steps per setting,
+                       and one plain mlp_run per depth and width (cached across exponents)
 
-Counts are estimates except the Transformer ensembles (checked against the build's log); float64 work
+Counts are estimates except the training ensembles (checked against the build's log); float64 work
 is counted as float32 passes. Left out as small: plain_moments (one float64 pass of a train_width stack
 of grad_depths[0] blocks), the branch singular values and orthogonal cosines, token_cosine_sweep and
 position_cosine (one forward each at init, beside hundreds of training steps), the SVDs of the spectra,
@@ -30,9 +29,9 @@ from __future__ import annotations
 
 from deepnotes.chapters.why_residuals.experiments import STACK_KINDS, jacobian_growth
 from deepnotes.chapters.why_residuals.spectrum import SPECTRUM_STYLES
-from deepnotes.chapters.why_residuals.training import OPTIMIZERS
-from deepnotes.core.budget import Budget
-from deepnotes.core.cost import MLPPasses, ProbeCalls, StackPasses, TrainRuns, Work
+from deepnotes.chapters.why_residuals.training import OPTIMIZERS, mlp_config, transformer_config
+from deepnotes.core.config import Budget
+from deepnotes.cost.model import MLPPasses, ProbeCalls, StackPasses, TrainRuns, Work, ensembles
 
 LAYERS_PER_BLOCK = 2       # W1 and W2 of a block
 
@@ -44,7 +43,7 @@ def _stack(width: int, depth: int, batch: int, passes: int, backward: bool) -> M
 
 def _growth_probe(kind, width: int, depth: int, batch: int) -> None:
     """One :func:`~deepnotes.chapters.why_residuals.experiments.jacobian_growth` on the CPU, as
-    :class:`~deepnotes.core.cost.ProbeCalls` counts it."""
+    :class:`~deepnotes.cost.model.ProbeCalls` counts it."""
     jacobian_growth(kind, width, depth, batch=batch, device="cpu")
 
 
@@ -53,9 +52,12 @@ def _jacobian_growth(kinds, width: int, depth: int, batch: int) -> list[ProbeCal
     return [ProbeCalls(_growth_probe, (kind, width), depth, batch) for kind in kinds]
 
 
-def _mlp_runs(budget: Budget, width: int, depth: int, steps: int, runs: int) -> MLPPasses:
-    """``runs`` calls of :func:`~deepnotes.chapters.why_residuals.training.mlp_run` (``steps`` steps each)."""
-    return _stack(width, depth, budget.batch_size * budget.seq_len, steps * runs, backward=True)
+def _mlp_runs(budget: Budget, kinds, width: int, depth: int, steps: int, seeds: int, optimizers=("adam",)) -> list[TrainRuns]:
+    """:func:`~deepnotes.chapters.why_residuals.training.mlp_runs` of every kind, optimizer and seed:
+    the ensembles train_many makes of them."""
+    settings = [(kind, opt, s) for opt in optimizers for kind in kinds for s in range(seeds)]
+    return ensembles([mlp_config(kind, depth, budget, width) for kind, _, _ in settings],
+                     [budget.train_config(opt, 1e-3, steps, seed=s) for _, opt, s in settings])
 
 
 def _gradient_sweep(budget: Budget) -> list[MLPPasses]:
@@ -73,20 +75,23 @@ def _growth_sweep(budget: Budget) -> list[ProbeCalls]:
                                           rb.probe_batch * (rb.width1_batch_factor if w == 1 else 1))]
 
 
-def _train_sweep(budget: Budget) -> list[MLPPasses]:
-    """:func:`~deepnotes.chapters.why_residuals.training.train_sweep`: every kind under both optimizers."""
+def _train_sweep(budget: Budget) -> list[TrainRuns]:
+    """:func:`~deepnotes.chapters.why_residuals.training.train_sweep`: every kind under both optimizers,
+    all in one train_many call (an ensemble per depth and optimizer, halved to keep the workers busy)."""
     rb = budget.why_residuals
-    return [_mlp_runs(budget, rb.train_width, n, rb.train_steps, len(OPTIMIZERS) * len(STACK_KINDS) * rb.train_seeds)
-            for n in rb.train_depths]
+    settings = [(kind, n, opt, s) for n in rb.train_depths for opt in OPTIMIZERS for kind in STACK_KINDS
+                for s in range(rb.train_seeds)]
+    return ensembles([mlp_config(kind, n, budget) for kind, n, _, _ in settings],
+                     [budget.train_config(opt, 1e-3, rb.train_steps, seed=s) for _, _, opt, s in settings])
 
 
 def _transformer_sweep(budget: Budget) -> list[TrainRuns]:
-    """:func:`~deepnotes.chapters.why_residuals.training.transformer_sweep`: build_transformer's graphs
-    (plain: norm "plain"; an ε rule: norm "none", β = √ε, which changes no count)."""
+    """:func:`~deepnotes.chapters.why_residuals.training.transformer_sweep`: transformer_config's graphs
+    (plain: norm "plain"; an ε rule: norm "none", β = √ε: one graph), all in one train_many call."""
     rb = budget.why_residuals
-    return [TrainRuns(budget.model_config(n, norm="plain" if kind == "plain" else "none"), 1,
-                      budget.train_config("adam", rb.transformer_lr, rb.train_steps))
-            for n in rb.transformer_depths for kind in STACK_KINDS for _ in range(rb.train_seeds)]
+    settings = [(kind, n, s) for n in rb.transformer_depths for kind in STACK_KINDS for s in range(rb.train_seeds)]
+    return ensembles([transformer_config(kind, n, budget) for kind, n, _ in settings],
+                     [budget.train_config("adam", rb.transformer_lr, rb.train_steps, seed=s) for *_, s in settings])
 
 
 def _jacobian_spectra(budget: Budget) -> list[StackPasses]:
@@ -123,7 +128,7 @@ def _slider_grid(budget: Budget) -> list[MLPPasses | ProbeCalls]:
     for n in rb.slider_depths:
         for w in rb.slider_widths:
             out += [*_jacobian_growth(rb.slider_exponents, w, n, rb.probe_batch),
-                    _mlp_runs(budget, w, n, rb.slider_steps, 1 + len(rb.slider_exponents))]
+                    *[run for kind in ("plain", *rb.slider_exponents) for run in _mlp_runs(budget, (kind,), w, n, rb.slider_steps, 1)]]
     return out
 
 

@@ -20,8 +20,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from deepnotes.core.budget import Budget, device as default_device
-from deepnotes.core.rng import seeded, generator
+from deepnotes.core.config import Budget, device as default_device
+from deepnotes.core.data import seeded, generator
 from deepnotes.core.validate import positive_int
 
 EPS_RULES = {"1": 0.0, "1/sqrt(N)": 0.5, "1/N": 1.0}   # name → p in ε = N^{−p}

@@ -8,8 +8,8 @@ import math
 from deepnotes.chapters.why_residuals.experiments import (EPS_NAMES, GradientSweep, GrowthSweep, JacobianProbe,
                                                           jacobian_growth, label, predicted_log_growth)
 from deepnotes.chapters.why_residuals.training import OPTIMIZERS, TransformerSweep, first_seed, mlp_run
-from deepnotes.core.lru import LIVE_RESULTS_KEPT, LRU
-from deepnotes.core.budget import Budget, resolve_budget
+from deepnotes.show.cache import LIVE_RESULTS_KEPT, LRU
+from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.core.train import History
 from deepnotes.show.palette import PALETTE
 
@@ -284,3 +284,11 @@ def paper_spectrum_figure(paper) -> object:
     ax_r.set_yscale("log")
     fig.tight_layout()
     return fig
+
+
+def model_code():
+    """The code this chapter is about, read from the package when the cell runs (file and line numbers
+    included, so the page shows what the experiments run): ``ResidualMLP.forward``."""
+    from deepnotes.chapters.why_residuals.experiments import ResidualMLP
+    from deepnotes.show.source import source_of
+    return source_of(ResidualMLP.forward, "the chapter's stack: x ← x + ε·f(x) or, plain, x ← f(x)")

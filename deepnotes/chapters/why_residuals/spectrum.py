@@ -19,9 +19,9 @@ from dataclasses import dataclass
 
 import torch
 
-from deepnotes.core.budget import Budget, device as default_device
+from deepnotes.core.config import Budget, device as default_device
 from deepnotes.core.models import Block
-from deepnotes.core.rng import seeded
+from deepnotes.core.data import seeded
 from deepnotes.core.validate import choice, positive_int
 
 SPECTRUM_STYLES = ("post", "pre", "rezero")       # the notebook's vanilla (Post-LN), pre-norm and ReZero
@@ -142,7 +142,8 @@ def paper_spectra(budget: Budget, device=None) -> PaperSpectra:
     of them after each of ``paper_rezero_steps`` Adam steps on the Markov language (0 = at init, every gate
     0: J = I); a run of k steps is the first k steps of the longest (same seed, same data, no schedule)."""
     from deepnotes.core.data import MarkovLanguage
-    from deepnotes.core.ensemble import train_model
+    from deepnotes.core.engine import export_member, stack_of
+    from deepnotes.core.train import train_ensemble
     from deepnotes.core.models import build_model
     sub = budget.why_residuals
     device = device or default_device()
@@ -154,8 +155,10 @@ def paper_spectra(budget: Budget, device=None) -> PaperSpectra:
     rezero = {}
     for steps in sub.paper_rezero_steps:
         model = build_model(budget.model_config(deep, norm="rezero"), seed=0, device=device)
-        if steps:
-            train_model(model, MarkovLanguage(budget.vocab_size, seed=0),
-                        budget.train_config("adam", sub.transformer_lr, steps))
+        if steps:                      # trained on the engine from these weights, then read back
+            stack = stack_of([model], [0])
+            train_ensemble(stack, MarkovLanguage(budget.vocab_size, seed=0),
+                           [budget.train_config("adam", sub.transformer_lr, steps)])
+            model = export_member(stack, 0)
         rezero[steps] = model_spectrum(model, budget)
     return PaperSpectra(vanilla, rezero, deep, sub.transformer_lr)

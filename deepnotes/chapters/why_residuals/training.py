@@ -4,10 +4,15 @@ without normalization) on the synthetic Markov language. No drawing (see ``figur
 The MLP language model reads one token and predicts the next: embedding (N(0, 1) entries, so
 E[x_0²] = 1) → the :class:`.experiments.ResidualMLP` stack → a linear head. The task is a first-order
 Markov chain, so this model can reach the entropy-rate floor; a model that learns nothing sits on
-the context-free plateau. Runs reuse :func:`deepnotes.core.train.train` and its :class:`History`.
+the context-free plateau. Every run trains on the engine (:func:`deepnotes.core.train.train_many`),
+member k starting from the weights this module's reference model draws from its seed: the MLP as
+the engine's one-sublayer block with its biases held at 0 and the branch weight ε as a gate that is
+not trained (:func:`mlp_config`, :func:`start_mlp`), the Transformers as :func:`build_transformer`
+builds them (:func:`start_transformer`). Runs of one depth and optimizer train as one ensemble.
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -15,16 +20,16 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from deepnotes.core.budget import Budget, device as default_device, resolve_budget
-from deepnotes.core.validate import choice, given
-from deepnotes.core.config import TrainConfig
-from deepnotes.core.data import MarkovLanguage
-from deepnotes.core.models import TransformerLM, build_model, next_token_loss
-from deepnotes.core.rng import generator, seeded
 from deepnotes.chapters.why_residuals.experiments import STACK_KINDS, ResidualMLP, eps_for_depth, predicted_cosine
-from deepnotes.core.ensemble import train_model
-from deepnotes.core.train import History, train
-from deepnotes.core.trackers import BlockGradNorms, every_for
+from deepnotes.core.config import Budget, ModelConfig, TrainConfig, resolve_budget
+from deepnotes.core.config import device as default_device
+from deepnotes.core.data import MarkovLanguage, generator, seeded
+from deepnotes.core.engine import Stack, load_reference
+from deepnotes.core.measure import BlockGradNorms, every_for
+from deepnotes.core.models import TransformerLM, build_model, next_token_loss
+from deepnotes.core.train import History, train_many
+from deepnotes.core.validate import choice, given, positive_int
+from deepnotes.core.workers import default_workers
 
 OPTIMIZERS = ("adam", "sgd")          # the MLP runs: every kind and depth under both
 
@@ -72,15 +77,60 @@ def build_lm(kind, depth: int, budget: Budget, width: int | None = None, seed: i
     return model.to(device or default_device())
 
 
+MLP_WEIGHTS = ("fc1_w", "fc2_w")             # W1ᵀ and W2ᵀ of every block: what the MLP has and trains
+MLP_FROZEN = ("fc1_b", "fc2_b", "ffn_gate")  # the engine block's biases (held at 0) and gate (held at ε)
+
+
+def mlp_config(kind, depth: int, budget: Budget, width: int | None = None) -> ModelConfig:
+    """:class:`MLPLanguageModel` as an engine config: one FFN sublayer per block (ReLU, hidden = width),
+    no LayerNorm; ``plain`` is the style x ← f(x), an ε rule the style x ← x + g·f(x) whose gate g
+    :func:`start_mlp` sets to ε and nothing trains."""
+    width = positive_int("width", given(width, budget.why_residuals.train_width))
+    return ModelConfig(n_layers=depth, d_model=width, n_heads=1, d_ff=width, vocab_size=budget.vocab_size,
+                       norm="plain" if kind == "plain" else "rezero", block="mlp", activation="relu")
+
+
+@torch.no_grad()
+def start_mlp(kind, depth: int, width: int, vocab_size: int, seed: int, stack: Stack, k: int) -> None:
+    """Member k of ``stack`` becomes :class:`MLPLanguageModel` (``kind``, ``depth``) as drawn from
+    ``seed``: its embedding, W1ᵀ, W2ᵀ and head copied in, the block biases 0, the gate ε (residual kinds)."""
+    with seeded(seed):
+        model = MLPLanguageModel(vocab_size, width, depth, kind)
+    stack.member("embed", k).copy_(model.embed.weight)                         # [V, d]
+    stack.member("fc1_w", k).copy_(torch.stack([b.w1.weight.T for b in model.blocks]))   # [N, d, hidden]
+    stack.member("fc2_w", k).copy_(torch.stack([b.w2.weight.T for b in model.blocks]))   # [N, hidden, d]
+    stack.member("head_w", k).copy_(model.head.weight.T)                       # [d, V]
+    stack.member("head_b", k).copy_(model.head.bias.view(1, -1))               # [1, V]
+    for name in ("fc1_b", "fc2_b"):
+        stack.member(name, k).zero_()
+    if kind != "plain":
+        stack.member("ffn_gate", k).fill_(model.stack.eps)
+
+
+def _mlp_trackers(every: int) -> list:
+    """The MLP runs' tracker: per-block gradient norms of W1 and W2 (module-level: worker processes)."""
+    return [BlockGradNorms(every, names=MLP_WEIGHTS)]
+
+
+def mlp_runs(settings: list[tuple], budget: Budget, device=None, progress: bool = False) -> list[History]:
+    """Train the MLP language model for every (kind, depth, width, TrainConfig) of ``settings`` (seed:
+    the config's), as few ensembles as the settings allow, on the machine's workers."""
+    device = device or default_device()
+    return train_many(
+        [mlp_config(kind, n, budget, w) for kind, n, w, _ in settings], [cfg for *_, cfg in settings],
+        [MarkovLanguage(budget.vocab_size, seed=cfg.seed) for *_, cfg in settings],
+        inits=[functools.partial(start_mlp, kind, n, w, budget.vocab_size, cfg.seed) for kind, n, w, cfg in settings],
+        frozen=MLP_FROZEN, device=device, progress=progress, workers=default_workers(device),
+        trackers=functools.partial(_mlp_trackers, every_for(settings[0][3].steps, budget.why_residuals.track_points)))
+
+
 def mlp_run(kind: str, depth: int, budget: Budget | None = None, optimizer: str = "adam", lr: float | None = None,
             steps: int | None = None, width: int | None = None, seed: int = 0, device=None,
             progress: bool = False) -> History:
     """Train the MLP language model of ``kind`` ("plain" or an ε rule) at ``depth``."""
     budget = resolve_budget(budget)
     cfg = _config(budget, optimizer, lr, given(steps, budget.why_residuals.train_steps), seed)
-    model = build_lm(kind, depth, budget, width, seed, device)
-    return train(model, MarkovLanguage(budget.vocab_size, seed=seed), cfg, progress=progress,
-                 trackers=[BlockGradNorms(every_for(cfg.steps, budget.why_residuals.track_points))])
+    return mlp_runs([(kind, depth, given(width, budget.why_residuals.train_width), cfg)], budget, device, progress)[0]
 
 
 @torch.no_grad()
@@ -114,21 +164,52 @@ def forward_stable_init(model: TransformerLM) -> TransformerLM:
     return model
 
 
+def transformer_config(kind: str, depth: int, budget: Budget) -> ModelConfig:
+    """:func:`build_transformer`'s config: style ``plain``, or ``none`` with the branch gain β = √ε."""
+    if kind == "plain":
+        return budget.model_config(depth, norm="plain")
+    return budget.model_config(depth, norm="none", beta=math.sqrt(eps_for_depth(kind, depth)))
+
+
 def build_transformer(kind: str, depth: int, budget: Budget | None = None, seed: int = 0, device=None) -> TransformerLM:
     """The budget's Transformer without normalization at ``depth``: ``kind`` = "plain" (x ← F(x),
     :func:`forward_stable_init`) or an ε rule (x ← x + F(x) with the branch weights, v and out, fc1
     and fc2, initialized with gain β = √ε, so every branch starts as ε·F: ReLU and attention's value
     path are linear in each)."""
-    budget = resolve_budget(budget)
-    if kind == "plain":
-        cfg = budget.model_config(depth, norm="plain")
-    else:
-        cfg = budget.model_config(depth, norm="none", beta=math.sqrt(eps_for_depth(kind, depth)))
-    model = build_model(cfg, seed=seed, device=device or default_device())
+    model = build_model(transformer_config(kind, depth, resolve_budget(budget)), seed=seed,
+                        device=device or default_device())
     if kind == "plain":
         with seeded(seed):
             forward_stable_init(model)
     return model
+
+
+@torch.no_grad()
+def start_transformer(kind: str, cfg: ModelConfig, seed: int, stack: Stack, k: int) -> None:
+    """Member k of ``stack`` becomes :func:`build_transformer`'s model of ``kind`` (config ``cfg``) from ``seed``."""
+    model = build_model(cfg, seed=seed, device="cpu")
+    if kind == "plain":
+        with seeded(seed):
+            forward_stable_init(model)
+    load_reference(stack, k, model)
+
+
+def _transformer_trackers(every: int) -> list:
+    """The Transformer runs' tracker: per-block gradient norms (module-level: worker processes)."""
+    return [BlockGradNorms(every)]
+
+
+def transformer_runs(settings: list[tuple], budget: Budget, device=None, progress: bool = False) -> list[History]:
+    """Train :func:`build_transformer`'s model for every (kind, depth, TrainConfig) of ``settings`` on the
+    Markov language (seed: the config's), as few ensembles as the settings allow."""
+    device = device or default_device()
+    cfgs = [transformer_config(kind, n, budget) for kind, n, _ in settings]
+    return train_many(
+        cfgs, [cfg for *_, cfg in settings], [MarkovLanguage(budget.vocab_size, seed=cfg.seed) for *_, cfg in settings],
+        inits=[functools.partial(start_transformer, kind, mc, cfg.seed) for (kind, _, cfg), mc in zip(settings, cfgs)],
+        device=device, progress=progress, workers=default_workers(device),
+        trackers=functools.partial(_transformer_trackers, every_for(settings[0][2].steps,
+                                                                    budget.why_residuals.track_points)))
 
 
 def transformer_run(kind: str, depth: int, budget: Budget | None = None, optimizer: str = "adam",
@@ -136,10 +217,8 @@ def transformer_run(kind: str, depth: int, budget: Budget | None = None, optimiz
                     progress: bool = False) -> History:
     """Train :func:`build_transformer`'s model of ``kind`` at ``depth`` on the Markov language."""
     budget = resolve_budget(budget)
-    model = build_transformer(kind, depth, budget, seed, device)
     cfg = _config(budget, optimizer, lr, given(steps, budget.why_residuals.train_steps), seed)
-    return train_model(model, MarkovLanguage(budget.vocab_size, seed=seed), cfg, progress=progress,
-                       trackers=[BlockGradNorms(every_for(cfg.steps, budget.why_residuals.track_points))])
+    return transformer_runs([(kind, depth, cfg)], budget, device, progress)[0]
 
 
 @torch.no_grad()
@@ -176,8 +255,14 @@ def train_sweep(budget: Budget, progress: bool = False) -> dict[tuple, list[Hist
     from ``train_seeds`` seeds each (initialization and data stream): (N, optimizer, kind) → one
     History per seed."""
     rb = budget.why_residuals
-    return {(n, opt, kind): [mlp_run(kind, n, budget, opt, seed=s, progress=progress) for s in range(rb.train_seeds)]
-            for n in rb.train_depths for opt in OPTIMIZERS for kind in STACK_KINDS}
+    keys = [(n, opt, kind, s) for n in rb.train_depths for opt in OPTIMIZERS for kind in STACK_KINDS
+            for s in range(rb.train_seeds)]
+    hists = mlp_runs([(kind, n, rb.train_width, _config(budget, opt, None, rb.train_steps, s)) for n, opt, kind, s in keys],
+                     budget, progress=progress)
+    out: dict[tuple, list[History]] = {}
+    for (n, opt, kind, _), h in zip(keys, hists, strict=True):
+        out.setdefault((n, opt, kind), []).append(h)
+    return out
 
 
 def first_seed(runs: dict[tuple, list[History]]) -> dict[tuple, History]:
@@ -206,8 +291,11 @@ def transformer_sweep(budget: Budget, progress: bool = False) -> TransformerSwee
     rb = budget.why_residuals
     if not rb.transformer_depths:
         return None
-    runs = {(n, kind): [transformer_run(kind, n, budget, "adam", lr=rb.transformer_lr, seed=s, progress=progress)
-                        for s in range(rb.train_seeds)]
-            for n in rb.transformer_depths for kind in STACK_KINDS}
+    keys = [(n, kind, s) for n in rb.transformer_depths for kind in STACK_KINDS for s in range(rb.train_seeds)]
+    hists = transformer_runs([(kind, n, _config(budget, "adam", rb.transformer_lr, rb.train_steps, s))
+                              for n, kind, s in keys], budget, progress=progress)
+    runs: dict[tuple, list[History]] = {}
+    for (n, kind, _), h in zip(keys, hists, strict=True):
+        runs.setdefault((n, kind), []).append(h)
     cosines = {(n, kind): position_cosine(kind, n, budget) for n in rb.transformer_depths for kind in STACK_KINDS}
     return TransformerSweep(rb.transformer_depths, STACK_KINDS, rb.transformer_lr, runs, cosines)

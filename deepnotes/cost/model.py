@@ -14,18 +14,21 @@ in milliseconds. A device runs a step in about
 
     seconds = FLOPs / flop_rate + launches · launch_seconds
 
-(a roofline with a fixed cost per launch); :func:`~deepnotes.core.estimate.calibrate` measures the two
+(a roofline with a fixed cost per launch); :func:`~deepnotes.cost.estimate.calibrate` measures the two
 rates on this machine from two short runs of the engine (one launch-bound, one FLOP-bound), and
-:data:`~deepnotes.core.estimate.T4` holds the rates assumed for Colab's T4, where the book was never
+:data:`~deepnotes.cost.estimate.T4` holds the rates assumed for Colab's T4, where the book was never
 run. Trackers (recording block norms every few steps) are not counted, so the estimate is a lower bound
-of what a chapter does; README compares it with measured times. :mod:`deepnotes.core.work_log` checks
+of what a chapter does; benchmarks/RESULTS.md compares it with measured times. :mod:`deepnotes.cost.log` checks
 each plan against what ran.
 """
 from __future__ import annotations
 
 import functools
+import json
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import torch
 from torch import nn
@@ -34,7 +37,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from deepnotes.core.config import ModelConfig, TrainConfig
 from deepnotes.core.validate import positive_int
-from deepnotes.core.work_log import unlogged
+from deepnotes.cost.log import unlogged
 
 
 @dataclass(frozen=True)
@@ -91,7 +94,7 @@ def _cost_shape(model: ModelConfig) -> ModelConfig:
 
 @dataclass(frozen=True)
 class TrainRuns:
-    """One ensemble of :func:`deepnotes.core.ensemble.train_ensemble`: ``members`` runs of ``model``'s
+    """One ensemble of :func:`deepnotes.core.train.train_ensemble`: ``members`` runs of ``model``'s
     graph (any member's config), each ``train.steps`` steps of ``train.batch_size`` × ``train.seq_len``
     tokens. ``masked``: the masking probability of a :class:`~deepnotes.core.train.Masked` objective
     (None: next-token prediction)."""
@@ -165,9 +168,9 @@ Work = TrainRuns | StackPasses | MLPPasses | ProbeCalls
 
 
 def ensembles(model_cfgs, train_cfgs, masked: float | None = None, workers: int | None = None) -> list[TrainRuns]:
-    """The ensembles :func:`~deepnotes.core.ensemble.train_many` trains for these runs (same grouping,
+    """The ensembles :func:`~deepnotes.core.train.train_many` trains for these runs (same grouping,
     for ``workers`` processes: by default as many as the chapters use on this machine's CPU)."""
-    from deepnotes.core.ensemble import ensemble_groups
+    from deepnotes.core.train import ensemble_groups
     from deepnotes.core.workers import default_workers
     model_cfgs, train_cfgs = list(model_cfgs), list(train_cfgs)
     workers = default_workers(_device()) if workers is None else workers
@@ -176,7 +179,7 @@ def ensembles(model_cfgs, train_cfgs, masked: float | None = None, workers: int 
 
 
 def _device():
-    from deepnotes.core.budget import device
+    from deepnotes.core.config import device
     return device()
 
 
@@ -213,8 +216,7 @@ def _per_unit(count_at) -> _PerUnit:
 def _train_counts(model: ModelConfig, train: TrainConfig, masked: float | None) -> _PerUnit:
     from deepnotes.core.data import MarkovLanguage
     from deepnotes.core.engine import Stack
-    from deepnotes.core.ensemble import train_ensemble
-    from deepnotes.core.train import Masked
+    from deepnotes.core.train import Masked, train_ensemble
     task = MarkovLanguage(vocab_size=model.vocab_size, seed=0)
     objective = Masked(masked) if masked is not None else None
 
@@ -280,3 +282,39 @@ def total(plan: list) -> Count:
                             f"got {type(work).__name__}")
         out = out + work.count()
     return out
+
+
+# ---- the plan against the work log ------------------------------------------------------------
+def read_train_log(path) -> dict[str, list]:
+    """The :class:`~deepnotes.cost.model.TrainRuns` each chapter ran, in order (chapter → list)."""
+    out: dict[str, list[TrainRuns]] = {}
+    chapter = "(before any chapter)"
+    if not Path(path).exists():              # nothing trained, nothing marked
+        return out
+    for line in Path(path).read_text().splitlines():
+        rec = json.loads(line)
+        if "chapter" in rec:
+            chapter = rec["chapter"]
+            out.setdefault(chapter, [])      # marked twice (tool and budget cell): one list
+            continue
+        train = rec["train"]
+        train["betas"] = tuple(train["betas"])
+        out.setdefault(chapter, []).append(
+            TrainRuns(ModelConfig(**rec["model"]), rec["members"], TrainConfig(**train), rec["masked"]))
+    return out
+
+
+def _run_key(work) -> tuple:
+    """What decides an ensemble's cost: its graph, members, loop (not α, β, init std, lr, warmup, seed)."""
+    from deepnotes.core.engine import graph_config
+    t = work.train
+    return (graph_config(work.model), work.members, t.optimizer, t.steps, t.batch_size, t.seq_len, work.masked)
+
+
+def plan_differences(plan: list, ran: list) -> list[str]:
+    """The training ensembles a plan lists but the chapter did not run, and those it ran but the plan
+    lacks (compared as multisets of :func:`_run_key`); empty when the plan is exact."""
+    planned = Counter(_run_key(w) for w in plan if isinstance(w, TrainRuns))
+    done = Counter(_run_key(w) for w in ran)
+    out = [f"planned, not run ({n}×): {k}" for k, n in (planned - done).items()]
+    return out + [f"run, not planned ({n}×): {k}" for k, n in (done - planned).items()]

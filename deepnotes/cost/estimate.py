@@ -1,7 +1,7 @@
 """How long counted work takes on a device: measured rates for this machine, assumed ones for a T4,
 and the estimate every chapter's budget cell prints (:func:`chapter_estimate`).
 
-    seconds = FLOPs / flop_rate + launches · launch_seconds        (counts: :mod:`deepnotes.core.cost`)
+    seconds = FLOPs / flop_rate + launches · launch_seconds        (counts: :mod:`deepnotes.cost.model`)
 """
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from dataclasses import dataclass, replace
 import torch
 
 from deepnotes.core.config import ModelConfig, TrainConfig
-from deepnotes.core.cost import Count, TrainRuns, total
 from deepnotes.core.validate import choice
-from deepnotes.core.work_log import log_chapter, unlogged
+from deepnotes.cost.log import log_chapter, unlogged
+from deepnotes.cost.model import Count, TrainRuns, total
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,7 @@ def _time_work(work: TrainRuns, device: torch.device) -> float:
 
 
 def _best_time(stack, task, work: TrainRuns, device: torch.device) -> float:
-    from deepnotes.core.ensemble import train_ensemble
+    from deepnotes.core.train import train_ensemble
     train_ensemble(stack, task, [replace(work.train, steps=1)])          # warm up allocator and kernels
     best = float("inf")
     for _ in range(2):
@@ -82,7 +82,7 @@ def calibrate(device: str | None = None) -> Rates:
 
     Solves  t_i = F_i / flop_rate + L_i · launch_seconds  for the launch-bound and the FLOP-bound
     shape (:data:`CALIBRATION_SHAPES`), with the counts of :meth:`TrainRuns.count`."""
-    from deepnotes.core.budget import device as default_device
+    from deepnotes.core.config import device as default_device
     if device is not None:
         choice("device type", str(device).split(":")[0], ("cpu", "cuda"))
     dev = torch.device(device) if device is not None else default_device()
@@ -135,7 +135,7 @@ def estimate(chapter: str, plan: list, budget: str, rates: list[Rates]) -> Estim
 
 def chapter_plan(chapter: str, budget) -> list:
     """``deepnotes.chapters.<chapter>.cost.plan(budget)``."""
-    from deepnotes.core.budget import resolve_budget
+    from deepnotes.core.config import resolve_budget
     from deepnotes.ledger.items import CHAPTERS
     choice("chapter", chapter, CHAPTERS)
     return importlib.import_module(f"deepnotes.chapters.{chapter}.cost").plan(resolve_budget(budget))
@@ -144,7 +144,7 @@ def chapter_plan(chapter: str, budget) -> list:
 def chapter_estimate(chapter: str, budget=None) -> Estimate:
     """A chapter's budget cell: its plan's counts, timed with this device's calibrated rates and the
     T4's assumed ones; marks the chapter in the work log."""
-    from deepnotes.core.budget import resolve_budget
+    from deepnotes.core.config import resolve_budget
     budget = resolve_budget(budget)
     log_chapter(chapter)
     return estimate(chapter, chapter_plan(chapter, budget), budget.name, [calibrate(), T4])

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import torch
 
-from deepnotes.core.rng import generator
+from deepnotes.core.data import generator
 
 
 def layer_norm(x: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:

@@ -1,0 +1,78 @@
+"""The sizes of the chapter "thousand_layers" at every budget: one :class:`ThousandLayersBudget` per row of
+:data:`deepnotes.core.config.BUDGETS`, registered under the chapter's stem (``budget.thousand_layers``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from deepnotes.core.config import register_chapter_budget
+
+
+@dataclass(frozen=True)
+class ThousandLayersBudget:
+    """Chapter "Training 1000 layers". One step count for every run, and the chapter's Adam rate for
+    every run but the map's other columns and the deepest stack (experiments.deepest_rate)."""
+
+    depth: int  # the headline depth (DeepNet's 1000 blocks)
+    frontier_depths: tuple[int, ...]  # the shallower depths of the frontier (DeepNet's 6L and 18L sides among them)
+    map_depths: tuple[int, ...]  # the map's rows: depths trained at every rate of the map
+    deepest: int  # past DeepNet: DeepNorm trained at this depth
+    train_steps: int
+    train_batch: tuple[int, int]  # (sequences, tokens per sequence) per step and member
+    seeds: int  # seeds of every frontier point (training-outcome verdicts read them: ≥ 3)
+    live_depth: tuple[int, int, int]  # the live panel's depths: (min, start, max)
+    slider_depths: tuple[int, ...]  # the precomputed slider's depths (frontier or headline depths)
+    lr: float = 5e-4  # Adam (DeepNet's rate for its deep models); the map's middle column
+    apart_seeds: int = 3  # seeds of DeepNorm's α only and β only at the headline depth (≥ 3, as seeds)
+    map_seeds: int = 2  # seeds of the map's other rates and of the deepest DeepNorm (no outcome verdict)
+    contrast_seeds: int = 1  # seeds of Post-LN beside the deepest DeepNorm
+    map_rate_count: int = 5  # the map's columns: this many Adam rates …
+    map_decades: float = 2.0  # … evenly spaced in log over this many decades, centred on lr
+    update_steps: int = 10  # steps whose early model update ‖F(x,θ_t) − F(x,θ_0)‖ is recorded
+    loss_window: int = 10  # final loss and fraction learned: means over this many steps
+
+
+SMOKE = ThousandLayersBudget(
+    depth=12,
+    frontier_depths=(3, 6),
+    map_depths=(3,),
+    deepest=24,
+    train_steps=4,
+    train_batch=(2, 8),
+    seeds=3,
+    live_depth=(1, 12, 3000),
+    slider_depths=(3, 12),
+    update_steps=2,
+    loss_window=2,
+)
+CPU = ThousandLayersBudget(
+    depth=1000,
+    frontier_depths=(3, 6, 18, 30, 100, 300),
+    map_depths=(3, 6, 18, 30, 100),
+    deepest=3000,
+    train_steps=300,
+    train_batch=(4, 8),
+    seeds=3,
+    live_depth=(1, 1000, 3000),
+    slider_depths=(6, 18, 100, 1000),
+)
+FULL = ThousandLayersBudget(
+    depth=1000,
+    frontier_depths=(3, 6, 18, 30, 100, 300),
+    map_depths=(3, 6, 18, 30, 100, 300, 1000),
+    deepest=5000,
+    train_steps=600,
+    train_batch=(8, 32),
+    seeds=3,
+    live_depth=(1, 1000, 10000),
+    slider_depths=(6, 18, 100, 300, 1000),
+    map_seeds=3,
+    contrast_seeds=2,
+    update_steps=30,
+    loss_window=30,
+)
+GPU = replace(
+    FULL, train_steps=300, deepest=3000, train_batch=(4, 16), seeds=3, contrast_seeds=1, update_steps=10, loss_window=10
+)
+
+register_chapter_budget("thousand_layers", {"smoke": SMOKE, "cpu": CPU, "gpu": GPU, "full": FULL}, gpu_minutes=40)

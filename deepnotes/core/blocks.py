@@ -1,0 +1,612 @@
+"""The N blocks of a :class:`~deepnotes.core.engine.Stack` as one autograd node, its backward pass
+written out per layer.
+
+Autograd records every small operation of a thousand-block stack as a node and replays them one by
+one; at a few dozen tokens per member each node costs more to dispatch than to compute. Here the
+forward pass runs without a graph, keeping what the backward needs per layer, and the backward runs
+the layers in reverse, writing each layer's gradients straight into the [N, K, ...] gradient tensors
+(no per-layer gradient tensors stacked afterwards). One block, on x [K, M = B·T, d], per member k:
+
+    u = LN_k(x) if pre_k else x                         (the sublayer's LayerNorm, per-member affine)
+    f = F(u)                                            (attention or FFN)
+    s = α_k·x + g_k·f                                   (g_k the ReZero gate if gated_k, else 1)
+    y = LN_k(s) if post_k else s
+
+Backward, given ∂L/∂y (LN's backward written out; γ, β per member):
+
+    ∂L/∂s = LNᵀ(∂L/∂y) if post_k else ∂L/∂y,     ∂L/∂γ = Σ_m ∂L/∂y ⊙ ŝ,   ∂L/∂β = Σ_m ∂L/∂y
+    ∂L/∂f = g_k·∂L/∂s,   ∂L/∂g_k = Σ ∂L/∂s ⊙ f,   ∂L/∂x = α_k·∂L/∂s + (LNᵀ(∂L/∂u) if pre_k else ∂L/∂u)
+    FFN   h = u W₁ + b₁, a = φ(h), f = a W₂ + b₂:   ∂W₂ = aᵀ∂f, ∂a = ∂f W₂ᵀ, ∂h = φ'(h) ⊙ ∂a, ∂W₁ = uᵀ∂h, ∂u = ∂h W₁ᵀ
+    attn  P = softmax(QKᵀ/√d_h + mask), Y = PV:     ∂P = ∂Y Vᵀ, ∂V = Pᵀ∂Y, ∂S = P ⊙ (∂P − rowsum(∂P ⊙ P)),
+                                                     ∂Q = ∂S K/√d_h, ∂K = ∂Sᵀ Q/√d_h
+
+On the CPU, where a C++ compiler is at hand, :class:`BlocksFunction` hands the same formulas to
+compiled loops (``kernels/blocks.cpp``, built and loaded by the ``compiled_*`` functions below, with
+Adam's update in ``kernels/adam.cpp``); the PyTorch functions are then the specification they are
+tested against, and the path on CUDA or without a compiler.
+
+Members that do not use a piece (a LayerNorm, a gate) see it masked out by a 0/1 blend, which
+passes their gradient nothing: those slices stay exactly 0 and train to nothing.
+``tests/core/test_engine.py`` checks every gradient against autograd on the same stack and against
+the reference model (float64, relative 1e-10).
+
+The compiled kernels:
+The engine's N blocks as compiled loops, where a C++ compiler is at hand (CPU, float32 and float64).
+
+:mod:`deepnotes.core.blocks` writes one block's forward and backward as PyTorch calls; at the
+chapters' few dozen tokens per member each call computes for about a microsecond and costs several
+to dispatch. ``kernels/blocks.cpp`` computes the same formulas (the docstring of
+:mod:`~deepnotes.core.blocks` writes them out) as plain loops: one call runs every layer of
+every member, the members spread over ``torch.get_num_threads()`` threads, each member's arithmetic
+on one thread in a fixed order (the same numbers for any thread count). The forward pass keeps each
+layer's intermediates for the backward where they fit in :data:`KEEP_LIMIT_BYTES` (about 38 KB per
+member and layer at the ``cpu`` sizes), else only each layer's input, from which the backward
+recomputes the layer (the same bits either way). Where the optimizer offers it an :class:`AdamStep`
+(:meth:`deepnotes.core.optim.EnsembleOptimizer.arm`), the backward steps each layer's θ, m, v with
+Adam as soon as that layer's gradient is known, and leaves no block gradient behind.
+
+The file is compiled on first use with the system's C++ compiler (``$CXX``, else ``c++``, ``g++`` or
+``clang++``; about 3 s) into ``$DEEPNOTES_CACHE`` (default ``~/.cache/deepnotes``), keyed by the
+source, the flags, the compiler and the CPU (it is built with ``-march=native``). Without a compiler,
+or where compiling fails, one warning says so and the engine runs the PyTorch path, which computes
+the same function. ``DEEPNOTES_FUSED=0`` turns the compiled path off, ``=all`` uses it for GELU stacks
+too (see :func:`usable`). CUDA always runs the PyTorch path. ``tests/core/test_fused.py`` checks every
+output and gradient against that path (float64, relative 1e-10) for every norm style and block kind.
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+import hashlib
+import os
+import platform
+import shutil
+import subprocess
+import tempfile
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch.utils._python_dispatch import _get_current_dispatch_mode
+
+LN_EPS = 1e-5                                   # nn.LayerNorm's default, as in the reference
+SOFTMAX_VECTOR = 16                             # floats per vector of the CPU softmax kernel
+PADDED_SOFTMAX_WIDTHS = range(7, SOFTMAX_VECTOR)   # row widths padded to one vector (see softmax)
+
+
+Mask = "bool | tuple[torch.Tensor, torch.Tensor] | None"
+
+
+@dataclass(frozen=True)
+class Styles:
+    """Each member's block, as data. A mask is None (no member has the piece), True (every member
+    has it) or (m, 1 − m), two float [K, 1, 1] tensors of 0s and 1s: a blend a·(1 − m) + b·m picks
+    a or b per member exactly (for finite values: a diverged member's NaN stays in its own slice),
+    and costs less than ``torch.where`` on the CPU (2.5 against 10 µs at K = 14, M = 32, d = 32)."""
+    alpha: torch.Tensor | None      # the skip weight α_k [K, 1, 1] (None: 1 for every member)
+    pre: Mask                       # LN on the sublayer's input (Pre-LN)
+    post: Mask                      # LN on the sum (Post-LN, DeepNorm)
+    gated: Mask                     # g_k is the member's trained gate (ReZero), else 1
+    activation: str                 # the FFN's φ: relu | gelu
+    n_heads: int
+    causal: bool = True             # position i sees j ≤ i (the compiled path's score mask; here: bias)
+    flags: dict | None = None       # per member, Python: alpha, pre, post, gated (the compiled path's data)
+
+
+def mask_of(flags: list[bool], values: torch.Tensor) -> Mask:
+    """A :class:`Styles` mask of per-member flags: ``flags`` (Python, to decide without reading the
+    device) and the same as 0/1 ``values`` [K] in the parameters' dtype."""
+    if not any(flags):
+        return None
+    if all(flags):
+        return True
+    m = values.view(-1, 1, 1)
+    return m, 1 - m
+
+
+def _blend(mask: Mask, other, chosen):
+    """chosen where the mask is 1, other where it is 0 (mask not None)."""
+    if mask is True:
+        return chosen
+    m, keep = mask
+    return torch.addcmul(other * keep, chosen, m)
+
+
+def softmax(scores: torch.Tensor) -> torch.Tensor:
+    """softmax over the last dim. On the CPU in float32, rows of 7 to 15 entries are padded with
+    −inf to 16 (exp(−inf) = 0 leaves every value as it was): PyTorch's CPU kernel takes a slow path
+    for rows narrower than one 16-float vector. Measured on a 2-core CPU, [112, 8, 8]: 132 µs plain,
+    20 µs padded; at 16 and in float64 padding does not pay."""
+    t = scores.shape[-1]
+    if scores.device.type == "cpu" and scores.dtype == torch.float32 and t in PADDED_SOFTMAX_WIDTHS:
+        return torch.softmax(F.pad(scores, (0, SOFTMAX_VECTOR - t), value=float("-inf")), dim=-1)[..., :t]
+    return torch.softmax(scores, dim=-1)
+
+
+def _linear(x, w, b):
+    """x W + b per member: x [K, M, r], W [K, r, c], b [K, 1, c] (a ``bmm`` and an in-place add:
+    ``baddbmm`` broadcasts b into its output first, 12 µs of 51 at K = 14, M = 32, 32 → 96)."""
+    return torch.bmm(x, w).add_(b)
+
+
+def _linear_backward(dy, x, w, gw, gb):
+    """∂L/∂x = ∂L/∂y Wᵀ; ∂L/∂W = xᵀ ∂L/∂y and ∂L/∂b = Σ_m ∂L/∂y written into gw, gb."""
+    torch.bmm(x.transpose(1, 2), dy, out=gw)
+    torch.sum(dy, 1, keepdim=True, out=gb)
+    return torch.bmm(dy, w.transpose(1, 2))
+
+
+# ---- LayerNorm with a per-member affine ---------------------------------------------------------
+
+def norm_forward(x, w, b):
+    """LN(x)·γ + β per member: x [K, M, d], γ and β [K, 1, d] → (y, (x, x̂, mean, rstd))."""
+    xhat, mean, rstd = torch.native_layer_norm(x, x.shape[-1:], None, None, LN_EPS)
+    return torch.addcmul(b, xhat, w), (x, xhat, mean, rstd)
+
+
+def _norm_backward(dy, w, saved, gw, gb, accumulate: bool):
+    """∂L/∂x of LN; ∂L/∂γ = Σ_m ∂L/∂y ⊙ x̂ and ∂L/∂β = Σ_m ∂L/∂y into gw, gb [K, 1, d] (added where
+    ``accumulate``). ``dy`` is already zero for members without this LN."""
+    x, xhat, mean, rstd = saved
+    if accumulate:
+        gw.add_((dy * xhat).sum(1, keepdim=True))
+        gb.add_(dy.sum(1, keepdim=True))
+    else:
+        torch.sum(dy * xhat, 1, keepdim=True, out=gw)
+        torch.sum(dy, 1, keepdim=True, out=gb)
+    return torch.ops.aten.native_layer_norm_backward(dy * w, x, x.shape[-1:], mean, rstd, None, None,
+                                                     [True, False, False])[0]
+
+
+# ---- the two branches ---------------------------------------------------------------------------
+
+def _ffn_forward(st: Styles, u, p):
+    """φ(u W₁ + b₁) W₂ + b₂ on u [K, M, d]."""
+    h = _linear(u, p["fc1_w"], p["fc1_b"])                                             # [K, M, d_ff]
+    a = torch.relu(h) if st.activation == "relu" else F.gelu(h)
+    return _linear(a, p["fc2_w"], p["fc2_b"]), (u, h if st.activation == "gelu" else None, a)
+
+
+def _ffn_backward(st: Styles, df, p, g, saved):
+    u, h, a = saved
+    da = _linear_backward(df, a, p["fc2_w"], g["fc2_w"], g["fc2_b"])                    # [K, M, d_ff]
+    dh = torch.ops.aten.threshold_backward(da, a, 0) if h is None else torch.ops.aten.gelu_backward(da, h)
+    return _linear_backward(dh, u, p["fc1_w"], g["fc1_w"], g["fc1_b"])                  # [K, M, d]
+
+
+def _attention_forward(st: Styles, u, p, batch: int, bias):
+    """softmax(QKᵀ/√d_h + mask)·V per head, then the out-projection, on u [K, M = B·T, d]."""
+    k_, m, d = u.shape
+    h, t = st.n_heads, m // batch
+    qkv = _linear(u, p["qkv_w"], p["qkv_b"])                                           # [K, M, 3d]
+    heads = qkv.view(k_ * batch, t, 3, h, d // h).permute(2, 0, 3, 1, 4).reshape(3, -1, t, d // h)  # [3, KBh, T, d/h]
+    q, k, v = heads.unbind(0)
+    probs = softmax(torch.baddbmm(bias, q, k.transpose(1, 2), alpha=(d // h) ** -0.5))  # [KBh, T, T]
+    y = torch.bmm(probs, v).view(k_, batch, h, t, d // h).permute(0, 1, 3, 2, 4).reshape(k_, m, d)  # [K, M, d]
+    return _linear(y, p["out_w"], p["out_b"]), (u, heads, probs, y)
+
+
+def _attention_backward(st: Styles, df, p, g, saved):
+    u, heads, probs, y = saved
+    k_, m, d = u.shape
+    h, dh = st.n_heads, d // st.n_heads
+    kb, t = heads.shape[1] // h, heads.shape[2]
+    q, k, v = heads.unbind(0)
+    dy = _linear_backward(df, y, p["out_w"], g["out_w"], g["out_b"])                    # [K, M, d]
+    dyh = dy.view(k_, kb // k_, t, h, dh).permute(0, 1, 3, 2, 4).reshape(-1, t, dh)    # [KBh, T, d/h]
+    dheads = torch.empty_like(heads)                                                    # [3, KBh, T, d/h]
+    dp = torch.bmm(dyh, v.transpose(1, 2))                                              # [KBh, T, T]
+    torch.bmm(probs.transpose(1, 2), dyh, out=dheads[2])
+    # softmax backward as P ⊙ (∂P − rowsum(∂P ⊙ P)): 16 µs against 55 for ATen's kernel on rows of 8
+    ds = dp.sub_((dp * probs).sum(-1, keepdim=True)).mul_(probs)
+    scale = dh ** -0.5
+    torch.baddbmm(dheads[0], ds, k, beta=0, alpha=scale, out=dheads[0])
+    torch.baddbmm(dheads[1], ds.transpose(1, 2), q, beta=0, alpha=scale, out=dheads[1])
+    dqkv = dheads.view(3, kb, h, t, dh).permute(1, 3, 0, 2, 4).reshape(k_, m, 3 * d)    # [K, M, 3d]
+    return _linear_backward(dqkv, u, p["qkv_w"], g["qkv_w"], g["qkv_b"])                # [K, M, d]
+
+
+# ---- one sublayer, one block --------------------------------------------------------------------
+
+def _sublayer_forward(st: Styles, x, p, sub: str, branch, keep: bool):
+    """y of one residual sublayer (the module docstring's four lines) and what its backward needs."""
+    u, pre = x, None
+    if st.pre is not None:
+        normed, pre = norm_forward(x, p[f"{sub}_norm_w"], p[f"{sub}_norm_b"])
+        u = _blend(st.pre, x, normed)
+    f, inner = branch(u)
+    gate = None
+    if st.gated is True:
+        gate = p[f"{sub}_gate"]
+    elif st.gated is not None:                                      # g_k·m_k + (1 − m_k): 1 off ReZero
+        gate = torch.addcmul(st.gated[1], p[f"{sub}_gate"], st.gated[0])
+    skip = x if st.alpha is None else x * st.alpha
+    s = torch.addcmul(skip, gate, f) if gate is not None else skip + f
+    y, post = s, None
+    if st.post is not None:
+        normed, post = norm_forward(s, p[f"{sub}_norm_w"], p[f"{sub}_norm_b"])
+        y = _blend(st.post, s, normed)
+    return y, ((pre, inner, f, gate, post) if keep else None)
+
+
+def _masked(mask: Mask, dy):
+    """(the part of ∂L/∂y that goes through the LN, the part that passes by)."""
+    if mask is True:
+        return dy, None
+    return dy * mask[0], dy * mask[1]
+
+
+def _sublayer_backward(st: Styles, dy, p, g, sub: str, branch_backward, saved):
+    pre, inner, f, gate, post = saved
+    w, gw, gb = p.get(f"{sub}_norm_w"), g.get(f"{sub}_norm_w"), g.get(f"{sub}_norm_b")
+    ds = dy
+    if post is not None:
+        through, past = _masked(st.post, dy)
+        ds = _norm_backward(through, w, post, gw, gb, False)
+        if past is not None:
+            ds = ds.add_(past)
+    if gate is not None:
+        dg = torch.sum(ds * f, (1, 2), keepdim=True, out=g[f"{sub}_gate"])
+        if st.gated is not True:
+            dg.mul_(st.gated[0])
+    dx = ds if st.alpha is None else ds * st.alpha
+    du = branch_backward(ds if gate is None else ds * gate, p, g, inner)
+    if pre is not None:
+        through, past = _masked(st.pre, du)
+        dln = _norm_backward(through, w, pre, gw, gb, post is not None)
+        du = dln if past is None else dln.add_(past)
+    return dx.add_(du) if dx is not dy else dx + du
+
+
+def block_forward(st: Styles, x, p: dict, batch: int, bias, keep: bool = False):
+    """One block on x [K, M, d] with layer parameters ``p`` (views [K, r, c]); ``keep``: also return
+    what :func:`block_backward` needs."""
+    saved = {}
+    if "qkv_w" in p:
+        x, saved["attn"] = _sublayer_forward(st, x, p, "attn", lambda u: _attention_forward(st, u, p, batch, bias),
+                                             keep)
+    x, saved["ffn"] = _sublayer_forward(st, x, p, "ffn", lambda u: _ffn_forward(st, u, p), keep)
+    return x, saved
+
+
+def block_backward(st: Styles, dy, p: dict, g: dict, saved: dict):
+    """∂L/∂x of one block given ∂L/∂y [K, M, d]; its parameter gradients written into ``g``."""
+    dx = _sublayer_backward(st, dy, p, g, "ffn", lambda df, p, g, s: _ffn_backward(st, df, p, g, s), saved["ffn"])
+    if "attn" in saved:
+        dx = _sublayer_backward(st, dx, p, g, "attn", lambda df, p, g, s: _attention_backward(st, df, p, g, s),
+                                saved["attn"])
+    return dx
+
+
+def _layers(names, tensors) -> list[dict[str, torch.Tensor]]:
+    """Per layer l, {name: tensor[l]} (one ``unbind`` per tensor)."""
+    return [dict(zip(names, views)) for views in zip(*(t.unbind(0) for t in tensors))]
+
+
+class BlocksFunction(torch.autograd.Function):
+    """x_N of x_0 [K, M, d] through the N blocks whose parameters are ``params`` ([N, K, r, c], in
+    the order of ``names``); one autograd node, backward per layer as the module docstring writes it."""
+
+    @staticmethod
+    def forward(ctx, st: Styles, names: tuple, batch: int, bias, x, *params):
+        ctx.names = names
+        if compiled_usable(st, x, params):          # the same formulas, compiled
+            y, ctx.fused = compiled_forward(st, names, params, x, batch, keep=True)
+            ctx.params = params
+            return y
+        ctx.fused = None
+        layers = _layers(names, params)
+        saved = []
+        for p in layers:
+            x, s = block_forward(st, x, p, batch, bias, keep=True)
+            saved.append(s)
+        ctx.st, ctx.names, ctx.layers, ctx.saved = st, names, layers, saved
+        ctx.shapes = [(t.shape, t.dtype, t.device) for t in params]
+        return x
+
+    @staticmethod
+    def backward(ctx, dx):
+        if ctx.fused is not None:
+            dx, grads = compiled_backward(ctx.names, ctx.params, ctx.fused, dx)
+            ctx.fused = ctx.params = None
+            return (None, None, None, None, dx, *grads)
+        grads = [torch.empty(s, dtype=dt, device=dev) for s, dt, dev in ctx.shapes]
+        glayers = _layers(ctx.names, grads)
+        dx = dx.contiguous()
+        for i in reversed(range(len(ctx.layers))):
+            dx = block_backward(ctx.st, dx, ctx.layers[i], glayers[i], ctx.saved[i])
+            ctx.saved[i] = None                                      # free layer i's activations
+        return (None, None, None, None, dx, *grads)
+
+
+def run_blocks(st: Styles, names: tuple, params: list, x: torch.Tensor, batch: int, bias) -> torch.Tensor:
+    """x_N of x_0 [K, M, d]: one autograd node where gradients are wanted, else the plain forward."""
+    if torch.is_grad_enabled() and (x.requires_grad or any(t.requires_grad for t in params)):
+        return BlocksFunction.apply(st, tuple(names), batch, bias, x, *params)
+    if compiled_usable(st, x, params):
+        return compiled_forward(st, names, params, x, batch, keep=False)[0]
+    with torch.no_grad():
+        for p in _layers(names, params):
+            x, _ = block_forward(st, x, p, batch, bias)
+    return x
+
+
+KERNELS = Path(__file__).with_name("kernels")
+SOURCES = (KERNELS / "blocks.cpp", KERNELS / "adam.cpp")
+HEADERS = (KERNELS / "flush_denormals.h", KERNELS / "adam_update.h")
+FLAGS = ("-O3", "-march=native", "-fno-math-errno", "-fno-trapping-math", "-fno-signed-zeros", "-fassociative-math",
+         "-std=c++17", "-shared", "-fPIC", "-pthread")
+ABI = 3                                  # deepnotes_blocks_abi() of the source this module speaks to
+ENV_SWITCH = "DEEPNOTES_FUSED"          # "0": never use the compiled kernels; "all": wherever they can run
+# the parameter slots of blocks.cpp, in its order (a stack without a piece passes a null pointer)
+SLOTS = ("attn_norm_w", "attn_norm_b", "attn_gate", "qkv_w", "qkv_b", "out_w", "out_b",
+         "ffn_norm_w", "ffn_norm_b", "ffn_gate", "fc1_w", "fc1_b", "fc2_w", "fc2_b")
+_SUFFIX = {torch.float32: "f32", torch.float64: "f64"}
+# the most memory one stack's forward pass keeps for its backward as intermediates; past it, only the
+# layers' inputs (tests/core/test_fused.py runs both ways)
+KEEP_LIMIT_BYTES = 1 << 30
+
+
+class Layout(ctypes.Structure):
+    """blocks.cpp's ``Layout``: the stack's sizes and switches."""
+    _fields_ = [(name, ctypes.c_int64) for name in
+                ("n_layers", "members", "tokens", "d", "d_ff", "seq", "heads", "attention", "causal", "gelu",
+                 "threads", "kept")] + [("eps", ctypes.c_double)]
+
+
+class AdamInBackward(ctypes.Structure):
+    """blocks.cpp's ``AdamInBackward``: m and v per slot (null: not stepped), the members' rates, the
+    constants."""
+    _fields_ = [("m", ctypes.c_void_p * len(SLOTS)), ("v", ctypes.c_void_p * len(SLOTS)),
+                ("lr", ctypes.POINTER(ctypes.c_double))] + [(name, ctypes.c_double) for name in
+                                                            ("b1", "b2", "eps", "bc1", "bc2")]
+
+
+@dataclass
+class AdamStep:
+    """One Adam step that the compiled backward pass may apply to block parameters as it computes
+    their gradients (one pass over a layer's θ, m, v while its gradient is in cache, no gradient
+    written to memory): ``states`` name → (θ, m, v); member k at rate ``lrs[k]``; step ``t`` ≥ 1.
+    The optimizer attaches it to each θ as ``_adam_step`` before the backward pass
+    (:meth:`deepnotes.core.optim.EnsembleOptimizer.arm`); :func:`backward` adds the names it
+    stepped to ``done`` and leaves their gradient None."""
+    states: dict[str, tuple[torch.Tensor, torch.Tensor, torch.Tensor]]
+    lrs: list[float]
+    betas: tuple[float, float]
+    eps: float
+    t: int
+    done: set[str] = field(default_factory=set)
+
+
+def cache_dir() -> Path:
+    """Where compiled kernels are kept: ``$DEEPNOTES_CACHE``, else ``$XDG_CACHE_HOME/deepnotes``."""
+    if os.environ.get("DEEPNOTES_CACHE"):
+        return Path(os.environ["DEEPNOTES_CACHE"])
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "deepnotes"
+
+
+def _compiler() -> str | None:
+    return os.environ.get("CXX") or next((c for c in ("c++", "g++", "clang++") if shutil.which(c)), None)
+
+
+def _machine_key() -> bytes:
+    """What ``-march=native`` depends on: the architecture and, on Linux, the CPU's feature flags."""
+    flags = b""
+    try:
+        flags = next((line for line in Path("/proc/cpuinfo").read_bytes().splitlines() if line.startswith(b"flags")),
+                     b"")
+    except OSError:
+        pass
+    return platform.machine().encode() + flags
+
+
+def _build(compiler: str) -> Path:
+    """The compiled library's path, compiling it first unless the cache has it."""
+    version = subprocess.run([compiler, "--version"], capture_output=True, text=True, timeout=60).stdout
+    text = b"".join(path.read_bytes() for path in SOURCES + HEADERS)
+    key = hashlib.sha256(text + " ".join(FLAGS).encode() + version.encode() + _machine_key()).hexdigest()[:16]
+    target = cache_dir() / f"kernels-{key}.so"
+    if not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(suffix=".so", dir=target.parent)     # worker processes may build at once
+        os.close(fd)
+        try:
+            subprocess.run([compiler, *FLAGS, *map(str, SOURCES), "-o", tmp], check=True, capture_output=True,
+                           text=True, timeout=600)
+            os.replace(tmp, target)
+        finally:
+            if os.path.exists(tmp):
+                os.remove(tmp)
+    return target
+
+
+@functools.lru_cache(maxsize=1)
+def library() -> ctypes.CDLL | None:
+    """The compiled blocks, or None (no compiler, or compiling failed: one warning)."""
+    compiler = _compiler()
+    if compiler is None:
+        warnings.warn("no C++ compiler found (set CXX): the engine runs its blocks as PyTorch operations, "
+                      "which is slower on the CPU but computes the same", RuntimeWarning, stacklevel=2)
+        return None
+    try:
+        lib = ctypes.CDLL(str(_build(compiler)))
+        if lib.deepnotes_blocks_abi() != ABI:
+            raise OSError(f"ABI {lib.deepnotes_blocks_abi()} != {ABI}")
+    except (OSError, subprocess.SubprocessError) as err:
+        detail = getattr(err, "stderr", "") or err
+        warnings.warn(f"compiling deepnotes/core/kernels/*.cpp with {compiler} failed ({str(detail)[:500]}): "
+                      "the engine runs its blocks as PyTorch operations instead", RuntimeWarning, stacklevel=2)
+        return None
+    return lib
+
+
+def _compiled(tensors) -> bool:
+    """CPU, float32 or float64, contiguous tensors of one dtype, the compiled path on and built, and no
+    PyTorch dispatch mode watching (a FLOP or operator counter, :mod:`deepnotes.cost.model`: it sees the
+    PyTorch path's operations, which the compiled loops would hide from it)."""
+    dtype = tensors[0].dtype
+    return (dtype in _SUFFIX and all(t.device.type == "cpu" and t.dtype == dtype and t.is_contiguous()
+                                     for t in tensors)
+            and os.environ.get(ENV_SWITCH, "1") != "0" and _get_current_dispatch_mode() is None
+            and library() is not None)
+
+
+def compiled_usable(st, x: torch.Tensor, params) -> bool:
+    """Whether the compiled blocks run this stack: per-member flags for its K members, what
+    :func:`_compiled` asks, and a ReLU FFN unless ``DEEPNOTES_FUSED=all``. The kernels' GELU calls
+    the C library's scalar erf, where PyTorch's is vectorized: measured on the BERT chapter's encoder
+    (width 64, 1024 tokens per member, 4 members, 60 MLM steps, 2 threads), 15.7 s compiled against
+    6.5 s on the PyTorch path, so GELU stacks take the PyTorch path by default (the kernels' GELU is
+    still tested against it)."""
+    if st.activation == "gelu" and os.environ.get(ENV_SWITCH) != "all":
+        return False
+    return (st.flags is not None and len(st.flags["alpha"]) == x.shape[0] and x.dim() == 3
+            and x.device.type == "cpu" and x.dtype == params[0].dtype and _compiled(list(params)))  # x: any layout
+
+
+def _layout(st, params: dict, x: torch.Tensor, batch: int) -> Layout:
+    k_, m, d = x.shape
+    n = params["fc1_w"].shape[0]
+    return Layout(n_layers=n, members=k_, tokens=m, d=d, d_ff=params["fc1_w"].shape[-1], seq=m // batch,
+                  heads=st.n_heads, attention=int("qkv_w" in params), causal=int(st.causal),
+                  gelu=int(st.activation == "gelu"), threads=torch.get_num_threads(), eps=LN_EPS)
+
+
+def _pointers(tensors: dict) -> ctypes.Array:
+    return (ctypes.c_void_p * len(SLOTS))(*(tensors[s].data_ptr() if s in tensors else None for s in SLOTS))
+
+
+def _members(st, like: torch.Tensor):
+    """(α [K] in x's dtype, pre, post, gated as uint8 [K]) from the styles' per-member flags."""
+    flags = st.flags
+    alpha = torch.tensor(flags["alpha"], dtype=like.dtype)
+    return (alpha, *(torch.tensor(flags[name], dtype=torch.uint8) for name in ("pre", "post", "gated")))
+
+
+def _kept_entries(layout: Layout, members) -> int:
+    """Entries of one layer's intermediates for the most demanding member (blocks.cpp's Member::each_kept)."""
+    _, pre, post, gated = members
+    count = library().deepnotes_blocks_kept_entries
+    count.restype = ctypes.c_int64
+    return max(count(ctypes.byref(layout), ctypes.c_uint8(a), ctypes.c_uint8(b), ctypes.c_uint8(c))
+               for a, b, c in zip(pre.tolist(), post.tolist(), gated.tolist()))
+
+
+def compiled_forward(st, names, params, x: torch.Tensor, batch: int, keep: bool):
+    """x_N [K, M, d] of x_0 through the N blocks; with ``keep`` also what the backward pass needs:
+    every layer's intermediates [N, K, kept] where they fit in :data:`KEEP_LIMIT_BYTES` (the
+    backward then only reads them), else every layer's input [N, K, M, d] (the backward recomputes
+    each layer from it: the same numbers, the forward computed twice, a tenth of the memory)."""
+    tensors = dict(zip(names, params))
+    layout = _layout(st, tensors, x, batch)
+    y = x.detach().contiguous().clone()
+    members = _members(st, x)
+    saved = None
+    if keep:
+        kept = _kept_entries(layout, members)
+        if layout.n_layers * layout.members * kept * x.element_size() <= KEEP_LIMIT_BYTES:
+            layout.kept = kept
+            saved = _reused(params[0], "_fused_kept", (layout.n_layers, layout.members, kept), x.dtype)
+        else:
+            saved = _reused(params[0], "_fused_kept", (layout.n_layers, *x.shape), x.dtype)
+    getattr(library(), f"deepnotes_blocks_forward_{_SUFFIX[x.dtype]}")(
+        ctypes.byref(layout), _pointers(tensors), *(ctypes.c_void_p(t.data_ptr()) for t in members),
+        ctypes.c_void_p(y.data_ptr()), ctypes.c_void_p(saved.data_ptr() if keep else None))
+    return y, (layout, members, saved)
+
+
+def _storage_count(t: torch.Tensor) -> int | None:
+    """PyTorch's (private) count of the references to t's memory; None where it is missing."""
+    count = getattr(torch._C, "_storage_Use_Count", None)
+    if count is None:
+        return None
+    storage = t.untyped_storage()                # held while counting
+    return count(storage._cdata)
+
+
+_ALONE = _storage_count(torch.empty(1))          # the count of a tensor that shares its memory with none
+
+
+def _reused(owner: torch.Tensor, attr: str, shape: tuple, dtype: torch.dtype) -> torch.Tensor:
+    """An uninitialized tensor of this shape: the one kept on ``owner`` under ``attr`` by the last call
+    where nothing else holds it any more and its shape matches, else a new one (kept there in turn).
+    Hundreds of MB allocated anew each step come from the OS page by page."""
+    buffer = getattr(owner, attr, None)
+    if (buffer is None or buffer.shape != shape or buffer.dtype != dtype or _ALONE is None
+            or _storage_count(buffer) != _ALONE):
+        buffer = torch.empty(shape, dtype=dtype)
+        setattr(owner, attr, buffer)
+    return buffer.view_as(buffer)
+
+
+def _gradient_buffer(p: torch.Tensor) -> torch.Tensor:
+    """A tensor for p's gradient: p's buffer from the last backward pass where nothing holds that
+    pass's gradient any more (p.grad is None and no view of the buffer is alive), else a new one.
+
+    A thousand-block stack's gradients fill hundreds of MB; a new allocation each step comes from the
+    OS page by page (measured: 1.0 s of a 2.4 s backward pass at N = 1000, 14 members). The buffer is
+    handed to autograd as a fresh view, which autograd adopts as p.grad without copying it."""
+    if p.grad is not None:                       # autograd adds to an existing gradient: a new tensor
+        return torch.empty_like(p)
+    return _reused(p, "_fused_grad", p.shape, p.dtype)
+
+
+def _armed(tensors: dict) -> tuple[AdamStep | None, list[str]]:
+    """The AdamStep attached to these parameters and the names it can step here (same dtype, contiguous)."""
+    step = next((getattr(p, "_adam_step", None) for p in tensors.values() if getattr(p, "_adam_step", None)), None)
+    if step is None:
+        return None, []
+    names = [n for n, p in tensors.items() if getattr(p, "_adam_step", None) is step and n in step.states
+             and step.states[n][0] is p and _compiled([p, *step.states[n][1:]])]
+    return step, names
+
+
+def _adam_in_backward(step: AdamStep, names: list[str]) -> tuple[AdamInBackward, ctypes.Array]:
+    b1, b2 = step.betas
+    lr = (ctypes.c_double * len(step.lrs))(*step.lrs)
+    states = {n: step.states[n] for n in names}
+    return AdamInBackward(_pointers({n: m for n, (_, m, _) in states.items()}),
+                          _pointers({n: v for n, (_, _, v) in states.items()}),
+                          ctypes.cast(lr, ctypes.POINTER(ctypes.c_double)), b1, b2, step.eps,
+                          1 - b1 ** step.t, 1 - b2 ** step.t), lr
+
+
+def compiled_backward(names, params, saved, dy: torch.Tensor):
+    """(∂L/∂x_0, the parameters' gradients in ``names`` order) given ∂L/∂x_N [K, M, d] and what
+    :func:`forward` kept. Parameters carrying an :class:`AdamStep` are stepped in place instead and
+    their gradient is None."""
+    layout, members, inputs = saved
+    tensors = dict(zip(names, params))
+    step, stepped = _armed(tensors)
+    grads = {name: _gradient_buffer(p) for name, p in tensors.items() if name not in stepped}   # every entry written
+    adam, lr = _adam_in_backward(step, stepped) if stepped else (None, None)
+    dx = dy.detach().contiguous().clone()
+    getattr(library(), f"deepnotes_blocks_backward_{_SUFFIX[dy.dtype]}")(
+        ctypes.byref(layout), _pointers(tensors), _pointers(grads), ctypes.byref(adam) if adam else None,
+        *(ctypes.c_void_p(t.data_ptr()) for t in members), ctypes.c_void_p(inputs.data_ptr()),
+        ctypes.c_void_p(dx.data_ptr()))
+    del lr                                                                # kept alive through the call
+    if step is not None:
+        step.done.update(stepped)
+    return dx, [grads.get(name) for name in names]
+
+
+def compiled_adam_usable(p: torch.Tensor, g: torch.Tensor, m: torch.Tensor, v: torch.Tensor) -> bool:
+    """Whether :func:`adam` can step this tensor (see :func:`usable`)."""
+    return _compiled([p, g, m, v])
+
+
+def compiled_adam(p: torch.Tensor, g: torch.Tensor, m: torch.Tensor, v: torch.Tensor, lrs: list[float], member_axis: int,
+         betas: tuple[float, float], eps: float, t: int) -> None:
+    """One Adam step of p [.., K, ...] in place (m, v too), member k at rate ``lrs[k]``, step ``t`` ≥ 1:
+    m ← m + (1 − β1)(g − m), v ← β2 v + (1 − β2) g², θ ← θ − η_k/(1 − β1^t) · m/(√v/√(1 − β2^t) + ε)."""
+    rows = p.shape[0] * p.shape[1] if member_axis == 1 else p.shape[0]              # row i: member i % K
+    b1, b2 = betas
+    lr = (ctypes.c_double * len(lrs))(*lrs)
+    getattr(library(), f"deepnotes_adam_{_SUFFIX[p.dtype]}")(
+        ctypes.c_int64(rows), ctypes.c_int64(p.numel() // rows), ctypes.c_int64(len(lrs)),
+        *(ctypes.c_void_p(t_.data_ptr()) for t_ in (p, g, m, v)), lr, ctypes.c_double(b1), ctypes.c_double(b2),
+        ctypes.c_double(eps), ctypes.c_double(1 - b1 ** t), ctypes.c_double(1 - b2 ** t),
+        ctypes.c_int64(torch.get_num_threads()))

@@ -5,6 +5,7 @@ repository: the stored notebook, without outputs (only the nbval-checked cells k
 writes the executed notebook, every output and the widget state included, to
 ``<build>/jupyter_execute/<doc>.ipynb``. When the HTML is written, copy that one over the source copy,
 so a reader who downloads a chapter gets every figure, table and kernel-free slider the page shows."""
+
 from __future__ import annotations
 
 import shutil

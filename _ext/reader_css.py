@@ -3,6 +3,7 @@
 It comes through an extension, not a ``_static`` folder at the root, because jupyter-book adds every
 ``.js`` file of every ``html_static_path`` folder to every page: with the offline build's folder
 (widget manager, MathJax) that would load them on pages that need neither."""
+
 from __future__ import annotations
 
 from pathlib import Path

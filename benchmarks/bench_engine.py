@@ -32,6 +32,7 @@ fresh process, and the deepest stack that stays under 2 GB. The last line is the
 (``gflops``: the model's forward + backward matmul and attention FLOPs, 3× the forward's, over the
 K-member step's wall time.)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,11 +44,11 @@ import time
 import torch
 from torch import nn
 
-from deepnotes.core.config import device as default_device
 from deepnotes.core.config import ModelConfig, TrainConfig
+from deepnotes.core.config import device as default_device
 from deepnotes.core.engine import build_stack
-from deepnotes.core.train import EnsembleOptimizer
 from deepnotes.core.models import Block
+from deepnotes.core.train import EnsembleOptimizer
 
 
 def synchronize() -> None:
@@ -77,6 +78,7 @@ def adam_step(params, loss_fn):
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
+
     return step
 
 
@@ -86,7 +88,7 @@ def matmul_peak(dev) -> float:
     for n in (512, 1024, 2048):
         a = torch.randn(n, n, device=dev)
         t = median_step(lambda: a @ a, repeats=5, warmup=2)
-        best = max(best, 2 * n ** 3 / t / 1e9)
+        best = max(best, 2 * n**3 / t / 1e9)
     return best
 
 
@@ -100,10 +102,12 @@ def forward_flops(cfg: ModelConfig, batch: int, seq: int) -> float:
 def peak_rss_mb(depth: int, args) -> float:
     """Peak resident MB of a fresh process running three engine training steps at ``depth``."""
     # VmHWM, the peak of this process's own memory map (ru_maxrss would carry the parent's peak over exec)
-    code = (f"import sys, torch; sys.argv=['x','--only-engine','--depth','{depth}','--d-model',"
-            f"'{args.d_model}','--heads','{args.heads}','--d-ff','{args.d_ff}','--batch','{args.batch}',"
-            f"'--seq','{args.seq}']; import runpy; runpy.run_path('{__file__}', run_name='__main__'); "
-            "print([int(l.split()[1]) / 1024 for l in open('/proc/self/status') if l.startswith('VmHWM')][0])")
+    code = (
+        f"import sys, torch; sys.argv=['x','--only-engine','--depth','{depth}','--d-model',"
+        f"'{args.d_model}','--heads','{args.heads}','--d-ff','{args.d_ff}','--batch','{args.batch}',"
+        f"'--seq','{args.seq}']; import runpy; runpy.run_path('{__file__}', run_name='__main__'); "
+        "print([int(l.split()[1]) / 1024 for l in open('/proc/self/status') if l.startswith('VmHWM')][0])"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return float(out.stdout.strip().splitlines()[-1])
 
@@ -120,12 +124,10 @@ def chapter_workload(args) -> None:
     """``--workload chapter``: the 1000-layer chapter's headline ensemble(s) against the reference."""
     from deepnotes.chapters.thousand_layers.experiments import HEADLINE, variant_config, variant_train_config
     from deepnotes.core.config import get_budget
-    from deepnotes.core.data import MarkovLanguage
-    from deepnotes.core.train import ensemble_groups, member_batches, member_losses
+    from deepnotes.core.data import MarkovLanguage, generator
     from deepnotes.core.engine import Stack
     from deepnotes.core.models import build_model
-    from deepnotes.core.data import generator
-    from deepnotes.core.train import NextToken
+    from deepnotes.core.train import NextToken, ensemble_groups, member_batches, member_losses
 
     budget = get_budget("cpu")
     sub = budget.thousand_layers
@@ -141,28 +143,30 @@ def chapter_workload(args) -> None:
     def ensemble_step(members: list[int]):
         """One training step of one of train_many's ensembles (its own batches, loss, backward, Adam)."""
         cfgs = [train_cfgs[i] for i in members]
-        stack = compiled_blocks(Stack([model_cfgs[i] for i in members], seeds=[c.seed for c in cfgs], device=dev),
-                                args.compile)
+        stack = compiled_blocks(
+            Stack([model_cfgs[i] for i in members], seeds=[c.seed for c in cfgs], device=dev), args.compile
+        )
         opt = EnsembleOptimizer(stack, cfgs)
         gens = [generator(c.seed + 1) for c in cfgs]
-        count = iter(range(10 ** 9))
+        count = iter(range(10**9))
 
         def step():
             i = next(count)
             tokens, mask = member_batches(stack, [task] * len(members), cfgs, gens, objective)
-            losses = member_losses(stack, objective, tokens, mask)                   # [K]
+            losses = member_losses(stack, objective, tokens, mask)  # [K]
             opt.zero_grad()
-            opt.arm(i)                          # as train_ensemble without gradient trackers: Adam in the backward
+            opt.arm(i)  # as train_ensemble without gradient trackers: Adam in the backward
             losses.sum().backward()
             opt.step(i)
+
         return step
 
     t0 = time.perf_counter()
     engine_steps = [ensemble_step(m) for m in groups]
-    for step in engine_steps:                         # the first step compiles where compiling is on
+    for step in engine_steps:  # the first step compiles where compiling is on
         step()
     synchronize()
-    first_s = time.perf_counter() - t0               # stacks built and each ensemble's first step
+    first_s = time.perf_counter() - t0  # stacks built and each ensemble's first step
 
     def engine_all():
         for step in engine_steps:
@@ -192,21 +196,29 @@ def chapter_workload(args) -> None:
     q = matmul_peak(dev)
     g = 3 * forward_flops(ref_cfg, batch, seq) / p / 1e9
     print(f"device {dev}, torch {torch.__version__}, threads {torch.get_num_threads()}")
-    print(f"workload: the 1000-layer chapter's headline, {k} members ({', '.join(HEADLINE)}; {sub.seeds} seeds each) "
-          f"at N = {n}, batch {batch} x {seq} tokens, Adam; {len(groups)} ensemble(s) of "
-          f"{[len(m) for m in groups]} members; median of {args.repeats} interleaved steps after {args.warmup}")
+    print(
+        f"workload: the 1000-layer chapter's headline, {k} members ({', '.join(HEADLINE)}; {sub.seeds} seeds each) "
+        f"at N = {n}, batch {batch} x {seq} tokens, Adam; {len(groups)} ensemble(s) of "
+        f"{[len(m) for m in groups]} members; median of {args.repeats} interleaved steps after {args.warmup}"
+    )
     print(f"engine, all ensembles          {p * k * 1e3:10.1f} ms/step ({p * 1e3:.1f} ms per member-step)")
     print(f"reference TransformerLM        {r * 1e3:10.1f} ms/step (one Post-LN model)")
-    compile_s = max(first_s - p * k, 0.0) if args.compile else 0.0        # first step beyond a step: compiling
+    compile_s = max(first_s - p * k, 0.0) if args.compile else 0.0  # first step beyond a step: compiling
     print(f"build + first step, all        {first_s:10.1f} s (compiling: {compile_s:.1f} s)")
-    print(f"chapter N={n}: members={k} member_step_ms={p * 1e3:.1f} reference_ms={r * 1e3:.0f} "
-          f"speedup_vs_reference={r / p:.2f} gflops={g:.1f} peak_gflops={q:.1f} compile_s={compile_s:.1f}")
+    print(
+        f"chapter N={n}: members={k} member_step_ms={p * 1e3:.1f} reference_ms={r * 1e3:.0f} "
+        f"speedup_vs_reference={r / p:.2f} gflops={g:.1f} peak_gflops={q:.1f} compile_s={compile_s:.1f}"
+    )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--workload", choices=("engine", "chapter"), default="engine",
-                    help="engine: the Post-LN stack four ways (default); chapter: the 1000-layer chapter's headline")
+    ap.add_argument(
+        "--workload",
+        choices=("engine", "chapter"),
+        default="engine",
+        help="engine: the Post-LN stack four ways (default); chapter: the 1000-layer chapter's headline",
+    )
     ap.add_argument("--depth", type=int, default=1000)
     ap.add_argument("--d-model", type=int, default=32)
     ap.add_argument("--heads", type=int, default=2)
@@ -218,27 +230,28 @@ def main() -> None:
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--compile", action="store_true")
     ap.add_argument("--memory", action="store_true")
-    ap.add_argument("--only-engine", action="store_true", help=argparse.SUPPRESS)   # --memory's child
+    ap.add_argument("--only-engine", action="store_true", help=argparse.SUPPRESS)  # --memory's child
     args = ap.parse_args()
     if args.workload == "chapter":
         chapter_workload(args)
         return
     dev = default_device()
     cfg = ModelConfig(n_layers=args.depth, d_model=args.d_model, n_heads=args.heads, d_ff=args.d_ff, norm="post")
-    x = torch.randn(args.batch, args.seq, args.d_model, device=dev)               # [B, T, d]
+    x = torch.randn(args.batch, args.seq, args.d_model, device=dev)  # [B, T, d]
 
     def engine_step(k: int, compiled: bool = False):
         """The engine's own training step: its forward, and EnsembleOptimizer's Adam (fused)."""
         stack = compiled_blocks(build_stack(cfg, seeds=list(range(k)), device=dev), compiled)
         opt = EnsembleOptimizer(stack, [TrainConfig(lr=1e-4)] * k)
-        xs = x.expand(k, -1, -1, -1)                                               # [K, B, T, d]
-        count = iter(range(10 ** 9))
+        xs = x.expand(k, -1, -1, -1)  # [K, B, T, d]
+        count = iter(range(10**9))
 
         def step():
             loss = stack.run_blocks(xs).pow(2).mean(dim=(1, 2, 3)).sum()
             opt.zero_grad()
             loss.backward()
             opt.step(next(count))
+
         return step
 
     if args.only_engine:
@@ -256,9 +269,14 @@ def main() -> None:
             h = block(h)
         return h.pow(2).mean()
 
-    layers = nn.ModuleList([nn.TransformerEncoderLayer(cfg.d_model, cfg.n_heads, cfg.d_ff, dropout=0.0, activation="relu",
-                                                       batch_first=True, norm_first=False)
-                            for _ in range(cfg.n_layers)]).to(dev)
+    layers = nn.ModuleList(
+        [
+            nn.TransformerEncoderLayer(
+                cfg.d_model, cfg.n_heads, cfg.d_ff, dropout=0.0, activation="relu", batch_first=True, norm_first=False
+            )
+            for _ in range(cfg.n_layers)
+        ]
+    ).to(dev)
     mask = nn.Transformer.generate_square_subsequent_mask(args.seq, device=dev)
 
     def torch_loss():
@@ -267,8 +285,12 @@ def main() -> None:
             h = layer(h, src_mask=mask, is_causal=True)
         return h.pow(2).mean()
 
-    steps = {"reference": adam_step(reference.parameters(), reference_loss), "engine": engine_step(1),
-             "ensemble": engine_step(args.ensemble), "torch": adam_step(layers.parameters(), torch_loss)}
+    steps = {
+        "reference": adam_step(reference.parameters(), reference_loss),
+        "engine": engine_step(1),
+        "ensemble": engine_step(args.ensemble),
+        "torch": adam_step(layers.parameters(), torch_loss),
+    }
     # one step of each variant in turn, ``repeats`` rounds: a drift of the machine hits all alike
     times = {name: [] for name in steps}
     for name, step in steps.items():
@@ -281,8 +303,10 @@ def main() -> None:
     q = matmul_peak(dev)
     g = 3 * forward_flops(cfg, args.batch, args.seq) / p / 1e9
     print(f"device {dev}, torch {torch.__version__}, threads {torch.get_num_threads()}")
-    print(f"stack: {args.depth} Post-LN blocks, d={args.d_model}, heads={args.heads}, d_ff={args.d_ff}, "
-          f"batch {args.batch} x {args.seq} tokens; Adam; median of {args.repeats} interleaved steps after {args.warmup}")
+    print(
+        f"stack: {args.depth} Post-LN blocks, d={args.d_model}, heads={args.heads}, d_ff={args.d_ff}, "
+        f"batch {args.batch} x {args.seq} tokens; Adam; median of {args.repeats} interleaved steps after {args.warmup}"
+    )
     print(f"reference Block stack          {r * 1e3:10.1f} ms/step")
     print(f"engine, K = 1                  {e * 1e3:10.1f} ms/step")
     print(f"engine, K = {args.ensemble:<3d}                {p * 1e3:10.1f} ms/step per model")
@@ -295,19 +319,27 @@ def main() -> None:
         synchronize()
         first = time.perf_counter() - t0
         c = median_step(step, args.repeats, args.warmup)
-        print(f"engine, K = 1, torch.compile   {c * 1e3:10.1f} ms/step after a first step of {first:.1f} s "
-              f"(compile included); pays off after {first / max(e - c, 1e-9):.0f} steps" if c < e else
-              f"engine, K = 1, torch.compile   {c * 1e3:10.1f} ms/step (first step {first:.1f} s): slower, never pays off")
+        print(
+            f"engine, K = 1, torch.compile   {c * 1e3:10.1f} ms/step after a first step of {first:.1f} s "
+            f"(compile included); pays off after {first / max(e - c, 1e-9):.0f} steps"
+            if c < e
+            else f"engine, K = 1, torch.compile   {c * 1e3:10.1f} ms/step (first step {first:.1f} s): slower, never pays off"
+        )
     if args.memory:
         limit_mb, depths = 2048, [1000, 2000, 3000, 4000]
         rss = {n: peak_rss_mb(n, args) for n in depths}
         per_block = (rss[depths[-1]] - rss[depths[0]]) / (depths[-1] - depths[0])
         fits = int(depths[0] + (limit_mb - rss[depths[0]]) / per_block)
-        print("peak memory (engine, K = 1): " + ", ".join(f"N={n}: {m:.0f} MB" for n, m in rss.items())
-              + f"; {per_block:.2f} MB per block, so about N={fits} fits in {limit_mb} MB")
-    print(f"engine N={args.depth}: reference_ms={r * 1e3:.0f} engine_ms={e * 1e3:.0f} "
-          f"ensemble{args.ensemble}_ms_per_model={p * 1e3:.0f} torch_ms={t * 1e3:.0f} speedup_vs_torch={t / e:.2f} "
-          f"ensemble_speedup_vs_reference={r / p:.2f} gflops={g:.1f} peak_gflops={q:.1f}")
+        print(
+            "peak memory (engine, K = 1): "
+            + ", ".join(f"N={n}: {m:.0f} MB" for n, m in rss.items())
+            + f"; {per_block:.2f} MB per block, so about N={fits} fits in {limit_mb} MB"
+        )
+    print(
+        f"engine N={args.depth}: reference_ms={r * 1e3:.0f} engine_ms={e * 1e3:.0f} "
+        f"ensemble{args.ensemble}_ms_per_model={p * 1e3:.0f} torch_ms={t * 1e3:.0f} speedup_vs_torch={t / e:.2f} "
+        f"ensemble_speedup_vs_reference={r / p:.2f} gflops={g:.1f} peak_gflops={q:.1f}"
+    )
 
 
 if __name__ == "__main__":

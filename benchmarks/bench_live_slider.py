@@ -5,6 +5,7 @@
 The book promises a live re-run in under 10 s at the cpu budget; this prints the seconds per
 setting (first run, then the cached re-show) for the deepest settings the live sliders offer.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,8 +30,11 @@ def main() -> None:
     budget = dn.get_budget(args.budget)
     print(f"budget {budget.name}: {budget.increment_explosion.slider_steps} steps per live run, device {dn.device()}")
     for depth, norm, opt in [(24, "post", "adam"), (96, "deepnorm", "adam"), (256, "pre", "sgd")]:
-        controls = {"depth": W.IntSlider(value=depth, max=256), "norm": W.Dropdown(options=inc.VARIANTS, value=norm),
-                    "optimizer": W.Dropdown(options=["adam", "sgd", "lamb"], value=opt)}
+        controls = {
+            "depth": W.IntSlider(value=depth, max=256),
+            "norm": W.Dropdown(options=inc.VARIANTS, value=norm),
+            "optimizer": W.Dropdown(options=["adam", "sgd", "lamb"], value=opt),
+        }
         panel = live_panel(figures.slider_figure, controls, fixed={"budget": budget})
         button = [w for w in panel.children[1].children if isinstance(w, W.Button)][0]
         t0 = time.perf_counter()
@@ -38,8 +42,10 @@ def main() -> None:
         t1 = time.perf_counter()
         button.click()
         t2 = time.perf_counter()
-        print(f"increment explosion, depth {depth:4d}, {norm:9s} {opt}: live run {t1 - t0:6.2f} s, "
-              f"cached re-show {1e3 * (t2 - t1):6.1f} ms")
+        print(
+            f"increment explosion, depth {depth:4d}, {norm:9s} {opt}: live run {t1 - t0:6.2f} s, "
+            f"cached re-show {1e3 * (t2 - t1):6.1f} ms"
+        )
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ every point's fractions learned.
 (default: the budget's steps; the chapter's default workers: 2 on a 2-core CPU, 1 on CUDA). Time it alone: a second torch job on
 2 cores slows both. Results: ``benchmarks/RESULTS.md``.
 """
+
 from __future__ import annotations
 
 import sys
@@ -14,7 +15,8 @@ import time
 from dataclasses import replace
 
 from deepnotes.chapters.thousand_layers import experiments as ex
-from deepnotes.core.config import device as default_device, get_budget
+from deepnotes.core.config import device as default_device
+from deepnotes.core.config import get_budget
 
 
 def main() -> None:
@@ -29,8 +31,10 @@ def main() -> None:
     for n, seconds, members in sorted(ensembles):
         print(f"depth {n:5d}  members {members:2d}  {seconds:7.1f} s  {seconds / steps:.3f} s per step")
     layers = sum(r.depth for r in ex.plan(budget))
-    print(f"thousand_layers plan ({budget.name}, {default_device()}) at {steps} steps: {len(ex.plan(budget))} runs, {layers} member-layers, {total:.1f} s "
-          f"({total / (layers * steps) * 1e6:.2f} µs per member-layer-step)")
+    print(
+        f"thousand_layers plan ({budget.name}, {default_device()}) at {steps} steps: {len(ex.plan(budget))} runs, {layers} member-layers, {total:.1f} s "
+        f"({total / (layers * steps) * 1e6:.2f} µs per member-layer-step)"
+    )
     window = budget.thousand_layers.loss_window
     for (lab, n, lr), hs in sorted(runs.histories.items(), key=lambda kv: (kv[0][1], kv[0][0], kv[0][2])):
         print(f"{n:5d} {lab:18s} lr {lr:.3g}: " + ", ".join(f"{f:.2f}" for f in ex.fraction_learned(hs, window)))

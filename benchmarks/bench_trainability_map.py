@@ -10,6 +10,7 @@ One seed (0), no warmup, the chapter's batches (:func:`~deepnotes.chapters.thous
 the runs of a depth share one ensemble per worker.
 Time it alone. Results: ``benchmarks/RESULTS.md``.
 """
+
 from __future__ import annotations
 
 import sys

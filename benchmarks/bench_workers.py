@@ -12,6 +12,7 @@ The last line is the summary: ``workers N=…: two_threads_s=A one_thread_s=B si
 throughput_gain=G`` (G: two ensembles' work per second side by side over one process with the
 default threads, i.e. 2·A/max(C, D)).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -20,8 +21,7 @@ import time
 
 import torch
 
-from deepnotes.core.config import get_budget
-from deepnotes.core.config import TrainConfig
+from deepnotes.core.config import TrainConfig, get_budget
 from deepnotes.core.engine import Stack
 from deepnotes.core.train import EnsembleOptimizer
 from deepnotes.core.workers import run_jobs
@@ -31,8 +31,13 @@ def step_seconds(depth: int, members: int, batch: int, seq: int, steps: int) -> 
     """Median seconds per forward + backward + Adam step after two warm-up steps."""
     cfg = get_budget("cpu").model_config(depth, norm="deepnorm")
     stack = Stack([cfg] * members, seeds=list(range(members)))
-    opt = EnsembleOptimizer(stack, [TrainConfig(optimizer="adam", lr=5e-4, steps=steps, batch_size=batch,
-                                                seq_len=seq, seed=k) for k in range(members)])
+    opt = EnsembleOptimizer(
+        stack,
+        [
+            TrainConfig(optimizer="adam", lr=5e-4, steps=steps, batch_size=batch, seq_len=seq, seed=k)
+            for k in range(members)
+        ],
+    )
     tokens = torch.randint(0, cfg.vocab_size, (members, batch, seq + 1))
     times = []
     for s in range(steps + 2):
@@ -59,10 +64,14 @@ def main() -> None:
     one = step_seconds(*job)
     torch.set_num_threads(threads)
     side = run_jobs(step_seconds, [job, job], workers=2)
-    print(f"one process, {threads} threads: {two:.3f} s/step; one thread: {one:.3f} s/step; "
-          f"two 1-thread processes side by side: {side[0]:.3f}, {side[1]:.3f} s/step")
-    print(f"workers N={a.depth}: two_threads_s={two:.3f} one_thread_s={one:.3f} "
-          f"side_by_side_s={side[0]:.3f},{side[1]:.3f} throughput_gain={2 * two / max(side):.2f}")
+    print(
+        f"one process, {threads} threads: {two:.3f} s/step; one thread: {one:.3f} s/step; "
+        f"two 1-thread processes side by side: {side[0]:.3f}, {side[1]:.3f} s/step"
+    )
+    print(
+        f"workers N={a.depth}: two_threads_s={two:.3f} one_thread_s={one:.3f} "
+        f"side_by_side_s={side[0]:.3f},{side[1]:.3f} throughput_gain={2 * two / max(side):.2f}"
+    )
 
 
 if __name__ == "__main__":

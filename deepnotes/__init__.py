@@ -5,17 +5,30 @@
 verdicts). Importing ``deepnotes`` loads the model code (torch) only; plotting, widgets and SymPy
 are imported on demand.
 """
-from deepnotes.core.config import BUDGETS, Budget, device, get_budget
-from deepnotes.core.config import NORM_STYLES, ModelConfig, TrainConfig
+
+import deepnotes.chapters  # noqa: E402,F401  (registers every chapter's sizes: budget.<stem>)
+from deepnotes.core.config import BUDGETS, NORM_STYLES, Budget, ModelConfig, TrainConfig, device, get_budget
 from deepnotes.core.data import MarkovLanguage
 from deepnotes.core.models import Block, Residual, TransformerLM, build_model
 from deepnotes.core.train import History, Masked, NextToken, train
-import deepnotes.chapters  # noqa: E402,F401  (registers every chapter's sizes: budget.<stem>)
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "BUDGETS", "Budget", "device", "get_budget", "NORM_STYLES", "ModelConfig", "TrainConfig",
-    "MarkovLanguage", "Block", "Residual", "TransformerLM", "build_model",
-    "History", "Masked", "NextToken", "train",
+    "BUDGETS",
+    "Budget",
+    "device",
+    "get_budget",
+    "NORM_STYLES",
+    "ModelConfig",
+    "TrainConfig",
+    "MarkovLanguage",
+    "Block",
+    "Residual",
+    "TransformerLM",
+    "build_model",
+    "History",
+    "Masked",
+    "NextToken",
+    "train",
 ]

@@ -1,4 +1,5 @@
 """One build of the book at the smoke budget, with the local widget manager, shared by the tests."""
+
 from __future__ import annotations
 
 import os
@@ -9,7 +10,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
 from book_paths import ROOT
 
 sys.path.insert(0, str(ROOT / "tools"))
@@ -18,23 +18,24 @@ import offline_widgets  # noqa: E402
 
 @dataclass
 class BuiltBook:
-    html: Path               # the _build/html folder
-    local_widgets: bool      # built with the local @jupyter-widgets/html-manager
+    html: Path  # the _build/html folder
+    local_widgets: bool  # built with the local @jupyter-widgets/html-manager
     log: str
-    work_log: Path | None = None   # every training ensemble the chapters ran (deepnotes.cost.log)
+    work_log: Path | None = None  # every training ensemble the chapters ran (deepnotes.cost.log)
 
 
 @pytest.fixture(scope="session")
 def built_book(tmp_path_factory) -> BuiltBook:
-    reuse = os.environ.get("DEEPNOTES_REUSE_BUILD")   # a folder an earlier run built into (a developer's shortcut)
+    reuse = os.environ.get("DEEPNOTES_REUSE_BUILD")  # a folder an earlier run built into (a developer's shortcut)
     if reuse:
         if os.environ.get("CI"):
             pytest.fail("DEEPNOTES_REUSE_BUILD is for local runs: CI tests a fresh build", pytrace=False)
         html = Path(reuse) / "_build" / "html"
         assert (html / "index.html").exists(), f"DEEPNOTES_REUSE_BUILD={reuse}: no built book there"
         log = Path(reuse) / "work.jsonl"
-        return BuiltBook(html, (html / "_static" / offline_widgets.STATIC_NAME).exists(), "",
-                         log if log.exists() else None)
+        return BuiltBook(
+            html, (html / "_static" / offline_widgets.STATIC_NAME).exists(), "", log if log.exists() else None
+        )
     out = tmp_path_factory.mktemp("book")
     args, local = [], False
     try:
@@ -49,7 +50,12 @@ def built_book(tmp_path_factory) -> BuiltBook:
     env = dict(os.environ, DEEPNOTES_BUDGET="smoke", DEEPNOTES_WORK_LOG=str(work_log))
     env.pop("MPLBACKEND", None)  # the kernels must use the inline backend to emit figures
     jb = Path(sys.executable).with_name("jupyter-book")
-    proc = subprocess.run([str(jb), "build", str(ROOT), "--path-output", str(out), "-W", "-n", "--keep-going", *args],
-                          capture_output=True, text=True, env=env, timeout=1800)
+    proc = subprocess.run(
+        [str(jb), "build", str(ROOT), "--path-output", str(out), "-W", "-n", "--keep-going", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=1800,
+    )
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     return BuiltBook(out / "_build" / "html", local, proc.stdout, work_log)

@@ -5,6 +5,7 @@ trains a :mod:`deepnotes.core.models` reference model the plain way, one ``nn.Mo
 optimizers, so that ``test_engine.py`` can hold the engine to it (float64, relative 1e-10). Nothing in
 ``deepnotes/`` imports it.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -44,13 +45,11 @@ class Lamb(torch.optim.Optimizer):
                 t = state["step"]
                 state["m"].mul_(b1).add_(p.grad, alpha=1 - b1)
                 state["v"].mul_(b2).addcmul_(p.grad, p.grad, value=1 - b2)
-                r = (state["m"] / (1 - b1 ** t)) / ((state["v"] / (1 - b2 ** t)).sqrt() + group["eps"])
+                r = (state["m"] / (1 - b1**t)) / ((state["v"] / (1 - b2**t)).sqrt() + group["eps"])
                 w_norm, r_norm = p.norm(), r.norm()
                 trust = torch.where((w_norm > 0) & (r_norm > 0), w_norm / r_norm, torch.ones_like(w_norm))
                 p.add_(r, alpha=-group["lr"] * float(trust))
         return loss
-
-
 
 
 def make_optimizer(params, cfg: TrainConfig) -> torch.optim.Optimizer:
@@ -64,12 +63,19 @@ def make_optimizer(params, cfg: TrainConfig) -> torch.optim.Optimizer:
 
 def make_warmup(optimizer: torch.optim.Optimizer, warmup_steps: int) -> torch.optim.lr_scheduler.LambdaLR:
     """η_t = η · min(1, (t+1)/T_warmup): linear warmup, then constant."""
-    return torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda step: scaling.linear_warmup_factor(step, warmup_steps))
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: scaling.linear_warmup_factor(step, warmup_steps))
 
 
-def train(model: nn.Module, task: MarkovLanguage, cfg: TrainConfig, *, objective=None,
-          trackers: Sequence = (), params=None, progress: bool = False) -> History:
+def train(
+    model: nn.Module,
+    task: MarkovLanguage,
+    cfg: TrainConfig,
+    *,
+    objective=None,
+    trackers: Sequence = (),
+    params=None,
+    progress: bool = False,
+) -> History:
     """Train ``model`` on ``task`` for ``cfg.steps`` steps of ``cfg.optimizer`` with linear warmup.
 
     ``objective``: :class:`NextToken` (default) or :class:`Masked`. ``trackers``: measurements taken
@@ -84,8 +90,10 @@ def train(model: nn.Module, task: MarkovLanguage, cfg: TrainConfig, *, objective
     opt = make_optimizer(model.parameters() if params is None else params, cfg)
     sched = make_warmup(opt, cfg.warmup_steps)
     hist = History(floor=objective.floor(task), unigram=task.unigram_entropy())
-    hooks = {name: [getattr(t, name) for t in trackers if hasattr(t, name)]
-             for name in ("start", "before_step", "after_backward", "after_step")}
+    hooks = {
+        name: [getattr(t, name) for t in trackers if hasattr(t, name)]
+        for name in ("start", "before_step", "after_backward", "after_step")
+    }
     for hook in hooks["start"]:
         hook(model, task, cfg)
     model.train()
@@ -159,7 +167,7 @@ class UpdateSize:
 
     @torch.no_grad()
     def _output(self, model: nn.Module) -> torch.Tensor:
-        return model.hidden(self._probe).float()                    # F(x, θ): [B, T, d]
+        return model.hidden(self._probe).float()  # F(x, θ): [B, T, d]
 
     def after_step(self, model: nn.Module, step: int, hist) -> None:
         hist.update_rms.append(float((self._output(model) - self._ref).pow(2).mean().sqrt()))
@@ -198,8 +206,9 @@ class GateSchedule:
                 res.gate.fill_(value)
 
 
-def one_step_loss_change(model: nn.Module, tokens: torch.Tensor, optimizer: str, lr: float,
-                         params: list[torch.Tensor] | None = None) -> StepProbe:
+def one_step_loss_change(
+    model: nn.Module, tokens: torch.Tensor, optimizer: str, lr: float, params: list[torch.Tensor] | None = None
+) -> StepProbe:
     """Take one step of ``optimizer`` at learning rate ``lr`` on ``tokens`` and measure ΔL.
 
     ΔL = L(θ₀ + Δθ) − L(θ₀) ≈ ⟨∇L, Δθ⟩, with Δθ = −η∇L (SGD) or ≈ −η·sign(∇L) (Adam's first step).
@@ -225,6 +234,11 @@ def one_step_loss_change(model: nn.Module, tokens: torch.Tensor, optimizer: str,
             p.copy_(s)
     model.zero_grad(set_to_none=True)
     return StepProbe(
-        loss_before=float(loss0), delta_loss=loss1 - float(loss0), first_order=first_order,
+        loss_before=float(loss0),
+        delta_loss=loss1 - float(loss0),
+        first_order=first_order,
         grad_sq=sum(float(g.pow(2).sum()) for g in grads),
-        grad_l1=sum(float(g.abs().sum()) for g in grads), update_norm=update_norm, block_grad_norms=blocks)
+        grad_l1=sum(float(g.abs().sum()) for g in grads),
+        update_norm=update_norm,
+        block_grad_norms=blocks,
+    )

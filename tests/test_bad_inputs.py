@@ -9,6 +9,7 @@ library) or a *hang* (no answer within ``HANG_SECONDS``).
 
     python tests/test_bad_inputs.py      # the sweep: tried / clear / silent / unclear / hangs, and each failure
 """
+
 from __future__ import annotations
 
 import math
@@ -32,22 +33,24 @@ INF, NAN = math.inf, math.nan
 
 @dataclass(frozen=True)
 class Case:
-    entry: str                      # the public entry point, as a reader calls it
-    call: Callable[[], object]      # the call with the bad input
-    shows: tuple[str, ...]          # what the message must contain: the bad value (and, where useful, what is allowed)
+    entry: str  # the public entry point, as a reader calls it
+    call: Callable[[], object]  # the call with the bad input
+    shows: tuple[str, ...]  # what the message must contain: the bad value (and, where useful, what is allowed)
 
 
 @dataclass(frozen=True)
 class Tool:
     entry: str
-    argv: tuple[str, ...]           # arguments of ``python tools/<script>``
+    argv: tuple[str, ...]  # arguments of ``python tools/<script>``
     shows: tuple[str, ...]
 
 
 # ---- the entry points, imported lazily so that collecting this file stays cheap ----------------------
 
+
 def dn():
     import deepnotes
+
     return deepnotes
 
 
@@ -65,6 +68,7 @@ def tc(**kw):
 
 def chapter(stem: str, module: str = "experiments"):
     import importlib
+
     return importlib.import_module(f"deepnotes.chapters.{stem}.{module}")
 
 
@@ -77,6 +81,7 @@ def train_small(model_kw: dict, train_kw: dict, task_kw: dict | None = None, obj
 
 def train_many_small(**kw):
     from deepnotes.core.train import train_many
+
     d = dn()
     return train_many([d.ModelConfig(n_layers=1, d_model=8, n_heads=1, d_ff=8)], [d.TrainConfig(steps=2)], **kw)
 
@@ -95,6 +100,7 @@ def with_env(name: str, value: str, call: Callable[[], object]):
 
 def render(**kw):
     import matplotlib.pyplot as plt
+
     fig, ax = plt.subplots()
     ax.set_title(str(kw))
     return fig
@@ -102,13 +108,16 @@ def render(**kw):
 
 def widgets():
     from deepnotes.show import widgets as ui
+
     return ui
 
 
 def plots():
     import matplotlib
+
     matplotlib.use("Agg")
     from deepnotes.show import plots as p
+
     return p
 
 
@@ -118,11 +127,13 @@ def axes():
 
 def vd():
     from deepnotes.show import verdicts
+
     return verdicts
 
 
 def scaling():
     from deepnotes.core import scaling as s
+
     return s
 
 
@@ -183,45 +194,77 @@ CASES: list[Case] = [
     Case("MarkovLanguage(temperature=inf)", lambda: dn().MarkovLanguage(temperature=INF), ("temperature", "inf")),
     Case("MarkovLanguage(temperature=nan)", lambda: dn().MarkovLanguage(temperature=NAN), ("temperature", "nan")),
     Case("MarkovLanguage(seed='a')", lambda: dn().MarkovLanguage(seed="a"), ("seed", "'a'")),
-    Case("MarkovLanguage.sample(batch_size=0)",
-         lambda: dn().MarkovLanguage().sample(0, 8, __import__("torch").Generator()), ("batch_size", "0")),
-    Case("MarkovLanguage.sample(seq_len=-1)",
-         lambda: dn().MarkovLanguage().sample(2, -1, __import__("torch").Generator()), ("seq_len", "-1")),
+    Case(
+        "MarkovLanguage.sample(batch_size=0)",
+        lambda: dn().MarkovLanguage().sample(0, 8, __import__("torch").Generator()),
+        ("batch_size", "0"),
+    ),
+    Case(
+        "MarkovLanguage.sample(seq_len=-1)",
+        lambda: dn().MarkovLanguage().sample(2, -1, __import__("torch").Generator()),
+        ("seq_len", "-1"),
+    ),
     Case("Masked(prob=0)", lambda: dn().Masked(0), ("probability", "0")),
     Case("Masked(prob=1.5)", lambda: dn().Masked(1.5), ("probability", "1.5")),
     Case("Masked(prob='0.15')", lambda: dn().Masked("0.15"), ("probability", "'0.15'")),
-    Case("mask_positions(seq_len=2)",
-         lambda: __import__("deepnotes.core.data", fromlist=["x"]).mask_positions(2, 2, 0.2, __import__("torch").Generator()),
-         ("seq_len", "2")),
+    Case(
+        "mask_positions(seq_len=2)",
+        lambda: __import__("deepnotes.core.data", fromlist=["x"]).mask_positions(
+            2, 2, 0.2, __import__("torch").Generator()
+        ),
+        ("seq_len", "2"),
+    ),
     # the training loop
     Case("train(encoder, next-token loss)", lambda: train_small({"causal": False}, {}), ("causal",)),
     Case("train(decoder, Masked)", lambda: train_small({}, {}, objective=dn().Masked(0.15)), ("encoder", "causal")),
-    Case("train(encoder, Masked, seq_len=2)",
-         lambda: train_small({"causal": False}, {"seq_len": 2}, objective=dn().Masked(0.15)), ("seq_len", "2")),
-    Case("train(encoder, Masked, seq_len > max_len)",
-         lambda: train_small({"causal": False, "max_len": 8}, {"seq_len": 16}, objective=dn().Masked(0.15)),
-         ("seq_len=16", "max_len=8")),
-    Case("train(task with vocab 8, model with 16)", lambda: train_small({}, {}, {"vocab_size": 8}),
-         ("vocab_size=8", "16")),
+    Case(
+        "train(encoder, Masked, seq_len=2)",
+        lambda: train_small({"causal": False}, {"seq_len": 2}, objective=dn().Masked(0.15)),
+        ("seq_len", "2"),
+    ),
+    Case(
+        "train(encoder, Masked, seq_len > max_len)",
+        lambda: train_small({"causal": False, "max_len": 8}, {"seq_len": 16}, objective=dn().Masked(0.15)),
+        ("seq_len=16", "max_len=8"),
+    ),
+    Case(
+        "train(task with vocab 8, model with 16)",
+        lambda: train_small({}, {}, {"vocab_size": 8}),
+        ("vocab_size=8", "16"),
+    ),
     Case("train(task='markov')", lambda: dn().train(mc(n_layers=1), tc(steps=1), "markov"), ("MarkovLanguage", "str")),
     Case("train(cfg=dict)", lambda: dn().train(mc(n_layers=1), {"steps": 1}), ("TrainConfig", "dict")),
-    Case("train(a model, not its config)", lambda: dn().train(dn().build_model(mc(n_layers=1)), tc(steps=1)),
-         ("ModelConfig", "TransformerLM")),
-    Case("train_many(task with vocab 8)", lambda: train_many_small(tasks=dn().MarkovLanguage(vocab_size=8)),
-         ("vocab_size=8",)),
-    Case("train_many(2 tasks for 1 config)", lambda: train_many_small(tasks=[dn().MarkovLanguage()] * 2),
-         ("2 tasks",)),
+    Case(
+        "train(a model, not its config)",
+        lambda: dn().train(dn().build_model(mc(n_layers=1)), tc(steps=1)),
+        ("ModelConfig", "TransformerLM"),
+    ),
+    Case(
+        "train_many(task with vocab 8)",
+        lambda: train_many_small(tasks=dn().MarkovLanguage(vocab_size=8)),
+        ("vocab_size=8",),
+    ),
+    Case("train_many(2 tasks for 1 config)", lambda: train_many_small(tasks=[dn().MarkovLanguage()] * 2), ("2 tasks",)),
     Case("build_model('post')", lambda: dn().build_model("post"), ("ModelConfig", "str")),
-    Case("TransformerLM.loss(token 99 of 16)",
-         lambda: dn().build_model(mc(n_layers=1)).loss(__import__("torch").tensor([[1, 99]])), ("99", "16")),
+    Case(
+        "TransformerLM.loss(token 99 of 16)",
+        lambda: dn().build_model(mc(n_layers=1)).loss(__import__("torch").tensor([[1, 99]])),
+        ("99", "16"),
+    ),
     # budgets
     Case("get_budget('fast')", lambda: dn().get_budget("fast"), ("'fast'", "smoke")),
     Case("get_budget('CPU')", lambda: dn().get_budget("CPU"), ("'CPU'", "cpu")),
     Case("DEEPNOTES_BUDGET=huge", lambda: with_env("DEEPNOTES_BUDGET", "huge", dn().get_budget), ("'huge'", "gpu")),
-    Case("a chapter run with budget=5",
-         lambda: chapter("thousand_layers").live_run(4, "post", budget=5), ("budget", "int")),
-    Case("a chapter run with budget='fast'",
-         lambda: chapter("increment_explosion").slider_run(2, "post", "adam", budget="fast"), ("'fast'", "smoke")),
+    Case(
+        "a chapter run with budget=5",
+        lambda: chapter("thousand_layers").live_run(4, "post", budget=5),
+        ("budget", "int"),
+    ),
+    Case(
+        "a chapter run with budget='fast'",
+        lambda: chapter("increment_explosion").slider_run(2, "post", "adam", budget="fast"),
+        ("'fast'", "smoke"),
+    ),
     # scaling formulas
     Case("deepnorm_coefficients(0)", lambda: scaling().deepnorm_coefficients(0), ("0",)),
     Case("su_coefficients(10, 'rmsprop')", lambda: scaling().su_coefficients(10, "rmsprop"), ("'rmsprop'", "adam")),
@@ -229,121 +272,244 @@ CASES: list[Case] = [
     Case("branch_weight(alpha=0)", lambda: scaling().branch_weight(0.0, 1.0), ("alpha", "0")),
     Case("paper_sublayer_coefficients(0)", lambda: scaling().paper_sublayer_coefficients(0), ("n_sublayers", "0")),
     # chapter: increment explosion
-    Case("increment slider_run(depth=0)",
-         lambda: chapter("increment_explosion").slider_run(0, "post", "adam", budget="smoke"), ("0",)),
-    Case("increment slider_run(norm='layer')",
-         lambda: chapter("increment_explosion").slider_run(2, "layer", "adam", budget="smoke"), ("'layer'", "post")),
-    Case("increment slider_run(optimizer='rmsprop')",
-         lambda: chapter("increment_explosion").slider_run(2, "post", "rmsprop", budget="smoke"), ("'rmsprop'", "adam")),
-    Case("increment slider_run(lr=0)",
-         lambda: chapter("increment_explosion").slider_run(2, "post", "adam", lr=0, budget="smoke"), ("lr", "0")),
-    Case("increment slider_run(lr=inf)",
-         lambda: chapter("increment_explosion").slider_run(2, "post", "adam", lr=INF, budget="smoke"), ("lr", "inf")),
-    Case("increment slider_run(warmup=-1)",
-         lambda: chapter("increment_explosion").slider_run(2, "post", "adam", warmup=-1, budget="smoke"),
-         ("warmup", "-1")),
-    Case("increment run(steps=0)",
-         lambda: chapter("increment_explosion").run("post", 2, smoke(), steps=0), ("steps", "0")),
-    Case("increment slider_figure(optimizer='sgdm')",
-         lambda: chapter("increment_explosion", "figures").slider_figure(2, "post", "sgdm", budget="smoke"),
-         ("'sgdm'", "adam")),
-    Case("increment variant_config('foo')",
-         lambda: chapter("increment_explosion").variant_config("foo", 2, smoke()), ("'foo'",)),
-    Case("increment predicted_slope('post', 'rmsprop')",
-         lambda: chapter("increment_explosion").predicted_slope("post", "rmsprop"), ("'rmsprop'",)),
+    Case(
+        "increment slider_run(depth=0)",
+        lambda: chapter("increment_explosion").slider_run(0, "post", "adam", budget="smoke"),
+        ("0",),
+    ),
+    Case(
+        "increment slider_run(norm='layer')",
+        lambda: chapter("increment_explosion").slider_run(2, "layer", "adam", budget="smoke"),
+        ("'layer'", "post"),
+    ),
+    Case(
+        "increment slider_run(optimizer='rmsprop')",
+        lambda: chapter("increment_explosion").slider_run(2, "post", "rmsprop", budget="smoke"),
+        ("'rmsprop'", "adam"),
+    ),
+    Case(
+        "increment slider_run(lr=0)",
+        lambda: chapter("increment_explosion").slider_run(2, "post", "adam", lr=0, budget="smoke"),
+        ("lr", "0"),
+    ),
+    Case(
+        "increment slider_run(lr=inf)",
+        lambda: chapter("increment_explosion").slider_run(2, "post", "adam", lr=INF, budget="smoke"),
+        ("lr", "inf"),
+    ),
+    Case(
+        "increment slider_run(warmup=-1)",
+        lambda: chapter("increment_explosion").slider_run(2, "post", "adam", warmup=-1, budget="smoke"),
+        ("warmup", "-1"),
+    ),
+    Case(
+        "increment run(steps=0)",
+        lambda: chapter("increment_explosion").run("post", 2, smoke(), steps=0),
+        ("steps", "0"),
+    ),
+    Case(
+        "increment slider_figure(optimizer='sgdm')",
+        lambda: chapter("increment_explosion", "figures").slider_figure(2, "post", "sgdm", budget="smoke"),
+        ("'sgdm'", "adam"),
+    ),
+    Case(
+        "increment variant_config('foo')",
+        lambda: chapter("increment_explosion").variant_config("foo", 2, smoke()),
+        ("'foo'",),
+    ),
+    Case(
+        "increment predicted_slope('post', 'rmsprop')",
+        lambda: chapter("increment_explosion").predicted_slope("post", "rmsprop"),
+        ("'rmsprop'",),
+    ),
     # chapter: Post-Norm vs Pre-Norm
     Case("post/pre run(steps=0)", lambda: chapter("post_vs_pre_norm").run("post", 2, smoke(), steps=0), ("steps", "0")),
-    Case("post/pre run(optimizer='rmsprop')",
-         lambda: chapter("post_vs_pre_norm").run("post", 2, smoke(), optimizer="rmsprop"), ("'rmsprop'", "adam")),
+    Case(
+        "post/pre run(optimizer='rmsprop')",
+        lambda: chapter("post_vs_pre_norm").run("post", 2, smoke(), optimizer="rmsprop"),
+        ("'rmsprop'", "adam"),
+    ),
     Case("post/pre run(budget='cpu ')", lambda: chapter("post_vs_pre_norm").run("post", 2, "cpu "), ("'cpu '",)),
-    Case("post/pre stream_probe(norm='bad')",
-         lambda: chapter("post_vs_pre_norm").stream_probe("bad", 2, "smoke"), ("'bad'", "post")),
-    Case("post/pre stream_probe(n_layers=0)",
-         lambda: chapter("post_vs_pre_norm").stream_probe("post", 0, "smoke"), ("n_layers", "0")),
-    Case("post/pre stream_probe(beta=-1)",
-         lambda: chapter("post_vs_pre_norm").stream_probe("post", 2, "smoke", beta=-1.0), ("beta", "-1")),
-    Case("post/pre slider_experiment(warmup=-1)",
-         lambda: chapter("post_vs_pre_norm").slider_experiment(2, "post", warmup=-1, budget="smoke"), ("warmup", "-1")),
-    Case("post/pre slider_experiment(lr=0)",
-         lambda: chapter("post_vs_pre_norm").slider_experiment(2, "post", lr=0, budget="smoke"), ("lr", "0")),
+    Case(
+        "post/pre stream_probe(norm='bad')",
+        lambda: chapter("post_vs_pre_norm").stream_probe("bad", 2, "smoke"),
+        ("'bad'", "post"),
+    ),
+    Case(
+        "post/pre stream_probe(n_layers=0)",
+        lambda: chapter("post_vs_pre_norm").stream_probe("post", 0, "smoke"),
+        ("n_layers", "0"),
+    ),
+    Case(
+        "post/pre stream_probe(beta=-1)",
+        lambda: chapter("post_vs_pre_norm").stream_probe("post", 2, "smoke", beta=-1.0),
+        ("beta", "-1"),
+    ),
+    Case(
+        "post/pre slider_experiment(warmup=-1)",
+        lambda: chapter("post_vs_pre_norm").slider_experiment(2, "post", warmup=-1, budget="smoke"),
+        ("warmup", "-1"),
+    ),
+    Case(
+        "post/pre slider_experiment(lr=0)",
+        lambda: chapter("post_vs_pre_norm").slider_experiment(2, "post", lr=0, budget="smoke"),
+        ("lr", "0"),
+    ),
     Case("post/pre init_probes(depth=0)", lambda: chapter("post_vs_pre_norm").init_probes(smoke(), depth=0), ("0",)),
     # chapter: BERT's 0.02
     Case("bert init_probe(std=-0.02)", lambda: chapter("bert_init").init_probe(-0.02, 2, budget="smoke"), ("-0.02",)),
     Case("bert init_probe(depth=0)", lambda: chapter("bert_init").init_probe(0.02, 0, budget="smoke"), ("0",)),
     Case("bert init_probe(width=0)", lambda: chapter("bert_init").init_probe(0.02, 2, width=0, budget="smoke"), ("0",)),
     Case("bert mlm_run(std=0)", lambda: chapter("bert_init").mlm_run(0.0, budget="smoke"), ("0",)),
-    Case("bert mlm_run(head_transform='yes')",
-         lambda: chapter("bert_init").mlm_run(0.02, head_transform="yes", budget="smoke"), ("'yes'",)),
+    Case(
+        "bert mlm_run(head_transform='yes')",
+        lambda: chapter("bert_init").mlm_run(0.02, head_transform="yes", budget="smoke"),
+        ("'yes'",),
+    ),
     Case("bert mlm_run(depth=0)", lambda: chapter("bert_init").mlm_run(0.02, budget="smoke", depth=0), ("0",)),
     Case("bert q_of(std=-1)", lambda: chapter("bert_init").q_of(-1.0), ("-1",)),
     Case("bert equivalent_std(width=0)", lambda: chapter("bert_init").equivalent_std(0.02, 0), ("0",)),
     Case("bert init_figure(std=inf)", lambda: chapter("bert_init", "figures").init_figure(INF, 2, "smoke"), ("inf",)),
     # chapter: magnitude decomposition
-    Case("magnitude run_choice(lr=0)",
-         lambda: chapter("magnitude_decomposition", "training").run_choice(2, 1.0, 1.0, "adam", 0.0, "smoke"), ("lr", "0")),
-    Case("magnitude run_choice(alpha=0)",
-         lambda: chapter("magnitude_decomposition", "training").run_choice(2, 0.0, 1.0, "adam", 1e-3, "smoke"),
-         ("alpha", "0")),
-    Case("magnitude run_choice(steps=0)",
-         lambda: chapter("magnitude_decomposition", "training").run_choice(2, 1.0, 1.0, "adam", 1e-3, "smoke", steps=0),
-         ("steps", "0")),
-    Case("magnitude run_choices({})",
-         lambda: chapter("magnitude_decomposition", "training").run_choices(2, {}, "adam", 1e-3, "smoke"), ("picks", "empty")),
-    Case("magnitude run_choice(optimizer='rmsprop')",
-         lambda: chapter("magnitude_decomposition", "training").run_choice(2, 1.0, 1.0, "rmsprop", 1e-3, "smoke"),
-         ("'rmsprop'", "adam")),
-    Case("magnitude lambda_gradient_sweep(n_layers=0)",
-         lambda: chapter("magnitude_decomposition").lambda_gradient_sweep("smoke", n_layers=0), ("0",)),
-    Case("magnitude identity_sweep(n_layers=0)",
-         lambda: chapter("magnitude_decomposition").identity_sweep("smoke", n_layers=0), ("0",)),
+    Case(
+        "magnitude run_choice(lr=0)",
+        lambda: chapter("magnitude_decomposition", "training").run_choice(2, 1.0, 1.0, "adam", 0.0, "smoke"),
+        ("lr", "0"),
+    ),
+    Case(
+        "magnitude run_choice(alpha=0)",
+        lambda: chapter("magnitude_decomposition", "training").run_choice(2, 0.0, 1.0, "adam", 1e-3, "smoke"),
+        ("alpha", "0"),
+    ),
+    Case(
+        "magnitude run_choice(steps=0)",
+        lambda: chapter("magnitude_decomposition", "training").run_choice(2, 1.0, 1.0, "adam", 1e-3, "smoke", steps=0),
+        ("steps", "0"),
+    ),
+    Case(
+        "magnitude run_choices({})",
+        lambda: chapter("magnitude_decomposition", "training").run_choices(2, {}, "adam", 1e-3, "smoke"),
+        ("picks", "empty"),
+    ),
+    Case(
+        "magnitude run_choice(optimizer='rmsprop')",
+        lambda: chapter("magnitude_decomposition", "training").run_choice(2, 1.0, 1.0, "rmsprop", 1e-3, "smoke"),
+        ("'rmsprop'", "adam"),
+    ),
+    Case(
+        "magnitude lambda_gradient_sweep(n_layers=0)",
+        lambda: chapter("magnitude_decomposition").lambda_gradient_sweep("smoke", n_layers=0),
+        ("0",),
+    ),
+    Case(
+        "magnitude identity_sweep(n_layers=0)",
+        lambda: chapter("magnitude_decomposition").identity_sweep("smoke", n_layers=0),
+        ("0",),
+    ),
     Case("magnitude choices(0, 'sgd')", lambda: chapter("magnitude_decomposition").choices(0, "sgd"), ("0",)),
-    Case("magnitude slider_figure(optimizer='rmsprop')",
-         lambda: chapter("magnitude_decomposition", "figures").slider_figure(2, "rmsprop", budget="smoke"),
-         ("'rmsprop'", "adam")),
-    Case("magnitude lambda_closed_form(norm='max')",
-         lambda: chapter("magnitude_decomposition").lambda_closed_form(__import__("torch").eye(3), norm="max"),
-         ("'max'", "fro")),
-    Case("magnitude xavier_orthogonality(d=0)",
-         lambda: chapter("magnitude_decomposition").xavier_orthogonality(d=0), ("0",)),
+    Case(
+        "magnitude slider_figure(optimizer='rmsprop')",
+        lambda: chapter("magnitude_decomposition", "figures").slider_figure(2, "rmsprop", budget="smoke"),
+        ("'rmsprop'", "adam"),
+    ),
+    Case(
+        "magnitude lambda_closed_form(norm='max')",
+        lambda: chapter("magnitude_decomposition").lambda_closed_form(__import__("torch").eye(3), norm="max"),
+        ("'max'", "fro"),
+    ),
+    Case(
+        "magnitude xavier_orthogonality(d=0)",
+        lambda: chapter("magnitude_decomposition").xavier_orthogonality(d=0),
+        ("0",),
+    ),
     # chapter: training 1000 layers
     Case("thousand live_run(depth=0)", lambda: chapter("thousand_layers").live_run(0, "post", "smoke"), ("0",)),
-    Case("thousand live_run(variant='layer')",
-         lambda: chapter("thousand_layers").live_run(4, "layer", "smoke"), ("'layer'", "post, warmup")),
-    Case("thousand variant_train_config(lr=-1)",
-         lambda: chapter("thousand_layers").variant_train_config("post", 4, dn().get_budget("smoke"), lr=-1.0),
-         ("lr", "-1")),
+    Case(
+        "thousand live_run(variant='layer')",
+        lambda: chapter("thousand_layers").live_run(4, "layer", "smoke"),
+        ("'layer'", "post, warmup"),
+    ),
+    Case(
+        "thousand variant_train_config(lr=-1)",
+        lambda: chapter("thousand_layers").variant_train_config("post", 4, dn().get_budget("smoke"), lr=-1.0),
+        ("lr", "-1"),
+    ),
     Case("thousand variant('foo')", lambda: chapter("thousand_layers").variant("foo"), ("'foo'",)),
     # chapter: why residuals
     Case("why mlp_run(depth=0)", lambda: chapter("why_residuals", "training").mlp_run("plain", 0, "smoke"), ("0",)),
-    Case("why mlp_run(kind='wide')", lambda: chapter("why_residuals", "training").mlp_run("wide", 4, "smoke"), ("'wide'",)),
-    Case("why mlp_run(steps=0)",
-         lambda: chapter("why_residuals", "training").mlp_run("plain", 4, "smoke", steps=0), ("steps", "0")),
-    Case("why mlp_run(lr=0)", lambda: chapter("why_residuals", "training").mlp_run("plain", 4, "smoke", lr=0), ("lr", "0")),
-    Case("why mlp_run(optimizer='rmsprop')",
-         lambda: chapter("why_residuals", "training").mlp_run("plain", 4, "smoke", optimizer="rmsprop"), ("'rmsprop'",)),
-    Case("why mlp_run(width=0)",
-         lambda: chapter("why_residuals", "training").mlp_run("plain", 4, "smoke", width=0), ("width", "0")),
-    Case("why jacobian_growth(width=0)",
-         lambda: chapter("why_residuals").jacobian_growth("plain", 0, 4, batch=4), ("width", "0")),
-    Case("why jacobian_growth(depth=0)",
-         lambda: chapter("why_residuals").jacobian_growth("plain", 4, 0, batch=4), ("depth", "0")),
+    Case(
+        "why mlp_run(kind='wide')",
+        lambda: chapter("why_residuals", "training").mlp_run("wide", 4, "smoke"),
+        ("'wide'",),
+    ),
+    Case(
+        "why mlp_run(steps=0)",
+        lambda: chapter("why_residuals", "training").mlp_run("plain", 4, "smoke", steps=0),
+        ("steps", "0"),
+    ),
+    Case(
+        "why mlp_run(lr=0)",
+        lambda: chapter("why_residuals", "training").mlp_run("plain", 4, "smoke", lr=0),
+        ("lr", "0"),
+    ),
+    Case(
+        "why mlp_run(optimizer='rmsprop')",
+        lambda: chapter("why_residuals", "training").mlp_run("plain", 4, "smoke", optimizer="rmsprop"),
+        ("'rmsprop'",),
+    ),
+    Case(
+        "why mlp_run(width=0)",
+        lambda: chapter("why_residuals", "training").mlp_run("plain", 4, "smoke", width=0),
+        ("width", "0"),
+    ),
+    Case(
+        "why jacobian_growth(width=0)",
+        lambda: chapter("why_residuals").jacobian_growth("plain", 0, 4, batch=4),
+        ("width", "0"),
+    ),
+    Case(
+        "why jacobian_growth(depth=0)",
+        lambda: chapter("why_residuals").jacobian_growth("plain", 4, 0, batch=4),
+        ("depth", "0"),
+    ),
     Case("why eps_for_depth(depth=0)", lambda: chapter("why_residuals").eps_for_depth(0.5, 0), ("depth", "0")),
-    Case("why slider_figure(width=0)",
-         lambda: chapter("why_residuals", "figures").slider_figure(4, 0, 0.5, "smoke"), ("width", "0")),
+    Case(
+        "why slider_figure(width=0)",
+        lambda: chapter("why_residuals", "figures").slider_figure(4, 0, 0.5, "smoke"),
+        ("width", "0"),
+    ),
     # chapter: initialization
-    Case("init moment_curve(gain=-1)", lambda: chapter("initialization").moment_curve("tanh", -1.0, 4, "smoke"),
-         ("gain", "-1")),
-    Case("init moment_curve(act='swish')", lambda: chapter("initialization").moment_curve("swish", 1.0, 4, "smoke"),
-         ("'swish'",)),
-    Case("init moment_curve(depth=0)", lambda: chapter("initialization").moment_curve("tanh", 1.0, 0, "smoke"),
-         ("depth", "0")),
+    Case(
+        "init moment_curve(gain=-1)",
+        lambda: chapter("initialization").moment_curve("tanh", -1.0, 4, "smoke"),
+        ("gain", "-1"),
+    ),
+    Case(
+        "init moment_curve(act='swish')",
+        lambda: chapter("initialization").moment_curve("swish", 1.0, 4, "smoke"),
+        ("'swish'",),
+    ),
+    Case(
+        "init moment_curve(depth=0)",
+        lambda: chapter("initialization").moment_curve("tanh", 1.0, 0, "smoke"),
+        ("depth", "0"),
+    ),
     Case("init softmax_probe(d=0)", lambda: chapter("initialization").softmax_probe(0, True), ("d", "0")),
-    Case("init relative_updates(width=0)",
-         lambda: chapter("initialization").relative_updates(True, 0, 2, 3, 0.1, 4), ("width", "0")),
-    Case("init relative_updates(lr=0)",
-         lambda: chapter("initialization").relative_updates(True, 8, 2, 3, 0.0, 4), ("lr", "0")),
-    Case("init truncation_samples(std=0)", lambda: chapter("initialization").truncation_samples("smoke", std=0.0),
-         ("std", "0")),
+    Case(
+        "init relative_updates(width=0)",
+        lambda: chapter("initialization").relative_updates(True, 0, 2, 3, 0.1, 4),
+        ("width", "0"),
+    ),
+    Case(
+        "init relative_updates(lr=0)",
+        lambda: chapter("initialization").relative_updates(True, 8, 2, 3, 0.0, 4),
+        ("lr", "0"),
+    ),
+    Case(
+        "init truncation_samples(std=0)",
+        lambda: chapter("initialization").truncation_samples("smoke", std=0.0),
+        ("std", "0"),
+    ),
     # sliders and live panels
     Case("slider_control(grid={})", lambda: widgets().slider_control(render, {}), ("{}",)),
     Case("slider_control(grid={'a': 'abc'})", lambda: widgets().slider_control(render, {"a": "abc"}), ("'abc'",)),
@@ -361,25 +527,39 @@ CASES: list[Case] = [
     Case("check_number(computed=nan)", lambda: vd().check_number("c", "s", 1.0, NAN), ("nan",)),
     Case("check_number(claimed=inf)", lambda: vd().check_number("c", "s", INF, 1.0), ("inf",)),
     Case("check_number(claimed='1.0')", lambda: vd().check_number("c", "s", "1.0", 1.0), ("'1.0'",)),
-    Case("check_true(ok='yes')",
-         lambda: vd().check_true(claim="c", source="s", claimed="", computed="", ok="yes", reason=""), ("'yes'",)),
-    Case("check_graded(holds='no')",
-         lambda: vd().check_graded(claim="c", source="s", claimed="", computed="", holds="no", approx=False, reason=""),
-         ("'no'",)),
+    Case(
+        "check_true(ok='yes')",
+        lambda: vd().check_true(claim="c", source="s", claimed="", computed="", ok="yes", reason=""),
+        ("'yes'",),
+    ),
+    Case(
+        "check_graded(holds='no')",
+        lambda: vd().check_graded(claim="c", source="s", claimed="", computed="", holds="no", approx=False, reason=""),
+        ("'no'",),
+    ),
     # plots
     Case("new_figure(ncols=0)", lambda: plots().new_figure(0), ("ncols", "0")),
     Case("loss_curves(runs={'a': 'x'})", lambda: plots().loss_curves(axes(), {"a": "x"}), ("History", "str")),
-    Case("loglog_sweep(3 depths, 2 values)",
-         lambda: plots().loglog_sweep(axes(), [1, 2, 3], {"a": [1.0, 2.0]}), ("3", "2")),
+    Case(
+        "loglog_sweep(3 depths, 2 values)",
+        lambda: plots().loglog_sweep(axes(), [1, 2, 3], {"a": [1.0, 2.0]}),
+        ("3", "2"),
+    ),
     Case("History.steps_to(window=0)", lambda: hist(losses=[2.0, 1.0]).steps_to(0.5, window=0), ("window", "0")),
-    Case("History.fraction_learned(window=0)", lambda: hist(losses=[2.0, 1.0]).fraction_learned(window=0),
-         ("window", "0")),
+    Case(
+        "History.fraction_learned(window=0)",
+        lambda: hist(losses=[2.0, 1.0]).fraction_learned(window=0),
+        ("window", "0"),
+    ),
 ]
 
 TOOLS: list[Tool] = [
     Tool("tools/run_chapter.py (no arguments)", ("run_chapter.py",), ("chapter",)),
-    Tool("tools/run_chapter.py book/missing.ipynb", ("run_chapter.py", "book/missing.ipynb", "/tmp/out.ipynb"),
-         ("book/missing.ipynb",)),
+    Tool(
+        "tools/run_chapter.py book/missing.ipynb",
+        ("run_chapter.py", "book/missing.ipynb", "/tmp/out.ipynb"),
+        ("book/missing.ipynb",),
+    ),
     Tool("tools/store_checked_outputs.py (no arguments)", ("store_checked_outputs.py",), ("chapters",)),
     Tool("tools/store_checked_outputs.py README.md", ("store_checked_outputs.py", "README.md"), ("README.md",)),
     Tool("tools/ledger_check.py --chapter nope", ("ledger_check.py", "--chapter", "nope"), ("'nope'",)),
@@ -388,6 +568,7 @@ TOOLS: list[Tool] = [
 
 
 # ---- classification -----------------------------------------------------------------------------------
+
 
 def _innermost_file(err: BaseException) -> str:
     frames = traceback.extract_tb(err.__traceback__)
@@ -418,12 +599,13 @@ def classify(case: Case) -> tuple[str, str]:
         if missing:
             return "unclear", f"message lacks {missing}: {message}"
         return "clear", message
-    except Exception as err:        # noqa: BLE001
+    except Exception as err:  # noqa: BLE001
         return "unclear", f"{type(err).__name__} in {_innermost_file(err)}: {err}"
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
         import matplotlib.pyplot as plt
+
         plt.close("all")
     return "silent", f"returned {type(result).__name__}"
 
@@ -431,8 +613,13 @@ def classify(case: Case) -> tuple[str, str]:
 def classify_tool(tool: Tool) -> tuple[str, str]:
     script, *args = tool.argv
     try:
-        proc = subprocess.run([sys.executable, str(ROOT / "tools" / script), *args], capture_output=True, text=True,
-                              timeout=HANG_SECONDS, cwd=ROOT)
+        proc = subprocess.run(
+            [sys.executable, str(ROOT / "tools" / script), *args],
+            capture_output=True,
+            text=True,
+            timeout=HANG_SECONDS,
+            cwd=ROOT,
+        )
     except subprocess.TimeoutExpired:
         return "hang", f"no answer in {HANG_SECONDS} s"
     if proc.returncode == 0:
@@ -476,8 +663,10 @@ def sweep() -> Counter:
         if outcome != "clear":
             print(f"{outcome:8s} {item.entry}\n         {detail[:300]}")
     tried = sum(counts.values())
-    print(f"\ntried {tried} / clear {counts['clear']} / silent {counts['silent']} / unclear {counts['unclear']} "
-          f"/ hangs {counts['hang']}")
+    print(
+        f"\ntried {tried} / clear {counts['clear']} / silent {counts['silent']} / unclear {counts['unclear']} "
+        f"/ hangs {counts['hang']}"
+    )
     return counts
 
 

@@ -1,4 +1,5 @@
 """The book: its configuration, its stored notebooks, and a real build at the smoke budget."""
+
 from __future__ import annotations
 
 import json
@@ -6,7 +7,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from book_paths import APPENDIX, CHAPTERS, CONFIG, ROOT, TOC
 
 NOTEBOOKS = sorted((ROOT / "book").glob("*.ipynb"))
@@ -23,9 +23,12 @@ def test_config_has_what_the_book_needs():
 def test_offline_config_finds_the_local_extensions_from_anywhere(tmp_path):
     """jupyter-book resolves ``local_extensions`` folders against the config file's folder, so the copy
     written elsewhere for the offline build must name them by absolute path (CI failed on this once)."""
-    import yaml
     import offline_widgets
-    written = yaml.safe_load(offline_widgets.write_offline_config(tmp_path, tmp_path / "sub" / "_config.yml").read_text())
+    import yaml
+
+    written = yaml.safe_load(
+        offline_widgets.write_offline_config(tmp_path, tmp_path / "sub" / "_config.yml").read_text()
+    )
     local = written["sphinx"]["local_extensions"]
     assert local.keys() == CONFIG["sphinx"]["local_extensions"].keys()
     for name, folder in local.items():
@@ -48,8 +51,8 @@ def test_first_cell_installs_deepnotes_from_the_configured_repository(path):
     pins = re.findall(r'DEEPNOTES = "git\+(https://[^"@]+)@([^"]+)"', first)
     version = re.search(r'^version = "([^"]+)"', (ROOT / "pyproject.toml").read_text(), re.M).group(1)
     assert pins == [(CONFIG["repository"]["url"], f"v{version}")]
-    assert "raise SystemExit(f\"Could not install deepnotes from {DEEPNOTES}" in first   # one line, naming the URL
-    assert "remove-cell" in cells[0]["metadata"].get("tags", [])                      # not shown in the HTML
+    assert 'raise SystemExit(f"Could not install deepnotes from {DEEPNOTES}' in first  # one line, naming the URL
+    assert "remove-cell" in cells[0]["metadata"].get("tags", [])  # not shown in the HTML
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
@@ -90,8 +93,9 @@ def test_book_builds_with_every_chapter_and_its_figures(built_book):
             assert "html-manager/embed.js" in html and "cdn.jsdelivr.net/npm/@jupyter-widgets" not in html
     if built_book.local_widgets:
         assert (html_dir / "_static" / "html-manager" / "embed.js").exists()
-        assert "html-manager/embed.js" not in (html_dir / "book" / "intro.html").read_text(), \
+        assert "html-manager/embed.js" not in (html_dir / "book" / "intro.html").read_text(), (
             "the widget manager must load only on pages with widgets"
+        )
 
 
 @pytest.mark.parametrize("doc", CHAPTERS + APPENDIX)
@@ -112,15 +116,18 @@ def test_the_download_button_serves_the_executed_notebook(built_book, doc):
     if doc in CHAPTERS:
         figures = sum("image/png" in o.get("data", {}) for c in code for o in c["outputs"])
         assert figures >= 1, f"{doc}: the download has no figure"
-        assert served["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]["state"], \
+        assert served["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]["state"], (
             f"{doc}: the download lacks the sliders' widget state"
+        )
 
 
 @pytest.mark.parametrize("doc", CHAPTERS)
 def test_each_chapter_trains_exactly_the_ensembles_its_cost_plan_counts(built_book, doc):
     """The estimate a chapter prints before it runs counts the plan in deepnotes/chapters/<stem>/cost.py;
     the build logged every ensemble the chapter really trained (DEEPNOTES_WORK_LOG): the two must agree."""
-    from deepnotes.cost import estimate, model as cost_model
+    from deepnotes.cost import estimate
+    from deepnotes.cost import model as cost_model
+
     if built_book.work_log is None:
         pytest.skip("this build kept no work log")
     stem = doc.split("/")[-1]
@@ -134,6 +141,7 @@ def test_the_claims_ledger_matches_every_verdict_the_chapters_showed(built_book)
     from deepnotes.ledger import page
     from deepnotes.ledger.items import CHAPTERS as STEMS
     from deepnotes.ledger.record import read_records
+
     records = read_records(ROOT / "book" / "_verdicts")
     assert sorted(f"book/{c}" for c in STEMS) == sorted(CHAPTERS), "the ledger knows every chapter of the toc"
     assert sorted(records) == sorted(STEMS) and {r.budget for r in records.values()} == {"smoke"}
@@ -146,10 +154,12 @@ def test_the_claims_ledger_matches_every_verdict_the_chapters_showed(built_book)
     pages = {c: (built_book.html / "book" / f"{c}.html").read_text() for c in STEMS}
     for rows in ledger.rows.values():
         for row in rows:
-            assert row.state != "not checked" or row.item.not_checked or row.verdicts, \
+            assert row.state != "not checked" or row.item.not_checked or row.verdicts, (
                 f"{row.seed} {row.item.ref}: say why it is not checked (or cite it from a verdict that says why)"
-            assert not (row.verdicts and row.item.not_checked), \
+            )
+            assert not (row.verdicts and row.item.not_checked), (
                 f"{row.seed} {row.item.part} {row.item.ref}: a verdict cites it; its 'not checked' reason is stale"
+            )
             for v in row.verdicts:
                 assert f"{v.chapter}.html#{v.anchor}" in html and f"id='{v.anchor}'" in pages[v.chapter], v.claim
 
@@ -159,6 +169,7 @@ def test_every_training_outcome_verdict_follows_its_claims_direction(built_book)
     recorded status is what that direction and the recorded measurements give, in every chapter."""
     from deepnotes.ledger.record import read_records
     from deepnotes.show import verdicts as vd
+
     records = read_records(ROOT / "book" / "_verdicts")
     with_outcome = [(c, r) for c, rec in records.items() for r in rec.verdicts if r.outcome]
     assert {"thousand_layers", "why_residuals"} <= {c for c, _ in with_outcome}
@@ -172,9 +183,10 @@ def test_chapters_that_report_one_experiment_give_one_answer(built_book):
     """Issue 30: increment explosion (one seed, 0.10, wrong) and Post-Norm vs Pre-Norm (three seeds,
     0.88, holds) once disagreed on the same N = 12 warmup run. Verdicts that name a shared experiment
     (Outcome.setting) must measure the same values and reach the same status on every page."""
+    from deepnotes.ledger.page import disagreements
     from deepnotes.ledger.record import read_records
     from deepnotes.show import verdicts as vd
-    from deepnotes.ledger.page import disagreements
+
     records = read_records(ROOT / "book" / "_verdicts")
     shared = {c for c, rec in records.items() for r in rec.verdicts if r.outcome and vd.outcome_of(r.outcome).setting}
     assert {"increment_explosion", "post_vs_pre_norm"} <= shared
@@ -186,12 +198,15 @@ def test_every_chapter_shows_the_code_it_is_about_as_the_package_has_it(built_bo
     """Each chapter page shows its model code (figures.model_code()) with the file and line numbers the
     package has now: the built page and the source agree line for line."""
     import importlib
+
     view = importlib.import_module(f"deepnotes.chapters.{doc.split('/')[-1]}.figures").model_code()
     html = (built_book.html / f"{doc}.html").read_text()
-    caption = re.search(r'<figure class="deepnotes-source-figure"><figcaption><code>([^<]+)</code>, lines (\d+)–(\d+)', html)
+    caption = re.search(
+        r'<figure class="deepnotes-source-figure"><figcaption><code>([^<]+)</code>, lines (\d+)–(\d+)', html
+    )
     assert caption, f"{doc}: no model code on the page"
     assert (caption.group(1), int(caption.group(2)), int(caption.group(3))) == (view.path, view.first, view.last)
-    source = (ROOT / view.path).read_text().splitlines()[view.first - 1:view.last]
+    source = (ROOT / view.path).read_text().splitlines()[view.first - 1 : view.last]
     assert [line.strip() for line in source] == [line.strip() for line in view.lines]
 
 

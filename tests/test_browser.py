@@ -1,5 +1,6 @@
 """The built book in a real browser: headless Chromium, driven by Playwright, on a page served from
 127.0.0.1 with the local widget manager. No kernel exists anywhere in this test."""
+
 from __future__ import annotations
 
 import functools
@@ -9,19 +10,26 @@ import shutil
 import threading
 
 import pytest
-
 from book_paths import APPENDIX, CHAPTERS, ROOT
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 ARTIFACTS = ROOT / "test-artifacts"
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-         "--no-first-run", "--disable-quic", "--disable-sync"]
+FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-quic",
+    "--disable-sync",
+]
 
 if CHROMIUM is None:
     if os.environ.get("CI"):
         pytest.fail("Chromium is missing in CI: .ci/run must install Debian's chromium", pytrace=False)
-    pytest.skip("Chromium is not installed (apt-get install chromium); the browser test needs it",
-                allow_module_level=True)
+    pytest.skip(
+        "Chromium is not installed (apt-get install chromium); the browser test needs it", allow_module_level=True
+    )
 playwright = pytest.importorskip("playwright.sync_api", reason="the playwright package drives Chromium")
 
 
@@ -41,8 +49,12 @@ def server(built_book):
 def browser(tmp_path_factory):
     with playwright.sync_playwright() as p:
         context = p.chromium.launch_persistent_context(
-            str(tmp_path_factory.mktemp("chromium-profile")), executable_path=CHROMIUM, headless=True,
-            args=FLAGS, viewport={"width": 1200, "height": 900})
+            str(tmp_path_factory.mktemp("chromium-profile")),
+            executable_path=CHROMIUM,
+            headless=True,
+            args=FLAGS,
+            viewport={"width": 1200, "height": 900},
+        )
         yield context
         context.close()
 
@@ -127,8 +139,8 @@ CONTRAST = """(sel) => {
   return {count: out.length, worst: out.slice(0, 3)}; }"""
 OUR_TEXT = ", ".join(f"{table}, {table} *" for table in ("table.verdicts", "table.ledger", "table.ledger-coverage"))
 WIDGET_TEXT = ".widget-label, .widget-readout, .widget-html-content, .widget-html-content *, .widget-button"
-MIN_CONTRAST = 4.5            # WCAG AA for normal-size text
-PHONE, DESKTOP = 390, 1280    # CSS pixels: an iPhone 12-15 in portrait; a laptop
+MIN_CONTRAST = 4.5  # WCAG AA for normal-size text
+PHONE, DESKTOP = 390, 1280  # CSS pixels: an iPhone 12-15 in portrait; a laptop
 READER_VIEWS = [("light", DESKTOP), ("dark", DESKTOP), ("light", PHONE), ("dark", PHONE)]
 
 PHONE_LAYOUT = """() => {
@@ -172,13 +184,19 @@ def test_every_page_reads_in_light_and_dark_mode_and_on_a_phone(browser, server,
             assert page.evaluate(CONTRAST, OUR_TEXT)["count"] > 0, f"{doc}: no verdict table found"
         if width == PHONE:
             layout = page.evaluate(PHONE_LAYOUT)
-            if layout["page_overflow"] > 1 or layout["narrow_sliders"] or layout["clipped_controls"] \
-                    or layout["wide_tables"]:
+            if (
+                layout["page_overflow"] > 1
+                or layout["narrow_sliders"]
+                or layout["clipped_controls"]
+                or layout["wide_tables"]
+            ):
                 problems.append(f"{view}: layout {layout}")
         for what in ("table.verdicts", "table.ledger", ".widget-vbox"):
             if page.locator(what).count():
                 page.evaluate(f"document.querySelector('{what}').scrollIntoView()")
                 page.wait_for_timeout(300)
-                page.screenshot(path=str(ARTIFACTS / f"{name}_{scheme}_{width}_{what.strip('.').replace('.', '_')}.png"))
+                page.screenshot(
+                    path=str(ARTIFACTS / f"{name}_{scheme}_{width}_{what.strip('.').replace('.', '_')}.png")
+                )
     page.close()
     assert not problems, f"{doc}:\n" + "\n".join(problems)

@@ -1,5 +1,6 @@
 """Every chapter's sliders: the grid the static page precomputes and every setting the live panel
 offers (each widget at each end, the others at their start) render at the smoke budget."""
+
 from __future__ import annotations
 
 import importlib
@@ -12,10 +13,9 @@ from deepnotes.show import widgets as ui
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-
 from book_paths import CHAPTERS  # noqa: E402
 
-STEMS = sorted(entry.removeprefix("book/") for entry in CHAPTERS)   # the appendix has no sliders
+STEMS = sorted(entry.removeprefix("book/") for entry in CHAPTERS)  # the appendix has no sliders
 SMOKE = dn.get_budget("smoke")
 
 
@@ -31,7 +31,7 @@ def test_the_live_panel_offers_only_settings_its_experiment_accepts(slider):
     settings = list(slider.live_settings())
     assert settings, "a slider without a live panel"
     live = slider.live()
-    for name, values in slider.grid.items():        # the grid is a subset of what the panel offers
+    for name, values in slider.grid.items():  # the grid is a subset of what the panel offers
         assert name in live, f"grid slider {name!r} has no live widget"
     for setting in settings:
         fig = slider.render(**{**slider.fixed, **setting})

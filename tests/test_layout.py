@@ -1,5 +1,6 @@
 """The layout rule, read from the sources: book/<stem>.ipynb ↔ deepnotes/chapters/<stem>/, notebooks
 that only call their package, and verdicts whose status is never typed by hand."""
+
 from __future__ import annotations
 
 import ast
@@ -7,13 +8,12 @@ import json
 import re
 
 import pytest
-
 from book_paths import APPENDIX, ROOT
 
 NOTEBOOKS = sorted((ROOT / "book").glob("*.ipynb"))
 CHAPTERS = ROOT / "deepnotes" / "chapters"
 PACKAGES = sorted(p for p in CHAPTERS.iterdir() if p.is_dir() and not p.name.startswith("_"))
-APPENDIX_PACKAGES = {"ledger": ROOT / "deepnotes" / "ledger"}   # book/ledger.ipynb ↔ deepnotes/ledger/
+APPENDIX_PACKAGES = {"ledger": ROOT / "deepnotes" / "ledger"}  # book/ledger.ipynb ↔ deepnotes/ledger/
 MAX_CELL_LINES = 25
 STATUS_NAMES = {"HOLDS", "APPROX", "WRONG"}
 
@@ -24,8 +24,10 @@ def code_cells(path):
     for k, cell in enumerate(cells):
         if cell["cell_type"] == "code":
             src = "".join(cell["source"])
-            yield k, "\n".join("#" + line if line.lstrip().startswith(("%", "!")) else line
-                               for line in src.splitlines())
+            yield (
+                k,
+                "\n".join("#" + line if line.lstrip().startswith(("%", "!")) else line for line in src.splitlines()),
+            )
 
 
 def python_sources():
@@ -78,9 +80,15 @@ def typed_statuses(src: str) -> list[str]:
                 if k.arg in ("holds", "approx") and isinstance(k.value, ast.Constant):
                     found.append(f"line {node.lineno}: check_graded({k.arg}={k.value.value!r})")
         elif name == "Verdict":
-            status = node.args[4] if len(node.args) > 4 else next((k.value for k in node.keywords if k.arg == "status"), None)
-            if isinstance(status, ast.Constant) or (isinstance(status, (ast.Name, ast.Attribute))
-                                                    and getattr(status, "id", getattr(status, "attr", "")) in STATUS_NAMES):
+            status = (
+                node.args[4]
+                if len(node.args) > 4
+                else next((k.value for k in node.keywords if k.arg == "status"), None)
+            )
+            if isinstance(status, ast.Constant) or (
+                isinstance(status, (ast.Name, ast.Attribute))
+                and getattr(status, "id", getattr(status, "attr", "")) in STATUS_NAMES
+            ):
                 found.append(f"line {node.lineno}: Verdict with a typed status")
     return found
 
@@ -91,13 +99,17 @@ def test_no_verdict_status_is_typed_by_hand():
 
 
 def test_the_typed_status_scan_catches_what_it_should():
-    bad = ("check_true(claim='c', source='s', claimed='a', computed='b', ok=False, reason='r')\n"
-           "vd.check_true('c', 's', 'a', 'b', x > 1, 'r')\n"
-           "Verdict('c', 's', 'a', 'b', HOLDS, 'r')\n"
-           "Verdict('c', 's', 'a', 'b', status='wrong', reason='r')\n"
-           "check_graded(claim='c', source='s', claimed='a', computed='b', holds=x > 1, approx=True, reason='r')\n")
-    good = ("check_true(claim='c', source='s', claimed='a', computed='b', ok=x > 1, reason='r')\n"
-            "Verdict('c', 's', 'a', 'b', HOLDS if x else WRONG, 'r')\n")
+    bad = (
+        "check_true(claim='c', source='s', claimed='a', computed='b', ok=False, reason='r')\n"
+        "vd.check_true('c', 's', 'a', 'b', x > 1, 'r')\n"
+        "Verdict('c', 's', 'a', 'b', HOLDS, 'r')\n"
+        "Verdict('c', 's', 'a', 'b', status='wrong', reason='r')\n"
+        "check_graded(claim='c', source='s', claimed='a', computed='b', holds=x > 1, approx=True, reason='r')\n"
+    )
+    good = (
+        "check_true(claim='c', source='s', claimed='a', computed='b', ok=x > 1, reason='r')\n"
+        "Verdict('c', 's', 'a', 'b', HOLDS if x else WRONG, 'r')\n"
+    )
     assert len(typed_statuses(bad)) == 5
     assert typed_statuses(good) == []
 
@@ -137,7 +149,7 @@ def imported_names(src: str, package: str = "") -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                parent = package.split(".")[:len(package.split(".")) - node.level + 1]
+                parent = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join(parent + ([node.module] if node.module else []))
             found |= {base} | {f"{base}.{a.name}" for a in node.names}
         elif isinstance(node, ast.Call) and node.args:
@@ -147,8 +159,15 @@ def imported_names(src: str, package: str = "") -> set[str]:
                 if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
                     found.add(arg.value)
                 elif isinstance(arg, ast.JoinedStr):
-                    prefix = "".join(v.value for v in arg.values[:next(
-                        (k for k, v in enumerate(arg.values) if not isinstance(v, ast.Constant)), len(arg.values))])
+                    prefix = "".join(
+                        v.value
+                        for v in arg.values[
+                            : next(
+                                (k for k, v in enumerate(arg.values) if not isinstance(v, ast.Constant)),
+                                len(arg.values),
+                            )
+                        ]
+                    )
                     found.add(prefix or "<dynamic>")
                 else:
                     found.add("<dynamic>")
@@ -182,12 +201,19 @@ def test_show_does_not_import_chapters():
 
 
 def test_the_import_scan_sees_importlib_and_relative_imports():
-    src = ("import importlib\nfrom . import engine\nfrom ..show import plots\n"
-           "importlib.import_module(f'deepnotes.chapters.{stem}.cost')\n__import__('deepnotes.ledger.page')\n"
-           "def f():\n    from deepnotes.cost import log\n")
+    src = (
+        "import importlib\nfrom . import engine\nfrom ..show import plots\n"
+        "importlib.import_module(f'deepnotes.chapters.{stem}.cost')\n__import__('deepnotes.ledger.page')\n"
+        "def f():\n    from deepnotes.cost import log\n"
+    )
     names = imported_names(src, "deepnotes.core")
-    assert {"deepnotes.core.engine", "deepnotes.show.plots", "deepnotes.chapters.", "deepnotes.ledger.page",
-            "deepnotes.cost.log"} <= names
+    assert {
+        "deepnotes.core.engine",
+        "deepnotes.show.plots",
+        "deepnotes.chapters.",
+        "deepnotes.ledger.page",
+        "deepnotes.cost.log",
+    } <= names
 
 
 def test_core_has_at_most_twelve_modules_and_no_mirrored_pair():
@@ -207,15 +233,21 @@ def test_core_has_at_most_twelve_modules_and_no_mirrored_pair():
 def test_a_new_chapter_touches_no_core_file():
     """No core module names a chapter: a chapter's sizes, plans and cost exceptions live in its package."""
     stems = [p.name for p in PACKAGES]
-    problems = [f"{path.name}: {stem}" for path in sorted(CORE.rglob("*.py")) for stem in stems
-                if re.search(rf"(chapters\.{stem}\b|[\"']{stem}[\"']|\.{stem}\b)", path.read_text())]
+    problems = [
+        f"{path.name}: {stem}"
+        for path in sorted(CORE.rglob("*.py"))
+        for stem in stems
+        if re.search(rf"(chapters\.{stem}\b|[\"']{stem}[\"']|\.{stem}\b)", path.read_text())
+    ]
     assert not problems, problems
 
 
 def test_no_import_circles():
     """No deepnotes module reaches itself through its imports (function-level imports included)."""
     graph = package_imports()
-    graph = {m: {n for n in deps if n != m and not m.startswith(n + ".")} for m, deps in graph.items()}   # a package's own __init__
+    graph = {
+        m: {n for n in deps if n != m and not m.startswith(n + ".")} for m, deps in graph.items()
+    }  # a package's own __init__
     state: dict[str, int] = {}
     circles = []
 
@@ -223,10 +255,11 @@ def test_no_import_circles():
         state[m] = 1
         for n in sorted(graph.get(m, ())):
             if state.get(n) == 1:
-                circles.append(path[path.index(n):] + [n] if n in path else [m, n])
+                circles.append(path[path.index(n) :] + [n] if n in path else [m, n])
             elif n not in state:
                 visit(n, path + [n])
         state[m] = 2
+
     for m in sorted(graph):
         if m not in state:
             visit(m, [m])
@@ -236,7 +269,9 @@ def test_no_import_circles():
 def test_every_package_folder_is_a_regular_package():
     """pip builds the wheel (Colab's install) from setuptools' find: a folder without __init__.py is
     silently left out of it, and the chapters with it."""
-    folders = {p.parent for p in (ROOT / "deepnotes").rglob("*.py")} | {p.parent.parent for p in (ROOT / "deepnotes").rglob("*.py")}
+    folders = {p.parent for p in (ROOT / "deepnotes").rglob("*.py")} | {
+        p.parent.parent for p in (ROOT / "deepnotes").rglob("*.py")
+    }
     folders = {f for f in folders if f.is_relative_to(ROOT / "deepnotes") and "__pycache__" not in f.parts}
     missing = sorted(str(f.relative_to(ROOT)) for f in folders if not (f / "__init__.py").exists())
     assert not missing, missing

@@ -1,4 +1,5 @@
 """The claims ledger: inventory items and the citations read from verdict sources."""
+
 import dataclasses
 
 import pytest
@@ -7,33 +8,59 @@ from deepnotes.ledger.citations import Citation, citations
 from deepnotes.ledger.items import Item
 
 
-@pytest.mark.parametrize("source, expected", [
-    ("seed 000 annotated eqs. (53), (73)", [("000", "annotated", "eq. (53)"), ("000", "annotated", "eq. (73)")]),
-    ("seed 003 annotated eqs. (31)-(33)", [("003", "annotated", f"eq. ({n})") for n in (31, 32, 33)]),
-    ("seed 004 §足够的小 eq. (10); measured", [("004", "main", "eq. (10)")]),
-    ("seed 000 annotated §12.1 table", [("000", "annotated", "table §12.1")]),
-    ("seed 003 annotated table §9.1; seed 003 annotated tables §9.2, §9.3",
-     [("003", "annotated", f"table §9.{n}") for n in (1, 2, 3)]),
-    ("seed 000 §事后分析 claim 12; seed 000 annotated eq. (55)", [("000", "main", "claim 12"), ("000", "annotated", "eq. (55)")]),
-    ("seed 003 annotated eq. (38); seed 002 §残差连接 claims 3 and 4",
-     [("003", "annotated", "eq. (38)"), ("002", "main", "claim 3"), ("002", "main", "claim 4")]),
-    ("seed 003 annotated claims §9.1.1, §9.1.2", [("003", "annotated", "claim §9.1.1"), ("003", "annotated", "claim §9.1.2")]),
-    ("seed 001 side notes 2, 4; seed 001 figure 1", [("001", "side note", "side note 2"), ("001", "side note", "side note 4"),
-                                                    ("001", "main", "figure 1")]),
-    ("seed 004 comments 1-3", [("004", "comment", f"comment {n}") for n in (1, 2, 3)]),
-    ("seed 000 annotated eq. (49), §8.2 claim §8.2.3",                     # an equation list stops at a section
-     [("000", "annotated", "eq. (49)"), ("000", "annotated", "claim §8.2.3")]),
-    ("seed 002 §残差连接", []),                                   # a section, no numbered item
-    ("eq. (18)", []),                                            # no seed named: cites nothing of the sources
-    ("seed 000 §增量爆炸 claim 1; DeepNet Fig. 5; measured", [("000", "main", "claim 1")]),   # a paper's figure is not the seed's
-])
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        ("seed 000 annotated eqs. (53), (73)", [("000", "annotated", "eq. (53)"), ("000", "annotated", "eq. (73)")]),
+        ("seed 003 annotated eqs. (31)-(33)", [("003", "annotated", f"eq. ({n})") for n in (31, 32, 33)]),
+        ("seed 004 §足够的小 eq. (10); measured", [("004", "main", "eq. (10)")]),
+        ("seed 000 annotated §12.1 table", [("000", "annotated", "table §12.1")]),
+        (
+            "seed 003 annotated table §9.1; seed 003 annotated tables §9.2, §9.3",
+            [("003", "annotated", f"table §9.{n}") for n in (1, 2, 3)],
+        ),
+        (
+            "seed 000 §事后分析 claim 12; seed 000 annotated eq. (55)",
+            [("000", "main", "claim 12"), ("000", "annotated", "eq. (55)")],
+        ),
+        (
+            "seed 003 annotated eq. (38); seed 002 §残差连接 claims 3 and 4",
+            [("003", "annotated", "eq. (38)"), ("002", "main", "claim 3"), ("002", "main", "claim 4")],
+        ),
+        (
+            "seed 003 annotated claims §9.1.1, §9.1.2",
+            [("003", "annotated", "claim §9.1.1"), ("003", "annotated", "claim §9.1.2")],
+        ),
+        (
+            "seed 001 side notes 2, 4; seed 001 figure 1",
+            [("001", "side note", "side note 2"), ("001", "side note", "side note 4"), ("001", "main", "figure 1")],
+        ),
+        ("seed 004 comments 1-3", [("004", "comment", f"comment {n}") for n in (1, 2, 3)]),
+        (
+            "seed 000 annotated eq. (49), §8.2 claim §8.2.3",  # an equation list stops at a section
+            [("000", "annotated", "eq. (49)"), ("000", "annotated", "claim §8.2.3")],
+        ),
+        ("seed 002 §残差连接", []),  # a section, no numbered item
+        ("eq. (18)", []),  # no seed named: cites nothing of the sources
+        (
+            "seed 000 §增量爆炸 claim 1; DeepNet Fig. 5; measured",
+            [("000", "main", "claim 1")],
+        ),  # a paper's figure is not the seed's
+    ],
+)
 def test_a_source_string_names_its_seed_part_and_items(source, expected):
     assert citations(source) == [Citation(*e) for e in expected]
 
 
 def test_an_item_refuses_an_unknown_part_kind_or_chapter():
-    Item("eq. (1)", "main", "增量爆炸", "equation", "the loss change is the gradient dotted with the update",
-         "increment_explosion")
+    Item(
+        "eq. (1)",
+        "main",
+        "增量爆炸",
+        "equation",
+        "the loss change is the gradient dotted with the update",
+        "increment_explosion",
+    )
     with pytest.raises(ValueError, match="part must be one of .*got 'appendix'"):
         Item("eq. (1)", "appendix", "s", "equation", "c", "bert_init")
     with pytest.raises(ValueError, match="kind must be one of .*got 'formula'"):
@@ -43,38 +70,56 @@ def test_an_item_refuses_an_unknown_part_kind_or_chapter():
 
 
 def _items():
-    return {"000": (Item("eq. (1)", "main", "增量爆炸", "equation", "ΔL ≈ ⟨∇L, Δθ⟩", "increment_explosion"),
-                    Item("eq. (2)", "main", "量级分析", "definition", "λ = argmin ...", "magnitude_decomposition",
-                         "definition: nothing to check"),
-                    Item("claim 1", "main", "增量爆炸", "scaling", "ΔL = O(ηNK)", "increment_explosion"))}
+    return {
+        "000": (
+            Item("eq. (1)", "main", "增量爆炸", "equation", "ΔL ≈ ⟨∇L, Δθ⟩", "increment_explosion"),
+            Item(
+                "eq. (2)",
+                "main",
+                "量级分析",
+                "definition",
+                "λ = argmin ...",
+                "magnitude_decomposition",
+                "definition: nothing to check",
+            ),
+            Item("claim 1", "main", "增量爆炸", "scaling", "ΔL = O(ηNK)", "increment_explosion"),
+        )
+    }
 
 
 def test_chapters_record_the_verdicts_they_show_and_the_ledger_matches_them(tmp_path):
     from deepnotes.ledger import page
     from deepnotes.ledger.record import read_records, record_verdicts, stop_recording
     from deepnotes.show import verdicts as vd
+
     try:
         record_verdicts("increment_explosion", "smoke", tmp_path)
-        shown = vd.VerdictTable([
-            vd.check_number("the first equation", "seed 000 §增量爆炸 eq. (1)", 1.0, 1.0),
-            vd.check_number("a cited item the inventory lacks", "seed 000 eq. (9)", 1.0, 2.0),
-            vd.check_number("cites nothing", "measured", 1.0, 1.0),
-            vd.check_number("cites a paper", "DeepNet Fig. 5; measured", 1.0, 1.0)])
+        shown = vd.VerdictTable(
+            [
+                vd.check_number("the first equation", "seed 000 §增量爆炸 eq. (1)", 1.0, 1.0),
+                vd.check_number("a cited item the inventory lacks", "seed 000 eq. (9)", 1.0, 2.0),
+                vd.check_number("cites nothing", "measured", 1.0, 1.0),
+                vd.check_number("cites a paper", "DeepNet Fig. 5; measured", 1.0, 1.0),
+            ]
+        )
         html = shown._repr_html_()
-        shown._repr_html_()                                   # shown twice, recorded once
+        shown._repr_html_()  # shown twice, recorded once
     finally:
         stop_recording()
     vd.VerdictTable([vd.check_number("after the recording stopped", "seed 000 eq. (1)", 1, 1)])._repr_html_()
     records = read_records(tmp_path)
     assert list(records) == ["increment_explosion"] and records["increment_explosion"].budget == "smoke"
     assert [v.claim for v in records["increment_explosion"].verdicts] == [v.claim for v in shown]
-    assert all(f"id='{v.anchor}'" in html for v in shown)          # the ledger's links land on these rows
+    assert all(f"id='{v.anchor}'" in html for v in shown)  # the ledger's links land on these rows
     ledger = page.build(records, _items())
     states = [r.state for r in ledger.rows["000"]]
     assert states == ["checked", "needs no check", "not checked"]
-    only_uncheckable = page.Row("000", ledger.rows["000"][0].item, (dataclasses.replace(
-        ledger.rows["000"][0].verdicts[0], status=vd.UNCHECKABLE),))
-    assert only_uncheckable.state == "not checked"            # issue 30: cited, but nothing judged
+    only_uncheckable = page.Row(
+        "000",
+        ledger.rows["000"][0].item,
+        (dataclasses.replace(ledger.rows["000"][0].verdicts[0], status=vd.UNCHECKABLE),),
+    )
+    assert only_uncheckable.state == "not checked"  # issue 30: cited, but nothing judged
     assert [(v.claim, c.ref) for v, c in ledger.dangling] == [("a cited item the inventory lacks", "eq. (9)")]
     assert [v.claim for v in ledger.unsourced] == ["cites nothing"]
     cov = page.coverage(ledger)[0]
@@ -86,6 +131,7 @@ def test_chapters_record_the_verdicts_they_show_and_the_ledger_matches_them(tmp_
 
 def test_recording_refuses_an_unknown_chapter(tmp_path):
     from deepnotes.ledger.record import record_verdicts
+
     with pytest.raises(ValueError, match="chapter must be one of .*got 'bert'"):
         record_verdicts("bert", "smoke", tmp_path)
 
@@ -105,8 +151,9 @@ def test_each_inventory_item_is_unique_and_says_something(seed):
     for it in items:
         assert it.claim.strip() and len(it.claim) <= 200, it.ref
         assert it.ref.startswith(("eq. (", "table ", "figure ", "side note ", "comment ", "claim ")), it.ref
-        assert citations(f"seed {seed} {it.part if it.part != 'main' else ''} {it.ref}") == [Citation(seed, it.part, it.ref)], \
-            f"{it.ref}: a verdict could not cite this ref"
+        assert citations(f"seed {seed} {it.part if it.part != 'main' else ''} {it.ref}") == [
+            Citation(seed, it.part, it.ref)
+        ], f"{it.ref}: a verdict could not cite this ref"
         if it.kind == "definition":
             assert it.if_unchecked, f"{it.ref}: a definition says why it needs no check"
 
@@ -115,8 +162,9 @@ def test_every_not_checked_item_has_a_category_and_a_sentence():
     """Issue 30: a "not checked" reason is a short category (deepnotes.ledger.unchecked) plus a sentence;
     a category left on an item that no longer says why it is not checked is stale."""
     from deepnotes.ledger import unchecked
+
     listed = {(seed, it.part, it.ref) for seed, its in ALL_ITEMS.items() for it in its if it.not_checked}
-    assert listed == set(unchecked.WHY_NOT), (listed ^ set(unchecked.WHY_NOT))
+    assert listed == set(unchecked.WHY_NOT), listed ^ set(unchecked.WHY_NOT)
     assert set(unchecked.WHY_NOT.values()) <= set(unchecked.CATEGORIES)
     assert all(len(it.not_checked) >= 20 for its in ALL_ITEMS.values() for it in its if it.not_checked)
 
@@ -124,8 +172,11 @@ def test_every_not_checked_item_has_a_category_and_a_sentence():
 @pytest.mark.skipif(not seedtext.SEED_DIR.exists(), reason="the source articles are not beside this checkout")
 @pytest.mark.parametrize("seed", list(inv.SOURCES))
 def test_the_inventory_lists_every_numbered_item_of_the_source_and_no_other(seed):
-    listed = {(it.part, it.ref) for it in ALL_ITEMS[seed] if it.ref.startswith(("eq. (", "figure ", "side note "))
-              or (it.ref.startswith("table §"))}
+    listed = {
+        (it.part, it.ref)
+        for it in ALL_ITEMS[seed]
+        if it.ref.startswith(("eq. (", "figure ", "side note ")) or (it.ref.startswith("table §"))
+    }
     numbered = {(n.part, n.ref) for n in seedtext.seed_items(seed)}
     assert numbered - listed == set(), "numbered items of the source missing from the inventory"
     assert listed - numbered == set(), "the inventory names numbered items the source does not have"

@@ -1,5 +1,6 @@
 """The code base passes its linter and formatter (ruff, configured in pyproject.toml: lines ≤ 120,
 import order, unused names), and no function in the package grows past 60 lines."""
+
 from __future__ import annotations
 
 import ast
@@ -9,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from book_paths import ROOT
 
 MAX_FUNCTION_LINES = 60
@@ -24,9 +24,11 @@ def test_ruff_passes(command):
 
 
 def test_no_function_of_the_package_exceeds_sixty_lines():
-    long = [f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({node.end_lineno - node.lineno + 1} lines)"
-            for path in sorted((ROOT / "deepnotes").rglob("*.py"))
-            for node in ast.walk(ast.parse(path.read_text()))
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-            and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES]
+    long = [
+        f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({node.end_lineno - node.lineno + 1} lines)"
+        for path in sorted((ROOT / "deepnotes").rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES
+    ]
     assert not long, long

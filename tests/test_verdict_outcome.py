@@ -1,5 +1,6 @@
 """Training-outcome verdicts carry their claim's direction (issue 30): the status is computed from
 which runs the source says train and what each measured, never from the claim's words."""
+
 import json
 import math
 from dataclasses import asdict
@@ -11,16 +12,22 @@ from deepnotes.show import verdicts as vd
 
 def _verdict(expected, measured):
     """``measured``: one value per run, given to all three seeds."""
-    return vd.check_outcome(claim="c", source="s", expected=expected, threshold=0.5, reason="r",
-                            measured={run: [v] * vd.MIN_SEEDS for run, v in measured.items()})
+    return vd.check_outcome(
+        claim="c",
+        source="s",
+        expected=expected,
+        threshold=0.5,
+        reason="r",
+        measured={run: [v] * vd.MIN_SEEDS for run, v in measured.items()},
+    )
 
 
 def test_a_claim_that_a_run_does_not_train_holds_when_it_does_not():
-    assert _verdict({"plain": False}, {"plain": 0.07}).status == vd.HOLDS       # "necessarily hard to train"
+    assert _verdict({"plain": False}, {"plain": 0.07}).status == vd.HOLDS  # "necessarily hard to train"
     assert _verdict({"plain": False}, {"plain": 0.9}).status == vd.WRONG
     assert _verdict({"plain": False, "residual": True}, {"plain": 0.07, "residual": 0.8}).status == vd.HOLDS
     assert _verdict({"plain": False, "residual": True}, {"plain": 0.07, "residual": 0.2}).status == vd.WRONG
-    assert _verdict({"post": False}, {"post": -math.inf}).status == vd.HOLDS    # diverged: did not train
+    assert _verdict({"post": False}, {"post": -math.inf}).status == vd.HOLDS  # diverged: did not train
 
 
 def test_the_direction_survives_the_record_and_bad_input_is_refused():
@@ -36,15 +43,18 @@ def test_the_direction_survives_the_record_and_bad_input_is_refused():
 def test_an_outcome_rests_on_three_seeds_and_shows_them():
     """Issue 30: a training-outcome verdict on one seed (increment explosion's 0.10) is refused; the
     median decides and every seed is shown."""
+
     def check(values):
-        return vd.check_outcome(claim="c", source="s", expected={"warm": True}, measured={"warm": values},
-                                threshold=0.5, reason="r")
+        return vd.check_outcome(
+            claim="c", source="s", expected={"warm": True}, measured={"warm": values}, threshold=0.5, reason="r"
+        )
+
     for bad in (0.1, [0.1], [0.1, 0.9], "0.1, 0.9, 0.8", [0.1, float("nan"), 0.9]):
         with pytest.raises(ValueError, match="at least 3 seeds"):
             check(bad)
     v = check([0.10, 0.91, 0.88])
     assert v.status == vd.HOLDS and v.outcome.seeds == 3 and "0.88 (0.10, 0.91, 0.88)" in v.computed
-    assert check([0.91, 0.10, 0.12]).status == vd.WRONG                       # one lucky seed is not a median
+    assert check([0.91, 0.10, 0.12]).status == vd.WRONG  # one lucky seed is not a median
     assert "div." in check([-math.inf, 0.9, 0.8]).computed
 
 
@@ -53,11 +63,20 @@ def test_chapters_that_disagree_on_one_experiment_are_found():
     from deepnotes.ledger.record import ChapterRecord, Record
 
     def record(chapter, values):
-        v = vd.check_outcome(claim="Post-LN with warmup trains", source="s", expected={"warm": True},
-                             measured={"warm": values}, threshold=0.5, reason="r", setting="N = 12, warmup 200")
-        row = Record(chapter, "cpu", v.claim, v.source, v.claimed, v.computed, v.status, v.reason, v.anchor,
-                     asdict(v.outcome))
+        v = vd.check_outcome(
+            claim="Post-LN with warmup trains",
+            source="s",
+            expected={"warm": True},
+            measured={"warm": values},
+            threshold=0.5,
+            reason="r",
+            setting="N = 12, warmup 200",
+        )
+        row = Record(
+            chapter, "cpu", v.claim, v.source, v.claimed, v.computed, v.status, v.reason, v.anchor, asdict(v.outcome)
+        )
         return ChapterRecord(chapter, "cpu", "", (row,))
+
     same = {c: record(c, [0.10, 0.91, 0.88]) for c in ("increment_explosion", "post_vs_pre_norm")}
     assert disagreements(same) == []
     apart = {**same, "increment_explosion": record("increment_explosion", [0.10, 0.10, 0.10])}
@@ -69,6 +88,7 @@ def test_a_take_away_is_written_from_the_verdict_table():
     """Issue 30: magnitude decomposition listed eqs. (53), (54), (73) as wrong beside 'holds
     approximately'; its take-away is now the table's own grouping."""
     from deepnotes.chapters.magnitude_decomposition import claims
+
     table = claims.annotated_verdicts()
     text = vd.summary_markdown(table, "The annotated section")
     for status in (vd.WRONG, vd.APPROX, vd.HOLDS):

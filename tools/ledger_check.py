@@ -6,6 +6,7 @@
 Prints the cited items the inventory lacks, the verdicts that cite no item and no paper, coverage per
 source, and (``--unchecked SEED``) that source's items no verdict cites.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,7 +27,7 @@ def main() -> None:
     parser.add_argument("--unchecked", help="list this seed's items that no verdict cites")
     args = parser.parse_args()
     chapters = sorted(p.name for p in (ROOT / "deepnotes" / "chapters").iterdir() if (p / "__init__.py").exists())
-    if args.chapter and args.chapter not in chapters:        # checked before any record is needed
+    if args.chapter and args.chapter not in chapters:  # checked before any record is needed
         parser.error(f"unknown chapter {args.chapter!r}; allowed: {', '.join(chapters)}")
     if args.unchecked and args.unchecked not in SOURCES:
         parser.error(f"unknown seed {args.unchecked!r}; allowed: {', '.join(sorted(SOURCES))}")

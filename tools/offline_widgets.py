@@ -11,6 +11,7 @@ static folder of their own (not ``_static/``, whose every .js Jupyter Book adds 
 MathJax 3 (``tex-chtml.js`` with its TeX extensions, fonts and menu; not the speech engine) comes
 from the npm registry the same way and replaces Sphinx's CDN ``mathjax_path``.
 """
+
 from __future__ import annotations
 
 import shutil
@@ -31,6 +32,7 @@ MATHJAX_PARTS = ("tex-chtml.js", "input", "output/chtml", "ui", "a11y")
 def html_manager_version() -> str:
     """The html-manager release that matches the installed ipywidgets (``^1.0.x`` for ipywidgets 8)."""
     from ipywidgets._version import __html_manager_version__
+
     return __html_manager_version__
 
 
@@ -39,8 +41,9 @@ def _npm_install(prefix: Path, *packages: str) -> Path:
     if npm is None:
         raise RuntimeError("npm is needed to install the local widget manager and MathJax (apt-get install npm)")
     prefix.mkdir(parents=True, exist_ok=True)
-    subprocess.run([npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--silent", *packages],
-                   check=True)
+    subprocess.run(
+        [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--silent", *packages], check=True
+    )
     return prefix / "node_modules"
 
 

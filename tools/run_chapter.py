@@ -6,6 +6,7 @@ With ``--check-plan`` it also logs every training ensemble the chapter runs (``D
 compares them with the chapter's cost plan (``deepnotes/chapters/<stem>/cost.py``) and prints the
 plan's estimate for this machine beside the measured time.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -46,19 +47,25 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("chapter", type=Path, help="a chapter notebook, e.g. book/bert_init.ipynb")
     parser.add_argument("out", type=Path, help="where the executed copy is written")
-    parser.add_argument("--check-plan", action="store_true",
-                        help="compare the ensembles the chapter trains with its cost plan; print the estimate")
+    parser.add_argument(
+        "--check-plan",
+        action="store_true",
+        help="compare the ensembles the chapter trains with its cost plan; print the estimate",
+    )
     args = parser.parse_args(argv)
     if not args.chapter.is_file() or args.chapter.suffix != ".ipynb":
         parser.error(f"{args.chapter} is not a notebook file; give one of book/*.ipynb")
     if not args.check_plan:
         print(f"{args.chapter}: executed in {run(args.chapter, args.out):.1f} s -> {args.out}")
         return
-    from deepnotes.cost import estimate, log as work_log, model as cost_model
+    from deepnotes.cost import estimate
+    from deepnotes.cost import log as work_log
+    from deepnotes.cost import model as cost_model
+
     log = Path(tempfile.mkdtemp()) / "work.jsonl"
     os.environ[work_log.WORK_LOG_ENV] = str(log)
     stem = args.chapter.stem
-    work_log.log_chapter(stem)          # the chapter's budget cell marks it again; a chapter without one is still found
+    work_log.log_chapter(stem)  # the chapter's budget cell marks it again; a chapter without one is still found
     seconds = run(args.chapter, args.out)
     ran = cost_model.read_train_log(log).get(stem, [])
     plan = estimate.chapter_plan(stem, None)

@@ -6,6 +6,7 @@ Cells tagged ``nbval-check-output`` (derivations, verdicts, constants) keep thei
 nbval then compares on every test run; every other cell is stored without outputs (the book build
 executes it). Widget state is dropped from the stored notebook.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -15,7 +16,7 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-TAG = "nbval-check-output"   # nbval compares these cells' outputs (a cell tag, not a comment a reader must read)
+TAG = "nbval-check-output"  # nbval compares these cells' outputs (a cell tag, not a comment a reader must read)
 
 
 def is_checked(cell) -> bool:
@@ -25,12 +26,13 @@ def is_checked(cell) -> bool:
 def store(path: Path) -> None:
     nb = nbformat.read(path, as_version=4)
     os.environ["DEEPNOTES_BUDGET"] = "smoke"
-    NotebookClient(nb, timeout=1800, kernel_name="python3",
-                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    NotebookClient(
+        nb, timeout=1800, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+    ).execute()
     for cell in nb.cells:
         if cell.cell_type != "code":
             continue
-        cell.metadata.pop("execution", None)   # timestamps: noise in every diff
+        cell.metadata.pop("execution", None)  # timestamps: noise in every diff
         if is_checked(cell):
             for out in cell.outputs:
                 out.get("metadata", {}).clear() if isinstance(out.get("metadata"), dict) else None

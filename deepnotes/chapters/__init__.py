@@ -5,6 +5,7 @@ another chapter.
 Importing this package registers every chapter's sizes (its ``budget.py``) with the budget table, so
 ``budget.<stem>`` works wherever ``deepnotes`` is imported; a new chapter's folder is found here by itself.
 """
+
 import importlib
 import pkgutil
 

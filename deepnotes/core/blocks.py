@@ -53,6 +53,7 @@ the same function. ``DEEPNOTES_FUSED=0`` turns the compiled path off, ``=all`` u
 too (see :func:`usable`). CUDA always runs the PyTorch path. ``tests/core/test_fused.py`` checks every
 output and gradient against that path (float64, relative 1e-10) for every norm style and block kind.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -71,9 +72,9 @@ import torch
 import torch.nn.functional as F
 from torch.utils._python_dispatch import _get_current_dispatch_mode
 
-LN_EPS = 1e-5                                   # nn.LayerNorm's default, as in the reference
-SOFTMAX_VECTOR = 16                             # floats per vector of the CPU softmax kernel
-PADDED_SOFTMAX_WIDTHS = range(7, SOFTMAX_VECTOR)   # row widths padded to one vector (see softmax)
+LN_EPS = 1e-5  # nn.LayerNorm's default, as in the reference
+SOFTMAX_VECTOR = 16  # floats per vector of the CPU softmax kernel
+PADDED_SOFTMAX_WIDTHS = range(7, SOFTMAX_VECTOR)  # row widths padded to one vector (see softmax)
 
 
 Mask = "bool | tuple[torch.Tensor, torch.Tensor] | None"
@@ -85,14 +86,15 @@ class Styles:
     has it) or (m, 1 − m), two float [K, 1, 1] tensors of 0s and 1s: a blend a·(1 − m) + b·m picks
     a or b per member exactly (for finite values: a diverged member's NaN stays in its own slice),
     and costs less than ``torch.where`` on the CPU (2.5 against 10 µs at K = 14, M = 32, d = 32)."""
-    alpha: torch.Tensor | None      # the skip weight α_k [K, 1, 1] (None: 1 for every member)
-    pre: Mask                       # LN on the sublayer's input (Pre-LN)
-    post: Mask                      # LN on the sum (Post-LN, DeepNorm)
-    gated: Mask                     # g_k is the member's trained gate (ReZero), else 1
-    activation: str                 # the FFN's φ: relu | gelu
+
+    alpha: torch.Tensor | None  # the skip weight α_k [K, 1, 1] (None: 1 for every member)
+    pre: Mask  # LN on the sublayer's input (Pre-LN)
+    post: Mask  # LN on the sum (Post-LN, DeepNorm)
+    gated: Mask  # g_k is the member's trained gate (ReZero), else 1
+    activation: str  # the FFN's φ: relu | gelu
     n_heads: int
-    causal: bool = True             # position i sees j ≤ i (the compiled path's score mask; here: bias)
-    flags: dict | None = None       # per member, Python: alpha, pre, post, gated (the compiled path's data)
+    causal: bool = True  # position i sees j ≤ i (the compiled path's score mask; here: bias)
+    flags: dict | None = None  # per member, Python: alpha, pre, post, gated (the compiled path's data)
 
 
 def mask_of(flags: list[bool], values: torch.Tensor) -> Mask:
@@ -140,6 +142,7 @@ def _linear_backward(dy, x, w, gw, gb):
 
 # ---- LayerNorm with a per-member affine ---------------------------------------------------------
 
+
 def norm_forward(x, w, b):
     """LN(x)·γ + β per member: x [K, M, d], γ and β [K, 1, d] → (y, (x, x̂, mean, rstd))."""
     xhat, mean, rstd = torch.native_layer_norm(x, x.shape[-1:], None, None, LN_EPS)
@@ -156,31 +159,33 @@ def _norm_backward(dy, w, saved, gw, gb, accumulate: bool):
     else:
         torch.sum(dy * xhat, 1, keepdim=True, out=gw)
         torch.sum(dy, 1, keepdim=True, out=gb)
-    return torch.ops.aten.native_layer_norm_backward(dy * w, x, x.shape[-1:], mean, rstd, None, None,
-                                                     [True, False, False])[0]
+    return torch.ops.aten.native_layer_norm_backward(
+        dy * w, x, x.shape[-1:], mean, rstd, None, None, [True, False, False]
+    )[0]
 
 
 # ---- the two branches ---------------------------------------------------------------------------
 
+
 def _ffn_forward(st: Styles, u, p):
     """φ(u W₁ + b₁) W₂ + b₂ on u [K, M, d]."""
-    h = _linear(u, p["fc1_w"], p["fc1_b"])                                             # [K, M, d_ff]
+    h = _linear(u, p["fc1_w"], p["fc1_b"])  # [K, M, d_ff]
     a = torch.relu(h) if st.activation == "relu" else F.gelu(h)
     return _linear(a, p["fc2_w"], p["fc2_b"]), (u, h if st.activation == "gelu" else None, a)
 
 
 def _ffn_backward(st: Styles, df, p, g, saved):
     u, h, a = saved
-    da = _linear_backward(df, a, p["fc2_w"], g["fc2_w"], g["fc2_b"])                    # [K, M, d_ff]
+    da = _linear_backward(df, a, p["fc2_w"], g["fc2_w"], g["fc2_b"])  # [K, M, d_ff]
     dh = torch.ops.aten.threshold_backward(da, a, 0) if h is None else torch.ops.aten.gelu_backward(da, h)
-    return _linear_backward(dh, u, p["fc1_w"], g["fc1_w"], g["fc1_b"])                  # [K, M, d]
+    return _linear_backward(dh, u, p["fc1_w"], g["fc1_w"], g["fc1_b"])  # [K, M, d]
 
 
 def _attention_forward(st: Styles, u, p, batch: int, bias):
     """softmax(QKᵀ/√d_h + mask)·V per head, then the out-projection, on u [K, M = B·T, d]."""
     k_, m, d = u.shape
     h, t = st.n_heads, m // batch
-    qkv = _linear(u, p["qkv_w"], p["qkv_b"])                                           # [K, M, 3d]
+    qkv = _linear(u, p["qkv_w"], p["qkv_b"])  # [K, M, 3d]
     heads = qkv.view(k_ * batch, t, 3, h, d // h).permute(2, 0, 3, 1, 4).reshape(3, -1, t, d // h)  # [3, KBh, T, d/h]
     q, k, v = heads.unbind(0)
     probs = softmax(torch.baddbmm(bias, q, k.transpose(1, 2), alpha=(d // h) ** -0.5))  # [KBh, T, T]
@@ -194,21 +199,22 @@ def _attention_backward(st: Styles, df, p, g, saved):
     h, dh = st.n_heads, d // st.n_heads
     kb, t = heads.shape[1] // h, heads.shape[2]
     q, k, v = heads.unbind(0)
-    dy = _linear_backward(df, y, p["out_w"], g["out_w"], g["out_b"])                    # [K, M, d]
-    dyh = dy.view(k_, kb // k_, t, h, dh).permute(0, 1, 3, 2, 4).reshape(-1, t, dh)    # [KBh, T, d/h]
-    dheads = torch.empty_like(heads)                                                    # [3, KBh, T, d/h]
-    dp = torch.bmm(dyh, v.transpose(1, 2))                                              # [KBh, T, T]
+    dy = _linear_backward(df, y, p["out_w"], g["out_w"], g["out_b"])  # [K, M, d]
+    dyh = dy.view(k_, kb // k_, t, h, dh).permute(0, 1, 3, 2, 4).reshape(-1, t, dh)  # [KBh, T, d/h]
+    dheads = torch.empty_like(heads)  # [3, KBh, T, d/h]
+    dp = torch.bmm(dyh, v.transpose(1, 2))  # [KBh, T, T]
     torch.bmm(probs.transpose(1, 2), dyh, out=dheads[2])
     # softmax backward as P ⊙ (∂P − rowsum(∂P ⊙ P)): 16 µs against 55 for ATen's kernel on rows of 8
     ds = dp.sub_((dp * probs).sum(-1, keepdim=True)).mul_(probs)
-    scale = dh ** -0.5
+    scale = dh**-0.5
     torch.baddbmm(dheads[0], ds, k, beta=0, alpha=scale, out=dheads[0])
     torch.baddbmm(dheads[1], ds.transpose(1, 2), q, beta=0, alpha=scale, out=dheads[1])
-    dqkv = dheads.view(3, kb, h, t, dh).permute(1, 3, 0, 2, 4).reshape(k_, m, 3 * d)    # [K, M, 3d]
-    return _linear_backward(dqkv, u, p["qkv_w"], g["qkv_w"], g["qkv_b"])                # [K, M, d]
+    dqkv = dheads.view(3, kb, h, t, dh).permute(1, 3, 0, 2, 4).reshape(k_, m, 3 * d)  # [K, M, 3d]
+    return _linear_backward(dqkv, u, p["qkv_w"], g["qkv_w"], g["qkv_b"])  # [K, M, d]
 
 
 # ---- one sublayer, one block --------------------------------------------------------------------
+
 
 def _sublayer_forward(st: Styles, x, p, sub: str, branch, keep: bool):
     """y of one residual sublayer (the module docstring's four lines) and what its backward needs."""
@@ -220,7 +226,7 @@ def _sublayer_forward(st: Styles, x, p, sub: str, branch, keep: bool):
     gate = None
     if st.gated is True:
         gate = p[f"{sub}_gate"]
-    elif st.gated is not None:                                      # g_k·m_k + (1 − m_k): 1 off ReZero
+    elif st.gated is not None:  # g_k·m_k + (1 − m_k): 1 off ReZero
         gate = torch.addcmul(st.gated[1], p[f"{sub}_gate"], st.gated[0])
     skip = x if st.alpha is None else x * st.alpha
     s = torch.addcmul(skip, gate, f) if gate is not None else skip + f
@@ -265,8 +271,9 @@ def block_forward(st: Styles, x, p: dict, batch: int, bias, keep: bool = False):
     what :func:`block_backward` needs."""
     saved = {}
     if "qkv_w" in p:
-        x, saved["attn"] = _sublayer_forward(st, x, p, "attn", lambda u: _attention_forward(st, u, p, batch, bias),
-                                             keep)
+        x, saved["attn"] = _sublayer_forward(
+            st, x, p, "attn", lambda u: _attention_forward(st, u, p, batch, bias), keep
+        )
     x, saved["ffn"] = _sublayer_forward(st, x, p, "ffn", lambda u: _ffn_forward(st, u, p), keep)
     return x, saved
 
@@ -275,8 +282,9 @@ def block_backward(st: Styles, dy, p: dict, g: dict, saved: dict):
     """∂L/∂x of one block given ∂L/∂y [K, M, d]; its parameter gradients written into ``g``."""
     dx = _sublayer_backward(st, dy, p, g, "ffn", lambda df, p, g, s: _ffn_backward(st, df, p, g, s), saved["ffn"])
     if "attn" in saved:
-        dx = _sublayer_backward(st, dx, p, g, "attn", lambda df, p, g, s: _attention_backward(st, df, p, g, s),
-                                saved["attn"])
+        dx = _sublayer_backward(
+            st, dx, p, g, "attn", lambda df, p, g, s: _attention_backward(st, df, p, g, s), saved["attn"]
+        )
     return dx
 
 
@@ -292,7 +300,7 @@ class BlocksFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, st: Styles, names: tuple, batch: int, bias, x, *params):
         ctx.names = names
-        if compiled_usable(st, x, params):          # the same formulas, compiled
+        if compiled_usable(st, x, params):  # the same formulas, compiled
             y, ctx.fused = compiled_forward(st, names, params, x, batch, keep=True)
             ctx.params = params
             return y
@@ -317,7 +325,7 @@ class BlocksFunction(torch.autograd.Function):
         dx = dx.contiguous()
         for i in reversed(range(len(ctx.layers))):
             dx = block_backward(ctx.st, dx, ctx.layers[i], glayers[i], ctx.saved[i])
-            ctx.saved[i] = None                                      # free layer i's activations
+            ctx.saved[i] = None  # free layer i's activations
         return (None, None, None, None, dx, *grads)
 
 
@@ -336,13 +344,37 @@ def run_blocks(st: Styles, names: tuple, params: list, x: torch.Tensor, batch: i
 KERNELS = Path(__file__).with_name("kernels")
 SOURCES = (KERNELS / "blocks.cpp", KERNELS / "adam.cpp")
 HEADERS = (KERNELS / "flush_denormals.h", KERNELS / "adam_update.h")
-FLAGS = ("-O3", "-march=native", "-fno-math-errno", "-fno-trapping-math", "-fno-signed-zeros", "-fassociative-math",
-         "-std=c++17", "-shared", "-fPIC", "-pthread")
-ABI = 3                                  # deepnotes_blocks_abi() of the source this module speaks to
-ENV_SWITCH = "DEEPNOTES_FUSED"          # "0": never use the compiled kernels; "all": wherever they can run
+FLAGS = (
+    "-O3",
+    "-march=native",
+    "-fno-math-errno",
+    "-fno-trapping-math",
+    "-fno-signed-zeros",
+    "-fassociative-math",
+    "-std=c++17",
+    "-shared",
+    "-fPIC",
+    "-pthread",
+)
+ABI = 3  # deepnotes_blocks_abi() of the source this module speaks to
+ENV_SWITCH = "DEEPNOTES_FUSED"  # "0": never use the compiled kernels; "all": wherever they can run
 # the parameter slots of blocks.cpp, in its order (a stack without a piece passes a null pointer)
-SLOTS = ("attn_norm_w", "attn_norm_b", "attn_gate", "qkv_w", "qkv_b", "out_w", "out_b",
-         "ffn_norm_w", "ffn_norm_b", "ffn_gate", "fc1_w", "fc1_b", "fc2_w", "fc2_b")
+SLOTS = (
+    "attn_norm_w",
+    "attn_norm_b",
+    "attn_gate",
+    "qkv_w",
+    "qkv_b",
+    "out_w",
+    "out_b",
+    "ffn_norm_w",
+    "ffn_norm_b",
+    "ffn_gate",
+    "fc1_w",
+    "fc1_b",
+    "fc2_w",
+    "fc2_b",
+)
 _SUFFIX = {torch.float32: "f32", torch.float64: "f64"}
 # the most memory one stack's forward pass keeps for its backward as intermediates; past it, only the
 # layers' inputs (tests/core/test_fused.py runs both ways)
@@ -351,17 +383,35 @@ KEEP_LIMIT_BYTES = 1 << 30
 
 class Layout(ctypes.Structure):
     """blocks.cpp's ``Layout``: the stack's sizes and switches."""
-    _fields_ = [(name, ctypes.c_int64) for name in
-                ("n_layers", "members", "tokens", "d", "d_ff", "seq", "heads", "attention", "causal", "gelu",
-                 "threads", "kept")] + [("eps", ctypes.c_double)]
+
+    _fields_ = [
+        (name, ctypes.c_int64)
+        for name in (
+            "n_layers",
+            "members",
+            "tokens",
+            "d",
+            "d_ff",
+            "seq",
+            "heads",
+            "attention",
+            "causal",
+            "gelu",
+            "threads",
+            "kept",
+        )
+    ] + [("eps", ctypes.c_double)]
 
 
 class AdamInBackward(ctypes.Structure):
     """blocks.cpp's ``AdamInBackward``: m and v per slot (null: not stepped), the members' rates, the
     constants."""
-    _fields_ = [("m", ctypes.c_void_p * len(SLOTS)), ("v", ctypes.c_void_p * len(SLOTS)),
-                ("lr", ctypes.POINTER(ctypes.c_double))] + [(name, ctypes.c_double) for name in
-                                                            ("b1", "b2", "eps", "bc1", "bc2")]
+
+    _fields_ = [
+        ("m", ctypes.c_void_p * len(SLOTS)),
+        ("v", ctypes.c_void_p * len(SLOTS)),
+        ("lr", ctypes.POINTER(ctypes.c_double)),
+    ] + [(name, ctypes.c_double) for name in ("b1", "b2", "eps", "bc1", "bc2")]
 
 
 @dataclass
@@ -372,6 +422,7 @@ class AdamStep:
     The optimizer attaches it to each θ as ``_adam_step`` before the backward pass
     (:meth:`deepnotes.core.optim.EnsembleOptimizer.arm`); :func:`backward` adds the names it
     stepped to ``done`` and leaves their gradient None."""
+
     states: dict[str, tuple[torch.Tensor, torch.Tensor, torch.Tensor]]
     lrs: list[float]
     betas: tuple[float, float]
@@ -395,8 +446,9 @@ def _machine_key() -> bytes:
     """What ``-march=native`` depends on: the architecture and, on Linux, the CPU's feature flags."""
     flags = b""
     try:
-        flags = next((line for line in Path("/proc/cpuinfo").read_bytes().splitlines() if line.startswith(b"flags")),
-                     b"")
+        flags = next(
+            (line for line in Path("/proc/cpuinfo").read_bytes().splitlines() if line.startswith(b"flags")), b""
+        )
     except OSError:
         pass
     return platform.machine().encode() + flags
@@ -410,11 +462,16 @@ def _build(compiler: str) -> Path:
     target = cache_dir() / f"kernels-{key}.so"
     if not target.exists():
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(suffix=".so", dir=target.parent)     # worker processes may build at once
+        fd, tmp = tempfile.mkstemp(suffix=".so", dir=target.parent)  # worker processes may build at once
         os.close(fd)
         try:
-            subprocess.run([compiler, *FLAGS, *map(str, SOURCES), "-o", tmp], check=True, capture_output=True,
-                           text=True, timeout=600)
+            subprocess.run(
+                [compiler, *FLAGS, *map(str, SOURCES), "-o", tmp],
+                check=True,
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
             os.replace(tmp, target)
         finally:
             if os.path.exists(tmp):
@@ -427,8 +484,12 @@ def library() -> ctypes.CDLL | None:
     """The compiled blocks, or None (no compiler, or compiling failed: one warning)."""
     compiler = _compiler()
     if compiler is None:
-        warnings.warn("no C++ compiler found (set CXX): the engine runs its blocks as PyTorch operations, "
-                      "which is slower on the CPU but computes the same", RuntimeWarning, stacklevel=2)
+        warnings.warn(
+            "no C++ compiler found (set CXX): the engine runs its blocks as PyTorch operations, "
+            "which is slower on the CPU but computes the same",
+            RuntimeWarning,
+            stacklevel=2,
+        )
         return None
     try:
         lib = ctypes.CDLL(str(_build(compiler)))
@@ -436,8 +497,12 @@ def library() -> ctypes.CDLL | None:
             raise OSError(f"ABI {lib.deepnotes_blocks_abi()} != {ABI}")
     except (OSError, subprocess.SubprocessError) as err:
         detail = getattr(err, "stderr", "") or err
-        warnings.warn(f"compiling deepnotes/core/kernels/*.cpp with {compiler} failed ({str(detail)[:500]}): "
-                      "the engine runs its blocks as PyTorch operations instead", RuntimeWarning, stacklevel=2)
+        warnings.warn(
+            f"compiling deepnotes/core/kernels/*.cpp with {compiler} failed ({str(detail)[:500]}): "
+            "the engine runs its blocks as PyTorch operations instead",
+            RuntimeWarning,
+            stacklevel=2,
+        )
         return None
     return lib
 
@@ -447,10 +512,13 @@ def _compiled(tensors) -> bool:
     PyTorch dispatch mode watching (a FLOP or operator counter, :mod:`deepnotes.cost.model`: it sees the
     PyTorch path's operations, which the compiled loops would hide from it)."""
     dtype = tensors[0].dtype
-    return (dtype in _SUFFIX and all(t.device.type == "cpu" and t.dtype == dtype and t.is_contiguous()
-                                     for t in tensors)
-            and os.environ.get(ENV_SWITCH, "1") != "0" and _get_current_dispatch_mode() is None
-            and library() is not None)
+    return (
+        dtype in _SUFFIX
+        and all(t.device.type == "cpu" and t.dtype == dtype and t.is_contiguous() for t in tensors)
+        and os.environ.get(ENV_SWITCH, "1") != "0"
+        and _get_current_dispatch_mode() is None
+        and library() is not None
+    )
 
 
 def compiled_usable(st, x: torch.Tensor, params) -> bool:
@@ -462,16 +530,33 @@ def compiled_usable(st, x: torch.Tensor, params) -> bool:
     still tested against it)."""
     if st.activation == "gelu" and os.environ.get(ENV_SWITCH) != "all":
         return False
-    return (st.flags is not None and len(st.flags["alpha"]) == x.shape[0] and x.dim() == 3
-            and x.device.type == "cpu" and x.dtype == params[0].dtype and _compiled(list(params)))  # x: any layout
+    return (
+        st.flags is not None
+        and len(st.flags["alpha"]) == x.shape[0]
+        and x.dim() == 3
+        and x.device.type == "cpu"
+        and x.dtype == params[0].dtype
+        and _compiled(list(params))
+    )  # x: any layout
 
 
 def _layout(st, params: dict, x: torch.Tensor, batch: int) -> Layout:
     k_, m, d = x.shape
     n = params["fc1_w"].shape[0]
-    return Layout(n_layers=n, members=k_, tokens=m, d=d, d_ff=params["fc1_w"].shape[-1], seq=m // batch,
-                  heads=st.n_heads, attention=int("qkv_w" in params), causal=int(st.causal),
-                  gelu=int(st.activation == "gelu"), threads=torch.get_num_threads(), eps=LN_EPS)
+    return Layout(
+        n_layers=n,
+        members=k_,
+        tokens=m,
+        d=d,
+        d_ff=params["fc1_w"].shape[-1],
+        seq=m // batch,
+        heads=st.n_heads,
+        attention=int("qkv_w" in params),
+        causal=int(st.causal),
+        gelu=int(st.activation == "gelu"),
+        threads=torch.get_num_threads(),
+        eps=LN_EPS,
+    )
 
 
 def _pointers(tensors: dict) -> ctypes.Array:
@@ -490,8 +575,10 @@ def _kept_entries(layout: Layout, members) -> int:
     _, pre, post, gated = members
     count = library().deepnotes_blocks_kept_entries
     count.restype = ctypes.c_int64
-    return max(count(ctypes.byref(layout), ctypes.c_uint8(a), ctypes.c_uint8(b), ctypes.c_uint8(c))
-               for a, b, c in zip(pre.tolist(), post.tolist(), gated.tolist()))
+    return max(
+        count(ctypes.byref(layout), ctypes.c_uint8(a), ctypes.c_uint8(b), ctypes.c_uint8(c))
+        for a, b, c in zip(pre.tolist(), post.tolist(), gated.tolist())
+    )
 
 
 def compiled_forward(st, names, params, x: torch.Tensor, batch: int, keep: bool):
@@ -512,8 +599,12 @@ def compiled_forward(st, names, params, x: torch.Tensor, batch: int, keep: bool)
         else:
             saved = _reused(params[0], "_fused_kept", (layout.n_layers, *x.shape), x.dtype)
     getattr(library(), f"deepnotes_blocks_forward_{_SUFFIX[x.dtype]}")(
-        ctypes.byref(layout), _pointers(tensors), *(ctypes.c_void_p(t.data_ptr()) for t in members),
-        ctypes.c_void_p(y.data_ptr()), ctypes.c_void_p(saved.data_ptr() if keep else None))
+        ctypes.byref(layout),
+        _pointers(tensors),
+        *(ctypes.c_void_p(t.data_ptr()) for t in members),
+        ctypes.c_void_p(y.data_ptr()),
+        ctypes.c_void_p(saved.data_ptr() if keep else None),
+    )
     return y, (layout, members, saved)
 
 
@@ -522,11 +613,11 @@ def _storage_count(t: torch.Tensor) -> int | None:
     count = getattr(torch._C, "_storage_Use_Count", None)
     if count is None:
         return None
-    storage = t.untyped_storage()                # held while counting
+    storage = t.untyped_storage()  # held while counting
     return count(storage._cdata)
 
 
-_ALONE = _storage_count(torch.empty(1))          # the count of a tensor that shares its memory with none
+_ALONE = _storage_count(torch.empty(1))  # the count of a tensor that shares its memory with none
 
 
 def _reused(owner: torch.Tensor, attr: str, shape: tuple, dtype: torch.dtype) -> torch.Tensor:
@@ -534,8 +625,13 @@ def _reused(owner: torch.Tensor, attr: str, shape: tuple, dtype: torch.dtype) ->
     where nothing else holds it any more and its shape matches, else a new one (kept there in turn).
     Hundreds of MB allocated anew each step come from the OS page by page."""
     buffer = getattr(owner, attr, None)
-    if (buffer is None or buffer.shape != shape or buffer.dtype != dtype or _ALONE is None
-            or _storage_count(buffer) != _ALONE):
+    if (
+        buffer is None
+        or buffer.shape != shape
+        or buffer.dtype != dtype
+        or _ALONE is None
+        or _storage_count(buffer) != _ALONE
+    ):
         buffer = torch.empty(shape, dtype=dtype)
         setattr(owner, attr, buffer)
     return buffer.view_as(buffer)
@@ -548,7 +644,7 @@ def _gradient_buffer(p: torch.Tensor) -> torch.Tensor:
     A thousand-block stack's gradients fill hundreds of MB; a new allocation each step comes from the
     OS page by page (measured: 1.0 s of a 2.4 s backward pass at N = 1000, 14 members). The buffer is
     handed to autograd as a fresh view, which autograd adopts as p.grad without copying it."""
-    if p.grad is not None:                       # autograd adds to an existing gradient: a new tensor
+    if p.grad is not None:  # autograd adds to an existing gradient: a new tensor
         return torch.empty_like(p)
     return _reused(p, "_fused_grad", p.shape, p.dtype)
 
@@ -558,8 +654,14 @@ def _armed(tensors: dict) -> tuple[AdamStep | None, list[str]]:
     step = next((getattr(p, "_adam_step", None) for p in tensors.values() if getattr(p, "_adam_step", None)), None)
     if step is None:
         return None, []
-    names = [n for n, p in tensors.items() if getattr(p, "_adam_step", None) is step and n in step.states
-             and step.states[n][0] is p and _compiled([p, *step.states[n][1:]])]
+    names = [
+        n
+        for n, p in tensors.items()
+        if getattr(p, "_adam_step", None) is step
+        and n in step.states
+        and step.states[n][0] is p
+        and _compiled([p, *step.states[n][1:]])
+    ]
     return step, names
 
 
@@ -567,10 +669,16 @@ def _adam_in_backward(step: AdamStep, names: list[str]) -> tuple[AdamInBackward,
     b1, b2 = step.betas
     lr = (ctypes.c_double * len(step.lrs))(*step.lrs)
     states = {n: step.states[n] for n in names}
-    return AdamInBackward(_pointers({n: m for n, (_, m, _) in states.items()}),
-                          _pointers({n: v for n, (_, _, v) in states.items()}),
-                          ctypes.cast(lr, ctypes.POINTER(ctypes.c_double)), b1, b2, step.eps,
-                          1 - b1 ** step.t, 1 - b2 ** step.t), lr
+    return AdamInBackward(
+        _pointers({n: m for n, (_, m, _) in states.items()}),
+        _pointers({n: v for n, (_, _, v) in states.items()}),
+        ctypes.cast(lr, ctypes.POINTER(ctypes.c_double)),
+        b1,
+        b2,
+        step.eps,
+        1 - b1**step.t,
+        1 - b2**step.t,
+    ), lr
 
 
 def compiled_backward(names, params, saved, dy: torch.Tensor):
@@ -580,14 +688,19 @@ def compiled_backward(names, params, saved, dy: torch.Tensor):
     layout, members, inputs = saved
     tensors = dict(zip(names, params))
     step, stepped = _armed(tensors)
-    grads = {name: _gradient_buffer(p) for name, p in tensors.items() if name not in stepped}   # every entry written
+    grads = {name: _gradient_buffer(p) for name, p in tensors.items() if name not in stepped}  # every entry written
     adam, lr = _adam_in_backward(step, stepped) if stepped else (None, None)
     dx = dy.detach().contiguous().clone()
     getattr(library(), f"deepnotes_blocks_backward_{_SUFFIX[dy.dtype]}")(
-        ctypes.byref(layout), _pointers(tensors), _pointers(grads), ctypes.byref(adam) if adam else None,
-        *(ctypes.c_void_p(t.data_ptr()) for t in members), ctypes.c_void_p(inputs.data_ptr()),
-        ctypes.c_void_p(dx.data_ptr()))
-    del lr                                                                # kept alive through the call
+        ctypes.byref(layout),
+        _pointers(tensors),
+        _pointers(grads),
+        ctypes.byref(adam) if adam else None,
+        *(ctypes.c_void_p(t.data_ptr()) for t in members),
+        ctypes.c_void_p(inputs.data_ptr()),
+        ctypes.c_void_p(dx.data_ptr()),
+    )
+    del lr  # kept alive through the call
     if step is not None:
         step.done.update(stepped)
     return dx, [grads.get(name) for name in names]
@@ -598,15 +711,32 @@ def compiled_adam_usable(p: torch.Tensor, g: torch.Tensor, m: torch.Tensor, v: t
     return _compiled([p, g, m, v])
 
 
-def compiled_adam(p: torch.Tensor, g: torch.Tensor, m: torch.Tensor, v: torch.Tensor, lrs: list[float], member_axis: int,
-         betas: tuple[float, float], eps: float, t: int) -> None:
+def compiled_adam(
+    p: torch.Tensor,
+    g: torch.Tensor,
+    m: torch.Tensor,
+    v: torch.Tensor,
+    lrs: list[float],
+    member_axis: int,
+    betas: tuple[float, float],
+    eps: float,
+    t: int,
+) -> None:
     """One Adam step of p [.., K, ...] in place (m, v too), member k at rate ``lrs[k]``, step ``t`` ≥ 1:
     m ← m + (1 − β1)(g − m), v ← β2 v + (1 − β2) g², θ ← θ − η_k/(1 − β1^t) · m/(√v/√(1 − β2^t) + ε)."""
-    rows = p.shape[0] * p.shape[1] if member_axis == 1 else p.shape[0]              # row i: member i % K
+    rows = p.shape[0] * p.shape[1] if member_axis == 1 else p.shape[0]  # row i: member i % K
     b1, b2 = betas
     lr = (ctypes.c_double * len(lrs))(*lrs)
     getattr(library(), f"deepnotes_adam_{_SUFFIX[p.dtype]}")(
-        ctypes.c_int64(rows), ctypes.c_int64(p.numel() // rows), ctypes.c_int64(len(lrs)),
-        *(ctypes.c_void_p(t_.data_ptr()) for t_ in (p, g, m, v)), lr, ctypes.c_double(b1), ctypes.c_double(b2),
-        ctypes.c_double(eps), ctypes.c_double(1 - b1 ** t), ctypes.c_double(1 - b2 ** t),
-        ctypes.c_int64(torch.get_num_threads()))
+        ctypes.c_int64(rows),
+        ctypes.c_int64(p.numel() // rows),
+        ctypes.c_int64(len(lrs)),
+        *(ctypes.c_void_p(t_.data_ptr()) for t_ in (p, g, m, v)),
+        lr,
+        ctypes.c_double(b1),
+        ctypes.c_double(b2),
+        ctypes.c_double(eps),
+        ctypes.c_double(1 - b1**t),
+        ctypes.c_double(1 - b2**t),
+        ctypes.c_int64(torch.get_num_threads()),
+    )

@@ -15,6 +15,7 @@ which registers one row per budget (:func:`register_chapter_budget`), and read a
 and tracking intervals are budget fields too: no chapter module or notebook types a size or a rate.
 Rates are the same at every budget unless a row says otherwise (the field defaults).
 """
+
 from __future__ import annotations
 
 import os
@@ -34,27 +35,27 @@ from deepnotes.core.validate import (
     positive_int,
 )
 
-NORM_STYLES = ("post", "pre", "deepnorm", "none", "rezero", "plain")   # "plain": no skip path, no norm
+NORM_STYLES = ("post", "pre", "deepnorm", "none", "rezero", "plain")  # "plain": no skip path, no norm
 BLOCK_KINDS = ("transformer", "mlp")
 FFN_ACTIVATIONS = ("relu", "gelu")
 
 
 @dataclass(frozen=True)
 class ModelConfig:
-    n_layers: int = 6            # N: residual blocks (transformer: attention + FFN sublayers each)
-    d_model: int = 32            # d: width of the residual stream
-    n_heads: int = 2             # attention heads (d_model must divide by it)
-    d_ff: int = 64               # FFN hidden width
-    vocab_size: int = 16         # tokens in and out (transformer only)
-    norm: str = "post"           # one of NORM_STYLES
-    block: str = "transformer"   # one of BLOCK_KINDS
-    alpha: float | None = None   # skip weight, deepnorm only: LN(α·x + F(x)); None = DeepNet's (2N)^{1/4}
-    beta: float | None = None    # init gain of v/out/FFN weights; None = 1, or (8N)^{-1/4} for deepnorm
-    causal: bool = True          # causal attention mask (a language model); False = an encoder
+    n_layers: int = 6  # N: residual blocks (transformer: attention + FFN sublayers each)
+    d_model: int = 32  # d: width of the residual stream
+    n_heads: int = 2  # attention heads (d_model must divide by it)
+    d_ff: int = 64  # FFN hidden width
+    vocab_size: int = 16  # tokens in and out (transformer only)
+    norm: str = "post"  # one of NORM_STYLES
+    block: str = "transformer"  # one of BLOCK_KINDS
+    alpha: float | None = None  # skip weight, deepnorm only: LN(α·x + F(x)); None = DeepNet's (2N)^{1/4}
+    beta: float | None = None  # init gain of v/out/FFN weights; None = 1, or (8N)^{-1/4} for deepnorm
+    causal: bool = True  # causal attention mask (a language model); False = an encoder
     init_std: float | None = None  # BERT-style init: every matrix (and the embedding) from N(0, std²) cut at ±2σ
-    head_transform: bool = False # BERT's extra Dense + GELU + LayerNorm before the output head
-    activation: str = "relu"     # FFN activation, one of FFN_ACTIVATIONS (BERT: gelu)
-    max_len: int = 128           # encoders (causal=False): rows of the learned position embedding
+    head_transform: bool = False  # BERT's extra Dense + GELU + LayerNorm before the output head
+    activation: str = "relu"  # FFN activation, one of FFN_ACTIVATIONS (BERT: gelu)
+    max_len: int = 128  # encoders (causal=False): rows of the learned position embedding
 
     def __post_init__(self):
         for name in ("n_layers", "d_model", "n_heads", "d_ff", "vocab_size", "max_len"):
@@ -67,8 +68,9 @@ class ModelConfig:
             raise ValueError(f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}")
         if self.alpha is not None:
             if self.norm != "deepnorm":
-                raise ValueError(f"alpha is the DeepNorm skip weight; norm={self.norm!r} has none "
-                                 "(use norm='deepnorm')")
+                raise ValueError(
+                    f"alpha is the DeepNorm skip weight; norm={self.norm!r} has none (use norm='deepnorm')"
+                )
             positive_float("alpha", self.alpha)
         if self.beta is not None:
             positive_float("beta", self.beta)
@@ -101,13 +103,13 @@ OPTIMIZER_NAMES = scaling.OPTIMIZERS
 
 @dataclass(frozen=True)
 class TrainConfig:
-    optimizer: str = "adam"      # one of OPTIMIZER_NAMES
-    lr: float = 1e-3             # peak learning rate η
-    steps: int = 100             # optimizer steps
-    warmup_steps: int = 0        # linear warmup length (0 = none)
-    batch_size: int = 16         # sequences per step
-    seq_len: int = 16            # tokens per sequence
-    seed: int = 0                # seeds the model's initialization and the data stream
+    optimizer: str = "adam"  # one of OPTIMIZER_NAMES
+    lr: float = 1e-3  # peak learning rate η
+    steps: int = 100  # optimizer steps
+    warmup_steps: int = 0  # linear warmup length (0 = none)
+    batch_size: int = 16  # sequences per step
+    seq_len: int = 16  # tokens per sequence
+    seed: int = 0  # seeds the model's initialization and the data stream
     betas: tuple[float, float] = (0.9, 0.98)  # Adam/LAMB moment decays
 
     def __post_init__(self):
@@ -117,8 +119,11 @@ class TrainConfig:
             positive_int(name, getattr(self, name))
         int_at_least("seq_len", self.seq_len, 2, "a token and the next one it predicts")
         nonnegative_int("warmup_steps", self.warmup_steps)
-        if (not isinstance(self.betas, tuple) or len(self.betas) != 2
-                or not all(isinstance(b, (int, float)) and not isinstance(b, bool) and 0 <= b < 1 for b in self.betas)):
+        if (
+            not isinstance(self.betas, tuple)
+            or len(self.betas) != 2
+            or not all(isinstance(b, (int, float)) and not isinstance(b, bool) and 0 <= b < 1 for b in self.betas)
+        ):
             raise ValueError(f"betas must be a tuple of two numbers in [0, 1), got {self.betas!r}")
         integer("seed", self.seed)
 
@@ -141,24 +146,25 @@ class WarmupBudget:
     """The warmup comparison that "Increment explosion" and "Post-Norm vs Pre-Norm" both report
     (:mod:`deepnotes.shared.warmup`): Post-LN without and with a linear warmup, Pre-LN and DeepNorm,
     Adam at ``lr``, ``seeds`` seeds each. One entry, so the two pages cannot run it differently."""
-    depth: int                            # blocks (the increment chapter also trains its deeper train_depths)
+
+    depth: int  # blocks (the increment chapter also trains its deeper train_depths)
     steps: int
-    warmup: int                           # linear warmup steps of the "post, warmup" run
-    seeds: int                            # per run (training-outcome verdicts need at least 3)
-    lr: float = 3e-3                      # Adam peak
-    track_points: int = 20                # steps at which block updates and gradients are recorded
+    warmup: int  # linear warmup steps of the "post, warmup" run
+    seeds: int  # per run (training-outcome verdicts need at least 3)
+    lr: float = 3e-3  # Adam peak
+    track_points: int = 20  # steps at which block updates and gradients are recorded
 
 
 @dataclass(frozen=True)
 class Budget:
     name: str
     # the tiny Transformer every chapter trains (width is fixed; depth is what varies)
-    d_model: int           # residual-stream width d
-    n_heads: int           # attention heads
-    d_ff: int              # FFN hidden width
-    vocab_size: int        # tokens of the synthetic Markov language
-    seq_len: int           # tokens per sequence
-    batch_size: int        # sequences per step
+    d_model: int  # residual-stream width d
+    n_heads: int  # attention heads
+    d_ff: int  # FFN hidden width
+    vocab_size: int  # tokens of the synthetic Markov language
+    seq_len: int  # tokens per sequence
+    batch_size: int  # sequences per step
     # an experiment two chapters report, sized once (deepnotes.shared.warmup)
     warmup: WarmupBudget
     # a chapter's sizes are its own (deepnotes/chapters/<stem>/budget.py), read as budget.<stem>;
@@ -174,7 +180,9 @@ class Budget:
             if name == stem:
                 return sizes
         if stem not in CHAPTER_BUDGETS:
-            raise AttributeError(f"a Budget has no field or chapter {stem!r}; chapters: {', '.join(sorted(CHAPTER_BUDGETS))}")
+            raise AttributeError(
+                f"a Budget has no field or chapter {stem!r}; chapters: {', '.join(sorted(CHAPTER_BUDGETS))}"
+            )
         return CHAPTER_BUDGETS[stem][self.name]
 
     def with_chapter(self, stem: str, sizes) -> Budget:
@@ -184,26 +192,57 @@ class Budget:
 
     def model_config(self, n_layers: int, **overrides) -> ModelConfig:
         """The budget's tiny Transformer at depth ``n_layers`` (``overrides``: norm, alpha, beta, …)."""
-        return ModelConfig(n_layers=n_layers, d_model=self.d_model, n_heads=self.n_heads, d_ff=self.d_ff,
-                           vocab_size=self.vocab_size, **overrides)
+        return ModelConfig(
+            n_layers=n_layers,
+            d_model=self.d_model,
+            n_heads=self.n_heads,
+            d_ff=self.d_ff,
+            vocab_size=self.vocab_size,
+            **overrides,
+        )
 
     def train_config(self, optimizer: str, lr: float, steps: int, warmup: int = 0, seed: int = 0) -> TrainConfig:
         """A run on the budget's batches (``batch_size`` sequences of ``seq_len`` tokens)."""
-        return TrainConfig(optimizer=optimizer, lr=lr, steps=steps, warmup_steps=warmup, batch_size=self.batch_size,
-                           seq_len=self.seq_len, seed=seed)
+        return TrainConfig(
+            optimizer=optimizer,
+            lr=lr,
+            steps=steps,
+            warmup_steps=warmup,
+            batch_size=self.batch_size,
+            seq_len=self.seq_len,
+            seed=seed,
+        )
 
 
 BUDGETS: dict[str, Budget] = {
     "smoke": Budget(
-        name="smoke", d_model=16, n_heads=2, d_ff=32, vocab_size=8, seq_len=8, batch_size=4,
+        name="smoke",
+        d_model=16,
+        n_heads=2,
+        d_ff=32,
+        vocab_size=8,
+        seq_len=8,
+        batch_size=4,
         warmup=WarmupBudget(depth=4, steps=6, warmup=3, seeds=3),
     ),
     "cpu": Budget(
-        name="cpu", d_model=32, n_heads=2, d_ff=64, vocab_size=16, seq_len=16, batch_size=16,
+        name="cpu",
+        d_model=32,
+        n_heads=2,
+        d_ff=64,
+        vocab_size=16,
+        seq_len=16,
+        batch_size=16,
         warmup=WarmupBudget(depth=12, steps=600, warmup=200, seeds=3),
     ),
     "full": Budget(
-        name="full", d_model=128, n_heads=4, d_ff=512, vocab_size=32, seq_len=64, batch_size=32,
+        name="full",
+        d_model=128,
+        n_heads=4,
+        d_ff=512,
+        vocab_size=32,
+        seq_len=64,
+        batch_size=32,
         warmup=WarmupBudget(depth=24, steps=2000, warmup=500, seeds=5),
     ),
 }
@@ -217,7 +256,8 @@ CHAPTER_BUDGETS: dict[str, dict[str, object]] = {}
 GPU_MINUTES_EXCEPTIONS: dict[str, int] = {}
 _full = BUDGETS["full"]
 BUDGETS["gpu"] = replace(
-    _full, name="gpu",
+    _full,
+    name="gpu",
     warmup=replace(_full.warmup, steps=600, warmup=200, seeds=3),
 )
 
@@ -247,8 +287,10 @@ def resolve_budget(budget: Budget | str | None = None) -> Budget:
     if budget is None or isinstance(budget, str):
         return get_budget(budget)
     if not isinstance(budget, Budget):
-        raise TypeError(f"budget must be a Budget, a budget name ({', '.join(sorted(BUDGETS))}) or None, "
-                        f"got {type(budget).__name__}")
+        raise TypeError(
+            f"budget must be a Budget, a budget name ({', '.join(sorted(BUDGETS))}) or None, "
+            f"got {type(budget).__name__}"
+        )
     return budget
 
 

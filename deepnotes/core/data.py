@@ -12,6 +12,7 @@ Seeding lives here too: a model built under :func:`seeded` gets the same weights
 whatever ran before (the global RNG is left as it was); data streams and probe batches draw from a
 :func:`generator` of their own.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -35,7 +36,7 @@ def generator(seed: int, device=None) -> torch.Generator:
     return torch.Generator(device=device if device is not None else "cpu").manual_seed(seed)
 
 
-PROBE_SEED_OFFSET = 100   # probe batches of seed s come from generator(100 + s), apart from the training streams
+PROBE_SEED_OFFSET = 100  # probe batches of seed s come from generator(100 + s), apart from the training streams
 
 
 class MarkovLanguage:
@@ -51,7 +52,7 @@ class MarkovLanguage:
         gen = generator(seed)
         logits = torch.randn(vocab_size, vocab_size, generator=gen, dtype=torch.float64)
         self.transition = torch.softmax(logits / temperature, dim=-1)  # [V, V], rows sum to 1
-        self.stationary = _stationary(self.transition)                   # [V]
+        self.stationary = _stationary(self.transition)  # [V]
 
     def entropy_rate(self) -> float:
         """H = −Σ_i π_i Σ_j P_ij log P_ij, the loss floor in nats."""
@@ -68,8 +69,8 @@ class MarkovLanguage:
         """The floor of masked-token prediction when a masked token's two neighbours are visible:
         H(X_t | X_{t−1}, X_{t+1}) = −Σ_{a,x,b} π_a P_ax P_xb · log(P_ax P_xb / Σ_y P_ay P_yb)."""
         p, pi = self.transition, self.stationary
-        joint = pi[:, None, None] * p[:, :, None] * p[None, :, :]          # [a, x, b]
-        cond = joint / joint.sum(dim=1, keepdim=True)                        # p(x | a, b)
+        joint = pi[:, None, None] * p[:, :, None] * p[None, :, :]  # [a, x, b]
+        cond = joint / joint.sum(dim=1, keepdim=True)  # p(x | a, b)
         return float(-(joint * cond.clamp_min(1e-300).log()).sum())
 
     def sample(self, batch_size: int, seq_len: int, generator: torch.Generator) -> torch.Tensor:
@@ -103,11 +104,11 @@ def mask_positions(batch_size: int, seq_len: int, prob: float, generator: torch.
         raise ValueError(f"prob must be in (0, 1), got {prob!r}")
     positive_int("batch_size", batch_size)
     int_at_least("seq_len", seq_len, 3, "interior positions")
-    draw = torch.rand(batch_size, seq_len, generator=generator) < prob      # [B, T]
+    draw = torch.rand(batch_size, seq_len, generator=generator) < prob  # [B, T]
     draw[:, 0] = draw[:, -1] = False
-    for t in range(2, seq_len - 1):                                          # drop a pick next to a kept one
+    for t in range(2, seq_len - 1):  # drop a pick next to a kept one
         draw[:, t] &= ~draw[:, t - 1]
-    if not draw.any():      # a batch with nothing to predict has no loss: hide one interior token instead
+    if not draw.any():  # a batch with nothing to predict has no loss: hide one interior token instead
         row = int(torch.randint(batch_size, (1,), generator=generator))
         col = int(torch.randint(1, seq_len - 1, (1,), generator=generator))
         draw[row, col] = True

@@ -5,22 +5,23 @@ assumptions (a chapter's own symbols live in its ``derive.py``). Each function r
 the tests check that ``sympy.lambdify`` of each result equals the matching plain formula in
 :mod:`deepnotes.core.scaling`.
 """
+
 from __future__ import annotations
 
 import sympy as sp
 
-N, K, P = sp.symbols("N K P", positive=True, integer=True)   # depth, matrices per block, entries per matrix
-eta, g = sp.symbols("eta g", positive=True)                   # learning rate, gradient entry size
+N, K, P = sp.symbols("N K P", positive=True, integer=True)  # depth, matrices per block, entries per matrix
+eta, g = sp.symbols("eta g", positive=True)  # learning rate, gradient entry size
 i = sp.symbols("i", positive=True, integer=True)
-alpha, lam = sp.symbols("alpha lambda", positive=True)        # DeepNorm skip weight, init gain λ (= β)
-p = sp.symbols("p", real=True)                                # exponent of a depth-dependent scale
+alpha, lam = sp.symbols("alpha lambda", positive=True)  # DeepNorm skip weight, init gain λ (= β)
+p = sp.symbols("p", real=True)  # exponent of a depth-dependent scale
 x, z = sp.symbols("x z", real=True)
 mu = sp.symbols("mu", real=True)
 sigma, q, d = sp.symbols("sigma q d", positive=True)
-m, s_w, s_x = sp.symbols("m s_w s_x", positive=True)    # fan-in, E[w²], E[x²]
-gauss = sp.exp(-z ** 2 / 2) / sp.sqrt(2 * sp.pi)           # the standard normal density
-v = sp.symbols("v", nonnegative=True)                     # a branch's second moment relative to the stream
-ell = sp.symbols("l", integer=True, nonnegative=True)     # a layer index
+m, s_w, s_x = sp.symbols("m s_w s_x", positive=True)  # fan-in, E[w²], E[x²]
+gauss = sp.exp(-(z**2) / 2) / sp.sqrt(2 * sp.pi)  # the standard normal density
+v = sp.symbols("v", nonnegative=True)  # a branch's second moment relative to the stream
+ell = sp.symbols("l", integer=True, nonnegative=True)  # a layer index
 
 
 def loss_change(optimizer: str) -> dict[str, sp.Expr]:
@@ -36,7 +37,7 @@ def loss_change(optimizer: str) -> dict[str, sp.Expr]:
         update = -eta * sp.sign(g)
     else:
         raise ValueError(f"unknown optimizer {optimizer!r}; allowed: sgd, adam")
-    per_entry = g * update                                    # ⟨∇L, Δθ⟩ per entry
+    per_entry = g * update  # ⟨∇L, Δθ⟩ per entry
     total = sp.Sum(per_entry, (i, 1, N * K * P)).doit()
     return {"update": update, "per_entry": sp.simplify(per_entry), "delta_L": sp.simplify(total)}
 
@@ -49,7 +50,7 @@ def depth_exponent(expr: sp.Expr, var: sp.Symbol = N) -> sp.Expr:
 def depth_cancelling_exponent(optimizer: str) -> sp.Expr:
     """Solve for p such that gradients g = g₀·N^p make ΔL independent of N."""
     g0 = sp.symbols("g0", positive=True)
-    scaled = loss_change(optimizer)["delta_L"].subs(g, g0 * N ** p)
+    scaled = loss_change(optimizer)["delta_L"].subs(g, g0 * N**p)
     exponent = sp.expand_log(sp.log(sp.Abs(scaled)), force=True).coeff(sp.log(N))
     (solution,) = sp.solve(sp.Eq(exponent, 0), p)
     return solution
@@ -80,8 +81,9 @@ def deepnorm_ratio(optimizer: str) -> dict[str, sp.Expr]:
         pick = sp.Eq(alpha, 1)
     else:
         raise ValueError(f"unknown optimizer {optimizer!r}; allowed: sgd, adam, lamb")
-    (sol,) = [s for s in sp.solve([condition, pick], [alpha, lam], dict=True)
-              if s[alpha].is_positive and s[lam].is_positive]
+    (sol,) = [
+        s for s in sp.solve([condition, pick], [alpha, lam], dict=True) if s[alpha].is_positive and s[lam].is_positive
+    ]
     return {"condition": condition, "alpha": sp.simplify(sol[alpha]), "lambda": sp.simplify(sol[lam])}
 
 
@@ -91,12 +93,12 @@ def loss_change_exponent(optimizer: str, grad_scale: sp.Expr) -> sp.Expr:
     power = {"sgd": 2, "adam": 1}.get(optimizer)
     if power is None:
         raise ValueError(f"unknown optimizer {optimizer!r}; allowed: sgd, adam")
-    return depth_exponent(2 * N * grad_scale ** power)
+    return depth_exponent(2 * N * grad_scale**power)
 
 
 def truncated_normal_gamma(k: int = 2) -> dict[str, sp.Expr]:
     """γ = ∫_{−k}^{k} z² e^{−z²/2} dz / ∫_{−k}^{k} e^{−z²/2} dz, and the std to pass, σ/√γ."""
-    gamma = sp.simplify(sp.integrate(z ** 2 * gauss, (z, -k, k)) / sp.integrate(gauss, (z, -k, k)))
+    gamma = sp.simplify(sp.integrate(z**2 * gauss, (z, -k, k)) / sp.integrate(gauss, (z, -k, k)))
     return {"gamma": gamma, "std_factor": 1 / sp.sqrt(gamma)}
 
 
@@ -106,13 +108,14 @@ def linear_second_moment() -> dict[str, sp.Expr]:
     assumed about the mean of x. Then E[w²] for E[y²] = E[x²] (LeCun) and, with ReLU keeping
     E[relu(z)²] = E[z²]/2 of a symmetric input, for He."""
     ey2 = sp.Sum(s_x * s_w, (i, 1, m)).doit()
-    relu_factor = sp.integrate(z ** 2 * gauss, (z, 0, sp.oo)) / sp.integrate(z ** 2 * gauss, (z, -sp.oo, sp.oo))
+    relu_factor = sp.integrate(z**2 * gauss, (z, 0, sp.oo)) / sp.integrate(z**2 * gauss, (z, -sp.oo, sp.oo))
     lecun = sp.solve(sp.Eq(ey2, s_x), s_w)[0]
     he = sp.solve(sp.Eq(ey2 * relu_factor, s_x), s_w)[0]
     return {"E[y^2]": ey2, "relu_factor": relu_factor, "lecun": lecun, "he": he}
 
 
 # ---- shared by "Post-Norm vs Pre-Norm" / "Magnitude decomposition" and "Training 1000 layers" ----------
+
 
 def post_norm_unroll(layers: int = 4) -> dict:
     """x_{t+1} = (x_t + F_t)/√(1+v) (Post-Norm at init with E[F²] = v·E[x²]) unrolled ``layers``
@@ -124,9 +127,13 @@ def post_norm_unroll(layers: int = 4) -> dict:
         xl = (xl + fs[k]) / sp.sqrt(1 + v)
     w = sp.Function("w")
     weight = sp.rsolve(w(ell) - w(ell - 1) / sp.sqrt(1 + v), w(ell), {w(0): 1})
-    return {"x_l": sp.expand(xl), "x_l (v=1)": sp.expand(xl.subs(v, 1)), "weight_x0": sp.simplify(weight),
-            "weights": [sp.simplify(sp.expand(xl).coeff(f)) for f in (x0, *fs)],
-            "symbols": {"v": v, "l": ell, "x_0": x0, **{str(f): f for f in fs}}}
+    return {
+        "x_l": sp.expand(xl),
+        "x_l (v=1)": sp.expand(xl.subs(v, 1)),
+        "weight_x0": sp.simplify(weight),
+        "weights": [sp.simplify(sp.expand(xl).coeff(f)) for f in (x0, *fs)],
+        "symbols": {"v": v, "l": ell, "x_0": x0, **{str(f): f for f in fs}},
+    }
 
 
 def pre_norm_second_moment() -> dict:
@@ -134,8 +141,7 @@ def pre_norm_second_moment() -> dict:
     solves s_l = s_{l−1} + v, s_0 = 1. LN then divides x_l by its square root."""
     s_fn = sp.Function("s")
     moment = sp.rsolve(s_fn(ell) - s_fn(ell - 1) - v, s_fn(ell), {s_fn(0): 1})
-    return {"second_moment": moment, "ln_divisor (v=1)": sp.sqrt(moment.subs(v, 1)),
-            "symbols": {"v": v, "l": ell}}
+    return {"second_moment": moment, "ln_divisor (v=1)": sp.sqrt(moment.subs(v, 1)), "symbols": {"v": v, "l": ell}}
 
 
 def paper_constants() -> dict[str, sp.Expr]:
@@ -145,14 +151,21 @@ def paper_constants() -> dict[str, sp.Expr]:
     s_sub, m_dec = sp.symbols("S M", positive=True)
     condition = sp.Eq(2 * s_sub * (lam / alpha) ** 2, 1)
     pick = sp.Eq(alpha * lam, 1 / sp.sqrt(2))
-    (beta_of_alpha,) = sp.solve(pick, lam)                    # solved one at a time: a joint solve stalls
+    (beta_of_alpha,) = sp.solve(pick, lam)  # solved one at a time: a joint solve stalls
     (al,) = sp.solve(condition.subs(lam, beta_of_alpha), alpha)
     be = sp.simplify(beta_of_alpha.subs(alpha, al))
-    return {"condition": condition, "pick": pick, "alpha(S)": al, "beta(S)": be,
-            "encoder": sp.Tuple(sp.simplify(al.subs(s_sub, 2 * N)), sp.simplify(be.subs(s_sub, 2 * N))),
-            "encdec decoder": sp.Tuple(sp.simplify(al.subs(s_sub, 3 * m_dec)), sp.simplify(be.subs(s_sub, 3 * m_dec))),
-            "beta/alpha encoder": sp.simplify((be / al).subs(s_sub, 2 * N)), "M": m_dec, "S": s_sub,
-            "symbols": {"N": N, "M": m_dec, "S": s_sub, "alpha": alpha, "beta": lam}}
+    return {
+        "condition": condition,
+        "pick": pick,
+        "alpha(S)": al,
+        "beta(S)": be,
+        "encoder": sp.Tuple(sp.simplify(al.subs(s_sub, 2 * N)), sp.simplify(be.subs(s_sub, 2 * N))),
+        "encdec decoder": sp.Tuple(sp.simplify(al.subs(s_sub, 3 * m_dec)), sp.simplify(be.subs(s_sub, 3 * m_dec))),
+        "beta/alpha encoder": sp.simplify((be / al).subs(s_sub, 2 * N)),
+        "M": m_dec,
+        "S": s_sub,
+        "symbols": {"N": N, "M": m_dec, "S": s_sub, "alpha": alpha, "beta": lam},
+    }
 
 
 two_n = sp.Symbol("(2N)", positive=True)
@@ -160,8 +173,9 @@ two_n = sp.Symbol("(2N)", positive=True)
 
 def in_two_n(expr: sp.Expr) -> sp.Expr:
     """``expr`` written in powers of 2N (the number of sublayers), e.g. 2^{3/4}/(2N^{1/4}) → (2N)^{-1/4}."""
-    return sp.powsimp(sp.powdenest(sp.expand_power_base(sp.sympify(expr).subs(N, two_n / 2), force=True),
-                                   force=True), force=True)
+    return sp.powsimp(
+        sp.powdenest(sp.expand_power_base(sp.sympify(expr).subs(N, two_n / 2), force=True), force=True), force=True
+    )
 
 
 def in_two_n_tuple(exprs) -> sp.Tuple:

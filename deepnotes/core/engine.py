@@ -40,6 +40,7 @@ builds the reference model that member k is, for probes written against ``models
 ``reference_layout`` gathers a reference's weights or gradients in the engine's layout ([N, r, c]
 for block tensors) for comparison.
 """
+
 from __future__ import annotations
 
 import math
@@ -56,9 +57,9 @@ from deepnotes.core.data import generator
 from deepnotes.core.models import Block, TransformerLM, trunc_normal_
 from deepnotes.core.validate import positive_int
 
-NORMED = ("post", "deepnorm", "pre")           # styles with a LayerNorm per sublayer
+NORMED = ("post", "deepnorm", "pre")  # styles with a LayerNorm per sublayer
 MATRICES = ("qkv_w", "out_w", "fc1_w", "fc2_w")  # the blocks' weight matrices (what DeepNet's analysis scales)
-GATES = ("attn_gate", "ffn_gate")               # ReZero's gates
+GATES = ("attn_gate", "ffn_gate")  # ReZero's gates
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,8 @@ class Slot:
     in it. Every parameter is 2-D per member (vectors are rows [1, n], matrices are stored transposed,
     [in, out], so that x·Wᵀ is one ``baddbmm``); ``parts`` reference tensors are concatenated along
     the last dim (q, k and v: 3). LAMB's trust ratio and the per-tensor norms split them back."""
-    member_axis: int      # 1 for block tensors [N, K, r, c], 0 for the rest [K, r, c]
+
+    member_axis: int  # 1 for block tensors [N, K, r, c], 0 for the rest [K, r, c]
     parts: int = 1
 
 
@@ -86,10 +88,12 @@ def member_flags(cfgs: Sequence[ModelConfig]) -> dict[str, list]:
     """Each member's block as data, one list entry per member: its skip weight α (0 for ``plain``, no
     skip path), and whether its LayerNorm sits on the sublayer's input (``pre``), on the sum (``post``),
     and whether a trained gate multiplies the branch (``gated``, ReZero)."""
-    return {"alpha": [0.0 if c.norm == "plain" else c.skip_alpha for c in cfgs],
-            "pre": [c.norm == "pre" for c in cfgs],
-            "post": [c.norm in ("post", "deepnorm") for c in cfgs],
-            "gated": [c.norm == "rezero" for c in cfgs]}
+    return {
+        "alpha": [0.0 if c.norm == "plain" else c.skip_alpha for c in cfgs],
+        "pre": [c.norm == "pre" for c in cfgs],
+        "post": [c.norm in ("post", "deepnorm") for c in cfgs],
+        "gated": [c.norm == "rezero" for c in cfgs],
+    }
 
 
 def xavier_std(fan_out: int, fan_in: int, gain: float = 1.0) -> float:
@@ -102,8 +106,13 @@ class Stack(nn.Module):
     initialized from its own seed like :func:`deepnotes.core.models.build_model` would (same
     distributions; the draws are the engine's own)."""
 
-    def __init__(self, cfgs: Sequence[ModelConfig], seeds: Sequence[int] | None = None, device=None,
-                 dtype: torch.dtype | None = None):
+    def __init__(
+        self,
+        cfgs: Sequence[ModelConfig],
+        seeds: Sequence[int] | None = None,
+        device=None,
+        dtype: torch.dtype | None = None,
+    ):
         super().__init__()
         cfgs = list(cfgs)
         if not cfgs:
@@ -111,17 +120,19 @@ class Stack(nn.Module):
         shared = graph_config(cfgs[0])
         for i, cfg in enumerate(cfgs):
             if graph_config(cfg) != shared:
-                raise ValueError(f"member {i} does not share member 0's graph (only alpha, beta, init_std and "
-                                 f"the norm style may differ): {graph_config(cfg)} vs {shared}")
+                raise ValueError(
+                    f"member {i} does not share member 0's graph (only alpha, beta, init_std and "
+                    f"the norm style may differ): {graph_config(cfg)} vs {shared}"
+                )
         seeds = list(range(len(cfgs))) if seeds is None else [int(s) for s in seeds]
         if len(seeds) != len(cfgs):
             raise ValueError(f"{len(seeds)} seeds for {len(cfgs)} member configs")
         self.cfg, self.cfgs, self.seeds = shared, tuple(cfgs), tuple(seeds)
         self.n_members, self.n_layers = len(cfgs), shared.n_layers
-        self.mask_id = shared.vocab_size                       # encoders: one extra token, [MASK]
+        self.mask_id = shared.vocab_size  # encoders: one extra token, [MASK]
         dtype = dtype or torch.get_default_dtype()
         self.flags = member_flags(cfgs)
-        self.has_norm = any(uses_norm(c) for c in cfgs)        # the union of the members' pieces
+        self.has_norm = any(uses_norm(c) for c in cfgs)  # the union of the members' pieces
         self.has_pre, self.has_gate = any(self.flags["pre"]), any(self.flags["gated"])
         self.slots: dict[str, Slot] = {}
         for name, shape, parts in self._block_shapes():
@@ -132,7 +143,7 @@ class Stack(nn.Module):
         self._styles: dict = {}
         self.register_buffer("alpha", torch.tensor(self.flags["alpha"], device=device, dtype=dtype))  # [K]
         for name in ("pre", "post", "gated"):
-            self.register_buffer(name, torch.tensor(self.flags[name], device=device))                 # [K] bool
+            self.register_buffer(name, torch.tensor(self.flags[name], device=device))  # [K] bool
         self.reset_parameters()
 
     @property
@@ -142,12 +153,20 @@ class Stack(nn.Module):
         free of synchronizations there)."""
         key = (self.alpha.device, self.alpha.dtype)
         if self._styles.get("key") != key:
-            mask = lambda name: mask_of(self.flags[name], getattr(self, name).to(self.alpha.dtype))   # noqa: E731
-            self._styles = {"key": key, "styles": Styles(
-                alpha=None if all(a == 1 for a in self.flags["alpha"]) else self.alpha.view(-1, 1, 1),
-                pre=mask("pre"), post=mask("post"), gated=mask("gated"),
-                activation=self.cfg.activation, n_heads=self.cfg.n_heads, causal=self.cfg.causal,
-                flags=self.flags)}
+            mask = lambda name: mask_of(self.flags[name], getattr(self, name).to(self.alpha.dtype))  # noqa: E731
+            self._styles = {
+                "key": key,
+                "styles": Styles(
+                    alpha=None if all(a == 1 for a in self.flags["alpha"]) else self.alpha.view(-1, 1, 1),
+                    pre=mask("pre"),
+                    post=mask("post"),
+                    gated=mask("gated"),
+                    activation=self.cfg.activation,
+                    n_heads=self.cfg.n_heads,
+                    causal=self.cfg.causal,
+                    flags=self.flags,
+                ),
+            }
         return self._styles["styles"]
 
     def member_names(self, k: int) -> list[str]:
@@ -174,7 +193,12 @@ class Stack(nn.Module):
             if self.has_gate:
                 shapes += [(f"{sub}_gate", (1, 1), 1)]
             if sub == "attn":
-                shapes += [("qkv_w", (d, 3 * d), 3), ("qkv_b", (1, 3 * d), 3), ("out_w", (d, d), 1), ("out_b", (1, d), 1)]
+                shapes += [
+                    ("qkv_w", (d, 3 * d), 3),
+                    ("qkv_b", (1, 3 * d), 3),
+                    ("out_w", (d, d), 1),
+                    ("out_b", (1, d), 1),
+                ]
             else:
                 shapes += [("fc1_w", (d, f), 1), ("fc1_b", (1, f), 1), ("fc2_w", (f, d), 1), ("fc2_b", (1, d), 1)]
         return shapes
@@ -188,8 +212,12 @@ class Stack(nn.Module):
         if self.has_pre:
             shapes += [("final_norm_w", (1, d), 1), ("final_norm_b", (1, d), 1)]
         if c.head_transform:
-            shapes += [("dense_w", (d, d), 1), ("dense_b", (1, d), 1), ("dense_norm_w", (1, d), 1),
-                       ("dense_norm_b", (1, d), 1)]
+            shapes += [
+                ("dense_w", (d, d), 1),
+                ("dense_b", (1, d), 1),
+                ("dense_norm_w", (1, d), 1),
+                ("dense_norm_b", (1, d), 1),
+            ]
         shapes += [("head_w", (d, v), 1), ("head_b", (1, v), 1)] if c.causal else [("head_bias", (1, v), 1)]
         return shapes
 
@@ -233,17 +261,19 @@ class Stack(nn.Module):
                 if trunc:
                     std = cfg.init_std
                 elif xavier_gain is None:
-                    std = 1.0                                    # unit-variance x_0, as the derivations assume
+                    std = 1.0  # unit-variance x_0, as the derivations assume
                 else:
                     std = xavier_std(target.shape[-1], target.shape[-2], xavier_gain)
                 draw = torch.empty(target.shape)
-                target.copy_(trunc_normal_(draw, std, generator=gen) if trunc else draw.normal_(0.0, std, generator=gen))
+                target.copy_(
+                    trunc_normal_(draw, std, generator=gen) if trunc else draw.normal_(0.0, std, generator=gen)
+                )
 
             beta, d = cfg.branch_beta, cfg.d_model
             if cfg.block == "transformer":
-                qkv = self.member("qkv_w", k)                    # [N, d, 3d]: columns q | k | v
+                qkv = self.member("qkv_w", k)  # [N, d, 3d]: columns q | k | v
                 for i, gain in enumerate((1.0, 1.0, beta)):
-                    fill(qkv[..., i * d:(i + 1) * d], gain)
+                    fill(qkv[..., i * d : (i + 1) * d], gain)
                 fill(self.member("out_w", k), beta)
             fill(self.member("fc1_w", k), beta)
             fill(self.member("fc2_w", k), beta)
@@ -258,7 +288,7 @@ class Stack(nn.Module):
                 getattr(self, name).fill_(1.0)
             elif name.endswith(("_b", "_bias", "_gate")):
                 getattr(self, name).zero_()
-        for k in range(self.n_members):                       # a style without a LayerNorm: its slice stays 0
+        for k in range(self.n_members):  # a style without a LayerNorm: its slice stays 0
             for name in set(self.slots) - set(self.member_names(k)):
                 self.member(name, k).zero_()
 
@@ -273,8 +303,11 @@ class Stack(nn.Module):
         key = (t, like.device, like.dtype)
         if key not in self._bias_cache:
             bias = torch.zeros(t, t, device=like.device, dtype=like.dtype)
-            self._bias_cache[key] = bias.masked_fill_(torch.ones_like(bias, dtype=torch.bool).triu(1), float("-inf")) \
-                if self.cfg.causal else bias
+            self._bias_cache[key] = (
+                bias.masked_fill_(torch.ones_like(bias, dtype=torch.bool).triu(1), float("-inf"))
+                if self.cfg.causal
+                else bias
+            )
         return self._bias_cache[key]
 
     def block(self, x: torch.Tensor, p: dict[str, torch.Tensor], batch: int) -> torch.Tensor:
@@ -292,10 +325,11 @@ class Stack(nn.Module):
         """The N blocks on x [K, B, T, d] → [K, B, T, d]; with ``return_stream`` also [x_0, …, x_N]."""
         k_, b, t, d = x.shape
         x = x.reshape(k_, b * t, d)
-        if not return_stream:                 # one autograd node, backward written out (stack_function)
+        if not return_stream:  # one autograd node, backward written out (stack_function)
             names = self.block_names
-            return run_blocks(self.styles, names, [getattr(self, n) for n in names], x, b,
-                              self._score_bias(t, x)).view(k_, b, t, d)
+            return run_blocks(self.styles, names, [getattr(self, n) for n in names], x, b, self._score_bias(t, x)).view(
+                k_, b, t, d
+            )
         stream = [x.view(k_, b, t, d)]
         for p in self.layers():
             x = self.block(x, p, b)
@@ -307,8 +341,8 @@ class Stack(nn.Module):
         k_, _, t = tokens.shape
         rows = self.embed.shape[1]
         offsets = torch.arange(k_, device=tokens.device).view(k_, 1, 1) * rows
-        x = F.embedding(tokens + offsets, self.embed.reshape(k_ * rows, -1))     # [K, B, T, d]
-        if not self.cfg.causal:                                                   # BERT: LN(token + position)
+        x = F.embedding(tokens + offsets, self.embed.reshape(k_ * rows, -1))  # [K, B, T, d]
+        if not self.cfg.causal:  # BERT: LN(token + position)
             x = x + self.positions[:, :t].unsqueeze(1)
             x = self._norm(x.flatten(1, 2), self.embed_norm_w, self.embed_norm_b).view_as(x)
         return x
@@ -316,9 +350,12 @@ class Stack(nn.Module):
     def hidden(self, tokens: torch.Tensor, return_stream: bool = False):
         """Final hidden states [K, B, T, d] of tokens [K, B, T]; with ``return_stream`` also the
         stream [x_0, …, x_N] (before the final LayerNorm of Pre-LN)."""
-        x, stream = self.run_blocks(self.embed_tokens(tokens), return_stream=True) if return_stream else \
-            (self.run_blocks(self.embed_tokens(tokens)), None)
-        if self.has_pre:                                              # Pre-LN members: a final LayerNorm
+        x, stream = (
+            self.run_blocks(self.embed_tokens(tokens), return_stream=True)
+            if return_stream
+            else (self.run_blocks(self.embed_tokens(tokens)), None)
+        )
+        if self.has_pre:  # Pre-LN members: a final LayerNorm
             normed = self._norm(x.flatten(1, 2), self.final_norm_w, self.final_norm_b).view_as(x)
             x = torch.where(self.pre.view(-1, 1, 1, 1), normed, x)
         return (x, stream) if return_stream else x
@@ -328,21 +365,23 @@ class Stack(nn.Module):
         h = self.hidden(tokens)
         k_, b, t, d = h.shape
         h = h.reshape(k_, b * t, d)
-        if self.cfg.head_transform:                                  # BERT: Dense → GELU → LN
+        if self.cfg.head_transform:  # BERT: Dense → GELU → LN
             h = self._norm(F.gelu(torch.baddbmm(self.dense_b, h, self.dense_w)), self.dense_norm_w, self.dense_norm_b)
         if self.cfg.causal:
             logits = torch.baddbmm(self.head_b, h, self.head_w)
-        else:                                                        # tied: h·Eᵀ + b
-            logits = torch.baddbmm(self.head_bias, h, self.embed[:, :self.cfg.vocab_size].transpose(1, 2))
+        else:  # tied: h·Eᵀ + b
+            logits = torch.baddbmm(self.head_bias, h, self.embed[:, : self.cfg.vocab_size].transpose(1, 2))
         return logits.view(k_, b, t, -1)
 
     # ---- losses -------------------------------------------------------------------------------
     def next_token_losses(self, tokens: torch.Tensor) -> torch.Tensor:
         """Per member, −(1/(B(T−1))) Σ log p(x_{t+1} | x_{≤t}) in nats: [K] from tokens [K, B, T]."""
         if tokens.dim() != 3 or tokens.size(0) != self.n_members or tokens.size(2) < 2:
-            raise ValueError(f"next-token losses need tokens [members={self.n_members}, batch, seq_len >= 2], "
-                             f"got shape {tuple(tokens.shape)}")
-        logits = self(tokens[..., :-1])                                           # [K, B, T-1, V]
+            raise ValueError(
+                f"next-token losses need tokens [members={self.n_members}, batch, seq_len >= 2], "
+                f"got shape {tuple(tokens.shape)}"
+            )
+        logits = self(tokens[..., :-1])  # [K, B, T-1, V]
         nll = F.cross_entropy(logits.flatten(0, 2), tokens[..., 1:].flatten(), reduction="none")
         return nll.view(self.n_members, -1).mean(dim=1)
 
@@ -351,7 +390,7 @@ class Stack(nn.Module):
         predict the originals, average over each member's hidden positions: [K]."""
         if self.cfg.causal:
             raise ValueError("masked losses need an encoder: ModelConfig(causal=False)")
-        logits = self(tokens.masked_fill(mask, self.mask_id))                    # [K, B, T, V]
+        logits = self(tokens.masked_fill(mask, self.mask_id))  # [K, B, T, V]
         nll = F.cross_entropy(logits.flatten(0, 2), tokens.flatten(), reduction="none").view_as(mask)
         return (nll * mask).flatten(1).sum(dim=1) / mask.flatten(1).sum(dim=1)
 
@@ -360,18 +399,24 @@ class Stack(nn.Module):
     def block_sq_norms(self, tensors: dict[str, torch.Tensor]) -> torch.Tensor:
         """Σ over block l's parameters of ‖t‖², for t in ``tensors`` (same layout as the block
         parameters): [K, N]."""
-        total = sum(t.flatten(2).pow(2).sum(dim=2) for t in tensors.values())    # [N, K]
+        total = sum(t.flatten(2).pow(2).sum(dim=2) for t in tensors.values())  # [N, K]
         return total.T
 
     @torch.no_grad()
     def block_grad_norms(self, names: Sequence[str] | None = None) -> torch.Tensor:
         """‖∂L/∂θ_l‖₂ over the parameters ``names`` of block l (default all): [K, N] (call after ``backward``)."""
         names = self.block_names if names is None else [n for n in names if n in self.block_names]
-        return self.block_sq_norms({n: getattr(self, n).grad for n in names if getattr(self, n).grad is not None}).sqrt()
+        return self.block_sq_norms(
+            {n: getattr(self, n).grad for n in names if getattr(self, n).grad is not None}
+        ).sqrt()
 
 
-def build_stack(cfgs: ModelConfig | Sequence[ModelConfig], seeds: Sequence[int] | int = 0, device=None,
-                dtype: torch.dtype | None = None) -> Stack:
+def build_stack(
+    cfgs: ModelConfig | Sequence[ModelConfig],
+    seeds: Sequence[int] | int = 0,
+    device=None,
+    dtype: torch.dtype | None = None,
+) -> Stack:
     """A :class:`Stack`: one config for every member, or one per member; ``seeds`` an int (one member)
     or one per member."""
     if isinstance(seeds, int):
@@ -395,10 +440,15 @@ BLOCK_TENSORS: dict[str, Callable[[Block], list[torch.Tensor]]] = {
     "fc1_b": lambda b: [b.ffn.fc1.bias],
     "fc2_w": lambda b: [b.ffn.fc2.weight],
     "fc2_b": lambda b: [b.ffn.fc2.bias],
-    **{f"{sub}_{kind}": (lambda b, sub=sub, get=get: [get(_residual(b, sub))])
-       for sub in ("attn", "ffn")
-       for kind, get in (("norm_w", lambda r: r.norm.weight), ("norm_b", lambda r: r.norm.bias),
-                         ("gate", lambda r: r.gate))},
+    **{
+        f"{sub}_{kind}": (lambda b, sub=sub, get=get: [get(_residual(b, sub))])
+        for sub in ("attn", "ffn")
+        for kind, get in (
+            ("norm_w", lambda r: r.norm.weight),
+            ("norm_b", lambda r: r.norm.bias),
+            ("gate", lambda r: r.gate),
+        )
+    },
 }
 # engine name → the reference tensor of the model outside its blocks
 TOP_TENSORS: dict[str, Callable[[TransformerLM], torch.Tensor]] = {
@@ -416,7 +466,7 @@ TOP_TENSORS: dict[str, Callable[[TransformerLM], torch.Tensor]] = {
     "head_b": lambda m: m.head.bias,
     "head_bias": lambda m: m.head_bias,
 }
-TABLES = ("embed", "positions")     # kept as they are: [rows, d]
+TABLES = ("embed", "positions")  # kept as they are: [rows, d]
 
 
 def to_engine(name: str, tensors: list[torch.Tensor]) -> torch.Tensor:
@@ -455,8 +505,9 @@ def _pieces(stack: Stack, model, k: int) -> dict[str, list[list[torch.Tensor]]]:
     return out
 
 
-def reference_layout(stack: Stack, model, of: Callable[[torch.Tensor], torch.Tensor] = lambda t: t.detach(),
-                     k: int = 0) -> dict[str, torch.Tensor]:
+def reference_layout(
+    stack: Stack, model, of: Callable[[torch.Tensor], torch.Tensor] = lambda t: t.detach(), k: int = 0
+) -> dict[str, torch.Tensor]:
     """A reference model's tensors (``of``: the weight, or ``lambda t: t.grad``) in the engine's
     member layout: [N, r, c] for block tensors, [r, c] for the rest. ``model``: a TransformerLM, or
     a list of Blocks (block tensors only); the parameters member ``k``'s style has."""

@@ -13,6 +13,7 @@ reference model member k is (``tests/core/test_engine.py``). A few probes read a
 :func:`count_matrices`): the chapters' hooks into a sublayer's output need its modules. And the fits
 the chapters read scaling laws with (:func:`loglog_slope`, :func:`scaling_fits`).
 """
+
 from __future__ import annotations
 
 import math
@@ -47,7 +48,7 @@ class BlockGradNorms:
 
     def after_backward(self, stack: Stack, step: int, hists, alive) -> None:
         if step % self.every == 0:
-            norms = stack.block_grad_norms(self.names).tolist()           # [K][N]
+            norms = stack.block_grad_norms(self.names).tolist()  # [K][N]
             for k in alive:
                 hists[k].grad_steps.append(step)
                 hists[k].grad_norms.append(norms[k])
@@ -69,10 +70,11 @@ class BlockUpdates:
     def after_step(self, stack: Stack, step: int, hists, alive) -> None:
         if self._before is None:
             return
-        num = stack.block_sq_norms({n: getattr(stack, n) - old for n, old in self._before.items()})   # [K, N]
+        num = stack.block_sq_norms({n: getattr(stack, n) - old for n, old in self._before.items()})  # [K, N]
         den = stack.block_sq_norms(self._before)
-        ratio = torch.where(den > 0, (num / den.clamp_min(torch.finfo(den.dtype).tiny)).sqrt(),
-                            torch.zeros_like(den)).tolist()
+        ratio = torch.where(
+            den > 0, (num / den.clamp_min(torch.finfo(den.dtype).tiny)).sqrt(), torch.zeros_like(den)
+        ).tolist()
         for k in alive:
             hists[k].update_steps.append(step)
             hists[k].block_updates.append(ratio[k])
@@ -88,13 +90,14 @@ class UpdateSize:
         self.first = first
 
     def start(self, stack: Stack, tasks, cfgs) -> None:
-        self._probe = torch.stack([t.sample(c.batch_size, c.seq_len, generator(c.seed + 2))
-                                   for t, c in zip(tasks, cfgs)]).to(stack.embed.device)      # [K, B, T]
+        self._probe = torch.stack(
+            [t.sample(c.batch_size, c.seq_len, generator(c.seed + 2)) for t, c in zip(tasks, cfgs)]
+        ).to(stack.embed.device)  # [K, B, T]
         self._ref = self._output(stack)
 
     @torch.no_grad()
     def _output(self, stack: Stack) -> torch.Tensor:
-        return stack.hidden(self._probe).float()                                            # [K, B, T, d]
+        return stack.hidden(self._probe).float()  # [K, B, T, d]
 
     def after_step(self, stack: Stack, step: int, hists, alive) -> None:
         if self.first is not None and step >= self.first:
@@ -145,20 +148,21 @@ def per_block_grad_norms(model: nn.Module) -> list[float]:
     norms = []
     for block in model.blocks:
         sq = sum(float(p.grad.pow(2).sum()) for p in block.parameters() if p.grad is not None)
-        norms.append(sq ** 0.5)
+        norms.append(sq**0.5)
     return norms
 
 
 @dataclass(frozen=True)
 class StepProbe:
     """One optimizer step from θ₀ on one batch."""
+
     loss_before: float
-    delta_loss: float        # L(θ₀ + Δθ) − L(θ₀), measured
-    first_order: float       # ⟨∇L(θ₀), Δθ⟩, the first-order prediction of delta_loss
-    grad_sq: float           # ‖∇L‖²
-    grad_l1: float           # ‖∇L‖₁
-    update_norm: float       # ‖Δθ‖
-    block_grad_norms: tuple[float, ...] = ()   # ‖∂L/∂θ_l‖ per block l = 1..N, at θ₀
+    delta_loss: float  # L(θ₀ + Δθ) − L(θ₀), measured
+    first_order: float  # ⟨∇L(θ₀), Δθ⟩, the first-order prediction of delta_loss
+    grad_sq: float  # ‖∇L‖²
+    grad_l1: float  # ‖∇L‖₁
+    update_norm: float  # ‖Δθ‖
+    block_grad_norms: tuple[float, ...] = ()  # ‖∂L/∂θ_l‖ per block l = 1..N, at θ₀
 
 
 def block_matrices(model: nn.Module) -> list[torch.Tensor]:
@@ -166,7 +170,7 @@ def block_matrices(model: nn.Module) -> list[torch.Tensor]:
     return [p for block in model.blocks for p in block.parameters() if p.dim() == 2]
 
 
-PACKED_MATRICES = {"in_proj_weight": 3}   # nn.MultiheadAttention packs W_q, W_k, W_v into one parameter
+PACKED_MATRICES = {"in_proj_weight": 3}  # nn.MultiheadAttention packs W_q, W_k, W_v into one parameter
 
 
 def count_matrices(block: nn.Module) -> int:
@@ -182,7 +186,9 @@ def loglog_slope(xs: Sequence[float], ys: Sequence[float]) -> float:
     lx = [math.log(x) for x, _ in pts]
     ly = [math.log(y) for _, y in pts]
     if len(set(lx)) < 2:
-        raise ValueError(f"loglog_slope needs at least two distinct positive x with positive y, got xs={list(xs)!r}, ys={list(ys)!r}")
+        raise ValueError(
+            f"loglog_slope needs at least two distinct positive x with positive y, got xs={list(xs)!r}, ys={list(ys)!r}"
+        )
     mx, my = sum(lx) / len(lx), sum(ly) / len(ly)
     sxx = sum((x - mx) ** 2 for x in lx)
     return sum((x - mx) * (y - my) for x, y in zip(lx, ly)) / sxx
@@ -206,7 +212,7 @@ def scaling_fits(xs: Sequence[float], ys: Sequence[float], forms: dict[str, Sequ
     return out
 
 
-ELEMENTWISE = ("sgd", "adam")      # optimizers that step a stacked tensor as they step its slices
+ELEMENTWISE = ("sgd", "adam")  # optimizers that step a stacked tensor as they step its slices
 
 
 def member_sums(stack: Stack, name: str, t: torch.Tensor) -> torch.Tensor:
@@ -214,8 +220,9 @@ def member_sums(stack: Stack, name: str, t: torch.Tensor) -> torch.Tensor:
     return t.movedim(stack.slots[name].member_axis, 0).flatten(1).sum(1)
 
 
-def step_probes(stack: Stack, tokens: torch.Tensor, optimizer: str, lr: float,
-                names: Sequence[str] | None = None) -> list[StepProbe]:
+def step_probes(
+    stack: Stack, tokens: torch.Tensor, optimizer: str, lr: float, names: Sequence[str] | None = None
+) -> list[StepProbe]:
     """One step of ``optimizer`` at learning rate ``lr`` from θ₀ for every member, on its own batch
     ``tokens[k]`` ([K, B, T]): ΔL_k = L_k(θ₀ + Δθ) − L_k(θ₀) beside its first-order term ⟨∇L_k, Δθ_k⟩.
 
@@ -229,14 +236,14 @@ def step_probes(stack: Stack, tokens: torch.Tensor, optimizer: str, lr: float,
     params = [getattr(stack, n) for n in names]
     saved = [p.detach().clone() for p in params]
     stack.zero_grad(set_to_none=True)
-    loss0 = stack.next_token_losses(tokens)                                # [K]
-    loss0.sum().backward()                # members are disjoint slices: each gets its own gradient
+    loss0 = stack.next_token_losses(tokens)  # [K]
+    loss0.sum().backward()  # members are disjoint slices: each gets its own gradient
     loss0 = loss0.detach()
     grads = [p.grad.detach().clone() for p in params]
-    blocks = stack.block_grad_norms().tolist()                             # [K][N]
+    blocks = stack.block_grad_norms().tolist()  # [K][N]
     make_optimizer(params, TrainConfig(optimizer=optimizer, lr=lr)).step()
     with torch.no_grad():
-        loss1 = stack.next_token_losses(tokens)                            # [K]
+        loss1 = stack.next_token_losses(tokens)  # [K]
         deltas = [p - s for p, s in zip(params, saved)]
         first_order = sum(member_sums(stack, n, g * d) for n, g, d in zip(names, grads, deltas))
         update_sq = sum(member_sums(stack, n, d.pow(2)) for n, d in zip(names, deltas))
@@ -246,20 +253,29 @@ def step_probes(stack: Stack, tokens: torch.Tensor, optimizer: str, lr: float,
             p.copy_(s)
     stack.zero_grad(set_to_none=True)
     delta = (loss1 - loss0).tolist()
-    return [StepProbe(loss_before=float(loss0[k]), delta_loss=delta[k], first_order=float(first_order[k]),
-                      grad_sq=float(grad_sq[k]), grad_l1=float(grad_l1[k]), update_norm=float(update_sq[k]) ** 0.5,
-                      block_grad_norms=tuple(blocks[k]))
-            for k in range(stack.n_members)]
+    return [
+        StepProbe(
+            loss_before=float(loss0[k]),
+            delta_loss=delta[k],
+            first_order=float(first_order[k]),
+            grad_sq=float(grad_sq[k]),
+            grad_l1=float(grad_l1[k]),
+            update_norm=float(update_sq[k]) ** 0.5,
+            block_grad_norms=tuple(blocks[k]),
+        )
+        for k in range(stack.n_members)
+    ]
 
 
 @dataclass(frozen=True)
 class StreamProfile:
     """One batch through a member at initialization (lists over l = 0..N for the stream, l = 1..N for
     the blocks)."""
-    rms: tuple[float, ...]            # √E[x_l²] over batch, tokens and features
-    cos_x0: tuple[float, ...]         # mean over tokens of cos(x_l, x_0): the identity path's weight
-    grad_norms: tuple[float, ...]     # ‖∂L/∂θ_l‖ over all parameters of block l, next-token loss
-    loss: float                       # the next-token loss at θ₀
+
+    rms: tuple[float, ...]  # √E[x_l²] over batch, tokens and features
+    cos_x0: tuple[float, ...]  # mean over tokens of cos(x_l, x_0): the identity path's weight
+    grad_norms: tuple[float, ...]  # ‖∂L/∂θ_l‖ over all parameters of block l, next-token loss
+    loss: float  # the next-token loss at θ₀
 
 
 def stream_profiles(stack: Stack, tokens: torch.Tensor) -> list[StreamProfile]:
@@ -268,15 +284,16 @@ def stream_profiles(stack: Stack, tokens: torch.Tensor) -> list[StreamProfile]:
     ``hidden(return_stream=True)`` gives it) and the per-block gradient norms of the next-token loss.
     Gradients are cleared afterwards."""
     with torch.no_grad():
-        _, stream = stack.hidden(tokens[..., :-1], return_stream=True)         # N+1 × [K, B, T, d]
+        _, stream = stack.hidden(tokens[..., :-1], return_stream=True)  # N+1 × [K, B, T, d]
         x0 = stream[0]
-        rms = torch.stack([x.pow(2).flatten(1).mean(1).sqrt() for x in stream], 1).tolist()                # [K][N+1]
+        rms = torch.stack([x.pow(2).flatten(1).mean(1).sqrt() for x in stream], 1).tolist()  # [K][N+1]
         cos = torch.stack([F.cosine_similarity(x, x0, dim=-1).flatten(1).mean(1) for x in stream], 1).tolist()
     stack.zero_grad(set_to_none=True)
-    losses = stack.next_token_losses(tokens)                                      # [K]
+    losses = stack.next_token_losses(tokens)  # [K]
     losses.sum().backward()
-    grads = stack.block_grad_norms().tolist()                                     # [K][N]
+    grads = stack.block_grad_norms().tolist()  # [K][N]
     losses = losses.detach()
     stack.zero_grad(set_to_none=True)
-    return [StreamProfile(tuple(rms[k]), tuple(cos[k]), tuple(grads[k]), float(losses[k]))
-            for k in range(stack.n_members)]
+    return [
+        StreamProfile(tuple(rms[k]), tuple(cos[k]), tuple(grads[k]), float(losses[k])) for k in range(stack.n_members)
+    ]

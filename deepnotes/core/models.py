@@ -22,6 +22,7 @@ Second moments, not variances: for y_j = Σ_i x_i w_ij with i.i.d. zero-mean w i
 E[y_j²] = m·E[w²]·E[x²] whatever the mean of x (seed 002, "稳定二阶矩"). Through an activation φ,
 with pre-activations y ~ N(0, q), the next second moment is E_z[φ(√q z)²], z ~ N(0, 1).
 """
+
 from __future__ import annotations
 
 import math
@@ -40,13 +41,14 @@ def truncated_normal_variance_factor(k: float = 2.0) -> float:
     if not k > 0:
         raise ValueError(f"truncation k must be > 0, got {k!r}")
     phi = math.exp(-k * k / 2) / math.sqrt(2 * math.pi)
-    mass = math.erf(k / math.sqrt(2))                      # 2Φ(k) − 1
+    mass = math.erf(k / math.sqrt(2))  # 2Φ(k) − 1
     return 1 - 2 * k * phi / mass
 
 
 @torch.no_grad()
-def trunc_normal_(tensor: torch.Tensor, std: float, k: float = 2.0, match_std: bool = False,
-                  generator: torch.Generator | None = None) -> torch.Tensor:
+def trunc_normal_(
+    tensor: torch.Tensor, std: float, k: float = 2.0, match_std: bool = False, generator: torch.Generator | None = None
+) -> torch.Tensor:
     """Fill ``tensor`` from N(0, σ²) truncated at ±kσ (relative to σ, unlike
     ``torch.nn.init.trunc_normal_``, whose a=−2, b=2 are absolute).
 
@@ -67,8 +69,6 @@ def gaussian_second_moment(phi: Callable[[float], float], q: float = 1.0, n: int
         w = 0.5 if k in (0, n - 1) else 1.0
         total += w * math.exp(-z * z / 2) * phi(math.sqrt(q) * z) ** 2
     return total * h / math.sqrt(2 * math.pi)
-
-
 
 
 def relu(x: float) -> float:
@@ -108,14 +108,15 @@ class SelfAttention(nn.Module):
         self.out_proj = nn.Linear(d_model, d_model)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        b, t, d = x.shape                                        # x: [B, T, d]
+        b, t, d = x.shape  # x: [B, T, d]
         h = self.n_heads
 
-        def heads(y):                                            # [B, T, d] -> [B, h, T, d/h]
+        def heads(y):  # [B, T, d] -> [B, h, T, d/h]
             return y.view(b, t, h, d // h).transpose(1, 2)
 
-        y = F.scaled_dot_product_attention(heads(self.q_proj(x)), heads(self.k_proj(x)),
-                                           heads(self.v_proj(x)), is_causal=self.causal)
+        y = F.scaled_dot_product_attention(
+            heads(self.q_proj(x)), heads(self.k_proj(x)), heads(self.v_proj(x)), is_causal=self.causal
+        )
         return self.out_proj(y.transpose(1, 2).reshape(b, t, d))  # [B, T, d]
 
 
@@ -130,7 +131,7 @@ class FeedForward(nn.Module):
         self.act = F.gelu if activation == "gelu" else torch.relu
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.fc2(self.act(self.fc1(x)))                   # [..., d] -> [..., d]
+        return self.fc2(self.act(self.fc1(x)))  # [..., d] -> [..., d]
 
 
 class Residual(nn.Module):
@@ -148,16 +149,16 @@ class Residual(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         style = self.norm_style
         if style == "post":
-            return self.norm(x + self.sublayer(x))               # LN(x + F(x))
+            return self.norm(x + self.sublayer(x))  # LN(x + F(x))
         if style == "deepnorm":
             return self.norm(self.alpha * x + self.sublayer(x))  # LN(αx + F(x))
         if style == "pre":
-            return x + self.sublayer(self.norm(x))               # x + F(LN(x))
+            return x + self.sublayer(self.norm(x))  # x + F(LN(x))
         if style == "rezero":
-            return x + self.gate * self.sublayer(x)              # x + g·F(x)
+            return x + self.gate * self.sublayer(x)  # x + g·F(x)
         if style == "plain":
-            return self.sublayer(x)                              # F(x): no skip path
-        return x + self.sublayer(x)                              # none: x + F(x)
+            return self.sublayer(x)  # F(x): no skip path
+        return x + self.sublayer(x)  # none: x + F(x)
 
 
 class Block(nn.Module):
@@ -169,7 +170,8 @@ class Block(nn.Module):
         self.attn = SelfAttention(cfg.d_model, cfg.n_heads, cfg.causal) if cfg.block == "transformer" else None
         self.ffn = FeedForward(cfg.d_model, cfg.d_ff, cfg.activation)
         self.sublayers = nn.ModuleList(
-            [Residual(m, cfg.d_model, cfg.norm, alpha) for m in (self.attn, self.ffn) if m is not None])
+            [Residual(m, cfg.d_model, cfg.norm, alpha) for m in (self.attn, self.ffn) if m is not None]
+        )
         self.reset_parameters(cfg.branch_beta, cfg.init_std)
 
     def beta_scaled_weights(self) -> list[torch.Tensor]:
@@ -211,36 +213,43 @@ class TransformerLM(nn.Module):
         if cfg.block != "transformer":
             raise ValueError(f"TransformerLM needs block='transformer', got {cfg.block!r}")
         self.cfg = cfg
-        self.mask_id = cfg.vocab_size                            # encoders get one extra token: [MASK]
+        self.mask_id = cfg.vocab_size  # encoders get one extra token: [MASK]
         self.embed = nn.Embedding(cfg.vocab_size + (0 if cfg.causal else 1), cfg.d_model)
         self.positions = None if cfg.causal else nn.Embedding(cfg.max_len, cfg.d_model)
         self.embed_norm = nn.Identity() if cfg.causal else nn.LayerNorm(cfg.d_model)
         self.blocks = nn.ModuleList([Block(cfg) for _ in range(cfg.n_layers)])
         self.final_norm = nn.LayerNorm(cfg.d_model) if cfg.norm == "pre" else nn.Identity()
-        self.head_transform = (nn.Sequential(nn.Linear(cfg.d_model, cfg.d_model), nn.GELU(), nn.LayerNorm(cfg.d_model))
-                               if cfg.head_transform else nn.Identity())
+        self.head_transform = (
+            nn.Sequential(nn.Linear(cfg.d_model, cfg.d_model), nn.GELU(), nn.LayerNorm(cfg.d_model))
+            if cfg.head_transform
+            else nn.Identity()
+        )
         # BERT ties the MLM decoder to the token embedding and keeps only an output bias of its own
         self.head = nn.Linear(cfg.d_model, cfg.vocab_size) if cfg.causal else None
         self.head_bias = None if cfg.causal else nn.Parameter(torch.zeros(cfg.vocab_size))
         with torch.no_grad():
             if cfg.head_transform:
                 dense = self.head_transform[0]
-                trunc_normal_(dense.weight, cfg.init_std) if cfg.init_std is not None else nn.init.xavier_normal_(dense.weight)
+                trunc_normal_(dense.weight, cfg.init_std) if cfg.init_std is not None else nn.init.xavier_normal_(
+                    dense.weight
+                )
                 nn.init.zeros_(dense.bias)
             tables = [self.embed.weight] + ([] if self.positions is None else [self.positions.weight])
             for table in tables:
-                if cfg.init_std is not None:               # BERT: embeddings like every matrix
+                if cfg.init_std is not None:  # BERT: embeddings like every matrix
                     trunc_normal_(table, cfg.init_std)
                 else:
-                    nn.init.normal_(table, std=1.0)        # unit-variance x_0, as the derivations assume
+                    nn.init.normal_(table, std=1.0)  # unit-variance x_0, as the derivations assume
             if self.head is not None:
-                trunc_normal_(self.head.weight, cfg.init_std) if cfg.init_std is not None else nn.init.xavier_normal_(self.head.weight)
+                trunc_normal_(self.head.weight, cfg.init_std) if cfg.init_std is not None else nn.init.xavier_normal_(
+                    self.head.weight
+                )
                 nn.init.zeros_(self.head.bias)
 
     def hidden(self, tokens: torch.Tensor, return_stream: bool = False):
         """Final hidden states [B, T, d]; with ``return_stream`` also [x_0, x_1, …, x_N]."""
-        x = self.embed(tokens)                                   # [B, T, d]
-        if self.positions is not None:                           # BERT: LN(token + position)
+        x = self.embed(tokens)  # [B, T, d]
+        if self.positions is not None:  # BERT: LN(token + position)
             x = self.embed_norm(x + self.positions.weight[: tokens.size(1)])
         stream = [x]
         for block in self.blocks:
@@ -251,9 +260,9 @@ class TransformerLM(nn.Module):
         return (x, stream) if return_stream else x
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
-        h = self.head_transform(self.hidden(tokens))             # [B, T, d]
+        h = self.head_transform(self.hidden(tokens))  # [B, T, d]
         if self.head is not None:
-            return self.head(h)                                  # [B, T, V]
+            return self.head(h)  # [B, T, V]
         return F.linear(h, self.embed.weight[: self.cfg.vocab_size], self.head_bias)  # tied: h·Eᵀ + b
 
     def mlm_loss(self, tokens: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -281,8 +290,10 @@ def model_vocab(model) -> int | None:
 def check_tokens(tokens: torch.Tensor, vocab: int | None) -> None:
     """Token ids [B, T] must be integers in [0, vocab): refused here, not as an index error in torch."""
     if not isinstance(tokens, torch.Tensor) or tokens.dtype not in (torch.int64, torch.int32):
-        raise TypeError(f"tokens must be an integer tensor [batch, seq_len], got {type(tokens).__name__}"
-                        + (f" of {tokens.dtype}" if isinstance(tokens, torch.Tensor) else ""))
+        raise TypeError(
+            f"tokens must be an integer tensor [batch, seq_len], got {type(tokens).__name__}"
+            + (f" of {tokens.dtype}" if isinstance(tokens, torch.Tensor) else "")
+        )
     if vocab is not None and tokens.numel() and (int(tokens.min()) < 0 or int(tokens.max()) >= vocab):
         raise ValueError(f"token ids must lie in [0, {vocab}), got ids from {int(tokens.min())} to {int(tokens.max())}")
 
@@ -293,12 +304,13 @@ def next_token_loss(model: nn.Module, tokens: torch.Tensor) -> torch.Tensor:
     check_tokens(tokens, model_vocab(model))
     if tokens.dim() != 2 or tokens.size(1) < 2:
         raise ValueError(f"next-token loss needs tokens [batch, seq_len >= 2], got shape {tuple(tokens.shape)}")
-    logits = model(tokens[:, :-1])                               # [B, T-1, V]
+    logits = model(tokens[:, :-1])  # [B, T-1, V]
     return F.cross_entropy(logits.reshape(-1, logits.size(-1)), tokens[:, 1:].reshape(-1))
 
 
-def build_model(cfg: ModelConfig, seed: int = 0, device: torch.device | str | None = None,
-                dtype: torch.dtype | None = None) -> TransformerLM:
+def build_model(
+    cfg: ModelConfig, seed: int = 0, device: torch.device | str | None = None, dtype: torch.dtype | None = None
+) -> TransformerLM:
     """A :class:`TransformerLM` initialized from ``seed`` (the global RNG is left untouched)."""
     with seeded(seed):
         model = TransformerLM(cfg)

@@ -6,6 +6,7 @@ DeepNorm (x_{l+1} = LN(α·x_l + F(x_l))), β (written λ in Su's articles) the 
 v/out-projection and FFN weights. ``deepnotes.core.derive`` and the chapters' ``derive`` modules derive each of these with SymPy and the
 tests check that both agree.
 """
+
 from __future__ import annotations
 
 import math
@@ -24,8 +25,9 @@ def _check_optimizer(optimizer: str) -> None:
     choice("optimizer", optimizer, OPTIMIZERS)
 
 
-def deepnorm_coefficients(n_layers: int, architecture: str = "encoder",
-                          n_decoder_layers: int | None = None) -> tuple[float, float]:
+def deepnorm_coefficients(
+    n_layers: int, architecture: str = "encoder", n_decoder_layers: int | None = None
+) -> tuple[float, float]:
     """DeepNet paper (arXiv 2203.00555, Table 1 / Fig. 2) constants (α, β).
 
     encoder only (N layers):  α = (2N)^{1/4},  β = (8N)^{-1/4}
@@ -41,7 +43,7 @@ def deepnorm_coefficients(n_layers: int, architecture: str = "encoder",
     if n_decoder_layers is None:
         raise ValueError("encoder-decoder needs n_decoder_layers (M)")
     _check_depth(n_decoder_layers, "n_decoder_layers")
-    base = (n_layers ** 4 * n_decoder_layers) ** (1 / 16)
+    base = (n_layers**4 * n_decoder_layers) ** (1 / 16)
     return 0.81 * base, 0.87 / base
 
 
@@ -62,14 +64,13 @@ def su_coefficients(n_layers: int, optimizer: str) -> tuple[float, float]:
     _check_optimizer(optimizer)
     two_n = 2 * n_layers
     if optimizer == "sgd":
-        return two_n ** 0.25, two_n ** -0.25
+        return two_n**0.25, two_n**-0.25
     if optimizer == "adam":
-        return two_n ** 0.5, two_n ** -0.5
-    return 1.0, two_n ** -0.5
+        return two_n**0.5, two_n**-0.5
+    return 1.0, two_n**-0.5
 
 
-def loss_change_first_order(optimizer: str, lr: float, n_matrices: int, entries: int,
-                            grad_entry: float) -> float:
+def loss_change_first_order(optimizer: str, lr: float, n_matrices: int, entries: int, grad_entry: float) -> float:
     """First-order loss change ΔL ≈ ⟨∇L, Δθ⟩ for M matrices of P entries each of size g.
 
     SGD  (Δθ = −η∇L):        ΔL = −η‖∇L‖²  = −η·M·P·g²
@@ -78,7 +79,7 @@ def loss_change_first_order(optimizer: str, lr: float, n_matrices: int, entries:
     """
     _check_optimizer(optimizer)
     if optimizer == "sgd":
-        return -lr * n_matrices * entries * grad_entry ** 2
+        return -lr * n_matrices * entries * grad_entry**2
     if optimizer == "adam":
         return -lr * n_matrices * entries * grad_entry
     raise ValueError("the LAMB loss change depends on ‖θ‖; see su_coefficients")
@@ -136,7 +137,7 @@ def magnitude_solution(n_layers: int, optimizer: str, pick: str = "lambda=1/alph
         return 1.0, s ** (-1 / a)
     if pick == "lambda=1":
         return s ** (1 / b), 1.0
-    return s ** (1 / (a + b)), s ** (-1 / (a + b))       # λ = 1/α: α^{-(a+b)} = 1/s
+    return s ** (1 / (a + b)), s ** (-1 / (a + b))  # λ = 1/α: α^{-(a+b)} = 1/s
 
 
 def pre_ln_lambda(n_layers: int, optimizer: str) -> float:
@@ -149,7 +150,7 @@ def branch_weight(alpha: float, lam: float) -> float:
     """Initial weight of a residual branch relative to the skip path, λ₁λ₂/α with λ₁ = λ₂ = λ."""
     if not alpha > 0 or not lam > 0:
         raise ValueError(f"alpha and lambda must be > 0, got alpha={alpha!r}, lambda={lam!r}")
-    return lam ** 2 / alpha
+    return lam**2 / alpha
 
 
 def paper_sublayer_coefficients(n_sublayers: int) -> tuple[float, float]:
@@ -157,7 +158,7 @@ def paper_sublayer_coefficients(n_sublayers: int) -> tuple[float, float]:
     α = S^{1/4}, β = (4S)^{-1/4}; S = 2N gives the encoder (and decoder-only) constants, S = 3M
     the decoder side of an encoder-decoder. They solve 2S(β/α)² = 1 with αβ = 1/√2."""
     _check_depth(n_sublayers, "n_sublayers")
-    return n_sublayers ** 0.25, (4 * n_sublayers) ** -0.25
+    return n_sublayers**0.25, (4 * n_sublayers) ** -0.25
 
 
 def predicted_identity_weight(norm: str, ratios: list[float], alpha: float = 1.0) -> list[float]:
@@ -167,10 +168,10 @@ def predicted_identity_weight(norm: str, ratios: list[float], alpha: float = 1.0
         if norm == "post":
             w /= math.sqrt(1 + v)
         elif norm == "deepnorm":
-            w *= alpha / math.sqrt(alpha ** 2 + v)
+            w *= alpha / math.sqrt(alpha**2 + v)
         elif norm == "pre":
             total += v
             w = 1 / math.sqrt(1 + total)
-        if k % 2 == 1:                          # the end of a block (attention + FFN)
+        if k % 2 == 1:  # the end of a block (attention + FFN)
             out.append(w)
     return out

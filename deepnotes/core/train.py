@@ -14,6 +14,7 @@ and a loop), on one or more worker processes; :func:`train` is one run. Whoever 
 trained (the cost package's work log) adds a function to :data:`ENSEMBLE_OBSERVERS`: it is called
 once per ensemble, before it trains, in the process that asked for it.
 """
+
 from __future__ import annotations
 
 import math
@@ -43,20 +44,21 @@ BLOWUP_FACTOR = 10.0
 @dataclass
 class History:
     """What one run measured, step by step (step t = the state before the t-th update)."""
-    losses: list[float] = field(default_factory=list)        # training loss at each step
-    lrs: list[float] = field(default_factory=list)           # learning rate used at each step
-    update_rms: list[float] = field(default_factory=list)    # RMS of F(x,θ_t) − F(x,θ_0) on a fixed probe batch
-    grad_steps: list[int] = field(default_factory=list)      # steps at which grad_norms were taken
+
+    losses: list[float] = field(default_factory=list)  # training loss at each step
+    lrs: list[float] = field(default_factory=list)  # learning rate used at each step
+    update_rms: list[float] = field(default_factory=list)  # RMS of F(x,θ_t) − F(x,θ_0) on a fixed probe batch
+    grad_steps: list[int] = field(default_factory=list)  # steps at which grad_norms were taken
     grad_norms: list[list[float]] = field(default_factory=list)  # [len(grad_steps)][N] per-block ‖∂L/∂θ_l‖
-    update_steps: list[int] = field(default_factory=list)    # steps at which block_updates were taken
+    update_steps: list[int] = field(default_factory=list)  # steps at which block_updates were taken
     block_updates: list[list[float]] = field(default_factory=list)  # [len(update_steps)][N] ‖Δθ_l‖/‖θ_l‖ of that step
     records: dict[str, tuple[list[int], list]] = field(default_factory=dict)  # name → (steps, values) of a Recorder
-    diverged_at: int | None = None                           # first step with a non-finite or blown-up loss
-    diverged_loss: float | None = None                       # the loss at that step (nan, inf, or the blow-up)
-    floor: float | None = None                               # the objective's loss floor
-    unigram: float | None = None                             # the context-free plateau
-    seconds: float | None = None                             # wall time of the training loop (of its whole ensemble)
-    ensemble_size: int = 1                                   # members trained in that loop (engine ensembles)
+    diverged_at: int | None = None  # first step with a non-finite or blown-up loss
+    diverged_loss: float | None = None  # the loss at that step (nan, inf, or the blow-up)
+    floor: float | None = None  # the objective's loss floor
+    unigram: float | None = None  # the context-free plateau
+    seconds: float | None = None  # wall time of the training loop (of its whole ensemble)
+    ensemble_size: int = 1  # members trained in that loop (engine ensembles)
 
     @property
     def diverged(self) -> bool:
@@ -113,7 +115,7 @@ class History:
             return None
         target = self.unigram - fraction * (self.unigram - self.floor)
         for t in range(window, len(self.losses) + 1):
-            if sum(self.losses[t - window:t]) / window <= target:
+            if sum(self.losses[t - window : t]) / window <= target:
                 return t - 1
         return None
 
@@ -139,8 +141,10 @@ def check_setup(model, task, cfg: TrainConfig, objective) -> None:
         raise TypeError(f"cfg must be a TrainConfig, got {type(cfg).__name__}")
     vocab = model_vocab(model)
     if vocab is not None and vocab != task.vocab_size:
-        raise ValueError(f"the task has vocab_size={task.vocab_size} but the model reads {vocab} tokens; "
-                         "build both with the same vocab_size")
+        raise ValueError(
+            f"the task has vocab_size={task.vocab_size} but the model reads {vocab} tokens; "
+            "build both with the same vocab_size"
+        )
     objective.check(getattr(model, "cfg", None), cfg)
 
 
@@ -150,8 +154,10 @@ class NextToken:
     def check(self, model_cfg: ModelConfig | None, cfg: TrainConfig) -> None:
         """A causal model (an encoder sees the token it is asked to predict) and seq_len ≥ 2 (TrainConfig)."""
         if isinstance(model_cfg, ModelConfig) and not model_cfg.causal:
-            raise ValueError("the next-token objective needs a causal model (causal=True): an encoder sees the "
-                             "token it is asked to predict; train an encoder with Masked(prob)")
+            raise ValueError(
+                "the next-token objective needs a causal model (causal=True): an encoder sees the "
+                "token it is asked to predict; train an encoder with Masked(prob)"
+            )
 
     def floor(self, task: MarkovLanguage) -> float:
         return task.entropy_rate()
@@ -177,8 +183,10 @@ class Masked:
         if cfg.seq_len < 3:
             raise ValueError(f"the masked objective needs seq_len >= 3 (interior positions), got {cfg.seq_len}")
         if cfg.seq_len > model_cfg.max_len:
-            raise ValueError(f"seq_len={cfg.seq_len} exceeds the encoder's max_len={model_cfg.max_len} "
-                             "(its position table); raise max_len or shorten the sequences")
+            raise ValueError(
+                f"seq_len={cfg.seq_len} exceeds the encoder's max_len={model_cfg.max_len} "
+                "(its position table); raise max_len or shorten the sequences"
+            )
 
     def floor(self, task: MarkovLanguage) -> float:
         return task.masked_entropy()
@@ -204,7 +212,9 @@ def _notify(model_cfg: ModelConfig, members: int, cfg: TrainConfig, objective) -
 def _tasks(tasks, k: int) -> list[MarkovLanguage]:
     """One task per member: the same task for all, or a list or tuple of k tasks."""
     if not isinstance(tasks, (MarkovLanguage, list, tuple)):
-        raise TypeError(f"task must be a MarkovLanguage (or a list of them, one per member), got {type(tasks).__name__}")
+        raise TypeError(
+            f"task must be a MarkovLanguage (or a list of them, one per member), got {type(tasks).__name__}"
+        )
     tasks = [tasks] * k if isinstance(tasks, MarkovLanguage) else list(tasks)
     if len(tasks) != k:
         raise ValueError(f"{len(tasks)} tasks for a stack of {k} members")
@@ -242,9 +252,16 @@ def member_losses(stack: Stack, objective, tokens: torch.Tensor, mask: torch.Ten
     return stack.next_token_losses(tokens)
 
 
-def train_ensemble(stack: Stack, tasks, cfgs: TrainConfig | Sequence[TrainConfig], *, objective=None,
-                   trackers: Sequence = (), trainable: Collection[str] | None = None,
-                   progress: bool = False) -> list[History]:
+def train_ensemble(
+    stack: Stack,
+    tasks,
+    cfgs: TrainConfig | Sequence[TrainConfig],
+    *,
+    objective=None,
+    trackers: Sequence = (),
+    trainable: Collection[str] | None = None,
+    progress: bool = False,
+) -> list[History]:
     """Train every member of ``stack`` for ``steps`` steps; one History per member.
 
     ``tasks``: one task for all members or one per member. ``cfgs``: one TrainConfig per member (or
@@ -257,8 +274,9 @@ def train_ensemble(stack: Stack, tasks, cfgs: TrainConfig | Sequence[TrainConfig
     return _train_stack(stack, tasks, cfgs, objective, trackers, trainable, progress)
 
 
-def _train_stack(stack: Stack, tasks, cfgs, objective, trackers: Sequence, trainable: Collection[str] | None,
-                 progress: bool) -> list[History]:
+def _train_stack(
+    stack: Stack, tasks, cfgs, objective, trackers: Sequence, trainable: Collection[str] | None, progress: bool
+) -> list[History]:
     k = stack.n_members
     if isinstance(cfgs, TrainConfig):
         cfgs = [cfgs] if k == 1 else [replace(cfgs, seed=s) for s in stack.seeds]
@@ -269,8 +287,10 @@ def _train_stack(stack: Stack, tasks, cfgs, objective, trackers: Sequence, train
     gens = [generator(c.seed + 1) for c in cfgs]
     opt = EnsembleOptimizer(stack, cfgs, trainable)
     hists = [History(floor=objective.floor(t), unigram=t.unigram_entropy()) for t in tasks]
-    hooks = {name: [getattr(t, name) for t in trackers if hasattr(t, name)]
-             for name in ("start", "before_step", "after_backward", "after_step")}
+    hooks = {
+        name: [getattr(t, name) for t in trackers if hasattr(t, name)]
+        for name in ("start", "before_step", "after_backward", "after_step")
+    }
     for hook in hooks["start"]:
         hook(stack, tasks, cfgs)
     alive = list(range(k))
@@ -279,13 +299,13 @@ def _train_stack(stack: Stack, tasks, cfgs, objective, trackers: Sequence, train
         for hook in hooks["before_step"]:
             hook(stack, step, hists, alive)
         tokens, mask = member_batches(stack, tasks, cfgs, gens, objective)
-        losses = member_losses(stack, objective, tokens, mask)                    # [K]
+        losses = member_losses(stack, objective, tokens, mask)  # [K]
         values = losses.tolist()
-        alive = [i for i in alive if hists[i].observe(step, values[i])]      # drops diverged members
+        alive = [i for i in alive if hists[i].observe(step, values[i])]  # drops diverged members
         if not alive:
             break
         opt.zero_grad()
-        if not hooks["after_backward"]:                  # no one reads the gradients: step in the backward
+        if not hooks["after_backward"]:  # no one reads the gradients: step in the backward
             opt.arm(step)
         losses[alive].sum().backward()
         for hook in hooks["after_backward"]:
@@ -303,8 +323,9 @@ def _train_stack(stack: Stack, tasks, cfgs, objective, trackers: Sequence, train
     return hists
 
 
-def _train_group(model_cfgs, train_cfgs, tasks, inits, objective, trackers, trainable, frozen, device, dtype,
-                 progress) -> list[History]:
+def _train_group(
+    model_cfgs, train_cfgs, tasks, inits, objective, trackers, trainable, frozen, device, dtype, progress
+) -> list[History]:
     """One ensemble of :func:`train_many`: build its Stack, start each member, train it, return its Histories."""
     stack = Stack(model_cfgs, seeds=[c.seed for c in train_cfgs], device=device, dtype=dtype)
     with torch.no_grad():
@@ -321,8 +342,8 @@ def ensemble_cost(model_cfg: ModelConfig, train_cfg: TrainConfig, members: int) 
     return model_cfg.n_layers * (4 + members) * train_cfg.steps
 
 
-MEMORY_SHARE = 0.5      # an ensemble on a GPU may take at most this share of the device's memory
-STATE_BYTES = 16         # per float32 parameter: the weight, its gradient and Adam's two moments
+MEMORY_SHARE = 0.5  # an ensemble on a GPU may take at most this share of the device's memory
+STATE_BYTES = 16  # per float32 parameter: the weight, its gradient and Adam's two moments
 
 
 def member_bytes(model_cfg: ModelConfig, train_cfg: TrainConfig) -> int:
@@ -331,8 +352,9 @@ def member_bytes(model_cfg: ModelConfig, train_cfg: TrainConfig) -> int:
     (B·T tokens × (12d + 2·d_ff) per block, and the B·heads·T² attention weights)."""
     d, f, n = model_cfg.d_model, model_cfg.d_ff, model_cfg.n_layers
     tokens = train_cfg.batch_size * train_cfg.seq_len
-    per_block = STATE_BYTES * (4 * d * d + 2 * d * f) + 4 * (tokens * (12 * d + 2 * f)
-                                                           + train_cfg.batch_size * model_cfg.n_heads * train_cfg.seq_len ** 2)
+    per_block = STATE_BYTES * (4 * d * d + 2 * d * f) + 4 * (
+        tokens * (12 * d + 2 * f) + train_cfg.batch_size * model_cfg.n_heads * train_cfg.seq_len**2
+    )
     return n * per_block
 
 
@@ -346,8 +368,9 @@ def member_limit(model_cfg: ModelConfig, train_cfg: TrainConfig, device) -> int 
     return max(1, int(MEMORY_SHARE * total // member_bytes(model_cfg, train_cfg)))
 
 
-def ensemble_groups(model_cfgs: Sequence[ModelConfig], train_cfgs: Sequence[TrainConfig],
-                    workers: int = 1, limit=None) -> list[list[int]]:
+def ensemble_groups(
+    model_cfgs: Sequence[ModelConfig], train_cfgs: Sequence[TrainConfig], workers: int = 1, limit=None
+) -> list[list[int]]:
     """How :func:`train_many` splits runs into ensembles: the indices of the runs that share a graph
     (:func:`~deepnotes.core.engine.graph_config`) and a loop (:data:`SHARED_FIELDS`), in first-seen
     order. With ``workers`` > 1, an ensemble that would keep one worker busy longer than an even
@@ -361,22 +384,33 @@ def ensemble_groups(model_cfgs: Sequence[ModelConfig], train_cfgs: Sequence[Trai
     out = []
     for g in groups.values():
         most = (limit(model_cfgs[g[0]], train_cfgs[g[0]]) if limit else None) or len(g)
-        out += [g[k:k + most] for k in range(0, len(g), most)]
-    cost = lambda g: ensemble_cost(model_cfgs[g[0]], train_cfgs[g[0]], len(g))     # noqa: E731
+        out += [g[k : k + most] for k in range(0, len(g), most)]
+    cost = lambda g: ensemble_cost(model_cfgs[g[0]], train_cfgs[g[0]], len(g))  # noqa: E731
     while workers > 1:
         share = sum(map(cost, out)) / workers
         big = max((g for g in out if len(g) > 1), key=cost, default=None)
         if big is None or cost(big) <= share:
             return out
         at = out.index(big)
-        out[at:at + 1] = [big[:(len(big) + 1) // 2], big[(len(big) + 1) // 2:]]
+        out[at : at + 1] = [big[: (len(big) + 1) // 2], big[(len(big) + 1) // 2 :]]
     return out
 
 
-def train_many(model_cfgs: Sequence[ModelConfig], train_cfgs: Sequence[TrainConfig], tasks, *, objective=None,
-               trackers: Callable[[], Sequence] = tuple, trainable: Collection[str] | None = None,
-               frozen: Collection[str] = (), progress: bool = False, device=None,
-               dtype: torch.dtype | None = None, workers: int = 1, inits: Sequence[Callable] | None = None) -> list[History]:
+def train_many(
+    model_cfgs: Sequence[ModelConfig],
+    train_cfgs: Sequence[TrainConfig],
+    tasks,
+    *,
+    objective=None,
+    trackers: Callable[[], Sequence] = tuple,
+    trainable: Collection[str] | None = None,
+    frozen: Collection[str] = (),
+    progress: bool = False,
+    device=None,
+    dtype: torch.dtype | None = None,
+    workers: int = 1,
+    inits: Sequence[Callable] | None = None,
+) -> list[History]:
     """Train one model per (model config, train config, task), in as few ensembles as possible:
     runs that share a graph (:func:`~deepnotes.core.engine.graph_config`: every norm style) and a loop
     (:data:`SHARED_FIELDS`) train together as members of one :class:`Stack` (:func:`ensemble_groups`,
@@ -398,11 +432,24 @@ def train_many(model_cfgs: Sequence[ModelConfig], train_cfgs: Sequence[TrainConf
     members = ensemble_groups(model_cfgs, train_cfgs, workers, limit=lambda m, t: member_limit(m, t, device))
     single = len(members) == 1
     objective = objective if objective is not None else NextToken()
-    for m in members:                                   # told here: a worker process has no observers
+    for m in members:  # told here: a worker process has no observers
         _notify(model_cfgs[m[0]], len(m), train_cfgs[m[0]], objective)
-    jobs = [([model_cfgs[i] for i in m], [train_cfgs[i] for i in m], [tasks[i] for i in m], [inits[i] for i in m],
-             objective, trackers,
-             trainable, frozen, device, dtype, progress and single) for m in members]
+    jobs = [
+        (
+            [model_cfgs[i] for i in m],
+            [train_cfgs[i] for i in m],
+            [tasks[i] for i in m],
+            [inits[i] for i in m],
+            objective,
+            trackers,
+            trainable,
+            frozen,
+            device,
+            dtype,
+            progress and single,
+        )
+        for m in members
+    ]
     costs = [ensemble_cost(model_cfgs[m[0]], train_cfgs[m[0]], len(m)) for m in members]
     results = run_jobs(_train_group, jobs, workers, costs, progress=progress and not single)
     out: list[History | None] = [None] * len(model_cfgs)
@@ -412,9 +459,17 @@ def train_many(model_cfgs: Sequence[ModelConfig], train_cfgs: Sequence[TrainConf
     return out
 
 
-def train(model_cfg: ModelConfig, cfg: TrainConfig, task: MarkovLanguage | None = None, *, objective=None,
-          trackers: Sequence = (), trainable: Collection[str] | None = None, device=None,
-          progress: bool = False) -> History:
+def train(
+    model_cfg: ModelConfig,
+    cfg: TrainConfig,
+    task: MarkovLanguage | None = None,
+    *,
+    objective=None,
+    trackers: Sequence = (),
+    trainable: Collection[str] | None = None,
+    device=None,
+    progress: bool = False,
+) -> History:
     """One run: the model of ``model_cfg`` initialized from ``cfg.seed``, trained on ``task`` (default:
     the Markov language of the model's vocabulary, seeded by ``cfg.seed``) as a one-member ensemble."""
     if not isinstance(model_cfg, ModelConfig):
@@ -423,5 +478,6 @@ def train(model_cfg: ModelConfig, cfg: TrainConfig, task: MarkovLanguage | None 
         raise TypeError(f"cfg must be a TrainConfig, got {type(cfg).__name__}")
     task = task if task is not None else MarkovLanguage(model_cfg.vocab_size, seed=cfg.seed)
     stack = Stack([model_cfg], seeds=[cfg.seed], device=device or default_device())
-    return train_ensemble(stack, task, [cfg], objective=objective, trackers=trackers, trainable=trainable,
-                          progress=progress)[0]
+    return train_ensemble(
+        stack, task, [cfg], objective=objective, trackers=trackers, trainable=trainable, progress=progress
+    )[0]

@@ -1,5 +1,6 @@
 """Argument checks shared by every module: each raises ``ValueError`` naming the bad value and what
 is allowed, before anything reaches torch."""
+
 from __future__ import annotations
 
 import math

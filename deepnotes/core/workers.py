@@ -16,6 +16,7 @@ Progress bars: tqdm's (a widget in Jupyter, text elsewhere), removed once done.
 leaves it showing where it stopped: in the built book, a trail of blank gaps and stuck bars. Here
 the bar is closed however the loop ends, and a notebook bar also stops taking room on the page.
 """
+
 from __future__ import annotations
 
 import multiprocessing
@@ -38,26 +39,27 @@ def progress(items: Iterable[T], enabled: bool = True, total: int | None = None)
         yield from items
         return
     from tqdm.auto import tqdm  # imported here: `import deepnotes` stays light
+
     bar = tqdm(items, leave=False, total=total)
     try:
         yield from bar
     finally:
         bar.close()
-        container = getattr(bar, "container", None)   # only the notebook (ipywidgets) bar has one
+        container = getattr(bar, "container", None)  # only the notebook (ipywidgets) bar has one
         if container is not None:
             container.layout.display = "none"
 
 
-_bar = progress           # run_jobs' own argument is called progress
+_bar = progress  # run_jobs' own argument is called progress
 
-MAX_WORKERS = 2       # the cpu budget is sized for 2 cores; more processes than cores only slow down
+MAX_WORKERS = 2  # the cpu budget is sized for 2 cores; more processes than cores only slow down
 
 
 def available_cores() -> int:
     """CPU cores this process may run on (its affinity mask where the platform has one)."""
     try:
         return len(os.sched_getaffinity(0))
-    except AttributeError:                     # macOS, Windows
+    except AttributeError:  # macOS, Windows
         return os.cpu_count() or 1
 
 
@@ -72,8 +74,9 @@ def _one_thread() -> None:
     torch.set_num_threads(1)
 
 
-def run_jobs(fn: Callable, jobs: Sequence[tuple], workers: int = 1, costs: Sequence[float] | None = None,
-             progress: bool = False) -> list:
+def run_jobs(
+    fn: Callable, jobs: Sequence[tuple], workers: int = 1, costs: Sequence[float] | None = None, progress: bool = False
+) -> list:
     """``[fn(*job) for job in jobs]``, in the order of ``jobs``.
 
     ``workers`` = 1 runs them here, one after the other. More runs them in that many spawned worker

@@ -4,6 +4,7 @@ and importing this module adds :func:`log_train_runs` to them), with a line mark
 the comparison of a chapter's cost plan (:mod:`deepnotes.cost.model`) with what it ran. The book build
 sets the variable and ``tests/test_book.py`` fails on any difference; ``tools/run_chapter.py
 --check-plan`` does the same for one chapter at any budget."""
+
 from __future__ import annotations
 
 import contextlib
@@ -14,7 +15,7 @@ from dataclasses import asdict
 from deepnotes.core.config import ModelConfig, TrainConfig
 from deepnotes.core.train import ENSEMBLE_OBSERVERS
 
-WORK_LOG_ENV = "DEEPNOTES_WORK_LOG"   # a file: every train_ensemble call appends its TrainRuns (tests compare plans)
+WORK_LOG_ENV = "DEEPNOTES_WORK_LOG"  # a file: every train_ensemble call appends its TrainRuns (tests compare plans)
 
 
 @contextlib.contextmanager

@@ -21,6 +21,7 @@ run. Trackers (recording block norms every few steps) are not counted, so the es
 of what a chapter does; benchmarks/RESULTS.md compares it with measured times. :mod:`deepnotes.cost.log` checks
 each plan against what ran.
 """
+
 from __future__ import annotations
 
 import functools
@@ -43,6 +44,7 @@ from deepnotes.cost.log import unlogged
 @dataclass(frozen=True)
 class Count:
     """Matmul FLOPs and ATen operators (≈ kernel launches) of some work."""
+
     flops: float
     launches: float
 
@@ -98,6 +100,7 @@ class TrainRuns:
     graph (any member's config), each ``train.steps`` steps of ``train.batch_size`` × ``train.seq_len``
     tokens. ``masked``: the masking probability of a :class:`~deepnotes.core.train.Masked` objective
     (None: next-token prediction)."""
+
     model: ModelConfig
     members: int
     train: TrainConfig
@@ -114,6 +117,7 @@ class TrainRuns:
 class StackPasses:
     """``passes`` forward passes (and backward, if ``backward``) of a Stack of ``members`` copies of
     ``model`` on ``batch`` × ``seq_len`` tokens: the probes at initialization."""
+
     model: ModelConfig
     members: int
     batch: int
@@ -132,6 +136,7 @@ class StackPasses:
 class MLPPasses:
     """``passes`` forward passes (and backward, if ``backward``) of a plain MLP of ``depth`` square
     ``width`` × ``width`` layers on ``batch`` inputs, ``members`` of them side by side."""
+
     width: int
     depth: int
     batch: int
@@ -152,6 +157,7 @@ class ProbeCalls:
     batch)``, a module-level function that runs the real code on the CPU (it may read its results back
     to Python after every block, which the launch count sees as one operator each). Counted at depth 1
     and 2 on one input; FLOPs grow with the batch, launches do not."""
+
     probe: Callable[..., object]
     args: tuple
     depth: int
@@ -172,31 +178,39 @@ def ensembles(model_cfgs, train_cfgs, masked: float | None = None, workers: int 
     for ``workers`` processes: by default as many as the chapters use on this machine's CPU)."""
     from deepnotes.core.train import ensemble_groups
     from deepnotes.core.workers import default_workers
+
     model_cfgs, train_cfgs = list(model_cfgs), list(train_cfgs)
     workers = default_workers(_device()) if workers is None else workers
-    return [TrainRuns(model_cfgs[g[0]], len(g), train_cfgs[g[0]], masked)
-            for g in ensemble_groups(model_cfgs, train_cfgs, workers)]
+    return [
+        TrainRuns(model_cfgs[g[0]], len(g), train_cfgs[g[0]], masked)
+        for g in ensemble_groups(model_cfgs, train_cfgs, workers)
+    ]
 
 
 def _device():
     from deepnotes.core.config import device
+
     return device()
 
 
 @dataclass(frozen=True)
 class _PerUnit:
     """Counts per unit of what the tiny runs vary (see the module's formula)."""
+
     fixed: Count
     per_step: Count
     per_block_step: Count
-    per_member_step: Count       # launches that repeat per member and step (its batch is drawn on its own)
-    per_member: Count            # launches that repeat per member once (its generator, its History)
+    per_member_step: Count  # launches that repeat per member and step (its batch is drawn on its own)
+    per_member: Count  # launches that repeat per member once (its generator, its History)
 
 
 def _scale(per: _PerUnit, depth: int, steps: int, members: int, batch: int) -> Count:
-    launches = (per.fixed.launches + (members - 1) * per.per_member.launches
-                + steps * (per.per_step.launches + depth * per.per_block_step.launches
-                           + (members - 1) * per.per_member_step.launches))
+    launches = (
+        per.fixed.launches
+        + (members - 1) * per.per_member.launches
+        + steps
+        * (per.per_step.launches + depth * per.per_block_step.launches + (members - 1) * per.per_member_step.launches)
+    )
     flops = members * batch * steps * (per.per_step.flops + depth * per.per_block_step.flops)
     return Count(flops, launches)
 
@@ -208,8 +222,13 @@ def _per_unit(count_at) -> _PerUnit:
     per_member_step = (c122 - c112) - (c121 - c111)
     per_member = c112 - c111 - per_member_step
     # FLOPs are per member and sequence (batch 1, one member); the fixed part has none (no matmul outside steps)
-    return _PerUnit(Count(0.0, fixed.launches), per_step, per_block_step, Count(0.0, per_member_step.launches),
-                    Count(0.0, per_member.launches))
+    return _PerUnit(
+        Count(0.0, fixed.launches),
+        per_step,
+        per_block_step,
+        Count(0.0, per_member_step.launches),
+        Count(0.0, per_member.launches),
+    )
 
 
 @functools.lru_cache(maxsize=256)
@@ -217,6 +236,7 @@ def _train_counts(model: ModelConfig, train: TrainConfig, masked: float | None) 
     from deepnotes.core.data import MarkovLanguage
     from deepnotes.core.engine import Stack
     from deepnotes.core.train import Masked, train_ensemble
+
     task = MarkovLanguage(vocab_size=model.vocab_size, seed=0)
     objective = Masked(masked) if masked is not None else None
 
@@ -235,13 +255,14 @@ def _pass_counts(model: ModelConfig, seq_len: int, backward: bool) -> _PerUnit:
 
     def count_at(depth: int, passes: int, members: int) -> Count:
         stack = Stack([replace(model, n_layers=depth)] * members, seeds=list(range(members)), device="cpu")
-        tokens = torch.zeros(members, 1, seq_len, dtype=torch.long)     # [K, B = 1, T]
+        tokens = torch.zeros(members, 1, seq_len, dtype=torch.long)  # [K, B = 1, T]
 
         def run():
             for _ in range(passes):
-                losses = stack.next_token_losses(tokens)                # [K]
+                losses = stack.next_token_losses(tokens)  # [K]
                 if backward:
                     losses.sum().backward()
+
         return counted(run)
 
     return _per_unit(count_at)
@@ -251,7 +272,7 @@ def _pass_counts(model: ModelConfig, seq_len: int, backward: bool) -> _PerUnit:
 def _mlp_counts(width: int, backward: bool) -> _PerUnit:
     def count_at(depth: int, passes: int, members: int) -> Count:
         layers = [nn.Linear(width, width, bias=False) for _ in range(depth)]
-        x = torch.zeros(members, 1, width)                              # [K, B = 1, width]
+        x = torch.zeros(members, 1, width)  # [K, B = 1, width]
 
         def run():
             for _ in range(passes):
@@ -260,6 +281,7 @@ def _mlp_counts(width: int, backward: bool) -> _PerUnit:
                     h = torch.tanh(layer(h))
                 if backward:
                     h.sum().backward()
+
         return counted(run)
 
     return _per_unit(count_at)
@@ -278,8 +300,7 @@ def total(plan: list) -> Count:
     out = ZERO
     for work in plan:
         if not isinstance(work, (TrainRuns, StackPasses, MLPPasses, ProbeCalls)):
-            raise TypeError("a plan holds TrainRuns, StackPasses, MLPPasses or ProbeCalls, "
-                            f"got {type(work).__name__}")
+            raise TypeError(f"a plan holds TrainRuns, StackPasses, MLPPasses or ProbeCalls, got {type(work).__name__}")
         out = out + work.count()
     return out
 
@@ -289,24 +310,26 @@ def read_train_log(path) -> dict[str, list]:
     """The :class:`~deepnotes.cost.model.TrainRuns` each chapter ran, in order (chapter → list)."""
     out: dict[str, list[TrainRuns]] = {}
     chapter = "(before any chapter)"
-    if not Path(path).exists():              # nothing trained, nothing marked
+    if not Path(path).exists():  # nothing trained, nothing marked
         return out
     for line in Path(path).read_text().splitlines():
         rec = json.loads(line)
         if "chapter" in rec:
             chapter = rec["chapter"]
-            out.setdefault(chapter, [])      # marked twice (tool and budget cell): one list
+            out.setdefault(chapter, [])  # marked twice (tool and budget cell): one list
             continue
         train = rec["train"]
         train["betas"] = tuple(train["betas"])
         out.setdefault(chapter, []).append(
-            TrainRuns(ModelConfig(**rec["model"]), rec["members"], TrainConfig(**train), rec["masked"]))
+            TrainRuns(ModelConfig(**rec["model"]), rec["members"], TrainConfig(**train), rec["masked"])
+        )
     return out
 
 
 def _run_key(work) -> tuple:
     """What decides an ensemble's cost: its graph, members, loop (not α, β, init std, lr, warmup, seed)."""
     from deepnotes.core.engine import graph_config
+
     t = work.train
     return (graph_config(work.model), work.members, t.optimizer, t.steps, t.batch_size, t.seq_len, work.masked)
 

@@ -7,6 +7,7 @@ and its part ("annotated", "side note", "comment"; else the main text), then num
 equations, tables, figures, side notes, comments and the inventory's numbered prose claims ("claim 7"
 in the main text, "claim §9.1.2" in the annotated section). A clause without a seed cites nothing of
 the sources (a paper, a measurement)."""
+
 from __future__ import annotations
 
 import re
@@ -15,8 +16,8 @@ from dataclasses import dataclass
 SEED = re.compile(r"\bseeds? (\d{3})\b")
 NUM = r"(?:\(\d+\)|§?\d+(?:\.\d+)*)"
 LIST = rf"({NUM}(?:\s*(?:[-–,]|and)\s*{NUM})*)"
-EQ_LIST = r"(\(\d+\)(?:\s*(?:[-–,]|and)\s*\(\d+\))*)"   # equations are always parenthesized: "(49), §8.2" stops at (49)
-REFS = {   # item kind → (pattern of a cited list, how one number is written in the item's ref)
+EQ_LIST = r"(\(\d+\)(?:\s*(?:[-–,]|and)\s*\(\d+\))*)"  # equations are always parenthesized: "(49), §8.2" stops at (49)
+REFS = {  # item kind → (pattern of a cited list, how one number is written in the item's ref)
     "eq.": (re.compile(rf"\beqs?\.\s*{EQ_LIST}"), "eq. ({})"),
     "table": (re.compile(rf"\btables?\s+{LIST}"), "table {}"),
     "table§": (re.compile(r"§(\d+(?:\.\d+)*) table"), "table §{}"),
@@ -31,13 +32,14 @@ PARTS = (("annotated", "annotated"), ("side note", "side note"), ("comment", "co
 @dataclass(frozen=True)
 class Citation:
     """One item a verdict cites: source article, part and the item's ref."""
+
     seed: str
     part: str
     ref: str
 
 
 def _numbers(listed: str) -> list[str]:
-    """"(a), (b)" → [a, b]; "(a)-(c)" → [a, b, c]; "§9.1, §9.2" → [§9.1, §9.2]; "3 and 4" → [3, 4]."""
+    """ "(a), (b)" → [a, b]; "(a)-(c)" → [a, b, c]; "§9.1, §9.2" → [§9.1, §9.2]; "3 and 4" → [3, 4]."""
     out: list[str] = []
     for piece in re.split(r"\s*(?:,|\band\b)\s*", listed.strip()):
         ends = re.fullmatch(r"\(?(\d+)\)?\s*[-–]\s*\(?(\d+)\)?", piece)

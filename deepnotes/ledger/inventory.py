@@ -1,4 +1,5 @@
 """The five source articles and the inventory of each (one module per source, or per half of a long one)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -10,26 +11,64 @@ from deepnotes.ledger.items import Item
 @dataclass(frozen=True)
 class Source:
     seed: str
-    title: str          # as the article prints it
-    english: str        # the book's rendering of the title
+    title: str  # as the article prints it
+    english: str  # the book's rendering of the title
     author: str
     date: str
     url: str
-    modules: tuple[str, ...]   # the inventory modules, in the article's order
+    modules: tuple[str, ...]  # the inventory modules, in the article's order
 
 
-SOURCES = {s.seed: s for s in (
-    Source("000", "训练1000层的Transformer究竟有什么困难？", "What makes training a 1000-layer Transformer hard?",
-           "Su Jianlin", "2022-03-09", "https://kexue.fm/archives/8978", ("inventory_000_a", "inventory_000_b")),
-    Source("001", "DeepNet：成功训练 1000 层的 Transformer", "DeepNet: training a 1000-layer Transformer (a repost with notes)",
-           "bookstall", "2022", "", ("inventory_001",)),
-    Source("002", "浅谈Transformer的初始化、参数化与标准化", "On initialization, parametrization and normalization of Transformers",
-           "Su Jianlin", "2021-08-17", "https://kexue.fm/archives/8620", ("inventory_002",)),
-    Source("003", "模型优化漫谈：BERT的初始标准差为什么是0.02？", "Why is BERT's initial standard deviation 0.02?",
-           "Su Jianlin", "2021-11-08", "https://kexue.fm/archives/8747", ("inventory_003_a", "inventory_003_b")),
-    Source("004", "为什么需要残差？一个来自DeepNet的视角", "Why residuals? A view from DeepNet",
-           "Su Jianlin", "2022-03-19", "https://kexue.fm/archives/8994", ("inventory_004",)),
-)}
+SOURCES = {
+    s.seed: s
+    for s in (
+        Source(
+            "000",
+            "训练1000层的Transformer究竟有什么困难？",
+            "What makes training a 1000-layer Transformer hard?",
+            "Su Jianlin",
+            "2022-03-09",
+            "https://kexue.fm/archives/8978",
+            ("inventory_000_a", "inventory_000_b"),
+        ),
+        Source(
+            "001",
+            "DeepNet：成功训练 1000 层的 Transformer",
+            "DeepNet: training a 1000-layer Transformer (a repost with notes)",
+            "bookstall",
+            "2022",
+            "",
+            ("inventory_001",),
+        ),
+        Source(
+            "002",
+            "浅谈Transformer的初始化、参数化与标准化",
+            "On initialization, parametrization and normalization of Transformers",
+            "Su Jianlin",
+            "2021-08-17",
+            "https://kexue.fm/archives/8620",
+            ("inventory_002",),
+        ),
+        Source(
+            "003",
+            "模型优化漫谈：BERT的初始标准差为什么是0.02？",
+            "Why is BERT's initial standard deviation 0.02?",
+            "Su Jianlin",
+            "2021-11-08",
+            "https://kexue.fm/archives/8747",
+            ("inventory_003_a", "inventory_003_b"),
+        ),
+        Source(
+            "004",
+            "为什么需要残差？一个来自DeepNet的视角",
+            "Why residuals? A view from DeepNet",
+            "Su Jianlin",
+            "2022-03-19",
+            "https://kexue.fm/archives/8994",
+            ("inventory_004",),
+        ),
+    )
+}
 
 
 def items(seed: str) -> tuple[Item, ...]:

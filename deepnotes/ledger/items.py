@@ -1,12 +1,20 @@
 """One entry of a source's inventory."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 PARTS = ("main", "annotated", "side note", "comment")
 KINDS = ("equation", "table", "figure", "numeric", "scaling", "qualitative", "definition")
-CHAPTERS = ("initialization", "post_vs_pre_norm", "bert_init", "increment_explosion",
-            "magnitude_decomposition", "why_residuals", "thousand_layers")
+CHAPTERS = (
+    "initialization",
+    "post_vs_pre_norm",
+    "bert_init",
+    "increment_explosion",
+    "magnitude_decomposition",
+    "why_residuals",
+    "thousand_layers",
+)
 
 
 @dataclass(frozen=True)
@@ -18,14 +26,15 @@ class Item:
     section's carry their own \\tag{n}), "table §9.1" (annotated, by its heading), "table 1" (main),
     "figure 1", "side note 3" (seed 001's block quotes, in order), "comment 2" (readers' comments, in
     order), or "claim 7" for an unnumbered claim in the prose (numbered in order within its part)."""
+
     ref: str
-    part: str             # one of PARTS
-    section: str          # the section heading as the source prints it ("增量爆炸", "9.1")
-    kind: str             # one of KINDS
-    claim: str            # the claim in English, one line, in the book's words (never a translated paragraph)
-    chapter: str          # the chapter it belongs to (one of CHAPTERS)
-    if_unchecked: str = ""   # why it needs no verdict (a definition, an algebra step); "" = a claim to check
-    not_checked: str = ""    # for a claim to check that no chapter checks: why not (shown in the ledger)
+    part: str  # one of PARTS
+    section: str  # the section heading as the source prints it ("增量爆炸", "9.1")
+    kind: str  # one of KINDS
+    claim: str  # the claim in English, one line, in the book's words (never a translated paragraph)
+    chapter: str  # the chapter it belongs to (one of CHAPTERS)
+    if_unchecked: str = ""  # why it needs no verdict (a definition, an algebra step); "" = a claim to check
+    not_checked: str = ""  # for a claim to check that no chapter checks: why not (shown in the ledger)
 
     def __post_init__(self):
         if self.part not in PARTS:

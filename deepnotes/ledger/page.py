@@ -3,36 +3,52 @@
 A verdict cites an item when its ``source`` names the item (see :mod:`deepnotes.ledger.citations`);
 an item is *checked* when at least one recorded verdict cites it, *needs no check* when no verdict
 does and its inventory entry says why (a definition, an algebra step), and *not checked* otherwise."""
+
 from __future__ import annotations
 
 import html
 from collections import Counter
 from dataclasses import dataclass
 
+from deepnotes.ledger import unchecked
 from deepnotes.ledger.citations import Citation, citations
 from deepnotes.ledger.inventory import SOURCES, inventory
-from deepnotes.ledger import unchecked
 from deepnotes.ledger.items import Item
 from deepnotes.ledger.record import ChapterRecord, Record
 from deepnotes.show.verdicts import STATUS_COLOUR, UNCHECKABLE, code_html, outcome_of
 
 # A verdict that cites none of the sources' items must cite one of the papers behind them.
-PAPERS = ("DeepNet", "Wang et al. 2022", "Xiong et al.", "Liu et al.", "Admin", "ReZero", "Bachlechner",
-          "SkipInit", "Fixup", "RMSNorm", "SELU", "BERT paper", "Devlin et al.", "Dong et al.",
-          "Cho & Saul")
-COMPUTED_CHARS = 70      # a long computed value is cut in the ledger (the chapter shows it whole)
+PAPERS = (
+    "DeepNet",
+    "Wang et al. 2022",
+    "Xiong et al.",
+    "Liu et al.",
+    "Admin",
+    "ReZero",
+    "Bachlechner",
+    "SkipInit",
+    "Fixup",
+    "RMSNorm",
+    "SELU",
+    "BERT paper",
+    "Devlin et al.",
+    "Dong et al.",
+    "Cho & Saul",
+)
+COMPUTED_CHARS = 70  # a long computed value is cut in the ledger (the chapter shows it whole)
 
 
 @dataclass(frozen=True)
 class Row:
     """One inventory item and the recorded verdicts that cite it."""
+
     seed: str
     item: Item
     verdicts: tuple[Record, ...]
 
     @property
     def state(self) -> str:
-        """"checked" (a verdict cites it and judges it), "needs no check" or "not checked" (none does:
+        """ "checked" (a verdict cites it and judges it), "needs no check" or "not checked" (none does:
         a row cited only by "not checkable here" verdicts is not checked, their reasons say why)."""
         if any(v.status != UNCHECKABLE for v in self.verdicts):
             return "checked"
@@ -41,10 +57,10 @@ class Row:
 
 @dataclass(frozen=True)
 class Ledger:
-    rows: dict[str, tuple[Row, ...]]                   # by seed, in the article's order
-    dangling: tuple[tuple[Record, Citation], ...]      # cited items the inventory lacks
-    unsourced: tuple[Record, ...]                      # verdicts citing no source item and no paper
-    records: dict[str, ChapterRecord]                  # what was read, by chapter
+    rows: dict[str, tuple[Row, ...]]  # by seed, in the article's order
+    dangling: tuple[tuple[Record, Citation], ...]  # cited items the inventory lacks
+    unsourced: tuple[Record, ...]  # verdicts citing no source item and no paper
+    records: dict[str, ChapterRecord]  # what was read, by chapter
 
 
 def build(records: dict[str, ChapterRecord], items: dict[str, tuple[Item, ...]] | None = None) -> Ledger:
@@ -64,8 +80,10 @@ def build(records: dict[str, ChapterRecord], items: dict[str, tuple[Item, ...]] 
                     citing.setdefault(key, []).append(v)
                 else:
                     dangling.append((v, c))
-    rows = {seed: tuple(Row(seed, it, tuple(citing.get((seed, it.part, it.ref), ()))) for it in its)
-            for seed, its in items.items()}
+    rows = {
+        seed: tuple(Row(seed, it, tuple(citing.get((seed, it.part, it.ref), ()))) for it in its)
+        for seed, its in items.items()
+    }
     return Ledger(rows, tuple(dangling), tuple(unsourced), dict(records))
 
 
@@ -95,20 +113,28 @@ class CoverageTable(list):
     """:func:`coverage` as a table (HTML) or as text."""
 
     def __repr__(self) -> str:
-        return "\n".join(f"seed {c.seed}: checked {c.text}, needs no check {c.no_check_needed}, "
-                         f"not checked {c.not_checked}" for c in self)
+        return "\n".join(
+            f"seed {c.seed}: checked {c.text}, needs no check {c.no_check_needed}, not checked {c.not_checked}"
+            for c in self
+        )
 
     def _repr_html_(self) -> str:
         body = "".join(
             f"<tr><td>seed {c.seed}: {html.escape(SOURCES[c.seed].english)}</td><td>{c.total}</td>"
             f"<td><b>{c.checked}</b> ({c.checked / max(c.total, 1):.0%})</td><td>{c.no_check_needed}</td>"
-            f"<td>{c.not_checked}</td></tr>" for c in self)
+            f"<td>{c.not_checked}</td></tr>"
+            for c in self
+        )
         t = [sum(getattr(c, f) for c in self) for f in ("total", "checked", "no_check_needed", "not_checked")]
-        body += (f"<tr><td><b>all five</b></td><td>{t[0]}</td><td><b>{t[1]}</b> ({t[1] / max(t[0], 1):.0%})</td>"
-                 f"<td>{t[2]}</td><td>{t[3]}</td></tr>")
-        return ("<table class='ledger-coverage' style='font-size:0.9em'><thead><tr><th>source</th><th>items</th>"
-                "<th>checked</th><th>needs no check</th><th>not checked</th></tr></thead>"
-                f"<tbody>{body}</tbody></table>")
+        body += (
+            f"<tr><td><b>all five</b></td><td>{t[0]}</td><td><b>{t[1]}</b> ({t[1] / max(t[0], 1):.0%})</td>"
+            f"<td>{t[2]}</td><td>{t[3]}</td></tr>"
+        )
+        return (
+            "<table class='ledger-coverage' style='font-size:0.9em'><thead><tr><th>source</th><th>items</th>"
+            "<th>checked</th><th>needs no check</th><th>not checked</th></tr></thead>"
+            f"<tbody>{body}</tbody></table>"
+        )
 
 
 def coverage_table(ledger: Ledger) -> CoverageTable:
@@ -116,10 +142,12 @@ def coverage_table(ledger: Ledger) -> CoverageTable:
 
 
 def _verdict_link(v: Record) -> str:
-    computed = v.computed if len(v.computed) <= COMPUTED_CHARS else v.computed[:COMPUTED_CHARS - 1] + "…"
-    return (f"<a href='{v.chapter}.html#{v.anchor}' style='color:{STATUS_COLOUR.get(v.status, 'inherit')};"
-            f"font-weight:bold'>{html.escape(v.status)}</a> <small>({html.escape(v.chapter.replace('_', ' '))}): "
-            f"{code_html(computed)}</small>")
+    computed = v.computed if len(v.computed) <= COMPUTED_CHARS else v.computed[: COMPUTED_CHARS - 1] + "…"
+    return (
+        f"<a href='{v.chapter}.html#{v.anchor}' style='color:{STATUS_COLOUR.get(v.status, 'inherit')};"
+        f"font-weight:bold'>{html.escape(v.status)}</a> <small>({html.escape(v.chapter.replace('_', ' '))}): "
+        f"{code_html(computed)}</small>"
+    )
 
 
 class SourceTable(list):
@@ -140,11 +168,14 @@ class SourceTable(list):
                 kind = unchecked.category(r.seed, it.part, it.ref) if it.not_checked else ""
                 state = f"{r.state} · {kind}" if kind else r.state
                 said = f"<span style='opacity:0.8'>{html.escape(state)}: {html.escape(why)}</span>"
-            out.append(f"<tr><td style='white-space:nowrap'>{html.escape(it.ref)}<br><small>{where}</small></td>"
-                       f"<td data-label='claim'>{html.escape(it.claim)}</td><td data-label='verdicts'>{said}</td></tr>")
-        return ("<table class='ledger' style='font-size:0.85em;width:100%'><thead><tr><th>item</th>"
-                "<th style='width:45%'>claim</th><th>verdicts</th></tr></thead><tbody>" + "".join(out) +
-                "</tbody></table>")
+            out.append(
+                f"<tr><td style='white-space:nowrap'>{html.escape(it.ref)}<br><small>{where}</small></td>"
+                f"<td data-label='claim'>{html.escape(it.claim)}</td><td data-label='verdicts'>{said}</td></tr>"
+            )
+        return (
+            "<table class='ledger' style='font-size:0.85em;width:100%'><thead><tr><th>item</th>"
+            "<th style='width:45%'>claim</th><th>verdicts</th></tr></thead><tbody>" + "".join(out) + "</tbody></table>"
+        )
 
 
 def source_table(ledger: Ledger, seed: str) -> SourceTable:
@@ -167,8 +198,10 @@ def records_summary(ledger: Ledger) -> str:
     """Which chapters' verdicts were read, at which budget and when."""
     if not ledger.records:
         return "No chapter has recorded its verdicts yet: build the book (every chapter runs before this page)."
-    return "\n".join(f"{r.chapter}: {len(r.verdicts)} verdicts at the {r.budget} budget ({r.recorded_at})"
-                     for r in ledger.records.values())
+    return "\n".join(
+        f"{r.chapter}: {len(r.verdicts)} verdicts at the {r.budget} budget ({r.recorded_at})"
+        for r in ledger.records.values()
+    )
 
 
 def disagreements(records: dict[str, ChapterRecord]) -> list[str]:
@@ -184,19 +217,35 @@ def disagreements(records: dict[str, ChapterRecord]) -> list[str]:
             for run, value in outcome.measured:
                 measured.setdefault((outcome.setting, run), set()).add((v.chapter, value))
             status.setdefault((outcome.setting, v.claim), set()).add((v.chapter, v.status))
-    out = [f"{setting}: run '{run}' measured {sorted(got)}" for (setting, run), got in measured.items()
-           if len({value for _, value in got}) > 1]
-    out += [f"{setting}: '{claim}' judged {sorted(got)}" for (setting, claim), got in status.items()
-            if len({s for _, s in got}) > 1]
+    out = [
+        f"{setting}: run '{run}' measured {sorted(got)}"
+        for (setting, run), got in measured.items()
+        if len({value for _, value in got}) > 1
+    ]
+    out += [
+        f"{setting}: '{claim}' judged {sorted(got)}"
+        for (setting, claim), got in status.items()
+        if len({s for _, s in got}) > 1
+    ]
     return out
 
 
 def problems(ledger: Ledger) -> str:
     """The cited items the inventory lacks, the verdicts that cite nothing and the chapters that disagree
     on one experiment (:func:`disagreements`), or a line saying there are none."""
-    lines = [f"{v.chapter}: '{v.claim}' cites {c.seed} {c.part} {c.ref}, which the inventory lacks"
-             for v, c in ledger.dangling]
-    lines += [f"{v.chapter}: '{v.claim}' ({v.source}) cites no item of the sources and no paper" for v in ledger.unsourced]
+    lines = [
+        f"{v.chapter}: '{v.claim}' cites {c.seed} {c.part} {c.ref}, which the inventory lacks"
+        for v, c in ledger.dangling
+    ]
+    lines += [
+        f"{v.chapter}: '{v.claim}' ({v.source}) cites no item of the sources and no paper" for v in ledger.unsourced
+    ]
     lines += disagreements(ledger.records)
-    return "\n".join(lines) if lines else ("Every verdict cites items the inventory has, or a paper, and chapters "
-                                           "that report one experiment agree on it.")
+    return (
+        "\n".join(lines)
+        if lines
+        else (
+            "Every verdict cites items the inventory has, or a paper, and chapters "
+            "that report one experiment agree on it."
+        )
+    )

@@ -4,6 +4,7 @@ A chapter's setup cell calls :func:`record_verdicts` with its stem; from then on
 the notebook displays is appended to ``<folder>/<stem>.json`` (``_verdicts`` beside the notebook
 while the book builds). The ledger page, built after every chapter, reads them back with
 :func:`read_records`: its rows are the chapters' own verdict objects, never retyped."""
+
 from __future__ import annotations
 
 import json
@@ -15,13 +16,14 @@ from pathlib import Path
 from deepnotes.ledger.items import CHAPTERS
 from deepnotes.show import verdicts as vd
 
-RECORD_DIR = "_verdicts"          # relative to the notebook's folder, where the build runs it
+RECORD_DIR = "_verdicts"  # relative to the notebook's folder, where the build runs it
 RECORD_ENV = "DEEPNOTES_VERDICTS"  # overrides the folder
 
 
 @dataclass(frozen=True)
 class Record:
     """One verdict as a chapter showed it, and where: its chapter page and the row's HTML id."""
+
     chapter: str
     budget: str
     claim: str
@@ -31,7 +33,7 @@ class Record:
     status: str
     reason: str
     anchor: str
-    outcome: dict | None = None      # a training-outcome verdict's direction and measurement (verdicts.Outcome)
+    outcome: dict | None = None  # a training-outcome verdict's direction and measurement (verdicts.Outcome)
 
 
 def record_dir(folder: str | os.PathLike | None = None) -> Path:
@@ -46,15 +48,31 @@ class _Recorder:
 
     def __call__(self, shown: list[vd.Verdict]) -> None:
         for v in shown:
-            row = asdict(Record(self.chapter, self.budget, v.claim, v.source, v.claimed, v.computed, v.status,
-                                v.reason, v.anchor, asdict(v.outcome) if v.outcome else None))
-            self.rows[v.anchor] = row          # a table shown twice is recorded once
+            row = asdict(
+                Record(
+                    self.chapter,
+                    self.budget,
+                    v.claim,
+                    v.source,
+                    v.claimed,
+                    v.computed,
+                    v.status,
+                    v.reason,
+                    v.anchor,
+                    asdict(v.outcome) if v.outcome else None,
+                )
+            )
+            self.rows[v.anchor] = row  # a table shown twice is recorded once
         self.write()
 
     def write(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        payload = {"chapter": self.chapter, "budget": self.budget, "recorded_at": time.strftime("%Y-%m-%d %H:%M"),
-                   "verdicts": list(self.rows.values())}
+        payload = {
+            "chapter": self.chapter,
+            "budget": self.budget,
+            "recorded_at": time.strftime("%Y-%m-%d %H:%M"),
+            "verdicts": list(self.rows.values()),
+        }
         self.path.write_text(json.dumps(payload, ensure_ascii=False, indent=1), encoding="utf-8")
 
 
@@ -93,6 +111,7 @@ def read_records(folder: str | os.PathLike | None = None) -> dict[str, ChapterRe
         path = record_dir(folder) / f"{chapter}.json"
         if path.exists():
             data = json.loads(path.read_text(encoding="utf-8"))
-            out[chapter] = ChapterRecord(data["chapter"], data["budget"], data["recorded_at"],
-                                         tuple(Record(**row) for row in data["verdicts"]))
+            out[chapter] = ChapterRecord(
+                data["chapter"], data["budget"], data["recorded_at"], tuple(Record(**row) for row in data["verdicts"])
+            )
     return out

@@ -9,6 +9,7 @@ Read from the seed files (``../shared/seeds/<seed>_*.txt`` beside the checkout),
 - figures: every image uploaded with the article (theme and payment images left out), in order;
 - side notes (seed 001's block quotes: the reposter's notes): every run of ``>`` lines, in order.
 """
+
 from __future__ import annotations
 
 import re
@@ -16,10 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 SEEDS = ("000", "001", "002", "003", "004")
-SIDE_NOTES = ("001",)     # the repost, whose block quotes are the reposter's notes (elsewhere: the author's own asides)
+SIDE_NOTES = ("001",)  # the repost, whose block quotes are the reposter's notes (elsewhere: the author's own asides)
 SEED_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "seeds"
 ANNOTATED_HEADING = "公式推导与注释"
-ARTICLE_END = ("### 你也许还对下面的内容感兴趣", "_**转载到请包括本文地址")   # kexue.fm page furniture
+ARTICLE_END = ("### 你也许还对下面的内容感兴趣", "_**转载到请包括本文地址")  # kexue.fm page furniture
 EQUATION = re.compile(r"\\\\?begin\{equation\}")
 TAG = re.compile(r"\\tag\{(\d+)\}")
 NUMBERED_HEADING = re.compile(r"^#{3,4}\s+(\d+(?:\.\d+)?)")
@@ -29,10 +30,11 @@ FIGURE = re.compile(r"!\[[^\]]*\]\(([^)]*(?:/usr/uploads/|/images/posts/)[^)]*)\
 @dataclass(frozen=True)
 class Numbered:
     """One numbered item of a source's text."""
-    ref: str        # "eq. (3)", "table §9.1", "table 1", "figure 1", "side note 4"
-    part: str       # "main", "annotated" or "side note"
-    kind: str       # "equation", "table", "figure" or "side note"
-    line: int       # 1-based line of the seed file where it starts
+
+    ref: str  # "eq. (3)", "table §9.1", "table 1", "figure 1", "side note 4"
+    part: str  # "main", "annotated" or "side note"
+    kind: str  # "equation", "table", "figure" or "side note"
+    line: int  # 1-based line of the seed file where it starts
 
 
 def seed_path(seed: str, folder: Path = SEED_DIR) -> Path:
@@ -53,7 +55,7 @@ def numbered_items(text: str, side_notes: bool = False) -> list[Numbered]:
     in_table = in_note = furniture = False
     for i, line in enumerate(text.splitlines(), start=1):
         if line.startswith(ARTICLE_END):
-            furniture = True            # the page's footer: skipped up to an appended annotated section
+            furniture = True  # the page's footer: skipped up to an appended annotated section
         if line.startswith("#") and ANNOTATED_HEADING in line:
             part, furniture = "annotated", False
         if furniture:

@@ -1,6 +1,7 @@
 """Why an inventory item that makes a checkable claim is not checked: a short category per item (the
 sentence beside it is the item's ``not_checked``). The ledger shows both, and a test holds every
 not-checked item to one category and no category to an item that a verdict checks."""
+
 from __future__ import annotations
 
 CATEGORIES = {
@@ -14,17 +15,17 @@ CATEGORIES = {
 # (seed, part, ref) → category
 WHY_NOT = {
     ("000", "main", "claim 2"): "production scale",
-                ("000", "annotated", "claim §4.2.1"): "not measured",
+    ("000", "annotated", "claim §4.2.1"): "not measured",
     ("000", "annotated", "claim §7.2.2"): "not a claim",
     ("000", "annotated", "claim §7.2.3"): "not measured",
     ("000", "annotated", "claim §10.1.1"): "not measured",
     ("000", "annotated", "claim §10.2.1"): "not a claim",
-            ("000", "annotated", "claim §10.3.1"): "long training",
+    ("000", "annotated", "claim §10.3.1"): "long training",
     ("001", "main", "claim 2"): "production scale",
     ("001", "main", "claim 7"): "not a claim",
     ("002", "main", "claim 10"): "not a claim",
-        ("002", "main", "claim 12"): "not a claim",
-        ("003", "main", "claim 2"): "not measured",
+    ("002", "main", "claim 12"): "not a claim",
+    ("003", "main", "claim 2"): "not measured",
     ("003", "main", "claim 4"): "published fact",
     ("003", "main", "claim 5"): "not measured",
     ("003", "main", "claim 11"): "not measured",
@@ -34,7 +35,7 @@ WHY_NOT = {
     ("003", "main", "claim 28"): "published fact",
     ("003", "main", "claim 38"): "published fact",
     ("003", "main", "claim 43"): "published fact",
-        ("003", "annotated", "claim §5.2.1"): "not measured",
+    ("003", "annotated", "claim §5.2.1"): "not measured",
     ("003", "annotated", "claim §5.3.2"): "not measured",
     ("003", "annotated", "claim §5.3.3"): "not measured",
     ("003", "annotated", "claim §5.3.4"): "published fact",

@@ -6,30 +6,30 @@ both call :func:`runs` and show :func:`verdicts`.
 
 A run *trains* when the median over its seeds of the fraction learned,
 (plateau − final loss)/(plateau − floor) over the last 10 steps, reaches :data:`TRAINED`."""
+
 from __future__ import annotations
 
 import functools
 import statistics
 
 from deepnotes.core import measure as et
-from deepnotes.core.config import Budget, device as default_device, resolve_budget
-from deepnotes.core.config import ModelConfig, TrainConfig
-from deepnotes.cost.model import TrainRuns, ensembles
+from deepnotes.core.config import Budget, ModelConfig, TrainConfig, resolve_budget
+from deepnotes.core.config import device as default_device
 from deepnotes.core.data import MarkovLanguage
-from deepnotes.core.train import train_many
-from deepnotes.core.train import History
 from deepnotes.core.measure import every_for
+from deepnotes.core.train import History, train_many
 from deepnotes.core.validate import positive_int
 from deepnotes.core.workers import default_workers
+from deepnotes.cost.model import TrainRuns, ensembles
 from deepnotes.show import verdicts as vd
 
-TRAINED = 0.5        # median fraction learned a run must reach to count as trained
+TRAINED = 0.5  # median fraction learned a run must reach to count as trained
 NO_WARMUP = "post, no warmup"
-SOURCES = {          # where the sources say so, per row of :func:`verdicts`
+SOURCES = {  # where the sources say so, per row of :func:`verdicts`
     "fails": "seed 000 §增量爆炸 claim 7; seed 004 §增量爆炸 claim 7; seed 001 §1）增量爆炸 claim 10; "
-             "seed 003 §Warmup是怎样起作用的 claims 20, 25",
+    "seed 003 §Warmup是怎样起作用的 claims 20, 25",
     "needs warmup": "seed 000 §增量爆炸 claim 8; seed 004 §治标之法 claim 8; seed 002 §残差连接 claim 18; "
-                    "seed 003 §Warmup是怎样起作用的 claims 20, 26; seed 003 §我们真的担心梯度消失吗 claims 15, 18",
+    "seed 003 §Warmup是怎样起作用的 claims 20, 26; seed 003 §我们真的担心梯度消失吗 claims 15, 18",
     "pre": "seed 002 §残差连接 claim 19; seed 003 §Warmup是怎样起作用的 claim 27",
     "deepnorm": "DeepNet; seed 000 §初步结论 claim 21",
 }
@@ -42,17 +42,30 @@ def warmed(budget: Budget) -> str:
 
 def plan(budget: Budget) -> dict[str, tuple[str, int]]:
     """label → (norm style, warmup steps), in the order the pages show them."""
-    return {NO_WARMUP: ("post", 0), warmed(budget): ("post", budget.warmup.warmup), "pre": ("pre", 0),
-            "deepnorm": ("deepnorm", 0)}
+    return {
+        NO_WARMUP: ("post", 0),
+        warmed(budget): ("post", budget.warmup.warmup),
+        "pre": ("pre", 0),
+        "deepnorm": ("deepnorm", 0),
+    }
 
 
-def settings(budget: Budget, depths: tuple[int, ...] | None = None) -> list[tuple[tuple[int, str, int], ModelConfig, TrainConfig]]:
+def settings(
+    budget: Budget, depths: tuple[int, ...] | None = None
+) -> list[tuple[tuple[int, str, int], ModelConfig, TrainConfig]]:
     """((depth, label, seed), model, training) of every run at ``depths`` (default: the entry's depth)."""
     sub = budget.warmup
     depths = (sub.depth,) if depths is None else tuple(positive_int("depth", n) for n in depths)
-    return [((n, label, seed), budget.model_config(n, norm=norm),
-             budget.train_config("adam", sub.lr, sub.steps, warmup, seed))
-            for n in depths for label, (norm, warmup) in plan(budget).items() for seed in range(sub.seeds)]
+    return [
+        (
+            (n, label, seed),
+            budget.model_config(n, norm=norm),
+            budget.train_config("adam", sub.lr, sub.steps, warmup, seed),
+        )
+        for n in depths
+        for label, (norm, warmup) in plan(budget).items()
+        for seed in range(sub.seeds)
+    ]
 
 
 def trackers(every: int) -> list:
@@ -61,17 +74,24 @@ def trackers(every: int) -> list:
     return [et.BlockGradNorms(every), et.BlockUpdates(every)]
 
 
-def runs(budget: Budget | str | None = None, depths: tuple[int, ...] | None = None,
-         progress: bool = False) -> dict[int, dict[str, list[History]]]:
+def runs(
+    budget: Budget | str | None = None, depths: tuple[int, ...] | None = None, progress: bool = False
+) -> dict[int, dict[str, list[History]]]:
     """depth → label → one History per seed, for :func:`plan`'s runs at ``depths`` (default: the
     entry's depth), in one :func:`~deepnotes.core.train.train_many` call (the runs of one depth
     share a graph and train as one ensemble)."""
     budget = resolve_budget(budget)
     todo = settings(budget, depths)
     device = default_device()
-    hists = train_many([m for _, m, _ in todo], [t for _, _, t in todo], MarkovLanguage(budget.vocab_size, seed=0),
-                       device=device, progress=progress, workers=default_workers(device),
-                       trackers=functools.partial(trackers, every_for(budget.warmup.steps, budget.warmup.track_points)))
+    hists = train_many(
+        [m for _, m, _ in todo],
+        [t for _, _, t in todo],
+        MarkovLanguage(budget.vocab_size, seed=0),
+        device=device,
+        progress=progress,
+        workers=default_workers(device),
+        trackers=functools.partial(trackers, every_for(budget.warmup.steps, budget.warmup.track_points)),
+    )
     out: dict[int, dict[str, list[History]]] = {}
     for ((n, label, _), _, _), h in zip(todo, hists, strict=True):
         out.setdefault(n, {}).setdefault(label, []).append(h)
@@ -87,8 +107,10 @@ def work(budget: Budget, depths: tuple[int, ...] | None = None) -> list[TrainRun
 def setting(budget: Budget, depth: int) -> str:
     """The experiment's name in a verdict's record: the same on both pages when they ran the same runs."""
     sub = budget.warmup
-    return (f"warmup comparison, {budget.name} budget: N = {depth}, Adam {sub.lr:g}, {sub.steps} steps, "
-            f"warmup {sub.warmup}, seeds 0..{sub.seeds - 1}")
+    return (
+        f"warmup comparison, {budget.name} budget: N = {depth}, Adam {sub.lr:g}, {sub.steps} steps, "
+        f"warmup {sub.warmup}, seeds 0..{sub.seeds - 1}"
+    )
 
 
 def verdicts(runs_at: dict[str, list[History]], budget: Budget, depth: int) -> vd.VerdictTable:
@@ -97,21 +119,37 @@ def verdicts(runs_at: dict[str, list[History]], budget: Budget, depth: int) -> v
     informative); Pre-LN and DeepNorm train without."""
     learned = {label: [h.fraction_learned() for h in hs] for label, hs in runs_at.items()}
     warm = warmed(budget)
-    reason = (f"median over {budget.warmup.seeds} seeds of the fraction of the way from the plateau to the floor, "
-              f"last 10 steps; Adam {budget.warmup.lr:g}, {budget.warmup.steps} steps")
-    rows = [("Post-LN without warmup does not train", SOURCES["fails"], {NO_WARMUP: False}),
-            (f"Post-LN needs warmup: it trains with a {budget.warmup.warmup}-step warmup, not without",
-             SOURCES["needs warmup"], {warm: True, NO_WARMUP: False}),
-            ("Pre-LN trains without warmup", SOURCES["pre"], {"pre": True}),
-            ("DeepNorm trains without warmup", SOURCES["deepnorm"], {"deepnorm": True})]
-    return vd.VerdictTable([
-        vd.check_outcome(claim=f"{claim} at N = {depth}", source=source, expected=expected,
-                         measured={run: learned[run] for run in expected}, threshold=TRAINED, reason=reason,
-                         setting=setting(budget, depth))
-        for claim, source, expected in rows])
+    reason = (
+        f"median over {budget.warmup.seeds} seeds of the fraction of the way from the plateau to the floor, "
+        f"last 10 steps; Adam {budget.warmup.lr:g}, {budget.warmup.steps} steps"
+    )
+    rows = [
+        ("Post-LN without warmup does not train", SOURCES["fails"], {NO_WARMUP: False}),
+        (
+            f"Post-LN needs warmup: it trains with a {budget.warmup.warmup}-step warmup, not without",
+            SOURCES["needs warmup"],
+            {warm: True, NO_WARMUP: False},
+        ),
+        ("Pre-LN trains without warmup", SOURCES["pre"], {"pre": True}),
+        ("DeepNorm trains without warmup", SOURCES["deepnorm"], {"deepnorm": True}),
+    ]
+    return vd.VerdictTable(
+        [
+            vd.check_outcome(
+                claim=f"{claim} at N = {depth}",
+                source=source,
+                expected=expected,
+                measured={run: learned[run] for run in expected},
+                threshold=TRAINED,
+                reason=reason,
+                setting=setting(budget, depth),
+            )
+            for claim, source, expected in rows
+        ]
+    )
 
 
-CONSTANT_FACTOR = 2.0   # "≈ constant": max/min of a quantity along the warmup within this factor
+CONSTANT_FACTOR = 2.0  # "≈ constant": max/min of a quantity along the warmup within this factor
 
 
 def gradient_norm(h: History) -> list[float]:
@@ -123,32 +161,43 @@ def gradient_verdicts(runs_at: dict[str, list[History]], budget: Budget, depth: 
     """What the annotated §10.2 says of gradients along a run, on these runs' recorded block gradients
     (the seeds' median at each tracked step): larger early than late (claim §10.2.2), and warmup keeping
     η(t)·‖∇L‖ about constant (eq. (61)) on the run with warmup, over the tracked steps inside its warmup."""
+
     def median_curve(hs):
         return [statistics.median(vals) for vals in zip(*(gradient_norm(h) for h in hs))]
+
     early_late = {}
     for label, hs in runs_at.items():
         curve = median_curve(hs)
-        late = curve[len(curve) // 2:]
+        late = curve[len(curve) // 2 :]
         early_late[label] = curve[0] / statistics.median(late)
     warm, w = runs_at[warmed(budget)], budget.warmup.warmup
     steps, curve = warm[0].grad_steps, median_curve(warm)
-    inside = [(warm[0].lrs[t], g) for t, g in zip(steps, curve) if 0 < t < w]     # (η(t), ‖∇L‖) inside the warmup
+    inside = [(warm[0].lrs[t], g) for t, g in zip(steps, curve) if 0 < t < w]  # (η(t), ‖∇L‖) inside the warmup
     product = [lr * g for lr, g in inside]
     spread = max(product) / min(product) if product else float("nan")
-    rise = inside[-1][0] / inside[0][0] if inside else float("nan")              # η's own rise: the contrast
-    rows = [vd.check_true(
-        claim=f"Gradients are larger early in training than later (N = {depth})",
-        source="seed 000 annotated §10.2 claim §10.2.2", claimed="‖∇L‖ at step 0 > its median over the run's second half",
-        computed="step-0 ÷ late ‖∇L‖ (median over seeds): " + "; ".join(f"{k} {r:.2f}" for k, r in early_late.items()),
-        ok=all(r > 1 for r in early_late.values()),
-        reason=f"block gradients recorded every {steps[1] - steps[0] if len(steps) > 1 else 0} steps; every run here")]
+    rise = inside[-1][0] / inside[0][0] if inside else float("nan")  # η's own rise: the contrast
+    rows = [
+        vd.check_true(
+            claim=f"Gradients are larger early in training than later (N = {depth})",
+            source="seed 000 annotated §10.2 claim §10.2.2",
+            claimed="‖∇L‖ at step 0 > its median over the run's second half",
+            computed="step-0 ÷ late ‖∇L‖ (median over seeds): "
+            + "; ".join(f"{k} {r:.2f}" for k, r in early_late.items()),
+            ok=all(r > 1 for r in early_late.values()),
+            reason=f"block gradients recorded every {steps[1] - steps[0] if len(steps) > 1 else 0} steps; every run here",
+        )
+    ]
     if product:
-        rows.append(vd.check_true(
-            claim=f"Warmup amounts to η(t)·‖∇L‖ ≈ constant (N = {depth})", source="seed 000 annotated §10.2 eq. (61)",
-            claimed=f"max/min of η(t)·‖∇L‖ over the warmup ≤ {CONSTANT_FACTOR:g}",
-            computed=f"{warmed(budget)}: η(t)·‖∇L‖ from {product[0]:.3g} to {product[-1]:.3g} over {len(product)} "
-                     f"tracked steps inside the warmup (max/min {spread:.2f}; η(t) alone rises ×{rise:.1f})",
-            ok=spread <= CONSTANT_FACTOR,
-            reason="the linear warmup raises η(t) in proportion to t; the product stays constant only if the gradient "
-                   "falls as 1/t"))
+        rows.append(
+            vd.check_true(
+                claim=f"Warmup amounts to η(t)·‖∇L‖ ≈ constant (N = {depth})",
+                source="seed 000 annotated §10.2 eq. (61)",
+                claimed=f"max/min of η(t)·‖∇L‖ over the warmup ≤ {CONSTANT_FACTOR:g}",
+                computed=f"{warmed(budget)}: η(t)·‖∇L‖ from {product[0]:.3g} to {product[-1]:.3g} over {len(product)} "
+                f"tracked steps inside the warmup (max/min {spread:.2f}; η(t) alone rises ×{rise:.1f})",
+                ok=spread <= CONSTANT_FACTOR,
+                reason="the linear warmup raises η(t) in proportion to t; the product stays constant only if the gradient "
+                "falls as 1/t",
+            )
+        )
     return vd.VerdictTable(rows)

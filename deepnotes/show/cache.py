@@ -3,6 +3,7 @@
 Live sliders and chapter helpers keep what they computed so that going back to a setting is instant;
 a reader who tries a hundred settings must not fill the kernel's memory, so every such store has a size.
 """
+
 from __future__ import annotations
 
 from collections import OrderedDict
@@ -10,8 +11,8 @@ from collections.abc import Callable, Hashable
 
 from deepnotes.core.validate import positive_int
 
-LIVE_RESULTS_KEPT = 16     # live-panel figures and off-grid runs kept per slider / per helper
-BUDGET_RESULTS_KEPT = 3    # whole-chapter results kept, one per budget (smoke, cpu, gpu)
+LIVE_RESULTS_KEPT = 16  # live-panel figures and off-grid runs kept per slider / per helper
+BUDGET_RESULTS_KEPT = 3  # whole-chapter results kept, one per budget (smoke, cpu, gpu)
 
 
 class LRU:

@@ -1,4 +1,5 @@
 """An equation that shows as LaTeX in the book and as SymPy text where nbval compares outputs."""
+
 from __future__ import annotations
 
 import sympy as sp

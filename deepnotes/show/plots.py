@@ -1,4 +1,5 @@
 """Matplotlib figures from measurements; no global rcParams are changed."""
+
 from __future__ import annotations
 
 import math
@@ -8,12 +9,14 @@ from collections.abc import Mapping, Sequence
 import matplotlib.pyplot as plt
 
 from deepnotes.core.measure import loglog_slope
-from deepnotes.show.palette import MARKERS, PALETTE, colour  # noqa: F401  (re-exported)
 from deepnotes.core.train import History
 from deepnotes.core.validate import positive_float, positive_int
+from deepnotes.show.palette import MARKERS, PALETTE, colour  # noqa: F401  (re-exported)
 
-def label_axes(ax, xlabel: str = "", ylabel: str = "", title: str = "", legend: float | None = 7,
-               title_size: float = 9) -> None:
+
+def label_axes(
+    ax, xlabel: str = "", ylabel: str = "", title: str = "", legend: float | None = 7, title_size: float = 9
+) -> None:
     """Axis labels, a title and (unless ``legend`` is None) a legend of font size ``legend``."""
     if xlabel:
         ax.set_xlabel(xlabel)
@@ -25,8 +28,13 @@ def label_axes(ax, xlabel: str = "", ylabel: str = "", title: str = "", legend: 
         ax.legend(fontsize=legend)
 
 
-def loglog_sweep(ax, depths: Sequence[int], series: Mapping[str, Sequence[float]],
-                 predicted_slope: float | None = None, ylabel: str = "") -> dict[str, float]:
+def loglog_sweep(
+    ax,
+    depths: Sequence[int],
+    series: Mapping[str, Sequence[float]],
+    predicted_slope: float | None = None,
+    ylabel: str = "",
+) -> dict[str, float]:
     """Measured values against depth on log-log axes, each with its fitted slope in the legend,
     and a dashed reference line of the predicted slope. Returns the fitted slopes."""
     slopes = {}
@@ -43,8 +51,13 @@ def loglog_sweep(ax, depths: Sequence[int], series: Mapping[str, Sequence[float]
         first = next(iter(series.values()))
         n0, v0 = depths[0], first[0]
         xs = [depths[0], depths[-1]]
-        ax.loglog(xs, [v0 * (x / n0) ** predicted_slope for x in xs], "k--", lw=1,
-                  label=f"derivation: slope {predicted_slope:g}")
+        ax.loglog(
+            xs,
+            [v0 * (x / n0) ** predicted_slope for x in xs],
+            "k--",
+            lw=1,
+            label=f"derivation: slope {predicted_slope:g}",
+        )
     ax.set_xlabel("depth N (blocks)")
     ax.set_ylabel(ylabel)
     ax.legend(fontsize=7)
@@ -77,8 +90,13 @@ def median_and_range(hists: Sequence[History]) -> tuple[list[int], list[float], 
     return steps, med, lo, hi
 
 
-def loss_curves(ax, runs: Mapping[str, History | Sequence[History]], title: str = "",
-                floor_label: str = "floor (entropy rate)", colours: Mapping[str, str] | None = None) -> None:
+def loss_curves(
+    ax,
+    runs: Mapping[str, History | Sequence[History]],
+    title: str = "",
+    floor_label: str = "floor (entropy rate)",
+    colours: Mapping[str, str] | None = None,
+) -> None:
     """Training losses with the floor (the entropy rate, or what ``floor_label`` names) and the
     context-free plateau. A label maps to one History, or to one per seed: then the line is the
     median over seeds and a shaded band spans their min and max. A diverged run ends in an ✕ at the
@@ -90,10 +108,10 @@ def loss_curves(ax, runs: Mapping[str, History | Sequence[History]], title: str 
     finite = [h.losses[0] for hs in seeds.values() for h in hs if h.losses and math.isfinite(h.losses[0])]
     for label, hists in seeds.items():
         c = colours[label] if colours and label in colours else colour(label)
-        style = ("-", "-.", ":")[min(used.get(c, 0), 2)] if c is not None else "-"   # same style, other line
+        style = ("-", "-.", ":")[min(used.get(c, 0), 2)] if c is not None else "-"  # same style, other line
         used[c] = used.get(c, 0) + 1
         steps, med, lo, hi = median_and_range(hists)
-        line, = ax.plot(steps, med, lw=1, ls=style, color=c, label=label)
+        (line,) = ax.plot(steps, med, lw=1, ls=style, color=c, label=label)
         if len(hists) > 1:
             ax.fill_between(steps, lo, hi, color=line.get_color(), alpha=0.2, lw=0)
         diverged = [h for h in hists if h.diverged]
@@ -106,10 +124,10 @@ def loss_curves(ax, runs: Mapping[str, History | Sequence[History]], title: str 
         elif diverged:
             line.set_label(f"{label} ({diverged[0].divergence_note()})")
         floor, unigram = hists[0].floor, hists[0].unigram
-    if floor is not None and finite:   # a run that blew up would squash the rest: clip at 1.2× the start
+    if floor is not None and finite:  # a run that blew up would squash the rest: clip at 1.2× the start
         ax.set_ylim(0.9 * floor, 1.2 * max(finite))
     longest = max((len(h.losses) for hs in seeds.values() for h in hs), default=0)
-    if longest < 2:                    # every run stopped at once: a readable step axis around the marks
+    if longest < 2:  # every run stopped at once: a readable step axis around the marks
         ax.set_xlim(-0.5, max([1] + [h.diverged_at + 1 for hs in seeds.values() for h in hs if h.diverged]))
     if floor is not None:
         ax.axhline(floor, color="k", ls="--", lw=1, label=f"{floor_label} {floor:.3f}")
@@ -127,8 +145,15 @@ def update_curves(ax, runs: Mapping[str, History], title: str = "") -> None:
     for label, hist in runs.items():
         ax.plot(range(1, len(hist.update_rms) + 1), hist.update_rms, lw=1, color=colour(label), label=label)
     if not any(hist.update_rms for hist in runs.values()):
-        ax.text(0.5, 0.5, "no update measured:\nno run took a step", ha="center", va="center",
-                transform=ax.transAxes, fontsize=8)
+        ax.text(
+            0.5,
+            0.5,
+            "no update measured:\nno run took a step",
+            ha="center",
+            va="center",
+            transform=ax.transAxes,
+            fontsize=8,
+        )
     ax.set_xlabel("step t")
     ax.set_ylabel(r"RMS of $F(x,\theta_t)-F(x,\theta_0)$")
     if title:
@@ -160,7 +185,7 @@ def moment_curves(ax, series, title: str = "") -> None:
     """Per-layer second moments: measured (solid) against the derivation's recursion (dashed),
     on a log axis; ``series`` maps a label to (measured, predicted)."""
     for label, (measured, predicted) in series.items():
-        line, = ax.semilogy(range(len(measured)), measured, lw=1.2, label=f"{label} measured")
+        (line,) = ax.semilogy(range(len(measured)), measured, lw=1.2, label=f"{label} measured")
         ax.semilogy(range(len(predicted)), predicted, "--", lw=1, color=line.get_color(), label=f"{label} derivation")
     ax.set_xlabel("layer l")
     ax.set_ylabel(r"$E[x_l^2]$")

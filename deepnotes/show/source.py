@@ -4,6 +4,7 @@ package when the cell runs (so the page cannot drift from the code), with its fi
 In the HTML book and in Jupyter it is highlighted by Pygments with the file's line numbers; as plain
 text it is the numbered source.
 """
+
 from __future__ import annotations
 
 import html
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import deepnotes
 
-PACKAGE_ROOT = Path(deepnotes.__file__).resolve().parent.parent    # the folder holding deepnotes/
+PACKAGE_ROOT = Path(deepnotes.__file__).resolve().parent.parent  # the folder holding deepnotes/
 
 
 class SourceView:
@@ -37,10 +38,16 @@ class SourceView:
         from pygments import highlight
         from pygments.formatters import HtmlFormatter
         from pygments.lexers import PythonLexer
-        code = highlight("\n".join(self.lines) + "\n", PythonLexer(),
-                         HtmlFormatter(linenos="inline", linenostart=self.first, cssclass="highlight"))
-        return (f'<figure class="deepnotes-source-figure"><figcaption><code>{html.escape(self.path)}</code>, '
-                f"lines {self.first}–{self.last}: {html.escape(self.title)}</figcaption>{code}</figure>")
+
+        code = highlight(
+            "\n".join(self.lines) + "\n",
+            PythonLexer(),
+            HtmlFormatter(linenos="inline", linenostart=self.first, cssclass="highlight"),
+        )
+        return (
+            f'<figure class="deepnotes-source-figure"><figcaption><code>{html.escape(self.path)}</code>, '
+            f"lines {self.first}–{self.last}: {html.escape(self.title)}</figcaption>{code}</figure>"
+        )
 
 
 def source_of(obj, title: str | None = None) -> SourceView:
@@ -53,5 +60,9 @@ def source_of(obj, title: str | None = None) -> SourceView:
     lines, first = inspect.getsourcelines(obj)
     lines = [line.rstrip("\n") for line in lines]
     indent = min(len(line) - len(line.lstrip()) for line in lines if line.strip())
-    return SourceView(path.relative_to(PACKAGE_ROOT).as_posix(), first, [line[indent:] for line in lines],
-                      title or f"{obj.__module__}.{obj.__qualname__}")
+    return SourceView(
+        path.relative_to(PACKAGE_ROOT).as_posix(),
+        first,
+        [line[indent:] for line in lines],
+        title or f"{obj.__module__}.{obj.__qualname__}",
+    )

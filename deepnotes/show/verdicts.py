@@ -1,5 +1,6 @@
 """Verdicts on the source articles' claims: the claim, the value code computed, and a status that
 is decided by comparing the two, never typed by hand."""
+
 from __future__ import annotations
 
 import hashlib
@@ -12,7 +13,7 @@ from typing import Callable
 import sympy as sp
 
 HOLDS, APPROX, WRONG = "holds", "holds approximately", "wrong"
-UNCHECKABLE = "not checkable here"   # no derivation given and nothing offline to measure it against
+UNCHECKABLE = "not checkable here"  # no derivation given and nothing offline to measure it against
 
 # Status colours with WCAG AA contrast (>= 4.5:1) both on white and on the light grey panel that the
 # book's dark mode (pydata-sphinx-theme) puts under every HTML output; tests/test_browser.py measures it.
@@ -26,7 +27,7 @@ def code_html(text: str) -> str:
     return f"<code style='overflow-wrap:anywhere;color:inherit'>{html.escape(text)}</code>"
 
 
-MIN_SEEDS = 3     # a training-outcome verdict rests on at least this many seeds per run
+MIN_SEEDS = 3  # a training-outcome verdict rests on at least this many seeds per run
 
 
 @dataclass(frozen=True)
@@ -36,11 +37,12 @@ class Outcome:
     fraction learned, −inf where most diverged), the bar a run must reach to count as trained, how
     many seeds stand behind the thinnest run, and the experiment's name (``setting``: two chapters
     that report one experiment name it alike, and a test checks that they agree)."""
-    expected: tuple[tuple[str, bool], ...]     # (run, the source says it trains)
-    measured: tuple[tuple[str, float], ...]    # (run, median fraction learned over its seeds)
+
+    expected: tuple[tuple[str, bool], ...]  # (run, the source says it trains)
+    measured: tuple[tuple[str, float], ...]  # (run, median fraction learned over its seeds)
     threshold: float
-    seeds: int = 1                             # the fewest seeds behind any run
-    setting: str = ""                          # the shared experiment's name, "" for a chapter's own
+    seeds: int = 1  # the fewest seeds behind any run
+    setting: str = ""  # the shared experiment's name, "" for a chapter's own
 
     def holds(self) -> bool:
         """Every run did as the source says: trained (≥ threshold) exactly where it is said to."""
@@ -50,13 +52,13 @@ class Outcome:
 
 @dataclass(frozen=True)
 class Verdict:
-    claim: str        # what the source says, in English
-    source: str       # where: seed file, section, equation
-    claimed: str      # the source's value or formula, as text
-    computed: str     # what the code computed, as text
-    status: str       # HOLDS | APPROX | WRONG | UNCHECKABLE
-    reason: str       # one line
-    outcome: Outcome | None = None   # a training-outcome claim's direction and measurement (check_outcome)
+    claim: str  # what the source says, in English
+    source: str  # where: seed file, section, equation
+    claimed: str  # the source's value or formula, as text
+    computed: str  # what the code computed, as text
+    status: str  # HOLDS | APPROX | WRONG | UNCHECKABLE
+    reason: str  # one line
+    outcome: Outcome | None = None  # a training-outcome claim's direction and measurement (check_outcome)
 
     @property
     def anchor(self) -> str:
@@ -65,8 +67,10 @@ class Verdict:
         return "verdict-" + hashlib.sha1(f"{self.claim}\n{self.source}".encode()).hexdigest()[:10]
 
     def __repr__(self) -> str:
-        return (f"[{self.status}] {self.claim} ({self.source})\n"
-                f"    claimed: {self.claimed} | computed: {self.computed}\n    {self.reason}")
+        return (
+            f"[{self.status}] {self.claim} ({self.source})\n"
+            f"    claimed: {self.claimed} | computed: {self.computed}\n    {self.reason}"
+        )
 
     def _repr_html_(self) -> str:
         return VerdictTable([self])._repr_html_()
@@ -86,8 +90,15 @@ def _finite_number(value) -> bool:
         return False
 
 
-def check_number(claim: str, source: str, claimed: float, computed: float, reason: str = "",
-                 rtol: float = 0.01, approx_rtol: float = 0.2) -> Verdict:
+def check_number(
+    claim: str,
+    source: str,
+    claimed: float,
+    computed: float,
+    reason: str = "",
+    rtol: float = 0.01,
+    approx_rtol: float = 0.2,
+) -> Verdict:
     """Holds within ``rtol``, holds approximately within ``approx_rtol``, else wrong. Both numbers must
     be finite: a NaN or inf (a diverged run, say) is no evidence either way, so it is refused, not
     judged."""
@@ -107,16 +118,23 @@ def check_expr(claim: str, source: str, claimed: sp.Expr, computed: sp.Expr, rea
     return Verdict(claim, source, sp.sstr(claimed), sp.sstr(computed), HOLDS if same else WRONG, why)
 
 
-def check_order(claim: str, source: str, claimed: sp.Expr, computed: sp.Expr, var: sp.Symbol,
-                reason: str = "") -> Verdict:
+def check_order(
+    claim: str, source: str, claimed: sp.Expr, computed: sp.Expr, var: sp.Symbol, reason: str = ""
+) -> Verdict:
     """A claimed order of smallness, O(``claimed``) as ``var`` → 0, against the derived ``computed``
     (the deviation, e.g. a Jacobian minus the identity): holds when the orders are equal, holds
     approximately when the claim is a looser bound (the true order is higher, so O(claimed) contains
     it), wrong when the true deviation is larger than the claim allows."""
     said, true = sp.Order(claimed, (var, 0)), sp.Order(computed, (var, 0))
     status = HOLDS if said == true else APPROX if said.contains(true) else WRONG
-    why = reason or {HOLDS: "SymPy: the same order", APPROX: f"SymPy: a loose bound, the true order is {true}",
-                     WRONG: f"SymPy: the true order {true} is larger"}[status]
+    why = (
+        reason
+        or {
+            HOLDS: "SymPy: the same order",
+            APPROX: f"SymPy: a loose bound, the true order is {true}",
+            WRONG: f"SymPy: the true order {true} is larger",
+        }[status]
+    )
     return Verdict(claim, source, sp.sstr(said), sp.sstr(true), status, why)
 
 
@@ -127,7 +145,7 @@ def _truth(name: str, value) -> bool:
         return value
     if isinstance(value, sp.logic.boolalg.BooleanAtom):
         return bool(value)
-    if "bool" in str(getattr(value, "dtype", "")):          # numpy.bool_, a boolean torch scalar
+    if "bool" in str(getattr(value, "dtype", "")):  # numpy.bool_, a boolean torch scalar
         return bool(value)
     raise ValueError(f"{name} must be a computed boolean (a comparison), got {value!r}")
 
@@ -141,12 +159,15 @@ def check_true(*, claim: str, source: str, claimed: str, computed: str, ok, reas
 def _seed_values(claim: str, run: str, values) -> tuple[float, ...]:
     """One run's per-seed fractions learned, as floats (−inf for a diverged seed); at least MIN_SEEDS."""
     if isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
-        raise ValueError(f"{claim!r}: measured[{run!r}] must list one value per seed, at least {MIN_SEEDS} seeds, "
-                         f"got {values!r}")
+        raise ValueError(
+            f"{claim!r}: measured[{run!r}] must list one value per seed, at least {MIN_SEEDS} seeds, got {values!r}"
+        )
     out = tuple(float(x) for x in values)
     if len(out) < MIN_SEEDS or any(math.isnan(x) for x in out):
-        raise ValueError(f"{claim!r}: measured[{run!r}] needs at least {MIN_SEEDS} seeds, each a number or -inf "
-                         f"(a diverged seed), never NaN; got {values!r}")
+        raise ValueError(
+            f"{claim!r}: measured[{run!r}] needs at least {MIN_SEEDS} seeds, each a number or -inf "
+            f"(a diverged seed), never NaN; got {values!r}"
+        )
     return out
 
 
@@ -157,8 +178,17 @@ def seeds_text(values) -> str:
     return f"{med:.2f} ({each})" if math.isfinite(med) else f"diverged ({each})"
 
 
-def check_outcome(*, claim: str, source: str, expected: dict[str, bool], measured: dict[str, list[float]],
-                  threshold: float, reason: str, computed: str | None = None, setting: str = "") -> Verdict:
+def check_outcome(
+    *,
+    claim: str,
+    source: str,
+    expected: dict[str, bool],
+    measured: dict[str, list[float]],
+    threshold: float,
+    reason: str,
+    computed: str | None = None,
+    setting: str = "",
+) -> Verdict:
     """A claim about which runs train, tested in the source's own direction: ``expected`` says, per
     run, whether the source says it trains (a plain stack "is necessarily hard to train": False);
     ``measured`` gives each run's fraction learned per seed (at least :data:`MIN_SEEDS`; −inf for a
@@ -173,19 +203,29 @@ def check_outcome(*, claim: str, source: str, expected: dict[str, bool], measure
         if not isinstance(trains, bool):
             raise ValueError(f"{claim!r}: expected[{run!r}] must be True (trains) or False, got {trains!r}")
     seeds = {run: _seed_values(claim, run, measured[run]) for run in expected}
-    out = Outcome(tuple(expected.items()), tuple((run, float(statistics.median(v))) for run, v in seeds.items()),
-                  float(threshold), min(len(v) for v in seeds.values()), setting)
+    out = Outcome(
+        tuple(expected.items()),
+        tuple((run, float(statistics.median(v))) for run, v in seeds.items()),
+        float(threshold),
+        min(len(v) for v in seeds.values()),
+        setting,
+    )
     said = "; ".join(f"{run}: {'trains' if t else 'does not train'}" for run, t in expected.items())
     shown = computed or "; ".join(f"{run} {seeds_text(v)}" for run, v in seeds.items())
-    return Verdict(claim, source, f"{said} (trained: median ≥ {threshold:g})", shown,
-                   HOLDS if out.holds() else WRONG, reason, out)
+    return Verdict(
+        claim, source, f"{said} (trained: median ≥ {threshold:g})", shown, HOLDS if out.holds() else WRONG, reason, out
+    )
 
 
 def outcome_of(record: dict) -> Outcome:
     """An :class:`Outcome` back from its recorded form (``dataclasses.asdict``, through JSON)."""
-    return Outcome(tuple((run, bool(t)) for run, t in record["expected"]),
-                   tuple((run, float(v)) for run, v in record["measured"]), float(record["threshold"]),
-                   int(record.get("seeds", 1)), str(record.get("setting", "")))
+    return Outcome(
+        tuple((run, bool(t)) for run, t in record["expected"]),
+        tuple((run, float(v)) for run, v in record["measured"]),
+        float(record["threshold"]),
+        int(record.get("seeds", 1)),
+        str(record.get("setting", "")),
+    )
 
 
 def check_graded(*, claim: str, source: str, claimed: str, computed: str, holds, approx, reason: str) -> Verdict:
@@ -231,14 +271,19 @@ class VerdictTable(list):
             f"<td data-label='claimed'>{code_html(v.claimed)}</td>"
             f"<td data-label='computed'>{code_html(v.computed)}</td>"
             f"<td data-label='verdict' style='color:{STATUS_COLOUR[v.status]};font-weight:bold'>{v.status}</td>"
-            f"<td data-label='why'>{html.escape(v.reason)}</td></tr>" for v in self)
-        return ("<table class='verdicts' style='font-size:0.85em;width:100%'><thead><tr>"
-                "<th style='width:34%'>claim</th><th>claimed</th><th>computed</th><th>verdict</th>"
-                f"<th style='width:28%'>why</th></tr></thead><tbody>{rows}</tbody></table>")
+            f"<td data-label='why'>{html.escape(v.reason)}</td></tr>"
+            for v in self
+        )
+        return (
+            "<table class='verdicts' style='font-size:0.85em;width:100%'><thead><tr>"
+            "<th style='width:34%'>claim</th><th>claimed</th><th>computed</th><th>verdict</th>"
+            f"<th style='width:28%'>why</th></tr></thead><tbody>{rows}</tbody></table>"
+        )
 
 
-def check_scaling(claim: str, source: str, claimed: sp.Expr, computed: sp.Expr, var: sp.Symbol,
-                  reason: str = "") -> Verdict:
+def check_scaling(
+    claim: str, source: str, claimed: sp.Expr, computed: sp.Expr, var: sp.Symbol, reason: str = ""
+) -> Verdict:
     """Holds if identical; holds approximately if claimed/computed is a constant in ``var`` (same
     scaling, another constant); wrong if the two scale differently."""
     ratio = sp.simplify(claimed / computed)

@@ -14,6 +14,7 @@ ipywidgets 7 (Colab's runtime ships 7.7.1) has no ``Stack``: there the grid is o
 the sliders swap from Python (a kernel is running wherever ipywidgets 7 is, so nothing is lost; the
 static book is always built with ipywidgets 8).
 """
+
 from __future__ import annotations
 
 import html
@@ -26,13 +27,15 @@ from dataclasses import dataclass, field
 import ipywidgets as W
 import matplotlib.pyplot as plt
 
-from deepnotes.show.cache import LIVE_RESULTS_KEPT, LRU
 from deepnotes.core.validate import positive_float
+from deepnotes.show.cache import LIVE_RESULTS_KEPT, LRU
 
-HAS_STACK = hasattr(W, "Stack")          # ipywidgets ≥ 8
-LIVE_NOTE = ("<small>Off-grid settings: runs the experiment live. Needs a running kernel "
-             "(Jupyter, Colab, Binder); inactive in the static HTML book, whose sliders above "
-             "switch between precomputed results.</small>")
+HAS_STACK = hasattr(W, "Stack")  # ipywidgets ≥ 8
+LIVE_NOTE = (
+    "<small>Off-grid settings: runs the experiment live. Needs a running kernel "
+    "(Jupyter, Colab, Binder); inactive in the static HTML book, whose sliders above "
+    "switch between precomputed results.</small>"
+)
 
 
 def wrapping_row() -> W.Layout:
@@ -50,8 +53,10 @@ def figure_png(fig, dpi: int = 80) -> bytes:
 
 def _grid_swap(render, names, grid, fixed, dpi, sliders) -> W.Image:
     """ipywidgets 7: one Image holding the PNG of the sliders' setting, swapped by a Python callback."""
-    pngs = {combo: figure_png(render(**fixed, **dict(zip(names, combo))), dpi=dpi)
-            for combo in itertools.product(*(grid[name] for name in names))}
+    pngs = {
+        combo: figure_png(render(**fixed, **dict(zip(names, combo))), dpi=dpi)
+        for combo in itertools.product(*(grid[name] for name in names))
+    }
     image = W.Image(value=next(iter(pngs.values())), format="png")
 
     def swap(_=None):
@@ -89,9 +94,14 @@ def check_grid(grid) -> None:
             raise ValueError(f"grid entry {name!r} has no values")
 
 
-def slider_control(render: Callable[..., object], grid: Mapping[str, Sequence],
-                   live: Mapping[str, W.ValueWidget] | None = None, fixed: Mapping | None = None,
-                   dpi: int = 80, title: str = "") -> W.VBox:
+def slider_control(
+    render: Callable[..., object],
+    grid: Mapping[str, Sequence],
+    live: Mapping[str, W.ValueWidget] | None = None,
+    fixed: Mapping | None = None,
+    dpi: int = 80,
+    title: str = "",
+) -> W.VBox:
     """A control over ``render`` that works in the static book (grid) and in a live kernel (``live``).
 
     grid:  slider name → the values precomputed at build time (every combination is rendered).
@@ -101,20 +111,29 @@ def slider_control(render: Callable[..., object], grid: Mapping[str, Sequence],
     check_grid(grid)
     names = list(grid)
     fixed = dict(fixed or {})
-    sliders = [W.SelectionSlider(options=[(str(v), v) for v in grid[name]], description=name,
-                                 continuous_update=True, style={"description_width": "initial"})
-               for name in names]
+    sliders = [
+        W.SelectionSlider(
+            options=[(str(v), v) for v in grid[name]],
+            description=name,
+            continuous_update=True,
+            style={"description_width": "initial"},
+        )
+        for name in names
+    ]
     if HAS_STACK:
         shown, per_level = _grid_stack(render, names, grid, fixed, 0, dpi)
-        links = [W.jslink((slider, "index"), (s, "selected_index"))
-                 for slider, stacks in zip(sliders, per_level) for s in stacks]
+        links = [
+            W.jslink((slider, "index"), (s, "selected_index"))
+            for slider, stacks in zip(sliders, per_level)
+            for s in stacks
+        ]
     else:
         shown, links = _grid_swap(render, names, grid, fixed, dpi, sliders), []
     parts = ([W.HTML(f"<b>{title}</b>")] if title else []) + [W.HBox(sliders, layout=wrapping_row()), shown]
     if live:
         parts.append(live_panel(render, live, fixed))
     control = W.VBox(parts)
-    control.links = links        # the browser-side links, kept for inspection
+    control.links = links  # the browser-side links, kept for inspection
     return control
 
 
@@ -124,8 +143,12 @@ def error_line(err: Exception) -> str:
     return f"{type(err).__name__}: {first}" if first else type(err).__name__
 
 
-def live_panel(render: Callable[..., object], controls: Mapping[str, W.ValueWidget],
-               fixed: Mapping | None = None, cache_size: int = LIVE_RESULTS_KEPT) -> W.VBox:
+def live_panel(
+    render: Callable[..., object],
+    controls: Mapping[str, W.ValueWidget],
+    fixed: Mapping | None = None,
+    cache_size: int = LIVE_RESULTS_KEPT,
+) -> W.VBox:
     """Widgets for any value, a Run button, and an Output that shows ``render(..., progress=True)``.
 
     Figures are cached per setting (the last ``cache_size``): running a setting again shows the stored
@@ -136,8 +159,8 @@ def live_panel(render: Callable[..., object], controls: Mapping[str, W.ValueWidg
     cache = LRU(cache_size)
     out = W.Output()
     button = W.Button(description="Run live", icon="play")
-    image = W.Image(format="png", layout=W.Layout(display="none"))   # shown once it has a result
-    message = W.HTML(layout=W.Layout(display="none"))                # shown in the image's place on error
+    image = W.Image(format="png", layout=W.Layout(display="none"))  # shown once it has a result
+    message = W.HTML(layout=W.Layout(display="none"))  # shown in the image's place on error
 
     def show(png: bytes | None, error: str = "") -> None:
         message.value = f"<span class='deepnotes-live-error'>{html.escape(error)}</span>" if error else ""
@@ -154,10 +177,10 @@ def live_panel(render: Callable[..., object], controls: Mapping[str, W.ValueWidg
             out.clear_output()
             show(None)
             failure = None
-            with out:       # the try is inside: in a kernel, Output swallows an exception into a traceback
+            with out:  # the try is inside: in a kernel, Output swallows an exception into a traceback
                 try:
                     png = figure_png(render(**{**fixed, **setting}, progress=True))
-                except Exception as err:    # noqa: BLE001  (a live run's failure is shown, never raised)
+                except Exception as err:  # noqa: BLE001  (a live run's failure is shown, never raised)
                     failure = err
             if failure is not None:
                 plt.close("all")
@@ -168,18 +191,25 @@ def live_panel(render: Callable[..., object], controls: Mapping[str, W.ValueWidg
         show(png)
 
     button.on_click(run)
-    panel = W.VBox([W.HTML(LIVE_NOTE), W.HBox(list(controls.values()) + [button], layout=wrapping_row()), out, message, image])
-    panel.run, panel.cache, panel.message, panel.image = run, cache, message, image   # for tests
+    panel = W.VBox(
+        [W.HTML(LIVE_NOTE), W.HBox(list(controls.values()) + [button], layout=wrapping_row()), out, message, image]
+    )
+    panel.run, panel.cache, panel.message, panel.image = run, cache, message, image  # for tests
     return panel
 
 
 # ---- one description of a chapter's slider, and the widgets its live panel is made of -------------
 
+
 def _span(description: str, span, positive: bool = False) -> tuple:
     """``span`` = (min, start, max) with min ≤ start ≤ max (and min > 0 where ``positive``)."""
-    ok = (isinstance(span, (tuple, list)) and len(span) == 3
-          and all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in span)
-          and span[0] <= span[1] <= span[2] and (not positive or span[0] > 0))
+    ok = (
+        isinstance(span, (tuple, list))
+        and len(span) == 3
+        and all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in span)
+        and span[0] <= span[1] <= span[2]
+        and (not positive or span[0] > 0)
+    )
     if not ok:
         need = "0 < min <= start <= max" if positive else "min <= start <= max"
         raise ValueError(f"slider {description!r}: span must be (min, start, max) with {need}, got {span!r}")
@@ -211,8 +241,9 @@ def dropdown(description: str, options: Sequence, value=None) -> W.Dropdown:
     if not options:
         raise ValueError(f"dropdown {description!r} needs a non-empty list of options, got options={options!r}")
     if value is not None and value not in options:
-        raise ValueError(f"dropdown {description!r}: {value!r} is not an option; allowed: "
-                         + ", ".join(map(repr, options)))
+        raise ValueError(
+            f"dropdown {description!r}: {value!r} is not an option; allowed: " + ", ".join(map(repr, options))
+        )
     return W.Dropdown(options=options, value=options[0] if value is None else value, description=description)
 
 
@@ -224,22 +255,28 @@ def offered_values(widget: W.ValueWidget) -> tuple:
     """What a live widget lets a reader pick, at its extremes: every option of a Dropdown, both
     states of a Checkbox, the two ends of a slider."""
     if isinstance(widget, W.Dropdown):
-        return tuple(value for _, value in widget.options) if widget.options and isinstance(widget.options[0], tuple) \
+        return (
+            tuple(value for _, value in widget.options)
+            if widget.options and isinstance(widget.options[0], tuple)
             else tuple(widget.options)
+        )
     if isinstance(widget, W.Checkbox):
         return (False, True)
     if isinstance(widget, W.FloatLogSlider):
-        return (widget.base ** widget.min, widget.base ** widget.max)
+        return (widget.base**widget.min, widget.base**widget.max)
     if isinstance(widget, (W.IntSlider, W.FloatSlider)):
         return (widget.min, widget.max)
-    raise TypeError(f"no offered values for a {type(widget).__name__}; allowed: Dropdown, Checkbox, IntSlider, "
-                    "FloatSlider, FloatLogSlider")
+    raise TypeError(
+        f"no offered values for a {type(widget).__name__}; allowed: Dropdown, Checkbox, IntSlider, "
+        "FloatSlider, FloatLogSlider"
+    )
 
 
 @dataclass(frozen=True)
 class Slider:
     """A chapter's slider: ``render`` over the precomputed ``grid`` and, in a kernel, over the widgets
     ``live()`` makes (a factory: every :meth:`build` gets widgets of its own)."""
+
     title: str
     render: Callable[..., object]
     grid: Mapping[str, Sequence]
@@ -248,8 +285,9 @@ class Slider:
 
     def build(self) -> W.VBox:
         """The control for the page: :func:`slider_control` of this slider."""
-        return slider_control(self.render, self.grid, live=self.live() if self.live else None, fixed=self.fixed,
-                              title=self.title)
+        return slider_control(
+            self.render, self.grid, live=self.live() if self.live else None, fixed=self.fixed, title=self.title
+        )
 
     def live_settings(self) -> Iterator[dict]:
         """Every setting the live panel offers at an extreme: each widget at each of its

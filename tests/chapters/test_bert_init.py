@@ -1,5 +1,6 @@
 """The BERT 0.02 chapter: SymPy results against the numeric formulas, the encoder, the probes, the
 figures (what they draw) and the verdicts (computed, not typed)."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -34,16 +35,24 @@ def test_truncated_variance_derived_vs_printed_eq19():
     tv = sb.truncated_variance()
     a = tv["symbols"]["a"]
     assert float(tv["derived"].subs(a, 2)) == pytest.approx(truncated_normal_variance_factor(2.0), rel=1e-9)
-    assert sp.simplify(tv["printed_eq19"] + 2 * a) == 0          # the printed formula is −2a
+    assert sp.simplify(tv["printed_eq19"] + 2 * a) == 0  # the printed formula is −2a
 
 
 def test_every_derivation_returns_its_symbols():
-    results = [sb.bert_stds(), sb.truncated_variance(), sb.glorot_uniform_variance(), sb.relu_moments(),
-               sb.gelu_second_moment_series(2), sb.gelu_second_moment(0.24), sb.branch_ratios(), sb.logit_softmax(),
-               sb.bert_logit_scale()]
+    results = [
+        sb.bert_stds(),
+        sb.truncated_variance(),
+        sb.glorot_uniform_variance(),
+        sb.relu_moments(),
+        sb.gelu_second_moment_series(2),
+        sb.gelu_second_moment(0.24),
+        sb.branch_ratios(),
+        sb.logit_softmax(),
+        sb.bert_logit_scale(),
+    ]
     for result in results:
         exprs = [v for v in result.values() if isinstance(v, sp.Basic)]
-        free = set().union(*(e.free_symbols for e in exprs))             # an Integral's variable is not free
+        free = set().union(*(e.free_symbols for e in exprs))  # an Integral's variable is not free
         missing = free - set(result["symbols"].values())
         assert not missing, (result.keys(), missing)
 
@@ -53,12 +62,14 @@ def test_glorot_relu_and_gelu_moments():
     assert sp.simplify(glorot["variance"] - 2 / (sb.n_in + sb.n_out)) == 0
     assert sp.simplify(glorot["bound"] ** 2 / 3 - glorot["variance"]) == 0
     relu = sb.relu_moments()
-    assert float(relu["second_moment"].subs(sym.q, 0.7)) == pytest.approx(gaussian_second_moment(lambda x: max(x, 0.0), 0.7), rel=1e-3)
+    assert float(relu["second_moment"].subs(sym.q, 0.7)) == pytest.approx(
+        gaussian_second_moment(lambda x: max(x, 0.0), 0.7), rel=1e-3
+    )
     assert float(relu["variance"].subs(sym.q, 1)) == pytest.approx(0.5 - 1 / (2 * math.pi))
     for q in (0.01, 0.24, 1.0):
         assert float(sb.gelu_second_moment(q)["value"]) == pytest.approx(bert.gelu_second_moment(q), rel=1e-4)
     series = sb.gelu_second_moment_series(2)["series"]
-    assert sp.simplify(series - (sym.q / 4 + 3 * sym.q ** 2 / (2 * sp.pi))) == 0
+    assert sp.simplify(series - (sym.q / 4 + 3 * sym.q**2 / (2 * sp.pi))) == 0
     assert float(series.subs(sym.q, 0.01)) == pytest.approx(bert.gelu_second_moment(0.01), rel=1e-3)
 
 
@@ -66,14 +77,16 @@ def test_branch_ratios_lambdify_to_the_numeric_formulas():
     br = sb.branch_ratios()
     for std, rho in ((0.02, 0.06), (0.0361, 0.2), (0.01, 0.5)):
         q = bert.q_of(std)
-        assert float(br["q"].subs({sym.d: 768, sb.s: std * math.sqrt(truncated_normal_variance_factor(2.0))})) == pytest.approx(q)
+        assert float(
+            br["q"].subs({sym.d: 768, sb.s: std * math.sqrt(truncated_normal_variance_factor(2.0))})
+        ) == pytest.approx(q)
         m = bert.gelu_second_moment(q)
         v_att, v_ffn = bert.derived_ratios(std, rho)
         assert float(br["v_ffn"].subs(br["m_phi"], m).subs({sb.r_ff: 4, sym.q: q})) == pytest.approx(v_ffn)
         assert float(br["v_att"].subs({sb.rho: rho, sym.q: q})) == pytest.approx(v_att)
         w = br["identity_per_layer"].subs(br["m_phi"], m).subs({sb.r_ff: 4, sym.q: q, sb.rho: rho})
         assert float(w) ** 12 == pytest.approx(bert.identity_weight(std, rho, layers=12))
-    assert sp.simplify(br["v_ffn_relu"].subs(sb.r_ff, 4) - 2 * sym.q ** 2) == 0   # the Post/Pre chapter's 2d²s⁴
+    assert sp.simplify(br["v_ffn_relu"].subs(sb.r_ff, 4) - 2 * sym.q**2) == 0  # the Post/Pre chapter's 2d²s⁴
 
 
 def test_ffn_table_agrees_with_the_numeric_identity_weight():
@@ -91,7 +104,9 @@ def test_the_prose_quotes_the_identity_weights_its_table_computes():
     """The paragraph under the FFN table compares twelve-layer identity weights: they are the table's
     (it once said 0.0003 for Xavier, a number no cell computed)."""
     import json
+
     from book_paths import ROOT
+
     cells = json.loads((ROOT / "book" / "bert_init.ipynb").read_text())["cells"]
     at = next(i for i, c in enumerate(cells) if "sb.ffn_branch_table()" in "".join(c["source"]))
     prose = "".join(cells[at + 1]["source"])
@@ -113,7 +128,7 @@ def test_softmax_of_gaussian_logits_is_q_over_two_from_uniform():
 
 
 def test_equivalent_std_keeps_q_and_rejects_bad_input():
-    assert 128 * bert.equivalent_std(0.02, 128) ** 2 == pytest.approx(768 * 0.02 ** 2)
+    assert 128 * bert.equivalent_std(0.02, 128) ** 2 == pytest.approx(768 * 0.02**2)
     with pytest.raises(ValueError, match="std"):
         bert.equivalent_std(-0.02, 64)
     with pytest.raises(ValueError, match="width"):
@@ -129,7 +144,7 @@ def test_encoder_has_positions_embedding_norm_and_a_tied_head():
     tokens = torch.randint(0, 8, (2, 12), generator=torch.Generator().manual_seed(0))
     before = model(tokens)
     with torch.no_grad():
-        model.embed.weight[3] += 1.0                                   # the tied output row of token 3
+        model.embed.weight[3] += 1.0  # the tied output row of token 3
     after = model(tokens)
     assert not torch.allclose(before[..., 3], after[..., 3])
     # positions matter: the same token at two places gets different hidden states
@@ -143,19 +158,22 @@ def test_init_probe_agrees_with_the_derivation_at_bert_scale():
     assert len(p.ffn_ratio) == len(p.attn_ratio) == len(p.rho) == 3 and len(p.cos_x0) == 4
     _, v_ffn = bert.derived_ratios(0.02, sum(p.rho) / 3)
     assert all(abs(v / v_ffn - 1) < 0.4 for v in p.ffn_ratio)
-    assert all(abs(v - 1) < 0.01 for v in p.stream_var[1:])          # LayerNorm outputs
+    assert all(abs(v - 1) < 0.01 for v in p.stream_var[1:])  # LayerNorm outputs
     assert abs(p.cos_x0[-1] - p.derived_cos[-1]) < 0.1
     assert all(g > 0 and math.isfinite(g) for g in p.grad_norms)
     big = bert.init_probe(0.1, 3, 64, SMOKE)
     assert big.cos_x0[-1] < p.cos_x0[-1] and big.logit_var > p.logit_var
-    assert bert.init_probe(0.02, 3, 64, SMOKE).grad_norms == p.grad_norms     # same seed, same batch
+    assert bert.init_probe(0.02, 3, 64, SMOKE).grad_norms == p.grad_norms  # same seed, same batch
 
 
 def test_probe_depth_and_shown_std_come_from_the_budget():
-    assert bert.probe_depth(SMOKE) == SMOKE.bert_init.probe_depths[-1]          # smoke probes no 12
+    assert bert.probe_depth(SMOKE) == SMOKE.bert_init.probe_depths[-1]  # smoke probes no 12
     assert bert.probe_depth(dn.get_budget("cpu")) == 12
     assert bert.gain_show_std(SMOKE) == 0.02
-    assert bert.gain_show_std(SMOKE.with_chapter("bert_init", dataclasses.replace(SMOKE.bert_init, gain_stds=(0.01,)))) == 0.01
+    assert (
+        bert.gain_show_std(SMOKE.with_chapter("bert_init", dataclasses.replace(SMOKE.bert_init, gain_stds=(0.01,))))
+        == 0.01
+    )
 
 
 def test_mlm_run_records_every_layer_norm_gain():
@@ -198,7 +216,9 @@ def test_sweep_figure_marks_bert_std_and_spans_the_sweep():
     ax_v, ax_w, ax_g = fig.axes[:3]
     derived = _lines(ax_v)["FFN, derived"]
     assert len(derived.get_xdata()) == figures.GRID_POINTS
-    assert derived.get_xdata()[0] == pytest.approx(min(probes)) and derived.get_xdata()[-1] == pytest.approx(max(probes))
+    assert derived.get_xdata()[0] == pytest.approx(min(probes)) and derived.get_xdata()[-1] == pytest.approx(
+        max(probes)
+    )
     assert list(_lines(ax_w)["measured"].get_ydata()) == pytest.approx([probes[s].cos_x0[-1] for s in sorted(probes)])
     for ax in (ax_v, ax_w, ax_g):
         assert any(list(line.get_xdata()) == [0.02, 0.02] for line in ax.get_lines())
@@ -221,8 +241,8 @@ def test_table_verdicts_are_computed_eq73_and_eq80():
     tables, own, ratios = bert.table_probes(SMOKE), bert.table_setting_probes(SMOKE), bert.table_gradient_ratios(SMOKE)
     table = claims.table_verdicts(own, tables, ratios)
     by_source = {v.claim[:9]: v for v in table}
-    assert by_source["eq. (73):"].status == vd.WRONG          # Var[x_12] is pinned at 1 by the LayerNorm
-    assert by_source["eq. (80):"].status == vd.HOLDS          # ... so the ratio stays in [0.9, 1.1]
+    assert by_source["eq. (73):"].status == vd.WRONG  # Var[x_12] is pinned at 1 by the LayerNorm
+    assert by_source["eq. (80):"].status == vd.HOLDS  # ... so the ratio stays in [0.9, 1.1]
     # a stream that did fall by the claimed (1+σ²)^-6 would make eq. (73) hold and eq. (80) fail
     t05 = own[0.05]
     fallen = [1.0] * t05.depth + [0.5]
@@ -231,7 +251,7 @@ def test_table_verdicts_are_computed_eq73_and_eq80():
     assert by_source["eq. (73):"].status == vd.HOLDS and by_source["eq. (80):"].status == vd.WRONG
     # issue 30: the §9.2 ratios rest on every seed's batch (the median), not on one
     assert all(len(r) == SMOKE.bert_init.table_seeds >= 3 for by_std in ratios.values() for r in by_std.values())
-    assert ratios["own"][0.02][0] == pytest.approx(own[0.02].grad_norms[0] / own[0.02].grad_norms[-1])   # seed 0
+    assert ratios["own"][0.02][0] == pytest.approx(own[0.02].grad_norms[0] / own[0.02].grad_norms[-1])  # seed 0
     uniform = next(v for v in table if "more uniform" in v.claim)
     flipped = {name: {0.02: [9.0] * 3, 0.0361: [1.0] * 3, 0.05: r[0.05]} for name, r in ratios.items()}
     again = next(v for v in claims.table_verdicts(own, tables, flipped) if "more uniform" in v.claim)
@@ -242,12 +262,12 @@ def test_the_tables_own_setting_is_uncut_gaussian_and_differs_from_berts():
     """§9.1/§9.2 state x_0 ~ N(0, I) and W ~ N(0, σ²): measured uncut, beside BERT's cut, token setting."""
     b = SMOKE.bert_init
     probe = bert.table_setting_probe(0.05, 2, b.table_width, SMOKE)
-    assert probe.stream_var[0] == pytest.approx(1.0, abs=0.15)           # Gaussian input, not an embedding
-    assert all(v == pytest.approx(1.0, abs=1e-3) for v in probe.stream_var[1:])   # Post-LN outputs
+    assert probe.stream_var[0] == pytest.approx(1.0, abs=0.15)  # Gaussian input, not an embedding
+    assert all(v == pytest.approx(1.0, abs=1e-3) for v in probe.stream_var[1:])  # Post-LN outputs
     again = bert.table_setting_probe(0.05, 2, b.table_width, SMOKE)
-    assert again.grad_norms == probe.grad_norms                         # seeded
+    assert again.grad_norms == probe.grad_norms  # seeded
     cut = bert.cached_probe(0.05, 2, b.table_width, SMOKE)
-    assert probe.grad_norms != pytest.approx(cut.grad_norms)            # a different setting, not a relabelling
+    assert probe.grad_norms != pytest.approx(cut.grad_norms)  # a different setting, not a relabelling
     # uncut, the "0.0361" column is Xavier's q = 1; cut at ±2σ it is 0.77
     assert bert.q_of(0.0361, truncated=False) == pytest.approx(1.0, abs=0.002)
     assert bert.q_of(0.0361) == pytest.approx(0.774, abs=0.002)
@@ -266,15 +286,18 @@ def test_chapter_verdict_tables_and_reports():
     gains = bert.gain_runs(SMOKE)
     assert len(claims.gain_verdicts(gains)) == 4 * len(SMOKE.bert_init.gain_stds) + 2
     text = report.annotated_tables_text(bert.table_setting_probes(SMOKE), bert.table_probes(SMOKE), SMOKE)
-    assert len(text.splitlines()) == (3 + len(claims.PRINTED_VAR) * (1 + len(claims.PRINTED_LAYERS_VAR))
-                                      + len(claims.PRINTED_GRAD) * (1 + len(claims.PRINTED_LAYERS_GRAD)))
+    assert len(text.splitlines()) == (
+        3
+        + len(claims.PRINTED_VAR) * (1 + len(claims.PRINTED_LAYERS_VAR))
+        + len(claims.PRINTED_GRAD) * (1 + len(claims.PRINTED_LAYERS_GRAD))
+    )
     assert "printed        100000 2.82" in report.training_table_text(runs, SMOKE)
     assert report.gain_summary_text(gains, SMOKE).count("extra layer") == len(gains)
 
 
 def test_stack_gains_and_embedding_rms_are_the_reference_ones_per_member():
-    from deepnotes.core.engine import build_stack
-    from deepnotes.core.engine import export_member
+    from deepnotes.core.engine import build_stack, export_member
+
     for head in (True, False):
         cfgs = [bert.encoder_config(16, 2, s, 8, 16, head) for s in (0.02, 0.05)]
         stack = build_stack(cfgs, seeds=[0, 1])
@@ -285,7 +308,9 @@ def test_stack_gains_and_embedding_rms_are_the_reference_ones_per_member():
         for k in range(2):
             model = export_member(stack, k)
             ref = bert.layer_norm_gains(model)
-            assert list(gains[k]) == list(ref) and list(gains[k].values()) == pytest.approx(list(ref.values()), rel=1e-6)
+            assert list(gains[k]) == list(ref) and list(gains[k].values()) == pytest.approx(
+                list(ref.values()), rel=1e-6
+            )
             assert rms[k] == pytest.approx(bert.embedding_rms(model), rel=1e-6)
 
 
@@ -293,6 +318,7 @@ def test_a_row_the_books_setting_would_decide_is_not_judged():
     """Issue 30: §9.2 names no loss; a row whose two measured settings disagree is not checkable."""
     from deepnotes.chapters.bert_init import claims as bc
     from deepnotes.show import verdicts as vd
+
     own = vd.check_number("§9.2 row", "seed 003 annotated §9.2 table", 0.98, 0.558)
     cut = vd.check_number("§9.2 row", "seed 003 annotated §9.2 table", 0.98, 0.98)
     (v,) = bc._in_both_settings([own, cut])

@@ -3,6 +3,7 @@ chapter that trains several styles gives the same numbers with the new grouping 
 (one graph per style; Post-LN beside DeepNorm), to float32 rounding, at the smoke budget. The other
 chapters' ensembles hold one style (bert_init, magnitude decomposition) or Post-LN and DeepNorm only
 (increment explosion's training runs), which always shared a graph."""
+
 from __future__ import annotations
 
 import math
@@ -10,11 +11,12 @@ from dataclasses import replace
 
 import pytest
 
-from deepnotes.core import optim, train as ensemble
+from deepnotes.core import optim
+from deepnotes.core import train as ensemble
 from deepnotes.core.config import get_budget
 
 SMOKE = get_budget("smoke")
-FLOAT32_REL = 1e-4          # members are independent; only the batched kernels' summation order may differ
+FLOAT32_REL = 1e-4  # members are independent; only the batched kernels' summation order may differ
 
 
 def old_groups(model_cfgs, train_cfgs):
@@ -39,11 +41,13 @@ def _histories(result) -> list:
 
 def _thousand_layers():
     from deepnotes.chapters.thousand_layers.experiments import train_runs
+
     return train_runs(SMOKE, workers=1)
 
 
 def _post_vs_pre_norm():
     from deepnotes.chapters.post_vs_pre_norm.experiments import training_runs
+
     return training_runs(SMOKE)
 
 
@@ -53,12 +57,13 @@ def test_a_chapter_gives_the_same_numbers_in_mixed_ensembles(chapter, monkeypatc
 
     def recording(kind, grouping):
         return lambda m, t, w=1, limit=None: made[kind].append(grouping(m, t, w)) or made[kind][-1]
+
     monkeypatch.setattr(ensemble, "ensemble_groups", recording("new", real))
     new = _histories(chapter())
     monkeypatch.setattr(ensemble, "ensemble_groups", recording("old", lambda m, t, w: old_groups(m, t)))
     old = _histories(chapter())
     count = {k: sum(len(groups) for groups in v) for k, v in made.items()}
-    assert count["old"] > count["new"] >= 1                          # the styles now share ensembles
+    assert count["old"] > count["new"] >= 1  # the styles now share ensembles
     assert len(new) == len(old)
     for a, b in zip(new, old):
         assert a.diverged_at == b.diverged_at

@@ -8,9 +8,9 @@ import sympy as sp
 import torch
 
 import deepnotes as dn
-from deepnotes.core import derive as sym
 from deepnotes.chapters.increment_explosion import claims, derive, equations, figures
 from deepnotes.chapters.increment_explosion import experiments as inc
+from deepnotes.core import derive as sym
 from deepnotes.core import scaling
 from deepnotes.core.data import probe_batch
 from deepnotes.core.measure import StepProbe, count_matrices, loglog_slope
@@ -33,16 +33,19 @@ def d():
 
 # derivations
 
+
 def test_increment_derivation_returns_its_symbols_and_the_linear_growth(d):
     N, K, P, eta, g = (d["symbols"][k] for k in ("N", "K", "P", "eta", "g"))
-    assert d["loss_change"]["sgd"]["delta_L"] == -eta * N * K * P * g ** 2
+    assert d["loss_change"]["sgd"]["delta_L"] == -eta * N * K * P * g**2
     assert d["loss_change"]["adam"]["delta_L"] == -eta * N * K * P * g
     assert d["exponent"] == {"sgd": 1, "adam": 1}
     assert d["cancelling_exponent"] == {"sgd": sp.Rational(-1, 2), "adam": -1}
     assert d["warmup_lr"] == {"sgd": eta / N, "adam": eta / N}
     # the exponent p really cancels the depth: ΔL(g₀N^p) has no N left
     for opt in ("sgd", "adam"):
-        scaled = d["loss_change"][opt]["delta_L"].subs(g, sp.Symbol("g0", positive=True) * N ** d["cancelling_exponent"][opt])
+        scaled = d["loss_change"][opt]["delta_L"].subs(
+            g, sp.Symbol("g0", positive=True) * N ** d["cancelling_exponent"][opt]
+        )
         assert not sp.simplify(scaled).has(N)
     ratios = {opt: sp.simplify(r["lambda"] / r["alpha"]) for opt, r in d["deepnorm"].items()}
     assert ratios["sgd"] == 1 / sp.sqrt(2 * N) and ratios["adam"] == 1 / (2 * N)
@@ -55,7 +58,10 @@ def test_deepnorm_ratio_agrees_with_scaling_from_1_to_1000(d):
     enc = derive.deepnet_encoder()
     assert enc["ratio"] == 1 / (2 * sp.sqrt(N)) and enc["n_layers"] == derive.EXAMPLE_DEPTH
     ratio = sp.lambdify(N, enc["ratio"])
-    su = {opt: sp.lambdify(N, (d["deepnorm"][opt]["alpha"], d["deepnorm"][opt]["lambda"])) for opt in ("sgd", "adam", "lamb")}
+    su = {
+        opt: sp.lambdify(N, (d["deepnorm"][opt]["alpha"], d["deepnorm"][opt]["lambda"]))
+        for opt in ("sgd", "adam", "lamb")
+    }
     for n in (1, 2, 7, 100, 1000):
         a, b = scaling.deepnorm_coefficients(n)
         assert b / a == pytest.approx(ratio(n), rel=1e-12)
@@ -86,7 +92,7 @@ def test_derivation_verdicts_are_the_computed_ones(d):
     for v in table:
         by_source.setdefault(v.source, []).append(v.status)
     assert len(table) == 16
-    assert by_source["seed 000 annotated eq. (5)"] == [vd.WRONG]        # 0.9^99 is not 2.65e-5
+    assert by_source["seed 000 annotated eq. (5)"] == [vd.WRONG]  # 0.9^99 is not 2.65e-5
     assert by_source["seed 000 annotated eq. (12)"] == [vd.HOLDS]
     assert by_source["seed 000 annotated eq. (49), §8.2 claim §8.2.3"] == [vd.WRONG]
     # ‖J_i‖ = β > 1 does not bound ‖Π J_i‖ below (J = [[0, β], [0, 0]] is nilpotent)
@@ -100,6 +106,7 @@ def test_derivation_verdicts_are_the_computed_ones(d):
 
 
 # experiments
+
 
 def test_loss_change_sweep_probes_each_depth_on_the_shared_probe_batch(budget):
     sweep = inc.loss_change_sweep(budget, variants=("post", "deepnorm"), depths=(2, 4), device="cpu")
@@ -124,8 +131,9 @@ def test_post_ln_early_update_grows_with_depth_and_dwarfs_deepnorms(budget):
     is what the chapter measures; at these sizes it does not, see the chapter's verdicts.)"""
     depths = (2, 8, 32)
     lr = budget.increment_explosion.update_lr
-    first = {v: [inc.run(v, n, budget, "adam", lr, steps=1).update_rms[0] for n in depths]
-             for v in ("post", "deepnorm")}
+    first = {
+        v: [inc.run(v, n, budget, "adam", lr, steps=1).update_rms[0] for n in depths] for v in ("post", "deepnorm")
+    }
     assert loglog_slope(depths, first["post"]) > 0.1
     assert all(d < p / 3 for d, p in zip(first["deepnorm"], first["post"]))
 
@@ -147,6 +155,7 @@ def test_deepnorm_adam_variant_uses_su_constants(budget):
 
 
 # figures
+
 
 def test_slider_figure_draws_the_run_it_titles(budget):
     fig = figures.slider_figure(2, "pre", "sgd", budget=budget)
@@ -205,10 +214,10 @@ def test_early_update_and_training_figures_and_tables(budget):
     assert fig.axes[0].get_title().endswith("peak lr 3e-3")
     n = budget.increment_explosion.train_depths[0]
     labels = {line.get_label() for line in fig.axes[0].lines}
-    assert all(any(lab.startswith(name) for lab in labels) for name in runs[n])    # "pre (3 seeds)"
+    assert all(any(lab.startswith(name) for lab in labels) for name in runs[n])  # "pre (3 seeds)"
     assert all(len(hs) == budget.warmup.seeds for r in runs.values() for hs in r.values())
     assert len(claims.training_table(runs, budget)) == 4 * len(runs)
-    grads = claims.gradient_table(runs, budget)                  # the annotated §10.2 on the same runs' gradients
+    grads = claims.gradient_table(runs, budget)  # the annotated §10.2 on the same runs' gradients
     assert [v.source.split(" §10.2 ")[1] for v in grads[:2]] == ["claim §10.2.2", "eq. (61)"]
     h = runs[n][warmup.warmed(budget)][0]
     assert warmup.gradient_norm(h)[0] == pytest.approx(sum(g * g for g in h.grad_norms[0]) ** 0.5)
@@ -216,13 +225,22 @@ def test_early_update_and_training_figures_and_tables(budget):
 
 # verdicts on synthetic measurements: the thresholds decide
 
+
 def _sweep(slope: float, overshoot: float = 1.0) -> inc.LossChangeSweep:
     depths = (2, 4, 8)
 
     def probe(n):
-        fo = -(n ** slope)
-        return StepProbe(loss_before=1.0, delta_loss=fo * overshoot, first_order=fo, grad_sq=0.0, grad_l1=0.0,
-                         update_norm=0.0, block_grad_norms=[1.0] * n)
+        fo = -(n**slope)
+        return StepProbe(
+            loss_before=1.0,
+            delta_loss=fo * overshoot,
+            first_order=fo,
+            grad_sq=0.0,
+            grad_l1=0.0,
+            update_norm=0.0,
+            block_grad_norms=[1.0] * n,
+        )
+
     return inc.LossChangeSweep(depths, {"sgd": 1e-4}, {("post", "sgd"): [[probe(n)] for n in depths]})
 
 
@@ -230,7 +248,7 @@ def test_loss_change_verdicts_follow_the_slope_and_first_order_thresholds():
     ok = claims.loss_change_verdicts(_sweep(1.0 + claims.SLOPE_ATOL / 2))
     assert [v.status for v in ok] == [vd.HOLDS, vd.HOLDS]
     bad = claims.loss_change_verdicts(_sweep(1.0 + 2 * claims.SLOPE_ATOL, overshoot=1 + 2 * claims.FIRST_ORDER_RTOL))
-    assert [v.status for v in bad] == [vd.WRONG, vd.UNCHECKABLE]     # issue 30: the step is the book's choice
+    assert [v.status for v in bad] == [vd.WRONG, vd.UNCHECKABLE]  # issue 30: the step is the book's choice
     assert bad[1].computed == "off at N = [2, 4, 8]" and "names no step size" in bad[1].reason
 
 
@@ -242,8 +260,12 @@ def test_training_verdicts_follow_the_seeds_median_in_the_sources_direction(budg
     """Issue 30: the warmup verdicts are the shared comparison's, on ≥ 3 seeds' median; "does not
     train" holds when the runs do not train, and one lucky seed does not carry a median."""
     warm = warmup.warmed(budget)
-    runs = {"post, no warmup": [_history(1.9)] * 3, warm: [_history(1.1)] * 3, "pre": [_history(1.8)] * 3,
-            "deepnorm": [_history(1.2)] * 3}
+    runs = {
+        "post, no warmup": [_history(1.9)] * 3,
+        warm: [_history(1.1)] * 3,
+        "pre": [_history(1.8)] * 3,
+        "deepnorm": [_history(1.2)] * 3,
+    }
     table = claims.training_table({4: runs}, budget)
     assert [v.status for v in table] == [vd.HOLDS, vd.HOLDS, vd.WRONG, vd.HOLDS]
     assert all(v.outcome.seeds == 3 and v.outcome.setting == warmup.setting(budget, 4) for v in table)
@@ -254,6 +276,7 @@ def test_training_verdicts_follow_the_seeds_median_in_the_sources_direction(budg
 
 
 # controls
+
 
 def test_live_panel_reruns_the_chapter_experiment_in_a_real_kernel():
     """In a Jupyter kernel (as in Jupyter, Colab, Binder), 'Run live' trains at an off-grid
@@ -284,8 +307,8 @@ print(len(image.value) > 1000, image.layout.display is None, (t2 - t1) < (t1 - t
 @pytest.mark.parametrize("optimizer", ["sgd", "adam"])
 def test_predicted_slopes_equal_sympy_exponents(optimizer):
     quarter, half = sp.Rational(1, 4), sp.Rational(1, 2)
-    paper = (8 * sym.N) ** -quarter / (2 * sym.N) ** quarter          # β/α of DeepNet's encoder
-    su_adam = (2 * sym.N) ** -half / (2 * sym.N) ** half             # λ/α of Su's Adam constants
+    paper = (8 * sym.N) ** -quarter / (2 * sym.N) ** quarter  # β/α of DeepNet's encoder
+    su_adam = (2 * sym.N) ** -half / (2 * sym.N) ** half  # λ/α of Su's Adam constants
     assert inc.predicted_slope("deepnorm", optimizer) == float(sym.loss_change_exponent(optimizer, paper))
     assert inc.predicted_slope("deepnorm/adam", optimizer) == float(sym.loss_change_exponent(optimizer, su_adam))
     assert inc.predicted_slope("post", optimizer) == 1.0
@@ -296,11 +319,18 @@ def test_gradient_verdicts_follow_the_recorded_gradients(budget):
     falls as 1/t through a linear warmup keeps η(t)·‖∇L‖ constant, a level one does not."""
     budget = dataclasses.replace(budget, warmup=dataclasses.replace(budget.warmup, steps=30, warmup=10))
     w, steps = budget.warmup.warmup, budget.warmup.steps
-    lrs = [min(1.0, (t + 1) / w) for t in range(steps)]                  # a linear warmup to 1: η rises ×5 inside
+    lrs = [min(1.0, (t + 1) / w) for t in range(steps)]  # a linear warmup to 1: η rises ×5 inside
 
     def hist(grad):
-        return History(losses=[1.0] * steps, floor=0.5, unigram=2.0, lrs=lrs, grad_steps=list(range(steps)),
-                       grad_norms=[[grad(t)] for t in range(steps)])
+        return History(
+            losses=[1.0] * steps,
+            floor=0.5,
+            unigram=2.0,
+            lrs=lrs,
+            grad_steps=list(range(steps)),
+            grad_norms=[[grad(t)] for t in range(steps)],
+        )
+
     falling = {label: [hist(lambda t: 1 / (t + 1))] * 3 for label in warmup.plan(budget)}
     assert [v.status for v in warmup.gradient_verdicts(falling, budget, 4)] == [vd.HOLDS, vd.HOLDS]
     level = {label: [hist(lambda t: 1.0)] * 3 for label in warmup.plan(budget)}

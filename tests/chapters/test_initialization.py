@@ -1,5 +1,6 @@
 """The chapter "Initialization, parametrization and normalization": its derivations, experiments,
 figures, verdicts and slider controls, at the smoke budget."""
+
 import math
 from dataclasses import replace
 
@@ -9,10 +10,9 @@ import sympy as sp
 import torch
 
 import deepnotes as dn
-from deepnotes.chapters.initialization import claims, derive, figures, mlp
+from deepnotes.chapters.initialization import claims, derive, figures, mlp, norms
 from deepnotes.chapters.initialization import experiments as ex
 from deepnotes.core import models as ini
-from deepnotes.chapters.initialization import norms
 from deepnotes.show.verdicts import APPROX, HOLDS, UNCHECKABLE, WRONG
 
 matplotlib.use("Agg")
@@ -25,6 +25,7 @@ def smoke(monkeypatch):
 
 
 # ---- derive ------------------------------------------------------------------------------------
+
 
 def test_symbolic_matches_plain_formulas():
     mom = derive.second_moments()
@@ -53,8 +54,17 @@ def test_uniform_interval_has_the_asked_moments_when_sampled():
         mlp.uniform_bounds(0.0, -1.0)
 
 
-@pytest.mark.parametrize("name", ["sampling", "second_moments", "selu_constants", "dot_product_second_moment",
-                                  "ntk_and_attention", "layernorm_jacobian_check"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "sampling",
+        "second_moments",
+        "selu_constants",
+        "dot_product_second_moment",
+        "ntk_and_attention",
+        "layernorm_jacobian_check",
+    ],
+)
 def test_every_derivation_returns_the_symbols_it_uses(name):
     out = getattr(derive, name)()
     symbols = out["symbols"]
@@ -98,6 +108,7 @@ def test_layernorm_jacobian_equals_autograd_and_eq_14():
 
 # ---- mlp ---------------------------------------------------------------------------------------
 
+
 def test_bad_names_raise_with_the_allowed_ones():
     with pytest.raises(ValueError, match="allowed: lecun, he, xavier"):
         mlp.weight_variance("glorot", 3, 3)
@@ -108,7 +119,7 @@ def test_bad_names_raise_with_the_allowed_ones():
 
 
 def test_selu_constants_make_mean_zero_and_second_moment_one():
-    c = derive.selu_constants(20)                        # the chapter's derived λ, α, used by hand
+    c = derive.selu_constants(20)  # the chapter's derived λ, α, used by hand
     lam, alpha = float(c["lambda_value"]), float(c["alpha_value"])
     z = torch.randn(2_000_000, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
     y = lam * torch.where(z > 0, z, alpha * torch.expm1(z))
@@ -133,13 +144,16 @@ def test_ntk_layer_keeps_the_second_moment():
 
 # ---- experiments -------------------------------------------------------------------------------
 
+
 def test_truncation_samples(smoke):
     s = ex.truncation_samples(smoke)
     assert s["torch"].max_over_std > ex.TRUNCATION_K
     assert s["cut"].max_over_std <= ex.TRUNCATION_K + 1e-6
     assert s["cut"].std == pytest.approx(s["cut"].expected_std, rel=0.01)
     assert s["matched"].std == pytest.approx(ex.BERT_STD, rel=0.01)
-    assert s["matched"].max_over_std == pytest.approx(ex.TRUNCATION_K / math.sqrt(ini.truncated_normal_variance_factor(2)), rel=0.01)
+    assert s["matched"].max_over_std == pytest.approx(
+        ex.TRUNCATION_K / math.sqrt(ini.truncated_normal_variance_factor(2)), rel=0.01
+    )
     assert ex.torch_trunc_defaults() == ex.TorchTruncDefaults(-2.0, 2.0)
 
 
@@ -202,6 +216,7 @@ def test_norm_comparison(smoke):
 
 # ---- figures -----------------------------------------------------------------------------------
 
+
 def test_moment_panels_draw_measured_and_predicted(smoke):
     table = ex.moment_table(smoke)
     fig = figures.moment_panels(table, smoke)
@@ -236,7 +251,9 @@ def test_softmax_figures_draw_the_probes(smoke):
     matplotlib.pyplot.close(fig)
     fig = figures.softmax_figure(64, False)
     heights = [p.get_height() for p in fig.axes[0].patches]
-    assert heights == pytest.approx(ex.attention_row(64, False).weights) and sum(heights) == pytest.approx(1.0, rel=1e-5)
+    assert heights == pytest.approx(ex.attention_row(64, False).weights) and sum(heights) == pytest.approx(
+        1.0, rel=1e-5
+    )
     assert f"{ex.softmax_probe(64, False).max_weight:.2f}" in fig.axes[0].get_title()
     matplotlib.pyplot.close(fig)
 
@@ -256,10 +273,17 @@ def test_update_figure_draws_layer_two_and_the_predicted_sizes(smoke):
 
 # ---- claims ------------------------------------------------------------------------------------
 
+
 def _derivations(**changes):
-    parts = dict(sampling=derive.sampling(), moments=derive.second_moments(), selu=derive.selu_constants(),
-                 layernorm=derive.layernorm_jacobian_check(), attention=derive.ntk_and_attention(),
-                 norm_checks=norms.formula_checks(), samples=ex.truncation_samples(dn.get_budget("smoke")))
+    parts = dict(
+        sampling=derive.sampling(),
+        moments=derive.second_moments(),
+        selu=derive.selu_constants(),
+        layernorm=derive.layernorm_jacobian_check(),
+        attention=derive.ntk_and_attention(),
+        norm_checks=norms.formula_checks(),
+        samples=ex.truncation_samples(dn.get_budget("smoke")),
+    )
     parts.update(changes)
     return claims.derivation_verdicts(**parts)
 
@@ -268,9 +292,12 @@ def test_derivation_verdicts_hold_except_the_annotated_gamma_formulas():
     table = _derivations()
     assert len(table) == 23
     wrong = [v.claim for v in table if v.status not in (HOLDS, UNCHECKABLE)]
-    assert wrong == ["LayerNorm normalizes its gradient automatically: ‖∂L/∂x‖ = O(1)",      # issue 30: computed now
-                     "LN input gradient with γ_i outside the bracket", "RMSNorm input gradient with γ_i outside the bracket"]
-    assert next(v for v in table if v.claim.startswith("tf.random")).status == UNCHECKABLE   # TensorFlow is not run
+    assert wrong == [
+        "LayerNorm normalizes its gradient automatically: ‖∂L/∂x‖ = O(1)",  # issue 30: computed now
+        "LN input gradient with γ_i outside the bracket",
+        "RMSNorm input gradient with γ_i outside the bracket",
+    ]
+    assert next(v for v in table if v.claim.startswith("tf.random")).status == UNCHECKABLE  # TensorFlow is not run
     trap = next(v for v in table if v.claim.startswith("PyTorch's trunc_normal_"))
     assert "±100σ" in trap.reason and "a=-2.0, b=2.0" in trap.computed
     # judged on the draws: a sampler whose default draws stayed inside ±2σ would make the claim wrong
@@ -281,7 +308,9 @@ def test_derivation_verdicts_hold_except_the_annotated_gamma_formulas():
 
 def test_derivation_verdicts_follow_their_inputs():
     att = derive.ntk_and_attention()
-    checks = dict(norms.formula_checks(), **{"eq. (15), random gamma": 0.0, "LN formula = torch.nn.functional.layer_norm": 1.0})
+    checks = dict(
+        norms.formula_checks(), **{"eq. (15), random gamma": 0.0, "LN formula = torch.nn.functional.layer_norm": 1.0}
+    )
     table = _derivations(attention={**att, "qk": 2 * att["qk"]}, norm_checks=checks)
     status = {v.claim: v.status for v in table}
     assert status["E[(q·k)²] = d for unit-variance entries"] == WRONG
@@ -298,12 +327,14 @@ def test_experiment_verdicts(smoke):
 
 
 def test_norm_speed_verdict_follows_the_measurement():
-    fast = ex.NormComparison((1, 1, 8), 0.0, 1.0, {"LayerNorm": 2.0, "RMSNorm": 1.0}, {"LayerNorm": 2.0, "RMSNorm": 1.0})
+    fast = ex.NormComparison(
+        (1, 1, 8), 0.0, 1.0, {"LayerNorm": 2.0, "RMSNorm": 1.0}, {"LayerNorm": 2.0, "RMSNorm": 1.0}
+    )
     slow = replace(fast, forward_backward={"LayerNorm": 1.0, "RMSNorm": 3.0})
     assert claims.norm_speed_verdicts(fast)[0].status == HOLDS
     (v,) = claims.norm_speed_verdicts(slow)
     assert v.status == WRONG and "forward 0.50, forward+backward 3.00" in v.computed
-    split = replace(fast, rounds=(0.9, 1.1, 0.95))                 # the rounds disagree: not judged (issue 30)
+    split = replace(fast, rounds=(0.9, 1.1, 0.95))  # the rounds disagree: not judged (issue 30)
     (v,) = claims.norm_speed_verdicts(split)
     assert v.status == UNCHECKABLE and "3 rounds, 0.90–1.10" in v.computed
     assert claims.norm_speed_verdicts(replace(fast, rounds=(0.9, 0.8, 0.95)))[0].status == HOLDS

@@ -5,18 +5,17 @@ import sympy as sp
 import torch
 
 import deepnotes as dn
-from deepnotes.core.engine import Stack
-from deepnotes.core.engine import export_member
-from deepnotes.core.measure import loglog_slope
-from deepnotes.show.palette import PALETTE
 from deepnotes.chapters.magnitude_decomposition import claims as mv
 from deepnotes.chapters.magnitude_decomposition import derive as sd
 from deepnotes.chapters.magnitude_decomposition import experiments as mg
 from deepnotes.chapters.magnitude_decomposition import figures as mf
 from deepnotes.chapters.magnitude_decomposition import tables as mtab
 from deepnotes.chapters.magnitude_decomposition import training as mt
-from deepnotes.core import scaling as scaling
 from deepnotes.core import derive as sym
+from deepnotes.core import scaling as scaling
+from deepnotes.core.engine import Stack, export_member
+from deepnotes.core.measure import loglog_slope
+from deepnotes.show.palette import PALETTE
 from deepnotes.show.verdicts import APPROX, HOLDS, UNCHECKABLE, WRONG
 
 DEPTHS = (1, 3, 12, 100, 1000)
@@ -92,7 +91,7 @@ def test_sublayer_gradients_are_order_lambda_over_alpha():
     assert sp.simplify(g["dz/dlambda_2"] - sd.lam1 * sd.h_ffn / sym.alpha) == 0
     xav = sd.xavier_lambda()
     assert xav["lambda_over_gain_wide"] == sp.sqrt(2)
-    assert sp.expand(xav["E_trA2"] - sd.a * sd.b * sd.s_w ** 4 * (sd.a + sd.b + 1)) == 0
+    assert sp.expand(xav["E_trA2"] - sd.a * sd.b * sd.s_w**4 * (sd.a + sd.b + 1)) == 0
 
 
 def test_measured_gradient_scales_like_lambda_over_alpha():
@@ -100,12 +99,15 @@ def test_measured_gradient_scales_like_lambda_over_alpha():
     sweep = mg.lambda_gradient_sweep(budget, n_layers=3, alphas=(1.0, 4.0), lambdas=(0.1, 0.4), seeds=1, device="cpu")
     for kind in ("v", "o", "fc1", "fc2"):
         assert abs(loglog_slope(*sweep.series(kind)) - 1) < 0.3
-        assert sweep.rms[kind][0][0] / sweep.rms[kind][1][0] == pytest.approx(4.0, rel=0.1)   # ∝ 1/α
+        assert sweep.rms[kind][0][0] / sweep.rms[kind][1][0] == pytest.approx(4.0, rel=0.1)  # ∝ 1/α
 
 
 def test_first_step_and_identity_follow_the_analysis():
     budget = dn.get_budget("smoke")
-    lamb = [mg.first_step_relative_update(4, a, lam, "lamb", 1e-2, budget, device="cpu") for a, lam in ((1.0, 0.3), (5.0, 1.0))]
+    lamb = [
+        mg.first_step_relative_update(4, a, lam, "lamb", 1e-2, budget, device="cpu")
+        for a, lam in ((1.0, 0.3), (5.0, 1.0))
+    ]
     assert lamb == pytest.approx([1e-2, 1e-2], rel=1e-6)
     sgd = [mg.first_step_relative_update(4, a, 0.5, "sgd", 0.1, budget, device="cpu") for a in (1.0, 4.0)]
     assert sgd[0] / sgd[1] == pytest.approx(4.0, rel=0.2)
@@ -124,7 +126,9 @@ def test_training_run_tracks_lambda_and_records_divergence():
     h = run.history
     assert area == pytest.approx(sum((h.unigram - x) / (h.unigram - h.floor) for x in h.losses) / 4)
     blown = mt.run_choice(2, 1.0, 1.0, "sgd", 1e6, budget, steps=6, device="cpu")
-    assert blown.history.diverged and blown.history.steps_to(0.5) is None and blown.history.mean_fraction_learned() is None
+    assert (
+        blown.history.diverged and blown.history.steps_to(0.5) is None and blown.history.mean_fraction_learned() is None
+    )
 
 
 def test_choices_trained_as_one_ensemble_match_each_choice_trained_alone():
@@ -138,9 +142,9 @@ def test_choices_trained_as_one_ensemble_match_each_choice_trained_alone():
         assert together[label].lam_steps == alone.lam_steps == [0, 2, 4]
         assert together[label].history.losses == pytest.approx(alone.history.losses, rel=1e-5)
         assert together[label].lam_ratio == pytest.approx(alone.lam_ratio, rel=1e-5)
-    assert len({round(r.lam_ratio[-1], 6) for r in together.values()}) == 3     # the members differ
+    assert len({round(r.lam_ratio[-1], 6) for r in together.values()}) == 3  # the members differ
     stack = Stack([mg.deepnorm_model(3, a, lam, budget).cfg for a, lam in picks.values()], seeds=[0, 1, 2])
-    batched = mt.beta_lambdas(stack)                                              # [K, N·4]
+    batched = mt.beta_lambdas(stack)  # [K, N·4]
     for k in range(3):
         ref = [mg.lambda_closed_form(w) for b in export_member(stack, k).blocks for w in b.beta_scaled_weights()]
         assert batched[k].tolist() == pytest.approx(ref, rel=1e-9)
@@ -150,21 +154,28 @@ def test_derivation_verdicts_have_the_expected_statuses():
     main = {v.claim: v.status for v in mv.main_text_verdicts()}
     assert set(main.values()) == {HOLDS, APPROX, WRONG, UNCHECKABLE}
     assert [c for c, s in main.items() if s == APPROX] == [
-        "… and its variants (GELU, Swish) at least approximately",                 # issue 30: computed now
-        "Xavier's result is close to an orthogonal matrix (so U is near-orthogonal)"]
+        "… and its variants (GELU, Swish) at least approximately",  # issue 30: computed now
+        "Xavier's result is close to an orthogonal matrix (so U is near-orthogonal)",
+    ]
     assert [c for c, s in main.items() if s == WRONG] == [
-        "sign(·) in Adam's large-step limit is an indicator function (as printed)"]
+        "sign(·) in Adam's large-step limit is an indicator function (as printed)"
+    ]
     assert main["ReLU is positively homogeneous: φ(λx) = λφ(x) for λ > 0"] == HOLDS
     x = mg.xavier_orthogonality(d=32)
     assert x.mean_abs_cos < 0.2 and x.mu_min < 0.1 and x.mu_max > 1.5
     status = {v.source + v.claim: v.status for v in mv.annotated_verdicts()}
     assert status["seed 000 annotated eqs. (26)-(27)λ = argmin ‖WWᵀ/κ² − I‖_F = √(tr(WWᵀ)/d)"] == WRONG
-    avg = next(v for v in mv.annotated_verdicts() if "eq. (40)" in v.source)   # a bound, not the size: 1/√T
+    avg = next(v for v in mv.annotated_verdicts() if "eq. (40)" in v.source)  # a bound, not the size: 1/√T
     measured = mg.attention_average()
     assert avg.status == HOLDS and measured["bound"] <= 1 and measured["uniform"] < 2 * measured["tokens"] ** -0.5
     # eq. (63)'s O(λ) contains the true O(λ²): loose, not wrong; eq. (65)'s (1 + λ)^N has no bound in N
     assert status["seed 000 annotated eq. (63)Pre-LN: ∂x_{l+1}/∂x_l = I + O(λ) per layer"] == APPROX
-    assert status["seed 000 annotated eqs. (64), (65), §11.1 claim §11.1.1Pre-LN: ‖∂L/∂x_1‖ ≈ ‖∂L/∂x_N‖(1 + O(λ))^N ≈ 1 when λ is small"] == WRONG
+    assert (
+        status[
+            "seed 000 annotated eqs. (64), (65), §11.1 claim §11.1.1Pre-LN: ‖∂L/∂x_1‖ ≈ ‖∂L/∂x_N‖(1 + O(λ))^N ≈ 1 when λ is small"
+        ]
+        == WRONG
+    )
     assert sum(s == WRONG for s in status.values()) >= 10
     assert APPROX in status.values()
 
@@ -187,23 +198,33 @@ def test_bad_inputs_raise():
     with pytest.raises(ValueError, match="norm"):
         mg.lambda_closed_form(torch.eye(3), "nuclear")
     with pytest.raises(ValueError, match="kind"):
-        mg.lambda_gradient_by_autograd(mg.deepnorm_model(1, 1.0, 1.0, dn.get_budget("smoke"), device="cpu"),
-                                       mg.probe_batch(dn.get_budget("smoke"), 0, "cpu"), kind="w3")
+        mg.lambda_gradient_by_autograd(
+            mg.deepnorm_model(1, 1.0, 1.0, dn.get_budget("smoke"), device="cpu"),
+            mg.probe_batch(dn.get_budget("smoke"), 0, "cpu"),
+            kind="w3",
+        )
     with pytest.raises(ValueError, match="optimizer"):
         mg.predicted_relative_update("rmsprop", 1.0, 1.0)
 
 
 def test_choice_curves_keep_each_choice_colour_for_line_and_divergence_mark():
     import matplotlib
+
     matplotlib.use("Agg")
     from matplotlib.colors import same_color
+
     from deepnotes.show import plots as plots
+
     ok = dn.History(losses=[2.6, 2.0, 1.8], floor=1.6, unigram=2.6)
     boom = dn.History(losses=[2.6, 9.0], diverged_at=1, floor=1.6, unigram=2.6)
-    runs = {"alpha=1": mt.ChoiceRun(1.0, 0.1, boom), "lambda=1": mt.ChoiceRun(1.0, 1.0, ok)}   # ✕ drawn first
+    runs = {"alpha=1": mt.ChoiceRun(1.0, 0.1, boom), "lambda=1": mt.ChoiceRun(1.0, 1.0, ok)}  # ✕ drawn first
     fig, (ax,) = plots.new_figure(1)
     mf.choice_loss_curves(ax, runs)
-    drawn = [line for line in ax.get_lines() if line.get_label() and not line.get_label().startswith(("_", "floor", "context"))]
+    drawn = [
+        line
+        for line in ax.get_lines()
+        if line.get_label() and not line.get_label().startswith(("_", "floor", "context"))
+    ]
     for key, line in zip(runs, drawn):
         assert line.get_label().startswith(mg.LABELS[key]) and same_color(line.get_color(), PALETTE[key])
     marks = [line for line in ax.get_lines() if line.get_marker() == "x"]
@@ -212,11 +233,22 @@ def test_choice_curves_keep_each_choice_colour_for_line_and_divergence_mark():
 
 # ---- the restructured chapter: derive returns its symbols, claims judge, figures draw ---------------
 
+
 def test_every_derivation_returns_its_symbols():
-    results = [sd.magnitude_lambda(), sd.magnitude_lambda_homogeneity(), sd.xavier_lambda(),
-               sd.lambda_gradient_identity(), sd.relu_homogeneity(), sd.sublayer_lambda_gradients(),
-               sd.solve_pick("sgd", "alpha=1"), sd.paper_constants(), sd.softmax_scaling(), sd.pre_ln_jacobian(),
-               sd.pre_ln_product_limit(), sd.near_identity_limit()]
+    results = [
+        sd.magnitude_lambda(),
+        sd.magnitude_lambda_homogeneity(),
+        sd.xavier_lambda(),
+        sd.lambda_gradient_identity(),
+        sd.relu_homogeneity(),
+        sd.sublayer_lambda_gradients(),
+        sd.solve_pick("sgd", "alpha=1"),
+        sd.paper_constants(),
+        sd.softmax_scaling(),
+        sd.pre_ln_jacobian(),
+        sd.pre_ln_product_limit(),
+        sd.near_identity_limit(),
+    ]
     for result in results:
         assert isinstance(result["symbols"], dict)
         assert all(isinstance(v, (sp.Symbol, sp.core.function.UndefinedFunction)) for v in result["symbols"].values())
@@ -237,11 +269,11 @@ def test_relu_is_positively_homogeneous_on_both_signs():
 def test_side_derivations_of_the_annotated_section():
     assert sd.magnitude_lambda_homogeneity()["ratio"] == sd.c
     soft = sd.softmax_scaling()
-    assert 0.1 < soft["gap"] < 1                                   # σ(2x) ≠ σ(x) at (1, 2, 3)
+    assert 0.1 < soft["gap"] < 1  # σ(2x) ≠ σ(x) at (1, 2, 3)
     shifted = sd.softmax_scaling(values=(11, 12, 13))
-    assert all(sp.simplify(p - q) == 0 for p, q in zip(soft["softmax"], shifted["softmax"]))   # shifts do not matter
+    assert all(sp.simplify(p - q) == 0 for p, q in zip(soft["softmax"], shifted["softmax"]))  # shifts do not matter
     jac = sd.pre_ln_jacobian()
-    assert sp.simplify(jac["jacobian"] - (1 + sym.lam ** 2 * jac["symbols"]["h'"])) == 0
+    assert sp.simplify(jac["jacobian"] - (1 + sym.lam**2 * jac["symbols"]["h'"])) == 0
     assert sd.pre_ln_product_limit()["limit"] == sp.E
     assert sd.near_identity_limit()["limit"] == 1
     assert sd.in_two_n_tuple(sd.paper_constants()["encoder"])[0] == sd.two_n ** sp.Rational(1, 4)
@@ -272,8 +304,12 @@ def test_sweeps_use_the_budget_rates_and_return_dataclasses():
 
 def _synthetic_sweep(extra_power: float = 0.0):
     alphas, lambdas = (1.0, 4.0, 16.0), (0.1, 0.2, 0.4)
-    rms = {k: [[(lam ** (1 + extra_power)) / a * (0.01 * lam if k in ("q", "k") else 1) for lam in lambdas]
-               for a in alphas] for k in mg.KINDS}
+    rms = {
+        k: [
+            [(lam ** (1 + extra_power)) / a * (0.01 * lam if k in ("q", "k") else 1) for lam in lambdas] for a in alphas
+        ]
+        for k in mg.KINDS
+    }
     return mg.GradientSweep(3, alphas, lambdas, rms)
 
 
@@ -284,8 +320,10 @@ def _synthetic_first_and_identity(identity_factor: float = 1.0):
             for label, (a, lam) in mg.choices(n, opt).items():
                 pred = 1.0 if opt == "lamb" else mg.predicted_relative_update(opt, a, lam)
                 first[(opt, n, label)] = mg.FirstStep(a, lam, 0.01 * pred, 0.01)
-    identity = {f"s{i}": mg.IdentityProbe(a, lam, [1.0] + [identity_factor * lam ** 2 / a] * 3, "paper")
-                for i, (a, lam) in enumerate(((2.0, 0.5), (4.0, 0.25), (1.0, 0.1)))}
+    identity = {
+        f"s{i}": mg.IdentityProbe(a, lam, [1.0] + [identity_factor * lam**2 / a] * 3, "paper")
+        for i, (a, lam) in enumerate(((2.0, 0.5), (4.0, 0.25), (1.0, 0.1)))
+    }
     return first, identity
 
 
@@ -308,31 +346,34 @@ def test_softmax_gain_verdict_reads_the_ratio():
 
 def _figure_setup():
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     return plt
 
 
 def test_probe_figures_draw_the_measurements():
     plt = _figure_setup()
     from matplotlib.colors import same_color
+
     sweep = _synthetic_sweep()
     fig = mf.gradient_sweep(sweep)
     left, right = fig.axes
-    assert len(left.get_lines()) == len(mg.KINDS) + 1                       # six kinds and the prediction
+    assert len(left.get_lines()) == len(mg.KINDS) + 1  # six kinds and the prediction
     assert [line.get_label() for line in left.get_lines()][2] == "v: slope 1.00"
     assert list(right.get_lines()[2].get_xdata()) == list(sweep.alphas)
     first, identity = _synthetic_first_and_identity()
     fig = mf.first_step(first)
     sgd, adam, lamb = fig.axes
     assert sgd.get_title().startswith("SGD lr 0.01") and "fit slope 1.00" in sgd.get_lines()[-1].get_label()
-    assert lamb.get_lines()[-1].get_ydata()[0] == pytest.approx(0.01)   # η
+    assert lamb.get_lines()[-1].get_ydata()[0] == pytest.approx(0.01)  # η
     fig = mf.identity(identity)
     assert all(same_color(line.get_color(), PALETTE["paper"]) for line in fig.axes[0].get_lines())
     assert "fitted slope 1.00" in fig.axes[1].get_title()
     settings = {key: p.key for key, p in mg.identity_sweep(dn.get_budget("smoke"), device="cpu").items()}
     colours = [PALETTE[k] for k in settings.values()]
-    assert len(set(colours)) == len(colours), settings       # "colours as in the right panel": one per setting
+    assert len(set(colours)) == len(colours), settings  # "colours as in the right panel": one per setting
     plt.close("all")
 
 
@@ -349,8 +390,8 @@ def test_training_figures_and_slider():
     fig = mf.slider_figure(2, "adam", budget=budget)
     bars = [p.get_height() for p in fig.axes[0].patches]
     picks = mg.choices(2, "adam")
-    assert bars[:len(picks)] == pytest.approx([a for a, _ in picks.values()])
-    assert bars[-len(picks):] == pytest.approx([lam ** 2 / a for a, lam in picks.values()])
+    assert bars[: len(picks)] == pytest.approx([a for a, _ in picks.values()])
+    assert bars[-len(picks) :] == pytest.approx([lam**2 / a for a, lam in picks.values()])
     plt.close("all")
     print(mtab.training_summary(comp))
     assert len(mtab.training_summary(comp).splitlines()) == len(comp)

@@ -1,7 +1,8 @@
 """Chapter "Post-Norm vs Pre-Norm": derivations, experiments, figures, verdicts and slider controls."""
+
+import dataclasses
 import math
 import re
-import dataclasses
 import statistics
 from pathlib import Path
 
@@ -17,8 +18,8 @@ from deepnotes.chapters.post_vs_pre_norm import experiments as pp
 from deepnotes.core.data import MarkovLanguage
 from deepnotes.core.engine import GATES, build_stack
 from deepnotes.core.measure import GateSchedule
-from deepnotes.show import verdicts as vd
 from deepnotes.shared import warmup
+from deepnotes.show import verdicts as vd
 
 matplotlib.use("Agg")
 
@@ -40,13 +41,14 @@ def runs(budget):
 
 # derivations
 
+
 def test_post_norm_weights_and_pre_norm_moment_match_the_recursions():
     post = derive.post_norm_unroll(4)
     v, ell = post["symbols"]["v"], post["symbols"]["l"]
     f = sp.lambdify((v, ell), post["weight_x0"])
     assert f(1.0, 4) == pytest.approx(0.25)
-    assert f(0.5, 3) == pytest.approx(1.5 ** -1.5)
-    assert [float(w.subs(v, 1)) for w in post["weights"]] == pytest.approx([0.25, 0.25, 2 ** -1.5, 0.5, 2 ** -0.5])
+    assert f(0.5, 3) == pytest.approx(1.5**-1.5)
+    assert [float(w.subs(v, 1)) for w in post["weights"]] == pytest.approx([0.25, 0.25, 2**-1.5, 0.5, 2**-0.5])
     # the unrolled x_4 is the weighted sum of x_0 and F_0..F_3 with exactly those weights
     terms = [post["symbols"][name] for name in ("x_0", "F_0", "F_1", "F_2", "F_3")]
     assert sp.simplify(post["x_l"] - sum(w * t for w, t in zip(post["weights"], terms))) == 0
@@ -68,7 +70,7 @@ def test_small_derivations_return_their_symbols_and_solve_what_they_say():
     step = derive.post_ln_moment_step()
     S, v = step["symbols"]["S"], step["symbols"]["v"]
     assert step["fixed_point"] == 1 and step["ln_output"] == 1
-    assert float(step["S_next"].subs({S: 3, v: 1})) == 2.0        # S ≠ 1 moves toward 1
+    assert float(step["S_next"].subs({S: 3, v: 1})) == 2.0  # S ≠ 1 moves toward 1
     upd = derive.update_scale_invariance()
     c, g, eta = (upd["symbols"][k] for k in ("c", "g", "eta"))
     assert float(upd["sgd"].subs({c: 0.01, g: 2.0, eta: 0.1})) == pytest.approx(-0.002)
@@ -85,7 +87,7 @@ def test_ffn_branch_second_moment_is_measured():
     ffn = derive.ffn_branch_second_moment()
     sym = ffn["symbols"]
     assert measured == pytest.approx(float(ffn["E[F^2]"].subs({sym["d"]: width, sym["s"]: std})), rel=0.1)
-    assert derive.ffn_branch_at(width, std) == pytest.approx(2 * width ** 2 * std ** 4)
+    assert derive.ffn_branch_at(width, std) == pytest.approx(2 * width**2 * std**4)
     assert derive.ffn_branch_at(derive.BERT_WIDTH, 1 / math.sqrt(derive.BERT_WIDTH)) == pytest.approx(2.0)
 
 
@@ -93,7 +95,8 @@ def test_bert_labelled_verdicts_use_berts_gelu_ffn_and_agree_with_the_bert_chapt
     """One book, one answer: eq. (46)'s ratio and eq. (58)'s effective depth at BERT's init are the
     BERT chapter's (GELU, 0.02 cut at ±2σ), not a ReLU branch's 1.90 and 9.3."""
     from deepnotes.chapters.bert_init import experiments as bert
-    v = bert.derived_ratios(0.02, 0.0)[1]                     # BERT chapter: v_FFN at 0.02 cut, ρ = 0
+
+    v = bert.derived_ratios(0.02, 0.0)[1]  # BERT chapter: v_FFN at 0.02 cut, ρ = 0
     rows = {r.claim: r for r in claims.derivation()}
     ratio = next(r for c, r in rows.items() if c.startswith("BERT: 1/r"))
     depth = next(r for c, r in rows.items() if c.startswith("Effective depth ≈ 3226"))
@@ -109,6 +112,7 @@ def test_bert_labelled_verdicts_use_berts_gelu_ffn_and_agree_with_the_bert_chapt
 
 
 # experiments
+
 
 def test_stream_probe_identity_path(budget):
     rz = pp.stream_probe("rezero", 4, budget)
@@ -159,7 +163,7 @@ def test_block_updates_under_adam_are_uniform_and_under_sgd_follow_gradients(bud
     a, s = adam.block_updates[0], sgd.block_updates[0]
     assert max(a) / min(a) < 3
     g = sgd.grad_norms[0]
-    per_unit = [u / gi for u, gi in zip(s, g)]          # = η/‖θ_l‖ exactly for SGD; ‖θ_l‖ is alike per block
+    per_unit = [u / gi for u, gi in zip(s, g)]  # = η/‖θ_l‖ exactly for SGD; ‖θ_l‖ is alike per block
     assert max(per_unit) / min(per_unit) < 1.5
 
 
@@ -187,19 +191,20 @@ def test_training_runs_follow_the_plan_at_the_budget_rates(budget, runs):
 
 # verdicts
 
+
 def test_derivation_verdicts():
     table = claims.derivation()
     status = {v.claim: v.status for v in table}
     assert len(table) == 15
     assert status["Pre-Norm: Var[x_L] = Var[x_0] + Lσ²"] == vd.HOLDS
-    chain = table[0]                                  # issue 30: seed 000 annotated eq. (7) drops ∂Attention/∂x
+    chain = table[0]  # issue 30: seed 000 annotated eq. (7) drops ∂Attention/∂x
     assert chain.status == vd.WRONG and "eq. (7)" in chain.source and "= A)" in chain.reason
     assert status["Post-LN forward: S_{l+1} = (S_l + σ²)/(1 + σ²) keeps S = 1"] == vd.HOLDS
-    assert status["…and at s = 0.0176"] == vd.WRONG                  # s² is not the branch's E[F²]
+    assert status["…and at s = 0.0176"] == vd.WRONG  # s² is not the branch's E[F²]
     first_order = next(v for v in table if v.claim.startswith("∂L/∂x_0"))
     gap = claims.first_order_gap()
     assert (first_order.status == vd.HOLDS) == (gap < claims.FIRST_ORDER_GAP) and gap > 0
-    assert claims.first_order_gap(layers=1) < 1e-12                 # one layer: product = sum
+    assert claims.first_order_gap(layers=1) < 1e-12  # one layer: product = sum
 
 
 def test_identity_path_verdicts(budget, probes):
@@ -210,24 +215,24 @@ def test_identity_path_verdicts(budget, probes):
     post_row = table[3]
     falls = probes["post"].grad_norms[0] < probes["post"].grad_norms[-1]
     assert (post_row.status == vd.HOLDS) == falls
-    decay = next(v for v in table if "§4.2.1" in v.source)        # Post-LN's stream does not decay: LN pins it
+    decay = next(v for v in table if "§4.2.1" in v.source)  # Post-LN's stream does not decay: LN pins it
     assert decay.status == vd.WRONG
 
 
 def test_training_and_update_verdicts(budget, runs):
     table = claims.training(runs, budget)
     shared = warmup.verdicts({name: runs["adam"][name] for name in warmup.plan(budget)}, budget, budget.warmup.depth)
-    assert table[:len(shared)] == shared                        # the increment chapter's rows, verbatim
+    assert table[: len(shared)] == shared  # the increment chapter's rows, verbatim
     assert len(table) == len(shared) + 2 * len(pp.training_plan(budget)) - len(warmup.plan(budget)) + 1
-    for v in table[len(shared):-1]:
+    for v in table[len(shared) : -1]:
         opt = v.claim.split(": ", 1)[0]
         ((name, trains),) = v.outcome.expected
         hists = runs[opt][name]
         median = statistics.median(h.fraction_learned() for h in hists)
-        assert trains == (name != "post, no warmup")          # the sources' direction: Post Norm needs warmup
+        assert trains == (name != "post, no warmup")  # the sources' direction: Post Norm needs warmup
         assert (v.status == vd.HOLDS) == ((median >= claims.LEARNED) == trains)
         assert v.outcome.seeds == len(hists) >= vd.MIN_SEEDS and v.computed.startswith(f"{name} ")
-    long_run = table[-1]                              # "…then diverges": a claim about long training (issue 30)
+    long_run = table[-1]  # "…then diverges": a claim about long training (issue 30)
     assert long_run.status == vd.UNCHECKABLE and "full budget" in long_run.reason
     full = claims.training(runs, dataclasses.replace(budget, name="full"))[-1]
     assert full.status in (vd.HOLDS, vd.WRONG)
@@ -236,7 +241,7 @@ def test_training_and_update_verdicts(budget, runs):
     first = statistics.median(pp.bottom_top_update_ratio(h, 1) for h in runs["adam"]["post, no warmup"])
     lo, hi = claims.ADAM_FIRST_STEP_BAND
     sgd = statistics.median(pp.bottom_top_update_ratio(h, 1) for h in runs["sgd"]["post, no warmup"])
-    inside = lambda r: lo < r < hi                                     # noqa: E731
+    inside = lambda r: lo < r < hi  # noqa: E731
     # Adam "≈ 1" is informative only where SGD's ratio (the gradients') is not ≈ 1
     expected = vd.HOLDS if inside(first) and not inside(sgd) else vd.APPROX if inside(first) else vd.WRONG
     assert upd[0].status == expected
@@ -245,12 +250,14 @@ def test_training_and_update_verdicts(budget, runs):
 
 def test_adams_even_first_step_holds_only_against_an_uneven_sgd_step():
     from deepnotes.core.train import History
-    def runs_with(adam, sgd):                                  # block-1/block-N first-step update ratios
-        h = lambda r: History(losses=[1.0], update_steps=[0], block_updates=[[r, 1.0]])   # noqa: E731
+
+    def runs_with(adam, sgd):  # block-1/block-N first-step update ratios
+        h = lambda r: History(losses=[1.0], update_steps=[0], block_updates=[[r, 1.0]])  # noqa: E731
         return {"adam": {"post, no warmup": [h(adam)], "post, warmup": [h(adam)]}, "sgd": {"post, no warmup": [h(sgd)]}}
+
     show = [("adam", "post, no warmup"), ("adam", "post, warmup"), ("sgd", "post, no warmup")]
     assert claims.updates(runs_with(1.01, 1e-3), show)[0].status == vd.HOLDS
-    assert claims.updates(runs_with(1.01, 1.18), show)[0].status == vd.APPROX    # no contrast: both even
+    assert claims.updates(runs_with(1.01, 1.18), show)[0].status == vd.APPROX  # no contrast: both even
     assert claims.updates(runs_with(5.0, 1e-3), show)[0].status == vd.WRONG
 
 
@@ -262,10 +269,11 @@ def test_claims_decide_every_status_by_a_named_comparison():
 
 # figures
 
+
 def test_identity_path_figure_draws_the_probes(probes):
     fig = figures.identity_path(probes)
     cos_ax, rms_ax, grad_ax = fig.axes
-    assert len(cos_ax.lines) == 2 * len(pp.STYLES)            # measured and predicted per style
+    assert len(cos_ax.lines) == 2 * len(pp.STYLES)  # measured and predicted per style
     post = probes["post"]
     solid, dashed = cos_ax.lines[0], cos_ax.lines[1]
     assert list(solid.get_ydata()) == post.cos_x0 and list(dashed.get_ydata()) == post.predicted_cos
@@ -320,6 +328,7 @@ def test_slider_figure_draws_its_experiment(budget):
 
 # reproducing the papers (Xiong et al. 2020, Liu et al. 2020)
 
+
 @pytest.fixture(scope="module")
 def xiong(budget):
     return pp.xiong_probe(budget)
@@ -352,7 +361,9 @@ def test_lemma2_ffn_term_matches_the_models_ffn():
         block = dn.core.models.Block(cfg)
     u = torch.nn.functional.layer_norm(torch.randn(4096, 64, generator=torch.Generator().manual_seed(0)), (64,))
     measured = float(block.ffn(u).detach().pow(2).sum(-1).mean()) / 64
-    assert measured == pytest.approx(float(derive.xiong_lemma2()["ffn_ratio"].subs({derive.d: 64, derive.d_ff: 128})), rel=0.15)
+    assert measured == pytest.approx(
+        float(derive.xiong_lemma2()["ffn_ratio"].subs({derive.d: 64, derive.d_ff: 128})), rel=0.15
+    )
 
 
 def test_liu_sums_are_derived():
@@ -376,7 +387,7 @@ def test_xiong_probe_is_finite_and_shaped(budget, xiong):
         values = s.sq_norms + s.ffn_sum_sq + s.w1_grads + s.w2_grads
         assert all(math.isfinite(x) and x > 0 for x in values)
     post = xiong.stacks[("post", max(depths))]
-    assert post.sq_norms[1:] == pytest.approx([budget.d_model] * max(depths), rel=1e-3)   # LN outputs: ‖x‖² = d
+    assert post.sq_norms[1:] == pytest.approx([budget.d_model] * max(depths), rel=1e-3)  # LN outputs: ‖x‖² = d
     assert len(xiong.last_w2("pre")) == len(sub.paper_depths)
 
 
@@ -396,7 +407,7 @@ def test_output_change_restores_the_weights_and_vanishes_without_perturbation(bu
     assert pp.output_change(model, tokens, 0.0, torch.Generator().manual_seed(0)) == 0.0
     small, large = (pp.output_change(model, tokens, eps, torch.Generator().manual_seed(0)) for eps in (1e-3, 1e-2))
     assert all(torch.equal(a, b) for a, b in zip(before, model.parameters()))
-    assert large / small == pytest.approx(100, rel=0.1)                 # second order in ε: E‖ΔF‖² ∝ ε²
+    assert large / small == pytest.approx(100, rel=0.1)  # second order in ε: E‖ΔF‖² ∝ ε²
 
 
 def made_up_xiong(post_sum, pre_sq, post_last, pre_last, post_prof, pre_prof, d=8, depths=(2, 4, 8, 16)):
@@ -406,28 +417,53 @@ def made_up_xiong(post_sum, pre_sq, post_last, pre_last, post_prof, pre_prof, d=
     for n in depths:
         layers = range(1, n + 1)
         profile = n == prof
-        stacks[("post", n)] = pp.XiongStack([d * 1.0] * (n + 1), [d * post_sum(l) for l in layers],
-                                            [post_prof(l) if profile else 1.0 for l in layers], [post_prof(l) if profile else 1.0 for l in layers],
-                                            [post_last(n)])
-        stacks[("pre", n)] = pp.XiongStack([d * pre_sq(l) for l in range(n + 1)], [],
-                                           [pre_prof(l) if profile else 1.0 for l in layers], [pre_prof(l) if profile else 1.0 for l in layers],
-                                           [pre_last(n)])
+        stacks[("post", n)] = pp.XiongStack(
+            [d * 1.0] * (n + 1),
+            [d * post_sum(l) for l in layers],
+            [post_prof(l) if profile else 1.0 for l in layers],
+            [post_prof(l) if profile else 1.0 for l in layers],
+            [post_last(n)],
+        )
+        stacks[("pre", n)] = pp.XiongStack(
+            [d * pre_sq(l) for l in range(n + 1)],
+            [],
+            [pre_prof(l) if profile else 1.0 for l in layers],
+            [pre_prof(l) if profile else 1.0 for l in layers],
+            [pre_last(n)],
+        )
     return pp.XiongProbe(depths, prof, d, d, 1, stacks)
 
 
 def test_xiong_verdicts_follow_the_measurement():
-    paper = made_up_xiong(lambda l: 1.5, lambda l: 1 + l, lambda n: 1.0, lambda n: n ** -0.5, lambda l: l, lambda l: 1.0)
-    wrong = made_up_xiong(lambda l: 0.5 * l, lambda l: 1 + l ** 3, lambda n: float(n), lambda n: float(n),
-                          lambda l: 1.0 / l, lambda l: 1.0 / l ** 2)
-    trend = made_up_xiong(lambda l: 1.2, lambda l: 1 + 2 * l, lambda n: n ** 0.3, lambda n: 1.0 / n,
-                          lambda l: 1 + 0.05 * l, lambda l: 1 - 0.06 * l)
-    measured = slice(4, None)                                          # rows 0-3 are the SymPy derivations
+    paper = made_up_xiong(lambda l: 1.5, lambda l: 1 + l, lambda n: 1.0, lambda n: n**-0.5, lambda l: l, lambda l: 1.0)
+    wrong = made_up_xiong(
+        lambda l: 0.5 * l,
+        lambda l: 1 + l**3,
+        lambda n: float(n),
+        lambda n: float(n),
+        lambda l: 1.0 / l,
+        lambda l: 1.0 / l**2,
+    )
+    trend = made_up_xiong(
+        lambda l: 1.2,
+        lambda l: 1 + 2 * l,
+        lambda n: n**0.3,
+        lambda n: 1.0 / n,
+        lambda l: 1 + 0.05 * l,
+        lambda l: 1 - 0.06 * l,
+    )
+    measured = slice(4, None)  # rows 0-3 are the SymPy derivations
     assert all(v.status == vd.HOLDS for v in claims.xiong_verdicts(paper)[:4])
     assert [v.status for v in claims.xiong_verdicts(paper)[measured]] == [vd.HOLDS] * 7
     assert [v.status for v in claims.xiong_verdicts(wrong)[measured]][1:] == [vd.WRONG] * 6
     assert [v.status for v in claims.xiong_verdicts(trend)[measured]][1:] == [vd.APPROX] * 6
-    assert all(v.reason.startswith({vd.HOLDS: "reproduced:", vd.APPROX: "reproduced in trend only", vd.WRONG: "not reproduced"}[v.status])
-               for t in (paper, wrong, trend) for v in claims.xiong_verdicts(t)[measured])
+    assert all(
+        v.reason.startswith(
+            {vd.HOLDS: "reproduced:", vd.APPROX: "reproduced in trend only", vd.WRONG: "not reproduced"}[v.status]
+        )
+        for t in (paper, wrong, trend)
+        for v in claims.xiong_verdicts(t)[measured]
+    )
 
 
 def made_up_liu(post, pre, depths=(2, 4, 8, 16, 32)):
@@ -437,15 +473,15 @@ def made_up_liu(post, pre, depths=(2, 4, 8, 16, 32)):
 def test_liu_verdicts_follow_the_measurement():
     shape = dict(zip((2, 4, 8, 16, 32), derive.liu_shapes((2, 4, 8, 16, 32))["pre"]))
     paper = claims.liu_verdicts(made_up_liu(lambda n: 0.01 * n, lambda n: 0.01 * shape[n]))
-    trend = claims.liu_verdicts(made_up_liu(lambda n: 0.01 * n ** 1.5, lambda n: 0.01 * n ** 0.8))
-    wrong = claims.liu_verdicts(made_up_liu(lambda n: 0.01, lambda n: 0.01 * n ** 2))
+    trend = claims.liu_verdicts(made_up_liu(lambda n: 0.01 * n**1.5, lambda n: 0.01 * n**0.8))
+    wrong = claims.liu_verdicts(made_up_liu(lambda n: 0.01, lambda n: 0.01 * n**2))
     assert [v.status for v in paper] == [vd.HOLDS, vd.HOLDS]
     assert [v.status for v in trend] == [vd.APPROX, vd.APPROX]
     assert [v.status for v in wrong] == [vd.WRONG, vd.WRONG]
 
 
 def test_layer_drift_is_the_fitted_lines_change_over_its_mean():
-    assert claims.layer_drift([1.0, 2.0, 3.0]) == pytest.approx(1.0)    # 1 → 3 over mean 2
+    assert claims.layer_drift([1.0, 2.0, 3.0]) == pytest.approx(1.0)  # 1 → 3 over mean 2
     assert claims.layer_drift([2.0, 2.0]) == pytest.approx(0, abs=1e-12) and claims.layer_drift([5.0]) == 0
 
 
@@ -473,5 +509,5 @@ def test_paper_figures_draw_the_measurements(budget, xiong, liu):
 
 def test_two_depths_are_too_few_to_judge_a_growth_law():
     """Issue 30: growth laws are judged by comparing fits, which two depths cannot do (the smoke budget)."""
-    table = claims.liu_verdicts(made_up_liu(lambda n: 0.01 * n, lambda n: 0.01 * n ** 0.3, depths=(2, 4)))
+    table = claims.liu_verdicts(made_up_liu(lambda n: 0.01 * n, lambda n: 0.01 * n**0.3, depths=(2, 4)))
     assert [v.status for v in table] == [vd.APPROX, vd.APPROX] and all("too few" in v.reason for v in table)

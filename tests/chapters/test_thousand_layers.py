@@ -1,4 +1,5 @@
 """Chapter "Training 1000 layers": predictions, variants, runs, verdicts, figures and the slider."""
+
 import itertools
 import math
 
@@ -29,12 +30,14 @@ def runs(budget):
 
 # predictions
 
+
 @pytest.mark.parametrize("depth", [1, 12, 1000])
 def test_derived_constants_equal_the_papers_formulas(depth):
     c = derive.deepnorm_constants(depth)
     assert [float(x) for x in c["at"]["encoder"]] == pytest.approx(scaling.deepnorm_coefficients(depth), rel=1e-12)
     assert [float(x) for x in c["at"]["encdec decoder"]] == pytest.approx(
-        scaling.deepnorm_decoder_coefficients_encdec(depth), rel=1e-12)
+        scaling.deepnorm_decoder_coefficients_encdec(depth), rel=1e-12
+    )
 
 
 def test_identity_weights_solve_their_recursions_and_post_ln_is_deepnorm_at_alpha_one():
@@ -42,12 +45,12 @@ def test_identity_weights_solve_their_recursions_and_post_ln_is_deepnorm_at_alph
     s = iw["symbols"]
     assert sp.simplify(iw["deepnorm"].subs(s["alpha"], 1) - iw["post"]) == 0
     at = derive.identity_at(1000)
-    assert float(at["post"]) == pytest.approx(2.0 ** -1000)
+    assert float(at["post"]) == pytest.approx(2.0**-1000)
     a, b = scaling.deepnorm_coefficients(1000)
-    assert float(at["deepnorm"]) == pytest.approx((a / math.sqrt(a ** 2 + b ** 4)) ** 2000)
+    assert float(at["deepnorm"]) == pytest.approx((a / math.sqrt(a**2 + b**4)) ** 2000)
     assert float(at["pre_rms"]) == pytest.approx(math.sqrt(2001))
     prof = derive.predicted_profiles(4)
-    assert prof["post"] == pytest.approx([2.0 ** -l for l in range(5)])
+    assert prof["post"] == pytest.approx([2.0**-l for l in range(5)])
     assert prof["pre"] == pytest.approx([(1 + 2 * l) ** -0.5 for l in range(5)])
 
 
@@ -62,6 +65,7 @@ def test_loss_change_and_warmup_predictions():
 
 # variants and runs
 
+
 def test_variant_configs_take_deepnets_constants_apart(budget):
     a, b = scaling.deepnorm_coefficients(100)
     full = ex.variant_config("deepnorm", 100, budget)
@@ -72,7 +76,7 @@ def test_variant_configs_take_deepnets_constants_apart(budget):
     assert (only_b.skip_alpha, only_b.branch_beta) == pytest.approx((1.0, b))
     steps = budget.thousand_layers.train_steps
     assert ex.variant_train_config("post, warmup", 3, budget).warmup_steps == min(3, steps)
-    assert ex.variant_train_config("post, warmup", 10 * steps, budget).warmup_steps == steps    # capped at the run
+    assert ex.variant_train_config("post, warmup", 10 * steps, budget).warmup_steps == steps  # capped at the run
     assert ex.variant_train_config("post", 3, budget).warmup_steps == 0
     assert ex.variant_train_config("post", 3, budget, lr=1e-2).lr == 1e-2
     with pytest.raises(ValueError, match="unknown variant 'postln'"):
@@ -90,12 +94,12 @@ def test_the_plan_trains_every_variant_at_every_depth_once(budget, runs):
     for n in (*sub.frontier_depths, sub.depth):
         for lab in ex.MAP_STYLES:
             assert len(runs.at(lab, n)) == sub.seeds
-        assert runs.has(ex.WARMED, n) == (n <= sub.train_steps)      # warmup's rule T = N fits the run
+        assert runs.has(ex.WARMED, n) == (n <= sub.train_steps)  # warmup's rule T = N fits the run
     for lab in ex.APART:
         assert len(runs.at(lab, sub.depth)) == sub.apart_seeds
-    for n in sub.map_depths:                                         # every cell of the map, every seed
+    for n in sub.map_depths:  # every cell of the map, every seed
         for r in ex.budget_map_rates(budget):
-            want = sub.seeds if r == sub.lr else sub.map_seeds               # the chapter's rate: frontier seeds
+            want = sub.seeds if r == sub.lr else sub.map_seeds  # the chapter's rate: frontier seeds
             assert all(len(runs.at(s, n, r)) == want for s in ex.MAP_STYLES)
     rate = ex.deepest_rate(budget)
     assert rate == pytest.approx(sub.lr * (sub.depth / sub.deepest) ** 0.5)
@@ -106,8 +110,8 @@ def test_the_plan_trains_every_variant_at_every_depth_once(budget, runs):
             assert len(h.losses) == sub.train_steps or h.diverged, key
             assert len(h.update_rms) == min(sub.update_steps, sub.train_steps) or h.diverged
             assert h.seconds > 0 and h.ensemble_size >= 1
-            assert h.lrs[-1] == pytest.approx(key[2])                # the run's own rate, warmed up where named
-    a, b = runs.at("post", sub.depth)[:2]                            # seeds differ
+            assert h.lrs[-1] == pytest.approx(key[2])  # the run's own rate, warmed up where named
+    a, b = runs.at("post", sub.depth)[:2]  # seeds differ
     assert a.losses != b.losses
     curves = ex.frontier(runs, sub.loss_window, (*sub.frontier_depths, sub.depth))
     assert set(curves) == set(ex.FRONTIER) and len(curves["post"]) == len(sub.frontier_depths) + 1
@@ -123,7 +127,7 @@ def test_every_budget_trains_the_frontier_and_the_map_as_the_issue_asks():
     for name in ("cpu", "gpu", "full"):
         sub = dn.get_budget(name).thousand_layers
         assert sub.train_steps >= 300 and sub.map_seeds >= 2, name
-        assert sub.seeds >= vd.MIN_SEEDS and sub.apart_seeds >= vd.MIN_SEEDS, name   # issue 30: outcome verdicts
+        assert sub.seeds >= vd.MIN_SEEDS and sub.apart_seeds >= vd.MIN_SEEDS, name  # issue 30: outcome verdicts
         assert {3, 6, 18, 30, 100, 300} <= set(sub.frontier_depths) and sub.depth == 1000, name
         rates = ex.budget_map_rates(dn.get_budget(name))
         assert len(rates) >= 5 and rates[-1] / rates[0] >= 100 * (1 - 1e-9), name
@@ -152,10 +156,14 @@ def test_init_profiles_show_the_identity_path_and_gradients(budget):
 
 # verdicts, figures, slider
 
+
 def test_verdicts_are_computed_and_cover_the_claims(budget, runs):
     prof = ex.init_profiles(budget)
-    tables = [claims.predictions(1000), claims.at_initialization(prof, derive.predicted_profiles(budget.thousand_layers.depth)),
-              claims.training(runs, budget)]
+    tables = [
+        claims.predictions(1000),
+        claims.at_initialization(prof, derive.predicted_profiles(budget.thousand_layers.depth)),
+        claims.training(runs, budget),
+    ]
     assert [len(t) for t in tables] == [6, 3, 11]
     assert all(v.status == vd.HOLDS for v in tables[0])
     md = claims.summary_markdown(runs, budget.thousand_layers.depth, budget.thousand_layers.loss_window)
@@ -186,36 +194,44 @@ def test_verdicts_follow_the_measurement(budget, restored):
     for lab in ("deepnorm", "pre", "rezero"):
         for n in (*sub.frontier_depths, sub.depth):
             _set_fraction(runs.at(lab, n), 0.9)
-    _set_fraction(runs.at(ex.WARMED, 3), 0.9)          # warmup rescues Post-LN where it fails without
+    _set_fraction(runs.at(ex.WARMED, 3), 0.9)  # warmup rescues Post-LN where it fails without
     _set_fraction(runs.at("deepnorm, warmup", sub.deepest, rate), 0.9)
     table = {v.claim.split(":")[0][:40]: v.status for v in claims.training(runs, budget)}
     statuses = list(table.values())
-    assert statuses.count(vd.HOLDS) == 7, table        # smoke has no depth near 18 and one map depth
+    assert statuses.count(vd.HOLDS) == 7, table  # smoke has no depth near 18 and one map depth
     _set_fraction(runs.at(ex.WARMED, 3), 0.0)
     assert claims.training(runs, budget)[7].status == vd.WRONG
-    _set_fraction(runs.at("post", sub.depth), 0.9)     # Post-LN trains 1000 blocks: the headline is wrong
-    _set_fraction(runs.at("deepnorm, warmup", sub.deepest, rate)[:1], 0.1)     # median 0.5: still trained
+    _set_fraction(runs.at("post", sub.depth), 0.9)  # Post-LN trains 1000 blocks: the headline is wrong
+    _set_fraction(runs.at("deepnorm, warmup", sub.deepest, rate)[:1], 0.1)  # median 0.5: still trained
     verdicts = claims.training(runs, budget)
     assert verdicts[0].status == vd.WRONG
     assert verdicts[-2].status == vd.HOLDS
-    runs.at("deepnorm, warmup", sub.deepest, rate)[1].diverged_at = 2           # a diverged seed: not stable
+    runs.at("deepnorm, warmup", sub.deepest, rate)[1].diverged_at = 2  # a diverged seed: not stable
     assert claims.training(runs, budget)[-2].status == vd.WRONG
     runs.at("deepnorm, warmup", sub.deepest, rate)[1].diverged_at = None
 
 
 def test_the_rates_verdict_reads_the_map():
     """DeepNorm's highest trained rate falling with depth makes DeepNet's 'works for Adam' wrong."""
+
     class H:
         def __init__(self, f):
             self.f, self.diverged_at = f, None
 
         def fraction_learned(self, window):
             return self.f
+
     rates = (1e-4, 1e-3, 1e-2)
+
     def tmap(deep_top):
-        cells = {(s, n, r): [H(0.9 if (n == 3 or r <= deep_top) else 0.0)] * 2
-                 for s in ex.MAP_STYLES for n in (3, 100) for r in rates}
+        cells = {
+            (s, n, r): [H(0.9 if (n == 3 or r <= deep_top) else 0.0)] * 2
+            for s in ex.MAP_STYLES
+            for n in (3, 100)
+            for r in rates
+        }
         return ex.TrainabilityMap(ex.MAP_STYLES, (3, 100), rates, cells, 300)
+
     assert claims._rates_verdict(tmap(1e-2), 1).status == vd.HOLDS
     assert claims._rates_verdict(tmap(1e-3), 1).status == vd.WRONG
     assert tmap(1e-3).highest_trained_rate("deepnorm", 100, 1, 0.5) == 1e-3
@@ -224,15 +240,23 @@ def test_the_rates_verdict_reads_the_map():
 def test_figures_and_slider_render(budget, runs):
     sub = budget.thousand_layers
     prof = ex.init_profiles(budget)
-    figs = [figures.init_profiles(prof, derive.predicted_profiles(sub.depth)), figures.training(runs, sub.depth),
-            figures.frontier(runs, sub.loss_window, (*sub.frontier_depths, sub.depth), claims.TRAINED,
-                             (sub.deepest, ex.deepest_rate(budget))),
-            figures.deepest(runs, sub.depth, sub.deepest, ex.deepest_rate(budget)),
-            figures.trainability_map(ex.trainability_map(runs, budget), sub.loss_window, claims.TRAINED)]
+    figs = [
+        figures.init_profiles(prof, derive.predicted_profiles(sub.depth)),
+        figures.training(runs, sub.depth),
+        figures.frontier(
+            runs,
+            sub.loss_window,
+            (*sub.frontier_depths, sub.depth),
+            claims.TRAINED,
+            (sub.deepest, ex.deepest_rate(budget)),
+        ),
+        figures.deepest(runs, sub.depth, sub.deepest, ex.deepest_rate(budget)),
+        figures.trainability_map(ex.trainability_map(runs, budget), sub.loss_window, claims.TRAINED),
+    ]
     for fig in figs:
         assert fig.axes
         plt.close(fig)
-    hists = runs.at("post", sub.depth)                  # every seed diverged: an ✕ below zero
+    hists = runs.at("post", sub.depth)  # every seed diverged: an ✕ below zero
     for h in hists:
         h.diverged_at = 1
     try:
@@ -244,17 +268,23 @@ def test_figures_and_slider_render(budget, runs):
         for h in hists:
             h.diverged_at = None
     slider = controls.sliders(budget, runs)["frontier"]
-    for depth in slider.grid["depth"]:          # the grid is served from the runs, no training
+    for depth in slider.grid["depth"]:  # the grid is served from the runs, no training
         fig = slider.render(depth=depth, variant="post", budget=budget, runs=runs)
         plt.close(fig)
 
 
 def test_the_init_verdicts_follow_the_profiles():
     """Profiles made up to hold, then to fail: the statuses follow the numbers."""
+
     def profile(cos_top, grads):
         return StreamProfile(rms=(1.0, 1.0), cos_x0=(1.0, cos_top), grad_norms=grads, loss=2.0)
-    good = {"post": profile(0.01, (1e-9, 1.0)), "pre": profile(0.3, (20.0, 1.0)),
-            "deepnorm": profile(0.98, (0.8, 1.0)), "rezero": profile(1.0, (0.7, 1.0))}
+
+    good = {
+        "post": profile(0.01, (1e-9, 1.0)),
+        "pre": profile(0.3, (20.0, 1.0)),
+        "deepnorm": profile(0.98, (0.8, 1.0)),
+        "rezero": profile(1.0, (0.7, 1.0)),
+    }
     predicted = derive.predicted_profiles(1)
     assert [v.status for v in claims.at_initialization(good, predicted)] == [vd.HOLDS] * 3
     bad = {**good, "post": profile(0.5, (0.5, 1.0)), "deepnorm": profile(0.5, (20.0, 1.0))}
@@ -263,11 +293,12 @@ def test_the_init_verdicts_follow_the_profiles():
 
 # the trainability map (issue 29: depth × Adam rate, one ensemble per row)
 
+
 def test_warmup_rule_and_map_rates():
-    assert ex.warmup_steps(18, 300) == 18 and ex.warmup_steps(1000, 300) == 300     # T = N, capped at the run
+    assert ex.warmup_steps(18, 300) == 18 and ex.warmup_steps(1000, 300) == 300  # T = N, capped at the run
     rates = ex.map_rates(5e-4)
     assert len(rates) == 5 and rates[2] == pytest.approx(5e-4)
-    assert rates[-1] / rates[0] == pytest.approx(100.0)                               # two decades
+    assert rates[-1] / rates[0] == pytest.approx(100.0)  # two decades
     steps = [math.log10(b / a) for a, b in itertools.pairwise(rates)]
     assert steps == pytest.approx([0.5] * 4)
     for bad in ({"lr": -1e-3}, {"lr": 1e-3, "count": 1}, {"lr": 1e-3, "decades": 0}):
@@ -282,7 +313,7 @@ def test_a_map_row_is_one_ensemble_and_the_figure_marks_divergence(budget):
     tmap = ex.train_map(budget, (3,), rates, seeds=2, workers=1)
     assert set(tmap.histories) == {(s, 3, r) for s in ex.MAP_STYLES for r in rates}
     members = {h.ensemble_size for hs in tmap.histories.values() for h in hs}
-    assert members == {len(ex.MAP_STYLES) * len(rates) * 2}                  # every style, rate and seed together
+    assert members == {len(ex.MAP_STYLES) * len(rates) * 2}  # every style, rate and seed together
     window = budget.thousand_layers.loss_window
     assert all(len(hs) == 2 for hs in tmap.histories.values())
     cell = ("post", 3, rates[0])

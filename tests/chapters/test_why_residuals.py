@@ -1,4 +1,5 @@
 """The chapter "Why residuals?": derivations, probes, training runs, figures and verdicts."""
+
 import ast
 import dataclasses
 import json
@@ -49,10 +50,12 @@ def test_residual_and_growth_limits():
     assert lim["1/sqrt(N)"]["high_d_limit"] == sp.E and lim["1/N"]["high_d_limit"] == 1
     c = sr.comment_estimate()
     assert c["ratio_limit"] == sp.exp(-sp.Rational(1, 2)) and c["e_squared_case"] == sp.exp(2)
-    n = 10_000.0                                 # the series against the exact log
-    assert float(c["log_factor"].subs(sym.N, n)) == pytest.approx(n * math.log1p(n ** -0.5), abs=1e-6)  # next term N^{-3/2}/5
-    assert c["ratio_at"][1000] == pytest.approx(math.exp(-0.5), rel=0.02)       # tends to e^{-1/2}
-    assert sr.high_dim_layer()["factor"] == 1 + sr.eps ** 2
+    n = 10_000.0  # the series against the exact log
+    assert float(c["log_factor"].subs(sym.N, n)) == pytest.approx(
+        n * math.log1p(n**-0.5), abs=1e-6
+    )  # next term N^{-3/2}/5
+    assert c["ratio_at"][1000] == pytest.approx(math.exp(-0.5), rel=0.02)  # tends to e^{-1/2}
+    assert sr.high_dim_layer()["factor"] == 1 + sr.eps**2
     sk = sr.skip_vs_branch_scaling()
     assert sk["relative_speed"] == sk["symbols"]["alpha"] ** 2
     assert sr.layernorm_scale_invariance(3)["difference"] == sp.zeros(3, 1)
@@ -75,13 +78,13 @@ def test_bad_inputs_name_the_value_and_the_allowed_ones():
 
 
 def test_jacobian_probe_matches_autograd_and_the_high_dimensional_prediction():
-    gen = torch.Generator().manual_seed(4)          # the probe draws x_0 then v from seed + 1
+    gen = torch.Generator().manual_seed(4)  # the probe draws x_0 then v from seed + 1
     x0, v0 = torch.randn(1, 8, generator=gen), torch.randn(1, 8, generator=gen)
     probe = rs.jacobian_growth("1", 8, 5, batch=1, seed=3, device="cpu")
     _, vjp0 = torch.func.vjp(rs.build_stack("1", 8, 5, seed=3, device="cpu", dtype=torch.float64), x0[0].double())
     exact = math.log(float(vjp0(v0[0].double())[0].detach().pow(2).sum() / v0.double().pow(2).sum()))
-    assert probe.log_growth[0] == pytest.approx(exact, abs=1e-4)                 # the renormalized VJP is exact
-    wide = rs.jacobian_growth("1", 128, 200, batch=8, device="cpu")      # 2^200: no overflow
+    assert probe.log_growth[0] == pytest.approx(exact, abs=1e-4)  # the renormalized VJP is exact
+    wide = rs.jacobian_growth("1", 128, 200, batch=8, device="cpu")  # 2^200: no overflow
     pred = rs.predicted_log_growth("1", 200)
     assert math.isfinite(wide.typical) and wide.typical == pytest.approx(pred["high_d"], rel=0.05)
     assert wide.typical < 0.6 * pred["one_d"]
@@ -103,7 +106,7 @@ def test_build_stack_is_seeded_and_leaves_the_global_rng_alone():
 def test_language_model_loss_is_the_next_token_cross_entropy():
     model = rt.build_lm("1/sqrt(N)", 3, SMOKE, device="cpu")
     tokens = torch.randint(0, SMOKE.vocab_size, (4, 6), generator=torch.Generator().manual_seed(0))
-    logp = model(tokens[:, :-1]).log_softmax(-1)                       # [B, T-1, V]
+    logp = model(tokens[:, :-1]).log_softmax(-1)  # [B, T-1, V]
     by_hand = -logp.gather(-1, tokens[:, 1:, None]).mean()
     torch.testing.assert_close(model.loss(tokens), by_hand)
 
@@ -142,14 +145,14 @@ def test_training_runs_record_histories_and_divergence():
 def test_plain_transformer_is_forward_stable_per_sublayer_and_collapses_positions():
     model = rt.build_transformer("plain", 2, dn.get_budget("cpu"), device="cpu")
     assert all(s.norm_style == "plain" and s.norm is None for b in model.blocks for s in b.sublayers)
-    x = torch.randn(8192, model.cfg.d_model)                                     # [B, d], E[x²] = 1
+    x = torch.randn(8192, model.cfg.d_model)  # [B, d], E[x²] = 1
     block = model.blocks[0]
     with torch.no_grad():
         assert block.ffn(x).pow(2).mean().item() == pytest.approx(1.0, rel=0.1)  # He + LeCun
         assert block.attn.out_proj(block.attn.v_proj(x)).pow(2).mean().item() == pytest.approx(1.0, rel=0.1)
     c0, plain = rt.position_cosine("plain", 12, SMOKE, device="cpu")
     _, residual = rt.position_cosine("1/N", 12, SMOKE, device="cpu")
-    assert plain > 0.99 and residual < 0.5 and c0 < 0.5                         # rank collapse without skips
+    assert plain > 0.99 and residual < 0.5 and c0 < 0.5  # rank collapse without skips
     with pytest.raises(ValueError, match="unknown epsilon rule"):
         rt.build_transformer("2", 4, SMOKE)
 
@@ -160,7 +163,9 @@ def test_gradient_prediction_is_the_symbolic_one_and_matches_residual_stacks():
     assert float(c["total"].subs({w: 16, h: 64, b: 32})) == rs.branch_gradient_moment(16, 64, batch=32)
     got = sum(rs.layer_gradients("1/sqrt(N)", 32, 20, batch=64, device="cpu"))
     assert got == pytest.approx(rs.predicted_total_gradient("1/sqrt(N)", 32, 20, batch=64), rel=0.3)
-    assert rs.predicted_total_gradient("plain", 32, 20, batch=64) == pytest.approx(20 * rs.branch_gradient_moment(32, batch=64))
+    assert rs.predicted_total_gradient("plain", 32, 20, batch=64) == pytest.approx(
+        20 * rs.branch_gradient_moment(32, batch=64)
+    )
 
 
 def test_correlation_map_and_token_cosines():
@@ -176,8 +181,8 @@ def test_correlation_map_and_token_cosines():
 
 def test_branch_jacobian_is_not_a_multiple_of_an_orthogonal_matrix_but_keeps_norms_on_average():
     sv = torch.tensor(rs.branch_jacobian_singular_values(64, device="cpu"))
-    assert len(sv) == 64 and sv.pow(2).mean() == pytest.approx(1.0, rel=0.3)     # E‖v ∂f/∂x‖² = ‖v‖²
-    assert (sv < 1e-8 * sv.max()).float().mean() > 0.3                          # relu: rank ≈ width/2
+    assert len(sv) == 64 and sv.pow(2).mean() == pytest.approx(1.0, rel=0.3)  # E‖v ∂f/∂x‖² = ‖v‖²
+    assert (sv < 1e-8 * sv.max()).float().mean() > 0.3  # relu: rank ≈ width/2
 
 
 def test_orthogonal_matrix_keeps_norms_not_angles():
@@ -190,12 +195,18 @@ def test_orthogonal_matrix_keeps_norms_not_angles():
 
 # --- sweeps, figures and verdicts at the smoke budget
 
+
 @pytest.fixture(scope="module")
 def sweeps():
     import matplotlib
+
     matplotlib.use("Agg")
-    return {"grad": rs.gradient_sweep(SMOKE), "growth": rs.growth_sweep(SMOKE),
-            "train": rt.train_sweep(SMOKE), "tf": rt.transformer_sweep(SMOKE)}
+    return {
+        "grad": rs.gradient_sweep(SMOKE),
+        "growth": rs.growth_sweep(SMOKE),
+        "train": rt.train_sweep(SMOKE),
+        "tf": rt.transformer_sweep(SMOKE),
+    }
 
 
 def test_sweeps_cover_the_budget_grid(sweeps):
@@ -203,7 +214,9 @@ def test_sweeps_cover_the_budget_grid(sweeps):
     g = sweeps["grad"]
     assert set(g.totals) == {(k, w, n) for k in rs.STACK_KINDS for w in rb.grad_widths for n in rb.grad_depths}
     assert g.ratio[("1", rb.grad_widths[0], rb.grad_depths[0])] == pytest.approx(
-        g.totals[("1", rb.grad_widths[0], rb.grad_depths[0])] / rs.predicted_total_gradient("1", rb.grad_widths[0], rb.grad_depths[0], batch=rb.grad_batch))
+        g.totals[("1", rb.grad_widths[0], rb.grad_depths[0])]
+        / rs.predicted_total_gradient("1", rb.grad_widths[0], rb.grad_depths[0], batch=rb.grad_batch)
+    )
     assert len(g.moments.forward) == 2 * rb.grad_depths[0] + 1
     assert set(sweeps["growth"].probes) == {(w, k, n) for w in rb.widths for k in rs.STACK_KINDS for n in rb.depths}
     assert len(sweeps["growth"].probes[(1, "1", rb.depths[0])].log_growth) == rb.probe_batch * rb.width1_batch_factor
@@ -211,7 +224,11 @@ def test_sweeps_cover_the_budget_grid(sweeps):
     assert all(len(hs) == rb.train_seeds >= vd.MIN_SEEDS for hs in sweeps["train"].values())
     assert all(len(h.losses) == rb.train_steps or h.diverged for hs in sweeps["train"].values() for h in hs)
     assert all(len(hs) == rb.train_seeds for hs in sweeps["tf"].runs.values())
-    assert set(sweeps["tf"].runs) == set(sweeps["tf"].cosines) == {(n, k) for n in rb.transformer_depths for k in rs.STACK_KINDS}
+    assert (
+        set(sweeps["tf"].runs)
+        == set(sweeps["tf"].cosines)
+        == {(n, k) for n in rb.transformer_depths for k in rs.STACK_KINDS}
+    )
 
 
 def _lines(ax):
@@ -225,16 +242,16 @@ def test_figures_draw_the_measurements(sweeps):
     ax_m, ax_r, ax_t, ax_1 = fig.axes[:4]
     assert list(_lines(ax_m)[0].get_ydata()) == g.moments.forward
     assert list(_lines(ax_m)[2].get_ydata()) == g.moments.predicted_backward
-    assert len(_lines(ax_r)) == len(rs.STACK_KINDS) * len(rb.grad_widths) + 1          # + the line at 1
+    assert len(_lines(ax_r)) == len(rs.STACK_KINDS) * len(rb.grad_widths) + 1  # + the line at 1
     assert [line.get_color() for line in _lines(ax_1)] == [dn.show.palette.PALETTE["1"]] * 2
     fig = wf.growth_figure(sweeps["growth"])
     assert len(fig.axes) == len(rb.widths)
-    first = _lines(fig.axes[-1])[0]                                                        # plain markers, widest width
+    first = _lines(fig.axes[-1])[0]  # plain markers, widest width
     want = [sweeps["growth"].probes[(rb.widths[-1], "plain", n)].typical / math.log(10) for n in rb.depths]
     assert list(first.get_xdata()) == list(rb.depths) and list(first.get_ydata()) == pytest.approx(want)
     fig = wf.training_figure(sweeps["train"], SMOKE)
     assert len(fig.axes) == len(rb.train_depths) * len(rt.OPTIMIZERS)
-    run = sweeps["train"][(rb.train_depths[0], "adam", "plain")][0]                      # the figures draw seed 0
+    run = sweeps["train"][(rb.train_depths[0], "adam", "plain")][0]  # the figures draw seed 0
     top = wf.LOSS_TOP_FACTOR * run.unigram
     assert list(_lines(fig.axes[0])[0].get_ydata()) == [min(v, top) for v in run.losses]
     fig = wf.first_step_gradient_figure(sweeps["train"], SMOKE)
@@ -246,11 +263,12 @@ def test_figures_draw_the_measurements(sweeps):
 
 def test_slider_figure_draws_growth_and_losses():
     import matplotlib
+
     matplotlib.use("Agg")
     fig = wf.slider_figure(4, 8, 0.5, budget=SMOKE)
     ax_j, ax_l = fig.axes
     measured = _lines(ax_j)[0]
-    assert len(measured.get_xdata()) == 5 and measured.get_ydata()[0] == 0.0          # k = 0..N, no growth at k = 0
+    assert len(measured.get_xdata()) == 5 and measured.get_ydata()[0] == 0.0  # k = 0..N, no growth at k = 0
     assert "ε = N^-0.5" in [t.get_text() for t in ax_l.get_legend().get_texts()][1]
     assert len(_lines(ax_l)[0].get_ydata()) == SMOKE.why_residuals.slider_steps
 
@@ -270,16 +288,23 @@ def test_measured_verdicts_and_summary(sweeps):
     assert "Kk/Su" in growth[len(rb.widths[1:]) * len(rs.EPS_NAMES)].claim
     # §稳定传播 claims the backward *second moment*: tested on the mean over samples, not on a typical one
     import dataclasses
+
     key = (sweeps["growth"].wide, "plain", sweeps["growth"].deepest)
-    logs = [-2.0, -2.0, -2.0, math.log(4 - 3 * math.exp(-2.0))]          # mean of exp: exactly 1; median: -2
+    logs = [-2.0, -2.0, -2.0, math.log(4 - 3 * math.exp(-2.0))]  # mean of exp: exactly 1; median: -2
     drifting = dataclasses.replace(sweeps["growth"].probes[key], log_growth=logs)
-    row = next(v for v in wc.growth_verdicts(dataclasses.replace(
-        sweeps["growth"], probes={**sweeps["growth"].probes, key: drifting})) if "second moment fixed" in v.claim)
+    row = next(
+        v
+        for v in wc.growth_verdicts(
+            dataclasses.replace(sweeps["growth"], probes={**sweeps["growth"].probes, key: drifting})
+        )
+        if "second moment fixed" in v.claim
+    )
     assert drifting.typical < -wc.PLAIN_DRIFT_LOG and row.status == HOLDS
     train = wc.training_verdicts(sweeps["train"], SMOKE)
-    assert [v.status == HOLDS for v in train] == [                                               # the source's direction
+    assert [v.status == HOLDS for v in train] == [  # the source's direction
         (statistics.median(h.fraction_learned() for h in hs) >= wc.LEARNED_FRACTION) == (kind != "plain")
-        for (_, _, kind), hs in sweeps["train"].items()]
+        for (_, _, kind), hs in sweeps["train"].items()
+    ]
     assert all(("hard to train" in v.claim) == (kind == "plain") for v, (_, _, kind) in zip(train, sweeps["train"]))
     assert len(wc.transformer_verdicts(sweeps["tf"], SMOKE)) == 2 * len(sweeps["tf"].runs)
     text = wc.measured_summary(sweeps["train"], SMOKE)
@@ -288,7 +313,7 @@ def test_measured_verdicts_and_summary(sweeps):
 
 def test_steps_to_half():
     h = dn.History(losses=[3.0] * 10 + [1.0] * 10, floor=1.0, unigram=3.0)
-    assert h.steps_to(0.5, window=2) == 10      # losses 9, 10 average to the half-way 2.0
+    assert h.steps_to(0.5, window=2) == 10  # losses 9, 10 average to the half-way 2.0
     assert dn.History(losses=[3.0] * 5, floor=1.0, unigram=3.0).steps_to(0.5) is None
     assert dn.History(losses=[3.0, 1.0], floor=1.0, unigram=3.0, diverged_at=2).steps_to(0.5, window=1) is None
 
@@ -300,8 +325,10 @@ def test_claims_thresholds_are_named_and_statuses_computed():
         if isinstance(node, ast.keyword) and node.arg == "ok":
             assert not isinstance(node.value, ast.Constant), ast.unparse(node)
         if isinstance(node, ast.Compare):
-            numbers = [c.value for c in node.comparators if isinstance(c, ast.Constant) and isinstance(c.value, (int, float))]
-            assert all(v in (0, 1) for v in numbers), ast.unparse(node)         # a threshold has a name
+            numbers = [
+                c.value for c in node.comparators if isinstance(c, ast.Constant) and isinstance(c.value, (int, float))
+            ]
+            assert all(v in (0, 1) for v in numbers), ast.unparse(node)  # a threshold has a name
 
 
 def test_notebook_cells_call_the_package():
@@ -324,7 +351,9 @@ def test_io_jacobian_matches_autograd_jacobian_and_rezero_at_zero_is_the_identit
     b = dn.get_budget("smoke")
     stack = wspec.encoder_stack(b, "pre", 2)
     x0 = torch.randn(3, b.d_model, dtype=torch.float64)
-    full = torch.autograd.functional.jacobian(lambda z: stack(z.unsqueeze(0)).reshape(-1), x0).reshape(3 * b.d_model, -1)
+    full = torch.autograd.functional.jacobian(lambda z: stack(z.unsqueeze(0)).reshape(-1), x0).reshape(
+        3 * b.d_model, -1
+    )
     assert torch.allclose(wspec.io_jacobian(stack, x0), full, atol=1e-10)
     ident = wspec.encoder_stack(b, "rezero", 3, gate=0.0)
     assert torch.allclose(wspec.io_jacobian(ident, x0), torch.eye(3 * b.d_model, dtype=torch.float64))
@@ -334,10 +363,12 @@ def test_spectra_at_smoke_are_seeded_and_post_ln_has_one_zero_per_token():
     b = dn.get_budget("smoke")
     sub = b.why_residuals
     spectra = wspec.jacobian_spectra(b)
-    assert set(spectra) == {(k, n) for k in wspec.SPECTRUM_STYLES for n in sub.jacobian_depths} | {("rezero g=0", max(sub.jacobian_depths))}
+    assert set(spectra) == {(k, n) for k in wspec.SPECTRUM_STYLES for n in sub.jacobian_depths} | {
+        ("rezero g=0", max(sub.jacobian_depths))
+    }
     post = spectra[("post", max(sub.jacobian_depths))]
     assert len(post.singular) == sub.jacobian_seeds * sub.jacobian_tokens * b.d_model
-    assert post.zeros() >= 1 / b.d_model - 1e-12           # LayerNorm removes each token's mean direction
+    assert post.zeros() >= 1 / b.d_model - 1e-12  # LayerNorm removes each token's mean direction
     assert wspec.jacobian_spectra(b)[("pre", 2)] == spectra[("pre", 2)]
     with pytest.raises(ValueError, match="unknown norm style 'deepnorm'"):
         wspec.encoder_stack(b, "deepnorm", 2)
@@ -349,8 +380,14 @@ def _spectra(post_deep, pre_deep, rezero_deep, shallow=(1.0, 1.0, 1.0), identity
     lo, hi = b.why_residuals.jacobian_depths[0], b.why_residuals.jacobian_depths[-1]
     mk = lambda k, n, vals: wspec.Spectrum(k, n, None, tuple(vals))
     out = {(k, lo): mk(k, lo, [v] * 4) for k, v in zip(("post", "pre", "rezero"), shallow)}
-    out.update({("post", hi): mk("post", hi, post_deep), ("pre", hi): mk("pre", hi, pre_deep),
-                ("rezero", hi): mk("rezero", hi, rezero_deep), ("rezero g=0", hi): mk("rezero", hi, [identity] * 4)})
+    out.update(
+        {
+            ("post", hi): mk("post", hi, post_deep),
+            ("pre", hi): mk("pre", hi, pre_deep),
+            ("rezero", hi): mk("rezero", hi, rezero_deep),
+            ("rezero g=0", hi): mk("rezero", hi, [identity] * 4),
+        }
+    )
     return out, b
 
 
@@ -361,7 +398,7 @@ def test_spectrum_verdicts_follow_the_measurement():
     assert [x.status for x in v] == [vd.HOLDS, vd.HOLDS, vd.HOLDS]
     spectra, b = _spectra(wide, wide, medium, shallow=(0.01, 1.0, 1.0), identity=1.1)
     v = wc.spectrum_verdicts(spectra, b)
-    assert [x.status for x in v] == [vd.WRONG, vd.WRONG, vd.APPROX]     # ordering kept, not the factor
+    assert [x.status for x in v] == [vd.WRONG, vd.WRONG, vd.APPROX]  # ordering kept, not the factor
     spectra, b = _spectra(narrow, narrow, wide)
     assert wc.spectrum_verdicts(spectra, b)[2].status == vd.WRONG
 
@@ -372,13 +409,17 @@ def test_rezero_is_judged_on_the_papers_histograms_in_its_setting():
     paper = wspec.paper_spectra(SMOKE)
     rb = SMOKE.why_residuals
     assert set(paper.vanilla) == set(rb.paper_jacobian_depths) and set(paper.rezero) == set(rb.paper_rezero_steps)
-    assert all(abs(v - 1) < 1e-9 for v in paper.rezero[0])                    # every gate 0: J = I
+    assert all(abs(v - 1) < 1e-9 for v in paper.rezero[0])  # every gate 0: J = I
     assert wspec.log10_quartiles([1.0, 10.0, 100.0, 0.0]) == (0.5, 1.0, 1.5)  # exact zeros left out …
-    assert wspec.zeros([1.0, 10.0, 100.0, 0.0]) == 1                                 # … and counted
+    assert wspec.zeros([1.0, 10.0, 100.0, 0.0]) == 1  # … and counted
     table = wc.paper_spectrum_verdicts(paper)
     assert [v.status for v in table] == [vd.HOLDS, vd.HOLDS]
-    narrowing = dataclasses.replace(paper, vanilla={4: (1.0, 10.0), 12: (1.0, 2.0), 64: (1.0, 1.5)},
-                                    rezero={0: (1.0, 1.0), 50: (1.0, 100.0)}, rezero_depth=64)
+    narrowing = dataclasses.replace(
+        paper,
+        vanilla={4: (1.0, 10.0), 12: (1.0, 2.0), 64: (1.0, 1.5)},
+        rezero={0: (1.0, 1.0), 50: (1.0, 100.0)},
+        rezero_depth=64,
+    )
     assert [v.status for v in wc.paper_spectrum_verdicts(narrowing)] == [vd.WRONG, vd.WRONG]
     fig = wf.paper_spectrum_figure(paper)
     assert len(fig.axes) == 2

@@ -5,28 +5,34 @@ import deepnotes as dn
 from deepnotes.core import scaling as scaling
 
 
-@pytest.mark.parametrize("kwargs, fragment", [
-    (dict(n_layers=0), "n_layers"),
-    (dict(n_layers=-3), "n_layers"),
-    (dict(norm="postnorm"), "allowed: post, pre, deepnorm, none, rezero"),
-    (dict(block="cnn"), "allowed: transformer, mlp"),
-    (dict(beta=-0.1), "beta"),
-    (dict(norm="post", alpha=2.0), "alpha"),
-    (dict(norm="deepnorm", alpha=0.0), "alpha"),
-    (dict(d_model=30, n_heads=4), "divisible"),
-])
+@pytest.mark.parametrize(
+    "kwargs, fragment",
+    [
+        (dict(n_layers=0), "n_layers"),
+        (dict(n_layers=-3), "n_layers"),
+        (dict(norm="postnorm"), "allowed: post, pre, deepnorm, none, rezero"),
+        (dict(block="cnn"), "allowed: transformer, mlp"),
+        (dict(beta=-0.1), "beta"),
+        (dict(norm="post", alpha=2.0), "alpha"),
+        (dict(norm="deepnorm", alpha=0.0), "alpha"),
+        (dict(d_model=30, n_heads=4), "divisible"),
+    ],
+)
 def test_invalid_model_config_raises_naming_the_value(kwargs, fragment):
     with pytest.raises(ValueError, match=fragment):
         dn.ModelConfig(**kwargs)
 
 
-@pytest.mark.parametrize("kwargs, fragment", [
-    (dict(optimizer="rmsprop"), "allowed: sgd, adam, lamb"),
-    (dict(lr=-1e-3), "lr"),
-    (dict(lr=0), "lr"),
-    (dict(steps=0), "steps"),
-    (dict(warmup_steps=-1), "warmup_steps"),
-])
+@pytest.mark.parametrize(
+    "kwargs, fragment",
+    [
+        (dict(optimizer="rmsprop"), "allowed: sgd, adam, lamb"),
+        (dict(lr=-1e-3), "lr"),
+        (dict(lr=0), "lr"),
+        (dict(steps=0), "steps"),
+        (dict(warmup_steps=-1), "warmup_steps"),
+    ],
+)
 def test_invalid_train_config_raises(kwargs, fragment):
     with pytest.raises(ValueError, match=fragment):
         dn.TrainConfig(**kwargs)
@@ -34,8 +40,8 @@ def test_invalid_train_config_raises(kwargs, fragment):
 
 def test_deepnorm_defaults_to_paper_constants_and_others_to_one():
     cfg = dn.ModelConfig(n_layers=50, norm="deepnorm")
-    assert cfg.skip_alpha == pytest.approx(100 ** 0.25)
-    assert cfg.branch_beta == pytest.approx(400 ** -0.25)
+    assert cfg.skip_alpha == pytest.approx(100**0.25)
+    assert cfg.branch_beta == pytest.approx(400**-0.25)
     post = dn.ModelConfig(n_layers=50, norm="post")
     assert (post.skip_alpha, post.branch_beta) == (1.0, 1.0)
 
@@ -68,6 +74,7 @@ def test_scaling_rejects_bad_depth_and_optimizer():
 def test_import_is_light():
     import subprocess
     import sys
+
     code = "import sys, deepnotes; print('matplotlib' in sys.modules, 'ipywidgets' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False"]
@@ -76,5 +83,6 @@ def test_import_is_light():
 def test_every_budget_row_is_named_by_its_key():
     assert all(b.name == name for name, b in dn.BUDGETS.items())
     full, gpu = dn.BUDGETS["full"], dn.BUDGETS["gpu"]
-    assert (gpu.d_model, gpu.batch_size, gpu.seq_len) == (full.d_model, full.batch_size, full.seq_len), \
+    assert (gpu.d_model, gpu.batch_size, gpu.seq_len) == (full.d_model, full.batch_size, full.seq_len), (
         "gpu is full with fewer steps in some chapters, not a smaller model"
+    )

@@ -1,5 +1,6 @@
 """The cost model: counts extrapolated from tiny runs equal the counts of the real run; the work log
 and the plan comparison; calibrated rates; bad input."""
+
 from __future__ import annotations
 
 import math
@@ -8,25 +9,28 @@ from dataclasses import replace
 import pytest
 import torch
 
-from deepnotes.cost import estimate, log as work_log, model as cost
 from deepnotes.core.config import GPU_MINUTES_EXCEPTIONS, GPU_MINUTES_PER_CHAPTER, get_budget
 from deepnotes.core.data import MarkovLanguage
 from deepnotes.core.engine import Stack
-from deepnotes.core.train import train_ensemble, train_many
-from deepnotes.core.train import Masked
+from deepnotes.core.train import Masked, train_ensemble, train_many
+from deepnotes.cost import estimate
+from deepnotes.cost import log as work_log
+from deepnotes.cost import model as cost
 from deepnotes.ledger.items import CHAPTERS
 
 BUDGET = get_budget("smoke")
-LAUNCH_TOLERANCE = 0.03      # a few operators per run (per-batch bookkeeping) are outside the linear model
+LAUNCH_TOLERANCE = 0.03  # a few operators per run (per-batch bookkeeping) are outside the linear model
 
 
 def _close(predicted: cost.Count, real: cost.Count) -> None:
-    assert predicted.flops == real.flops, (predicted, real)             # matmul FLOPs: exact
+    assert predicted.flops == real.flops, (predicted, real)  # matmul FLOPs: exact
     assert abs(predicted.launches - real.launches) <= LAUNCH_TOLERANCE * real.launches, (predicted, real)
 
 
-@pytest.mark.parametrize("norm, optimizer, masked", [("post", "adam", None), ("pre", "sgd", None),
-                                                     ("rezero", "lamb", None), ("deepnorm", "adam", 0.25)])
+@pytest.mark.parametrize(
+    "norm, optimizer, masked",
+    [("post", "adam", None), ("pre", "sgd", None), ("rezero", "lamb", None), ("deepnorm", "adam", 0.25)],
+)
 def test_train_counts_extrapolate_to_the_real_run(norm, optimizer, masked):
     """Counted at depth, steps, members ∈ {1, 2} and batch 1; compared with counting the run itself."""
     model = BUDGET.model_config(5, norm=norm, causal=masked is None)
@@ -35,19 +39,21 @@ def test_train_counts_extrapolate_to_the_real_run(norm, optimizer, masked):
     stack = Stack([model] * 3, seeds=[0, 1, 2], device="cpu")
     cfgs = [replace(train, seed=s) for s in range(3)]
     objective = Masked(masked) if masked is not None else None
-    real = cost.counted(lambda: train_ensemble(stack, MarkovLanguage(model.vocab_size, seed=0), cfgs,
-                                               objective=objective))
+    real = cost.counted(
+        lambda: train_ensemble(stack, MarkovLanguage(model.vocab_size, seed=0), cfgs, objective=objective)
+    )
     _close(work.count(), real)
 
 
 def test_pass_counts_extrapolate_to_the_real_passes():
     model = BUDGET.model_config(7)
     stack = Stack([model] * 2, seeds=[0, 1], device="cpu")
-    tokens = torch.zeros(2, 4, 8, dtype=torch.long)                     # [K, B, T]
+    tokens = torch.zeros(2, 4, 8, dtype=torch.long)  # [K, B, T]
 
     def run():
         for _ in range(3):
             stack.next_token_losses(tokens).sum().backward()
+
     _close(cost.StackPasses(model, 2, 4, 8, passes=3).count(), cost.counted(run))
 
 
@@ -56,6 +62,7 @@ def test_probe_counts_extrapolate_to_the_real_probe(kind):
     """why residuals' jacobian_growth reads results back after every block: counted at depth 1 and 2 on
     one input, its launches and FLOPs at depth 9 on 6 inputs are those of the call itself."""
     from deepnotes.chapters.why_residuals.cost import _growth_probe
+
     work = cost.ProbeCalls(_growth_probe, (kind, 8), depth=9, batch=6, calls=2)
     real = cost.counted(lambda: [_growth_probe(kind, 8, 9, 6) for _ in range(2)])
     assert work.count() == real
@@ -79,8 +86,11 @@ def test_the_work_log_round_trips_and_the_plan_check_finds_both_kinds_of_differe
     log = tmp_path / "work.jsonl"
     monkeypatch.setenv(work_log.WORK_LOG_ENV, str(log))
     work_log.log_chapter("post_vs_pre_norm")
-    models = [BUDGET.model_config(2, norm="post"), BUDGET.model_config(2, norm="deepnorm", alpha=2.0),
-              BUDGET.model_config(3, norm="pre")]
+    models = [
+        BUDGET.model_config(2, norm="post"),
+        BUDGET.model_config(2, norm="deepnorm", alpha=2.0),
+        BUDGET.model_config(3, norm="pre"),
+    ]
     trains = [BUDGET.train_config("adam", 1e-3, 2, seed=s) for s in range(3)]
     train_many(models, trains, MarkovLanguage(BUDGET.vocab_size, seed=0))
     ran = cost.read_train_log(log)["post_vs_pre_norm"]
@@ -101,15 +111,18 @@ def test_calibration_gives_positive_finite_rates_and_an_estimate_uses_them():
     assert "smoke budget" in repr(est) and estimate.T4.device in repr(est)
 
 
-@pytest.mark.parametrize("make, bad", [
-    (lambda: cost.TrainRuns(BUDGET.model_config(2), 0, BUDGET.train_config("adam", 1e-3, 2)).count(), "0"),
-    (lambda: cost.StackPasses(BUDGET.model_config(2), 1, -1, 8).count(), "-1"),
-    (lambda: cost.MLPPasses(width=0, depth=2, batch=2).count(), "0"),
-    (lambda: cost.ProbeCalls(print, (), depth=-3, batch=2).count(), "-3"),
-    (lambda: cost.total(["a run"]), "str"),
-    (lambda: estimate.calibrate("tpu"), "tpu"),
-    (lambda: estimate.chapter_plan("no_such_chapter", "smoke"), "no_such_chapter"),
-])
+@pytest.mark.parametrize(
+    "make, bad",
+    [
+        (lambda: cost.TrainRuns(BUDGET.model_config(2), 0, BUDGET.train_config("adam", 1e-3, 2)).count(), "0"),
+        (lambda: cost.StackPasses(BUDGET.model_config(2), 1, -1, 8).count(), "-1"),
+        (lambda: cost.MLPPasses(width=0, depth=2, batch=2).count(), "0"),
+        (lambda: cost.ProbeCalls(print, (), depth=-3, batch=2).count(), "-3"),
+        (lambda: cost.total(["a run"]), "str"),
+        (lambda: estimate.calibrate("tpu"), "tpu"),
+        (lambda: estimate.chapter_plan("no_such_chapter", "smoke"), "no_such_chapter"),
+    ],
+)
 def test_bad_input_names_the_bad_value(make, bad):
     with pytest.raises((ValueError, TypeError), match=bad):
         make()

@@ -1,27 +1,31 @@
 """The stacked-weight engine computes the reference's function: same losses, gradients and training
 runs as models.py trained by the test oracle's loop (tests/oracle.py), for every norm style and block
 kind, in float64."""
+
 import math
 
+import oracle as rt
 import pytest
 import torch
-
-from deepnotes.core.config import NORM_STYLES, ModelConfig, TrainConfig
-from deepnotes.core.data import MarkovLanguage
-from deepnotes.core.engine import Stack, build_stack
-from deepnotes.core.engine import block_list, export_member, load_reference, reference_layout, stack_of
-from deepnotes.core.train import train_ensemble
-from deepnotes.core.engine import GATES
-from deepnotes.core.blocks import ENV_SWITCH
-from deepnotes.core.blocks import softmax
-from deepnotes.core import measure as et
-from deepnotes.core.measure import step_probes, stream_profiles
-from deepnotes.core.measure import block_matrices, per_block_grad_norms
-import oracle as rt
 from oracle import one_step_loss_change, train
+
+from deepnotes.core import measure as et
+from deepnotes.core.blocks import ENV_SWITCH, softmax
+from deepnotes.core.config import NORM_STYLES, ModelConfig, TrainConfig
+from deepnotes.core.data import MarkovLanguage, seeded
+from deepnotes.core.engine import (
+    GATES,
+    Stack,
+    block_list,
+    build_stack,
+    export_member,
+    load_reference,
+    reference_layout,
+    stack_of,
+)
+from deepnotes.core.measure import block_matrices, per_block_grad_norms, step_probes, stream_profiles
 from deepnotes.core.models import Block, build_model
-from deepnotes.core.data import seeded
-from deepnotes.core.train import Masked
+from deepnotes.core.train import Masked, train_ensemble
 
 F64 = torch.float64
 TOL = 1e-10
@@ -88,7 +92,7 @@ def test_mlp_blocks_match_reference_blocks(norm):
     stack = Stack(cfgs, dtype=F64)
     for k, ref in enumerate(refs):
         load_reference(stack, k, ref)
-    x = torch.randn(3, 2, 5, 8, dtype=F64)                          # [K, B, T, d]
+    x = torch.randn(3, 2, 5, 8, dtype=F64)  # [K, B, T, d]
     probe = torch.randn(2, 5, 8, dtype=F64)
     (stack.run_blocks(x) * probe).sum().backward()
     for k, ref in enumerate(refs):
@@ -99,16 +103,24 @@ def test_mlp_blocks_match_reference_blocks(norm):
         assert rel_err(stack.run_blocks(x)[k].detach(), y.detach()) < TOL
         for name, g in reference_layout(stack, ref, of=lambda t: t.grad).items():
             assert rel_err(stack.member(name, k, grad=True), g) < TOL, (norm, k, name)
-    assert rel_err(torch.cat([p.flatten() for p in block_list(stack, 1).parameters()]),
-                   torch.cat([p.flatten() for p in refs[1].parameters()])) == 0
+    assert (
+        rel_err(
+            torch.cat([p.flatten() for p in block_list(stack, 1).parameters()]),
+            torch.cat([p.flatten() for p in refs[1].parameters()]),
+        )
+        == 0
+    )
 
 
-@pytest.mark.parametrize("optimizer,lrs", [("sgd", (0.05, 0.1, 0.02)), ("adam", (1e-2, 3e-3, 2e-2)),
-                                           ("lamb", (1e-2, 2e-2, 5e-3))])
+@pytest.mark.parametrize(
+    "optimizer,lrs", [("sgd", (0.05, 0.1, 0.02)), ("adam", (1e-2, 3e-3, 2e-2)), ("lamb", (1e-2, 2e-2, 5e-3))]
+)
 def test_ensemble_matches_separate_reference_runs(optimizer, lrs):
     cfgs = [small("deepnorm", alpha=a) for a in (1.0, 2.0, 3.0)]
-    tcfgs = [TrainConfig(optimizer=optimizer, lr=lr, steps=5, warmup_steps=w, batch_size=4, seq_len=6, seed=s)
-             for lr, w, s in zip(lrs, (0, 3, 2), (0, 7, 9))]
+    tcfgs = [
+        TrainConfig(optimizer=optimizer, lr=lr, steps=5, warmup_steps=w, batch_size=4, seq_len=6, seed=s)
+        for lr, w, s in zip(lrs, (0, 3, 2), (0, 7, 9))
+    ]
     tasks = [MarkovLanguage(6, seed=s) for s in (0, 1, 0)]
     refs = [build_model(c, seed=t.seed, dtype=F64) for c, t in zip(cfgs, tcfgs)]
     stack = Stack(cfgs, seeds=[t.seed for t in tcfgs], dtype=F64)
@@ -123,7 +135,7 @@ def test_ensemble_matches_separate_reference_runs(optimizer, lrs):
         assert hists[k].lrs == pytest.approx(h.lrs, rel=1e-12)
         for field in ("grad_norms", "block_updates"):
             assert torch.tensor(getattr(hists[k], field)) == pytest.approx(torch.tensor(getattr(h, field)), rel=1e-8)
-        assert hists[k].update_rms == pytest.approx(h.update_rms, rel=1e-5, abs=1e-7)   # taken in float32
+        assert hists[k].update_rms == pytest.approx(h.update_rms, rel=1e-5, abs=1e-7)  # taken in float32
         # weights to 1e-8: the key bias has an exactly zero gradient (softmax ignores a shift of all
         # scores), so its ~1e-17 rounding noise differs between the two orders of summation, and Adam
         # divides it by √v̂ + ε with ε = 1e-8
@@ -132,8 +144,18 @@ def test_ensemble_matches_separate_reference_runs(optimizer, lrs):
 
 
 def test_masked_objective_ensemble_matches_reference():
-    cfg = ModelConfig(n_layers=2, d_model=8, n_heads=2, d_ff=12, vocab_size=6, causal=False, init_std=0.05,
-                      head_transform=True, activation="gelu", max_len=8)
+    cfg = ModelConfig(
+        n_layers=2,
+        d_model=8,
+        n_heads=2,
+        d_ff=12,
+        vocab_size=6,
+        causal=False,
+        init_std=0.05,
+        head_transform=True,
+        activation="gelu",
+        max_len=8,
+    )
     tcfgs = [TrainConfig(lr=1e-2, steps=4, batch_size=3, seq_len=8, seed=s) for s in (0, 1)]
     task = MarkovLanguage(6, seed=0)
     refs = [build_model(cfg, seed=s, dtype=F64) for s in (0, 1)]
@@ -151,7 +173,9 @@ def test_export_member_round_trips():
     stack = build_stack(small("pre"), seeds=[4, 5], dtype=F64)
     ref = export_member(stack, 1)
     tokens = torch.randint(0, 6, (2, 3, 5))
-    assert float(ref.loss(tokens[1]).detach()) == pytest.approx(float(stack.next_token_losses(tokens)[1].detach()), rel=TOL)
+    assert float(ref.loss(tokens[1]).detach()) == pytest.approx(
+        float(stack.next_token_losses(tokens)[1].detach()), rel=TOL
+    )
 
 
 def test_same_seed_same_numbers_and_members_independent_of_each_other():
@@ -164,7 +188,7 @@ def test_same_seed_same_numbers_and_members_independent_of_each_other():
     assert [h.losses for h in runs[0]] == [h.losses for h in runs[1]]
 
 
-@torch.no_grad()          # reads parameters as numbers
+@torch.no_grad()  # reads parameters as numbers
 def test_init_follows_the_reference_distributions():
     cfg = ModelConfig(n_layers=40, d_model=32, d_ff=64, norm="deepnorm")
     stack = build_stack(cfg, seeds=[0])
@@ -191,8 +215,11 @@ def test_members_must_share_a_graph_and_a_loop():
     with pytest.raises(ValueError, match="share"):
         Stack([small(), ModelConfig(**{**small("pre").__dict__, "d_ff": 16})])
     with pytest.raises(ValueError, match="optimizer"):
-        train_ensemble(build_stack(small(), seeds=[0, 1]), MarkovLanguage(6),
-                       [TrainConfig(optimizer="sgd"), TrainConfig(optimizer="adam")])
+        train_ensemble(
+            build_stack(small(), seeds=[0, 1]),
+            MarkovLanguage(6),
+            [TrainConfig(optimizer="sgd"), TrainConfig(optimizer="adam")],
+        )
 
 
 def test_a_reference_model_trains_on_the_engine_as_in_the_oracle_loop():
@@ -201,16 +228,25 @@ def test_a_reference_model_trains_on_the_engine_as_in_the_oracle_loop():
     cfg = small("rezero")
     tcfg = TrainConfig(lr=1e-2, steps=4, batch_size=4, seq_len=6, seed=2)
     a, b = build_model(cfg, seed=2, dtype=F64), build_model(cfg, seed=2, dtype=F64)
-    h_ref = train(a, MarkovLanguage(6), tcfg,
-                  trackers=[rt.GateSchedule(0.1), rt.Recorder("g", lambda m: float(m.blocks[0].sublayers[0].gate))],
-                  params=[p for n, p in a.named_parameters() if not n.endswith("gate")])
+    h_ref = train(
+        a,
+        MarkovLanguage(6),
+        tcfg,
+        trackers=[rt.GateSchedule(0.1), rt.Recorder("g", lambda m: float(m.blocks[0].sublayers[0].gate))],
+        params=[p for n, p in a.named_parameters() if not n.endswith("gate")],
+    )
     stack = stack_of([b], [2])
-    h = train_ensemble(stack, MarkovLanguage(6), [tcfg], trainable=[n for n in stack.slots if n not in GATES],
-                       trackers=[et.GateSchedule(0.1), et.Recorder("g", lambda s: s.attn_gate[0, :, 0, 0].tolist())])[0]
+    h = train_ensemble(
+        stack,
+        MarkovLanguage(6),
+        [tcfg],
+        trainable=[n for n in stack.slots if n not in GATES],
+        trackers=[et.GateSchedule(0.1), et.Recorder("g", lambda s: s.attn_gate[0, :, 0, 0].tolist())],
+    )[0]
     assert h.losses == pytest.approx(h_ref.losses, rel=TOL)
     assert h.record("g") == h_ref.record("g")
     flat = [torch.cat([p.detach().flatten() for p in m.parameters()]) for m in (a, export_member(stack, 0))]
-    assert rel_err(flat[1], flat[0]) < 1e-10                     # the trained weights, read back
+    assert rel_err(flat[1], flat[0]) < 1e-10  # the trained weights, read back
 
 
 @pytest.mark.parametrize("optimizer", ["sgd", "adam"])
@@ -239,7 +275,7 @@ def test_step_probes_match_the_reference_probe_per_member(optimizer):
 def test_padded_softmax_is_softmax(width):
     """float32 CPU rows of 7–15 entries are padded to 16 with −inf: same values, same gradients."""
     x = torch.randn(6, 5, width)
-    x[..., -1] = float("-inf")                                          # a masked column, as in causal rows
+    x[..., -1] = float("-inf")  # a masked column, as in causal rows
     x.requires_grad_()
     g = torch.randn(6, 5, width)
     (softmax(x) * g).sum().backward()
@@ -263,15 +299,24 @@ def test_stream_profiles_match_the_reference_model_per_member():
             _, stream = model.hidden(tokens[k, :, :-1], return_stream=True)
         assert prof.rms == pytest.approx([float(x.pow(2).mean().sqrt()) for x in stream], rel=1e-10)
         assert prof.cos_x0 == pytest.approx(
-            [float(torch.nn.functional.cosine_similarity(x, stream[0], dim=-1).mean()) for x in stream], rel=1e-10)
+            [float(torch.nn.functional.cosine_similarity(x, stream[0], dim=-1).mean()) for x in stream], rel=1e-10
+        )
         assert prof.cos_x0[0] == pytest.approx(1.0)
         model.loss(tokens[k]).backward()
         assert prof.grad_norms == pytest.approx(per_block_grad_norms(model), rel=1e-10)
         assert prof.loss == pytest.approx(model.loss(tokens[k]).item(), rel=1e-10)
 
 
-MIXED = [small("post"), small("pre", beta=0.7), small("deepnorm", alpha=2.0, beta=0.5), small("rezero"),
-         small("none", beta=0.5), small("plain"), small("deepnorm", alpha=1.5, beta=1.0), small("post", beta=1.3)]
+MIXED = [
+    small("post"),
+    small("pre", beta=0.7),
+    small("deepnorm", alpha=2.0, beta=0.5),
+    small("rezero"),
+    small("none", beta=0.5),
+    small("plain"),
+    small("deepnorm", alpha=1.5, beta=1.0),
+    small("post", beta=1.3),
+]
 
 
 @pytest.mark.parametrize("causal", [True, False])
@@ -300,7 +345,7 @@ def test_every_member_of_a_mixed_ensemble_is_its_reference_model(causal):
         assert set(grads) == set(stack.member_names(k))
         for name, g in grads.items():
             assert rel_err(stack.member(name, k, grad=True), g) < TOL, (cfgs[k].norm, k, name)
-        for name in set(stack.slots) - set(stack.member_names(k)):     # pieces its style lacks: 0, no gradient
+        for name in set(stack.slots) - set(stack.member_names(k)):  # pieces its style lacks: 0, no gradient
             assert float(stack.member(name, k).detach().abs().max()) == 0.0
             assert float(stack.member(name, k, grad=True).abs().max()) == 0.0
 
@@ -312,12 +357,12 @@ def test_hand_written_backward_equals_autograd(compiled, monkeypatch):
     monkeypatch.setenv(ENV_SWITCH, compiled)
     with seeded(6):
         stack = randomize(Stack(MIXED, seeds=list(range(len(MIXED))), dtype=F64))
-    x = torch.randn(len(MIXED), 3, 6, 8, dtype=F64, requires_grad=True)       # [K, B, T, d]
+    x = torch.randn(len(MIXED), 3, 6, 8, dtype=F64, requires_grad=True)  # [K, B, T, d]
     probe = torch.randn(len(MIXED), 3, 6, 8, dtype=F64)
     (stack.run_blocks(x) * probe).sum().backward()
     fused = {n: p.grad.clone() for n, p in stack.named_parameters() if p.grad is not None}, x.grad.clone()
     stack.zero_grad(), x.grad.zero_()
-    y, _ = stack.run_blocks(x, return_stream=True)                            # autograd, block by block
+    y, _ = stack.run_blocks(x, return_stream=True)  # autograd, block by block
     (y * probe).sum().backward()
     assert rel_err(fused[1], x.grad) < TOL
     for name, g in fused[0].items():
@@ -327,18 +372,26 @@ def test_hand_written_backward_equals_autograd(compiled, monkeypatch):
 @pytest.mark.parametrize("optimizer,lr", [("adam", 1e-2), ("sgd", 0.05), ("lamb", 1e-2)])
 def test_a_mixed_ensemble_trains_like_its_members_apart(optimizer, lr):
     """Five steps of every style as one ensemble equal the same runs trained one style at a time."""
-    tcfgs = [TrainConfig(optimizer=optimizer, lr=lr, steps=5, warmup_steps=2 * (i % 2), batch_size=4, seq_len=6, seed=i)
-             for i in range(len(MIXED))]
+    tcfgs = [
+        TrainConfig(optimizer=optimizer, lr=lr, steps=5, warmup_steps=2 * (i % 2), batch_size=4, seq_len=6, seed=i)
+        for i in range(len(MIXED))
+    ]
     task = MarkovLanguage(6, seed=0)
-    together = train_ensemble(Stack(MIXED, seeds=[t.seed for t in tcfgs], dtype=F64), task, tcfgs,
-                              trackers=[et.BlockGradNorms(), et.BlockUpdates(2)])
+    together = train_ensemble(
+        Stack(MIXED, seeds=[t.seed for t in tcfgs], dtype=F64),
+        task,
+        tcfgs,
+        trackers=[et.BlockGradNorms(), et.BlockUpdates(2)],
+    )
     for k, (cfg, tcfg) in enumerate(zip(MIXED, tcfgs)):
-        apart = train_ensemble(Stack([cfg], seeds=[tcfg.seed], dtype=F64), task, [tcfg],
-                               trackers=[et.BlockGradNorms(), et.BlockUpdates(2)])[0]
+        apart = train_ensemble(
+            Stack([cfg], seeds=[tcfg.seed], dtype=F64), task, [tcfg], trackers=[et.BlockGradNorms(), et.BlockUpdates(2)]
+        )[0]
         assert together[k].losses == pytest.approx(apart.losses, rel=1e-10), (cfg.norm, k)
         for field in ("grad_norms", "block_updates"):
-            assert torch.tensor(getattr(together[k], field)) == pytest.approx(torch.tensor(getattr(apart, field)),
-                                                                              rel=1e-8), (cfg.norm, field)
+            assert torch.tensor(getattr(together[k], field)) == pytest.approx(
+                torch.tensor(getattr(apart, field)), rel=1e-8
+            ), (cfg.norm, field)
 
 
 @pytest.mark.parametrize("compiled", ["all", "0"])
@@ -348,18 +401,29 @@ def test_hand_written_backward_equals_autograd_on_random_stacks(trial, compiled,
     the compiled kernels and stack_function's PyTorch path."""
     monkeypatch.setenv(ENV_SWITCH, compiled)
     import random
+
     rnd = random.Random(trial)
     h = rnd.choice([1, 2, 4])
-    shared = dict(d_model=h * rnd.choice([2, 4, 8]), n_heads=h, d_ff=rnd.choice([4, 12, 33]), vocab_size=7,
-                  block=rnd.choice(["transformer", "transformer", "mlp"]), causal=rnd.random() < 0.6,
-                  activation=rnd.choice(["relu", "gelu"]), max_len=12, n_layers=rnd.randint(1, 4))
+    shared = dict(
+        d_model=h * rnd.choice([2, 4, 8]),
+        n_heads=h,
+        d_ff=rnd.choice([4, 12, 33]),
+        vocab_size=7,
+        block=rnd.choice(["transformer", "transformer", "mlp"]),
+        causal=rnd.random() < 0.6,
+        activation=rnd.choice(["relu", "gelu"]),
+        max_len=12,
+        n_layers=rnd.randint(1, 4),
+    )
     cfgs = []
     for _ in range(rnd.randint(1, 5)):
         norm = rnd.choice(NORM_STYLES)
         cfgs.append(ModelConfig(norm=norm, **shared, **({"alpha": rnd.uniform(0.5, 3)} if norm == "deepnorm" else {})))
     with seeded(trial):
         stack = randomize(Stack(cfgs, seeds=list(range(len(cfgs))), dtype=F64))
-        x = torch.randn(len(cfgs), rnd.randint(1, 3), rnd.randint(1, 9), shared["d_model"], dtype=F64, requires_grad=True)
+        x = torch.randn(
+            len(cfgs), rnd.randint(1, 3), rnd.randint(1, 9), shared["d_model"], dtype=F64, requires_grad=True
+        )
         probe = torch.randn_like(x)
     (stack.run_blocks(x) * probe).sum().backward()
     fused = {n: p.grad.clone() for n, p in stack.named_parameters() if p.grad is not None}, x.grad.clone()
@@ -376,12 +440,12 @@ def test_members_that_share_a_seed_share_one_draw_of_their_stream():
     """member_batches draws a batch once for members whose generators are in the same state (same task
     and shape): each member gets the tokens (and mask) its own generator would give, its generator
     ends where it would, and a member of the same seed whose generator differs is not merged."""
-    from deepnotes.core.train import member_batches
     from deepnotes.core.data import generator
-    from deepnotes.core.train import NextToken
+    from deepnotes.core.train import NextToken, member_batches
+
     cfg = ModelConfig(n_layers=1, d_model=8, n_heads=2, d_ff=12, vocab_size=6)
     tcfgs = [TrainConfig(seed=s, batch_size=3, seq_len=5) for s in (0, 1, 0, 0, 0)]
-    streams = (1, 2, 1, 1, 7)                               # the last member: seed 0, another generator
+    streams = (1, 2, 1, 1, 7)  # the last member: seed 0, another generator
     stack = Stack([cfg] * 5, seeds=[0, 1, 2, 3, 4])
     task = MarkovLanguage(6, seed=0)
     calls = []
@@ -398,4 +462,4 @@ def test_members_that_share_a_seed_share_one_draw_of_their_stream():
                 if mask is not None:
                     assert torch.equal(mask[k], objective.mask(c.batch_size, c.seq_len, alone[k]))
                 assert torch.equal(gens[k].get_state(), alone[k].get_state())
-        assert len(calls) == 3 * 2                                       # three distinct streams, two steps
+        assert len(calls) == 3 * 2  # three distinct streams, two steps

@@ -1,6 +1,7 @@
 """The compiled blocks and Adam step (deepnotes/core/fused.py, kernels/*.cpp) compute what the PyTorch
 path computes: every output and gradient in float64 to relative 1e-10, for every norm style and block
 kind; the same numbers for any thread count; a clear fallback where no compiler is found."""
+
 import random
 import warnings
 
@@ -9,11 +10,10 @@ import torch
 
 from deepnotes.core import blocks
 from deepnotes.core.config import NORM_STYLES, ModelConfig, TrainConfig
-from deepnotes.core.data import MarkovLanguage
+from deepnotes.core.data import MarkovLanguage, seeded
 from deepnotes.core.engine import Stack
 from deepnotes.core.optim import ADAM_EPS, EnsembleOptimizer
 from deepnotes.core.train import train_ensemble
-from deepnotes.core.data import seeded
 
 F64 = torch.float64
 TOL = 1e-10
@@ -31,11 +31,21 @@ def random_stack(trial: int, dtype=F64):
     widths that are not multiples of a vector (the kernels' scalar tails)."""
     rnd = random.Random(trial)
     h = rnd.choice([1, 2, 4])
-    shared = dict(d_model=h * rnd.choice([2, 3, 4, 8, 16]), n_heads=h, d_ff=rnd.choice([4, 12, 33, 64]),
-                  vocab_size=7, block=rnd.choice(["transformer", "transformer", "mlp"]), causal=rnd.random() < 0.6,
-                  activation=rnd.choice(["relu", "gelu"]), max_len=20, n_layers=rnd.randint(1, 5))
-    cfgs = [ModelConfig(norm=norm, **shared, **({"alpha": rnd.uniform(0.5, 3)} if norm == "deepnorm" else {}))
-            for norm in (rnd.choice(NORM_STYLES) for _ in range(rnd.randint(1, 6)))]
+    shared = dict(
+        d_model=h * rnd.choice([2, 3, 4, 8, 16]),
+        n_heads=h,
+        d_ff=rnd.choice([4, 12, 33, 64]),
+        vocab_size=7,
+        block=rnd.choice(["transformer", "transformer", "mlp"]),
+        causal=rnd.random() < 0.6,
+        activation=rnd.choice(["relu", "gelu"]),
+        max_len=20,
+        n_layers=rnd.randint(1, 5),
+    )
+    cfgs = [
+        ModelConfig(norm=norm, **shared, **({"alpha": rnd.uniform(0.5, 3)} if norm == "deepnorm" else {}))
+        for norm in (rnd.choice(NORM_STYLES) for _ in range(rnd.randint(1, 6)))
+    ]
     with seeded(trial):
         stack = Stack(cfgs, seeds=list(range(len(cfgs))), dtype=dtype)
         with torch.no_grad():
@@ -78,8 +88,15 @@ def test_compiled_float32_blocks_equal_the_pytorch_path(trial, monkeypatch):
     in float32, to float32 rounding. Widths of 8 to 64 (whole transpose blocks and edges)."""
     rnd = random.Random(trial)
     h = rnd.choice([1, 2, 4])
-    shared = dict(d_model=h * rnd.choice([8, 12, 16]), n_heads=h, d_ff=rnd.choice([16, 24, 64]), vocab_size=7,
-                  causal=rnd.random() < 0.6, max_len=20, n_layers=rnd.randint(1, 4))
+    shared = dict(
+        d_model=h * rnd.choice([8, 12, 16]),
+        n_heads=h,
+        d_ff=rnd.choice([16, 24, 64]),
+        vocab_size=7,
+        causal=rnd.random() < 0.6,
+        max_len=20,
+        n_layers=rnd.randint(1, 4),
+    )
     cfgs = [ModelConfig(norm=norm, **shared) for norm in NORM_STYLES]
     with seeded(trial):
         stack = Stack(cfgs, seeds=list(range(len(cfgs))), dtype=torch.float32)
@@ -117,7 +134,7 @@ def test_two_forward_passes_before_one_backward(limit, monkeypatch):
         monkeypatch.setenv(blocks.ENV_SWITCH, switch)
         stack.zero_grad(set_to_none=True)
         first, second = stack.run_blocks(x), stack.run_blocks(-2 * x)
-        ((first ** 2).sum() + (second ** 3).sum()).backward()
+        ((first**2).sum() + (second**3).sum()).backward()
         grads[switch] = {n: p.grad.clone() for n, p in stack.named_parameters() if p.grad is not None}
     for name, g in grads["0"].items():
         assert rel_err(grads["all"][name], g) < TOL, name
@@ -156,7 +173,7 @@ def test_a_gradient_someone_still_holds_is_not_overwritten(monkeypatch):
     _, _, first = outputs_and_gradients(stack, x, True, monkeypatch)
     held = {n: p.grad for n, p in stack.named_parameters() if p.grad is not None}
     stack.zero_grad(set_to_none=True)
-    (stack.run_blocks(2 * x) ** 2).sum().backward()                  # a different gradient
+    (stack.run_blocks(2 * x) ** 2).sum().backward()  # a different gradient
     for name, g in held.items():
         assert torch.equal(g, first[name]), name
 
@@ -178,10 +195,14 @@ def test_gradients_accumulate_over_two_backward_passes(monkeypatch):
 def test_training_with_members_own_rates_equals_the_pytorch_path(optimizer, monkeypatch):
     """Five steps with warmups that differ per member (Adam's compiled own-rate step) equal the same
     steps on the PyTorch path, loss by loss."""
-    cfgs = [ModelConfig(n_layers=3, d_model=8, n_heads=2, d_ff=12, vocab_size=6, norm=n)
-            for n in ("post", "pre", "deepnorm", "rezero")]
-    tcfgs = [TrainConfig(optimizer=optimizer, lr=1e-2, steps=5, warmup_steps=3 * (i % 2), batch_size=4, seq_len=6,
-                         seed=i) for i in range(len(cfgs))]
+    cfgs = [
+        ModelConfig(n_layers=3, d_model=8, n_heads=2, d_ff=12, vocab_size=6, norm=n)
+        for n in ("post", "pre", "deepnorm", "rezero")
+    ]
+    tcfgs = [
+        TrainConfig(optimizer=optimizer, lr=1e-2, steps=5, warmup_steps=3 * (i % 2), batch_size=4, seq_len=6, seed=i)
+        for i in range(len(cfgs))
+    ]
     task = MarkovLanguage(6, seed=0)
     runs = {}
     for switch in ("1", "0"):
@@ -197,11 +218,16 @@ def test_adam_in_the_backward_pass_equals_adam_after_it(monkeypatch):
     its gradient is known (no block gradient is left); with one (BlockGradNorms), the optimizer steps
     after the backward pass. Five steps of members with their own warmups: the same losses."""
     from deepnotes.core.measure import BlockGradNorms
+
     monkeypatch.setenv(blocks.ENV_SWITCH, "1")
-    cfgs = [ModelConfig(n_layers=3, d_model=8, n_heads=2, d_ff=12, vocab_size=6, norm=n)
-            for n in ("post", "pre", "deepnorm", "rezero")]
-    tcfgs = [TrainConfig(lr=1e-2, steps=5, warmup_steps=3 * (i % 2), batch_size=4, seq_len=7, seed=i)
-             for i in range(len(cfgs))]
+    cfgs = [
+        ModelConfig(n_layers=3, d_model=8, n_heads=2, d_ff=12, vocab_size=6, norm=n)
+        for n in ("post", "pre", "deepnorm", "rezero")
+    ]
+    tcfgs = [
+        TrainConfig(lr=1e-2, steps=5, warmup_steps=3 * (i % 2), batch_size=4, seq_len=7, seed=i)
+        for i in range(len(cfgs))
+    ]
     task = MarkovLanguage(6, seed=0)
     runs, stacks = {}, {}
     for when, trackers in (("in", ()), ("after", (BlockGradNorms(),))):
@@ -252,7 +278,7 @@ def test_without_a_compiler_the_pytorch_path_runs_and_says_so(monkeypatch, tmp_p
             warnings.simplefilter("always")
             assert blocks.library() is None
             stack, x = random_stack(0)
-            assert stack.run_blocks(x).isfinite().all()            # the PyTorch path
+            assert stack.run_blocks(x).isfinite().all()  # the PyTorch path
         assert any("PyTorch operations" in str(w.message) for w in caught)
     finally:
         blocks.library.cache_clear()
@@ -263,7 +289,7 @@ def test_an_input_of_any_layout_takes_the_compiled_path(monkeypatch):
     """The same input for every member (an expanded view, as a benchmark feeds it) is copied, not refused."""
     stack, x = random_stack(4)
     monkeypatch.setenv(blocks.ENV_SWITCH, "all")
-    shared = x[:1].expand_as(x)                                          # stride 0 over the members
+    shared = x[:1].expand_as(x)  # stride 0 over the members
     assert blocks.compiled_usable(stack.styles, shared.flatten(1, 2), [getattr(stack, n) for n in stack.block_names])
     with torch.no_grad():
         y = stack.run_blocks(shared)

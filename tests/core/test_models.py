@@ -57,12 +57,11 @@ def test_beta_scales_exactly_v_out_ffn_and_not_q_k():
     torch.manual_seed(0)
     b = Block(cfg(d_model=64, d_ff=128, n_heads=4, beta=0.25))
     for wa, wb in zip(a.beta_scaled_weights(), b.beta_scaled_weights()):
-        torch.testing.assert_close(wb, 0.25 * wa)   # same draw, gain 0.25
+        torch.testing.assert_close(wb, 0.25 * wa)  # same draw, gain 0.25
     for wa, wb in zip(a.unit_gain_weights(), b.unit_gain_weights()):
         torch.testing.assert_close(wb, wa)
     names = {id(w) for w in b.beta_scaled_weights()}
-    assert names == {id(b.attn.v_proj.weight), id(b.attn.out_proj.weight),
-                     id(b.ffn.fc1.weight), id(b.ffn.fc2.weight)}
+    assert names == {id(b.attn.v_proj.weight), id(b.attn.out_proj.weight), id(b.ffn.fc1.weight), id(b.ffn.fc2.weight)}
 
 
 def test_xavier_normal_std_matches_gain():

@@ -1,4 +1,5 @@
 """A growth law is judged by comparing fits of the candidate forms (issue 30), not by one slope."""
+
 import math
 
 import pytest

@@ -1,8 +1,8 @@
 import pytest
 import sympy as sp
 
-from deepnotes.core import scaling as scaling
 from deepnotes.core import derive as sym
+from deepnotes.core import scaling as scaling
 
 DEPTHS = [1, 2, 6, 12, 50, 100, 1000]
 
@@ -46,9 +46,9 @@ def test_paper_ratio_is_one_over_sqrt_4n():
 
 def test_encoder_decoder_constants():
     a, b = scaling.deepnorm_coefficients(6, "encoder-decoder", n_decoder_layers=6)
-    assert a == pytest.approx(0.81 * (6 ** 5) ** (1 / 16))
-    assert b == pytest.approx(0.87 * (6 ** 5) ** (-1 / 16))
-    assert scaling.deepnorm_decoder_coefficients_encdec(6) == pytest.approx((18 ** 0.25, 72 ** -0.25))
+    assert a == pytest.approx(0.81 * (6**5) ** (1 / 16))
+    assert b == pytest.approx(0.87 * (6**5) ** (-1 / 16))
+    assert scaling.deepnorm_decoder_coefficients_encdec(6) == pytest.approx((18**0.25, 72**-0.25))
 
 
 def test_linear_warmup_factor():

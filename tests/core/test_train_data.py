@@ -45,8 +45,8 @@ def test_tiny_run_lowers_loss_toward_the_floor():
     assert not hist.diverged
     start, end = sum(hist.losses[:5]) / 5, hist.final_loss(20)
     assert end < start - 0.3
-    assert end < hist.unigram          # it used the context: below the context-free plateau
-    assert end > hist.floor - 0.05     # and not below what is possible
+    assert end < hist.unigram  # it used the context: below the context-free plateau
+    assert end > hist.floor - 0.05  # and not below what is possible
 
 
 def test_same_seed_reproduces_losses():
@@ -79,7 +79,7 @@ def test_grad_norms_are_per_block():
 @pytest.mark.parametrize("optimizer", ["sgd", "adam"])
 def test_one_step_loss_change_matches_first_order_at_small_lr(optimizer):
     stack = build_stack(small_cfg(n_layers=3), seeds=[0, 1])
-    tokens = dn.MarkovLanguage(8).sample(4, 8, torch.Generator().manual_seed(0)).expand(2, 4, 8)   # [K, B, T]
+    tokens = dn.MarkovLanguage(8).sample(4, 8, torch.Generator().manual_seed(0)).expand(2, 4, 8)  # [K, B, T]
     lr = {"sgd": 1e-3, "adam": 1e-5}[optimizer]
     before = [p.detach().clone() for p in stack.parameters()]
     for probe in step_probes(stack, tokens, optimizer, lr):
@@ -89,24 +89,28 @@ def test_one_step_loss_change_matches_first_order_at_small_lr(optimizer):
             assert probe.first_order == pytest.approx(-lr * probe.grad_sq, rel=1e-4)
         else:  # Adam's first step is lr·sign(g)
             assert probe.first_order == pytest.approx(-lr * probe.grad_l1, rel=1e-3)
-    assert all(torch.equal(a, b) for a, b in zip(before, stack.parameters()))   # restored
+    assert all(torch.equal(a, b) for a, b in zip(before, stack.parameters()))  # restored
 
 
 def test_loglog_slope_recovers_a_power_law():
     xs = [2, 4, 8, 16]
-    assert loglog_slope(xs, [3 * x ** 1.5 for x in xs]) == pytest.approx(1.5)
+    assert loglog_slope(xs, [3 * x**1.5 for x in xs]) == pytest.approx(1.5)
 
 
 def test_lamb_moves_every_tensor_by_lr_times_its_norm():
     """LAMB's step is η‖θ‖ for every reference tensor of every member (q, k and v apart, each block apart)."""
     stack = build_stack(small_cfg(n_layers=2), seeds=[0, 1], dtype=torch.float64)
-    stack.next_token_losses(dn.MarkovLanguage(8).sample(4, 8, torch.Generator().manual_seed(0)).expand(2, 4, 8)).sum().backward()
+    stack.next_token_losses(
+        dn.MarkovLanguage(8).sample(4, 8, torch.Generator().manual_seed(0)).expand(2, 4, 8)
+    ).sum().backward()
     before = {n: getattr(stack, n).detach().clone() for n in ("qkv_w", "fc1_w", "out_w")}
     EnsembleOptimizer(stack, [dn.TrainConfig(optimizer="lamb", lr=0.01)] * 2).step(0)
     for name, old in before.items():
         parts = stack.slots[name].parts
-        new, old = (t.view(*t.shape[:-1], parts, -1) for t in (getattr(stack, name).detach(), old))   # [N, K, r, parts, c]
-        ratio = (new - old).norm(dim=(2, 4)) / old.norm(dim=(2, 4))                                     # [N, K, parts]
+        new, old = (
+            t.view(*t.shape[:-1], parts, -1) for t in (getattr(stack, name).detach(), old)
+        )  # [N, K, r, parts, c]
+        ratio = (new - old).norm(dim=(2, 4)) / old.norm(dim=(2, 4))  # [N, K, parts]
         assert torch.allclose(ratio, torch.full_like(ratio, 0.01), rtol=1e-6), name
     with pytest.raises(ValueError, match="lr"):
         dn.TrainConfig(optimizer="lamb", lr=-1)
@@ -114,8 +118,9 @@ def test_lamb_moves_every_tensor_by_lr_times_its_norm():
 
 def test_masked_entropy_is_the_bayes_floor_and_masks_are_isolated():
     from deepnotes.core.data import mask_positions
+
     lang = dn.MarkovLanguage(8, seed=3)
-    assert lang.masked_entropy() < lang.entropy_rate()          # two neighbours tell more than one
+    assert lang.masked_entropy() < lang.entropy_rate()  # two neighbours tell more than one
     mask = mask_positions(64, 50, 0.15, torch.Generator().manual_seed(0))
     assert not mask[:, 0].any() and not mask[:, -1].any()
     assert not (mask[:, 1:] & mask[:, :-1]).any()
@@ -126,7 +131,7 @@ def test_masked_entropy_is_the_bayes_floor_and_masks_are_isolated():
     b_idx, t_idx = mask.nonzero(as_tuple=True)
     a, x, b = tokens[b_idx, t_idx - 1], tokens[b_idx, t_idx], tokens[b_idx, t_idx + 1]
     p = lang.transition
-    post = p[a, :] * p[:, b].T                                   # [n, V] ∝ p(x | a, b)
+    post = p[a, :] * p[:, b].T  # [n, V] ∝ p(x | a, b)
     post = post / post.sum(-1, keepdim=True)
     nll = float(-post[torch.arange(len(x)), x].log().mean())
     assert nll == pytest.approx(lang.masked_entropy(), abs=0.05)
@@ -136,16 +141,32 @@ def test_masked_entropy_is_the_bayes_floor_and_masks_are_isolated():
 
 def test_mlm_encoder_with_head_transform_learns_toward_the_masked_floor():
     # BERT's 0.02 at width 768 is 0.02·√(768/32) at width 32 (same d·s²); positions tell neighbours apart
-    cfg = dn.ModelConfig(n_layers=2, d_model=32, n_heads=2, d_ff=64, vocab_size=8, norm="post", causal=False,
-                         init_std=0.02 * (768 / 32) ** 0.5, head_transform=True, max_len=16)
+    cfg = dn.ModelConfig(
+        n_layers=2,
+        d_model=32,
+        n_heads=2,
+        d_ff=64,
+        vocab_size=8,
+        norm="post",
+        causal=False,
+        init_std=0.02 * (768 / 32) ** 0.5,
+        head_transform=True,
+        max_len=16,
+    )
     model = dn.build_model(cfg, seed=0)
     assert model.embed.num_embeddings == 9 and isinstance(model.head_transform[2], torch.nn.LayerNorm)
-    hist = dn.train(cfg, dn.TrainConfig(lr=3e-3, steps=200, warmup_steps=20, batch_size=32, seq_len=16),
-                    dn.MarkovLanguage(8, seed=0), objective=dn.Masked(0.15))
+    hist = dn.train(
+        cfg,
+        dn.TrainConfig(lr=3e-3, steps=200, warmup_steps=20, batch_size=32, seq_len=16),
+        dn.MarkovLanguage(8, seed=0),
+        objective=dn.Masked(0.15),
+    )
     assert hist.floor == pytest.approx(dn.MarkovLanguage(8, seed=0).masked_entropy())
-    assert hist.floor < hist.final_loss(30) < hist.unigram - 0.3    # it uses both neighbours, not yet at the floor
+    assert hist.floor < hist.final_loss(30) < hist.unigram - 0.3  # it uses both neighbours, not yet at the floor
     with pytest.raises(ValueError, match="encoder"):
-        dn.build_model(small_cfg(), seed=0).mlm_loss(torch.zeros(1, 4, dtype=torch.long), torch.zeros(1, 4, dtype=torch.bool))
+        dn.build_model(small_cfg(), seed=0).mlm_loss(
+            torch.zeros(1, 4, dtype=torch.long), torch.zeros(1, 4, dtype=torch.bool)
+        )
 
 
 def test_progress_bar_is_closed_and_removed_when_the_loop_ends_early(monkeypatch):
@@ -156,7 +177,7 @@ def test_progress_bar_is_closed_and_removed_when_the_loop_ends_early(monkeypatch
 
     made = []
 
-    class NotebookBar(tqdm.notebook.tqdm):       # the bar a Jupyter kernel gets from tqdm.auto
+    class NotebookBar(tqdm.notebook.tqdm):  # the bar a Jupyter kernel gets from tqdm.auto
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **kwargs)
             made.append(self)
@@ -164,19 +185,20 @@ def test_progress_bar_is_closed_and_removed_when_the_loop_ends_early(monkeypatch
     monkeypatch.setattr(tqdm.auto, "tqdm", NotebookBar)
     items = progress(range(10))
     for i in items:
-        if i == 3:                                 # a diverged run leaves its loop here
+        if i == 3:  # a diverged run leaves its loop here
             break
-    items.close()                                  # what leaving train() does to the generator
+    items.close()  # what leaving train() does to the generator
     (bar,) = made
-    assert bar.n == 3 and bar.disable is True      # closed where it stopped
+    assert bar.n == 3 and bar.disable is True  # closed where it stopped
     assert bar.container.layout.display == "none"  # and it takes no room on the page
     assert list(progress(range(4), enabled=False)) == [0, 1, 2, 3]
     assert list(progress(iter(range(3)), total=3)) == [0, 1, 2]
-    assert made[-1].total == 3                     # an iterator without a length still shows 0/3, not "0it"
+    assert made[-1].total == 3  # an iterator without a length still shows 0/3, not "0it"
 
 
 def test_run_jobs_keeps_the_order_and_refuses_bad_worker_counts():
     from deepnotes.core.workers import default_workers, run_jobs
+
     assert run_jobs(pow, [(2, 3), (3, 2), (5, 1)], workers=2, costs=[1, 3, 2]) == [8, 9, 5]
     assert run_jobs(pow, [(2, 3)], workers=1) == [8]
     with pytest.raises(ValueError, match="workers must be a positive integer, got 0"):
@@ -188,43 +210,61 @@ def test_run_jobs_keeps_the_order_and_refuses_bad_worker_counts():
 
 def test_a_run_that_blows_up_is_diverged_at_that_step_and_stops():
     from deepnotes.core.train import BLOWUP_FACTOR, History
+
     h = History(floor=1.0, unigram=2.0)
     assert h.observe(0, 3.0)
     h.losses.append(3.0)
     assert h.blowup_threshold() == BLOWUP_FACTOR * 3.0
-    assert h.observe(1, 29.0)                      # high, but below 10 × 3
-    assert not h.observe(2, 4900.0)                # Post-LN at Adam lr 10 climbed to 4,900
-    assert h.diverged_at == 2 and h.diverged_loss == 4900.0 and h.divergence_note() == "diverged at step 2 (loss 4.9e+03 > 30)"
+    assert h.observe(1, 29.0)  # high, but below 10 × 3
+    assert not h.observe(2, 4900.0)  # Post-LN at Adam lr 10 climbed to 4,900
+    assert (
+        h.diverged_at == 2
+        and h.diverged_loss == 4900.0
+        and h.divergence_note() == "diverged at step 2 (loss 4.9e+03 > 30)"
+    )
     nan = History(floor=1.0, unigram=2.0)
-    assert not nan.observe(0, float("nan")) and nan.diverged_at == 0 and nan.divergence_note() == "diverged at step 0 (loss nan)"
+    assert (
+        not nan.observe(0, float("nan"))
+        and nan.diverged_at == 0
+        and nan.divergence_note() == "diverged at step 0 (loss nan)"
+    )
 
 
 def test_training_records_a_blow_up_as_divergence():
     import deepnotes as dn
-    hist = dn.train(dn.ModelConfig(n_layers=2, d_model=16, n_heads=2, d_ff=32, norm="post"),
-                    dn.TrainConfig(optimizer="sgd", lr=1e4, steps=30), dn.MarkovLanguage(16))
+
+    hist = dn.train(
+        dn.ModelConfig(n_layers=2, d_model=16, n_heads=2, d_ff=32, norm="post"),
+        dn.TrainConfig(optimizer="sgd", lr=1e4, steps=30),
+        dn.MarkovLanguage(16),
+    )
     assert hist.diverged and hist.diverged_at < 30
     assert not math.isfinite(hist.diverged_loss) or hist.diverged_loss > hist.blowup_threshold()
     assert all(x <= hist.blowup_threshold() for x in hist.losses)
 
 
 def test_a_cold_chain_has_a_finite_entropy_rate():
-    task = dn.MarkovLanguage(16, temperature=1e-3)           # rows with exact zeros: 0·log 0 = 0
+    task = dn.MarkovLanguage(16, temperature=1e-3)  # rows with exact zeros: 0·log 0 = 0
     assert math.isfinite(task.entropy_rate()) and 0 <= task.entropy_rate() < 0.05
     assert math.isfinite(task.unigram_entropy())
 
 
 def test_a_masked_batch_always_hides_at_least_one_token():
-    from deepnotes.core.data import mask_positions
-    from deepnotes.core.data import generator
+    from deepnotes.core.data import generator, mask_positions
+
     gen = generator(0)
-    masks = [mask_positions(1, 3, 0.01, gen) for _ in range(200)]      # almost never draws a position itself
+    masks = [mask_positions(1, 3, 0.01, gen) for _ in range(200)]  # almost never draws a position itself
     assert all(int(m.sum()) >= 1 for m in masks)
     assert all(not m[:, 0].any() and not m[:, -1].any() for m in masks)  # interior only
 
 
 def test_masked_training_with_rare_masks_does_not_diverge():
     import deepnotes as dn
-    hist = dn.train(dn.ModelConfig(n_layers=1, d_model=8, n_heads=1, d_ff=8, causal=False),
-                    dn.TrainConfig(steps=20, batch_size=1, seq_len=8), dn.MarkovLanguage(16), objective=dn.Masked(0.01))
+
+    hist = dn.train(
+        dn.ModelConfig(n_layers=1, d_model=8, n_heads=1, d_ff=8, causal=False),
+        dn.TrainConfig(steps=20, batch_size=1, seq_len=8),
+        dn.MarkovLanguage(16),
+        objective=dn.Masked(0.01),
+    )
     assert not hist.diverged and len(hist.losses) == 20

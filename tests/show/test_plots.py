@@ -1,4 +1,5 @@
 """The shared loss figure: one run per label, or seeds drawn as a median line and a min–max band."""
+
 import math
 
 import matplotlib
@@ -21,8 +22,8 @@ def test_seeds_are_drawn_as_median_and_band_with_divergence_marked():
     lines = {line.get_label(): line for line in ax.get_lines()}
     med = lines["post (3 seeds, 1 diverged)"]
     assert list(med.get_xdata()) == [0, 1, 2]
-    assert list(med.get_ydata()) == [3, 2.25, 1.75]          # step 1: the diverged seed has no finite loss
-    assert len(ax.collections) == 1                           # one band: "pre" is a single run
+    assert list(med.get_ydata()) == [3, 2.25, 1.75]  # step 1: the diverged seed has no finite loss
+    assert len(ax.collections) == 1  # one band: "pre" is a single run
     band = ax.collections[0].get_paths()[0].vertices
     assert band[:, 1].min() == pytest.approx(1.5) and band[:, 1].max() == pytest.approx(3)
     assert any(line.get_marker() == "x" and list(line.get_xdata()) == [1] for line in ax.get_lines())
@@ -33,7 +34,7 @@ def test_every_run_diverged_at_step_zero_is_drawn_not_raised():
     fig, (ax,) = plots.new_figure(1)
     plots.loss_curves(ax, {"none": [hist([math.nan], 0), hist([], 0)], "post": hist([math.inf], 0)})
     assert "post (diverged at step 0)" in [line.get_label() for line in ax.get_lines()]
-    assert ax.get_xlim() == (-0.5, 1)                  # a readable step axis around the marks
+    assert ax.get_xlim() == (-0.5, 1)  # a readable step axis around the marks
 
 
 def test_a_blown_up_run_keeps_the_axes_readable_and_says_how_it_ended():
@@ -45,7 +46,7 @@ def test_a_blown_up_run_keeps_the_axes_readable_and_says_how_it_ended():
     fig, (ax,) = plots.new_figure(1)
     plots.loss_curves(ax, {"post": blown, "pre": hist([3, 2, 1])})
     assert "post (diverged at step 3 (loss 4.9e+03 > 30))" in [line.get_label() for line in ax.get_lines()]
-    assert ax.get_ylim()[1] == pytest.approx(1.2 * 3.0)   # 1.2 × the first loss, not 4,900
+    assert ax.get_ylim()[1] == pytest.approx(1.2 * 3.0)  # 1.2 × the first loss, not 4,900
     marks = [line for line in ax.get_lines() if line.get_marker() == "x"]
     assert list(marks[0].get_xdata()) == [3] and marks[0].get_ydata()[0] <= 1.2 * 3.0
 
@@ -63,5 +64,5 @@ def test_a_grid_figure_gives_its_axes_row_by_row_and_a_spare_slot_can_hold_the_k
     axes[0].plot([1, 0], label="deepnorm")
     plots.legend_panel(axes[3], axes[0])
     assert [t.get_text() for t in axes[3].get_legend().get_texts()] == ["post", "deepnorm"]
-    assert not axes[3].axison                      # the spare slot shows the key only
+    assert not axes[3].axison  # the spare slot shows the key only
     fig.clf()

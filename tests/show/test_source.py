@@ -1,4 +1,5 @@
 """The package's code on the page: deepnotes.show.source reads it from the package as it is."""
+
 import inspect
 
 import pytest

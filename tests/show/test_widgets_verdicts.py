@@ -30,6 +30,7 @@ def stacks_and_images(widget):
             out["image"].append(w)
         for c in getattr(w, "children", ()):
             walk(c)
+
     walk(widget)
     return out
 
@@ -39,13 +40,13 @@ def test_slider_control_precomputes_every_combination_and_links_sliders():
     n_open = len(plt.get_fignums())
     ctl = slider_control(render, {"a": [1, 2, 3], "b": [10, 20]}, fixed={"scale": 2.0})
     assert sorted(CALLS) == sorted((a, b, False) for a in (1, 2, 3) for b in (10, 20))
-    assert len(plt.get_fignums()) == n_open            # figures were closed
+    assert len(plt.get_fignums()) == n_open  # figures were closed
     found = stacks_and_images(ctl)
-    assert len(found["stack"]) == 1 + 3                 # one outer, one inner per value of a
+    assert len(found["stack"]) == 1 + 3  # one outer, one inner per value of a
     grid_images = [im for im in found["image"] if im.value]
     assert len(grid_images) == 6 and len({bytes(im.value) for im in grid_images}) == 6
     sliders = ctl.children[0].children
-    outer, inner = found["stack"][0], found["stack"][1:]   # walk visits parents first
+    outer, inner = found["stack"][0], found["stack"][1:]  # walk visits parents first
     for slider, targets in zip(sliders, ([outer], inner)):
         mine = [link for link in ctl.links if link.source[0] is slider]
         assert {id(link.target[0]) for link in mine} == {id(t) for t in targets}
@@ -60,9 +61,9 @@ def test_live_panel_runs_and_caches():
     button = [w for w in panel.children[1].children if isinstance(w, W.Button)][0]
     button.click()
     button.click()
-    assert CALLS.count((7, 5, True)) == 1               # second click served from the cache
-    assert panel.children[-1].value                     # the image shows it
-    assert panel.children[-1].layout.display is None    # and is visible
+    assert CALLS.count((7, 5, True)) == 1  # second click served from the cache
+    assert panel.children[-1].value  # the image shows it
+    assert panel.children[-1].layout.display is None  # and is visible
 
 
 def test_empty_grid_is_an_error():
@@ -73,8 +74,8 @@ def test_empty_grid_is_an_error():
 
 
 def test_verdict_status_is_computed():
-    assert vd.check_number("x", "s", 2.65e-5, 0.9 ** 99, approx_rtol=0.05).status == vd.WRONG
-    assert vd.check_number("x", "s", 2.65e-5, 0.9 ** 100).status == vd.HOLDS
+    assert vd.check_number("x", "s", 2.65e-5, 0.9**99, approx_rtol=0.05).status == vd.WRONG
+    assert vd.check_number("x", "s", 2.65e-5, 0.9**100).status == vd.HOLDS
     assert vd.check_number("x", "s", 1.1, 1.0).status == vd.APPROX
     n = sp.symbols("N", positive=True)
     assert vd.check_expr("x", "s", 1 / sp.sqrt(2 * n), (2 * n) ** sp.Rational(-1, 2)).status == vd.HOLDS
@@ -87,10 +88,10 @@ def test_verdict_status_is_computed():
 
 def test_an_order_claim_holds_when_equal_is_loose_when_weaker_and_wrong_when_too_strong():
     lam, h = sp.symbols("lambda h", positive=True)
-    assert vd.check_order("c", "s", lam ** 2, lam ** 2 * h + lam ** 3, lam).status == vd.HOLDS
-    loose = vd.check_order("c", "s", lam, lam ** 2 * h, lam)
+    assert vd.check_order("c", "s", lam**2, lam**2 * h + lam**3, lam).status == vd.HOLDS
+    loose = vd.check_order("c", "s", lam, lam**2 * h, lam)
     assert loose.status == vd.APPROX and loose.computed == "O(lambda**2)"
-    assert vd.check_order("c", "s", lam ** 2, lam + lam ** 2, lam).status == vd.WRONG
+    assert vd.check_order("c", "s", lam**2, lam + lam**2, lam).status == vd.WRONG
 
 
 def fails_on_three(a, b=1, progress=False):
@@ -105,13 +106,13 @@ def test_a_failing_live_setting_shows_one_line_in_the_figure_s_place_and_nothing
     panel.run()
     assert panel.image.value and panel.image.layout.display is None and panel.message.layout.display == "none"
     slider.value = 3
-    panel.run()                                        # no exception, no second one
-    assert panel.image.layout.display == "none"        # the previous setting's figure is gone
+    panel.run()  # no exception, no second one
+    assert panel.image.layout.display == "none"  # the previous setting's figure is gone
     assert panel.message.layout.display is None
     assert "ValueError: a = 3 is not allowed here" in panel.message.value and "second line" not in panel.message.value
-    assert len(panel.cache) == 1                       # the failure is not cached
+    assert len(panel.cache) == 1  # the failure is not cached
     slider.value = 1
-    panel.run()                                        # a good setting again: its figure, no message
+    panel.run()  # a good setting again: its figure, no message
     assert panel.image.layout.display is None and panel.message.layout.display == "none"
 
 
@@ -122,15 +123,16 @@ def test_the_live_cache_keeps_the_most_recent_settings_only():
         slider.value = a
         panel.run()
     assert len(panel.cache) == 3
-    assert ((("a", 1),) in panel.cache and (("a", 4),) in panel.cache and (("a", 2),) not in panel.cache)
+    assert (("a", 1),) in panel.cache and (("a", 4),) in panel.cache and (("a", 2),) not in panel.cache
 
 
 def test_lru_drops_the_least_recently_used():
     from deepnotes.show.cache import LRU
+
     lru = LRU(2)
     lru.put("a", 1)
     lru.put("b", 2)
-    assert lru.get("a") == 1            # a is now the most recent
+    assert lru.get("a") == 1  # a is now the most recent
     lru.put("c", 3)
     assert "b" not in lru and lru.get("a") == 1 and lru.get("c") == 3
     assert lru.get_or_compute("d", lambda: 4) == 4 and len(lru) == 2

@@ -20,14 +20,20 @@ once per distinct setting: ``cached_probe`` keeps 16, so at the cpu and gpu budg
 evicts and recomputes a few sweep probes (3 of ~30), left out. Nothing here depends on results; the
 SymPy derivations are left out (scalar work) and the live panels run nothing at build time.
 """
+
 from __future__ import annotations
 
-from deepnotes.chapters.bert_init.experiments import (BERT_STD, MASK_PROB, TABLE_STDS, encoder_config, probe_depth,
-                                                      run_settings)
-from deepnotes.core.config import Budget
-from deepnotes.core.config import ModelConfig, TrainConfig
-from deepnotes.cost.model import StackPasses, TrainRuns, Work
+from deepnotes.chapters.bert_init.experiments import (
+    BERT_STD,
+    MASK_PROB,
+    TABLE_STDS,
+    encoder_config,
+    probe_depth,
+    run_settings,
+)
+from deepnotes.core.config import Budget, ModelConfig, TrainConfig
 from deepnotes.core.engine import graph_config
+from deepnotes.cost.model import StackPasses, TrainRuns, Work
 
 
 def _probe_model(budget: Budget, depth: int, width: int) -> ModelConfig:
@@ -58,9 +64,16 @@ def _chapter_runs(budget: Budget) -> list[TrainRuns]:
     (seed 0), one ensemble per graph as train_many groups them (the head's presence splits them)."""
     b = budget.bert_init
     n_seq, seq_len = b.train_batch
-    train = TrainConfig(optimizer="adam", lr=b.lr, steps=b.train_steps, warmup_steps=b.train_warmup,
-                        batch_size=n_seq, seq_len=seq_len, seed=0)
-    groups: dict = {}                              # graph → [a member's config, members]
+    train = TrainConfig(
+        optimizer="adam",
+        lr=b.lr,
+        steps=b.train_steps,
+        warmup_steps=b.train_warmup,
+        batch_size=n_seq,
+        seq_len=seq_len,
+        seed=0,
+    )
+    groups: dict = {}  # graph → [a member's config, members]
     for std, head in run_settings(budget):
         model = encoder_config(b.train_width, b.train_depth, std, b.vocab, seq_len, head)
         groups.setdefault(graph_config(model), [model, 0])[1] += 1
@@ -71,17 +84,25 @@ def plan(budget: Budget) -> list[Work]:
     """The chapter's work at ``budget``: see the module's docstring."""
     b = budget.bert_init
     depth = probe_depth(budget)
-    probes = dict.fromkeys([                          # (std, depth, width) of every init_probe, computed once each
-        *((s, depth, b.probe_width) for s in b.stds),                                  # sweep_probes
-        (BERT_STD, depth, b.probe_width),                                              # init_figure
-        *((s, b.table_depth, b.table_width) for s in TABLE_STDS),                      # table_probes
-        *((s, n, b.probe_width) for s in b.stds for n in b.probe_depths),              # slider "init" (grid)
-    ])
+    probes = dict.fromkeys(
+        [  # (std, depth, width) of every init_probe, computed once each
+            *((s, depth, b.probe_width) for s in b.stds),  # sweep_probes
+            (BERT_STD, depth, b.probe_width),  # init_figure
+            *((s, b.table_depth, b.table_width) for s in TABLE_STDS),  # table_probes
+            *((s, n, b.probe_width) for s in b.stds for n in b.probe_depths),  # slider "init" (grid)
+        ]
+    )
     return [
-        *(p for setting in probes for p in _init_probe(budget, *setting)),             # the init_probes above
-        *(_table_setting_probe(budget, s) for s in TABLE_STDS),                        # table_setting_probes
-        *(p for s in TABLE_STDS for seed in range(b.table_seeds)                       # table_gradient_ratios
-          for p in [_table_setting_probe(budget, s), *(_init_probe(budget, s, b.table_depth, b.table_width)
-                                                       if seed else ())]),              # seed 0: table_probes
-        *_chapter_runs(budget),                 # training_runs, gain_runs, gain figures, slider "gains"
+        *(p for setting in probes for p in _init_probe(budget, *setting)),  # the init_probes above
+        *(_table_setting_probe(budget, s) for s in TABLE_STDS),  # table_setting_probes
+        *(
+            p
+            for s in TABLE_STDS
+            for seed in range(b.table_seeds)  # table_gradient_ratios
+            for p in [
+                _table_setting_probe(budget, s),
+                *(_init_probe(budget, s, b.table_depth, b.table_width) if seed else ()),
+            ]
+        ),  # seed 0: table_probes
+        *_chapter_runs(budget),  # training_runs, gain_runs, gain figures, slider "gains"
     ]

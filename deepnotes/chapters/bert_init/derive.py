@@ -7,24 +7,35 @@ to depend on s and the width d only through
 
 so a narrow model with s·√(768/d) starts exactly like BERT-base does with s.
 """
+
 from __future__ import annotations
 
 import sympy as sp
 
 from deepnotes.core.derive import d, gauss, q, truncated_normal_gamma, z
 
-__all__ = ["bert_stds", "truncated_variance", "glorot_uniform_variance", "relu_moments", "gelu_second_moment_series",
-           "gelu_second_moment", "branch_ratios", "ffn_branch_table", "logit_softmax", "bert_logit_scale"]
+__all__ = [
+    "bert_stds",
+    "truncated_variance",
+    "glorot_uniform_variance",
+    "relu_moments",
+    "gelu_second_moment_series",
+    "gelu_second_moment",
+    "branch_ratios",
+    "ffn_branch_table",
+    "logit_softmax",
+    "bert_logit_scale",
+]
 
-s, n_in, n_out = sp.symbols("s n_in n_out", positive=True)    # weight std, fan-in, fan-out
-r_ff = sp.symbols("r", positive=True)                          # d_ff / d (BERT: 4)
-rho = sp.symbols("rho", positive=True)                         # ‖mean of x over attended tokens‖² / ‖x‖²
-V = sp.symbols("V", positive=True)                             # vocabulary size
-a = sp.symbols("a", positive=True)                             # truncation point in units of σ
+s, n_in, n_out = sp.symbols("s n_in n_out", positive=True)  # weight std, fan-in, fan-out
+r_ff = sp.symbols("r", positive=True)  # d_ff / d (BERT: 4)
+rho = sp.symbols("rho", positive=True)  # ‖mean of x over attended tokens‖² / ‖x‖²
+V = sp.symbols("V", positive=True)  # vocabulary size
+a = sp.symbols("a", positive=True)  # truncation point in units of σ
 h = sp.symbols("h", real=True)
 
 BERT_WIDTH, BERT_DEPTH, BERT_VOCAB, BERT_STD = 768, 12, 30522, sp.Rational(2, 100)
-BERT_FFN_RATIO = 4                                             # BERT's 3072 = 4 × 768
+BERT_FFN_RATIO = 4  # BERT's 3072 = 4 × 768
 
 
 def bert_stds() -> dict:
@@ -33,16 +44,22 @@ def bert_stds() -> dict:
     gamma = truncated_normal_gamma(2)["gamma"]
     actual = BERT_STD * sp.sqrt(gamma)
     xavier = 1 / sp.sqrt(BERT_WIDTH)
-    return {"actual": actual, "divisor": 1 / sp.sqrt(gamma), "xavier": xavier, "ratio": sp.simplify(actual / xavier),
-            "gamma": gamma, "symbols": {"z": z}}
+    return {
+        "actual": actual,
+        "divisor": 1 / sp.sqrt(gamma),
+        "xavier": xavier,
+        "ratio": sp.simplify(actual / xavier),
+        "gamma": gamma,
+        "symbols": {"z": z},
+    }
 
 
 def truncated_variance() -> dict:
     """Var of N(0, 1) cut at ±a: ∫_{−a}^{a} z²φ / ∫_{−a}^{a} φ, solved; and the annotated eq. (19),
     [φ(a) − φ(−a) − 2a(Φ(a) − Φ(−a))]/(Φ(a) − Φ(−a)), as printed."""
-    phi = lambda t: gauss.subs(z, t)                                     # noqa: E731
-    Phi = lambda t: (1 + sp.erf(t / sp.sqrt(2))) / 2                     # noqa: E731
-    derived = sp.simplify(sp.integrate(z ** 2 * gauss, (z, -a, a)) / sp.integrate(gauss, (z, -a, a)))
+    phi = lambda t: gauss.subs(z, t)  # noqa: E731
+    Phi = lambda t: (1 + sp.erf(t / sp.sqrt(2))) / 2  # noqa: E731
+    derived = sp.simplify(sp.integrate(z**2 * gauss, (z, -a, a)) / sp.integrate(gauss, (z, -a, a)))
     printed = sp.simplify((phi(a) - phi(-a) - 2 * a * (Phi(a) - Phi(-a))) / (Phi(a) - Phi(-a)))
     return {"derived": derived, "printed_eq19": printed, "symbols": {"a": a, "z": z}}
 
@@ -50,8 +67,11 @@ def truncated_variance() -> dict:
 def glorot_uniform_variance() -> dict:
     """Var of U(−b, b) with Glorot's b = √(6/(n_in + n_out)): b²/3."""
     b = sp.sqrt(6 / (n_in + n_out))
-    return {"variance": sp.simplify(sp.integrate(z ** 2 / (2 * b), (z, -b, b))), "bound": b,
-            "symbols": {"n_in": n_in, "n_out": n_out, "z": z}}
+    return {
+        "variance": sp.simplify(sp.integrate(z**2 / (2 * b), (z, -b, b))),
+        "bound": b,
+        "symbols": {"n_in": n_in, "n_out": n_out, "z": z},
+    }
 
 
 def relu_moments() -> dict:
@@ -59,8 +79,11 @@ def relu_moments() -> dict:
     sq = sp.sqrt(q)
     second = sp.integrate((sq * z) ** 2 * gauss, (z, 0, sp.oo))
     mean = sp.integrate(sq * z * gauss, (z, 0, sp.oo))
-    return {"second_moment": sp.simplify(second), "variance": sp.simplify(second - mean ** 2),
-            "symbols": {"q": q, "z": z}}
+    return {
+        "second_moment": sp.simplify(second),
+        "variance": sp.simplify(second - mean**2),
+        "symbols": {"q": q, "z": z},
+    }
 
 
 def gelu_second_moment_series(order: int = 4) -> dict:
@@ -68,7 +91,7 @@ def gelu_second_moment_series(order: int = 4) -> dict:
     Gaussian moments E[h^{2k}] = (2k−1)!!·q^k term by term."""
     Phi = (1 + sp.erf(h / sp.sqrt(2))) / 2
     poly = sp.expand(sp.series((h * Phi) ** 2, h, 0, 2 * order + 1).removeO())
-    density = sp.exp(-h ** 2 / (2 * q)) / sp.sqrt(2 * sp.pi * q)
+    density = sp.exp(-(h**2) / (2 * q)) / sp.sqrt(2 * sp.pi * q)
     series = sp.expand(sum(sp.integrate(term * density, (h, -sp.oo, sp.oo)) for term in poly.as_ordered_terms()))
     return {"series": series, "symbols": {"q": q, "h": h}}
 
@@ -92,24 +115,38 @@ def branch_ratios() -> dict:
          x_j W_v over the attended tokens, times W_o: v_att = ρ·(d s²)² = ρ q², ρ = ‖x̄‖²/‖x‖².
     The identity path's weight: each LN divides by √(1+v), so per layer ((1+v_att)(1+v_ffn))^{−1/2}.
     """
-    m_phi = sp.Function("m_phi")(q)                                       # E[φ(h)²], h ~ N(0, q)
+    m_phi = sp.Function("m_phi")(q)  # E[φ(h)²], h ~ N(0, q)
     v_ffn = r_ff * q * m_phi
     v_ffn_relu = sp.simplify(v_ffn.subs(m_phi, relu_moments()["second_moment"]))
-    v_att = rho * q ** 2
+    v_att = rho * q**2
     per_layer = 1 / sp.sqrt((1 + v_att) * (1 + v_ffn))
-    return {"q": d * s ** 2, "v_ffn": v_ffn, "v_ffn_relu": v_ffn_relu, "v_att": v_att, "m_phi": m_phi,
-            "identity_per_layer": per_layer, "symbols": {"d": d, "s": s, "q": q, "r": r_ff, "rho": rho}}
+    return {
+        "q": d * s**2,
+        "v_ffn": v_ffn,
+        "v_ffn_relu": v_ffn_relu,
+        "v_att": v_att,
+        "m_phi": m_phi,
+        "identity_per_layer": per_layer,
+        "symbols": {"d": d, "s": s, "q": q, "r": r_ff, "rho": rho},
+    }
 
 
-def ffn_branch_table(stds: dict[str, float] | None = None, width: int = BERT_WIDTH, ffn_ratio: int = BERT_FFN_RATIO,
-                     depth: int = BERT_DEPTH) -> dict:
+def ffn_branch_table(
+    stds: dict[str, float] | None = None,
+    width: int = BERT_WIDTH,
+    ffn_ratio: int = BERT_FFN_RATIO,
+    depth: int = BERT_DEPTH,
+) -> dict:
     """:func:`branch_ratios` evaluated at BERT-base's width for named stds (default: BERT's 0.02 cut at
     2σ, Xavier's 1/√768 and 0.02 uncut), attention's share left out (ρ = 0): per std, q, E[gelu²]
     (quadrature), v_FFN, the identity weight per layer and after ``depth`` layers; "text" prints them."""
     if stds is None:
         bs = bert_stds()
-        stds = {"BERT 0.02 (cut at 2σ)": float(bs["actual"]), "Xavier 1/√768": float(bs["xavier"]),
-                "0.02 uncut": float(BERT_STD)}
+        stds = {
+            "BERT 0.02 (cut at 2σ)": float(bs["actual"]),
+            "Xavier 1/√768": float(bs["xavier"]),
+            "0.02 uncut": float(BERT_STD),
+        }
     br = branch_ratios()
     rows, lines = {}, [f"{'init':22s} {'q':>7s} {'E[gelu²]':>9s} {'v_FFN':>7s} {'w/layer':>8s} {'w after 12':>10s}"]
     for name, s_val in stds.items():
@@ -117,11 +154,21 @@ def ffn_branch_table(stds: dict[str, float] | None = None, width: int = BERT_WID
         m_val = float(gelu_second_moment(q_val)["value"])
         v_val = float(br["v_ffn"].subs(br["m_phi"], m_val).subs({r_ff: ffn_ratio, q: q_val}))
         w_val = float(br["identity_per_layer"].subs(br["m_phi"], m_val).subs({r_ff: ffn_ratio, q: q_val, rho: 0}))
-        rows[name] = {"std": s_val, "q": q_val, "m_gelu": m_val, "v_ffn": v_val, "w_layer": w_val,
-                      "w_depth": w_val ** depth}
-        lines.append(f"{name:22s} {q_val:7.4f} {m_val:9.5f} {v_val:7.4f} {w_val:8.4f} {w_val ** depth:10.4f}")
-    return {"rows": rows, "v_ffn": {name: r["v_ffn"] for name, r in rows.items()}, "text": "\n".join(lines),
-            "symbols": br["symbols"]}
+        rows[name] = {
+            "std": s_val,
+            "q": q_val,
+            "m_gelu": m_val,
+            "v_ffn": v_val,
+            "w_layer": w_val,
+            "w_depth": w_val**depth,
+        }
+        lines.append(f"{name:22s} {q_val:7.4f} {m_val:9.5f} {v_val:7.4f} {w_val:8.4f} {w_val**depth:10.4f}")
+    return {
+        "rows": rows,
+        "v_ffn": {name: r["v_ffn"] for name, r in rows.items()},
+        "text": "\n".join(lines),
+        "symbols": br["symbols"],
+    }
 
 
 def logit_softmax() -> dict:
@@ -132,9 +179,15 @@ def logit_softmax() -> dict:
     e_exp = sp.simplify(sp.integrate(sp.exp(zq) * gauss, (z, -sp.oo, sp.oo)))
     e_zexp = sp.simplify(sp.integrate(zq * sp.exp(zq) * gauss, (z, -sp.oo, sp.oo)))
     entropy = sp.simplify(sp.log(V) + sp.log(e_exp) - e_zexp / e_exp)
-    return {"var_logit": d * s ** 2, "E[e^z]": e_exp, "E[z e^z]": e_zexp, "entropy": sp.expand(sp.expand_log(entropy)),
-            "kl_from_uniform": sp.simplify(sp.log(V) - entropy), "initial_loss": sp.expand(sp.log(V) + sp.log(e_exp)),
-            "symbols": {"d": d, "s": s, "q": q, "V": V, "z": z}}
+    return {
+        "var_logit": d * s**2,
+        "E[e^z]": e_exp,
+        "E[z e^z]": e_zexp,
+        "entropy": sp.expand(sp.expand_log(entropy)),
+        "kl_from_uniform": sp.simplify(sp.log(V) - entropy),
+        "initial_loss": sp.expand(sp.log(V) + sp.log(e_exp)),
+        "symbols": {"d": d, "s": s, "q": q, "V": V, "z": z},
+    }
 
 
 def bert_logit_scale() -> dict:
@@ -142,8 +195,16 @@ def bert_logit_scale() -> dict:
     q, the logits' std, KL from uniform q/2 and log V; "text" prints them."""
     q_bert = float(branch_ratios()["q"].subs({d: BERT_WIDTH, s: bert_stds()["actual"]}))
     log_v = float(sp.log(BERT_VOCAB))
-    kl = float(logit_softmax()["kl_from_uniform"].subs(q, q_bert))             # the derived q/2, evaluated
-    text = (f"BERT: q = {q_bert:.4f}, std of a logit = {q_bert ** 0.5:.4f}, KL from uniform = {kl:.4f} nats "
-            f"(log V = {log_v:.3f} for V = {BERT_VOCAB})")
-    return {"q": q_bert, "logit_std": q_bert ** 0.5, "kl_from_uniform": kl, "log_V": log_v, "text": text,
-            "symbols": {"d": d, "s": s, "q": q, "V": V}}
+    kl = float(logit_softmax()["kl_from_uniform"].subs(q, q_bert))  # the derived q/2, evaluated
+    text = (
+        f"BERT: q = {q_bert:.4f}, std of a logit = {q_bert**0.5:.4f}, KL from uniform = {kl:.4f} nats "
+        f"(log V = {log_v:.3f} for V = {BERT_VOCAB})"
+    )
+    return {
+        "q": q_bert,
+        "logit_std": q_bert**0.5,
+        "kl_from_uniform": kl,
+        "log_V": log_v,
+        "text": text,
+        "symbols": {"d": d, "s": s, "q": q, "V": V},
+    }

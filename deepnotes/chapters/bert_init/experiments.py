@@ -11,6 +11,7 @@ and with it every variance at initialization (see :mod:`deepnotes.chapters.bert_
     v_ffn = 4q·E[gelu(h)²], h ~ N(0, q)      v_att = ρ·q²      per-layer identity ((1+v_att)(1+v_ffn))^{-1/2}
     Var[logit] = q                           softmax entropy ≈ log V − q/2
 """
+
 from __future__ import annotations
 
 import functools
@@ -21,25 +22,28 @@ from dataclasses import dataclass, field
 import torch
 import torch.nn.functional as F
 
-from deepnotes.core.config import Budget, device as default_device, resolve_budget
-from deepnotes.show.cache import BUDGET_RESULTS_KEPT, LIVE_RESULTS_KEPT
-from deepnotes.core.validate import boolean, given, positive_float
-from deepnotes.core.config import ModelConfig, TrainConfig
-from deepnotes.core.data import MarkovLanguage, mask_positions, probe_generator
-from deepnotes.core.models import ffn_branch_variance, gaussian_second_moment, gelu, truncated_normal_variance_factor
-from deepnotes.core.models import build_model
-from deepnotes.core.scaling import predicted_identity_weight
-from deepnotes.core.measure import per_block_grad_norms
 from deepnotes.core import measure as et
+from deepnotes.core.config import Budget, ModelConfig, TrainConfig, resolve_budget
+from deepnotes.core.config import device as default_device
+from deepnotes.core.data import MarkovLanguage, mask_positions, probe_generator
 from deepnotes.core.engine import Stack
-from deepnotes.core.train import train_many
-from deepnotes.core.train import History, Masked
-from deepnotes.core.measure import every_for
+from deepnotes.core.measure import every_for, per_block_grad_norms
+from deepnotes.core.models import (
+    build_model,
+    ffn_branch_variance,
+    gaussian_second_moment,
+    gelu,
+    truncated_normal_variance_factor,
+)
+from deepnotes.core.scaling import predicted_identity_weight
+from deepnotes.core.train import History, Masked, train_many
+from deepnotes.core.validate import boolean, given, positive_float
+from deepnotes.show.cache import BUDGET_RESULTS_KEPT, LIVE_RESULTS_KEPT
 
 BERT_WIDTH = 768
-BERT_DEPTH = 12              # BERT-base's layers (the annotated tables' depth)
+BERT_DEPTH = 12  # BERT-base's layers (the annotated tables' depth)
 BERT_STD = 0.02
-TABLE_STDS = (0.02, 0.0361, 0.05)    # the stds of the annotated §9.1 table: BERT's, Xavier's 1/√768, 0.05
+TABLE_STDS = (0.02, 0.0361, 0.05)  # the stds of the annotated §9.1 table: BERT's, Xavier's 1/√768, 0.05
 MASK_PROB = 0.15
 MLM_FLOOR = "floor H(X_t | neighbours)"
 
@@ -58,7 +62,7 @@ def q_of(std: float, truncated: bool = True) -> float:
     (``truncated=False``: s_eff = s, e.g. Xavier-normal's 1/√768)."""
     positive_float("std", std)
     boolean("truncated", truncated)
-    return BERT_WIDTH * std ** 2 * (truncated_normal_variance_factor(2.0) if truncated else 1.0)
+    return BERT_WIDTH * std**2 * (truncated_normal_variance_factor(2.0) if truncated else 1.0)
 
 
 def gelu_second_moment(q: float) -> float:
@@ -69,7 +73,7 @@ def gelu_second_moment(q: float) -> float:
 def derived_ratios(std: float, rho: float, ffn_ratio: int = 4, truncated: bool = True) -> tuple[float, float]:
     """(v_att, v_ffn) = (ρ·q², r·q·E[gelu(h)²]) at BERT-equivalent std ``std``."""
     q = q_of(std, truncated)
-    return rho * q ** 2, ffn_branch_variance(q, "gelu", ffn_ratio)
+    return rho * q**2, ffn_branch_variance(q, "gelu", ffn_ratio)
 
 
 def identity_weight(std: float, rho: float, layers: int = 1, truncated: bool = True) -> float:
@@ -78,35 +82,48 @@ def identity_weight(std: float, rho: float, layers: int = 1, truncated: bool = T
     return ((1 + v_att) * (1 + v_ffn)) ** (-layers / 2)
 
 
-def encoder_config(width: int, depth: int, std: float, vocab: int, seq_len: int,
-                   head_transform: bool = True) -> ModelConfig:
+def encoder_config(
+    width: int, depth: int, std: float, vocab: int, seq_len: int, head_transform: bool = True
+) -> ModelConfig:
     """BERT's shape at width ``width``: Post-LN, GELU FFN 4·width, heads of 64 (at least one)."""
-    return ModelConfig(n_layers=depth, d_model=width, n_heads=max(1, width // 64), d_ff=4 * width,
-                       vocab_size=vocab, norm="post", causal=False, init_std=equivalent_std(std, width),
-                       head_transform=head_transform, activation="gelu", max_len=seq_len)
+    return ModelConfig(
+        n_layers=depth,
+        d_model=width,
+        n_heads=max(1, width // 64),
+        d_ff=4 * width,
+        vocab_size=vocab,
+        norm="post",
+        causal=False,
+        init_std=equivalent_std(std, width),
+        head_transform=head_transform,
+        activation="gelu",
+        max_len=seq_len,
+    )
 
 
 @dataclass
 class InitProbe:
     """One batch through a freshly initialized encoder (lists: per layer; index 0 = x_0)."""
-    std: float                     # BERT-equivalent init std
+
+    std: float  # BERT-equivalent init std
     width: int
     depth: int
-    stream_var: list[float]        # Var[x_l] over features, averaged over tokens (l = 0..L)
-    cos_x0: list[float]            # mean cos(x_l, x_0): the identity path's weight, measured
-    attn_ratio: list[float]        # v_att per layer: E[A(x)²]/E[x²]
-    ffn_ratio: list[float]         # v_ffn per layer
-    rho: list[float]               # per layer: ‖mean_t x_t‖²/mean_t ‖x_t‖² at the attention's input
-    predicted_cos: list[float]     # Π (1+v)^{-1/2} from the measured ratios
-    derived_cos: list[float]       # the same from the derived ratios (measured ρ)
-    grad_norms: list[float]        # ‖∂L_MLM/∂θ_l‖ per block l = 1..L
-    logit_var: float               # Var of the MLM logits at masked positions
-    softmax_kl: float              # mean KL(softmax ‖ uniform) = log V − H at masked positions
-    loss: float                    # the MLM loss at init
+    stream_var: list[float]  # Var[x_l] over features, averaged over tokens (l = 0..L)
+    cos_x0: list[float]  # mean cos(x_l, x_0): the identity path's weight, measured
+    attn_ratio: list[float]  # v_att per layer: E[A(x)²]/E[x²]
+    ffn_ratio: list[float]  # v_ffn per layer
+    rho: list[float]  # per layer: ‖mean_t x_t‖²/mean_t ‖x_t‖² at the attention's input
+    predicted_cos: list[float]  # Π (1+v)^{-1/2} from the measured ratios
+    derived_cos: list[float]  # the same from the derived ratios (measured ρ)
+    grad_norms: list[float]  # ‖∂L_MLM/∂θ_l‖ per block l = 1..L
+    logit_var: float  # Var of the MLM logits at masked positions
+    softmax_kl: float  # mean KL(softmax ‖ uniform) = log V − H at masked positions
+    loss: float  # the MLM loss at init
 
 
-def init_probe(std: float, depth: int, width: int | None = None, budget: Budget | None = None,
-               seed: int = 0, device=None) -> InitProbe:
+def init_probe(
+    std: float, depth: int, width: int | None = None, budget: Budget | None = None, seed: int = 0, device=None
+) -> InitProbe:
     """Measure the stream, the branch ratios, the gradients and the logits of an encoder at init."""
     budget = resolve_budget(budget)
     width = given(width, budget.bert_init.probe_width)
@@ -114,19 +131,20 @@ def init_probe(std: float, depth: int, width: int | None = None, budget: Budget 
     n_seq, seq_len = budget.bert_init.probe_tokens
     cfg = encoder_config(width, depth, std, budget.bert_init.vocab, seq_len)
     model = build_model(cfg, seed=seed, device=device)
-    gen = probe_generator(seed)                                    # the batch, then the mask, from one stream
-    tokens = MarkovLanguage(budget.bert_init.vocab, seed=0).sample(n_seq, seq_len, gen).to(device)   # [B, T]
-    mask = mask_positions(n_seq, seq_len, MASK_PROB, gen).to(device)                          # [B, T]
-    if not mask.any():                                       # a tiny batch may draw no mask at all
+    gen = probe_generator(seed)  # the batch, then the mask, from one stream
+    tokens = MarkovLanguage(budget.bert_init.vocab, seed=0).sample(n_seq, seq_len, gen).to(device)  # [B, T]
+    mask = mask_positions(n_seq, seq_len, MASK_PROB, gen).to(device)  # [B, T]
+    if not mask.any():  # a tiny batch may draw no mask at all
         mask[:, seq_len // 2] = True
     ratios, rho = {"attn": [], "ffn": []}, []
 
     def record(kind):
         def hook(module, inputs, output):
-            x = inputs[0].detach()                                                            # [B, T, d]
+            x = inputs[0].detach()  # [B, T, d]
             ratios[kind].append(float(output.detach().pow(2).mean() / x.pow(2).mean()))
             if kind == "attn":
                 rho.append(float(x.mean(dim=1).pow(2).sum(-1).mean() / x.pow(2).sum(-1).mean()))
+
         return hook
 
     hooks = [b.attn.register_forward_hook(record("attn")) for b in model.blocks]
@@ -136,7 +154,7 @@ def init_probe(std: float, depth: int, width: int | None = None, budget: Budget 
         _, stream = model.hidden(masked, return_stream=True)
         for hk in hooks:
             hk.remove()
-        logits = model(masked)[mask].double()                                                   # [n, V]
+        logits = model(masked)[mask].double()  # [n, V]
     x0 = stream[0]
     interleaved = [v for pair in zip(ratios["attn"], ratios["ffn"]) for v in pair]
     derived = [v for r in rho for v in derived_ratios(std, r)]
@@ -145,16 +163,21 @@ def init_probe(std: float, depth: int, width: int | None = None, budget: Budget 
     loss = model.mlm_loss(tokens, mask)
     loss.backward()
     return InitProbe(
-        std=std, width=width, depth=depth,
+        std=std,
+        width=width,
+        depth=depth,
         stream_var=[float(x.var(dim=-1, unbiased=False).mean()) for x in stream],
         cos_x0=[float(F.cosine_similarity(x, x0, dim=-1).mean()) for x in stream],
-        attn_ratio=ratios["attn"], ffn_ratio=ratios["ffn"], rho=rho,
+        attn_ratio=ratios["attn"],
+        ffn_ratio=ratios["ffn"],
+        rho=rho,
         predicted_cos=predicted_identity_weight("post", interleaved),
         derived_cos=predicted_identity_weight("post", derived),
         grad_norms=per_block_grad_norms(model),
         logit_var=float(logits.var()),
         softmax_kl=float((logp.exp() * logp).sum(-1).mean() + math.log(logits.shape[-1])),
-        loss=float(loss.detach()))
+        loss=float(loss.detach()),
+    )
 
 
 @dataclass
@@ -162,16 +185,18 @@ class TableProbe:
     """The annotated §9.1/§9.2 tables' own setting (seed 003 §9.1: x_0 ~ N(0, I), W ~ N(0, σ²)): BERT's
     Post-LN blocks with every matrix drawn from N(0, s²) *uncut*, fed Gaussian vectors directly (no
     embedding). Lists per layer l = 0..L; gradients per block l = 1..L."""
-    std: float                     # BERT-equivalent std σ (s = σ·√(768/width))
+
+    std: float  # BERT-equivalent std σ (s = σ·√(768/width))
     width: int
     depth: int
-    stream_var: list[float]        # Var[x_l] over features, averaged over tokens
-    cos_x0: list[float]            # mean cos(x_l, x_0)
-    grad_norms: list[float]        # ‖∂L/∂θ_l‖ per block, L = mean (x_L·u)², u a fixed random readout
+    stream_var: list[float]  # Var[x_l] over features, averaged over tokens
+    cos_x0: list[float]  # mean cos(x_l, x_0)
+    grad_norms: list[float]  # ‖∂L/∂θ_l‖ per block, L = mean (x_L·u)², u a fixed random readout
 
 
-def table_setting_probe(std: float, depth: int, width: int, budget: Budget | None = None, seed: int = 0,
-                        device=None) -> TableProbe:
+def table_setting_probe(
+    std: float, depth: int, width: int, budget: Budget | None = None, seed: int = 0, device=None
+) -> TableProbe:
     """One batch of x_0 ~ N(0, I) through ``depth`` Post-LN blocks of BERT's shape at ``width``, every
     block matrix from N(0, s²) without the ±2σ cut. The tables name no loss: the gradients are of
     L = mean over tokens of (x_L·u)², u ~ N(0, I/d) fixed, and only their ratios are read."""
@@ -183,19 +208,23 @@ def table_setting_probe(std: float, depth: int, width: int, budget: Budget | Non
     sigma = equivalent_std(std, width)
     with torch.no_grad():
         for param in model.blocks.parameters():
-            if param.dim() >= 2:                                   # every matrix; biases stay 0, γ stays 1
+            if param.dim() >= 2:  # every matrix; biases stay 0, γ stays 1
                 param.copy_(sigma * torch.randn(param.shape, generator=gen))
-    stream = [torch.randn(n_seq, seq_len, width, generator=gen).to(device)]                   # x_0 [B, T, d]
-    readout = (torch.randn(width, generator=gen) / math.sqrt(width)).to(device)               # u [d]
+    stream = [torch.randn(n_seq, seq_len, width, generator=gen).to(device)]  # x_0 [B, T, d]
+    readout = (torch.randn(width, generator=gen) / math.sqrt(width)).to(device)  # u [d]
     for block in model.blocks:
-        stream.append(block(stream[-1]))                                                      # x_l [B, T, d]
+        stream.append(block(stream[-1]))  # x_l [B, T, d]
     model.zero_grad(set_to_none=True)
     (stream[-1] @ readout).pow(2).mean().backward()
     x0 = stream[0]
-    return TableProbe(std=std, width=width, depth=depth,
-                      stream_var=[float(x.detach().var(dim=-1, unbiased=False).mean()) for x in stream],
-                      cos_x0=[float(F.cosine_similarity(x.detach(), x0, dim=-1).mean()) for x in stream],
-                      grad_norms=per_block_grad_norms(model))
+    return TableProbe(
+        std=std,
+        width=width,
+        depth=depth,
+        stream_var=[float(x.detach().var(dim=-1, unbiased=False).mean()) for x in stream],
+        cos_x0=[float(F.cosine_similarity(x.detach(), x0, dim=-1).mean()) for x in stream],
+        grad_norms=per_block_grad_norms(model),
+    )
 
 
 def layer_norm_gains(model) -> dict[str, float]:
@@ -213,13 +242,14 @@ def layer_norm_gains(model) -> dict[str, float]:
 @dataclass
 class MLMRun:
     """An MLM training run and the LayerNorm gains and embedding size along it."""
+
     std: float
     head_transform: bool
     history: History
     depth: int
     gain_steps: list[int] = field(default_factory=list)
-    gains: dict[str, list[float]] = field(default_factory=dict)     # LN name → mean γ at gain_steps
-    embed_rms: list[float] = field(default_factory=list)            # RMS of the output rows of E
+    gains: dict[str, list[float]] = field(default_factory=dict)  # LN name → mean γ at gain_steps
+    embed_rms: list[float] = field(default_factory=list)  # RMS of the output rows of E
 
     @property
     def last_name(self) -> str:
@@ -241,9 +271,9 @@ def embedding_rms(model) -> float:
 
 def stack_layer_norm_gains(stack: Stack) -> list[dict[str, float]]:
     """:func:`layer_norm_gains` of every member of an encoder stack, in the same order of names."""
-    embed = stack.embed_norm_w.mean(dim=(1, 2)).tolist()                  # [K]
-    attn = stack.attn_norm_w.mean(dim=(2, 3)).tolist()                    # [N][K]
-    ffn = stack.ffn_norm_w.mean(dim=(2, 3)).tolist()                      # [N][K]
+    embed = stack.embed_norm_w.mean(dim=(1, 2)).tolist()  # [K]
+    attn = stack.attn_norm_w.mean(dim=(2, 3)).tolist()  # [N][K]
+    ffn = stack.ffn_norm_w.mean(dim=(2, 3)).tolist()  # [N][K]
     head = stack.dense_norm_w.mean(dim=(1, 2)).tolist() if stack.cfg.head_transform else None
     out = []
     for k in range(stack.n_members):
@@ -261,9 +291,15 @@ def stack_embedding_rms(stack: Stack) -> list[float]:
     return stack.embed[:, : stack.cfg.vocab_size].pow(2).mean(dim=(1, 2)).sqrt().tolist()
 
 
-def mlm_runs(settings: Sequence[tuple[float, bool]], budget: Budget | None = None, seeds: Sequence[int] = (0,),
-             lr: float | None = None, depth: int | None = None, device=None,
-             progress: bool = False) -> dict[tuple[float, bool, int], MLMRun]:
+def mlm_runs(
+    settings: Sequence[tuple[float, bool]],
+    budget: Budget | None = None,
+    seeds: Sequence[int] = (0,),
+    lr: float | None = None,
+    depth: int | None = None,
+    device=None,
+    progress: bool = False,
+) -> dict[tuple[float, bool, int], MLMRun]:
     """Train the budget's encoder on masked tokens of the Markov language with Adam and linear warmup,
     for every (std, extra head layer) setting × seed, recording every LayerNorm's mean γ and the
     embedding's RMS. Settings with the same head train together as one engine ensemble.
@@ -274,14 +310,31 @@ def mlm_runs(settings: Sequence[tuple[float, bool]], budget: Budget | None = Non
     n_seq, seq_len = b.train_batch
     keys = [(s, head, seed) for s, head in settings for seed in seeds]
     every = every_for(b.train_steps, b.gain_points)
-    tcfgs = [TrainConfig(optimizer="adam", lr=b.lr if lr is None else lr, steps=b.train_steps,
-                         warmup_steps=b.train_warmup, batch_size=n_seq, seq_len=seq_len, seed=seed)
-             for _, _, seed in keys]
-    hists = train_many([encoder_config(b.train_width, depth, s, b.vocab, seq_len, head) for s, head, _ in keys],
-                       tcfgs, [MarkovLanguage(b.vocab, seed=seed) for _, _, seed in keys], objective=Masked(MASK_PROB),
-                       trackers=lambda: [et.BlockGradNorms(every), et.Recorder("gains", stack_layer_norm_gains, every),
-                                         et.Recorder("embed_rms", stack_embedding_rms, every)],
-                       device=device or default_device(), progress=progress)
+    tcfgs = [
+        TrainConfig(
+            optimizer="adam",
+            lr=b.lr if lr is None else lr,
+            steps=b.train_steps,
+            warmup_steps=b.train_warmup,
+            batch_size=n_seq,
+            seq_len=seq_len,
+            seed=seed,
+        )
+        for _, _, seed in keys
+    ]
+    hists = train_many(
+        [encoder_config(b.train_width, depth, s, b.vocab, seq_len, head) for s, head, _ in keys],
+        tcfgs,
+        [MarkovLanguage(b.vocab, seed=seed) for _, _, seed in keys],
+        objective=Masked(MASK_PROB),
+        trackers=lambda: [
+            et.BlockGradNorms(every),
+            et.Recorder("gains", stack_layer_norm_gains, every),
+            et.Recorder("embed_rms", stack_embedding_rms, every),
+        ],
+        device=device or default_device(),
+        progress=progress,
+    )
     return {key: _mlm_result(key[0], key[1], depth, hist) for key, hist in zip(keys, hists)}
 
 
@@ -294,8 +347,16 @@ def _mlm_result(std: float, head_transform: bool, depth: int, hist: History) -> 
     return result
 
 
-def mlm_run(std: float, head_transform: bool = True, budget: Budget | None = None, seed: int = 0,
-            lr: float | None = None, depth: int | None = None, device=None, progress: bool = False) -> MLMRun:
+def mlm_run(
+    std: float,
+    head_transform: bool = True,
+    budget: Budget | None = None,
+    seed: int = 0,
+    lr: float | None = None,
+    depth: int | None = None,
+    device=None,
+    progress: bool = False,
+) -> MLMRun:
     """One run of :func:`mlm_runs`."""
     return mlm_runs([(std, head_transform)], budget, (seed,), lr, depth, device, progress)[(std, head_transform, seed)]
 
@@ -330,7 +391,7 @@ def cached_run(std: float, head_transform: bool, budget: Budget) -> MLMRun:
 
 def article_gradient_prediction(probe: InitProbe) -> list[float]:
     """The annotated eq. (42) with the measured branch ratios: ‖g_l‖/‖g_L‖ = Π_{k>l} ((1+v_att)(1+v_ffn))^{-1/2}."""
-    w = probe.predicted_cos                          # Π_{k≤l} per layer, l = 0..L
+    w = probe.predicted_cos  # Π_{k≤l} per layer, l = 0..L
     return [w[-1] / w_l for w_l in w[1:]]
 
 
@@ -368,9 +429,14 @@ def table_gradient_ratios(budget: Budget | None = None) -> dict[str, dict[float,
     ("cut"): setting → std → one ratio per seed. One batch is one draw; the verdicts read the median."""
     budget = resolve_budget(budget)
     b = budget.bert_init
-    probes = {"own": lambda s, seed: table_setting_probe(s, b.table_depth, b.table_width, budget, seed),
-              "cut": lambda s, seed: (cached_probe(s, b.table_depth, b.table_width, budget) if seed == 0   # table_probes'
-                                      else init_probe(s, b.table_depth, b.table_width, budget, seed))}
+    probes = {
+        "own": lambda s, seed: table_setting_probe(s, b.table_depth, b.table_width, budget, seed),
+        "cut": lambda s, seed: (
+            cached_probe(s, b.table_depth, b.table_width, budget)
+            if seed == 0  # table_probes'
+            else init_probe(s, b.table_depth, b.table_width, budget, seed)
+        ),
+    }
     out = {}
     for name, probe in probes.items():
         out[name] = {}

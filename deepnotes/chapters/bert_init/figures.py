@@ -1,10 +1,18 @@
 """Figures of the chapter "Why is BERT's initial standard deviation 0.02?": each function takes
 measurements (or runs the cached experiment) and returns a matplotlib Figure."""
+
 from __future__ import annotations
 
-from deepnotes.chapters.bert_init.experiments import (BERT_STD, InitProbe, MLMRun, MLM_FLOOR,
-                                                      article_gradient_prediction, cached_probe, cached_run,
-                                                      derived_ratios)
+from deepnotes.chapters.bert_init.experiments import (
+    BERT_STD,
+    MLM_FLOOR,
+    InitProbe,
+    MLMRun,
+    article_gradient_prediction,
+    cached_probe,
+    cached_run,
+    derived_ratios,
+)
 from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.show.palette import PALETTE
 
@@ -12,12 +20,13 @@ from deepnotes.show.palette import PALETTE
 # the derivation in green, the annotated section's prediction in orange, everything else grey
 FFN, ATTENTION = PALETTE["post"], PALETTE["pre"]
 MEASURED, DERIVED, ARTICLE, OTHER = PALETTE["plain"], PALETTE["deepnorm"], PALETTE["alpha=1"], PALETTE["none"]
-GRID_POINTS = 41                # points of the derived curves across the std sweep
+GRID_POINTS = 41  # points of the derived curves across the std sweep
 
 
 def init_figure(std: float, depth: int, budget: Budget | None = None, progress: bool = False):
     """Slider 1: branch ratios, the identity path's weight and the per-block gradients at init."""
     from deepnotes.show import plots
+
     budget = resolve_budget(budget)
     p = cached_probe(std, depth, budget.bert_init.probe_width, budget)
     layers = range(1, depth + 1)
@@ -51,6 +60,7 @@ def gain_figure(std: float, head_transform: bool, budget: Budget | None = None, 
     """Slider 2: every LayerNorm's mean γ during MLM training, the last encoder LN and the head's LN
     highlighted, and the RMS of the (tied) output embedding rows."""
     from deepnotes.show import plots
+
     budget = resolve_budget(budget)
     run = cached_run(std, head_transform, budget)
     fig, (ax_g, ax_l) = plots.new_figure(2, width=4.0, height=2.8)
@@ -63,8 +73,9 @@ def gain_figure(std: float, head_transform: bool, budget: Budget | None = None, 
         ax_g.plot(run.gain_steps, run.gains["head"], color=ATTENTION, lw=2, label="extra head LN")
     ax_g.plot([], [], color=OTHER, label="other LNs")
     ax_e = ax_g.twinx()
-    ax_e.plot(run.gain_steps, [e / run.embed_rms[0] for e in run.embed_rms], ":", color=DERIVED,
-              label="embedding RMS / init")
+    ax_e.plot(
+        run.gain_steps, [e / run.embed_rms[0] for e in run.embed_rms], ":", color=DERIVED, label="embedding RMS / init"
+    )
     ax_e.set_ylabel("embedding RMS / its init", fontsize=7)
     ax_g.set_xlabel("step")
     ax_g.set_ylabel("mean γ")
@@ -80,6 +91,7 @@ def sweep_figure(probes: dict[float, InitProbe]):
     """Across init stds at one depth: branch ratios of layer 1, the weight of x_0 at the top, and the
     gradient ratio first/last block, each measured against the derivation."""
     from deepnotes.show import plots
+
     stds = sorted(probes)
     depth = probes[stds[0]].depth
     fig, (ax_v, ax_w, ax_g) = plots.new_figure(3, width=3.4, height=2.8)
@@ -89,8 +101,14 @@ def sweep_figure(probes: dict[float, InitProbe]):
     ax_v.loglog(stds, [probes[s].ffn_ratio[0] for s in stds], "o", color=FFN, label="FFN, measured")
     ax_v.loglog(grid, [derived_ratios(s, rho)[1] for s in grid], "-", color=FFN, lw=1, label="FFN, derived")
     ax_v.loglog(stds, [probes[s].attn_ratio[0] for s in stds], "s", color=ATTENTION, label="attention, measured")
-    ax_v.loglog(grid, [derived_ratios(s, rho)[0] for s in grid], "-", color=ATTENTION, lw=1,
-                label=f"attention, derived (ρ={rho:.2f})")
+    ax_v.loglog(
+        grid,
+        [derived_ratios(s, rho)[0] for s in grid],
+        "-",
+        color=ATTENTION,
+        lw=1,
+        label=f"attention, derived (ρ={rho:.2f})",
+    )
     ax_v.set_xlabel("init std (BERT-base equivalent)")
     ax_v.set_ylabel("branch ratio v, layer 1")
     ax_v.legend(fontsize=6)
@@ -99,10 +117,16 @@ def sweep_figure(probes: dict[float, InitProbe]):
     ax_w.set_xlabel("init std")
     ax_w.set_ylabel(f"weight of x_0 after {depth} layers")
     ax_w.legend(fontsize=6)
-    ax_g.loglog(stds, [probes[s].grad_norms[0] / probes[s].grad_norms[-1] for s in stds], "o-", color=MEASURED,
-                label="measured")
-    ax_g.loglog(stds, [article_gradient_prediction(probes[s])[0] for s in stds], "--", color=ARTICLE,
-                label="annotated eq. (42), real v")
+    ax_g.loglog(
+        stds, [probes[s].grad_norms[0] / probes[s].grad_norms[-1] for s in stds], "o-", color=MEASURED, label="measured"
+    )
+    ax_g.loglog(
+        stds,
+        [article_gradient_prediction(probes[s])[0] for s in stds],
+        "--",
+        color=ARTICLE,
+        label="annotated eq. (42), real v",
+    )
     ax_g.set_xlabel("init std")
     ax_g.set_ylabel("‖g_1‖ / ‖g_N‖")
     ax_g.legend(fontsize=6)
@@ -115,10 +139,15 @@ def sweep_figure(probes: dict[float, InitProbe]):
 def training_figure(runs: dict[float, MLMRun], budget: Budget | None = None):
     """Experiment 2: the MLM loss of every std's run, with the floor and the context-free plateau."""
     from deepnotes.show import plots
+
     b = resolve_budget(budget).bert_init
     fig, (ax,) = plots.new_figure(1, width=5.0, height=3.2)
-    plots.loss_curves(ax, {f"std {s:g}": r.history for s, r in runs.items()},
-                      title=f"MLM, N={b.train_depth}, d={b.train_width}, warmup {b.train_warmup}", floor_label=MLM_FLOOR)
+    plots.loss_curves(
+        ax,
+        {f"std {s:g}": r.history for s, r in runs.items()},
+        title=f"MLM, N={b.train_depth}, d={b.train_width}, warmup {b.train_warmup}",
+        floor_label=MLM_FLOOR,
+    )
     return fig
 
 
@@ -127,4 +156,5 @@ def model_code():
     included, so the page shows what the experiments run): ``trunc_normal_``."""
     from deepnotes.core.models import trunc_normal_
     from deepnotes.show.source import source_of
+
     return source_of(trunc_normal_, "BERT's initializer: a normal cut at ±2σ")

@@ -1,31 +1,44 @@
 """The chapter's printed tables: the annotated §9.1–§9.3 numbers (quoted in :mod:`.claims`) beside the
 measurements, and the LayerNorm gains of the training runs, as text."""
+
 from __future__ import annotations
 
-from deepnotes.chapters.bert_init.claims import (PRINTED_GRAD, PRINTED_LAYERS_GRAD, PRINTED_LAYERS_VAR, PRINTED_TRAINING,
-                                                 PRINTED_VAR)
+from deepnotes.chapters.bert_init.claims import (
+    PRINTED_GRAD,
+    PRINTED_LAYERS_GRAD,
+    PRINTED_LAYERS_VAR,
+    PRINTED_TRAINING,
+    PRINTED_VAR,
+)
 from deepnotes.chapters.bert_init.experiments import InitProbe, MLMRun, TableProbe, q_of
 from deepnotes.core.config import Budget, resolve_budget
 
 
-def annotated_tables_text(own: dict[float, TableProbe], cut: dict[float, InitProbe],
-                          budget: Budget | None = None) -> str:
+def annotated_tables_text(
+    own: dict[float, TableProbe], cut: dict[float, InitProbe], budget: Budget | None = None
+) -> str:
     """§9.1 (Var[x_l] and the weight of x_0) and §9.2 (‖g_l‖/‖g_12‖): printed | measured in the tables'
     own setting (uncut N(0, σ²), x_0 ~ N(0, I)) | measured in BERT's (cut at ±2σ, Markov tokens)."""
     b = resolve_budget(budget).bert_init
-    lines = [f"{b.table_depth} layers, width {b.table_width}. Columns: printed | the tables' setting: W ~ N(0, σ²) uncut, "
-             "x_0 ~ N(0, I) | BERT's: W cut at ±2σ, Markov-language tokens",
-             "§9.1 Var[x_l] (and cos(x_l, x_0), the weight of x_0)"]
+    lines = [
+        f"{b.table_depth} layers, width {b.table_width}. Columns: printed | the tables' setting: W ~ N(0, σ²) uncut, "
+        "x_0 ~ N(0, I) | BERT's: W cut at ±2σ, Markov-language tokens",
+        "§9.1 Var[x_l] (and cos(x_l, x_0), the weight of x_0)",
+    ]
     for s in PRINTED_VAR:
         lines.append(f"  σ = {s:g} (q = {q_of(s, truncated=False):.2f} uncut, {q_of(s):.2f} cut)")
-        lines += [f"    layer {layer:2d}: {PRINTED_VAR[s][k]:.3f} | {own[s].stream_var[layer]:.3f} ({own[s].cos_x0[layer]:.3f})"
-                  f" | {cut[s].stream_var[layer]:.3f} ({cut[s].cos_x0[layer]:.3f})"
-                  for k, layer in enumerate(PRINTED_LAYERS_VAR)]
+        lines += [
+            f"    layer {layer:2d}: {PRINTED_VAR[s][k]:.3f} | {own[s].stream_var[layer]:.3f} ({own[s].cos_x0[layer]:.3f})"
+            f" | {cut[s].stream_var[layer]:.3f} ({cut[s].cos_x0[layer]:.3f})"
+            for k, layer in enumerate(PRINTED_LAYERS_VAR)
+        ]
     lines.append("§9.2 gradient norm of block l / block 12; the table's layer 0 is block 1 here")
     for s in PRINTED_GRAD:
         lines.append(f"  σ = {s:g}")
-        lines += [f"    layer {layer:2d}: {PRINTED_GRAD[s][k]:.2f} | {_grad_ratio(own[s], layer):.2f} | {_grad_ratio(cut[s], layer):.2f}"
-                  for k, layer in enumerate(PRINTED_LAYERS_GRAD)]
+        lines += [
+            f"    layer {layer:2d}: {PRINTED_GRAD[s][k]:.2f} | {_grad_ratio(own[s], layer):.2f} | {_grad_ratio(cut[s], layer):.2f}"
+            for k, layer in enumerate(PRINTED_LAYERS_GRAD)
+        ]
     return "\n".join(lines)
 
 
@@ -38,13 +51,17 @@ def training_table_text(runs: dict[float, MLMRun], budget: Budget | None = None)
     """§9.3 printed (steps to converge, final loss) beside each run's steps to 50 % / 80 % of the way
     from the plateau to the floor (0-based, :meth:`History.steps_to`), final loss and fraction learned."""
     w = resolve_budget(budget).bert_init.loss_window
-    lines = ["§9.3 (printed: steps to converge, final loss | measured here: steps to 50 % / 80 % of the way to "
-             "the floor, final loss, learned)"]
+    lines = [
+        "§9.3 (printed: steps to converge, final loss | measured here: steps to 50 % / 80 % of the way to "
+        "the floor, final loss, learned)"
+    ]
     for s, r in runs.items():
         h = r.history
         p = PRINTED_TRAINING.get(s, ("—", float("nan")))
-        lines.append(f"  std {s:<7g} printed {p[0]:>13s} {p[1]:.2f} | {str(h.steps_to(0.5, window=w)):>5s} "
-                     f"{str(h.steps_to(0.8, window=w)):>5s} {h.final_loss(w):.3f} {h.fraction_learned(w):.2f}")
+        lines.append(
+            f"  std {s:<7g} printed {p[0]:>13s} {p[1]:.2f} | {str(h.steps_to(0.5, window=w)):>5s} "
+            f"{str(h.steps_to(0.8, window=w)):>5s} {h.final_loss(w):.3f} {h.fraction_learned(w):.2f}"
+        )
     return "\n".join(lines)
 
 
@@ -55,8 +72,10 @@ def gain_summary_text(gain_runs: dict[tuple[float, bool], MLMRun], budget: Budge
     lines = []
     for (s, head), r in gain_runs.items():
         last, others = r.last_encoder_gain(), r.final_other_gains()
-        lines.append(f"std {s:<5g} extra layer {'yes' if head else 'no '}: last encoder γ {last[0]:.3f} → {last[-1]:.3f}; "
-                     f"other encoder LNs end in [{min(others):.3f}, {max(others):.3f}]"
-                     + (f"; head LN γ → {r.gains['head'][-1]:.3f}" if head else "")
-                     + f"; embedding RMS ×{r.embed_rms[-1] / r.embed_rms[0]:.2f}; learned {r.history.fraction_learned(w):.2f}")
+        lines.append(
+            f"std {s:<5g} extra layer {'yes' if head else 'no '}: last encoder γ {last[0]:.3f} → {last[-1]:.3f}; "
+            f"other encoder LNs end in [{min(others):.3f}, {max(others):.3f}]"
+            + (f"; head LN γ → {r.gains['head'][-1]:.3f}" if head else "")
+            + f"; embedding RMS ×{r.embed_rms[-1] / r.embed_rms[0]:.2f}; learned {r.history.fraction_learned(w):.2f}"
+        )
     return "\n".join(lines)

@@ -1,6 +1,7 @@
 """Verdicts of the chapter "Increment explosion": each claim of the sources set against what the
 derivation (:mod:`.derive`) or the measurements (:mod:`.experiments`) computed; every status is
 decided by a comparison with one of the thresholds named below."""
+
 from __future__ import annotations
 
 import math
@@ -11,29 +12,28 @@ import torch
 from deepnotes.chapters.increment_explosion import experiments as ex
 from deepnotes.chapters.increment_explosion.derive import EXAMPLE_DEPTH, depth_ratio, jacobian_counterexamples
 from deepnotes.core import scaling
-from deepnotes.core.config import Budget
-from deepnotes.core.config import ModelConfig
-from deepnotes.core.models import Block
+from deepnotes.core.config import Budget, ModelConfig
 from deepnotes.core.measure import count_matrices, loglog_slope
+from deepnotes.core.models import Block
 from deepnotes.core.train import History
 from deepnotes.shared import warmup
 from deepnotes.show import verdicts as vd
 
 # thresholds
-PRINTED_VALUE_RTOL = 0.05       # a number printed in the source "holds approximately" within 5 %
-SLOPE_ATOL = 0.2                # a measured log-log slope matches the derivation's within ±0.2
-FIRST_ORDER_RTOL = 0.2          # the measured ΔL equals ⟨∇L, Δθ⟩ within 20 %
+PRINTED_VALUE_RTOL = 0.05  # a number printed in the source "holds approximately" within 5 %
+SLOPE_ATOL = 0.2  # a measured log-log slope matches the derivation's within ±0.2
+FIRST_ORDER_RTOL = 0.2  # the measured ΔL equals ⟨∇L, Δθ⟩ within 20 %
 UPDATE_FIGURE = "DeepNet Fig. 5"  # the model update of 64-128-2 models from 6L-6L to 100L-100L (Fig. 3 is 18L-18L's
-                                  # gradient norms and validation loss)
-GROWTH_MIN_SLOPE = 0.1          # "grows with depth": log-log slope of the first-step update above this
-FLAT_MAX_SLOPE = 0.15           # "stays nearly flat": |slope| below this
+# gradient norms and validation loss)
+GROWTH_MIN_SLOPE = 0.1  # "grows with depth": log-log slope of the first-step update above this
+FLAT_MAX_SLOPE = 0.15  # "stays nearly flat": |slope| below this
 
 # the sources' worked examples (their numbers, not budget values)
-SHALLOW_DEPTH = 10              # eq. (12): ΔL at N = EXAMPLE_DEPTH against N = 10
-EXAMPLE_BETA = 2                # eq. (4) tested at one β > 1: ‖J·J‖ against β²
-VANISHING_FACTOR, VANISHING_LAYERS = 0.9, 99            # eq. (5): 0.9^99
-WARMUP_PEAK_LR, WARMUP_STEPS, WARMUP_FIRST_LR = 1e-4, 1000, 1e-7   # eq. (62) and §10.3
-DEEPNORM_LAYER_FACTOR, DEEPNORM_LAYERS = 1.045, 1000     # eq. (72)
+SHALLOW_DEPTH = 10  # eq. (12): ΔL at N = EXAMPLE_DEPTH against N = 10
+EXAMPLE_BETA = 2  # eq. (4) tested at one β > 1: ‖J·J‖ against β²
+VANISHING_FACTOR, VANISHING_LAYERS = 0.9, 99  # eq. (5): 0.9^99
+WARMUP_PEAK_LR, WARMUP_STEPS, WARMUP_FIRST_LR = 1e-4, 1000, 1e-7  # eq. (62) and §10.3
+DEEPNORM_LAYER_FACTOR, DEEPNORM_LAYERS = 1.045, 1000  # eq. (72)
 
 
 def _main_text_rows(d: dict) -> list[vd.Verdict]:
@@ -41,44 +41,77 @@ def _main_text_rows(d: dict) -> list[vd.Verdict]:
     N, eta = (d["symbols"][k] for k in ("N", "eta"))
     adam = d["deepnorm"]["adam"]
     return [
-        vd.check_expr("SGD: ΔL = O(ηNK), i.e. linear in depth N", "seed 000 §增量爆炸 claims 5, 6; seed 004 §增量爆炸 claims 5, 6; seed 001 §1）增量爆炸 claims 8, 9; "
-                      "seed 001 side note 2; seed 000 annotated eq. (9)",
-                      N, N ** d["exponent"]["sgd"]),
-        vd.check_expr("Warmup: the early learning rate must not exceed order η/N", "seed 000 §增量爆炸 claim 8; seed 001 §1）增量爆炸 claim 11",
-                      eta / N, d["warmup_lr"]["sgd"]),
-        vd.check_expr("Gradients of order 1/√N cancel the depth (SGD)", "seed 000 §增量爆炸 claim 9; seed 001 §1）增量爆炸 claim 12; seed 004 §治标之法 claim 10",
-                      sp.Rational(-1, 2), d["cancelling_exponent"]["sgd"]),
-        vd.check_expr("Adam: ΔL ∝ ‖g‖₁, so gradients must shrink like 1/N (λ/α = 1/(2N))", "seed 000 §多种优化 claim 23; seed 001 §6）多种优化器 claims 26, 27",
-                      1 / (2 * N), adam["lambda"] / adam["alpha"]),
+        vd.check_expr(
+            "SGD: ΔL = O(ηNK), i.e. linear in depth N",
+            "seed 000 §增量爆炸 claims 5, 6; seed 004 §增量爆炸 claims 5, 6; seed 001 §1）增量爆炸 claims 8, 9; "
+            "seed 001 side note 2; seed 000 annotated eq. (9)",
+            N,
+            N ** d["exponent"]["sgd"],
+        ),
+        vd.check_expr(
+            "Warmup: the early learning rate must not exceed order η/N",
+            "seed 000 §增量爆炸 claim 8; seed 001 §1）增量爆炸 claim 11",
+            eta / N,
+            d["warmup_lr"]["sgd"],
+        ),
+        vd.check_expr(
+            "Gradients of order 1/√N cancel the depth (SGD)",
+            "seed 000 §增量爆炸 claim 9; seed 001 §1）增量爆炸 claim 12; seed 004 §治标之法 claim 10",
+            sp.Rational(-1, 2),
+            d["cancelling_exponent"]["sgd"],
+        ),
+        vd.check_expr(
+            "Adam: ΔL ∝ ‖g‖₁, so gradients must shrink like 1/N (λ/α = 1/(2N))",
+            "seed 000 §多种优化 claim 23; seed 001 §6）多种优化器 claims 26, 27",
+            1 / (2 * N),
+            adam["lambda"] / adam["alpha"],
+        ),
     ]
 
 
 def _jacobian_rows() -> list[vd.Verdict]:
     """Annotated §1.2–§1.3, eqs. (4), (5): vanishing and exploding Jacobian products, the residual's I."""
-    vanishing = VANISHING_FACTOR ** VANISHING_LAYERS
+    vanishing = VANISHING_FACTOR**VANISHING_LAYERS
     jc = jacobian_counterexamples()
     lb, res = jc["lower_bound"], jc["residual"]
     return [
-        vd.check_number("0.9^99 ≈ 2.65e-5 (vanishing gradient example)", "seed 000 annotated eq. (5)",
-                        2.65e-5, vanishing, approx_rtol=PRINTED_VALUE_RTOL,
-                        reason=f"0.9^99 = {vanishing:.3e}; the printed value is 0.9^100 = "
-                               f"{VANISHING_FACTOR ** (VANISHING_LAYERS + 1):.3e}"),
-        vd.check_number("… so the gradient decays by about 10^5", "seed 000 annotated §1.2 claim §1.2.1",
-                        1e5, 1 / vanishing, approx_rtol=PRINTED_VALUE_RTOL,
-                        reason=f"1/0.9^99 = {1 / vanishing:.3g}: about 3×10^4, half an order of magnitude less"),
-        vd.check_true(claim="‖J_i‖ = β > 1 for every layer ⇒ ‖Π J_i‖ ≥ β^{N−l} (gradient explosion)",
-                      source="seed 000 annotated §1.2 eq. (4)", claimed="‖J·J‖ ≥ β²",
-                      computed=f"J = [[0, β], [0, 0]]: ‖J‖ = {sp.sstr(lb['norm_J'])}, ‖J·J‖ = {sp.sstr(lb['norm_product'])}",
-                      ok=bool(lb["norm_product"].subs(jc["symbols"]["beta"], EXAMPLE_BETA)
-                              >= lb["claimed"].subs(jc["symbols"]["beta"], EXAMPLE_BETA)),
-                      reason="norms bound a product from above only (eq. (2)); large factors can still multiply to 0"),
-        vd.check_true(claim="The residual's I makes every eigenvalue of J_l at least 1",
-                      source="seed 000 annotated §1.3 claim §1.3.1; seed 000 annotated §13 claim §13.3",
-                      claimed="eigenvalues of I + A ≥ 1",
-                      computed=f"A = diag(−1/2, 1/2): eigenvalues of I + A {', '.join(map(sp.sstr, res['eigenvalues']))}",
-                      ok=min(res["eigenvalues"]) >= 1,
-                      reason="I + A shifts each eigenvalue of A by 1: a branch Jacobian with a negative eigenvalue "
-                             "gives one below 1"),
+        vd.check_number(
+            "0.9^99 ≈ 2.65e-5 (vanishing gradient example)",
+            "seed 000 annotated eq. (5)",
+            2.65e-5,
+            vanishing,
+            approx_rtol=PRINTED_VALUE_RTOL,
+            reason=f"0.9^99 = {vanishing:.3e}; the printed value is 0.9^100 = "
+            f"{VANISHING_FACTOR ** (VANISHING_LAYERS + 1):.3e}",
+        ),
+        vd.check_number(
+            "… so the gradient decays by about 10^5",
+            "seed 000 annotated §1.2 claim §1.2.1",
+            1e5,
+            1 / vanishing,
+            approx_rtol=PRINTED_VALUE_RTOL,
+            reason=f"1/0.9^99 = {1 / vanishing:.3g}: about 3×10^4, half an order of magnitude less",
+        ),
+        vd.check_true(
+            claim="‖J_i‖ = β > 1 for every layer ⇒ ‖Π J_i‖ ≥ β^{N−l} (gradient explosion)",
+            source="seed 000 annotated §1.2 eq. (4)",
+            claimed="‖J·J‖ ≥ β²",
+            computed=f"J = [[0, β], [0, 0]]: ‖J‖ = {sp.sstr(lb['norm_J'])}, ‖J·J‖ = {sp.sstr(lb['norm_product'])}",
+            ok=bool(
+                lb["norm_product"].subs(jc["symbols"]["beta"], EXAMPLE_BETA)
+                >= lb["claimed"].subs(jc["symbols"]["beta"], EXAMPLE_BETA)
+            ),
+            reason="norms bound a product from above only (eq. (2)); large factors can still multiply to 0",
+        ),
+        vd.check_true(
+            claim="The residual's I makes every eigenvalue of J_l at least 1",
+            source="seed 000 annotated §1.3 claim §1.3.1; seed 000 annotated §13 claim §13.3",
+            claimed="eigenvalues of I + A ≥ 1",
+            computed=f"A = diag(−1/2, 1/2): eigenvalues of I + A {', '.join(map(sp.sstr, res['eigenvalues']))}",
+            ok=min(res["eigenvalues"]) >= 1,
+            reason="I + A shifts each eigenvalue of A by 1: a branch Jacobian with a negative eigenvalue "
+            "gives one below 1",
+        ),
     ]
 
 
@@ -88,40 +121,79 @@ def _loss_change_rows(d: dict) -> list[vd.Verdict]:
     dl_sgd = d["loss_change"]["sgd"]["delta_L"]
     ratio_deep_shallow = depth_ratio(dl_sgd, EXAMPLE_DEPTH, SHALLOW_DEPTH)["ratio"]
     k_ours = count_matrices(Block(ModelConfig(n_layers=1)))
-    k_torch = count_matrices(torch.nn.TransformerEncoderLayer(d_model=8, nhead=2, dim_feedforward=16))  # an independent count
+    k_torch = count_matrices(
+        torch.nn.TransformerEncoderLayer(d_model=8, nhead=2, dim_feedforward=16)
+    )  # an independent count
     return [
-        vd.check_number("K ≈ 6 matrices per Transformer layer (q, k, v, o, two FFN)", "seed 000 annotated §2.1 claim §2.1.1",
-                        6, k_torch, reason=f"counted in PyTorch's nn.TransformerEncoderLayer (its packed in_proj holds "
-                                           f"q, k, v): {k_torch}; deepnotes' Block: {k_ours}"),
-        vd.check_expr("‖∇L‖² = NKg², so ΔL ≈ −ηNKg² = O(ηN)", "seed 000 annotated eqs. (10)-(11)",
-                      -eta * N * K * g ** 2 * P, dl_sgd,
-                      reason="holds with g the per-entry size and P entries per matrix (the annotation folds P into g)"),
-        vd.check_number("ΔL at N=100 is 10× ΔL at N=10 (same lr)", "seed 000 annotated eq. (12)",
-                        10, float(ratio_deep_shallow), reason="follows from ΔL ∝ N; the experiment below measures it"),
-        vd.check_scaling("Adam: ΔL = O(η√(NK)·λ/α), hence λ/α = 1/√N", "seed 000 annotated eq. (49), §8.2 claim §8.2.3",
-                         1 / sp.sqrt(N), 1 / (2 * N), N,
-                         reason="‖g‖₁ sums NK terms of size λ/α: it is O(NK·λ/α), not √(NK); λ/α must be 1/(2N)"),
-        vd.check_scaling("Adam: α = N^{1/2}, λ = N^{-1/2} (so λ/α = 1/N)", "seed 000 annotated eq. (53)",
-                         1 / N, 1 / (2 * N), N,
-                         reason="right power of N, but counts N sublayers instead of 2N; contradicts its own eq. (49)"),
+        vd.check_number(
+            "K ≈ 6 matrices per Transformer layer (q, k, v, o, two FFN)",
+            "seed 000 annotated §2.1 claim §2.1.1",
+            6,
+            k_torch,
+            reason=f"counted in PyTorch's nn.TransformerEncoderLayer (its packed in_proj holds "
+            f"q, k, v): {k_torch}; deepnotes' Block: {k_ours}",
+        ),
+        vd.check_expr(
+            "‖∇L‖² = NKg², so ΔL ≈ −ηNKg² = O(ηN)",
+            "seed 000 annotated eqs. (10)-(11)",
+            -eta * N * K * g**2 * P,
+            dl_sgd,
+            reason="holds with g the per-entry size and P entries per matrix (the annotation folds P into g)",
+        ),
+        vd.check_number(
+            "ΔL at N=100 is 10× ΔL at N=10 (same lr)",
+            "seed 000 annotated eq. (12)",
+            10,
+            float(ratio_deep_shallow),
+            reason="follows from ΔL ∝ N; the experiment below measures it",
+        ),
+        vd.check_scaling(
+            "Adam: ΔL = O(η√(NK)·λ/α), hence λ/α = 1/√N",
+            "seed 000 annotated eq. (49), §8.2 claim §8.2.3",
+            1 / sp.sqrt(N),
+            1 / (2 * N),
+            N,
+            reason="‖g‖₁ sums NK terms of size λ/α: it is O(NK·λ/α), not √(NK); λ/α must be 1/(2N)",
+        ),
+        vd.check_scaling(
+            "Adam: α = N^{1/2}, λ = N^{-1/2} (so λ/α = 1/N)",
+            "seed 000 annotated eq. (53)",
+            1 / N,
+            1 / (2 * N),
+            N,
+            reason="right power of N, but counts N sublayers instead of 2N; contradicts its own eq. (49)",
+        ),
     ]
 
 
 def _warmup_rows() -> list[vd.Verdict]:
     """Annotated eqs. (62), (72) and §10.3: the warmup example and DeepNorm's compounded gradient ratio."""
-    compounded = DEEPNORM_LAYER_FACTOR ** DEEPNORM_LAYERS
+    compounded = DEEPNORM_LAYER_FACTOR**DEEPNORM_LAYERS
     bound = scaling.warmup_start_lr(WARMUP_PEAK_LR, EXAMPLE_DEPTH)
     return [
-        vd.check_number("Warmup example: at t=1 of 1000 warmup steps to 1e-4 the step is 1e-7, 1000× smaller",
-                        "seed 000 annotated eq. (62)", WARMUP_FIRST_LR,
-                        WARMUP_PEAK_LR * scaling.linear_warmup_factor(0, WARMUP_STEPS),
-                        reason="true at the first step only; at step t the factor is t/1000"),
-        vd.check_number("G(1)/G(1000) = (1.045)^1000 ≈ 2.1 for a 1000-layer DeepNorm stack", "seed 000 annotated eq. (72)",
-                        2.1, compounded, approx_rtol=PRINTED_VALUE_RTOL,
-                        reason=f"1.045^1000 = {compounded:.3g}, {math.log10(compounded / 2.1):.0f} orders of magnitude above 2.1"),
-        vd.check_true(claim="That warmup respects the η/N bound for N=100", source="seed 000 annotated §10.3 claims §10.3.2, §10.3.3",
-                      claimed="1e-7 ≤ η/N", computed=f"η/N = {bound:.0e}", ok=WARMUP_FIRST_LR <= bound,
-                      reason="the start of the warmup is 10× below η/N"),
+        vd.check_number(
+            "Warmup example: at t=1 of 1000 warmup steps to 1e-4 the step is 1e-7, 1000× smaller",
+            "seed 000 annotated eq. (62)",
+            WARMUP_FIRST_LR,
+            WARMUP_PEAK_LR * scaling.linear_warmup_factor(0, WARMUP_STEPS),
+            reason="true at the first step only; at step t the factor is t/1000",
+        ),
+        vd.check_number(
+            "G(1)/G(1000) = (1.045)^1000 ≈ 2.1 for a 1000-layer DeepNorm stack",
+            "seed 000 annotated eq. (72)",
+            2.1,
+            compounded,
+            approx_rtol=PRINTED_VALUE_RTOL,
+            reason=f"1.045^1000 = {compounded:.3g}, {math.log10(compounded / 2.1):.0f} orders of magnitude above 2.1",
+        ),
+        vd.check_true(
+            claim="That warmup respects the η/N bound for N=100",
+            source="seed 000 annotated §10.3 claims §10.3.2, §10.3.3",
+            claimed="1e-7 ≤ η/N",
+            computed=f"η/N = {bound:.0e}",
+            ok=WARMUP_FIRST_LR <= bound,
+            reason="the start of the warmup is 10× below η/N",
+        ),
     ]
 
 
@@ -132,10 +204,12 @@ def derivation_verdicts(d: dict) -> vd.VerdictTable:
 
 
 # the derivation each variant's predicted slope comes from (SGD: ΔL ∝ ‖g‖², Adam: ΔL ∝ ‖g‖₁)
-SLOPE_SOURCE = {"post": "seed 000 §增量爆炸 claim 6; seed 000 §多种优化 claim 23",
-                "pre": "seed 000 §增量爆炸 claim 6; seed 000 §事后分析 claim 27",
-                "deepnorm": "seed 000 §初步结论 eq. (14); seed 000 §多种优化 claim 23",
-                "deepnorm/adam": "seed 000 §多种优化 eq. (15), claim 23"}
+SLOPE_SOURCE = {
+    "post": "seed 000 §增量爆炸 claim 6; seed 000 §多种优化 claim 23",
+    "pre": "seed 000 §增量爆炸 claim 6; seed 000 §事后分析 claim 27",
+    "deepnorm": "seed 000 §初步结论 eq. (14); seed 000 §多种优化 claim 23",
+    "deepnorm/adam": "seed 000 §多种优化 eq. (15), claim 23",
+}
 
 
 def loss_change_verdicts(sweep: ex.LossChangeSweep) -> vd.VerdictTable:
@@ -143,36 +217,61 @@ def loss_change_verdicts(sweep: ex.LossChangeSweep) -> vd.VerdictTable:
     derivation says 1; 10^slope is the annotated eq. (12) ratio ΔL(100)/ΔL(10)), and the depths at
     which the measured ΔL departs from the first-order term by more than FIRST_ORDER_RTOL."""
     rows = []
-    for (variant, opt) in sweep.probes:
+    for variant, opt in sweep.probes:
         fo = [-d for d in sweep.mean(variant, opt, "first_order")]
         dl = [-d for d in sweep.mean(variant, opt, "delta_loss")]
         slope = loglog_slope(sweep.depths, fo)
         want = ex.predicted_slope(variant, opt)
         close = abs(slope - want) <= SLOPE_ATOL
-        rows.append(vd.check_true(
-            claim=f"{variant}, {opt}: −ΔL ∝ N^{want:g} (the derivation's slope)",
-            source=f"{SLOPE_SOURCE[variant]}; measured, N = {sweep.depths[0]}..{sweep.depths[-1]}", claimed=f"slope {want:g}",
-            computed=f"slope {slope:.2f}", ok=close,
-            reason=f"within {SLOPE_ATOL:g} of {want:g}" if close else
-                   f"ΔL(100)/ΔL(10) ≈ 10^slope = {10 ** slope:.3g} (derivation: {10 ** want:.3g})"))
+        rows.append(
+            vd.check_true(
+                claim=f"{variant}, {opt}: −ΔL ∝ N^{want:g} (the derivation's slope)",
+                source=f"{SLOPE_SOURCE[variant]}; measured, N = {sweep.depths[0]}..{sweep.depths[-1]}",
+                claimed=f"slope {want:g}",
+                computed=f"slope {slope:.2f}",
+                ok=close,
+                reason=f"within {SLOPE_ATOL:g} of {want:g}"
+                if close
+                else f"ΔL(100)/ΔL(10) ≈ 10^slope = {10**slope:.3g} (derivation: {10**want:.3g})",
+            )
+        )
         off = [n for n, a, b in zip(sweep.depths, dl, fo) if abs(a - b) > FIRST_ORDER_RTOL * abs(b)]
         claim = f"{variant}, {opt}: the measured ΔL equals ⟨∇L, Δθ⟩ at lr {sweep.lrs[opt]:g}"
-        source = ("seed 000 §增量爆炸 eq. (1); seed 000 annotated eq. (8); seed 001 §1）增量爆炸 eq. (1); "
-                  "seed 004 §增量爆炸 eq. (1); measured")
+        source = (
+            "seed 000 §增量爆炸 eq. (1); seed 000 annotated eq. (8); seed 001 §1）增量爆炸 eq. (1); "
+            "seed 004 §增量爆炸 eq. (1); measured"
+        )
         claimed = f"within {FIRST_ORDER_RTOL:.0%} at every depth"
-        if off:      # a first-order expansion holds for a small enough step; the source names no step size
-            rows.append(vd.Verdict(claim, source, claimed, f"off at N = {off}", vd.UNCHECKABLE,
-                                   "not checkable: the source names no step size, and the first order holds only "
-                                   "for a small enough one; at this probe's step the loss is curved enough there to "
-                                   "overshoot (the book's choice of step, not the source's claim)"))
+        if off:  # a first-order expansion holds for a small enough step; the source names no step size
+            rows.append(
+                vd.Verdict(
+                    claim,
+                    source,
+                    claimed,
+                    f"off at N = {off}",
+                    vd.UNCHECKABLE,
+                    "not checkable: the source names no step size, and the first order holds only "
+                    "for a small enough one; at this probe's step the loss is curved enough there to "
+                    "overshoot (the book's choice of step, not the source's claim)",
+                )
+            )
         else:
-            rows.append(vd.check_true(claim=claim, source=source, claimed=claimed, computed="all depths", ok=not off,
-                                      reason="first order holds at this probe's step"))
+            rows.append(
+                vd.check_true(
+                    claim=claim,
+                    source=source,
+                    claimed=claimed,
+                    computed="all depths",
+                    ok=not off,
+                    reason="first order holds at this probe's step",
+                )
+            )
     return vd.VerdictTable(rows)
 
 
-def early_update_verdicts(updates: dict[tuple[str, int], History], budget: Budget,
-                          params: str = "all", size: str | None = None) -> vd.VerdictTable:
+def early_update_verdicts(
+    updates: dict[tuple[str, int], History], budget: Budget, params: str = "all", size: str | None = None
+) -> vd.VerdictTable:
     """DeepNet Fig. 5 at toy scale: does Post-LN's first-step update grow with depth, and DeepNorm's
     stay flat? ``size`` names a model size other than the budget's (e.g. the paper's 64-128-2)."""
     which = {"all": "all parameters trained", "matrices": "block matrices trained only"}[params]
@@ -181,24 +280,41 @@ def early_update_verdicts(updates: dict[tuple[str, int], History], budget: Budge
     first = ex.first_step_updates(updates, depths)
     slope = {v: loglog_slope(depths, first[v]) for v in first}
     post = first["post"]
-    rows = [vd.check_true(
-        claim="Post-LN's early model update grows with depth", source=f"{UPDATE_FIGURE}; measured N = {depths}, {which}",
-        claimed="grows", computed=f"slope {slope['post']:.2f}; step-1 update {post[0]:.3g} → {post[-1]:.3g}",
-        ok=slope["post"] > GROWTH_MIN_SLOPE, reason="log-log slope of the first-step update against N")]
+    rows = [
+        vd.check_true(
+            claim="Post-LN's early model update grows with depth",
+            source=f"{UPDATE_FIGURE}; measured N = {depths}, {which}",
+            claimed="grows",
+            computed=f"slope {slope['post']:.2f}; step-1 update {post[0]:.3g} → {post[-1]:.3g}",
+            ok=slope["post"] > GROWTH_MIN_SLOPE,
+            reason="log-log slope of the first-step update against N",
+        )
+    ]
     for v in first:
         if v == "post":
             continue
         flat = abs(slope[v]) < FLAT_MAX_SLOPE
-        rows.append(vd.check_true(
-            claim=f"{v}: the early update stays nearly flat in depth", source=f"{UPDATE_FIGURE}; measured N = {depths}, {which}",
-            claimed=f"flat (|slope| < {FLAT_MAX_SLOPE:g})",
-            computed=f"slope {slope[v]:.2f}; step-1 update {first[v][0]:.3g} → {first[v][-1]:.3g}", ok=flat,
-            reason="flat" if flat else "it grows with depth, though from a smaller start than Post-LN"))
+        rows.append(
+            vd.check_true(
+                claim=f"{v}: the early update stays nearly flat in depth",
+                source=f"{UPDATE_FIGURE}; measured N = {depths}, {which}",
+                claimed=f"flat (|slope| < {FLAT_MAX_SLOPE:g})",
+                computed=f"slope {slope[v]:.2f}; step-1 update {first[v][0]:.3g} → {first[v][-1]:.3g}",
+                ok=flat,
+                reason="flat" if flat else "it grows with depth, though from a smaller start than Post-LN",
+            )
+        )
         ratios = [a / b for a, b in zip(first[v], post)]
-        rows.append(vd.check_true(
-            claim=f"{v}: smaller early update than Post-LN at every depth", source=f"{UPDATE_FIGURE}; measured, {which}",
-            claimed="smaller", computed=f"ratio to Post-LN {min(ratios):.2g}..{max(ratios):.2g}",
-            ok=all(a < b for a, b in zip(first[v], post)), reason="DeepNorm's down-scaled branches move the output less"))
+        rows.append(
+            vd.check_true(
+                claim=f"{v}: smaller early update than Post-LN at every depth",
+                source=f"{UPDATE_FIGURE}; measured, {which}",
+                claimed="smaller",
+                computed=f"ratio to Post-LN {min(ratios):.2g}..{max(ratios):.2g}",
+                ok=all(a < b for a, b in zip(first[v], post)),
+                reason="DeepNorm's down-scaled branches move the output less",
+            )
+        )
     return vd.VerdictTable(rows)
 
 

@@ -16,21 +16,27 @@ The loss-change probes run in float64; they are counted as float32 passes (the s
 Nothing here depends on results; the SymPy derivations are left out (scalar work), and the live panel
 runs nothing at build time (every slider setting drawn at build time comes from slider_grid).
 """
+
 from __future__ import annotations
 
 import inspect
 
-from deepnotes.chapters.increment_explosion.experiments import (EARLY_UPDATE_VARIANTS, PARAM_SETS, PROBED_VARIANTS,
-                                                                graph_groups, loss_change_sweep,
-                                                                variant_config)
-from deepnotes.core.config import Budget
-from deepnotes.core.config import TrainConfig
+from deepnotes.chapters.increment_explosion.experiments import (
+    EARLY_UPDATE_VARIANTS,
+    PARAM_SETS,
+    PROBED_VARIANTS,
+    graph_groups,
+    loss_change_sweep,
+    variant_config,
+)
+from deepnotes.core.config import Budget, TrainConfig
 from deepnotes.cost.model import StackPasses, TrainRuns, Work, ensembles
 from deepnotes.shared import warmup
 
 
-def _grouped(settings: list[tuple[str, int, TrainConfig]], budget: Budget,
-             shape: tuple[int, int, int] | None = None) -> list[TrainRuns]:
+def _grouped(
+    settings: list[tuple[str, int, TrainConfig]], budget: Budget, shape: tuple[int, int, int] | None = None
+) -> list[TrainRuns]:
     """:func:`~deepnotes.chapters.increment_explosion.experiments.runs`: train_many's ensembles of
     (variant, depth, train config) settings."""
     return ensembles([variant_config(v, n, budget, shape) for v, n, _ in settings], [t for _, _, t in settings])
@@ -46,8 +52,10 @@ def _loss_change_probes(budget: Budget) -> list[StackPasses]:
     for n in sub.probe_depths:
         for group in graph_groups(PROBED_VARIANTS, n, budget):
             model, members = variant_config(group[0], n, budget), len(group) * sub.probe_repeats
-            out += [StackPasses(model, members, b, t, passes=optimizers),
-                    StackPasses(model, members, b, t, passes=optimizers, backward=False)]
+            out += [
+                StackPasses(model, members, b, t, passes=optimizers),
+                StackPasses(model, members, b, t, passes=optimizers, backward=False),
+            ]
     return out
 
 
@@ -61,16 +69,23 @@ def _early_update_sweep(budget: Budget, shape: tuple[int, int, int] | None = Non
 def _slider_grid(budget: Budget) -> list[TrainRuns]:
     """:func:`~deepnotes.chapters.increment_explosion.experiments.slider_grid`: one runs call."""
     sub = budget.increment_explosion
-    return _grouped([(v, n, budget.train_config(o, sub.slider_lrs[o], sub.slider_steps))
-                     for n in sub.slider_depths for v in sub.slider_norms for o in sub.slider_optimizers], budget)
+    return _grouped(
+        [
+            (v, n, budget.train_config(o, sub.slider_lrs[o], sub.slider_steps))
+            for n in sub.slider_depths
+            for v in sub.slider_norms
+            for o in sub.slider_optimizers
+        ],
+        budget,
+    )
 
 
 def plan(budget: Budget) -> list[Work]:
     """The chapter's work at ``budget``: see the module's docstring."""
     return [
-        *_loss_change_probes(budget),                                             # loss_change_sweep
-        *(w for _ in PARAM_SETS for w in _early_update_sweep(budget)),            # early_updates
-        *_early_update_sweep(budget, budget.increment_explosion.paper_shape),     # paper_size_updates
-        *warmup.work(budget, budget.increment_explosion.train_depths),            # training_comparisons
-        *_slider_grid(budget),                                                    # slider_grid (slider "training")
+        *_loss_change_probes(budget),  # loss_change_sweep
+        *(w for _ in PARAM_SETS for w in _early_update_sweep(budget)),  # early_updates
+        *_early_update_sweep(budget, budget.increment_explosion.paper_shape),  # paper_size_updates
+        *warmup.work(budget, budget.increment_explosion.train_depths),  # training_comparisons
+        *_slider_grid(budget),  # slider_grid (slider "training")
     ]

@@ -1,6 +1,7 @@
 """SymPy derivations of the chapter "Increment explosion", gathered from the shared increment
 derivations of :mod:`deepnotes.core.derive` (ΔL ≈ ⟨∇L, Δθ⟩ over N blocks of K matrices): every
 function returns a dict that includes the symbols it uses (``"symbols"``)."""
+
 from __future__ import annotations
 
 import sympy as sp
@@ -9,9 +10,9 @@ from deepnotes.core import derive as core
 from deepnotes.core import scaling
 from deepnotes.core.derive import K, N, P, alpha, eta, g, lam
 
-OPTIMIZERS = ("sgd", "adam")              # the optimizers whose ΔL is summed in closed form
+OPTIMIZERS = ("sgd", "adam")  # the optimizers whose ΔL is summed in closed form
 DEEPNORM_OPTIMIZERS = ("sgd", "adam", "lamb")
-EXAMPLE_DEPTH = 100                       # the depth of the sources' worked examples (eq. (12), §10.3)
+EXAMPLE_DEPTH = 100  # the depth of the sources' worked examples (eq. (12), §10.3)
 SYMBOLS = {"N": N, "K": K, "P": P, "eta": eta, "g": g, "alpha": alpha, "lambda": lam}
 
 
@@ -44,8 +45,14 @@ def deepnet_encoder(n_layers: int = EXAMPLE_DEPTH) -> dict:
     1/√(4N); the numbers at ``n_layers`` come from :func:`deepnotes.core.scaling.deepnorm_coefficients`."""
     ratio = sp.simplify((8 * N) ** sp.Rational(-1, 4) / (2 * N) ** sp.Rational(1, 4))
     a, b = scaling.deepnorm_coefficients(n_layers)
-    return {"n_layers": n_layers, "ratio": ratio, "alpha": a, "beta": b, "ratio_value": float(ratio.subs(N, n_layers)),
-            "symbols": {"N": N}}
+    return {
+        "n_layers": n_layers,
+        "ratio": ratio,
+        "alpha": a,
+        "beta": b,
+        "ratio_value": float(ratio.subs(N, n_layers)),
+        "symbols": {"N": N},
+    }
 
 
 def jacobian_counterexamples() -> dict:
@@ -55,9 +62,15 @@ def jacobian_counterexamples() -> dict:
     ``residual``: the eigenvalues of I + A for A = diag(−1/2, 1/2), a branch Jacobian with a negative
     eigenvalue, so "the residual's I keeps every eigenvalue ≥ 1" (§1.3, §13) fails."""
     beta = sp.Symbol("beta", positive=True)
-    jac = sp.Matrix([[0, beta], [0, 0]])                                    # [2, 2]
-    branch = sp.diag(-sp.Rational(1, 2), sp.Rational(1, 2))                 # [2, 2]
-    return {"lower_bound": {"J": jac, "norm_J": sp.sqrt(max((jac.T * jac).eigenvals())),
-                            "norm_product": (jac * jac).norm(2), "claimed": beta ** 2},
-            "residual": {"A": branch, "eigenvalues": sorted((sp.eye(2) + branch).eigenvals())},
-            "symbols": {"beta": beta}}
+    jac = sp.Matrix([[0, beta], [0, 0]])  # [2, 2]
+    branch = sp.diag(-sp.Rational(1, 2), sp.Rational(1, 2))  # [2, 2]
+    return {
+        "lower_bound": {
+            "J": jac,
+            "norm_J": sp.sqrt(max((jac.T * jac).eigenvals())),
+            "norm_product": (jac * jac).norm(2),
+            "claimed": beta**2,
+        },
+        "residual": {"A": branch, "eigenvalues": sorted((sp.eye(2) + branch).eigenvals())},
+        "symbols": {"beta": beta},
+    }

@@ -5,6 +5,7 @@ Variants are named by a label: ``post``, ``pre``, ``deepnorm`` (DeepNet's encode
 α = (2N)^{1/4}, β = (8N)^{-1/4}) and ``deepnorm/adam`` (Su's Adam constants α = (2N)^{1/2},
 λ = (2N)^{-1/2}), plus ``none`` and ``rezero``. Sizes and rates come from ``budget.increment_explosion``.
 """
+
 from __future__ import annotations
 
 import functools
@@ -13,31 +14,30 @@ from dataclasses import dataclass, replace
 
 import torch
 
-from deepnotes.core import scaling
-from deepnotes.core.config import Budget, device as default_device, resolve_budget
-from deepnotes.core.config import ModelConfig, TrainConfig
-from deepnotes.core.data import MarkovLanguage, probe_batch
-from deepnotes.core.measure import StepProbe, loglog_slope
-from deepnotes.core.engine import MATRICES, build_stack, graph_config
-from deepnotes.core.measure import step_probes
 from deepnotes.core import measure as et
-from deepnotes.core.train import train_many
-from deepnotes.core.train import History
-from deepnotes.core.measure import every_for
-from deepnotes.show.cache import BUDGET_RESULTS_KEPT
-from deepnotes.core.validate import given, choice
+from deepnotes.core import scaling
+from deepnotes.core.config import Budget, ModelConfig, TrainConfig, resolve_budget
+from deepnotes.core.config import device as default_device
+from deepnotes.core.data import MarkovLanguage, probe_batch
+from deepnotes.core.engine import MATRICES, build_stack, graph_config
+from deepnotes.core.measure import StepProbe, every_for, loglog_slope, step_probes
+from deepnotes.core.train import History, train_many
+from deepnotes.core.validate import choice, given
 from deepnotes.core.workers import default_workers
-from deepnotes.shared import warmup as shared_warmup
 from deepnotes.core.workers import progress as progress_bar
+from deepnotes.shared import warmup as shared_warmup
+from deepnotes.show.cache import BUDGET_RESULTS_KEPT
 
-VARIANTS = ("post", "pre", "deepnorm", "deepnorm/adam", "none", "rezero")   # what model_config accepts
-PROBED_VARIANTS = VARIANTS[:4]          # the one-step probe's variants (Post-LN, Pre-LN, both DeepNorms)
-EARLY_UPDATE_VARIANTS = ("post", "deepnorm", "deepnorm/adam")   # DeepNet's Fig. 5 comparison
-PARAM_SETS = ("all", "matrices")         # what the optimizer updates: everything, or the block matrices only
-SLOPE_DEPTHS = (10, 10_000)              # the two depths the DeepNorm power law is read off between
+VARIANTS = ("post", "pre", "deepnorm", "deepnorm/adam", "none", "rezero")  # what model_config accepts
+PROBED_VARIANTS = VARIANTS[:4]  # the one-step probe's variants (Post-LN, Pre-LN, both DeepNorms)
+EARLY_UPDATE_VARIANTS = ("post", "deepnorm", "deepnorm/adam")  # DeepNet's Fig. 5 comparison
+PARAM_SETS = ("all", "matrices")  # what the optimizer updates: everything, or the block matrices only
+SLOPE_DEPTHS = (10, 10_000)  # the two depths the DeepNorm power law is read off between
 
 
-def variant_config(variant: str, n_layers: int, budget: Budget, shape: tuple[int, int, int] | None = None) -> ModelConfig:
+def variant_config(
+    variant: str, n_layers: int, budget: Budget, shape: tuple[int, int, int] | None = None
+) -> ModelConfig:
     """The budget's tiny Transformer at depth ``n_layers`` in the given variant (``shape``: another
     (d_model, d_ff, heads), e.g. DeepNet Fig. 5's 64-128-2)."""
     choice("variant", variant, VARIANTS)
@@ -50,8 +50,7 @@ def variant_config(variant: str, n_layers: int, budget: Budget, shape: tuple[int
 
 def _gain_ratio(variant: str, n: int) -> float:
     """λ/α of a DeepNorm variant at depth ``n`` (from :mod:`deepnotes.core.scaling`)."""
-    alpha, lam = (scaling.deepnorm_coefficients(n) if variant == "deepnorm"
-                  else scaling.su_coefficients(n, "adam"))
+    alpha, lam = scaling.deepnorm_coefficients(n) if variant == "deepnorm" else scaling.su_coefficients(n, "adam")
     return lam / alpha
 
 
@@ -75,6 +74,7 @@ def task_for(budget: Budget, seed: int = 0) -> MarkovLanguage:
 @dataclass
 class LossChangeSweep:
     """probes[(variant, optimizer)][i] = the StepProbes (one per repeat) at depths[i]."""
+
     depths: tuple[int, ...]
     lrs: dict[str, float]
     probes: dict[tuple[str, str], list[list[StepProbe]]]
@@ -89,8 +89,7 @@ class LossChangeSweep:
 
     def mean(self, variant: str, optimizer: str, field: str) -> list[float]:
         """The mean over repeats of ``field`` (e.g. ``"delta_loss"``, ``"grad_sq"``) per depth."""
-        return [statistics.fmean(getattr(p, field) for p in reps)
-                for reps in self.probes[(variant, optimizer)]]
+        return [statistics.fmean(getattr(p, field) for p in reps) for reps in self.probes[(variant, optimizer)]]
 
     def first_order_per_lr(self, variant: str, optimizer: str) -> list[float]:
         """−⟨∇L, Δθ⟩/η per depth: ‖∇L‖² for SGD, ‖∇L‖₁ for Adam."""
@@ -109,10 +108,15 @@ def graph_groups(variants, n_layers: int, budget: Budget) -> list[tuple[str, ...
     return [tuple(g) for g in groups.values()]
 
 
-def loss_change_sweep(budget: Budget | None = None, variants=PROBED_VARIANTS,
-                      optimizers=("sgd", "adam"), lrs: dict[str, float] | None = None,
-                      depths: tuple[int, ...] | None = None, device=None,
-                      progress: bool = False) -> LossChangeSweep:
+def loss_change_sweep(
+    budget: Budget | None = None,
+    variants=PROBED_VARIANTS,
+    optimizers=("sgd", "adam"),
+    lrs: dict[str, float] | None = None,
+    depths: tuple[int, ...] | None = None,
+    device=None,
+    progress: bool = False,
+) -> LossChangeSweep:
     """ΔL after one optimizer step at initialization, for each variant × optimizer × depth × repeat.
 
     Only the blocks' N·K weight matrices step (the derivation's parameters); embedding, head,
@@ -127,15 +131,21 @@ def loss_change_sweep(budget: Budget | None = None, variants=PROBED_VARIANTS,
     device = device or default_device()
     task = task_for(budget)
     repeats = range(sub.probe_repeats)
-    out: dict[tuple[str, str], list[list[StepProbe]]] = {(v, o): [[] for _ in depths]
-                                                         for v in variants for o in optimizers}
+    out: dict[tuple[str, str], list[list[StepProbe]]] = {
+        (v, o): [[] for _ in depths] for v in variants for o in optimizers
+    }
     groups = [(n, group) for n in depths for group in graph_groups(variants, n, budget)]
-    for n, group in progress_bar(groups, progress):   # one stack per (depth, graph): variants × seeds
+    for n, group in progress_bar(groups, progress):  # one stack per (depth, graph): variants × seeds
         members = [(v, r) for v in group for r in repeats]
-        stack = build_stack([variant_config(v, n, budget) for v, _ in members], [r for _, r in members],
-                            device=device, dtype=torch.float64)
-        tokens = torch.stack([probe_batch(task, budget.batch_size, budget.seq_len, seed=r, device=device)
-                              for _, r in members])                               # [K, B, T]
+        stack = build_stack(
+            [variant_config(v, n, budget) for v, _ in members],
+            [r for _, r in members],
+            device=device,
+            dtype=torch.float64,
+        )
+        tokens = torch.stack(
+            [probe_batch(task, budget.batch_size, budget.seq_len, seed=r, device=device) for _, r in members]
+        )  # [K, B, T]
         for o in optimizers:
             for (v, _), probe in zip(members, step_probes(stack, tokens, o, lrs[o])):
                 out[(v, o)][depths.index(n)].append(probe)
@@ -148,8 +158,15 @@ def _trackers(every: int, track_update: bool) -> list:
     return [et.BlockGradNorms(every)] + ([et.UpdateSize()] if track_update else [])
 
 
-def runs(settings: list[tuple[str, int, TrainConfig]], budget: Budget, device=None, progress: bool = False,
-         track_update: bool = True, params: str = "all", shape: tuple[int, int, int] | None = None) -> list[History]:
+def runs(
+    settings: list[tuple[str, int, TrainConfig]],
+    budget: Budget,
+    device=None,
+    progress: bool = False,
+    track_update: bool = True,
+    params: str = "all",
+    shape: tuple[int, int, int] | None = None,
+) -> list[History]:
     """Train each (variant, depth, train config) on the Markov language, those sharing a graph and a
     loop as one ensemble (:func:`deepnotes.core.train.train_many`; every norm style is per-member data, so
     every style at one depth trains together). ``params="matrices"`` updates only the
@@ -158,15 +175,32 @@ def runs(settings: list[tuple[str, int, TrainConfig]], budget: Budget, device=No
     choice("params", params, PARAM_SETS)
     every = every_for(max(cfg.steps for _, _, cfg in settings), budget.increment_explosion.track_points)
     device = device or default_device()
-    return train_many([variant_config(v, n, budget, shape) for v, n, _ in settings], [cfg for _, _, cfg in settings],
-                      task_for(budget), trackers=functools.partial(_trackers, every, track_update),
-                      progress=progress, trainable=None if params == "all" else MATRICES, device=device,
-                      workers=default_workers(device))
+    return train_many(
+        [variant_config(v, n, budget, shape) for v, n, _ in settings],
+        [cfg for _, _, cfg in settings],
+        task_for(budget),
+        trackers=functools.partial(_trackers, every, track_update),
+        progress=progress,
+        trainable=None if params == "all" else MATRICES,
+        device=device,
+        workers=default_workers(device),
+    )
 
 
-def run(variant: str, n_layers: int, budget: Budget, optimizer: str = "adam", lr: float | None = None,
-        steps: int | None = None, warmup: int = 0, seed: int = 0, device=None,
-        progress: bool = False, track_update: bool = True, params: str = "all") -> History:
+def run(
+    variant: str,
+    n_layers: int,
+    budget: Budget,
+    optimizer: str = "adam",
+    lr: float | None = None,
+    steps: int | None = None,
+    warmup: int = 0,
+    seed: int = 0,
+    device=None,
+    progress: bool = False,
+    track_update: bool = True,
+    params: str = "all",
+) -> History:
     """Train the budget's model in ``variant`` at depth ``n_layers`` on the Markov language
     (``lr`` defaults to the slider's rate for ``optimizer``, ``steps`` to the warmup comparison's
     length; ``params`` as in :func:`runs`)."""
@@ -176,9 +210,16 @@ def run(variant: str, n_layers: int, budget: Budget, optimizer: str = "adam", lr
     return runs([(variant, n_layers, cfg)], budget, device, progress, track_update, params)[0]
 
 
-def early_update_sweep(budget: Budget | None = None, variants=EARLY_UPDATE_VARIANTS,
-                       optimizer: str = "adam", lr: float | None = None, params: str = "all", device=None,
-                       progress: bool = False, shape: tuple[int, int, int] | None = None) -> dict[tuple[str, int], History]:
+def early_update_sweep(
+    budget: Budget | None = None,
+    variants=EARLY_UPDATE_VARIANTS,
+    optimizer: str = "adam",
+    lr: float | None = None,
+    params: str = "all",
+    device=None,
+    progress: bool = False,
+    shape: tuple[int, int, int] | None = None,
+) -> dict[tuple[str, int], History]:
     """DeepNet's early-update setting at toy scale: the first ``update_steps`` steps of each variant
     at each of ``update_depths`` (at ``update_lr``), tracking ‖F(x,θ_t) − F(x,θ_0)‖; ``params`` and
     ``shape`` as in :func:`runs`. The variants at one depth train as one ensemble."""
@@ -219,6 +260,7 @@ def training_comparisons(budget: Budget | None = None, progress: bool = False) -
 @dataclass
 class SliderRun:
     """One setting of the slider and its short run."""
+
     depth: int
     norm: str
     optimizer: str
@@ -227,8 +269,15 @@ class SliderRun:
     history: History
 
 
-def slider_run(depth: int, norm: str, optimizer: str, lr: float | None = None, warmup: int = 0,
-               budget: Budget | None = None, progress: bool = False) -> SliderRun:
+def slider_run(
+    depth: int,
+    norm: str,
+    optimizer: str,
+    lr: float | None = None,
+    warmup: int = 0,
+    budget: Budget | None = None,
+    progress: bool = False,
+) -> SliderRun:
     """The slider's experiment: a short run (``slider_steps``) at one setting; ``lr`` defaults to
     the budget's ``slider_lrs[optimizer]``. A setting of the precomputed grid comes from
     :func:`slider_grid` (the whole grid trained in ensembles, once)."""

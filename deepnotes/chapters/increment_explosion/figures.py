@@ -1,5 +1,6 @@
 """Figures of the chapter "Increment explosion": each takes the measurements of :mod:`.experiments`
 (or runs the slider's cached experiment) and returns a matplotlib Figure."""
+
 from __future__ import annotations
 
 from deepnotes.chapters.increment_explosion import experiments as ex
@@ -11,11 +12,17 @@ def loss_change_figure(sweep: ex.LossChangeSweep):
     """Experiment 1: −⟨∇L, Δθ⟩/η against N for SGD and Adam (log-log, with the derivation's slope
     for Post-LN/Pre-LN dashed), and the per-block gradient norms at the deepest probed depth."""
     from deepnotes.show import plots
+
     fig, axes = plots.new_figure(3, width=3.8)
     for ax, opt in zip(axes, sweep.optimizers):
         series = {v: sweep.first_order_per_lr(v, opt) for v in sweep.variants}
-        plots.loglog_sweep(ax, sweep.depths, series, predicted_slope=ex.predicted_slope("post", opt),
-                           ylabel=r"$-\langle\nabla\mathcal{L},\Delta\theta\rangle/\eta$")
+        plots.loglog_sweep(
+            ax,
+            sweep.depths,
+            series,
+            predicted_slope=ex.predicted_slope("post", opt),
+            ylabel=r"$-\langle\nabla\mathcal{L},\Delta\theta\rangle/\eta$",
+        )
         ax.set_title(f"{opt.upper()} (lr {sweep.lrs[opt]:g})", fontsize=9)
     ax = axes[2]
     for v in sweep.variants:
@@ -30,12 +37,14 @@ def early_update_figure(updates: dict[str, dict[tuple[str, int], History]], budg
     """Experiment 2: the model update per step with every parameter trained (darker = deeper), and
     the first-step update against depth for each parameter set (``updates[which]``)."""
     from deepnotes.show import plots
+
     depths = budget.increment_explosion.update_depths
     fig, axes = plots.new_figure(3, width=3.8)
     _update_curves(axes[0], updates["all"], depths, f"all parameters; N = {depths} (darker = deeper)")
     for ax, which in zip(axes[1:], ex.PARAM_SETS):
-        plots.loglog_sweep(ax, depths, ex.first_step_updates(updates[which], depths),
-                           ylabel="update after the first step")
+        plots.loglog_sweep(
+            ax, depths, ex.first_step_updates(updates[which], depths), ylabel="update after the first step"
+        )
         ax.set_title(f"first step, {which} trained", fontsize=9)
     fig.tight_layout()
     return fig
@@ -44,11 +53,17 @@ def early_update_figure(updates: dict[str, dict[tuple[str, int], History]], budg
 def _update_curves(ax, updates: dict[tuple[str, int], History], depths, title: str) -> None:
     """The model update per step of every variant at every depth (darker = deeper), log scale."""
     from deepnotes.show import plots
+
     for v in ex.first_step_updates(updates, depths):
         for k, n in enumerate(depths):
             h = updates[(v, n)]
-            ax.plot(range(1, len(h.update_rms) + 1), h.update_rms, color=plots.colour(v),
-                    alpha=0.3 + 0.7 * k / len(depths), label=v if n == depths[-1] else None)
+            ax.plot(
+                range(1, len(h.update_rms) + 1),
+                h.update_rms,
+                color=plots.colour(v),
+                alpha=0.3 + 0.7 * k / len(depths),
+                label=v if n == depths[-1] else None,
+            )
     ax.set_xlabel("step t")
     ax.set_ylabel(r"RMS of $F(x,\theta_t)-F(x,\theta_0)$")
     ax.set_yscale("log")
@@ -59,6 +74,7 @@ def _update_curves(ax, updates: dict[tuple[str, int], History], depths, title: s
 def paper_size_figure(updates: dict[tuple[str, int], History], budget: Budget):
     """DeepNet Fig. 5 at the paper's 64-128-2: the update per step and the first-step update against depth."""
     from deepnotes.show import plots
+
     depths = budget.increment_explosion.update_depths
     d_model, d_ff, heads = budget.increment_explosion.paper_shape
     fig, axes = plots.new_figure(2, width=4.0)
@@ -79,6 +95,7 @@ def training_figure(runs: dict[int, dict[str, list[History]]], budget: Budget):
     """Experiment 3: the loss curves of :func:`experiments.training_comparisons`, one panel per depth
     (the median over seeds, a band from the lowest to the highest seed)."""
     from deepnotes.show import plots
+
     lr = _short(budget.warmup.lr)
     fig, axes = plots.new_figure(len(runs), width=4.8, height=3.4)
     for ax, (n, r) in zip(axes, runs.items()):
@@ -87,11 +104,19 @@ def training_figure(runs: dict[int, dict[str, list[History]]], budget: Budget):
     return fig
 
 
-def slider_figure(depth: int, norm: str, optimizer: str, lr: float | None = None, warmup: int = 0,
-                  budget: Budget | None = None, progress: bool = False):
+def slider_figure(
+    depth: int,
+    norm: str,
+    optimizer: str,
+    lr: float | None = None,
+    warmup: int = 0,
+    budget: Budget | None = None,
+    progress: bool = False,
+):
     """The slider's figure: :func:`experiments.slider_run` at one setting; loss and
     ‖F(x,θ_t) − F(x,θ_0)‖ per step."""
     from deepnotes.show import plots
+
     budget = resolve_budget(budget)
     res = ex.slider_run(depth, norm, optimizer, lr, warmup, budget, progress)
     fig, (ax_loss, ax_upd) = plots.new_figure(2, width=3.6, height=2.6)
@@ -107,4 +132,5 @@ def model_code():
     included, so the page shows what the experiments run): ``core_derive.loss_change``."""
     from deepnotes.core import derive as core_derive
     from deepnotes.show.source import source_of
+
     return source_of(core_derive.loss_change, "the increment ΔL ≈ ⟨∇L, Δθ⟩ under SGD and Adam, derived by SymPy")

@@ -2,16 +2,25 @@
 (and on the annotated LayerNorm/RMSNorm gradient formulas of seed 000). Every value judged here is
 computed by :mod:`.derive` (SymPy), :mod:`.experiments` or :mod:`deepnotes.chapters.initialization.norms`; every
 status is decided by :mod:`deepnotes.show.verdicts` from a comparison against the thresholds below."""
+
 from __future__ import annotations
 
 import math
 
 import sympy as sp
 
-from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.chapters.initialization import experiments as ex
 from deepnotes.chapters.initialization.mlp import weight_variance
-from deepnotes.show.verdicts import UNCHECKABLE, Verdict, VerdictTable, check_expr, check_number, check_true, uncheckable
+from deepnotes.core.config import Budget, resolve_budget
+from deepnotes.show.verdicts import (
+    UNCHECKABLE,
+    Verdict,
+    VerdictTable,
+    check_expr,
+    check_number,
+    check_true,
+    uncheckable,
+)
 
 # the article prints its constants to about 7 digits (γ, 1/√γ, E[sigmoid²]) …
 PRINTED_7_DIGITS_RTOL = 1e-6
@@ -32,21 +41,28 @@ ONE_HOT_D = 64
 ONE_HOT_MAX_WEIGHT = 0.5
 # … and with 1/√d the Jacobian's norm stays within this factor across d
 SCALED_JACOBIAN_SPREAD = 1.2
-LN_GRAD_SPREAD = 2.0       # "O(1) whatever the input": ‖∂L/∂x‖ within this factor over input stds 0.1 … 10
+LN_GRAD_SPREAD = 2.0  # "O(1) whatever the input": ‖∂L/∂x‖ within this factor over input stds 0.1 … 10
 # Experiment 3: the first Adam step's relative update against η and η/RMS(w)
 UPDATE_RTOL, UPDATE_APPROX_RTOL = 0.05, 0.3
 
 SEED = "seed 002 §{}"
 # the item of seed 002 each activation's measured second moment tests
-MOMENT_SOURCE = {"linear": "seed 002 §稳定二阶矩 eq. (4), claim 7", "relu": "seed 002 §激活函数 eq. (5)",
-                 "tanh": "seed 002 §激活函数 claim 8", "sigmoid": "seed 002 §激活函数 eq. (6)",
-                 "sigmoid_rescaled": "seed 002 §激活函数 claim 9", "selu": "seed 002 §激活函数 eq. (7)"}
+MOMENT_SOURCE = {
+    "linear": "seed 002 §稳定二阶矩 eq. (4), claim 7",
+    "relu": "seed 002 §激活函数 eq. (5)",
+    "tanh": "seed 002 §激活函数 claim 8",
+    "sigmoid": "seed 002 §激活函数 eq. (6)",
+    "sigmoid_rescaled": "seed 002 §激活函数 claim 9",
+    "selu": "seed 002 §激活函数 eq. (7)",
+}
 
 
 def _gains_text(gains) -> str:
     """'1..1e4' for (1, 100, 10000): powers of ten of 1000 and more as 1eN."""
+
     def fmt(c):
         return f"1e{round(math.log10(c))}" if c >= 1000 and math.log10(c).is_integer() else f"{c:g}"
+
     return f"{fmt(min(gains))}..{fmt(max(gains))}"
 
 
@@ -59,13 +75,15 @@ def _layernorm_gradient_rows() -> list[Verdict]:
     ln_grad = ex.layernorm_input_gradient()
     spread = max(ln_grad.values()) / min(ln_grad.values())
     return [
-        check_true(claim="LayerNorm normalizes its gradient automatically: ‖∂L/∂x‖ = O(1)",
-                   source="seed 000 annotated §3.2 claim §3.2.1; seed 000 annotated §13 claim §13.4",
-                   claimed=f"‖∂L/∂x‖ stays O(1) whatever the input's scale (within ×{LN_GRAD_SPREAD:g})",
-                   computed="‖∂L/∂x‖ for one ∂L/∂y at input std " + ", ".join(f"{s:g}: {g:.3g}" for s, g in ln_grad.items()),
-                   ok=spread <= LN_GRAD_SPREAD,
-                   reason="LN(cx) = LN(x), so its backward divides by the input's std: the gradient is "
-                          "‖∂L/∂y‖·O(1/σ_x), O(1) only when the input already is (Post-LN's x + F(x) is not)"),
+        check_true(
+            claim="LayerNorm normalizes its gradient automatically: ‖∂L/∂x‖ = O(1)",
+            source="seed 000 annotated §3.2 claim §3.2.1; seed 000 annotated §13 claim §13.4",
+            claimed=f"‖∂L/∂x‖ stays O(1) whatever the input's scale (within ×{LN_GRAD_SPREAD:g})",
+            computed="‖∂L/∂x‖ for one ∂L/∂y at input std " + ", ".join(f"{s:g}: {g:.3g}" for s, g in ln_grad.items()),
+            ok=spread <= LN_GRAD_SPREAD,
+            reason="LN(cx) = LN(x), so its backward divides by the input's std: the gradient is "
+            "‖∂L/∂y‖·O(1/σ_x), O(1) only when the input already is (Post-LN's x + F(x) is not)",
+        ),
     ]
 
 
@@ -77,22 +95,45 @@ def _sampling_rows(sampling: dict, samples: dict[str, ex.TruncSample]) -> list[V
     torch_bounds = ex.torch_trunc_defaults()
     k = sampling["k"]
     return [
-        check_expr("U[μ−√3σ, μ+√3σ] has mean μ and variance σ²", SEED.format("采样分布") + " claim 2", mu - sp.sqrt(3) * sigma, uni["a"]),
-        check_number("Truncation at ±2σ keeps γ = 0.7737413… of the variance", SEED.format("采样分布") + " eq. (1)",
-                     0.7737413, gamma, rtol=PRINTED_7_DIGITS_RTOL),
-        check_number("…so pass σ/√γ = 1.1368472…σ", SEED.format("采样分布") + " claim 5", 1.1368472, 1 / math.sqrt(gamma),
-                     rtol=PRINTED_7_DIGITS_RTOL),
-        uncheckable("tf.random.truncated_normal cuts at μ±2σ", SEED.format("采样分布") + " claim 4; seed 003 annotated §3.1 claim §3.1.1", f"±{k}σ",
-                    "TensorFlow is not a dependency of the book, so its sampler cannot be run here; its documentation "
-                    "says values beyond two standard deviations are re-drawn"),
-        check_true(claim="PyTorch's trunc_normal_ does not cut at μ±2σ", source=SEED.format("采样分布")
-                   + " claim 4 (the contrast); torch.nn.init.trunc_normal_'s signature and draws", claimed=f"not ±{k}σ",
-                   computed=f"defaults a={torch_bounds.a}, b={torch_bounds.b} (absolute); largest |w| drawn: "
-                            f"{samples['torch'].max_over_std:.2f}σ with the defaults, {samples['cut'].max_over_std:.2f}σ "
-                            f"with deepnotes' ±{k}σ",
-                   ok=samples["torch"].max_over_std > k >= samples["cut"].max_over_std,
-                   reason=f"at std {ex.BERT_STD} its absolute default bounds are ±{torch_bounds.b / ex.BERT_STD:.0f}σ, so "
-                          f"draws beyond ±{k}σ are kept; pass a = −{k}σ, b = {k}σ explicitly"),
+        check_expr(
+            "U[μ−√3σ, μ+√3σ] has mean μ and variance σ²",
+            SEED.format("采样分布") + " claim 2",
+            mu - sp.sqrt(3) * sigma,
+            uni["a"],
+        ),
+        check_number(
+            "Truncation at ±2σ keeps γ = 0.7737413… of the variance",
+            SEED.format("采样分布") + " eq. (1)",
+            0.7737413,
+            gamma,
+            rtol=PRINTED_7_DIGITS_RTOL,
+        ),
+        check_number(
+            "…so pass σ/√γ = 1.1368472…σ",
+            SEED.format("采样分布") + " claim 5",
+            1.1368472,
+            1 / math.sqrt(gamma),
+            rtol=PRINTED_7_DIGITS_RTOL,
+        ),
+        uncheckable(
+            "tf.random.truncated_normal cuts at μ±2σ",
+            SEED.format("采样分布") + " claim 4; seed 003 annotated §3.1 claim §3.1.1",
+            f"±{k}σ",
+            "TensorFlow is not a dependency of the book, so its sampler cannot be run here; its documentation "
+            "says values beyond two standard deviations are re-drawn",
+        ),
+        check_true(
+            claim="PyTorch's trunc_normal_ does not cut at μ±2σ",
+            source=SEED.format("采样分布")
+            + " claim 4 (the contrast); torch.nn.init.trunc_normal_'s signature and draws",
+            claimed=f"not ±{k}σ",
+            computed=f"defaults a={torch_bounds.a}, b={torch_bounds.b} (absolute); largest |w| drawn: "
+            f"{samples['torch'].max_over_std:.2f}σ with the defaults, {samples['cut'].max_over_std:.2f}σ "
+            f"with deepnotes' ±{k}σ",
+            ok=samples["torch"].max_over_std > k >= samples["cut"].max_over_std,
+            reason=f"at std {ex.BERT_STD} its absolute default bounds are ±{torch_bounds.b / ex.BERT_STD:.0f}σ, so "
+            f"draws beyond ±{k}σ are kept; pass a = −{k}σ, b = {k}σ explicitly",
+        ),
     ]
 
 
@@ -101,47 +142,99 @@ def _moment_rows(moments: dict, selu: dict, bounded: dict[str, ex.BoundedMoments
     m, s_w, s_x = (moments["symbols"][k] for k in ("m", "s_w", "s_x"))
     tanh_sup, sig_sup = bounded["tanh"].sup, bounded["sigmoid"].sup
     return [
-        check_expr("E[y²] = m·E[w²]·E[x²], with no zero-mean assumption on x", SEED.format("稳定二阶矩") + " eqs. (3), (4); seed 000 annotated eq. (29)",
-                   m * s_w * s_x, moments["E[y^2]"]),
+        check_expr(
+            "E[y²] = m·E[w²]·E[x²], with no zero-mean assumption on x",
+            SEED.format("稳定二阶矩") + " eqs. (3), (4); seed 000 annotated eq. (29)",
+            m * s_w * s_x,
+            moments["E[y^2]"],
+        ),
         check_expr("LeCun: E[w²] = 1/m", SEED.format("稳定二阶矩") + " claim 7", 1 / m, moments["lecun"]),
-        check_expr("He (ReLU): E[w²] = 2/m", SEED.format("激活函数") + " eq. (5); seed 003 annotated eq. (16)", 2 / m, moments["he"]),
-        check_number("E[sigmoid(z)²] = 0.2933790… for z ~ N(0,1)", SEED.format("激活函数") + " eq. (6)", 0.2933790,
-                     float(moments["E[sigmoid(z)^2]"]), rtol=PRINTED_7_DIGITS_RTOL),
-        check_true(claim="No initialization keeps a unit second moment through tanh or sigmoid", source=SEED.format("激活函数") + " claim 8",
-                   claimed="E[φ²] < 1 for every gain",
-                   computed=f"max over gains {_gains_text(bounded['tanh'].gains)}: tanh {tanh_sup:.4f}, sigmoid {sig_sup:.4f}",
-                   ok=tanh_sup < UNIT_SECOND_MOMENT and sig_sup < UNIT_SECOND_MOMENT,
-                   reason="tanh² < 1 everywhere; sigmoid's second moment stays below 1/2"),
-        check_number("SELU λ = 1.0507…", SEED.format("激活函数") + " eq. (7)", 1.0507, float(selu["lambda_value"]), rtol=PRINTED_5_DIGITS_RTOL),
-        check_number("SELU α = 1.6732…", SEED.format("激活函数") + " eq. (7)", 1.6732, float(selu["alpha_value"]), rtol=PRINTED_5_DIGITS_RTOL),
+        check_expr(
+            "He (ReLU): E[w²] = 2/m",
+            SEED.format("激活函数") + " eq. (5); seed 003 annotated eq. (16)",
+            2 / m,
+            moments["he"],
+        ),
+        check_number(
+            "E[sigmoid(z)²] = 0.2933790… for z ~ N(0,1)",
+            SEED.format("激活函数") + " eq. (6)",
+            0.2933790,
+            float(moments["E[sigmoid(z)^2]"]),
+            rtol=PRINTED_7_DIGITS_RTOL,
+        ),
+        check_true(
+            claim="No initialization keeps a unit second moment through tanh or sigmoid",
+            source=SEED.format("激活函数") + " claim 8",
+            claimed="E[φ²] < 1 for every gain",
+            computed=f"max over gains {_gains_text(bounded['tanh'].gains)}: tanh {tanh_sup:.4f}, sigmoid {sig_sup:.4f}",
+            ok=tanh_sup < UNIT_SECOND_MOMENT and sig_sup < UNIT_SECOND_MOMENT,
+            reason="tanh² < 1 everywhere; sigmoid's second moment stays below 1/2",
+        ),
+        check_number(
+            "SELU λ = 1.0507…",
+            SEED.format("激活函数") + " eq. (7)",
+            1.0507,
+            float(selu["lambda_value"]),
+            rtol=PRINTED_5_DIGITS_RTOL,
+        ),
+        check_number(
+            "SELU α = 1.6732…",
+            SEED.format("激活函数") + " eq. (7)",
+            1.6732,
+            float(selu["alpha_value"]),
+            rtol=PRINTED_5_DIGITS_RTOL,
+        ),
     ]
 
 
 def _norm_rows(layernorm: dict, norm_checks: dict[str, float]) -> list[Verdict]:
     """Seed 002 §直接标准化 eqs. (8), (9) and seed 000 annotated eqs. (14), (15), (18): LayerNorm and RMSNorm."""
-    ln_err, rms_err = (norm_checks[f"{n} formula = torch.nn.functional.{f}"]
-                       for n, f in (("LN", "layer_norm"), ("RMSNorm", "rms_norm")))
+    ln_err, rms_err = (
+        norm_checks[f"{n} formula = torch.nn.functional.{f}"]
+        for n, f in (("LN", "layer_norm"), ("RMSNorm", "rms_norm"))
+    )
     eq15, eq18 = ({g: norm_checks[f"eq. ({e}), {g}"] for g in ("gamma = 1", "random gamma")} for e in (15, 18))
     return [
-        check_true(claim="The LayerNorm formula", source=SEED.format("直接标准化") + " eq. (8)", claimed="y = γ(x−μ)/√(σ²+ε) + β",
-                   computed=f"max |formula − torch| < {ROUNDOFF_ATOL:g}" if ln_err < ROUNDOFF_ATOL else "differs",
-                   ok=ln_err < ROUNDOFF_ATOL, reason="identical to torch.nn.functional.layer_norm"),
-        check_true(claim="The RMSNorm formula", source=SEED.format("直接标准化") + " eq. (9)", claimed="y = γx/√(mean x² + ε)",
-                   computed=f"max |formula − torch| < {ROUNDOFF_ATOL:g}" if rms_err < ROUNDOFF_ATOL else "differs",
-                   ok=rms_err < ROUNDOFF_ATOL, reason="identical to torch.nn.functional.rms_norm"),
-        check_true(claim="∂x̂_i/∂x_j = (δ_ij − 1/d)/σ − x̂_i(x_j − μ)/(dσ²)", source="seed 000 annotated eq. (14)",
-                   claimed="eq. (14)", computed=f"SymPy Jacobian, {len(layernorm['symbols'])} entries",
-                   ok=layernorm["zero"], reason="identical (with ε = 0)"),
-        check_true(claim="LN input gradient with γ_i outside the bracket", source="seed 000 annotated eq. (15)",
-                   claimed="eq. (15)",
-                   computed=f"max error: γ=1 {_below(eq15['gamma = 1'])}, random γ {eq15['random gamma']:.1g}",
-                   ok=eq15["random gamma"] < ANY_GAMMA_ATOL,
-                   reason="right only for constant γ (as at init): γ_j belongs inside the means"),
-        check_true(claim="RMSNorm input gradient with γ_i outside the bracket", source="seed 000 annotated eq. (18)",
-                   claimed="eq. (18)",
-                   computed=f"max error: γ=1 {_below(eq18['gamma = 1'])}, random γ {eq18['random gamma']:.1g}",
-                   ok=eq18["random gamma"] < ANY_GAMMA_ATOL,
-                   reason="right only for constant γ (as at init): γ_j belongs inside the mean"),
+        check_true(
+            claim="The LayerNorm formula",
+            source=SEED.format("直接标准化") + " eq. (8)",
+            claimed="y = γ(x−μ)/√(σ²+ε) + β",
+            computed=f"max |formula − torch| < {ROUNDOFF_ATOL:g}" if ln_err < ROUNDOFF_ATOL else "differs",
+            ok=ln_err < ROUNDOFF_ATOL,
+            reason="identical to torch.nn.functional.layer_norm",
+        ),
+        check_true(
+            claim="The RMSNorm formula",
+            source=SEED.format("直接标准化") + " eq. (9)",
+            claimed="y = γx/√(mean x² + ε)",
+            computed=f"max |formula − torch| < {ROUNDOFF_ATOL:g}" if rms_err < ROUNDOFF_ATOL else "differs",
+            ok=rms_err < ROUNDOFF_ATOL,
+            reason="identical to torch.nn.functional.rms_norm",
+        ),
+        check_true(
+            claim="∂x̂_i/∂x_j = (δ_ij − 1/d)/σ − x̂_i(x_j − μ)/(dσ²)",
+            source="seed 000 annotated eq. (14)",
+            claimed="eq. (14)",
+            computed=f"SymPy Jacobian, {len(layernorm['symbols'])} entries",
+            ok=layernorm["zero"],
+            reason="identical (with ε = 0)",
+        ),
+        check_true(
+            claim="LN input gradient with γ_i outside the bracket",
+            source="seed 000 annotated eq. (15)",
+            claimed="eq. (15)",
+            computed=f"max error: γ=1 {_below(eq15['gamma = 1'])}, random γ {eq15['random gamma']:.1g}",
+            ok=eq15["random gamma"] < ANY_GAMMA_ATOL,
+            reason="right only for constant γ (as at init): γ_j belongs inside the means",
+        ),
+        check_true(
+            claim="RMSNorm input gradient with γ_i outside the bracket",
+            source="seed 000 annotated eq. (18)",
+            claimed="eq. (18)",
+            computed=f"max error: γ=1 {_below(eq18['gamma = 1'])}, random γ {eq18['random gamma']:.1g}",
+            ok=eq18["random gamma"] < ANY_GAMMA_ATOL,
+            reason="right only for constant γ (as at init): γ_j belongs inside the mean",
+        ),
     ]
 
 
@@ -150,19 +243,48 @@ def _attention_rows(moments: dict, attention: dict) -> list[Verdict]:
     s_x = moments["symbols"]["s_x"]
     d = attention["symbols"]["d"]
     return [
-        check_expr("NTK parametrization keeps the second moment", SEED.format("NTK参数化") + " eq. (10)", s_x, attention["ntk_moment"]),
-        check_expr("E[(q·k)²] = d for unit-variance entries", SEED.format("NTK参数化") + " eq. (11)", d, attention["qk"]),
-        check_expr("Dividing by √d gives unit second moment", SEED.format("NTK参数化") + " claim 16", sp.Integer(1), attention["qk_scaled"]),
-        check_expr("T5: q, k init variance /√d instead (no 1/√d in attention)", SEED.format("NTK参数化") + " claim 16; seed 002 (opening) claim 1", sp.Integer(1),
-                   attention["t5"]),
-        check_number("Scores fall within ±3√d (Gaussian, ≈99.7%)", SEED.format("NTK参数化") + " claim 14", 0.997,
-                     float(attention["within_3sd"]), rtol=PRINTED_3_DIGITS_RTOL),
+        check_expr(
+            "NTK parametrization keeps the second moment",
+            SEED.format("NTK参数化") + " eq. (10)",
+            s_x,
+            attention["ntk_moment"],
+        ),
+        check_expr(
+            "E[(q·k)²] = d for unit-variance entries", SEED.format("NTK参数化") + " eq. (11)", d, attention["qk"]
+        ),
+        check_expr(
+            "Dividing by √d gives unit second moment",
+            SEED.format("NTK参数化") + " claim 16",
+            sp.Integer(1),
+            attention["qk_scaled"],
+        ),
+        check_expr(
+            "T5: q, k init variance /√d instead (no 1/√d in attention)",
+            SEED.format("NTK参数化") + " claim 16; seed 002 (opening) claim 1",
+            sp.Integer(1),
+            attention["t5"],
+        ),
+        check_number(
+            "Scores fall within ±3√d (Gaussian, ≈99.7%)",
+            SEED.format("NTK参数化") + " claim 14",
+            0.997,
+            float(attention["within_3sd"]),
+            rtol=PRINTED_3_DIGITS_RTOL,
+        ),
     ]
 
 
-def derivation_verdicts(*, sampling: dict, moments: dict, selu: dict, layernorm: dict, attention: dict,
-                        norm_checks: dict[str, float], samples: dict[str, ex.TruncSample],
-                        bounded: dict[str, ex.BoundedMoments] | None = None) -> VerdictTable:
+def derivation_verdicts(
+    *,
+    sampling: dict,
+    moments: dict,
+    selu: dict,
+    layernorm: dict,
+    attention: dict,
+    norm_checks: dict[str, float],
+    samples: dict[str, ex.TruncSample],
+    bounded: dict[str, ex.BoundedMoments] | None = None,
+) -> VerdictTable:
     """Each formula and constant of the article, judged on what the chapter's derivations computed:
     ``sampling`` = derive.sampling(), ``moments`` = derive.second_moments(), ``selu`` =
     derive.selu_constants(), ``layernorm`` = derive.layernorm_jacobian_check(), ``attention`` =
@@ -170,20 +292,32 @@ def derivation_verdicts(*, sampling: dict, moments: dict, selu: dict, layernorm:
     experiments.truncation_samples(), ``bounded`` =
     experiments.bounded_second_moments() (computed if not given)."""
     bounded = ex.bounded_second_moments() if bounded is None else bounded
-    return VerdictTable(_layernorm_gradient_rows() + _sampling_rows(sampling, samples)
-                        + _moment_rows(moments, selu, bounded) + _norm_rows(layernorm, norm_checks)
-                        + _attention_rows(moments, attention))
+    return VerdictTable(
+        _layernorm_gradient_rows()
+        + _sampling_rows(sampling, samples)
+        + _moment_rows(moments, selu, bounded)
+        + _norm_rows(layernorm, norm_checks)
+        + _attention_rows(moments, attention)
+    )
 
 
 def moment_verdicts(table: dict[tuple[str, str], ex.MomentCurve], budget: Budget | None = None) -> VerdictTable:
     """Experiment 1: per (init, activation), the measured last-layer second moment against the recursion."""
     depth = resolve_budget(budget).initialization.moment_depth
-    return VerdictTable([
-        check_number(f"{init} + {act}: E[x_L²] after {depth} layers matches the recursion",
-                     MOMENT_SOURCE[act] + "; measured",
-                     c.predicted[-1], c.measured[-1], rtol=MOMENT_RTOL, approx_rtol=MOMENT_APPROX_RTOL,
-                     reason=f"measured/predicted = {c.ratio:.3g}")
-        for (init, act), c in table.items()])
+    return VerdictTable(
+        [
+            check_number(
+                f"{init} + {act}: E[x_L²] after {depth} layers matches the recursion",
+                MOMENT_SOURCE[act] + "; measured",
+                c.predicted[-1],
+                c.measured[-1],
+                rtol=MOMENT_RTOL,
+                approx_rtol=MOMENT_APPROX_RTOL,
+                reason=f"measured/predicted = {c.ratio:.3g}",
+            )
+            for (init, act), c in table.items()
+        ]
+    )
 
 
 def softmax_verdicts(probes: dict[tuple[int, bool], ex.SoftmaxProbe]) -> VerdictTable:
@@ -193,30 +327,56 @@ def softmax_verdicts(probes: dict[tuple[int, bool], ex.SoftmaxProbe]) -> Verdict
     p = probes[(ONE_HOT_D, False)]
     unscaled = [probes[(dd, False)].jacobian_norm for dd in dims]
     scaled = [probes[(dd, True)].jacobian_norm for dd in dims]
-    return VerdictTable([
-        check_true(claim=f"Without 1/√d, at d ≥ {ONE_HOT_D} the softmax is close to one-hot", source=SEED.format("NTK参数化") + " claim 15",
-                   claimed="near one-hot",
-                   computed=f"d={ONE_HOT_D}: mean max weight {p.max_weight:.2f}, entropy {p.entropy:.2f} of {math.log(p.n_keys):.2f}",
-                   ok=p.max_weight > ONE_HOT_MAX_WEIGHT, reason="most of each row's weight sits on one key"),
-        check_true(claim="…and its gradient shrinks with d", source=SEED.format("NTK参数化") + " claim 15", claimed="vanishing",
-                   computed=f"Jacobian norm {unscaled[0]:.3f} (d={dims[0]}) → {unscaled[-1]:.3f} (d={dims[-1]}); "
-                            f"with 1/√d {scaled[-1]:.3f}",
-                   ok=all(a > b for a, b in zip(unscaled, unscaled[1:])) and max(scaled) < SCALED_JACOBIAN_SPREAD * min(scaled),
-                   reason=f"unscaled: falls at every step in d; scaled: within {SCALED_JACOBIAN_SPREAD - 1:.0%} across d"),
-    ])
+    return VerdictTable(
+        [
+            check_true(
+                claim=f"Without 1/√d, at d ≥ {ONE_HOT_D} the softmax is close to one-hot",
+                source=SEED.format("NTK参数化") + " claim 15",
+                claimed="near one-hot",
+                computed=f"d={ONE_HOT_D}: mean max weight {p.max_weight:.2f}, entropy {p.entropy:.2f} of {math.log(p.n_keys):.2f}",
+                ok=p.max_weight > ONE_HOT_MAX_WEIGHT,
+                reason="most of each row's weight sits on one key",
+            ),
+            check_true(
+                claim="…and its gradient shrinks with d",
+                source=SEED.format("NTK参数化") + " claim 15",
+                claimed="vanishing",
+                computed=f"Jacobian norm {unscaled[0]:.3f} (d={dims[0]}) → {unscaled[-1]:.3f} (d={dims[-1]}); "
+                f"with 1/√d {scaled[-1]:.3f}",
+                ok=all(a > b for a, b in zip(unscaled, unscaled[1:]))
+                and max(scaled) < SCALED_JACOBIAN_SPREAD * min(scaled),
+                reason=f"unscaled: falls at every step in d; scaled: within {SCALED_JACOBIAN_SPREAD - 1:.0%} across d",
+            ),
+        ]
+    )
 
 
 def ntk_verdicts(runs: dict[bool, ex.UpdateRun]) -> VerdictTable:
     """Experiment 3: the first Adam step's mean relative update, ≈ η under NTK and η/RMS(w) = η√(m/2) under He."""
     std = runs[False]
     std_pred = std.lr / math.sqrt(weight_variance("he", std.width, std.width))
-    return VerdictTable([
-        check_number("NTK + Adam: the first step changes each weight matrix by ≈ η", SEED.format("NTK参数化") + " claim 13", runs[True].lr,
-                     runs[True].first_step_mean, rtol=UPDATE_RTOL, approx_rtol=UPDATE_APPROX_RTOL, reason="mean over layers, step 1"),
-        check_number("Standard (He) + Adam: the first step's relative update is η/RMS(w) = η√(m/2)",
-                     SEED.format("NTK参数化") + " claim 13 (the contrast); derived above", std_pred,
-                     std.first_step_mean, rtol=UPDATE_RTOL, approx_rtol=UPDATE_APPROX_RTOL, reason="mean over layers, step 1"),
-    ])
+    return VerdictTable(
+        [
+            check_number(
+                "NTK + Adam: the first step changes each weight matrix by ≈ η",
+                SEED.format("NTK参数化") + " claim 13",
+                runs[True].lr,
+                runs[True].first_step_mean,
+                rtol=UPDATE_RTOL,
+                approx_rtol=UPDATE_APPROX_RTOL,
+                reason="mean over layers, step 1",
+            ),
+            check_number(
+                "Standard (He) + Adam: the first step's relative update is η/RMS(w) = η√(m/2)",
+                SEED.format("NTK参数化") + " claim 13 (the contrast); derived above",
+                std_pred,
+                std.first_step_mean,
+                rtol=UPDATE_RTOL,
+                approx_rtol=UPDATE_APPROX_RTOL,
+                reason="mean over layers, step 1",
+            ),
+        ]
+    )
 
 
 def norm_speed_verdicts(comparison: ex.NormComparison) -> VerdictTable:
@@ -224,15 +384,36 @@ def norm_speed_verdicts(comparison: ex.NormComparison) -> VerdictTable:
     claim = "RMSNorm is faster than LayerNorm"
     source = SEED.format("直接标准化") + " claim 11 (after the RMSNorm paper); seed 000 annotated §3.3 claim §3.3.1"
     rounds = comparison.round_ratios()
-    computed = (f"RMSNorm/LayerNorm time: forward {comparison.ratio('forward'):.2f}, forward+backward "
-                f"{comparison.ratio('forward_backward'):.2f} (median of {len(rounds)} rounds, "
-                f"{min(rounds):.2f}–{max(rounds):.2f})")
+    computed = (
+        f"RMSNorm/LayerNorm time: forward {comparison.ratio('forward'):.2f}, forward+backward "
+        f"{comparison.ratio('forward_backward'):.2f} (median of {len(rounds)} rounds, "
+        f"{min(rounds):.2f}–{max(rounds):.2f})"
+    )
     faster = [r < 1 for r in rounds]
     if any(faster) and not all(faster):
-        return VerdictTable([Verdict(claim, source, "faster", computed, UNCHECKABLE,
-                                     "the rounds disagree: too close to call on the machine that built this page "
-                                     "(a timing on a shared machine is judged only when every round agrees)")])
-    return VerdictTable([check_true(
-        claim=claim, source=source, claimed="faster", computed=computed, ok=all(faster),
-        reason=f"PyTorch's own modules timed in turn, {len(rounds)} rounds, on the machine that built this page; "
-               "judged only when every round agrees")])
+        return VerdictTable(
+            [
+                Verdict(
+                    claim,
+                    source,
+                    "faster",
+                    computed,
+                    UNCHECKABLE,
+                    "the rounds disagree: too close to call on the machine that built this page "
+                    "(a timing on a shared machine is judged only when every round agrees)",
+                )
+            ]
+        )
+    return VerdictTable(
+        [
+            check_true(
+                claim=claim,
+                source=source,
+                claimed="faster",
+                computed=computed,
+                ok=all(faster),
+                reason=f"PyTorch's own modules timed in turn, {len(rounds)} rounds, on the machine that built this page; "
+                "judged only when every round agrees",
+            )
+        ]
+    )

@@ -12,6 +12,7 @@ derivations (scalar work on the CPU), the softmax probes and attention rows (at 
 scores), and norm_comparison, which times LayerNorm and RMSNorm for ``norm_timer_seconds`` per timer
 (four timers: a fixed couple of seconds, whatever the device). The live panels run nothing at build time.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -21,7 +22,7 @@ from deepnotes.chapters.initialization.mlp import ACTIVATIONS
 from deepnotes.core.config import Budget
 from deepnotes.cost.model import MLPPasses, Work
 
-PARAMETRIZATIONS = (False, True)        # ntk_comparison's runs: standard (He), NTK
+PARAMETRIZATIONS = (False, True)  # ntk_comparison's runs: standard (He), NTK
 
 
 def _moment_passes(budget: Budget, curves: int) -> MLPPasses:
@@ -33,10 +34,12 @@ def _moment_passes(budget: Budget, curves: int) -> MLPPasses:
 def plan(budget: Budget) -> list[Work]:
     """The chapter's work at ``budget``: see the module's docstring."""
     b = budget.initialization
-    table = inspect.signature(moment_table).parameters             # the notebook calls it with its defaults
+    table = inspect.signature(moment_table).parameters  # the notebook calls it with its defaults
     return [
-        _moment_passes(budget, len(table["inits"].default) * len(table["acts"].default)),   # moment_table
-        _moment_passes(budget, len(ACTIVATIONS) * len(b.slider_gains)),                    # moment_figure (grid)
-        *(MLPPasses(width=b.ntk_width, depth=b.ntk_depth, batch=b.ntk_batch, passes=b.ntk_steps, backward=True)
-          for _ in PARAMETRIZATIONS),                                                      # ntk_comparison
+        _moment_passes(budget, len(table["inits"].default) * len(table["acts"].default)),  # moment_table
+        _moment_passes(budget, len(ACTIVATIONS) * len(b.slider_gains)),  # moment_figure (grid)
+        *(
+            MLPPasses(width=b.ntk_width, depth=b.ntk_depth, batch=b.ntk_batch, passes=b.ntk_steps, backward=True)
+            for _ in PARAMETRIZATIONS
+        ),  # ntk_comparison
     ]

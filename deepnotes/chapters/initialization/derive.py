@@ -2,16 +2,30 @@
 
 Every function returns a dict with the results and, under ``"symbols"``, the symbols it used
 (name → Symbol), so that the notebook and the verdicts never rebuild a symbol."""
+
 from __future__ import annotations
 
 import sympy as sp
 
-from deepnotes.core.derive import linear_second_moment, truncated_normal_gamma
-from deepnotes.core.derive import d, eta, gauss, i, m, mu, s_w, s_x, sigma, x, z
+from deepnotes.core.derive import (
+    d,
+    eta,
+    gauss,
+    i,
+    linear_second_moment,
+    m,
+    mu,
+    s_w,
+    s_x,
+    sigma,
+    truncated_normal_gamma,
+    x,
+    z,
+)
 
-TRUNCATION_K = 2              # TensorFlow's truncated normal cuts at ±2σ
-LAYERNORM_POINT = (sp.Rational(3, 10), sp.Rational(-7, 5), sp.Integer(2), sp.Rational(1, 7))   # a rational test point
-THREE_SIGMA = 3               # "scores fall within ±3√d"
+TRUNCATION_K = 2  # TensorFlow's truncated normal cuts at ±2σ
+LAYERNORM_POINT = (sp.Rational(3, 10), sp.Rational(-7, 5), sp.Integer(2), sp.Rational(1, 7))  # a rational test point
+THREE_SIGMA = 3  # "scores fall within ±3√d"
 
 
 def uniform_with_moments() -> dict:
@@ -19,10 +33,15 @@ def uniform_with_moments() -> dict:
     a, b = sp.symbols("a b", real=True)
     mean = sp.integrate(x / (b - a), (x, a, b))
     var = sp.simplify(sp.integrate((x - mean) ** 2 / (b - a), (x, a, b)))
-    sols = sp.solve([sp.Eq(mean, mu), sp.Eq(var, sigma ** 2)], [a, b], dict=True)
+    sols = sp.solve([sp.Eq(mean, mu), sp.Eq(var, sigma**2)], [a, b], dict=True)
     (sol,) = [s for s in sols if (s[b] - s[a]).subs({mu: 0, sigma: 1}) > 0]
-    return {"mean": sp.simplify(mean), "variance": sp.factor(var), "a": sol[a], "b": sol[b],
-            "symbols": {"a": a, "b": b, "x": x, "mu": mu, "sigma": sigma}}
+    return {
+        "mean": sp.simplify(mean),
+        "variance": sp.factor(var),
+        "a": sol[a],
+        "b": sol[b],
+        "symbols": {"a": a, "b": b, "x": x, "mu": mu, "sigma": sigma},
+    }
 
 
 def sampling(k: int = TRUNCATION_K) -> dict:
@@ -30,8 +49,14 @@ def sampling(k: int = TRUNCATION_K) -> dict:
     factor γ = ∫_{−k}^{k} z² φ(z) dz / ∫_{−k}^{k} φ(z) dz with the std to pass, σ/√γ."""
     uni = uniform_with_moments()
     tn = truncated_normal_gamma(k)
-    return {"uniform": uni, "interval": sp.Tuple(uni["a"], uni["b"]), "gamma": tn["gamma"], "std_factor": tn["std_factor"], "k": k,
-            "symbols": {**uni["symbols"], "z": z}}
+    return {
+        "uniform": uni,
+        "interval": sp.Tuple(uni["a"], uni["b"]),
+        "gamma": tn["gamma"],
+        "std_factor": tn["std_factor"],
+        "k": k,
+        "symbols": {**uni["symbols"], "z": z},
+    }
 
 
 def sigmoid_second_moment(digits: int = 15) -> dict:
@@ -44,8 +69,11 @@ def second_moments() -> dict:
     """E[y²] = m·E[w²]·E[x²] of a linear layer, the ReLU factor 1/2, LeCun's and He's E[w²]
     (:func:`deepnotes.core.derive.linear_second_moment`), and E[sigmoid(z)²]."""
     lin = linear_second_moment()
-    return {**lin, "E[sigmoid(z)^2]": sigmoid_second_moment()["value"],
-            "symbols": {"m": m, "s_w": s_w, "s_x": s_x, "i": i, "z": z}}
+    return {
+        **lin,
+        "E[sigmoid(z)^2]": sigmoid_second_moment()["value"],
+        "symbols": {"m": m, "s_w": s_w, "s_x": s_x, "i": i, "z": z},
+    }
 
 
 def selu_constants(digits: int = 20) -> dict:
@@ -54,13 +82,17 @@ def selu_constants(digits: int = 20) -> dict:
     lam_, al = sp.symbols("lambda_s alpha_s", positive=True)
     pos1 = sp.integrate(z * gauss, (z, 0, sp.oo))
     neg1 = sp.integrate((sp.exp(z) - 1) * gauss, (z, -sp.oo, 0))
-    pos2 = sp.integrate(z ** 2 * gauss, (z, 0, sp.oo))
+    pos2 = sp.integrate(z**2 * gauss, (z, 0, sp.oo))
     neg2 = sp.integrate((sp.exp(z) - 1) ** 2 * gauss, (z, -sp.oo, 0))
     alpha_closed = sp.simplify(sp.solve(sp.Eq(pos1 + al * neg1, 0), al)[0])
-    lam_closed = sp.simplify(sp.solve(sp.Eq(lam_ ** 2 * (pos2 + alpha_closed ** 2 * neg2), 1), lam_)[0])
-    return {"alpha": alpha_closed, "lambda": lam_closed,
-            "alpha_value": alpha_closed.evalf(digits), "lambda_value": lam_closed.evalf(digits),
-            "symbols": {"lambda_s": lam_, "alpha_s": al, "z": z}}
+    lam_closed = sp.simplify(sp.solve(sp.Eq(lam_**2 * (pos2 + alpha_closed**2 * neg2), 1), lam_)[0])
+    return {
+        "alpha": alpha_closed,
+        "lambda": lam_closed,
+        "alpha_value": alpha_closed.evalf(digits),
+        "lambda_value": lam_closed.evalf(digits),
+        "symbols": {"lambda_s": lam_, "alpha_s": al, "z": z},
+    }
 
 
 def dot_product_second_moment() -> dict:
@@ -75,14 +107,16 @@ def ntk_and_attention() -> dict:
     relative size of one Adam step (±η per entry) under He init and under NTK."""
     qk = dot_product_second_moment()["E[(q.k)^2]"]
     he = linear_second_moment()["he"]
-    return {"ntk_moment": sp.Sum(s_x * 1 / m, (i, 1, m)).doit(),
-            "qk": qk,
-            "qk_scaled": sp.simplify(qk / d),
-            "t5": sp.Sum((1 / sp.sqrt(d)) ** 2, (i, 1, d)).doit(),
-            "within_3sd": sp.erf(THREE_SIGMA / sp.sqrt(2)),
-            "update_he": eta / sp.sqrt(he),
-            "update_ntk": eta / 1,
-            "symbols": {"s_x": s_x, "m": m, "i": i, "d": d, "eta": eta}}
+    return {
+        "ntk_moment": sp.Sum(s_x * 1 / m, (i, 1, m)).doit(),
+        "qk": qk,
+        "qk_scaled": sp.simplify(qk / d),
+        "t5": sp.Sum((1 / sp.sqrt(d)) ** 2, (i, 1, d)).doit(),
+        "within_3sd": sp.erf(THREE_SIGMA / sp.sqrt(2)),
+        "update_he": eta / sp.sqrt(he),
+        "update_ntk": eta / 1,
+        "symbols": {"s_x": s_x, "m": m, "i": i, "d": d, "eta": eta},
+    }
 
 
 def layernorm_jacobian(dim: int = len(LAYERNORM_POINT)) -> dict:
@@ -93,8 +127,11 @@ def layernorm_jacobian(dim: int = len(LAYERNORM_POINT)) -> dict:
     sd = sp.sqrt(sum((xi - mean) ** 2 for xi in xs) / dim)
     xhat = [(xi - mean) / sd for xi in xs]
     jac = sp.Matrix(dim, dim, lambda r, c: sp.diff(xhat[r], xs[c]))
-    claimed = sp.Matrix(dim, dim, lambda r, c: (sp.KroneckerDelta(r, c) - sp.Rational(1, dim)) / sd
-                        - xhat[r] * (xs[c] - mean) / (dim * sd ** 2))
+    claimed = sp.Matrix(
+        dim,
+        dim,
+        lambda r, c: (sp.KroneckerDelta(r, c) - sp.Rational(1, dim)) / sd - xhat[r] * (xs[c] - mean) / (dim * sd**2),
+    )
     return {"jacobian": jac, "claimed": claimed, "symbols": {str(s): s for s in xs}}
 
 

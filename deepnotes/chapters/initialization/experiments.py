@@ -2,45 +2,47 @@
 samplers, second moments through deep plain MLPs and bounded activations, the softmax with and
 without 1/√d, NTK vs standard parametrization under Adam, and LayerNorm vs RMSNorm. They measure
 and return dataclasses; :mod:`.figures` draws them and :mod:`.claims` judges them."""
-from __future__ import annotations
 
-import statistics
+from __future__ import annotations
 
 import inspect
 import math
+import statistics
 from dataclasses import dataclass
 
 import torch
 
-from deepnotes.core import models as ini
-from deepnotes.core.config import Budget, device as default_device, get_budget, resolve_budget
-from deepnotes.core.validate import given, positive_float, positive_int
-from deepnotes.core.data import generator, seeded
 from deepnotes.chapters.initialization.mlp import ACTIVATIONS, plain_mlp, predicted_second_moments, scalar_activation
+from deepnotes.core import models as ini
+from deepnotes.core.config import Budget, get_budget, resolve_budget
+from deepnotes.core.config import device as default_device
+from deepnotes.core.data import generator, seeded
+from deepnotes.core.validate import given, positive_float, positive_int
 
-BERT_STD = 0.02                         # the std the truncated-normal samplers are asked for (BERT's)
-TRUNCATION_K = 2                        # cut at ±2σ
-INIT_GAINS = {"lecun": 1.0, "he": 2.0, "xavier": 1.0}   # E[w²] in units of 1/m (square layers)
-BOUNDED_GAINS = (1, 100, 10_000)        # pre-activation second moments c at which tanh, sigmoid are probed
-ROW_SEED = 1                            # the slider's one attention row
-NORM_EPS = 1e-5                         # LayerNorm's default ε, given to RMSNorm too
-NORM_INPUT_SHIFT = 0.5                  # mean of the shifted input of the norm comparison
+BERT_STD = 0.02  # the std the truncated-normal samplers are asked for (BERT's)
+TRUNCATION_K = 2  # cut at ±2σ
+INIT_GAINS = {"lecun": 1.0, "he": 2.0, "xavier": 1.0}  # E[w²] in units of 1/m (square layers)
+BOUNDED_GAINS = (1, 100, 10_000)  # pre-activation second moments c at which tanh, sigmoid are probed
+ROW_SEED = 1  # the slider's one attention row
+NORM_EPS = 1e-5  # LayerNorm's default ε, given to RMSNorm too
+NORM_INPUT_SHIFT = 0.5  # mean of the shifted input of the norm comparison
 
 
 # ---- sampling ---------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class TruncSample:
     label: str
-    nominal_std: float      # the std asked for
-    std: float              # measured std of the draws
-    max_over_std: float     # max |w| / nominal_std
-    expected_std: float     # what the sampler should give
+    nominal_std: float  # the std asked for
+    std: float  # measured std of the draws
+    max_over_std: float  # max |w| / nominal_std
+    expected_std: float  # what the sampler should give
 
 
 @dataclass(frozen=True)
 class TorchTruncDefaults:
-    a: float                # torch.nn.init.trunc_normal_'s default lower bound (absolute units)
+    a: float  # torch.nn.init.trunc_normal_'s default lower bound (absolute units)
     b: float
 
 
@@ -59,24 +61,36 @@ def truncation_samples(budget: Budget | None = None, std: float = BERT_STD, seed
     gamma = ini.truncated_normal_variance_factor(TRUNCATION_K)
     defaults = torch_trunc_defaults()
     draws = {
-        "torch": (f"torch trunc_normal_(std={std}), defaults a={defaults.a:g}, b={defaults.b:g}",
-                  torch.nn.init.trunc_normal_(t.clone(), std=std, generator=generator(seed)), std),
-        "cut": (f"deepnotes trunc_normal_(std={std}): cut at ±{TRUNCATION_K}σ",
-                ini.trunc_normal_(t.clone(), std, k=TRUNCATION_K, generator=generator(seed)), std * math.sqrt(gamma)),
-        "matched": (f"deepnotes trunc_normal_(std={std}, match_std=True)",
-                    ini.trunc_normal_(t.clone(), std, k=TRUNCATION_K, match_std=True, generator=generator(seed)), std),
+        "torch": (
+            f"torch trunc_normal_(std={std}), defaults a={defaults.a:g}, b={defaults.b:g}",
+            torch.nn.init.trunc_normal_(t.clone(), std=std, generator=generator(seed)),
+            std,
+        ),
+        "cut": (
+            f"deepnotes trunc_normal_(std={std}): cut at ±{TRUNCATION_K}σ",
+            ini.trunc_normal_(t.clone(), std, k=TRUNCATION_K, generator=generator(seed)),
+            std * math.sqrt(gamma),
+        ),
+        "matched": (
+            f"deepnotes trunc_normal_(std={std}, match_std=True)",
+            ini.trunc_normal_(t.clone(), std, k=TRUNCATION_K, match_std=True, generator=generator(seed)),
+            std,
+        ),
     }
-    return {key: TruncSample(label, std, float(w.std()), float(w.abs().max() / std), expected)
-            for key, (label, w, expected) in draws.items()}
+    return {
+        key: TruncSample(label, std, float(w.std()), float(w.abs().max() / std), expected)
+        for key, (label, w, expected) in draws.items()
+    }
 
 
 # ---- second moments ---------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class BoundedMoments:
     act: str
     gains: tuple[float, ...]
-    moments: tuple[float, ...]      # E[φ(√c z)²] per gain c
+    moments: tuple[float, ...]  # E[φ(√c z)²] per gain c
 
     @property
     def sup(self) -> float:
@@ -85,14 +99,18 @@ class BoundedMoments:
 
 def bounded_second_moments(acts=("tanh", "sigmoid"), gains=BOUNDED_GAINS) -> dict[str, BoundedMoments]:
     """E[φ(√c·z)²], z ~ N(0,1), for bounded activations at growing c: they stay below 1."""
-    return {act: BoundedMoments(act, tuple(gains),
-                                tuple(ini.gaussian_second_moment(scalar_activation(act), c) for c in gains))
-            for act in acts}
+    return {
+        act: BoundedMoments(
+            act, tuple(gains), tuple(ini.gaussian_second_moment(scalar_activation(act), c) for c in gains)
+        )
+        for act in acts
+    }
 
 
 @torch.no_grad()
-def forward_second_moments(act: str, gain: float, depth: int, width: int, batch: int,
-                           seed: int = 0, device=None) -> list[float]:
+def forward_second_moments(
+    act: str, gain: float, depth: int, width: int, batch: int, seed: int = 0, device=None
+) -> list[float]:
     """Measured E[x_l²] (mean over batch and units) for l = 0..depth of a plain MLP
     x_{l+1} = φ(x_l W_l), E[w²] = gain/m, on inputs x_0 ~ N(0, 1)."""
     positive_float("gain", gain)
@@ -101,9 +119,9 @@ def forward_second_moments(act: str, gain: float, depth: int, width: int, batch:
     device = device or default_device()
     with seeded(seed):
         net = plain_mlp(width, depth, act, gain=gain).to(device)
-        x = torch.randn(batch, width, device=device)                 # [B, m]
+        x = torch.randn(batch, width, device=device)  # [B, m]
     moments = [float(x.pow(2).mean())]
-    for k in range(0, len(net), 2):                                  # (linear, activation) pairs
+    for k in range(0, len(net), 2):  # (linear, activation) pairs
         x = net[k + 1](net[k](x))
         moments.append(float(x.pow(2).mean()))
     return moments
@@ -112,9 +130,9 @@ def forward_second_moments(act: str, gain: float, depth: int, width: int, batch:
 @dataclass(frozen=True)
 class MomentCurve:
     act: str
-    gain: float                     # E[w²] in units of 1/m
-    measured: list[float]           # E[x_l²], l = 0..depth
-    predicted: list[float]          # the mean-field recursion
+    gain: float  # E[w²] in units of 1/m
+    measured: list[float]  # E[x_l²], l = 0..depth
+    predicted: list[float]  # the mean-field recursion
 
     @property
     def ratio(self) -> float:
@@ -125,32 +143,43 @@ class MomentCurve:
 def moment_curve(act: str, gain: float, depth: int, budget: Budget | None = None) -> MomentCurve:
     """Measured and predicted per-layer second moments at the budget's width and batch."""
     b = resolve_budget(budget).initialization
-    return MomentCurve(act, gain, forward_second_moments(act, gain, depth, b.moment_width, b.moment_batch),
-                       predicted_second_moments(act, gain, depth))
+    return MomentCurve(
+        act,
+        gain,
+        forward_second_moments(act, gain, depth, b.moment_width, b.moment_batch),
+        predicted_second_moments(act, gain, depth),
+    )
 
 
-def moment_table(budget: Budget | None = None, inits=("lecun", "he"), acts=ACTIVATIONS) -> dict[tuple[str, str], MomentCurve]:
+def moment_table(
+    budget: Budget | None = None, inits=("lecun", "he"), acts=ACTIVATIONS
+) -> dict[tuple[str, str], MomentCurve]:
     """{(init, act): MomentCurve} at the budget's depth/width. LeCun = gain 1, He = gain 2 (in units
     of 1/m); Xavier equals LeCun for these square layers."""
     budget = resolve_budget(budget)
-    return {(init, act): moment_curve(act, INIT_GAINS[init], budget.initialization.moment_depth, budget)
-            for init in inits for act in acts}
+    return {
+        (init, act): moment_curve(act, INIT_GAINS[init], budget.initialization.moment_depth, budget)
+        for init in inits
+        for act in acts
+    }
 
 
 # ---- the softmax with and without 1/√d ---------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class SoftmaxProbe:
     d: int
     scaled: bool
-    max_weight: float       # mean over queries of max_j softmax(s)_j
-    entropy: float          # mean entropy of the attention row (nats); log(n_keys) is uniform
-    jacobian_norm: float    # mean ‖∂softmax(s)/∂s‖_F = ‖diag(p) − ppᵀ‖_F
+    max_weight: float  # mean over queries of max_j softmax(s)_j
+    entropy: float  # mean entropy of the attention row (nats); log(n_keys) is uniform
+    jacobian_norm: float  # mean ‖∂softmax(s)/∂s‖_F = ‖diag(p) − ppᵀ‖_F
     n_keys: int
 
 
-def softmax_probe(d: int, scaled: bool, n_keys: int | None = None, n_queries: int | None = None,
-                  seed: int = 0) -> SoftmaxProbe:
+def softmax_probe(
+    d: int, scaled: bool, n_keys: int | None = None, n_queries: int | None = None, seed: int = 0
+) -> SoftmaxProbe:
     """Attention scores s_j = q·k_j (/√d if ``scaled``) for q, k with i.i.d. N(0,1) entries;
     ``n_keys``, ``n_queries`` default to the budget's."""
     if d < 1:
@@ -158,27 +187,35 @@ def softmax_probe(d: int, scaled: bool, n_keys: int | None = None, n_queries: in
     b = get_budget().initialization
     n_keys, n_queries = given(n_keys, b.softmax_keys), given(n_queries, b.softmax_queries)
     gen = generator(seed)
-    q = torch.randn(n_queries, d, generator=gen, dtype=torch.float64)     # [Q, d]
-    k = torch.randn(n_keys, d, generator=gen, dtype=torch.float64)        # [K, d]
-    s = q @ k.T / (math.sqrt(d) if scaled else 1.0)                       # [Q, K]
+    q = torch.randn(n_queries, d, generator=gen, dtype=torch.float64)  # [Q, d]
+    k = torch.randn(n_keys, d, generator=gen, dtype=torch.float64)  # [K, d]
+    s = q @ k.T / (math.sqrt(d) if scaled else 1.0)  # [Q, K]
     p = torch.softmax(s, dim=-1)
     entropy = -(p * torch.log(p.clamp_min(1e-300))).sum(-1)
-    jac = torch.diag_embed(p) - p.unsqueeze(-1) * p.unsqueeze(-2)         # [Q, K, K]
-    return SoftmaxProbe(d, scaled, float(p.max(-1).values.mean()), float(entropy.mean()),
-                        float(jac.flatten(1).norm(dim=-1).mean()), n_keys)
+    jac = torch.diag_embed(p) - p.unsqueeze(-1) * p.unsqueeze(-2)  # [Q, K, K]
+    return SoftmaxProbe(
+        d,
+        scaled,
+        float(p.max(-1).values.mean()),
+        float(entropy.mean()),
+        float(jac.flatten(1).norm(dim=-1).mean()),
+        n_keys,
+    )
 
 
 def softmax_sweep(budget: Budget | None = None) -> dict[tuple[int, bool], SoftmaxProbe]:
     """{(d, scaled): SoftmaxProbe} over the budget's ``softmax_dims``, without and with 1/√d."""
     b = resolve_budget(budget).initialization
-    return {(dd, s): softmax_probe(dd, s, b.softmax_keys, b.softmax_queries) for dd in b.softmax_dims for s in (False, True)}
+    return {
+        (dd, s): softmax_probe(dd, s, b.softmax_keys, b.softmax_queries) for dd in b.softmax_dims for s in (False, True)
+    }
 
 
 @dataclass(frozen=True)
 class AttentionRow:
     d: int
     scaled: bool
-    weights: list[float]    # softmax over the keys of one query
+    weights: list[float]  # softmax over the keys of one query
 
 
 def attention_row(d: int, scaled: bool, n_keys: int | None = None, seed: int = ROW_SEED) -> AttentionRow:
@@ -187,19 +224,20 @@ def attention_row(d: int, scaled: bool, n_keys: int | None = None, seed: int = R
         raise ValueError(f"d must be >= 1, got {d!r}")
     n_keys = given(n_keys, get_budget().initialization.softmax_keys)
     gen = generator(seed)
-    q, k = torch.randn(d, generator=gen), torch.randn(n_keys, d, generator=gen)     # [d], [K, d]
+    q, k = torch.randn(d, generator=gen), torch.randn(n_keys, d, generator=gen)  # [d], [K, d]
     p = torch.softmax(k @ q / (math.sqrt(d) if scaled else 1.0), dim=0)
     return AttentionRow(d, scaled, p.tolist())
 
 
 # ---- NTK vs standard parametrization under Adam ------------------------------------------------
 
+
 @dataclass(frozen=True)
 class UpdateRun:
     ntk: bool
     lr: float
     width: int
-    per_step: list[list[float]]     # per step, per layer: ‖ΔW‖/‖W‖ of the effective weight
+    per_step: list[list[float]]  # per step, per layer: ‖ΔW‖/‖W‖ of the effective weight
 
     @property
     def first_step_mean(self) -> float:
@@ -211,8 +249,9 @@ class UpdateRun:
         return [step[k] for step in self.per_step]
 
 
-def relative_updates(ntk: bool, width: int, depth: int, steps: int, lr: float, batch: int, seed: int = 0,
-                     device=None) -> UpdateRun:
+def relative_updates(
+    ntk: bool, width: int, depth: int, steps: int, lr: float, batch: int, seed: int = 0, device=None
+) -> UpdateRun:
     """Train a plain ReLU MLP (He init, or NTK parametrization with N(0,1) weights) with Adam on a
     random linear regression target; per step and hidden layer, ‖ΔW‖/‖W‖ of the *effective*
     weight (W/√m for NTK)."""
@@ -222,7 +261,7 @@ def relative_updates(ntk: bool, width: int, depth: int, steps: int, lr: float, b
     device = device or default_device()
     with seeded(seed):
         net = plain_mlp(width, depth, "relu", init="he", ntk=ntk).to(device)
-        x = torch.randn(batch, width, device=device)                      # [B, m]
+        x = torch.randn(batch, width, device=device)  # [B, m]
         target = x @ torch.randn(width, width, device=device) / math.sqrt(width)
     layers = [net[k] for k in range(0, len(net), 2)]
     opt = torch.optim.Adam(net.parameters(), lr=lr)
@@ -244,18 +283,21 @@ def relative_updates(ntk: bool, width: int, depth: int, steps: int, lr: float, b
 def ntk_comparison(budget: Budget | None = None) -> dict[bool, UpdateRun]:
     """{ntk: UpdateRun} for the standard (He) and the NTK parametrization at the budget's sizes."""
     b = resolve_budget(budget).initialization
-    return {ntk: relative_updates(ntk, b.ntk_width, b.ntk_depth, b.ntk_steps, b.ntk_lr, b.ntk_batch)
-            for ntk in (False, True)}
+    return {
+        ntk: relative_updates(ntk, b.ntk_width, b.ntk_depth, b.ntk_steps, b.ntk_lr, b.ntk_batch)
+        for ntk in (False, True)
+    }
 
 
 # ---- LayerNorm vs RMSNorm ----------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class NormComparison:
-    shape: tuple[int, int, int]     # [B, T, d]
-    zero_mean_gap: float            # max |LN − RMSNorm| on a zero-mean input
-    shifted_gap: float              # … on an input of mean NORM_INPUT_SHIFT
-    forward: dict[str, float]       # median seconds per forward, by module (median over the rounds)
+    shape: tuple[int, int, int]  # [B, T, d]
+    zero_mean_gap: float  # max |LN − RMSNorm| on a zero-mean input
+    shifted_gap: float  # … on an input of mean NORM_INPUT_SHIFT
+    forward: dict[str, float]  # median seconds per forward, by module (median over the rounds)
     forward_backward: dict[str, float]
     rounds: tuple[float, ...] = ()  # RMSNorm's forward+backward time over LayerNorm's, per interleaved round
 
@@ -277,28 +319,42 @@ def norm_comparison(budget: Budget | None = None, seed: int = 0) -> NormComparis
     b = resolve_budget(budget).initialization
     shape = tuple(b.norm_shape)
     with seeded(seed):
-        xb = torch.randn(*shape) + NORM_INPUT_SHIFT                        # [B, T, d]
+        xb = torch.randn(*shape) + NORM_INPUT_SHIFT  # [B, T, d]
     d = shape[-1]
-    mods = {"LayerNorm": torch.nn.LayerNorm(d, elementwise_affine=False),
-            "RMSNorm": torch.nn.RMSNorm(d, elementwise_affine=False, eps=NORM_EPS)}
+    mods = {
+        "LayerNorm": torch.nn.LayerNorm(d, elementwise_affine=False),
+        "RMSNorm": torch.nn.RMSNorm(d, elementwise_affine=False, eps=NORM_EPS),
+    }
     centered = xb - xb.mean(-1, keepdim=True)
-    gap = {name: float((mods["LayerNorm"](v) - mods["RMSNorm"](v)).abs().max())
-           for name, v in (("zero", centered), ("shifted", xb))}
+    gap = {
+        name: float((mods["LayerNorm"](v) - mods["RMSNorm"](v)).abs().max())
+        for name, v in (("zero", centered), ("shifted", xb))
+    }
     xg = xb.clone().requires_grad_(True)
     fwd, both = {name: [] for name in mods}, {name: [] for name in mods}
     per_round = b.norm_timer_seconds / b.norm_rounds
-    for _ in range(b.norm_rounds):                     # the two modules take turns, so drift hits both alike
+    for _ in range(b.norm_rounds):  # the two modules take turns, so drift hits both alike
         for name, mod in mods.items():
-            fwd[name].append(benchmark.Timer("m(x)", globals={"m": mod, "x": xb}).blocked_autorange(
-                min_run_time=per_round).median)
-            both[name].append(benchmark.Timer("m(x).sum().backward()", globals={"m": mod, "x": xg}).blocked_autorange(
-                min_run_time=per_round).median)
+            fwd[name].append(
+                benchmark.Timer("m(x)", globals={"m": mod, "x": xb}).blocked_autorange(min_run_time=per_round).median
+            )
+            both[name].append(
+                benchmark.Timer("m(x).sum().backward()", globals={"m": mod, "x": xg})
+                .blocked_autorange(min_run_time=per_round)
+                .median
+            )
     rounds = tuple(r / l for r, l in zip(both["RMSNorm"], both["LayerNorm"]))
-    return NormComparison(shape, gap["zero"], gap["shifted"], {k: statistics.median(v) for k, v in fwd.items()},
-                          {k: statistics.median(v) for k, v in both.items()}, rounds)
+    return NormComparison(
+        shape,
+        gap["zero"],
+        gap["shifted"],
+        {k: statistics.median(v) for k, v in fwd.items()},
+        {k: statistics.median(v) for k, v in both.items()},
+        rounds,
+    )
 
 
-LN_INPUT_SCALES = (0.1, 1.0, 10.0)      # stds of the LayerNorm inputs whose backward is compared
+LN_INPUT_SCALES = (0.1, 1.0, 10.0)  # stds of the LayerNorm inputs whose backward is compared
 
 
 def layernorm_input_gradient(width: int = 64, seed: int = 0) -> dict[float, float]:
@@ -306,8 +362,8 @@ def layernorm_input_gradient(width: int = 64, seed: int = 0) -> dict[float, floa
     of each std s of :data:`LN_INPUT_SCALES` (u ~ N(0, I) fixed): LN(s·u) = LN(u), so the Jacobian at s·u
     is 1/s times the one at u."""
     gen = generator(seed)
-    u = torch.randn(width, generator=gen, dtype=torch.float64)                 # [d]
-    upstream = torch.randn(width, generator=gen, dtype=torch.float64)          # [d] ∂L/∂y
+    u = torch.randn(width, generator=gen, dtype=torch.float64)  # [d]
+    upstream = torch.randn(width, generator=gen, dtype=torch.float64)  # [d] ∂L/∂y
     out = {}
     for s in LN_INPUT_SCALES:
         x = (s * u).requires_grad_(True)

@@ -3,16 +3,17 @@ measurements (or, for a slider, runs the experiment at its setting) and returns 
 Figure. Colours: the book's palette (:mod:`deepnotes.show.palette`) has no entry for these
 variants, so each series keeps matplotlib's cycle colour and a reference line takes the colour of
 the series it belongs to."""
+
 from __future__ import annotations
 
 import math
 
-from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.chapters.initialization import experiments as ex
 from deepnotes.chapters.initialization.mlp import weight_variance
+from deepnotes.core.config import Budget, resolve_budget
 
-SCALINGS = (False, True)            # the softmax series, in drawing order (without, with 1/√d)
-NTK_LAYER = 1                       # the hidden layer whose relative updates are drawn (0-based)
+SCALINGS = (False, True)  # the softmax series, in drawing order (without, with 1/√d)
+NTK_LAYER = 1  # the hidden layer whose relative updates are drawn (0-based)
 
 
 def _scaling_label(scaled: bool) -> str:
@@ -22,13 +23,15 @@ def _scaling_label(scaled: bool) -> str:
 def moment_panels(table: dict[tuple[str, str], ex.MomentCurve], budget: Budget | None = None):
     """Experiment 1: measured vs predicted E[x_l²] per layer, one panel per init, one colour per activation."""
     from deepnotes.show import plots
+
     budget = resolve_budget(budget)
     inits = list(dict.fromkeys(init for init, _ in table))
     fig, axes = plots.new_figure(len(inits), width=5.2, height=3.6)
     for ax, init in zip(axes, inits):
         curves = {act: (c.measured, c.predicted) for (i, act), c in table.items() if i == init}
-        plots.moment_curves(ax, curves, title=f"{init}: E[w²] = {ex.INIT_GAINS[init]:g}/m, "
-                                              f"width {budget.initialization.moment_width}")
+        plots.moment_curves(
+            ax, curves, title=f"{init}: E[w²] = {ex.INIT_GAINS[init]:g}/m, width {budget.initialization.moment_width}"
+        )
     fig.tight_layout()
     return fig
 
@@ -36,9 +39,12 @@ def moment_panels(table: dict[tuple[str, str], ex.MomentCurve], budget: Budget |
 def moment_figure(act: str, gain: float, depth: int, budget: Budget | None = None, progress: bool = False):
     """The slider's experiment: measured vs predicted per-layer second moment of a plain MLP."""
     from deepnotes.show import plots
+
     curve = ex.moment_curve(act, gain, depth, budget)
     fig, (ax,) = plots.new_figure(1, width=4.6, height=3.0)
-    plots.moment_curves(ax, {act: (curve.measured, curve.predicted)}, title=f"{act}, E[w²] = {gain:g}/m, {depth} layers")
+    plots.moment_curves(
+        ax, {act: (curve.measured, curve.predicted)}, title=f"{act}, E[w²] = {gain:g}/m, {depth} layers"
+    )
     fig.tight_layout()
     return fig
 
@@ -47,6 +53,7 @@ def softmax_sweep_figure(probes: dict[tuple[int, bool], ex.SoftmaxProbe]):
     """Experiment 2: mean max weight, mean row entropy and the softmax Jacobian's norm against d,
     without and with 1/√d; the entropy panel marks the uniform row, log(n_keys)."""
     from deepnotes.show import plots
+
     dims = sorted({dd for dd, _ in probes})
     n_keys = next(iter(probes.values())).n_keys
     fig, axes = plots.new_figure(3, width=3.6, height=2.8)
@@ -66,16 +73,20 @@ def softmax_figure(d: int, scaled: bool, budget: Budget | None = None, progress:
     """The slider's second experiment: one row of attention weights at this d, scaled or not,
     titled with the probe's mean max weight and entropy."""
     from deepnotes.show import plots
+
     b = resolve_budget(budget).initialization
     probe = ex.softmax_probe(d, scaled, b.softmax_keys, b.softmax_queries)
     row = ex.attention_row(d, scaled, b.softmax_keys)
     fig, (ax,) = plots.new_figure(1, width=4.6, height=2.6)
-    ax.bar(range(len(row.weights)), row.weights, color=f"C{SCALINGS.index(scaled)}")   # the sweep's colour
+    ax.bar(range(len(row.weights)), row.weights, color=f"C{SCALINGS.index(scaled)}")  # the sweep's colour
     ax.set_ylim(0, 1)
     ax.set_xlabel("key j")
     ax.set_ylabel("attention weight")
-    ax.set_title(f"d={d}, {'with' if scaled else 'without'} 1/√d: mean max weight {probe.max_weight:.2f}, "
-                 f"entropy {probe.entropy:.2f}", fontsize=8)
+    ax.set_title(
+        f"d={d}, {'with' if scaled else 'without'} 1/√d: mean max weight {probe.max_weight:.2f}, "
+        f"entropy {probe.entropy:.2f}",
+        fontsize=8,
+    )
     fig.tight_layout()
     return fig
 
@@ -84,11 +95,12 @@ def update_figure(runs: dict[bool, ex.UpdateRun]):
     """Experiment 3: ‖ΔW‖/‖W‖ of hidden layer 2 per Adam step, standard (He) vs NTK, with the
     derivation's first-step sizes: η (NTK) and η/RMS(w) (He)."""
     from deepnotes.show import plots
+
     fig, (ax,) = plots.new_figure(1, width=5.0, height=3.0)
     for ntk in (False, True):
         run = runs[ntk]
         values = run.layer(NTK_LAYER)
-        line, = ax.semilogy(range(1, len(values) + 1), values, label="NTK" if ntk else "standard (He)")
+        (line,) = ax.semilogy(range(1, len(values) + 1), values, label="NTK" if ntk else "standard (He)")
         if ntk:
             ax.axhline(run.lr, color=line.get_color(), ls=":", lw=1, label="η")
         else:
@@ -106,4 +118,7 @@ def model_code():
     included, so the page shows what the experiments run): ``layer_norm_input_grad``."""
     from deepnotes.chapters.initialization.norms import layer_norm_input_grad
     from deepnotes.show.source import source_of
-    return source_of(layer_norm_input_grad, "LayerNorm's input gradient in closed form (and seed 000's eq. (15) beside it)")
+
+    return source_of(
+        layer_norm_input_grad, "LayerNorm's input gradient in closed form (and seed 000's eq. (15) beside it)"
+    )

@@ -1,6 +1,7 @@
 """Plain MLPs of the chapter "Initialization, parametrization and normalization": activations by name
 (with the rescaled sigmoid and SELU), the inits' weight variances, the mean-field second-moment
 recursion, and the NTK parametrization of a linear layer."""
+
 from __future__ import annotations
 
 import math
@@ -11,7 +12,6 @@ from torch import nn
 
 from deepnotes.core.models import gaussian_second_moment
 from deepnotes.core.validate import choice as _choice
-
 
 INITS = ("lecun", "he", "xavier")
 
@@ -102,11 +102,19 @@ class NTKLinear(nn.Module):
         self.scale = 1.0 / math.sqrt(fan_in)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return nn.functional.linear(x, self.weight * self.scale, self.bias)   # [..., m] -> [..., n]
+        return nn.functional.linear(x, self.weight * self.scale, self.bias)  # [..., m] -> [..., n]
 
 
-def plain_mlp(width: int, depth: int, act: str, init: str = "lecun", gain: float | None = None,
-              ntk: bool = False, d_in: int | None = None, d_out: int | None = None) -> nn.Sequential:
+def plain_mlp(
+    width: int,
+    depth: int,
+    act: str,
+    init: str = "lecun",
+    gain: float | None = None,
+    ntk: bool = False,
+    d_in: int | None = None,
+    d_out: int | None = None,
+) -> nn.Sequential:
     """A plain (non-residual) MLP of ``depth`` linear layers, each followed by ``act``; weights
     zero-mean normal with E[w²] from ``init`` (times ``gain``/the init's own factor if ``gain`` is
     given as a multiple of 1/m), biases zero. ``ntk=True`` uses :class:`NTKLinear` layers."""

@@ -8,6 +8,7 @@ RMSNorm: ∂L/∂x = (h − x·mean(h ⊙ x)/r²) / r
 Seed 000's annotated eqs. (15) and (18) put γ_i outside the bracket, i.e. use g instead of h
 inside the means; that agrees only when γ is constant (as at initialization).
 """
+
 from __future__ import annotations
 
 import torch
@@ -16,13 +17,13 @@ from deepnotes.core.data import generator
 
 
 def layer_norm(x: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
-    mu = x.mean(-1, keepdim=True)                               # [..., 1]
-    s = ((x - mu).pow(2).mean(-1, keepdim=True) + eps).sqrt()   # [..., 1]
+    mu = x.mean(-1, keepdim=True)  # [..., 1]
+    s = ((x - mu).pow(2).mean(-1, keepdim=True) + eps).sqrt()  # [..., 1]
     return gamma * (x - mu) / s + beta
 
 
 def rms_norm(x: torch.Tensor, gamma: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
-    r = (x.pow(2).mean(-1, keepdim=True) + eps).sqrt()          # [..., 1]
+    r = (x.pow(2).mean(-1, keepdim=True) + eps).sqrt()  # [..., 1]
     return gamma * x / r
 
 
@@ -59,16 +60,20 @@ def formula_checks(d: int = 16, seed: int = 0) -> dict[str, float]:
     and torch's LayerNorm/RMSNorm; the closed-form gradients and autograd; seed 000's eqs. (15),
     (18) and autograd, with γ = 1 and with a random γ."""
     gen = generator(seed)
-    x = torch.randn(4, d, dtype=torch.float64, generator=gen)                  # [4, d]
+    x = torch.randn(4, d, dtype=torch.float64, generator=gen)  # [4, d]
     gamma, beta, g = (torch.randn(d, dtype=torch.float64, generator=gen) for _ in range(3))
     one = torch.ones(d, dtype=torch.float64)
-    ln = lambda a, gm: layer_norm(a, gm, beta)                                  # noqa: E731
-    err = lambda a, b: float((a - b).abs().max())                               # noqa: E731
+    ln = lambda a, gm: layer_norm(a, gm, beta)  # noqa: E731
+    err = lambda a, b: float((a - b).abs().max())  # noqa: E731
     auto_ln = {k: autograd_input_grad(ln, x, gm, g) for k, gm in (("gamma", gamma), ("one", one))}
     auto_rms = {k: autograd_input_grad(rms_norm, x, gm, g) for k, gm in (("gamma", gamma), ("one", one))}
     return {
-        "LN formula = torch.nn.functional.layer_norm": err(layer_norm(x, gamma, beta), torch.nn.functional.layer_norm(x, (d,), gamma, beta)),
-        "RMSNorm formula = torch.nn.functional.rms_norm": err(rms_norm(x, gamma), torch.nn.functional.rms_norm(x, (d,), gamma, eps=1e-5)),
+        "LN formula = torch.nn.functional.layer_norm": err(
+            layer_norm(x, gamma, beta), torch.nn.functional.layer_norm(x, (d,), gamma, beta)
+        ),
+        "RMSNorm formula = torch.nn.functional.rms_norm": err(
+            rms_norm(x, gamma), torch.nn.functional.rms_norm(x, (d,), gamma, eps=1e-5)
+        ),
         "LN gradient, closed form vs autograd": err(layer_norm_input_grad(x, gamma, g), auto_ln["gamma"]),
         "RMSNorm gradient, closed form vs autograd": err(rms_norm_input_grad(x, gamma, g), auto_rms["gamma"]),
         "eq. (15), gamma = 1": err(layer_norm_input_grad(x, one, g, gamma_outside=True), auto_ln["one"]),

@@ -17,13 +17,13 @@ launches). Left out as small: the decomposition table and the orthogonality chec
 most 128 × 128), the autograd check (check_depth blocks, three passes per matrix kind), SymPy. Nothing
 depends on results; the live panel runs nothing at build time.
 """
+
 from __future__ import annotations
 
 from deepnotes.chapters.magnitude_decomposition.experiments import choices
 from deepnotes.chapters.magnitude_decomposition.training import PLAN
 from deepnotes.core import scaling
-from deepnotes.core.config import Budget
-from deepnotes.core.config import ModelConfig
+from deepnotes.core.config import Budget, ModelConfig
 from deepnotes.cost.model import StackPasses, TrainRuns, Work
 
 # identity_sweep's settings besides SGD's picks: Adam's λ = 1/α, the paper's constants, Post-LN
@@ -37,8 +37,9 @@ def _deepnorm(budget: Budget, n_layers: int) -> ModelConfig:
 
 def _probe(budget: Budget, n_layers: int, passes: int, backward: bool = True) -> StackPasses:
     """``passes`` passes of one DeepNorm stack at init on the budget's probe batch."""
-    return StackPasses(_deepnorm(budget, n_layers), 1, budget.batch_size, budget.seq_len, passes=passes,
-                       backward=backward)
+    return StackPasses(
+        _deepnorm(budget, n_layers), 1, budget.batch_size, budget.seq_len, passes=passes, backward=backward
+    )
 
 
 def _run_choices(budget: Budget, n_layers: int, optimizer: str, lr: float, steps: int, members: int) -> TrainRuns:
@@ -50,14 +51,24 @@ def _run_choices(budget: Budget, n_layers: int, optimizer: str, lr: float, steps
 def plan(budget: Budget) -> list[Work]:
     """The chapter's work at ``budget``: see the module's docstring."""
     mb = budget.magnitude_decomposition
-    sgd_picks = len(choices(mb.identity_depth, "sgd")) - 1          # identity_sweep: SGD's choices less the paper's
+    sgd_picks = len(choices(mb.identity_depth, "sgd")) - 1  # identity_sweep: SGD's choices less the paper's
     return [
-        _probe(budget, mb.probe_depth, len(mb.alphas) * len(mb.lambdas) * mb.probe_seeds),   # lambda_gradient_sweep
-        *(_probe(budget, n, len(choices(n, opt)))                                            # first_step_sweep
-          for opt in mb.first_step_lrs for n in mb.update_depths),
-        _probe(budget, mb.identity_depth, sgd_picks + IDENTITY_EXTRA_SETTINGS, backward=False),   # identity_sweep
-        *(_run_choices(budget, n, opt, lr, mb.train_steps, len(PLAN[opt]))                   # choice_comparison
-          for n in mb.train_depths for opt, lrs in mb.train_lrs.items() for lr in lrs),
-        *(_run_choices(budget, n, opt, mb.train_lrs[opt][0], mb.slider_steps, len(choices(n, opt)))   # slider grid
-          for n in mb.slider_depths for opt in scaling.OPTIMIZERS),
+        _probe(budget, mb.probe_depth, len(mb.alphas) * len(mb.lambdas) * mb.probe_seeds),  # lambda_gradient_sweep
+        *(
+            _probe(budget, n, len(choices(n, opt)))  # first_step_sweep
+            for opt in mb.first_step_lrs
+            for n in mb.update_depths
+        ),
+        _probe(budget, mb.identity_depth, sgd_picks + IDENTITY_EXTRA_SETTINGS, backward=False),  # identity_sweep
+        *(
+            _run_choices(budget, n, opt, lr, mb.train_steps, len(PLAN[opt]))  # choice_comparison
+            for n in mb.train_depths
+            for opt, lrs in mb.train_lrs.items()
+            for lr in lrs
+        ),
+        *(
+            _run_choices(budget, n, opt, mb.train_lrs[opt][0], mb.slider_steps, len(choices(n, opt)))  # slider grid
+            for n in mb.slider_depths
+            for opt in scaling.OPTIMIZERS
+        ),
     ]

@@ -5,19 +5,30 @@ which holds each optimizer's condition); the tests check every result here again
 formulas in :mod:`deepnotes.core.scaling` with ``sympy.lambdify``. Every function returns a dict whose
 ``"symbols"`` entry names the symbols it uses, so neither the notebook nor the claims rebuild one.
 """
+
 from __future__ import annotations
 
 import sympy as sp
 
-from deepnotes.core.derive import N, alpha, deepnorm_ratio, gauss, lam, z
-from deepnotes.core.derive import in_two_n, in_two_n_tuple, paper_constants, two_n  # noqa: F401  (shared with "Training 1000 layers")
+from deepnotes.core.derive import (  # noqa: F401  (shared with "Training 1000 layers")
+    N,
+    alpha,
+    deepnorm_ratio,
+    gauss,
+    in_two_n,
+    in_two_n_tuple,
+    lam,
+    paper_constants,
+    two_n,
+    z,
+)
 
 # ---- the magnitude decomposition W = λU ---------------------------------------------------------
 
-t = sp.symbols("t", positive=True)                       # t = 1/κ²
-tr1, tr2 = sp.symbols("T_1 T_2", positive=True)          # tr(WWᵀ), tr((WWᵀ)²)
-d_rows, a, b = sp.symbols("d a b", positive=True)        # size of WWᵀ; W is a × b
-s_w, gain, c = sp.symbols("s g c", positive=True)        # entry std, Xavier gain, a rescaling
+t = sp.symbols("t", positive=True)  # t = 1/κ²
+tr1, tr2 = sp.symbols("T_1 T_2", positive=True)  # tr(WWᵀ), tr((WWᵀ)²)
+d_rows, a, b = sp.symbols("d a b", positive=True)  # size of WWᵀ; W is a × b
+s_w, gain, c = sp.symbols("s g c", positive=True)  # entry std, Xavier gain, a rescaling
 
 
 def magnitude_lambda() -> dict[str, sp.Expr]:
@@ -27,20 +38,26 @@ def magnitude_lambda() -> dict[str, sp.Expr]:
 
     a parabola in t: SymPy solves d/dt = 0 and checks the second derivative. Returns the objective,
     κ² = 1/t*, λ = κ, the annotated eq. (27)'s λ = √(tr A / d), and their ratio."""
-    objective = t ** 2 * tr2 - 2 * t * tr1 + d_rows
+    objective = t**2 * tr2 - 2 * t * tr1 + d_rows
     (t_star,) = sp.solve(sp.diff(objective, t), t)
     lam_f = sp.sqrt(sp.simplify(1 / t_star))
     annotated = sp.sqrt(tr1 / d_rows)
-    return {"objective": objective, "t_star": t_star, "second_derivative": sp.diff(objective, t, 2),
-            "kappa_sq": sp.simplify(1 / t_star), "lambda": lam_f, "annotated_eq27": annotated,
-            "ratio_to_eq27": sp.simplify(lam_f / annotated),
-            "symbols": {"t": t, "T_1": tr1, "T_2": tr2, "d": d_rows}}
+    return {
+        "objective": objective,
+        "t_star": t_star,
+        "second_derivative": sp.diff(objective, t, 2),
+        "kappa_sq": sp.simplify(1 / t_star),
+        "lambda": lam_f,
+        "annotated_eq27": annotated,
+        "ratio_to_eq27": sp.simplify(lam_f / annotated),
+        "symbols": {"t": t, "T_1": tr1, "T_2": tr2, "d": d_rows},
+    }
 
 
 def magnitude_lambda_homogeneity() -> dict:
     """λ(cW)/λ(W): W → cW scales tr(A) by c² and tr(A²) by c⁴; SymPy simplifies the ratio (= c)."""
     lam_f = magnitude_lambda()["lambda"]
-    ratio = sp.simplify(lam_f.subs({tr1: c ** 2 * tr1, tr2: c ** 4 * tr2}, simultaneous=True) / lam_f)
+    ratio = sp.simplify(lam_f.subs({tr1: c**2 * tr1, tr2: c**4 * tr2}, simultaneous=True) / lam_f)
     return {"ratio": ratio, "symbols": {"c": c, "T_1": tr1, "T_2": tr2}}
 
 
@@ -53,14 +70,19 @@ def xavier_lambda() -> dict[str, sp.Expr]:
                  = a·(b·E[w⁴] + b(b−1)·s⁴) + a(a−1)·b·s⁴
 
     then λ² ≈ E tr(A²)/E tr(A) with Xavier's s² = 2g²/(a+b), and its limit for large a, b."""
-    m2 = sp.integrate(z ** 2 * gauss, (z, -sp.oo, sp.oo)) * s_w ** 2
-    m4 = sp.integrate(z ** 4 * gauss, (z, -sp.oo, sp.oo)) * s_w ** 4
+    m2 = sp.integrate(z**2 * gauss, (z, -sp.oo, sp.oo)) * s_w**2
+    m4 = sp.integrate(z**4 * gauss, (z, -sp.oo, sp.oo)) * s_w**4
     e_tr1 = a * b * m2
-    e_tr2 = sp.factor(a * (b * m4 + b * (b - 1) * m2 ** 2) + a * (a - 1) * b * m2 ** 2)
-    lam_sq = sp.simplify((e_tr2 / e_tr1).subs(s_w ** 2, 2 * gain ** 2 / (a + b)))
-    return {"E_w4": m4, "E_trA": e_tr1, "E_trA2": e_tr2, "lambda_sq_xavier": sp.factor(lam_sq),
-            "lambda_over_gain_wide": sp.sqrt(sp.limit(lam_sq.subs(b, a) / gain ** 2, a, sp.oo)),
-            "symbols": {"z": z, "s": s_w, "a": a, "b": b, "g": gain}}
+    e_tr2 = sp.factor(a * (b * m4 + b * (b - 1) * m2**2) + a * (a - 1) * b * m2**2)
+    lam_sq = sp.simplify((e_tr2 / e_tr1).subs(s_w**2, 2 * gain**2 / (a + b)))
+    return {
+        "E_w4": m4,
+        "E_trA": e_tr1,
+        "E_trA2": e_tr2,
+        "lambda_sq_xavier": sp.factor(lam_sq),
+        "lambda_over_gain_wide": sp.sqrt(sp.limit(lam_sq.subs(b, a) / gain**2, a, sp.oo)),
+        "symbols": {"z": z, "s": s_w, "a": a, "b": b, "g": gain},
+    }
 
 
 def lambda_gradient_identity(rows: int = 2, cols: int = 3) -> dict[str, sp.Expr]:
@@ -73,22 +95,27 @@ def lambda_gradient_identity(rows: int = 2, cols: int = 3) -> dict[str, sp.Expr]
     scale = sp.symbols("lambda_w", positive=True)
 
     def loss(mat):
-        logits = x * mat                                     # [1, cols]
-        return sp.log(sum(sp.exp(v) for v in logits)) + sum(v ** 2 for v in mat) ** 2
+        logits = x * mat  # [1, cols]
+        return sp.log(sum(sp.exp(v) for v in logits)) + sum(v**2 for v in mat) ** 2
 
     lhs = sp.diff(loss(scale * u), scale)
     grad_w = sp.Matrix(rows, cols, lambda i, j: sp.diff(loss(w), w[i, j]))
     rhs = sum(gw * uu for gw, uu in zip(grad_w.subs(dict(zip(w, scale * u))), u))
-    return {"lhs": lhs, "rhs": rhs, "difference": sp.simplify(lhs - rhs),
-            "symbols": {"lambda_w": scale, **{str(v): v for v in (*x, *w, *u)}}}
+    return {
+        "lhs": lhs,
+        "rhs": rhs,
+        "difference": sp.simplify(lhs - rhs),
+        "symbols": {"lambda_w": scale, **{str(v): v for v in (*x, *w, *u)}},
+    }
 
 
 # ---- the DeepNorm sublayers: ∂L/∂λ = O(λ/α) -----------------------------------------------------
 
-lam1, lam2, lam_q, lam_k, lam_v, lam_o = sp.symbols("lambda_1 lambda_2 lambda_q lambda_k lambda_v lambda_o",
-                                                      positive=True)
+lam1, lam2, lam_q, lam_k, lam_v, lam_o = sp.symbols(
+    "lambda_1 lambda_2 lambda_q lambda_k lambda_v lambda_o", positive=True
+)
 h_ffn, h_att, score, x_l = sp.symbols("h_ffn h_att S x_l", real=True)
-pre = sp.symbols("p", real=True)                          # one pre-activation entry of x_l U_1
+pre = sp.symbols("p", real=True)  # one pre-activation entry of x_l U_1
 
 
 def relu_homogeneity() -> dict:
@@ -96,8 +123,12 @@ def relu_homogeneity() -> dict:
     (p = ±p₊ with p₊ > 0): SymPy simplifies both cases to 0."""
     p_pos = sp.Symbol("p", positive=True)
     gap = sp.Max(0, lam1 * pre) - lam1 * sp.Max(0, pre)
-    return {"gap": gap, "p>0": sp.simplify(gap.subs(pre, p_pos)), "p<0": sp.simplify(gap.subs(pre, -p_pos)),
-            "symbols": {"lambda_1": lam1, "p": pre, "p_+": p_pos}}
+    return {
+        "gap": gap,
+        "p>0": sp.simplify(gap.subs(pre, p_pos)),
+        "p<0": sp.simplify(gap.subs(pre, -p_pos)),
+        "symbols": {"lambda_1": lam1, "p": pre, "p_+": p_pos},
+    }
 
 
 def sublayer_lambda_gradients() -> dict[str, sp.Expr]:
@@ -108,15 +139,31 @@ def sublayer_lambda_gradients() -> dict[str, sp.Expr]:
     sigma = sp.Function("sigma")
     z_ffn = x_l + lam1 * lam2 * h_ffn / alpha
     z_att = x_l + lam_v * lam_o * sigma(lam_q * lam_k * score) * h_att / alpha
-    grads = {"dz/dlambda_1": sp.diff(z_ffn, lam1), "dz/dlambda_2": sp.diff(z_ffn, lam2),
-             "dz/dlambda_v": sp.diff(z_att, lam_v), "dz/dlambda_o": sp.diff(z_att, lam_o),
-             "dz/dlambda_q": sp.diff(z_att, lam_q)}
+    grads = {
+        "dz/dlambda_1": sp.diff(z_ffn, lam1),
+        "dz/dlambda_2": sp.diff(z_ffn, lam2),
+        "dz/dlambda_v": sp.diff(z_att, lam_v),
+        "dz/dlambda_o": sp.diff(z_att, lam_o),
+        "dz/dlambda_q": sp.diff(z_att, lam_q),
+    }
     same = {lam1: lam, lam2: lam, lam_v: lam, lam_o: lam}
     common = sp.simplify(grads["dz/dlambda_1"].subs(same) / h_ffn)
-    return {**grads, "common (all lambda equal)": common,
-            "power of lambda": sp.degree(common, lam), "power of alpha": sp.degree(sp.denom(common), alpha) * -1,
-            "symbols": {"x_l": x_l, "alpha": alpha, "lambda": lam, "h_ffn": h_ffn, "h_att": h_att, "S": score,
-                        **{str(s): s for s in (lam1, lam2, lam_q, lam_k, lam_v, lam_o)}}, "sigma": sigma}
+    return {
+        **grads,
+        "common (all lambda equal)": common,
+        "power of lambda": sp.degree(common, lam),
+        "power of alpha": sp.degree(sp.denom(common), alpha) * -1,
+        "symbols": {
+            "x_l": x_l,
+            "alpha": alpha,
+            "lambda": lam,
+            "h_ffn": h_ffn,
+            "h_att": h_att,
+            "S": score,
+            **{str(s): s for s in (lam1, lam2, lam_q, lam_k, lam_v, lam_o)},
+        },
+        "sigma": sigma,
+    }
 
 
 # ---- solving for α and λ --------------------------------------------------------------------------
@@ -129,15 +176,21 @@ def solve_pick(optimizer: str, pick: str) -> dict[str, sp.Expr]:
     one pick (λ = 1/α, α = 1 or λ = 1) for positive (α, λ)."""
     if pick not in PICK_EQUATIONS:
         raise ValueError(f"unknown pick {pick!r}; allowed: {', '.join(PICK_EQUATIONS)}")
-    condition = deepnorm_ratio(optimizer)["condition"]       # raises ValueError on a bad optimizer
+    condition = deepnorm_ratio(optimizer)["condition"]  # raises ValueError on a bad optimizer
     sols = sp.solve([condition, PICK_EQUATIONS[pick]], [alpha, lam], dict=True)
     (sol,) = [s for s in sols if s[alpha].is_positive and s[lam].is_positive]
     al, la = sp.simplify(sol[alpha]), sp.simplify(sol[lam])
-    return {"condition": condition, "alpha": al, "lambda": la, "branch_weight": sp.simplify(la ** 2 / al),
-            "symbols": {"N": N, "alpha": alpha, "lambda": lam}}
+    return {
+        "condition": condition,
+        "alpha": al,
+        "lambda": la,
+        "branch_weight": sp.simplify(la**2 / al),
+        "symbols": {"N": N, "alpha": alpha, "lambda": lam},
+    }
 
 
 # ---- the annotated section's side claims ----------------------------------------------------------
+
 
 def softmax_scaling(values=(1, 2, 3)) -> dict:
     """σ(x) and σ(2x) at ``values``: softmax ignores a shift x + c but not a scaling; ``gap`` is
@@ -145,8 +198,13 @@ def softmax_scaling(values=(1, 2, 3)) -> dict:
     x = sp.Matrix(list(values))
     soft = [sp.exp(v) / sum(sp.exp(u) for u in x) for v in x]
     soft2 = [sp.exp(2 * v) / sum(sp.exp(2 * u) for u in x) for v in x]
-    return {"x": x, "softmax": soft, "softmax_2x": soft2,
-            "gap": max(abs(float(p - q)) for p, q in zip(soft, soft2)), "symbols": {}}
+    return {
+        "x": x,
+        "softmax": soft,
+        "softmax_2x": soft2,
+        "gap": max(abs(float(p - q)) for p, q in zip(soft, soft2)),
+        "symbols": {},
+    }
 
 
 def pre_ln_jacobian() -> dict:
@@ -175,5 +233,7 @@ def pre_ln_printed_limit() -> dict:
 def near_identity_limit() -> dict:
     """lim_{ε→0} ∂/∂x (x + εF(x)) = 1."""
     x_sym, eps, f_fun = sp.Symbol("x", real=True), sp.Symbol("epsilon", positive=True), sp.Function("F")
-    return {"limit": sp.limit(sp.diff(x_sym + eps * f_fun(x_sym), x_sym), eps, 0),
-            "symbols": {"x": x_sym, "epsilon": eps, "F": f_fun}}
+    return {
+        "limit": sp.limit(sp.diff(x_sym + eps * f_fun(x_sym), x_sym), eps, 0),
+        "symbols": {"x": x_sym, "epsilon": eps, "F": f_fun},
+    }

@@ -7,6 +7,7 @@ stack starts to the identity, and the size of the first update. They measure and
 Convention: Su writes a sublayer as x·W (W is d_in × d_out); a PyTorch ``nn.Linear`` stores
 Wᵀ. The Frobenius λ below is the same for W and Wᵀ (tr(WWᵀ)ᵏ = tr(WᵀW)ᵏ), so either can be passed.
 """
+
 from __future__ import annotations
 
 import math
@@ -15,18 +16,19 @@ from dataclasses import dataclass
 import torch
 
 from deepnotes.core import scaling
-from deepnotes.core.validate import choice, given, int_at_least
-from deepnotes.core.config import Budget, device as default_device, resolve_budget
-from deepnotes.core.data import MarkovLanguage, probe_batch as core_probe_batch
+from deepnotes.core.config import Budget, resolve_budget
+from deepnotes.core.config import device as default_device
+from deepnotes.core.data import MarkovLanguage, generator
+from deepnotes.core.data import probe_batch as core_probe_batch
 from deepnotes.core.models import build_model
-from deepnotes.core.data import generator
+from deepnotes.core.validate import choice, given, int_at_least
 
 NORMS = ("fro", "spectral")
-KINDS = ("q", "k", "v", "o", "fc1", "fc2")        # the six matrices of a block
-BETA_KINDS = ("v", "o", "fc1", "fc2")             # those DeepNet initializes with gain β (= λ)
-LABELS = {"lambda=1/alpha": "λ=1/α", "alpha=1": "α=1", "lambda=1": "λ=1", "paper": "paper"}   # for legends
-CHECK_ALPHA, CHECK_LAMBDA = 2.0, 0.3              # the (α, λ) of the autograd check: any values do
-CHECK_BLOCK = 1                                   # its block (the second)
+KINDS = ("q", "k", "v", "o", "fc1", "fc2")  # the six matrices of a block
+BETA_KINDS = ("v", "o", "fc1", "fc2")  # those DeepNet initializes with gain β (= λ)
+LABELS = {"lambda=1/alpha": "λ=1/α", "alpha=1": "α=1", "lambda=1": "λ=1", "paper": "paper"}  # for legends
+CHECK_ALPHA, CHECK_LAMBDA = 2.0, 0.3  # the (α, λ) of the autograd check: any values do
+CHECK_BLOCK = 1  # its block (the second)
 
 
 def _check_norm(norm: str) -> None:
@@ -41,7 +43,7 @@ def lambda_closed_form(w: torch.Tensor, norm: str = "fro") -> float:
     """
     _check_norm(norm)
     w = w.detach().double()
-    gram = w @ w.T                                   # [a, a]
+    gram = w @ w.T  # [a, a]
     if norm == "fro":
         return float((gram.pow(2).sum() / gram.trace()).sqrt())
     mu = torch.linalg.eigvalsh(gram)
@@ -57,7 +59,7 @@ def decomposition_objective(w: torch.Tensor, kappa: float, norm: str = "fro") ->
     """‖WWᵀ/κ² − I‖ in the Frobenius or the spectral norm."""
     _check_norm(norm)
     w = w.detach().double()
-    r = w @ w.T / kappa ** 2 - torch.eye(w.shape[0], dtype=w.dtype)
+    r = w @ w.T / kappa**2 - torch.eye(w.shape[0], dtype=w.dtype)
     return float(r.norm() if norm == "fro" else torch.linalg.eigvalsh(r).abs().max())
 
 
@@ -88,11 +90,11 @@ def lambda_numeric(w: torch.Tensor, norm: str = "fro", iters: int = 200) -> floa
 class DecompositionRow:
     shape: tuple[int, int]
     gain: float
-    closed: float          # Frobenius λ, closed form
-    numeric: float         # Frobenius λ, golden-section search
+    closed: float  # Frobenius λ, closed form
+    numeric: float  # Frobenius λ, golden-section search
     spectral_closed: float
     spectral_numeric: float
-    eq27: float            # the annotated eq. (27)
+    eq27: float  # the annotated eq. (27)
     xavier_predicted: float  # √(2g²(a+b+1)/(a+b)), SymPy's expectation
 
 
@@ -105,33 +107,44 @@ def decomposition_table(shapes=None, gains=(1.0, 0.25), seed: int = 0, budget: B
     for a, b in shapes:
         for g in gains:
             w = torch.randn(a, b, generator=gen, dtype=torch.float64) * g * math.sqrt(2 / (a + b))
-            rows.append(DecompositionRow((a, b), g, lambda_closed_form(w), lambda_numeric(w),
-                                         lambda_closed_form(w, "spectral"), lambda_numeric(w, "spectral"),
-                                         lambda_eq27(w), math.sqrt(2 * g ** 2 * (a + b + 1) / (a + b))))
+            rows.append(
+                DecompositionRow(
+                    (a, b),
+                    g,
+                    lambda_closed_form(w),
+                    lambda_numeric(w),
+                    lambda_closed_form(w, "spectral"),
+                    lambda_numeric(w, "spectral"),
+                    lambda_eq27(w),
+                    math.sqrt(2 * g**2 * (a + b + 1) / (a + b)),
+                )
+            )
     return rows
 
 
 @dataclass(frozen=True)
 class Orthogonality:
     """How orthogonal a square Xavier-normal matrix W (d × d, entries N(0, 1/d)) is."""
+
     d: int
-    mean_abs_cos: float    # mean |cos| between distinct rows (≈ √(2/(πd)) for random directions)
-    mu_min: float          # extreme eigenvalues of WWᵀ/λ_F² (all 1 for an orthogonal matrix;
-    mu_max: float          # Marchenko-Pastur spreads them over about [0, 2])
+    mean_abs_cos: float  # mean |cos| between distinct rows (≈ √(2/(πd)) for random directions)
+    mu_min: float  # extreme eigenvalues of WWᵀ/λ_F² (all 1 for an orthogonal matrix;
+    mu_max: float  # Marchenko-Pastur spreads them over about [0, 2])
 
 
 def xavier_orthogonality(d: int | None = None, seed: int = 0, budget: Budget | None = None) -> Orthogonality:
     """Row cosines and the spectrum of WWᵀ/λ_F² for one draw of W (d: the budget's ``orthogonality_dim``)."""
     d = given(d, resolve_budget(budget).magnitude_decomposition.orthogonality_dim)
     int_at_least("d", d, 2, "row cosines need two rows")
-    w = torch.randn(d, d, generator=generator(seed), dtype=torch.float64) / math.sqrt(d)    # [d, d]
+    w = torch.randn(d, d, generator=generator(seed), dtype=torch.float64) / math.sqrt(d)  # [d, d]
     rows = w / w.norm(dim=1, keepdim=True)
-    cos = (rows @ rows.T - torch.eye(d, dtype=w.dtype)).abs()                               # [d, d]
+    cos = (rows @ rows.T - torch.eye(d, dtype=w.dtype)).abs()  # [d, d]
     mu = torch.linalg.eigvalsh(w @ w.T / lambda_closed_form(w) ** 2)
     return Orthogonality(d, float(cos.sum() / (d * (d - 1))), float(mu.min()), float(mu.max()))
 
 
 # ---- ∂L/∂λ in a real stack -------------------------------------------------------------------------
+
 
 def block_linears(block) -> dict[str, torch.nn.Linear]:
     """The block's six linear maps by kind (an MLP block has only fc1, fc2)."""
@@ -152,11 +165,14 @@ def probe_batch(budget: Budget, seed: int, device) -> torch.Tensor:
     return core_probe_batch(MarkovLanguage(budget.vocab_size, seed=0), budget.batch_size, budget.seq_len, seed, device)
 
 
-def deepnorm_model(n_layers: int, alpha: float, lam: float, budget: Budget, seed: int = 0, device=None,
-                   dtype=None):
+def deepnorm_model(n_layers: int, alpha: float, lam: float, budget: Budget, seed: int = 0, device=None, dtype=None):
     """The budget's DeepNorm Transformer with skip weight α and init gain λ on v/out/FFN."""
-    return build_model(budget.model_config(n_layers, norm="deepnorm", alpha=alpha, beta=lam), seed=seed,
-                       device=device or default_device(), dtype=dtype)
+    return build_model(
+        budget.model_config(n_layers, norm="deepnorm", alpha=alpha, beta=lam),
+        seed=seed,
+        device=device or default_device(),
+        dtype=dtype,
+    )
 
 
 def lambda_gradients(model, tokens: torch.Tensor) -> dict[str, list[float]]:
@@ -182,12 +198,12 @@ def lambda_gradient_by_autograd(model, tokens: torch.Tensor, block: int = 0, kin
     u = w0.detach() / lam0
     scale = torch.tensor(lam0, dtype=w0.dtype, device=w0.device, requires_grad=True)
     del linear.weight
-    linear.weight = scale * u                                  # W = λU, with λ a leaf
+    linear.weight = scale * u  # W = λU, with λ a leaf
     try:
         loss = model.loss(tokens)
     finally:
         del linear.weight
-        linear.weight = w0                                     # the parameter back in place
+        linear.weight = w0  # the parameter back in place
     (d_scale,) = torch.autograd.grad(loss, scale)
     model.zero_grad(set_to_none=True)
     model.loss(tokens).backward()
@@ -200,8 +216,9 @@ def autograd_identity_check(budget: Budget | None = None) -> dict[str, tuple[flo
     """kind → (∂L/∂λ by autograd, ⟨∂L/∂W, U⟩) for the six matrices of block 2 of a float64 DeepNorm
     stack of the budget's ``check_depth`` on CPU."""
     budget = resolve_budget(budget)
-    model = deepnorm_model(budget.magnitude_decomposition.check_depth, CHECK_ALPHA, CHECK_LAMBDA, budget,
-                           device="cpu", dtype=torch.float64)
+    model = deepnorm_model(
+        budget.magnitude_decomposition.check_depth, CHECK_ALPHA, CHECK_LAMBDA, budget, device="cpu", dtype=torch.float64
+    )
     tokens = probe_batch(budget, 0, "cpu")
     return {k: lambda_gradient_by_autograd(model, tokens, block=CHECK_BLOCK, kind=k) for k in KINDS}
 
@@ -214,6 +231,7 @@ def largest_relative_gap(pairs: dict[str, tuple[float, float]]) -> float:
 @dataclass
 class GradientSweep:
     """rms[kind][i][j]: RMS over blocks and seeds of ∂L/∂λ at alphas[i], lambdas[j]."""
+
     n_layers: int
     alphas: tuple[float, ...]
     lambdas: tuple[float, ...]
@@ -226,13 +244,22 @@ class GradientSweep:
         return xs, ys
 
 
-def lambda_gradient_sweep(budget: Budget | None = None, n_layers: int | None = None, alphas=None, lambdas=None,
-                          seeds: int | None = None, device=None) -> GradientSweep:
+def lambda_gradient_sweep(
+    budget: Budget | None = None,
+    n_layers: int | None = None,
+    alphas=None,
+    lambdas=None,
+    seeds: int | None = None,
+    device=None,
+) -> GradientSweep:
     """∂L/∂λ of every matrix in DeepNorm stacks over a grid of (α, λ), float64, at initialization."""
     budget = resolve_budget(budget)
     seeds = given(seeds, budget.magnitude_decomposition.probe_seeds)
     n_layers = given(n_layers, budget.magnitude_decomposition.probe_depth)
-    alphas, lambdas = tuple(given(alphas, budget.magnitude_decomposition.alphas)), tuple(given(lambdas, budget.magnitude_decomposition.lambdas))
+    alphas, lambdas = (
+        tuple(given(alphas, budget.magnitude_decomposition.alphas)),
+        tuple(given(lambdas, budget.magnitude_decomposition.lambdas)),
+    )
     device = device or default_device()
     rms = {k: [[0.0] * len(lambdas) for _ in alphas] for k in KINDS}
     for i, a in enumerate(alphas):
@@ -249,14 +276,16 @@ def lambda_gradient_sweep(budget: Budget | None = None, n_layers: int | None = N
 
 # ---- near-identity at initialization ---------------------------------------------------------------
 
+
 @torch.no_grad()
-def block_changes(n_layers: int, alpha: float, lam: float, budget: Budget | None = None, seed: int = 0,
-                  device=None) -> list[float]:
+def block_changes(
+    n_layers: int, alpha: float, lam: float, budget: Budget | None = None, seed: int = 0, device=None
+) -> list[float]:
     """‖x_{l+1} − x_l‖/‖x_l‖ (RMS over the batch) for each block l = 0..N−1 at initialization."""
     budget = resolve_budget(budget)
     device = device or default_device()
     model = deepnorm_model(n_layers, alpha, lam, budget, seed=seed, device=device)
-    _, stream = model.hidden(probe_batch(budget, seed, device), return_stream=True)    # N+1 × [B, T, d]
+    _, stream = model.hidden(probe_batch(budget, seed, device), return_stream=True)  # N+1 × [B, T, d]
     return [float((y - x).norm() / x.norm()) for x, y in zip(stream[:-1], stream[1:])]
 
 
@@ -276,18 +305,29 @@ def choices(n_layers: int, optimizer: str) -> dict[str, tuple[float, float]]:
     return out
 
 
-def first_step_relative_update(n_layers: int, alpha: float, lam: float, optimizer: str, lr: float,
-                               budget: Budget | None = None, seed: int = 0, device=None) -> float:
+def first_step_relative_update(
+    n_layers: int,
+    alpha: float,
+    lam: float,
+    optimizer: str,
+    lr: float,
+    budget: Budget | None = None,
+    seed: int = 0,
+    device=None,
+) -> float:
     """‖ΔW‖_F/‖W‖_F of the first optimizer step, over the β-scaled matrices (v, o, fc1, fc2) of all
     blocks. The analysis predicts: SGD ∝ (λ/α)/λ = 1/α; Adam ∝ 1/λ; LAMB = η whatever α and λ."""
     from deepnotes.core.config import TrainConfig
     from deepnotes.core.engine import stack_of
     from deepnotes.core.optim import EnsembleOptimizer
+
     budget = resolve_budget(budget)
     device = device or default_device()
-    stack = stack_of([deepnorm_model(n_layers, alpha, lam, budget, seed=seed, device=device, dtype=torch.float64)], [seed])
+    stack = stack_of(
+        [deepnorm_model(n_layers, alpha, lam, budget, seed=seed, device=device, dtype=torch.float64)], [seed]
+    )
     d = stack.cfg.d_model
-    mats = lambda: [stack.qkv_w[..., 2 * d:], stack.out_w, stack.fc1_w, stack.fc2_w]    # noqa: E731  v, o, fc1, fc2
+    mats = lambda: [stack.qkv_w[..., 2 * d :], stack.out_w, stack.fc1_w, stack.fc2_w]  # noqa: E731  v, o, fc1, fc2
     before = [w.detach().clone() for w in mats()]
     opt = EnsembleOptimizer(stack, [TrainConfig(optimizer=optimizer, lr=lr)])
     stack.next_token_losses(probe_batch(budget, seed, device).unsqueeze(0)).sum().backward()
@@ -301,7 +341,7 @@ def first_step_relative_update(n_layers: int, alpha: float, lam: float, optimize
 class FirstStep:
     alpha: float
     lam: float
-    relative_update: float     # ‖ΔW‖_F/‖W‖_F of the first step over the β-scaled matrices
+    relative_update: float  # ‖ΔW‖_F/‖W‖_F of the first step over the β-scaled matrices
     lr: float
 
 
@@ -309,9 +349,12 @@ def first_step_sweep(budget: Budget | None = None, device=None) -> dict[tuple[st
     """(optimizer, depth, choice) → the first step at the budget's ``first_step_lrs``, over its update depths."""
     budget = resolve_budget(budget)
     mb = budget.magnitude_decomposition
-    return {(opt, n, label): FirstStep(a, lam, first_step_relative_update(n, a, lam, opt, lr, budget, device=device), lr)
-            for opt, lr in mb.first_step_lrs.items() for n in mb.update_depths
-            for label, (a, lam) in choices(n, opt).items()}
+    return {
+        (opt, n, label): FirstStep(a, lam, first_step_relative_update(n, a, lam, opt, lr, budget, device=device), lr)
+        for opt, lr in mb.first_step_lrs.items()
+        for n in mb.update_depths
+        for label, (a, lam) in choices(n, opt).items()
+    }
 
 
 def predicted_relative_update(optimizer: str, alpha: float, lam: float) -> float:
@@ -330,8 +373,8 @@ def predicted_relative_update(optimizer: str, alpha: float, lam: float) -> float
 class IdentityProbe:
     alpha: float
     lam: float
-    changes: list[float]       # ‖x_{l+1} − x_l‖/‖x_l‖ per block at init
-    key: str                   # the setting's key in deepnotes.show.palette.PALETTE
+    changes: list[float]  # ‖x_{l+1} − x_l‖/‖x_l‖ per block at init
+    key: str  # the setting's key in deepnotes.show.palette.PALETTE
 
     @property
     def branch_weight(self) -> float:
@@ -342,8 +385,7 @@ class IdentityProbe:
         return mean_change(self.changes)
 
 
-def identity_sweep(budget: Budget | None = None, n_layers: int | None = None,
-                   device=None) -> dict[str, IdentityProbe]:
+def identity_sweep(budget: Budget | None = None, n_layers: int | None = None, device=None) -> dict[str, IdentityProbe]:
     """label → per-block ‖x_{l+1} − x_l‖/‖x_l‖ at init for SGD's three picks, Su's Adam
     constants (LAMB's α = 1 pick equals SGD's), the paper's, and Post-LN (α = λ = 1) for contrast."""
     budget = resolve_budget(budget)
@@ -352,21 +394,25 @@ def identity_sweep(budget: Budget | None = None, n_layers: int | None = None,
     settings[f"Adam {LABELS['lambda=1/alpha']}"] = ("deepnorm/adam", scaling.magnitude_solution(n, "adam"))
     settings["paper"] = ("paper", scaling.deepnorm_coefficients(n))
     settings["post-LN"] = ("post", (1.0, 1.0))
-    return {label: IdentityProbe(a, lam, block_changes(n, a, lam, budget, device=device), key)
-            for label, (key, (a, lam)) in settings.items()}
+    return {
+        label: IdentityProbe(a, lam, block_changes(n, a, lam, budget, device=device), key)
+        for label, (key, (a, lam)) in settings.items()
+    }
 
 
-HOMOGENEITY_SCALES = (0.5, 2.0)         # λ at which φ(λx) is compared with λφ(x)
-HOMOGENEITY_SAMPLES = 200_000           # draws of x ~ N(0, 1)
+HOMOGENEITY_SCALES = (0.5, 2.0)  # λ at which φ(λx) is compared with λφ(x)
+HOMOGENEITY_SAMPLES = 200_000  # draws of x ~ N(0, 1)
 
 
 def activation_homogeneity(seed: int = 0) -> dict[str, dict[float, float]]:
     """How far GELU and Swish are from positive homogeneity φ(λx) = λφ(x) (exact for ReLU): per
     activation and λ, the relative RMS deviation ‖φ(λx) − λφ(x)‖ / ‖λφ(x)‖ over x ~ N(0, 1), float64."""
-    x = torch.randn(HOMOGENEITY_SAMPLES, generator=generator(seed), dtype=torch.float64)   # [S]
+    x = torch.randn(HOMOGENEITY_SAMPLES, generator=generator(seed), dtype=torch.float64)  # [S]
     acts = {"GELU": torch.nn.functional.gelu, "Swish": torch.nn.functional.silu}
-    return {name: {lam: float((f(lam * x) - lam * f(x)).norm() / (lam * f(x)).norm()) for lam in HOMOGENEITY_SCALES}
-            for name, f in acts.items()}
+    return {
+        name: {lam: float((f(lam * x) - lam * f(x)).norm() / (lam * f(x)).norm()) for lam in HOMOGENEITY_SCALES}
+        for name, f in acts.items()
+    }
 
 
 def attention_average(tokens: int = 64, width: int = 32, draws: int = 100, seed: int = 0) -> dict[str, float]:
@@ -374,11 +420,14 @@ def attention_average(tokens: int = 64, width: int = 32, draws: int = 100, seed:
     over ``draws`` random softmax weights p (scores N(0, 9): from peaked to spread), and
     ‖Σ_i v_i/T‖ / mean_i ‖v_i‖ with uniform weights (attention spread evenly)."""
     gen = generator(seed)
-    v = torch.randn(tokens, width, generator=gen, dtype=torch.float64)                     # [T, d]
-    p = torch.softmax(3 * torch.randn(draws, tokens, generator=gen, dtype=torch.float64), dim=1)   # [K, T]
-    norms = v.norm(dim=1)                                                                   # [T]
-    return {"bound": float((p @ v).norm(dim=1).max() / norms.max()), "uniform": float(v.mean(0).norm() / norms.mean()),
-            "tokens": tokens}
+    v = torch.randn(tokens, width, generator=gen, dtype=torch.float64)  # [T, d]
+    p = torch.softmax(3 * torch.randn(draws, tokens, generator=gen, dtype=torch.float64), dim=1)  # [K, T]
+    norms = v.norm(dim=1)  # [T]
+    return {
+        "bound": float((p @ v).norm(dim=1).max() / norms.max()),
+        "uniform": float(v.mean(0).norm() / norms.mean()),
+        "tokens": tokens,
+    }
 
 
 def sign_values() -> set[float]:

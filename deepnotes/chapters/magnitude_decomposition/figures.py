@@ -1,21 +1,29 @@
 """Figures of the chapter "Magnitude decomposition and the DeepNorm scalings". Each function takes
 measurements of :mod:`.experiments` / :mod:`.training` (or runs them, for the slider) and returns a
 matplotlib Figure; colours and markers come from :mod:`deepnotes.show.palette`."""
+
 from __future__ import annotations
 
 import math
 
+from deepnotes.chapters.magnitude_decomposition.experiments import (
+    KINDS,
+    LABELS,
+    FirstStep,
+    GradientSweep,
+    IdentityProbe,
+    choices,
+    predicted_relative_update,
+)
+from deepnotes.chapters.magnitude_decomposition.training import ChoiceRun, run_choices
 from deepnotes.core import scaling
 from deepnotes.core.config import Budget, resolve_budget
-from deepnotes.core.validate import choice
 from deepnotes.core.measure import loglog_slope
-from deepnotes.chapters.magnitude_decomposition.experiments import KINDS, LABELS, FirstStep, GradientSweep, \
-    IdentityProbe, choices, predicted_relative_update
-from deepnotes.chapters.magnitude_decomposition.training import ChoiceRun, run_choices
+from deepnotes.core.validate import choice
 from deepnotes.show.palette import MARKERS, PALETTE
 
-LEGEND = 7            # legend font size
-TITLE = 9             # title font size
+LEGEND = 7  # legend font size
+TITLE = 9  # title font size
 LAMB_YLIM = (0.5, 2)  # LAMB's first-step panel spans η/2 … 2η
 
 
@@ -28,6 +36,7 @@ def gradient_sweep(sweep: GradientSweep):
     """Experiment 1: RMS ∂L/∂λ of each matrix kind against λ/α over the whole grid (left), and against
     α at the middle λ of the grid (right), each with its fitted log-log slope."""
     from deepnotes.show import plots
+
     fig, (ax_all, ax_a) = plots.new_figure(2, width=4.4, height=3.2)
     for kind in KINDS:
         xs, ys = sweep.series(kind)
@@ -54,23 +63,31 @@ def first_step(first: dict[tuple[str, int, str], FirstStep]):
     """Experiment 2: the first step's ‖ΔW‖/‖W‖ per optimizer against the analysis' prediction
     (1/α for SGD, 1/λ for Adam; flat at η for LAMB, drawn against 1/λ), one line per choice over depths."""
     from deepnotes.show import plots
+
     fig, axes = plots.new_figure(3, width=3.8, height=3.2)
     for ax, opt in zip(axes, scaling.OPTIMIZERS):
         runs = {k: r for k, r in first.items() if k[0] == opt}
         depths = sorted({n for _, n, _ in runs})
         lr = next(iter(runs.values())).lr
         for label in (*scaling.PICKS, "paper"):
-            pts = [(1 / r.lam if opt == "lamb" else predicted_relative_update(opt, r.alpha, r.lam), r.relative_update)
-                   for r in (runs[(opt, n, label)] for n in depths)]
-            ax.loglog(*zip(*pts), ls="-", marker=MARKERS[label], mfc="none", ms=7, color=PALETTE[label],
-                      label=LABELS[label])
+            pts = [
+                (1 / r.lam if opt == "lamb" else predicted_relative_update(opt, r.alpha, r.lam), r.relative_update)
+                for r in (runs[(opt, n, label)] for n in depths)
+            ]
+            ax.loglog(
+                *zip(*pts), ls="-", marker=MARKERS[label], mfc="none", ms=7, color=PALETTE[label], label=LABELS[label]
+            )
         pred = [predicted_relative_update(opt, r.alpha, r.lam) for r in runs.values()]
         meas = [r.relative_update for r in runs.values()]
         if opt != "lamb":
             c0 = _geometric_mean_ratio(pred, meas)
             xs = [min(pred), max(pred)]
-            ax.loglog(xs, [c0 * x for x in xs], "k--", lw=1, label=f"∝ prediction (fit slope {loglog_slope(pred, meas):.2f})")
-        ax.set_xlabel({"sgd": r"$1/\alpha$", "adam": r"$1/\lambda$", "lamb": r"$1/\lambda$ (prediction: flat at η)"}[opt])
+            ax.loglog(
+                xs, [c0 * x for x in xs], "k--", lw=1, label=f"∝ prediction (fit slope {loglog_slope(pred, meas):.2f})"
+            )
+        ax.set_xlabel(
+            {"sgd": r"$1/\alpha$", "adam": r"$1/\lambda$", "lamb": r"$1/\lambda$ (prediction: flat at η)"}[opt]
+        )
         if opt == "lamb":
             ax.axhline(lr, color="k", ls="--", lw=1, label="η")
             ax.set_ylim(LAMB_YLIM[0] * lr, LAMB_YLIM[1] * lr)
@@ -85,6 +102,7 @@ def identity(probes: dict[str, IdentityProbe]):
     """Experiment 3: ‖x_{l+1} − x_l‖/‖x_l‖ per block at init (left) and its mean over blocks 2..N
     against the branch weight λ²/α (right), one colour per setting."""
     from deepnotes.show import plots
+
     fig, (ax_l, ax_w) = plots.new_figure(2, width=4.4, height=3.4)
     for p in probes.values():
         ax_l.semilogy(range(1, len(p.changes) + 1), p.changes, lw=1.2, color=PALETTE[p.key])
@@ -95,8 +113,13 @@ def identity(probes: dict[str, IdentityProbe]):
     xs = [p.branch_weight for p in probes.values()]
     ys = [p.mean_change for p in probes.values()]
     for label, p in probes.items():
-        ax_w.loglog([p.branch_weight], [p.mean_change], "o", color=PALETTE[p.key],
-                    label=f"{label} (α={p.alpha:.3g}, λ={p.lam:.3g})")
+        ax_w.loglog(
+            [p.branch_weight],
+            [p.mean_change],
+            "o",
+            color=PALETTE[p.key],
+            label=f"{label} (α={p.alpha:.3g}, λ={p.lam:.3g})",
+        )
     ax_w.loglog([min(xs), max(xs)], [min(xs), max(xs)], "k--", lw=1, label="y = λ²/α")
     ax_w.set_xlabel(r"branch weight $\lambda^2/\alpha$")
     ax_w.set_ylabel("mean over blocks 2..N")
@@ -110,9 +133,11 @@ def choice_loss_curves(ax, runs: dict[str, ChoiceRun], title: str = "", legend_s
     """:func:`deepnotes.show.plots.loss_curves` for the runs of one setting (choice → run), each labelled
     with its (α, λ) and drawn in the choice's colour of :data:`~deepnotes.show.palette.PALETTE`."""
     from deepnotes.show import plots
+
     names = {k: f"{LABELS[k]} (α={r.alpha:.2g}, λ={r.lam:.2g})" for k, r in runs.items()}
-    plots.loss_curves(ax, {names[k]: r.history for k, r in runs.items()}, title=title,
-                      colours={names[k]: PALETTE[k] for k in runs})
+    plots.loss_curves(
+        ax, {names[k]: r.history for k, r in runs.items()}, title=title, colours={names[k]: PALETTE[k] for k in runs}
+    )
     ax.legend(fontsize=legend_size)
 
 
@@ -125,8 +150,11 @@ def _settings(comp) -> tuple[list[tuple[str, float]], list[int]]:
 def training_grid(comp: dict[tuple[str, float, int], dict[str, ChoiceRun]]):
     """Experiment 4: the loss curves of every choice, one panel per depth (rows) × (optimizer, lr) (columns)."""
     import matplotlib.pyplot as plt
+
     settings, depths = _settings(comp)
-    fig, axes = plt.subplots(len(depths), len(settings), figsize=(3.6 * len(settings), 3.0 * len(depths)), squeeze=False)
+    fig, axes = plt.subplots(
+        len(depths), len(settings), figsize=(3.6 * len(settings), 3.0 * len(depths)), squeeze=False
+    )
     for i, n in enumerate(depths):
         for j, (opt, lr) in enumerate(settings):
             choice_loss_curves(axes[i][j], comp[(opt, lr, n)], title=f"N={n}, {opt.upper()} lr {lr:g}")
@@ -137,6 +165,7 @@ def training_grid(comp: dict[tuple[str, float, int], dict[str, ChoiceRun]]):
 def lambda_drift(comp: dict[tuple[str, float, int], dict[str, ChoiceRun]]):
     """Experiment 4: mean λ_F(W_t)/λ_F(W_0) of the β-scaled matrices along training, at the deepest depth."""
     from deepnotes.show import plots
+
     settings, depths = _settings(comp)
     fig, axes = plots.new_figure(len(settings), width=3.4, height=2.8)
     for ax, (opt, lr) in zip(axes, settings):
@@ -150,11 +179,13 @@ def lambda_drift(comp: dict[tuple[str, float, int], dict[str, ChoiceRun]]):
     return fig
 
 
-def slider_figure(depth: int, optimizer: str, lr: float | None = None, budget: Budget | None = None,
-                  progress: bool = False):
+def slider_figure(
+    depth: int, optimizer: str, lr: float | None = None, budget: Budget | None = None, progress: bool = False
+):
     """The slider's panel at one depth and optimizer: the derived (α, λ, λ²/α) of each choice, and a
     short training run of each (lr: the optimizer's first rate of the budget's ``train_lrs``)."""
     from deepnotes.show import plots
+
     budget = resolve_budget(budget)
     mb = budget.magnitude_decomposition
     lr = lr if lr is not None else mb.train_lrs[choice("optimizer", optimizer, mb.train_lrs)][0]
@@ -162,8 +193,11 @@ def slider_figure(depth: int, optimizer: str, lr: float | None = None, budget: B
     runs = run_choices(depth, picks, optimizer, lr, budget, steps=mb.slider_steps, progress=progress)
     fig, (ax_c, ax_l) = plots.new_figure(2, width=3.8, height=2.8)
     xs = range(len(picks))
-    constants = {"α": [a for a, _ in picks.values()], "λ": [lam for _, lam in picks.values()],
-                 "λ²/α": [scaling.branch_weight(a, lam) for a, lam in picks.values()]}
+    constants = {
+        "α": [a for a, _ in picks.values()],
+        "λ": [lam for _, lam in picks.values()],
+        "λ²/α": [scaling.branch_weight(a, lam) for a, lam in picks.values()],
+    }
     width = 0.27
     for k, (name, values) in enumerate(constants.items()):
         ax_c.bar([x + width * (k - 1) for x in xs], values, width=width, label=name)
@@ -181,4 +215,8 @@ def model_code():
     included, so the page shows what the experiments run): ``Block.reset_parameters``."""
     from deepnotes.core.models import Block
     from deepnotes.show.source import source_of
-    return source_of(Block.reset_parameters, "DeepNet's initialization: Xavier-normal with gain β on v, out, fc1 and fc2, gain 1 on q and k")
+
+    return source_of(
+        Block.reset_parameters,
+        "DeepNet's initialization: Xavier-normal with gain β on v, out, fc1 and fc2, gain 1 on q and k",
+    )

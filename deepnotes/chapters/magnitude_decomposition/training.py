@@ -2,27 +2,30 @@
 trained with each (α, λ) choice of :func:`.experiments.choices`, the magnitude λ of the β-scaled
 matrices tracked along the way. Figures are in :mod:`.figures`, verdicts in :mod:`.claims`.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 import torch
 
-from deepnotes.core.config import Budget, device as default_device, resolve_budget
-from deepnotes.core.validate import given
-from deepnotes.core.data import MarkovLanguage
 from deepnotes.chapters.magnitude_decomposition.experiments import choices, deepnorm_model
-from deepnotes.core.engine import Stack
-from deepnotes.core.engine import load_reference
-from deepnotes.core.train import train_ensemble
+from deepnotes.core.config import Budget, resolve_budget
+from deepnotes.core.config import device as default_device
+from deepnotes.core.data import MarkovLanguage
+from deepnotes.core.engine import Stack, load_reference
 from deepnotes.core.measure import Recorder
-from deepnotes.core.train import History
+from deepnotes.core.train import History, train_ensemble
+from deepnotes.core.validate import given
 from deepnotes.core.workers import progress as progress_bar
 
 # the runs of the training comparison: optimizer → the choices trained (all four for SGD, the
 # optimizer's own solution and the paper's constants for Adam and LAMB)
-PLAN = {"sgd": ("lambda=1/alpha", "alpha=1", "lambda=1", "paper"), "adam": ("lambda=1/alpha", "paper"),
-        "lamb": ("alpha=1", "paper")}
+PLAN = {
+    "sgd": ("lambda=1/alpha", "alpha=1", "lambda=1", "paper"),
+    "adam": ("lambda=1/alpha", "paper"),
+    "lamb": ("alpha=1", "paper"),
+}
 
 
 @dataclass
@@ -30,8 +33,8 @@ class ChoiceRun:
     alpha: float
     lam: float
     history: History
-    lam_steps: list[int] = field(default_factory=list)     # steps at which λ was measured
-    lam_ratio: list[float] = field(default_factory=list)   # mean over v/o/fc1/fc2 of λ_F(W_t)/λ_F(W_0)
+    lam_steps: list[int] = field(default_factory=list)  # steps at which λ was measured
+    lam_ratio: list[float] = field(default_factory=list)  # mean over v/o/fc1/fc2 of λ_F(W_t)/λ_F(W_0)
 
 
 def beta_lambdas(stack: Stack) -> torch.Tensor:
@@ -40,18 +43,27 @@ def beta_lambdas(stack: Stack) -> torch.Tensor:
     λ_F(W)² = ‖WᵀW‖_F²/‖W‖_F² (:func:`.experiments.lambda_closed_form`; the same for W and Wᵀ, so the
     engine's [in, out] layout needs no transpose), in float64."""
     d = stack.cfg.d_model
-    mats = [stack.qkv_w[..., 2 * d:], stack.out_w, stack.fc1_w, stack.fc2_w]     # each [N, K, r, c]
+    mats = [stack.qkv_w[..., 2 * d :], stack.out_w, stack.fc1_w, stack.fc2_w]  # each [N, K, r, c]
     lams = []
     for w in mats:
         w = w.detach().double()
-        gram = w.transpose(-1, -2) @ w                                            # [N, K, c, c]
+        gram = w.transpose(-1, -2) @ w  # [N, K, c, c]
         lams.append((gram.pow(2).sum((-2, -1)) / w.pow(2).sum((-2, -1))).sqrt())  # [N, K]
-    return torch.stack(lams).permute(2, 1, 0).reshape(stack.n_members, -1)       # [4, N, K] → [K, N·4]
+    return torch.stack(lams).permute(2, 1, 0).reshape(stack.n_members, -1)  # [4, N, K] → [K, N·4]
 
 
-def run_choices(n_layers: int, picks: dict[str, tuple[float, float]], optimizer: str, lr: float,
-                budget: Budget | None = None, steps: int | None = None, seed: int = 0,
-                track_every: int | None = None, device=None, progress: bool = False) -> dict[str, ChoiceRun]:
+def run_choices(
+    n_layers: int,
+    picks: dict[str, tuple[float, float]],
+    optimizer: str,
+    lr: float,
+    budget: Budget | None = None,
+    steps: int | None = None,
+    seed: int = 0,
+    track_every: int | None = None,
+    device=None,
+    progress: bool = False,
+) -> dict[str, ChoiceRun]:
     """Train a DeepNorm stack for every (skip weight α, init gain λ) of ``picks`` on the Markov
     language, as the members of one ensemble (α and λ change no shape, so the choices share one pass
     per step); every ``track_every`` steps record how far each member's β-scaled matrices' magnitudes
@@ -67,11 +79,12 @@ def run_choices(n_layers: int, picks: dict[str, tuple[float, float]], optimizer:
     stack = Stack([m.cfg for m in models], seeds=[seed] * len(models), device=device)
     for k, model in enumerate(models):
         load_reference(stack, k, model)
-    lam0 = beta_lambdas(stack)                                                    # [K, N·4]
+    lam0 = beta_lambdas(stack)  # [K, N·4]
     tracker = Recorder("lam_ratio", lambda s: (beta_lambdas(s) / lam0).mean(dim=1).tolist(), every)
     cfg = budget.train_config(optimizer, lr, steps, seed=seed)
-    hists = train_ensemble(stack, MarkovLanguage(budget.vocab_size, seed=seed), [cfg] * len(models),
-                           progress=progress, trackers=[tracker])
+    hists = train_ensemble(
+        stack, MarkovLanguage(budget.vocab_size, seed=seed), [cfg] * len(models), progress=progress, trackers=[tracker]
+    )
     out = {}
     for (label, (a, lam)), hist in zip(picks.items(), hists):
         lam_steps, lam_ratios = hist.record("lam_ratio")
@@ -79,16 +92,28 @@ def run_choices(n_layers: int, picks: dict[str, tuple[float, float]], optimizer:
     return out
 
 
-def run_choice(n_layers: int, alpha: float, lam: float, optimizer: str, lr: float, budget: Budget | None = None,
-               steps: int | None = None, seed: int = 0, track_every: int | None = None, device=None,
-               progress: bool = False) -> ChoiceRun:
+def run_choice(
+    n_layers: int,
+    alpha: float,
+    lam: float,
+    optimizer: str,
+    lr: float,
+    budget: Budget | None = None,
+    steps: int | None = None,
+    seed: int = 0,
+    track_every: int | None = None,
+    device=None,
+    progress: bool = False,
+) -> ChoiceRun:
     """One choice (α, λ) trained alone: :func:`run_choices` with one pick."""
-    return run_choices(n_layers, {"": (alpha, lam)}, optimizer, lr, budget, steps, seed, track_every, device,
-                       progress)[""]
+    return run_choices(n_layers, {"": (alpha, lam)}, optimizer, lr, budget, steps, seed, track_every, device, progress)[
+        ""
+    ]
 
 
-def choice_comparison(budget: Budget | None = None, depths=None, device=None,
-                        progress: bool = False) -> dict[tuple[str, float, int], dict[str, ChoiceRun]]:
+def choice_comparison(
+    budget: Budget | None = None, depths=None, device=None, progress: bool = False
+) -> dict[tuple[str, float, int], dict[str, ChoiceRun]]:
     """(optimizer, lr, depth) → {choice: run} for the choices of :data:`PLAN` at the budget's
     ``train_lrs`` and training depths."""
     budget = resolve_budget(budget)

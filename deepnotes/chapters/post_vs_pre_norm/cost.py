@@ -15,10 +15,17 @@
 
 Nothing here depends on results. The live panel runs nothing at build time.
 """
+
 from __future__ import annotations
 
-from deepnotes.chapters.post_vs_pre_norm.experiments import (PAPER_STYLES, STYLES, own_runs, rates, style_config,
-                                                             training_plan)
+from deepnotes.chapters.post_vs_pre_norm.experiments import (
+    PAPER_STYLES,
+    STYLES,
+    own_runs,
+    rates,
+    style_config,
+    training_plan,
+)
 from deepnotes.core.config import Budget
 from deepnotes.cost.model import StackPasses, TrainRuns, Work, ensembles
 from deepnotes.shared import warmup
@@ -28,8 +35,10 @@ def _stream_probe(budget: Budget, norm: str, depth: int) -> list[StackPasses]:
     """:func:`~deepnotes.chapters.post_vs_pre_norm.experiments.stream_probe`: the stream without
     gradients, then the loss's forward and backward."""
     model = style_config(norm, depth, budget)
-    return [StackPasses(model, 1, budget.batch_size, budget.seq_len, backward=False),
-            StackPasses(model, 1, budget.batch_size, budget.seq_len)]
+    return [
+        StackPasses(model, 1, budget.batch_size, budget.seq_len, backward=False),
+        StackPasses(model, 1, budget.batch_size, budget.seq_len),
+    ]
 
 
 def _training_runs(budget: Budget) -> list[TrainRuns]:
@@ -41,9 +50,13 @@ def _training_runs(budget: Budget) -> list[TrainRuns]:
     out: list[TrainRuns] = []
     for fixed_gates in (False, True):
         part = [key for key in keys if ("gate_step" in plan_[key[1]]) == fixed_gates]
-        out += ensembles([style_config(plan_[name]["norm"], sub.depth, budget) for _, name, _ in part],
-                         [budget.train_config(opt, rates(budget)[opt], sub.steps, plan_[name].get("warmup", 0), seed)
-                          for opt, name, seed in part])
+        out += ensembles(
+            [style_config(plan_[name]["norm"], sub.depth, budget) for _, name, _ in part],
+            [
+                budget.train_config(opt, rates(budget)[opt], sub.steps, plan_[name].get("warmup", 0), seed)
+                for opt, name, seed in part
+            ],
+        )
     return out + warmup.work(budget)
 
 
@@ -54,15 +67,30 @@ def plan(budget: Budget) -> list[Work]:
     last = sub.probe_depths[-1]
     xiong_depths = sorted(set(sub.paper_depths) | {sub.profile_depth})
     return [
-        *(p for norm in STYLES for p in _stream_probe(budget, norm, last)),                           # init_probes
-        *(p for norm in STYLES for n in sub.probe_depths if n != last for p in _stream_probe(budget, norm, n)),  # depth_sweep
-        *_training_runs(budget),                                                                      # training_runs
-        *(StackPasses(style_config(norm, n, budget), 1, b, t, passes=sub.paper_seeds)
-          for norm in PAPER_STYLES for n in xiong_depths),                                            # xiong_probe
-        *(StackPasses(style_config(norm, n, budget), 1, b, t, passes=2 * sub.paper_seeds, backward=False)
-          for norm in PAPER_STYLES for n in sub.paper_depths),                                        # liu_output_change
-        *(w for n in sub.slider_depths for norm in STYLES                                             # slider_experiment
-          for w in [*_stream_probe(budget, norm, n),
-                    TrainRuns(style_config(norm, n, budget), 1, budget.train_config("adam", sub.slider_lr,
-                                                                                    sub.slider_steps))]),
+        *(p for norm in STYLES for p in _stream_probe(budget, norm, last)),  # init_probes
+        *(
+            p for norm in STYLES for n in sub.probe_depths if n != last for p in _stream_probe(budget, norm, n)
+        ),  # depth_sweep
+        *_training_runs(budget),  # training_runs
+        *(
+            StackPasses(style_config(norm, n, budget), 1, b, t, passes=sub.paper_seeds)
+            for norm in PAPER_STYLES
+            for n in xiong_depths
+        ),  # xiong_probe
+        *(
+            StackPasses(style_config(norm, n, budget), 1, b, t, passes=2 * sub.paper_seeds, backward=False)
+            for norm in PAPER_STYLES
+            for n in sub.paper_depths
+        ),  # liu_output_change
+        *(
+            w
+            for n in sub.slider_depths
+            for norm in STYLES  # slider_experiment
+            for w in [
+                *_stream_probe(budget, norm, n),
+                TrainRuns(
+                    style_config(norm, n, budget), 1, budget.train_config("adam", sub.slider_lr, sub.slider_steps)
+                ),
+            ]
+        ),
     ]

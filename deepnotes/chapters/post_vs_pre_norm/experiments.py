@@ -11,6 +11,7 @@ the derivations predict the weight of x_0 in x_l from it:
     pre       (1 + Σ_k v_k)^{-1/2}          (x_0 kept, the stream's second moment grows by v each)
     rezero    1                             (the gates start at 0)
 """
+
 from __future__ import annotations
 
 import functools
@@ -19,24 +20,21 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from deepnotes.core.config import Budget, device as default_device, resolve_budget
-from deepnotes.core.config import ModelConfig
-from deepnotes.core.data import MarkovLanguage, probe_batch
-from deepnotes.core.models import build_model
-from deepnotes.core.data import generator
-from deepnotes.core.measure import block_matrices, per_block_grad_norms
-from deepnotes.core.scaling import predicted_identity_weight
-from deepnotes.core.engine import GATES
 from deepnotes.core import measure as et
-from deepnotes.core.train import train_many
-from deepnotes.core.train import History
-from deepnotes.core.measure import every_for
+from deepnotes.core.config import Budget, ModelConfig, resolve_budget
+from deepnotes.core.config import device as default_device
+from deepnotes.core.data import MarkovLanguage, generator, probe_batch
+from deepnotes.core.engine import GATES
+from deepnotes.core.measure import block_matrices, every_for, per_block_grad_norms
+from deepnotes.core.models import build_model
+from deepnotes.core.scaling import predicted_identity_weight
+from deepnotes.core.train import History, train_many
 from deepnotes.core.validate import choice, given
 from deepnotes.core.workers import default_workers
 from deepnotes.shared import warmup as shared_warmup
 
-STYLES = ("post", "pre", "deepnorm", "rezero")    # the norm styles this chapter compares
-OPTIMIZERS = ("adam", "sgd")                       # the optimizers of the training comparison
+STYLES = ("post", "pre", "deepnorm", "rezero")  # the norm styles this chapter compares
+OPTIMIZERS = ("adam", "sgd")  # the optimizers of the training comparison
 
 
 def style_config(norm: str, n_layers: int, budget: Budget, beta: float | None = None) -> ModelConfig:
@@ -46,24 +44,27 @@ def style_config(norm: str, n_layers: int, budget: Budget, beta: float | None = 
 @dataclass
 class StreamProbe:
     """Per block l = 0..N (index 0 = the embedding output x_0) at initialization."""
+
     norm: str
-    rms: list[float]              # RMS of x_l
-    cos_x0: list[float]           # mean over tokens of cos(x_l, x_0)
-    predicted_cos: list[float]    # the derivation's weight of x_0, from the measured branch ratios
-    branch_ratio: list[float]     # v_k per sublayer (2 per block)
-    grad_norms: list[float]       # ‖∂L/∂θ_l‖ per block l = 1..N
+    rms: list[float]  # RMS of x_l
+    cos_x0: list[float]  # mean over tokens of cos(x_l, x_0)
+    predicted_cos: list[float]  # the derivation's weight of x_0, from the measured branch ratios
+    branch_ratio: list[float]  # v_k per sublayer (2 per block)
+    grad_norms: list[float]  # ‖∂L/∂θ_l‖ per block l = 1..N
 
 
-def stream_probe(norm: str, n_layers: int, budget: Budget | None = None, beta: float | None = None,
-                 seed: int = 0, device=None) -> StreamProbe:
+def stream_probe(
+    norm: str, n_layers: int, budget: Budget | None = None, beta: float | None = None, seed: int = 0, device=None
+) -> StreamProbe:
     """One batch through a freshly initialized stack: stream RMS, cosine to x_0, branch ratios,
     per-block gradient norms of the LM loss."""
     budget = resolve_budget(budget)
     device = device or default_device()
     cfg = style_config(norm, n_layers, budget, beta)
     model = build_model(cfg, seed=seed, device=device)
-    tokens = probe_batch(MarkovLanguage(budget.vocab_size, seed=0), budget.batch_size, budget.seq_len,
-                         seed=seed, device=device)
+    tokens = probe_batch(
+        MarkovLanguage(budget.vocab_size, seed=0), budget.batch_size, budget.seq_len, seed=seed, device=device
+    )
     ratios = []
 
     def record(module, inputs, output):
@@ -80,8 +81,9 @@ def stream_probe(norm: str, n_layers: int, budget: Budget | None = None, beta: f
     cos = [float(torch.nn.functional.cosine_similarity(x, x0, dim=-1).mean()) for x in stream]
     model.zero_grad(set_to_none=True)
     model.loss(tokens).backward()
-    return StreamProbe(norm, rms, cos, predicted_identity_weight(norm, ratios, cfg.skip_alpha),
-                       ratios, per_block_grad_norms(model))
+    return StreamProbe(
+        norm, rms, cos, predicted_identity_weight(norm, ratios, cfg.skip_alpha), ratios, per_block_grad_norms(model)
+    )
 
 
 def init_probes(budget: Budget, depth: int | None = None) -> dict[str, StreamProbe]:
@@ -94,8 +96,11 @@ def depth_sweep(budget: Budget, probes: dict[str, StreamProbe] | None = None) ->
     """:func:`stream_probe` of every style at each of the budget's probe depths; ``probes`` (of
     :func:`init_probes`) are reused at the largest depth instead of measured again."""
     depths = budget.post_vs_pre_norm.probe_depths
-    return {(norm, n): (probes[norm] if probes is not None and n == depths[-1] else stream_probe(norm, n, budget))
-            for norm in STYLES for n in depths}
+    return {
+        (norm, n): (probes[norm] if probes is not None and n == depths[-1] else stream_probe(norm, n, budget))
+        for norm in STYLES
+        for n in depths
+    }
 
 
 def rates(budget: Budget) -> dict[str, float]:
@@ -103,9 +108,20 @@ def rates(budget: Budget) -> dict[str, float]:
     return {"adam": budget.warmup.lr, "sgd": budget.post_vs_pre_norm.sgd_lr}
 
 
-def run(norm: str, n_layers: int, budget: Budget, optimizer: str = "adam", lr: float | None = None,
-        warmup: int = 0, steps: int | None = None, seed: int = 0, beta: float | None = None,
-        gate_step: float | None = None, device=None, progress: bool = False) -> History:
+def run(
+    norm: str,
+    n_layers: int,
+    budget: Budget,
+    optimizer: str = "adam",
+    lr: float | None = None,
+    warmup: int = 0,
+    steps: int | None = None,
+    seed: int = 0,
+    beta: float | None = None,
+    gate_step: float | None = None,
+    device=None,
+    progress: bool = False,
+) -> History:
     """Train one norm style (``lr`` default: the training comparison's rate for ``optimizer``,
     ``steps`` its length); ``gate_step`` turns rezero into the fixed-step schedule (the gates are then
     frozen and set by :class:`~deepnotes.core.measure.GateSchedule`); one run on the engine,
@@ -117,9 +133,15 @@ def run(norm: str, n_layers: int, budget: Budget, optimizer: str = "adam", lr: f
     if gate_step is not None and norm != "rezero":
         raise ValueError(f"gate_step needs norm='rezero', got norm={norm!r}")
     cfg = budget.train_config(optimizer, lr, steps, warmup, seed)
-    return train_many([style_config(norm, n_layers, budget, beta)], [cfg], MarkovLanguage(budget.vocab_size, seed=seed),
-                      device=device or default_device(), progress=progress, frozen=GATES if gate_step is not None else (),
-                      trackers=functools.partial(_training_trackers, every, gate_step))[0]
+    return train_many(
+        [style_config(norm, n_layers, budget, beta)],
+        [cfg],
+        MarkovLanguage(budget.vocab_size, seed=seed),
+        device=device or default_device(),
+        progress=progress,
+        frozen=GATES if gate_step is not None else (),
+        trackers=functools.partial(_training_trackers, every, gate_step),
+    )[0]
 
 
 def training_plan(budget: Budget) -> dict[str, dict]:
@@ -127,10 +149,15 @@ def training_plan(budget: Budget) -> dict[str, dict]:
     warmup comparison's four (Post-LN without and with warmup, Pre-LN, DeepNorm), then ReZero with
     trained gates and with Su's fixed-step gates (α_t = min(1, t/T), T the warmup length)."""
     w = budget.warmup.warmup
-    shared = {label: dict(norm=norm, **({"warmup": steps} if steps else {}))
-              for label, (norm, steps) in shared_warmup.plan(budget).items()}
-    return {**shared, "rezero (trained gates)": dict(norm="rezero"),
-            "rezero (fixed-step gates)": dict(norm="rezero", gate_step=1 / w)}
+    shared = {
+        label: dict(norm=norm, **({"warmup": steps} if steps else {}))
+        for label, (norm, steps) in shared_warmup.plan(budget).items()
+    }
+    return {
+        **shared,
+        "rezero (trained gates)": dict(norm="rezero"),
+        "rezero (fixed-step gates)": dict(norm="rezero", gate_step=1 / w),
+    }
 
 
 def _training_trackers(every: int, gate_step: float | None) -> list:
@@ -143,8 +170,13 @@ def own_runs(budget: Budget) -> list[tuple[str, str, int]]:
     """The (optimizer, label, seed) runs this chapter trains itself: every run of :func:`training_plan`
     but the Adam runs of the shared warmup comparison."""
     shared = shared_warmup.plan(budget)
-    return [(opt, name, seed) for opt in OPTIMIZERS for name in training_plan(budget)
-            for seed in range(budget.warmup.seeds) if not (opt == "adam" and name in shared)]
+    return [
+        (opt, name, seed)
+        for opt in OPTIMIZERS
+        for name in training_plan(budget)
+        for seed in range(budget.warmup.seeds)
+        if not (opt == "adam" and name in shared)
+    ]
 
 
 def training_runs(budget: Budget, progress: bool = False) -> dict[str, dict[str, list[History]]]:
@@ -164,16 +196,21 @@ def training_runs(budget: Budget, progress: bool = False) -> dict[str, dict[str,
         gate_step = next((plan[name]["gate_step"] for _, name, _ in part), None) if fixed_gates else None
         hists = train_many(
             [style_config(plan[name]["norm"], sub.depth, budget) for _, name, _ in part],
-            [budget.train_config(opt, rates(budget)[opt], sub.steps, plan[name].get("warmup", 0), seed)
-             for opt, name, seed in part],
+            [
+                budget.train_config(opt, rates(budget)[opt], sub.steps, plan[name].get("warmup", 0), seed)
+                for opt, name, seed in part
+            ],
             MarkovLanguage(budget.vocab_size, seed=0),
-            device=default_device(), progress=progress, frozen=GATES if fixed_gates else (),
-            trackers=functools.partial(_training_trackers, every, gate_step), workers=default_workers(default_device()))
+            device=default_device(),
+            progress=progress,
+            frozen=GATES if fixed_gates else (),
+            trackers=functools.partial(_training_trackers, every, gate_step),
+            workers=default_workers(default_device()),
+        )
         out.update(zip(part, hists, strict=True))
     shared = shared_warmup.runs(budget, progress=progress)[sub.depth]
     out.update({("adam", name, seed): h for name, hs in shared.items() for seed, h in enumerate(hs)})
-    return {opt: {name: [out[(opt, name, seed)] for seed in range(sub.seeds)] for name in plan}
-            for opt in OPTIMIZERS}
+    return {opt: {name: [out[(opt, name, seed)] for seed in range(sub.seeds)] for name in plan} for opt in OPTIMIZERS}
 
 
 def update_map_runs(budget: Budget) -> list[tuple[str, str]]:
@@ -192,17 +229,25 @@ def bottom_top_update_ratio(hist: History, steps: int | None = None) -> float:
 @dataclass
 class SliderResult:
     """The slider's experiment at one setting."""
+
     depth: int
     norm: str
     warmup: int
     beta: float | None
     lr: float
-    probe: StreamProbe            # per-block gradient norms at init
-    history: History              # a short Adam run
+    probe: StreamProbe  # per-block gradient norms at init
+    history: History  # a short Adam run
 
 
-def slider_experiment(depth: int, norm: str, warmup: int = 0, beta: float | None = None, lr: float | None = None,
-                      budget: Budget | None = None, progress: bool = False) -> SliderResult:
+def slider_experiment(
+    depth: int,
+    norm: str,
+    warmup: int = 0,
+    beta: float | None = None,
+    lr: float | None = None,
+    budget: Budget | None = None,
+    progress: bool = False,
+) -> SliderResult:
     """The slider's experiment: the probe at init and a short Adam run (``lr`` default: the
     budget's slider rate)."""
     budget = resolve_budget(budget)
@@ -215,17 +260,18 @@ def slider_experiment(depth: int, norm: str, warmup: int = 0, beta: float | None
 
 # Reproducing the papers: Xiong et al. 2020 (arXiv:2002.04745) and Liu et al. 2020 (arXiv:2004.08249)
 
-PAPER_STYLES = ("post", "pre")     # the two styles both papers compare
+PAPER_STYLES = ("post", "pre")  # the two styles both papers compare
 
 
 @dataclass
 class XiongStack:
     """One stack of :func:`xiong_probe` at depth L, each value the mean over the budget's
     ``paper_seeds`` initializations (every seed its own probe batch) and over tokens."""
-    sq_norms: list[float]          # E‖x_l‖² for l = 0..L: x_0 the embedding, x_l the output of block l
-    ffn_sum_sq: list[float]        # Post-LN: E‖x^{post,5}_l‖² = E‖u + FFN(u)‖², the input of block l's last LN; [] for Pre-LN
-    w2_grads: list[float]          # ‖∂L/∂W^{2,l}‖_F (the FFN's second matrix) per block l = 1..L
-    w1_grads: list[float]          # ‖∂L/∂W^{1,l}‖_F per block l = 1..L
+
+    sq_norms: list[float]  # E‖x_l‖² for l = 0..L: x_0 the embedding, x_l the output of block l
+    ffn_sum_sq: list[float]  # Post-LN: E‖x^{post,5}_l‖² = E‖u + FFN(u)‖², the input of block l's last LN; [] for Pre-LN
+    w2_grads: list[float]  # ‖∂L/∂W^{2,l}‖_F (the FFN's second matrix) per block l = 1..L
+    w1_grads: list[float]  # ‖∂L/∂W^{1,l}‖_F per block l = 1..L
     last_w2_per_seed: list[float]  # ‖∂L/∂W^{2,L}‖_F of each seed (Theorem 1's quantity)
 
 
@@ -233,8 +279,9 @@ class XiongStack:
 class XiongProbe:
     """Xiong et al. 2020 at initialization, per (style, depth): Lemma 2's hidden-state norms, Theorem 1's
     last-layer FFN gradient, their Fig. 3's layer-wise FFN gradients."""
-    depths: tuple[int, ...]        # the Theorem 1 sweep over L (paper_depths)
-    profile_depth: int             # depth of the layer-wise gradient profile (the paper's 6 layers)
+
+    depths: tuple[int, ...]  # the Theorem 1 sweep over L (paper_depths)
+    profile_depth: int  # depth of the layer-wise gradient profile (the paper's 6 layers)
     d_model: int
     d_ff: int
     seeds: int
@@ -253,18 +300,20 @@ def _xiong_stack(norm: str, n_layers: int, budget: Budget, seeds: int, device) -
     sq, ffn_sum, w2, w1, last = [], [], [], [], []
     for seed in range(seeds):
         model = build_model(cfg, seed=seed, device=device)
-        tokens = probe_batch(task, budget.batch_size, budget.seq_len, seed=seed, device=device)   # [B, T]
+        tokens = probe_batch(task, budget.batch_size, budget.seq_len, seed=seed, device=device)  # [B, T]
         sums: list[float] = []
 
-        def record(module, inputs, output):                   # inputs[0]: u + FFN(u) [B, T-1, d]
+        def record(module, inputs, output):  # inputs[0]: u + FFN(u) [B, T-1, d]
             sums.append(float(inputs[0].detach().pow(2).sum(-1).mean()))
 
-        hooks = [block.sublayers[-1].norm.register_forward_hook(record) for block in model.blocks] if norm == "post" else []
-        hidden, stream = model.hidden(tokens[:, :-1], return_stream=True)   # stream: L+1 × [B, T-1, d]
+        hooks = (
+            [block.sublayers[-1].norm.register_forward_hook(record) for block in model.blocks] if norm == "post" else []
+        )
+        hidden, stream = model.hidden(tokens[:, :-1], return_stream=True)  # stream: L+1 × [B, T-1, d]
         for h in hooks:
             h.remove()
-        logits = model.head(model.head_transform(hidden))         # [B, T-1, V]
-        loss = F.cross_entropy(logits.flatten(0, 1), tokens[:, 1:].flatten())   # = model.loss(tokens)
+        logits = model.head(model.head_transform(hidden))  # [B, T-1, V]
+        loss = F.cross_entropy(logits.flatten(0, 1), tokens[:, 1:].flatten())  # = model.loss(tokens)
         loss.backward()
         sq.append([float(x.detach().pow(2).sum(-1).mean()) for x in stream])
         ffn_sum.append(sums)
@@ -272,7 +321,7 @@ def _xiong_stack(norm: str, n_layers: int, budget: Budget, seeds: int, device) -
         w1.append([float(block.ffn.fc1.weight.grad.norm()) for block in model.blocks])
         last.append(w2[-1][-1])
 
-    def mean(rows):                                            # seeds × positions → positions
+    def mean(rows):  # seeds × positions → positions
         return [sum(col) / len(col) for col in zip(*rows)]
 
     return XiongStack(mean(sq), mean(ffn_sum) if norm == "post" else [], mean(w2), mean(w1), last)
@@ -289,16 +338,19 @@ def xiong_probe(budget: Budget | None = None, device=None) -> XiongProbe:
     device = device or default_device()
     sub = budget.post_vs_pre_norm
     depths = sorted(set(sub.paper_depths) | {sub.profile_depth})
-    stacks = {(norm, n): _xiong_stack(norm, n, budget, sub.paper_seeds, device) for norm in PAPER_STYLES for n in depths}
+    stacks = {
+        (norm, n): _xiong_stack(norm, n, budget, sub.paper_seeds, device) for norm in PAPER_STYLES for n in depths
+    }
     return XiongProbe(tuple(sub.paper_depths), sub.profile_depth, budget.d_model, budget.d_ff, sub.paper_seeds, stacks)
 
 
 @dataclass
 class LiuProbe:
     """Liu et al. 2020's output change at initialization: E‖F(x, W) − F(x, W + δ)‖² per token."""
-    depths: tuple[int, ...]              # N (blocks; 2N sublayers)
-    perturbation: float                  # ε: δ = ε·RMS(W)·N(0, 1) on every weight matrix W of the blocks
-    changes: dict[str, list[list[float]]]    # style → per depth → per seed
+
+    depths: tuple[int, ...]  # N (blocks; 2N sublayers)
+    perturbation: float  # ε: δ = ε·RMS(W)·N(0, 1) on every weight matrix W of the blocks
+    changes: dict[str, list[list[float]]]  # style → per depth → per seed
 
     def mean(self, norm: str) -> list[float]:
         """Mean over seeds of the output change at each depth."""
@@ -310,13 +362,13 @@ def output_change(model, tokens: torch.Tensor, eps: float, generator: torch.Gene
     """E over tokens of ‖F(x, W) − F(x, W + δ)‖², F the final hidden state (after Pre-LN's final LN)
     [B, T, d], δ = ε·RMS(W)·N(0, I) drawn on the CPU from ``generator`` for every block matrix W; the
     model's weights are restored afterwards."""
-    before = model.hidden(tokens)                                        # [B, T, d]
+    before = model.hidden(tokens)  # [B, T, d]
     mats = block_matrices(model)
     saved = [w.clone() for w in mats]
     for w in mats:
         noise = torch.randn(w.shape, generator=generator).to(w.device, w.dtype)
         w.add_(eps * w.pow(2).mean().sqrt() * noise)
-    after = model.hidden(tokens)                                         # [B, T, d]
+    after = model.hidden(tokens)  # [B, T, d]
     for w, s in zip(mats, saved):
         w.copy_(s)
     return float((after - before).pow(2).sum(-1).mean())
@@ -337,7 +389,9 @@ def liu_output_change(budget: Budget | None = None, device=None) -> LiuProbe:
             per_seed = []
             for seed in range(sub.paper_seeds):
                 model = build_model(style_config(norm, n_layers, budget), seed=seed, device=device)
-                tokens = probe_batch(task, budget.batch_size, budget.seq_len, seed=seed, device=device)[:, :-1]   # [B, T-1]
+                tokens = probe_batch(task, budget.batch_size, budget.seq_len, seed=seed, device=device)[
+                    :, :-1
+                ]  # [B, T-1]
                 per_seed.append(output_change(model, tokens, sub.perturbation, generator(seed)))
             changes[norm].append(per_seed)
     return LiuProbe(tuple(sub.paper_depths), sub.perturbation, changes)

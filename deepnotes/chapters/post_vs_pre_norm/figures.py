@@ -1,5 +1,6 @@
 """Figures of the chapter "Post-Norm vs Pre-Norm": each takes measurements of
 :mod:`.experiments` (or runs one) and returns a matplotlib Figure, in the book's one palette."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -8,7 +9,7 @@ from deepnotes.chapters.post_vs_pre_norm import experiments as ex
 from deepnotes.core.measure import loglog_slope
 from deepnotes.show.palette import colour
 
-LOG_FLOOR = 1e-6            # added before a log axis/log10 so an exact 0 stays drawable
+LOG_FLOOR = 1e-6  # added before a log axis/log10 so an exact 0 stays drawable
 UPDATE_LOG_FLOOR = 1e-12
 
 
@@ -16,6 +17,7 @@ def identity_path(probes: dict[str, ex.StreamProbe]):
     """Per block at init: cos(x_l, x_0) measured (solid) and predicted (dashed), the stream's RMS,
     and the gradient norm reaching each block; one line per style."""
     from deepnotes.show import plots
+
     depth = len(next(iter(probes.values())).grad_norms)
     fig, axes = plots.new_figure(3, width=3.8, height=3.0)
     for norm, p in probes.items():
@@ -40,6 +42,7 @@ def identity_path(probes: dict[str, ex.StreamProbe]):
 def depth_sweep(sweep: dict[tuple[str, int], ex.StreamProbe]):
     """Across depths: |cos(x_N, x_0)| at the top and ‖g_1‖/‖g_N‖, one line per style."""
     from deepnotes.show import plots
+
     styles = list(dict.fromkeys(norm for norm, _ in sweep))
     depths = sorted({n for _, n in sweep})
     fig, axes = plots.new_figure(2, width=4.2, height=3.0)
@@ -61,6 +64,7 @@ def training_losses(runs: dict[str, dict], n_layers: int, lrs: dict[str, float])
     """Loss curves of every variant, one panel per optimizer (floor dashed, plateau dotted): the
     median over seeds, with a band from the lowest to the highest seed."""
     from deepnotes.show import plots
+
     fig, axes = plots.new_figure(len(runs), width=4.8, height=3.4)
     for ax, opt in zip(axes, runs):
         plots.loss_curves(ax, runs[opt], title=f"N = {n_layers}, {opt.upper()} (lr {lrs[opt]:g})")
@@ -72,12 +76,18 @@ def update_maps(runs: dict[str, dict], show: list[tuple[str, str]]):
     """log10 ‖Δθ_l‖/‖θ_l‖ per block (rows) and tracked step (columns) of the runs in ``show``
     ((optimizer, label) pairs), seed 0 of each."""
     from deepnotes.show import plots
+
     fig, axes = plots.new_figure(len(show), width=3.8, height=3.0)
     for ax, (opt, name) in zip(axes, show):
         h = runs[opt][name][0]
         upd = np.array(h.block_updates) + UPDATE_LOG_FLOOR
-        im = ax.imshow(np.log10(upd.T), aspect="auto", origin="lower", cmap="viridis",
-                       extent=(h.update_steps[0], h.update_steps[-1], 0.5, upd.shape[1] + 0.5))
+        im = ax.imshow(
+            np.log10(upd.T),
+            aspect="auto",
+            origin="lower",
+            cmap="viridis",
+            extent=(h.update_steps[0], h.update_steps[-1], 0.5, upd.shape[1] + 0.5),
+        )
         ax.set_title(f"{opt.upper()}: {name} (seed 0)", fontsize=9)
         ax.set_xlabel("step")
         ax.set_ylabel("block l")
@@ -89,6 +99,7 @@ def update_maps(runs: dict[str, dict], show: list[tuple[str, str]]):
 def slider_result(result: ex.SliderResult):
     """Per-block gradient norms at init (left) and the loss of the short Adam run (right)."""
     from deepnotes.show import plots
+
     fig, (ax_g, ax_l) = plots.new_figure(2, width=3.6, height=2.6)
     ax_g.semilogy(range(1, result.depth + 1), result.probe.grad_norms, color=colour(result.norm))
     ax_g.set_xlabel("block l")
@@ -100,13 +111,21 @@ def slider_result(result: ex.SliderResult):
     return fig
 
 
-def slider_figure(depth: int, norm: str, warmup: int = 0, beta: float | None = None, lr: float | None = None,
-                  budget=None, progress: bool = False):
+def slider_figure(
+    depth: int,
+    norm: str,
+    warmup: int = 0,
+    beta: float | None = None,
+    lr: float | None = None,
+    budget=None,
+    progress: bool = False,
+):
     """The slider's render function: runs :func:`.experiments.slider_experiment` and draws it."""
     return slider_result(ex.slider_experiment(depth, norm, warmup, beta, lr, budget, progress))
 
 
 # Reproducing the papers
+
 
 def fitted_constant(measured, shape) -> float:
     """The C of a prediction C·shape(N) known up to a constant: exp(mean(log measured − log shape))
@@ -118,6 +137,7 @@ def fitted_constant(measured, shape) -> float:
 def _depth_ticks(ax, depths) -> None:
     """Log-scaled x axis labelled at the measured depths only."""
     from matplotlib.ticker import NullFormatter
+
     ax.set_xticks(list(depths), [str(n) for n in depths])
     ax.xaxis.set_minor_formatter(NullFormatter())
 
@@ -129,20 +149,30 @@ def xiong_figure(probe: ex.XiongProbe):
     ‖∂L/∂W^{2,l}‖_F (solid) and ‖∂L/∂W^{1,l}‖_F (dashed) per layer at the profile depth."""
     from deepnotes.chapters.post_vs_pre_norm.derive import lemma2_at
     from deepnotes.show import plots
+
     d, deep = probe.d_model, max(n for _, n in probe.stacks)
     bounds = lemma2_at(d, probe.d_ff, deep)
     layers = list(range(deep + 1))
     fig, (ax_n, ax_g, ax_l) = plots.new_figure(3, width=3.9, height=3.1)
     post, pre = probe.stacks[("post", deep)], probe.stacks[("pre", deep)]
     ax_n.semilogy(layers, [s / d for s in pre.sq_norms], "o-", ms=2.5, color=colour("pre"), label=r"pre: $\|x_l\|^2/d$")
-    ax_n.semilogy(layers[1:], [s / d for s in post.ffn_sum_sq], "o-", ms=2.5, color=colour("post"),
-                  label=r"post: $\|x^{post,5}_l\|^2/d$")
-    ax_n.semilogy(layers, [s / d for s in post.sq_norms], ":", color=colour("post"), label=r"post: $\|x_l\|^2/d$ (after LN)")
+    ax_n.semilogy(
+        layers[1:],
+        [s / d for s in post.ffn_sum_sq],
+        "o-",
+        ms=2.5,
+        color=colour("post"),
+        label=r"post: $\|x^{post,5}_l\|^2/d$",
+    )
+    ax_n.semilogy(
+        layers, [s / d for s in post.sq_norms], ":", color=colour("post"), label=r"post: $\|x_l\|^2/d$ (after LN)"
+    )
     ax_n.plot(layers, bounds["paper pre_lower"], "k--", lw=1, label="Lemma 2 (paper, $d_{ff}=d$)")
     ax_n.plot(layers, bounds["paper pre_upper"], "k--", lw=1)
     ax_n.plot(layers, bounds["paper post_ffn_sum"], "k--", lw=1)
-    ax_n.plot(layers, bounds["ours pre_lower"], color="gray", ls=":", lw=1,
-              label=f"Lemma 1-2 at $d_{{ff}}={probe.d_ff}$")
+    ax_n.plot(
+        layers, bounds["ours pre_lower"], color="gray", ls=":", lw=1, label=f"Lemma 1-2 at $d_{{ff}}={probe.d_ff}$"
+    )
     ax_n.plot(layers, bounds["ours pre_upper"], color="gray", ls=":", lw=1)
     plots.label_axes(ax_n, "layer l", r"$E\|\cdot\|^2 / d$", f"Lemma 2: hidden-state norms, L = {deep}", legend=6)
     for norm, slope in (("post", 0.0), ("pre", -0.5)):
@@ -150,10 +180,18 @@ def xiong_figure(probe: ex.XiongProbe):
         for depth in probe.depths:
             per_seed = probe.stacks[(norm, depth)].last_w2_per_seed
             ax_g.loglog([depth] * len(per_seed), per_seed, ".", color=colour(norm), alpha=0.3)
-        ax_g.loglog(probe.depths, grads, "o-", color=colour(norm), label=f"{norm}: slope {loglog_slope(probe.depths, grads):.2f}")
-        shape = [n ** slope for n in probe.depths]
+        ax_g.loglog(
+            probe.depths,
+            grads,
+            "o-",
+            color=colour(norm),
+            label=f"{norm}: slope {loglog_slope(probe.depths, grads):.2f}",
+        )
+        shape = [n**slope for n in probe.depths]
         c = fitted_constant(grads, shape)
-        ax_g.loglog(probe.depths, [c * s for s in shape], "--", color=colour(norm), lw=1, label=f"Theorem 1: slope {slope:g}")
+        ax_g.loglog(
+            probe.depths, [c * s for s in shape], "--", color=colour(norm), lw=1, label=f"Theorem 1: slope {slope:g}"
+        )
     _depth_ticks(ax_g, probe.depths)
     plots.label_axes(ax_g, "depth L", r"$\|\partial L/\partial W^{2,L}\|_F$ (dots: seeds)", "Theorem 1: last FFN layer")
     n = probe.profile_depth
@@ -172,6 +210,7 @@ def liu_figure(probe: ex.LiuProbe):
     H_{n+1} − 1 = O(log N) for Pre-LN (n = 2N sublayers), each scaled by its fitted constant C."""
     from deepnotes.chapters.post_vs_pre_norm.derive import liu_shapes
     from deepnotes.show import plots
+
     shapes = liu_shapes(probe.depths)
     label = {"post": "O(N)", "pre": "O(log N)"}
     fig, (ax,) = plots.new_figure(1, width=4.6, height=3.3)
@@ -179,13 +218,25 @@ def liu_figure(probe: ex.LiuProbe):
         for n, per_seed in zip(probe.depths, probe.changes[norm]):
             ax.loglog([n] * len(per_seed), per_seed, ".", color=colour(norm), alpha=0.3)
         mean = probe.mean(norm)
-        ax.loglog(probe.depths, mean, "o-", color=colour(norm), label=f"{norm}: slope {loglog_slope(probe.depths, mean):.2f}")
+        ax.loglog(
+            probe.depths, mean, "o-", color=colour(norm), label=f"{norm}: slope {loglog_slope(probe.depths, mean):.2f}"
+        )
         c = fitted_constant(mean, shapes[norm])
-        ax.loglog(probe.depths, [c * s for s in shapes[norm]], "--", color=colour(norm), lw=1,
-                  label=f"Theorem 2: {label[norm]}, slope {loglog_slope(probe.depths, shapes[norm]):.2f}")
+        ax.loglog(
+            probe.depths,
+            [c * s for s in shapes[norm]],
+            "--",
+            color=colour(norm),
+            lw=1,
+            label=f"Theorem 2: {label[norm]}, slope {loglog_slope(probe.depths, shapes[norm]):.2f}",
+        )
     _depth_ticks(ax, probe.depths)
-    plots.label_axes(ax, "depth N (blocks)", r"$E\|F(x,W) - F(x,W+\delta)\|^2$ (dots: seeds)",
-                     f"output change, δ = {probe.perturbation:g}·RMS(W)·N(0, 1)")
+    plots.label_axes(
+        ax,
+        "depth N (blocks)",
+        r"$E\|F(x,W) - F(x,W+\delta)\|^2$ (dots: seeds)",
+        f"output change, δ = {probe.perturbation:g}·RMS(W)·N(0, 1)",
+    )
     fig.tight_layout()
     return fig
 
@@ -195,4 +246,8 @@ def model_code():
     included, so the page shows what the experiments run): ``Residual.forward``."""
     from deepnotes.core.models import Residual
     from deepnotes.show.source import source_of
-    return source_of(Residual.forward, "one residual sublayer in every norm style (the readable specification the engine is tested against)")
+
+    return source_of(
+        Residual.forward,
+        "one residual sublayer in every norm style (the readable specification the engine is tested against)",
+    )

@@ -1,6 +1,7 @@
 """Verdicts of the chapter "Training 1000 layers" on what the seeds and the DeepNet paper claim about
 very deep training: each function returns a :class:`~deepnotes.show.verdicts.VerdictTable`; every
 threshold is named here, and every status is computed from the runs or the derivations."""
+
 from __future__ import annotations
 
 import functools
@@ -12,33 +13,34 @@ from deepnotes.chapters.thousand_layers import derive
 from deepnotes.chapters.thousand_layers import experiments as ex
 from deepnotes.core import scaling
 from deepnotes.core.config import Budget
+from deepnotes.core.derive import N, alpha, deepnorm_ratio, lam
 from deepnotes.core.measure import StreamProfile
-from deepnotes.core.derive import deepnorm_ratio
-from deepnotes.core.derive import N, alpha, lam
 from deepnotes.show import verdicts as vd
 
 # Thresholds, fixed from the task before any run. A run's "fraction learned" is
 # (plateau − final loss)/(plateau − floor): 0 on the Markov language's context-free plateau (the loss of
 # predicting every token from the unigram frequencies alone), 1 at its floor (the entropy rate, the
 # best any model can do). Nothing below depends on what this build's runs gave.
-TRAINED = 0.5                 # a run "trains": it got at least half-way from the plateau to the floor, i.e.
-                              # it learned more of the language's context than it left unlearned
+TRAINED = 0.5  # a run "trains": it got at least half-way from the plateau to the floor, i.e.
+# it learned more of the language's context than it left unlearned
 # "diverged": a non-finite loss, or one above BLOWUP_FACTOR (10) × max(first loss, plateau): History.observe.
 # "stable": trained (≥ TRAINED) with no seed diverged.
-SHALLOW_DEPTH = 6             # DeepNet's base models, 6L-6L: Post-LN trains them (§5, Table 1)
-FAILING_DEPTH = 18            # DeepNet's 18L-18L Post-LN does not converge (§3, Fig. 3(c))
-IDENTITY_GONE = 0.1           # |cos(x_N, x_0)| below this: the identity path is lost
-IDENTITY_KEPT = 0.9           # cos(x_N, x_0) above this: the identity path is kept
-VANISHED = 1e-3               # ‖g_1‖/‖g_N‖ below this: the lowest block's gradient has vanished
-HEALTHY_BAND = (0.1, 10.0)    # seed 000 annotated eq. (70): 0.1 ≤ G(l)/G(N) ≤ 10 is "healthy"
-ARITHMETIC_RTOL = 1e-9        # a derivation against the plain formula
+SHALLOW_DEPTH = 6  # DeepNet's base models, 6L-6L: Post-LN trains them (§5, Table 1)
+FAILING_DEPTH = 18  # DeepNet's 18L-18L Post-LN does not converge (§3, Fig. 3(c))
+IDENTITY_GONE = 0.1  # |cos(x_N, x_0)| below this: the identity path is lost
+IDENTITY_KEPT = 0.9  # cos(x_N, x_0) above this: the identity path is kept
+VANISHED = 1e-3  # ‖g_1‖/‖g_N‖ below this: the lowest block's gradient has vanished
+HEALTHY_BAND = (0.1, 10.0)  # seed 000 annotated eq. (70): 0.1 ≤ G(l)/G(N) ≤ 10 is "healthy"
+ARITHMETIC_RTOL = 1e-9  # a derivation against the plain formula
 DEEPNET = "DeepNet (arXiv 2203.00555)"
-THOUSAND_LAYERS = "seed 000 (opening) claim 4; seed 001 §前言 claim 5"          # "DeepNet trains 1000 layers"
-WARMUP_SOURCE = "seed 000 §增量爆炸 claim 8; seed 001 §1）增量爆炸 claim 11"     # warmup from at most η/N
-POST_ENDS_BETTER = "seed 000 §前馈梯度 claim 12; seed 001 §3）FFN 层梯度 claim 15"   # Pre trains easier, Post ends better
-PRE_VS_POST = POST_ENDS_BETTER + "; seed 002 §残差连接 claim 19"                   # … and Pre is easier to optimize
+THOUSAND_LAYERS = "seed 000 (opening) claim 4; seed 001 §前言 claim 5"  # "DeepNet trains 1000 layers"
+WARMUP_SOURCE = "seed 000 §增量爆炸 claim 8; seed 001 §1）增量爆炸 claim 11"  # warmup from at most η/N
+POST_ENDS_BETTER = (
+    "seed 000 §前馈梯度 claim 12; seed 001 §3）FFN 层梯度 claim 15"  # Pre trains easier, Post ends better
+)
+PRE_VS_POST = POST_ENDS_BETTER + "; seed 002 §残差连接 claim 19"  # … and Pre is easier to optimize
 
-GPT3_175B = (96, 12288, 50257)     # GPT-3 175B's layers, d_model, vocabulary (Brown et al. 2020, Table 2.1)
+GPT3_175B = (96, 12288, 50257)  # GPT-3 175B's layers, d_model, vocabulary (Brown et al. 2020, Table 2.1)
 
 
 def predictions(depth: int) -> vd.VerdictTable:
@@ -51,26 +53,44 @@ def predictions(depth: int) -> vd.VerdictTable:
     paper_dec = scaling.deepnorm_decoder_coefficients_encdec(depth)
     wl = derive.warmup_length()
     layers, width, vocab = GPT3_175B
-    gpt3 = 12 * layers * width ** 2 + vocab * width       # 4d² attention + 8d² FFN per block, and the embedding
-    return vd.VerdictTable([
-        vd.check_true(claim="GPT-3 has over a hundred billion parameters yet only 96 layers",
-                      source="seed 000 claim 1; seed 001 §前言 claim 1; Brown et al. 2020 (GPT-3), Table 2.1",
-                      claimed="> 1e11 parameters at 96 layers",
-                      computed=f"12·L·d² + V·d at L = {layers}, d = {width}, V = {vocab}: {gpt3:.3g}",
-                      ok=gpt3 > 1e11,
-                      reason="the parameter count recomputed from GPT-3 175B's published depth and width (its Table 2.1; "
-                             "biases and LayerNorms add < 0.1 %)"),
-        vd.check_number(f"Encoder / decoder-only at N = {depth}: α = (2N)^(1/4)", f"{DEEPNET} Fig. 2; seed 000 §初步结论 eq. (14); seed 001 §5）初步结论 eq. (14)",
-                        paper_enc[0], enc[0], rtol=ARITHMETIC_RTOL),
-        vd.check_number("… and β = (8N)^(-1/4)", f"{DEEPNET} Fig. 2", paper_enc[1], enc[1], rtol=ARITHMETIC_RTOL),
-        vd.check_number(f"Decoder of an encoder-decoder at M = {depth}: α = (3M)^(1/4)", f"{DEEPNET} Fig. 2",
-                        paper_dec[0], dec[0], rtol=ARITHMETIC_RTOL),
-        vd.check_number("… and β = (12M)^(-1/4)", f"{DEEPNET} Fig. 2", paper_dec[1], dec[1], rtol=ARITHMETIC_RTOL),
-        vd.check_expr("Warmup: start at a learning rate of order η/N", WARMUP_SOURCE,
-                      derive.eta / N, wl["start_lr"],
-                      f"SymPy: ΔL_N(η') = ΔL_1(η) gives η' = η/N; a linear warmup of T steps starts at η/T, so "
-                      f"T ≥ {sp.sstr(wl['min_warmup'])} = {depth} steps at N = {depth}"),
-    ])
+    gpt3 = 12 * layers * width**2 + vocab * width  # 4d² attention + 8d² FFN per block, and the embedding
+    return vd.VerdictTable(
+        [
+            vd.check_true(
+                claim="GPT-3 has over a hundred billion parameters yet only 96 layers",
+                source="seed 000 claim 1; seed 001 §前言 claim 1; Brown et al. 2020 (GPT-3), Table 2.1",
+                claimed="> 1e11 parameters at 96 layers",
+                computed=f"12·L·d² + V·d at L = {layers}, d = {width}, V = {vocab}: {gpt3:.3g}",
+                ok=gpt3 > 1e11,
+                reason="the parameter count recomputed from GPT-3 175B's published depth and width (its Table 2.1; "
+                "biases and LayerNorms add < 0.1 %)",
+            ),
+            vd.check_number(
+                f"Encoder / decoder-only at N = {depth}: α = (2N)^(1/4)",
+                f"{DEEPNET} Fig. 2; seed 000 §初步结论 eq. (14); seed 001 §5）初步结论 eq. (14)",
+                paper_enc[0],
+                enc[0],
+                rtol=ARITHMETIC_RTOL,
+            ),
+            vd.check_number("… and β = (8N)^(-1/4)", f"{DEEPNET} Fig. 2", paper_enc[1], enc[1], rtol=ARITHMETIC_RTOL),
+            vd.check_number(
+                f"Decoder of an encoder-decoder at M = {depth}: α = (3M)^(1/4)",
+                f"{DEEPNET} Fig. 2",
+                paper_dec[0],
+                dec[0],
+                rtol=ARITHMETIC_RTOL,
+            ),
+            vd.check_number("… and β = (12M)^(-1/4)", f"{DEEPNET} Fig. 2", paper_dec[1], dec[1], rtol=ARITHMETIC_RTOL),
+            vd.check_expr(
+                "Warmup: start at a learning rate of order η/N",
+                WARMUP_SOURCE,
+                derive.eta / N,
+                wl["start_lr"],
+                f"SymPy: ΔL_N(η') = ΔL_1(η) gives η' = η/N; a linear warmup of T steps starts at η/T, so "
+                f"T ≥ {sp.sstr(wl['min_warmup'])} = {depth} steps at N = {depth}",
+            ),
+        ]
+    )
 
 
 def at_initialization(profiles: dict[str, StreamProfile], predicted: dict[str, list[float]]) -> vd.VerdictTable:
@@ -79,29 +99,41 @@ def at_initialization(profiles: dict[str, StreamProfile], predicted: dict[str, l
     cos = {s: p.cos_x0[-1] for s, p in profiles.items()}
     ratio = {s: p.grad_norms[0] / p.grad_norms[-1] for s, p in profiles.items()}
     lo, hi = HEALTHY_BAND
-    healthy = {s: lo <= min(p.grad_norms) / p.grad_norms[-1] and max(p.grad_norms) / p.grad_norms[-1] <= hi
-               for s, p in profiles.items()}
-    return vd.VerdictTable([
-        vd.check_true(claim=f"Post-LN loses the identity path: x_0's weight (1+v)^(-l/2) is gone at N = {depth}",
-                      source="seed 002 §残差连接 eq. (14); seed 003 §LN真的能缓解梯度消失 eq. (4), claim 7; "
-                             "seed 000 annotated §11.3 claim §11.3.1",
-                      claimed=f"2^(-{depth}) = {predicted['post'][-1]:.3g} (v = 1)",
-                      computed=f"cos(x_N, x_0): post {cos['post']:.3f}, deepnorm {cos['deepnorm']:.3f} "
-                               f"(derived {predicted['deepnorm'][-1]:.3f})",
-                      ok=abs(cos["post"]) < IDENTITY_GONE and cos["deepnorm"] > IDENTITY_KEPT,
-                      reason=f"holds if |cos| < {IDENTITY_GONE} for Post-LN while DeepNorm keeps > {IDENTITY_KEPT}"),
-        vd.check_true(claim="Post-LN's lowest blocks get vanishing gradients at depth", source="seed 003 §LN真的能缓解梯度消失 claim 7; seed 003 §梯度消失说的是什么意思 claim 1; "
-                             "seed 000 annotated §9.2 claim §9.2.1",
-                      claimed="‖g_1‖/‖g_N‖ → 0 with depth",
-                      computed=", ".join(f"{s} {r:.3g}" for s, r in ratio.items()),
-                      ok=ratio["post"] < VANISHED and ratio["deepnorm"] > VANISHED,
-                      reason=f"holds if Post-LN's ratio < {VANISHED:g} and DeepNorm's is not"),
-        vd.check_true(claim=f"'Healthy' training has 0.1 ≤ G(l)/G(N) ≤ 10 for every l; DeepNorm meets it at N = {depth}",
-                      source="seed 000 annotated eqs. (70), (72), §12.3 claim §12.3.2", claimed="DeepNorm inside the band",
-                      computed=", ".join(f"{s}: {'inside' if ok else 'outside'}" for s, ok in healthy.items()),
-                      ok=healthy["deepnorm"],
-                      reason="measured with parameter-gradient norms per block (the annotation's G is ∂L/∂x_l)"),
-    ])
+    healthy = {
+        s: lo <= min(p.grad_norms) / p.grad_norms[-1] and max(p.grad_norms) / p.grad_norms[-1] <= hi
+        for s, p in profiles.items()
+    }
+    return vd.VerdictTable(
+        [
+            vd.check_true(
+                claim=f"Post-LN loses the identity path: x_0's weight (1+v)^(-l/2) is gone at N = {depth}",
+                source="seed 002 §残差连接 eq. (14); seed 003 §LN真的能缓解梯度消失 eq. (4), claim 7; "
+                "seed 000 annotated §11.3 claim §11.3.1",
+                claimed=f"2^(-{depth}) = {predicted['post'][-1]:.3g} (v = 1)",
+                computed=f"cos(x_N, x_0): post {cos['post']:.3f}, deepnorm {cos['deepnorm']:.3f} "
+                f"(derived {predicted['deepnorm'][-1]:.3f})",
+                ok=abs(cos["post"]) < IDENTITY_GONE and cos["deepnorm"] > IDENTITY_KEPT,
+                reason=f"holds if |cos| < {IDENTITY_GONE} for Post-LN while DeepNorm keeps > {IDENTITY_KEPT}",
+            ),
+            vd.check_true(
+                claim="Post-LN's lowest blocks get vanishing gradients at depth",
+                source="seed 003 §LN真的能缓解梯度消失 claim 7; seed 003 §梯度消失说的是什么意思 claim 1; "
+                "seed 000 annotated §9.2 claim §9.2.1",
+                claimed="‖g_1‖/‖g_N‖ → 0 with depth",
+                computed=", ".join(f"{s} {r:.3g}" for s, r in ratio.items()),
+                ok=ratio["post"] < VANISHED and ratio["deepnorm"] > VANISHED,
+                reason=f"holds if Post-LN's ratio < {VANISHED:g} and DeepNorm's is not",
+            ),
+            vd.check_true(
+                claim=f"'Healthy' training has 0.1 ≤ G(l)/G(N) ≤ 10 for every l; DeepNorm meets it at N = {depth}",
+                source="seed 000 annotated eqs. (70), (72), §12.3 claim §12.3.2",
+                claimed="DeepNorm inside the band",
+                computed=", ".join(f"{s}: {'inside' if ok else 'outside'}" for s, ok in healthy.items()),
+                ok=healthy["deepnorm"],
+                reason="measured with parameter-gradient norms per block (the annotation's G is ∂L/∂x_l)",
+            ),
+        ]
+    )
 
 
 def _nearest(depths, target: int) -> int:
@@ -117,37 +149,54 @@ def _headline_rows(runs: ex.Runs, budget: Budget) -> list[vd.Verdict]:
     """DeepNet's headline at N: Post-LN fails where DeepNorm trains, shallow Post-LN, both constants needed."""
     sub = budget.thousand_layers
     n, w = sub.depth, sub.loss_window
-    per_seed = functools.partial(runs.fractions, window=w)      # fractions learned; check_outcome takes the median
+    per_seed = functools.partial(runs.fractions, window=w)  # fractions learned; check_outcome takes the median
     shallow, failing = _nearest(sub.frontier_depths, SHALLOW_DEPTH), _nearest(sub.frontier_depths, FAILING_DEPTH)
-    condition = deepnorm_ratio("sgd")["condition"].lhs                      # 2N(λ/α)², = 1 in Su's analysis
-    pressure = {lab: float(condition.subs({N: n, alpha: cfg.skip_alpha, lam: cfg.branch_beta}))
-                for lab in ("deepnorm", *ex.APART) for cfg in [ex.variant_config(lab, n, budget)]}
+    condition = deepnorm_ratio("sgd")["condition"].lhs  # 2N(λ/α)², = 1 in Su's analysis
+    pressure = {
+        lab: float(condition.subs({N: n, alpha: cfg.skip_alpha, lam: cfg.branch_beta}))
+        for lab in ("deepnorm", *ex.APART)
+        for cfg in [ex.variant_config(lab, n, budget)]
+    }
     same = f"Adam {runs.lr:g}, {runs.steps} steps, no warmup"
     return [
-        vd.check_outcome(claim=f"Post-LN does not train at N = {n} (without help), where DeepNorm does",
-                         source=f"{DEEPNET} §5, Table 1 (Post-LN unstable from 50L-50L on WMT-17, DeepNet to 100L-100L); "
-                                f"§6, Table 2 (1,000 layers); {THOUSAND_LAYERS}",
-                         expected={"post": False, "deepnorm": True},
-                         measured={"post": per_seed("post", n), "deepnorm": per_seed("deepnorm", n)}, threshold=TRAINED,
-                         computed=f"fraction learned, median (range): post {fractions_text(runs, w, 'post', n)}; deepnorm "
-                                  f"{fractions_text(runs, w, 'deepnorm', n)}",
-                         reason=f"trained: ≥ {TRAINED} of the way from the plateau to the floor; {same} for both"),
+        vd.check_outcome(
+            claim=f"Post-LN does not train at N = {n} (without help), where DeepNorm does",
+            source=f"{DEEPNET} §5, Table 1 (Post-LN unstable from 50L-50L on WMT-17, DeepNet to 100L-100L); "
+            f"§6, Table 2 (1,000 layers); {THOUSAND_LAYERS}",
+            expected={"post": False, "deepnorm": True},
+            measured={"post": per_seed("post", n), "deepnorm": per_seed("deepnorm", n)},
+            threshold=TRAINED,
+            computed=f"fraction learned, median (range): post {fractions_text(runs, w, 'post', n)}; deepnorm "
+            f"{fractions_text(runs, w, 'deepnorm', n)}",
+            reason=f"trained: ≥ {TRAINED} of the way from the plateau to the floor; {same} for both",
+        ),
         _shallow_post_verdict(runs, w, shallow, failing),
-        vd.check_outcome(claim=f"DeepNorm trains {n} blocks with the learning rate that trains {shallow}",
-                         source=f"{DEEPNET} title, abstract, §6 Fig. 8 (BLEU rising with depth to 1,000 layers); "
-                                f"{THOUSAND_LAYERS}",
-                         expected={f"deepnorm N = {shallow}": True, f"deepnorm N = {n}": True},
-                         measured={f"deepnorm N = {shallow}": per_seed("deepnorm", shallow), f"deepnorm N = {n}": per_seed("deepnorm", n)},
-                         threshold=TRAINED,
-                         computed=f"deepnorm at N = {shallow}: {fractions_text(runs, w, 'deepnorm', shallow)}; at N = {n}: "
-                                  f"{fractions_text(runs, w, 'deepnorm', n)}", reason=f"{same} at both depths"),
-        vd.check_outcome(claim="Both constants are needed: branch gradients O(β/α) with 2N(β/α)² ≤ 1",
-                         source="seed 000 §初步结论 claim 17; seed 001 §5）初步结论 claims 20, 21 (λ/α = 1/√(2N))",
-                         expected={"deepnorm": True, **{lab: False for lab in ex.APART}},
-                         measured={lab: per_seed(lab, n) for lab in ("deepnorm", *ex.APART)}, threshold=TRAINED,
-                         computed="2N(β/α)² → fraction learned: " + "; ".join(
-                             f"{lab.replace('deepnorm', 'DN')} {p:.3g} → {fractions_text(runs, w, lab, n)}" for lab, p in pressure.items()),
-                         reason=f"at N = {n}, {same}; Su's condition (for SGD) is 2N(λ/α)² = 1"),
+        vd.check_outcome(
+            claim=f"DeepNorm trains {n} blocks with the learning rate that trains {shallow}",
+            source=f"{DEEPNET} title, abstract, §6 Fig. 8 (BLEU rising with depth to 1,000 layers); {THOUSAND_LAYERS}",
+            expected={f"deepnorm N = {shallow}": True, f"deepnorm N = {n}": True},
+            measured={
+                f"deepnorm N = {shallow}": per_seed("deepnorm", shallow),
+                f"deepnorm N = {n}": per_seed("deepnorm", n),
+            },
+            threshold=TRAINED,
+            computed=f"deepnorm at N = {shallow}: {fractions_text(runs, w, 'deepnorm', shallow)}; at N = {n}: "
+            f"{fractions_text(runs, w, 'deepnorm', n)}",
+            reason=f"{same} at both depths",
+        ),
+        vd.check_outcome(
+            claim="Both constants are needed: branch gradients O(β/α) with 2N(β/α)² ≤ 1",
+            source="seed 000 §初步结论 claim 17; seed 001 §5）初步结论 claims 20, 21 (λ/α = 1/√(2N))",
+            expected={"deepnorm": True, **{lab: False for lab in ex.APART}},
+            measured={lab: per_seed(lab, n) for lab in ("deepnorm", *ex.APART)},
+            threshold=TRAINED,
+            computed="2N(β/α)² → fraction learned: "
+            + "; ".join(
+                f"{lab.replace('deepnorm', 'DN')} {p:.3g} → {fractions_text(runs, w, lab, n)}"
+                for lab, p in pressure.items()
+            ),
+            reason=f"at N = {n}, {same}; Su's condition (for SGD) is 2N(λ/α)² = 1",
+        ),
     ]
 
 
@@ -155,33 +204,54 @@ def _beyond_headline_rows(runs: ex.Runs, budget: Budget) -> list[vd.Verdict]:
     """Pre-LN vs Post-LN on the frontier, ReZero, warmup, the trainability map, past DeepNet, 200 layers."""
     sub = budget.thousand_layers
     n, w = sub.depth, sub.loss_window
-    per_seed = functools.partial(runs.fractions, window=w)      # fractions learned; check_outcome takes the median
+    per_seed = functools.partial(runs.fractions, window=w)  # fractions learned; check_outcome takes the median
     depths = (*sub.frontier_depths, n)
     curves = ex.frontier(runs, w, depths)
     trained = {lab: {d for d, f in c.items() if f >= TRAINED} for lab, c in curves.items()}
     same = f"Adam {runs.lr:g}, {runs.steps} steps, no warmup"
     rows = []
     pre_only, post_only = trained["pre"] - trained["post"], trained["post"] - trained["pre"]
-    rows.append(vd.check_true(
-        claim="Pre-LN is easier to train than Post-LN", source=PRE_VS_POST,
-        claimed="pre trains at depths where post does not, never the reverse",
-        computed=f"trained (median ≥ {TRAINED}) at N = — pre: {', '.join(map(str, sorted(trained['pre']))) or 'none'}; "
-                 f"post: {', '.join(map(str, sorted(trained['post']))) or 'none'}",
-        ok=bool(pre_only) and not post_only, reason=f"over the frontier's depths, {same}"))
-    rows.append(vd.uncheckable("…but Post-LN ends better than Pre-LN", POST_ENDS_BETTER, "post's final quality is better",
-                               f"needs runs trained to convergence; these stop after {runs.steps} steps"))
-    rows.append(vd.check_outcome(
-        claim="ReZero (every gate starting at 0) trains deep stacks without warmup",
-        source="seed 002 §残差连接 eq. (17), claim 22; ReZero (arXiv 2003.04887) §4, Fig. 3 (Transformers to 128 layers)",
-        expected={f"rezero N = {n}": True}, measured={f"rezero N = {n}": per_seed("rezero", n)}, threshold=TRAINED,
-        computed=f"rezero at N = {n}: {fractions_text(runs, w, 'rezero', n)}", reason=same))
+    rows.append(
+        vd.check_true(
+            claim="Pre-LN is easier to train than Post-LN",
+            source=PRE_VS_POST,
+            claimed="pre trains at depths where post does not, never the reverse",
+            computed=f"trained (median ≥ {TRAINED}) at N = — pre: {', '.join(map(str, sorted(trained['pre']))) or 'none'}; "
+            f"post: {', '.join(map(str, sorted(trained['post']))) or 'none'}",
+            ok=bool(pre_only) and not post_only,
+            reason=f"over the frontier's depths, {same}",
+        )
+    )
+    rows.append(
+        vd.uncheckable(
+            "…but Post-LN ends better than Pre-LN",
+            POST_ENDS_BETTER,
+            "post's final quality is better",
+            f"needs runs trained to convergence; these stop after {runs.steps} steps",
+        )
+    )
+    rows.append(
+        vd.check_outcome(
+            claim="ReZero (every gate starting at 0) trains deep stacks without warmup",
+            source="seed 002 §残差连接 eq. (17), claim 22; ReZero (arXiv 2003.04887) §4, Fig. 3 (Transformers to 128 layers)",
+            expected={f"rezero N = {n}": True},
+            measured={f"rezero N = {n}": per_seed("rezero", n)},
+            threshold=TRAINED,
+            computed=f"rezero at N = {n}: {fractions_text(runs, w, 'rezero', n)}",
+            reason=same,
+        )
+    )
     rows.append(_warmup_verdict(runs, w, depths))
     rows.append(_rates_verdict(ex.trainability_map(runs, budget), w))
     rows.append(_deepest_verdict(runs, budget))
-    rows.append(vd.uncheckable("A 200-layer deep and narrow model (3.2 B parameters) beats a 48-layer wide one (12 B)",
-                               "seed 000 §事后分析 claim 28, figure 1; seed 001 §7）事后分析 claim 34, figure 2",
-                               "200L beats 48L on multilingual translation",
-                               "needs multilingual translation at billions of parameters; nothing offline measures it"))
+    rows.append(
+        vd.uncheckable(
+            "A 200-layer deep and narrow model (3.2 B parameters) beats a 48-layer wide one (12 B)",
+            "seed 000 §事后分析 claim 28, figure 1; seed 001 §7）事后分析 claim 34, figure 2",
+            "200L beats 48L on multilingual translation",
+            "needs multilingual translation at billions of parameters; nothing offline measures it",
+        )
+    )
     return rows
 
 
@@ -194,19 +264,26 @@ def training(runs: ex.Runs, budget: Budget) -> vd.VerdictTable:
 def _shallow_post_verdict(runs: ex.Runs, w: int, shallow: int, failing: int) -> vd.Verdict:
     """DeepNet's Post-LN: its 6L-6L trains, its 18L-18L does not (the frontier depths nearest those)."""
     claim = f"Post-LN trains DeepNet's shallow stack but not its {FAILING_DEPTH}-layer one"
-    source = (f"{DEEPNET} §5, Table 1 (6L-6L Post-LN trains); §3, Fig. 3(c) (18L-18L Post-LN does not converge); "
-              "seed 003 §我们真的担心梯度消失吗 claim 19 (deeper Post-Norm is harder to train)")
+    source = (
+        f"{DEEPNET} §5, Table 1 (6L-6L Post-LN trains); §3, Fig. 3(c) (18L-18L Post-LN does not converge); "
+        "seed 003 §我们真的担心梯度消失吗 claim 19 (deeper Post-Norm is harder to train)"
+    )
     claimed = f"trains at N = {SHALLOW_DEPTH}, not at N = {FAILING_DEPTH}"
     if failing <= shallow:
         return vd.uncheckable(claim, source, claimed, f"the frontier has no depth near {FAILING_DEPTH} above {shallow}")
     return vd.check_outcome(
-        claim=claim, source=source, expected={f"post N = {shallow}": True, f"post N = {failing}": False},
-        measured={f"post N = {shallow}": runs.fractions("post", shallow, w),
-                  f"post N = {failing}": runs.fractions("post", failing, w)},
+        claim=claim,
+        source=source,
+        expected={f"post N = {shallow}": True, f"post N = {failing}": False},
+        measured={
+            f"post N = {shallow}": runs.fractions("post", shallow, w),
+            f"post N = {failing}": runs.fractions("post", failing, w),
+        },
         threshold=TRAINED,
         computed=f"post at N = {shallow}: {fractions_text(runs, w, 'post', shallow)}; at N = {failing}: {fractions_text(runs, w, 'post', failing)}",
         reason=f"the frontier depths nearest DeepNet's ({shallow}, {failing}); one side of its encoder-decoder is a "
-               f"stack of N blocks here; Adam {runs.lr:g}, {runs.steps} steps, no warmup")
+        f"stack of N blocks here; Adam {runs.lr:g}, {runs.steps} steps, no warmup",
+    )
 
 
 def _warmup_verdict(runs: ex.Runs, w: int, depths: tuple[int, ...]) -> vd.Verdict:
@@ -214,39 +291,66 @@ def _warmup_verdict(runs: ex.Runs, w: int, depths: tuple[int, ...]) -> vd.Verdic
     claim = "A warmup whose first step is at most η/N lets Post-LN train at depth N"
     tested = [d for d in depths if runs.has(ex.WARMED, d) and runs.median("post", d, w) < TRAINED]
     if not tested:
-        return vd.uncheckable(claim, WARMUP_SOURCE, "post + warmup (T = N) trains where post fails",
-                              "no depth here where Post-LN without warmup fails and a warmup of N steps fits in the run")
-    return vd.check_outcome(     # the depths are those where Post-LN without warmup fails: the contrast is shown
-        claim=claim, source=f"{WARMUP_SOURCE}; {DEEPNET} §3, Fig. 4(a) (warmup steadies 18L-18L Post-LN's updates)",
+        return vd.uncheckable(
+            claim,
+            WARMUP_SOURCE,
+            "post + warmup (T = N) trains where post fails",
+            "no depth here where Post-LN without warmup fails and a warmup of N steps fits in the run",
+        )
+    return vd.check_outcome(  # the depths are those where Post-LN without warmup fails: the contrast is shown
+        claim=claim,
+        source=f"{WARMUP_SOURCE}; {DEEPNET} §3, Fig. 4(a) (warmup steadies 18L-18L Post-LN's updates)",
         expected={f"post + warmup N = {d}": True for d in tested},
-        measured={f"post + warmup N = {d}": runs.fractions(ex.WARMED, d, w) for d in tested}, threshold=TRAINED,
-        computed="; ".join(f"N = {d}: {fractions_text(runs, w, ex.WARMED, d)} (no warmup {fractions_text(runs, w, 'post', d)})" for d in tested),
+        measured={f"post + warmup N = {d}": runs.fractions(ex.WARMED, d, w) for d in tested},
+        threshold=TRAINED,
+        computed="; ".join(
+            f"N = {d}: {fractions_text(runs, w, ex.WARMED, d)} (no warmup {fractions_text(runs, w, 'post', d)})"
+            for d in tested
+        ),
         reason=f"every depth where Post-LN fails without warmup and a warmup of T = N ≤ {runs.steps} steps fits; "
-               f"first step η/T = η/N; Adam {runs.lr:g}")
+        f"first step η/T = η/N; Adam {runs.lr:g}",
+    )
 
 
 def _rates_verdict(tmap: ex.TrainabilityMap, w: int) -> vd.Verdict:
     """DeepNet's bound was derived for SGD and said to carry over to Adam: then the highest rate that
     trains DeepNorm would not fall with depth (the chapter's derivation says it falls like N^-1/2)."""
     top, bottom = max(tmap.depths), min(tmap.depths)
-    claim = ("DeepNorm's bound on the model update, derived for SGD, works for Adam: the rates that train it do "
-             "not shrink with depth")
-    source = (f"{DEEPNET} §4.3 (\"our analysis is based on SGD update, and we empirically verify it works well for "
-              "Adam\"); §4.2, Fig. 5 (DeepNet's update about constant from 6L-6L to 100L-100L)")
+    claim = (
+        "DeepNorm's bound on the model update, derived for SGD, works for Adam: the rates that train it do "
+        "not shrink with depth"
+    )
+    source = (
+        f'{DEEPNET} §4.3 ("our analysis is based on SGD update, and we empirically verify it works well for '
+        "Adam\"); §4.2, Fig. 5 (DeepNet's update about constant from 6L-6L to 100L-100L)"
+    )
     if top == bottom:
-        return vd.uncheckable(claim, source, "highest trained rate as high at depth as shallow",
-                              f"the map has one depth ({top}) at this budget")
+        return vd.uncheckable(
+            claim,
+            source,
+            "highest trained rate as high at depth as shallow",
+            f"the map has one depth ({top}) at this budget",
+        )
     best = {s: {d: tmap.highest_trained_rate(s, d, w, TRAINED) for d in (bottom, top)} for s in tmap.styles}
 
     def text(r):
         return "none" if r is None else f"{r:.2g}"
-    kept = best["deepnorm"][top] is not None and best["deepnorm"][bottom] is not None and \
-        best["deepnorm"][top] >= best["deepnorm"][bottom]
+
+    kept = (
+        best["deepnorm"][top] is not None
+        and best["deepnorm"][bottom] is not None
+        and best["deepnorm"][top] >= best["deepnorm"][bottom]
+    )
     return vd.check_true(
-        claim=claim, source=source, claimed=f"highest trained rate at N = {top} ≥ at N = {bottom}",
-        computed="highest Adam rate with median ≥ trained, N = " + f"{bottom} → {top}: " + "; ".join(
-            f"{s} {text(b[bottom])} → {text(b[top])}" for s, b in best.items()),
-        ok=kept, reason=f"the map's {len(tmap.rates)} rates, {tmap.steps} steps, no warmup; median over seeds")
+        claim=claim,
+        source=source,
+        claimed=f"highest trained rate at N = {top} ≥ at N = {bottom}",
+        computed="highest Adam rate with median ≥ trained, N = "
+        + f"{bottom} → {top}: "
+        + "; ".join(f"{s} {text(b[bottom])} → {text(b[top])}" for s, b in best.items()),
+        ok=kept,
+        reason=f"the map's {len(tmap.rates)} rates, {tmap.steps} steps, no warmup; median over seeds",
+    )
 
 
 def _deepest_verdict(runs: ex.Runs, budget: Budget) -> vd.Verdict:
@@ -257,14 +361,17 @@ def _deepest_verdict(runs: ex.Runs, budget: Budget) -> vd.Verdict:
     hists = runs.at(deep, n, rate)
     ok = runs.median(deep, n, w, rate) >= TRAINED and not any(h.diverged for h in hists)
     return vd.check_true(
-        claim="The analysis lets 1000 layers and deeper train stably", source="seed 000 annotated §13 claim §13.7",
+        claim="The analysis lets 1000 layers and deeper train stably",
+        source="seed 000 annotated §13 claim §13.7",
         claimed=f"DeepNorm trained and stable at N = {n}",
         computed=f"{deep} at N = {n}: {fractions_text(runs, w, deep, n, rate)}, {sum(h.diverged for h in hists)} of {len(hists)} "
-                 f"diverged, {runs.seconds_per_member_step(deep, n, rate):.2f} s per member-step; {post}: "
-                 f"{fractions_text(runs, w, post, n, rate)}",
-        ok=ok, reason=f"stable: median ≥ {TRAINED} and no seed diverged; Adam {rate:.2g} (the chapter's rate carried "
-                      f"from N = {sub.depth} by the derived N^(-1/2)), warmup {runs.warmup(deep, n)} steps, "
-                      f"{runs.steps} steps; Post-LN with the same settings beside it")
+        f"diverged, {runs.seconds_per_member_step(deep, n, rate):.2f} s per member-step; {post}: "
+        f"{fractions_text(runs, w, post, n, rate)}",
+        ok=ok,
+        reason=f"stable: median ≥ {TRAINED} and no seed diverged; Adam {rate:.2g} (the chapter's rate carried "
+        f"from N = {sub.depth} by the derived N^(-1/2)), warmup {runs.warmup(deep, n)} steps, "
+        f"{runs.steps} steps; Post-LN with the same settings beside it",
+    )
 
 
 def summary_rows(runs: ex.Runs, depth: int, window: int) -> list[tuple[str, str, str, str]]:
@@ -275,13 +382,21 @@ def summary_rows(runs: ex.Runs, depth: int, window: int) -> list[tuple[str, str,
         hists = runs.at(lab, depth)
         halves = [h.steps_to(TRAINED, window) for h in hists]
         fr = ", ".join("diverged" if not math.isfinite(f) else f"{f:.2f}" for f in runs.fractions(lab, depth, window))
-        rows.append((lab, fr, ", ".join("never" if s is None else str(s) for s in halves),
-                     f"{runs.seconds_per_member_step(lab, depth):.2f}"))
+        rows.append(
+            (
+                lab,
+                fr,
+                ", ".join("never" if s is None else str(s) for s in halves),
+                f"{runs.seconds_per_member_step(lab, depth):.2f}",
+            )
+        )
     return rows
 
 
 def summary_markdown(runs: ex.Runs, depth: int, window: int) -> str:
     """:func:`summary_rows` as a Markdown table."""
-    head = ("| variant | fraction learned (per seed) | step half-way (per seed) | s per member-step |\n"
-            "| --- | --- | --- | --- |\n")
+    head = (
+        "| variant | fraction learned (per seed) | step half-way (per seed) | s per member-step |\n"
+        "| --- | --- | --- | --- |\n"
+    )
     return head + "\n".join(f"| {a} | {b} | {c} | {d} |" for a, b, c, d in summary_rows(runs, depth, window))

@@ -14,13 +14,20 @@
 Nothing here depends on results; the live panel runs nothing at build time. Left out: the SymPy
 derivations and the readings of the runs (frontier, summaries).
 """
+
 from __future__ import annotations
 
-from deepnotes.chapters.thousand_layers.experiments import (MAP_STYLES, PROFILE_STYLES, Run, plan as runs_plan,
-                                                            variant_config, variant_train_config)
+from deepnotes.chapters.thousand_layers.experiments import (
+    MAP_STYLES,
+    PROFILE_STYLES,
+    Run,
+    variant_config,
+    variant_train_config,
+)
+from deepnotes.chapters.thousand_layers.experiments import plan as runs_plan
 from deepnotes.core.config import Budget
-from deepnotes.cost.model import StackPasses, TrainRuns, Work, ensembles
 from deepnotes.core.engine import graph_config
+from deepnotes.cost.model import StackPasses, TrainRuns, Work, ensembles
 
 
 def _init_profiles(budget: Budget) -> list[StackPasses]:
@@ -28,18 +35,23 @@ def _init_profiles(budget: Budget) -> list[StackPasses]:
     PROFILE_STYLES (members: its styles), a forward without gradients and a forward + backward."""
     sub = budget.thousand_layers
     batch, seq = sub.train_batch
-    groups: dict = {}                             # graph → [a member's config, members]
+    groups: dict = {}  # graph → [a member's config, members]
     for style in PROFILE_STYLES:
         cfg = variant_config(style, sub.depth, budget)
         groups.setdefault(graph_config(cfg), [cfg, 0])[1] += 1
-    return [StackPasses(cfg, members, batch, seq, backward=backward)
-            for cfg, members in groups.values() for backward in (False, True)]
+    return [
+        StackPasses(cfg, members, batch, seq, backward=backward)
+        for cfg, members in groups.values()
+        for backward in (False, True)
+    ]
 
 
 def _train_runs(budget: Budget, runs: list[Run]) -> list[TrainRuns]:
     """:func:`~deepnotes.chapters.thousand_layers.experiments.train_runs` of ``runs``: train_many's ensembles."""
-    return ensembles([variant_config(r.label, r.depth, budget) for r in runs],
-                     [variant_train_config(r.label, r.depth, budget, r.seed, r.lr) for r in runs])
+    return ensembles(
+        [variant_config(r.label, r.depth, budget) for r in runs],
+        [variant_train_config(r.label, r.depth, budget, r.seed, r.lr) for r in runs],
+    )
 
 
 def _slider_live_runs(budget: Budget, runs: list[Run]) -> list[TrainRuns]:
@@ -48,15 +60,16 @@ def _slider_live_runs(budget: Budget, runs: list[Run]) -> list[TrainRuns]:
     sub = budget.thousand_layers
     trained = {r.cell for r in runs}
     grid = [(style, n) for n in sub.slider_depths for style in MAP_STYLES]
-    return [w for lab, n in grid if (lab, n, sub.lr) not in trained
-            for w in _train_runs(budget, [Run(lab, n, sub.lr, 0)])]
+    return [
+        w for lab, n in grid if (lab, n, sub.lr) not in trained for w in _train_runs(budget, [Run(lab, n, sub.lr, 0)])
+    ]
 
 
 def plan(budget: Budget) -> list[Work]:
     """The chapter's work at ``budget``: see the module's docstring."""
     runs = runs_plan(budget)
     return [
-        *_init_profiles(budget),                   # init_profiles
-        *_train_runs(budget, runs),                # train_runs
-        *_slider_live_runs(budget, runs),          # slider "frontier" (live runs for settings not trained)
+        *_init_profiles(budget),  # init_profiles
+        *_train_runs(budget, runs),  # train_runs
+        *_slider_live_runs(budget, runs),  # slider "frontier" (live runs for settings not trained)
     ]

@@ -2,6 +2,7 @@
 derivations the earlier chapters use (:mod:`deepnotes.core.derive`; none is retyped here). Every
 function returns a dict with its expressions, their values at the depths asked for, and, under
 "symbols", the symbols they use."""
+
 from __future__ import annotations
 
 import sympy as sp
@@ -9,10 +10,10 @@ import sympy as sp
 from deepnotes.core import derive as core
 from deepnotes.core.derive import N, alpha, ell, eta, lam, v
 
-T = sp.symbols("T", positive=True)          # warmup length in steps
+T = sp.symbols("T", positive=True)  # warmup length in steps
 
-DEEPNET_DEPTH = 1000                         # the depth the predictions are stated at (DeepNet's headline)
-REFERENCE_DEPTH = 12                         # the depth they are compared with (BERT-base, the original Transformer's 6+6)
+DEEPNET_DEPTH = 1000  # the depth the predictions are stated at (DeepNet's headline)
+REFERENCE_DEPTH = 12  # the depth they are compared with (BERT-base, the original Transformer's 6+6)
 
 
 def deepnorm_constants(depth: int) -> dict:
@@ -22,10 +23,19 @@ def deepnorm_constants(depth: int) -> dict:
     pc = core.paper_constants()
     m = pc["symbols"]["M"]
     enc, dec = pc["encoder"], pc["encdec decoder"]
-    at = {"encoder": tuple(sp.nsimplify(e.subs(N, depth)) for e in enc),
-          "encdec decoder": tuple(sp.nsimplify(e.subs(m, depth)) for e in dec)}
-    return {"encoder": enc, "encdec decoder": dec, "at": at, "condition": pc["condition"], "pick": pc["pick"],
-            "beta/alpha": pc["beta/alpha encoder"], "symbols": pc["symbols"]}
+    at = {
+        "encoder": tuple(sp.nsimplify(e.subs(N, depth)) for e in enc),
+        "encdec decoder": tuple(sp.nsimplify(e.subs(m, depth)) for e in dec),
+    }
+    return {
+        "encoder": enc,
+        "encdec decoder": dec,
+        "at": at,
+        "condition": pc["condition"],
+        "pick": pc["pick"],
+        "beta/alpha": pc["beta/alpha encoder"],
+        "symbols": pc["symbols"],
+    }
 
 
 def identity_weights() -> dict:
@@ -37,10 +47,13 @@ def identity_weights() -> dict:
         Pre-LN    E[x_l²] = 1 + l·v                        (:func:`deepnotes.core.derive.pre_norm_second_moment`)
     """
     w = sp.Function("w")
-    deepnorm = sp.simplify(sp.rsolve(w(ell) - w(ell - 1) * alpha / sp.sqrt(alpha ** 2 + v), w(ell), {w(0): 1}))
-    return {"post": core.post_norm_unroll(1)["weight_x0"], "deepnorm": deepnorm,
-            "pre_second_moment": core.pre_norm_second_moment()["second_moment"],
-            "symbols": {"l": ell, "v": v, "alpha": alpha}}
+    deepnorm = sp.simplify(sp.rsolve(w(ell) - w(ell - 1) * alpha / sp.sqrt(alpha**2 + v), w(ell), {w(0): 1}))
+    return {
+        "post": core.post_norm_unroll(1)["weight_x0"],
+        "deepnorm": deepnorm,
+        "pre_second_moment": core.pre_norm_second_moment()["second_moment"],
+        "symbols": {"l": ell, "v": v, "alpha": alpha},
+    }
 
 
 def identity_at(depth: int) -> dict:
@@ -50,9 +63,12 @@ def identity_at(depth: int) -> dict:
     iw = identity_weights()
     a, b = deepnorm_constants(depth)["at"]["encoder"]
     sub = 2 * depth
-    return {"post": iw["post"].subs({v: 1, ell: sub}),
-            "deepnorm": iw["deepnorm"].subs({alpha: a, v: b ** 4, ell: sub}),
-            "pre_rms": sp.sqrt(iw["pre_second_moment"].subs({v: 1, ell: sub})), "sublayers": sub}
+    return {
+        "post": iw["post"].subs({v: 1, ell: sub}),
+        "deepnorm": iw["deepnorm"].subs({alpha: a, v: b**4, ell: sub}),
+        "pre_rms": sp.sqrt(iw["pre_second_moment"].subs({v: 1, ell: sub})),
+        "sublayers": sub,
+    }
 
 
 def loss_change_growth(depth: int, reference: int) -> dict:
@@ -64,10 +80,15 @@ def loss_change_growth(depth: int, reference: int) -> dict:
     beta_over_alpha = deepnorm_constants(depth)["beta/alpha"]
     adam_exp = core.loss_change_exponent("adam", beta_over_alpha)
     sgd_exp = core.loss_change_exponent("sgd", beta_over_alpha)
-    return {"delta_L": dl, "exponent": core.depth_exponent(dl), "ratio": ratio,
-            "deepnorm_adam_exponent": adam_exp, "deepnorm_sgd_exponent": sgd_exp,
-            "deepnorm_adam_ratio": sp.nsimplify(sp.Rational(depth, reference) ** adam_exp),
-            "symbols": {"N": N, "eta": eta, "lambda": lam}}
+    return {
+        "delta_L": dl,
+        "exponent": core.depth_exponent(dl),
+        "ratio": ratio,
+        "deepnorm_adam_exponent": adam_exp,
+        "deepnorm_sgd_exponent": sgd_exp,
+        "deepnorm_adam_ratio": sp.nsimplify(sp.Rational(depth, reference) ** adam_exp),
+        "symbols": {"N": N, "eta": eta, "lambda": lam},
+    }
 
 
 def warmup_length() -> dict:
@@ -87,9 +108,13 @@ def predicted_profiles(depth: int) -> dict[str, list[float]]:
     iw = identity_weights()
     a, b = deepnorm_constants(depth)["at"]["encoder"]
     post = sp.lambdify(ell, iw["post"].subs(v, 1))
-    deep = sp.lambdify(ell, iw["deepnorm"].subs({alpha: a, v: b ** 4}))
+    deep = sp.lambdify(ell, iw["deepnorm"].subs({alpha: a, v: b**4}))
     pre_moment = sp.lambdify(ell, iw["pre_second_moment"].subs(v, 1))
     blocks = range(depth + 1)
-    return {"post": [float(post(2 * l)) for l in blocks], "deepnorm": [float(deep(2 * l)) for l in blocks],
-            "pre": [float(pre_moment(2 * l)) ** -0.5 for l in blocks], "rezero": [1.0 for _ in blocks],
-            "pre_rms": [float(pre_moment(2 * l)) ** 0.5 for l in blocks]}
+    return {
+        "post": [float(post(2 * l)) for l in blocks],
+        "deepnorm": [float(deep(2 * l)) for l in blocks],
+        "pre": [float(pre_moment(2 * l)) ** -0.5 for l in blocks],
+        "rezero": [1.0 for _ in blocks],
+        "pre_rms": [float(pre_moment(2 * l)) ** 0.5 for l in blocks],
+    }

@@ -16,6 +16,7 @@ The variants:
     …, warmup             the same with a linear warmup η_t = η·min(1, (t+1)/T), T = min(N, steps)
                           (the chapter's rule T ≥ N, capped at the run's length)
 """
+
 from __future__ import annotations
 
 import functools
@@ -24,42 +25,50 @@ from dataclasses import dataclass
 
 from deepnotes.core import measure as et
 from deepnotes.core import scaling
-from deepnotes.core.config import Budget, device as default_device, resolve_budget
-from deepnotes.core.config import ModelConfig, TrainConfig
+from deepnotes.core.config import Budget, ModelConfig, TrainConfig, resolve_budget
+from deepnotes.core.config import device as default_device
 from deepnotes.core.data import MarkovLanguage, probe_batch
 from deepnotes.core.engine import Stack, graph_config
-from deepnotes.core.train import train_many
 from deepnotes.core.measure import StreamProfile, stream_profiles
-from deepnotes.core.train import History
+from deepnotes.core.train import History, train_many
 from deepnotes.core.validate import choice, positive_float, positive_int
 from deepnotes.core.workers import default_workers
 
-PROFILE_STYLES = ("post", "pre", "deepnorm", "rezero")       # the styles profiled at initialization
-CONSTANTS = ("paper", "alpha only", "beta only")             # which of DeepNet's constants a DeepNorm variant keeps
+PROFILE_STYLES = ("post", "pre", "deepnorm", "rezero")  # the styles profiled at initialization
+CONSTANTS = ("paper", "alpha only", "beta only")  # which of DeepNet's constants a DeepNorm variant keeps
 
 
 @dataclass(frozen=True)
 class Variant:
     """A norm style, which DeepNorm constants it keeps, and whether it warms up."""
+
     label: str
-    norm: str                     # post | pre | deepnorm | rezero
+    norm: str  # post | pre | deepnorm | rezero
     warmup: bool = False
-    constants: str = "paper"      # deepnorm only: one of CONSTANTS
+    constants: str = "paper"  # deepnorm only: one of CONSTANTS
 
 
-VARIANTS = {v.label: v for v in (
-    Variant("post", "post"), Variant("post, warmup", "post", warmup=True),
-    Variant("pre", "pre"), Variant("pre, warmup", "pre", warmup=True),
-    Variant("deepnorm", "deepnorm"), Variant("deepnorm, warmup", "deepnorm", warmup=True),
-    Variant("deepnorm, α only", "deepnorm", constants="alpha only"),
-    Variant("deepnorm, β only", "deepnorm", constants="beta only"),
-    Variant("rezero", "rezero"), Variant("rezero, warmup", "rezero", warmup=True))}
-MAP_STYLES = ("post", "pre", "deepnorm", "rezero")            # the rows of the trainability map, at every depth
-WARMED = "post, warmup"                                       # warmup's test: Post-LN with the rule's warmup
-APART = ("deepnorm, α only", "deepnorm, β only")              # DeepNet's constants taken apart (headline depth)
-FRONTIER = (*MAP_STYLES, WARMED)                              # the frontier's curves (the chapter's rate)
-HEADLINE = (*FRONTIER, *APART)                                # the runs at the headline depth
-DEEPEST = ("deepnorm, warmup", "post, warmup")                # past DeepNet: DeepNorm, beside Post-LN
+VARIANTS = {
+    v.label: v
+    for v in (
+        Variant("post", "post"),
+        Variant("post, warmup", "post", warmup=True),
+        Variant("pre", "pre"),
+        Variant("pre, warmup", "pre", warmup=True),
+        Variant("deepnorm", "deepnorm"),
+        Variant("deepnorm, warmup", "deepnorm", warmup=True),
+        Variant("deepnorm, α only", "deepnorm", constants="alpha only"),
+        Variant("deepnorm, β only", "deepnorm", constants="beta only"),
+        Variant("rezero", "rezero"),
+        Variant("rezero, warmup", "rezero", warmup=True),
+    )
+}
+MAP_STYLES = ("post", "pre", "deepnorm", "rezero")  # the rows of the trainability map, at every depth
+WARMED = "post, warmup"  # warmup's test: Post-LN with the rule's warmup
+APART = ("deepnorm, α only", "deepnorm, β only")  # DeepNet's constants taken apart (headline depth)
+FRONTIER = (*MAP_STYLES, WARMED)  # the frontier's curves (the chapter's rate)
+HEADLINE = (*FRONTIER, *APART)  # the runs at the headline depth
+DEEPEST = ("deepnorm, warmup", "post, warmup")  # past DeepNet: DeepNorm, beside Post-LN
 
 
 def variant(label: str) -> Variant:
@@ -74,8 +83,11 @@ def variant_config(label: str, depth: int, budget: Budget) -> ModelConfig:
     if var.norm != "deepnorm":
         return budget.model_config(depth, norm=var.norm)
     alpha, beta = scaling.deepnorm_coefficients(depth)
-    kept = {"paper": dict(alpha=alpha, beta=beta), "alpha only": dict(alpha=alpha, beta=1.0),
-            "beta only": dict(alpha=1.0, beta=beta)}[var.constants]
+    kept = {
+        "paper": dict(alpha=alpha, beta=beta),
+        "alpha only": dict(alpha=alpha, beta=1.0),
+        "beta only": dict(alpha=1.0, beta=beta),
+    }[var.constants]
     return budget.model_config(depth, norm="deepnorm", **kept)
 
 
@@ -86,8 +98,9 @@ def warmup_steps(depth: int, steps: int) -> int:
     return min(positive_int("depth", depth), positive_int("steps", steps))
 
 
-def variant_train_config(label: str, depth: int, budget: Budget, seed: int = 0, lr: float | None = None,
-                         steps: int | None = None) -> TrainConfig:
+def variant_train_config(
+    label: str, depth: int, budget: Budget, seed: int = 0, lr: float | None = None, steps: int | None = None
+) -> TrainConfig:
     """Adam at ``lr`` (default: the chapter's rate) on the chapter's batches; the "+ warmup" variants
     warm up for :func:`warmup_steps` (depth, steps)."""
     sub = budget.thousand_layers
@@ -95,8 +108,9 @@ def variant_train_config(label: str, depth: int, budget: Budget, seed: int = 0, 
     lr = sub.lr if lr is None else positive_float("lr", lr)
     batch, seq = sub.train_batch
     warm = warmup_steps(depth, steps) if variant(label).warmup else 0
-    return TrainConfig(optimizer="adam", lr=lr, steps=steps, warmup_steps=warm, batch_size=batch, seq_len=seq,
-                       seed=seed)
+    return TrainConfig(
+        optimizer="adam", lr=lr, steps=steps, warmup_steps=warm, batch_size=batch, seq_len=seq, seed=seed
+    )
 
 
 def map_rates(lr: float, count: int = 5, decades: float = 2.0) -> tuple[float, ...]:
@@ -128,10 +142,12 @@ def deepest_rate(budget: Budget) -> float:
 def _deepnorm_adam_exponent() -> float:
     """p of DeepNorm's Adam first-step loss change ∝ N^p, derived once (SymPy: only when a plan is made)."""
     from deepnotes.chapters.thousand_layers import derive
+
     return float(derive.loss_change_growth(derive.DEEPNET_DEPTH, derive.REFERENCE_DEPTH)["deepnorm_adam_exponent"])
 
 
 # ---- at initialization ----------------------------------------------------------------------------
+
 
 def init_profiles(budget: Budget, depth: int | None = None, styles=PROFILE_STYLES) -> dict[str, StreamProfile]:
     """:func:`~deepnotes.core.measure.stream_profiles` of each style at ``depth`` (default
@@ -139,7 +155,7 @@ def init_profiles(budget: Budget, depth: int | None = None, styles=PROFILE_STYLE
     depth = budget.thousand_layers.depth if depth is None else positive_int("depth", depth)
     dev = default_device()
     batch, seq = budget.thousand_layers.train_batch
-    tokens = probe_batch(MarkovLanguage(budget.vocab_size, seed=0), batch, seq, seed=0, device=dev)   # [B, T+1]
+    tokens = probe_batch(MarkovLanguage(budget.vocab_size, seed=0), batch, seq, seed=0, device=dev)  # [B, T+1]
     cfgs = {s: variant_config(s, depth, budget) for s in styles}
     groups: dict[ModelConfig, list[str]] = {}
     for style, cfg in cfgs.items():
@@ -147,16 +163,18 @@ def init_profiles(budget: Budget, depth: int | None = None, styles=PROFILE_STYLE
     out: dict[str, StreamProfile] = {}
     for members in groups.values():
         stack = Stack([cfgs[s] for s in members], seeds=[0] * len(members), device=dev)
-        profiles = stream_profiles(stack, tokens.expand(len(members), *tokens.shape))      # tokens [K, B, T+1]
+        profiles = stream_profiles(stack, tokens.expand(len(members), *tokens.shape))  # tokens [K, B, T+1]
         out.update(zip(members, profiles))
     return {s: out[s] for s in styles}
 
 
 # ---- training -------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Run:
     """One training run: a variant at a depth and an Adam rate, initialization and data stream ``seed``."""
+
     label: str
     depth: int
     lr: float
@@ -185,8 +203,14 @@ def plan(budget: Budget) -> list[Run]:
     runs = [Run(lab, n, sub.lr, s) for n in depths for lab in MAP_STYLES for s in seeds]
     runs += [Run(WARMED, n, sub.lr, s) for n in depths if n <= sub.train_steps for s in seeds]
     runs += [Run(lab, sub.depth, sub.lr, s) for lab in APART for s in range(sub.apart_seeds)]
-    runs += [Run(style, n, r, s) for n in sub.map_depths for style in MAP_STYLES for r in budget_map_rates(budget)
-             if r != sub.lr for s in range(sub.map_seeds)]
+    runs += [
+        Run(style, n, r, s)
+        for n in sub.map_depths
+        for style in MAP_STYLES
+        for r in budget_map_rates(budget)
+        if r != sub.lr
+        for s in range(sub.map_seeds)
+    ]
     rate = deepest_rate(budget)
     runs += [Run(DEEPEST[0], sub.deepest, rate, s) for s in range(sub.map_seeds)]
     runs += [Run(DEEPEST[1], sub.deepest, rate, s) for s in range(sub.contrast_seeds)]
@@ -201,11 +225,12 @@ def _trackers(update_steps: int) -> list:
 @dataclass
 class Runs:
     """Every training run of the chapter: (label, depth, lr) → one History per seed."""
+
     histories: dict[tuple[str, int, float], list[History]]
     steps: int
-    lr: float                                    # the chapter's rate (the default of every lookup)
-    seconds: dict[tuple[str, int, float], float]    # wall seconds of the ensemble each point trained in
-    members: dict[tuple[str, int, float], int]      # how many members that ensemble had
+    lr: float  # the chapter's rate (the default of every lookup)
+    seconds: dict[tuple[str, int, float], float]  # wall seconds of the ensemble each point trained in
+    members: dict[tuple[str, int, float], int]  # how many members that ensemble had
 
     def key(self, label: str, depth: int, lr: float | None = None) -> tuple[str, int, float]:
         """(label, depth, lr) of one point, ``lr`` defaulting to the chapter's rate."""
@@ -239,8 +264,9 @@ class Runs:
         return self.seconds_per_step(label, depth, lr) / self.members[self.key(label, depth, lr)]
 
 
-def train_runs(budget: Budget, runs: list[Run] | None = None, progress: bool = False,
-               workers: int | None = None) -> Runs:
+def train_runs(
+    budget: Budget, runs: list[Run] | None = None, progress: bool = False, workers: int | None = None
+) -> Runs:
     """Train every :class:`Run` of ``runs`` (default :func:`plan`) on the Markov language (seed 0); seed
     s means initialization s and data stream s. Runs that share a graph and a depth train as one
     ensemble whatever their rate and warmup; ensembles are spread over ``workers`` processes
@@ -249,10 +275,15 @@ def train_runs(budget: Budget, runs: list[Run] | None = None, progress: bool = F
     runs = plan(budget) if runs is None else list(runs)
     dev = default_device()
     workers = default_workers(dev) if workers is None else workers
-    hists = train_many([variant_config(r.label, r.depth, budget) for r in runs],
-                       [variant_train_config(r.label, r.depth, budget, r.seed, r.lr) for r in runs],
-                       MarkovLanguage(budget.vocab_size, seed=0), trackers=functools.partial(_trackers, sub.update_steps),
-                       device=dev, workers=workers, progress=progress)
+    hists = train_many(
+        [variant_config(r.label, r.depth, budget) for r in runs],
+        [variant_train_config(r.label, r.depth, budget, r.seed, r.lr) for r in runs],
+        MarkovLanguage(budget.vocab_size, seed=0),
+        trackers=functools.partial(_trackers, sub.update_steps),
+        device=dev,
+        workers=workers,
+        progress=progress,
+    )
     histories: dict[tuple[str, int, float], list[History]] = {}
     seconds, members = {}, {}
     for run, hist in zip(runs, hists):
@@ -264,6 +295,7 @@ def train_runs(budget: Budget, runs: list[Run] | None = None, progress: bool = F
 @dataclass
 class TrainabilityMap:
     """Adam runs of each style at each (depth, learning rate): (style, depth, rate) → one History per seed."""
+
     styles: tuple[str, ...]
     depths: tuple[int, ...]
     rates: tuple[float, ...]
@@ -296,13 +328,20 @@ def trainability_map(runs: Runs, budget: Budget) -> TrainabilityMap:
 
 def _map_of(runs: Runs, styles: tuple[str, ...], depths: tuple[int, ...], rates: tuple[float, ...]) -> TrainabilityMap:
     """The cells styles × depths × rates of ``runs`` as a :class:`TrainabilityMap`."""
-    return TrainabilityMap(styles, depths, rates, {(s, n, r): runs.at(s, n, r) for s in styles for n in depths
-                                                   for r in rates}, runs.steps)
+    return TrainabilityMap(
+        styles, depths, rates, {(s, n, r): runs.at(s, n, r) for s in styles for n in depths for r in rates}, runs.steps
+    )
 
 
-def train_map(budget: Budget, depths: tuple[int, ...], rates: tuple[float, ...], seeds: int = 1,
-              styles: tuple[str, ...] = MAP_STYLES, progress: bool = False, workers: int | None = None
-              ) -> TrainabilityMap:
+def train_map(
+    budget: Budget,
+    depths: tuple[int, ...],
+    rates: tuple[float, ...],
+    seeds: int = 1,
+    styles: tuple[str, ...] = MAP_STYLES,
+    progress: bool = False,
+    workers: int | None = None,
+) -> TrainabilityMap:
     """Train every style at every depth and Adam rate (no warmup, the chapter's steps and batches,
     seeds 0 … seeds − 1) on their own (the chapter trains its map in :func:`train_runs`' one call).
     Runs of one style and depth differ only in their rate, so they share one graph: a row of the
@@ -313,12 +352,18 @@ def train_map(budget: Budget, depths: tuple[int, ...], rates: tuple[float, ...],
     rates = tuple(positive_float("rate", r) for r in rates)
     if not depths or not rates:
         raise ValueError(f"a map needs at least one depth and one rate, got depths {depths} and rates {rates}")
-    cells = [Run(style, n, r, seed) for n in depths for style in styles for r in rates
-             for seed in range(positive_int("seeds", seeds))]
+    cells = [
+        Run(style, n, r, seed)
+        for n in depths
+        for style in styles
+        for r in rates
+        for seed in range(positive_int("seeds", seeds))
+    ]
     return _map_of(train_runs(budget, cells, progress=progress, workers=workers), tuple(styles), depths, rates)
 
 
 # ---- reading the runs -----------------------------------------------------------------------------
+
 
 def fraction_learned(hists: list[History], window: int) -> list[float]:
     """Per seed: (plateau − final loss)/(plateau − floor); −inf for a diverged run."""
@@ -339,8 +384,13 @@ def deepest_learning(curve: dict[int, float], threshold: float) -> int | None:
 
 # ---- the slider -----------------------------------------------------------------------------------
 
+
 def live_run(depth: int, label: str, budget: Budget | None = None, progress: bool = False) -> Runs:
     """One seed of one variant at any depth (the live panel), with the chapter's rate and steps."""
     budget = resolve_budget(budget)
-    return train_runs(budget, [Run(variant(label).label, positive_int("depth", depth), budget.thousand_layers.lr, 0)],
-                      progress=progress, workers=1)
+    return train_runs(
+        budget,
+        [Run(variant(label).label, positive_int("depth", depth), budget.thousand_layers.lr, 0)],
+        progress=progress,
+        workers=1,
+    )

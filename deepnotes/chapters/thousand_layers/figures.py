@@ -1,5 +1,6 @@
 """Figures of the chapter "Training 1000 layers": each takes measurements of :mod:`.experiments`
 (or runs one, for the live panel) and returns a matplotlib Figure, in the book's one palette."""
+
 from __future__ import annotations
 
 import math
@@ -9,16 +10,17 @@ from deepnotes.chapters.thousand_layers import experiments as ex
 from deepnotes.core.measure import StreamProfile
 from deepnotes.show.palette import colour
 
-LOG_FLOOR = 1e-12            # added before a log axis so an exact 0 stays drawable
-DIVERGED_FRACTION = -0.25    # where a diverged run's point is drawn on the frontier (an ✕ marks it)
+LOG_FLOOR = 1e-12  # added before a log axis so an exact 0 stays drawable
+DIVERGED_FRACTION = -0.25  # where a diverged run's point is drawn on the frontier (an ✕ marks it)
 
 
 def init_profiles(profiles: dict[str, StreamProfile], predicted: dict[str, list[float]]):
     """Per block at init: cos(x_l, x_0) measured (solid) and derived (dashed), the stream's RMS (Pre-LN's
     √(1 + 2l) dashed) and the gradient norm reaching each block; one line per style."""
     from deepnotes.show import plots
+
     depth = len(next(iter(profiles.values())).grad_norms)
-    fig, axes = plots.new_figure(2, width=4.0, height=3.0, nrows=2)     # the fourth slot holds the key
+    fig, axes = plots.new_figure(2, width=4.0, height=3.0, nrows=2)  # the fourth slot holds the key
     for norm, p in profiles.items():
         c = colour(norm)
         axes[0].plot(p.cos_x0, color=c, label=norm)
@@ -26,8 +28,9 @@ def init_profiles(profiles: dict[str, StreamProfile], predicted: dict[str, list[
         axes[1].semilogy(p.rms, color=c, label=norm)
         axes[2].semilogy(range(1, depth + 1), [g + LOG_FLOOR for g in p.grad_norms], color=c, label=norm)
     axes[1].semilogy(predicted["pre_rms"], "--", color=colour("pre"), lw=1, label=r"pre: $\sqrt{1+2l}$")
-    plots.label_axes(axes[0], "block l", r"cos$(x_l, x_0)$ (dashed: derivation)", f"N = {depth}: identity path",
-                     legend=None)
+    plots.label_axes(
+        axes[0], "block l", r"cos$(x_l, x_0)$ (dashed: derivation)", f"N = {depth}: identity path", legend=None
+    )
     plots.label_axes(axes[1], "block l", "RMS of $x_l$", "stream scale", legend=None)
     plots.label_axes(axes[2], "block l", r"$\|\partial L/\partial\theta_l\|$", "gradient per block", legend=None)
     plots.legend_panel(axes[3], axes[1])
@@ -47,11 +50,15 @@ def training(runs: ex.Runs, depth: int, labels: tuple[str, ...] = ex.HEADLINE):
     of F(x,θ_t) − F(x,θ_0) over the first steps (median over seeds). Variants not trained at ``depth``
     are left out."""
     from deepnotes.show import plots
+
     labels = tuple(lab for lab in labels if runs.has(lab, depth))
-    fig, axes = plots.new_figure(2, width=4.6, height=3.4, nrows=2)     # the fourth slot holds the update's key
+    fig, axes = plots.new_figure(2, width=4.6, height=3.4, nrows=2)  # the fourth slot holds the update's key
     for ax, group in zip(axes, _panels(labels)):
-        plots.loss_curves(ax, {lab: runs.at(lab, depth) for lab in group},
-                          title=f"N = {depth}, Adam lr {runs.lr:g}, {runs.steps} steps")
+        plots.loss_curves(
+            ax,
+            {lab: runs.at(lab, depth) for lab in group},
+            title=f"N = {depth}, Adam lr {runs.lr:g}, {runs.steps} steps",
+        )
     ax = axes[2]
     for lab in labels:
         hists = [h for h in runs.at(lab, depth) if h.update_rms]
@@ -73,21 +80,38 @@ def _point(values: list[float]) -> tuple[float, float, float]:
     return statistics.median(shown), min(shown), max(shown)
 
 
-def frontier(runs: ex.Runs, window: int, depths: tuple[int, ...], threshold: float,
-             deepest: tuple[int, float] | None = None, labels: tuple[str, ...] = ex.FRONTIER,
-             width: float = 6.4, height: float = 3.8):
+def frontier(
+    runs: ex.Runs,
+    window: int,
+    depths: tuple[int, ...],
+    threshold: float,
+    deepest: tuple[int, float] | None = None,
+    labels: tuple[str, ...] = ex.FRONTIER,
+    width: float = 6.4,
+    height: float = 3.8,
+):
     """Fraction learned (median over seeds, the bar spanning them) against depth at the chapter's rate:
     solid without warmup, dashed with; a diverged run is an ✕ below zero. ``deepest`` (depth, rate):
     the deepest stack's runs (hollow markers, each variant's colour). The dotted line is the threshold
     a run must pass to count as trained."""
     from deepnotes.show import plots
+
     fig, (ax,) = plots.new_figure(1, width=width, height=height)
     for lab in labels:
         ns = [n for n in depths if runs.has(lab, n)]
         pts = [_point(runs.fractions(lab, n, window)) for n in ns]
         med = [p[0] for p in pts]
-        ax.errorbar(ns, med, yerr=[[p[0] - p[1] for p in pts], [p[2] - p[0] for p in pts]], fmt="--o" if "warmup" in lab
-                    else "-o", ms=4, capsize=2, lw=1.2, color=colour(lab), label=lab)
+        ax.errorbar(
+            ns,
+            med,
+            yerr=[[p[0] - p[1] for p in pts], [p[2] - p[0] for p in pts]],
+            fmt="--o" if "warmup" in lab else "-o",
+            ms=4,
+            capsize=2,
+            lw=1.2,
+            color=colour(lab),
+            label=lab,
+        )
         bad = [n for n, p in zip(ns, pts) if p[0] == DIVERGED_FRACTION]
         ax.plot(bad, [DIVERGED_FRACTION] * len(bad), "x", ms=9, mew=2, color=colour(lab))
     if deepest is not None:
@@ -95,8 +119,17 @@ def frontier(runs: ex.Runs, window: int, depths: tuple[int, ...], threshold: flo
         for lab in ex.DEEPEST:
             if runs.has(lab, n, rate):
                 m, lo, hi = _point(runs.fractions(lab, n, window, rate))
-                ax.errorbar([n], [m], yerr=[[m - lo], [hi - m]], fmt="D", mfc="none", ms=6, capsize=2,
-                            color=colour(lab), label=f"{lab}, lr {rate:.2g}")
+                ax.errorbar(
+                    [n],
+                    [m],
+                    yerr=[[m - lo], [hi - m]],
+                    fmt="D",
+                    mfc="none",
+                    ms=6,
+                    capsize=2,
+                    color=colour(lab),
+                    label=f"{lab}, lr {rate:.2g}",
+                )
     ax.set_xscale("log")
     ticks = sorted({*depths, *([deepest[0]] if deepest else [])})
     ax.set_xticks(ticks, [str(n) for n in ticks], fontsize=8)
@@ -113,20 +146,36 @@ def answer(runs: ex.Runs, budget, threshold: float):
     """The chapter's answer in one small figure: :func:`frontier` of the four styles at the chapter's
     rate from 3 to the headline depth, and the deepest stack's DeepNorm beside Post-LN."""
     sub = budget.thousand_layers
-    return frontier(runs, sub.loss_window, (*sub.frontier_depths, sub.depth), threshold,
-                    (sub.deepest, ex.deepest_rate(budget)), labels=ex.MAP_STYLES, width=5.2, height=3.2)
+    return frontier(
+        runs,
+        sub.loss_window,
+        (*sub.frontier_depths, sub.depth),
+        threshold,
+        (sub.deepest, ex.deepest_rate(budget)),
+        labels=ex.MAP_STYLES,
+        width=5.2,
+        height=3.2,
+    )
 
 
 def deepest(runs: ex.Runs, depth: int, deepest_depth: int, rate: float):
     """The deepest stack's runs (DeepNorm and Post-LN, warmup rule, ``rate``) beside DeepNorm at the
     headline depth and the chapter's rate."""
     from deepnotes.show import plots
+
     fig, (ax,) = plots.new_figure(1, width=5.2, height=3.4)
-    curves = {f"{lab}, N = {deepest_depth}": runs.at(lab, deepest_depth, rate) for lab in ex.DEEPEST
-              if runs.has(lab, deepest_depth, rate)}
+    curves = {
+        f"{lab}, N = {deepest_depth}": runs.at(lab, deepest_depth, rate)
+        for lab in ex.DEEPEST
+        if runs.has(lab, deepest_depth, rate)
+    }
     curves[f"deepnorm, N = {depth}"] = runs.at("deepnorm", depth)
-    plots.loss_curves(ax, curves, title=f"past DeepNet: {deepest_depth} blocks, lr {rate:.2g}",
-                      colours={f"deepnorm, N = {depth}": "tab:gray"})
+    plots.loss_curves(
+        ax,
+        curves,
+        title=f"past DeepNet: {deepest_depth} blocks, lr {rate:.2g}",
+        colours={f"deepnorm, N = {depth}": "tab:gray"},
+    )
     fig.tight_layout()
     return fig
 
@@ -134,6 +183,7 @@ def deepest(runs: ex.Runs, depth: int, deepest_depth: int, rate: float):
 def slider_result(runs: ex.Runs, depth: int, label: str):
     """One variant at one depth: its loss curve(s) and its early model update."""
     from deepnotes.show import plots
+
     hists = runs.at(label, depth)
     fig, (ax_l, ax_u) = plots.new_figure(2, width=3.8, height=2.8)
     plots.loss_curves(ax_l, {label: hists}, title=f"N = {depth}, {label}, Adam lr {runs.lr:g}")
@@ -159,30 +209,48 @@ def trainability_map(tmap: ex.TrainabilityMap, window: int, threshold: float):
     from matplotlib.patches import Rectangle
 
     from deepnotes.show import plots
+
     ncols = 2 if len(tmap.styles) > 1 else 1
     nrows = math.ceil(len(tmap.styles) / ncols)
     fig, axes = plots.new_figure(ncols, width=3.4, height=0.4 * len(tmap.depths) + 1.2, nrows=nrows)
     fig.set_layout_engine("constrained")
     image = None
     for k, (ax, style) in enumerate(zip(axes, tmap.styles)):
-        grid = [[tmap.fraction(style, n, r, window) for r in tmap.rates] for n in tmap.depths]     # [depths][rates]
+        grid = [[tmap.fraction(style, n, r, window) for r in tmap.rates] for n in tmap.depths]  # [depths][rates]
         shown = [[min(max(f, 0.0), 1.0) if math.isfinite(f) else math.nan for f in row] for row in grid]
         image = ax.imshow(shown, cmap="viridis", vmin=0.0, vmax=1.0, aspect="auto", origin="lower")
         for i, row in enumerate(grid):
             for j, f in enumerate(row):
                 text = "✕" if not math.isfinite(f) else f"{f:.2f}"
-                ax.text(j, i, text, ha="center", va="center", fontsize=8,
-                        color="black" if math.isfinite(f) and f > 0.6 else "white")
-                if math.isfinite(f) and f >= threshold:     # dark on the light cells, where a white frame vanishes
-                    ax.add_patch(Rectangle((j - 0.45, i - 0.45), 0.9, 0.9, fill=False, lw=1.5,
-                                           edgecolor="black" if f > 0.6 else "white"))
-        ax.set_xticks(range(len(tmap.rates)), [f"{r:.1e}".replace("e-0", "e-") for r in tmap.rates], fontsize=8,
-                      rotation=30)
+                ax.text(
+                    j,
+                    i,
+                    text,
+                    ha="center",
+                    va="center",
+                    fontsize=8,
+                    color="black" if math.isfinite(f) and f > 0.6 else "white",
+                )
+                if math.isfinite(f) and f >= threshold:  # dark on the light cells, where a white frame vanishes
+                    ax.add_patch(
+                        Rectangle(
+                            (j - 0.45, i - 0.45),
+                            0.9,
+                            0.9,
+                            fill=False,
+                            lw=1.5,
+                            edgecolor="black" if f > 0.6 else "white",
+                        )
+                    )
+        ax.set_xticks(
+            range(len(tmap.rates)), [f"{r:.1e}".replace("e-0", "e-") for r in tmap.rates], fontsize=8, rotation=30
+        )
         ax.set_yticks(range(len(tmap.depths)), [str(n) for n in tmap.depths], fontsize=8)
         last_row = k + ncols >= len(tmap.styles)
-        plots.label_axes(ax, "Adam learning rate" if last_row else "", "blocks N" if k % ncols == 0 else "", style,
-                         legend=None)
-    for ax in axes[len(tmap.styles):]:
+        plots.label_axes(
+            ax, "Adam learning rate" if last_row else "", "blocks N" if k % ncols == 0 else "", style, legend=None
+        )
+    for ax in axes[len(tmap.styles) :]:
         ax.axis("off")
     fig.colorbar(image, ax=axes, shrink=0.8, label="fraction learned")
     return fig
@@ -193,4 +261,5 @@ def model_code():
     included, so the page shows what the experiments run): ``blocks._sublayer_forward``."""
     from deepnotes.core import blocks
     from deepnotes.show.source import source_of
+
     return source_of(blocks._sublayer_forward, "the engine's residual sublayer, every norm style as per-member data")

@@ -3,6 +3,7 @@ thread): the derivations (SymPy, :mod:`.derive`) and the measurements (:mod:`.ex
 :mod:`.training`). Every status is decided by :mod:`deepnotes.show.verdicts` from a computed
 comparison; every threshold is a named constant below.
 """
+
 from __future__ import annotations
 
 import math
@@ -12,8 +13,13 @@ import numpy as np
 import sympy as sp
 
 from deepnotes.chapters.why_residuals import derive as sr
-from deepnotes.chapters.why_residuals.experiments import EPS_NAMES, GradientSweep, GrowthSweep, label, \
-    predicted_log_growth
+from deepnotes.chapters.why_residuals.experiments import (
+    EPS_NAMES,
+    GradientSweep,
+    GrowthSweep,
+    label,
+    predicted_log_growth,
+)
 from deepnotes.chapters.why_residuals.spectrum import PaperSpectra, log10_quartiles, zeros
 from deepnotes.chapters.why_residuals.training import TransformerSweep, first_seed, outcome
 from deepnotes.core.config import Budget
@@ -22,41 +28,43 @@ from deepnotes.core.train import History
 from deepnotes.show import verdicts as vd
 
 # --- the derivation
-BELOW_E_CHECKED_UP_TO = 100_000      # (1 + 1/N)^N < e checked for N = 1..this
-SHRINK_EXAMPLE = {"g": sp.Rational(1, 2), "N": 10}   # the gain and depth of the "shrinking is easy" example
-SHRUNK_BELOW = 1                     # ... whose gradient must fall below this (the every-layer-stable value)
-SPEED_ALPHA = 2                      # an α > 1 at which ε's relative Adam step must beat α's
-LN_DIM = 3                           # dimension of the LayerNorm scale-invariance check
+BELOW_E_CHECKED_UP_TO = 100_000  # (1 + 1/N)^N < e checked for N = 1..this
+SHRINK_EXAMPLE = {"g": sp.Rational(1, 2), "N": 10}  # the gain and depth of the "shrinking is easy" example
+SHRUNK_BELOW = 1  # ... whose gradient must fall below this (the every-layer-stable value)
+SPEED_ALPHA = 2  # an α > 1 at which ε's relative Adam step must beat α's
+LN_DIM = 3  # dimension of the LayerNorm scale-invariance check
 # --- experiment 1
-MN_RULE_FACTOR = 1.5                 # per-layer backward moments within this factor of the m/n rule
-MEAN_FIELD_FACTOR = 2                # ‖∇θL‖² within this factor of the mean-field prediction
+MN_RULE_FACTOR = 1.5  # per-layer backward moments within this factor of the m/n rule
+MEAN_FIELD_FACTOR = 2  # ‖∇θL‖² within this factor of the mean-field prediction
 # --- experiment 2
-GROWTH_RTOL = 0.05                   # measured log growth against N log(1+ε²): holds within this ...
-GROWTH_APPROX_RTOL = 0.35            # ... holds approximately within this
-VISIBLE_LOG_GROWTH = 0.1             # a predicted log growth above this is compared relatively ...
-BOUNDED_LOG_GROWTH = 0.1             # ... below it, the measured one must stay within ± this
-UNSTABLE_LOG10 = 10                  # ε = 1 is unstable if ‖vJ‖² grows by more than 10^this
-ORTHO_COS_FACTOR = 1.5               # mean |cos(v, v∂f/∂x)| below this × 1/√width
-NORM_RATIO_ATOL = 0.2                # ‖v∂f/∂x‖²/‖v‖² within this of 1
-ONE_D_RTOL = 0.2                     # width 1 against the 1-D estimate
-FORWARD_ATOL, FORWARD_RTOL = 0.1, 0.05   # forward log growth against N log(1+ε²)
-SINGULAR_SPREAD = 0.5                # "close to orthogonal": smallest singular value above this × the largest
-NEAR_ZERO_SINGULAR = 0.01            # a singular value below this × the largest counts as ≈ 0 (reported)
-RANDOM_COS_FACTOR = 3                # orthogonal W: mean |cos(x, xW)| below this × √(2/(π·width)) for "⟂"
-PLAIN_DRIFT_LOG = 1                  # a plain stack's log second-moment growth within ± this
+GROWTH_RTOL = 0.05  # measured log growth against N log(1+ε²): holds within this ...
+GROWTH_APPROX_RTOL = 0.35  # ... holds approximately within this
+VISIBLE_LOG_GROWTH = 0.1  # a predicted log growth above this is compared relatively ...
+BOUNDED_LOG_GROWTH = 0.1  # ... below it, the measured one must stay within ± this
+UNSTABLE_LOG10 = 10  # ε = 1 is unstable if ‖vJ‖² grows by more than 10^this
+ORTHO_COS_FACTOR = 1.5  # mean |cos(v, v∂f/∂x)| below this × 1/√width
+NORM_RATIO_ATOL = 0.2  # ‖v∂f/∂x‖²/‖v‖² within this of 1
+ONE_D_RTOL = 0.2  # width 1 against the 1-D estimate
+FORWARD_ATOL, FORWARD_RTOL = 0.1, 0.05  # forward log growth against N log(1+ε²)
+SINGULAR_SPREAD = 0.5  # "close to orthogonal": smallest singular value above this × the largest
+NEAR_ZERO_SINGULAR = 0.01  # a singular value below this × the largest counts as ≈ 0 (reported)
+RANDOM_COS_FACTOR = 3  # orthogonal W: mean |cos(x, xW)| below this × √(2/(π·width)) for "⟂"
+PLAIN_DRIFT_LOG = 1  # a plain stack's log second-moment growth within ± this
 # --- training
-TOKEN_COS_ATOL = 0.1                 # measured token cosine at init within this of the arc-cosine iteration
-LEARNED_FRACTION = 0.5               # "trains": more than this fraction of the way from plateau to floor
-POSITION_COS_MAX = 0.99              # positions kept apart: mean cosine at x_N below this
+TOKEN_COS_ATOL = 0.1  # measured token cosine at init within this of the arc-cosine iteration
+LEARNED_FRACTION = 0.5  # "trains": more than this fraction of the way from plateau to floor
+POSITION_COS_MAX = 0.99  # positions kept apart: mean cosine at x_N below this
 # ReZero's input-output Jacobian spectra (Bachlechner et al. 2020 and the authors' notebook)
-NEAR_ONE_FACTOR = 2                  # "close to one": 1/2 ≤ λ_io ≤ 2
-MOST = 0.5                           # "many / most" singular values: more than this fraction
-ISOMETRY_ATOL = 1e-9                 # ReZero with g = 0: every λ_io equals 1 within this
-SPREAD_RATIO = 0.5                   # "much closer to one": ReZero's ln λ spread below this × each LayerNorm stack's
+NEAR_ONE_FACTOR = 2  # "close to one": 1/2 ≤ λ_io ≤ 2
+MOST = 0.5  # "many / most" singular values: more than this fraction
+ISOMETRY_ATOL = 1e-9  # ReZero with g = 0: every λ_io equals 1 within this
+SPREAD_RATIO = 0.5  # "much closer to one": ReZero's ln λ spread below this × each LayerNorm stack's
 PROXY = "the notebook's setting and the book's summary statistics (the paper's histograms are judged below): "
-REZERO_PAPER = ("ReZero (Bachlechner et al. 2020, arXiv 2003.04887) §3, its histograms of log λ_io (vanilla "
-                "Transformer at 4, 12 and 64 layers; ReZero at 64 during its first iterations)")
-HALF_WAY = 0.5                       # the summary reports the step at which a run is this fraction of the way down
+REZERO_PAPER = (
+    "ReZero (Bachlechner et al. 2020, arXiv 2003.04887) §3, its histograms of log λ_io (vanilla "
+    "Transformer at 4, 12 and 64 layers; ReZero at 64 during its first iterations)"
+)
+HALF_WAY = 0.5  # the summary reports the step at which a run is this fraction of the way down
 
 
 def _stable_propagation_rows() -> list[vd.Verdict]:
@@ -65,25 +73,60 @@ def _stable_propagation_rows() -> list[vd.Verdict]:
     n_, m_ = sr.n_in, sr.n_out
     shrunk = pg["grad"].subs({sr.out_gain: 1, sr.gain: SHRINK_EXAMPLE["g"], N: SHRINK_EXAMPLE["N"]})
     return [
-        vd.check_expr("With O(1) gradients ΔL = O(ηNK); to cancel N the gradients must be O(1/√N)", "seed 004 §治标之法 claim 10",
-                      -sp.Rational(1, 2), depth_cancelling_exponent("sgd")),
-        vd.check_expr("Forward-stable init of y = xW: zero mean, variance 1/n", "seed 004 §稳定传播 claim 13; seed 000 annotated eq. (30)", 1 / n_, pl["forward_var"]),
-        vd.check_expr("With ReLU the variance becomes 2/n", "seed 004 §稳定传播 claim 14; seed 003 annotated eq. (16)", 2 / n_, pl["he_forward_var"]),
-        vd.check_expr("Backward-stable init: variance 1/m", "seed 004 §稳定传播 eq. (3), claim 15; seed 003 annotated eq. (8)", 1 / m_, pl["backward_var"]),
-        vd.check_expr("Xavier averages the two: 2/(n+m)", "seed 004 §稳定传播 claim 16; seed 000 annotated eq. (31)", 2 / (n_ + m_), pl["xavier"]),
-        vd.check_expr("With the forward-stable init the backward second moment is m/n times the original", "seed 004 §稳定传播 claim 17; seed 003 annotated eq. (7)",
-                      m_ / n_, pl["backward_gain"]),
-        vd.check_true(claim="Forward stable ⇒ backward fixed: no depth-dependent gradient scale is left",
-                      source="seed 004 §稳定传播 claims 18, 19", claimed="gradients independent of N",
-                      computed=f"every layer stable: {sp.sstr(pg['grad_every_layer_stable'])}; "
-                               f"output only: {sp.sstr(pg['grad_output_stable'])}, 1/N needs g = {sp.sstr(pg['g_for_1/N'])}, hidden moments g^l",
-                      ok=not pg["grad_every_layer_stable"].has(N),
-                      reason="holds when every layer is stable; a stable output alone leaves g free but g = N blows up the hidden layers"),
-        vd.check_true(claim="Only shrinking the gradients is easy: lower the init variance",
-                      source="seed 004 §稳定传播 claim 11; asked by 小刘lhy, 2022-03-19", claimed="gradients shrink",
-                      computed=f"gradient {sp.sstr(pg['grad'].subs(sr.out_gain, 1))}, hidden moments {sp.sstr(pg['hidden_moment'])}; "
-                               f"g = {SHRINK_EXAMPLE['g']}, N = {SHRINK_EXAMPLE['N']}: {sp.sstr(shrunk)}",
-                      ok=shrunk < SHRUNK_BELOW, reason="g < 1 shrinks every gradient by g^(N−1), and the forward pass with it"),
+        vd.check_expr(
+            "With O(1) gradients ΔL = O(ηNK); to cancel N the gradients must be O(1/√N)",
+            "seed 004 §治标之法 claim 10",
+            -sp.Rational(1, 2),
+            depth_cancelling_exponent("sgd"),
+        ),
+        vd.check_expr(
+            "Forward-stable init of y = xW: zero mean, variance 1/n",
+            "seed 004 §稳定传播 claim 13; seed 000 annotated eq. (30)",
+            1 / n_,
+            pl["forward_var"],
+        ),
+        vd.check_expr(
+            "With ReLU the variance becomes 2/n",
+            "seed 004 §稳定传播 claim 14; seed 003 annotated eq. (16)",
+            2 / n_,
+            pl["he_forward_var"],
+        ),
+        vd.check_expr(
+            "Backward-stable init: variance 1/m",
+            "seed 004 §稳定传播 eq. (3), claim 15; seed 003 annotated eq. (8)",
+            1 / m_,
+            pl["backward_var"],
+        ),
+        vd.check_expr(
+            "Xavier averages the two: 2/(n+m)",
+            "seed 004 §稳定传播 claim 16; seed 000 annotated eq. (31)",
+            2 / (n_ + m_),
+            pl["xavier"],
+        ),
+        vd.check_expr(
+            "With the forward-stable init the backward second moment is m/n times the original",
+            "seed 004 §稳定传播 claim 17; seed 003 annotated eq. (7)",
+            m_ / n_,
+            pl["backward_gain"],
+        ),
+        vd.check_true(
+            claim="Forward stable ⇒ backward fixed: no depth-dependent gradient scale is left",
+            source="seed 004 §稳定传播 claims 18, 19",
+            claimed="gradients independent of N",
+            computed=f"every layer stable: {sp.sstr(pg['grad_every_layer_stable'])}; "
+            f"output only: {sp.sstr(pg['grad_output_stable'])}, 1/N needs g = {sp.sstr(pg['g_for_1/N'])}, hidden moments g^l",
+            ok=not pg["grad_every_layer_stable"].has(N),
+            reason="holds when every layer is stable; a stable output alone leaves g free but g = N blows up the hidden layers",
+        ),
+        vd.check_true(
+            claim="Only shrinking the gradients is easy: lower the init variance",
+            source="seed 004 §稳定传播 claim 11; asked by 小刘lhy, 2022-03-19",
+            claimed="gradients shrink",
+            computed=f"gradient {sp.sstr(pg['grad'].subs(sr.out_gain, 1))}, hidden moments {sp.sstr(pg['hidden_moment'])}; "
+            f"g = {SHRINK_EXAMPLE['g']}, N = {SHRINK_EXAMPLE['N']}: {sp.sstr(shrunk)}",
+            ok=shrunk < SHRUNK_BELOW,
+            reason="g < 1 shrinks every gradient by g^(N−1), and the forward pass with it",
+        ),
     ]
 
 
@@ -91,28 +134,61 @@ def _residual_rows() -> list[vd.Verdict]:
     """§残差初现 eqs. (6), (7) and §足够的小: the residual's Jacobian, ε = 1/√N, 1-D and high-D growth."""
     res, inc, lim, hd = sr.residual_layer(), sr.increment_with_eps(), sr.growth_limits(), sr.high_dim_layer()
     e_ = sr.eps
-    below_e = all(n * math.log1p(1 / n) < 1 for n in range(1, BELOW_E_CHECKED_UP_TO + 1))   # (1+1/N)^N < e
-    one_d_p = sr.one_d_eps_exponent()["p"]                  # (1+eps)^N ~ e^{N eps}: N eps bounded
+    below_e = all(n * math.log1p(1 / n) < 1 for n in range(1, BELOW_E_CHECKED_UP_TO + 1))  # (1+1/N)^N < e
+    one_d_p = sr.one_d_eps_exponent()["p"]  # (1+eps)^N ~ e^{N eps}: N eps bounded
     x_ = res["symbols"]["x"]
     return [
-        vd.check_expr("Residual Jacobian: ∂y/∂x = I + ε ∂f/∂x", "seed 004 §残差初现 eq. (6)",
-                      1 + e_ * sp.Derivative(res["f"], x_), res["dy/dx"]),
-        vd.check_expr("Parameter gradient: ∂L/∂θ = ε ∂L/∂y ∂f/∂θ", "seed 004 §残差初现 eq. (7)", e_, res["param_grad_scale"]),
-        vd.check_expr("ε = 1/√N scales the gradients by 1/√N and removes N from ΔL", "seed 004 §残差初现 claim 23",
-                      sp.Integer(0), inc["exponent"].subs(inc["symbols"]["p"], sp.Rational(1, 2))),
+        vd.check_expr(
+            "Residual Jacobian: ∂y/∂x = I + ε ∂f/∂x",
+            "seed 004 §残差初现 eq. (6)",
+            1 + e_ * sp.Derivative(res["f"], x_),
+            res["dy/dx"],
+        ),
+        vd.check_expr(
+            "Parameter gradient: ∂L/∂θ = ε ∂L/∂y ∂f/∂θ", "seed 004 §残差初现 eq. (7)", e_, res["param_grad_scale"]
+        ),
+        vd.check_expr(
+            "ε = 1/√N scales the gradients by 1/√N and removes N from ΔL",
+            "seed 004 §残差初现 claim 23",
+            sp.Integer(0),
+            inc["exponent"].subs(inc["symbols"]["p"], sp.Rational(1, 2)),
+        ),
         vd.check_expr("(1 + 1/N)^N tends to e", "seed 004 §足够的小 eq. (8)", sp.E, lim["1/N"]["one_d_limit"]),
-        vd.check_true(claim="(1 + 1/N)^N < e", source="seed 004 §足够的小 eq. (8)", claimed="< e for every N",
-                      computed=f"N = 1..{BELOW_E_CHECKED_UP_TO} checked", ok=below_e,
-                      reason="the sequence increases to its limit e"),
-        vd.check_true(claim="1-D: ε = 1/√N is not enough, (1 + 1/√N)^N is unbounded", source="seed 004 §足够的小 claims 25, 26",
-                      claimed="unbounded", computed=sp.sstr(lim["1/sqrt(N)"]["one_d_limit"]),
-                      ok=lim["1/sqrt(N)"]["one_d_limit"] == sp.oo, reason="SymPy limit"),
-        vd.check_expr("1-D: ε must be O(1/N), i.e. ε = N^{-p} with p ≥ 1", "seed 004 §足够的小 claim 26", sp.Integer(1), one_d_p,
-                      "log(1+ε)^N ≈ Nε is bounded iff N^{1-p} is"),
-        vd.check_expr("High-D: ‖v ∂y/∂x‖² ≈ (1 + ε²)‖v‖² when v·∂f/∂x ⟂ v with the same norm", "seed 004 §足够的小 eqs. (9), (10)",
-                      1 + e_ ** 2, hd["factor"]),
-        vd.check_expr("High-D: ε = 1/√N basically suffices, (1 + 1/N)^N → e", "seed 004 §足够的小 claim 28", sp.E,
-                      lim["1/sqrt(N)"]["high_d_limit"]),
+        vd.check_true(
+            claim="(1 + 1/N)^N < e",
+            source="seed 004 §足够的小 eq. (8)",
+            claimed="< e for every N",
+            computed=f"N = 1..{BELOW_E_CHECKED_UP_TO} checked",
+            ok=below_e,
+            reason="the sequence increases to its limit e",
+        ),
+        vd.check_true(
+            claim="1-D: ε = 1/√N is not enough, (1 + 1/√N)^N is unbounded",
+            source="seed 004 §足够的小 claims 25, 26",
+            claimed="unbounded",
+            computed=sp.sstr(lim["1/sqrt(N)"]["one_d_limit"]),
+            ok=lim["1/sqrt(N)"]["one_d_limit"] == sp.oo,
+            reason="SymPy limit",
+        ),
+        vd.check_expr(
+            "1-D: ε must be O(1/N), i.e. ε = N^{-p} with p ≥ 1",
+            "seed 004 §足够的小 claim 26",
+            sp.Integer(1),
+            one_d_p,
+            "log(1+ε)^N ≈ Nε is bounded iff N^{1-p} is",
+        ),
+        vd.check_expr(
+            "High-D: ‖v ∂y/∂x‖² ≈ (1 + ε²)‖v‖² when v·∂f/∂x ⟂ v with the same norm",
+            "seed 004 §足够的小 eqs. (9), (10)",
+            1 + e_**2,
+            hd["factor"],
+        ),
+        vd.check_expr(
+            "High-D: ε = 1/√N basically suffices, (1 + 1/N)^N → e",
+            "seed 004 §足够的小 claim 28",
+            sp.E,
+            lim["1/sqrt(N)"]["high_d_limit"],
+        ),
     ]
 
 
@@ -122,27 +198,59 @@ def _comment_rows() -> list[vd.Verdict]:
     a_ = sk["symbols"]["alpha"]
     alpha_wins = sp.reduce_inequalities(sk["alpha_form_growth"].base - sk["eps_form_growth"].base > 0, a_)
     return [
-        vd.check_expr("Reader: with ε = 1/√N the expansion factor tends to e²", "seed 004 comment 4 (2022-03-21)", sp.exp(2),
-                      ce["limit"], f"the limit is {sp.sstr(ce['limit'])}: the factor grows without bound"),
-        vd.check_scaling("Su's reply: (1 + 1/√N)^N ≈ e^{√N}", "seed 004 comment 5 (2022-03-21)", sp.exp(sp.sqrt(N)),
-                         sp.exp(sp.sqrt(N)) * ce["ratio_limit"], N,
-                         f"right growth, off by a constant: the ratio tends to e^(-1/2) = {float(ce['ratio_limit']):.3f} "
-                         "(computed: e^√N times SymPy's limit of the ratio)"),
-        vd.check_true(claim="王珣: the limit is not e²", source="seed 004 comment 6 (2022-03-21)", claimed="≠ e²",
-                      computed=sp.sstr(ce["limit"]), ok=ce["limit"] != sp.exp(2), reason="SymPy limit"),
-        vd.check_expr("于锡祥: e² would need the exponent 2√N; with exponent N Su is right", "seed 004 comment 7 (2022-04-06)",
-                      sp.exp(2), ce["e_squared_case"]),
-        vd.check_expr("Su to alann (1): with a Norm after it, αx + f(x) and x + εf(x) are equivalent",
-                      "seed 004 comment 1 (2022-03-21); seed 000 annotated eq. (24); seed 001 §3）FFN 层梯度 eq. (4)", sp.Integer(0), sp.simplify(ln["difference"].norm()),
-                      "‖LN(c z) − LN(z)‖ = 0 for c > 0, so LN(αx + f) = LN(α(x + εf)) = LN(x + εf)"),
-        vd.check_true(claim="Su to alann (2): without a Norm, x + εf(x) diverges less easily",
-                      source="seed 004 comment 2 (2022-03-21)", claimed="x + εf grows slower",
-                      computed=f"per-layer factors α² + 1 vs 1 + 1/α²; the first is larger for {sp.sstr(alpha_wins)}",
-                      ok=alpha_wins.as_set() == sp.Interval.open(1, sp.oo), reason="α² + 1 > 1 + ε² exactly when α > 1 > ε"),
-        vd.check_true(claim="Su to alann (3): trained with the same lr, ε learns faster (relatively) than α",
-                      source="seed 004 comment 3 (2022-03-21)", claimed="ε faster",
-                      computed=f"relative Adam step of ε over that of α: {sp.sstr(sk['relative_speed'])}",
-                      ok=sk["relative_speed"].subs(a_, SPEED_ALPHA) > 1, reason="η/ε ÷ η/α = α² > 1 for α > 1"),
+        vd.check_expr(
+            "Reader: with ε = 1/√N the expansion factor tends to e²",
+            "seed 004 comment 4 (2022-03-21)",
+            sp.exp(2),
+            ce["limit"],
+            f"the limit is {sp.sstr(ce['limit'])}: the factor grows without bound",
+        ),
+        vd.check_scaling(
+            "Su's reply: (1 + 1/√N)^N ≈ e^{√N}",
+            "seed 004 comment 5 (2022-03-21)",
+            sp.exp(sp.sqrt(N)),
+            sp.exp(sp.sqrt(N)) * ce["ratio_limit"],
+            N,
+            f"right growth, off by a constant: the ratio tends to e^(-1/2) = {float(ce['ratio_limit']):.3f} "
+            "(computed: e^√N times SymPy's limit of the ratio)",
+        ),
+        vd.check_true(
+            claim="王珣: the limit is not e²",
+            source="seed 004 comment 6 (2022-03-21)",
+            claimed="≠ e²",
+            computed=sp.sstr(ce["limit"]),
+            ok=ce["limit"] != sp.exp(2),
+            reason="SymPy limit",
+        ),
+        vd.check_expr(
+            "于锡祥: e² would need the exponent 2√N; with exponent N Su is right",
+            "seed 004 comment 7 (2022-04-06)",
+            sp.exp(2),
+            ce["e_squared_case"],
+        ),
+        vd.check_expr(
+            "Su to alann (1): with a Norm after it, αx + f(x) and x + εf(x) are equivalent",
+            "seed 004 comment 1 (2022-03-21); seed 000 annotated eq. (24); seed 001 §3）FFN 层梯度 eq. (4)",
+            sp.Integer(0),
+            sp.simplify(ln["difference"].norm()),
+            "‖LN(c z) − LN(z)‖ = 0 for c > 0, so LN(αx + f) = LN(α(x + εf)) = LN(x + εf)",
+        ),
+        vd.check_true(
+            claim="Su to alann (2): without a Norm, x + εf(x) diverges less easily",
+            source="seed 004 comment 2 (2022-03-21)",
+            claimed="x + εf grows slower",
+            computed=f"per-layer factors α² + 1 vs 1 + 1/α²; the first is larger for {sp.sstr(alpha_wins)}",
+            ok=alpha_wins.as_set() == sp.Interval.open(1, sp.oo),
+            reason="α² + 1 > 1 + ε² exactly when α > 1 > ε",
+        ),
+        vd.check_true(
+            claim="Su to alann (3): trained with the same lr, ε learns faster (relatively) than α",
+            source="seed 004 comment 3 (2022-03-21)",
+            claimed="ε faster",
+            computed=f"relative Adam step of ε over that of α: {sp.sstr(sk['relative_speed'])}",
+            ok=sk["relative_speed"].subs(a_, SPEED_ALPHA) > 1,
+            reason="η/ε ÷ η/α = α² > 1 for α > 1",
+        ),
     ]
 
 
@@ -155,20 +263,30 @@ def gradient_verdicts(sweep: GradientSweep) -> vd.VerdictTable:
     """Experiment 1: the m/n rule per layer, and ‖∇θL‖² against the mean-field prediction."""
     pm, depths = sweep.moments, sweep.depths
     worst = max(abs(math.log(b / p)) for b, p in zip(pm.backward, pm.predicted_backward))
-    rows = [vd.check_true(claim="Backward second moment per layer × m/n under the forward-stable init",
-                          source="seed 004 §稳定传播 claim 17; measured", claimed="m/n per layer",
-                          computed=f"worst |log(measured/predicted)| = {worst:.2f} over {len(pm.backward)} layers",
-                          ok=worst < math.log(MN_RULE_FACTOR),
-                          reason=f"per-entry second moments, one plain stack, {sweep.moment_batch} inputs")]
+    rows = [
+        vd.check_true(
+            claim="Backward second moment per layer × m/n under the forward-stable init",
+            source="seed 004 §稳定传播 claim 17; measured",
+            claimed="m/n per layer",
+            computed=f"worst |log(measured/predicted)| = {worst:.2f} over {len(pm.backward)} layers",
+            ok=worst < math.log(MN_RULE_FACTOR),
+            reason=f"per-entry second moments, one plain stack, {sweep.moment_batch} inputs",
+        )
+    ]
     ratio = sweep.ratio
     for w in sweep.widths:
         for kind in sweep.kinds:
             r = [ratio[(kind, w, n)] for n in depths]
-            rows.append(vd.check_true(
-                claim=f"width {w}, {label(kind)}: ‖∇θL‖² = mean-field prediction at N = {depths[0]}..{depths[-1]}",
-                source="seed 004 §稳定传播 claim 19; seed 004 §残差初现 eq. (7); measured", claimed="ratio 1", computed="ratios " + ", ".join(f"{x:.2g}" for x in r),
-                ok=max(abs(math.log(x)) for x in r) < math.log(MEAN_FIELD_FACTOR),
-                reason=f"median over {sweep.seeds} initializations; within a factor {MEAN_FIELD_FACTOR} counts as agreement"))
+            rows.append(
+                vd.check_true(
+                    claim=f"width {w}, {label(kind)}: ‖∇θL‖² = mean-field prediction at N = {depths[0]}..{depths[-1]}",
+                    source="seed 004 §稳定传播 claim 19; seed 004 §残差初现 eq. (7); measured",
+                    claimed="ratio 1",
+                    computed="ratios " + ", ".join(f"{x:.2g}" for x in r),
+                    ok=max(abs(math.log(x)) for x in r) < math.log(MEAN_FIELD_FACTOR),
+                    reason=f"median over {sweep.seeds} initializations; within a factor {MEAN_FIELD_FACTOR} counts as agreement",
+                )
+            )
     return vd.VerdictTable(rows)
 
 
@@ -180,19 +298,39 @@ def _backward_growth_rows(sweep: GrowthSweep) -> list[vd.Verdict]:
         for kind in EPS_NAMES:
             p, pred = probes[(width, kind, n_max)], predicted_log_growth(kind, n_max)
             if pred["high_d"] > VISIBLE_LOG_GROWTH:
-                rows.append(vd.check_number(
-                    f"width {width}, N = {n_max}, ε = {kind}: log ‖vJ‖²/‖v‖² ≈ N log(1+ε²)", "seed 004 §足够的小 eq. (10), claim 28; seed 004 §残差初现 claim 22; measured",
-                    pred["high_d"], p.typical, rtol=GROWTH_RTOL, approx_rtol=GROWTH_APPROX_RTOL,
-                    reason=f"claimed = prediction, computed = median measured; the 1-D estimate says {pred['one_d']:.3g}"))
+                rows.append(
+                    vd.check_number(
+                        f"width {width}, N = {n_max}, ε = {kind}: log ‖vJ‖²/‖v‖² ≈ N log(1+ε²)",
+                        "seed 004 §足够的小 eq. (10), claim 28; seed 004 §残差初现 claim 22; measured",
+                        pred["high_d"],
+                        p.typical,
+                        rtol=GROWTH_RTOL,
+                        approx_rtol=GROWTH_APPROX_RTOL,
+                        reason=f"claimed = prediction, computed = median measured; the 1-D estimate says {pred['one_d']:.3g}",
+                    )
+                )
             else:
-                rows.append(vd.check_true(claim=f"width {width}, N = {n_max}, ε = {kind}: growth ≈ 1", source="seed 004 §足够的小 eq. (10); measured",
-                                          claimed=f"log ≈ {pred['high_d']:.2g}", computed=f"log = {p.typical:.2g}",
-                                          ok=abs(p.typical) < BOUNDED_LOG_GROWTH, reason="bounded, as for ε = O(1/N)"))
+                rows.append(
+                    vd.check_true(
+                        claim=f"width {width}, N = {n_max}, ε = {kind}: growth ≈ 1",
+                        source="seed 004 §足够的小 eq. (10); measured",
+                        claimed=f"log ≈ {pred['high_d']:.2g}",
+                        computed=f"log = {p.typical:.2g}",
+                        ok=abs(p.typical) < BOUNDED_LOG_GROWTH,
+                        reason="bounded, as for ε = O(1/N)",
+                    )
+                )
     e1 = probes[(wide, "1", n_max)]
-    rows.append(vd.check_true(claim="Kk/Su: with ε = 1 (the original ResNet) very deep stacks become unstable",
-                              source="seed 004 comment 11 (2022-06-30)", claimed="unstable",
-                              computed=f"‖vJ‖² grows by 10^{e1.typical / math.log(10):.0f} at N = {n_max}",
-                              ok=e1.typical / math.log(10) > UNSTABLE_LOG10, reason="the backward factor explodes like 2^N"))
+    rows.append(
+        vd.check_true(
+            claim="Kk/Su: with ε = 1 (the original ResNet) very deep stacks become unstable",
+            source="seed 004 comment 11 (2022-06-30)",
+            claimed="unstable",
+            computed=f"‖vJ‖² grows by 10^{e1.typical / math.log(10):.0f} at N = {n_max}",
+            ok=e1.typical / math.log(10) > UNSTABLE_LOG10,
+            reason="the backward factor explodes like 2^N",
+        )
+    )
     return rows
 
 
@@ -202,28 +340,40 @@ def _premise_rows(sweep: GrowthSweep) -> list[vd.Verdict]:
     rows = []
     for width in sweep.widths[1:]:
         p = probes[(width, "1/sqrt(N)", n_max)]
-        rows.append(vd.check_true(
-            claim=f"Su's reply: v·∂f/∂x ⟂ v with norm ‖v‖ (width {width})", source="seed 004 comments 8, 10 (2022-05-16)",
-            claimed="cos = 0, ratio 1",
-            computed=f"mean |cos| = {p.cos_vu:.3f} (1/√m = {width ** -0.5:.3f}), ‖vJ_f‖²/‖v‖² = {p.norm_ratio:.3f}",
-            ok=p.cos_vu < ORTHO_COS_FACTOR * width ** -0.5 and abs(p.norm_ratio - 1) < NORM_RATIO_ATOL,
-            reason="near-orthogonal up to ~1/√width"))
+        rows.append(
+            vd.check_true(
+                claim=f"Su's reply: v·∂f/∂x ⟂ v with norm ‖v‖ (width {width})",
+                source="seed 004 comments 8, 10 (2022-05-16)",
+                claimed="cos = 0, ratio 1",
+                computed=f"mean |cos| = {p.cos_vu:.3f} (1/√m = {width**-0.5:.3f}), ‖vJ_f‖²/‖v‖² = {p.norm_ratio:.3f}",
+                ok=p.cos_vu < ORTHO_COS_FACTOR * width**-0.5 and abs(p.norm_ratio - 1) < NORM_RATIO_ATOL,
+                reason="near-orthogonal up to ~1/√width",
+            )
+        )
     if 1 in sweep.widths:
         one, pred1 = probes[(1, "1", n_max)].typical, predicted_log_growth("1", n_max)
-        rows.append(vd.check_true(
-            claim="A random width-1 stack grows like the 1-D estimate (1+ε)^(2N)",
-            source="seed 004 §足够的小 claim 25 (premise ∂f/∂x ≈ 1); measured", claimed=f"log = {pred1['one_d']:.3g}",
-            computed=f"median log = {one:.3g} at N = {n_max} (mean-field (1+ε²)^N: {pred1['high_d']:.3g})",
-            ok=abs(one / pred1["one_d"] - 1) < ONE_D_RTOL,
-            reason="a random ∂f/∂x = w₁w₂·1[xw₁>0] has random sign: the typical growth is far below both"))
+        rows.append(
+            vd.check_true(
+                claim="A random width-1 stack grows like the 1-D estimate (1+ε)^(2N)",
+                source="seed 004 §足够的小 claim 25 (premise ∂f/∂x ≈ 1); measured",
+                claimed=f"log = {pred1['one_d']:.3g}",
+                computed=f"median log = {one:.3g} at N = {n_max} (mean-field (1+ε²)^N: {pred1['high_d']:.3g})",
+                ok=abs(one / pred1["one_d"] - 1) < ONE_D_RTOL,
+                reason="a random ∂f/∂x = w₁w₂·1[xw₁>0] has random sign: the typical growth is far below both",
+            )
+        )
     for kind in EPS_NAMES:
         p, pred = probes[(wide, kind, n_max)], predicted_log_growth(kind, n_max)["high_d"]
-        rows.append(vd.check_true(
-            claim=f"Forward pass, width {wide}, N = {n_max}, ε = {kind}: log ‖x_N‖²/‖x_0‖² ≈ N log(1+ε²)",
-            source="seed 004 §残差初现 claim 21 (small ε: stable forward pass); measured", claimed=f"{pred:.3g}",
-            computed=f"median {p.forward_log_growth:.3g}",
-            ok=abs(p.forward_log_growth - pred) < FORWARD_ATOL + FORWARD_RTOL * pred,
-            reason="the forward second moment grows by the same (1+ε²) per layer as the backward one"))
+        rows.append(
+            vd.check_true(
+                claim=f"Forward pass, width {wide}, N = {n_max}, ε = {kind}: log ‖x_N‖²/‖x_0‖² ≈ N log(1+ε²)",
+                source="seed 004 §残差初现 claim 21 (small ε: stable forward pass); measured",
+                claimed=f"{pred:.3g}",
+                computed=f"median {p.forward_log_growth:.3g}",
+                ok=abs(p.forward_log_growth - pred) < FORWARD_ATOL + FORWARD_RTOL * pred,
+                reason="the forward second moment grows by the same (1+ε²) per layer as the backward one",
+            )
+        )
     return rows
 
 
@@ -233,32 +383,45 @@ def _orthogonality_rows(sweep: GrowthSweep) -> list[vd.Verdict]:
     rows = []
     sv = sweep.singular_values
     small = sum(s < NEAR_ZERO_SINGULAR * max(sv) for s in sv) / len(sv)
-    rows.append(vd.check_true(
-        claim="At init ∂f/∂x is close to (a multiple of) an orthogonal matrix", source="seed 004 §足够的小 claim 27; seed 004 comment 10 (2022-05-16)",
-        claimed="all singular values equal",
-        computed=f"width {wide}: σ from {min(sv):.2g} to {max(sv):.2g}, mean σ² = {sum(s * s for s in sv) / len(sv):.2f}, "
-                 f"{small:.0%} of them < {NEAR_ZERO_SINGULAR:.0%} of the largest",
-        ok=min(sv) > SINGULAR_SPREAD * max(sv),
-        reason="the ReLU zeroes about half the hidden units, so ∂f/∂x has rank ≈ width/2; what the argument uses, "
-               "‖v·∂f/∂x‖ ≈ ‖v‖ and ⟂ v for a given v, holds (rows above)"))
+    rows.append(
+        vd.check_true(
+            claim="At init ∂f/∂x is close to (a multiple of) an orthogonal matrix",
+            source="seed 004 §足够的小 claim 27; seed 004 comment 10 (2022-05-16)",
+            claimed="all singular values equal",
+            computed=f"width {wide}: σ from {min(sv):.2g} to {max(sv):.2g}, mean σ² = {sum(s * s for s in sv) / len(sv):.2f}, "
+            f"{small:.0%} of them < {NEAR_ZERO_SINGULAR:.0%} of the largest",
+            ok=min(sv) > SINGULAR_SPREAD * max(sv),
+            reason="the ReLU zeroes about half the hidden units, so ∂f/∂x has rank ≈ width/2; what the argument uses, "
+            "‖v·∂f/∂x‖ ≈ ‖v‖ and ⟂ v for a given v, holds (rows above)",
+        )
+    )
     oc = sweep.orthogonal
-    rows.append(vd.check_true(
-        claim="Dreamer312: if W is orthogonal, xW is orthogonal to x", source="seed 004 comment 9 (2022-05-16)", claimed="cos(x, xW) = 0",
-        computed=f"W = I: |cos| = {oc['identity']:.2f}; random orthogonal W (width {wide}): mean |cos| = {oc['random']:.3f} "
-                 f"(√(2/(π·width)) = {oc['expected']:.3f})",
-        ok=max(oc["identity"], oc["random"]) < RANDOM_COS_FACTOR * oc["expected"],
-        reason="an orthogonal W keeps norms, not angles; near-orthogonality comes from W being random, as Su answered"))
+    rows.append(
+        vd.check_true(
+            claim="Dreamer312: if W is orthogonal, xW is orthogonal to x",
+            source="seed 004 comment 9 (2022-05-16)",
+            claimed="cos(x, xW) = 0",
+            computed=f"W = I: |cos| = {oc['identity']:.2f}; random orthogonal W (width {wide}): mean |cos| = {oc['random']:.3f} "
+            f"(√(2/(π·width)) = {oc['expected']:.3f})",
+            ok=max(oc["identity"], oc["random"]) < RANDOM_COS_FACTOR * oc["expected"],
+            reason="an orthogonal W keeps norms, not angles; near-orthogonality comes from W being random, as Su answered",
+        )
+    )
     plain_wide = probes[(wide, "plain", n_max)]
-    second = math.log(statistics.fmean(math.exp(g) for g in plain_wide.log_growth))    # log E[‖vJ‖²/‖v‖²]
-    rows.append(vd.check_true(
-        claim=f"A plain stack (forward-stable init) keeps the backward second moment fixed: E‖vJ‖²/‖v‖² = 1 "
-              f"at width {wide}", source="seed 004 §稳定传播 claim 19; measured",
-        claimed="log E[‖vJ‖²/‖v‖²] = 0",
-        computed=f"log of the mean over {len(plain_wide.log_growth)} samples = {second:.3g} at N = {n_max} "
-                 f"(median log = {plain_wide.typical:.3g})",
-        ok=abs(second) < PLAIN_DRIFT_LOG,
-        reason="the section claims second moments only; a typical v (the median) drifts down by ~N/width "
-               "(finite-width fluctuations), which it does not claim"))
+    second = math.log(statistics.fmean(math.exp(g) for g in plain_wide.log_growth))  # log E[‖vJ‖²/‖v‖²]
+    rows.append(
+        vd.check_true(
+            claim=f"A plain stack (forward-stable init) keeps the backward second moment fixed: E‖vJ‖²/‖v‖² = 1 "
+            f"at width {wide}",
+            source="seed 004 §稳定传播 claim 19; measured",
+            claimed="log E[‖vJ‖²/‖v‖²] = 0",
+            computed=f"log of the mean over {len(plain_wide.log_growth)} samples = {second:.3g} at N = {n_max} "
+            f"(median log = {plain_wide.typical:.3g})",
+            ok=abs(second) < PLAIN_DRIFT_LOG,
+            reason="the section claims second moments only; a typical v (the median) drifts down by ~N/width "
+            "(finite-width fluctuations), which it does not claim",
+        )
+    )
     return rows
 
 
@@ -269,51 +432,87 @@ def growth_verdicts(sweep: GrowthSweep) -> vd.VerdictTable:
 
 # what a training run tests, in the source's direction: a deep plain stack is "necessarily hard to
 # train" (it does not train); a residual one trains
-TRAINS_SOURCE = {True: "seed 004 §稳定传播 claim 20; seed 004 (opening) claim 4; measured",
-                 False: "seed 004 §残差初现 claims 23, 24; seed 004 §增量爆炸 claim 3; measured"}
+TRAINS_SOURCE = {
+    True: "seed 004 §稳定传播 claim 20; seed 004 (opening) claim 4; measured",
+    False: "seed 004 §残差初现 claims 23, 24; seed 004 §增量爆炸 claim 3; measured",
+}
 
 
 def _trains_claim(prefix: str, kind) -> str:
     """The claim on one run in its source's direction."""
-    return (f"{prefix}: a deep plain stack is hard to train (does not train)" if kind == "plain"
-            else f"{prefix}: {label(kind)} trains")
+    return (
+        f"{prefix}: a deep plain stack is hard to train (does not train)"
+        if kind == "plain"
+        else f"{prefix}: {label(kind)} trains"
+    )
 
 
 def token_cosine_verdicts(cosines: dict[tuple, tuple[float, float]]) -> vd.VerdictTable:
     """Token cosines at init ((N, kind) → (measured, predicted)) against the arc-cosine iteration."""
-    return vd.VerdictTable([vd.check_true(
-        claim=f"N = {n}, {label(kind)}: token cosine at init follows the arc-cosine iteration", source="the arc-cosine kernel (Cho & Saul 2009); measured",
-        claimed=f"{want:.4f}", computed=f"{got:.4f}", ok=abs(got - want) < TOKEN_COS_ATOL,
-        reason="mean over token pairs; 1 = every token maps to the same direction") for (n, kind), (got, want) in cosines.items()])
+    return vd.VerdictTable(
+        [
+            vd.check_true(
+                claim=f"N = {n}, {label(kind)}: token cosine at init follows the arc-cosine iteration",
+                source="the arc-cosine kernel (Cho & Saul 2009); measured",
+                claimed=f"{want:.4f}",
+                computed=f"{got:.4f}",
+                ok=abs(got - want) < TOKEN_COS_ATOL,
+                reason="mean over token pairs; 1 = every token maps to the same direction",
+            )
+            for (n, kind), (got, want) in cosines.items()
+        ]
+    )
 
 
 def training_verdicts(runs: dict[tuple, list[History]], budget: Budget) -> vd.VerdictTable:
     """Does each MLP run ((N, optimizer, kind) → one History per seed) learn? (the seeds' median)"""
     window = budget.why_residuals.loss_window
-    return vd.VerdictTable([vd.check_outcome(
-        claim=_trains_claim(f"N = {n}, {opt}", kind), source=TRAINS_SOURCE[kind == "plain"],
-        expected={label(kind): kind != "plain"}, measured={label(kind): [h.fraction_learned(window) for h in hs]},
-        threshold=LEARNED_FRACTION,
-        reason=f"median over {len(hs)} seeds of the fraction of the way from the plateau to the floor, "
-               f"mean of the last {window} steps")
-        for (n, opt, kind), hs in runs.items()])
+    return vd.VerdictTable(
+        [
+            vd.check_outcome(
+                claim=_trains_claim(f"N = {n}, {opt}", kind),
+                source=TRAINS_SOURCE[kind == "plain"],
+                expected={label(kind): kind != "plain"},
+                measured={label(kind): [h.fraction_learned(window) for h in hs]},
+                threshold=LEARNED_FRACTION,
+                reason=f"median over {len(hs)} seeds of the fraction of the way from the plateau to the floor, "
+                f"mean of the last {window} steps",
+            )
+            for (n, opt, kind), hs in runs.items()
+        ]
+    )
 
 
 def transformer_verdicts(sweep: TransformerSweep, budget: Budget) -> vd.VerdictTable:
     """The Transformers without normalization: does each train, and does each keep positions apart at init?"""
     window = budget.why_residuals.loss_window
     return vd.VerdictTable(
-        [vd.check_outcome(claim=_trains_claim(f"Transformer N = {n}", k), source=TRAINS_SOURCE[k == "plain"],
-                          expected={label(k): k != "plain"}, measured={label(k): [h.fraction_learned(window) for h in hs]},
-                          threshold=LEARNED_FRACTION,
-                          reason=(f"median over {len(hs)} seeds; " + ("no skip paths, no normalization" if k == "plain"
-                                                                      else "no normalization; branches start as ε·F")))
-         for (n, k), hs in sweep.runs.items()]
-        + [vd.check_true(claim=f"Transformer N = {n}: {label(k)} keeps positions apart at init",
-                         source="Dong et al. 2021; measured", claimed=f"cos(x_N) < {POSITION_COS_MAX:g}",
-                         computed=f"x_0 {c0:.3f} → x_N {cn:.3f}", ok=cn < POSITION_COS_MAX,
-                         reason="mean cosine between the hidden states of two positions of a sequence, before any training step")
-           for (n, k), (c0, cn) in sweep.cosines.items()])
+        [
+            vd.check_outcome(
+                claim=_trains_claim(f"Transformer N = {n}", k),
+                source=TRAINS_SOURCE[k == "plain"],
+                expected={label(k): k != "plain"},
+                measured={label(k): [h.fraction_learned(window) for h in hs]},
+                threshold=LEARNED_FRACTION,
+                reason=(
+                    f"median over {len(hs)} seeds; "
+                    + ("no skip paths, no normalization" if k == "plain" else "no normalization; branches start as ε·F")
+                ),
+            )
+            for (n, k), hs in sweep.runs.items()
+        ]
+        + [
+            vd.check_true(
+                claim=f"Transformer N = {n}: {label(k)} keeps positions apart at init",
+                source="Dong et al. 2021; measured",
+                claimed=f"cos(x_N) < {POSITION_COS_MAX:g}",
+                computed=f"x_0 {c0:.3f} → x_N {cn:.3f}",
+                ok=cn < POSITION_COS_MAX,
+                reason="mean cosine between the hidden states of two positions of a sequence, before any training step",
+            )
+            for (n, k), (c0, cn) in sweep.cosines.items()
+        ]
+    )
 
 
 def measured_summary(runs: dict[tuple, list[History]], budget: Budget) -> str:
@@ -326,12 +525,23 @@ def measured_summary(runs: dict[tuple, list[History]], budget: Budget) -> str:
     n_hi = rb.train_depths[-1]
     g_step0 = {k: float(np.median(runs[(n_hi, "adam", k)].grad_norms[0])) for k in kinds}
     half = {key: h.steps_to(HALF_WAY, window=rb.loss_window) for key, h in runs.items()}
-    lines = [f"- **{label(k)}**: " + "; ".join(f"N = {n} {opt.upper()} {outcome(runs[(n, opt, k)])}"
-                                              + (f" (half-way at step {half[(n, opt, k)]})" if half[(n, opt, k)] is not None else "")
-                                              for n in rb.train_depths for opt in opts)
-             + (f" (first loss {runs[(n_hi, 'adam', k)].losses[0]:.3g} at N = {n_hi})" if k == "1" else "") for k in kinds]
-    return (f"**Measured at the {budget.name} budget, seed 0.** Median per-layer gradient norm at step 0, N = {n_hi}: "
-            + ", ".join(f"{label(k)} {g:.2g}" for k, g in g_step0.items()) + ".\n\n" + "\n".join(lines))
+    lines = [
+        f"- **{label(k)}**: "
+        + "; ".join(
+            f"N = {n} {opt.upper()} {outcome(runs[(n, opt, k)])}"
+            + (f" (half-way at step {half[(n, opt, k)]})" if half[(n, opt, k)] is not None else "")
+            for n in rb.train_depths
+            for opt in opts
+        )
+        + (f" (first loss {runs[(n_hi, 'adam', k)].losses[0]:.3g} at N = {n_hi})" if k == "1" else "")
+        for k in kinds
+    ]
+    return (
+        f"**Measured at the {budget.name} budget, seed 0.** Median per-layer gradient norm at step 0, N = {n_hi}: "
+        + ", ".join(f"{label(k)} {g:.2g}" for k, g in g_step0.items())
+        + ".\n\n"
+        + "\n".join(lines)
+    )
 
 
 REZERO_NOTEBOOK = "ReZero (Bachlechner et al. 2020), the authors' notebook ReZero-Deep_Fast_Transformer, plot_jacobians"
@@ -352,35 +562,59 @@ def spectrum_verdicts(spectra: dict, budget: Budget) -> vd.VerdictTable:
     spreads = lambda n: ", ".join(f"{k} {spread[(k, n)]:.2f}" for k in ("post", "pre", "rezero"))
     layer_norm_stacks = ("post", "pre")
     closer = all(spread[("rezero", deep)] < SPREAD_RATIO * spread[(k, deep)] for k in layer_norm_stacks)
-    ordered = all(spread[("rezero", deep)] < spread[(k, deep)] and near[("rezero", deep)] > near[(k, deep)]
-                  for k in layer_norm_stacks)
+    ordered = all(
+        spread[("rezero", deep)] < spread[(k, deep)] and near[("rezero", deep)] > near[(k, deep)]
+        for k in layer_norm_stacks
+    )
     zeros = spectra[("post", deep)].zeros()
-    return vd.VerdictTable([
-        vd.check_true(claim=f"ReZero with every gate at 0 is the identity: every λ_io = 1 (N = {deep})",
-                      source="ReZero (Bachlechner et al. 2020) §3, dynamical isometry; measured",
-                      claimed="λ_io = 1", computed=f"max |λ_io − 1| = {worst:.1e}", ok=worst < ISOMETRY_ATOL,
-                      reason="x + 0·F(x) = x: J = I whatever the weights"),
-        vd.check_true(claim=f"N = {shallow}: all three stacks keep most λ_io near one",
-                      source=f"{REZERO_NOTEBOOK}; measured", claimed=f"> {MOST:g} within ×{f:g} of 1 for each",
-                      computed=f"fraction within ×{f:g}: {fmt(shallow)}",
-                      ok=all(near[(k, shallow)] > MOST for k in ("post", "pre", "rezero")),
-                      reason=PROXY + ("reproduced" if all(near[(k, shallow)] > MOST for k in ("post", "pre", "rezero")) else
-                              "not reproduced for the LayerNorm stacks: with this package's Xavier-normal blocks "
-                              "Post-LN's LayerNorms already shrink most directions at 12 blocks, and Pre-LN's "
-                              "un-normalized stream amplifies some") + f"; ln λ spread {spreads(shallow)}"),
-        vd.check_graded(claim=f"N = {deep}: Post-LN and Pre-LN spread λ_io far from one; ReZero (g = {sub.jacobian_gate:g}) "
-                              "keeps them much closer to one",
-                        source=f"{REZERO_NOTEBOOK}; measured",
-                        claimed=f"ReZero's ln λ spread < {SPREAD_RATIO:g} × each LayerNorm stack's",
-                        computed=f"ln λ spread {spreads(deep)}; within ×{f:g}: {fmt(deep)}; "
-                                 f"Post-LN exact zeros {zeros:.0%}",
-                        holds=closer, approx=ordered,
-                        reason=PROXY + ("reproduced" if closer else "reproduced in trend only: ReZero is the narrowest "
-                                "and has the most λ_io near one, but not by the factor" if ordered else
-                                "not reproduced: ReZero's spectrum is not the narrowest")
-                               + f"; ReZero's own spread grows from {spread[('rezero', shallow)]:.2f} at N = {shallow}, "
-                                 "as x + εF does with ε fixed (the chapter's (1 + ε²)^N)"),
-    ])
+    return vd.VerdictTable(
+        [
+            vd.check_true(
+                claim=f"ReZero with every gate at 0 is the identity: every λ_io = 1 (N = {deep})",
+                source="ReZero (Bachlechner et al. 2020) §3, dynamical isometry; measured",
+                claimed="λ_io = 1",
+                computed=f"max |λ_io − 1| = {worst:.1e}",
+                ok=worst < ISOMETRY_ATOL,
+                reason="x + 0·F(x) = x: J = I whatever the weights",
+            ),
+            vd.check_true(
+                claim=f"N = {shallow}: all three stacks keep most λ_io near one",
+                source=f"{REZERO_NOTEBOOK}; measured",
+                claimed=f"> {MOST:g} within ×{f:g} of 1 for each",
+                computed=f"fraction within ×{f:g}: {fmt(shallow)}",
+                ok=all(near[(k, shallow)] > MOST for k in ("post", "pre", "rezero")),
+                reason=PROXY
+                + (
+                    "reproduced"
+                    if all(near[(k, shallow)] > MOST for k in ("post", "pre", "rezero"))
+                    else "not reproduced for the LayerNorm stacks: with this package's Xavier-normal blocks "
+                    "Post-LN's LayerNorms already shrink most directions at 12 blocks, and Pre-LN's "
+                    "un-normalized stream amplifies some"
+                )
+                + f"; ln λ spread {spreads(shallow)}",
+            ),
+            vd.check_graded(
+                claim=f"N = {deep}: Post-LN and Pre-LN spread λ_io far from one; ReZero (g = {sub.jacobian_gate:g}) "
+                "keeps them much closer to one",
+                source=f"{REZERO_NOTEBOOK}; measured",
+                claimed=f"ReZero's ln λ spread < {SPREAD_RATIO:g} × each LayerNorm stack's",
+                computed=f"ln λ spread {spreads(deep)}; within ×{f:g}: {fmt(deep)}; Post-LN exact zeros {zeros:.0%}",
+                holds=closer,
+                approx=ordered,
+                reason=PROXY
+                + (
+                    "reproduced"
+                    if closer
+                    else "reproduced in trend only: ReZero is the narrowest "
+                    "and has the most λ_io near one, but not by the factor"
+                    if ordered
+                    else "not reproduced: ReZero's spectrum is not the narrowest"
+                )
+                + f"; ReZero's own spread grows from {spread[('rezero', shallow)]:.2f} at N = {shallow}, "
+                "as x + εF does with ε fixed (the chapter's (1 + ε²)^N)",
+            ),
+        ]
+    )
 
 
 def _histogram_text(values) -> str:
@@ -401,22 +635,29 @@ def paper_spectrum_verdicts(paper: PaperSpectra) -> vd.VerdictTable:
     rq = {k: log10_quartiles(v) for k, v in paper.rezero.items()}
     r_width = {k: q3 - q1 for k, (q1, _, q3) in rq.items()}
     deep = paper.rezero_depth
-    return vd.VerdictTable([
-        vd.check_graded(claim="The vanilla (Post-LN) Transformer's log λ_io histogram widens with depth, away from isometry",
-                        source=f"{REZERO_PAPER}; measured", claimed=f"width grows over N = {', '.join(map(str, depths))}",
-                        computed="; ".join(f"N = {n}: {_histogram_text(paper.vanilla[n])}" for n in depths),
-                        holds=all(width[a] < width[b] for a, b in zip(depths, depths[1:])),
-                        approx=width[depths[-1]] > width[depths[0]],
-                        reason="the histogram's width is the interquartile range of log10 λ_io over the non-zero λ "
-                               "(exact zeros, below 1e-8, are counted beside it, not drawn: a zero is further from "
-                               "isometry still); approximately: wider at the deepest than at the shallowest, not at "
-                               "every step"),
-        vd.check_true(claim=f"ReZero ({deep} layers) starts at isometry and stays near it over its first "
-                            f"{max(paper.rezero)} training steps, where vanilla's histogram has spread",
-                      source=f"{REZERO_PAPER}; measured",
-                      claimed=f"every width < {SPREAD_RATIO:g} × vanilla's at N = {deep}; width 0 at step 0",
-                      computed="; ".join(f"step {k}: {_histogram_text(paper.rezero[k])}" for k in sorted(rq))
-                               + f"; vanilla N = {deep}: {_histogram_text(paper.vanilla[deep])}",
-                      ok=r_width[0] < ISOMETRY_ATOL and all(w < SPREAD_RATIO * width[deep] for w in r_width.values()),
-                      reason=f"Adam {paper.lr:g} on the Markov language, the gates trained from 0 (x + g·F(x))"),
-    ])
+    return vd.VerdictTable(
+        [
+            vd.check_graded(
+                claim="The vanilla (Post-LN) Transformer's log λ_io histogram widens with depth, away from isometry",
+                source=f"{REZERO_PAPER}; measured",
+                claimed=f"width grows over N = {', '.join(map(str, depths))}",
+                computed="; ".join(f"N = {n}: {_histogram_text(paper.vanilla[n])}" for n in depths),
+                holds=all(width[a] < width[b] for a, b in zip(depths, depths[1:])),
+                approx=width[depths[-1]] > width[depths[0]],
+                reason="the histogram's width is the interquartile range of log10 λ_io over the non-zero λ "
+                "(exact zeros, below 1e-8, are counted beside it, not drawn: a zero is further from "
+                "isometry still); approximately: wider at the deepest than at the shallowest, not at "
+                "every step",
+            ),
+            vd.check_true(
+                claim=f"ReZero ({deep} layers) starts at isometry and stays near it over its first "
+                f"{max(paper.rezero)} training steps, where vanilla's histogram has spread",
+                source=f"{REZERO_PAPER}; measured",
+                claimed=f"every width < {SPREAD_RATIO:g} × vanilla's at N = {deep}; width 0 at step 0",
+                computed="; ".join(f"step {k}: {_histogram_text(paper.rezero[k])}" for k in sorted(rq))
+                + f"; vanilla N = {deep}: {_histogram_text(paper.vanilla[deep])}",
+                ok=r_width[0] < ISOMETRY_ATOL and all(w < SPREAD_RATIO * width[deep] for w in r_width.values()),
+                reason=f"Adam {paper.lr:g} on the Markov language, the gates trained from 0 (x + g·F(x))",
+            ),
+        ]
+    )

@@ -25,6 +25,7 @@ of grad_depths[0] blocks), the branch singular values and orthogonal cosines, to
 position_cosine (one forward each at init, beside hundreds of training steps), the SVDs of the spectra,
 SymPy. Nothing depends on results; the live panel runs nothing at build time.
 """
+
 from __future__ import annotations
 
 from deepnotes.chapters.why_residuals.experiments import STACK_KINDS, jacobian_growth
@@ -33,7 +34,7 @@ from deepnotes.chapters.why_residuals.training import OPTIMIZERS, mlp_config, tr
 from deepnotes.core.config import Budget
 from deepnotes.cost.model import MLPPasses, ProbeCalls, StackPasses, TrainRuns, Work, ensembles
 
-LAYERS_PER_BLOCK = 2       # W1 and W2 of a block
+LAYERS_PER_BLOCK = 2  # W1 and W2 of a block
 
 
 def _stack(width: int, depth: int, batch: int, passes: int, backward: bool) -> MLPPasses:
@@ -52,37 +53,54 @@ def _jacobian_growth(kinds, width: int, depth: int, batch: int) -> list[ProbeCal
     return [ProbeCalls(_growth_probe, (kind, width), depth, batch) for kind in kinds]
 
 
-def _mlp_runs(budget: Budget, kinds, width: int, depth: int, steps: int, seeds: int, optimizers=("adam",)) -> list[TrainRuns]:
+def _mlp_runs(
+    budget: Budget, kinds, width: int, depth: int, steps: int, seeds: int, optimizers=("adam",)
+) -> list[TrainRuns]:
     """:func:`~deepnotes.chapters.why_residuals.training.mlp_runs` of every kind, optimizer and seed:
     the ensembles train_many makes of them."""
     settings = [(kind, opt, s) for opt in optimizers for kind in kinds for s in range(seeds)]
-    return ensembles([mlp_config(kind, depth, budget, width) for kind, _, _ in settings],
-                     [budget.train_config(opt, 1e-3, steps, seed=s) for _, opt, s in settings])
+    return ensembles(
+        [mlp_config(kind, depth, budget, width) for kind, _, _ in settings],
+        [budget.train_config(opt, 1e-3, steps, seed=s) for _, opt, s in settings],
+    )
 
 
 def _gradient_sweep(budget: Budget) -> list[MLPPasses]:
     """:func:`~deepnotes.chapters.why_residuals.experiments.gradient_sweep`'s layer_gradients."""
     rb = budget.why_residuals
-    return [_stack(w, n, rb.grad_batch, len(STACK_KINDS) * rb.grad_seeds, backward=True)
-            for w in rb.grad_widths for n in rb.grad_depths]
+    return [
+        _stack(w, n, rb.grad_batch, len(STACK_KINDS) * rb.grad_seeds, backward=True)
+        for w in rb.grad_widths
+        for n in rb.grad_depths
+    ]
 
 
 def _growth_sweep(budget: Budget) -> list[ProbeCalls]:
     """:func:`~deepnotes.chapters.why_residuals.experiments.growth_sweep`."""
     rb = budget.why_residuals
-    return [probe for w in rb.widths for n in rb.depths
-            for probe in _jacobian_growth(STACK_KINDS, w, n,
-                                          rb.probe_batch * (rb.width1_batch_factor if w == 1 else 1))]
+    return [
+        probe
+        for w in rb.widths
+        for n in rb.depths
+        for probe in _jacobian_growth(STACK_KINDS, w, n, rb.probe_batch * (rb.width1_batch_factor if w == 1 else 1))
+    ]
 
 
 def _train_sweep(budget: Budget) -> list[TrainRuns]:
     """:func:`~deepnotes.chapters.why_residuals.training.train_sweep`: every kind under both optimizers,
     all in one train_many call (an ensemble per depth and optimizer, halved to keep the workers busy)."""
     rb = budget.why_residuals
-    settings = [(kind, n, opt, s) for n in rb.train_depths for opt in OPTIMIZERS for kind in STACK_KINDS
-                for s in range(rb.train_seeds)]
-    return ensembles([mlp_config(kind, n, budget) for kind, n, _, _ in settings],
-                     [budget.train_config(opt, 1e-3, rb.train_steps, seed=s) for _, _, opt, s in settings])
+    settings = [
+        (kind, n, opt, s)
+        for n in rb.train_depths
+        for opt in OPTIMIZERS
+        for kind in STACK_KINDS
+        for s in range(rb.train_seeds)
+    ]
+    return ensembles(
+        [mlp_config(kind, n, budget) for kind, n, _, _ in settings],
+        [budget.train_config(opt, 1e-3, rb.train_steps, seed=s) for _, _, opt, s in settings],
+    )
 
 
 def _transformer_sweep(budget: Budget) -> list[TrainRuns]:
@@ -90,8 +108,10 @@ def _transformer_sweep(budget: Budget) -> list[TrainRuns]:
     (plain: norm "plain"; an ε rule: norm "none", β = √ε: one graph), all in one train_many call."""
     rb = budget.why_residuals
     settings = [(kind, n, s) for n in rb.transformer_depths for kind in STACK_KINDS for s in range(rb.train_seeds)]
-    return ensembles([transformer_config(kind, n, budget) for kind, n, _ in settings],
-                     [budget.train_config("adam", rb.transformer_lr, rb.train_steps, seed=s) for *_, s in settings])
+    return ensembles(
+        [transformer_config(kind, n, budget) for kind, n, _ in settings],
+        [budget.train_config("adam", rb.transformer_lr, rb.train_steps, seed=s) for *_, s in settings],
+    )
 
 
 def _jacobian_spectra(budget: Budget) -> list[StackPasses]:
@@ -99,10 +119,14 @@ def _jacobian_spectra(budget: Budget) -> list[StackPasses]:
     T·d copies of a [T, d] input."""
     rb = budget.why_residuals
     settings = [(style, n) for n in rb.jacobian_depths for style in SPECTRUM_STYLES]
-    settings.append(("rezero", max(rb.jacobian_depths)))                        # ReZero with g = 0
+    settings.append(("rezero", max(rb.jacobian_depths)))  # ReZero with g = 0
     copies = rb.jacobian_tokens * budget.d_model
-    return [StackPasses(budget.model_config(n, norm=style, causal=False), 1, copies, rb.jacobian_tokens,
-                        passes=rb.jacobian_seeds) for style, n in settings]
+    return [
+        StackPasses(
+            budget.model_config(n, norm=style, causal=False), 1, copies, rb.jacobian_tokens, passes=rb.jacobian_seeds
+        )
+        for style, n in settings
+    ]
 
 
 def _paper_spectra(budget: Budget) -> list[StackPasses | TrainRuns]:
@@ -112,11 +136,18 @@ def _paper_spectra(budget: Budget) -> list[StackPasses | TrainRuns]:
     copies, deep = rb.jacobian_tokens * budget.d_model, max(rb.paper_jacobian_depths)
     out: list[StackPasses | TrainRuns] = [
         StackPasses(budget.model_config(n, norm="post"), 1, copies, rb.jacobian_tokens, passes=rb.jacobian_seeds)
-        for n in rb.paper_jacobian_depths]
-    out += [StackPasses(budget.model_config(deep, norm="rezero"), 1, copies, rb.jacobian_tokens,
-                        passes=len(rb.paper_rezero_steps))]
-    out += [TrainRuns(budget.model_config(deep, norm="rezero"), 1, budget.train_config("adam", rb.transformer_lr, k))
-            for k in rb.paper_rezero_steps if k]
+        for n in rb.paper_jacobian_depths
+    ]
+    out += [
+        StackPasses(
+            budget.model_config(deep, norm="rezero"), 1, copies, rb.jacobian_tokens, passes=len(rb.paper_rezero_steps)
+        )
+    ]
+    out += [
+        TrainRuns(budget.model_config(deep, norm="rezero"), 1, budget.train_config("adam", rb.transformer_lr, k))
+        for k in rb.paper_rezero_steps
+        if k
+    ]
     return out
 
 
@@ -127,19 +158,25 @@ def _slider_grid(budget: Budget) -> list[MLPPasses | ProbeCalls]:
     out = []
     for n in rb.slider_depths:
         for w in rb.slider_widths:
-            out += [*_jacobian_growth(rb.slider_exponents, w, n, rb.probe_batch),
-                    *[run for kind in ("plain", *rb.slider_exponents) for run in _mlp_runs(budget, (kind,), w, n, rb.slider_steps, 1)]]
+            out += [
+                *_jacobian_growth(rb.slider_exponents, w, n, rb.probe_batch),
+                *[
+                    run
+                    for kind in ("plain", *rb.slider_exponents)
+                    for run in _mlp_runs(budget, (kind,), w, n, rb.slider_steps, 1)
+                ],
+            ]
     return out
 
 
 def plan(budget: Budget) -> list[Work]:
     """The chapter's work at ``budget``: see the module's docstring."""
     return [
-        *_gradient_sweep(budget),          # gradient_sweep
-        *_growth_sweep(budget),            # growth_sweep
-        *_train_sweep(budget),             # train_sweep
-        *_transformer_sweep(budget),       # transformer_sweep
-        *_jacobian_spectra(budget),        # jacobian_spectra
-        *_paper_spectra(budget),           # paper_spectra
-        *_slider_grid(budget),             # slider "growth" (figures.slider_figure)
+        *_gradient_sweep(budget),  # gradient_sweep
+        *_growth_sweep(budget),  # growth_sweep
+        *_train_sweep(budget),  # train_sweep
+        *_transformer_sweep(budget),  # transformer_sweep
+        *_jacobian_spectra(budget),  # jacobian_spectra
+        *_paper_spectra(budget),  # paper_spectra
+        *_slider_grid(budget),  # slider "growth" (figures.slider_figure)
     ]

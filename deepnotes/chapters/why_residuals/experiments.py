@@ -11,6 +11,7 @@ Probes: the growth of ‖v·∂x_N/∂x_0‖² (renormalizing v at every layer a
 so that depth 1000 with ε = 1, a factor ≈ 2^1000, neither overflows nor loses precision), per-layer
 second moments of a plain stack, and per-layer parameter gradients (float64 autograd).
 """
+
 from __future__ import annotations
 
 import math
@@ -20,17 +21,18 @@ import numpy as np
 import torch
 from torch import nn
 
-from deepnotes.core.config import Budget, device as default_device
-from deepnotes.core.data import seeded, generator
+from deepnotes.core.config import Budget
+from deepnotes.core.config import device as default_device
+from deepnotes.core.data import generator, seeded
 from deepnotes.core.validate import positive_int
 
-EPS_RULES = {"1": 0.0, "1/sqrt(N)": 0.5, "1/N": 1.0}   # name → p in ε = N^{−p}
-EPS_NAMES = tuple(EPS_RULES)                            # the three residual stacks, in the book's order
-STACK_KINDS = ("plain",) + EPS_NAMES                    # what a stack can be
+EPS_RULES = {"1": 0.0, "1/sqrt(N)": 0.5, "1/N": 1.0}  # name → p in ε = N^{−p}
+EPS_NAMES = tuple(EPS_RULES)  # the three residual stacks, in the book's order
+STACK_KINDS = ("plain",) + EPS_NAMES  # what a stack can be
 
 
 def label(kind) -> str:
-    """"plain", or "ε = <rule>" for a residual stack (a number p: "ε = N^-p")."""
+    """ "plain", or "ε = <rule>" for a residual stack (a number p: "ε = N^-p")."""
     return "plain" if kind == "plain" else f"ε = {kind}" if isinstance(kind, str) else f"ε = N^-{kind:g}"
 
 
@@ -41,7 +43,9 @@ def eps_exponent(rule) -> float:
             raise ValueError(f"unknown epsilon rule {rule!r}; allowed: {', '.join(EPS_RULES)} or a number p in [0, 2]")
         return EPS_RULES[rule]
     if isinstance(rule, bool) or not isinstance(rule, (int, float)) or not 0 <= rule <= 2:
-        raise ValueError(f"epsilon exponent must be a number p in [0, 2] (or one of {', '.join(EPS_RULES)}), got {rule!r}")
+        raise ValueError(
+            f"epsilon exponent must be a number p in [0, 2] (or one of {', '.join(EPS_RULES)}), got {rule!r}"
+        )
     return float(rule)
 
 
@@ -60,8 +64,8 @@ class Branch(nn.Module):
         self.w1 = nn.Linear(width, hidden, bias=False)
         self.w2 = nn.Linear(hidden, width, bias=False)
         with torch.no_grad():
-            nn.init.normal_(self.w1.weight, std=math.sqrt(2.0 / width))    # He: E[relu(xW1)²] = E[x²]
-            nn.init.normal_(self.w2.weight, std=math.sqrt(1.0 / hidden))   # LeCun
+            nn.init.normal_(self.w1.weight, std=math.sqrt(2.0 / width))  # He: E[relu(xW1)²] = E[x²]
+            nn.init.normal_(self.w2.weight, std=math.sqrt(1.0 / hidden))  # LeCun
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.w2(torch.relu(self.w1(x)))
@@ -81,14 +85,15 @@ class ResidualMLP(nn.Module):
         self.eps, self.residual = float(eps), residual
         self.blocks = nn.ModuleList([Branch(width, hidden) for _ in range(depth)])
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:       # [..., width] → [..., width]
+    def forward(self, x: torch.Tensor) -> torch.Tensor:  # [..., width] → [..., width]
         for f in self.blocks:
             x = x + self.eps * f(x) if self.residual else f(x)
         return x
 
 
-def build_stack(kind: str, width: int, depth: int, seed: int = 0, hidden: int | None = None,
-                device=None, dtype=None) -> ResidualMLP:
+def build_stack(
+    kind: str, width: int, depth: int, seed: int = 0, hidden: int | None = None, device=None, dtype=None
+) -> ResidualMLP:
     """``kind`` = "plain" or an ε rule (see :data:`EPS_RULES`), or a number p (ε = N^{−p})."""
     if kind == "plain":
         residual, eps = False, 1.0
@@ -102,15 +107,16 @@ def build_stack(kind: str, width: int, depth: int, seed: int = 0, hidden: int | 
 @dataclass
 class JacobianProbe:
     """‖v·∂x_N/∂x_0‖² / ‖v‖² for ``batch`` random inputs x_0 and vectors v (natural logs)."""
+
     kind: str
     width: int
     depth: int
     eps: float
-    log_growth: list[float]       # per sample: log(‖v J‖²/‖v‖²) through all N layers
-    curve: list[float]            # median over samples of the log growth through the top k layers, k = 0..N
-    forward_log_growth: float     # median over samples of log(‖x_N‖²/‖x_0‖²)
-    cos_vu: float                 # mean |cos(v, v·∂f/∂x)| over layers and samples (Su: ≈ 0)
-    norm_ratio: float             # mean ‖v·∂f/∂x‖²/‖v‖² (Su: ≈ 1)
+    log_growth: list[float]  # per sample: log(‖v J‖²/‖v‖²) through all N layers
+    curve: list[float]  # median over samples of the log growth through the top k layers, k = 0..N
+    forward_log_growth: float  # median over samples of log(‖x_N‖²/‖x_0‖²)
+    cos_vu: float  # mean |cos(v, v·∂f/∂x)| over layers and samples (Su: ≈ 0)
+    norm_ratio: float  # mean ‖v·∂f/∂x‖²/‖v‖² (Su: ≈ 1)
 
     @property
     def typical(self) -> float:
@@ -129,8 +135,9 @@ def predicted_log_growth(kind: str, depth: int) -> dict[str, float]:
 
 
 @torch.no_grad()
-def jacobian_growth(kind: str, width: int, depth: int, *, batch: int, seed: int = 0, hidden: int | None = None,
-                    device=None) -> JacobianProbe:
+def jacobian_growth(
+    kind: str, width: int, depth: int, *, batch: int, seed: int = 0, hidden: int | None = None, device=None
+) -> JacobianProbe:
     """Forward x_0 ~ N(0, I) through the stack, then pull v ~ N(0, I) back:
     v ← v + ε·((v W2) ⊙ 1[x W1ᵀ > 0]) W1  (the VJP of x + ε relu(x W1ᵀ) W2ᵀ; plain: without the v +).
 
@@ -141,12 +148,12 @@ def jacobian_growth(kind: str, width: int, depth: int, *, batch: int, seed: int 
     stack = build_stack(kind, width, depth, seed, hidden, device)
     dev = next(stack.parameters()).device
     gen = generator(seed + 1, dev)
-    x = torch.randn(batch, width, generator=gen, device=dev)               # [B, m]
-    v = torch.randn(batch, width, generator=gen, device=dev)               # [B, m]
+    x = torch.randn(batch, width, generator=gen, device=dev)  # [B, m]
+    v = torch.randn(batch, width, generator=gen, device=dev)  # [B, m]
     fwd = torch.zeros(batch, device=dev, dtype=torch.float64)
     masks = []
     for f in stack.blocks:
-        pre = f.w1(x)                                                       # [B, h]
+        pre = f.w1(x)  # [B, h]
         masks.append(pre > 0)
         y = x + stack.eps * f.w2(torch.relu(pre)) if stack.residual else f.w2(torch.relu(pre))
         fwd += _renorm_log(y, x)
@@ -154,17 +161,28 @@ def jacobian_growth(kind: str, width: int, depth: int, *, batch: int, seed: int 
     acc = torch.zeros(batch, device=dev, dtype=torch.float64)
     curve, cosines, ratios = [0.0], [], []
     for f, mask in zip(reversed(stack.blocks), reversed(masks)):
-        u = (v @ f.w2.weight * mask) @ f.w1.weight                         # v·∂f/∂x: [B, m]
-        alive = v.pow(2).sum(-1) > 0                                        # rows not yet stopped
+        u = (v @ f.w2.weight * mask) @ f.w1.weight  # v·∂f/∂x: [B, m]
+        alive = v.pow(2).sum(-1) > 0  # rows not yet stopped
         if alive.any():
-            cosines.append(float(torch.nn.functional.cosine_similarity(u[alive], v[alive], dim=-1, eps=1e-30).abs().mean()))
+            cosines.append(
+                float(torch.nn.functional.cosine_similarity(u[alive], v[alive], dim=-1, eps=1e-30).abs().mean())
+            )
             ratios.append(float((u[alive].pow(2).sum(-1) / v[alive].pow(2).sum(-1)).mean()))
         new = v + stack.eps * u if stack.residual else u
         acc += _renorm_log(new, v)
         curve.append(float(acc.median()))
         v = _rescaled(new)
-    return JacobianProbe(kind, width, depth, stack.eps, acc.tolist(), curve, float(fwd.median()),
-                         sum(cosines) / max(len(cosines), 1), sum(ratios) / max(len(ratios), 1))
+    return JacobianProbe(
+        kind,
+        width,
+        depth,
+        stack.eps,
+        acc.tolist(),
+        curve,
+        float(fwd.median()),
+        sum(cosines) / max(len(cosines), 1),
+        sum(ratios) / max(len(ratios), 1),
+    )
 
 
 def _renorm_log(new: torch.Tensor, old: torch.Tensor) -> torch.Tensor:
@@ -191,9 +209,9 @@ def branch_jacobian_singular_values(width: int, hidden: int | None = None, seed:
     f = stack.blocks[0]
     dev = next(stack.parameters()).device
     gen = generator(seed + 1, dev)
-    x = torch.randn(width, generator=gen, device=dev, dtype=torch.float64)            # [m]
-    mask = (f.w1(x) > 0).double()                                                      # [h]
-    jac = f.w2.weight @ torch.diag(mask) @ f.w1.weight                                 # [m, m]
+    x = torch.randn(width, generator=gen, device=dev, dtype=torch.float64)  # [m]
+    mask = (f.w1(x) > 0).double()  # [h]
+    jac = f.w2.weight @ torch.diag(mask) @ f.w1.weight  # [m, m]
     return torch.linalg.svdvals(jac).tolist()
 
 
@@ -206,22 +224,25 @@ def orthogonal_cosines(width: int, samples: int = 256, seed: int = 0) -> dict[st
     positive_int("samples", samples)
     gen = generator(seed)
     q, r = torch.linalg.qr(torch.randn(width, width, generator=gen, dtype=torch.float64))
-    q = q * torch.sign(torch.diagonal(r))                                               # Haar measure
-    x = torch.randn(samples, width, generator=gen, dtype=torch.float64)                 # [S, m]
+    q = q * torch.sign(torch.diagonal(r))  # Haar measure
+    x = torch.randn(samples, width, generator=gen, dtype=torch.float64)  # [S, m]
     cos = torch.nn.functional.cosine_similarity
-    return {"random": float(cos(x, x @ q, dim=-1).abs().mean()),
-            "identity": float(cos(x, x @ torch.eye(width, dtype=torch.float64), dim=-1).abs().mean()),
-            "expected": math.sqrt(2 / (math.pi * width))}
+    return {
+        "random": float(cos(x, x @ q, dim=-1).abs().mean()),
+        "identity": float(cos(x, x @ torch.eye(width, dtype=torch.float64), dim=-1).abs().mean()),
+        "expected": math.sqrt(2 / (math.pi * width)),
+    }
 
 
 @dataclass
 class PlainMoments:
     """Per linear layer k = 1..2N of a plain stack (W1, W2 alternating), per-entry second moments."""
-    widths: list[int]             # d_0, d_1, …, d_2N (the dims between linear layers)
-    forward: list[float]          # E[x_k²] at the output of layer k, k = 0..2N
-    backward: list[float]         # E[(∂L/∂x_k)²], k = 0..2N (E[(∂L/∂x_2N)²] = 1)
+
+    widths: list[int]  # d_0, d_1, …, d_2N (the dims between linear layers)
+    forward: list[float]  # E[x_k²] at the output of layer k, k = 0..2N
+    backward: list[float]  # E[(∂L/∂x_k)²], k = 0..2N (E[(∂L/∂x_2N)²] = 1)
     predicted_backward: list[float]  # Π_{j>k} (fan-out_j / fan-in_j): the m/n rule
-    weight_grad: list[float]      # E[(∂L/∂W_k)²] per entry, k = 1..2N
+    weight_grad: list[float]  # E[(∂L/∂W_k)²] per entry, k = 1..2N
 
 
 def plain_moments(width: int, hidden: int, depth: int, *, batch: int, seed: int = 0, device=None) -> PlainMoments:
@@ -230,22 +251,27 @@ def plain_moments(width: int, hidden: int, depth: int, *, batch: int, seed: int 
     stack = build_stack("plain", width, depth, seed, hidden, device, torch.float64)
     dev = next(stack.parameters()).device
     gen = generator(seed + 1, dev)
-    x = torch.randn(batch, width, generator=gen, device=dev, dtype=torch.float64)   # [B, m]
+    x = torch.randn(batch, width, generator=gen, device=dev, dtype=torch.float64)  # [B, m]
     xs = [x.requires_grad_()]
     for f in stack.blocks:
-        xs.append(torch.relu(f.w1(xs[-1])))                                 # relu(x W1): [B, h]
+        xs.append(torch.relu(f.w1(xs[-1])))  # relu(x W1): [B, h]
         xs[-1].retain_grad()
-        xs.append(f.w2(xs[-1]))                                             # · W2: [B, m]
+        xs.append(f.w2(xs[-1]))  # · W2: [B, m]
         xs[-1].retain_grad()
     r = torch.randn(xs[-1].shape, generator=gen, device=dev, dtype=torch.float64)
     (xs[-1] * r).sum().backward()
     widths = [width] + [hidden, width] * depth
     pred = [1.0]
-    for k in range(len(widths) - 1, 0, -1):                               # layer k maps d_{k−1} → d_k
+    for k in range(len(widths) - 1, 0, -1):  # layer k maps d_{k−1} → d_k
         pred.append(pred[-1] * widths[k] / widths[k - 1])
     grads = [p.grad.pow(2).mean().item() for f in stack.blocks for p in (f.w1.weight, f.w2.weight)]
-    return PlainMoments(widths, [float(t.detach().pow(2).mean()) for t in xs],
-                        [float(t.grad.pow(2).mean()) for t in xs], pred[::-1], grads)
+    return PlainMoments(
+        widths,
+        [float(t.detach().pow(2).mean()) for t in xs],
+        [float(t.grad.pow(2).mean()) for t in xs],
+        pred[::-1],
+        grads,
+    )
 
 
 def branch_gradient_moment(width: int, hidden: int | None = None, *, batch: int) -> float:
@@ -304,7 +330,8 @@ def layer_gradients(kind: str, width: int, depth: int, *, batch: int, seed: int 
 class GradientSweep:
     """Experiment 1: one plain stack's per-layer moments, and ‖∇_θL‖² at init of every stack kind
     (median over seeds) against :func:`predicted_total_gradient`, per (kind, width, N)."""
-    moments: PlainMoments         # the plain stack width ↔ hidden, depth ``moment_depth``
+
+    moments: PlainMoments  # the plain stack width ↔ hidden, depth ``moment_depth``
     moment_width: int
     moment_hidden: int
     moment_depth: int
@@ -313,7 +340,7 @@ class GradientSweep:
     widths: tuple[int, ...]
     depths: tuple[int, ...]
     seeds: int
-    totals: dict[tuple, float]    # (kind, width, N) → median measured ‖∇_θL‖²
+    totals: dict[tuple, float]  # (kind, width, N) → median measured ‖∇_θL‖²
     predicted: dict[tuple, float]  # (kind, width, N) → mean-field prediction
 
     @property
@@ -329,22 +356,38 @@ def gradient_sweep(budget: Budget) -> GradientSweep:
     hidden = rb.moment_hidden_factor * width
     moments = plain_moments(width, hidden, depth, batch=rb.moment_batch)
     keys = [(k, w, n) for k in STACK_KINDS for w in rb.grad_widths for n in rb.grad_depths]
-    totals = {(k, w, n): float(np.median([sum(layer_gradients(k, w, n, batch=rb.grad_batch, seed=s))
-                                          for s in range(rb.grad_seeds)])) for k, w, n in keys}
+    totals = {
+        (k, w, n): float(
+            np.median([sum(layer_gradients(k, w, n, batch=rb.grad_batch, seed=s)) for s in range(rb.grad_seeds)])
+        )
+        for k, w, n in keys
+    }
     predicted = {(k, w, n): predicted_total_gradient(k, w, n, batch=rb.grad_batch) for k, w, n in keys}
-    return GradientSweep(moments, width, hidden, depth, rb.moment_batch, STACK_KINDS, rb.grad_widths, rb.grad_depths,
-                         rb.grad_seeds, totals, predicted)
+    return GradientSweep(
+        moments,
+        width,
+        hidden,
+        depth,
+        rb.moment_batch,
+        STACK_KINDS,
+        rb.grad_widths,
+        rb.grad_depths,
+        rb.grad_seeds,
+        totals,
+        predicted,
+    )
 
 
 @dataclass
 class GrowthSweep:
     """Experiment 2: Jacobian probes of every kind, width and depth, and the two checks of Su's
     premise at the widest width (one branch's singular values; cosines under an orthogonal matrix)."""
+
     widths: tuple[int, ...]
     depths: tuple[int, ...]
-    probes: dict[tuple, JacobianProbe]      # (width, kind, N) → probe
-    singular_values: list[float]            # ∂f/∂x of one branch at the widest width
-    orthogonal: dict[str, float]            # orthogonal_cosines at the widest width
+    probes: dict[tuple, JacobianProbe]  # (width, kind, N) → probe
+    singular_values: list[float]  # ∂f/∂x of one branch at the widest width
+    orthogonal: dict[str, float]  # orthogonal_cosines at the widest width
 
     @property
     def wide(self) -> int:
@@ -358,7 +401,11 @@ class GrowthSweep:
 def growth_sweep(budget: Budget) -> GrowthSweep:
     """Experiment 2 at the budget's sizes (width 1 gets ``width1_batch_factor`` × the probe batch)."""
     rb = budget.why_residuals
-    probes = {(w, k, n): jacobian_growth(k, w, n, batch=rb.probe_batch * (rb.width1_batch_factor if w == 1 else 1))
-              for w in rb.widths for k in STACK_KINDS for n in rb.depths}
+    probes = {
+        (w, k, n): jacobian_growth(k, w, n, batch=rb.probe_batch * (rb.width1_batch_factor if w == 1 else 1))
+        for w in rb.widths
+        for k in STACK_KINDS
+        for n in rb.depths
+    }
     wide = rb.widths[-1]
     return GrowthSweep(rb.widths, rb.depths, probes, branch_jacobian_singular_values(wide), orthogonal_cosines(wide))

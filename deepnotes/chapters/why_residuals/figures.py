@@ -1,21 +1,29 @@
 """Every figure of the chapter "Why residuals?": functions that take the measurements of
 ``experiments.py`` / ``training.py`` (or, for the slider, run them) and return a matplotlib Figure.
 Colours come from the book's one palette."""
+
 from __future__ import annotations
 
 import math
 
-from deepnotes.chapters.why_residuals.experiments import (EPS_NAMES, GradientSweep, GrowthSweep, JacobianProbe,
-                                                          jacobian_growth, label, predicted_log_growth)
+from deepnotes.chapters.why_residuals.experiments import (
+    EPS_NAMES,
+    GradientSweep,
+    GrowthSweep,
+    JacobianProbe,
+    jacobian_growth,
+    label,
+    predicted_log_growth,
+)
 from deepnotes.chapters.why_residuals.training import OPTIMIZERS, TransformerSweep, first_seed, mlp_run
-from deepnotes.show.cache import LIVE_RESULTS_KEPT, LRU
 from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.core.train import History
+from deepnotes.show.cache import LIVE_RESULTS_KEPT, LRU
 from deepnotes.show.palette import PALETTE
 
 LN10 = math.log(10)
-GROWTH_YLIM = (-1e3, 2e3)        # log10 axis of experiment 2: ε = 1's 2^N at N = 3000 fits; a stopped gradient at the bottom
-LOSS_TOP_FACTOR = 1.6            # loss curves clipped at this × the context-free plateau
+GROWTH_YLIM = (-1e3, 2e3)  # log10 axis of experiment 2: ε = 1's 2^N at N = 3000 fits; a stopped gradient at the bottom
+LOSS_TOP_FACTOR = 1.6  # loss curves clipped at this × the context-free plateau
 
 
 def loss_panel(ax, runs: dict, title: str = "", top_factor: float = LOSS_TOP_FACTOR) -> None:
@@ -28,16 +36,18 @@ def loss_panel(ax, runs: dict, title: str = "", top_factor: float = LOSS_TOP_FAC
         floor, unigram = hist.floor, hist.unigram
         top = top_factor * unigram
         text = label(kind)
-        if hist.losses and max(hist.losses) > top:           # drawn at the top edge where clipped
+        if hist.losses and max(hist.losses) > top:  # drawn at the top edge where clipped
             finite = [v for v in hist.losses if math.isfinite(v)]
             last = f", last {finite[-1]:.3g}" if finite and not hist.diverged else ""
             text += f" (clipped; max {max(hist.losses):.3g}{last})"
         if hist.diverged:
             text += f", diverged at step {hist.diverged_at}"
         ys = [min(v, top) for v in hist.losses]
-        line, = ax.plot(range(len(ys)), ys, lw=1, color=PALETTE.get(kind), label=text)
+        (line,) = ax.plot(range(len(ys)), ys, lw=1, color=PALETTE.get(kind), label=text)
         if hist.diverged:
-            ax.plot([hist.diverged_at], [ys[-1] if ys else top], "x", ms=9, mew=2, color=line.get_color(), clip_on=False)
+            ax.plot(
+                [hist.diverged_at], [ys[-1] if ys else top], "x", ms=9, mew=2, color=line.get_color(), clip_on=False
+            )
     if floor is not None:
         ax.axhline(floor, color="k", ls="--", lw=1, label=f"floor (entropy rate) {floor:.3f}")
         ax.axhline(unigram, color="k", ls=":", lw=1, label=f"context-free plateau {unigram:.3f}")
@@ -56,7 +66,7 @@ def gradient_panel(ax, runs: dict, title: str = "", xlabel: str = "layer l") -> 
     for kind, hist in runs.items():
         if not hist.grad_norms:
             continue
-        g0 = hist.grad_norms[0]                                          # [N]
+        g0 = hist.grad_norms[0]  # [N]
         pts = [(l, g) for l, g in enumerate(g0, start=1) if math.isfinite(g) and g > 0]
         text = label(kind) + (f" ({len(g0) - len(pts)} of {len(g0)} non-finite)" if len(pts) < len(g0) else "")
         ax.semilogy([l for l, _ in pts], [g for _, g in pts], color=PALETTE.get(kind), label=text)
@@ -71,6 +81,7 @@ def log10_axis(ax) -> None:
     """A vertical axis of log10 values that spans ε = 1's 2^N: linear within ±1, logarithmic beyond,
     ticks labelled with the log10 values themselves (100 means a factor 10^100)."""
     from matplotlib.ticker import FuncFormatter
+
     ax.set_yscale("symlog", linthresh=1)
     ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
 
@@ -82,6 +93,7 @@ def gradient_figure(sweep: GradientSweep):
     import matplotlib.pyplot as plt
 
     from deepnotes.show import plots
+
     pm, depths, widths = sweep.moments, sweep.depths, sweep.widths
     ratio = sweep.ratio
     fig, grid = plt.subplots(2, 2, figsize=(9.6, 6.6))
@@ -90,27 +102,54 @@ def gradient_figure(sweep: GradientSweep):
     ax_m.semilogy(k, pm.forward, "o-", ms=3, label="forward $E[x_k^2]$")
     ax_m.semilogy(k, pm.backward, "s-", ms=3, label=r"backward $E[\delta_k^2]$")
     ax_m.semilogy(k, pm.predicted_backward, "k--", lw=1, label="m/n rule")
-    ax_m.set_ylim(top=6 * max(pm.forward + pm.backward))                    # room for the legend above the curves
+    ax_m.set_ylim(top=6 * max(pm.forward + pm.backward))  # room for the legend above the curves
     ax_m.legend(fontsize=7, ncol=3, loc="upper center")
     ax_m.set_xlabel("layer k (W1, W2 alternate)")
     ax_m.set_ylabel("per-entry second moment")
     ax_m.set_title(f"plain, width {sweep.moment_width}↔{sweep.moment_hidden}, N = {sweep.moment_depth}", fontsize=9)
     for kind in sweep.kinds:
         for w, style in zip(widths, ("-", "--", ":")):
-            ax_r.loglog(depths, [ratio[(kind, w, n)] for n in depths], "o" + style, ms=3, color=PALETTE[kind],
-                        label=f"{label(kind)}, width {w}")
+            ax_r.loglog(
+                depths,
+                [ratio[(kind, w, n)] for n in depths],
+                "o" + style,
+                ms=3,
+                color=PALETTE[kind],
+                label=f"{label(kind)}, width {w}",
+            )
         ax = ax_1 if kind == "1" else ax_t
-        ax.loglog(depths, [sweep.totals[(kind, widths[-1], n)] for n in depths], "o-", color=PALETTE[kind],
-                  label=f"{label(kind)} measured")
-        ax.loglog(depths, [sweep.predicted[(kind, widths[-1], n)] for n in depths], "--", lw=1,
-                  color=PALETTE[kind], label="prediction")
+        ax.loglog(
+            depths,
+            [sweep.totals[(kind, widths[-1], n)] for n in depths],
+            "o-",
+            color=PALETTE[kind],
+            label=f"{label(kind)} measured",
+        )
+        ax.loglog(
+            depths,
+            [sweep.predicted[(kind, widths[-1], n)] for n in depths],
+            "--",
+            lw=1,
+            color=PALETTE[kind],
+            label="prediction",
+        )
     ax_r.axhline(1, color="k", lw=0.8)
-    plots.label_axes(ax_r, "depth N", "measured / mean-field prediction",
-                     r"$\|\nabla_\theta L\|^2$ against the derivation", legend=None)
+    plots.label_axes(
+        ax_r,
+        "depth N",
+        "measured / mean-field prediction",
+        r"$\|\nabla_\theta L\|^2$ against the derivation",
+        legend=None,
+    )
     ax_r.legend(fontsize=6, ncol=2)
     for ax, what in ((ax_t, "plain and small ε"), (ax_1, "ε = 1")):
-        plots.label_axes(ax, "depth N", r"$\|\nabla_\theta L\|^2$ at init",
-                         f"total squared gradient, width {widths[-1]}: {what}", legend=6)
+        plots.label_axes(
+            ax,
+            "depth N",
+            r"$\|\nabla_\theta L\|^2$ at init",
+            f"total squared gradient, width {widths[-1]}: {what}",
+            legend=6,
+        )
     fig.tight_layout()
     return fig
 
@@ -135,14 +174,15 @@ def growth_figure(sweep: GrowthSweep):
     """Experiment 2: per width, the median log10 ‖vJ‖²/‖v‖² of each stack kind against depth N
     (markers), the high-dimensional (1+ε²)^N (solid) and the one-dimensional (1+ε)^{2N} (dashed)."""
     from deepnotes.show import plots
+
     probes, widths, depths = sweep.probes, sweep.widths, sweep.depths
     kinds = sorted({kind for _, kind, _ in probes}, key=(("plain",) + EPS_NAMES).index)
     fig, axes = plots.new_figure(len(widths), width=3.7, height=3.2)
     for ax, width in zip(axes, widths):
         for kind in kinds:
             ys = [probes[(width, kind, n)].typical / LN10 for n in depths]
-            ys = [y if math.isfinite(y) else GROWTH_YLIM[0] for y in ys]     # a stopped gradient: drawn at the bottom
-            line, = ax.plot(depths, ys, "o", ms=4, color=PALETTE[kind], label=label(kind))
+            ys = [y if math.isfinite(y) else GROWTH_YLIM[0] for y in ys]  # a stopped gradient: drawn at the bottom
+            (line,) = ax.plot(depths, ys, "o", ms=4, color=PALETTE[kind], label=label(kind))
             pred = [predicted_log_growth(kind, n) for n in depths]
             ax.plot(depths, [p["high_d"] / LN10 for p in pred], "-", lw=1, color=line.get_color())
             if kind != "plain":
@@ -164,15 +204,20 @@ def training_figure(runs: dict[tuple, list[History]], budget: Budget):
     """The MLP runs (seed 0): one row per depth, one column per optimizer (``runs``: (N, optimizer,
     kind) → one History per seed)."""
     import matplotlib.pyplot as plt
+
     rb = budget.why_residuals
     runs = first_seed(runs)
     kinds = list(dict.fromkeys(kind for _, _, kind in runs))
-    fig, axes = plt.subplots(len(rb.train_depths), len(OPTIMIZERS), figsize=(9.6, 3.2 * len(rb.train_depths)),
-                             squeeze=False)
+    fig, axes = plt.subplots(
+        len(rb.train_depths), len(OPTIMIZERS), figsize=(9.6, 3.2 * len(rb.train_depths)), squeeze=False
+    )
     for i, n in enumerate(rb.train_depths):
         for j, opt in enumerate(OPTIMIZERS):
-            loss_panel(axes[i][j], {k: runs[(n, opt, k)] for k in kinds},
-                       title=f"N = {n}, width {rb.train_width}, {opt.upper()} (lr {rb.lrs[opt]:g}), seed 0")
+            loss_panel(
+                axes[i][j],
+                {k: runs[(n, opt, k)] for k in kinds},
+                title=f"N = {n}, width {rb.train_width}, {opt.upper()} (lr {rb.lrs[opt]:g}), seed 0",
+            )
     fig.tight_layout()
     return fig
 
@@ -180,6 +225,7 @@ def training_figure(runs: dict[tuple, list[History]], budget: Budget):
 def first_step_gradient_figure(runs: dict[tuple, list[History]], budget: Budget):
     """‖∂L/∂θ_l‖ per layer at step 0 of the deepest Adam runs (seed 0)."""
     from deepnotes.show import plots
+
     rb = budget.why_residuals
     runs = first_seed(runs)
     n_deep = rb.train_depths[-1]
@@ -193,11 +239,15 @@ def first_step_gradient_figure(runs: dict[tuple, list[History]], budget: Budget)
 def transformer_loss_figure(sweep: TransformerSweep):
     """Loss curves of the Transformers without normalization (seed 0), one panel per depth."""
     from deepnotes.show import plots
+
     runs = first_seed(sweep.runs)
     fig, axes = plots.new_figure(len(sweep.depths), width=4.8, height=3.4)
     for ax, n in zip(axes, sweep.depths):
-        loss_panel(ax, {k: runs[(n, k)] for k in sweep.kinds},
-                   title=f"Transformer, no norm, N = {n}, Adam {sweep.lr:g}, seed 0")
+        loss_panel(
+            ax,
+            {k: runs[(n, k)] for k in sweep.kinds},
+            title=f"Transformer, no norm, N = {n}, Adam {sweep.lr:g}, seed 0",
+        )
     fig.tight_layout()
     return fig
 
@@ -205,28 +255,35 @@ def transformer_loss_figure(sweep: TransformerSweep):
 def transformer_gradient_figure(sweep: TransformerSweep):
     """‖∂L/∂θ_l‖ per block at step 0 of the deepest Transformers (seed 0)."""
     from deepnotes.show import plots
+
     runs = first_seed(sweep.runs)
     n_tf = sweep.depths[-1]
     fig, (ax,) = plots.new_figure(1, width=5.5, height=3.0)
-    gradient_panel(ax, {k: runs[(n_tf, k)] for k in sweep.kinds}, f"Transformer, N = {n_tf}: gradients at init, seed 0",
-                   xlabel="block l")
+    gradient_panel(
+        ax,
+        {k: runs[(n_tf, k)] for k in sweep.kinds},
+        f"Transformer, N = {n_tf}: gradients at init, seed 0",
+        xlabel="block l",
+    )
     fig.tight_layout()
     return fig
 
 
-SPECTRUM_BINS = 40                   # histogram bins of log10 λ_io per panel
-ZERO_AT = -9                         # where exact zeros are drawn on the log10 λ axis (below every real value)
+SPECTRUM_BINS = 40  # histogram bins of log10 λ_io per panel
+ZERO_AT = -9  # where exact zeros are drawn on the log10 λ axis (below every real value)
 
 
 def spectrum_figure(spectra: dict, depths) -> object:
     """Histograms of log10 λ_io per style, one panel per depth; exact zeros (Post-LN's LayerNorms remove
     each token's mean direction) are drawn as a bar at ZERO_AT."""
-    from deepnotes.show import plots
     import numpy as np
+
+    from deepnotes.show import plots
+
     fig, axes = plots.new_figure(len(depths), width=4.8, height=3.2)
     for ax, n in zip(axes, depths):
         keys = [k for k in spectra if k[1] == n and k[0] != "rezero g=0"]
-        logs = {k: np.log10(np.maximum(spectra[k].singular, 10.0 ** ZERO_AT)) for k in keys}
+        logs = {k: np.log10(np.maximum(spectra[k].singular, 10.0**ZERO_AT)) for k in keys}
         lo = min(v.min() for v in logs.values())
         bins = np.linspace(lo, max(v.max() for v in logs.values()) + 1e-9, SPECTRUM_BINS)
         for (style, _), v in logs.items():
@@ -239,21 +296,25 @@ def spectrum_figure(spectra: dict, depths) -> object:
     return fig
 
 
-_PLAIN_RUNS = LRU(LIVE_RESULTS_KEPT)      # the slider's plain runs, by (budget, depth, width)
+_PLAIN_RUNS = LRU(LIVE_RESULTS_KEPT)  # the slider's plain runs, by (budget, depth, width)
 
 
 def slider_figure(depth: int, width: int, exponent: float, budget: Budget | None = None, progress: bool = False):
     """The slider: Jacobian growth of a residual stack with ε = N^{−p}, and a short Adam run of the
     MLP language model, plain against residual with that ε."""
     from deepnotes.show import plots
+
     budget = resolve_budget(budget)
     rb = budget.why_residuals
     probe = jacobian_growth(exponent, width, depth, batch=rb.probe_batch)
     key = (budget.name, depth, width)
-    plain = _PLAIN_RUNS.get_or_compute(          # the plain run does not depend on the exponent
-        key, lambda: mlp_run("plain", depth, budget, steps=rb.slider_steps, width=width, progress=progress))
-    runs = {"plain": plain,
-            exponent: mlp_run(exponent, depth, budget, steps=rb.slider_steps, width=width, progress=progress)}
+    plain = _PLAIN_RUNS.get_or_compute(  # the plain run does not depend on the exponent
+        key, lambda: mlp_run("plain", depth, budget, steps=rb.slider_steps, width=width, progress=progress)
+    )
+    runs = {
+        "plain": plain,
+        exponent: mlp_run(exponent, depth, budget, steps=rb.slider_steps, width=width, progress=progress),
+    }
     fig, (ax_j, ax_l) = plots.new_figure(2, width=3.8, height=2.8)
     growth_curves(ax_j, probe, f"N={depth}, width {width}, ε = N^-{exponent:g} = {probe.eps:.3g}")
     loss_panel(ax_l, runs, title=f"Adam lr {rb.lrs['adam']:g}, {rb.slider_steps} steps")
@@ -265,18 +326,28 @@ def paper_spectrum_figure(paper) -> object:
     """ReZero's figure at toy scale: histograms of log10 λ_io, the vanilla (Post-LN) Transformer per depth
     at init (left) and ReZero per training step (right, counts on a log axis: step 0 is one spike at 0);
     exact zeros are left out and counted in the legend."""
+    import numpy as np
+
     from deepnotes.chapters.why_residuals.spectrum import NULL_SINGULAR
     from deepnotes.show import plots
-    import numpy as np
+
     fig, (ax_v, ax_r) = plots.new_figure(2, width=3.6, height=3.0)
-    panels = ((ax_v, paper.vanilla, "N = {}", "vanilla (Post-LN) at init"),
-              (ax_r, paper.rezero, "step {}", f"ReZero, N = {paper.rezero_depth}, training"))
+    panels = (
+        (ax_v, paper.vanilla, "N = {}", "vanilla (Post-LN) at init"),
+        (ax_r, paper.rezero, "step {}", f"ReZero, N = {paper.rezero_depth}, training"),
+    )
     for ax, series, name, title in panels:
         for i, (key, values) in enumerate(sorted(series.items())):
             logs = np.log10([v for v in values if v >= NULL_SINGULAR])
             n_zero = len(values) - len(logs)
-            ax.hist(logs, bins=SPECTRUM_BINS, histtype="step", lw=1.5, color=f"C{i}",
-                    label=name.format(key) + (f" ({n_zero} zeros)" if n_zero else ""))
+            ax.hist(
+                logs,
+                bins=SPECTRUM_BINS,
+                histtype="step",
+                lw=1.5,
+                color=f"C{i}",
+                label=name.format(key) + (f" ({n_zero} zeros)" if n_zero else ""),
+            )
         ax.set_xlabel(r"log$_{10}$ λ$_{io}$")
         ax.set_ylabel("count")
         ax.set_title(title, fontsize=9)
@@ -291,4 +362,5 @@ def model_code():
     included, so the page shows what the experiments run): ``ResidualMLP.forward``."""
     from deepnotes.chapters.why_residuals.experiments import ResidualMLP
     from deepnotes.show.source import source_of
+
     return source_of(ResidualMLP.forward, "the chapter's stack: x ← x + ε·f(x) or, plain, x ← f(x)")

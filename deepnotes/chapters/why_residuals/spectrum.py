@@ -11,6 +11,7 @@ has singular values λ_io. Dynamical isometry is every λ_io ≈ 1: each input d
 neither vanished nor amplified. ReZero (x + g·F(x)) with every gate g = 0 is the identity, J = I
 exactly; like the authors' notebook we also set g = 0.1 to see a non-trivial spectrum.
 """
+
 from __future__ import annotations
 
 import copy
@@ -19,22 +20,24 @@ from dataclasses import dataclass
 
 import torch
 
-from deepnotes.core.config import Budget, device as default_device
-from deepnotes.core.models import Block
+from deepnotes.core.config import Budget
+from deepnotes.core.config import device as default_device
 from deepnotes.core.data import seeded
+from deepnotes.core.models import Block
 from deepnotes.core.validate import choice, positive_int
 
-SPECTRUM_STYLES = ("post", "pre", "rezero")       # the notebook's vanilla (Post-LN), pre-norm and ReZero
-NULL_SINGULAR = 1e-8                              # λ below this is an exact zero (float64 round-off)
+SPECTRUM_STYLES = ("post", "pre", "rezero")  # the notebook's vanilla (Post-LN), pre-norm and ReZero
+NULL_SINGULAR = 1e-8  # λ below this is an exact zero (float64 round-off)
 
 
 @dataclass(frozen=True)
 class Spectrum:
     """The singular values λ_io of one stack's input-output Jacobian, pooled over seeds."""
+
     style: str
     depth: int
-    gate: float | None            # ReZero's gate value (None for the LayerNorm stacks)
-    singular: tuple[float, ...]   # every λ_io of every seed, descending per seed
+    gate: float | None  # ReZero's gate value (None for the LayerNorm stacks)
+    singular: tuple[float, ...]  # every λ_io of every seed, descending per seed
 
     def near_one(self, factor: float = 2.0) -> float:
         """Fraction of λ_io within ``factor`` of one: 1/factor ≤ λ ≤ factor."""
@@ -70,10 +73,10 @@ def io_jacobian(stack: torch.nn.Module, x0: torch.Tensor) -> torch.Tensor:
     (row i of the output's identity seeds copy i's gradient)."""
     T, d = x0.shape
     n = T * d
-    copies = x0.reshape(1, n).repeat(n, 1).requires_grad_(True)      # [T·d, T·d]
-    out = stack(copies.reshape(n, T, d)).reshape(n, n)                 # copy i → vec(F(x_0))
+    copies = x0.reshape(1, n).repeat(n, 1).requires_grad_(True)  # [T·d, T·d]
+    out = stack(copies.reshape(n, T, d)).reshape(n, n)  # copy i → vec(F(x_0))
     out.backward(torch.eye(n, dtype=out.dtype, device=out.device))
-    return copies.grad                                                 # [T·d, T·d]: row i = ∂out_i/∂x_0
+    return copies.grad  # [T·d, T·d]: row i = ∂out_i/∂x_0
 
 
 def spectrum(budget: Budget, style: str, depth: int, gate: float = 0.0, device=None) -> Spectrum:
@@ -84,7 +87,7 @@ def spectrum(budget: Budget, style: str, depth: int, gate: float = 0.0, device=N
     for seed in range(sub.jacobian_seeds):
         with seeded(seed):
             stack = encoder_stack(budget, style, depth, gate).to(device)
-            x0 = torch.randn(sub.jacobian_tokens, budget.d_model, dtype=torch.float64).to(device)   # [T, d]
+            x0 = torch.randn(sub.jacobian_tokens, budget.d_model, dtype=torch.float64).to(device)  # [T, d]
         values += torch.linalg.svdvals(io_jacobian(stack, x0)).cpu().tolist()
     return Spectrum(style, depth, gate if style == "rezero" else None, tuple(values))
 
@@ -93,8 +96,11 @@ def jacobian_spectra(budget: Budget, device=None) -> dict[tuple[str, int], Spect
     """Every style of SPECTRUM_STYLES at every depth of ``budget.why_residuals.jacobian_depths``
     (ReZero with the notebook's gate), plus ReZero with g = 0 (the identity) at the deepest."""
     sub = budget.why_residuals
-    out = {(style, n): spectrum(budget, style, n, sub.jacobian_gate, device)
-           for n in sub.jacobian_depths for style in SPECTRUM_STYLES}
+    out = {
+        (style, n): spectrum(budget, style, n, sub.jacobian_gate, device)
+        for n in sub.jacobian_depths
+        for style in SPECTRUM_STYLES
+    }
     deepest = max(sub.jacobian_depths)
     out[("rezero g=0", deepest)] = spectrum(budget, "rezero", deepest, 0.0, device)
     return out
@@ -102,10 +108,12 @@ def jacobian_spectra(budget: Budget, device=None) -> dict[tuple[str, int], Spect
 
 # ---- the paper's own setting: its figure's depths, and ReZero during training -------------------------
 
+
 def log10_quartiles(values) -> tuple[float, float, float]:
     """(first quartile, median, third quartile) of log10 λ over the non-zero λ_io (at least NULL_SINGULAR):
     where a histogram of log λ_io (the paper's plot) sits and how wide it is."""
     import numpy as np
+
     logs = np.log10([s for s in values if s >= NULL_SINGULAR])
     q1, med, q3 = np.percentile(logs, (25, 50, 75))
     return float(q1), float(med), float(q3)
@@ -122,7 +130,7 @@ def model_spectrum(model: torch.nn.Module, budget: Budget, seed: int = 0) -> tup
     blocks = copy.deepcopy(torch.nn.Sequential(*model.blocks)).double()
     gen = torch.Generator().manual_seed(seed)
     x0 = torch.randn(budget.why_residuals.jacobian_tokens, budget.d_model, generator=gen, dtype=torch.float64)
-    x0 = x0.to(next(blocks.parameters()).device)                                         # [T, d]
+    x0 = x0.to(next(blocks.parameters()).device)  # [T, d]
     return tuple(torch.linalg.svdvals(io_jacobian(blocks, x0)).cpu().tolist())
 
 
@@ -130,8 +138,9 @@ def model_spectrum(model: torch.nn.Module, budget: Budget, seed: int = 0) -> tup
 class PaperSpectra:
     """ReZero's figure at toy scale: the vanilla (Post-LN) Transformer's λ_io at init per depth, and
     ReZero's at ``rezero_depth`` after each number of training steps (its gates start at 0)."""
-    vanilla: dict[int, tuple[float, ...]]          # depth → λ_io, pooled over seeds
-    rezero: dict[int, tuple[float, ...]]           # training steps → λ_io
+
+    vanilla: dict[int, tuple[float, ...]]  # depth → λ_io, pooled over seeds
+    rezero: dict[int, tuple[float, ...]]  # training steps → λ_io
     rezero_depth: int
     lr: float
 
@@ -143,22 +152,32 @@ def paper_spectra(budget: Budget, device=None) -> PaperSpectra:
     0: J = I); a run of k steps is the first k steps of the longest (same seed, same data, no schedule)."""
     from deepnotes.core.data import MarkovLanguage
     from deepnotes.core.engine import export_member, stack_of
-    from deepnotes.core.train import train_ensemble
     from deepnotes.core.models import build_model
+    from deepnotes.core.train import train_ensemble
+
     sub = budget.why_residuals
     device = device or default_device()
-    vanilla = {n: tuple(v for seed in range(sub.jacobian_seeds)
-                        for v in model_spectrum(build_model(budget.model_config(n, norm="post"), seed=seed, device=device),
-                                                budget, seed))
-               for n in sub.paper_jacobian_depths}
+    vanilla = {
+        n: tuple(
+            v
+            for seed in range(sub.jacobian_seeds)
+            for v in model_spectrum(
+                build_model(budget.model_config(n, norm="post"), seed=seed, device=device), budget, seed
+            )
+        )
+        for n in sub.paper_jacobian_depths
+    }
     deep = max(sub.paper_jacobian_depths)
     rezero = {}
     for steps in sub.paper_rezero_steps:
         model = build_model(budget.model_config(deep, norm="rezero"), seed=0, device=device)
-        if steps:                      # trained on the engine from these weights, then read back
+        if steps:  # trained on the engine from these weights, then read back
             stack = stack_of([model], [0])
-            train_ensemble(stack, MarkovLanguage(budget.vocab_size, seed=0),
-                           [budget.train_config("adam", sub.transformer_lr, steps)])
+            train_ensemble(
+                stack,
+                MarkovLanguage(budget.vocab_size, seed=0),
+                [budget.train_config("adam", sub.transformer_lr, steps)],
+            )
             model = export_member(stack, 0)
         rezero[steps] = model_spectrum(model, budget)
     return PaperSpectra(vanilla, rezero, deep, sub.transformer_lr)

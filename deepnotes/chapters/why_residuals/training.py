@@ -10,6 +10,7 @@ the engine's one-sublayer block with its biases held at 0 and the branch weight 
 not trained (:func:`mlp_config`, :func:`start_mlp`), the Transformers as :func:`build_transformer`
 builds them (:func:`start_transformer`). Runs of one depth and optimizer train as one ensemble.
 """
+
 from __future__ import annotations
 
 import functools
@@ -31,7 +32,7 @@ from deepnotes.core.train import History, train_many
 from deepnotes.core.validate import choice, given, positive_int
 from deepnotes.core.workers import default_workers
 
-OPTIMIZERS = ("adam", "sgd")          # the MLP runs: every kind and depth under both
+OPTIMIZERS = ("adam", "sgd")  # the MLP runs: every kind and depth under both
 
 
 class MLPLanguageModel(nn.Module):
@@ -55,10 +56,10 @@ class MLPLanguageModel(nn.Module):
         return self.stack.blocks
 
     def hidden(self, tokens: torch.Tensor) -> torch.Tensor:
-        return self.stack(self.embed(tokens))                      # [B, T, d]
+        return self.stack(self.embed(tokens))  # [B, T, d]
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
-        return self.head(self.hidden(tokens))                      # [B, T, V]
+        return self.head(self.hidden(tokens))  # [B, T, V]
 
     def loss(self, tokens: torch.Tensor) -> torch.Tensor:
         """Next-token cross-entropy (nats) over positions 1..T−1."""
@@ -70,14 +71,16 @@ def _config(budget: Budget, optimizer: str, lr: float | None, steps: int, seed: 
     return budget.train_config(optimizer, given(lr, lrs[choice("optimizer", optimizer, lrs)]), steps, seed=seed)
 
 
-def build_lm(kind, depth: int, budget: Budget, width: int | None = None, seed: int = 0, device=None) -> MLPLanguageModel:
+def build_lm(
+    kind, depth: int, budget: Budget, width: int | None = None, seed: int = 0, device=None
+) -> MLPLanguageModel:
     """The budget's MLP language model of ``kind`` at ``depth``, initialized from ``seed``."""
     with seeded(seed):
         model = MLPLanguageModel(budget.vocab_size, given(width, budget.why_residuals.train_width), depth, kind)
     return model.to(device or default_device())
 
 
-MLP_WEIGHTS = ("fc1_w", "fc2_w")             # W1ᵀ and W2ᵀ of every block: what the MLP has and trains
+MLP_WEIGHTS = ("fc1_w", "fc2_w")  # W1ᵀ and W2ᵀ of every block: what the MLP has and trains
 MLP_FROZEN = ("fc1_b", "fc2_b", "ffn_gate")  # the engine block's biases (held at 0) and gate (held at ε)
 
 
@@ -86,8 +89,16 @@ def mlp_config(kind, depth: int, budget: Budget, width: int | None = None) -> Mo
     no LayerNorm; ``plain`` is the style x ← f(x), an ε rule the style x ← x + g·f(x) whose gate g
     :func:`start_mlp` sets to ε and nothing trains."""
     width = positive_int("width", given(width, budget.why_residuals.train_width))
-    return ModelConfig(n_layers=depth, d_model=width, n_heads=1, d_ff=width, vocab_size=budget.vocab_size,
-                       norm="plain" if kind == "plain" else "rezero", block="mlp", activation="relu")
+    return ModelConfig(
+        n_layers=depth,
+        d_model=width,
+        n_heads=1,
+        d_ff=width,
+        vocab_size=budget.vocab_size,
+        norm="plain" if kind == "plain" else "rezero",
+        block="mlp",
+        activation="relu",
+    )
 
 
 @torch.no_grad()
@@ -96,11 +107,11 @@ def start_mlp(kind, depth: int, width: int, vocab_size: int, seed: int, stack: S
     ``seed``: its embedding, W1ᵀ, W2ᵀ and head copied in, the block biases 0, the gate ε (residual kinds)."""
     with seeded(seed):
         model = MLPLanguageModel(vocab_size, width, depth, kind)
-    stack.member("embed", k).copy_(model.embed.weight)                         # [V, d]
-    stack.member("fc1_w", k).copy_(torch.stack([b.w1.weight.T for b in model.blocks]))   # [N, d, hidden]
-    stack.member("fc2_w", k).copy_(torch.stack([b.w2.weight.T for b in model.blocks]))   # [N, hidden, d]
-    stack.member("head_w", k).copy_(model.head.weight.T)                       # [d, V]
-    stack.member("head_b", k).copy_(model.head.bias.view(1, -1))               # [1, V]
+    stack.member("embed", k).copy_(model.embed.weight)  # [V, d]
+    stack.member("fc1_w", k).copy_(torch.stack([b.w1.weight.T for b in model.blocks]))  # [N, d, hidden]
+    stack.member("fc2_w", k).copy_(torch.stack([b.w2.weight.T for b in model.blocks]))  # [N, hidden, d]
+    stack.member("head_w", k).copy_(model.head.weight.T)  # [d, V]
+    stack.member("head_b", k).copy_(model.head.bias.view(1, -1))  # [1, V]
     for name in ("fc1_b", "fc2_b"):
         stack.member(name, k).zero_()
     if kind != "plain":
@@ -117,16 +128,30 @@ def mlp_runs(settings: list[tuple], budget: Budget, device=None, progress: bool 
     the config's), as few ensembles as the settings allow, on the machine's workers."""
     device = device or default_device()
     return train_many(
-        [mlp_config(kind, n, budget, w) for kind, n, w, _ in settings], [cfg for *_, cfg in settings],
+        [mlp_config(kind, n, budget, w) for kind, n, w, _ in settings],
+        [cfg for *_, cfg in settings],
         [MarkovLanguage(budget.vocab_size, seed=cfg.seed) for *_, cfg in settings],
         inits=[functools.partial(start_mlp, kind, n, w, budget.vocab_size, cfg.seed) for kind, n, w, cfg in settings],
-        frozen=MLP_FROZEN, device=device, progress=progress, workers=default_workers(device),
-        trackers=functools.partial(_mlp_trackers, every_for(settings[0][3].steps, budget.why_residuals.track_points)))
+        frozen=MLP_FROZEN,
+        device=device,
+        progress=progress,
+        workers=default_workers(device),
+        trackers=functools.partial(_mlp_trackers, every_for(settings[0][3].steps, budget.why_residuals.track_points)),
+    )
 
 
-def mlp_run(kind: str, depth: int, budget: Budget | None = None, optimizer: str = "adam", lr: float | None = None,
-            steps: int | None = None, width: int | None = None, seed: int = 0, device=None,
-            progress: bool = False) -> History:
+def mlp_run(
+    kind: str,
+    depth: int,
+    budget: Budget | None = None,
+    optimizer: str = "adam",
+    lr: float | None = None,
+    steps: int | None = None,
+    width: int | None = None,
+    seed: int = 0,
+    device=None,
+    progress: bool = False,
+) -> History:
     """Train the MLP language model of ``kind`` ("plain" or an ε rule) at ``depth``."""
     budget = resolve_budget(budget)
     cfg = _config(budget, optimizer, lr, given(steps, budget.why_residuals.train_steps), seed)
@@ -134,19 +159,21 @@ def mlp_run(kind: str, depth: int, budget: Budget | None = None, optimizer: str 
 
 
 @torch.no_grad()
-def token_cosines(kind, depth: int, budget: Budget | None = None, width: int | None = None, seed: int = 0,
-                  device=None) -> tuple[float, float]:
+def token_cosines(
+    kind, depth: int, budget: Budget | None = None, width: int | None = None, seed: int = 0, device=None
+) -> tuple[float, float]:
     """At initialization, the mean cosine between the final hidden states of the V different tokens
     (what the head must tell apart), measured and predicted from each pair's embedding cosine by
     :func:`.experiments.predicted_cosine`. Returns (measured, predicted)."""
     model = build_lm(kind, depth, resolve_budget(budget), width, seed, device)
-    tokens = torch.arange(model.head.out_features, device=next(model.parameters()).device)   # all V tokens
-    x0, xn = model.embed(tokens), model.hidden(tokens)                   # [V, d] each
+    tokens = torch.arange(model.head.out_features, device=next(model.parameters()).device)  # all V tokens
+    x0, xn = model.embed(tokens), model.hidden(tokens)  # [V, d] each
 
     def cosines(x):
         x = F.normalize(x.double(), dim=-1)
-        c = x @ x.T                                                      # [V, V]
+        c = x @ x.T  # [V, V]
         return c[~torch.eye(len(x), dtype=torch.bool, device=c.device)]
+
     pred = [predicted_cosine(kind, depth, float(c)) for c in cosines(x0)]
     return float(cosines(xn).mean()), sum(pred) / len(pred)
 
@@ -176,8 +203,9 @@ def build_transformer(kind: str, depth: int, budget: Budget | None = None, seed:
     :func:`forward_stable_init`) or an ε rule (x ← x + F(x) with the branch weights, v and out, fc1
     and fc2, initialized with gain β = √ε, so every branch starts as ε·F: ReLU and attention's value
     path are linear in each)."""
-    model = build_model(transformer_config(kind, depth, resolve_budget(budget)), seed=seed,
-                        device=device or default_device())
+    model = build_model(
+        transformer_config(kind, depth, resolve_budget(budget)), seed=seed, device=device or default_device()
+    )
     if kind == "plain":
         with seeded(seed):
             forward_stable_init(model)
@@ -205,16 +233,30 @@ def transformer_runs(settings: list[tuple], budget: Budget, device=None, progres
     device = device or default_device()
     cfgs = [transformer_config(kind, n, budget) for kind, n, _ in settings]
     return train_many(
-        cfgs, [cfg for *_, cfg in settings], [MarkovLanguage(budget.vocab_size, seed=cfg.seed) for *_, cfg in settings],
+        cfgs,
+        [cfg for *_, cfg in settings],
+        [MarkovLanguage(budget.vocab_size, seed=cfg.seed) for *_, cfg in settings],
         inits=[functools.partial(start_transformer, kind, mc, cfg.seed) for (kind, _, cfg), mc in zip(settings, cfgs)],
-        device=device, progress=progress, workers=default_workers(device),
-        trackers=functools.partial(_transformer_trackers, every_for(settings[0][2].steps,
-                                                                    budget.why_residuals.track_points)))
+        device=device,
+        progress=progress,
+        workers=default_workers(device),
+        trackers=functools.partial(
+            _transformer_trackers, every_for(settings[0][2].steps, budget.why_residuals.track_points)
+        ),
+    )
 
 
-def transformer_run(kind: str, depth: int, budget: Budget | None = None, optimizer: str = "adam",
-                    lr: float | None = None, steps: int | None = None, seed: int = 0, device=None,
-                    progress: bool = False) -> History:
+def transformer_run(
+    kind: str,
+    depth: int,
+    budget: Budget | None = None,
+    optimizer: str = "adam",
+    lr: float | None = None,
+    steps: int | None = None,
+    seed: int = 0,
+    device=None,
+    progress: bool = False,
+) -> History:
     """Train :func:`build_transformer`'s model of ``kind`` at ``depth`` on the Markov language."""
     budget = resolve_budget(budget)
     cfg = _config(budget, optimizer, lr, given(steps, budget.why_residuals.train_steps), seed)
@@ -222,7 +264,9 @@ def transformer_run(kind: str, depth: int, budget: Budget | None = None, optimiz
 
 
 @torch.no_grad()
-def position_cosine(kind: str, depth: int, budget: Budget | None = None, seed: int = 0, device=None) -> tuple[float, float]:
+def position_cosine(
+    kind: str, depth: int, budget: Budget | None = None, seed: int = 0, device=None
+) -> tuple[float, float]:
     """At initialization, the mean cosine between the hidden states of different positions of the
     same sequence, at the input x_0 and at the output x_N: (cos_0, cos_N). Pure attention stacks
     drive it to 1 (the rank collapse of Dong et al., 2021), leaving the head nothing to tell apart."""
@@ -230,14 +274,17 @@ def position_cosine(kind: str, depth: int, budget: Budget | None = None, seed: i
     model = build_transformer(kind, depth, budget, seed, device)
     dev = next(model.parameters()).device
     gen = generator(seed)
-    tokens = MarkovLanguage(budget.vocab_size, seed=seed).sample(budget.batch_size, budget.seq_len, gen).to(dev)  # [B, T]
+    tokens = (
+        MarkovLanguage(budget.vocab_size, seed=seed).sample(budget.batch_size, budget.seq_len, gen).to(dev)
+    )  # [B, T]
     _, stream = model.hidden(tokens, return_stream=True)
 
-    def mean_cos(x):                                                   # x: [B, T, d]
+    def mean_cos(x):  # x: [B, T, d]
         x = F.normalize(x.double(), dim=-1)
-        c = x @ x.transpose(1, 2)                                      # [B, T, T]
+        c = x @ x.transpose(1, 2)  # [B, T, T]
         off = ~torch.eye(x.size(1), dtype=torch.bool, device=c.device)
         return float(c[:, off].mean())
+
     return mean_cos(stream[0]), mean_cos(stream[-1])
 
 
@@ -248,17 +295,23 @@ def outcome(hist: History) -> str:
     return f"learned {hist.fraction_learned():.3g}"
 
 
-
-
 def train_sweep(budget: Budget, progress: bool = False) -> dict[tuple, list[History]]:
     """The MLP language models of every kind at the budget's ``train_depths`` under both optimizers,
     from ``train_seeds`` seeds each (initialization and data stream): (N, optimizer, kind) → one
     History per seed."""
     rb = budget.why_residuals
-    keys = [(n, opt, kind, s) for n in rb.train_depths for opt in OPTIMIZERS for kind in STACK_KINDS
-            for s in range(rb.train_seeds)]
-    hists = mlp_runs([(kind, n, rb.train_width, _config(budget, opt, None, rb.train_steps, s)) for n, opt, kind, s in keys],
-                     budget, progress=progress)
+    keys = [
+        (n, opt, kind, s)
+        for n in rb.train_depths
+        for opt in OPTIMIZERS
+        for kind in STACK_KINDS
+        for s in range(rb.train_seeds)
+    ]
+    hists = mlp_runs(
+        [(kind, n, rb.train_width, _config(budget, opt, None, rb.train_steps, s)) for n, opt, kind, s in keys],
+        budget,
+        progress=progress,
+    )
     out: dict[tuple, list[History]] = {}
     for (n, opt, kind, _), h in zip(keys, hists, strict=True):
         out.setdefault((n, opt, kind), []).append(h)
@@ -272,17 +325,20 @@ def first_seed(runs: dict[tuple, list[History]]) -> dict[tuple, History]:
 
 def token_cosine_sweep(budget: Budget) -> dict[tuple, tuple[float, float]]:
     """:func:`token_cosines` at every (N, kind) of the training runs: (N, kind) → (measured, predicted)."""
-    return {(n, kind): token_cosines(kind, n, budget) for n in budget.why_residuals.train_depths for kind in STACK_KINDS}
+    return {
+        (n, kind): token_cosines(kind, n, budget) for n in budget.why_residuals.train_depths for kind in STACK_KINDS
+    }
 
 
 @dataclass
 class TransformerSweep:
     """The Transformer variant: Adam runs and the position cosines at init, per (N, kind)."""
+
     depths: tuple[int, ...]
     kinds: tuple[str, ...]
     lr: float
-    runs: dict[tuple, list[History]]                # (N, kind) → one History per seed
-    cosines: dict[tuple, tuple[float, float]]       # (N, kind) → (cos at x_0, cos at x_N)
+    runs: dict[tuple, list[History]]  # (N, kind) → one History per seed
+    cosines: dict[tuple, tuple[float, float]]  # (N, kind) → (cos at x_0, cos at x_N)
 
 
 def transformer_sweep(budget: Budget, progress: bool = False) -> TransformerSweep | None:
@@ -292,8 +348,11 @@ def transformer_sweep(budget: Budget, progress: bool = False) -> TransformerSwee
     if not rb.transformer_depths:
         return None
     keys = [(n, kind, s) for n in rb.transformer_depths for kind in STACK_KINDS for s in range(rb.train_seeds)]
-    hists = transformer_runs([(kind, n, _config(budget, "adam", rb.transformer_lr, rb.train_steps, s))
-                              for n, kind, s in keys], budget, progress=progress)
+    hists = transformer_runs(
+        [(kind, n, _config(budget, "adam", rb.transformer_lr, rb.train_steps, s)) for n, kind, s in keys],
+        budget,
+        progress=progress,
+    )
     runs: dict[tuple, list[History]] = {}
     for (n, kind, _), h in zip(keys, hists, strict=True):
         runs.setdefault((n, kind), []).append(h)

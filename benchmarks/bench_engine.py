@@ -323,7 +323,10 @@ def main() -> None:
             f"engine, K = 1, torch.compile   {c * 1e3:10.1f} ms/step after a first step of {first:.1f} s "
             f"(compile included); pays off after {first / max(e - c, 1e-9):.0f} steps"
             if c < e
-            else f"engine, K = 1, torch.compile   {c * 1e3:10.1f} ms/step (first step {first:.1f} s): slower, never pays off"
+            else (
+                f"engine, K = 1, torch.compile   {c * 1e3:10.1f} ms/step "
+                f"(first step {first:.1f} s): slower, never pays off"
+            )
         )
     if args.memory:
         limit_mb, depths = 2048, [1000, 2000, 3000, 4000]

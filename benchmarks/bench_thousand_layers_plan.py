@@ -4,8 +4,8 @@ every point's fractions learned.
 
     python benchmarks/bench_thousand_layers_plan.py [STEPS] [WORKERS] [BUDGET]
 
-(default: the budget's steps; the chapter's default workers: 2 on a 2-core CPU, 1 on CUDA). Time it alone: a second torch job on
-2 cores slows both. Results: ``benchmarks/RESULTS.md``.
+(default: the budget's steps; the chapter's default workers: 2 on a 2-core CPU, 1 on CUDA). Time it alone: a
+second torch job on 2 cores slows both. Results: ``benchmarks/RESULTS.md``.
 """
 
 from __future__ import annotations
@@ -32,7 +32,8 @@ def main() -> None:
         print(f"depth {n:5d}  members {members:2d}  {seconds:7.1f} s  {seconds / steps:.3f} s per step")
     layers = sum(r.depth for r in ex.plan(budget))
     print(
-        f"thousand_layers plan ({budget.name}, {default_device()}) at {steps} steps: {len(ex.plan(budget))} runs, {layers} member-layers, {total:.1f} s "
+        f"thousand_layers plan ({budget.name}, {default_device()}) "
+        f"at {steps} steps: {len(ex.plan(budget))} runs, {layers} member-layers, {total:.1f} s "
         f"({total / (layers * steps) * 1e6:.2f} µs per member-layer-step)"
     )
     window = budget.thousand_layers.loss_window

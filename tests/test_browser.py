@@ -119,7 +119,8 @@ def test_chapter_renders_and_its_slider_works_without_a_kernel(browser, server, 
 # painted behind it (alpha-blended up from the first opaque ancestor). Returns the count and the worst.
 CONTRAST = """(sel) => {
   const parse = s => { const m = s.match(/rgba?\\(([^)]+)\\)/); if (!m) return null;
-    const p = m[1].split(/[\\s,\\/]+/).filter(Boolean).map(Number); return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1]; };
+    const p = m[1].split(/[\\s,\\/]+/).filter(Boolean).map(Number);
+    return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1]; };
   const lum = c => { const f = v => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
     return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]); };
   const blend = (top, bottom, a) => [0, 1, 2].map(i => top[i] * a + bottom[i] * (1 - a));
@@ -127,7 +128,8 @@ CONTRAST = """(sel) => {
     for (let e = el; e; e = e.parentElement) { const c = parse(getComputedStyle(e).backgroundColor);
       if (c && c[3] > 0) { layers.push(c); if (c[3] >= 1) break; } }
     let bg = [255, 255, 255]; for (const c of layers.reverse()) bg = blend(c, bg, c[3]); return bg; };
-  const opacity = el => { let o = 1; for (let e = el; e; e = e.parentElement) o *= Number(getComputedStyle(e).opacity); return o; };
+  const opacity = el => { let o = 1;
+    for (let e = el; e; e = e.parentElement) o *= Number(getComputedStyle(e).opacity); return o; };
   const out = [];
   for (const el of document.querySelectorAll(sel)) {
     if (el.offsetParent === null || ![...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim())) continue;

@@ -63,7 +63,8 @@ def test_notebook_cells_only_call_their_package(path):
 
 def typed_statuses(src: str) -> list[str]:
     """Calls whose verdict status is typed, not computed: check_true with a literal or positional
-    ``ok``, check_graded with a literal ``holds`` or ``approx``, and Verdict(...) given HOLDS/APPROX/WRONG or a string as its status."""
+    ``ok``, check_graded with a literal ``holds`` or ``approx``, and Verdict(...) given HOLDS/APPROX/WRONG or a string
+    as its status."""
     found = []
     for node in ast.walk(ast.parse(src)):
         if not isinstance(node, ast.Call):

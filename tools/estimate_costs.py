@@ -67,7 +67,8 @@ def main(argv: list[str] | None = None) -> None:
                 plan = estimate.chapter_plan(chapter, budget)
                 for work in sorted(plan, key=lambda w: -estimate.T4.seconds(w.count()))[: args.items]:
                     print(
-                        f"|   | {estimate.format_seconds(estimate.T4.seconds(work.count()))} on the T4: {_short(work)} | | | | |"
+                        f"|   | {estimate.format_seconds(estimate.T4.seconds(work.count()))} "
+                        f"on the T4: {_short(work)} | | | | |"
                     )
         print(f"| {name} | **all** | | | {estimate.format_seconds(totals[0])} | {estimate.format_seconds(totals[1])} |")
 

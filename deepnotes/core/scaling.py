@@ -3,8 +3,8 @@
 Notation: N residual blocks (a Transformer block = one attention + one FFN sublayer, so 2N
 sublayers), K parameter matrices per block, η the learning rate, α the skip-path weight of
 DeepNorm (x_{l+1} = LN(α·x_l + F(x_l))), β (written λ in Su's articles) the init gain of the
-v/out-projection and FFN weights. ``deepnotes.core.derive`` and the chapters' ``derive`` modules derive each of these with SymPy and the
-tests check that both agree.
+v/out-projection and FFN weights. ``deepnotes.core.derive`` and the chapters' ``derive`` modules derive each of these
+with SymPy and the tests check that both agree.
 """
 
 from __future__ import annotations

@@ -239,7 +239,8 @@ ITEMS = (
         "main",
         "初步结论",
         "qualitative",
-        "Another solution 2, α = (2N)^{1/2}, λ = 1: the relative step shrinks by (2N)^{-1/2}; learning may be very slow",
+        "Another solution 2, α = (2N)^{1/2}, λ = 1: "
+        "the relative step shrinks by (2N)^{-1/2}; learning may be very slow",
         MAG,
     ),
     Item(
@@ -486,7 +487,10 @@ ITEMS = (
         "qualitative",
         "Pre-LN: the identity path is untouched by LayerNorm, so gradients propagate more stably",
         PP,
-        not_checked="the book measures Pre-LN's per-block gradients (Post-Norm vs Pre-Norm: Xiong et al.'s Fig. 3 rows) but has no verdict on this sentence itself",
+        not_checked=(
+            "the book measures Pre-LN's per-block gradients (Post-Norm vs Pre-Norm: "
+            "Xiong et al.'s Fig. 3 rows) but has no verdict on this sentence itself"
+        ),
     ),
     Item(
         "eq. (23)",

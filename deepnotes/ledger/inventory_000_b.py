@@ -45,7 +45,10 @@ ITEMS = (
         "scaling",
         "The factor λ_q λ_k acts like a softmax temperature, yet the softmax-weighted average stays O(1)",
         "magnitude_decomposition",
-        not_checked="the temperature reading is an analogy; the book measures its consequence, small ∂L/∂λ_q, ∂L/∂λ_k next to ∂L/∂λ_v, ∂L/∂λ_o (magnitude chapter, Experiment 1), not the sentence",
+        not_checked=(
+            "the temperature reading is an analogy; the book measures its consequence, small ∂L/∂λ_q, "
+            "∂L/∂λ_k next to ∂L/∂λ_v, ∂L/∂λ_o (magnitude chapter, Experiment 1), not the sentence"
+        ),
     ),
     Item(
         "eq. (40)",
@@ -62,7 +65,10 @@ ITEMS = (
         "scaling",
         "Since v_i = x_i U_v with U_v orthogonal, ‖v‖ = O(‖x‖) = O(1) after LayerNorm",
         "magnitude_decomposition",
-        not_checked="not measured separately; the magnitude chapter's orthogonality verdict shows how far a Xavier U is from orthogonal",
+        not_checked=(
+            "not measured separately; the magnitude chapter's orthogonality "
+            "verdict shows how far a Xavier U is from orthogonal"
+        ),
     ),
     Item(
         "eq. (41)",
@@ -87,7 +93,8 @@ ITEMS = (
         "annotated",
         "8.1",
         "scaling",
-        "Each parameter's gradient is O(λ/α), and an N-layer network has 2NK parameters (K per attention, K per FFN sublayer)",
+        "Each parameter's gradient is O(λ/α), and an N-layer network "
+        "has 2NK parameters (K per attention, K per FFN sublayer)",
         "increment_explosion",
         "restates eq. (43) plus a counting convention; used in eq. (44)",
     ),
@@ -239,7 +246,8 @@ ITEMS = (
         "annotated",
         "9.1",
         "numeric",
-        "At initialization each residual branch contributes only about 0.4% change, so the model is close to the identity",
+        "At initialization each residual branch contributes only "
+        "about 0.4% change, so the model is close to the identity",
         "thousand_layers",
     ),
     Item(
@@ -281,9 +289,13 @@ ITEMS = (
         "annotated",
         "10.1",
         "qualitative",
-        "Even with DeepNorm, parameter magnitudes need time to settle early on; warmup (a growing learning rate) handles this",
+        "Even with DeepNorm, parameter magnitudes need time to settle early on; "
+        "warmup (a growing learning rate) handles this",
         "increment_explosion",
-        not_checked="the book's DeepNorm stacks train without warmup (increment explosion, training 1000 layers); whether parameter magnitudes 'need time to settle' is not measured",
+        not_checked=(
+            "the book's DeepNorm stacks train without warmup (increment explosion, "
+            "training 1000 layers); whether parameter magnitudes 'need time to settle' is not measured"
+        ),
     ),
     Item(
         "eq. (60)",
@@ -299,9 +311,13 @@ ITEMS = (
         "annotated",
         "10.2",
         "qualitative",
-        "Even with gradients scaled to O(1/√N), large early steps may push parameters away from the good initialization",
+        "Even with gradients scaled to O(1/√N), "
+        "large early steps may push parameters away from the good initialization",
         "increment_explosion",
-        not_checked="a qualitative account of why warmup helps; the increment chapter measures that Post-LN trains with warmup and not without, not this mechanism",
+        not_checked=(
+            "a qualitative account of why warmup helps; the increment chapter measures "
+            "that Post-LN trains with warmup and not without, not this mechanism"
+        ),
     ),
     Item(
         "eq. (61)",
@@ -326,7 +342,10 @@ ITEMS = (
         "numeric",
         "For N = 100 with Adam, starting directly at η = 10⁻⁴ without warmup may cause early oscillation",
         "increment_explosion",
-        not_checked="a 100-layer Adam run at 10⁻⁴ for thousands of steps is beyond the cpu budget; the increment chapter shows the effect at small depth (Post-LN without warmup stalls)",
+        not_checked=(
+            "a 100-layer Adam run at 10⁻⁴ for thousands of steps is beyond the cpu budget; "
+            "the increment chapter shows the effect at small depth (Post-LN without warmup stalls)"
+        ),
     ),
     Item(
         "claim §10.3.2",
@@ -435,7 +454,8 @@ ITEMS = (
         "annotated",
         "12.1",
         "table",
-        "Adam, N = 12/24/100/200/1000: α = 2.5/3.5/7.1/10/22.4, λ = 0.4/0.29/0.14/0.1/0.045, warmup 1k/2k/4k/8k/16k steps",
+        "Adam, N = 12/24/100/200/1000: α = 2.5/3.5/7.1/10/22.4, "
+        "λ = 0.4/0.29/0.14/0.1/0.045, warmup 1k/2k/4k/8k/16k steps",
         "thousand_layers",
     ),
     Item(
@@ -548,7 +568,8 @@ ITEMS = (
         "annotated",
         "13",
         "qualitative",
-        "These results guarantee stable training of 1000-layer and deeper Transformers, breaking the 'shallow and wide' limit",
+        "These results guarantee stable training of 1000-layer and "
+        "deeper Transformers, breaking the 'shallow and wide' limit",
         "thousand_layers",
     ),
 )

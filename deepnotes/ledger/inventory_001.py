@@ -62,7 +62,8 @@ ITEMS = (
         "main",
         "前言",
         "qualitative",
-        "The paper cited: 'DeepNet: Scaling Transformers to 1,000 Layers', arXiv 2203.00555, code microsoft/torchscale, MSRA",
+        "The paper cited: 'DeepNet: Scaling Transformers to 1,000 Layers', "
+        "arXiv 2203.00555, code microsoft/torchscale, MSRA",
         "thousand_layers",
         "a citation of the paper's title, URL, code and affiliation: nothing to check",
     ),
@@ -72,7 +73,8 @@ ITEMS = (
         "side note",
         "1）增量爆炸",
         "qualitative",
-        "'Increment' means the per-step update; 'explosion' means updates so large that training falls into local optima "
+        "'Increment' means the per-step update; 'explosion' means "
+        "updates so large that training falls into local optima "
         "more easily",
         "increment_explosion",
         if_unchecked="a gloss of the term 'increment explosion'",
@@ -82,7 +84,8 @@ ITEMS = (
         "main",
         "1）增量爆炸",
         "equation",
-        "ΔL = L(θ+Δθ) − L(θ) ≈ ⟨∇L, Δθ⟩: to first order the loss change is the gradient's inner product with the update "
+        "ΔL = L(θ+Δθ) − L(θ) ≈ ⟨∇L, Δθ⟩: to first order the loss "
+        "change is the gradient's inner product with the update "
         "(as seed 000)",
         "increment_explosion",
     ),
@@ -146,7 +149,8 @@ ITEMS = (
         "main",
         "1）增量爆炸",
         "scaling",
-        "Remedy 2, initialization: gradients of O(1/√N) make each step's ΔL = O(ηK), cancelling the depth (as seed 000)",
+        "Remedy 2, initialization: gradients of O(1/√N) "
+        "make each step's ΔL = O(ηK), cancelling the depth (as seed 000)",
         "increment_explosion",
     ),
     # 2）量级分析
@@ -165,7 +169,8 @@ ITEMS = (
         "main",
         "2）量级分析",
         "qualitative",
-        "With Xavier initialization of W, λ plays the role of the gain: the Xavier matrix multiplied by λ (as seed 000)",
+        "With Xavier initialization of W, λ plays the role of the gain: "
+        "the Xavier matrix multiplied by λ (as seed 000)",
         "magnitude_decomposition",
     ),
     Item(
@@ -261,7 +266,8 @@ ITEMS = (
         "main",
         "3）FFN 层梯度",
         "scaling",
-        "Asserted: ∂L/∂x_{l+1} and ∂x_{l+1}/∂z_{l+1} are O(1), and φ(x_l U₁)U₂ is O(1) since U₁, U₂ are near orthogonal "
+        "Asserted: ∂L/∂x_{l+1} and ∂x_{l+1}/∂z_{l+1} are O(1), "
+        "and φ(x_l U₁)U₂ is O(1) since U₁, U₂ are near orthogonal "
         "(as seed 000)",
         "magnitude_decomposition",
     ),
@@ -376,7 +382,8 @@ ITEMS = (
         "side note",
         "5）初步结论",
         "qualitative",
-        "Two other solutions of λ/α = (2N)^{-1/2}: α = 1, λ = (2N)^{-1/2} and α = (2N)^{1/2}, λ = 1; each has a drawback "
+        "Two other solutions of λ/α = (2N)^{-1/2}: α = 1, "
+        "λ = (2N)^{-1/2} and α = (2N)^{1/2}, λ = 1; each has a drawback "
         "(as seed 000)",
         "magnitude_decomposition",
     ),

@@ -50,7 +50,8 @@ ITEMS = (
         "main",
         "采样分布",
         "numeric",
-        "Cut at ±2σ, the mean stays μ and the variance becomes γσ², γ = ∫x²e^{−x²/2}/∫e^{−x²/2} over [−2, 2] = 0.7737413…",
+        "Cut at ±2σ, the mean stays μ and the variance becomes γσ², "
+        "γ = ∫x²e^{−x²/2}/∫e^{−x²/2} over [−2, 2] = 0.7737413…",
         INIT,
     ),
     Item("claim 5", "main", "采样分布", "numeric", "To get variance σ², pass σ/√γ = 1.1368472…σ", INIT),

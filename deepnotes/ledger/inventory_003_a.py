@@ -19,7 +19,8 @@ ITEMS = (
         "main",
         "梯度消失说的是什么意思？",
         "qualitative",
-        "With vanishing gradients early layers stay near random, so a deeper model can do worse, even on the training set",
+        "With vanishing gradients early layers stay near random, "
+        "so a deeper model can do worse, even on the training set",
         "post_vs_pre_norm",
         not_checked=(
             "the book trains no shallow-vs-deep pair of one model to compare training losses and trace a gap to "
@@ -116,7 +117,8 @@ ITEMS = (
         "main",
         "LN真的能缓解梯度消失？",
         "qualitative",
-        "In Post-Norm the residual path is weakened, more so nearer the input; LN there is a cause of gradient vanishing",
+        "In Post-Norm the residual path is weakened, "
+        "more so nearer the input; LN there is a cause of gradient vanishing",
         "post_vs_pre_norm",
     ),
     # 那我们为什么还要加LN？
@@ -150,7 +152,8 @@ ITEMS = (
         "main",
         "那我们为什么还要加LN？",
         "qualitative",
-        "Post-Norm stabilizes forward values and keeps layers alike: BERT-base's layer 6 can feed a Dense classifier directly",
+        "Post-Norm stabilizes forward values and keeps layers alike: "
+        "BERT-base's layer 6 can feed a Dense classifier directly",
         "post_vs_pre_norm",
         not_checked=(
             "the book measures that every Post-LN layer's output has the same scale (Post-Norm vs Pre-Norm: "
@@ -171,7 +174,8 @@ ITEMS = (
         "main",
         "那我们为什么还要加LN？",
         "qualitative",
-        "Gradient vanishing helps fine-tuning: layers near the input influence the output less, so they are changed less",
+        "Gradient vanishing helps fine-tuning: layers near the "
+        "input influence the output less, so they are changed less",
         "post_vs_pre_norm",
         not_checked=(
             "the book does no pretrain-then-fine-tune run; it measures the smaller gradients of Post-LN's lower "
@@ -295,7 +299,8 @@ ITEMS = (
         "main",
         "Warmup是怎样起作用的？",
         "qualitative",
-        "Later layers then settle in a bad optimum; early-layer gradients become inaccurate, Adam's O(η) steps turn into noise",
+        "Later layers then settle in a bad optimum; "
+        "early-layer gradients become inaccurate, Adam's O(η) steps turn into noise",
         "bert_init",
         not_checked=(
             "a mechanism no verdict measures: it would need the direction of the lower blocks' gradients compared "
@@ -371,7 +376,8 @@ ITEMS = (
         "main",
         "初始标准差为什么是0.02？",
         "qualitative",
-        "A smaller init std makes outputs smaller, so Post-Norm is closer to the identity at init and easier to optimize",
+        "A smaller init std makes outputs smaller, "
+        "so Post-Norm is closer to the identity at init and easier to optimize",
         "bert_init",
     ),
     Item(
@@ -442,7 +448,8 @@ ITEMS = (
         "main",
         "为什么MLM要多加Dense？",
         "qualitative",
-        "With the small 0.02 init and no extra Dense, logits (hidden · embedding) are near 0 and the softmax near uniform",
+        "With the small 0.02 init and no extra Dense, "
+        "logits (hidden · embedding) are near 0 and the softmax near uniform",
         "bert_init",
     ),
     Item(
@@ -458,7 +465,8 @@ ITEMS = (
         "main",
         "为什么MLM要多加Dense？",
         "qualitative",
-        "Without Dense+LN the encoder's last LN gamma grows, making the last layer's variance larger; Dense+LN moves this away",
+        "Without Dense+LN the encoder's last LN gamma grows, "
+        "making the last layer's variance larger; Dense+LN moves this away",
         "bert_init",
     ),
     Item(
@@ -697,7 +705,8 @@ ITEMS = (
         "annotated",
         "3.3",
         "qualitative",
-        "Conclusion: the smaller init (σ = 0.0176) puts the residual weight nearer 1, so the model starts nearer the identity",
+        "Conclusion: the smaller init (σ = 0.0176) "
+        "puts the residual weight nearer 1, so the model starts nearer the identity",
         "bert_init",
     ),
     # 4. Post-LN vs Pre-LN的方差传播

@@ -361,7 +361,8 @@ ITEMS = (
         "annotated",
         "9.3",
         "table",
-        "σ only, warmup 10k: σ=0.01 converges in 120k steps (loss 2.85), 0.02 100k (2.82), 0.0361 85k (2.83), 0.05 never (3.20)",
+        "σ only, warmup 10k: σ=0.01 converges in 120k steps (loss 2.85), "
+        "0.02 100k (2.82), 0.0361 85k (2.83), 0.05 never (3.20)",
         "bert_init",
     ),
     Item(
@@ -392,7 +393,8 @@ ITEMS = (
         "annotated",
         "10.1",
         "table",
-        "α by architecture: Pre-LN 1.0 (standard Xavier), shallow Post-LN 0.7, deep Post-LN 0.5 (BERT's), with LayerScale 1.0",
+        "α by architecture: Pre-LN 1.0 (standard Xavier), "
+        "shallow Post-LN 0.7, deep Post-LN 0.5 (BERT's), with LayerScale 1.0",
         "bert_init",
         not_checked=(
             "the factors are stated without data; only the Post-LN row is near anything the book measures "

@@ -37,7 +37,8 @@ ITEMS = (
         "main",
         "增量爆炸",
         "qualitative",
-        "Init + normalization can keep a plain feed-forward net's gradients stable, yet deep plain nets stay hard to train: "
+        "Init + normalization can keep a plain feed-forward net's "
+        "gradients stable, yet deep plain nets stay hard to train: "
         "another cause exists",
         "why_residuals",
     ),
@@ -46,7 +47,8 @@ ITEMS = (
         "main",
         "增量爆炸",
         "equation",
-        "ΔL = L(θ+Δθ) − L(θ) ≈ ⟨∇L, Δθ⟩: to first order the loss change is the gradient's inner product with the update",
+        "ΔL = L(θ+Δθ) − L(θ) ≈ ⟨∇L, Δθ⟩: to first order the loss "
+        "change is the gradient's inner product with the update",
         "increment_explosion",
     ),
     Item("claim 5", "main", "增量爆炸", "equation", "For SGD, Δθ = −η∇L, so ΔL ≈ −η‖∇L‖²", "increment_explosion"),
@@ -63,7 +65,8 @@ ITEMS = (
         "main",
         "增量爆炸",
         "qualitative",
-        "The per-step update grows ∝ depth N, so deeper models more easily fall early into poor local optima and training "
+        "The per-step update grows ∝ depth N, so deeper models "
+        "more easily fall early into poor local optima and training "
         "stalls or collapses",
         "increment_explosion",
     ),
@@ -85,7 +88,10 @@ ITEMS = (
         "Warmup only treats the symptom: a large loss change from a small parameter change means a very non-smooth "
         "landscape; fix the model instead",
         "increment_explosion",
-        not_checked="a reading of the landscape (non-smooth where small steps change the loss a lot); the increment chapter's first-order check shows where ΔL departs from ⟨∇L, Δθ⟩, but no verdict tests 'only the symptom'",
+        not_checked=(
+            "a reading of the landscape (non-smooth where small steps change the loss a lot); the increment "
+            "chapter's first-order check shows where ΔL departs from ⟨∇L, Δθ⟩, but no verdict tests 'only the symptom'"
+        ),
     ),
     Item(
         "claim 10",
@@ -101,7 +107,8 @@ ITEMS = (
         "main",
         "稳定传播",
         "qualitative",
-        "Merely shrinking the gradients is easy: just lower the initialization variance (at the cost of forward stability)",
+        "Merely shrinking the gradients is easy: "
+        "just lower the initialization variance (at the cost of forward stability)",
         "why_residuals",
     ),
     Item(
@@ -193,7 +200,8 @@ ITEMS = (
         "main",
         "稳定传播",
         "qualitative",
-        "In a plain stack, a stable forward pass fixes the backward pass, so gradients cannot depend on depth: increment "
+        "In a plain stack, a stable forward pass fixes the backward pass, "
+        "so gradients cannot depend on depth: increment "
         "explosion is unsolvable",
         "why_residuals",
     ),
@@ -202,7 +210,8 @@ ITEMS = (
         "main",
         "稳定传播",
         "qualitative",
-        "Hence deep plain feed-forward nets can at best cure vanishing/exploding gradients and are necessarily hard to train",
+        "Hence deep plain feed-forward nets can at best cure "
+        "vanishing/exploding gradients and are necessarily hard to train",
         "why_residuals",
     ),
     # 残差初现
@@ -296,7 +305,8 @@ ITEMS = (
         "main",
         "足够的小",
         "qualitative",
-        "At init ∂f/∂x is like a zero-mean random matrix, close to a multiple of an orthogonal one, so v and εv∂f/∂x are "
+        "At init ∂f/∂x is like a zero-mean random matrix, "
+        "close to a multiple of an orthogonal one, so v and εv∂f/∂x are "
         "nearly orthogonal",
         "why_residuals",
     ),
@@ -313,7 +323,8 @@ ITEMS = (
         "main",
         "足够的小",
         "scaling",
-        "High-dim per-layer expansion ≈ 1 + ε² rather than 1 + ε, so ε² = O(1/N) suffices and ε = 1/√N is basically enough",
+        "High-dim per-layer expansion ≈ 1 + ε² rather than 1 + ε, "
+        "so ε² = O(1/N) suffices and ε = 1/√N is basically enough",
         "why_residuals",
     ),
     # 文章小结
@@ -322,7 +333,8 @@ ITEMS = (
         "main",
         "文章小结",
         "qualitative",
-        "Residuals stabilise forward and backward passes and solve increment explosion at once; plain nets cannot, so they "
+        "Residuals stabilise forward and backward passes and solve "
+        "increment explosion at once; plain nets cannot, so they "
         "are hard to deepen",
         "why_residuals",
         "the source's own summary of claims 19-20 and 24",
@@ -360,7 +372,8 @@ ITEMS = (
         "comment",
         "comments",
         "numeric",
-        "阅读使我快乐, 2022-03-21: with ε = 1/√N the 'expansion factor' (1+ε)^N of eq. (8) tends to e², so why would it "
+        "阅读使我快乐, 2022-03-21: with ε = 1/√N the 'expansion "
+        "factor' (1+ε)^N of eq. (8) tends to e², so why would it "
         "explode?",
         "why_residuals",
     ),
@@ -369,7 +382,8 @@ ITEMS = (
         "comment",
         "comments",
         "scaling",
-        "Su's reply to 阅读使我快乐, 2022-03-21: (1 + 1/√N)^N = [(1 + 1/√N)^{√N}]^{√N} ≈ e^{√N}, which grows without bound",
+        "Su's reply to 阅读使我快乐, 2022-03-21: "
+        "(1 + 1/√N)^N = [(1 + 1/√N)^{√N}]^{√N} ≈ e^{√N}, which grows without bound",
         "why_residuals",
     ),
     Item(
@@ -431,14 +445,18 @@ ITEMS = (
         "one, 2022-10-30: the DeepNet paper ran 1000 layers only for encoder-decoder translation, not encoder- or "
         "decoder-only models",
         "why_residuals",
-        not_checked="a remark about which models the DeepNet paper trained at 1000 layers; the book's last chapter trains decoder-only stacks, but no verdict is about the paper's scope",
+        not_checked=(
+            "a remark about which models the DeepNet paper trained at 1000 layers; "
+            "the book's last chapter trains decoder-only stacks, but no verdict is about the paper's scope"
+        ),
     ),
     Item(
         "comment 13",
         "comment",
         "comments",
         "qualitative",
-        "gzy, 2022-11-10: asks if scaling the residual branch by a small value is LayerScale (a question; Su does not know "
+        "gzy, 2022-11-10: asks if scaling the residual branch by "
+        "a small value is LayerScale (a question; Su does not know "
         "the term)",
         "why_residuals",
         not_checked="a question (is this LayerScale?), not a claim; the BERT chapter discusses Layer Scale",
@@ -448,19 +466,27 @@ ITEMS = (
         "comment",
         "comments",
         "qualitative",
-        "johnyan, 2023-11-29: without residual scaling, increment explosion inflates the last LayerNorms' input variance, "
+        "johnyan, 2023-11-29: without residual scaling, "
+        "increment explosion inflates the last LayerNorms' input variance, "
         "gradients vanish, training stops",
         "why_residuals",
-        not_checked="a mechanism proposed by a reader about the last LayerNorms' input variance in long training; the book does not track it",
+        not_checked=(
+            "a mechanism proposed by a reader about the last LayerNorms' "
+            "input variance in long training; the book does not track it"
+        ),
     ),
     Item(
         "comment 15",
         "comment",
         "comments",
         "qualitative",
-        "johnyan, 2023-11-29: once residual scaling and warmup have lowered loss and gradient norm, dropping the residual "
+        "johnyan, 2023-11-29: once residual scaling and warmup "
+        "have lowered loss and gradient norm, dropping the residual "
         "scaling is harmless",
         "why_residuals",
-        not_checked="a reader's report that the residual scaling can be dropped later in training; the book does not run such a schedule",
+        not_checked=(
+            "a reader's report that the residual scaling can be dropped "
+            "later in training; the book does not run such a schedule"
+        ),
     ),
 )

@@ -184,7 +184,9 @@ def gradient_verdicts(runs_at: dict[str, list[History]], budget: Budget, depth: 
             computed="step-0 ÷ late ‖∇L‖ (median over seeds): "
             + "; ".join(f"{k} {r:.2f}" for k, r in early_late.items()),
             ok=all(r > 1 for r in early_late.values()),
-            reason=f"block gradients recorded every {steps[1] - steps[0] if len(steps) > 1 else 0} steps; every run here",
+            reason=(
+                f"block gradients recorded every {steps[1] - steps[0] if len(steps) > 1 else 0} steps; every run here"
+            ),
         )
     ]
     if product:
@@ -196,7 +198,8 @@ def gradient_verdicts(runs_at: dict[str, list[History]], budget: Budget, depth: 
                 computed=f"{warmed(budget)}: η(t)·‖∇L‖ from {product[0]:.3g} to {product[-1]:.3g} over {len(product)} "
                 f"tracked steps inside the warmup (max/min {spread:.2f}; η(t) alone rises ×{rise:.1f})",
                 ok=spread <= CONSTANT_FACTOR,
-                reason="the linear warmup raises η(t) in proportion to t; the product stays constant only if the gradient "
+                reason="the linear warmup raises η(t) in proportion to t; "
+                "the product stays constant only if the gradient "
                 "falls as 1/t",
             )
         )

@@ -54,6 +54,7 @@ def source_of(obj, title: str | None = None) -> SourceView:
     """The source of ``obj`` (a function, method or class of the package) as it is in the package now."""
     if not (inspect.isfunction(obj) or inspect.ismethod(obj) or inspect.isclass(obj)):
         raise TypeError(f"source_of shows a function, method or class of deepnotes, got {type(obj).__name__}")
+    obj = inspect.unwrap(obj)  # a decorated function (torch.no_grad) shows its own code, not the wrapper's
     path = Path(inspect.getsourcefile(obj)).resolve()
     if not path.is_relative_to(PACKAGE_ROOT / "deepnotes"):
         raise ValueError(f"{obj.__qualname__} is not deepnotes code (it lives in {path})")

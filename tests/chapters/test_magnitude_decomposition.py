@@ -172,7 +172,8 @@ def test_derivation_verdicts_have_the_expected_statuses():
     assert status["seed 000 annotated eq. (63)Pre-LN: ∂x_{l+1}/∂x_l = I + O(λ) per layer"] == APPROX
     assert (
         status[
-            "seed 000 annotated eqs. (64), (65), §11.1 claim §11.1.1Pre-LN: ‖∂L/∂x_1‖ ≈ ‖∂L/∂x_N‖(1 + O(λ))^N ≈ 1 when λ is small"
+            "seed 000 annotated eqs. (64), (65), §11.1 claim §11.1.1Pre-LN: "
+            "‖∂L/∂x_1‖ ≈ ‖∂L/∂x_N‖(1 + O(λ))^N ≈ 1 when λ is small"
         ]
         == WRONG
     )

@@ -378,7 +378,10 @@ def _spectra(post_deep, pre_deep, rezero_deep, shallow=(1.0, 1.0, 1.0), identity
     """Made-up spectra: each entry a tuple of singular values."""
     b = dn.get_budget("smoke")
     lo, hi = b.why_residuals.jacobian_depths[0], b.why_residuals.jacobian_depths[-1]
-    mk = lambda k, n, vals: wspec.Spectrum(k, n, None, tuple(vals))
+
+    def mk(k, n, vals):
+        return wspec.Spectrum(k, n, None, tuple(vals))
+
     out = {(k, lo): mk(k, lo, [v] * 4) for k, v in zip(("post", "pre", "rezero"), shallow)}
     out.update(
         {

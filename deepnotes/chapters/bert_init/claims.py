@@ -382,7 +382,9 @@ def table_verdicts(
                 claim="eq. (73): Var[x_12] = (1+σ²)^{-6}",
                 source="seed 003 annotated §9.1 eq. (73)",
                 claimed=f"{claimed_var:.3f} at σ = 0.05",
-                computed=f"Var {measured_var:.3f}; weight of x_0 {t05.cos_x0[-1]:.3f} (cut: {cut[sigma].cos_x0[-1]:.3f})",
+                computed=(
+                    f"Var {measured_var:.3f}; weight of x_0 {t05.cos_x0[-1]:.3f} (cut: {cut[sigma].cos_x0[-1]:.3f})"
+                ),
                 ok=1 - measured_var >= EQ73_DROP_SHARE * (1 - claimed_var),
                 reason="the variance is pinned at 1; what decays is the weight of x_0, and with the real v, not σ²",
             ),
@@ -417,7 +419,9 @@ def table_verdicts(
                 [
                     vd.check_true(
                         claim="§9.2: σ = 0.02 gives more uniform gradients than 0.0361",
-                        source=f"seed 003 annotated §9.2 table; {MAIN} claim 34; seed 003 annotated §10.3 claim §10.3.3",
+                        source=(
+                            f"seed 003 annotated §9.2 table; {MAIN} claim 34; seed 003 annotated §10.3 claim §10.3.3"
+                        ),
                         claimed="more uniform",
                         computed=f"first/last {g02:.2f} vs {g36:.2f} (cut: {first['cut'][0.02]:.2f} "
                         f"vs {first['cut'][0.0361]:.2f})",

@@ -28,7 +28,8 @@ def annotated_tables_text(
     for s in PRINTED_VAR:
         lines.append(f"  σ = {s:g} (q = {q_of(s, truncated=False):.2f} uncut, {q_of(s):.2f} cut)")
         lines += [
-            f"    layer {layer:2d}: {PRINTED_VAR[s][k]:.3f} | {own[s].stream_var[layer]:.3f} ({own[s].cos_x0[layer]:.3f})"
+            f"    layer {layer:2d}: {PRINTED_VAR[s][k]:.3f} "
+            f"| {own[s].stream_var[layer]:.3f} ({own[s].cos_x0[layer]:.3f})"
             f" | {cut[s].stream_var[layer]:.3f} ({cut[s].cos_x0[layer]:.3f})"
             for k, layer in enumerate(PRINTED_LAYERS_VAR)
         ]
@@ -36,7 +37,8 @@ def annotated_tables_text(
     for s in PRINTED_GRAD:
         lines.append(f"  σ = {s:g}")
         lines += [
-            f"    layer {layer:2d}: {PRINTED_GRAD[s][k]:.2f} | {_grad_ratio(own[s], layer):.2f} | {_grad_ratio(cut[s], layer):.2f}"
+            f"    layer {layer:2d}: {PRINTED_GRAD[s][k]:.2f} "
+            f"| {_grad_ratio(own[s], layer):.2f} | {_grad_ratio(cut[s], layer):.2f}"
             for k, layer in enumerate(PRINTED_LAYERS_GRAD)
         ]
     return "\n".join(lines)

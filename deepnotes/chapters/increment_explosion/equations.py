@@ -37,7 +37,8 @@ def deepnorm(d: dict) -> list[Shown]:
     """Per optimizer: the DeepNorm condition, the extra choice that fixes (α, λ), and the solution."""
     return [
         Shown(
-            rf"\text{{{opt.upper()}: }} {sp.latex(r['condition'])},\ {DEEPNORM_PICKS[opt]} \;\Rightarrow\; (\alpha, \lambda)",
+            rf"\text{{{opt.upper()}: }} {sp.latex(r['condition'])},\ {DEEPNORM_PICKS[opt]} "
+            r"\;\Rightarrow\; (\alpha, \lambda)",
             sp.Tuple(r["alpha"], r["lambda"]),
             f"{opt}: (alpha, lambda)",
         )

@@ -333,7 +333,10 @@ def softmax_verdicts(probes: dict[tuple[int, bool], ex.SoftmaxProbe]) -> Verdict
                 claim=f"Without 1/√d, at d ≥ {ONE_HOT_D} the softmax is close to one-hot",
                 source=SEED.format("NTK参数化") + " claim 15",
                 claimed="near one-hot",
-                computed=f"d={ONE_HOT_D}: mean max weight {p.max_weight:.2f}, entropy {p.entropy:.2f} of {math.log(p.n_keys):.2f}",
+                computed=(
+                    f"d={ONE_HOT_D}: mean max weight {p.max_weight:.2f}, "
+                    f"entropy {p.entropy:.2f} of {math.log(p.n_keys):.2f}"
+                ),
                 ok=p.max_weight > ONE_HOT_MAX_WEIGHT,
                 reason="most of each row's weight sits on one key",
             ),
@@ -412,7 +415,8 @@ def norm_speed_verdicts(comparison: ex.NormComparison) -> VerdictTable:
                 claimed="faster",
                 computed=computed,
                 ok=all(faster),
-                reason=f"PyTorch's own modules timed in turn, {len(rounds)} rounds, on the machine that built this page; "
+                reason=f"PyTorch's own modules timed in turn, {len(rounds)} rounds, "
+                "on the machine that built this page; "
                 "judged only when every round agrees",
             )
         ]

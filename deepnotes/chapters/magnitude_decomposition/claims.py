@@ -533,7 +533,8 @@ def probe_verdicts(sweep, first_steps, identity) -> VerdictTable:
             check_true(
                 claim=f"∂L/∂λ_{kind} = O(λ/α): slope 1 against λ/α, −1 against α at fixed λ",
                 source=f"seed 000 §前馈梯度 eq. (8), claim 14; seed 000 §自注意力 eq. (12), claim 16; "
-                f"seed 001 §3）FFN 层梯度 claim 17; seed 001 §4）Self-Attention 梯度 claim 19; measured N={sweep.n_layers}",
+                "seed 001 §3）FFN 层梯度 claim 17; "
+                f"seed 001 §4）Self-Attention 梯度 claim 19; measured N={sweep.n_layers}",
                 claimed="slopes 1 and −1",
                 computed=f"{slope:.2f}; {min(per_alpha):.2f}..{max(per_alpha):.2f}",
                 ok=abs(slope - 1) < SLOPE_ATOL and all(abs(s + 1) < SLOPE_ATOL for s in per_alpha),
@@ -550,7 +551,10 @@ def probe_verdicts(sweep, first_steps, identity) -> VerdictTable:
             rows.append(
                 check_true(
                     claim="LAMB: the relative update is η whatever α and λ",
-                    source="seed 000 §多种优化 claim 25; seed 000 annotated §8.2 claim §8.2.4; seed 001 §6）多种优化器 claim 28",
+                    source=(
+                        "seed 000 §多种优化 claim 25; "
+                        "seed 000 annotated §8.2 claim §8.2.4; seed 001 §6）多种优化器 claim 28"
+                    ),
                     claimed="‖ΔW‖/‖W‖ = η",
                     computed=f"{min(meas):.4g}..{max(meas):.4g} (spread ×{spread:.3f})",
                     ok=spread < LAMB_SPREAD,
@@ -641,7 +645,10 @@ def article_story_verdicts(comp, early: int = EARLY_STEP) -> VerdictTable:
                     claim=f"N={n}, Adam lr {lr:g}: the paper's (SGD-derived) constants also train under Adam",
                     source="seed 000 §多种优化 claim 22 (the paper's own report); seed 001 §6）多种优化器 claim 25",
                     claimed=f"trains (learned > {TRAINS})",
-                    computed=f"learned {frac:.2f}; Su's Adam constants {runs['lambda=1/alpha'].history.fraction_learned():.2f}",
+                    computed=(
+                        f"learned {frac:.2f}; "
+                        f"Su's Adam constants {runs['lambda=1/alpha'].history.fraction_learned():.2f}"
+                    ),
                     ok=frac > TRAINS,
                     reason="fraction of the way from the context-free plateau to the floor",
                 )
@@ -653,7 +660,10 @@ def article_story_verdicts(comp, early: int = EARLY_STEP) -> VerdictTable:
         drift = {LABELS[lab]: runs[lab].lam_ratio[k] for lab in ("alpha=1", "lambda=1/alpha", "lambda=1")}
         rows.append(
             check_true(
-                claim=f"N={n}, SGD lr {lr:g}: with α=1, λ=(2N)^-1/2 the magnitude λ leaves its initial scale within a few steps",
+                claim=(
+                    f"N={n}, SGD lr {lr:g}: with α=1, λ=(2N)^-1/2 the "
+                    "magnitude λ leaves its initial scale within a few steps"
+                ),
                 source="seed 000 §初步结论 claim 19 (another solution 1); seed 001 §5）初步结论 side note claim 1",
                 claimed=f"λ_t/λ_0 ≥ {DRIFT:g} by step {a1.lam_steps[k]}",
                 computed=", ".join(f"{lab} {v:.3g}" for lab, v in drift.items())

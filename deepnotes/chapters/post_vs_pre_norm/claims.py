@@ -144,7 +144,9 @@ def derivation() -> vd.VerdictTable:
                 hi**2,
                 v_bert[hi],
                 approx_rtol=ORDER_OF_MAGNITUDE_RTOL,
-                reason=f"BERT's GELU FFN: E[F²] = 4q·E[gelu(h)²] = {v_bert[hi]:.2f} (q = ds² ≈ 1), not s² = {hi**2:.4f}",
+                reason=(
+                    f"BERT's GELU FFN: E[F²] = 4q·E[gelu(h)²] = {v_bert[hi]:.2f} (q = ds² ≈ 1), not s² = {hi**2:.4f}"
+                ),
             ),
             vd.check_number(
                 "…and at s = 0.0176",
@@ -160,7 +162,10 @@ def derivation() -> vd.VerdictTable:
                 EQ57_DEPTH,
                 1 / math.log(1 + v_bert[hi]),
                 approx_rtol=ORDER_OF_MAGNITUDE_RTOL,
-                reason=f"with the FFN branch's E[F²]: 1/log(1+{v_bert[hi]:.2f}) = {1 / math.log(1 + v_bert[hi]):.2f} sublayers",
+                reason=(
+                    "with the FFN branch's E[F²]: "
+                    f"1/log(1+{v_bert[hi]:.2f}) = {1 / math.log(1 + v_bert[hi]):.2f} sublayers"
+                ),
             ),
             vd.check_number(
                 "Effective depth ≈ 3226 layers (σ = 0.0176)",
@@ -181,7 +186,9 @@ def derivation() -> vd.VerdictTable:
                 claim="∂L/∂x_0 = ∂L/∂x_L·(I + Σ_t ∂F_t/∂x_t) for Pre-LN",
                 source="seed 003 annotated eq. (39)",
                 claimed="I + Σ J_t",
-                computed=f"∏(I + J_t) differs by {gap:.2f} (relative, {JACOBIAN_LAYERS} layers, ‖J‖≈{JACOBIAN_SCALE:g})",
+                computed=(
+                    f"∏(I + J_t) differs by {gap:.2f} (relative, {JACOBIAN_LAYERS} layers, ‖J‖≈{JACOBIAN_SCALE:g})"
+                ),
                 ok=gap < FIRST_ORDER_GAP,
                 reason="the chain rule gives the product ∏(I + J_t); the sum is its first-order part only",
             ),
@@ -191,7 +198,8 @@ def derivation() -> vd.VerdictTable:
                 EQ46_RATIO,
                 (1 + v_bert[lo]) ** BERT_LAYERS_HALF,
                 approx_rtol=WARMUP_RATIO_RTOL,
-                reason=f"with the FFN branch's E[F²] = {v_bert[lo]:.3f}: (1 + E[F²])^6 = {(1 + v_bert[lo]) ** BERT_LAYERS_HALF:.2f}; "
+                reason=f"with the FFN branch's E[F²] = {v_bert[lo]:.3f}: "
+                f"(1 + E[F²])^6 = {(1 + v_bert[lo]) ** BERT_LAYERS_HALF:.2f}; "
                 "(45) also sets a step count equal to a gradient ratio",
             ),
         ]
@@ -394,7 +402,8 @@ def updates(runs: dict[str, dict], show: list[tuple[str, str]]) -> vd.VerdictTab
                 claim="Warmup keeps the lower blocks learning along with the top ones",
                 source="seed 003 §Warmup是怎样起作用的 claims 23, 26; seed 003 annotated §5.3 claim §5.3.1",
                 claimed="bottom/top update ratio higher with warmup",
-                computed=f"mean over the run (median over seeds): no warmup {ratio[adam]:.3f}, warmup {ratio[warm]:.3f}, "
+                computed="mean over the run (median over seeds): "
+                f"no warmup {ratio[adam]:.3f}, warmup {ratio[warm]:.3f}, "
                 f"SGD {ratio[sgd]:.3f}",
                 ok=ratio[warm] > ratio[adam],
                 reason="mean of (block 1 update ÷ block N update) over the tracked steps",
@@ -494,14 +503,18 @@ def _xiong_lemma2_measured_rows(probe: ex.XiongProbe) -> list[vd.Verdict]:
             claim="Lemma 2, Post-LN: E‖x^{post,5}_l‖² = 3d/2 at every layer",
             source=f"{XIONG}, Lemma 2; measured L = {deep}",
             claimed="1.5·d, the same for all l",
-            computed=f"{level:.3f}·d (mean over l; range {min(sums):.2f}..{max(sums):.2f}), drift across layers {drift:+.2f}",
+            computed=(
+                f"{level:.3f}·d (mean over l; range {min(sums):.2f}..{max(sums):.2f}), drift across layers {drift:+.2f}"
+            ),
             holds=near_paper and flat,
             approx=flat,
             reason=_pick(
                 near_paper and flat,
                 flat,
-                f"reproduced: within {PAPER_VALUE_RTOL:.0%} of 3d/2 and flat in l (Lemma 1 at d_ff = {probe.d_ff}: {1 + f_ours:.3f}·d)",
-                f"reproduced in trend only: flat in l, but the level is not 3d/2; Lemma 1 through this d → {probe.d_ff} → d "
+                f"reproduced: within {PAPER_VALUE_RTOL:.0%} of 3d/2 and flat "
+                f"in l (Lemma 1 at d_ff = {probe.d_ff}: {1 + f_ours:.3f}·d)",
+                "reproduced in trend only: flat in l, but the level is not 3d/2; "
+                f"Lemma 1 through this d → {probe.d_ff} → d "
                 f"FFN predicts {1 + f_ours:.3f}·d (the paper's 3/2 assumes d_ff = d)",
                 f"not reproduced: the FFN sum drifts by {drift:+.0%} across the layers",
             ),
@@ -565,7 +578,10 @@ def _xiong_theorem1_rows(probe: ex.XiongProbe) -> list[vd.Verdict]:
             claim="Theorem 1, Pre-LN: ‖∂L/∂W^{2,L}‖_F = O(d√(ln d / L)), shrinking like 1/√L",
             source=f"{XIONG}, Theorem 1 and Fig. 3(c,d); measured L = {depths}",
             claimed="log-log slope −0.5 against L",
-            computed=f"slope {slopes['pre']:.2f}; {g_pre[0]:.3g} → {g_pre[-1]:.3g} (Post-LN's at L = {depths[-1]}: {g_post[-1]:.3g})",
+            computed=(
+                f"slope {slopes['pre']:.2f}; {g_pre[0]:.3g} → {g_pre[-1]:.3g} "
+                f"(Post-LN's at L = {depths[-1]}: {g_post[-1]:.3g})"
+            ),
             holds=pre_ok,
             approx=pre_falls,
             reason=_pick(
@@ -597,14 +613,18 @@ def _xiong_profile_rows(probe: ex.XiongProbe) -> list[vd.Verdict]:
             claim="Post-LN: the FFN gradient norm grows with the layer index (largest near the output)",
             source=f"{XIONG}, Fig. 3(a,b) and §3.4; measured L = {n}",
             claimed=f"rises across the layers (drift > +{LAYER_DRIFT:g})",
-            computed=f"drift across layers: W^1 {drifts['post']['w1']:+.2f}, W^2 {drifts['post']['w2']:+.2f} (at L = {deep}: W^2 {deep_drifts['post']:+.2f})",
+            computed=(
+                f"drift across layers: W^1 {drifts['post']['w1']:+.2f}, "
+                f"W^2 {drifts['post']['w2']:+.2f} (at L = {deep}: W^2 {deep_drifts['post']:+.2f})"
+            ),
             holds=grows > LAYER_DRIFT,
             approx=grows > 0,
             reason=_pick(
                 grows > LAYER_DRIFT,
                 grows > 0,
                 "reproduced: both FFN matrices' gradients rise toward the output",
-                f"reproduced in trend only: both rise toward the output, one by less than {LAYER_DRIFT:.0%} of its mean",
+                "reproduced in trend only: both rise toward the output, "
+                f"one by less than {LAYER_DRIFT:.0%} of its mean",
                 "not reproduced: at least one of them does not rise",
             ),
         )
@@ -615,7 +635,10 @@ def _xiong_profile_rows(probe: ex.XiongProbe) -> list[vd.Verdict]:
             claim="Pre-LN: the FFN gradient norm stays about the same at every layer",
             source=f"{XIONG}, Fig. 3(a,b) and §3.4; measured L = {n}",
             claimed=f"flat (|drift| ≤ {LAYER_DRIFT:g})",
-            computed=f"drift across layers: W^1 {drifts['pre']['w1']:+.2f}, W^2 {drifts['pre']['w2']:+.2f} (at L = {deep}: W^2 {deep_drifts['pre']:+.2f})",
+            computed=(
+                f"drift across layers: W^1 {drifts['pre']['w1']:+.2f}, "
+                f"W^2 {drifts['pre']['w2']:+.2f} (at L = {deep}: W^2 {deep_drifts['pre']:+.2f})"
+            ),
             holds=worst <= LAYER_DRIFT,
             approx=worst <= 2 * LAYER_DRIFT,
             reason=_pick(

@@ -1,7 +1,8 @@
 """Experiments of the chapter "Post-Norm vs Pre-Norm": the residual stream and the gradients at
 initialization, per block, training runs with warmup and ReZero variants, and two papers' results
 at toy scale (Xiong et al. 2020's norms and gradients at initialization, Liu et al. 2020's output
-change under a random perturbation). They measure and return numbers; figures come from :mod:`deepnotes.chapters.post_vs_pre_norm.figures`.
+change under a random perturbation). They measure and return numbers; figures come from
+:mod:`deepnotes.chapters.post_vs_pre_norm.figures`.
 
 Per sublayer k the *branch ratio* v_k = E[F_k(x)²]/E[x²] (x the sublayer's input) is measured;
 the derivations predict the weight of x_0 in x_l from it:

@@ -216,7 +216,8 @@ def _beyond_headline_rows(runs: ex.Runs, budget: Budget) -> list[vd.Verdict]:
             claim="Pre-LN is easier to train than Post-LN",
             source=PRE_VS_POST,
             claimed="pre trains at depths where post does not, never the reverse",
-            computed=f"trained (median ≥ {TRAINED}) at N = — pre: {', '.join(map(str, sorted(trained['pre']))) or 'none'}; "
+            computed=f"trained (median ≥ {TRAINED}) "
+            f"at N = — pre: {', '.join(map(str, sorted(trained['pre']))) or 'none'}; "
             f"post: {', '.join(map(str, sorted(trained['post']))) or 'none'}",
             ok=bool(pre_only) and not post_only,
             reason=f"over the frontier's depths, {same}",
@@ -233,7 +234,10 @@ def _beyond_headline_rows(runs: ex.Runs, budget: Budget) -> list[vd.Verdict]:
     rows.append(
         vd.check_outcome(
             claim="ReZero (every gate starting at 0) trains deep stacks without warmup",
-            source="seed 002 §残差连接 eq. (17), claim 22; ReZero (arXiv 2003.04887) §4, Fig. 3 (Transformers to 128 layers)",
+            source=(
+                "seed 002 §残差连接 eq. (17), claim 22; "
+                "ReZero (arXiv 2003.04887) §4, Fig. 3 (Transformers to 128 layers)"
+            ),
             expected={f"rezero N = {n}": True},
             measured={f"rezero N = {n}": per_seed("rezero", n)},
             threshold=TRAINED,
@@ -280,7 +284,10 @@ def _shallow_post_verdict(runs: ex.Runs, w: int, shallow: int, failing: int) -> 
             f"post N = {failing}": runs.fractions("post", failing, w),
         },
         threshold=TRAINED,
-        computed=f"post at N = {shallow}: {fractions_text(runs, w, 'post', shallow)}; at N = {failing}: {fractions_text(runs, w, 'post', failing)}",
+        computed=(
+            f"post at N = {shallow}: {fractions_text(runs, w, 'post', shallow)}; "
+            f"at N = {failing}: {fractions_text(runs, w, 'post', failing)}"
+        ),
         reason=f"the frontier depths nearest DeepNet's ({shallow}, {failing}); one side of its encoder-decoder is a "
         f"stack of N blocks here; Adam {runs.lr:g}, {runs.steps} steps, no warmup",
     )
@@ -364,7 +371,8 @@ def _deepest_verdict(runs: ex.Runs, budget: Budget) -> vd.Verdict:
         claim="The analysis lets 1000 layers and deeper train stably",
         source="seed 000 annotated §13 claim §13.7",
         claimed=f"DeepNorm trained and stable at N = {n}",
-        computed=f"{deep} at N = {n}: {fractions_text(runs, w, deep, n, rate)}, {sum(h.diverged for h in hists)} of {len(hists)} "
+        computed=f"{deep} at N = {n}: {fractions_text(runs, w, deep, n, rate)}, "
+        f"{sum(h.diverged for h in hists)} of {len(hists)} "
         f"diverged, {runs.seconds_per_member_step(deep, n, rate):.2f} s per member-step; {post}: "
         f"{fractions_text(runs, w, post, n, rate)}",
         ok=ok,

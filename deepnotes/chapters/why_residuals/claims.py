@@ -114,15 +114,20 @@ def _stable_propagation_rows() -> list[vd.Verdict]:
             source="seed 004 §稳定传播 claims 18, 19",
             claimed="gradients independent of N",
             computed=f"every layer stable: {sp.sstr(pg['grad_every_layer_stable'])}; "
-            f"output only: {sp.sstr(pg['grad_output_stable'])}, 1/N needs g = {sp.sstr(pg['g_for_1/N'])}, hidden moments g^l",
+            f"output only: {sp.sstr(pg['grad_output_stable'])}, "
+            f"1/N needs g = {sp.sstr(pg['g_for_1/N'])}, hidden moments g^l",
             ok=not pg["grad_every_layer_stable"].has(N),
-            reason="holds when every layer is stable; a stable output alone leaves g free but g = N blows up the hidden layers",
+            reason=(
+                "holds when every layer is stable; a stable output "
+                "alone leaves g free but g = N blows up the hidden layers"
+            ),
         ),
         vd.check_true(
             claim="Only shrinking the gradients is easy: lower the init variance",
             source="seed 004 §稳定传播 claim 11; asked by 小刘lhy, 2022-03-19",
             claimed="gradients shrink",
-            computed=f"gradient {sp.sstr(pg['grad'].subs(sr.out_gain, 1))}, hidden moments {sp.sstr(pg['hidden_moment'])}; "
+            computed=f"gradient {sp.sstr(pg['grad'].subs(sr.out_gain, 1))}, "
+            f"hidden moments {sp.sstr(pg['hidden_moment'])}; "
             f"g = {SHRINK_EXAMPLE['g']}, N = {SHRINK_EXAMPLE['N']}: {sp.sstr(shrunk)}",
             ok=shrunk < SHRUNK_BELOW,
             reason="g < 1 shrinks every gradient by g^(N−1), and the forward pass with it",
@@ -284,7 +289,10 @@ def gradient_verdicts(sweep: GradientSweep) -> vd.VerdictTable:
                     claimed="ratio 1",
                     computed="ratios " + ", ".join(f"{x:.2g}" for x in r),
                     ok=max(abs(math.log(x)) for x in r) < math.log(MEAN_FIELD_FACTOR),
-                    reason=f"median over {sweep.seeds} initializations; within a factor {MEAN_FIELD_FACTOR} counts as agreement",
+                    reason=(
+                        f"median over {sweep.seeds} initializations; "
+                        f"within a factor {MEAN_FIELD_FACTOR} counts as agreement"
+                    ),
                 )
             )
     return vd.VerdictTable(rows)
@@ -306,7 +314,10 @@ def _backward_growth_rows(sweep: GrowthSweep) -> list[vd.Verdict]:
                         p.typical,
                         rtol=GROWTH_RTOL,
                         approx_rtol=GROWTH_APPROX_RTOL,
-                        reason=f"claimed = prediction, computed = median measured; the 1-D estimate says {pred['one_d']:.3g}",
+                        reason=(
+                            "claimed = prediction, computed = median measured; "
+                            f"the 1-D estimate says {pred['one_d']:.3g}"
+                        ),
                     )
                 )
             else:
@@ -388,7 +399,8 @@ def _orthogonality_rows(sweep: GrowthSweep) -> list[vd.Verdict]:
             claim="At init ∂f/∂x is close to (a multiple of) an orthogonal matrix",
             source="seed 004 §足够的小 claim 27; seed 004 comment 10 (2022-05-16)",
             claimed="all singular values equal",
-            computed=f"width {wide}: σ from {min(sv):.2g} to {max(sv):.2g}, mean σ² = {sum(s * s for s in sv) / len(sv):.2f}, "
+            computed=f"width {wide}: σ from {min(sv):.2g} to {max(sv):.2g}, "
+            f"mean σ² = {sum(s * s for s in sv) / len(sv):.2f}, "
             f"{small:.0%} of them < {NEAR_ZERO_SINGULAR:.0%} of the largest",
             ok=min(sv) > SINGULAR_SPREAD * max(sv),
             reason="the ReLU zeroes about half the hidden units, so ∂f/∂x has rank ≈ width/2; what the argument uses, "
@@ -401,10 +413,13 @@ def _orthogonality_rows(sweep: GrowthSweep) -> list[vd.Verdict]:
             claim="Dreamer312: if W is orthogonal, xW is orthogonal to x",
             source="seed 004 comment 9 (2022-05-16)",
             claimed="cos(x, xW) = 0",
-            computed=f"W = I: |cos| = {oc['identity']:.2f}; random orthogonal W (width {wide}): mean |cos| = {oc['random']:.3f} "
+            computed=f"W = I: |cos| = {oc['identity']:.2f}; "
+            f"random orthogonal W (width {wide}): mean |cos| = {oc['random']:.3f} "
             f"(√(2/(π·width)) = {oc['expected']:.3f})",
             ok=max(oc["identity"], oc["random"]) < RANDOM_COS_FACTOR * oc["expected"],
-            reason="an orthogonal W keeps norms, not angles; near-orthogonality comes from W being random, as Su answered",
+            reason=(
+                "an orthogonal W keeps norms, not angles; near-orthogonality comes from W being random, as Su answered"
+            ),
         )
     )
     plain_wide = probes[(wide, "plain", n_max)]
@@ -558,8 +573,13 @@ def spectrum_verdicts(spectra: dict, budget: Budget) -> vd.VerdictTable:
     worst = max(abs(v - 1) for v in ident.singular)
     near = {(k, n): spectra[(k, n)].near_one(f) for k in ("post", "pre", "rezero") for n in (shallow, deep)}
     spread = {(k, n): spectra[(k, n)].log_spread() for k in ("post", "pre", "rezero") for n in (shallow, deep)}
-    fmt = lambda n: ", ".join(f"{k} {near[(k, n)]:.2f}" for k in ("post", "pre", "rezero"))
-    spreads = lambda n: ", ".join(f"{k} {spread[(k, n)]:.2f}" for k in ("post", "pre", "rezero"))
+
+    def fmt(n):
+        return ", ".join(f"{k} {near[(k, n)]:.2f}" for k in ("post", "pre", "rezero"))
+
+    def spreads(n):
+        return ", ".join(f"{k} {spread[(k, n)]:.2f}" for k in ("post", "pre", "rezero"))
+
     layer_norm_stacks = ("post", "pre")
     closer = all(spread[("rezero", deep)] < SPREAD_RATIO * spread[(k, deep)] for k in layer_norm_stacks)
     ordered = all(

@@ -16,7 +16,7 @@ take turns, one step each, for ``--repeats`` rounds after ``--warmup`` steps eac
 ``--workload chapter`` times the 1000-layer chapter's own headline ensemble instead: the members of
 its comparison (``HEADLINE`` × its seeds at the ``cpu`` budget, N = 1000, batches of 4 × 8 tokens of
 the Markov language, Adam, next-token loss, forward + backward + step) trained the way
-:func:`deepnotes.core.train.train_many` groups them, against the reference ``TransformerLM``
+:func:`deepnotes.core.ensembles.train_many` groups them, against the reference ``TransformerLM``
 (one Post-LN member) on the same batch shape, taking turns; compile time reported apart. Its last line:
 
     chapter N=…: members=K member_step_ms=P reference_ms=R speedup_vs_reference=X gflops=G
@@ -126,8 +126,9 @@ def chapter_workload(args) -> None:
     from deepnotes.core.config import get_budget
     from deepnotes.core.data import MarkovLanguage, generator
     from deepnotes.core.engine import Stack
+    from deepnotes.core.ensembles import ensemble_groups
     from deepnotes.core.models import build_model
-    from deepnotes.core.train import NextToken, ensemble_groups, member_batches, member_losses
+    from deepnotes.core.train import NextToken, member_batches, member_losses
 
     budget = get_budget("cpu")
     sub = budget.thousand_layers

@@ -18,8 +18,8 @@ from deepnotes.core.config import TrainConfig
 from deepnotes.core.data import MarkovLanguage, generator
 from deepnotes.core.measure import StepProbe, per_block_grad_norms
 from deepnotes.core.train import History, NextToken, check_setup
+from deepnotes.core.train import progress as progress_bar
 from deepnotes.core.validate import positive_float, positive_int
-from deepnotes.core.workers import progress as progress_bar
 
 
 class Lamb(torch.optim.Optimizer):

@@ -80,7 +80,7 @@ def train_small(model_kw: dict, train_kw: dict, task_kw: dict | None = None, obj
 
 
 def train_many_small(**kw):
-    from deepnotes.core.train import train_many
+    from deepnotes.core.ensembles import train_many
 
     d = dn()
     return train_many([d.ModelConfig(n_layers=1, d_model=8, n_heads=1, d_ff=8)], [d.TrainConfig(steps=2)], **kw)

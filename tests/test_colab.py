@@ -38,7 +38,7 @@ KERNEL = "deepnotes-colab-pins"
 
 CHECK = """import ipywidgets, tqdm
 assert ipywidgets.__version__ == "7.7.1" and not hasattr(ipywidgets, "Stack"), ipywidgets.__version__
-from deepnotes.core.workers import progress
+from deepnotes.core.train import progress
 slider = next(s for s in controls.sliders(budget).values() if s.live is not None)
 control = slider.build()
 panel = control.children[-1]

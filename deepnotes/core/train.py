@@ -9,8 +9,9 @@ along the way are *trackers* (:mod:`deepnotes.core.measure`), passed in. A membe
 NaN/inf, or blows up (:data:`BLOWUP_FACTOR`), is recorded as diverged at that step and stops
 recording; the others go on (its slice can hold NaN: no operation mixes members). Nothing raises.
 
-:func:`train_many` trains any list of runs in as few ensembles as possible (runs that share a graph
-and a loop), on one or more worker processes; :func:`train` is one run. Whoever wants to know what was
+:func:`train` is one run; :func:`deepnotes.core.ensembles.train_many` trains any list of runs in as
+few ensembles as possible, on worker processes. Progress bars (:func:`progress`): tqdm's (a widget in
+Jupyter, text elsewhere), closed and removed however the loop ends. Whoever wants to know what was
 trained (the cost package's work log) adds a function to :data:`ENSEMBLE_OBSERVERS`: it is called
 once per ensemble, before it trains, in the process that asked for it.
 """
@@ -19,8 +20,9 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from typing import TypeVar
 
 import torch
 from torch import nn
@@ -28,12 +30,34 @@ from torch import nn
 from deepnotes.core.config import ModelConfig, TrainConfig
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import MarkovLanguage, generator, mask_positions
-from deepnotes.core.engine import Stack, graph_config
+from deepnotes.core.engine import Stack
 from deepnotes.core.models import model_vocab
-from deepnotes.core.optim import SHARED_FIELDS, EnsembleOptimizer, check_members
+from deepnotes.core.optim import EnsembleOptimizer, check_members
 from deepnotes.core.validate import positive_int
-from deepnotes.core.workers import progress as progress_bar
-from deepnotes.core.workers import run_jobs
+
+T = TypeVar("T")
+
+
+def progress(items: Iterable[T], enabled: bool = True, total: int | None = None) -> Iterator[T]:
+    """Yield ``items``; with ``enabled``, under a tqdm bar that is closed and removed at the end
+    (``total``: the number of items, for iterators that have no length)."""
+    if not enabled:
+        yield from items
+        return
+    from tqdm.auto import tqdm  # imported here: `import deepnotes` stays light
+
+    bar = tqdm(items, leave=False, total=total)
+    try:
+        yield from bar
+    finally:
+        bar.close()
+        container = getattr(bar, "container", None)  # only the notebook (ipywidgets) bar has one
+        if container is not None:
+            container.layout.display = "none"
+
+
+_bar = progress  # the loops' own argument is called progress
+
 
 # A run has blown up when its loss exceeds BLOWUP_FACTOR × max(its first loss, the context-free plateau):
 # with V = 16 tokens that is above ~28 nats, far past anything a run that is still learning shows
@@ -295,7 +319,7 @@ def _train_stack(
         hook(stack, tasks, cfgs)
     alive = list(range(k))
     started = time.perf_counter()
-    for step in progress_bar(range(cfgs[0].steps), progress):
+    for step in _bar(range(cfgs[0].steps), progress):
         for hook in hooks["before_step"]:
             hook(stack, step, hists, alive)
         tokens, mask = member_batches(stack, tasks, cfgs, gens, objective)
@@ -321,142 +345,6 @@ def _train_stack(
     for h in hists:
         h.seconds, h.ensemble_size = seconds, k
     return hists
-
-
-def _train_group(
-    model_cfgs, train_cfgs, tasks, inits, objective, trackers, trainable, frozen, device, dtype, progress
-) -> list[History]:
-    """One ensemble of :func:`train_many`: build its Stack, start each member, train it, return its Histories."""
-    stack = Stack(model_cfgs, seeds=[c.seed for c in train_cfgs], device=device, dtype=dtype)
-    with torch.no_grad():
-        for k, init in enumerate(inits):
-            if init is not None:
-                init(stack, k)
-    names = [n for n in (stack.slots if trainable is None else trainable) if n in stack.slots and n not in frozen]
-    return _train_stack(stack, tasks, train_cfgs, objective, trackers(), names, progress)
-
-
-def ensemble_cost(model_cfg: ModelConfig, train_cfg: TrainConfig, members: int) -> float:
-    """A number proportional to an ensemble's run time: a step costs about (one member's dispatch +
-    a little per extra member) per block, times the steps."""
-    return model_cfg.n_layers * (4 + members) * train_cfg.steps
-
-
-MEMORY_SHARE = 0.5  # an ensemble on a GPU may take at most this share of the device's memory
-STATE_BYTES = 16  # per float32 parameter: the weight, its gradient and Adam's two moments
-
-
-def member_bytes(model_cfg: ModelConfig, train_cfg: TrainConfig) -> int:
-    """About the memory one member takes in training: STATE_BYTES per block parameter
-    (4d² + 2·d·d_ff weights per block) plus the float32 activations kept for the backward
-    (B·T tokens × (12d + 2·d_ff) per block, and the B·heads·T² attention weights)."""
-    d, f, n = model_cfg.d_model, model_cfg.d_ff, model_cfg.n_layers
-    tokens = train_cfg.batch_size * train_cfg.seq_len
-    per_block = STATE_BYTES * (4 * d * d + 2 * d * f) + 4 * (
-        tokens * (12 * d + 2 * f) + train_cfg.batch_size * model_cfg.n_heads * train_cfg.seq_len**2
-    )
-    return n * per_block
-
-
-def member_limit(model_cfg: ModelConfig, train_cfg: TrainConfig, device) -> int | None:
-    """How many members of this shape one ensemble may hold on ``device``: MEMORY_SHARE of a GPU's
-    memory over :func:`member_bytes` (at least 1); None (no limit) on the CPU, whose ensembles the
-    chapters' budgets size."""
-    if device is None or torch.device(device).type != "cuda":
-        return None
-    total = torch.cuda.get_device_properties(torch.device(device)).total_memory
-    return max(1, int(MEMORY_SHARE * total // member_bytes(model_cfg, train_cfg)))
-
-
-def ensemble_groups(
-    model_cfgs: Sequence[ModelConfig], train_cfgs: Sequence[TrainConfig], workers: int = 1, limit=None
-) -> list[list[int]]:
-    """How :func:`train_many` splits runs into ensembles: the indices of the runs that share a graph
-    (:func:`~deepnotes.core.engine.graph_config`) and a loop (:data:`SHARED_FIELDS`), in first-seen
-    order. With ``workers`` > 1, an ensemble that would keep one worker busy longer than an even
-    share of the whole (by :func:`ensemble_cost`) is halved until none does, so that the cores finish
-    together: the chapter of 1000 layers trains its 17 runs at N = 1000 as two ensembles on 2 cores.
-    ``limit`` (a function of a member's model and train configs, as :func:`member_limit`): the most
-    members an ensemble may hold; a larger group is cut into consecutive pieces of that size first."""
-    groups: dict[tuple, list[int]] = {}
-    for i, (mc, tc) in enumerate(zip(model_cfgs, train_cfgs)):
-        groups.setdefault((graph_config(mc), *(getattr(tc, f) for f in SHARED_FIELDS)), []).append(i)
-    out = []
-    for g in groups.values():
-        most = (limit(model_cfgs[g[0]], train_cfgs[g[0]]) if limit else None) or len(g)
-        out += [g[k : k + most] for k in range(0, len(g), most)]
-    cost = lambda g: ensemble_cost(model_cfgs[g[0]], train_cfgs[g[0]], len(g))  # noqa: E731
-    while workers > 1:
-        share = sum(map(cost, out)) / workers
-        big = max((g for g in out if len(g) > 1), key=cost, default=None)
-        if big is None or cost(big) <= share:
-            return out
-        at = out.index(big)
-        out[at : at + 1] = [big[: (len(big) + 1) // 2], big[(len(big) + 1) // 2 :]]
-    return out
-
-
-def train_many(
-    model_cfgs: Sequence[ModelConfig],
-    train_cfgs: Sequence[TrainConfig],
-    tasks,
-    *,
-    objective=None,
-    trackers: Callable[[], Sequence] = tuple,
-    trainable: Collection[str] | None = None,
-    frozen: Collection[str] = (),
-    progress: bool = False,
-    device=None,
-    dtype: torch.dtype | None = None,
-    workers: int = 1,
-    inits: Sequence[Callable] | None = None,
-) -> list[History]:
-    """Train one model per (model config, train config, task), in as few ensembles as possible:
-    runs that share a graph (:func:`~deepnotes.core.engine.graph_config`: every norm style) and a loop
-    (:data:`SHARED_FIELDS`) train together as members of one :class:`Stack` (:func:`ensemble_groups`,
-    which halves an ensemble that would leave the other workers idle), each initialized from
-    its train config's seed, or by ``inits[i](stack, k)`` where given (a run that starts from weights of
-    its own: the function writes member k's slices). ``trackers``: a factory of fresh engine trackers
-    for each ensemble.
-    ``workers`` > 1 trains the ensembles in that many one-thread
-    processes (:func:`deepnotes.core.workers.run_jobs`; ``trackers``, ``objective`` and the tasks
-    must then be picklable, and results equal the serial ones up to the rounding of another thread
-    count). Returns the Histories in the order of the configs."""
-    model_cfgs, train_cfgs = list(model_cfgs), list(train_cfgs)
-    if len(model_cfgs) != len(train_cfgs):
-        raise ValueError(f"{len(model_cfgs)} model configs for {len(train_cfgs)} train configs")
-    tasks = _tasks(tasks, len(model_cfgs))
-    inits = [None] * len(model_cfgs) if inits is None else list(inits)
-    if len(inits) != len(model_cfgs):
-        raise ValueError(f"{len(inits)} inits for {len(model_cfgs)} model configs")
-    members = ensemble_groups(model_cfgs, train_cfgs, workers, limit=lambda m, t: member_limit(m, t, device))
-    single = len(members) == 1
-    objective = objective if objective is not None else NextToken()
-    for m in members:  # told here: a worker process has no observers
-        _notify(model_cfgs[m[0]], len(m), train_cfgs[m[0]], objective)
-    jobs = [
-        (
-            [model_cfgs[i] for i in m],
-            [train_cfgs[i] for i in m],
-            [tasks[i] for i in m],
-            [inits[i] for i in m],
-            objective,
-            trackers,
-            trainable,
-            frozen,
-            device,
-            dtype,
-            progress and single,
-        )
-        for m in members
-    ]
-    costs = [ensemble_cost(model_cfgs[m[0]], train_cfgs[m[0]], len(m)) for m in members]
-    results = run_jobs(_train_group, jobs, workers, costs, progress=progress and not single)
-    out: list[History | None] = [None] * len(model_cfgs)
-    for m, hists in zip(members, results):
-        for i, h in zip(m, hists):
-            out[i] = h
-    return out
 
 
 def train(

@@ -174,10 +174,9 @@ Work = TrainRuns | StackPasses | MLPPasses | ProbeCalls
 
 
 def ensembles(model_cfgs, train_cfgs, masked: float | None = None, workers: int | None = None) -> list[TrainRuns]:
-    """The ensembles :func:`~deepnotes.core.train.train_many` trains for these runs (same grouping,
+    """The ensembles :func:`~deepnotes.core.ensembles.train_many` trains for these runs (same grouping,
     for ``workers`` processes: by default as many as the chapters use on this machine's CPU)."""
-    from deepnotes.core.train import ensemble_groups
-    from deepnotes.core.workers import default_workers
+    from deepnotes.core.ensembles import default_workers, ensemble_groups
 
     model_cfgs, train_cfgs = list(model_cfgs), list(train_cfgs)
     workers = default_workers(_device()) if workers is None else workers

@@ -16,10 +16,10 @@ from deepnotes.core import measure as et
 from deepnotes.core.config import Budget, ModelConfig, TrainConfig, resolve_budget
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import MarkovLanguage
+from deepnotes.core.ensembles import default_workers, train_many
 from deepnotes.core.measure import every_for
-from deepnotes.core.train import History, train_many
+from deepnotes.core.train import History
 from deepnotes.core.validate import positive_int
-from deepnotes.core.workers import default_workers
 from deepnotes.cost.model import TrainRuns, ensembles
 from deepnotes.show import verdicts as vd
 
@@ -78,7 +78,7 @@ def runs(
     budget: Budget | str | None = None, depths: tuple[int, ...] | None = None, progress: bool = False
 ) -> dict[int, dict[str, list[History]]]:
     """depth → label → one History per seed, for :func:`plan`'s runs at ``depths`` (default: the
-    entry's depth), in one :func:`~deepnotes.core.train.train_many` call (the runs of one depth
+    entry's depth), in one :func:`~deepnotes.core.ensembles.train_many` call (the runs of one depth
     share a graph and train as one ensemble)."""
     budget = resolve_budget(budget)
     todo = settings(budget, depths)

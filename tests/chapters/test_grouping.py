@@ -11,8 +11,8 @@ from dataclasses import replace
 
 import pytest
 
+from deepnotes.core import ensembles as ensemble
 from deepnotes.core import optim
-from deepnotes.core import train as ensemble
 from deepnotes.core.config import get_budget
 
 SMOKE = get_budget("smoke")

@@ -12,7 +12,8 @@ import torch
 from deepnotes.core.config import GPU_MINUTES_EXCEPTIONS, GPU_MINUTES_PER_CHAPTER, get_budget
 from deepnotes.core.data import MarkovLanguage
 from deepnotes.core.engine import Stack
-from deepnotes.core.train import Masked, train_ensemble, train_many
+from deepnotes.core.ensembles import train_many
+from deepnotes.core.train import Masked, train_ensemble
 from deepnotes.cost import estimate
 from deepnotes.cost import log as work_log
 from deepnotes.cost import model as cost

@@ -1,7 +1,7 @@
 """Ensembles on a GPU hold no more members than fit in a share of its memory (the 1000-layer chapter's
 map at the gpu budget put 44 members of 1000 blocks in one ensemble: 138 GB, out of memory on an H200)."""
 
-from deepnotes.core import train as ensemble
+from deepnotes.core import ensembles as ensemble
 from deepnotes.core.config import ModelConfig, TrainConfig
 
 

@@ -173,7 +173,7 @@ def test_progress_bar_is_closed_and_removed_when_the_loop_ends_early(monkeypatch
     import tqdm.auto
     import tqdm.notebook
 
-    from deepnotes.core.workers import progress
+    from deepnotes.core.train import progress
 
     made = []
 
@@ -197,7 +197,7 @@ def test_progress_bar_is_closed_and_removed_when_the_loop_ends_early(monkeypatch
 
 
 def test_run_jobs_keeps_the_order_and_refuses_bad_worker_counts():
-    from deepnotes.core.workers import default_workers, run_jobs
+    from deepnotes.core.ensembles import default_workers, run_jobs
 
     assert run_jobs(pow, [(2, 3), (3, 2), (5, 1)], workers=2, costs=[1, 3, 2]) == [8, 9, 5]
     assert run_jobs(pow, [(2, 3)], workers=1) == [8]

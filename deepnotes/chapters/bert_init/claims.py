@@ -108,10 +108,11 @@ def _backward_rows(lin: dict) -> list[vd.Verdict]:
 def _std_rows(lin: dict) -> list[vd.Verdict]:
     """Main-text claims 29–31, annotated eqs. (4)–(5), (9)–(10), (15), (18)–(24): the stds and init rules."""
     stds = sb.bert_stds()
-    n_i, n_o = sb.n_in, sb.n_out
-    relu, tv = sb.relu_moments(), sb.truncated_variance()
-    glorot = sb.glorot_uniform_variance()["variance"]
-    gamma_ratio = float(sp.sqrt(sym.truncated_normal_gamma(2)["gamma"]))
+    return _bert_std_rows(stds) + _init_rule_rows(lin) + _truncation_rows(stds)
+
+
+def _bert_std_rows(stds: dict) -> list[vd.Verdict]:
+    """Main-text claims 29–31, annotated eqs. (12), (22)–(24): BERT's actual std, Xavier's 1/√768, their ratio."""
     return [
         vd.check_number(
             "the cut at ±2σ leaves an actual std of 0.02/1.1368472",
@@ -136,6 +137,15 @@ def _std_rows(lin: dict) -> list[vd.Verdict]:
             approx_rtol=STD_RATIO_APPROX_RTOL,
         ),
         vd.check_number("the ratio is 0.487", "seed 003 annotated eq. (24)", 0.487, float(stds["ratio"])),
+    ]
+
+
+def _init_rule_rows(lin: dict) -> list[vd.Verdict]:
+    """Annotated eqs. (4)–(5), (9)–(10), (15), (18): the forward rule, Glorot/Xavier, ReLU and He's std."""
+    n_i, n_o = sb.n_in, sb.n_out
+    relu = sb.relu_moments()
+    glorot = sb.glorot_uniform_variance()["variance"]
+    return [
         vd.check_expr(
             "Var[y] = n_in·σ_w²·Var[x] for y = Wx",
             "seed 003 annotated eqs. (4)–(5)",
@@ -158,6 +168,14 @@ def _std_rows(lin: dict) -> list[vd.Verdict]:
             "q/2 is the second moment E[relu²] (what He's rule needs); the variance is q(π−1)/(2π) ≈ 0.34 q",
         ),
         vd.check_number("He: √2/√768 ≈ 0.0510", "seed 003 annotated eq. (18)", 0.0510, (2 / sb.BERT_WIDTH) ** 0.5),
+    ]
+
+
+def _truncation_rows(stds: dict) -> list[vd.Verdict]:
+    """Annotated eqs. (19)–(21): the variance of N(0, 1) cut at ±a, σ_actual/σ_nominal and the actual std 0.0176."""
+    tv = sb.truncated_variance()
+    gamma_ratio = float(sp.sqrt(sym.truncated_normal_gamma(2)["gamma"]))
+    return [
         vd.check_expr(
             "variance of N(0,1) cut at ±a",
             "seed 003 annotated eq. (19)",
@@ -259,6 +277,11 @@ def init_verdicts(probes: dict[float, InitProbe], budget: Budget | None = None) 
     """Experiment 1: the measured encoder at init against the derivation and the annotated eqs. (42), (54)."""
     b = resolve_budget(budget).bert_init
     noise = NOISE_SIGMAS / b.probe_width**0.5  # |cos| of unrelated vectors at this width stays below this
+    return vd.VerdictTable(_init_std_rows(probes, noise) + _init_bert_std_rows(probes, b.vocab))
+
+
+def _init_std_rows(probes: dict[float, InitProbe], noise: float) -> list[vd.Verdict]:
+    """Main-text claims 32, 33 and annotated eqs. (25), (26): per std, the FFN branch ratio and the identity weight."""
     rows = []
     for s, p in probes.items():
         depth = p.depth
@@ -287,10 +310,15 @@ def init_verdicts(probes: dict[float, InitProbe], budget: Budget | None = None) 
                 reason=f"from the derived v (ρ measured); below 0.05 the test is |cos| < 3/√d = {noise:.2f}",
             )
         )
+    return rows
+
+
+def _init_bert_std_rows(probes: dict[float, InitProbe], vocab: int) -> list[vd.Verdict]:
+    """Main-text claims 33, 40 and annotated eqs. (42), (54), (67) at std 0.02: attention, the MLM logits, gradients."""
     p02 = probes[BERT_STD]
     v_att = derived_ratios(BERT_STD, p02.rho[0])[0]
     g_ratio, g_article = p02.grad_norms[0] / p02.grad_norms[-1], article_gradient_prediction(p02)[0]
-    rows += [
+    return [
         vd.check_true(
             claim="attention at small std averages the sequence: v_att = ρ q²",
             source=f"{MAIN} claim 33; {MEASURED}",
@@ -313,7 +341,7 @@ def init_verdicts(probes: dict[float, InitProbe], budget: Budget | None = None) 
             f"{DENSE} claim 40; {MEASURED}",
             q_of(BERT_STD) / 2,
             p02.softmax_kl,
-            f"V = {b.vocab}; q/2 is the large-V limit",
+            f"V = {vocab}; q/2 is the large-V limit",
             rtol=MEASURED_RTOL,
             approx_rtol=MEASURED_APPROX_RTOL,
         ),
@@ -326,7 +354,6 @@ def init_verdicts(probes: dict[float, InitProbe], budget: Budget | None = None) 
             reason="std 0.02: the branches pass gradient too, so the blocks' gradients fall far less than x_0's weight",
         ),
     ]
-    return vd.VerdictTable(rows)
 
 
 def _in_both_settings(pair: list[vd.Verdict]) -> list[vd.Verdict]:
@@ -356,107 +383,123 @@ def table_verdicts(
     """The annotated §9.1, §9.2 and §10.3 claims, judged in the tables' own setting (``own``: uncut
     N(0, σ²), x_0 ~ N(0, I)), with BERT's setting (``cut``: ±2σ, Markov tokens) beside it; the §9.2
     gradient ratios on the median over seeds (``ratios``: :func:`.experiments.table_gradient_ratios`)."""
+    first = {name: {s: statistics.median(r[s]) for s in ex.TABLE_STDS} for name, r in ratios.items()}
+    return vd.VerdictTable(
+        _table_variance_rows(own, cut) + _table_gradient_rows(ratios, first) + _table_diagnostic_rows(own, first)
+    )
+
+
+def _table_variance_rows(own: dict[float, ex.TableProbe], cut: dict[float, ex.InitProbe]) -> list[vd.Verdict]:
+    """Annotated §9.1 table and eq. (73): Var[x_l] falls layer by layer, Var[x_12] = (1+σ²)^{-6}."""
     var_spread = max(abs(v - 1) for t in own.values() for v in t.stream_var[1:])
     cut_spread = max(abs(v - 1) for t in cut.values() for v in t.stream_var[1:])
-    first = {name: {s: statistics.median(r[s]) for s in ex.TABLE_STDS} for name, r in ratios.items()}
-    each = {name: {s: vd.seeds_text(r[s]) for s in ex.TABLE_STDS} for name, r in ratios.items()}
-    seeds = len(ratios["own"][ex.TABLE_STDS[0]])
-    g02, g36, g05 = (first["own"][s] for s in ex.TABLE_STDS)
     sigma = 0.05
     t05 = own[sigma]
     claimed_var = (1 + sigma**2) ** -(t05.depth // 2)  # eq. (73): (1+σ²)^{-6} at 12 layers
     measured_var = t05.stream_var[-1]
-    ratio = t05.stream_var[-1] / t05.stream_var[0]
+    return [
+        vd.check_true(
+            claim="§9.1: Var[x_l] falls layer by layer (to 0.948 at σ = 0.05)",
+            source="seed 003 annotated §9.1 table",
+            claimed="falls",
+            computed=f"every layer's Var within {var_spread:.1e} of 1 (cut: {cut_spread:.1e})",
+            ok=var_spread > VAR_FALL_MIN,
+            reason="x_l is a LayerNorm output with γ = 1: its variance is 1 at every layer by construction",
+        ),
+        vd.check_true(
+            claim="eq. (73): Var[x_12] = (1+σ²)^{-6}",
+            source="seed 003 annotated §9.1 eq. (73)",
+            claimed=f"{claimed_var:.3f} at σ = 0.05",
+            computed=(f"Var {measured_var:.3f}; weight of x_0 {t05.cos_x0[-1]:.3f} (cut: {cut[sigma].cos_x0[-1]:.3f})"),
+            ok=1 - measured_var >= EQ73_DROP_SHARE * (1 - claimed_var),
+            reason="the variance is pinned at 1; what decays is the weight of x_0, and with the real v, not σ²",
+        ),
+    ]
+
+
+def _table_gradient_rows(
+    ratios: dict[str, dict[float, list[float]]], first: dict[str, dict[float, float]]
+) -> list[vd.Verdict]:
+    """Annotated §9.2 table, main-text claim 34, §10.3.3: ‖g_0‖/‖g_12‖ at σ = 0.02 and 0.0361, the more uniform."""
+    each = {name: {s: vd.seeds_text(r[s]) for s in ex.TABLE_STDS} for name, r in ratios.items()}
+    seeds = len(ratios["own"][ex.TABLE_STDS[0]])
+    g02, g36, _ = (first["own"][s] for s in ex.TABLE_STDS)
     both = "uncut N(0, σ²) and x_0 ~ N(0, I), the tables' setting; BERT's cut weights and tokens: "
-    return vd.VerdictTable(
-        [
-            vd.check_true(
-                claim="§9.1: Var[x_l] falls layer by layer (to 0.948 at σ = 0.05)",
-                source="seed 003 annotated §9.1 table",
-                claimed="falls",
-                computed=f"every layer's Var within {var_spread:.1e} of 1 (cut: {cut_spread:.1e})",
-                ok=var_spread > VAR_FALL_MIN,
-                reason="x_l is a LayerNorm output with γ = 1: its variance is 1 at every layer by construction",
+    return [
+        *_in_both_settings(
+            [
+                vd.check_number(
+                    "§9.2: ‖g_0‖/‖g_12‖ at σ = 0.02",
+                    "seed 003 annotated §9.2 table",
+                    PRINTED_GRAD[0.02][0],
+                    first[name][0.02],
+                    f"{both}{each['cut'][0.02]}; median over {seeds} seeds (the tables' setting: {each['own'][0.02]})",
+                )
+                for name in ("own", "cut")
+            ]
+        ),
+        *_in_both_settings(
+            [
+                vd.check_number(
+                    "§9.2: ‖g_0‖/‖g_12‖ at σ = 0.0361",
+                    "seed 003 annotated §9.2 table",
+                    PRINTED_GRAD[0.0361][0],
+                    first[name][0.0361],
+                    f"{both}{each['cut'][0.0361]} (there q = {ex.q_of(0.0361):.2f}, "
+                    f"not Xavier's 1); median over {seeds} seeds (the tables' setting: "
+                    f"{each['own'][0.0361]})",
+                )
+                for name in ("own", "cut")
+            ]
+        ),
+        *_in_both_settings(
+            [
+                vd.check_true(
+                    claim="§9.2: σ = 0.02 gives more uniform gradients than 0.0361",
+                    source=(f"seed 003 annotated §9.2 table; {MAIN} claim 34; seed 003 annotated §10.3 claim §10.3.3"),
+                    claimed="more uniform",
+                    computed=f"first/last {g02:.2f} vs {g36:.2f} (cut: {first['cut'][0.02]:.2f} "
+                    f"vs {first['cut'][0.0361]:.2f})",
+                    ok=abs(1 - first[name][0.02]) < abs(1 - first[name][0.0361]),
+                    reason=f"closer to 1 is more uniform; medians over {seeds} seeds",
+                )
+                for name in ("own", "cut")
+            ]
+        ),
+    ]
+
+
+def _table_diagnostic_rows(own: dict[float, ex.TableProbe], first: dict[str, dict[float, float]]) -> list[vd.Verdict]:
+    """Annotated §10.3 eqs. (80), (81): the diagnostics Var[x_L]/Var[x_0] and ‖∇W_0‖/‖∇W_L‖ of a good init."""
+    g02, _, g05 = (first["own"][s] for s in ex.TABLE_STDS)
+    t05 = own[0.05]
+    ratio = t05.stream_var[-1] / t05.stream_var[0]
+    return [
+        vd.check_true(
+            claim="eq. (80): a good init keeps Var[x_L]/Var[x_0] in [0.9, 1.1]",
+            source="seed 003 annotated §10.3 eq. (80)",
+            claimed="a diagnostic",
+            computed=f"{ratio:.3f} even at σ = 0.05",
+            ok=EQ80_BAND[0] <= ratio <= EQ80_BAND[1],
+            reason="it holds, but for Post-LN the ratio is 1 whatever the init: the test cannot fail, "
+            "so it diagnoses nothing",
+        ),
+        vd.check_true(
+            claim="eq. (81): ‖∇W_0‖/‖∇W_L‖ in [0.3, 3] for a good init",
+            source="seed 003 annotated §10.3 eq. (81)",
+            claimed="0.3 … 3",
+            computed=f"σ = 0.02: {g02:.2f}; σ = 0.05: {g05:.2f}",
+            ok=EQ81_BAND[0] <= g02 <= EQ81_BAND[1],
+            reason="σ = 0.02 "
+            + ("is" if EQ81_BAND[0] <= g02 <= EQ81_BAND[1] else "is not")
+            + " in the band; "
+            + (
+                "σ = 0.05 is too, so the band does not separate them here"
+                if EQ81_BAND[0] <= g05 <= EQ81_BAND[1]
+                else "σ = 0.05 is not: the band separates them"
             ),
-            vd.check_true(
-                claim="eq. (73): Var[x_12] = (1+σ²)^{-6}",
-                source="seed 003 annotated §9.1 eq. (73)",
-                claimed=f"{claimed_var:.3f} at σ = 0.05",
-                computed=(
-                    f"Var {measured_var:.3f}; weight of x_0 {t05.cos_x0[-1]:.3f} (cut: {cut[sigma].cos_x0[-1]:.3f})"
-                ),
-                ok=1 - measured_var >= EQ73_DROP_SHARE * (1 - claimed_var),
-                reason="the variance is pinned at 1; what decays is the weight of x_0, and with the real v, not σ²",
-            ),
-            *_in_both_settings(
-                [
-                    vd.check_number(
-                        "§9.2: ‖g_0‖/‖g_12‖ at σ = 0.02",
-                        "seed 003 annotated §9.2 table",
-                        PRINTED_GRAD[0.02][0],
-                        first[name][0.02],
-                        f"{both}{each['cut'][0.02]}; median over {seeds} seeds "
-                        f"(the tables' setting: {each['own'][0.02]})",
-                    )
-                    for name in ("own", "cut")
-                ]
-            ),
-            *_in_both_settings(
-                [
-                    vd.check_number(
-                        "§9.2: ‖g_0‖/‖g_12‖ at σ = 0.0361",
-                        "seed 003 annotated §9.2 table",
-                        PRINTED_GRAD[0.0361][0],
-                        first[name][0.0361],
-                        f"{both}{each['cut'][0.0361]} (there q = {ex.q_of(0.0361):.2f}, "
-                        f"not Xavier's 1); median over {seeds} seeds (the tables' setting: "
-                        f"{each['own'][0.0361]})",
-                    )
-                    for name in ("own", "cut")
-                ]
-            ),
-            *_in_both_settings(
-                [
-                    vd.check_true(
-                        claim="§9.2: σ = 0.02 gives more uniform gradients than 0.0361",
-                        source=(
-                            f"seed 003 annotated §9.2 table; {MAIN} claim 34; seed 003 annotated §10.3 claim §10.3.3"
-                        ),
-                        claimed="more uniform",
-                        computed=f"first/last {g02:.2f} vs {g36:.2f} (cut: {first['cut'][0.02]:.2f} "
-                        f"vs {first['cut'][0.0361]:.2f})",
-                        ok=abs(1 - first[name][0.02]) < abs(1 - first[name][0.0361]),
-                        reason=f"closer to 1 is more uniform; medians over {seeds} seeds",
-                    )
-                    for name in ("own", "cut")
-                ]
-            ),
-            vd.check_true(
-                claim="eq. (80): a good init keeps Var[x_L]/Var[x_0] in [0.9, 1.1]",
-                source="seed 003 annotated §10.3 eq. (80)",
-                claimed="a diagnostic",
-                computed=f"{ratio:.3f} even at σ = 0.05",
-                ok=EQ80_BAND[0] <= ratio <= EQ80_BAND[1],
-                reason="it holds, but for Post-LN the ratio is 1 whatever the init: the test cannot fail, "
-                "so it diagnoses nothing",
-            ),
-            vd.check_true(
-                claim="eq. (81): ‖∇W_0‖/‖∇W_L‖ in [0.3, 3] for a good init",
-                source="seed 003 annotated §10.3 eq. (81)",
-                claimed="0.3 … 3",
-                computed=f"σ = 0.02: {g02:.2f}; σ = 0.05: {g05:.2f}",
-                ok=EQ81_BAND[0] <= g02 <= EQ81_BAND[1],
-                reason="σ = 0.02 "
-                + ("is" if EQ81_BAND[0] <= g02 <= EQ81_BAND[1] else "is not")
-                + " in the band; "
-                + (
-                    "σ = 0.05 is too, so the band does not separate them here"
-                    if EQ81_BAND[0] <= g05 <= EQ81_BAND[1]
-                    else "σ = 0.05 is not: the band separates them"
-                ),
-            ),
-        ]
-    )
+        ),
+    ]
 
 
 def training_verdicts(runs: dict[float, MLMRun], budget: Budget | None = None) -> vd.VerdictTable:

@@ -27,6 +27,7 @@ from deepnotes.core.config import Budget, ModelConfig, TrainConfig, resolve_budg
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import MarkovLanguage, mask_positions, probe_generator
 from deepnotes.core.engine import Stack
+from deepnotes.core.ensembles import train_many
 from deepnotes.core.measure import every_for, per_block_grad_norms
 from deepnotes.core.models import (
     build_model,
@@ -36,7 +37,7 @@ from deepnotes.core.models import (
     truncated_normal_variance_factor,
 )
 from deepnotes.core.scaling import predicted_identity_weight
-from deepnotes.core.train import History, Masked, train_many
+from deepnotes.core.train import History, Masked
 from deepnotes.core.validate import boolean, given, positive_float
 from deepnotes.show.cache import BUDGET_RESULTS_KEPT, LIVE_RESULTS_KEPT
 

@@ -20,11 +20,11 @@ from deepnotes.core.config import Budget, ModelConfig, TrainConfig, resolve_budg
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import MarkovLanguage, probe_batch
 from deepnotes.core.engine import MATRICES, build_stack, graph_config
+from deepnotes.core.ensembles import default_workers, train_many
 from deepnotes.core.measure import StepProbe, every_for, loglog_slope, step_probes
-from deepnotes.core.train import History, train_many
+from deepnotes.core.train import History
+from deepnotes.core.train import progress as progress_bar
 from deepnotes.core.validate import choice, given
-from deepnotes.core.workers import default_workers
-from deepnotes.core.workers import progress as progress_bar
 from deepnotes.shared import warmup as shared_warmup
 from deepnotes.show.cache import BUDGET_RESULTS_KEPT
 
@@ -168,7 +168,7 @@ def runs(
     shape: tuple[int, int, int] | None = None,
 ) -> list[History]:
     """Train each (variant, depth, train config) on the Markov language, those sharing a graph and a
-    loop as one ensemble (:func:`deepnotes.core.train.train_many`; every norm style is per-member data, so
+    loop as one ensemble (:func:`deepnotes.core.ensembles.train_many`; every norm style is per-member data, so
     every style at one depth trains together). ``params="matrices"`` updates only the
     blocks' weight matrices (the parameters the magnitude analysis scales), leaving embeddings, head,
     biases and LayerNorm gains at their initial values. ``shape``: another (d_model, d_ff, heads)."""

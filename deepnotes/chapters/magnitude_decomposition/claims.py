@@ -204,12 +204,15 @@ def _lambda_gradient_rows(budget) -> list[Verdict]:
 
 def _sgd_solution_rows() -> list[Verdict]:
     """§初步结论 claims 17–21 and eq. (14): SGD's λ/α = 1/√(2N), the paper's constants and the three solutions."""
-    two = 2 * N
     sgd, a1, l1 = _sol("sgd"), _sol("sgd", "alpha=1"), _sol("sgd", "lambda=1")
+    return _sgd_ratio_rows(sgd) + _sgd_pick_rows(sgd, a1, l1) + _sgd_relative_step_rows(sgd, a1, l1)
+
+
+def _sgd_ratio_rows(sgd: dict[str, sp.Expr]) -> list[Verdict]:
+    """§初步结论 claims 17, 18: SGD's λ/α = 1/√(2N), and the paper's 1/√(4N) of the same order."""
+    two = 2 * N
     paper_ratio = sd.paper_constants()["beta/alpha encoder"]
     order = sp.simplify(paper_ratio * sp.sqrt(two))
-    rel = {k: sp.simplify(1 / s["alpha"]) for k, s in (("λ=1/α", sgd), ("α=1", a1), ("λ=1", l1))}
-    rel_pow = {k: depth_exponent(v) for k, v in rel.items()}
     return [
         check_expr(
             "SGD: λ/α = 1/√(2N) cancels the depth",
@@ -231,6 +234,13 @@ def _sgd_solution_rows() -> list[Verdict]:
             ok=not order.has(N),
             reason="a constant factor, no power of N",
         ),
+    ]
+
+
+def _sgd_pick_rows(sgd: dict[str, sp.Expr], a1: dict[str, sp.Expr], l1: dict[str, sp.Expr]) -> list[Verdict]:
+    """§初步结论 eq. (14), claims 19, 20: SGD's α and λ for the picks λ = 1/α, α = 1 and λ = 1."""
+    two = 2 * N
+    return [
         check_expr(
             "SGD with λ = 1/α: α = (2N)^{1/4}",
             main_source("初步结论", "eq. (14)", "eq. (14)")
@@ -256,6 +266,15 @@ def _sgd_solution_rows() -> list[Verdict]:
             sp.sqrt(two),
             l1["alpha"],
         ),
+    ]
+
+
+def _sgd_relative_step_rows(sgd: dict[str, sp.Expr], a1: dict[str, sp.Expr], l1: dict[str, sp.Expr]) -> list[Verdict]:
+    """§初步结论 claims 19–21: SGD's relative step per pick, and λ = 1/α between the other two."""
+    two = 2 * N
+    rel = {k: sp.simplify(1 / s["alpha"]) for k, s in (("λ=1/α", sgd), ("α=1", a1), ("λ=1", l1))}
+    rel_pow = {k: depth_exponent(v) for k, v in rel.items()}
+    return [
         check_expr(
             "Solution 1: SGD's relative step ‖ΔW‖/‖W‖ ∝ (λ/α)/λ is unchanged",
             main_source("初步结论", "claim 19", "side note claim 1"),
@@ -525,6 +544,16 @@ def probe_verdicts(sweep, first_steps, identity) -> VerdictTable:
     q/k gradients small, the first step's relative size per optimizer, and the near-identity start
     (mean ‖x_{l+1} − x_l‖/‖x_l‖ against λ²/α). Takes :func:`.experiments.lambda_gradient_sweep`,
     :func:`.experiments.first_step_sweep` and :func:`.experiments.identity_sweep`."""
+    return VerdictTable(
+        _gradient_slope_rows(sweep)
+        + [softmax_gain_verdict(sweep)]
+        + _first_step_rows(first_steps)
+        + _near_identity_rows(identity)
+    )
+
+
+def _gradient_slope_rows(sweep) -> list[Verdict]:
+    """§前馈梯度 eq. (8), claim 14 and §自注意力 eq. (12), claim 16, measured: ∂L/∂λ = O(λ/α) for v, o, fc1, fc2."""
     rows = []
     for kind in BETA_KINDS:
         slope = loglog_slope(*sweep.series(kind))
@@ -541,7 +570,12 @@ def probe_verdicts(sweep, first_steps, identity) -> VerdictTable:
                 reason=f"RMS over blocks, grid α {sweep.alphas}, λ {sweep.lambdas}",
             )
         )
-    rows.append(softmax_gain_verdict(sweep))
+    return rows
+
+
+def _first_step_rows(first_steps) -> list[Verdict]:
+    """§初步结论 claims 19, 20 and §多种优化 claims 23, 25, measured: the first step's relative size per optimizer."""
+    rows = []
     for opt in scaling.OPTIMIZERS:
         keys = [k for k in first_steps if k[0] == opt]
         pred = [predicted_relative_update(opt, first_steps[k].alpha, first_steps[k].lam) for k in keys]
@@ -578,6 +612,12 @@ def probe_verdicts(sweep, first_steps, identity) -> VerdictTable:
                 reason=f"all choices × depths; range {min(meas):.3g}..{max(meas):.3g}",
             )
         )
+    return rows
+
+
+def _near_identity_rows(identity) -> list[Verdict]:
+    """§事后分析 claim 26 and annotated eq. (55), §4.3.1, measured: the near-identity start, change ∝ λ²/α."""
+    rows = []
     xs = [p.branch_weight for p in identity.values()]
     ys = [p.mean_change for p in identity.values()]
     deep = {k: y for k, y in zip(identity, ys) if k != "post-LN"}
@@ -603,7 +643,7 @@ def probe_verdicts(sweep, first_steps, identity) -> VerdictTable:
             reason="over the six settings (block 1 left out: it also normalizes the embedding)",
         )
     )
-    return VerdictTable(rows)
+    return rows
 
 
 def softmax_gain_verdict(sweep) -> Verdict:
@@ -639,62 +679,67 @@ def article_story_verdicts(comp, early: int = EARLY_STEP) -> VerdictTable:
     rows = []
     for (opt, lr, n), runs in comp.items():
         if opt == "adam":
-            frac = runs["paper"].history.fraction_learned()
-            rows.append(
-                check_true(
-                    claim=f"N={n}, Adam lr {lr:g}: the paper's (SGD-derived) constants also train under Adam",
-                    source="seed 000 §多种优化 claim 22 (the paper's own report); seed 001 §6）多种优化器 claim 25",
-                    claimed=f"trains (learned > {TRAINS})",
-                    computed=(
-                        f"learned {frac:.2f}; "
-                        f"Su's Adam constants {runs['lambda=1/alpha'].history.fraction_learned():.2f}"
-                    ),
-                    ok=frac > TRAINS,
-                    reason="fraction of the way from the context-free plateau to the floor",
-                )
-            )
+            rows.append(_adam_constants_row(n, lr, runs))
         if opt != "sgd":
             continue
-        sym, a1, l1 = runs["lambda=1/alpha"], runs["alpha=1"], runs["lambda=1"]
-        k = min(range(len(a1.lam_steps)), key=lambda i: abs(a1.lam_steps[i] - early))
-        drift = {LABELS[lab]: runs[lab].lam_ratio[k] for lab in ("alpha=1", "lambda=1/alpha", "lambda=1")}
-        rows.append(
-            check_true(
-                claim=(
-                    f"N={n}, SGD lr {lr:g}: with α=1, λ=(2N)^-1/2 the "
-                    "magnitude λ leaves its initial scale within a few steps"
-                ),
-                source="seed 000 §初步结论 claim 19 (another solution 1); seed 001 §5）初步结论 side note claim 1",
-                claimed=f"λ_t/λ_0 ≥ {DRIFT:g} by step {a1.lam_steps[k]}",
-                computed=", ".join(f"{lab} {v:.3g}" for lab, v in drift.items())
-                + f"; at the last step α=1 {a1.lam_ratio[-1]:.3g}",
-                ok=drift["α=1"] >= DRIFT,
-                reason="mean over the v/o/fc1/fc2 matrices of all blocks"
-                + ("; α=1 does drift most" if drift["α=1"] > max(drift["λ=1/α"], drift["λ=1"]) else ""),
-            )
-        )
-        area = {lab: runs[lab].history.mean_fraction_learned() for lab in ("lambda=1", "lambda=1/alpha", "alpha=1")}
-        gap = None if None in (area["lambda=1"], area["lambda=1/alpha"]) else area["lambda=1/alpha"] - area["lambda=1"]
-        status = (
-            WRONG
-            if gap is None  # a diverged run is a failure, not slow learning
-            else HOLDS
-            if gap >= SLOW_MARGIN
-            else APPROX
-            if gap > 0
-            else WRONG
-        )
-        rows.append(
-            Verdict(
-                f"N={n}, SGD lr {lr:g}: α=(2N)^1/2, λ=1 learns (very) slowly, more slowly than λ=1/α",
-                "seed 000 §初步结论 claim 20 (another solution 2); seed 001 §5）初步结论 side note claim 2",
-                "lower mean fraction learned",
-                "mean fraction learned: "
-                + ", ".join(f"{LABELS[lab]} {area_text(runs[lab])}" for lab in area)
-                + f"; half-way: λ=1 {halfway_text(l1)}, λ=1/α {halfway_text(sym)}",
-                status,
-                f"mean over the run of (plateau − loss)/(plateau − floor); holds if λ=1 is ≥ {SLOW_MARGIN} below "
-                f"λ=1/α, holds approximately if below by less (slower, not 'very slow')",
-            )
-        )
+        rows += [_sgd_drift_row(n, lr, runs, early), _sgd_slow_row(n, lr, runs)]
     return VerdictTable(rows)
+
+
+def _adam_constants_row(n: int, lr: float, runs: dict) -> Verdict:
+    """§多种优化 claim 22, measured: the paper's (SGD-derived) constants also train under Adam."""
+    frac = runs["paper"].history.fraction_learned()
+    return check_true(
+        claim=f"N={n}, Adam lr {lr:g}: the paper's (SGD-derived) constants also train under Adam",
+        source="seed 000 §多种优化 claim 22 (the paper's own report); seed 001 §6）多种优化器 claim 25",
+        claimed=f"trains (learned > {TRAINS})",
+        computed=(f"learned {frac:.2f}; Su's Adam constants {runs['lambda=1/alpha'].history.fraction_learned():.2f}"),
+        ok=frac > TRAINS,
+        reason="fraction of the way from the context-free plateau to the floor",
+    )
+
+
+def _sgd_drift_row(n: int, lr: float, runs: dict, early: int) -> Verdict:
+    """§初步结论 claim 19 (another solution 1), measured: with α = 1 the magnitude λ leaves its initial scale."""
+    a1 = runs["alpha=1"]
+    k = min(range(len(a1.lam_steps)), key=lambda i: abs(a1.lam_steps[i] - early))
+    drift = {LABELS[lab]: runs[lab].lam_ratio[k] for lab in ("alpha=1", "lambda=1/alpha", "lambda=1")}
+    return check_true(
+        claim=(
+            f"N={n}, SGD lr {lr:g}: with α=1, λ=(2N)^-1/2 the magnitude λ leaves its initial scale within a few steps"
+        ),
+        source="seed 000 §初步结论 claim 19 (another solution 1); seed 001 §5）初步结论 side note claim 1",
+        claimed=f"λ_t/λ_0 ≥ {DRIFT:g} by step {a1.lam_steps[k]}",
+        computed=", ".join(f"{lab} {v:.3g}" for lab, v in drift.items())
+        + f"; at the last step α=1 {a1.lam_ratio[-1]:.3g}",
+        ok=drift["α=1"] >= DRIFT,
+        reason="mean over the v/o/fc1/fc2 matrices of all blocks"
+        + ("; α=1 does drift most" if drift["α=1"] > max(drift["λ=1/α"], drift["λ=1"]) else ""),
+    )
+
+
+def _sgd_slow_row(n: int, lr: float, runs: dict) -> Verdict:
+    """§初步结论 claim 20 (another solution 2), measured: λ = 1 learns more slowly than λ = 1/α."""
+    sym, l1 = runs["lambda=1/alpha"], runs["lambda=1"]
+    area = {lab: runs[lab].history.mean_fraction_learned() for lab in ("lambda=1", "lambda=1/alpha", "alpha=1")}
+    gap = None if None in (area["lambda=1"], area["lambda=1/alpha"]) else area["lambda=1/alpha"] - area["lambda=1"]
+    status = (
+        WRONG
+        if gap is None  # a diverged run is a failure, not slow learning
+        else HOLDS
+        if gap >= SLOW_MARGIN
+        else APPROX
+        if gap > 0
+        else WRONG
+    )
+    return Verdict(
+        f"N={n}, SGD lr {lr:g}: α=(2N)^1/2, λ=1 learns (very) slowly, more slowly than λ=1/α",
+        "seed 000 §初步结论 claim 20 (another solution 2); seed 001 §5）初步结论 side note claim 2",
+        "lower mean fraction learned",
+        "mean fraction learned: "
+        + ", ".join(f"{LABELS[lab]} {area_text(runs[lab])}" for lab in area)
+        + f"; half-way: λ=1 {halfway_text(l1)}, λ=1/α {halfway_text(sym)}",
+        status,
+        f"mean over the run of (plateau − loss)/(plateau − floor); holds if λ=1 is ≥ {SLOW_MARGIN} below "
+        f"λ=1/α, holds approximately if below by less (slower, not 'very slow')",
+    )

@@ -16,8 +16,8 @@ from deepnotes.core.data import MarkovLanguage
 from deepnotes.core.engine import Stack, load_reference
 from deepnotes.core.measure import Recorder
 from deepnotes.core.train import History, train_ensemble
+from deepnotes.core.train import progress as progress_bar
 from deepnotes.core.validate import given
-from deepnotes.core.workers import progress as progress_bar
 
 # the runs of the training comparison: optimizer → the choices trained (all four for SGD, the
 # optimizer's own solution and the paper's constants for Adam and LAMB)

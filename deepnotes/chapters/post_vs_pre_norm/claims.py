@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from dataclasses import dataclass
 
 import numpy as np
 import sympy as sp
@@ -73,137 +74,160 @@ def first_order_gap(
 
 def derivation() -> vd.VerdictTable:
     """The derivations of seeds 002/003 against SymPy, and the annotated arithmetic of seed 003."""
+    # BERT's GELU FFN at the stds the printed 0.0361 and 0.0176 round: 1/√768 and 0.02 cut at ±2σ
+    exact = dict(zip(BERT_STDS, (derive.BERT_WIDTH**-0.5, BERT_STD * math.sqrt(truncated_normal_variance_factor(2.0)))))
+    v_bert = {std: derive.bert_ffn_branch_at(derive.BERT_WIDTH, exact[std]) for std in BERT_STDS}
+    return vd.VerdictTable(
+        _sympy_derivation_rows()
+        + _branch_variance_rows(v_bert)
+        + _effective_depth_rows(v_bert)
+        + _chain_rule_and_warmup_rows(v_bert)
+    )
+
+
+def _sympy_derivation_rows() -> list[vd.Verdict]:
+    """The SymPy derivations: seed 000 eq. (7), the Post-/Pre-Norm unrolls, Adam's O(η) step, eq. (48)."""
     post, pre = derive.post_norm_unroll(3), derive.pre_norm_second_moment()
     upd, step = derive.update_scale_invariance(), derive.post_ln_moment_step()
     v, ell, g = post["symbols"]["v"], post["symbols"]["l"], upd["symbols"]["g"]
     eta = upd["symbols"]["eta"]
-    # BERT's GELU FFN at the stds the printed 0.0361 and 0.0176 round: 1/√768 and 0.02 cut at ±2σ
-    exact = dict(zip(BERT_STDS, (derive.BERT_WIDTH**-0.5, BERT_STD * math.sqrt(truncated_normal_variance_factor(2.0)))))
-    v_bert = {std: derive.bert_ffn_branch_at(derive.BERT_WIDTH, exact[std]) for std in BERT_STDS}
-    hi, lo = BERT_STDS
-    gap = first_order_gap()
     chain = derive.two_sublayer_jacobian()
-    return vd.VerdictTable(
-        [
-            vd.check_expr(
-                "Through attention and FFN with residuals: J_l = I + ∂FFN/∂y (I + ∂Attention/∂x) (as printed)",
-                "seed 000 annotated §1.3 eq. (7)",
-                chain["printed"],
-                chain["derived"],
-                f"SymPy, the chain rule (I + F)(I + A): the printed form drops A = ∂Attention/∂x "
-                f"(derived − printed = {chain['missing']}); and with no LayerNorm in it, 'Post-LN' is a misnomer",
+    return [
+        vd.check_expr(
+            "Through attention and FFN with residuals: J_l = I + ∂FFN/∂y (I + ∂Attention/∂x) (as printed)",
+            "seed 000 annotated §1.3 eq. (7)",
+            chain["printed"],
+            chain["derived"],
+            f"SymPy, the chain rule (I + F)(I + A): the printed form drops A = ∂Attention/∂x "
+            f"(derived − printed = {chain['missing']}); and with no LayerNorm in it, 'Post-LN' is a misnomer",
+        ),
+        vd.check_expr(
+            "Post-Norm at init: x_l = x_0/2^{l/2} + Σ F_k/2^{(l−k)/2} (v = 1)",
+            "seed 002 §残差连接 eqs. (13), (14); seed 003 §LN真的能缓解梯度消失 eqs. (3), (4)",
+            2 ** (-ell / 2),
+            post["weight_x0"].subs(v, 1),
+        ),
+        vd.check_expr(
+            "With branch variance σ²: weight (1+σ²)^{−L/2}",
+            "seed 003 annotated eqs. (31)-(33)",
+            (1 + v) ** (-ell / 2),
+            post["weight_x0"],
+        ),
+        vd.check_expr(
+            "Pre-Norm: Var[x_L] = Var[x_0] + Lσ²",
+            "seed 003 annotated eqs. (37)-(38), (49); seed 002 §残差连接 eq. (16), claim 17",
+            1 + ell * v,
+            pre["second_moment"],
+        ),
+        vd.check_expr(
+            "Adam's update is O(η) whatever the gradient's scale; SGD's scales with it",
+            "seed 003 §我们真的担心梯度消失吗 eq. (5), claims 16, 17; seed 003 annotated eq. (41)",
+            -eta * sp.sign(g),
+            upd["adam"].rewrite(sp.sign),
+        ),
+        vd.check_expr(
+            "Post-LN forward: S_{l+1} = (S_l + σ²)/(1 + σ²) keeps S = 1",
+            "seed 003 annotated eq. (48)",
+            step["fixed_point"],
+            step["ln_output"],
+            "SymPy: S = 1 is the recursion's only fixed point, and LN of any input has second moment 1",
+        ),
+    ]
+
+
+def _branch_variance_rows(v_bert: dict[float, float]) -> list[vd.Verdict]:
+    """Seed 003 annotated eqs. (34), (35): the printed (1 + σ²)^6, and σ² as the FFN branch's variance."""
+    hi, lo = BERT_STDS
+    return [
+        vd.check_number(
+            "(1 + 0.0013)^6 ≈ 1.0078",
+            "seed 003 annotated eq. (34)",
+            EQ34_CLAIM,
+            (1 + EQ34_SIGMA2) ** BERT_LAYERS_HALF,
+            rtol=ARITHMETIC_RTOL,
+        ),
+        vd.check_number(
+            "(1 + 0.00031)^6 ≈ 1.0019",
+            "seed 003 annotated eq. (35)",
+            EQ35_CLAIM,
+            (1 + EQ35_SIGMA2) ** BERT_LAYERS_HALF,
+            rtol=ARITHMETIC_RTOL,
+        ),
+        vd.check_number(
+            "…but σ² there is the branch's variance, not the weight's: FFN at s = 0.0361, d = 768",
+            "seed 003 annotated eqs. (34), (57)",
+            hi**2,
+            v_bert[hi],
+            approx_rtol=ORDER_OF_MAGNITUDE_RTOL,
+            reason=(f"BERT's GELU FFN: E[F²] = 4q·E[gelu(h)²] = {v_bert[hi]:.2f} (q = ds² ≈ 1), not s² = {hi**2:.4f}"),
+        ),
+        vd.check_number(
+            "…and at s = 0.0176",
+            "seed 003 annotated eqs. (35), (58)",
+            lo**2,
+            v_bert[lo],
+            approx_rtol=ORDER_OF_MAGNITUDE_RTOL,
+            reason=f"BERT's GELU FFN: E[F²] = {v_bert[lo]:.3f}, not s² = {lo**2:.5f}",
+        ),
+    ]
+
+
+def _effective_depth_rows(v_bert: dict[float, float]) -> list[vd.Verdict]:
+    """Seed 003 annotated eqs. (57), (58): the effective depths 769 and 3226, and eq. (57)'s arithmetic."""
+    hi, lo = BERT_STDS
+    return [
+        vd.check_number(
+            "Effective depth 1/σ² ≈ 769 layers (σ = 0.0361)",
+            "seed 003 annotated eq. (57)",
+            EQ57_DEPTH,
+            1 / math.log(1 + v_bert[hi]),
+            approx_rtol=ORDER_OF_MAGNITUDE_RTOL,
+            reason=(
+                f"with the FFN branch's E[F²]: 1/log(1+{v_bert[hi]:.2f}) = {1 / math.log(1 + v_bert[hi]):.2f} sublayers"
             ),
-            vd.check_expr(
-                "Post-Norm at init: x_l = x_0/2^{l/2} + Σ F_k/2^{(l−k)/2} (v = 1)",
-                "seed 002 §残差连接 eqs. (13), (14); seed 003 §LN真的能缓解梯度消失 eqs. (3), (4)",
-                2 ** (-ell / 2),
-                post["weight_x0"].subs(v, 1),
-            ),
-            vd.check_expr(
-                "With branch variance σ²: weight (1+σ²)^{−L/2}",
-                "seed 003 annotated eqs. (31)-(33)",
-                (1 + v) ** (-ell / 2),
-                post["weight_x0"],
-            ),
-            vd.check_expr(
-                "Pre-Norm: Var[x_L] = Var[x_0] + Lσ²",
-                "seed 003 annotated eqs. (37)-(38), (49); seed 002 §残差连接 eq. (16), claim 17",
-                1 + ell * v,
-                pre["second_moment"],
-            ),
-            vd.check_expr(
-                "Adam's update is O(η) whatever the gradient's scale; SGD's scales with it",
-                "seed 003 §我们真的担心梯度消失吗 eq. (5), claims 16, 17; seed 003 annotated eq. (41)",
-                -eta * sp.sign(g),
-                upd["adam"].rewrite(sp.sign),
-            ),
-            vd.check_expr(
-                "Post-LN forward: S_{l+1} = (S_l + σ²)/(1 + σ²) keeps S = 1",
-                "seed 003 annotated eq. (48)",
-                step["fixed_point"],
-                step["ln_output"],
-                "SymPy: S = 1 is the recursion's only fixed point, and LN of any input has second moment 1",
-            ),
-            vd.check_number(
-                "(1 + 0.0013)^6 ≈ 1.0078",
-                "seed 003 annotated eq. (34)",
-                EQ34_CLAIM,
-                (1 + EQ34_SIGMA2) ** BERT_LAYERS_HALF,
-                rtol=ARITHMETIC_RTOL,
-            ),
-            vd.check_number(
-                "(1 + 0.00031)^6 ≈ 1.0019",
-                "seed 003 annotated eq. (35)",
-                EQ35_CLAIM,
-                (1 + EQ35_SIGMA2) ** BERT_LAYERS_HALF,
-                rtol=ARITHMETIC_RTOL,
-            ),
-            vd.check_number(
-                "…but σ² there is the branch's variance, not the weight's: FFN at s = 0.0361, d = 768",
-                "seed 003 annotated eqs. (34), (57)",
-                hi**2,
-                v_bert[hi],
-                approx_rtol=ORDER_OF_MAGNITUDE_RTOL,
-                reason=(
-                    f"BERT's GELU FFN: E[F²] = 4q·E[gelu(h)²] = {v_bert[hi]:.2f} (q = ds² ≈ 1), not s² = {hi**2:.4f}"
-                ),
-            ),
-            vd.check_number(
-                "…and at s = 0.0176",
-                "seed 003 annotated eqs. (35), (58)",
-                lo**2,
-                v_bert[lo],
-                approx_rtol=ORDER_OF_MAGNITUDE_RTOL,
-                reason=f"BERT's GELU FFN: E[F²] = {v_bert[lo]:.3f}, not s² = {lo**2:.5f}",
-            ),
-            vd.check_number(
-                "Effective depth 1/σ² ≈ 769 layers (σ = 0.0361)",
-                "seed 003 annotated eq. (57)",
-                EQ57_DEPTH,
-                1 / math.log(1 + v_bert[hi]),
-                approx_rtol=ORDER_OF_MAGNITUDE_RTOL,
-                reason=(
-                    "with the FFN branch's E[F²]: "
-                    f"1/log(1+{v_bert[hi]:.2f}) = {1 / math.log(1 + v_bert[hi]):.2f} sublayers"
-                ),
-            ),
-            vd.check_number(
-                "Effective depth ≈ 3226 layers (σ = 0.0176)",
-                "seed 003 annotated eq. (58)",
-                EQ58_DEPTH,
-                1 / math.log(1 + v_bert[lo]),
-                approx_rtol=ORDER_OF_MAGNITUDE_RTOL,
-                reason=f"with E[F²]: 1/log(1+{v_bert[lo]:.3f}) = {1 / math.log(1 + v_bert[lo]):.1f} sublayers",
-            ),
-            vd.check_number(
-                "Arithmetic of eq. (57): 1/0.0013 ≈ 769",
-                "seed 003 annotated eq. (57)",
-                EQ57_DEPTH,
-                1 / EQ34_SIGMA2,
-                rtol=ARITHMETIC_RTOL,
-            ),
-            vd.check_true(
-                claim="∂L/∂x_0 = ∂L/∂x_L·(I + Σ_t ∂F_t/∂x_t) for Pre-LN",
-                source="seed 003 annotated eq. (39)",
-                claimed="I + Σ J_t",
-                computed=(
-                    f"∏(I + J_t) differs by {gap:.2f} (relative, {JACOBIAN_LAYERS} layers, ‖J‖≈{JACOBIAN_SCALE:g})"
-                ),
-                ok=gap < FIRST_ORDER_GAP,
-                reason="the chain rule gives the product ∏(I + J_t); the sum is its first-order part only",
-            ),
-            vd.check_number(
-                "BERT: 1/r = (1+σ²)^{L/2} ≈ 1.002, so warmup barely matters (σ = 0.0176, L = 12)",
-                "seed 003 annotated eqs. (44)-(46)",
-                EQ46_RATIO,
-                (1 + v_bert[lo]) ** BERT_LAYERS_HALF,
-                approx_rtol=WARMUP_RATIO_RTOL,
-                reason=f"with the FFN branch's E[F²] = {v_bert[lo]:.3f}: "
-                f"(1 + E[F²])^6 = {(1 + v_bert[lo]) ** BERT_LAYERS_HALF:.2f}; "
-                "(45) also sets a step count equal to a gradient ratio",
-            ),
-        ]
-    )
+        ),
+        vd.check_number(
+            "Effective depth ≈ 3226 layers (σ = 0.0176)",
+            "seed 003 annotated eq. (58)",
+            EQ58_DEPTH,
+            1 / math.log(1 + v_bert[lo]),
+            approx_rtol=ORDER_OF_MAGNITUDE_RTOL,
+            reason=f"with E[F²]: 1/log(1+{v_bert[lo]:.3f}) = {1 / math.log(1 + v_bert[lo]):.1f} sublayers",
+        ),
+        vd.check_number(
+            "Arithmetic of eq. (57): 1/0.0013 ≈ 769",
+            "seed 003 annotated eq. (57)",
+            EQ57_DEPTH,
+            1 / EQ34_SIGMA2,
+            rtol=ARITHMETIC_RTOL,
+        ),
+    ]
+
+
+def _chain_rule_and_warmup_rows(v_bert: dict[float, float]) -> list[vd.Verdict]:
+    """Seed 003 annotated eq. (39) (Pre-LN's chain rule as a sum) and eqs. (44)-(46) (BERT's 1/r ≈ 1.002)."""
+    lo = BERT_STDS[1]
+    gap = first_order_gap()
+    return [
+        vd.check_true(
+            claim="∂L/∂x_0 = ∂L/∂x_L·(I + Σ_t ∂F_t/∂x_t) for Pre-LN",
+            source="seed 003 annotated eq. (39)",
+            claimed="I + Σ J_t",
+            computed=(f"∏(I + J_t) differs by {gap:.2f} (relative, {JACOBIAN_LAYERS} layers, ‖J‖≈{JACOBIAN_SCALE:g})"),
+            ok=gap < FIRST_ORDER_GAP,
+            reason="the chain rule gives the product ∏(I + J_t); the sum is its first-order part only",
+        ),
+        vd.check_number(
+            "BERT: 1/r = (1+σ²)^{L/2} ≈ 1.002, so warmup barely matters (σ = 0.0176, L = 12)",
+            "seed 003 annotated eqs. (44)-(46)",
+            EQ46_RATIO,
+            (1 + v_bert[lo]) ** BERT_LAYERS_HALF,
+            approx_rtol=WARMUP_RATIO_RTOL,
+            reason=f"with the FFN branch's E[F²] = {v_bert[lo]:.3f}: "
+            f"(1 + E[F²])^6 = {(1 + v_bert[lo]) ** BERT_LAYERS_HALF:.2f}; "
+            "(45) also sets a step count equal to a gradient ratio",
+        ),
+    ]
 
 
 # the derivation each style's measured identity weight tests
@@ -235,6 +259,11 @@ def _trains_source(name: str) -> str:
 def identity_path(probes: dict[str, ex.StreamProbe], budget: Budget) -> vd.VerdictTable:
     """Experiment 1 against the derivation: the identity weight per style, Post-LN's gradients,
     Pre-LN's growing stream, ReZero's identity start."""
+    return vd.VerdictTable(_identity_weight_rows(probes, budget) + _stream_rows(probes) + _kept_gradient_rows(probes))
+
+
+def _identity_weight_rows(probes: dict[str, ex.StreamProbe], budget: Budget) -> list[vd.Verdict]:
+    """Seed 002 eqs. (14), (16), claim 21; seed 003 annotated eqs. (31)-(33): the measured identity weight per style."""
     rows = []
     for norm in ("post", "deepnorm", "pre"):
         p = probes[norm]
@@ -251,9 +280,14 @@ def identity_path(probes: dict[str, ex.StreamProbe], budget: Budget) -> vd.Verdi
                 reason="prediction from the measured branch ratios v_k",
             )
         )
-    post_p, pre_p, rz = probes["post"], probes["pre"], probes["rezero"]
+    return rows
+
+
+def _stream_rows(probes: dict[str, ex.StreamProbe]) -> list[vd.Verdict]:
+    """Seed 003 claims 7, 8, 12 and annotated §4.2.1: Post-LN's falling gradients, Pre-LN's growing stream."""
+    post_p, pre_p = probes["post"], probes["pre"]
     depth = len(pre_p.grad_norms)
-    rows += [
+    return [
         vd.check_true(
             claim="Post-LN: the gradient reaching the blocks falls toward the input",
             source="seed 003 §LN真的能缓解梯度消失 claim 7; seed 003 §梯度消失说的是什么意思 claim 1; "
@@ -281,6 +315,13 @@ def identity_path(probes: dict[str, ex.StreamProbe], budget: Budget) -> vd.Verdi
             reason="Pre-LN's half holds (eq. (38)); Post-LN's stream leaves every block through a LayerNorm, "
             "so its second moment is 1 at every depth: nothing decays",
         ),
+    ]
+
+
+def _kept_gradient_rows(probes: dict[str, ex.StreamProbe]) -> list[vd.Verdict]:
+    """Seed 003 annotated §4.2.2 (Pre-LN's gradients kept toward the input) and seed 002 eq. (17) (ReZero's start)."""
+    post_p, pre_p, rz = probes["post"], probes["pre"], probes["rezero"]
+    return [
         vd.check_true(
             claim="The direct residual path keeps Pre-LN's gradients from decaying severely toward the input",
             source="seed 003 annotated §4.2 claim §4.2.2",
@@ -303,7 +344,6 @@ def identity_path(probes: dict[str, ex.StreamProbe], budget: Budget) -> vd.Verdi
             reason="gates are 0 at init",
         ),
     ]
-    return vd.VerdictTable(rows)
 
 
 def training(runs: dict[str, dict], budget: Budget) -> vd.VerdictTable:
@@ -313,6 +353,12 @@ def training(runs: dict[str, dict], budget: Budget) -> vd.VerdictTable:
     depth = budget.warmup.depth
     shared = warmup.plan(budget)
     rows = list(warmup.verdicts({name: runs["adam"][name] for name in shared}, budget, depth))
+    return vd.VerdictTable(rows + _trains_rows(runs, shared, depth) + _post_no_warmup_rows(runs, budget))
+
+
+def _trains_rows(runs: dict[str, dict], shared: dict[str, tuple[str, int]], depth: int) -> list[vd.Verdict]:
+    """Seed 002 §残差连接 claims 18, 19, 22, 23; seed 003 claims 15, 17, 18, 20, 26, 27: which variants train."""
+    rows = []
     for opt, rs in runs.items():
         for name, hists in rs.items():
             if opt == "adam" and name in shared:
@@ -332,6 +378,12 @@ def training(runs: dict[str, dict], budget: Budget) -> vd.VerdictTable:
                     reason="fraction of the way from the plateau to the floor, last 10 steps, median over seeds",
                 )
             )
+    return rows
+
+
+def _post_no_warmup_rows(runs: dict[str, dict], budget: Budget) -> list[vd.Verdict]:
+    """Seed 003 §Warmup是怎样起作用的 claim 25: Post-LN without warmup settles near a constant, then diverges."""
+    rows = []
     post_nw = runs["adam"]["post, no warmup"]
     diverged = [h for h in post_nw if h.diverged]
     kept = [h for h in post_nw if not h.diverged]
@@ -374,7 +426,7 @@ def training(runs: dict[str, dict], budget: Budget) -> vd.VerdictTable:
                 reason="what most seeds did",
             )
         )
-    return vd.VerdictTable(rows)
+    return rows
 
 
 def updates(runs: dict[str, dict], show: list[tuple[str, str]]) -> vd.VerdictTable:
@@ -473,8 +525,14 @@ def _xiong_lemma2_measured_rows(probe: ex.XiongProbe) -> list[vd.Verdict]:
     """Xiong et al.'s Lemma 2, measured: Post-LN's ‖x_l‖² = d and FFN sum 3d/2, Pre-LN's linear growth."""
     d, deep = probe.d_model, max(n for _, n in probe.stacks)
     bounds = derive.lemma2_at(d, probe.d_ff, deep)
+    return _xiong_lemma2_post_rows(probe, bounds) + _xiong_lemma2_pre_rows(probe, bounds)
+
+
+def _xiong_lemma2_post_rows(probe: ex.XiongProbe, bounds: dict) -> list[vd.Verdict]:
+    """Xiong et al.'s Lemma 2 (and its proof), measured on Post-LN: ‖x_l‖² = d after each LN, the FFN sum 3d/2."""
+    d, deep = probe.d_model, max(n for _, n in probe.stacks)
+    post = probe.stacks[("post", deep)]
     f_ours = bounds["ours post_ffn_sum"][0] - 1
-    post, pre = probe.stacks[("post", deep)], probe.stacks[("pre", deep)]
     rows = []
     # Lemma 2, measured
     after_ln = max(abs(s / d - 1) for s in post.sq_norms[1:])
@@ -520,6 +578,14 @@ def _xiong_lemma2_measured_rows(probe: ex.XiongProbe) -> list[vd.Verdict]:
             ),
         )
     )
+    return rows
+
+
+def _xiong_lemma2_pre_rows(probe: ex.XiongProbe, bounds: dict) -> list[vd.Verdict]:
+    """Xiong et al.'s Lemma 2, measured on Pre-LN: (1 + l/2)d ≤ E‖x_l‖² ≤ (1 + 3l/2)d, growing linearly."""
+    d, deep = probe.d_model, max(n for _, n in probe.stacks)
+    pre = probe.stacks[("pre", deep)]
+    rows = []
     pre_sq = [s / d for s in pre.sq_norms]
     lo, hi = bounds["paper pre_lower"], bounds["paper pre_upper"]
     inside = all(lo[l] * (1 - BOUND_RTOL) <= pre_sq[l] <= hi[l] * (1 + BOUND_RTOL) for l in range(1, deep + 1))
@@ -672,74 +738,107 @@ def liu_verdicts(probe: ex.LiuProbe) -> vd.VerdictTable:
     over the measured depths (:func:`~deepnotes.core.measure.scaling_fits`): it holds when the claimed
     form fits best and within FIT_RTOL; "in trend" when only the ordering (Post-LN's grows faster)
     holds. The log-log slopes are shown beside them."""
-    depths = probe.depths
-    mean = {norm: probe.mean(norm) for norm in ex.PAPER_STYLES}
-    slope = {norm: loglog_slope(depths, mean[norm]) for norm in ex.PAPER_STYLES}
-    forms = {
-        "log N": derive.liu_shapes(depths)["pre"],
-        "√N": [math.sqrt(n) for n in depths],
-        "N": [float(n) for n in depths],
-    }
-    enough = len(depths) >= MIN_FIT_DEPTHS  # two depths cannot tell growth laws apart
-    fits = {
-        norm: scaling_fits(depths, mean[norm], forms) if enough else {name: math.nan for name in forms}
-        for norm in ex.PAPER_STYLES
-    }
-    best = {norm: min(f, key=f.get) if enough else "none" for norm, f in fits.items()}
-    apart = slope["post"] - slope["pre"] > SLOPE_ATOL  # Post-LN's grows faster than Pre-LN's
-    post_grows = slope["post"] > SLOPE_ATOL and apart
-    post_ok = best["post"] == "N" and fits["post"]["N"] <= FIT_RTOL
-    pre_ok = best["pre"] == "log N" and fits["pre"]["log N"] <= FIT_RTOL
+    fit = _LiuFit.of(probe)
     source = (
         f"{LIU}, Theorem 2, Corollaries 1-2 and Fig. 4; seed 000 (opening) claim 3; seed 001 §前言 claims 3, 4; "
-        f"measured N = {depths}"
+        f"measured N = {fit.depths}"
     )
+    return vd.VerdictTable([_liu_post_row(fit, probe, source), _liu_pre_row(fit, source)])
+
+
+@dataclass(frozen=True)
+class _LiuFit:
+    """Liu et al.'s measured output change per style: means, log-log slopes and fits of the forms log N, √N, N."""
+
+    depths: tuple
+    mean: dict[str, list[float]]
+    slope: dict[str, float]
+    enough: bool  # enough depths to tell growth laws apart
+    fits: dict[str, dict[str, float]]
+    best: dict[str, str]
+
+    @classmethod
+    def of(cls, probe: ex.LiuProbe) -> _LiuFit:
+        """Fit the candidate forms (:func:`~deepnotes.core.measure.scaling_fits`) to each style's mean."""
+        depths = probe.depths
+        mean = {norm: probe.mean(norm) for norm in ex.PAPER_STYLES}
+        slope = {norm: loglog_slope(depths, mean[norm]) for norm in ex.PAPER_STYLES}
+        forms = {
+            "log N": derive.liu_shapes(depths)["pre"],
+            "√N": [math.sqrt(n) for n in depths],
+            "N": [float(n) for n in depths],
+        }
+        enough = len(depths) >= MIN_FIT_DEPTHS  # two depths cannot tell growth laws apart
+        fits = {
+            norm: scaling_fits(depths, mean[norm], forms) if enough else {name: math.nan for name in forms}
+            for norm in ex.PAPER_STYLES
+        }
+        best = {norm: min(f, key=f.get) if enough else "none" for norm, f in fits.items()}
+        return cls(depths, mean, slope, enough, fits, best)
+
+    @property
+    def apart(self) -> bool:
+        """Post-LN's grows faster than Pre-LN's."""
+        return self.slope["post"] - self.slope["pre"] > SLOPE_ATOL
+
+    def short_of(self, norm: str, claimed: str) -> str:
+        """Why ``claimed`` does not reproduce for ``norm``."""
+        if not self.enough:
+            return f"{len(self.depths)} depths are too few to compare growth laws (at least {MIN_FIT_DEPTHS})"
+        if self.best[norm] != claimed:
+            return f"{self.best[norm]} fits best"
+        return (
+            f"{claimed} fits best but leaves {self.fits[norm][claimed]:.0%} of the mean unexplained "
+            f"(over {FIT_RTOL:.0%})"
+        )
+
+    def text(self, norm: str) -> str:
+        """Every form's relative RMS residual, and the best one."""
+        return ", ".join(f"{name} {r:.3f}" for name, r in self.fits[norm].items()) + f" (best: {self.best[norm]})"
+
+
+def _liu_post_row(fit: _LiuFit, probe: ex.LiuProbe, source: str) -> vd.Verdict:
+    """Liu et al.'s Theorem 2 / Corollary 1, measured: Post-LN's output change grows like O(N)."""
+    mean, slope = fit.mean, fit.slope
+    post_grows = slope["post"] > SLOPE_ATOL and fit.apart
+    post_ok = fit.best["post"] == "N" and fit.fits["post"]["N"] <= FIT_RTOL
     spread = max(max(c) / min(c) for c in probe.changes["post"])
+    return vd.check_graded(
+        claim="Post-LN: the output change under a small random perturbation grows like O(N)",
+        source=source,
+        claimed="of the forms log N, √N, N, the linear one fits best (Σβ²_{i,i} = n/2 over n = 2N sublayers)",
+        computed=f"relative RMS residual of a·f(N) + b: {fit.text('post')}; log-log slope {slope['post']:.2f}; "
+        f"{mean['post'][0]:.3g} → {mean['post'][-1]:.3g} (seeds differ by up to {spread:.1f}×)",
+        holds=post_ok,
+        approx=post_grows,
+        reason=_pick(
+            post_ok,
+            post_grows,
+            f"reproduced: N fits best, within {FIT_RTOL:.0%}",
+            f"reproduced in trend only: it grows with N and faster than Pre-LN's, but {fit.short_of('post', 'N')}",
+            "not reproduced: it does not grow with N faster than Pre-LN's",
+        ),
+    )
 
-    def short_of(norm, claimed):
-        if not enough:
-            return f"{len(depths)} depths are too few to compare growth laws (at least {MIN_FIT_DEPTHS})"
-        if best[norm] != claimed:
-            return f"{best[norm]} fits best"
-        return f"{claimed} fits best but leaves {fits[norm][claimed]:.0%} of the mean unexplained (over {FIT_RTOL:.0%})"
 
-    def fit_text(norm):
-        return ", ".join(f"{name} {r:.3f}" for name, r in fits[norm].items()) + f" (best: {best[norm]})"
-
-    return vd.VerdictTable(
-        [
-            vd.check_graded(
-                claim="Post-LN: the output change under a small random perturbation grows like O(N)",
-                source=source,
-                claimed="of the forms log N, √N, N, the linear one fits best (Σβ²_{i,i} = n/2 over n = 2N sublayers)",
-                computed=f"relative RMS residual of a·f(N) + b: {fit_text('post')}; log-log slope {slope['post']:.2f}; "
-                f"{mean['post'][0]:.3g} → {mean['post'][-1]:.3g} (seeds differ by up to {spread:.1f}×)",
-                holds=post_ok,
-                approx=post_grows,
-                reason=_pick(
-                    post_ok,
-                    post_grows,
-                    f"reproduced: N fits best, within {FIT_RTOL:.0%}",
-                    f"reproduced in trend only: it grows with N and faster than Pre-LN's, but {short_of('post', 'N')}",
-                    "not reproduced: it does not grow with N faster than Pre-LN's",
-                ),
-            ),
-            vd.check_graded(
-                claim="Pre-LN: the output change grows only like O(log N)",
-                source=source,
-                claimed="of the forms log N (H_(2N+1) − 1), √N, N, the logarithm fits best",
-                computed=f"relative RMS residual of a·f(N) + b: {fit_text('pre')}; log-log slope {slope['pre']:.2f}; "
-                f"{mean['pre'][0]:.3g} → {mean['pre'][-1]:.3g}; at N = {depths[-1]} "
-                f"Post-LN's is {mean['post'][-1] / mean['pre'][-1]:.1f}× larger",
-                holds=pre_ok,
-                approx=apart,
-                reason=_pick(
-                    pre_ok,
-                    apart,
-                    f"reproduced: log N fits best, within {FIT_RTOL:.0%}",
-                    f"reproduced in trend only: it grows more slowly than Post-LN's, but {short_of('pre', 'log N')}",
-                    "not reproduced: it grows as fast as Post-LN's",
-                ),
-            ),
-        ]
+def _liu_pre_row(fit: _LiuFit, source: str) -> vd.Verdict:
+    """Liu et al.'s Theorem 2 / Corollary 2, measured: Pre-LN's output change grows only like O(log N)."""
+    depths, mean, slope, apart = fit.depths, fit.mean, fit.slope, fit.apart
+    pre_ok = fit.best["pre"] == "log N" and fit.fits["pre"]["log N"] <= FIT_RTOL
+    return vd.check_graded(
+        claim="Pre-LN: the output change grows only like O(log N)",
+        source=source,
+        claimed="of the forms log N (H_(2N+1) − 1), √N, N, the logarithm fits best",
+        computed=f"relative RMS residual of a·f(N) + b: {fit.text('pre')}; log-log slope {slope['pre']:.2f}; "
+        f"{mean['pre'][0]:.3g} → {mean['pre'][-1]:.3g}; at N = {depths[-1]} "
+        f"Post-LN's is {mean['post'][-1] / mean['pre'][-1]:.1f}× larger",
+        holds=pre_ok,
+        approx=apart,
+        reason=_pick(
+            pre_ok,
+            apart,
+            f"reproduced: log N fits best, within {FIT_RTOL:.0%}",
+            f"reproduced in trend only: it grows more slowly than Post-LN's, but {fit.short_of('pre', 'log N')}",
+            "not reproduced: it grows as fast as Post-LN's",
+        ),
     )

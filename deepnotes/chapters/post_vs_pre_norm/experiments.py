@@ -26,12 +26,12 @@ from deepnotes.core.config import Budget, ModelConfig, resolve_budget
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import MarkovLanguage, generator, probe_batch
 from deepnotes.core.engine import GATES
+from deepnotes.core.ensembles import default_workers, train_many
 from deepnotes.core.measure import block_matrices, every_for, per_block_grad_norms
 from deepnotes.core.models import build_model
 from deepnotes.core.scaling import predicted_identity_weight
-from deepnotes.core.train import History, train_many
+from deepnotes.core.train import History
 from deepnotes.core.validate import choice, given
-from deepnotes.core.workers import default_workers
 from deepnotes.shared import warmup as shared_warmup
 
 STYLES = ("post", "pre", "deepnorm", "rezero")  # the norm styles this chapter compares

@@ -2,7 +2,7 @@
 stacks at initialization, and Adam runs of every norm style at every depth of the trainability
 frontier and every cell of the depth × learning-rate map, all on the stacked-weight engine
 (:mod:`deepnotes.core.engine`) as ensembles, spread over the CPU's cores
-(:mod:`deepnotes.core.workers`). They measure and return numbers; figures come from
+(:mod:`deepnotes.core.ensembles`). They measure and return numbers; figures come from
 :mod:`deepnotes.chapters.thousand_layers.figures`.
 
 The variants:
@@ -29,10 +29,10 @@ from deepnotes.core.config import Budget, ModelConfig, TrainConfig, resolve_budg
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import MarkovLanguage, probe_batch
 from deepnotes.core.engine import Stack, graph_config
+from deepnotes.core.ensembles import default_workers, train_many
 from deepnotes.core.measure import StreamProfile, stream_profiles
-from deepnotes.core.train import History, train_many
+from deepnotes.core.train import History
 from deepnotes.core.validate import choice, positive_float, positive_int
-from deepnotes.core.workers import default_workers
 
 PROFILE_STYLES = ("post", "pre", "deepnorm", "rezero")  # the styles profiled at initialization
 CONSTANTS = ("paper", "alpha only", "beta only")  # which of DeepNet's constants a DeepNorm variant keeps

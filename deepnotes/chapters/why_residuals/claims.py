@@ -69,9 +69,13 @@ HALF_WAY = 0.5  # the summary reports the step at which a run is this fraction o
 
 def _stable_propagation_rows() -> list[vd.Verdict]:
     """§治标之法 and §稳定传播: ΔL = O(ηNK), the forward- and backward-stable inits, shrinking the gradients."""
-    pl, pg = sr.plain_layer_moments(), sr.plain_stack_gradients()
+    return _variance_rule_rows() + _stable_gradient_rows()
+
+
+def _variance_rule_rows() -> list[vd.Verdict]:
+    """§治标之法 claim 10 and §稳定传播 eq. (3), claims 13–17: ΔL = O(ηNK), the forward- and backward-stable inits."""
+    pl = sr.plain_layer_moments()
     n_, m_ = sr.n_in, sr.n_out
-    shrunk = pg["grad"].subs({sr.out_gain: 1, sr.gain: SHRINK_EXAMPLE["g"], N: SHRINK_EXAMPLE["N"]})
     return [
         vd.check_expr(
             "With O(1) gradients ΔL = O(ηNK); to cancel N the gradients must be O(1/√N)",
@@ -109,6 +113,14 @@ def _stable_propagation_rows() -> list[vd.Verdict]:
             m_ / n_,
             pl["backward_gain"],
         ),
+    ]
+
+
+def _stable_gradient_rows() -> list[vd.Verdict]:
+    """§稳定传播 claims 11, 18, 19: forward stable fixes the backward pass; only shrinking the gradients is easy."""
+    pg = sr.plain_stack_gradients()
+    shrunk = pg["grad"].subs({sr.out_gain: 1, sr.gain: SHRINK_EXAMPLE["g"], N: SHRINK_EXAMPLE["N"]})
+    return [
         vd.check_true(
             claim="Forward stable ⇒ backward fixed: no depth-dependent gradient scale is left",
             source="seed 004 §稳定传播 claims 18, 19",
@@ -569,17 +581,74 @@ def spectrum_verdicts(spectra: dict, budget: Budget) -> vd.VerdictTable:
     sub = budget.why_residuals
     shallow, deep = min(sub.jacobian_depths), max(sub.jacobian_depths)
     f = NEAR_ONE_FACTOR
-    ident = spectra[("rezero g=0", deep)]
-    worst = max(abs(v - 1) for v in ident.singular)
     near = {(k, n): spectra[(k, n)].near_one(f) for k in ("post", "pre", "rezero") for n in (shallow, deep)}
     spread = {(k, n): spectra[(k, n)].log_spread() for k in ("post", "pre", "rezero") for n in (shallow, deep)}
+    return vd.VerdictTable(
+        [
+            _isometry_row(spectra, deep),
+            _shallow_spectrum_row(near, spread, shallow),
+            _deep_spectrum_row(spectra, near, spread, (shallow, deep), sub.jacobian_gate),
+        ]
+    )
 
-    def fmt(n):
-        return ", ".join(f"{k} {near[(k, n)]:.2f}" for k in ("post", "pre", "rezero"))
 
-    def spreads(n):
-        return ", ".join(f"{k} {spread[(k, n)]:.2f}" for k in ("post", "pre", "rezero"))
+def _near_text(near: dict[tuple[str, int], float], n: int) -> str:
+    """Each stack's fraction of λ_io within the factor NEAR_ONE_FACTOR of one, at depth ``n``."""
+    return ", ".join(f"{k} {near[(k, n)]:.2f}" for k in ("post", "pre", "rezero"))
 
+
+def _spread_text(spread: dict[tuple[str, int], float], n: int) -> str:
+    """Each stack's spread of ln λ_io at depth ``n``."""
+    return ", ".join(f"{k} {spread[(k, n)]:.2f}" for k in ("post", "pre", "rezero"))
+
+
+def _isometry_row(spectra: dict, deep: int) -> vd.Verdict:
+    """ReZero §3, dynamical isometry: with every gate at 0 ReZero is the identity, every λ_io = 1."""
+    ident = spectra[("rezero g=0", deep)]
+    worst = max(abs(v - 1) for v in ident.singular)
+    return vd.check_true(
+        claim=f"ReZero with every gate at 0 is the identity: every λ_io = 1 (N = {deep})",
+        source="ReZero (Bachlechner et al. 2020) §3, dynamical isometry; measured",
+        claimed="λ_io = 1",
+        computed=f"max |λ_io − 1| = {worst:.1e}",
+        ok=worst < ISOMETRY_ATOL,
+        reason="x + 0·F(x) = x: J = I whatever the weights",
+    )
+
+
+def _shallow_spectrum_row(
+    near: dict[tuple[str, int], float], spread: dict[tuple[str, int], float], shallow: int
+) -> vd.Verdict:
+    """ReZero's notebook, at the shallow depth: all three stacks keep most λ_io near one."""
+    f = NEAR_ONE_FACTOR
+    return vd.check_true(
+        claim=f"N = {shallow}: all three stacks keep most λ_io near one",
+        source=f"{REZERO_NOTEBOOK}; measured",
+        claimed=f"> {MOST:g} within ×{f:g} of 1 for each",
+        computed=f"fraction within ×{f:g}: {_near_text(near, shallow)}",
+        ok=all(near[(k, shallow)] > MOST for k in ("post", "pre", "rezero")),
+        reason=PROXY
+        + (
+            "reproduced"
+            if all(near[(k, shallow)] > MOST for k in ("post", "pre", "rezero"))
+            else "not reproduced for the LayerNorm stacks: with this package's Xavier-normal blocks "
+            "Post-LN's LayerNorms already shrink most directions at 12 blocks, and Pre-LN's "
+            "un-normalized stream amplifies some"
+        )
+        + f"; ln λ spread {_spread_text(spread, shallow)}",
+    )
+
+
+def _deep_spectrum_row(
+    spectra: dict,
+    near: dict[tuple[str, int], float],
+    spread: dict[tuple[str, int], float],
+    depths: tuple[int, int],
+    gate: float,
+) -> vd.Verdict:
+    """ReZero's notebook, at the deep depth: the LayerNorm stacks spread λ_io, ReZero stays much closer to one."""
+    shallow, deep = depths
+    f = NEAR_ONE_FACTOR
     layer_norm_stacks = ("post", "pre")
     closer = all(spread[("rezero", deep)] < SPREAD_RATIO * spread[(k, deep)] for k in layer_norm_stacks)
     ordered = all(
@@ -587,53 +656,26 @@ def spectrum_verdicts(spectra: dict, budget: Budget) -> vd.VerdictTable:
         for k in layer_norm_stacks
     )
     zeros = spectra[("post", deep)].zeros()
-    return vd.VerdictTable(
-        [
-            vd.check_true(
-                claim=f"ReZero with every gate at 0 is the identity: every λ_io = 1 (N = {deep})",
-                source="ReZero (Bachlechner et al. 2020) §3, dynamical isometry; measured",
-                claimed="λ_io = 1",
-                computed=f"max |λ_io − 1| = {worst:.1e}",
-                ok=worst < ISOMETRY_ATOL,
-                reason="x + 0·F(x) = x: J = I whatever the weights",
-            ),
-            vd.check_true(
-                claim=f"N = {shallow}: all three stacks keep most λ_io near one",
-                source=f"{REZERO_NOTEBOOK}; measured",
-                claimed=f"> {MOST:g} within ×{f:g} of 1 for each",
-                computed=f"fraction within ×{f:g}: {fmt(shallow)}",
-                ok=all(near[(k, shallow)] > MOST for k in ("post", "pre", "rezero")),
-                reason=PROXY
-                + (
-                    "reproduced"
-                    if all(near[(k, shallow)] > MOST for k in ("post", "pre", "rezero"))
-                    else "not reproduced for the LayerNorm stacks: with this package's Xavier-normal blocks "
-                    "Post-LN's LayerNorms already shrink most directions at 12 blocks, and Pre-LN's "
-                    "un-normalized stream amplifies some"
-                )
-                + f"; ln λ spread {spreads(shallow)}",
-            ),
-            vd.check_graded(
-                claim=f"N = {deep}: Post-LN and Pre-LN spread λ_io far from one; ReZero (g = {sub.jacobian_gate:g}) "
-                "keeps them much closer to one",
-                source=f"{REZERO_NOTEBOOK}; measured",
-                claimed=f"ReZero's ln λ spread < {SPREAD_RATIO:g} × each LayerNorm stack's",
-                computed=f"ln λ spread {spreads(deep)}; within ×{f:g}: {fmt(deep)}; Post-LN exact zeros {zeros:.0%}",
-                holds=closer,
-                approx=ordered,
-                reason=PROXY
-                + (
-                    "reproduced"
-                    if closer
-                    else "reproduced in trend only: ReZero is the narrowest "
-                    "and has the most λ_io near one, but not by the factor"
-                    if ordered
-                    else "not reproduced: ReZero's spectrum is not the narrowest"
-                )
-                + f"; ReZero's own spread grows from {spread[('rezero', shallow)]:.2f} at N = {shallow}, "
-                "as x + εF does with ε fixed (the chapter's (1 + ε²)^N)",
-            ),
-        ]
+    return vd.check_graded(
+        claim=f"N = {deep}: Post-LN and Pre-LN spread λ_io far from one; ReZero (g = {gate:g}) "
+        "keeps them much closer to one",
+        source=f"{REZERO_NOTEBOOK}; measured",
+        claimed=f"ReZero's ln λ spread < {SPREAD_RATIO:g} × each LayerNorm stack's",
+        computed=f"ln λ spread {_spread_text(spread, deep)}; within ×{f:g}: {_near_text(near, deep)}; "
+        f"Post-LN exact zeros {zeros:.0%}",
+        holds=closer,
+        approx=ordered,
+        reason=PROXY
+        + (
+            "reproduced"
+            if closer
+            else "reproduced in trend only: ReZero is the narrowest "
+            "and has the most λ_io near one, but not by the factor"
+            if ordered
+            else "not reproduced: ReZero's spectrum is not the narrowest"
+        )
+        + f"; ReZero's own spread grows from {spread[('rezero', shallow)]:.2f} at N = {shallow}, "
+        "as x + εF does with ε fixed (the chapter's (1 + ε²)^N)",
     )
 
 

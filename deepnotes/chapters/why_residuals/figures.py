@@ -92,12 +92,18 @@ def gradient_figure(sweep: GradientSweep):
     small ε; ε = 1)."""
     import matplotlib.pyplot as plt
 
-    from deepnotes.show import plots
-
-    pm, depths, widths = sweep.moments, sweep.depths, sweep.widths
-    ratio = sweep.ratio
     fig, grid = plt.subplots(2, 2, figsize=(9.6, 6.6))
     ax_m, ax_r, ax_t, ax_1 = grid.ravel()
+    _moments_panel(ax_m, sweep)
+    _depth_curves(ax_r, ax_t, ax_1, sweep)
+    _label_depth_panels(ax_r, ax_t, ax_1, sweep.widths)
+    fig.tight_layout()
+    return fig
+
+
+def _moments_panel(ax_m, sweep: GradientSweep) -> None:
+    """Top left of :func:`gradient_figure`: the plain stack's per-layer forward and backward moments, the m/n rule."""
+    pm = sweep.moments
     k = range(len(pm.forward))
     ax_m.semilogy(k, pm.forward, "o-", ms=3, label="forward $E[x_k^2]$")
     ax_m.semilogy(k, pm.backward, "s-", ms=3, label=r"backward $E[\delta_k^2]$")
@@ -107,6 +113,12 @@ def gradient_figure(sweep: GradientSweep):
     ax_m.set_xlabel("layer k (W1, W2 alternate)")
     ax_m.set_ylabel("per-entry second moment")
     ax_m.set_title(f"plain, width {sweep.moment_width}↔{sweep.moment_hidden}, N = {sweep.moment_depth}", fontsize=9)
+
+
+def _depth_curves(ax_r, ax_t, ax_1, sweep: GradientSweep) -> None:
+    """The curves against depth of :func:`gradient_figure`: measured / predicted ‖∇_θL‖² (top right) and the totals."""
+    depths, widths = sweep.depths, sweep.widths
+    ratio = sweep.ratio
     for kind in sweep.kinds:
         for w, style in zip(widths, ("-", "--", ":")):
             ax_r.loglog(
@@ -133,6 +145,12 @@ def gradient_figure(sweep: GradientSweep):
             color=PALETTE[kind],
             label="prediction",
         )
+
+
+def _label_depth_panels(ax_r, ax_t, ax_1, widths) -> None:
+    """The labels, legends and the line at 1 of :func:`gradient_figure`'s panels against depth."""
+    from deepnotes.show import plots
+
     ax_r.axhline(1, color="k", lw=0.8)
     plots.label_axes(
         ax_r,
@@ -150,8 +168,6 @@ def gradient_figure(sweep: GradientSweep):
             f"total squared gradient, width {widths[-1]}: {what}",
             legend=6,
         )
-    fig.tight_layout()
-    return fig
 
 
 def growth_curves(ax, probe: JacobianProbe, title: str = "") -> None:

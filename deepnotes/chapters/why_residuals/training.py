@@ -4,7 +4,7 @@ without normalization) on the synthetic Markov language. No drawing (see ``figur
 The MLP language model reads one token and predicts the next: embedding (N(0, 1) entries, so
 E[x_0²] = 1) → the :class:`.experiments.ResidualMLP` stack → a linear head. The task is a first-order
 Markov chain, so this model can reach the entropy-rate floor; a model that learns nothing sits on
-the context-free plateau. Every run trains on the engine (:func:`deepnotes.core.train.train_many`),
+the context-free plateau. Every run trains on the engine (:func:`deepnotes.core.ensembles.train_many`),
 member k starting from the weights this module's reference model draws from its seed: the MLP as
 the engine's one-sublayer block with its biases held at 0 and the branch weight ε as a gate that is
 not trained (:func:`mlp_config`, :func:`start_mlp`), the Transformers as :func:`build_transformer`
@@ -26,11 +26,11 @@ from deepnotes.core.config import Budget, ModelConfig, TrainConfig, resolve_budg
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import MarkovLanguage, generator, seeded
 from deepnotes.core.engine import Stack, load_reference
+from deepnotes.core.ensembles import default_workers, train_many
 from deepnotes.core.measure import BlockGradNorms, every_for
 from deepnotes.core.models import TransformerLM, build_model, next_token_loss
-from deepnotes.core.train import History, train_many
+from deepnotes.core.train import History
 from deepnotes.core.validate import choice, given, positive_int
-from deepnotes.core.workers import default_workers
 
 OPTIMIZERS = ("adam", "sgd")  # the MLP runs: every kind and depth under both
 

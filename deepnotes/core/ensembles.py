@@ -1,0 +1,212 @@
+"""How runs become ensembles and ensembles reach the cores: :func:`train_many` groups runs that share a
+graph and a loop into one :class:`~deepnotes.core.engine.Stack` each (:func:`ensemble_groups`, sized by
+the device's memory on a GPU), starts their members, and trains the ensembles with
+:func:`~deepnotes.core.train.train_ensemble`'s loop on one or more worker processes (:func:`run_jobs`).
+
+Independent jobs on several CPU cores: one worker process per core, one thread each.
+
+A deep narrow stack is dispatch-bound: each step issues tens of thousands of tiny ops, and a
+second intra-op thread mostly waits. Measured on a 2-core CPU (N = 1000 DeepNorm blocks, d = 32,
+batch 4 × 8, Adam): one process with 2 threads took 0.78 s per step, one with 1 thread 0.57 s, and
+two 1-thread processes side by side 0.68–0.74 s each, so two ensembles train in about the time of
+one. ``benchmarks/bench_workers.py`` measures it again (a later run: 0.60 s
+with 2 threads, 0.50 s with 1, 0.48 and 0.53 s side by side: 2.26× the throughput).
+
+Workers are started with ``spawn`` (a fork of a process whose OpenMP pool has run can hang), so the
+job function and its arguments must be picklable: module-level functions, dataclasses, tensors.
+
+Progress bars: tqdm's (a widget in Jupyter, text elsewhere), removed once done.
+
+``tqdm(leave=False)`` only hides a finished notebook bar, and a loop left early (a diverged run)
+leaves it showing where it stopped: in the built book, a trail of blank gaps and stuck bars. Here
+the bar is closed however the loop ends, and a notebook bar also stops taking room on the page.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable, Collection, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+
+import torch
+
+from deepnotes.core.config import ModelConfig, TrainConfig
+from deepnotes.core.engine import Stack, graph_config
+from deepnotes.core.optim import SHARED_FIELDS
+from deepnotes.core.train import History, NextToken, _notify, _tasks, _train_stack, progress
+from deepnotes.core.validate import positive_int
+
+_bar = progress  # run_jobs' own argument is called progress
+
+MAX_WORKERS = 2  # the cpu budget is sized for 2 cores; more processes than cores only slow down
+
+
+def available_cores() -> int:
+    """CPU cores this process may run on (its affinity mask where the platform has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
+
+
+def default_workers(device: torch.device | str | None = None) -> int:
+    """1 on CUDA (one GPU, one stream of kernels); else min(:data:`MAX_WORKERS`, cores)."""
+    if device is not None and torch.device(device).type == "cuda":
+        return 1
+    return max(1, min(MAX_WORKERS, available_cores()))
+
+
+def _one_thread() -> None:
+    torch.set_num_threads(1)
+
+
+def run_jobs(
+    fn: Callable, jobs: Sequence[tuple], workers: int = 1, costs: Sequence[float] | None = None, progress: bool = False
+) -> list:
+    """``[fn(*job) for job in jobs]``, in the order of ``jobs``.
+
+    ``workers`` = 1 runs them here, one after the other. More runs them in that many spawned worker
+    processes with one thread each, the costliest first (``costs``: any number proportional to a
+    job's run time), so the last job to start is a short one. A job's exception is raised here."""
+    positive_int("workers", workers)
+    jobs = list(jobs)
+    if costs is not None and len(costs) != len(jobs):
+        raise ValueError(f"{len(costs)} costs for {len(jobs)} jobs")
+    if workers == 1 or len(jobs) <= 1:
+        return [fn(*job) for job in _bar(jobs, progress and len(jobs) > 1)]
+    order = sorted(range(len(jobs)), key=lambda i: -(costs[i] if costs is not None else 0))
+    results: list = [None] * len(jobs)
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=context, initializer=_one_thread) as pool:
+        futures = {pool.submit(fn, *jobs[i]): i for i in order}
+        for future in _bar(as_completed(futures), progress, total=len(futures)):
+            results[futures[future]] = future.result()
+    return results
+
+
+def _train_group(
+    model_cfgs, train_cfgs, tasks, inits, objective, trackers, trainable, frozen, device, dtype, progress
+) -> list[History]:
+    """One ensemble of :func:`train_many`: build its Stack, start each member, train it, return its Histories."""
+    stack = Stack(model_cfgs, seeds=[c.seed for c in train_cfgs], device=device, dtype=dtype)
+    with torch.no_grad():
+        for k, init in enumerate(inits):
+            if init is not None:
+                init(stack, k)
+    names = [n for n in (stack.slots if trainable is None else trainable) if n in stack.slots and n not in frozen]
+    return _train_stack(stack, tasks, train_cfgs, objective, trackers(), names, progress)
+
+
+def ensemble_cost(model_cfg: ModelConfig, train_cfg: TrainConfig, members: int) -> float:
+    """A number proportional to an ensemble's run time: a step costs about (one member's dispatch +
+    a little per extra member) per block, times the steps."""
+    return model_cfg.n_layers * (4 + members) * train_cfg.steps
+
+
+MEMORY_SHARE = 0.5  # an ensemble on a GPU may take at most this share of the device's memory
+STATE_BYTES = 16  # per float32 parameter: the weight, its gradient and Adam's two moments
+
+
+def member_bytes(model_cfg: ModelConfig, train_cfg: TrainConfig) -> int:
+    """About the memory one member takes in training: STATE_BYTES per block parameter
+    (4d² + 2·d·d_ff weights per block) plus the float32 activations kept for the backward
+    (B·T tokens × (12d + 2·d_ff) per block, and the B·heads·T² attention weights)."""
+    d, f, n = model_cfg.d_model, model_cfg.d_ff, model_cfg.n_layers
+    tokens = train_cfg.batch_size * train_cfg.seq_len
+    per_block = STATE_BYTES * (4 * d * d + 2 * d * f) + 4 * (
+        tokens * (12 * d + 2 * f) + train_cfg.batch_size * model_cfg.n_heads * train_cfg.seq_len**2
+    )
+    return n * per_block
+
+
+def member_limit(model_cfg: ModelConfig, train_cfg: TrainConfig, device) -> int | None:
+    """How many members of this shape one ensemble may hold on ``device``: MEMORY_SHARE of a GPU's
+    memory over :func:`member_bytes` (at least 1); None (no limit) on the CPU, whose ensembles the
+    chapters' budgets size."""
+    if device is None or torch.device(device).type != "cuda":
+        return None
+    total = torch.cuda.get_device_properties(torch.device(device)).total_memory
+    return max(1, int(MEMORY_SHARE * total // member_bytes(model_cfg, train_cfg)))
+
+
+def ensemble_groups(
+    model_cfgs: Sequence[ModelConfig], train_cfgs: Sequence[TrainConfig], workers: int = 1, limit=None
+) -> list[list[int]]:
+    """How :func:`train_many` splits runs into ensembles: the indices of the runs that share a graph
+    (:func:`~deepnotes.core.engine.graph_config`) and a loop (:data:`SHARED_FIELDS`), in first-seen
+    order. With ``workers`` > 1, an ensemble that would keep one worker busy longer than an even
+    share of the whole (by :func:`ensemble_cost`) is halved until none does, so that the cores finish
+    together: the chapter of 1000 layers trains its 17 runs at N = 1000 as two ensembles on 2 cores.
+    ``limit`` (a function of a member's model and train configs, as :func:`member_limit`): the most
+    members an ensemble may hold; a larger group is cut into consecutive pieces of that size first."""
+    groups: dict[tuple, list[int]] = {}
+    for i, (mc, tc) in enumerate(zip(model_cfgs, train_cfgs)):
+        groups.setdefault((graph_config(mc), *(getattr(tc, f) for f in SHARED_FIELDS)), []).append(i)
+    out = []
+    for g in groups.values():
+        most = (limit(model_cfgs[g[0]], train_cfgs[g[0]]) if limit else None) or len(g)
+        out += [g[k : k + most] for k in range(0, len(g), most)]
+    cost = lambda g: ensemble_cost(model_cfgs[g[0]], train_cfgs[g[0]], len(g))  # noqa: E731
+    while workers > 1:
+        share = sum(map(cost, out)) / workers
+        big = max((g for g in out if len(g) > 1), key=cost, default=None)
+        if big is None or cost(big) <= share:
+            return out
+        at = out.index(big)
+        out[at : at + 1] = [big[: (len(big) + 1) // 2], big[(len(big) + 1) // 2 :]]
+    return out
+
+
+def _group_job(members: list[int], model_cfgs, train_cfgs, tasks, inits) -> tuple:
+    """The per-ensemble arguments of :func:`_train_group`: its members' configs, tasks and inits."""
+    return tuple([seq[i] for i in members] for seq in (model_cfgs, train_cfgs, tasks, inits))
+
+
+def train_many(
+    model_cfgs: Sequence[ModelConfig],
+    train_cfgs: Sequence[TrainConfig],
+    tasks,
+    *,
+    objective=None,
+    trackers: Callable[[], Sequence] = tuple,
+    trainable: Collection[str] | None = None,
+    frozen: Collection[str] = (),
+    progress: bool = False,
+    device=None,
+    dtype: torch.dtype | None = None,
+    workers: int = 1,
+    inits: Sequence[Callable] | None = None,
+) -> list[History]:
+    """Train one model per (model config, train config, task), in as few ensembles as possible:
+    runs that share a graph (:func:`~deepnotes.core.engine.graph_config`: every norm style) and a loop
+    (:data:`SHARED_FIELDS`) train together as members of one :class:`Stack` (:func:`ensemble_groups`,
+    which halves an ensemble that would leave the other workers idle), each initialized from
+    its train config's seed, or by ``inits[i](stack, k)`` where given (a run that starts from weights of
+    its own: the function writes member k's slices). ``trackers``: a factory of fresh engine trackers
+    for each ensemble.
+    ``workers`` > 1 trains the ensembles in that many one-thread
+    processes (:func:`deepnotes.core.ensembles.run_jobs`; ``trackers``, ``objective`` and the tasks
+    must then be picklable, and results equal the serial ones up to the rounding of another thread
+    count). Returns the Histories in the order of the configs."""
+    model_cfgs, train_cfgs = list(model_cfgs), list(train_cfgs)
+    if len(model_cfgs) != len(train_cfgs):
+        raise ValueError(f"{len(model_cfgs)} model configs for {len(train_cfgs)} train configs")
+    tasks = _tasks(tasks, len(model_cfgs))
+    inits = [None] * len(model_cfgs) if inits is None else list(inits)
+    if len(inits) != len(model_cfgs):
+        raise ValueError(f"{len(inits)} inits for {len(model_cfgs)} model configs")
+    members = ensemble_groups(model_cfgs, train_cfgs, workers, limit=lambda m, t: member_limit(m, t, device))
+    single = len(members) == 1
+    objective = objective if objective is not None else NextToken()
+    for m in members:  # told here: a worker process has no observers
+        _notify(model_cfgs[m[0]], len(m), train_cfgs[m[0]], objective)
+    shared = (objective, trackers, trainable, frozen, device, dtype, progress and single)
+    jobs = [_group_job(m, model_cfgs, train_cfgs, tasks, inits) + shared for m in members]
+    costs = [ensemble_cost(model_cfgs[m[0]], train_cfgs[m[0]], len(m)) for m in members]
+    results = run_jobs(_train_group, jobs, workers, costs, progress=progress and not single)
+    out: list[History | None] = [None] * len(model_cfgs)
+    for m, hists in zip(members, results):
+        for i, h in zip(m, hists):
+            out[i] = h
+    return out

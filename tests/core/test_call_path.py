@@ -1,0 +1,74 @@
+"""One training path, followed from each chapter's run function to the optimizer step: the chain of
+frames at the step enters every module once (a module left is never called back), and it is the same
+path for every chapter: the chapter, then ensembles → train → optim."""
+
+from __future__ import annotations
+
+import inspect
+import sys
+
+import pytest
+
+import deepnotes as dn
+from deepnotes.core.optim import EnsembleOptimizer
+
+SMOKE = "smoke"
+
+
+def _chapters():
+    from deepnotes.chapters.bert_init import experiments as bert
+    from deepnotes.chapters.increment_explosion import experiments as inc
+    from deepnotes.chapters.magnitude_decomposition import training as mag
+    from deepnotes.chapters.post_vs_pre_norm import experiments as pp
+    from deepnotes.chapters.thousand_layers import experiments as tl
+    from deepnotes.chapters.why_residuals import spectrum
+    from deepnotes.chapters.why_residuals import training as wr
+    from deepnotes.shared import warmup
+
+    budget = dn.get_budget(SMOKE)
+    return {
+        "post_vs_pre_norm.run": lambda: pp.run("post", 2, budget, steps=1),
+        "why_residuals.mlp_run": lambda: wr.mlp_run("1/N", 3, budget, steps=1),
+        "why_residuals.transformer_run": lambda: wr.transformer_run("plain", 2, budget, steps=1),
+        "why_residuals.paper_spectra": lambda: spectrum.paper_spectra(budget),
+        "shared.warmup.runs": lambda: warmup.runs(budget),
+        "increment_explosion.run": lambda: inc.run("post", 2, budget, steps=1),
+        "magnitude_decomposition.run_choices": lambda: mag.run_choices(2, {"a": (1.0, 1.0)}, "adam", 1e-3, budget, 1),
+        "bert_init.mlm_run": lambda: bert.mlm_run(0.02, budget=budget),
+        "thousand_layers.train_runs": lambda: tl.train_runs(budget, tl.plan(budget)[:2]),
+        "deepnotes.train": lambda: dn.train(budget.model_config(2), budget.train_config("adam", 1e-3, 1)),
+    }
+
+
+CHAPTERS = list(_chapters())
+
+
+def _deepnotes_chain() -> list[str]:
+    """The deepnotes modules on the call stack, outermost first, consecutive repeats merged."""
+    names = [f.frame.f_globals.get("__name__", "") for f in reversed(inspect.stack())]
+    chain: list[str] = []
+    for name in names:
+        if name.startswith("deepnotes") and (not chain or chain[-1] != name):
+            chain.append(name)
+    return chain
+
+
+@pytest.mark.parametrize("entry", CHAPTERS)
+def test_a_budget_reaches_the_optimizer_step_through_each_module_once(entry, monkeypatch):
+    for module in list(sys.modules.values()):  # serial: the step is seen in this process
+        if getattr(module, "__name__", "").startswith("deepnotes") and hasattr(module, "default_workers"):
+            monkeypatch.setattr(module, "default_workers", lambda device=None: 1)
+    chains, step = [], EnsembleOptimizer.step
+
+    def recording_step(self, *args, **kwargs):
+        chains.append(_deepnotes_chain() + ["deepnotes.core.optim"])
+        return step(self, *args, **kwargs)
+
+    monkeypatch.setattr(EnsembleOptimizer, "step", recording_step)
+    _chapters()[entry]()
+    assert chains, f"{entry} took no optimizer step"
+    for chain in {tuple(c) for c in chains}:
+        again = [m for k, m in enumerate(chain) if m in chain[:k]]
+        assert not again, f"{entry}: {' → '.join(chain)} comes back to {again}"
+        assert chain[-2:] == ("deepnotes.core.train", "deepnotes.core.optim"), chain  # the one loop steps
+        assert len(chain) <= 2 or chain[-3] == "deepnotes.core.ensembles" or not chain[-3].startswith("deepnotes.core")

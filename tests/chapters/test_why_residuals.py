@@ -426,3 +426,28 @@ def test_rezero_is_judged_on_the_papers_histograms_in_its_setting():
     assert [v.status for v in wc.paper_spectrum_verdicts(narrowing)] == [vd.WRONG, vd.WRONG]
     fig = wf.paper_spectrum_figure(paper)
     assert len(fig.axes) == 2
+
+
+@pytest.mark.parametrize(("kind", "optimizer"), [("plain", "adam"), ("1/sqrt(N)", "sgd"), ("1", "adam")])
+def test_the_mlp_on_the_engine_trains_as_the_reference_mlp_in_the_oracle_loop(kind, optimizer):
+    """The chapter's MLP language model, started on the engine by start_mlp (biases held at 0, the gate at ε)
+    and trained with its weights only, follows MLPLanguageModel under the oracle loop (float64)."""
+    import oracle
+
+    from deepnotes.core.engine import Stack
+    from deepnotes.core.train import train_ensemble
+
+    budget, depth, width, seed = dn.get_budget("smoke"), 5, 8, 3
+    cfg = dn.TrainConfig(optimizer=optimizer, lr=1e-2, steps=6, batch_size=4, seq_len=8, seed=seed)
+    task = dn.MarkovLanguage(budget.vocab_size, seed=seed)
+    with dn.core.data.seeded(seed):
+        reference = rt.MLPLanguageModel(budget.vocab_size, width, depth, kind).double()
+    ref = oracle.train(reference, task, cfg, trackers=[oracle.BlockGradNorms(2)])
+    stack = Stack([rt.mlp_config(kind, depth, budget, width)], seeds=[seed], dtype=torch.float64)
+    rt.start_mlp(kind, depth, width, budget.vocab_size, seed, stack, 0)
+    trainable = [n for n in stack.slots if n not in rt.MLP_FROZEN]
+    (engine,) = train_ensemble(stack, task, [cfg], trainable=trainable, trackers=rt._mlp_trackers(2))
+    assert engine.losses == pytest.approx(ref.losses, rel=1e-10)
+    assert engine.grad_steps == ref.grad_steps
+    for a, b in zip(engine.grad_norms, ref.grad_norms):
+        assert a == pytest.approx(b, rel=1e-9)

@@ -64,6 +64,14 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+def console_errors(page) -> list[str]:
+    """Every console error and uncaught page error the page reports from now on (a live list)."""
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(f"console: {m.text}") if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(f"page error: {e}"))
+    return errors
+
+
 VISIBLE_WIDGET_IMAGES = """() => Array.from(document.querySelectorAll('.widget-image'))
     .filter(img => img.offsetParent !== null).map(img => img.src)"""
 BROKEN_IMAGES = """() => Array.from(document.querySelectorAll('img'))
@@ -76,6 +84,7 @@ def test_chapter_renders_and_its_slider_works_without_a_kernel(browser, server, 
     requests, sockets = [], []
     page.on("request", lambda r: requests.append(r.url))
     page.on("websocket", lambda ws: sockets.append(ws.url))
+    errors = console_errors(page)
     page.goto(f"{server}/{chapter}.html", wait_until="load")
 
     # math: the local MathJax typeset every formula (no raw TeX delimiters left in the text)
@@ -111,6 +120,7 @@ def test_chapter_renders_and_its_slider_works_without_a_kernel(browser, server, 
     assert kernel_traffic == [] and sockets == [], "the page talked to a kernel"
     outside = [u for u in requests if not u.startswith((server + "/", "data:", "blob:", "about:"))]
     assert outside == [], f"the offline book asked a host other than the local server for {outside}"
+    assert errors == [], f"{chapter}: the console reported {errors}"  # the slider's typesetting included
     page.close()
 
 
@@ -159,13 +169,43 @@ PHONE_LAYOUT = """() => {
   }; }"""
 
 
+# Words of the verdict and ledger tables cut across two lines although they would fit on one
+# ("multilin/gual"): for every run of three or more Latin or Greek letters, a Range over it whose client
+# rects span more than one line and whose width is below its cell's content width. (A formula may break
+# where its column ends; CJK text breaks between any two characters.)
+BROKEN_WORDS = r"""() => {
+  const out = [];
+  for (const table of document.querySelectorAll('table.verdicts, table.ledger')) {
+    if (table.offsetParent === null) continue;
+    const walker = document.createTreeWalker(table, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      const cell = node.parentElement.closest('td, th');
+      if (!cell) continue;
+      const style = getComputedStyle(cell);
+      const room = cell.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+      for (const m of node.textContent.matchAll(/[A-Za-z\u00C0-\u024F\u0370-\u03FF]{3,}/g)) {
+        const range = document.createRange();
+        range.setStart(node, m.index); range.setEnd(node, m.index + m[0].length);
+        const rects = [...range.getClientRects()].filter(r => r.width > 0);
+        const tops = new Set(rects.map(r => Math.round(r.top)));
+        const width = rects.reduce((w, r) => w + r.width, 0);
+        if (tops.size > 1 && width < room - 1) out.push(m[0]);
+      }
+    }
+  }
+  return out.slice(0, 10);
+}"""
+
+
 @pytest.mark.parametrize("doc", CHAPTERS + APPENDIX)
 def test_every_page_reads_in_light_and_dark_mode_and_on_a_phone(browser, server, doc):
-    """The theme's dark mode puts HTML outputs on a light panel: our tables and the widgets' text must keep
-    WCAG AA contrast there as on white. At phone width the sliders keep a usable track, no control is cut
-    off, and a verdict table becomes cards instead of running off the screen. Screenshots of each view go
-    to test-artifacts/ (kept by CI)."""
+    """No console error or page error in any view, and no word of a table cut where it would fit on a
+    line. The theme's dark mode puts HTML outputs on a light panel: our tables and the widgets' text must
+    keep WCAG AA contrast there as on white. At phone width the sliders keep a usable track, no control is
+    cut off, and a verdict table becomes cards instead of running off the screen. Screenshots of each view
+    go to test-artifacts/ (kept by CI)."""
     page = browser.new_page()
+    errors = console_errors(page)
     name = doc.replace("/", "_")
     ARTIFACTS.mkdir(exist_ok=True)
     problems = []
@@ -178,6 +218,12 @@ def test_every_page_reads_in_light_and_dark_mode_and_on_a_phone(browser, server,
             page.wait_for_selector(".widget-image", state="attached", timeout=30000)
         page.wait_for_timeout(500)
         view = f"{scheme} at {width} px"
+        if errors:
+            problems.append(f"{view}: console {errors}")
+            errors.clear()
+        broken = page.evaluate(BROKEN_WORDS)
+        if broken:
+            problems.append(f"{view}: words cut across lines although they fit: {broken}")
         for what, selector in (("tables", OUR_TEXT), ("widgets", WIDGET_TEXT)):
             found = page.evaluate(CONTRAST, selector)
             if found["count"] and found["worst"][0]["ratio"] < MIN_CONTRAST:
@@ -200,5 +246,7 @@ def test_every_page_reads_in_light_and_dark_mode_and_on_a_phone(browser, server,
                 page.screenshot(
                     path=str(ARTIFACTS / f"{name}_{scheme}_{width}_{what.strip('.').replace('.', '_')}.png")
                 )
+    if errors:
+        problems.append(f"after the last view: console {errors}")
     page.close()
     assert not problems, f"{doc}:\n" + "\n".join(problems)

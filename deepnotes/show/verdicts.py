@@ -21,10 +21,12 @@ STATUS_COLOUR = {HOLDS: "#116329", APPROX: "#7d4e00", WRONG: "#a40e26", UNCHECKA
 
 
 def code_html(text: str) -> str:
-    """Text as inline code that wraps (a long SymPy expression must not widen the table) and takes the
-    text colour of whatever it sits on: the theme's code colour is meant for the page's own background,
-    and in dark mode it is nearly invisible on the light output panel."""
-    return f"<code style='overflow-wrap:anywhere;color:inherit'>{html.escape(text)}</code>"
+    """Text as inline code that wraps at spaces, breaking a token only where it is longer than its
+    column (``break-word``: ``anywhere`` let the table shrink a column to one character and cut every
+    word, "multilin/gual"), and takes the text colour of whatever it sits on: the theme's code colour
+    is meant for the page's own background, and in dark mode it is nearly invisible on the light output
+    panel."""
+    return f"<code style='overflow-wrap:break-word;color:inherit'>{html.escape(text)}</code>"
 
 
 MIN_SEEDS = 3  # a training-outcome verdict rests on at least this many seeds per run

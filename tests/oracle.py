@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 import torch
 from torch import nn
 
-from deepnotes.core import scaling
+from deepnotes.core import optim, scaling
 from deepnotes.core.config import TrainConfig
 from deepnotes.core.data import MarkovLanguage, generator
 from deepnotes.core.measure import StepProbe, per_block_grad_norms
@@ -53,12 +53,8 @@ class Lamb(torch.optim.Optimizer):
 
 
 def make_optimizer(params, cfg: TrainConfig) -> torch.optim.Optimizer:
-    """SGD (no momentum: Δθ = −η∇L), Adam (ε = 1e-8) or LAMB, by ``cfg.optimizer``."""
-    if cfg.optimizer == "sgd":
-        return torch.optim.SGD(params, lr=cfg.lr)
-    if cfg.optimizer == "adam":
-        return torch.optim.Adam(params, lr=cfg.lr, betas=cfg.betas, eps=1e-8)
-    return Lamb(params, lr=cfg.lr, betas=cfg.betas)
+    """The package's SGD or Adam (PyTorch's own), or this module's :class:`Lamb`, by ``cfg.optimizer``."""
+    return Lamb(params, lr=cfg.lr, betas=cfg.betas) if cfg.optimizer == "lamb" else optim.make_optimizer(params, cfg)
 
 
 def make_warmup(optimizer: torch.optim.Optimizer, warmup_steps: int) -> torch.optim.lr_scheduler.LambdaLR:

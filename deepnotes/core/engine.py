@@ -234,6 +234,13 @@ class Stack(nn.Module):
         """The blocks' weight matrices (what DeepNet's analysis scales): q, k, v, out, fc1, fc2."""
         return [n for n in MATRICES if n in self.slots]
 
+    def beta_scaled(self) -> list[torch.Tensor]:
+        """Views of the matrices DeepNet initializes with gain β (as ``Block.beta_scaled_weights``): v and
+        out (transformer blocks), fc1, fc2; each [N, K, in, out]."""
+        d = self.cfg.d_model
+        attention = [self.qkv_w[..., 2 * d :], self.out_w] if "qkv_w" in self.slots else []
+        return [*attention, self.fc1_w, self.fc2_w]
+
     @property
     def block_names(self) -> list[str]:
         return [n for n, s in self.slots.items() if s.member_axis == 1]

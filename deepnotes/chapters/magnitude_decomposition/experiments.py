@@ -326,13 +326,11 @@ def first_step_relative_update(
     stack = stack_of(
         [deepnorm_model(n_layers, alpha, lam, budget, seed=seed, device=device, dtype=torch.float64)], [seed]
     )
-    d = stack.cfg.d_model
-    mats = lambda: [stack.qkv_w[..., 2 * d :], stack.out_w, stack.fc1_w, stack.fc2_w]  # noqa: E731  v, o, fc1, fc2
-    before = [w.detach().clone() for w in mats()]
+    before = [w.detach().clone() for w in stack.beta_scaled()]
     opt = EnsembleOptimizer(stack, [TrainConfig(optimizer=optimizer, lr=lr)])
     stack.next_token_losses(probe_batch(budget, seed, device).unsqueeze(0)).sum().backward()
     opt.step(0)
-    num = sum(float((w.detach() - w0).pow(2).sum()) for w, w0 in zip(mats(), before))
+    num = sum(float((w.detach() - w0).pow(2).sum()) for w, w0 in zip(stack.beta_scaled(), before))
     den = sum(float(w0.pow(2).sum()) for w0 in before)
     return math.sqrt(num / den)
 

@@ -42,10 +42,8 @@ def beta_lambdas(stack: Stack) -> torch.Tensor:
 
     λ_F(W)² = ‖WᵀW‖_F²/‖W‖_F² (:func:`.experiments.lambda_closed_form`; the same for W and Wᵀ, so the
     engine's [in, out] layout needs no transpose), in float64."""
-    d = stack.cfg.d_model
-    mats = [stack.qkv_w[..., 2 * d :], stack.out_w, stack.fc1_w, stack.fc2_w]  # each [N, K, r, c]
     lams = []
-    for w in mats:
+    for w in stack.beta_scaled():  # v, out, fc1, fc2: each [N, K, r, c]
         w = w.detach().double()
         gram = w.transpose(-1, -2) @ w  # [N, K, c, c]
         lams.append((gram.pow(2).sum((-2, -1)) / w.pow(2).sum((-2, -1))).sqrt())  # [N, K]

@@ -30,7 +30,13 @@ from __future__ import annotations
 
 from deepnotes.chapters.why_residuals.experiments import STACK_KINDS, jacobian_growth
 from deepnotes.chapters.why_residuals.spectrum import SPECTRUM_STYLES
-from deepnotes.chapters.why_residuals.training import OPTIMIZERS, mlp_config, transformer_config
+from deepnotes.chapters.why_residuals.training import (
+    mlp_config,
+    mlp_setting,
+    train_sweep_settings,
+    transformer_config,
+    transformer_sweep_settings,
+)
 from deepnotes.core.config import Budget
 from deepnotes.cost.model import MLPPasses, ProbeCalls, StackPasses, TrainRuns, Work, ensembles
 
@@ -53,16 +59,10 @@ def _jacobian_growth(kinds, width: int, depth: int, batch: int) -> list[ProbeCal
     return [ProbeCalls(_growth_probe, (kind, width), depth, batch) for kind in kinds]
 
 
-def _mlp_runs(
-    budget: Budget, kinds, width: int, depth: int, steps: int, seeds: int, optimizers=("adam",)
-) -> list[TrainRuns]:
-    """:func:`~deepnotes.chapters.why_residuals.training.mlp_runs` of every kind, optimizer and seed:
-    the ensembles train_many makes of them."""
-    settings = [(kind, opt, s) for opt in optimizers for kind in kinds for s in range(seeds)]
-    return ensembles(
-        [mlp_config(kind, depth, budget, width) for kind, _, _ in settings],
-        [budget.train_config(opt, 1e-3, steps, seed=s) for _, opt, s in settings],
-    )
+def _mlp_ensembles(budget: Budget, settings: list[tuple]) -> list[TrainRuns]:
+    """The ensembles :func:`~deepnotes.chapters.why_residuals.training.mlp_runs` trains for ``settings``
+    (:func:`~deepnotes.chapters.why_residuals.training.mlp_setting`'s tuples)."""
+    return ensembles([mlp_config(kind, n, budget, w) for kind, n, w, _ in settings], [cfg for *_, cfg in settings])
 
 
 def _gradient_sweep(budget: Budget) -> list[MLPPasses]:
@@ -87,31 +87,14 @@ def _growth_sweep(budget: Budget) -> list[ProbeCalls]:
 
 
 def _train_sweep(budget: Budget) -> list[TrainRuns]:
-    """:func:`~deepnotes.chapters.why_residuals.training.train_sweep`: every kind under both optimizers,
-    all in one train_many call (an ensemble per depth and optimizer, halved to keep the workers busy)."""
-    rb = budget.why_residuals
-    settings = [
-        (kind, n, opt, s)
-        for n in rb.train_depths
-        for opt in OPTIMIZERS
-        for kind in STACK_KINDS
-        for s in range(rb.train_seeds)
-    ]
-    return ensembles(
-        [mlp_config(kind, n, budget) for kind, n, _, _ in settings],
-        [budget.train_config(opt, 1e-3, rb.train_steps, seed=s) for _, _, opt, s in settings],
-    )
+    """:func:`~deepnotes.chapters.why_residuals.training.train_sweep`: its runs in one train_many call."""
+    return _mlp_ensembles(budget, [setting for _, setting in train_sweep_settings(budget)])
 
 
 def _transformer_sweep(budget: Budget) -> list[TrainRuns]:
-    """:func:`~deepnotes.chapters.why_residuals.training.transformer_sweep`: transformer_config's graphs
-    (plain: norm "plain"; an ε rule: norm "none", β = √ε: one graph), all in one train_many call."""
-    rb = budget.why_residuals
-    settings = [(kind, n, s) for n in rb.transformer_depths for kind in STACK_KINDS for s in range(rb.train_seeds)]
-    return ensembles(
-        [transformer_config(kind, n, budget) for kind, n, _ in settings],
-        [budget.train_config("adam", rb.transformer_lr, rb.train_steps, seed=s) for *_, s in settings],
-    )
+    """:func:`~deepnotes.chapters.why_residuals.training.transformer_sweep`: its runs in one train_many call."""
+    settings = [setting for _, setting in transformer_sweep_settings(budget)]
+    return ensembles([transformer_config(kind, n, budget) for kind, n, _ in settings], [cfg for *_, cfg in settings])
 
 
 def _jacobian_spectra(budget: Budget) -> list[StackPasses]:
@@ -160,10 +143,10 @@ def _slider_grid(budget: Budget) -> list[MLPPasses | ProbeCalls]:
         for w in rb.slider_widths:
             out += [
                 *_jacobian_growth(rb.slider_exponents, w, n, rb.probe_batch),
-                *[
+                *[  # one one-run mlp_run per setting, as the slider calls it
                     run
                     for kind in ("plain", *rb.slider_exponents)
-                    for run in _mlp_runs(budget, (kind,), w, n, rb.slider_steps, 1)
+                    for run in _mlp_ensembles(budget, [mlp_setting(kind, n, budget, steps=rb.slider_steps, width=w)])
                 ],
             ]
     return out

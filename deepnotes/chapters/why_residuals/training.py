@@ -126,6 +126,8 @@ def _mlp_trackers(every: int) -> list:
 def mlp_runs(settings: list[tuple], budget: Budget, device=None, progress: bool = False) -> list[History]:
     """Train the MLP language model for every (kind, depth, width, TrainConfig) of ``settings`` (seed:
     the config's), as few ensembles as the settings allow, on the machine's workers."""
+    if not settings:
+        return []
     device = device or default_device()
     return train_many(
         [mlp_config(kind, n, budget, w) for kind, n, w, _ in settings],
@@ -154,8 +156,50 @@ def mlp_run(
 ) -> History:
     """Train the MLP language model of ``kind`` ("plain" or an ε rule) at ``depth``."""
     budget = resolve_budget(budget)
-    cfg = _config(budget, optimizer, lr, given(steps, budget.why_residuals.train_steps), seed)
-    return mlp_runs([(kind, depth, given(width, budget.why_residuals.train_width), cfg)], budget, device, progress)[0]
+    setting = mlp_setting(kind, depth, budget, optimizer, lr, steps, width, seed)
+    return mlp_runs([setting], budget, device, progress)[0]
+
+
+def mlp_setting(
+    kind,
+    depth: int,
+    budget: Budget,
+    optimizer: str = "adam",
+    lr: float | None = None,
+    steps: int | None = None,
+    width: int | None = None,
+    seed: int = 0,
+) -> tuple:
+    """One run of :func:`mlp_runs`, (kind, depth, width, TrainConfig), with the budget's defaults (the
+    chapter's rate for ``optimizer``, ``train_steps``, ``train_width``): what :func:`mlp_run` trains and
+    the cost plan counts."""
+    rb = budget.why_residuals
+    return kind, depth, given(width, rb.train_width), _config(budget, optimizer, lr, given(steps, rb.train_steps), seed)
+
+
+def train_sweep_settings(budget: Budget) -> list[tuple[tuple, tuple]]:
+    """:func:`train_sweep`'s runs: ((N, optimizer, kind), :func:`mlp_setting`) for every kind at the budget's
+    ``train_depths`` under both optimizers and ``train_seeds`` seeds (the cost plan counts the same list)."""
+    rb = budget.why_residuals
+    return [
+        ((n, opt, kind), mlp_setting(kind, n, budget, opt, seed=s))
+        for n in rb.train_depths
+        for opt in OPTIMIZERS
+        for kind in STACK_KINDS
+        for s in range(rb.train_seeds)
+    ]
+
+
+def transformer_sweep_settings(budget: Budget) -> list[tuple[tuple, tuple]]:
+    """:func:`transformer_sweep`'s runs: ((N, kind), (kind, N, TrainConfig)), Adam at ``transformer_lr``,
+    ``train_seeds`` seeds each (the cost plan counts the same list)."""
+    rb = budget.why_residuals
+    return [
+        ((n, kind), (kind, n, _config(budget, "adam", rb.transformer_lr, rb.train_steps, s)))
+        for n in rb.transformer_depths
+        for kind in STACK_KINDS
+        for s in range(rb.train_seeds)
+    ]
 
 
 @torch.no_grad()
@@ -299,22 +343,11 @@ def train_sweep(budget: Budget, progress: bool = False) -> dict[tuple, list[Hist
     """The MLP language models of every kind at the budget's ``train_depths`` under both optimizers,
     from ``train_seeds`` seeds each (initialization and data stream): (N, optimizer, kind) → one
     History per seed."""
-    rb = budget.why_residuals
-    keys = [
-        (n, opt, kind, s)
-        for n in rb.train_depths
-        for opt in OPTIMIZERS
-        for kind in STACK_KINDS
-        for s in range(rb.train_seeds)
-    ]
-    hists = mlp_runs(
-        [(kind, n, rb.train_width, _config(budget, opt, None, rb.train_steps, s)) for n, opt, kind, s in keys],
-        budget,
-        progress=progress,
-    )
+    runs = train_sweep_settings(budget)
+    hists = mlp_runs([setting for _, setting in runs], budget, progress=progress)
     out: dict[tuple, list[History]] = {}
-    for (n, opt, kind, _), h in zip(keys, hists, strict=True):
-        out.setdefault((n, opt, kind), []).append(h)
+    for (key, _), h in zip(runs, hists, strict=True):
+        out.setdefault(key, []).append(h)
     return out
 
 
@@ -347,14 +380,10 @@ def transformer_sweep(budget: Budget, progress: bool = False) -> TransformerSwee
     rb = budget.why_residuals
     if not rb.transformer_depths:
         return None
-    keys = [(n, kind, s) for n in rb.transformer_depths for kind in STACK_KINDS for s in range(rb.train_seeds)]
-    hists = transformer_runs(
-        [(kind, n, _config(budget, "adam", rb.transformer_lr, rb.train_steps, s)) for n, kind, s in keys],
-        budget,
-        progress=progress,
-    )
+    settings = transformer_sweep_settings(budget)
+    hists = transformer_runs([setting for _, setting in settings], budget, progress=progress)
     runs: dict[tuple, list[History]] = {}
-    for (n, kind, _), h in zip(keys, hists, strict=True):
-        runs.setdefault((n, kind), []).append(h)
+    for (key, _), h in zip(settings, hists, strict=True):
+        runs.setdefault(key, []).append(h)
     cosines = {(n, kind): position_cosine(kind, n, budget) for n in rb.transformer_depths for kind in STACK_KINDS}
     return TransformerSweep(rb.transformer_depths, STACK_KINDS, rb.transformer_lr, runs, cosines)

@@ -538,7 +538,8 @@ CASES: list[Case] = [
         ("'no'",),
     ),
     # plots
-    Case("new_figure(ncols=0)", lambda: plots().new_figure(0), ("ncols", "0")),
+    Case("new_figure(panels=0)", lambda: plots().new_figure(0), ("panels", "0")),
+    Case("new_figure(width=9)", lambda: plots().new_figure(2, width=9.0), ("width", "9.0", "6.0")),
     Case("loss_curves(runs={'a': 'x'})", lambda: plots().loss_curves(axes(), {"a": "x"}), ("History", "str")),
     Case(
         "loglog_sweep(3 depths, 2 values)",

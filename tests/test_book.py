@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from pathlib import Path
@@ -36,9 +37,9 @@ def test_offline_config_finds_the_local_extensions_from_anywhere(tmp_path):
 
 
 def test_every_notebook_is_in_the_toc_and_every_toc_entry_exists():
-    listed = CHAPTERS + APPENDIX
+    listed = [TOC["root"]] + CHAPTERS + APPENDIX
     assert sorted(f"book/{p.stem}" for p in NOTEBOOKS) == sorted(c for c in listed if (ROOT / f"{c}.ipynb").exists())
-    for entry in [TOC["root"]] + listed:
+    for entry in listed:
         assert (ROOT / f"{entry}.ipynb").exists() or (ROOT / f"{entry}.md").exists(), entry
 
 
@@ -80,7 +81,7 @@ def test_book_builds_with_every_chapter_and_its_figures(built_book):
         assert page.exists(), chapter
         html = page.read_text()
         nb = json.loads((ROOT / f"{chapter}.ipynb").read_text())
-        plotting = sum("plt.show()" in "".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
+        plotting = sum("show_figures()" in "".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
         images = re.findall(r'<img[^>]+src="([^"]+)"', html)
         local = [src for src in images if not src.startswith(("http", "data:")) and "_static" not in src]
         assert len(local) >= plotting, f"{chapter}: {len(local)} images for {plotting} plotting cells"
@@ -98,15 +99,19 @@ def test_book_builds_with_every_chapter_and_its_figures(built_book):
         )
 
 
+def served_notebook(built_book, doc) -> dict:
+    """The executed notebook behind the page's ".ipynb" download link."""
+    page = built_book.html / f"{doc}.html"
+    links = set(re.findall(r'href="([^"]*_sources/[^"]+\.ipynb)"', page.read_text()))
+    assert len(links) == 1, f"{doc}: download links {links}"
+    return json.loads((page.parent / links.pop()).resolve().read_text())
+
+
 @pytest.mark.parametrize("doc", CHAPTERS + APPENDIX)
 def test_the_download_button_serves_the_executed_notebook(built_book, doc):
     """The page's ".ipynb" link leads to the notebook the build ran: every code cell executed, its figures
     and tables inside, the sliders' widget state saved (the stored notebook has none of these)."""
-    page = built_book.html / f"{doc}.html"
-    links = set(re.findall(r'href="([^"]*_sources/[^"]+\.ipynb)"', page.read_text()))
-    assert len(links) == 1, f"{doc}: download links {links}"
-    download = (page.parent / links.pop()).resolve()
-    served = json.loads(download.read_text())
+    served = served_notebook(built_book, doc)
     stored = json.loads((ROOT / f"{doc}.ipynb").read_text())
     code = [c for c in served["cells"] if c["cell_type"] == "code"]
     assert len(code) == sum(c["cell_type"] == "code" for c in stored["cells"]), "not the same notebook"
@@ -119,6 +124,48 @@ def test_the_download_button_serves_the_executed_notebook(built_book, doc):
         assert served["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]["state"], (
             f"{doc}: the download lacks the sliders' widget state"
         )
+
+
+def figure_pngs(notebook: dict) -> list[bytes]:
+    """Every PNG a notebook shows: its image outputs and the images in its sliders' widget state."""
+    import base64
+
+    code = [c for c in notebook["cells"] if c["cell_type"] == "code"]
+    pngs = [
+        base64.b64decode(o["data"]["image/png"]) for c in code for o in c["outputs"] if "image/png" in o.get("data", {})
+    ]
+    state = notebook["metadata"].get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {})
+    for model in state.get("state", {}).values():
+        pngs += [base64.b64decode(b["data"]) for b in model.get("buffers", []) if b["data"].startswith("iVBOR")]
+    return pngs
+
+
+@pytest.mark.parametrize("doc", CHAPTERS)
+def test_every_figure_follows_the_books_figure_rules(built_book, doc):
+    """Every figure the chapter drew, static or behind a slider, left through the book's PNG writer, its
+    legends tell their lines apart (no two entries alike, no marker on a dash), and its smallest text,
+    scaled to the column it is shown in, stays ≥ 9 px on a laptop and ≥ 7 px on a phone (the browser test
+    measures the displayed size; this is the same rule without a browser)."""
+    from PIL import Image
+
+    from deepnotes.show import readable
+    from deepnotes.show.png import MIN_TEXT_KEY, PROBLEMS_KEY, png_text
+
+    pngs = figure_pngs(served_notebook(built_book, doc))
+    assert pngs, f"{doc}: no figure"
+    problems = []
+    for k, data in enumerate(pngs):
+        text, width = png_text(data), Image.open(io.BytesIO(data)).width
+        if MIN_TEXT_KEY not in text:
+            problems.append(f"figure {k}: not written by deepnotes.show.png.figure_png")
+            continue
+        if text[PROBLEMS_KEY]:
+            problems.append(f"figure {k}: {text[PROBLEMS_KEY]}")
+        for window, floor in readable.MIN_TEXT_PX.items():
+            shown = float(text[MIN_TEXT_KEY]) * min(1.0, readable.COLUMN_PX[window] / width)
+            if shown < floor:
+                problems.append(f"figure {k}: smallest text {shown:.1f} px in a {window} px window (< {floor:g})")
+    assert not problems, f"{doc}:\n" + "\n".join(problems)
 
 
 @pytest.mark.parametrize("doc", CHAPTERS)
@@ -141,6 +188,7 @@ def test_the_claims_ledger_matches_every_verdict_the_chapters_showed(built_book)
     from deepnotes.ledger import page
     from deepnotes.ledger.items import CHAPTERS as STEMS
     from deepnotes.ledger.record import read_records
+    from deepnotes.show.verdicts import source_name
 
     records = read_records(ROOT / "book" / "_verdicts")
     assert sorted(f"book/{c}" for c in STEMS) == sorted(CHAPTERS), "the ledger knows every chapter of the toc"
@@ -149,7 +197,7 @@ def test_the_claims_ledger_matches_every_verdict_the_chapters_showed(built_book)
     assert not ledger.dangling and not ledger.unsourced, page.problems(ledger)
     html = (built_book.html / "book" / "ledger.html").read_text()
     for cov in page.coverage(ledger):
-        assert f"seed {cov.seed}:" in html
+        assert f"{source_name(cov.seed)}:" in html
     assert "Every verdict cites items the inventory has" in html
     pages = {c: (built_book.html / "book" / f"{c}.html").read_text() for c in STEMS}
     for rows in ledger.rows.values():

@@ -256,3 +256,74 @@ def test_every_page_reads_in_light_and_dark_mode_and_on_a_phone(browser, server,
         problems.append(f"after the last view: console {errors}")
     page.close()
     assert not problems, f"{doc}:\n" + "\n".join(problems)
+
+
+# Every figure image of the page (cell outputs and slider images, shown or not): the PNG text chunks the
+# book's writer left (deepnotes.show.png), its natural width (None for an empty image) and, for a shown
+# one, its width on screen. Images load eagerly
+# first, so a lazy image far down the page has its real size.
+FIGURES = r"""async () => {
+  const chunks = bytes => {
+    const view = new DataView(bytes.buffer), latin1 = new TextDecoder('latin1'), out = {};
+    for (let i = 8; i + 8 <= bytes.length;) {
+      const length = view.getUint32(i), type = latin1.decode(bytes.slice(i + 4, i + 8));
+      if (type === 'IHDR') out.natural = view.getUint32(i + 8);
+      if (type === 'tEXt') { const data = bytes.slice(i + 8, i + 8 + length), zero = data.indexOf(0);
+        out[latin1.decode(data.slice(0, zero))] = latin1.decode(data.slice(zero + 1)); }
+      i += 12 + length;
+    }
+    return out;
+  };
+  const out = [];
+  for (const img of document.querySelectorAll('.cell_output img, img.widget-image')) {
+    img.loading = 'eager';
+    const shown = img.offsetParent !== null;
+    if (shown) { try { await img.decode(); } catch (e) {} }
+    const found = chunks(new Uint8Array(await (await fetch(img.currentSrc || img.src)).arrayBuffer()));
+    out.push({src: (img.getAttribute('src') || '').slice(0, 40), natural: found.natural,
+              min_text: found['deepnotes:min-text-px'], problems: found['deepnotes:problems'],
+              shown_width: shown ? img.getBoundingClientRect().width : null});
+  }
+  return out;
+}"""
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_every_figure_is_readable_on_a_laptop_and_a_phone(browser, server, chapter):
+    """The smallest text of every shown figure, at the size the page shows it (text px in the PNG × shown
+    width / natural width), is ≥ 9 CSS px in a 1280 px window and ≥ 7 px in a 390 px one; every figure,
+    shown or behind a slider, came through the book's PNG writer and its legends tell their lines apart.
+    The smallest text per page and width goes to test-artifacts/figure_text.json."""
+    import json
+
+    from deepnotes.show import readable
+
+    page = browser.new_page()
+    problems, smallest = [], {}
+    for width in (DESKTOP, PHONE):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.goto(f"{server}/{chapter}.html", wait_until="load")
+        page.wait_for_selector(".widget-image", state="attached", timeout=30000)
+        figures = page.evaluate(FIGURES)
+        assert figures, f"{chapter}: no figure found"
+        sizes = []
+        for k, fig in enumerate(figures):
+            if fig["natural"] is None and fig["shown_width"] is None:
+                continue  # the live panel's image, empty and hidden until a kernel runs it
+            if fig["min_text"] is None:
+                problems.append(f"{width} px, figure {k} ({fig['src']}): not written by the book's PNG writer")
+                continue
+            if fig["problems"]:
+                problems.append(f"figure {k} ({fig['src']}): {fig['problems']}")
+            if fig["shown_width"] and fig["min_text"]:
+                sizes.append(float(fig["min_text"]) * fig["shown_width"] / fig["natural"])
+                if sizes[-1] < readable.MIN_TEXT_PX[width]:
+                    problems.append(f"{width} px, figure {k} ({fig['src']}): smallest text {sizes[-1]:.1f} px")
+        smallest[width] = round(min(sizes), 2) if sizes else None
+    page.close()
+    ARTIFACTS.mkdir(exist_ok=True)
+    record = ARTIFACTS / "figure_text.json"
+    table = json.loads(record.read_text()) if record.exists() else {}
+    table[chapter] = smallest
+    record.write_text(json.dumps(table, indent=1, sort_keys=True))
+    assert not problems, f"{chapter}:\n" + "\n".join(dict.fromkeys(problems))

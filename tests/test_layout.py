@@ -8,12 +8,13 @@ import json
 import re
 
 import pytest
-from book_paths import APPENDIX, ROOT
+from book_paths import APPENDIX, ROOT, TOC
 
 NOTEBOOKS = sorted((ROOT / "book").glob("*.ipynb"))
 CHAPTERS = ROOT / "deepnotes" / "chapters"
 PACKAGES = sorted(p for p in CHAPTERS.iterdir() if p.is_dir() and not p.name.startswith("_"))
 APPENDIX_PACKAGES = {"ledger": ROOT / "deepnotes" / "ledger"}  # book/ledger.ipynb ↔ deepnotes/ledger/
+FRONT_MODULES = {"intro": ROOT / "deepnotes" / "intro.py"}  # book/intro.ipynb (the toc's root) ↔ deepnotes/intro.py
 MAX_CELL_LINES = 25
 STATUS_NAMES = {"HOLDS", "APPROX", "WRONG"}
 
@@ -41,7 +42,8 @@ def python_sources():
 
 def test_every_chapter_has_its_package_and_every_package_its_chapter():
     stems = {p.stem for p in NOTEBOOKS}
-    assert stems - set(APPENDIX_PACKAGES) == {p.name for p in PACKAGES}
+    assert stems - set(APPENDIX_PACKAGES) - set(FRONT_MODULES) == {p.name for p in PACKAGES}
+    assert all(module.is_file() and f"book/{stem}" == TOC["root"] for stem, module in FRONT_MODULES.items())
     assert all(package.is_dir() and f"book/{stem}" in APPENDIX for stem, package in APPENDIX_PACKAGES.items())
     for package in PACKAGES:
         assert (package / "__init__.py").exists(), package

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import argparse
 
-from deepnotes.core import cost, estimate
 from deepnotes.core.config import BUDGETS, get_budget
+from deepnotes.cost import estimate
+from deepnotes.cost import model as cost
 from deepnotes.ledger.items import CHAPTERS
 
 

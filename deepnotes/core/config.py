@@ -260,6 +260,13 @@ BUDGETS["gpu"] = replace(
     name="gpu",
     warmup=replace(_full.warmup, steps=600, warmup=200, seeds=3),
 )
+# what each row is for (the introduction's budget table prints it beside the row's sizes)
+BUDGET_USES = {
+    "smoke": "the test suite: every chapter in seconds, curves too short to mean anything",
+    "cpu": "a reader on a 2-core laptop or Binder: a chapter in minutes",
+    "gpu": "Colab's T4 or any CUDA machine",
+    "full": "the full sizes, on a fast GPU",
+}
 
 
 def register_chapter_budget(stem: str, rows: dict[str, object], gpu_minutes: int | None = None) -> None:
@@ -273,10 +280,18 @@ def register_chapter_budget(stem: str, rows: dict[str, object], gpu_minutes: int
         GPU_MINUTES_EXCEPTIONS[stem] = positive_int("gpu_minutes", gpu_minutes)
 
 
+def default_budget_name(cuda: bool | None = None) -> str:
+    """The budget an unset ``$DEEPNOTES_BUDGET`` means: ``gpu`` where CUDA is available (``cuda``: whether
+    it is; None asks PyTorch), else ``cpu``."""
+    if cuda is None:
+        cuda = torch.cuda.is_available()
+    return "gpu" if boolean("cuda", cuda) else "cpu"
+
+
 def get_budget(name: str | None = None) -> Budget:
-    """The budget named ``name``, else ``$DEEPNOTES_BUDGET``, else ``gpu`` with CUDA or ``cpu``."""
+    """The budget named ``name``, else ``$DEEPNOTES_BUDGET``, else :func:`default_budget_name`'s."""
     if name is None:
-        name = os.environ.get(BUDGET_ENV) or ("gpu" if torch.cuda.is_available() else "cpu")
+        name = os.environ.get(BUDGET_ENV) or default_budget_name()
     choice("budget", name, sorted(BUDGETS))
     return BUDGETS[name]
 

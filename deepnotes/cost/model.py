@@ -216,6 +216,7 @@ def _scale(per: _PerUnit, depth: int, steps: int, members: int, batch: int) -> C
 
 def _per_unit(count_at) -> _PerUnit:
     """count_at(depth, steps, members) at batch 1 → the linear model's coefficients."""
+    count_at = functools.cache(count_at)  # (1, 1, 1) and (1, 2, 1) are asked twice: run each once
     fixed, per_step, per_block_step, _ = _bilinear(lambda n, s: count_at(n, s, 1))
     c111, c121, c112, c122 = count_at(1, 1, 1), count_at(1, 2, 1), count_at(1, 1, 2), count_at(1, 2, 2)
     per_member_step = (c122 - c112) - (c121 - c111)

@@ -15,7 +15,7 @@ from deepnotes.ledger.citations import Citation, citations
 from deepnotes.ledger.inventory import SOURCES, inventory
 from deepnotes.ledger.items import Item
 from deepnotes.ledger.record import ChapterRecord, Record
-from deepnotes.show.verdicts import STATUS_COLOUR, UNCHECKABLE, code_html, outcome_of
+from deepnotes.show.verdicts import STATUS_COLOUR, UNCHECKABLE, code_html, outcome_of, source_labels, source_name
 
 # A verdict that cites none of the sources' items must cite one of the papers behind them.
 PAPERS = (
@@ -114,13 +114,13 @@ class CoverageTable(list):
 
     def __repr__(self) -> str:
         return "\n".join(
-            f"seed {c.seed}: checked {c.text}, needs no check {c.no_check_needed}, not checked {c.not_checked}"
+            f"{source_name(c.seed)}: checked {c.text}, needs no check {c.no_check_needed}, not checked {c.not_checked}"
             for c in self
         )
 
     def _repr_html_(self) -> str:
         body = "".join(
-            f"<tr><td>seed {c.seed}: {html.escape(SOURCES[c.seed].english)}</td><td>{c.total}</td>"
+            f"<tr><td>{source_name(c.seed)}: {html.escape(SOURCES[c.seed].english)}</td><td>{c.total}</td>"
             f"<td><b>{c.checked}</b> ({c.checked / max(c.total, 1):.0%})</td><td>{c.no_check_needed}</td>"
             f"<td>{c.not_checked}</td></tr>"
             for c in self
@@ -167,10 +167,11 @@ class SourceTable(list):
                 why = it.if_unchecked or it.not_checked or f"no chapter checks it yet ({it.chapter.replace('_', ' ')})"
                 kind = unchecked.category(r.seed, it.part, it.ref) if it.not_checked else ""
                 state = f"{r.state} · {kind}" if kind else r.state
-                said = f"<span style='opacity:0.8'>{html.escape(state)}: {html.escape(why)}</span>"
+                said = f"<span style='opacity:0.8'>{html.escape(state)}: {html.escape(source_labels(why))}</span>"
             out.append(
                 f"<tr><td style='white-space:nowrap'>{html.escape(it.ref)}<br><small>{where}</small></td>"
-                f"<td data-label='claim'>{html.escape(it.claim)}</td><td data-label='verdicts'>{said}</td></tr>"
+                f"<td data-label='claim'>{html.escape(source_labels(it.claim))}</td>"
+                f"<td data-label='verdicts'>{said}</td></tr>"
             )
         return (
             "<table class='ledger' style='font-size:0.85em;width:100%'><thead><tr><th>item</th>"
@@ -190,7 +191,8 @@ def inventory_summary(items: dict[str, tuple[Item, ...]] | None = None) -> str:
     lines = []
     for seed, its in items.items():
         kinds = Counter(it.kind for it in its)
-        lines.append(f"seed {seed}: {len(its)} items (" + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())) + ")")
+        kinds_text = ", ".join(f"{k} {n}" for k, n in sorted(kinds.items()))
+        lines.append(f"{source_name(seed)}: {len(its)} items ({kinds_text})")
     return "\n".join(lines)
 
 
@@ -234,11 +236,12 @@ def problems(ledger: Ledger) -> str:
     """The cited items the inventory lacks, the verdicts that cite nothing and the chapters that disagree
     on one experiment (:func:`disagreements`), or a line saying there are none."""
     lines = [
-        f"{v.chapter}: '{v.claim}' cites {c.seed} {c.part} {c.ref}, which the inventory lacks"
+        f"{v.chapter}: '{v.claim}' cites {source_name(c.seed)} {c.part} {c.ref}, which the inventory lacks"
         for v, c in ledger.dangling
     ]
     lines += [
-        f"{v.chapter}: '{v.claim}' ({v.source}) cites no item of the sources and no paper" for v in ledger.unsourced
+        f"{v.chapter}: '{v.claim}' ({source_labels(v.source)}) cites no item of the sources and no paper"
+        for v in ledger.unsourced
     ]
     lines += disagreements(ledger.records)
     return (

@@ -1,4 +1,9 @@
-"""The one palette of the book (no matplotlib needed to read it)."""
+"""The one palette and line-style rule of the book (no matplotlib needed to read it).
+
+A variant's label names its style first and its qualifiers after a comma ("post, warmup",
+"deepnorm, α only"). The style picks the colour (:data:`PALETTE`), a qualifier the dash
+(:data:`DASHES`): every figure draws "post, warmup" red dashed and "deepnorm, β only" green dash-dotted.
+Seeds of one variant are a band around its median, never separate legend entries."""
 
 from __future__ import annotations
 
@@ -24,6 +29,8 @@ PALETTE = {
     "1/sqrt(N)": "tab:green",
     "1/N": "tab:red",
 }
+# qualifiers of a variant → the dash of its line (no qualifier: solid)
+DASHES = {"warmup": "--", "α only": ":", "β only": "-."}
 MARKERS = {"lambda=1/alpha": "o", "alpha=1": "s", "lambda=1": "^", "paper": "x"}
 
 
@@ -31,3 +38,14 @@ def colour(label: str) -> str | None:
     """A stable colour per variant, matched by the label's first word ("post, warmup 200" → post);
     None (matplotlib's cycle) for anything else."""
     return PALETTE.get(re.split(r"[ ,]", label.strip())[0])
+
+
+def dash(label: str) -> str:
+    """The line style of a variant: the dash of its first qualifier in :data:`DASHES`, solid without one."""
+    qualifiers = [q.strip() for q in label.split(",")[1:]]
+    return next((DASHES[q] for q in qualifiers if q in DASHES), "-")
+
+
+def line_style(label: str) -> dict:
+    """``color`` and ``linestyle`` keyword arguments of a variant's line: :func:`colour` and :func:`dash`."""
+    return {"color": colour(label), "linestyle": dash(label)}

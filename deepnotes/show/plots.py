@@ -11,11 +11,21 @@ import matplotlib.pyplot as plt
 from deepnotes.core.measure import loglog_slope
 from deepnotes.core.train import History
 from deepnotes.core.validate import positive_float, positive_int
-from deepnotes.show.palette import MARKERS, PALETTE, colour  # noqa: F401  (re-exported)
+from deepnotes.show.palette import MARKERS, PALETTE, colour, dash  # noqa: F401  (re-exported)
+from deepnotes.show.png import show_figures  # noqa: F401  (re-exported: the cell's way to show figures)
+from deepnotes.show.readable import FIGURE_WIDTH_IN, PANELS_PER_ROW, TEXT_PT, TITLE_PT
+
+LEGEND_PT = TEXT_PT  # legends, notes in a panel and tick labels are never smaller than this
+SINGLE_WIDTH_IN = 4.6  # one panel: narrower than the column, so its text is not scaled down on a laptop
 
 
 def label_axes(
-    ax, xlabel: str = "", ylabel: str = "", title: str = "", legend: float | None = 7, title_size: float = 9
+    ax,
+    xlabel: str = "",
+    ylabel: str = "",
+    title: str = "",
+    legend: float | None = LEGEND_PT,
+    title_size: float = TITLE_PT,
 ) -> None:
     """Axis labels, a title and (unless ``legend`` is None) a legend of font size ``legend``."""
     if xlabel:
@@ -34,9 +44,11 @@ def loglog_sweep(
     series: Mapping[str, Sequence[float]],
     predicted_slope: float | None = None,
     ylabel: str = "",
+    legend: bool = True,
 ) -> dict[str, float]:
     """Measured values against depth on log-log axes, each with its fitted slope in the legend,
-    and a dashed reference line of the predicted slope. Returns the fitted slopes."""
+    and a dashed reference line of the predicted slope. Returns the fitted slopes. With ``legend``
+    False the lines keep their plain labels and the slopes go to one key (:func:`slopes_key`)."""
     slopes = {}
     for label, values in series.items():
         if len(values) != len(depths):
@@ -46,7 +58,7 @@ def loglog_sweep(
             continue
         xs, ys = zip(*pts)
         slopes[label] = loglog_slope(xs, ys)
-        ax.loglog(xs, ys, "o-", color=colour(label), label=f"{label}: slope {slopes[label]:.2f}")
+        ax.loglog(xs, ys, "o-", color=colour(label), label=f"{label}: slope {slopes[label]:.2f}" if legend else label)
     if predicted_slope is not None and slopes:
         first = next(iter(series.values()))
         n0, v0 = depths[0], first[0]
@@ -56,12 +68,29 @@ def loglog_sweep(
             [v0 * (x / n0) ** predicted_slope for x in xs],
             "k--",
             lw=1,
-            label=f"derivation: slope {predicted_slope:g}",
+            label=f"derivation: slope {predicted_slope:g}" if legend else "derivation",
         )
     ax.set_xlabel("depth N (blocks)")
     ax.set_ylabel(ylabel)
-    ax.legend(fontsize=7)
+    if legend:
+        ax.legend(fontsize=LEGEND_PT)
     return slopes
+
+
+def slopes_key(fig, axes, slopes: Sequence[Mapping[str, float]], panels: Sequence[str], predicted=()) -> None:
+    """One key under the figure for :func:`loglog_sweep` panels drawn without legends: each variant with
+    its fitted slope in every panel ("post: 1.24 / 0.95"), the derivation's slope per panel where
+    ``predicted`` gives it, and the panels named in the key's title."""
+    suffix = {
+        label: " / ".join(f"{s[label]:.2f}" if label in s else "–" for s in slopes) for s in slopes for label in s
+    }
+    if predicted:
+        suffix["derivation"] = " / ".join("–" if p is None else f"{p:g}" for p in predicted)
+    for ax in axes:
+        for line in ax.get_lines():
+            if line.get_label() in suffix:
+                line.set_label(f"{line.get_label()}: {suffix[line.get_label()]}")
+    key_below(fig, axes, title="fitted log-log slopes: " + " / ".join(panels))
 
 
 def _seeds(runs: Mapping[str, History | Sequence[History]]) -> dict[str, list[History]]:
@@ -75,6 +104,15 @@ def _seeds(runs: Mapping[str, History | Sequence[History]]) -> dict[str, list[Hi
             raise TypeError(f"runs[{label!r}] must be a History or a non-empty list of them, got {type(r).__name__}")
         out[label] = hists
     return out
+
+
+def _unused_dash(c: str | None, wanted: str, used: set) -> str:
+    """The palette's dash for a line of colour ``c`` unless a line of that colour already has it: then
+    the next dash no line of that colour has (labels outside the palette's rule stay apart)."""
+    order = [wanted] + [d for d in ("-", "--", "-.", ":") if d != wanted]
+    style = next((d for d in order if (c, d) not in used), wanted) if c is not None else wanted
+    used.add((c, style))
+    return style
 
 
 def median_and_range(hists: Sequence[History]) -> tuple[list[int], list[float], list[float], list[float]]:
@@ -96,20 +134,21 @@ def loss_curves(
     title: str = "",
     floor_label: str = "floor (entropy rate)",
     colours: Mapping[str, str] | None = None,
+    legend: bool = True,
 ) -> None:
     """Training losses with the floor (the entropy rate, or what ``floor_label`` names) and the
     context-free plateau. A label maps to one History, or to one per seed: then the line is the
     median over seeds and a shaded band spans their min and max. A diverged run ends in an ✕ at the
     step it diverged (drawn at the top edge when its last loss is off the axes). ``colours``
-    (label → colour) overrides :func:`colour`."""
+    (label → colour) overrides :func:`colour`. With ``legend`` False the lines keep their plain labels
+    (no seed counts, which differ between panels) for one key under the figure (:func:`key_below`)."""
     floor = unigram = None
-    used: dict[str | None, int] = {}
+    used: set[tuple[str | None, str]] = set()
     seeds = _seeds(runs)
     finite = [h.losses[0] for hs in seeds.values() for h in hs if h.losses and math.isfinite(h.losses[0])]
     for label, hists in seeds.items():
         c = colours[label] if colours and label in colours else colour(label)
-        style = ("-", "-.", ":")[min(used.get(c, 0), 2)] if c is not None else "-"  # same style, other line
-        used[c] = used.get(c, 0) + 1
+        style = _unused_dash(c, dash(label), used)
         steps, med, lo, hi = median_and_range(hists)
         (line,) = ax.plot(steps, med, lw=1, ls=style, color=c, label=label)
         if len(hists) > 1:
@@ -119,9 +158,9 @@ def loss_curves(
             y = hist.losses[-1] if hist.losses and math.isfinite(hist.losses[-1]) else (hist.unigram or 0)
             top = 1.2 * max(finite) if hist.floor is not None and finite else y
             ax.plot([hist.diverged_at], [min(y, top)], "x", ms=10, mew=2, color=line.get_color(), clip_on=False)
-        if len(hists) > 1:
+        if legend and len(hists) > 1:
             line.set_label(f"{label} ({len(hists)} seeds" + (f", {len(diverged)} diverged)" if diverged else ")"))
-        elif diverged:
+        elif legend and diverged:
             line.set_label(f"{label} ({diverged[0].divergence_note()})")
         floor, unigram = hists[0].floor, hists[0].unigram
     if floor is not None and finite:  # a run that blew up would squash the rest: clip at 1.2× the start
@@ -136,8 +175,51 @@ def loss_curves(
     ax.set_xlabel("step")
     ax.set_ylabel("loss (nats/token)")
     if title:
-        ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=7)
+        ax.set_title(title, fontsize=TITLE_PT)
+    if legend:
+        ax.legend(fontsize=LEGEND_PT)
+
+
+SEEDS_KEY = "lines: median over seeds, band: their min–max, ✕: a seed diverged there"
+KEY_LINE_IN = LEGEND_PT * 1.45 / 72  # the height of one legend row
+
+
+def _handles(axes) -> dict[str, object]:
+    """label → the first line drawn with it, over ``axes`` in order (each label once)."""
+    handles: dict[str, object] = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(label, handle)
+    return handles
+
+
+def _key(where, handles: dict[str, object], title: str | None, **placement) -> None:
+    """A frameless legend of ``handles`` on ``where`` (a figure or an axes) in the book's key font."""
+    where.legend(
+        list(handles.values()),
+        list(handles),
+        fontsize=LEGEND_PT,
+        title=title,
+        title_fontsize=LEGEND_PT,
+        frameon=False,
+        **placement,
+    )
+
+
+def key_below(fig, axes, title: str | None = SEEDS_KEY, ncol: int | None = None) -> None:
+    """One key under the whole figure for the lines of ``axes`` (each label once, in order of appearance),
+    in place of their own legends; the figure grows by the key's height so the panels keep theirs. Two
+    columns when the labels are short enough to fit side by side in the column."""
+    handles = _handles(axes)
+    for ax in axes:
+        if ax.get_legend() is not None:
+            ax.get_legend().remove()
+    if not handles:
+        return
+    ncol = ncol or (2 if max(map(len, handles)) <= 30 else 1)
+    rows = math.ceil(len(handles) / ncol) + (1 if title else 0)
+    fig.set_figheight(fig.get_figheight() + rows * KEY_LINE_IN + 0.15)
+    _key(fig, handles, title, loc="outside lower center", ncol=ncol)
 
 
 def update_curves(ax, runs: Mapping[str, History], title: str = "") -> None:
@@ -152,43 +234,59 @@ def update_curves(ax, runs: Mapping[str, History], title: str = "") -> None:
             ha="center",
             va="center",
             transform=ax.transAxes,
-            fontsize=8,
+            fontsize=LEGEND_PT,
         )
     ax.set_xlabel("step t")
     ax.set_ylabel(r"RMS of $F(x,\theta_t)-F(x,\theta_0)$")
     if title:
-        ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=7)
+        ax.set_title(title, fontsize=TITLE_PT)
+    ax.legend(fontsize=LEGEND_PT)
 
 
-def new_figure(ncols: int = 1, width: float = 4.2, height: float = 3.0, nrows: int = 1):
-    """A figure with ``nrows`` × ``ncols`` axes of ``width`` × ``height`` inches each, returned row by
-    row as one list. The book's column is about 7 inches wide: three panels side by side are shrunk
-    to half size there, so wider figures take two rows."""
-    positive_int("ncols", ncols)
-    positive_int("nrows", nrows)
-    positive_float("width", width)
+def new_figure(panels: int = 1, height: float = 2.6, width: float | None = None, key: bool = False):
+    """A figure of ``panels`` axes, plus one spare axes for a legend when ``key``, laid out for the book's
+    column: at most two panels per row, more stack in rows of two (a left-over slot is removed). Each
+    row is ``height`` inches tall; the figure ``width`` inches wide (default 4.6 for one panel,
+    6.0 for two), never wider than :data:`~deepnotes.show.readable.FIGURE_WIDTH_IN`, so that text of
+    :data:`LEGEND_PT` points stays readable on a phone. Returns (fig, axes) with axes row by row."""
+    positive_int("panels", panels)
     positive_float("height", height)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False)
-    return fig, [ax for row in axes for ax in row]
+    slots = panels + bool(key)
+    ncols = min(slots, PANELS_PER_ROW)
+    nrows = math.ceil(slots / ncols)
+    width = (SINGLE_WIDTH_IN if ncols == 1 else FIGURE_WIDTH_IN) if width is None else width
+    positive_float("width", width)
+    if width > FIGURE_WIDTH_IN:
+        raise ValueError(f"width must be at most the column's {FIGURE_WIDTH_IN} inches, got {width!r}")
+    fig, grid = plt.subplots(nrows, ncols, figsize=(width, height * nrows), squeeze=False, layout="constrained")
+    axes = [ax for row in grid for ax in row]
+    for ax in axes[slots:]:
+        fig.delaxes(ax)
+    return fig, axes[:slots]
 
 
-def legend_panel(ax, source) -> None:
-    """Turn the spare axes ``ax`` of a grid into a legend of ``source``'s lines (one key for panels
-    that draw the same series)."""
-    handles, labels = source.get_legend_handles_labels()
+def legend_panel(ax, *sources, title: str | None = None) -> None:
+    """Turn the spare axes ``ax`` of a grid into a legend of the ``sources``' lines (one key for panels
+    that draw the same series; each label once), titled with the panel it belongs to where that is
+    not every panel."""
     ax.axis("off")
-    ax.legend(handles, labels, loc="center", fontsize=8, frameon=False)
+    _key(ax, _handles(sources), title, loc="center")
 
 
-def moment_curves(ax, series, title: str = "") -> None:
+MOMENTS_KEY = "solid: measured, dashed: the derivation's recursion"
+
+
+def moment_curves(ax, series, title: str = "", legend: bool = True) -> None:
     """Per-layer second moments: measured (solid) against the derivation's recursion (dashed),
-    on a log axis; ``series`` maps a label to (measured, predicted)."""
+    on a log axis; ``series`` maps a label to (measured, predicted). With ``legend`` False only the
+    measured lines are labelled, for one key under the figure titled :data:`MOMENTS_KEY`."""
     for label, (measured, predicted) in series.items():
-        (line,) = ax.semilogy(range(len(measured)), measured, lw=1.2, label=f"{label} measured")
-        ax.semilogy(range(len(predicted)), predicted, "--", lw=1, color=line.get_color(), label=f"{label} derivation")
+        (line,) = ax.semilogy(range(len(measured)), measured, lw=1.2, label=f"{label} measured" if legend else label)
+        derived = f"{label} derivation" if legend else None
+        ax.semilogy(range(len(predicted)), predicted, "--", lw=1, color=line.get_color(), label=derived)
     ax.set_xlabel("layer l")
     ax.set_ylabel(r"$E[x_l^2]$")
     if title:
-        ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=7)
+        ax.set_title(title, fontsize=TITLE_PT)
+    if legend:
+        ax.legend(fontsize=LEGEND_PT)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import html
 import math
+import re
 import statistics
 from dataclasses import dataclass
 from typing import Callable
@@ -27,6 +28,23 @@ def code_html(text: str) -> str:
     is meant for the page's own background, and in dark mode it is nearly invisible on the light output
     panel."""
     return f"<code style='overflow-wrap:break-word;color:inherit'>{html.escape(text)}</code>"
+
+
+# A verdict's ``source`` names an article by its file number, "seed 000 §增量爆炸 eq. (1)" (what
+# deepnotes.ledger.citations parses); the tables call it "source 000": the book keeps "seed" for random seeds.
+SOURCE_WORD = "source"
+_SEED_NAMED = re.compile(r"\b[Ss]eed(s?) (?=\d{3}\b)")
+
+
+def source_name(number: str) -> str:
+    """How the book's tables name a source article: ``"000"`` → "source 000"."""
+    return f"{SOURCE_WORD} {number}"
+
+
+def source_labels(text: str) -> str:
+    """``text`` as the tables print it: every "seed 000" (a source article's number, three digits) reads
+    "source 000", "seeds 002 and 003" reads "sources 002 and 003"; a random seed ("seed 0") is left alone."""
+    return _SEED_NAMED.sub(lambda m: f"{SOURCE_WORD.capitalize() if m[0][0] == 'S' else SOURCE_WORD}{m[1]} ", text)
 
 
 MIN_SEEDS = 3  # a training-outcome verdict rests on at least this many seeds per run
@@ -70,8 +88,8 @@ class Verdict:
 
     def __repr__(self) -> str:
         return (
-            f"[{self.status}] {self.claim} ({self.source})\n"
-            f"    claimed: {self.claimed} | computed: {self.computed}\n    {self.reason}"
+            f"[{self.status}] {source_labels(self.claim)} ({source_labels(self.source)})\n"
+            f"    claimed: {self.claimed} | computed: {self.computed}\n    {source_labels(self.reason)}"
         )
 
     def _repr_html_(self) -> str:
@@ -249,7 +267,7 @@ SUMMARY_ORDER = (WRONG, APPROX, HOLDS, UNCHECKABLE)
 def summary_markdown(table: list[Verdict], what: str) -> str:
     """A chapter's take-away on ``what`` (e.g. "The annotated section"), written from its verdict
     table so the two cannot disagree: the claims grouped by status, wrong first, each with its count."""
-    groups = {s: [v.claim for v in table if v.status == s] for s in SUMMARY_ORDER}
+    groups = {s: [source_labels(v.claim) for v in table if v.status == s] for s in SUMMARY_ORDER}
     parts = [f"**{s}** ({len(claims)}): " + "; ".join(claims) for s, claims in groups.items() if claims]
     return f"{what}, by its verdict table ({len(table)} rows):\n\n" + "\n".join(f"- {p}" for p in parts)
 
@@ -269,11 +287,12 @@ class VerdictTable(list):
         if on_display is not None:
             on_display(list(self))
         rows = "".join(
-            f"<tr id='{v.anchor}'><td>{html.escape(v.claim)}<br><small>{html.escape(v.source)}</small></td>"
+            f"<tr id='{v.anchor}'><td>{html.escape(source_labels(v.claim))}<br>"
+            f"<small>{html.escape(source_labels(v.source))}</small></td>"
             f"<td data-label='claimed'>{code_html(v.claimed)}</td>"
             f"<td data-label='computed'>{code_html(v.computed)}</td>"
             f"<td data-label='verdict' style='color:{STATUS_COLOUR[v.status]};font-weight:bold'>{v.status}</td>"
-            f"<td data-label='why'>{html.escape(v.reason)}</td></tr>"
+            f"<td data-label='why'>{html.escape(source_labels(v.reason))}</td></tr>"
             for v in self
         )
         return (

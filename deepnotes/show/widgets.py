@@ -18,7 +18,6 @@ static book is always built with ipywidgets 8).
 from __future__ import annotations
 
 import html
-import io
 import itertools
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -29,6 +28,7 @@ import matplotlib.pyplot as plt
 
 from deepnotes.core.validate import positive_float
 from deepnotes.show.cache import LIVE_RESULTS_KEPT, LRU
+from deepnotes.show.png import figure_png
 
 HAS_STACK = hasattr(W, "Stack")  # ipywidgets ≥ 8
 LIVE_NOTE = (
@@ -41,14 +41,6 @@ LIVE_NOTE = (
 def wrapping_row() -> W.Layout:
     """The layout of a row of sliders (and the Run button): it wraps onto more lines on a narrow page."""
     return W.Layout(flex_flow="row wrap")
-
-
-def figure_png(fig, dpi: int = 80) -> bytes:
-    """The figure as PNG bytes; the figure is closed so it does not also print as an output."""
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi)
-    plt.close(fig)
-    return buf.getvalue()
 
 
 def _grid_swap(render, names, grid, fixed, dpi, sliders) -> W.Image:

@@ -58,7 +58,7 @@ def test_an_update_panel_with_no_steps_says_so():
 
 
 def test_a_grid_figure_gives_its_axes_row_by_row_and_a_spare_slot_can_hold_the_key():
-    fig, axes = plots.new_figure(2, width=3.0, height=2.0, nrows=2)
+    fig, axes = plots.new_figure(3, height=2.0, key=True)
     assert len(axes) == 4 and tuple(fig.get_size_inches()) == (6.0, 4.0)
     axes[0].plot([0, 1], label="post")
     axes[0].plot([1, 0], label="deepnorm")
@@ -66,3 +66,19 @@ def test_a_grid_figure_gives_its_axes_row_by_row_and_a_spare_slot_can_hold_the_k
     assert [t.get_text() for t in axes[3].get_legend().get_texts()] == ["post", "deepnorm"]
     assert not axes[3].axison  # the spare slot shows the key only
     fig.clf()
+
+
+def test_panels_come_two_to_a_row_and_a_left_over_slot_is_removed():
+    fig, axes = plots.new_figure(3, height=2.0)
+    assert len(axes) == 3 and len(fig.axes) == 3 and tuple(fig.get_size_inches()) == (6.0, 4.0)
+    assert axes[0].get_position().y0 == axes[1].get_position().y0 > axes[2].get_position().y0
+    fig, (ax,) = plots.new_figure(1)
+    assert fig.get_figwidth() == plots.SINGLE_WIDTH_IN
+
+
+def test_the_loss_figure_keeps_two_lines_of_one_colour_apart():
+    fig, (ax,) = plots.new_figure(1)
+    plots.loss_curves(ax, {"post": hist([3, 2]), "post, warmup": hist([3, 1]), "post lr 2": hist([3, 2.5])})
+    styles = {line.get_label(): line.get_linestyle() for line in ax.get_lines()}
+    assert styles["post"] == "-" and styles["post, warmup"] == "--"  # the palette's rule: warmup is a dash
+    assert styles["post lr 2"] not in ("-", "--")  # outside the rule: the next dash its colour has not used

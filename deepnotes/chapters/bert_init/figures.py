@@ -15,6 +15,7 @@ from deepnotes.chapters.bert_init.experiments import (
 )
 from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.show.palette import PALETTE
+from deepnotes.show.readable import TEXT_PT, TITLE_PT
 
 # roles in the one palette: FFN and attention as Post-LN's and Pre-LN's colours, measured in black,
 # the derivation in green, the annotated section's prediction in orange, everything else grey
@@ -30,7 +31,7 @@ def init_figure(std: float, depth: int, budget: Budget | None = None, progress: 
     budget = resolve_budget(budget)
     p = cached_probe(std, depth, budget.bert_init.probe_width, budget)
     layers = range(1, depth + 1)
-    fig, (ax_v, ax_w, ax_g) = plots.new_figure(3, width=3.4, height=2.8)
+    fig, (ax_v, ax_w, ax_g, ax_key) = plots.new_figure(3, height=2.6, key=True)  # the fourth slot: v's key
     derived = [derived_ratios(std, r) for r in p.rho]
     ax_v.semilogy(layers, p.ffn_ratio, "o", color=FFN, ms=4, label="FFN, measured")
     ax_v.semilogy(layers, [f for _, f in derived], "-", color=FFN, lw=1, label="FFN, derived")
@@ -38,21 +39,20 @@ def init_figure(std: float, depth: int, budget: Budget | None = None, progress: 
     ax_v.semilogy(layers, [a for a, _ in derived], "-", color=ATTENTION, lw=1, label="attention, derived (ρ measured)")
     ax_v.set_xlabel("layer l")
     ax_v.set_ylabel("branch ratio v = E[F²]/E[x²]")
-    ax_v.legend(fontsize=6)
+    plots.legend_panel(ax_key, ax_v, title="top left")
     ax_w.plot(range(depth + 1), p.cos_x0, "o", color=MEASURED, ms=4, label="measured cos(x_l, x_0)")
     ax_w.plot(range(depth + 1), p.derived_cos, "-", color=DERIVED, label="derived Π(1+v)^{-1/2}")
     ax_w.set_ylim(-0.05, 1.05)
     ax_w.set_xlabel("layer l")
     ax_w.set_ylabel("weight of x_0 in x_l")
-    ax_w.set_title(f"BERT-equivalent std {std:g}, N={depth}", fontsize=8)
-    ax_w.legend(fontsize=6)
+    ax_w.set_title(f"BERT-equivalent std {std:g}, N={depth}", fontsize=TITLE_PT)
+    ax_w.legend(fontsize=TEXT_PT)
     g = p.grad_norms
     ax_g.semilogy(layers, [v / g[-1] for v in g], "o-", color=MEASURED, ms=4, label="measured")
     ax_g.semilogy(layers, article_gradient_prediction(p), "--", color=ARTICLE, label="annotated eq. (42), real v")
     ax_g.set_xlabel("block l")
     ax_g.set_ylabel(r"$\|\partial L/\partial\theta_l\| / \|\partial L/\partial\theta_N\|$")
-    ax_g.legend(fontsize=6)
-    fig.tight_layout()
+    ax_g.legend(fontsize=TEXT_PT)
     return fig
 
 
@@ -63,7 +63,7 @@ def gain_figure(std: float, head_transform: bool, budget: Budget | None = None, 
 
     budget = resolve_budget(budget)
     run = cached_run(std, head_transform, budget)
-    fig, (ax_g, ax_l) = plots.new_figure(2, width=4.0, height=2.8)
+    fig, (ax_g, ax_l) = plots.new_figure(2, height=2.8)
     for name, values in run.gains.items():
         if name in (run.last_name, "head"):
             continue
@@ -76,14 +76,20 @@ def gain_figure(std: float, head_transform: bool, budget: Budget | None = None, 
     ax_e.plot(
         run.gain_steps, [e / run.embed_rms[0] for e in run.embed_rms], ":", color=DERIVED, label="embedding RMS / init"
     )
-    ax_e.set_ylabel("embedding RMS / its init", fontsize=7)
+    ax_e.set_ylabel("embedding RMS / its init", fontsize=TEXT_PT)
     ax_g.set_xlabel("step")
     ax_g.set_ylabel("mean γ")
-    ax_g.set_title(f"std {std:g}, extra Dense+LN: {'yes' if head_transform else 'no'}", fontsize=8)
-    ax_g.legend(fontsize=6, loc="upper left")
-    ax_e.legend(fontsize=6, loc="lower right")
-    plots.loss_curves(ax_l, {f"std {std:g}": run.history}, title="MLM loss", floor_label=MLM_FLOOR)
-    fig.tight_layout()
+    ax_g.set_title(f"std {std:g}, extra Dense+LN: {'yes' if head_transform else 'no'}", fontsize=TITLE_PT)
+    run_label = f"std {std:g}"
+    plots.loss_curves(
+        ax_l,
+        {run_label: run.history},
+        title="MLM loss",
+        floor_label=MLM_FLOOR,
+        colours={run_label: MEASURED},
+        legend=False,
+    )
+    plots.key_below(fig, [ax_g, ax_e, ax_l], title=None)
     return fig
 
 
@@ -94,7 +100,7 @@ def sweep_figure(probes: dict[float, InitProbe]):
 
     stds = sorted(probes)
     depth = probes[stds[0]].depth
-    fig, (ax_v, ax_w, ax_g) = plots.new_figure(3, width=3.4, height=2.8)
+    fig, (ax_v, ax_w, ax_g, ax_key) = plots.new_figure(3, height=2.6, key=True)  # the fourth slot: v's key
     last = GRID_POINTS - 1
     grid = [stds[0] * (stds[-1] / stds[0]) ** (k / last) for k in range(GRID_POINTS)]
     rho = sum(probes[stds[0]].rho) / depth
@@ -111,12 +117,12 @@ def sweep_figure(probes: dict[float, InitProbe]):
     )
     ax_v.set_xlabel("init std (BERT-base equivalent)")
     ax_v.set_ylabel("branch ratio v, layer 1")
-    ax_v.legend(fontsize=6)
+    plots.legend_panel(ax_key, ax_v, title="top left")
     ax_w.semilogx(stds, [probes[s].cos_x0[-1] for s in stds], "o", color=MEASURED, label="measured")
     ax_w.semilogx(stds, [probes[s].derived_cos[-1] for s in stds], "-", color=DERIVED, label="derived")
     ax_w.set_xlabel("init std")
     ax_w.set_ylabel(f"weight of x_0 after {depth} layers")
-    ax_w.legend(fontsize=6)
+    ax_w.legend(fontsize=TEXT_PT)
     ax_g.loglog(
         stds, [probes[s].grad_norms[0] / probes[s].grad_norms[-1] for s in stds], "o-", color=MEASURED, label="measured"
     )
@@ -129,10 +135,9 @@ def sweep_figure(probes: dict[float, InitProbe]):
     )
     ax_g.set_xlabel("init std")
     ax_g.set_ylabel("‖g_1‖ / ‖g_N‖")
-    ax_g.legend(fontsize=6)
+    ax_g.legend(fontsize=TEXT_PT)
     for ax in (ax_v, ax_w, ax_g):
         ax.axvline(BERT_STD, color=OTHER, lw=0.8, ls=":")
-    fig.tight_layout()
     return fig
 
 
@@ -141,13 +146,15 @@ def training_figure(runs: dict[float, MLMRun], budget: Budget | None = None):
     from deepnotes.show import plots
 
     b = resolve_budget(budget).bert_init
-    fig, (ax,) = plots.new_figure(1, width=5.0, height=3.2)
+    fig, (ax,) = plots.new_figure(1, height=3.2)
     plots.loss_curves(
         ax,
         {f"std {s:g}": r.history for s, r in runs.items()},
         title=f"MLM, N={b.train_depth}, d={b.train_width}, warmup {b.train_warmup}",
         floor_label=MLM_FLOOR,
+        legend=False,
     )
+    plots.key_below(fig, [ax], title=None)
     return fig
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from deepnotes.chapters.increment_explosion import experiments as ex
 from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.core.train import History
+from deepnotes.show.readable import TITLE_PT
 
 
 def loss_change_figure(sweep: ex.LossChangeSweep):
@@ -13,23 +14,30 @@ def loss_change_figure(sweep: ex.LossChangeSweep):
     for Post-LN/Pre-LN dashed), and the per-block gradient norms at the deepest probed depth."""
     from deepnotes.show import plots
 
-    fig, axes = plots.new_figure(3, width=3.8)
+    fig, axes = plots.new_figure(3, height=2.6)
+    slopes = []
     for ax, opt in zip(axes, sweep.optimizers):
         series = {v: sweep.first_order_per_lr(v, opt) for v in sweep.variants}
-        plots.loglog_sweep(
-            ax,
-            sweep.depths,
-            series,
-            predicted_slope=ex.predicted_slope("post", opt),
-            ylabel=r"$-\langle\nabla\mathcal{L},\Delta\theta\rangle/\eta$",
+        slopes.append(
+            plots.loglog_sweep(
+                ax,
+                sweep.depths,
+                series,
+                predicted_slope=ex.predicted_slope("post", opt),
+                ylabel=r"$-\langle\nabla\mathcal{L},\Delta\theta\rangle/\eta$",
+                legend=False,
+            )
         )
-        ax.set_title(f"{opt.upper()} (lr {sweep.lrs[opt]:g})", fontsize=9)
+        ax.set_title(f"{opt.upper()} (lr {sweep.lrs[opt]:g})", fontsize=TITLE_PT)
     ax = axes[2]
     for v in sweep.variants:
         norms = sweep.deepest_block_grad_norms(v)
-        ax.semilogy(range(1, len(norms) + 1), norms, color=plots.colour(v), label=v)
-    plots.label_axes(ax, "block l", r"$\|\partial L/\partial\theta_l\|$ at init", f"N = {sweep.depths[-1]}")
-    fig.tight_layout()
+        ax.semilogy(range(1, len(norms) + 1), norms, color=plots.colour(v))
+    plots.label_axes(
+        ax, "block l", r"$\|\partial L/\partial\theta_l\|$ at init", f"N = {sweep.depths[-1]}", legend=None
+    )
+    predicted = [ex.predicted_slope("post", opt) for opt in sweep.optimizers]
+    plots.slopes_key(fig, axes, slopes, [opt.upper() for opt in sweep.optimizers], predicted)
     return fig
 
 
@@ -39,14 +47,14 @@ def early_update_figure(updates: dict[str, dict[tuple[str, int], History]], budg
     from deepnotes.show import plots
 
     depths = budget.increment_explosion.update_depths
-    fig, axes = plots.new_figure(3, width=3.8)
+    fig, axes = plots.new_figure(3, height=2.6)
     _update_curves(axes[0], updates["all"], depths, f"all parameters; N = {depths} (darker = deeper)")
+    slopes = []
     for ax, which in zip(axes[1:], ex.PARAM_SETS):
-        plots.loglog_sweep(
-            ax, depths, ex.first_step_updates(updates[which], depths), ylabel="update after the first step"
-        )
-        ax.set_title(f"first step, {which} trained", fontsize=9)
-    fig.tight_layout()
+        steps = ex.first_step_updates(updates[which], depths)
+        slopes.append(plots.loglog_sweep(ax, depths, steps, ylabel="update after the first step", legend=False))
+        ax.set_title(f"first step, {which} trained", fontsize=TITLE_PT)
+    plots.slopes_key(fig, axes, slopes, [f"{which} trained" for which in ex.PARAM_SETS])
     return fig
 
 
@@ -67,8 +75,7 @@ def _update_curves(ax, updates: dict[tuple[str, int], History], depths, title: s
     ax.set_xlabel("step t")
     ax.set_ylabel(r"RMS of $F(x,\theta_t)-F(x,\theta_0)$")
     ax.set_yscale("log")
-    ax.legend(fontsize=7)
-    ax.set_title(title, fontsize=8)
+    ax.set_title(title, fontsize=TITLE_PT)
 
 
 def paper_size_figure(updates: dict[tuple[str, int], History], budget: Budget):
@@ -77,11 +84,12 @@ def paper_size_figure(updates: dict[tuple[str, int], History], budget: Budget):
 
     depths = budget.increment_explosion.update_depths
     d_model, d_ff, heads = budget.increment_explosion.paper_shape
-    fig, axes = plots.new_figure(2, width=4.0)
+    fig, axes = plots.new_figure(2, height=2.6)
     _update_curves(axes[0], updates, depths, f"{d_model}-{d_ff}-{heads}; N = {depths} (darker = deeper)")
-    plots.loglog_sweep(axes[1], depths, ex.first_step_updates(updates, depths), ylabel="update after the first step")
-    axes[1].set_title(f"first step, {d_model}-{d_ff}-{heads}, all trained", fontsize=9)
-    fig.tight_layout()
+    steps = ex.first_step_updates(updates, depths)
+    slopes = plots.loglog_sweep(axes[1], depths, steps, ylabel="update after the first step", legend=False)
+    axes[1].set_title(f"first step, {d_model}-{d_ff}-{heads}, all trained", fontsize=TITLE_PT)
+    plots.slopes_key(fig, axes, [slopes], ["first step"])
     return fig
 
 
@@ -97,10 +105,10 @@ def training_figure(runs: dict[int, dict[str, list[History]]], budget: Budget):
     from deepnotes.show import plots
 
     lr = _short(budget.warmup.lr)
-    fig, axes = plots.new_figure(len(runs), width=4.8, height=3.4)
+    fig, axes = plots.new_figure(len(runs), height=2.8)
     for ax, (n, r) in zip(axes, runs.items()):
-        plots.loss_curves(ax, r, title=f"N = {n} blocks, Adam, peak lr {lr}")
-    fig.tight_layout()
+        plots.loss_curves(ax, r, title=f"N = {n} blocks, Adam, peak lr {lr}", legend=False)
+    plots.key_below(fig, axes)
     return fig
 
 
@@ -119,11 +127,11 @@ def slider_figure(
 
     budget = resolve_budget(budget)
     res = ex.slider_run(depth, norm, optimizer, lr, warmup, budget, progress)
-    fig, (ax_loss, ax_upd) = plots.new_figure(2, width=3.6, height=2.6)
+    fig, (ax_loss, ax_upd) = plots.new_figure(2, height=2.6)
     title = f"N={res.depth}, {res.norm}, {res.optimizer} η={res.lr:g}, warmup {res.warmup}"
-    plots.loss_curves(ax_loss, {norm: res.history}, title=title)
+    plots.loss_curves(ax_loss, {norm: res.history}, title=title, legend=False)
     plots.update_curves(ax_upd, {norm: res.history}, title="model update")
-    fig.tight_layout()
+    plots.key_below(fig, [ax_loss, ax_upd], title=None)
     return fig
 
 

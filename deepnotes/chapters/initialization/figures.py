@@ -11,6 +11,7 @@ import math
 from deepnotes.chapters.initialization import experiments as ex
 from deepnotes.chapters.initialization.mlp import weight_variance
 from deepnotes.core.config import Budget, resolve_budget
+from deepnotes.show.readable import TEXT_PT, TITLE_PT
 
 SCALINGS = (False, True)  # the softmax series, in drawing order (without, with 1/√d)
 NTK_LAYER = 1  # the hidden layer whose relative updates are drawn (0-based)
@@ -26,13 +27,12 @@ def moment_panels(table: dict[tuple[str, str], ex.MomentCurve], budget: Budget |
 
     budget = resolve_budget(budget)
     inits = list(dict.fromkeys(init for init, _ in table))
-    fig, axes = plots.new_figure(len(inits), width=5.2, height=3.6)
+    fig, axes = plots.new_figure(len(inits), height=3.0)
     for ax, init in zip(axes, inits):
         curves = {act: (c.measured, c.predicted) for (i, act), c in table.items() if i == init}
-        plots.moment_curves(
-            ax, curves, title=f"{init}: E[w²] = {ex.INIT_GAINS[init]:g}/m, width {budget.initialization.moment_width}"
-        )
-    fig.tight_layout()
+        title = f"{init}: E[w²] = {ex.INIT_GAINS[init]:g}/m"
+        plots.moment_curves(ax, curves, title=title, legend=False)
+    plots.key_below(fig, axes, title=f"width {budget.initialization.moment_width}; {plots.MOMENTS_KEY}")
     return fig
 
 
@@ -41,11 +41,10 @@ def moment_figure(act: str, gain: float, depth: int, budget: Budget | None = Non
     from deepnotes.show import plots
 
     curve = ex.moment_curve(act, gain, depth, budget)
-    fig, (ax,) = plots.new_figure(1, width=4.6, height=3.0)
+    fig, (ax,) = plots.new_figure(1, height=3.0)
     plots.moment_curves(
         ax, {act: (curve.measured, curve.predicted)}, title=f"{act}, E[w²] = {gain:g}/m, {depth} layers"
     )
-    fig.tight_layout()
     return fig
 
 
@@ -56,16 +55,15 @@ def softmax_sweep_figure(probes: dict[tuple[int, bool], ex.SoftmaxProbe]):
 
     dims = sorted({dd for dd, _ in probes})
     n_keys = next(iter(probes.values())).n_keys
-    fig, axes = plots.new_figure(3, width=3.6, height=2.8)
-    for s, style in zip(SCALINGS, ("o-", "s--")):
+    fig, axes = plots.new_figure(3, height=2.6)
+    for s, style in zip(SCALINGS, ("o-", "s")):  # markers without a line where the other has one: no dash hidden
         for ax, field in zip(axes, ("max_weight", "entropy", "jacobian_norm")):
             ax.semilogx(dims, [getattr(probes[(dd, s)], field) for dd in dims], style, label=_scaling_label(s))
     axes[1].axhline(math.log(n_keys), color="k", ls=":", lw=1, label="uniform")
     for ax, title in zip(axes, ("mean max weight", "mean row entropy (nats)", "‖softmax Jacobian‖_F")):
-        ax.set_title(title, fontsize=9)
+        ax.set_title(title, fontsize=TITLE_PT)
         ax.set_xlabel("d")
-        ax.legend(fontsize=7)
-    fig.tight_layout()
+    plots.key_below(fig, axes, title=None)
     return fig
 
 
@@ -77,7 +75,7 @@ def softmax_figure(d: int, scaled: bool, budget: Budget | None = None, progress:
     b = resolve_budget(budget).initialization
     probe = ex.softmax_probe(d, scaled, b.softmax_keys, b.softmax_queries)
     row = ex.attention_row(d, scaled, b.softmax_keys)
-    fig, (ax,) = plots.new_figure(1, width=4.6, height=2.6)
+    fig, (ax,) = plots.new_figure(1, height=2.6)
     ax.bar(range(len(row.weights)), row.weights, color=f"C{SCALINGS.index(scaled)}")  # the sweep's colour
     ax.set_ylim(0, 1)
     ax.set_xlabel("key j")
@@ -85,9 +83,8 @@ def softmax_figure(d: int, scaled: bool, budget: Budget | None = None, progress:
     ax.set_title(
         f"d={d}, {'with' if scaled else 'without'} 1/√d: mean max weight {probe.max_weight:.2f}, "
         f"entropy {probe.entropy:.2f}",
-        fontsize=8,
+        fontsize=TEXT_PT,
     )
-    fig.tight_layout()
     return fig
 
 
@@ -96,7 +93,7 @@ def update_figure(runs: dict[bool, ex.UpdateRun]):
     derivation's first-step sizes: η (NTK) and η/RMS(w) (He)."""
     from deepnotes.show import plots
 
-    fig, (ax,) = plots.new_figure(1, width=5.0, height=3.0)
+    fig, (ax,) = plots.new_figure(1, height=3.0)
     for ntk in (False, True):
         run = runs[ntk]
         values = run.layer(NTK_LAYER)
@@ -108,8 +105,7 @@ def update_figure(runs: dict[bool, ex.UpdateRun]):
             ax.axhline(run.lr / rms, color=line.get_color(), ls=":", lw=1, label="η/RMS(w), He")
     ax.set_xlabel("step")
     ax.set_ylabel(f"‖ΔW‖/‖W‖ (hidden layer {NTK_LAYER + 1})")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
+    ax.legend(fontsize=TEXT_PT)
     return fig
 
 
@@ -120,5 +116,5 @@ def model_code():
     from deepnotes.show.source import source_of
 
     return source_of(
-        layer_norm_input_grad, "LayerNorm's input gradient in closed form (and seed 000's eq. (15) beside it)"
+        layer_norm_input_grad, "LayerNorm's input gradient in closed form (and source 000's eq. (15) beside it)"
     )

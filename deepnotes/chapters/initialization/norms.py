@@ -5,7 +5,7 @@ RMSNorm: y_i = γ_i x_i / r,    r = √(mean(x²) + ε)
 Closed-form input gradients, g = ∂L/∂y, h = γ ⊙ g:
 LN:      ∂L/∂x = (h − mean(h) − x̂·mean(h ⊙ x̂)) / s
 RMSNorm: ∂L/∂x = (h − x·mean(h ⊙ x)/r²) / r
-Seed 000's annotated eqs. (15) and (18) put γ_i outside the bracket, i.e. use g instead of h
+Source 000's annotated eqs. (15) and (18) put γ_i outside the bracket, i.e. use g instead of h
 inside the means; that agrees only when γ is constant (as at initialization).
 """
 
@@ -28,7 +28,7 @@ def rms_norm(x: torch.Tensor, gamma: torch.Tensor, eps: float = 1e-5) -> torch.T
 
 
 def layer_norm_input_grad(x, gamma, g, eps: float = 1e-5, gamma_outside: bool = False) -> torch.Tensor:
-    """∂L/∂x of LayerNorm given g = ∂L/∂y; ``gamma_outside`` gives seed 000's eq. (15) instead."""
+    """∂L/∂x of LayerNorm given g = ∂L/∂y; ``gamma_outside`` gives source 000's eq. (15) instead."""
     mu = x.mean(-1, keepdim=True)
     s = ((x - mu).pow(2).mean(-1, keepdim=True) + eps).sqrt()
     xhat = (x - mu) / s
@@ -39,7 +39,7 @@ def layer_norm_input_grad(x, gamma, g, eps: float = 1e-5, gamma_outside: bool = 
 
 
 def rms_norm_input_grad(x, gamma, g, eps: float = 1e-5, gamma_outside: bool = False) -> torch.Tensor:
-    """∂L/∂x of RMSNorm given g = ∂L/∂y; ``gamma_outside`` gives seed 000's eq. (18) instead."""
+    """∂L/∂x of RMSNorm given g = ∂L/∂y; ``gamma_outside`` gives source 000's eq. (18) instead."""
     r2 = x.pow(2).mean(-1, keepdim=True) + eps
     r = r2.sqrt()
     if gamma_outside:
@@ -57,7 +57,7 @@ def autograd_input_grad(fn, x: torch.Tensor, gamma: torch.Tensor, g: torch.Tenso
 
 def formula_checks(d: int = 16, seed: int = 0) -> dict[str, float]:
     """Max |difference| (float64, a seeded random batch, random γ, β, ∂L/∂y) between: the formulas
-    and torch's LayerNorm/RMSNorm; the closed-form gradients and autograd; seed 000's eqs. (15),
+    and torch's LayerNorm/RMSNorm; the closed-form gradients and autograd; source 000's eqs. (15),
     (18) and autograd, with γ = 1 and with a random γ."""
     gen = generator(seed)
     x = torch.randn(4, d, dtype=torch.float64, generator=gen)  # [4, d]

@@ -21,9 +21,10 @@ from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.core.measure import loglog_slope
 from deepnotes.core.validate import choice
 from deepnotes.show.palette import MARKERS, PALETTE
+from deepnotes.show.readable import TEXT_PT, TITLE_PT
 
-LEGEND = 7  # legend font size
-TITLE = 9  # title font size
+LEGEND = TEXT_PT  # legend font size: the book's smallest figure text
+TITLE = 10  # title font size
 LAMB_YLIM = (0.5, 2)  # LAMB's first-step panel spans η/2 … 2η
 
 
@@ -37,25 +38,23 @@ def gradient_sweep(sweep: GradientSweep):
     α at the middle λ of the grid (right), each with its fitted log-log slope."""
     from deepnotes.show import plots
 
-    fig, (ax_all, ax_a) = plots.new_figure(2, width=4.4, height=3.2)
+    fig, (ax_all, ax_a) = plots.new_figure(2, height=2.8)
+    j = len(sweep.lambdas) // 2
     for kind in KINDS:
         xs, ys = sweep.series(kind)
-        ax_all.loglog(xs, ys, "o", ms=3, alpha=0.8, label=f"{kind}: slope {loglog_slope(xs, ys):.2f}")
+        along_alpha = [row[j] for row in sweep.rms[kind]]
+        slopes = f"{loglog_slope(xs, ys):.2f} / {loglog_slope(sweep.alphas, along_alpha):.2f}"
+        ax_all.loglog(xs, ys, "o", ms=3, alpha=0.8, label=f"{kind}: slopes {slopes}")
+        ax_a.loglog(sweep.alphas, along_alpha, "o-")
     xs = sorted(set(sweep.series("fc1")[0]))
     y0 = _geometric_mean_ratio(*sweep.series("fc1"))
     ax_all.loglog(xs, [y0 * x for x in xs], "k--", lw=1, label="prediction ∝ λ/α")
     ax_all.set_xlabel(r"$\lambda/\alpha$")
     ax_all.set_ylabel(r"RMS of $\partial\mathcal{L}/\partial\lambda$")
     ax_all.set_title(f"N = {sweep.n_layers}, all (α, λ) of the grid", fontsize=TITLE)
-    ax_all.legend(fontsize=LEGEND)
-    j = len(sweep.lambdas) // 2
-    for kind in KINDS:
-        ys = [row[j] for row in sweep.rms[kind]]
-        ax_a.loglog(sweep.alphas, ys, "o-", label=f"{kind}: slope {loglog_slope(sweep.alphas, ys):.2f}")
     ax_a.set_xlabel(r"$\alpha$")
-    ax_a.set_title(f"λ = {sweep.lambdas[j]:g}, α varied (prediction: slope −1)", fontsize=TITLE)
-    ax_a.legend(fontsize=LEGEND)
-    fig.tight_layout()
+    ax_a.set_title(f"λ = {sweep.lambdas[j]:g}, α varied (prediction: −1)", fontsize=TITLE)
+    plots.key_below(fig, [ax_all], title="fitted slopes: all of the grid (left) / α varied (right)")
     return fig
 
 
@@ -64,7 +63,7 @@ def first_step(first: dict[tuple[str, int, str], FirstStep]):
     (1/α for SGD, 1/λ for Adam; flat at η for LAMB, drawn against 1/λ), one line per choice over depths."""
     from deepnotes.show import plots
 
-    fig, axes = plots.new_figure(3, width=3.8, height=3.2)
+    fig, axes = plots.new_figure(3, height=3.2)
     for ax, opt in zip(axes, scaling.OPTIMIZERS):
         runs = {k: r for k, r in first.items() if k[0] == opt}
         depths = sorted({n for _, n, _ in runs})
@@ -82,19 +81,17 @@ def first_step(first: dict[tuple[str, int, str], FirstStep]):
         if opt != "lamb":
             c0 = _geometric_mean_ratio(pred, meas)
             xs = [min(pred), max(pred)]
-            ax.loglog(
-                xs, [c0 * x for x in xs], "k--", lw=1, label=f"∝ prediction (fit slope {loglog_slope(pred, meas):.2f})"
-            )
+            ax.loglog(xs, [c0 * x for x in xs], "k--", lw=1, label="∝ prediction")
         ax.set_xlabel(
             {"sgd": r"$1/\alpha$", "adam": r"$1/\lambda$", "lamb": r"$1/\lambda$ (prediction: flat at η)"}[opt]
         )
         if opt == "lamb":
-            ax.axhline(lr, color="k", ls="--", lw=1, label="η")
+            ax.axhline(lr, color="k", ls=":", lw=1, label="η (LAMB's prediction)")
             ax.set_ylim(LAMB_YLIM[0] * lr, LAMB_YLIM[1] * lr)
         ax.set_ylabel(r"first-step $\|\Delta W\|/\|W\|$")
-        ax.set_title(f"{opt.upper()} lr {lr:g}; points: N = {', '.join(map(str, depths))}", fontsize=8)
-        ax.legend(fontsize=LEGEND)
-    fig.tight_layout()
+        fit = "" if opt == "lamb" else f", fit slope {loglog_slope(pred, meas):.2f}"
+        ax.set_title(f"{opt.upper()} lr {lr:g}{fit}", fontsize=TITLE_PT)
+    plots.key_below(fig, axes, title=f"points: N = {', '.join(map(str, depths))}")
     return fig
 
 
@@ -103,7 +100,7 @@ def identity(probes: dict[str, IdentityProbe]):
     against the branch weight λ²/α (right), one colour per setting."""
     from deepnotes.show import plots
 
-    fig, (ax_l, ax_w) = plots.new_figure(2, width=4.4, height=3.4)
+    fig, (ax_l, ax_w) = plots.new_figure(2, height=2.8)
     for p in probes.values():
         ax_l.semilogy(range(1, len(p.changes) + 1), p.changes, lw=1.2, color=PALETTE[p.key])
     depth = len(next(iter(probes.values())).changes)
@@ -124,21 +121,24 @@ def identity(probes: dict[str, IdentityProbe]):
     ax_w.set_xlabel(r"branch weight $\lambda^2/\alpha$")
     ax_w.set_ylabel("mean over blocks 2..N")
     ax_w.set_title(f"fitted slope {loglog_slope(xs, ys):.2f} (prediction 1)", fontsize=TITLE)
-    ax_w.legend(fontsize=LEGEND)
-    fig.tight_layout()
+    plots.key_below(fig, [ax_w], title=None)
     return fig
 
 
-def choice_loss_curves(ax, runs: dict[str, ChoiceRun], title: str = "", legend_size: float = LEGEND) -> None:
+def choice_loss_curves(ax, runs: dict[str, ChoiceRun], title: str = "") -> None:
     """:func:`deepnotes.show.plots.loss_curves` for the runs of one setting (choice → run), each labelled
-    with its (α, λ) and drawn in the choice's colour of :data:`~deepnotes.show.palette.PALETTE`."""
+    by its choice and drawn in the choice's colour of :data:`~deepnotes.show.palette.PALETTE`, for one key
+    under the figure (the (α, λ) of each choice are in the tables; they differ between panels)."""
     from deepnotes.show import plots
 
-    names = {k: f"{LABELS[k]} (α={r.alpha:.2g}, λ={r.lam:.2g})" for k, r in runs.items()}
+    names = {k: LABELS[k] for k in runs}
     plots.loss_curves(
-        ax, {names[k]: r.history for k, r in runs.items()}, title=title, colours={names[k]: PALETTE[k] for k in runs}
+        ax,
+        {names[k]: r.history for k, r in runs.items()},
+        title=title,
+        colours={names[k]: PALETTE[k] for k in runs},
+        legend=False,
     )
-    ax.legend(fontsize=legend_size)
 
 
 def _settings(comp) -> tuple[list[tuple[str, float]], list[int]]:
@@ -149,16 +149,14 @@ def _settings(comp) -> tuple[list[tuple[str, float]], list[int]]:
 
 def training_grid(comp: dict[tuple[str, float, int], dict[str, ChoiceRun]]):
     """Experiment 4: the loss curves of every choice, one panel per depth (rows) × (optimizer, lr) (columns)."""
-    import matplotlib.pyplot as plt
+    from deepnotes.show import plots
 
     settings, depths = _settings(comp)
-    fig, axes = plt.subplots(
-        len(depths), len(settings), figsize=(3.6 * len(settings), 3.0 * len(depths)), squeeze=False
-    )
+    fig, axes = plots.new_figure(len(depths) * len(settings), height=2.8)
     for i, n in enumerate(depths):
         for j, (opt, lr) in enumerate(settings):
-            choice_loss_curves(axes[i][j], comp[(opt, lr, n)], title=f"N={n}, {opt.upper()} lr {lr:g}")
-    fig.tight_layout()
+            choice_loss_curves(axes[i * len(settings) + j], comp[(opt, lr, n)], title=f"N={n}, {opt.upper()} lr {lr:g}")
+    plots.key_below(fig, axes, title=None)
     return fig
 
 
@@ -167,15 +165,14 @@ def lambda_drift(comp: dict[tuple[str, float, int], dict[str, ChoiceRun]]):
     from deepnotes.show import plots
 
     settings, depths = _settings(comp)
-    fig, axes = plots.new_figure(len(settings), width=3.4, height=2.8)
+    fig, axes = plots.new_figure(len(settings), height=2.8)
     for ax, (opt, lr) in zip(axes, settings):
         for k, r in comp[(opt, lr, depths[-1])].items():
             ax.plot(r.lam_steps, r.lam_ratio, color=PALETTE[k], label=LABELS[k])
         ax.set_xlabel("step")
         ax.set_ylabel(r"mean $\lambda_F(W_t)/\lambda_F(W_0)$")
-        ax.set_title(f"N={depths[-1]}, {opt.upper()} lr {lr:g}", fontsize=8)
+        ax.set_title(f"N={depths[-1]}, {opt.upper()} lr {lr:g}", fontsize=TITLE_PT)
         ax.legend(fontsize=LEGEND)
-    fig.tight_layout()
     return fig
 
 
@@ -191,7 +188,7 @@ def slider_figure(
     lr = lr if lr is not None else mb.train_lrs[choice("optimizer", optimizer, mb.train_lrs)][0]
     picks = choices(depth, optimizer)
     runs = run_choices(depth, picks, optimizer, lr, budget, steps=mb.slider_steps, progress=progress)
-    fig, (ax_c, ax_l) = plots.new_figure(2, width=3.8, height=2.8)
+    fig, (ax_c, ax_l) = plots.new_figure(2, height=2.8)
     xs = range(len(picks))
     constants = {
         "α": [a for a, _ in picks.values()],
@@ -203,10 +200,10 @@ def slider_figure(
         ax_c.bar([x + width * (k - 1) for x in xs], values, width=width, label=name)
     ax_c.set_yscale("log")
     ax_c.set_xticks(list(xs), [LABELS[p] for p in picks], fontsize=LEGEND)
-    ax_c.set_title(f"derived constants, N={depth}, {optimizer}", fontsize=8)
+    ax_c.set_title(f"derived constants, N={depth}, {optimizer}", fontsize=TITLE_PT)
     ax_c.legend(fontsize=LEGEND)
     choice_loss_curves(ax_l, runs, title=f"{optimizer} lr {lr:g}, {mb.slider_steps} steps")
-    fig.tight_layout()
+    plots.key_below(fig, [ax_l], title=None)
     return fig
 
 

@@ -8,6 +8,7 @@ import numpy as np
 from deepnotes.chapters.post_vs_pre_norm import experiments as ex
 from deepnotes.core.measure import loglog_slope
 from deepnotes.show.palette import colour
+from deepnotes.show.readable import TEXT_PT, TITLE_PT
 
 LOG_FLOOR = 1e-6  # added before a log axis/log10 so an exact 0 stays drawable
 UPDATE_LOG_FLOOR = 1e-12
@@ -19,7 +20,7 @@ def identity_path(probes: dict[str, ex.StreamProbe]):
     from deepnotes.show import plots
 
     depth = len(next(iter(probes.values())).grad_norms)
-    fig, axes = plots.new_figure(3, width=3.8, height=3.0)
+    fig, axes = plots.new_figure(3, height=3.0)
     for norm, p in probes.items():
         c = colour(norm)
         axes[0].plot(p.cos_x0, color=c, label=norm)
@@ -31,11 +32,10 @@ def identity_path(probes: dict[str, ex.StreamProbe]):
     axes[2].set_ylabel(r"$\|\partial L/\partial\theta_l\|$")
     for ax in axes:
         ax.set_xlabel("block l")
-        ax.legend(fontsize=7)
-    axes[0].set_title(f"N = {depth}: identity path", fontsize=9)
-    axes[1].set_title("stream scale", fontsize=9)
-    axes[2].set_title("gradient per block", fontsize=9)
-    fig.tight_layout()
+        ax.legend(fontsize=TEXT_PT)
+    axes[0].set_title(f"N = {depth}: identity path", fontsize=TITLE_PT)
+    axes[1].set_title("stream scale", fontsize=TITLE_PT)
+    axes[2].set_title("gradient per block", fontsize=TITLE_PT)
     return fig
 
 
@@ -45,7 +45,7 @@ def depth_sweep(sweep: dict[tuple[str, int], ex.StreamProbe]):
 
     styles = list(dict.fromkeys(norm for norm, _ in sweep))
     depths = sorted({n for _, n in sweep})
-    fig, axes = plots.new_figure(2, width=4.2, height=3.0)
+    fig, axes = plots.new_figure(2, height=3.0)
     for norm in styles:
         tops = [abs(sweep[(norm, n)].cos_x0[-1]) + LOG_FLOOR for n in depths]
         ratio = [sweep[(norm, n)].grad_norms[0] / sweep[(norm, n)].grad_norms[-1] for n in depths]
@@ -55,8 +55,7 @@ def depth_sweep(sweep: dict[tuple[str, int], ex.StreamProbe]):
     axes[1].set_ylabel(r"$\|g_1\| / \|g_N\|$")
     for ax in axes:
         ax.set_xlabel("depth N")
-        ax.legend(fontsize=7)
-    fig.tight_layout()
+        ax.legend(fontsize=TEXT_PT)
     return fig
 
 
@@ -65,10 +64,10 @@ def training_losses(runs: dict[str, dict], n_layers: int, lrs: dict[str, float])
     median over seeds, with a band from the lowest to the highest seed."""
     from deepnotes.show import plots
 
-    fig, axes = plots.new_figure(len(runs), width=4.8, height=3.4)
+    fig, axes = plots.new_figure(len(runs), height=2.8)
     for ax, opt in zip(axes, runs):
-        plots.loss_curves(ax, runs[opt], title=f"N = {n_layers}, {opt.upper()} (lr {lrs[opt]:g})")
-    fig.tight_layout()
+        plots.loss_curves(ax, runs[opt], title=f"N = {n_layers}, {opt.upper()} (lr {lrs[opt]:g})", legend=False)
+    plots.key_below(fig, axes)
     return fig
 
 
@@ -77,7 +76,7 @@ def update_maps(runs: dict[str, dict], show: list[tuple[str, str]]):
     ((optimizer, label) pairs), seed 0 of each."""
     from deepnotes.show import plots
 
-    fig, axes = plots.new_figure(len(show), width=3.8, height=3.0)
+    fig, axes = plots.new_figure(len(show), height=3.0)
     for ax, (opt, name) in zip(axes, show):
         h = runs[opt][name][0]
         upd = np.array(h.block_updates) + UPDATE_LOG_FLOOR
@@ -88,11 +87,10 @@ def update_maps(runs: dict[str, dict], show: list[tuple[str, str]]):
             cmap="viridis",
             extent=(h.update_steps[0], h.update_steps[-1], 0.5, upd.shape[1] + 0.5),
         )
-        ax.set_title(f"{opt.upper()}: {name} (seed 0)", fontsize=9)
+        ax.set_title(f"{opt.upper()}: {name} (seed 0)", fontsize=TITLE_PT)
         ax.set_xlabel("step")
         ax.set_ylabel("block l")
         fig.colorbar(im, ax=ax, label=r"log$_{10}$ ‖Δθ_l‖/‖θ_l‖")
-    fig.tight_layout()
     return fig
 
 
@@ -100,14 +98,15 @@ def slider_result(result: ex.SliderResult):
     """Per-block gradient norms at init (left) and the loss of the short Adam run (right)."""
     from deepnotes.show import plots
 
-    fig, (ax_g, ax_l) = plots.new_figure(2, width=3.6, height=2.6)
+    fig, (ax_g, ax_l) = plots.new_figure(2, height=2.6)
     ax_g.semilogy(range(1, result.depth + 1), result.probe.grad_norms, color=colour(result.norm))
     ax_g.set_xlabel("block l")
     ax_g.set_ylabel(r"$\|\partial L/\partial\theta_l\|$ at init")
     beta = result.beta if result.beta is not None else "default"
-    ax_g.set_title(f"N={result.depth}, {result.norm}, β={beta}", fontsize=8)
-    plots.loss_curves(ax_l, {result.norm: result.history}, title=f"Adam lr {result.lr:g}, warmup {result.warmup}")
-    fig.tight_layout()
+    ax_g.set_title(f"N={result.depth}, {result.norm}, β={beta}", fontsize=TITLE_PT)
+    title = f"Adam lr {result.lr:g}, warmup {result.warmup}"
+    plots.loss_curves(ax_l, {result.norm: result.history}, title=title, legend=False)
+    plots.key_below(fig, [ax_l], title=None)
     return fig
 
 
@@ -146,14 +145,15 @@ def xiong_figure(probe: ex.XiongProbe):
     """Xiong et al. 2020 at toy scale: (a) E‖x_l‖²/d per layer at the deepest stack against Lemma 2
     (Pre-LN between (1 + l/2)d and (1 + 3l/2)d; Post-LN's FFN sum at 3d/2, its LN outputs at d);
     (b) Theorem 1, ‖∂L/∂W^{2,L}‖_F against L with the predicted slopes 0 and −1/2; (c) Fig. 3(a,b),
-    ‖∂L/∂W^{2,l}‖_F (solid) and ‖∂L/∂W^{1,l}‖_F (dashed) per layer at the profile depth."""
+    ‖∂L/∂W^{2,l}‖_F (solid) and ‖∂L/∂W^{1,l}‖_F (dashed) per layer at the profile depth;
+    (a)'s key in the fourth slot."""
     from deepnotes.chapters.post_vs_pre_norm.derive import lemma2_at
     from deepnotes.show import plots
 
     d, deep = probe.d_model, max(n for _, n in probe.stacks)
     bounds = lemma2_at(d, probe.d_ff, deep)
     layers = list(range(deep + 1))
-    fig, (ax_n, ax_g, ax_l) = plots.new_figure(3, width=3.9, height=3.1)
+    fig, (ax_n, ax_g, ax_l, ax_key) = plots.new_figure(3, height=2.9, key=True)
     post, pre = probe.stacks[("post", deep)], probe.stacks[("pre", deep)]
     ax_n.semilogy(layers, [s / d for s in pre.sq_norms], "o-", ms=2.5, color=colour("pre"), label=r"pre: $\|x_l\|^2/d$")
     ax_n.semilogy(
@@ -174,7 +174,8 @@ def xiong_figure(probe: ex.XiongProbe):
         layers, bounds["ours pre_lower"], color="gray", ls=":", lw=1, label=f"Lemma 1-2 at $d_{{ff}}={probe.d_ff}$"
     )
     ax_n.plot(layers, bounds["ours pre_upper"], color="gray", ls=":", lw=1)
-    plots.label_axes(ax_n, "layer l", r"$E\|\cdot\|^2 / d$", f"Lemma 2: hidden-state norms, L = {deep}", legend=6)
+    plots.label_axes(ax_n, "layer l", r"$E\|\cdot\|^2 / d$", f"Lemma 2: hidden-state norms, L = {deep}", legend=None)
+    plots.legend_panel(ax_key, ax_n, title="top left")  # panel (a)'s key: five series, too many to sit on the curves
     for norm, slope in (("post", 0.0), ("pre", -0.5)):
         grads = probe.last_w2(norm)
         for depth in probe.depths:
@@ -194,14 +195,20 @@ def xiong_figure(probe: ex.XiongProbe):
         )
     _depth_ticks(ax_g, probe.depths)
     plots.label_axes(ax_g, "depth L", r"$\|\partial L/\partial W^{2,L}\|_F$ (dots: seeds)", "Theorem 1: last FFN layer")
+    _per_layer_panel(ax_l, probe)
+    return fig
+
+
+def _per_layer_panel(ax, probe: ex.XiongProbe) -> None:
+    """Panel (c) of :func:`xiong_figure`: ‖∂L/∂W^{2,l}‖_F (solid) and ‖∂L/∂W^{1,l}‖_F (dashed) per layer."""
+    from deepnotes.show import plots
+
     n = probe.profile_depth
     for norm in ex.PAPER_STYLES:
         stack = probe.stacks[(norm, n)]
-        ax_l.plot(range(1, n + 1), stack.w2_grads, "o-", color=colour(norm), label=f"{norm}: $W^2$")
-        ax_l.plot(range(1, n + 1), stack.w1_grads, "s--", color=colour(norm), label=f"{norm}: $W^1$")
-    plots.label_axes(ax_l, "layer l", r"$\|\partial L/\partial W^{\cdot,l}\|_F$", f"Fig. 3(a,b): per layer, L = {n}")
-    fig.tight_layout()
-    return fig
+        ax.plot(range(1, n + 1), stack.w2_grads, "o-", color=colour(norm), label=f"{norm}: $W^2$")
+        ax.plot(range(1, n + 1), stack.w1_grads, "--", color=colour(norm), label=f"{norm}: $W^1$")
+    plots.label_axes(ax, "layer l", r"$\|\partial L/\partial W^{\cdot,l}\|_F$", f"Fig. 3(a,b): per layer, L = {n}")
 
 
 def liu_figure(probe: ex.LiuProbe):
@@ -213,7 +220,7 @@ def liu_figure(probe: ex.LiuProbe):
 
     shapes = liu_shapes(probe.depths)
     label = {"post": "O(N)", "pre": "O(log N)"}
-    fig, (ax,) = plots.new_figure(1, width=4.6, height=3.3)
+    fig, (ax,) = plots.new_figure(1, height=3.3)
     for norm in ex.PAPER_STYLES:
         for n, per_seed in zip(probe.depths, probe.changes[norm]):
             ax.loglog([n] * len(per_seed), per_seed, ".", color=colour(norm), alpha=0.3)
@@ -237,7 +244,6 @@ def liu_figure(probe: ex.LiuProbe):
         r"$E\|F(x,W) - F(x,W+\delta)\|^2$ (dots: seeds)",
         f"output change, δ = {probe.perturbation:g}·RMS(W)·N(0, 1)",
     )
-    fig.tight_layout()
     return fig
 
 

@@ -8,7 +8,8 @@ import statistics
 
 from deepnotes.chapters.thousand_layers import experiments as ex
 from deepnotes.core.measure import StreamProfile
-from deepnotes.show.palette import colour
+from deepnotes.show.palette import colour, line_style
+from deepnotes.show.readable import TEXT_PT
 
 LOG_FLOOR = 1e-12  # added before a log axis so an exact 0 stays drawable
 DIVERGED_FRACTION = -0.25  # where a diverged run's point is drawn on the frontier (an ✕ marks it)
@@ -20,7 +21,7 @@ def init_profiles(profiles: dict[str, StreamProfile], predicted: dict[str, list[
     from deepnotes.show import plots
 
     depth = len(next(iter(profiles.values())).grad_norms)
-    fig, axes = plots.new_figure(2, width=4.0, height=3.0, nrows=2)  # the fourth slot holds the key
+    fig, axes = plots.new_figure(3, height=2.6, key=True)  # the fourth slot holds the key
     for norm, p in profiles.items():
         c = colour(norm)
         axes[0].plot(p.cos_x0, color=c, label=norm)
@@ -34,7 +35,6 @@ def init_profiles(profiles: dict[str, StreamProfile], predicted: dict[str, list[
     plots.label_axes(axes[1], "block l", "RMS of $x_l$", "stream scale", legend=None)
     plots.label_axes(axes[2], "block l", r"$\|\partial L/\partial\theta_l\|$", "gradient per block", legend=None)
     plots.legend_panel(axes[3], axes[1])
-    fig.tight_layout()
     return fig
 
 
@@ -52,12 +52,13 @@ def training(runs: ex.Runs, depth: int, labels: tuple[str, ...] = ex.HEADLINE):
     from deepnotes.show import plots
 
     labels = tuple(lab for lab in labels if runs.has(lab, depth))
-    fig, axes = plots.new_figure(2, width=4.6, height=3.4, nrows=2)  # the fourth slot holds the update's key
+    fig, axes = plots.new_figure(3, height=2.8, key=True)  # the fourth slot holds the update's key
     for ax, group in zip(axes, _panels(labels)):
         plots.loss_curves(
             ax,
             {lab: runs.at(lab, depth) for lab in group},
             title=f"N = {depth}, Adam lr {runs.lr:g}, {runs.steps} steps",
+            legend=False,
         )
     ax = axes[2]
     for lab in labels:
@@ -66,11 +67,9 @@ def training(runs: ex.Runs, depth: int, labels: tuple[str, ...] = ex.HEADLINE):
             continue
         steps = min(len(h.update_rms) for h in hists)
         med = [statistics.median(h.update_rms[t] for h in hists) + LOG_FLOOR for t in range(steps)]
-        style = "--" if "only" in lab or "warmup" in lab else "-"
-        ax.semilogy(range(1, steps + 1), med, style, color=colour(lab), label=lab)
+        ax.semilogy(range(1, steps + 1), med, **line_style(lab), label=lab)
     plots.label_axes(ax, "step t", r"RMS of $F(x,\theta_t)-F(x,\theta_0)$", "early model update", legend=None)
-    plots.legend_panel(axes[3], ax)
-    fig.tight_layout()
+    plots.legend_panel(axes[3], ax, *axes[:2])  # the variants once, then the floor and the plateau
     return fig
 
 
@@ -87,8 +86,8 @@ def frontier(
     threshold: float,
     deepest: tuple[int, float] | None = None,
     labels: tuple[str, ...] = ex.FRONTIER,
-    width: float = 6.4,
-    height: float = 3.8,
+    width: float = 6.0,
+    height: float = 3.2,
 ):
     """Fraction learned (median over seeds, the bar spanning them) against depth at the chapter's rate:
     solid without warmup, dashed with; a diverged run is an ✕ below zero. ``deepest`` (depth, rate):
@@ -101,16 +100,15 @@ def frontier(
         ns = [n for n in depths if runs.has(lab, n)]
         pts = [_point(runs.fractions(lab, n, window)) for n in ns]
         med = [p[0] for p in pts]
+        ax.plot(ns, med, lw=1.2, **line_style(lab), label=lab)  # the legend's sample: the dash, no marker
         ax.errorbar(
             ns,
             med,
             yerr=[[p[0] - p[1] for p in pts], [p[2] - p[0] for p in pts]],
-            fmt="--o" if "warmup" in lab else "-o",
+            fmt="o",
             ms=4,
             capsize=2,
-            lw=1.2,
             color=colour(lab),
-            label=lab,
         )
         bad = [n for n, p in zip(ns, pts) if p[0] == DIVERGED_FRACTION]
         ax.plot(bad, [DIVERGED_FRACTION] * len(bad), "x", ms=9, mew=2, color=colour(lab))
@@ -132,13 +130,13 @@ def frontier(
                 )
     ax.set_xscale("log")
     ticks = sorted({*depths, *([deepest[0]] if deepest else [])})
-    ax.set_xticks(ticks, [str(n) for n in ticks], fontsize=8)
+    ax.set_xticks(ticks, [str(n) for n in ticks], fontsize=TEXT_PT)
     ax.minorticks_off()
     ax.axhline(threshold, color="k", ls=":", lw=1, label=f"trained: {threshold:g}")
     ax.axhline(0, color="k", lw=0.5)
     plots.label_axes(ax, "depth N (blocks)", "fraction learned\n(0 plateau, 1 floor)", "", legend=None)
     fig.set_layout_engine("constrained")
-    fig.legend(*ax.get_legend_handles_labels(), fontsize=8, ncol=3, loc="outside lower center", frameon=False)
+    fig.legend(*ax.get_legend_handles_labels(), fontsize=TEXT_PT, ncol=3, loc="outside lower center", frameon=False)
     return fig
 
 
@@ -163,7 +161,7 @@ def deepest(runs: ex.Runs, depth: int, deepest_depth: int, rate: float):
     headline depth and the chapter's rate."""
     from deepnotes.show import plots
 
-    fig, (ax,) = plots.new_figure(1, width=5.2, height=3.4)
+    fig, (ax,) = plots.new_figure(1, height=3.4)
     curves = {
         f"{lab}, N = {deepest_depth}": runs.at(lab, deepest_depth, rate)
         for lab in ex.DEEPEST
@@ -175,8 +173,9 @@ def deepest(runs: ex.Runs, depth: int, deepest_depth: int, rate: float):
         curves,
         title=f"past DeepNet: {deepest_depth} blocks, lr {rate:.2g}",
         colours={f"deepnorm, N = {depth}": "tab:gray"},
+        legend=False,
     )
-    fig.tight_layout()
+    plots.key_below(fig, [ax])
     return fig
 
 
@@ -185,12 +184,22 @@ def slider_result(runs: ex.Runs, depth: int, label: str):
     from deepnotes.show import plots
 
     hists = runs.at(label, depth)
-    fig, (ax_l, ax_u) = plots.new_figure(2, width=3.8, height=2.8)
-    plots.loss_curves(ax_l, {label: hists}, title=f"N = {depth}, {label}, Adam lr {runs.lr:g}")
-    for h in hists:
-        ax_u.semilogy(range(1, len(h.update_rms) + 1), [u + LOG_FLOOR for u in h.update_rms], color=colour(label))
+    fig, (ax_l, ax_u) = plots.new_figure(2, height=2.8)
+    plots.loss_curves(ax_l, {label: hists}, title=f"N = {depth}, {label}, Adam lr {runs.lr:g}", legend=False)
+    measured = [h.update_rms for h in hists if h.update_rms]
+    steps = min((len(u) for u in measured), default=0)
+    per_step = [sorted(u[t] + LOG_FLOOR for u in measured) for t in range(steps)]  # [steps][seeds]
+    if per_step:
+        t = range(1, steps + 1)
+        ax_u.semilogy(
+            t, [statistics.median(v) for v in per_step], **line_style(label), label=label
+        )  # one key entry with the loss line
+        if len(measured) > 1:
+            ax_u.fill_between(
+                t, [v[0] for v in per_step], [v[-1] for v in per_step], color=colour(label), alpha=0.2, lw=0
+            )
     plots.label_axes(ax_u, "step t", r"RMS of $F(x,\theta_t)-F(x,\theta_0)$", "early model update", legend=None)
-    fig.tight_layout()
+    plots.key_below(fig, [ax_l, ax_u], title=plots.SEEDS_KEY if len(hists) > 1 else None)
     return fig
 
 
@@ -210,10 +219,8 @@ def trainability_map(tmap: ex.TrainabilityMap, window: int, threshold: float):
 
     from deepnotes.show import plots
 
-    ncols = 2 if len(tmap.styles) > 1 else 1
-    nrows = math.ceil(len(tmap.styles) / ncols)
-    fig, axes = plots.new_figure(ncols, width=3.4, height=0.4 * len(tmap.depths) + 1.2, nrows=nrows)
-    fig.set_layout_engine("constrained")
+    ncols = min(len(tmap.styles), plots.PANELS_PER_ROW)
+    fig, axes = plots.new_figure(len(tmap.styles), height=0.4 * len(tmap.depths) + 1.2)
     image = None
     for k, (ax, style) in enumerate(zip(axes, tmap.styles)):
         grid = [[tmap.fraction(style, n, r, window) for r in tmap.rates] for n in tmap.depths]  # [depths][rates]
@@ -228,7 +235,7 @@ def trainability_map(tmap: ex.TrainabilityMap, window: int, threshold: float):
                     text,
                     ha="center",
                     va="center",
-                    fontsize=8,
+                    fontsize=TEXT_PT,
                     color="black" if math.isfinite(f) and f > 0.6 else "white",
                 )
                 if math.isfinite(f) and f >= threshold:  # dark on the light cells, where a white frame vanishes
@@ -243,15 +250,13 @@ def trainability_map(tmap: ex.TrainabilityMap, window: int, threshold: float):
                         )
                     )
         ax.set_xticks(
-            range(len(tmap.rates)), [f"{r:.1e}".replace("e-0", "e-") for r in tmap.rates], fontsize=8, rotation=30
+            range(len(tmap.rates)), [f"{r:.1e}".replace("e-0", "e-") for r in tmap.rates], fontsize=TEXT_PT, rotation=30
         )
-        ax.set_yticks(range(len(tmap.depths)), [str(n) for n in tmap.depths], fontsize=8)
+        ax.set_yticks(range(len(tmap.depths)), [str(n) for n in tmap.depths], fontsize=TEXT_PT)
         last_row = k + ncols >= len(tmap.styles)
         plots.label_axes(
             ax, "Adam learning rate" if last_row else "", "blocks N" if k % ncols == 0 else "", style, legend=None
         )
-    for ax in axes[len(tmap.styles) :]:
-        ax.axis("off")
     fig.colorbar(image, ax=axes, shrink=0.8, label="fraction learned")
     return fig
 

@@ -20,27 +20,32 @@ from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.core.train import History
 from deepnotes.show.cache import LIVE_RESULTS_KEPT, LRU
 from deepnotes.show.palette import PALETTE
+from deepnotes.show.readable import TEXT_PT, TITLE_PT
 
 LN10 = math.log(10)
 GROWTH_YLIM = (-1e3, 2e3)  # log10 axis of experiment 2: ε = 1's 2^N at N = 3000 fits; a stopped gradient at the bottom
 LOSS_TOP_FACTOR = 1.6  # loss curves clipped at this × the context-free plateau
 
 
-def loss_panel(ax, runs: dict, title: str = "", top_factor: float = LOSS_TOP_FACTOR) -> None:
+CLIPPED_KEY = "✕: diverged; a line along the top edge is clipped there"
+
+
+def loss_panel(ax, runs: dict, title: str = "", top_factor: float = LOSS_TOP_FACTOR, legend: bool = True) -> None:
     """Loss curves of ``runs`` (kind → History) clipped at ``top_factor`` × the context-free
     plateau, so that a run starting at a loss of 10^14 does not flatten the others: a clipped run
     runs along the top edge and gives its largest (and, unless diverged, its last) loss in its
-    label; a diverged one ends in an ✕ (at the top edge if clipped)."""
+    label; a diverged one ends in an ✕ (at the top edge if clipped). With ``legend`` False the lines keep
+    their plain labels (the notes differ between panels) for one key under the figure."""
     floor = unigram = None
     for kind, hist in runs.items():
         floor, unigram = hist.floor, hist.unigram
         top = top_factor * unigram
         text = label(kind)
-        if hist.losses and max(hist.losses) > top:  # drawn at the top edge where clipped
+        if legend and hist.losses and max(hist.losses) > top:  # drawn at the top edge where clipped
             finite = [v for v in hist.losses if math.isfinite(v)]
             last = f", last {finite[-1]:.3g}" if finite and not hist.diverged else ""
             text += f" (clipped; max {max(hist.losses):.3g}{last})"
-        if hist.diverged:
+        if legend and hist.diverged:
             text += f", diverged at step {hist.diverged_at}"
         ys = [min(v, top) for v in hist.losses]
         (line,) = ax.plot(range(len(ys)), ys, lw=1, color=PALETTE.get(kind), label=text)
@@ -55,8 +60,9 @@ def loss_panel(ax, runs: dict, title: str = "", top_factor: float = LOSS_TOP_FAC
     ax.set_xlabel("step")
     ax.set_ylabel("loss (nats/token)")
     if title:
-        ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=6)
+        ax.set_title(title, fontsize=TITLE_PT)
+    if legend:
+        ax.legend(fontsize=TEXT_PT)
 
 
 def gradient_panel(ax, runs: dict, title: str = "", xlabel: str = "layer l") -> None:
@@ -73,8 +79,8 @@ def gradient_panel(ax, runs: dict, title: str = "", xlabel: str = "layer l") -> 
     ax.set_xlabel(xlabel)
     ax.set_ylabel(r"$\|\partial L/\partial\theta_l\|$ at step 0")
     if title:
-        ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=7)
+        ax.set_title(title, fontsize=TITLE_PT)
+    ax.legend(fontsize=TEXT_PT)
 
 
 def log10_axis(ax) -> None:
@@ -90,14 +96,12 @@ def gradient_figure(sweep: GradientSweep):
     """Experiment 1: the plain stack's per-layer moments against the m/n rule (top left), measured /
     predicted ‖∇_θL‖² (top right), and the total squared gradient against depth (bottom: plain and
     small ε; ε = 1)."""
-    import matplotlib.pyplot as plt
+    from deepnotes.show import plots
 
-    fig, grid = plt.subplots(2, 2, figsize=(9.6, 6.6))
-    ax_m, ax_r, ax_t, ax_1 = grid.ravel()
+    fig, (ax_m, ax_r, ax_t, ax_1) = plots.new_figure(4, height=3.0)
     _moments_panel(ax_m, sweep)
     _depth_curves(ax_r, ax_t, ax_1, sweep)
     _label_depth_panels(ax_r, ax_t, ax_1, sweep.widths)
-    fig.tight_layout()
     return fig
 
 
@@ -108,11 +112,13 @@ def _moments_panel(ax_m, sweep: GradientSweep) -> None:
     ax_m.semilogy(k, pm.forward, "o-", ms=3, label="forward $E[x_k^2]$")
     ax_m.semilogy(k, pm.backward, "s-", ms=3, label=r"backward $E[\delta_k^2]$")
     ax_m.semilogy(k, pm.predicted_backward, "k--", lw=1, label="m/n rule")
-    ax_m.set_ylim(top=6 * max(pm.forward + pm.backward))  # room for the legend above the curves
-    ax_m.legend(fontsize=7, ncol=3, loc="upper center")
+    ax_m.set_ylim(top=40 * max(pm.forward + pm.backward))  # room for the legend above the curves
+    ax_m.legend(fontsize=TEXT_PT, loc="upper right")
     ax_m.set_xlabel("layer k (W1, W2 alternate)")
     ax_m.set_ylabel("per-entry second moment")
-    ax_m.set_title(f"plain, width {sweep.moment_width}↔{sweep.moment_hidden}, N = {sweep.moment_depth}", fontsize=9)
+    ax_m.set_title(
+        f"plain, width {sweep.moment_width}↔{sweep.moment_hidden}, N = {sweep.moment_depth}", fontsize=TITLE_PT
+    )
 
 
 def _depth_curves(ax_r, ax_t, ax_1, sweep: GradientSweep) -> None:
@@ -120,31 +126,25 @@ def _depth_curves(ax_r, ax_t, ax_1, sweep: GradientSweep) -> None:
     depths, widths = sweep.depths, sweep.widths
     ratio = sweep.ratio
     for kind in sweep.kinds:
-        for w, style in zip(widths, ("-", "--", ":")):
+        for w, style in zip(widths, ("o-", "--", ":")):  # a marker on the solid line only: it would hide a dash
             ax_r.loglog(
                 depths,
                 [ratio[(kind, w, n)] for n in depths],
-                "o" + style,
+                style,
                 ms=3,
                 color=PALETTE[kind],
-                label=f"{label(kind)}, width {w}",
+                label=label(kind) if w == widths[0] else f"{label(kind)}, width {w}",
             )
         ax = ax_1 if kind == "1" else ax_t
         ax.loglog(
             depths,
             [sweep.totals[(kind, widths[-1], n)] for n in depths],
             "o-",
+            ms=3,
             color=PALETTE[kind],
-            label=f"{label(kind)} measured",
+            label=label(kind),
         )
-        ax.loglog(
-            depths,
-            [sweep.predicted[(kind, widths[-1], n)] for n in depths],
-            "--",
-            lw=1,
-            color=PALETTE[kind],
-            label="prediction",
-        )
+        ax.loglog(depths, [sweep.predicted[(kind, widths[-1], n)] for n in depths], "--", lw=1, color=PALETTE[kind])
 
 
 def _label_depth_panels(ax_r, ax_t, ax_1, widths) -> None:
@@ -159,15 +159,16 @@ def _label_depth_panels(ax_r, ax_t, ax_1, widths) -> None:
         r"$\|\nabla_\theta L\|^2$ against the derivation",
         legend=None,
     )
-    ax_r.legend(fontsize=6, ncol=2)
     for ax, what in ((ax_t, "plain and small ε"), (ax_1, "ε = 1")):
-        plots.label_axes(
-            ax,
-            "depth N",
-            r"$\|\nabla_\theta L\|^2$ at init",
-            f"total squared gradient, width {widths[-1]}: {what}",
-            legend=6,
-        )
+        plots.label_axes(ax, "depth N", r"$\|\nabla_\theta L\|^2$ at init", f"width {widths[-1]}: {what}", legend=None)
+    ax_t.plot([], [], "k--", lw=1, label="derivation (bottom panels)")
+    plots.key_below(
+        ax_r.figure,
+        [ax_r, ax_t, ax_1],
+        title=f"the colour is the branch; top right, the width {widths[0]} solid, others dashed"
+        if len(widths) > 1
+        else None,
+    )
 
 
 def growth_curves(ax, probe: JacobianProbe, title: str = "") -> None:
@@ -182,8 +183,8 @@ def growth_curves(ax, probe: JacobianProbe, title: str = "") -> None:
     ax.set_ylabel(r"$\log_{10}\|vJ\|^2/\|v\|^2$")
     log10_axis(ax)
     if title:
-        ax.set_title(title, fontsize=8)
-    ax.legend(fontsize=7)
+        ax.set_title(title, fontsize=TITLE_PT)
+    ax.legend(fontsize=TEXT_PT)
 
 
 def growth_figure(sweep: GrowthSweep):
@@ -193,7 +194,7 @@ def growth_figure(sweep: GrowthSweep):
 
     probes, widths, depths = sweep.probes, sweep.widths, sweep.depths
     kinds = sorted({kind for _, kind, _ in probes}, key=(("plain",) + EPS_NAMES).index)
-    fig, axes = plots.new_figure(len(widths), width=3.7, height=3.2)
+    fig, axes = plots.new_figure(len(widths), height=3.2)
     for ax, width in zip(axes, widths):
         for kind in kinds:
             ys = [probes[(width, kind, n)].typical / LN10 for n in depths]
@@ -207,34 +208,34 @@ def growth_figure(sweep: GrowthSweep):
         log10_axis(ax)
         ax.set_ylim(*GROWTH_YLIM)
         ax.set_xlabel("depth N")
-        ax.set_title(f"width {width}", fontsize=9)
+        ax.set_title(f"width {width}", fontsize=TITLE_PT)
     axes[0].set_ylabel(r"$\log_{10}\|vJ\|^2/\|v\|^2$ (median)")
     axes[-1].plot([], [], "k-", lw=1, label=r"$(1+\varepsilon^2)^N$ (high-D)")
     axes[-1].plot([], [], "k--", lw=1, label=r"$(1+\varepsilon)^{2N}$ (1-D)")
-    fig.legend(*axes[-1].get_legend_handles_labels(), loc="lower center", ncol=6, fontsize=8)
-    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    fig.legend(
+        *axes[-1].get_legend_handles_labels(), loc="outside lower center", ncol=2, fontsize=TEXT_PT, frameon=False
+    )
     return fig
 
 
 def training_figure(runs: dict[tuple, list[History]], budget: Budget):
     """The MLP runs (seed 0): one row per depth, one column per optimizer (``runs``: (N, optimizer,
     kind) → one History per seed)."""
-    import matplotlib.pyplot as plt
+    from deepnotes.show import plots
 
     rb = budget.why_residuals
     runs = first_seed(runs)
     kinds = list(dict.fromkeys(kind for _, _, kind in runs))
-    fig, axes = plt.subplots(
-        len(rb.train_depths), len(OPTIMIZERS), figsize=(9.6, 3.2 * len(rb.train_depths)), squeeze=False
-    )
+    fig, axes = plots.new_figure(len(rb.train_depths) * len(OPTIMIZERS), height=3.0)
     for i, n in enumerate(rb.train_depths):
         for j, opt in enumerate(OPTIMIZERS):
             loss_panel(
-                axes[i][j],
+                axes[i * len(OPTIMIZERS) + j],
                 {k: runs[(n, opt, k)] for k in kinds},
                 title=f"N = {n}, width {rb.train_width}, {opt.upper()} (lr {rb.lrs[opt]:g}), seed 0",
+                legend=False,
             )
-    fig.tight_layout()
+    plots.key_below(fig, axes, title=CLIPPED_KEY)
     return fig
 
 
@@ -246,9 +247,8 @@ def first_step_gradient_figure(runs: dict[tuple, list[History]], budget: Budget)
     runs = first_seed(runs)
     n_deep = rb.train_depths[-1]
     kinds = list(dict.fromkeys(kind for _, _, kind in runs))
-    fig, (ax,) = plots.new_figure(1, width=5.5, height=3.0)
+    fig, (ax,) = plots.new_figure(1, height=3.0)
     gradient_panel(ax, {k: runs[(n_deep, "adam", k)] for k in kinds}, f"N = {n_deep}, width {rb.train_width}, seed 0")
-    fig.tight_layout()
     return fig
 
 
@@ -257,14 +257,15 @@ def transformer_loss_figure(sweep: TransformerSweep):
     from deepnotes.show import plots
 
     runs = first_seed(sweep.runs)
-    fig, axes = plots.new_figure(len(sweep.depths), width=4.8, height=3.4)
+    fig, axes = plots.new_figure(len(sweep.depths), height=2.8)
     for ax, n in zip(axes, sweep.depths):
         loss_panel(
             ax,
             {k: runs[(n, k)] for k in sweep.kinds},
-            title=f"Transformer, no norm, N = {n}, Adam {sweep.lr:g}, seed 0",
+            title=f"no norm, N = {n}, Adam {sweep.lr:g}, seed 0",
+            legend=False,
         )
-    fig.tight_layout()
+    plots.key_below(fig, axes, title=CLIPPED_KEY)
     return fig
 
 
@@ -274,14 +275,13 @@ def transformer_gradient_figure(sweep: TransformerSweep):
 
     runs = first_seed(sweep.runs)
     n_tf = sweep.depths[-1]
-    fig, (ax,) = plots.new_figure(1, width=5.5, height=3.0)
+    fig, (ax,) = plots.new_figure(1, height=3.0)
     gradient_panel(
         ax,
         {k: runs[(n_tf, k)] for k in sweep.kinds},
         f"Transformer, N = {n_tf}: gradients at init, seed 0",
         xlabel="block l",
     )
-    fig.tight_layout()
     return fig
 
 
@@ -296,7 +296,7 @@ def spectrum_figure(spectra: dict, depths) -> object:
 
     from deepnotes.show import plots
 
-    fig, axes = plots.new_figure(len(depths), width=4.8, height=3.2)
+    fig, axes = plots.new_figure(len(depths), height=2.8)
     for ax, n in zip(axes, depths):
         keys = [k for k in spectra if k[1] == n and k[0] != "rezero g=0"]
         logs = {k: np.log10(np.maximum(spectra[k].singular, 10.0**ZERO_AT)) for k in keys}
@@ -307,8 +307,8 @@ def spectrum_figure(spectra: dict, depths) -> object:
             name = style if gate is None else f"rezero, g = {gate:g}"
             ax.hist(v, bins=bins, histtype="step", linewidth=1.6, color=PALETTE.get(style), label=name)
         ax.axvline(0, color="grey", linewidth=0.8, linestyle=":")
-        plots.label_axes(ax, "log10 λ_io (exact zeros drawn at the far left)", "count", f"N = {n} encoder blocks")
-    fig.tight_layout()
+        plots.label_axes(ax, "log10 λ_io", "count", f"N = {n} encoder blocks", legend=None)
+    plots.key_below(fig, axes, title="exact zeros are drawn at the far left")
     return fig
 
 
@@ -331,10 +331,10 @@ def slider_figure(depth: int, width: int, exponent: float, budget: Budget | None
         "plain": plain,
         exponent: mlp_run(exponent, depth, budget, steps=rb.slider_steps, width=width, progress=progress),
     }
-    fig, (ax_j, ax_l) = plots.new_figure(2, width=3.8, height=2.8)
+    fig, (ax_j, ax_l) = plots.new_figure(2, height=2.8)
     growth_curves(ax_j, probe, f"N={depth}, width {width}, ε = N^-{exponent:g} = {probe.eps:.3g}")
-    loss_panel(ax_l, runs, title=f"Adam lr {rb.lrs['adam']:g}, {rb.slider_steps} steps")
-    fig.tight_layout()
+    loss_panel(ax_l, runs, title=f"Adam lr {rb.lrs['adam']:g}, {rb.slider_steps} steps", legend=False)
+    plots.key_below(fig, [ax_l], title=CLIPPED_KEY)
     return fig
 
 
@@ -347,7 +347,7 @@ def paper_spectrum_figure(paper) -> object:
     from deepnotes.chapters.why_residuals.spectrum import NULL_SINGULAR
     from deepnotes.show import plots
 
-    fig, (ax_v, ax_r) = plots.new_figure(2, width=3.6, height=3.0)
+    fig, (ax_v, ax_r) = plots.new_figure(2, height=3.0)
     panels = (
         (ax_v, paper.vanilla, "N = {}", "vanilla (Post-LN) at init"),
         (ax_r, paper.rezero, "step {}", f"ReZero, N = {paper.rezero_depth}, training"),
@@ -366,10 +366,9 @@ def paper_spectrum_figure(paper) -> object:
             )
         ax.set_xlabel(r"log$_{10}$ λ$_{io}$")
         ax.set_ylabel("count")
-        ax.set_title(title, fontsize=9)
-        ax.legend(fontsize=8)
+        ax.set_title(title, fontsize=TITLE_PT)
+        ax.legend(fontsize=TEXT_PT)
     ax_r.set_yscale("log")
-    fig.tight_layout()
     return fig
 
 

@@ -175,10 +175,16 @@ def test_loss_change_figure_plots_first_order_per_lr_and_block_norms(budget):
     assert len(fig.axes) == 3
     sgd_ax, adam_ax, blocks_ax = fig.axes
     assert sgd_ax.get_title() == f"SGD (lr {sweep.lrs['sgd']:g})"
-    post = next(line for line in sgd_ax.lines if line.get_label().startswith("post: slope"))
+    post = next(line for line in sgd_ax.lines if line.get_label().startswith("post: "))
     assert list(post.get_ydata()) == pytest.approx(sweep.first_order_per_lr("post", "sgd"))
-    assert any(line.get_label().startswith("derivation: slope 1") for line in adam_ax.lines)
-    pre = next(line for line in blocks_ax.lines if line.get_label() == "pre")
+    (key,) = fig.legends  # one key under the figure: each variant with its slope per panel
+    entries = [t.get_text() for t in key.get_texts()]
+    slopes = [loglog_slope(sweep.depths, sweep.first_order_per_lr("post", opt)) for opt in ("sgd", "adam")]
+    assert f"post: {slopes[0]:.2f} / {slopes[1]:.2f}" in entries
+    predicted = [inc.predicted_slope("post", opt) for opt in ("sgd", "adam")]
+    assert f"derivation: {predicted[0]:g} / {predicted[1]:g}" in entries
+    assert key.get_title().get_text() == "fitted log-log slopes: SGD / ADAM"
+    pre = blocks_ax.lines[list(sweep.variants).index("pre")]
     assert list(pre.get_ydata()) == list(sweep.deepest_block_grad_norms("pre"))
     assert blocks_ax.get_title() == "N = 4"
 

@@ -362,12 +362,12 @@ def test_probe_figures_draw_the_measurements():
     fig = mf.gradient_sweep(sweep)
     left, right = fig.axes
     assert len(left.get_lines()) == len(mg.KINDS) + 1  # six kinds and the prediction
-    assert [line.get_label() for line in left.get_lines()][2] == "v: slope 1.00"
+    assert [line.get_label() for line in left.get_lines()][2] == "v: slopes 1.00 / -1.00"  # the grid / α varied
     assert list(right.get_lines()[2].get_xdata()) == list(sweep.alphas)
     first, identity = _synthetic_first_and_identity()
     fig = mf.first_step(first)
     sgd, adam, lamb = fig.axes
-    assert sgd.get_title().startswith("SGD lr 0.01") and "fit slope 1.00" in sgd.get_lines()[-1].get_label()
+    assert sgd.get_title() == "SGD lr 0.01, fit slope 1.00" and sgd.get_lines()[-1].get_label() == "∝ prediction"
     assert lamb.get_lines()[-1].get_ydata()[0] == pytest.approx(0.01)  # η
     fig = mf.identity(identity)
     assert all(same_color(line.get_color(), PALETTE["paper"]) for line in fig.axes[0].get_lines())

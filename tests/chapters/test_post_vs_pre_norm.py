@@ -487,7 +487,8 @@ def test_layer_drift_is_the_fitted_lines_change_over_its_mean():
 
 def test_paper_figures_draw_the_measurements(budget, xiong, liu):
     fig = figures.xiong_figure(xiong)
-    norms_ax, grad_ax, layer_ax = fig.axes
+    norms_ax, grad_ax, layer_ax, key_ax = fig.axes  # the fourth slot holds the norms panel's key
+    assert [t.get_text() for t in key_ax.get_legend().get_texts()][0] == r"pre: $\|x_l\|^2/d$"
     deep = max(n for _, n in xiong.stacks)
     d = budget.d_model
     assert list(norms_ax.lines[0].get_ydata()) == [s / d for s in xiong.stacks[("pre", deep)].sq_norms]

@@ -269,7 +269,8 @@ def test_slider_figure_draws_growth_and_losses():
     ax_j, ax_l = fig.axes
     measured = _lines(ax_j)[0]
     assert len(measured.get_xdata()) == 5 and measured.get_ydata()[0] == 0.0  # k = 0..N, no growth at k = 0
-    assert "ε = N^-0.5" in [t.get_text() for t in ax_l.get_legend().get_texts()][1]
+    (key,) = fig.legends  # one key under the figure
+    assert "ε = N^-0.5" in [t.get_text() for t in key.get_texts()][1]
     assert len(_lines(ax_l)[0].get_ydata()) == SMOKE.why_residuals.slider_steps
 
 

@@ -6,6 +6,8 @@ import pytest
 
 matplotlib.use("Agg")
 
+import matplotlib.pyplot as plt  # noqa: E402
+
 from deepnotes.show import palette, plots, readable
 from deepnotes.show.png import MIN_TEXT_KEY, PROBLEMS_KEY, figure_png, png_text
 
@@ -42,8 +44,6 @@ def test_small_text_and_three_panels_in_a_row_are_problems():
         "smallest text 6 pt shows at 8.3 px in a 1280 px window (< 9)",
         "smallest text 6 pt shows at 6.5 px in a 390 px window (< 7)",
     ]
-    import matplotlib.pyplot as plt
-
     wide, _ = plt.subplots(1, 3, figsize=(10, 3))
     found = readable.problems(wide, dpi=100)
     assert "3 panels in one row (at most 2)" in found
@@ -75,3 +75,9 @@ def test_the_palette_rule_maps_style_to_colour_and_qualifier_to_dash():
     assert palette.line_style("post, warmup") == {"color": "tab:red", "linestyle": "--"}
     assert palette.line_style("pre") == {"color": "tab:blue", "linestyle": "-"}
     assert palette.dash("deepnorm, α only") != palette.dash("deepnorm, β only") != "-"
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")

@@ -131,6 +131,19 @@ def vd():
     return verdicts
 
 
+def data():
+    from deepnotes.core import data
+
+    return data
+
+
+def check_scaling_absent():
+    import sympy as sp
+
+    n, m = sp.symbols("N M", positive=True)
+    return vd().check_scaling("c", "s", n**2, 3 * n**2, m)
+
+
 def scaling():
     from deepnotes.core import scaling as s
 
@@ -186,6 +199,41 @@ CASES: list[Case] = [
     Case("TrainConfig(seq_len=0)", lambda: tc(seq_len=0), ("seq_len", "0")),
     Case("TrainConfig(seed=1.5)", lambda: tc(seed=1.5), ("seed", "1.5")),
     Case("TrainConfig(betas=(0.9, 1.0))", lambda: tc(betas=(0.9, 1.0)), ("betas", "1.0")),
+    # issue 33: seeds are non-negative ints below 2**62 and nothing else (no truncation, no coercion)
+    Case("TrainConfig(seed=-1)", lambda: tc(seed=-1), ("seed", "-1")),
+    Case("TrainConfig(seed=2**63)", lambda: tc(seed=2**63), ("seed", str(2**63))),
+    Case("TrainConfig(seed=True)", lambda: tc(seed=True), ("seed", "True")),
+    Case("generator(2.7)", lambda: data().generator(2.7), ("seed", "2.7")),
+    Case("generator('3')", lambda: data().generator("3"), ("seed", "'3'")),
+    Case("generator(-5)", lambda: data().generator(-5), ("seed", "-5")),
+    Case("seeded(True)", lambda: data().seeded(True).__enter__(), ("seed", "True")),
+    Case("MarkovLanguage(seed=-1)", lambda: dn().MarkovLanguage(16, seed=-1), ("seed", "-1")),
+    # issue 33: trainable / frozen name parameters exactly, never by substring
+    Case(
+        "train_many(frozen='embed_norm_w')",
+        lambda: train_many_small(tasks=dn().MarkovLanguage(), frozen="embed_norm_w"),
+        ("frozen", "'embed_norm_w'"),
+    ),
+    Case(
+        "train_many(frozen=['embd'])",
+        lambda: train_many_small(tasks=dn().MarkovLanguage(), frozen=["embd"]),
+        ("frozen", "'embd'", "embed"),
+    ),
+    Case(
+        "train_many(trainable=[])",
+        lambda: train_many_small(tasks=dn().MarkovLanguage(), trainable=[]),
+        ("trainable", "empty"),
+    ),
+    Case(
+        "train_many(trainable='qkv_w')",
+        lambda: train_many_small(tasks=dn().MarkovLanguage(), trainable="qkv_w"),
+        ("trainable", "'qkv_w'"),
+    ),
+    Case(
+        "train(trainable=['embed_w'])",
+        lambda: dn().train(mc(n_layers=1, d_model=8, n_heads=1, d_ff=8), tc(steps=2), trainable=["embed_w"]),
+        ("trainable", "embed_w"),
+    ),
     Case("TrainConfig(betas=(0.9,))", lambda: tc(betas=(0.9,)), ("betas", "(0.9,)")),
     # the task and its batches
     Case("MarkovLanguage(vocab_size=1)", lambda: dn().MarkovLanguage(vocab_size=1), ("vocab_size", "1")),
@@ -270,6 +318,16 @@ CASES: list[Case] = [
     Case("su_coefficients(10, 'rmsprop')", lambda: scaling().su_coefficients(10, "rmsprop"), ("'rmsprop'", "adam")),
     Case("magnitude_solution(0, 'sgd')", lambda: scaling().magnitude_solution(0, "sgd"), ("n_layers", "0")),
     Case("branch_weight(alpha=0)", lambda: scaling().branch_weight(0.0, 1.0), ("alpha", "0")),
+    Case("branch_weight(alpha=True)", lambda: scaling().branch_weight(True, 1.0), ("alpha", "True")),
+    Case("branch_weight(5e-324, 1e308)", lambda: scaling().branch_weight(5e-324, 1e308), ("overflows", "1e+308")),
+    Case("linear_warmup_factor(step=-1)", lambda: scaling().linear_warmup_factor(-1, 10), ("step", "-1")),
+    Case(
+        "linear_warmup_factor(warmup=False)",
+        lambda: scaling().linear_warmup_factor(0, False),
+        ("warmup_steps", "False"),
+    ),
+    Case("linear_warmup_factor(warmup=2.5)", lambda: scaling().linear_warmup_factor(0, 2.5), ("warmup_steps", "2.5")),
+    Case("warmup_start_lr(lr=inf)", lambda: scaling().warmup_start_lr(INF, 12), ("lr", "inf")),
     Case("paper_sublayer_coefficients(0)", lambda: scaling().paper_sublayer_coefficients(0), ("n_sublayers", "0")),
     # chapter: increment explosion
     Case(
@@ -526,6 +584,14 @@ CASES: list[Case] = [
     # verdicts
     Case("check_number(computed=nan)", lambda: vd().check_number("c", "s", 1.0, NAN), ("nan",)),
     Case("check_number(claimed=inf)", lambda: vd().check_number("c", "s", INF, 1.0), ("inf",)),
+    Case("check_number(rtol=nan)", lambda: vd().check_number("c", "s", 1.0, 1.0, rtol=NAN), ("rtol", "nan")),
+    Case("check_number(rtol=-0.1)", lambda: vd().check_number("c", "s", 1.0, 1.0, rtol=-0.1), ("rtol", "-0.1")),
+    Case(
+        "check_number(rtol > approx_rtol)",
+        lambda: vd().check_number("c", "s", 1.0, 1.1, rtol=0.5, approx_rtol=0.2),
+        ("rtol", "0.5", "approx_rtol", "0.2"),
+    ),
+    Case("check_scaling(var not in the expressions)", lambda: check_scaling_absent(), ("var", "M", "N")),
     Case("check_number(claimed='1.0')", lambda: vd().check_number("c", "s", "1.0", 1.0), ("'1.0'",)),
     Case(
         "check_true(ok='yes')",

@@ -29,11 +29,11 @@ from deepnotes.core.validate import (
     boolean,
     choice,
     int_at_least,
-    integer,
     nonnegative_int,
     positive_float,
     positive_int,
 )
+from deepnotes.core.validate import seed as seed_value
 
 NORM_STYLES = ("post", "pre", "deepnorm", "none", "rezero", "plain")  # "plain": no skip path, no norm
 BLOCK_KINDS = ("transformer", "mlp")
@@ -125,7 +125,7 @@ class TrainConfig:
             or not all(isinstance(b, (int, float)) and not isinstance(b, bool) and 0 <= b < 1 for b in self.betas)
         ):
             raise ValueError(f"betas must be a tuple of two numbers in [0, 1), got {self.betas!r}")
-        integer("seed", self.seed)
+        seed_value("seed", self.seed)
 
 
 BUDGET_ENV = "DEEPNOTES_BUDGET"

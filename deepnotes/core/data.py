@@ -20,12 +20,14 @@ from contextlib import contextmanager
 
 import torch
 
-from deepnotes.core.validate import int_at_least, integer, positive_float, positive_int
+from deepnotes.core.validate import int_at_least, positive_float, positive_int
+from deepnotes.core.validate import seed as seed_value
 
 
 @contextmanager
 def seeded(seed: int) -> Iterator[None]:
     """Run the block with torch's CPU RNG seeded by ``seed``; restore the global state afterwards."""
+    seed_value("seed", seed)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         yield
@@ -33,10 +35,16 @@ def seeded(seed: int) -> Iterator[None]:
 
 def generator(seed: int, device=None) -> torch.Generator:
     """A generator seeded by ``seed`` (data streams, probe batches), on the CPU unless ``device``."""
+    seed_value("seed", seed)
     return torch.Generator(device=device if device is not None else "cpu").manual_seed(seed)
 
 
 PROBE_SEED_OFFSET = 100  # probe batches of seed s come from generator(100 + s), apart from the training streams
+# The chain's π is an eigendecomposition of the V × V matrix (V³ time) and its masked floor a V³ tensor of
+# float64 (1.1 GB at 512); the book's languages have 8 to 32 tokens.
+MAX_VOCAB = 512
+MIN_TEMPERATURE = 1e-300  # Z / temperature must stay a float (|Z| < 40 for any draw of the book's sizes)
+MAX_TEMPERATURE = 1e6  # hotter is uniform to float64's precision (and tiny logits stall the eigensolver)
 
 
 class MarkovLanguage:
@@ -46,8 +54,18 @@ class MarkovLanguage:
         A lower temperature makes the next token more predictable (a lower floor).
         """
         int_at_least("vocab_size", vocab_size, 2)
-        integer("seed", seed)
+        if vocab_size > MAX_VOCAB:
+            raise ValueError(
+                f"vocab_size must be at most {MAX_VOCAB} (π is an eigendecomposition, V³ time; the masked floor a "
+                f"V³ tensor, {8 * vocab_size**3 / 1e9:.3g} GB at this size), got {vocab_size!r}"
+            )
+        seed_value("seed", seed)
         positive_float("temperature", temperature)
+        if not MIN_TEMPERATURE <= temperature <= MAX_TEMPERATURE:
+            raise ValueError(
+                f"temperature must be in [{MIN_TEMPERATURE:g}, {MAX_TEMPERATURE:g}] (colder overflows Z / temperature, "
+                f"hotter is the uniform chain), got {temperature!r}"
+            )
         self.vocab_size = vocab_size
         gen = generator(seed)
         logits = torch.randn(vocab_size, vocab_size, generator=gen, dtype=torch.float64)

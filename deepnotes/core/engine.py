@@ -474,6 +474,27 @@ TOP_TENSORS: dict[str, Callable[[TransformerLM], torch.Tensor]] = {
     "head_bias": lambda m: m.head_bias,
 }
 TABLES = ("embed", "positions")  # kept as they are: [rows, d]
+# every name a Stack's slot can have, whatever its config (what train_many's trainable / frozen may name)
+SLOT_NAMES = frozenset(
+    [f"{sub}_{part}" for sub in ("attn", "ffn") for part in ("norm_w", "norm_b", "gate")]
+    + ["qkv_w", "qkv_b", "out_w", "out_b", "fc1_w", "fc1_b", "fc2_w", "fc2_b"]
+    + list(TOP_TENSORS)
+)
+
+
+def check_slot_names(name: str, names, empty_ok: bool) -> None:
+    """``names`` is None (``trainable``: every slot) or a list, tuple or set of slot names, each one of
+    :data:`SLOT_NAMES` exactly (one string is refused: "embed_norm_w" in "embed…"
+    would match by substring), and not empty where that would train nothing."""
+    if names is None and name == "trainable":
+        return
+    if not isinstance(names, (list, tuple, set, frozenset)) or not all(isinstance(n, str) for n in names):
+        raise ValueError(f"{name} must be a list of parameter names (not one string), got {names!r}")
+    unknown = sorted(set(names) - SLOT_NAMES)
+    if unknown:
+        raise ValueError(f"unknown {name} name(s) {unknown}; allowed: {', '.join(sorted(SLOT_NAMES))}")
+    if not names and not empty_ok:
+        raise ValueError(f"{name} is empty: nothing would train")
 
 
 def to_engine(name: str, tensors: list[torch.Tensor]) -> torch.Tensor:

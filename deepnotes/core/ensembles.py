@@ -32,7 +32,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 import torch
 
 from deepnotes.core.config import ModelConfig, TrainConfig
-from deepnotes.core.engine import Stack, graph_config
+from deepnotes.core.engine import Stack, check_slot_names, graph_config
 from deepnotes.core.optim import SHARED_FIELDS
 from deepnotes.core.train import History, NextToken, _notify, _tasks, _train_stack, progress
 from deepnotes.core.validate import positive_int
@@ -190,6 +190,8 @@ def train_many(
     must then be picklable, and results equal the serial ones up to the rounding of another thread
     count). Returns the Histories in the order of the configs."""
     model_cfgs, train_cfgs = list(model_cfgs), list(train_cfgs)
+    check_slot_names("trainable", trainable, empty_ok=False)
+    check_slot_names("frozen", frozen, empty_ok=True)
     if len(model_cfgs) != len(train_cfgs):
         raise ValueError(f"{len(model_cfgs)} model configs for {len(train_cfgs)} train configs")
     tasks = _tasks(tasks, len(model_cfgs))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from deepnotes.core.validate import choice, positive_int
+from deepnotes.core.validate import choice, nonnegative_int, positive_float, positive_int
 
 OPTIMIZERS = ("sgd", "adam", "lamb")
 ARCHITECTURES = ("encoder", "decoder", "encoder-decoder")
@@ -97,14 +97,15 @@ def depth_cancelling_grad_exponent(optimizer: str) -> float:
 
 def warmup_start_lr(lr: float, n_layers: int) -> float:
     """The largest early learning rate that keeps ΔL = O(η) at depth N: η/N."""
+    positive_float("lr", lr)
     _check_depth(n_layers)
     return lr / n_layers
 
 
 def linear_warmup_factor(step: int, warmup_steps: int) -> float:
     """Learning-rate multiplier of a linear warmup: min(1, (t+1)/T_warmup); 1 when T_warmup = 0."""
-    if warmup_steps < 0:
-        raise ValueError(f"warmup_steps must be >= 0, got {warmup_steps!r}")
+    nonnegative_int("step", step)
+    nonnegative_int("warmup_steps", warmup_steps)
     if warmup_steps == 0:
         return 1.0
     return min(1.0, (step + 1) / warmup_steps)
@@ -148,9 +149,12 @@ def pre_ln_lambda(n_layers: int, optimizer: str) -> float:
 
 def branch_weight(alpha: float, lam: float) -> float:
     """Initial weight of a residual branch relative to the skip path, λ₁λ₂/α with λ₁ = λ₂ = λ."""
-    if not alpha > 0 or not lam > 0:
-        raise ValueError(f"alpha and lambda must be > 0, got alpha={alpha!r}, lambda={lam!r}")
-    return lam**2 / alpha
+    positive_float("alpha", alpha)
+    positive_float("lambda", lam)
+    weight = lam * lam / alpha  # λ² (a product: inf, not an OverflowError, past the float range)
+    if not math.isfinite(weight):
+        raise ValueError(f"lambda²/alpha overflows a float: alpha={alpha!r}, lambda={lam!r}")
+    return weight
 
 
 def paper_sublayer_coefficients(n_sublayers: int) -> tuple[float, float]:

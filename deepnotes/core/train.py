@@ -30,7 +30,7 @@ from torch import nn
 from deepnotes.core.config import ModelConfig, TrainConfig
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import MarkovLanguage, generator, mask_positions
-from deepnotes.core.engine import Stack
+from deepnotes.core.engine import Stack, check_slot_names
 from deepnotes.core.models import model_vocab
 from deepnotes.core.optim import EnsembleOptimizer, check_members
 from deepnotes.core.validate import positive_int
@@ -364,6 +364,7 @@ def train(
         raise TypeError(f"model_cfg must be a ModelConfig, got {type(model_cfg).__name__}")
     if not isinstance(cfg, TrainConfig):
         raise TypeError(f"cfg must be a TrainConfig, got {type(cfg).__name__}")
+    check_slot_names("trainable", trainable, empty_ok=False)
     task = task if task is not None else MarkovLanguage(model_cfg.vocab_size, seed=cfg.seed)
     stack = Stack([model_cfg], seeds=[cfg.seed], device=device or default_device())
     return train_ensemble(

@@ -41,6 +41,24 @@ def integer(name: str, value) -> int:
     return value
 
 
+SEED_LIMIT = 2**62  # seeds stay below this: torch's generators take < 2**63, and probe seeds add an offset
+
+
+def seed(name: str, value) -> int:
+    """``value`` as a seed: an int in [0, 2**62) (not a bool, not 2.7 or "3", which would be truncated or
+    coerced into another seed)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < SEED_LIMIT:
+        raise ValueError(f"{name} must be an integer in [0, 2**62), got {value!r}")
+    return value
+
+
+def nonnegative_float(name: str, value) -> float:
+    """``value`` as a finite number ≥ 0 (a tolerance, say; -0.0 counts as 0)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (value >= 0 and math.isfinite(value)):
+        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+    return float(value)
+
+
 def positive_float(name: str, value) -> float:
     """``value`` as a finite number > 0."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not (value > 0 and math.isfinite(value)):

@@ -17,6 +17,8 @@ from deepnotes.show.readable import FIGURE_WIDTH_IN, PANELS_PER_ROW, TEXT_PT, TI
 
 LEGEND_PT = TEXT_PT  # legends, notes in a panel and tick labels are never smaller than this
 SINGLE_WIDTH_IN = 4.6  # one panel: narrower than the column, so its text is not scaled down on a laptop
+MAX_PANELS = 24  # a figure with more panels is unreadable on a page (and would take long to draw)
+MAX_ROW_HEIGHT_IN = 12.0  # a row taller than a phone's screen is a mistake, not a figure
 
 
 def label_axes(
@@ -223,9 +225,20 @@ def key_below(fig, axes, title: str | None = SEEDS_KEY, ncol: int | None = None)
 
 
 def update_curves(ax, runs: Mapping[str, History], title: str = "") -> None:
-    """RMS of F(x,θ_t) − F(x,θ_0) against the step t; a run that took no step says so in the panel."""
+    """RMS of F(x,θ_t) − F(x,θ_0) against the step t; a run that took no step says so in the panel. The
+    axis is scaled to the runs that did not diverge: a diverged run's values above that top (or not
+    finite) run along the top edge, and an ✕ marks its first non-finite value."""
+    healthy = [u for h in runs.values() if not h.diverged for u in h.update_rms if math.isfinite(u)]
+    top = 1.2 * max(healthy) if healthy else None
     for label, hist in runs.items():
-        ax.plot(range(1, len(hist.update_rms) + 1), hist.update_rms, lw=1, color=colour(label), label=label)
+        ys = [u if math.isfinite(u) else math.inf for u in hist.update_rms]
+        shown = [min(u, top) for u in ys] if top is not None else [u if math.isfinite(u) else math.nan for u in ys]
+        (line,) = ax.plot(range(1, len(ys) + 1), shown, lw=1, color=colour(label), label=label)
+        bad = next((t for t, u in enumerate(ys) if not math.isfinite(u)), None)
+        if bad is not None and top is not None:
+            ax.plot([bad + 1], [top], "x", ms=9, mew=2, color=line.get_color(), clip_on=False)
+    if top is not None and any(h.diverged for h in runs.values()):
+        ax.set_ylim(top=top)
     if not any(hist.update_rms for hist in runs.values()):
         ax.text(
             0.5,
@@ -251,6 +264,11 @@ def new_figure(panels: int = 1, height: float = 2.6, width: float | None = None,
     :data:`LEGEND_PT` points stays readable on a phone. Returns (fig, axes) with axes row by row."""
     positive_int("panels", panels)
     positive_float("height", height)
+    if panels > MAX_PANELS or height > MAX_ROW_HEIGHT_IN:
+        raise ValueError(
+            f"a figure of the book has at most {MAX_PANELS} panels of at most {MAX_ROW_HEIGHT_IN} inches a row, "
+            f"got panels={panels!r}, height={height!r}"
+        )
     slots = panels + bool(key)
     ncols = min(slots, PANELS_PER_ROW)
     nrows = math.ceil(slots / ncols)

@@ -13,6 +13,8 @@ from typing import Callable
 
 import sympy as sp
 
+from deepnotes.core.validate import nonnegative_float
+
 HOLDS, APPROX, WRONG = "holds", "holds approximately", "wrong"
 UNCHECKABLE = "not checkable here"  # no derivation given and nothing offline to measure it against
 
@@ -121,10 +123,14 @@ def check_number(
 ) -> Verdict:
     """Holds within ``rtol``, holds approximately within ``approx_rtol``, else wrong. Both numbers must
     be finite: a NaN or inf (a diverged run, say) is no evidence either way, so it is refused, not
-    judged."""
+    judged. The tolerances are finite, ≥ 0, and ``rtol`` ≤ ``approx_rtol``."""
     for name, value in (("claimed", claimed), ("computed", computed)):
         if not _finite_number(value):
             raise ValueError(f"{claim!r}: the {name} value must be a finite number, got {value!r}")
+    nonnegative_float("rtol", rtol)
+    nonnegative_float("approx_rtol", approx_rtol)
+    if rtol > approx_rtol:
+        raise ValueError(f"rtol ({rtol!r}) must not exceed approx_rtol ({approx_rtol!r})")
     rel = abs(claimed - computed) / max(abs(computed), 1e-300)
     status = HOLDS if rel <= rtol else APPROX if rel <= approx_rtol else WRONG
     why = reason or f"relative difference {rel:.2g}"
@@ -306,7 +312,12 @@ def check_scaling(
     claim: str, source: str, claimed: sp.Expr, computed: sp.Expr, var: sp.Symbol, reason: str = ""
 ) -> Verdict:
     """Holds if identical; holds approximately if claimed/computed is a constant in ``var`` (same
-    scaling, another constant); wrong if the two scale differently."""
+    scaling, another constant); wrong if the two scale differently. ``var`` must be a symbol of one of
+    the two expressions (else every constant ratio would read "same scaling")."""
+    symbols = sp.sympify(claimed).free_symbols | sp.sympify(computed).free_symbols
+    if not isinstance(var, sp.Symbol) or var not in symbols:
+        named = ", ".join(sorted(map(str, symbols))) or "none"
+        raise ValueError(f"var must be a symbol of the two expressions ({named}), got {var!r}")
     ratio = sp.simplify(claimed / computed)
     if ratio == 1:
         status, why = HOLDS, "SymPy: identical"

@@ -512,3 +512,15 @@ def test_two_depths_are_too_few_to_judge_a_growth_law():
     """Issue 30: growth laws are judged by comparing fits, which two depths cannot do (the smoke budget)."""
     table = claims.liu_verdicts(made_up_liu(lambda n: 0.01 * n, lambda n: 0.01 * n**0.3, depths=(2, 4)))
     assert [v.status for v in table] == [vd.APPROX, vd.APPROX] and all("too few" in v.reason for v in table)
+
+
+def test_an_update_map_of_a_run_that_diverged_at_step_zero_says_so():
+    """A run stopped before its first tracked step has no update to map: the panel says why (it raised
+    IndexError before)."""
+    from deepnotes.core.train import History
+
+    stopped = History(losses=[], diverged_at=0, floor=1.0, unigram=2.0)
+    fig = figures.update_maps({"adam": {"post": [stopped]}}, [("adam", "post")])
+    (ax,) = fig.axes
+    assert "diverged at step 0" in ax.texts[0].get_text() and not ax.axison
+    matplotlib.pyplot.close(fig)

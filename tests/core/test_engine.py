@@ -463,3 +463,23 @@ def test_members_that_share_a_seed_share_one_draw_of_their_stream():
                     assert torch.equal(mask[k], objective.mask(c.batch_size, c.seq_len, alone[k]))
                 assert torch.equal(gens[k].get_state(), alone[k].get_state())
         assert len(calls) == 3 * 2  # three distinct streams, two steps
+
+
+def test_every_slot_a_stack_can_have_is_a_name_train_many_accepts():
+    """trainable / frozen are checked against engine.SLOT_NAMES before training: every slot of every kind of
+    stack must be in it, or a legitimate name would be refused."""
+    from itertools import product
+
+    from deepnotes.core.config import BLOCK_KINDS, NORM_STYLES
+    from deepnotes.core.engine import SLOT_NAMES
+
+    seen = set()
+    for norm, block, causal, head in product(NORM_STYLES, BLOCK_KINDS, (True, False), (False, True)):
+        if block == "mlp" and (not causal or head):
+            continue
+        cfg = ModelConfig(
+            n_layers=1, d_model=8, n_heads=1, d_ff=8, norm=norm, block=block, causal=causal, head_transform=head
+        )
+        seen |= set(Stack([cfg]).slots)
+    assert seen <= SLOT_NAMES, seen - SLOT_NAMES
+    assert SLOT_NAMES - seen == set(), "a name no stack has"

@@ -82,3 +82,13 @@ def test_the_loss_figure_keeps_two_lines_of_one_colour_apart():
     styles = {line.get_label(): line.get_linestyle() for line in ax.get_lines()}
     assert styles["post"] == "-" and styles["post, warmup"] == "--"  # the palette's rule: warmup is a dash
     assert styles["post lr 2"] not in ("-", "--")  # outside the rule: the next dash its colour has not used
+
+
+def test_an_update_panel_keeps_a_blown_up_run_from_setting_the_axis():
+    blown = History(update_rms=[0.1, 1e30, math.inf], diverged_at=3)
+    fig, (ax,) = plots.new_figure(1)
+    plots.update_curves(ax, {"post": blown, "pre": History(update_rms=[0.1, 0.2, 0.3])})
+    assert ax.get_ylim()[1] == pytest.approx(1.2 * 0.3)  # the healthy run's scale, not 1e30
+    post = ax.get_lines()[0]
+    assert list(post.get_ydata()) == pytest.approx([0.1, 0.36, 0.36])  # along the top edge
+    assert any(line.get_marker() == "x" and list(line.get_xdata()) == [3] for line in ax.get_lines())

@@ -79,6 +79,12 @@ def update_maps(runs: dict[str, dict], show: list[tuple[str, str]]):
     fig, axes = plots.new_figure(len(show), height=3.0)
     for ax, (opt, name) in zip(axes, show):
         h = runs[opt][name][0]
+        ax.set_title(f"{opt.upper()}: {name} (seed 0)", fontsize=TITLE_PT)
+        if not h.update_steps:  # stopped before its first tracked step (diverged at step 0, say)
+            note = h.divergence_note() if h.diverged else "no step tracked"
+            ax.text(0.5, 0.5, f"{note}:\nno update to show", ha="center", va="center", transform=ax.transAxes)
+            ax.set_axis_off()
+            continue
         upd = np.array(h.block_updates) + UPDATE_LOG_FLOOR
         im = ax.imshow(
             np.log10(upd.T),
@@ -87,7 +93,6 @@ def update_maps(runs: dict[str, dict], show: list[tuple[str, str]]):
             cmap="viridis",
             extent=(h.update_steps[0], h.update_steps[-1], 0.5, upd.shape[1] + 0.5),
         )
-        ax.set_title(f"{opt.upper()}: {name} (seed 0)", fontsize=TITLE_PT)
         ax.set_xlabel("step")
         ax.set_ylabel("block l")
         fig.colorbar(im, ax=ax, label=r"log$_{10}$ ‖Δθ_l‖/‖θ_l‖")

@@ -278,3 +278,20 @@ def test_every_package_folder_is_a_regular_package():
     folders = {f for f in folders if f.is_relative_to(ROOT / "deepnotes") and "__pycache__" not in f.parts}
     missing = sorted(str(f.relative_to(ROOT)) for f in folders if not (f / "__init__.py").exists())
     assert not missing, missing
+
+
+def test_every_chapter_function_taking_a_budget_takes_one_by_name():
+    """README rule 8: a budget is passed by name through resolve_budget. Every public function of a chapter
+    with a ``budget`` parameter resolves it first (``budget="smoke"`` raised AttributeError in several)."""
+    import ast
+
+    missing = []
+    for path in sorted((ROOT / "deepnotes" / "chapters").glob("*/*.py")):
+        src = path.read_text()
+        for node in ast.parse(src).body:
+            if not isinstance(node, ast.FunctionDef) or node.name.startswith("_"):
+                continue
+            if "budget" in [a.arg for a in node.args.args + node.args.kwonlyargs]:
+                if "budget = resolve_budget(budget)" not in ast.get_source_segment(src, node):
+                    missing.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}")
+    assert not missing, missing

@@ -275,6 +275,7 @@ def derivation_verdicts(ffn: dict | None = None, logits: dict | None = None) -> 
 
 def init_verdicts(probes: dict[float, InitProbe], budget: Budget | None = None) -> vd.VerdictTable:
     """Experiment 1: the measured encoder at init against the derivation and the annotated eqs. (42), (54)."""
+    budget = resolve_budget(budget)
     b = resolve_budget(budget).bert_init
     noise = NOISE_SIGMAS / b.probe_width**0.5  # |cos| of unrelated vectors at this width stays below this
     return vd.VerdictTable(_init_std_rows(probes, noise) + _init_bert_std_rows(probes, b.vocab))
@@ -504,6 +505,7 @@ def _table_diagnostic_rows(own: dict[float, ex.TableProbe], first: dict[str, dic
 
 def training_verdicts(runs: dict[float, MLMRun], budget: Budget | None = None) -> vd.VerdictTable:
     """Experiment 2: which std learns most within the run (main text, eq. (74), annotated §9.3)."""
+    budget = resolve_budget(budget)
     window = resolve_budget(budget).bert_init.loss_window
     learned = {s: r.history.fraction_learned(window) for s, r in runs.items()}
     best = max(learned, key=learned.get)

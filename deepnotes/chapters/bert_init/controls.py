@@ -5,12 +5,13 @@ off)."""
 from __future__ import annotations
 
 from deepnotes.chapters.bert_init import figures
-from deepnotes.core.config import Budget
+from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.show import widgets as ui
 
 
 def sliders(budget: Budget) -> dict[str, ui.Slider]:
     """ "init": the encoder at initialization; "gains": LayerNorm gains during MLM training."""
+    budget = resolve_budget(budget)
     b = budget.bert_init
 
     def live_init():

@@ -31,7 +31,7 @@ from deepnotes.chapters.bert_init.experiments import (
     probe_depth,
     run_settings,
 )
-from deepnotes.core.config import Budget, ModelConfig, TrainConfig
+from deepnotes.core.config import Budget, ModelConfig, TrainConfig, resolve_budget
 from deepnotes.core.engine import graph_config
 from deepnotes.cost.model import StackPasses, TrainRuns, Work
 
@@ -82,6 +82,7 @@ def _chapter_runs(budget: Budget) -> list[TrainRuns]:
 
 def plan(budget: Budget) -> list[Work]:
     """The chapter's work at ``budget``: see the module's docstring."""
+    budget = resolve_budget(budget)
     b = budget.bert_init
     depth = probe_depth(budget)
     probes = dict.fromkeys(

@@ -359,18 +359,21 @@ def mlm_run(
     progress: bool = False,
 ) -> MLMRun:
     """One run of :func:`mlm_runs`."""
+    budget = resolve_budget(budget)
     return mlm_runs([(std, head_transform)], budget, (seed,), lr, depth, device, progress)[(std, head_transform, seed)]
 
 
 @functools.lru_cache(maxsize=LIVE_RESULTS_KEPT)
 def cached_probe(std: float, depth: int, width: int, budget: Budget) -> InitProbe:
     """:func:`init_probe`, computed once per setting (the experiment and the slider share them)."""
+    budget = resolve_budget(budget)
     return init_probe(std, depth, width, budget)
 
 
 def run_settings(budget: Budget) -> list[tuple[float, bool]]:
     """Every (std, extra head layer) the chapter trains: the §9.3 stds with the head, the gain stds
     with and without it."""
+    budget = resolve_budget(budget)
     b = budget.bert_init
     return list(dict.fromkeys([(s, True) for s in b.train_stds] + [(s, h) for s in b.gain_stds for h in (True, False)]))
 
@@ -378,6 +381,7 @@ def run_settings(budget: Budget) -> list[tuple[float, bool]]:
 @functools.lru_cache(maxsize=BUDGET_RESULTS_KEPT)
 def chapter_runs(budget: Budget) -> dict[tuple[float, bool], MLMRun]:
     """:func:`mlm_runs` over :func:`run_settings` at the budget's defaults (seed 0), trained once."""
+    budget = resolve_budget(budget)
     return {(s, h): run for (s, h, _), run in mlm_runs(run_settings(budget), budget).items()}
 
 
@@ -385,6 +389,7 @@ def chapter_runs(budget: Budget) -> dict[tuple[float, bool], MLMRun]:
 def cached_run(std: float, head_transform: bool, budget: Budget) -> MLMRun:
     """:func:`mlm_run` at the budget's defaults, computed once per setting (the chapter's settings
     come from :func:`chapter_runs`)."""
+    budget = resolve_budget(budget)
     if (std, head_transform) in run_settings(budget):
         return chapter_runs(budget)[(std, head_transform)]
     return mlm_run(std, head_transform, budget)
@@ -398,6 +403,7 @@ def article_gradient_prediction(probe: InitProbe) -> list[float]:
 
 def probe_depth(budget: Budget | None = None) -> int:
     """The depth of the init sweep: BERT-base's 12 where the budget probes it, else its deepest."""
+    budget = resolve_budget(budget)
     depths = resolve_budget(budget).bert_init.probe_depths
     return BERT_DEPTH if BERT_DEPTH in depths else depths[-1]
 
@@ -461,5 +467,6 @@ def gain_runs(budget: Budget | None = None) -> dict[tuple[float, bool], MLMRun]:
 
 def gain_show_std(budget: Budget | None = None) -> float:
     """The std whose gain runs are drawn: BERT's 0.02 where the budget trains it, else its first."""
+    budget = resolve_budget(budget)
     stds = resolve_budget(budget).bert_init.gain_stds
     return BERT_STD if BERT_STD in stds else stds[0]

@@ -143,6 +143,7 @@ def sweep_figure(probes: dict[float, InitProbe]):
 
 def training_figure(runs: dict[float, MLMRun], budget: Budget | None = None):
     """Experiment 2: the MLM loss of every std's run, with the floor and the context-free plateau."""
+    budget = resolve_budget(budget)
     from deepnotes.show import plots
 
     b = resolve_budget(budget).bert_init

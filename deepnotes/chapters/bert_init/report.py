@@ -19,6 +19,7 @@ def annotated_tables_text(
 ) -> str:
     """§9.1 (Var[x_l] and the weight of x_0) and §9.2 (‖g_l‖/‖g_12‖): printed | measured in the tables'
     own setting (uncut N(0, σ²), x_0 ~ N(0, I)) | measured in BERT's (cut at ±2σ, Markov tokens)."""
+    budget = resolve_budget(budget)
     b = resolve_budget(budget).bert_init
     lines = [
         f"{b.table_depth} layers, width {b.table_width}. Columns: printed | the tables' setting: W ~ N(0, σ²) uncut, "
@@ -52,6 +53,7 @@ def _grad_ratio(probe, layer: int) -> float:
 def training_table_text(runs: dict[float, MLMRun], budget: Budget | None = None) -> str:
     """§9.3 printed (steps to converge, final loss) beside each run's steps to 50 % / 80 % of the way
     from the plateau to the floor (0-based, :meth:`History.steps_to`), final loss and fraction learned."""
+    budget = resolve_budget(budget)
     w = resolve_budget(budget).bert_init.loss_window
     lines = [
         "§9.3 (printed: steps to converge, final loss | measured here: steps to 50 % / 80 % of the way to "
@@ -70,6 +72,7 @@ def training_table_text(runs: dict[float, MLMRun], budget: Budget | None = None)
 def gain_summary_text(gain_runs: dict[tuple[float, bool], MLMRun], budget: Budget | None = None) -> str:
     """Per run: the last encoder γ from start to end, the range of the other LNs' final γ, the head
     LN's final γ, the embedding's growth and the fraction learned."""
+    budget = resolve_budget(budget)
     w = resolve_budget(budget).bert_init.loss_window
     lines = []
     for (s, head), r in gain_runs.items():

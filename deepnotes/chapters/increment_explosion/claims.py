@@ -12,7 +12,7 @@ import torch
 from deepnotes.chapters.increment_explosion import experiments as ex
 from deepnotes.chapters.increment_explosion.derive import EXAMPLE_DEPTH, depth_ratio, jacobian_counterexamples
 from deepnotes.core import scaling
-from deepnotes.core.config import Budget, ModelConfig
+from deepnotes.core.config import Budget, ModelConfig, resolve_budget
 from deepnotes.core.measure import count_matrices, loglog_slope
 from deepnotes.core.models import Block
 from deepnotes.core.train import History
@@ -274,6 +274,7 @@ def early_update_verdicts(
 ) -> vd.VerdictTable:
     """DeepNet Fig. 5 at toy scale: does Post-LN's first-step update grow with depth, and DeepNorm's
     stay flat? ``size`` names a model size other than the budget's (e.g. the paper's 64-128-2)."""
+    budget = resolve_budget(budget)
     which = {"all": "all parameters trained", "matrices": "block matrices trained only"}[params]
     which = which if size is None else f"{which}, {size}"
     depths = budget.increment_explosion.update_depths
@@ -320,6 +321,7 @@ def early_update_verdicts(
 
 def early_update_table(updates: dict[str, dict[tuple[str, int], History]], budget: Budget) -> vd.VerdictTable:
     """:func:`early_update_verdicts` for each parameter set of :func:`.experiments.early_updates`."""
+    budget = resolve_budget(budget)
     return vd.VerdictTable([v for which in ex.PARAM_SETS for v in early_update_verdicts(updates[which], budget, which)])
 
 
@@ -327,16 +329,19 @@ def training_table(runs: dict[int, dict[str, list]], budget: Budget) -> vd.Verdi
     """The shared warmup comparison's verdicts (:func:`deepnotes.shared.warmup.verdicts`) at each depth
     of :func:`.experiments.training_comparisons`: at the comparison's own depth the rows Post-Norm vs
     Pre-Norm shows too."""
+    budget = resolve_budget(budget)
     return vd.VerdictTable([v for n, r in runs.items() for v in warmup.verdicts(r, budget, n)])
 
 
 def gradient_table(runs: dict[int, dict[str, list]], budget: Budget) -> vd.VerdictTable:
     """The annotated §10.2's claims on gradients along a run (:func:`deepnotes.shared.warmup.gradient_verdicts`)
     at each depth of :func:`.experiments.training_comparisons`."""
+    budget = resolve_budget(budget)
     return vd.VerdictTable([v for n, r in runs.items() for v in warmup.gradient_verdicts(r, budget, n)])
 
 
 def paper_size_verdicts(updates: dict[tuple[str, int], History], budget: Budget) -> vd.VerdictTable:
     """:func:`early_update_verdicts` for the runs at DeepNet Fig. 5's own model size."""
+    budget = resolve_budget(budget)
     d_model, d_ff, heads = budget.increment_explosion.paper_shape
     return early_update_verdicts(updates, budget, size=f"{d_model}-{d_ff}-{heads} (DeepNet's size)")

@@ -29,7 +29,7 @@ from deepnotes.chapters.increment_explosion.experiments import (
     loss_change_sweep,
     variant_config,
 )
-from deepnotes.core.config import Budget, TrainConfig
+from deepnotes.core.config import Budget, TrainConfig, resolve_budget
 from deepnotes.cost.model import StackPasses, TrainRuns, Work, ensembles
 from deepnotes.shared import warmup
 
@@ -82,6 +82,7 @@ def _slider_grid(budget: Budget) -> list[TrainRuns]:
 
 def plan(budget: Budget) -> list[Work]:
     """The chapter's work at ``budget``: see the module's docstring."""
+    budget = resolve_budget(budget)
     return [
         *_loss_change_probes(budget),  # loss_change_sweep
         *(w for _ in PARAM_SETS for w in _early_update_sweep(budget)),  # early_updates

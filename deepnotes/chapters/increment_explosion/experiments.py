@@ -40,6 +40,7 @@ def variant_config(
 ) -> ModelConfig:
     """The budget's tiny Transformer at depth ``n_layers`` in the given variant (``shape``: another
     (d_model, d_ff, heads), e.g. DeepNet Fig. 5's 64-128-2)."""
+    budget = resolve_budget(budget)
     choice("variant", variant, VARIANTS)
     size = {} if shape is None else dict(zip(("d_model", "d_ff", "n_heads"), shape))
     if variant == "deepnorm/adam":
@@ -68,6 +69,7 @@ def predicted_slope(variant: str, optimizer: str) -> float:
 
 
 def task_for(budget: Budget, seed: int = 0) -> MarkovLanguage:
+    budget = resolve_budget(budget)
     return MarkovLanguage(budget.vocab_size, seed=seed)
 
 
@@ -102,6 +104,7 @@ class LossChangeSweep:
 
 def graph_groups(variants, n_layers: int, budget: Budget) -> list[tuple[str, ...]]:
     """The variants grouped by the graph their stacks share (Post-LN and both DeepNorms: one group)."""
+    budget = resolve_budget(budget)
     groups: dict = {}
     for v in variants:
         groups.setdefault(graph_config(variant_config(v, n_layers, budget)), []).append(v)
@@ -172,6 +175,7 @@ def runs(
     every style at one depth trains together). ``params="matrices"`` updates only the
     blocks' weight matrices (the parameters the magnitude analysis scales), leaving embeddings, head,
     biases and LayerNorm gains at their initial values. ``shape``: another (d_model, d_ff, heads)."""
+    budget = resolve_budget(budget)
     choice("params", params, PARAM_SETS)
     every = every_for(max(cfg.steps for _, _, cfg in settings), budget.increment_explosion.track_points)
     device = device or default_device()
@@ -204,6 +208,7 @@ def run(
     """Train the budget's model in ``variant`` at depth ``n_layers`` on the Markov language
     (``lr`` defaults to the slider's rate for ``optimizer``, ``steps`` to the warmup comparison's
     length; ``params`` as in :func:`runs`)."""
+    budget = resolve_budget(budget)
     sub = budget.increment_explosion
     lr = lr if lr is not None else sub.slider_lrs[optimizer]
     cfg = budget.train_config(optimizer, lr, given(steps, budget.warmup.steps), warmup, seed)
@@ -240,6 +245,7 @@ def paper_size_updates(budget: Budget | None = None, progress: bool = False) -> 
 
 def early_updates(budget: Budget | None = None, progress: bool = False) -> dict[str, dict[tuple[str, int], History]]:
     """:func:`early_update_sweep` once per parameter set of :data:`PARAM_SETS`."""
+    budget = resolve_budget(budget)
     return {which: early_update_sweep(budget, params=which, progress=progress) for which in PARAM_SETS}
 
 
@@ -296,6 +302,7 @@ def slider_run(
 def slider_grid(budget: Budget) -> dict[tuple[int, str, str], History]:
     """(depth, norm, optimizer) → the short run of every setting of the slider's grid, at the budget's
     slider rates, the norms that share a graph at each depth and optimizer trained as one ensemble."""
+    budget = resolve_budget(budget)
     sub = budget.increment_explosion
     keys = [(n, v, o) for n in sub.slider_depths for v in sub.slider_norms for o in sub.slider_optimizers]
     settings = [(v, n, budget.train_config(o, sub.slider_lrs[o], sub.slider_steps)) for n, v, o in keys]

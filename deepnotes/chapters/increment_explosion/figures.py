@@ -44,6 +44,7 @@ def loss_change_figure(sweep: ex.LossChangeSweep):
 def early_update_figure(updates: dict[str, dict[tuple[str, int], History]], budget: Budget):
     """Experiment 2: the model update per step with every parameter trained (darker = deeper), and
     the first-step update against depth for each parameter set (``updates[which]``)."""
+    budget = resolve_budget(budget)
     from deepnotes.show import plots
 
     depths = budget.increment_explosion.update_depths
@@ -80,6 +81,7 @@ def _update_curves(ax, updates: dict[tuple[str, int], History], depths, title: s
 
 def paper_size_figure(updates: dict[tuple[str, int], History], budget: Budget):
     """DeepNet Fig. 5 at the paper's 64-128-2: the update per step and the first-step update against depth."""
+    budget = resolve_budget(budget)
     from deepnotes.show import plots
 
     depths = budget.increment_explosion.update_depths
@@ -102,6 +104,7 @@ def _short(lr: float) -> str:
 def training_figure(runs: dict[int, dict[str, list[History]]], budget: Budget):
     """Experiment 3: the loss curves of :func:`experiments.training_comparisons`, one panel per depth
     (the median over seeds, a band from the lowest to the highest seed)."""
+    budget = resolve_budget(budget)
     from deepnotes.show import plots
 
     lr = _short(budget.warmup.lr)

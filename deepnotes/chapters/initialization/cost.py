@@ -19,7 +19,7 @@ import inspect
 
 from deepnotes.chapters.initialization.experiments import moment_table
 from deepnotes.chapters.initialization.mlp import ACTIVATIONS
-from deepnotes.core.config import Budget
+from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.cost.model import MLPPasses, Work
 
 PARAMETRIZATIONS = (False, True)  # ntk_comparison's runs: standard (He), NTK
@@ -33,6 +33,7 @@ def _moment_passes(budget: Budget, curves: int) -> MLPPasses:
 
 def plan(budget: Budget) -> list[Work]:
     """The chapter's work at ``budget``: see the module's docstring."""
+    budget = resolve_budget(budget)
     b = budget.initialization
     table = inspect.signature(moment_table).parameters  # the notebook calls it with its defaults
     return [

@@ -55,6 +55,7 @@ def torch_trunc_defaults() -> TorchTruncDefaults:
 def truncation_samples(budget: Budget | None = None, std: float = BERT_STD, seed: int = 0) -> dict[str, TruncSample]:
     """``budget.initialization.trunc_samples`` draws of: torch's trunc_normal_ with its default bounds,
     deepnotes' cut at ±2σ, and deepnotes' cut at ±2σ with the std corrected (``match_std``)."""
+    budget = resolve_budget(budget)
     positive_float("std", std)
     n = resolve_budget(budget).initialization.trunc_samples
     t = torch.empty(n)
@@ -142,6 +143,7 @@ class MomentCurve:
 
 def moment_curve(act: str, gain: float, depth: int, budget: Budget | None = None) -> MomentCurve:
     """Measured and predicted per-layer second moments at the budget's width and batch."""
+    budget = resolve_budget(budget)
     b = resolve_budget(budget).initialization
     return MomentCurve(
         act,
@@ -205,6 +207,7 @@ def softmax_probe(
 
 def softmax_sweep(budget: Budget | None = None) -> dict[tuple[int, bool], SoftmaxProbe]:
     """{(d, scaled): SoftmaxProbe} over the budget's ``softmax_dims``, without and with 1/√d."""
+    budget = resolve_budget(budget)
     b = resolve_budget(budget).initialization
     return {
         (dd, s): softmax_probe(dd, s, b.softmax_keys, b.softmax_queries) for dd in b.softmax_dims for s in (False, True)
@@ -282,6 +285,7 @@ def relative_updates(
 
 def ntk_comparison(budget: Budget | None = None) -> dict[bool, UpdateRun]:
     """{ntk: UpdateRun} for the standard (He) and the NTK parametrization at the budget's sizes."""
+    budget = resolve_budget(budget)
     b = resolve_budget(budget).initialization
     return {
         ntk: relative_updates(ntk, b.ntk_width, b.ntk_depth, b.ntk_steps, b.ntk_lr, b.ntk_batch)
@@ -314,6 +318,7 @@ class NormComparison:
 def norm_comparison(budget: Budget | None = None, seed: int = 0) -> NormComparison:
     """PyTorch's LayerNorm and RMSNorm (no affine) on the same input: the outputs' difference on a
     zero-mean and a shifted input, and the median time of forward and forward+backward."""
+    budget = resolve_budget(budget)
     from torch.utils import benchmark
 
     b = resolve_budget(budget).initialization

@@ -38,6 +38,7 @@ def moment_panels(table: dict[tuple[str, str], ex.MomentCurve], budget: Budget |
 
 def moment_figure(act: str, gain: float, depth: int, budget: Budget | None = None, progress: bool = False):
     """The slider's experiment: measured vs predicted per-layer second moment of a plain MLP."""
+    budget = resolve_budget(budget)
     from deepnotes.show import plots
 
     curve = ex.moment_curve(act, gain, depth, budget)
@@ -70,6 +71,7 @@ def softmax_sweep_figure(probes: dict[tuple[int, bool], ex.SoftmaxProbe]):
 def softmax_figure(d: int, scaled: bool, budget: Budget | None = None, progress: bool = False):
     """The slider's second experiment: one row of attention weights at this d, scaled or not,
     titled with the probe's mean max weight and entropy."""
+    budget = resolve_budget(budget)
     from deepnotes.show import plots
 
     b = resolve_budget(budget).initialization

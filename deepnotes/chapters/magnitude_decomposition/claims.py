@@ -24,6 +24,7 @@ from deepnotes.chapters.magnitude_decomposition.experiments import (
 )
 from deepnotes.chapters.magnitude_decomposition.tables import area_text, halfway_text
 from deepnotes.core import scaling
+from deepnotes.core.config import resolve_budget
 from deepnotes.core.derive import N, alpha, depth_exponent, lam
 from deepnotes.core.measure import loglog_slope
 from deepnotes.show.verdicts import (
@@ -341,6 +342,7 @@ def _optimizer_rows() -> list[Verdict]:
 
 def main_text_verdicts(budget=None) -> VerdictTable:
     """The claims of the main text (and the repost's copy of it)."""
+    budget = resolve_budget(budget)
     return VerdictTable(_homogeneity_rows() + _lambda_gradient_rows(budget) + _sgd_solution_rows() + _optimizer_rows())
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 from deepnotes.chapters.magnitude_decomposition.experiments import choices
 from deepnotes.chapters.magnitude_decomposition.training import PLAN
 from deepnotes.core import scaling
-from deepnotes.core.config import Budget, ModelConfig
+from deepnotes.core.config import Budget, ModelConfig, resolve_budget
 from deepnotes.cost.model import StackPasses, TrainRuns, Work
 
 # identity_sweep's settings besides SGD's picks: Adam's λ = 1/α, the paper's constants, Post-LN
@@ -50,6 +50,7 @@ def _run_choices(budget: Budget, n_layers: int, optimizer: str, lr: float, steps
 
 def plan(budget: Budget) -> list[Work]:
     """The chapter's work at ``budget``: see the module's docstring."""
+    budget = resolve_budget(budget)
     mb = budget.magnitude_decomposition
     sgd_picks = len(choices(mb.identity_depth, "sgd")) - 1  # identity_sweep: SGD's choices less the paper's
     return [

@@ -101,6 +101,7 @@ class DecompositionRow:
 def decomposition_table(shapes=None, gains=(1.0, 0.25), seed: int = 0, budget: Budget | None = None):
     """λ of Xavier-normal matrices (gain g, std g·√(2/(a+b))) by every route, one row per shape × gain;
     ``shapes`` default to the budget's ``table_shapes``."""
+    budget = resolve_budget(budget)
     shapes = given(shapes, resolve_budget(budget).magnitude_decomposition.table_shapes)
     gen = generator(seed)
     rows = []
@@ -134,6 +135,7 @@ class Orthogonality:
 
 def xavier_orthogonality(d: int | None = None, seed: int = 0, budget: Budget | None = None) -> Orthogonality:
     """Row cosines and the spectrum of WWᵀ/λ_F² for one draw of W (d: the budget's ``orthogonality_dim``)."""
+    budget = resolve_budget(budget)
     d = given(d, resolve_budget(budget).magnitude_decomposition.orthogonality_dim)
     int_at_least("d", d, 2, "row cosines need two rows")
     w = torch.randn(d, d, generator=generator(seed), dtype=torch.float64) / math.sqrt(d)  # [d, d]
@@ -162,11 +164,13 @@ def block_weights(block) -> dict[str, torch.Tensor]:
 
 def probe_batch(budget: Budget, seed: int, device) -> torch.Tensor:
     """The budget's probe batch ``seed`` [B, T] of the Markov language (task seed 0)."""
+    budget = resolve_budget(budget)
     return core_probe_batch(MarkovLanguage(budget.vocab_size, seed=0), budget.batch_size, budget.seq_len, seed, device)
 
 
 def deepnorm_model(n_layers: int, alpha: float, lam: float, budget: Budget, seed: int = 0, device=None, dtype=None):
     """The budget's DeepNorm Transformer with skip weight α and init gain λ on v/out/FFN."""
+    budget = resolve_budget(budget)
     return build_model(
         budget.model_config(n_layers, norm="deepnorm", alpha=alpha, beta=lam),
         seed=seed,

@@ -104,6 +104,7 @@ def run_choice(
     progress: bool = False,
 ) -> ChoiceRun:
     """One choice (α, λ) trained alone: :func:`run_choices` with one pick."""
+    budget = resolve_budget(budget)
     return run_choices(n_layers, {"": (alpha, lam)}, optimizer, lr, budget, steps, seed, track_every, device, progress)[
         ""
     ]

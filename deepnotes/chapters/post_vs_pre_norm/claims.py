@@ -12,7 +12,7 @@ import sympy as sp
 
 from deepnotes.chapters.post_vs_pre_norm import derive
 from deepnotes.chapters.post_vs_pre_norm import experiments as ex
-from deepnotes.core.config import BUDGETS, Budget
+from deepnotes.core.config import BUDGETS, Budget, resolve_budget
 from deepnotes.core.measure import loglog_slope, scaling_fits
 from deepnotes.core.models import truncated_normal_variance_factor
 from deepnotes.shared import warmup
@@ -259,6 +259,7 @@ def _trains_source(name: str) -> str:
 def identity_path(probes: dict[str, ex.StreamProbe], budget: Budget) -> vd.VerdictTable:
     """Experiment 1 against the derivation: the identity weight per style, Post-LN's gradients,
     Pre-LN's growing stream, ReZero's identity start."""
+    budget = resolve_budget(budget)
     return vd.VerdictTable(_identity_weight_rows(probes, budget) + _stream_rows(probes) + _kept_gradient_rows(probes))
 
 
@@ -350,6 +351,7 @@ def training(runs: dict[str, dict], budget: Budget) -> vd.VerdictTable:
     """Experiment 2: which variants train (the median over seeds), and whether Post-LN without
     warmup diverges. The Adam runs of the shared warmup comparison get its verdicts, the same rows the
     increment chapter shows (:func:`deepnotes.shared.warmup.verdicts`)."""
+    budget = resolve_budget(budget)
     depth = budget.warmup.depth
     shared = warmup.plan(budget)
     rows = list(warmup.verdicts({name: runs["adam"][name] for name in shared}, budget, depth))

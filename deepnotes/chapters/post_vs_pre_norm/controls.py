@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from deepnotes.chapters.post_vs_pre_norm import figures
 from deepnotes.chapters.post_vs_pre_norm.experiments import STYLES
-from deepnotes.core.config import Budget
+from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.show import widgets as ui
 
 
 def sliders(budget: Budget) -> dict[str, ui.Slider]:
     """ "init": per-block gradients at init and the first Adam steps."""
+    budget = resolve_budget(budget)
     sub = budget.post_vs_pre_norm
 
     def live():

@@ -26,7 +26,7 @@ from deepnotes.chapters.post_vs_pre_norm.experiments import (
     style_config,
     training_plan,
 )
-from deepnotes.core.config import Budget
+from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.cost.model import StackPasses, TrainRuns, Work, ensembles
 from deepnotes.shared import warmup
 
@@ -62,6 +62,7 @@ def _training_runs(budget: Budget) -> list[TrainRuns]:
 
 def plan(budget: Budget) -> list[Work]:
     """The chapter's work at ``budget``: see the module's docstring."""
+    budget = resolve_budget(budget)
     sub = budget.post_vs_pre_norm
     b, t = budget.batch_size, budget.seq_len
     last = sub.probe_depths[-1]

@@ -39,6 +39,7 @@ OPTIMIZERS = ("adam", "sgd")  # the optimizers of the training comparison
 
 
 def style_config(norm: str, n_layers: int, budget: Budget, beta: float | None = None) -> ModelConfig:
+    budget = resolve_budget(budget)
     return budget.model_config(n_layers, norm=choice("norm style", norm, STYLES), beta=beta)
 
 
@@ -89,6 +90,7 @@ def stream_probe(
 
 def init_probes(budget: Budget, depth: int | None = None) -> dict[str, StreamProbe]:
     """:func:`stream_probe` of every style at ``depth`` (default: the budget's largest probe depth)."""
+    budget = resolve_budget(budget)
     depth = given(depth, budget.post_vs_pre_norm.probe_depths[-1])
     return {norm: stream_probe(norm, depth, budget) for norm in STYLES}
 
@@ -96,6 +98,7 @@ def init_probes(budget: Budget, depth: int | None = None) -> dict[str, StreamPro
 def depth_sweep(budget: Budget, probes: dict[str, StreamProbe] | None = None) -> dict[tuple[str, int], StreamProbe]:
     """:func:`stream_probe` of every style at each of the budget's probe depths; ``probes`` (of
     :func:`init_probes`) are reused at the largest depth instead of measured again."""
+    budget = resolve_budget(budget)
     depths = budget.post_vs_pre_norm.probe_depths
     return {
         (norm, n): (probes[norm] if probes is not None and n == depths[-1] else stream_probe(norm, n, budget))
@@ -106,6 +109,7 @@ def depth_sweep(budget: Budget, probes: dict[str, StreamProbe] | None = None) ->
 
 def rates(budget: Budget) -> dict[str, float]:
     """optimizer → the training comparison's rate: Adam's is the shared warmup comparison's peak."""
+    budget = resolve_budget(budget)
     return {"adam": budget.warmup.lr, "sgd": budget.post_vs_pre_norm.sgd_lr}
 
 
@@ -149,6 +153,7 @@ def training_plan(budget: Budget) -> dict[str, dict]:
     """The variants of the training comparison: label → keyword arguments of :func:`run`. The shared
     warmup comparison's four (Post-LN without and with warmup, Pre-LN, DeepNorm), then ReZero with
     trained gates and with Su's fixed-step gates (α_t = min(1, t/T), T the warmup length)."""
+    budget = resolve_budget(budget)
     w = budget.warmup.warmup
     shared = {
         label: dict(norm=norm, **({"warmup": steps} if steps else {}))
@@ -170,6 +175,7 @@ def _training_trackers(every: int, gate_step: float | None) -> list:
 def own_runs(budget: Budget) -> list[tuple[str, str, int]]:
     """The (optimizer, label, seed) runs this chapter trains itself: every run of :func:`training_plan`
     but the Adam runs of the shared warmup comparison."""
+    budget = resolve_budget(budget)
     shared = shared_warmup.plan(budget)
     return [
         (opt, name, seed)
@@ -187,6 +193,7 @@ def training_runs(budget: Budget, progress: bool = False) -> dict[str, dict[str,
     (both), Pre-LN and DeepNorm are :func:`deepnotes.shared.warmup.runs`, the same runs the increment
     chapter shows; the others train here as engine ensembles (the fixed-step ReZero, whose gates are
     set rather than trained, in ensembles of its own)."""
+    budget = resolve_budget(budget)
     sub = budget.warmup
     plan = training_plan(budget)
     every = every_for(sub.steps, sub.track_points)
@@ -217,6 +224,7 @@ def training_runs(budget: Budget, progress: bool = False) -> dict[str, dict[str,
 def update_map_runs(budget: Budget) -> list[tuple[str, str]]:
     """The (optimizer, label) runs whose per-block updates are compared: Post-LN with Adam without
     and with warmup, and with SGD."""
+    budget = resolve_budget(budget)
     return [("adam", shared_warmup.NO_WARMUP), ("adam", shared_warmup.warmed(budget)), ("sgd", shared_warmup.NO_WARMUP)]
 
 

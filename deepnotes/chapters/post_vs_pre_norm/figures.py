@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from deepnotes.chapters.post_vs_pre_norm import experiments as ex
+from deepnotes.core.config import resolve_budget
 from deepnotes.core.measure import loglog_slope
 from deepnotes.show.palette import colour
 from deepnotes.show.readable import TEXT_PT, TITLE_PT
@@ -125,6 +126,7 @@ def slider_figure(
     progress: bool = False,
 ):
     """The slider's render function: runs :func:`.experiments.slider_experiment` and draws it."""
+    budget = resolve_budget(budget)
     return slider_result(ex.slider_experiment(depth, norm, warmup, beta, lr, budget, progress))
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from deepnotes.chapters.thousand_layers import experiments as ex
 from deepnotes.chapters.thousand_layers.claims import TRAINED
-from deepnotes.core.config import Budget
+from deepnotes.core.config import Budget, resolve_budget
 
 
 def _verb(median: float) -> str:
@@ -16,6 +16,7 @@ def _verb(median: float) -> str:
 def sentences(runs: ex.Runs, budget: Budget) -> list[str]:
     """Three sentences: who trains at the headline depth (and where Post-LN stops), the deepest stack
     beside Post-LN, and what the map says about DeepNorm's rates."""
+    budget = resolve_budget(budget)
     sub = budget.thousand_layers
     n, w = sub.depth, sub.loss_window
     med = {lab: runs.median(lab, n, w) for lab in ex.MAP_STYLES}
@@ -67,5 +68,6 @@ def sentences(runs: ex.Runs, budget: Budget) -> list[str]:
 
 def markdown(runs: ex.Runs, budget: Budget) -> str:
     """:func:`sentences` as one paragraph, the answer in bold."""
+    budget = resolve_budget(budget)
     s = sentences(runs, budget)
     return f"**The answer, from this page's runs.** {' '.join(s)}"

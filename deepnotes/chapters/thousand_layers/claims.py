@@ -12,7 +12,7 @@ import sympy as sp
 from deepnotes.chapters.thousand_layers import derive
 from deepnotes.chapters.thousand_layers import experiments as ex
 from deepnotes.core import scaling
-from deepnotes.core.config import Budget
+from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.core.derive import N, alpha, deepnorm_ratio, lam
 from deepnotes.core.measure import StreamProfile
 from deepnotes.show import verdicts as vd
@@ -262,6 +262,7 @@ def _beyond_headline_rows(runs: ex.Runs, budget: Budget) -> list[vd.Verdict]:
 def training(runs: ex.Runs, budget: Budget) -> vd.VerdictTable:
     """The claims about training at the headline depth, on the frontier, on the map and past DeepNet;
     each tested in the direction its source makes it, on the seeds' median (the range beside it)."""
+    budget = resolve_budget(budget)
     return vd.VerdictTable(_headline_rows(runs, budget) + _beyond_headline_rows(runs, budget))
 
 

@@ -25,7 +25,7 @@ from deepnotes.chapters.thousand_layers.experiments import (
     variant_train_config,
 )
 from deepnotes.chapters.thousand_layers.experiments import plan as runs_plan
-from deepnotes.core.config import Budget
+from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.core.engine import graph_config
 from deepnotes.cost.model import StackPasses, TrainRuns, Work, ensembles
 
@@ -67,6 +67,7 @@ def _slider_live_runs(budget: Budget, runs: list[Run]) -> list[TrainRuns]:
 
 def plan(budget: Budget) -> list[Work]:
     """The chapter's work at ``budget``: see the module's docstring."""
+    budget = resolve_budget(budget)
     runs = runs_plan(budget)
     return [
         *_init_profiles(budget),  # init_profiles

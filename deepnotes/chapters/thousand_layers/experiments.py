@@ -78,6 +78,7 @@ def variant(label: str) -> Variant:
 def variant_config(label: str, depth: int, budget: Budget) -> ModelConfig:
     """The budget's Transformer at ``depth`` blocks in the variant's style; DeepNorm's constants
     from :func:`deepnotes.core.scaling.deepnorm_coefficients` (the encoder/decoder-only form)."""
+    budget = resolve_budget(budget)
     var = variant(label)
     positive_int("depth", depth)
     if var.norm != "deepnorm":
@@ -103,6 +104,7 @@ def variant_train_config(
 ) -> TrainConfig:
     """Adam at ``lr`` (default: the chapter's rate) on the chapter's batches; the "+ warmup" variants
     warm up for :func:`warmup_steps` (depth, steps)."""
+    budget = resolve_budget(budget)
     sub = budget.thousand_layers
     steps = sub.train_steps if steps is None else positive_int("steps", steps)
     lr = sub.lr if lr is None else positive_float("lr", lr)
@@ -125,6 +127,7 @@ def map_rates(lr: float, count: int = 5, decades: float = 2.0) -> tuple[float, .
 
 def budget_map_rates(budget: Budget) -> tuple[float, ...]:
     """The map's columns at ``budget``: :func:`map_rates` around the chapter's rate."""
+    budget = resolve_budget(budget)
     sub = budget.thousand_layers
     return map_rates(sub.lr, sub.map_rate_count, sub.map_decades)
 
@@ -134,6 +137,7 @@ def deepest_rate(budget: Budget) -> float:
     deepest depth N so that DeepNorm's first-step loss change stays where it is at N₀. Under Adam
     that change grows like N^p (p = 1/2: the exponent :func:`.derive.loss_change_growth` derives),
     so η_N = η·(N₀/N)^p."""
+    budget = resolve_budget(budget)
     sub = budget.thousand_layers
     return sub.lr * (sub.depth / sub.deepest) ** _deepnorm_adam_exponent()
 
@@ -152,6 +156,7 @@ def _deepnorm_adam_exponent() -> float:
 def init_profiles(budget: Budget, depth: int | None = None, styles=PROFILE_STYLES) -> dict[str, StreamProfile]:
     """:func:`~deepnotes.core.measure.stream_profiles` of each style at ``depth`` (default
     the headline depth) on one batch of the language (seed 0); every style is a member of one stack."""
+    budget = resolve_budget(budget)
     depth = budget.thousand_layers.depth if depth is None else positive_int("depth", depth)
     dev = default_device()
     batch, seq = budget.thousand_layers.train_batch
@@ -197,6 +202,7 @@ def plan(budget: Budget) -> list[Run]:
       (``map_seeds`` seeds: no training-outcome verdict reads one cell's runs);
     - past DeepNet: DeepNorm with the warmup rule at the deepest depth and :func:`deepest_rate`
       (``map_seeds`` seeds), beside Post-LN with the same warmup and rate (``contrast_seeds`` seeds)."""
+    budget = resolve_budget(budget)
     sub = budget.thousand_layers
     seeds = range(sub.seeds)
     depths = (*sub.frontier_depths, sub.depth)
@@ -271,6 +277,7 @@ def train_runs(
     s means initialization s and data stream s. Runs that share a graph and a depth train as one
     ensemble whatever their rate and warmup; ensembles are spread over ``workers`` processes
     (default: one per core, at most two; one on CUDA)."""
+    budget = resolve_budget(budget)
     sub = budget.thousand_layers
     runs = plan(budget) if runs is None else list(runs)
     dev = default_device()
@@ -323,6 +330,7 @@ class TrainabilityMap:
 def trainability_map(runs: Runs, budget: Budget) -> TrainabilityMap:
     """The map's cells out of the chapter's runs: MAP_STYLES × the map depths × :func:`budget_map_rates`
     (the middle column is the frontier's runs at the chapter's rate)."""
+    budget = resolve_budget(budget)
     return _map_of(runs, MAP_STYLES, tuple(budget.thousand_layers.map_depths), budget_map_rates(budget))
 
 
@@ -346,6 +354,7 @@ def train_map(
     seeds 0 … seeds − 1) on their own (the chapter trains its map in :func:`train_runs`' one call).
     Runs of one style and depth differ only in their rate, so they share one graph: a row of the
     map is one ensemble (halved where that balances the worker processes)."""
+    budget = resolve_budget(budget)
     for style in styles:
         choice("map style", style, MAP_STYLES)
     depths = tuple(positive_int("depth", n) for n in depths)

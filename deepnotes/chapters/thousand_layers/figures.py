@@ -7,6 +7,7 @@ import math
 import statistics
 
 from deepnotes.chapters.thousand_layers import experiments as ex
+from deepnotes.core.config import resolve_budget
 from deepnotes.core.measure import StreamProfile
 from deepnotes.show.palette import colour, line_style
 from deepnotes.show.readable import TEXT_PT
@@ -143,6 +144,7 @@ def frontier(
 def answer(runs: ex.Runs, budget, threshold: float):
     """The chapter's answer in one small figure: :func:`frontier` of the four styles at the chapter's
     rate from 3 to the headline depth, and the deepest stack's DeepNorm beside Post-LN."""
+    budget = resolve_budget(budget)
     sub = budget.thousand_layers
     return frontier(
         runs,
@@ -206,6 +208,7 @@ def slider_result(runs: ex.Runs, depth: int, label: str):
 def slider_figure(depth: int, variant: str, budget=None, runs: ex.Runs | None = None, progress: bool = False):
     """The slider's render function: the stored run of (depth, variant) where ``runs`` has it, else a
     live run (:func:`.experiments.live_run`)."""
+    budget = resolve_budget(budget)
     if runs is None or not runs.has(variant, depth):
         runs = ex.live_run(depth, variant, budget, progress=progress)
     return slider_result(runs, depth, ex.variant(variant).label)

@@ -22,7 +22,7 @@ from deepnotes.chapters.why_residuals.experiments import (
 )
 from deepnotes.chapters.why_residuals.spectrum import PaperSpectra, log10_quartiles, zeros
 from deepnotes.chapters.why_residuals.training import TransformerSweep, first_seed, outcome
-from deepnotes.core.config import Budget
+from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.core.derive import N, depth_cancelling_exponent
 from deepnotes.core.train import History
 from deepnotes.show import verdicts as vd
@@ -493,6 +493,7 @@ def token_cosine_verdicts(cosines: dict[tuple, tuple[float, float]]) -> vd.Verdi
 
 def training_verdicts(runs: dict[tuple, list[History]], budget: Budget) -> vd.VerdictTable:
     """Does each MLP run ((N, optimizer, kind) → one History per seed) learn? (the seeds' median)"""
+    budget = resolve_budget(budget)
     window = budget.why_residuals.loss_window
     return vd.VerdictTable(
         [
@@ -512,6 +513,7 @@ def training_verdicts(runs: dict[tuple, list[History]], budget: Budget) -> vd.Ve
 
 def transformer_verdicts(sweep: TransformerSweep, budget: Budget) -> vd.VerdictTable:
     """The Transformers without normalization: does each train, and does each keep positions apart at init?"""
+    budget = resolve_budget(budget)
     window = budget.why_residuals.loss_window
     return vd.VerdictTable(
         [
@@ -545,6 +547,7 @@ def transformer_verdicts(sweep: TransformerSweep, budget: Budget) -> vd.VerdictT
 def measured_summary(runs: dict[tuple, list[History]], budget: Budget) -> str:
     """The Markdown paragraph "Measured at the <budget> budget" on seed 0 of each run: the median
     per-layer gradient norm at step 0 of the deepest Adam runs, and each run's outcome and half-way step."""
+    budget = resolve_budget(budget)
     rb = budget.why_residuals
     runs = first_seed(runs)
     kinds = list(dict.fromkeys(kind for _, _, kind in runs))
@@ -578,6 +581,7 @@ def spectrum_verdicts(spectra: dict, budget: Budget) -> vd.VerdictTable:
     """ReZero's signal-propagation claims on the measured input-output Jacobian spectra: g = 0 is an
     isometry; at the shallow depth all three stacks keep most λ_io near one; at the deep one the LayerNorm
     stacks spread theirs while ReZero (g = 0.1) stays much closer to one."""
+    budget = resolve_budget(budget)
     sub = budget.why_residuals
     shallow, deep = min(sub.jacobian_depths), max(sub.jacobian_depths)
     f = NEAR_ONE_FACTOR

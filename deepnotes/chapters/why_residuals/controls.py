@@ -5,12 +5,13 @@ range)."""
 from __future__ import annotations
 
 from deepnotes.chapters.why_residuals import figures
-from deepnotes.core.config import Budget
+from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.show import widgets as ui
 
 
 def sliders(budget: Budget) -> dict[str, ui.Slider]:
     """ "growth": Jacobian growth and a short training run."""
+    budget = resolve_budget(budget)
     rb = budget.why_residuals
 
     def live():

@@ -37,7 +37,7 @@ from deepnotes.chapters.why_residuals.training import (
     transformer_config,
     transformer_sweep_settings,
 )
-from deepnotes.core.config import Budget
+from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.cost.model import MLPPasses, ProbeCalls, StackPasses, TrainRuns, Work, ensembles
 
 LAYERS_PER_BLOCK = 2  # W1 and W2 of a block
@@ -154,6 +154,7 @@ def _slider_grid(budget: Budget) -> list[MLPPasses | ProbeCalls]:
 
 def plan(budget: Budget) -> list[Work]:
     """The chapter's work at ``budget``: see the module's docstring."""
+    budget = resolve_budget(budget)
     return [
         *_gradient_sweep(budget),  # gradient_sweep
         *_growth_sweep(budget),  # growth_sweep

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from deepnotes.core.config import Budget
+from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import generator, seeded
 from deepnotes.core.validate import positive_int
@@ -351,6 +351,7 @@ class GradientSweep:
 
 def gradient_sweep(budget: Budget) -> GradientSweep:
     """Experiment 1 at the budget's sizes."""
+    budget = resolve_budget(budget)
     rb = budget.why_residuals
     width, depth = rb.train_width, rb.grad_depths[0]
     hidden = rb.moment_hidden_factor * width
@@ -400,6 +401,7 @@ class GrowthSweep:
 
 def growth_sweep(budget: Budget) -> GrowthSweep:
     """Experiment 2 at the budget's sizes (width 1 gets ``width1_batch_factor`` × the probe batch)."""
+    budget = resolve_budget(budget)
     rb = budget.why_residuals
     probes = {
         (w, k, n): jacobian_growth(k, w, n, batch=rb.probe_batch * (rb.width1_batch_factor if w == 1 else 1))

@@ -221,6 +221,7 @@ def growth_figure(sweep: GrowthSweep):
 def training_figure(runs: dict[tuple, list[History]], budget: Budget):
     """The MLP runs (seed 0): one row per depth, one column per optimizer (``runs``: (N, optimizer,
     kind) → one History per seed)."""
+    budget = resolve_budget(budget)
     from deepnotes.show import plots
 
     rb = budget.why_residuals
@@ -241,6 +242,7 @@ def training_figure(runs: dict[tuple, list[History]], budget: Budget):
 
 def first_step_gradient_figure(runs: dict[tuple, list[History]], budget: Budget):
     """‖∂L/∂θ_l‖ per layer at step 0 of the deepest Adam runs (seed 0)."""
+    budget = resolve_budget(budget)
     from deepnotes.show import plots
 
     rb = budget.why_residuals

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import torch
 
-from deepnotes.core.config import Budget
+from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import seeded
 from deepnotes.core.models import Block
@@ -57,6 +57,7 @@ class Spectrum:
 def encoder_stack(budget: Budget, style: str, depth: int, gate: float = 0.0) -> torch.nn.Sequential:
     """N encoder blocks of the budget's width (no embedding, no head, no final LayerNorm: the notebook's
     ``nn.TransformerEncoder``), in float64; ReZero's gates set to ``gate``."""
+    budget = resolve_budget(budget)
     choice("norm style", style, SPECTRUM_STYLES)
     positive_int("depth", depth)
     cfg = budget.model_config(depth, norm=style, causal=False)
@@ -81,6 +82,7 @@ def io_jacobian(stack: torch.nn.Module, x0: torch.Tensor) -> torch.Tensor:
 
 def spectrum(budget: Budget, style: str, depth: int, gate: float = 0.0, device=None) -> Spectrum:
     """λ_io of ``style`` at ``depth`` for the budget's seeds (one random x_0 ~ N(0, I) per seed)."""
+    budget = resolve_budget(budget)
     sub = budget.why_residuals
     device = device or default_device()
     values: list[float] = []
@@ -95,6 +97,7 @@ def spectrum(budget: Budget, style: str, depth: int, gate: float = 0.0, device=N
 def jacobian_spectra(budget: Budget, device=None) -> dict[tuple[str, int], Spectrum]:
     """Every style of SPECTRUM_STYLES at every depth of ``budget.why_residuals.jacobian_depths``
     (ReZero with the notebook's gate), plus ReZero with g = 0 (the identity) at the deepest."""
+    budget = resolve_budget(budget)
     sub = budget.why_residuals
     out = {
         (style, n): spectrum(budget, style, n, sub.jacobian_gate, device)
@@ -127,6 +130,7 @@ def zeros(values) -> int:
 def model_spectrum(model: torch.nn.Module, budget: Budget, seed: int = 0) -> tuple[float, ...]:
     """λ_io of a language model's block stack (the book's causal blocks, as trained), in float64, at one
     x_0 ~ N(0, I) of ``jacobian_tokens`` tokens."""
+    budget = resolve_budget(budget)
     blocks = copy.deepcopy(torch.nn.Sequential(*model.blocks)).double()
     gen = torch.Generator().manual_seed(seed)
     x0 = torch.randn(budget.why_residuals.jacobian_tokens, budget.d_model, generator=gen, dtype=torch.float64)
@@ -150,6 +154,7 @@ def paper_spectra(budget: Budget, device=None) -> PaperSpectra:
     ``paper_jacobian_depths`` at initialization (``jacobian_seeds`` seeds pooled), and ReZero at the deepest
     of them after each of ``paper_rezero_steps`` Adam steps on the Markov language (0 = at init, every gate
     0: J = I); a run of k steps is the first k steps of the longest (same seed, same data, no schedule)."""
+    budget = resolve_budget(budget)
     from deepnotes.core.data import MarkovLanguage
     from deepnotes.core.engine import export_member, stack_of
     from deepnotes.core.models import build_model

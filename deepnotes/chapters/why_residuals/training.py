@@ -75,6 +75,7 @@ def build_lm(
     kind, depth: int, budget: Budget, width: int | None = None, seed: int = 0, device=None
 ) -> MLPLanguageModel:
     """The budget's MLP language model of ``kind`` at ``depth``, initialized from ``seed``."""
+    budget = resolve_budget(budget)
     with seeded(seed):
         model = MLPLanguageModel(budget.vocab_size, given(width, budget.why_residuals.train_width), depth, kind)
     return model.to(device or default_device())
@@ -88,6 +89,7 @@ def mlp_config(kind, depth: int, budget: Budget, width: int | None = None) -> Mo
     """:class:`MLPLanguageModel` as an engine config: one FFN sublayer per block (ReLU, hidden = width),
     no LayerNorm; ``plain`` is the style x ← f(x), an ε rule the style x ← x + g·f(x) whose gate g
     :func:`start_mlp` sets to ε and nothing trains."""
+    budget = resolve_budget(budget)
     width = positive_int("width", given(width, budget.why_residuals.train_width))
     return ModelConfig(
         n_layers=depth,
@@ -126,6 +128,7 @@ def _mlp_trackers(every: int) -> list:
 def mlp_runs(settings: list[tuple], budget: Budget, device=None, progress: bool = False) -> list[History]:
     """Train the MLP language model for every (kind, depth, width, TrainConfig) of ``settings`` (seed:
     the config's), as few ensembles as the settings allow, on the machine's workers."""
+    budget = resolve_budget(budget)
     if not settings:
         return []
     device = device or default_device()
@@ -173,6 +176,7 @@ def mlp_setting(
     """One run of :func:`mlp_runs`, (kind, depth, width, TrainConfig), with the budget's defaults (the
     chapter's rate for ``optimizer``, ``train_steps``, ``train_width``): what :func:`mlp_run` trains and
     the cost plan counts."""
+    budget = resolve_budget(budget)
     rb = budget.why_residuals
     return kind, depth, given(width, rb.train_width), _config(budget, optimizer, lr, given(steps, rb.train_steps), seed)
 
@@ -180,6 +184,7 @@ def mlp_setting(
 def train_sweep_settings(budget: Budget) -> list[tuple[tuple, tuple]]:
     """:func:`train_sweep`'s runs: ((N, optimizer, kind), :func:`mlp_setting`) for every kind at the budget's
     ``train_depths`` under both optimizers and ``train_seeds`` seeds (the cost plan counts the same list)."""
+    budget = resolve_budget(budget)
     rb = budget.why_residuals
     return [
         ((n, opt, kind), mlp_setting(kind, n, budget, opt, seed=s))
@@ -193,6 +198,7 @@ def train_sweep_settings(budget: Budget) -> list[tuple[tuple, tuple]]:
 def transformer_sweep_settings(budget: Budget) -> list[tuple[tuple, tuple]]:
     """:func:`transformer_sweep`'s runs: ((N, kind), (kind, N, TrainConfig)), Adam at ``transformer_lr``,
     ``train_seeds`` seeds each (the cost plan counts the same list)."""
+    budget = resolve_budget(budget)
     rb = budget.why_residuals
     return [
         ((n, kind), (kind, n, _config(budget, "adam", rb.transformer_lr, rb.train_steps, s)))
@@ -209,6 +215,7 @@ def token_cosines(
     """At initialization, the mean cosine between the final hidden states of the V different tokens
     (what the head must tell apart), measured and predicted from each pair's embedding cosine by
     :func:`.experiments.predicted_cosine`. Returns (measured, predicted)."""
+    budget = resolve_budget(budget)
     model = build_lm(kind, depth, resolve_budget(budget), width, seed, device)
     tokens = torch.arange(model.head.out_features, device=next(model.parameters()).device)  # all V tokens
     x0, xn = model.embed(tokens), model.hidden(tokens)  # [V, d] each
@@ -237,6 +244,7 @@ def forward_stable_init(model: TransformerLM) -> TransformerLM:
 
 def transformer_config(kind: str, depth: int, budget: Budget) -> ModelConfig:
     """:func:`build_transformer`'s config: style ``plain``, or ``none`` with the branch gain β = √ε."""
+    budget = resolve_budget(budget)
     if kind == "plain":
         return budget.model_config(depth, norm="plain")
     return budget.model_config(depth, norm="none", beta=math.sqrt(eps_for_depth(kind, depth)))
@@ -247,6 +255,7 @@ def build_transformer(kind: str, depth: int, budget: Budget | None = None, seed:
     :func:`forward_stable_init`) or an ε rule (x ← x + F(x) with the branch weights, v and out, fc1
     and fc2, initialized with gain β = √ε, so every branch starts as ε·F: ReLU and attention's value
     path are linear in each)."""
+    budget = resolve_budget(budget)
     model = build_model(
         transformer_config(kind, depth, resolve_budget(budget)), seed=seed, device=device or default_device()
     )
@@ -274,6 +283,7 @@ def _transformer_trackers(every: int) -> list:
 def transformer_runs(settings: list[tuple], budget: Budget, device=None, progress: bool = False) -> list[History]:
     """Train :func:`build_transformer`'s model for every (kind, depth, TrainConfig) of ``settings`` on the
     Markov language (seed: the config's), as few ensembles as the settings allow."""
+    budget = resolve_budget(budget)
     device = device or default_device()
     cfgs = [transformer_config(kind, n, budget) for kind, n, _ in settings]
     return train_many(
@@ -343,6 +353,7 @@ def train_sweep(budget: Budget, progress: bool = False) -> dict[tuple, list[Hist
     """The MLP language models of every kind at the budget's ``train_depths`` under both optimizers,
     from ``train_seeds`` seeds each (initialization and data stream): (N, optimizer, kind) → one
     History per seed."""
+    budget = resolve_budget(budget)
     runs = train_sweep_settings(budget)
     hists = mlp_runs([setting for _, setting in runs], budget, progress=progress)
     out: dict[tuple, list[History]] = {}
@@ -358,6 +369,7 @@ def first_seed(runs: dict[tuple, list[History]]) -> dict[tuple, History]:
 
 def token_cosine_sweep(budget: Budget) -> dict[tuple, tuple[float, float]]:
     """:func:`token_cosines` at every (N, kind) of the training runs: (N, kind) → (measured, predicted)."""
+    budget = resolve_budget(budget)
     return {
         (n, kind): token_cosines(kind, n, budget) for n in budget.why_residuals.train_depths for kind in STACK_KINDS
     }
@@ -377,6 +389,7 @@ class TransformerSweep:
 def transformer_sweep(budget: Budget, progress: bool = False) -> TransformerSweep | None:
     """Every kind at the budget's ``transformer_depths``, ``train_seeds`` seeds each (None when the
     budget skips the variant)."""
+    budget = resolve_budget(budget)
     rb = budget.why_residuals
     if not rb.transformer_depths:
         return None

@@ -155,6 +155,11 @@ def _rates_line(rates: est.Rates) -> str:
     )
 
 
+def _duration(seconds: float) -> str:
+    """:func:`~deepnotes.cost.estimate.format_seconds` with no line break between number and unit."""
+    return est.format_seconds(seconds).replace(" ", "\u00a0")
+
+
 def cost_table(budgets: tuple[str, ...] = COST_BUDGETS) -> str:
     """Each chapter's estimated cost at ``budgets``: its cost plan's counted work timed with this
     machine's rates (measured once, :func:`~deepnotes.cost.estimate.calibrate`) and the T4's assumed
@@ -171,8 +176,8 @@ def cost_table(budgets: tuple[str, ...] = COST_BUDGETS) -> str:
             e = est.estimate(chapter, est.chapter_plan(chapter, b), b, list(rates))
             seconds += [e.seconds[r.device] for r in rates]
         totals = [t + s for t, s in zip(totals, seconds)]
-        lines.append(f"| `{chapter}` | " + " | ".join(est.format_seconds(s) for s in seconds) + " |")
-    lines.append("| all chapters | " + " | ".join(f"**{est.format_seconds(s)}**" for s in totals) + " |")
+        lines.append(f"| `{chapter}` | " + " | ".join(_duration(s) for s in seconds) + " |")
+    lines.append("| all chapters | " + " | ".join(f"**{_duration(s)}**" for s in totals) + " |")
     lines += ["", f"This machine: {_rates_line(here)}.", "", f"T4: {_rates_line(t4)}."]
     return "\n".join(lines)
 

@@ -120,7 +120,6 @@ def test_the_cost_table_has_every_chapter_at_cpu_and_gpu_and_says_the_t4_is_assu
     rows = table(text)
     assert [r[0].strip("`") for r in rows] == [c.split("/")[-1] for c in CHAPTERS] + ["all chapters"]
     assert all(len(r) == 1 + 2 * len(intro.COST_BUDGETS) for r in rows)
-    assert intro.COST_BUDGETS == ("cpu", "gpu")
     assert est.T4.how in text and "assumed" in est.T4.how and here.how in text
     assert not log.exists(), "the intro's estimates must not mark chapters in the work log"
 

@@ -34,13 +34,6 @@ def nonnegative_int(name: str, value) -> int:
     return value
 
 
-def integer(name: str, value) -> int:
-    """Any int (a seed, say; bools are refused)."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name} must be an integer, got {value!r}")
-    return value
-
-
 SEED_LIMIT = 2**62  # seeds stay below this: torch's generators take < 2**63, and probe seeds add an offset
 
 

@@ -208,10 +208,11 @@ def _key(where, handles: dict[str, object], title: str | None, **placement) -> N
     )
 
 
-def key_below(fig, axes, title: str | None = SEEDS_KEY, ncol: int | None = None) -> None:
+def key_below(fig, axes, title: str | None = None, ncol: int | None = None) -> None:
     """One key under the whole figure for the lines of ``axes`` (each label once, in order of appearance),
     in place of their own legends; the figure grows by the key's height so the panels keep theirs. Two
-    columns when the labels are short enough to fit side by side in the column."""
+    columns when the labels are short enough to fit side by side in the column. ``title``: what the
+    lines are (:data:`SEEDS_KEY` where each is a median over seeds)."""
     handles = _handles(axes)
     for ax in axes:
         if ax.get_legend() is not None:

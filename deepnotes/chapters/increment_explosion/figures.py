@@ -111,7 +111,7 @@ def training_figure(runs: dict[int, dict[str, list[History]]], budget: Budget):
     fig, axes = plots.new_figure(len(runs), height=2.8)
     for ax, (n, r) in zip(axes, runs.items()):
         plots.loss_curves(ax, r, title=f"N = {n} blocks, Adam, peak lr {lr}", legend=False)
-    plots.key_below(fig, axes)
+    plots.key_below(fig, axes, title=plots.SEEDS_KEY)
     return fig
 
 

@@ -68,7 +68,7 @@ def training_losses(runs: dict[str, dict], n_layers: int, lrs: dict[str, float])
     fig, axes = plots.new_figure(len(runs), height=2.8)
     for ax, opt in zip(axes, runs):
         plots.loss_curves(ax, runs[opt], title=f"N = {n_layers}, {opt.upper()} (lr {lrs[opt]:g})", legend=False)
-    plots.key_below(fig, axes)
+    plots.key_below(fig, axes, title=plots.SEEDS_KEY)
     return fig
 
 

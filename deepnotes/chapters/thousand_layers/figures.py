@@ -177,7 +177,7 @@ def deepest(runs: ex.Runs, depth: int, deepest_depth: int, rate: float):
         colours={f"deepnorm, N = {depth}": "tab:gray"},
         legend=False,
     )
-    plots.key_below(fig, [ax])
+    plots.key_below(fig, [ax], title=plots.SEEDS_KEY)
     return fig
 
 

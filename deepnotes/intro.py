@@ -94,7 +94,7 @@ def _smaller(a, b) -> bool:
         return a < b
     if isinstance(a, tuple) and isinstance(b, tuple):
         fewer = set(a) < set(b)
-        return fewer or (len(a) == len(b) and a != b and all(x <= y for x, y in zip(a, b)))
+        return fewer or (len(a) == len(b) and a != b and all(x <= y for x, y in zip(a, b, strict=True)))
     return False
 
 
@@ -175,7 +175,7 @@ def cost_table(budgets: tuple[str, ...] = COST_BUDGETS) -> str:
         for b in budgets:
             e = est.estimate(chapter, est.chapter_plan(chapter, b), b, list(rates))
             seconds += [e.seconds[r.device] for r in rates]
-        totals = [t + s for t, s in zip(totals, seconds)]
+        totals = [t + s for t, s in zip(totals, seconds, strict=True)]
         lines.append(f"| `{chapter}` | " + " | ".join(_duration(s) for s in seconds) + " |")
     lines.append("| all chapters | " + " | ".join(f"**{_duration(s)}**" for s in totals) + " |")
     lines += ["", f"This machine: {_rates_line(here)}.", "", f"T4: {_rates_line(t4)}."]

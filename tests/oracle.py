@@ -143,8 +143,8 @@ class BlockUpdates:
         if self._before is None:
             return
         out = []
-        for block, old in zip(model.blocks, self._before):
-            num = sum(float((p - q).pow(2).sum()) for p, q in zip(block.parameters(), old))
+        for block, old in zip(model.blocks, self._before, strict=True):
+            num = sum(float((p - q).pow(2).sum()) for p, q in zip(block.parameters(), old, strict=True))
             den = sum(float(q.pow(2).sum()) for q in old)
             out.append((num / den) ** 0.5 if den > 0 else 0.0)
         hist.update_steps.append(step)
@@ -223,10 +223,10 @@ def one_step_loss_change(
     opt.step()
     with torch.no_grad():
         loss1 = float(model.loss(tokens))
-        deltas = [p - s for p, s in zip(params, saved)]
-        first_order = sum(float((g * d).sum()) for g, d in zip(grads, deltas))
+        deltas = [p - s for p, s in zip(params, saved, strict=True)]
+        first_order = sum(float((g * d).sum()) for g, d in zip(grads, deltas, strict=True))
         update_norm = sum(float(d.pow(2).sum()) for d in deltas) ** 0.5
-        for p, s in zip(params, saved):
+        for p, s in zip(params, saved, strict=True):
             p.copy_(s)
     model.zero_grad(set_to_none=True)
     return StepProbe(

@@ -43,6 +43,7 @@ class Tool:
     entry: str
     argv: tuple[str, ...]  # arguments of ``python tools/<script>``
     shows: tuple[str, ...]
+    env: tuple[tuple[str, str], ...] = ()  # environment variables set for the run
 
 
 # ---- the entry points, imported lazily so that collecting this file stays cheap ----------------------
@@ -627,6 +628,30 @@ TOOLS: list[Tool] = [
         ("run_chapter.py", "book/missing.ipynb", "/tmp/out.ipynb"),
         ("book/missing.ipynb",),
     ),
+    # refused before the notebook runs (issue 33: each of these executed the whole chapter, then failed)
+    Tool(
+        "tools/run_chapter.py into a missing folder",
+        ("run_chapter.py", "book/bert_init.ipynb", "/nonexistent/bert.ipynb"),
+        ("/nonexistent", "does not exist"),
+    ),
+    Tool(
+        "tools/run_chapter.py --check-plan on the intro",
+        ("run_chapter.py", "book/intro.ipynb", "/tmp/intro.ipynb", "--check-plan"),
+        ("'intro'", "no cost plan", "bert_init"),
+    ),
+    Tool(
+        "tools/run_chapter.py over the chapter itself",
+        ("run_chapter.py", "book/bert_init.ipynb", "book/bert_init.ipynb"),
+        ("the chapter itself",),
+    ),
+    Tool(
+        "tools/run_chapter.py with DEEPNOTES_BUDGET=big",
+        ("run_chapter.py", "book/bert_init.ipynb", "/tmp/bert.ipynb"),
+        ("'big'", "smoke"),
+        env=(("DEEPNOTES_BUDGET", "big"),),
+    ),
+    Tool("tools/estimate_costs.py --items -3", ("estimate_costs.py", "--items", "-3"), ("--items", "'-3'")),
+    Tool("tools/offline_widgets.py --force", ("offline_widgets.py", "--force"), ("--force",)),
     Tool("tools/store_checked_outputs.py (no arguments)", ("store_checked_outputs.py",), ("chapters",)),
     Tool("tools/store_checked_outputs.py README.md", ("store_checked_outputs.py", "README.md"), ("README.md",)),
     Tool("tools/ledger_check.py --chapter nope", ("ledger_check.py", "--chapter", "nope"), ("'nope'",)),
@@ -682,6 +707,7 @@ def classify_tool(tool: Tool) -> tuple[str, str]:
     try:
         proc = subprocess.run(
             [sys.executable, str(ROOT / "tools" / script), *args],
+            env={**os.environ, **dict(tool.env)},
             capture_output=True,
             text=True,
             timeout=HANG_SECONDS,

@@ -32,13 +32,24 @@ def _short(work) -> str:
     return f"{work.passes} MLP passes {work.depth}×{work.width} on {work.batch} ×{work.members}"
 
 
+def _count(text: str) -> int:
+    """An argument that must be an integer >= 0 (argparse prints the message with the usage line)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text!r}")
+    return value
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--budget", choices=sorted(BUDGETS), action="append", help="a budget to estimate (repeatable; default: all)"
     )
     parser.add_argument(
-        "--items", type=int, default=0, metavar="K", help="also list each chapter's K costliest plan items on the T4"
+        "--items", type=_count, default=0, metavar="K", help="also list each chapter's K costliest plan items on the T4"
     )
     args = parser.parse_args(argv)
     here = estimate.calibrate()

@@ -14,6 +14,7 @@ from the npm registry the same way and replaces Sphinx's CDN ``mathjax_path``.
 
 from __future__ import annotations
 
+import argparse
 import shutil
 import subprocess
 import sys
@@ -88,7 +89,8 @@ def write_offline_config(static: Path, out: Path, extra: dict | None = None) -> 
     return out
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args(argv)  # takes no arguments
     static = install_html_manager()
     out = write_offline_config(static, CACHE / "_config.offline.yml")
     print(f"widget manager: {static / STATIC_NAME / 'embed.js'}")

@@ -43,6 +43,28 @@ def slowest_cells(nb, count: int = 8) -> list[tuple[float, int, str]]:
     return sorted(out, reverse=True)[:count]
 
 
+def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Everything that would make the run fail after executing the notebook is refused first (exit 2):
+    a chapter that is not a notebook, an output that is not a new notebook path in an existing folder,
+    an unknown ``DEEPNOTES_BUDGET``, ``--check-plan`` on a notebook without a cost plan."""
+    from deepnotes.core.config import BUDGET_ENV, BUDGETS
+    from deepnotes.ledger.items import CHAPTERS
+
+    if not args.chapter.is_file() or args.chapter.suffix != ".ipynb":
+        parser.error(f"{args.chapter} is not a notebook file; give one of book/*.ipynb")
+    if args.out.suffix != ".ipynb":
+        parser.error(f"out {args.out} must end in .ipynb")
+    if not args.out.parent.is_dir():
+        parser.error(f"out {args.out}: the folder {args.out.parent} does not exist")
+    if args.out.resolve() == args.chapter.resolve():
+        parser.error(f"out {args.out} is the chapter itself; write the executed copy elsewhere")
+    budget = os.environ.get(BUDGET_ENV)
+    if budget is not None and budget not in BUDGETS:
+        parser.error(f"{BUDGET_ENV}={budget!r} is not a budget; allowed: {', '.join(BUDGETS)}")
+    if args.check_plan and args.chapter.stem not in CHAPTERS:
+        parser.error(f"--check-plan: {args.chapter.stem!r} has no cost plan; chapters with one: {', '.join(CHAPTERS)}")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("chapter", type=Path, help="a chapter notebook, e.g. book/bert_init.ipynb")
@@ -53,8 +75,7 @@ def main(argv: list[str] | None = None) -> None:
         help="compare the ensembles the chapter trains with its cost plan; print the estimate",
     )
     args = parser.parse_args(argv)
-    if not args.chapter.is_file() or args.chapter.suffix != ".ipynb":
-        parser.error(f"{args.chapter} is not a notebook file; give one of book/*.ipynb")
+    check_arguments(parser, args)
     if not args.check_plan:
         print(f"{args.chapter}: executed in {run(args.chapter, args.out):.1f} s -> {args.out}")
         return

@@ -290,7 +290,7 @@ def block_backward(st: Styles, dy, p: dict, g: dict, saved: dict):
 
 def _layers(names, tensors) -> list[dict[str, torch.Tensor]]:
     """Per layer l, {name: tensor[l]} (one ``unbind`` per tensor)."""
-    return [dict(zip(names, views)) for views in zip(*(t.unbind(0) for t in tensors))]
+    return [dict(zip(names, views, strict=True)) for views in zip(*(t.unbind(0) for t in tensors), strict=True)]
 
 
 class BlocksFunction(torch.autograd.Function):
@@ -577,7 +577,7 @@ def _kept_entries(layout: Layout, members) -> int:
     count.restype = ctypes.c_int64
     return max(
         count(ctypes.byref(layout), ctypes.c_uint8(a), ctypes.c_uint8(b), ctypes.c_uint8(c))
-        for a, b, c in zip(pre.tolist(), post.tolist(), gated.tolist())
+        for a, b, c in zip(pre.tolist(), post.tolist(), gated.tolist(), strict=True)
     )
 
 
@@ -586,7 +586,7 @@ def compiled_forward(st, names, params, x: torch.Tensor, batch: int, keep: bool)
     every layer's intermediates [N, K, kept] where they fit in :data:`KEEP_LIMIT_BYTES` (the
     backward then only reads them), else every layer's input [N, K, M, d] (the backward recomputes
     each layer from it: the same numbers, the forward computed twice, a tenth of the memory)."""
-    tensors = dict(zip(names, params))
+    tensors = dict(zip(names, params, strict=True))
     layout = _layout(st, tensors, x, batch)
     y = x.detach().contiguous().clone()
     members = _members(st, x)
@@ -686,7 +686,7 @@ def compiled_backward(names, params, saved, dy: torch.Tensor):
     :func:`forward` kept. Parameters carrying an :class:`AdamStep` are stepped in place instead and
     their gradient is None."""
     layout, members, inputs = saved
-    tensors = dict(zip(names, params))
+    tensors = dict(zip(names, params, strict=True))
     step, stepped = _armed(tensors)
     grads = {name: _gradient_buffer(p) for name, p in tensors.items() if name not in stepped}  # every entry written
     adam, lr = _adam_in_backward(step, stepped) if stepped else (None, None)

@@ -312,3 +312,81 @@ def resolve_budget(budget: Budget | str | None = None) -> Budget:
 def device() -> torch.device:
     """CUDA when present, else the CPU."""
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+# ---- memory: what a stack needs, checked against what the device has before anything is allocated ----
+
+FLOAT_BYTES = 4  # float32
+STATE_COPIES = 4  # in training, per parameter: the weight, its gradient and Adam's two moments
+
+
+def parameter_counts(cfg: ModelConfig) -> tuple[int, int]:
+    """(per block, outside the blocks) parameters of one member of ``cfg``, as the engine lays them out:
+    a block holds qkv (d·3d + 3d), out (d² + d) for a Transformer, fc1/fc2 (2·d·d_ff + d_ff + d), and a
+    norm (2d) and a gate (1) per sublayer; outside the blocks the embedding (V·d, an encoder's [MASK] one
+    row more), an encoder's positions and embedding norm (max_len·d + 2d), a final norm (2d), BERT's dense
+    and its norm (d² + 3d), and the head (d·V + V, or an encoder's tied head's bias V)."""
+    d, f, v = cfg.d_model, cfg.d_ff, cfg.vocab_size
+    ffn = 2 * d * f + f + d
+    attn = 3 * d * d + 3 * d + d * d + d if cfg.block == "transformer" else 0
+    sublayers = 2 if cfg.block == "transformer" else 1
+    per_block = attn + ffn + sublayers * (2 * d + 1)
+    encoder = not cfg.causal
+    top = (v + encoder) * d + encoder * (cfg.max_len * d + 2 * d) + 2 * d + cfg.head_transform * (d * d + 3 * d)
+    return per_block, top + (v if encoder else d * v + v)
+
+
+def activation_floats(cfg: ModelConfig, train: TrainConfig) -> int:
+    """Floats one member keeps for the backward: per block, B·T tokens × (12d + 2·d_ff) (the inputs and
+    outputs of every matrix, norm and activation) and the B·heads·T² attention weights."""
+    tokens = train.batch_size * train.seq_len
+    attention = train.batch_size * cfg.n_heads * train.seq_len**2 if cfg.block == "transformer" else 0
+    return cfg.n_layers * (tokens * (12 * cfg.d_model + 2 * cfg.d_ff) + attention)
+
+
+def stack_bytes(cfg: ModelConfig, members: int = 1, train: TrainConfig | None = None) -> int:
+    """Bytes of ``members`` members of ``cfg``: their float32 weights, P·4 (``train`` None: a model built,
+    not trained), or in training P·4·STATE_COPIES plus the activations (:func:`activation_floats`)."""
+    per_block, top = parameter_counts(cfg)
+    params = cfg.n_layers * per_block + top
+    if train is None:
+        return members * FLOAT_BYTES * params
+    return members * FLOAT_BYTES * (STATE_COPIES * params + activation_floats(cfg, train))
+
+
+def available_bytes(where: torch.device | str | None = None) -> int | None:
+    """Memory free for a new tensor on ``where``: a GPU's free memory (``torch.cuda.mem_get_info``), the
+    system's available memory (``MemAvailable`` of /proc/meminfo on Linux; the physical memory elsewhere),
+    or None where neither can be read."""
+    where = torch.device(where) if where is not None else torch.device("cpu")
+    if where.type == "cuda":
+        return torch.cuda.mem_get_info(where)[0]
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def check_fits(cfg: ModelConfig, members: int = 1, train: TrainConfig | None = None, where=None) -> int:
+    """Refuse, before anything is allocated, a stack that :func:`stack_bytes` says would not fit in
+    :func:`available_bytes`; the message names the sizes and the estimate. Returns the estimate."""
+    needed = stack_bytes(cfg, members, train)
+    free = available_bytes(where)
+    if free is not None and needed > free:
+        what = "training" if train is not None else "the weights of"
+        sizes = f"n_layers={cfg.n_layers}, d_model={cfg.d_model}, d_ff={cfg.d_ff}, vocab_size={cfg.vocab_size}"
+        if train is not None:
+            sizes += f", batch_size={train.batch_size}, seq_len={train.seq_len}"
+        raise ValueError(
+            f"{what} {members} member(s) with {sizes} needs about {needed / 2**30:.3g} GiB by deepnotes' "
+            f"estimate, more than the {free / 2**30:.3g} GiB free on {torch.device(where or 'cpu')}; "
+            "make the stack shallower or narrower, or train fewer members at once"
+        )
+    return needed

@@ -52,10 +52,11 @@ import torch.nn.functional as F
 from torch import nn
 
 from deepnotes.core.blocks import Styles, block_forward, mask_of, norm_forward, run_blocks
-from deepnotes.core.config import ModelConfig
+from deepnotes.core.config import ModelConfig, check_fits
 from deepnotes.core.data import generator
-from deepnotes.core.models import Block, TransformerLM, trunc_normal_
+from deepnotes.core.models import Block, TransformerLM, check_tokens, trunc_normal_
 from deepnotes.core.validate import positive_int
+from deepnotes.core.validate import seed as seed_value
 
 NORMED = ("post", "deepnorm", "pre")  # styles with a LayerNorm per sublayer
 MATRICES = ("qkv_w", "out_w", "fc1_w", "fc2_w")  # the blocks' weight matrices (what DeepNet's analysis scales)
@@ -124,9 +125,10 @@ class Stack(nn.Module):
                     f"member {i} does not share member 0's graph (only alpha, beta, init_std and "
                     f"the norm style may differ): {graph_config(cfg)} vs {shared}"
                 )
-        seeds = list(range(len(cfgs))) if seeds is None else [int(s) for s in seeds]
+        seeds = list(range(len(cfgs))) if seeds is None else [seed_value(f"seeds[{i}]", s) for i, s in enumerate(seeds)]
         if len(seeds) != len(cfgs):
             raise ValueError(f"{len(seeds)} seeds for {len(cfgs)} member configs")
+        check_fits(shared, len(cfgs), where=device)  # before the first tensor is allocated
         self.cfg, self.cfgs, self.seeds = shared, tuple(cfgs), tuple(seeds)
         self.n_members, self.n_layers = len(cfgs), shared.n_layers
         self.mask_id = shared.vocab_size  # encoders: one extra token, [MASK]
@@ -260,7 +262,7 @@ class Stack(nn.Module):
         matrix). Draws are float32 on the
         CPU, then cast, so a seed gives the same weights on every device, and member k's weights
         depend on its own config and seed only."""
-        for k, (cfg, seed) in enumerate(zip(self.cfgs, self.seeds)):
+        for k, (cfg, seed) in enumerate(zip(self.cfgs, self.seeds, strict=True)):
             gen, trunc = generator(seed), cfg.init_std is not None
 
             def fill(target: torch.Tensor, xavier_gain: float | None) -> None:
@@ -326,7 +328,10 @@ class Stack(nn.Module):
     def layers(self) -> list[dict[str, torch.Tensor]]:
         """Per layer l, the views {name: [K, r, c]} of its parameters (one ``unbind`` per tensor)."""
         names = self.block_names
-        return [dict(zip(names, views)) for views in zip(*(getattr(self, n).unbind(0) for n in names))]
+        return [
+            dict(zip(names, views, strict=True))
+            for views in zip(*(getattr(self, n).unbind(0) for n in names), strict=True)
+        ]
 
     def run_blocks(self, x: torch.Tensor, return_stream: bool = False):
         """The N blocks on x [K, B, T, d] → [K, B, T, d]; with ``return_stream`` also [x_0, …, x_N]."""
@@ -345,8 +350,13 @@ class Stack(nn.Module):
 
     def embed_tokens(self, tokens: torch.Tensor) -> torch.Tensor:
         """x_0 [K, B, T, d] of tokens [K, B, T] (each member reads its own table)."""
+        rows = self.embed.shape[1]  # V, or V + 1 with an encoder's [MASK]
+        check_tokens(tokens, rows)
+        if tokens.dim() != 3 or tokens.size(0) != self.n_members:
+            raise ValueError(
+                f"tokens must be [members={self.n_members}, batch, seq_len], got shape {tuple(tokens.shape)}"
+            )
         k_, _, t = tokens.shape
-        rows = self.embed.shape[1]
         offsets = torch.arange(k_, device=tokens.device).view(k_, 1, 1) * rows
         x = F.embedding(tokens + offsets, self.embed.reshape(k_ * rows, -1))  # [K, B, T, d]
         if not self.cfg.causal:  # BERT: LN(token + position)
@@ -512,10 +522,10 @@ def from_engine(name: str, value: torch.Tensor, tensors: list[torch.Tensor]) -> 
     if name in TABLES:
         tensors[0].copy_(value)
     elif tensors[0].dim() == 2:
-        for t, chunk in zip(tensors, value.chunk(len(tensors), dim=1)):
+        for t, chunk in zip(tensors, value.chunk(len(tensors), dim=1), strict=True):
             t.copy_(chunk.T)
     else:
-        for t, chunk in zip(tensors, value.reshape(-1).chunk(len(tensors))):
+        for t, chunk in zip(tensors, value.reshape(-1).chunk(len(tensors)), strict=True):
             t.copy_(chunk.view_as(t))
 
 
@@ -560,7 +570,7 @@ def write_reference(stack: Stack, k: int, model):
     for name, pieces in _pieces(stack, model, k).items():
         target = stack.member(name, k)
         rows = target.unbind(0) if name in stack.block_names else [target]
-        for piece, row in zip(pieces, rows):
+        for piece, row in zip(pieces, rows, strict=True):
             from_engine(name, row, piece)
     return model
 

@@ -26,12 +26,14 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import warnings
 from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 
 import torch
 
-from deepnotes.core.config import ModelConfig, TrainConfig
+from deepnotes.core.config import ModelConfig, TrainConfig, check_fits, stack_bytes
 from deepnotes.core.engine import Stack, check_slot_names, graph_config
 from deepnotes.core.optim import SHARED_FIELDS
 from deepnotes.core.train import History, NextToken, _notify, _tasks, _train_stack, progress
@@ -57,6 +59,17 @@ def default_workers(device: torch.device | str | None = None) -> int:
     return max(1, min(MAX_WORKERS, available_cores()))
 
 
+UNGUARDED = (
+    "a worker process is re-running the script that started it, which calls deepnotes' trainers at its "
+    'top level: put that call under `if __name__ == "__main__":` (Python starts worker processes by '
+    "importing the main script), or pass workers=1"
+)
+WORKERS_FAILED = (
+    "worker processes could not start, so the runs train here, one after the other. If this is a script, "
+    'put the calls to deepnotes\' trainers under `if __name__ == "__main__":` to use several cores'
+)
+
+
 def _one_thread() -> None:
     torch.set_num_threads(1)
 
@@ -75,13 +88,25 @@ def run_jobs(
         raise ValueError(f"{len(costs)} costs for {len(jobs)} jobs")
     if workers == 1 or len(jobs) <= 1:
         return [fn(*job) for job in _bar(jobs, progress and len(jobs) > 1)]
+    if getattr(multiprocessing.current_process(), "_inheriting", False):
+        raise RuntimeError(UNGUARDED)  # a worker re-running an unguarded script: stop it here, clearly
     order = sorted(range(len(jobs)), key=lambda i: -(costs[i] if costs is not None else 0))
     results: list = [None] * len(jobs)
+    done = 0
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=context, initializer=_one_thread) as pool:
-        futures = {pool.submit(fn, *jobs[i]): i for i in order}
-        for future in _bar(as_completed(futures), progress, total=len(futures)):
-            results[futures[future]] = future.result()
+    try:
+        with ProcessPoolExecutor(
+            max_workers=min(workers, len(jobs)), mp_context=context, initializer=_one_thread
+        ) as pool:
+            futures = {pool.submit(fn, *jobs[i]): i for i in order}
+            for future in _bar(as_completed(futures), progress, total=len(futures)):
+                results[futures[future]] = future.result()
+                done += 1
+    except BrokenProcessPool:
+        if done:
+            raise  # a worker died mid-run (out of memory, killed): not the missing guard
+        warnings.warn(WORKERS_FAILED, RuntimeWarning, stacklevel=2)
+        return [fn(*job) for job in _bar(jobs, progress)]
     return results
 
 
@@ -105,19 +130,12 @@ def ensemble_cost(model_cfg: ModelConfig, train_cfg: TrainConfig, members: int) 
 
 
 MEMORY_SHARE = 0.5  # an ensemble on a GPU may take at most this share of the device's memory
-STATE_BYTES = 16  # per float32 parameter: the weight, its gradient and Adam's two moments
 
 
 def member_bytes(model_cfg: ModelConfig, train_cfg: TrainConfig) -> int:
-    """About the memory one member takes in training: STATE_BYTES per block parameter
-    (4d² + 2·d·d_ff weights per block) plus the float32 activations kept for the backward
-    (B·T tokens × (12d + 2·d_ff) per block, and the B·heads·T² attention weights)."""
-    d, f, n = model_cfg.d_model, model_cfg.d_ff, model_cfg.n_layers
-    tokens = train_cfg.batch_size * train_cfg.seq_len
-    per_block = STATE_BYTES * (4 * d * d + 2 * d * f) + 4 * (
-        tokens * (12 * d + 2 * f) + train_cfg.batch_size * model_cfg.n_heads * train_cfg.seq_len**2
-    )
-    return n * per_block
+    """About the memory one member takes in training (:func:`deepnotes.core.config.stack_bytes`: the
+    weights, gradients and Adam's moments of every parameter, and the activations kept for the backward)."""
+    return stack_bytes(model_cfg, 1, train_cfg)
 
 
 def member_limit(model_cfg: ModelConfig, train_cfg: TrainConfig, device) -> int | None:
@@ -141,7 +159,7 @@ def ensemble_groups(
     ``limit`` (a function of a member's model and train configs, as :func:`member_limit`): the most
     members an ensemble may hold; a larger group is cut into consecutive pieces of that size first."""
     groups: dict[tuple, list[int]] = {}
-    for i, (mc, tc) in enumerate(zip(model_cfgs, train_cfgs)):
+    for i, (mc, tc) in enumerate(zip(model_cfgs, train_cfgs, strict=True)):
         groups.setdefault((graph_config(mc), *(getattr(tc, f) for f in SHARED_FIELDS)), []).append(i)
     out = []
     for g in groups.values():
@@ -199,6 +217,8 @@ def train_many(
     if len(inits) != len(model_cfgs):
         raise ValueError(f"{len(inits)} inits for {len(model_cfgs)} model configs")
     members = ensemble_groups(model_cfgs, train_cfgs, workers, limit=lambda m, t: member_limit(m, t, device))
+    for m in members:  # before any worker starts or any tensor is allocated
+        check_fits(model_cfgs[m[0]], len(m), train_cfgs[m[0]], where=device)
     single = len(members) == 1
     objective = objective if objective is not None else NextToken()
     for m in members:  # told here: a worker process has no observers
@@ -208,7 +228,7 @@ def train_many(
     costs = [ensemble_cost(model_cfgs[m[0]], train_cfgs[m[0]], len(m)) for m in members]
     results = run_jobs(_train_group, jobs, workers, costs, progress=progress and not single)
     out: list[History | None] = [None] * len(model_cfgs)
-    for m, hists in zip(members, results):
-        for i, h in zip(m, hists):
+    for m, hists in zip(members, results, strict=True):
+        for i, h in zip(m, hists, strict=True):
             out[i] = h
     return out

@@ -91,7 +91,7 @@ class UpdateSize:
 
     def start(self, stack: Stack, tasks, cfgs) -> None:
         self._probe = torch.stack(
-            [t.sample(c.batch_size, c.seq_len, generator(c.seed + 2)) for t, c in zip(tasks, cfgs)]
+            [t.sample(c.batch_size, c.seq_len, generator(c.seed + 2)) for t, c in zip(tasks, cfgs, strict=True)]
         ).to(stack.embed.device)  # [K, B, T]
         self._ref = self._output(stack)
 
@@ -182,7 +182,7 @@ def count_matrices(block: nn.Module) -> int:
 def loglog_slope(xs: Sequence[float], ys: Sequence[float]) -> float:
     """Least-squares slope b of log y = a + b·log x (the exponent of a power law y ∝ x^b), over the
     points where both are finite and positive."""
-    pts = [(x, y) for x, y in zip(xs, ys) if x > 0 and y > 0 and math.isfinite(x) and math.isfinite(y)]
+    pts = [(x, y) for x, y in zip(xs, ys, strict=True) if x > 0 and y > 0 and math.isfinite(x) and math.isfinite(y)]
     lx = [math.log(x) for x, _ in pts]
     ly = [math.log(y) for _, y in pts]
     if len(set(lx)) < 2:
@@ -191,7 +191,7 @@ def loglog_slope(xs: Sequence[float], ys: Sequence[float]) -> float:
         )
     mx, my = sum(lx) / len(lx), sum(ly) / len(ly)
     sxx = sum((x - mx) ** 2 for x in lx)
-    return sum((x - mx) * (y - my) for x, y in zip(lx, ly)) / sxx
+    return sum((x - mx) * (y - my) for x, y in zip(lx, ly, strict=True)) / sxx
 
 
 def scaling_fits(xs: Sequence[float], ys: Sequence[float], forms: dict[str, Sequence[float]]) -> dict[str, float]:
@@ -244,12 +244,12 @@ def step_probes(
     make_optimizer(params, TrainConfig(optimizer=optimizer, lr=lr)).step()
     with torch.no_grad():
         loss1 = stack.next_token_losses(tokens)  # [K]
-        deltas = [p - s for p, s in zip(params, saved)]
-        first_order = sum(member_sums(stack, n, g * d) for n, g, d in zip(names, grads, deltas))
-        update_sq = sum(member_sums(stack, n, d.pow(2)) for n, d in zip(names, deltas))
-        grad_sq = sum(member_sums(stack, n, g.pow(2)) for n, g in zip(names, grads))
-        grad_l1 = sum(member_sums(stack, n, g.abs()) for n, g in zip(names, grads))
-        for p, s in zip(params, saved):
+        deltas = [p - s for p, s in zip(params, saved, strict=True)]
+        first_order = sum(member_sums(stack, n, g * d) for n, g, d in zip(names, grads, deltas, strict=True))
+        update_sq = sum(member_sums(stack, n, d.pow(2)) for n, d in zip(names, deltas, strict=True))
+        grad_sq = sum(member_sums(stack, n, g.pow(2)) for n, g in zip(names, grads, strict=True))
+        grad_l1 = sum(member_sums(stack, n, g.abs()) for n, g in zip(names, grads, strict=True))
+        for p, s in zip(params, saved, strict=True):
             p.copy_(s)
     stack.zero_grad(set_to_none=True)
     delta = (loss1 - loss0).tolist()

@@ -32,7 +32,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from deepnotes.core.config import ModelConfig
+from deepnotes.core.config import ModelConfig, check_fits
 from deepnotes.core.data import seeded
 
 
@@ -212,6 +212,7 @@ class TransformerLM(nn.Module):
             raise TypeError(f"a model is built from a ModelConfig, got {type(cfg).__name__}")
         if cfg.block != "transformer":
             raise ValueError(f"TransformerLM needs block='transformer', got {cfg.block!r}")
+        check_fits(cfg)  # before the first layer is allocated
         self.cfg = cfg
         self.mask_id = cfg.vocab_size  # encoders get one extra token: [MASK]
         self.embed = nn.Embedding(cfg.vocab_size + (0 if cfg.causal else 1), cfg.d_model)
@@ -288,10 +289,11 @@ def model_vocab(model) -> int | None:
 
 
 def check_tokens(tokens: torch.Tensor, vocab: int | None) -> None:
-    """Token ids [B, T] must be integers in [0, vocab): refused here, not as an index error in torch."""
+    """Token ids [..., B, T] must be integers in [0, vocab): refused here, not as an index error in torch
+    (or, in a stack of members, a silent read of the next member's embedding row)."""
     if not isinstance(tokens, torch.Tensor) or tokens.dtype not in (torch.int64, torch.int32):
         raise TypeError(
-            f"tokens must be an integer tensor [batch, seq_len], got {type(tokens).__name__}"
+            f"tokens must be an integer tensor [..., batch, seq_len], got {type(tokens).__name__}"
             + (f" of {tokens.dtype}" if isinstance(tokens, torch.Tensor) else "")
         )
     if vocab is not None and tokens.numel() and (int(tokens.min()) < 0 or int(tokens.max()) >= vocab):

@@ -67,7 +67,7 @@ class EnsembleOptimizer:
 
     def lr_values(self, step: int) -> list[float]:
         """η_k(step) = η_k · min(1, (step+1)/T_k), as Python floats (what each History records)."""
-        return [lr * scaling.linear_warmup_factor(step, w) for lr, w in zip(self.peaks, self.warmups)]
+        return [lr * scaling.linear_warmup_factor(step, w) for lr, w in zip(self.peaks, self.warmups, strict=True)]
 
     def lrs(self, step: int) -> torch.Tensor:
         """η_k(step): [K], in the parameters' dtype."""

@@ -27,7 +27,7 @@ from typing import TypeVar
 import torch
 from torch import nn
 
-from deepnotes.core.config import ModelConfig, TrainConfig
+from deepnotes.core.config import ModelConfig, TrainConfig, check_fits
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import MarkovLanguage, generator, mask_positions
 from deepnotes.core.engine import Stack, check_slot_names
@@ -253,7 +253,7 @@ def member_batches(stack: Stack, tasks, cfgs, gens, objective) -> tuple[torch.Te
     small batch costs more than a block at small depth)."""
     device = stack.embed.device
     groups: dict[tuple, list[int]] = {}
-    for k, (task, cfg, gen) in enumerate(zip(tasks, cfgs, gens)):
+    for k, (task, cfg, gen) in enumerate(zip(tasks, cfgs, gens, strict=True)):
         groups.setdefault((id(task), cfg.batch_size, cfg.seq_len, gen.get_state().numpy().tobytes()), []).append(k)
     drawn: list = [None] * len(gens)
     for first, *rest in groups.values():
@@ -305,8 +305,9 @@ def _train_stack(
     if isinstance(cfgs, TrainConfig):
         cfgs = [cfgs] if k == 1 else [replace(cfgs, seed=s) for s in stack.seeds]
     cfgs = check_members(stack, cfgs)
+    check_fits(stack.cfg, k, cfgs[0], where=stack.embed.device)  # the gradients, moments and activations to come
     tasks = _tasks(tasks, k)
-    for task, cfg in zip(tasks, cfgs):
+    for task, cfg in zip(tasks, cfgs, strict=True):
         check_setup(stack, task, cfg, objective)
     gens = [generator(c.seed + 1) for c in cfgs]
     opt = EnsembleOptimizer(stack, cfgs, trainable)
@@ -365,6 +366,7 @@ def train(
     if not isinstance(cfg, TrainConfig):
         raise TypeError(f"cfg must be a TrainConfig, got {type(cfg).__name__}")
     check_slot_names("trainable", trainable, empty_ok=False)
+    check_fits(model_cfg, 1, cfg, where=device or default_device())
     task = task if task is not None else MarkovLanguage(model_cfg.vocab_size, seed=cfg.seed)
     stack = Stack([model_cfg], seeds=[cfg.seed], device=device or default_device())
     return train_ensemble(

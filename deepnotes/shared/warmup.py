@@ -163,7 +163,7 @@ def gradient_verdicts(runs_at: dict[str, list[History]], budget: Budget, depth: 
     η(t)·‖∇L‖ about constant (eq. (61)) on the run with warmup, over the tracked steps inside its warmup."""
 
     def median_curve(hs):
-        return [statistics.median(vals) for vals in zip(*(gradient_norm(h) for h in hs))]
+        return [statistics.median(vals) for vals in zip(*(gradient_norm(h) for h in hs), strict=True)]
 
     early_late = {}
     for label, hs in runs_at.items():
@@ -172,7 +172,9 @@ def gradient_verdicts(runs_at: dict[str, list[History]], budget: Budget, depth: 
         early_late[label] = curve[0] / statistics.median(late)
     warm, w = runs_at[warmed(budget)], budget.warmup.warmup
     steps, curve = warm[0].grad_steps, median_curve(warm)
-    inside = [(warm[0].lrs[t], g) for t, g in zip(steps, curve) if 0 < t < w]  # (η(t), ‖∇L‖) inside the warmup
+    inside = [
+        (warm[0].lrs[t], g) for t, g in zip(steps, curve, strict=True) if 0 < t < w
+    ]  # (η(t), ‖∇L‖) inside the warmup
     product = [lr * g for lr, g in inside]
     spread = max(product) / min(product) if product else float("nan")
     rise = inside[-1][0] / inside[0][0] if inside else float("nan")  # η's own rise: the contrast

@@ -55,10 +55,10 @@ def loglog_sweep(
     for label, values in series.items():
         if len(values) != len(depths):
             raise ValueError(f"series {label!r} has {len(values)} values for {len(depths)} depths")
-        pts = [(n, v) for n, v in zip(depths, values) if v is not None and math.isfinite(v) and v > 0]
+        pts = [(n, v) for n, v in zip(depths, values, strict=True) if v is not None and math.isfinite(v) and v > 0]
         if len(pts) < 2:
             continue
-        xs, ys = zip(*pts)
+        xs, ys = zip(*pts, strict=True)
         slopes[label] = loglog_slope(xs, ys)
         ax.loglog(xs, ys, "o-", color=colour(label), label=f"{label}: slope {slopes[label]:.2f}" if legend else label)
     if predicted_slope is not None and slopes:
@@ -190,7 +190,7 @@ def _handles(axes) -> dict[str, object]:
     """label → the first line drawn with it, over ``axes`` in order (each label once)."""
     handles: dict[str, object] = {}
     for ax in axes:
-        for handle, label in zip(*ax.get_legend_handles_labels()):
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
             handles.setdefault(label, handle)
     return handles
 

@@ -84,7 +84,7 @@ def legend_clashes(fig) -> list[str]:
     out = []
     for legend in legends:
         seen: dict[tuple, str] = {}
-        for handle, text in zip(legend.legend_handles, legend.get_texts()):
+        for handle, text in zip(legend.legend_handles, legend.get_texts(), strict=True):
             label = text.get_text()
             if handle is None:
                 continue

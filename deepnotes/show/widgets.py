@@ -46,7 +46,7 @@ def wrapping_row() -> W.Layout:
 def _grid_swap(render, names, grid, fixed, dpi, sliders) -> W.Image:
     """ipywidgets 7: one Image holding the PNG of the sliders' setting, swapped by a Python callback."""
     pngs = {
-        combo: figure_png(render(**fixed, **dict(zip(names, combo))), dpi=dpi)
+        combo: figure_png(render(**fixed, **dict(zip(names, combo, strict=True))), dpi=dpi)
         for combo in itertools.product(*(grid[name] for name in names))
     }
     image = W.Image(value=next(iter(pngs.values())), format="png")
@@ -116,7 +116,7 @@ def slider_control(
         shown, per_level = _grid_stack(render, names, grid, fixed, 0, dpi)
         links = [
             W.jslink((slider, "index"), (s, "selected_index"))
-            for slider, stacks in zip(sliders, per_level)
+            for slider, stacks in zip(sliders, per_level, strict=True)
             for s in stacks
         ]
     else:

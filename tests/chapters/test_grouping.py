@@ -22,7 +22,7 @@ FLOAT32_REL = 1e-4  # members are independent; only the batched kernels' summati
 def old_groups(model_cfgs, train_cfgs):
     """The grouping before styles became data: one graph per norm style (Post-LN = DeepNorm at α = 1)."""
     groups: dict[tuple, list[int]] = {}
-    for i, (mc, tc) in enumerate(zip(model_cfgs, train_cfgs)):
+    for i, (mc, tc) in enumerate(zip(model_cfgs, train_cfgs, strict=True)):
         graph = replace(mc, alpha=None, beta=None, init_std=None, norm="deepnorm" if mc.norm == "post" else mc.norm)
         groups.setdefault((graph, *(getattr(tc, f) for f in optim.SHARED_FIELDS)), []).append(i)
     return list(groups.values())
@@ -65,8 +65,8 @@ def test_a_chapter_gives_the_same_numbers_in_mixed_ensembles(chapter, monkeypatc
     count = {k: sum(len(groups) for groups in v) for k, v in made.items()}
     assert count["old"] > count["new"] >= 1  # the styles now share ensembles
     assert len(new) == len(old)
-    for a, b in zip(new, old):
+    for a, b in zip(new, old, strict=True):
         assert a.diverged_at == b.diverged_at
         assert len(a.losses) == len(b.losses) and a.losses
-        for x, y in zip(a.losses, b.losses):
+        for x, y in zip(a.losses, b.losses, strict=True):
             assert math.isclose(x, y, rel_tol=FLOAT32_REL, abs_tol=1e-6), (x, y)

@@ -114,7 +114,7 @@ def test_loss_change_sweep_probes_each_depth_on_the_shared_probe_batch(budget):
     assert sweep.lrs == dict(budget.increment_explosion.probe_lrs)
     for (v, o), per_depth in sweep.probes.items():
         assert [len(reps) for reps in per_depth] == [budget.increment_explosion.probe_repeats] * 2
-        for n, reps in zip(sweep.depths, per_depth):
+        for n, reps in zip(sweep.depths, per_depth, strict=True):
             assert len(reps[0].block_grad_norms) == n
             # a tiny step: the measured ΔL is the first-order term
             assert reps[0].delta_loss == pytest.approx(reps[0].first_order, rel=claims.FIRST_ORDER_RTOL)
@@ -135,7 +135,7 @@ def test_post_ln_early_update_grows_with_depth_and_dwarfs_deepnorms(budget):
         v: [inc.run(v, n, budget, "adam", lr, steps=1).update_rms[0] for n in depths] for v in ("post", "deepnorm")
     }
     assert loglog_slope(depths, first["post"]) > 0.1
-    assert all(d < p / 3 for d, p in zip(first["deepnorm"], first["post"]))
+    assert all(d < p / 3 for d, p in zip(first["deepnorm"], first["post"], strict=True))
 
 
 def test_bad_settings_raise(budget):

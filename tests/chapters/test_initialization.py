@@ -97,7 +97,7 @@ def test_layernorm_jacobian_equals_autograd_and_eq_14():
     check = derive.layernorm_jacobian_check()
     assert check["zero"] is True
     xs = list(check["symbols"].values())
-    at = dict(zip(xs, check["point"]))
+    at = dict(zip(xs, check["point"], strict=True))
     point = torch.tensor([float(v) for v in check["point"]], dtype=torch.float64)
     auto = torch.autograd.functional.jacobian(lambda v: (v - v.mean()) / v.std(unbiased=False), point)
     sym = torch.tensor(check["jacobian"].subs(at).evalf().tolist(), dtype=torch.float64)
@@ -221,7 +221,7 @@ def test_moment_panels_draw_measured_and_predicted(smoke):
     table = ex.moment_table(smoke)
     fig = figures.moment_panels(table, smoke)
     assert len(fig.axes) == 2
-    for ax, init in zip(fig.axes, ("lecun", "he")):
+    for ax, init in zip(fig.axes, ("lecun", "he"), strict=True):
         lines = ax.get_lines()
         assert len(lines) == 2 * len(mlp.ACTIVATIONS)
         for k, act in enumerate(mlp.ACTIVATIONS):
@@ -244,8 +244,8 @@ def test_softmax_figures_draw_the_probes(smoke):
     probes = ex.softmax_sweep(smoke)
     dims = sorted({d for d, _ in probes})
     fig = figures.softmax_sweep_figure(probes)
-    for ax, field in zip(fig.axes, ("max_weight", "entropy", "jacobian_norm")):
-        for line, scaled in zip(ax.get_lines(), (False, True)):
+    for ax, field in zip(fig.axes, ("max_weight", "entropy", "jacobian_norm"), strict=True):
+        for line, scaled in zip(ax.get_lines()[:2], (False, True), strict=True):
             assert list(line.get_ydata()) == pytest.approx([getattr(probes[(d, scaled)], field) for d in dims])
     assert fig.axes[1].get_lines()[-1].get_ydata()[0] == pytest.approx(math.log(smoke.initialization.softmax_keys))
     matplotlib.pyplot.close(fig)

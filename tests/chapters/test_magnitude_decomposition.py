@@ -226,7 +226,7 @@ def test_choice_curves_keep_each_choice_colour_for_line_and_divergence_mark():
         for line in ax.get_lines()
         if line.get_label() and not line.get_label().startswith(("_", "floor", "context"))
     ]
-    for key, line in zip(runs, drawn):
+    for key, line in zip(runs, drawn, strict=True):
         assert line.get_label().startswith(mg.LABELS[key]) and same_color(line.get_color(), PALETTE[key])
     marks = [line for line in ax.get_lines() if line.get_marker() == "x"]
     assert len(marks) == 1 and same_color(marks[0].get_color(), PALETTE["alpha=1"])
@@ -272,7 +272,9 @@ def test_side_derivations_of_the_annotated_section():
     soft = sd.softmax_scaling()
     assert 0.1 < soft["gap"] < 1  # σ(2x) ≠ σ(x) at (1, 2, 3)
     shifted = sd.softmax_scaling(values=(11, 12, 13))
-    assert all(sp.simplify(p - q) == 0 for p, q in zip(soft["softmax"], shifted["softmax"]))  # shifts do not matter
+    assert all(
+        sp.simplify(p - q) == 0 for p, q in zip(soft["softmax"], shifted["softmax"], strict=True)
+    )  # shifts do not matter
     jac = sd.pre_ln_jacobian()
     assert sp.simplify(jac["jacobian"] - (1 + sym.lam**2 * jac["symbols"]["h'"])) == 0
     assert sd.pre_ln_product_limit()["limit"] == sp.E
@@ -341,7 +343,7 @@ def test_probe_verdicts_hold_on_data_that_follow_the_laws_and_fail_otherwise():
 def test_softmax_gain_verdict_reads_the_ratio():
     sweep = _synthetic_sweep()
     assert mv.softmax_gain_verdict(sweep).status == HOLDS
-    sweep.rms["q"] = [[10 * lam * v for lam, v in zip(sweep.lambdas, row)] for row in sweep.rms["v"]]
+    sweep.rms["q"] = [[10 * lam * v for lam, v in zip(sweep.lambdas, row, strict=True)] for row in sweep.rms["v"]]
     assert mv.softmax_gain_verdict(sweep).status in (APPROX, WRONG)
 
 

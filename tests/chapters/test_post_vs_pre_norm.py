@@ -51,7 +51,7 @@ def test_post_norm_weights_and_pre_norm_moment_match_the_recursions():
     assert [float(w.subs(v, 1)) for w in post["weights"]] == pytest.approx([0.25, 0.25, 2**-1.5, 0.5, 2**-0.5])
     # the unrolled x_4 is the weighted sum of x_0 and F_0..F_3 with exactly those weights
     terms = [post["symbols"][name] for name in ("x_0", "F_0", "F_1", "F_2", "F_3")]
-    assert sp.simplify(post["x_l"] - sum(w * t for w, t in zip(post["weights"], terms))) == 0
+    assert sp.simplify(post["x_l"] - sum(w * t for w, t in zip(post["weights"], terms, strict=True))) == 0
     ratios = [0.3, 0.7, 0.2, 0.5]
     assert pp.predicted_identity_weight("post", ratios)[-1] == pytest.approx(1 / math.sqrt(1.3 * 1.7 * 1.2 * 1.5))
     assert pp.predicted_identity_weight("pre", ratios)[-1] == pytest.approx(1 / math.sqrt(1 + sum(ratios)))
@@ -119,7 +119,7 @@ def test_stream_probe_identity_path(budget):
     assert min(rz.cos_x0) > 0.999999
     post = pp.stream_probe("post", 4, budget)
     assert post.cos_x0[-1] < 0.9 and len(post.branch_ratio) == 8 and len(post.grad_norms) == 4
-    assert max(abs(a - b) for a, b in zip(post.cos_x0, post.predicted_cos)) < 0.2
+    assert max(abs(a - b) for a, b in zip(post.cos_x0, post.predicted_cos, strict=True)) < 0.2
     pre = pp.stream_probe("pre", 8, budget)
     assert pre.rms[-1] > pre.rms[0]
     with pytest.raises(ValueError, match="norm style"):
@@ -163,7 +163,7 @@ def test_block_updates_under_adam_are_uniform_and_under_sgd_follow_gradients(bud
     a, s = adam.block_updates[0], sgd.block_updates[0]
     assert max(a) / min(a) < 3
     g = sgd.grad_norms[0]
-    per_unit = [u / gi for u, gi in zip(s, g)]  # = η/‖θ_l‖ exactly for SGD; ‖θ_l‖ is alike per block
+    per_unit = [u / gi for u, gi in zip(s, g, strict=True)]  # = η/‖θ_l‖ exactly for SGD; ‖θ_l‖ is alike per block
     assert max(per_unit) / min(per_unit) < 1.5
 
 
@@ -406,7 +406,7 @@ def test_output_change_restores_the_weights_and_vanishes_without_perturbation(bu
     before = [p.detach().clone() for p in model.parameters()]
     assert pp.output_change(model, tokens, 0.0, torch.Generator().manual_seed(0)) == 0.0
     small, large = (pp.output_change(model, tokens, eps, torch.Generator().manual_seed(0)) for eps in (1e-3, 1e-2))
-    assert all(torch.equal(a, b) for a, b in zip(before, model.parameters()))
+    assert all(torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=True))
     assert large / small == pytest.approx(100, rel=0.1)  # second order in ε: E‖ΔF‖² ∝ ε²
 
 
@@ -471,7 +471,7 @@ def made_up_liu(post, pre, depths=(2, 4, 8, 16, 32)):
 
 
 def test_liu_verdicts_follow_the_measurement():
-    shape = dict(zip((2, 4, 8, 16, 32), derive.liu_shapes((2, 4, 8, 16, 32))["pre"]))
+    shape = dict(zip((2, 4, 8, 16, 32), derive.liu_shapes((2, 4, 8, 16, 32))["pre"], strict=True))
     paper = claims.liu_verdicts(made_up_liu(lambda n: 0.01 * n, lambda n: 0.01 * shape[n]))
     trend = claims.liu_verdicts(made_up_liu(lambda n: 0.01 * n**1.5, lambda n: 0.01 * n**0.8))
     wrong = claims.liu_verdicts(made_up_liu(lambda n: 0.01, lambda n: 0.01 * n**2))

@@ -181,7 +181,7 @@ def restored(runs):
     saved = {k: [list(h.losses) for h in hs] for k, hs in runs.histories.items()}
     yield runs
     for k, hs in runs.histories.items():
-        for h, s in zip(hs, saved[k]):
+        for h, s in zip(hs, saved[k], strict=True):
             h.losses[:] = s
 
 

@@ -98,7 +98,7 @@ def test_build_stack_is_seeded_and_leaves_the_global_rng_alone():
     a = rs.build_stack("1/N", 8, 3, seed=7, device="cpu")
     b = rs.build_stack("1/N", 8, 3, seed=7, device="cpu")
     assert torch.equal(torch.random.get_rng_state(), state)
-    assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters()))
+    assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters(), strict=True))
     m1, m2 = rt.build_lm("plain", 3, SMOKE, seed=2, device="cpu"), rt.build_lm("plain", 3, SMOKE, seed=2, device="cpu")
     assert torch.equal(m1.embed.weight, m2.embed.weight) and torch.equal(torch.random.get_rng_state(), state)
 
@@ -120,7 +120,7 @@ def test_plain_moments_follow_the_m_over_n_rule():
     m = rs.plain_moments(32, 128, 3, batch=512, device="cpu")
     assert len(m.forward) == len(m.backward) == len(m.predicted_backward) == 7
     assert m.predicted_backward[-1] == 1.0 and m.predicted_backward[-2] == pytest.approx(32 / 128)
-    for got, want in zip(m.backward, m.predicted_backward):
+    for got, want in zip(m.backward, m.predicted_backward, strict=True):
         assert got == pytest.approx(want, rel=0.35)
     assert max(m.forward) < 2.0 and min(m.forward) > 0.5
 
@@ -306,7 +306,10 @@ def test_measured_verdicts_and_summary(sweeps):
         (statistics.median(h.fraction_learned() for h in hs) >= wc.LEARNED_FRACTION) == (kind != "plain")
         for (_, _, kind), hs in sweeps["train"].items()
     ]
-    assert all(("hard to train" in v.claim) == (kind == "plain") for v, (_, _, kind) in zip(train, sweeps["train"]))
+    assert all(
+        ("hard to train" in v.claim) == (kind == "plain")
+        for v, (_, _, kind) in zip(train, sweeps["train"], strict=True)
+    )
     assert len(wc.transformer_verdicts(sweeps["tf"], SMOKE)) == 2 * len(sweeps["tf"].runs)
     text = wc.measured_summary(sweeps["train"], SMOKE)
     assert text.startswith("**Measured at the smoke budget, seed 0.**") and text.count("\n- **") == len(rs.STACK_KINDS)
@@ -383,7 +386,7 @@ def _spectra(post_deep, pre_deep, rezero_deep, shallow=(1.0, 1.0, 1.0), identity
     def mk(k, n, vals):
         return wspec.Spectrum(k, n, None, tuple(vals))
 
-    out = {(k, lo): mk(k, lo, [v] * 4) for k, v in zip(("post", "pre", "rezero"), shallow)}
+    out = {(k, lo): mk(k, lo, [v] * 4) for k, v in zip(("post", "pre", "rezero"), shallow, strict=True)}
     out.update(
         {
             ("post", hi): mk("post", hi, post_deep),
@@ -450,5 +453,5 @@ def test_the_mlp_on_the_engine_trains_as_the_reference_mlp_in_the_oracle_loop(ki
     (engine,) = train_ensemble(stack, task, [cfg], trainable=trainable, trackers=rt._mlp_trackers(2))
     assert engine.losses == pytest.approx(ref.losses, rel=1e-10)
     assert engine.grad_steps == ref.grad_steps
-    for a, b in zip(engine.grad_norms, ref.grad_norms):
+    for a, b in zip(engine.grad_norms, ref.grad_norms, strict=True):
         assert a == pytest.approx(b, rel=1e-9)

@@ -68,15 +68,15 @@ def test_engine_matches_reference_loss_and_gradients(norm, causal):
         load_reference(stack, k, ref)
     tokens = torch.randint(0, 6, (3, 4, 7), generator=torch.Generator().manual_seed(0))
     if causal:
-        ref_losses = [ref.loss(t) for ref, t in zip(refs, tokens)]
+        ref_losses = [ref.loss(t) for ref, t in zip(refs, tokens, strict=True)]
         losses = stack.next_token_losses(tokens)
     else:
         mask = torch.zeros(3, 4, 7, dtype=torch.bool)
         mask[:, :, 2] = mask[:, 1:, 4] = True
-        ref_losses = [ref.mlm_loss(t, m) for ref, t, m in zip(refs, tokens, mask)]
+        ref_losses = [ref.mlm_loss(t, m) for ref, t, m in zip(refs, tokens, mask, strict=True)]
         losses = stack.masked_losses(tokens, mask)
     losses.sum().backward()
-    for k, (ref, loss) in enumerate(zip(refs, ref_losses)):
+    for k, (ref, loss) in enumerate(zip(refs, ref_losses, strict=True)):
         loss.backward()
         assert abs(float(losses[k].detach()) - float(loss.detach())) <= TOL * abs(float(loss.detach()))
         grads = reference_layout(stack, ref, of=lambda t: t.grad)
@@ -119,18 +119,18 @@ def test_ensemble_matches_separate_reference_runs(optimizer, lrs):
     cfgs = [small("deepnorm", alpha=a) for a in (1.0, 2.0, 3.0)]
     tcfgs = [
         TrainConfig(optimizer=optimizer, lr=lr, steps=5, warmup_steps=w, batch_size=4, seq_len=6, seed=s)
-        for lr, w, s in zip(lrs, (0, 3, 2), (0, 7, 9))
+        for lr, w, s in zip(lrs, (0, 3, 2), (0, 7, 9), strict=True)
     ]
     tasks = [MarkovLanguage(6, seed=s) for s in (0, 1, 0)]
-    refs = [build_model(c, seed=t.seed, dtype=F64) for c, t in zip(cfgs, tcfgs)]
+    refs = [build_model(c, seed=t.seed, dtype=F64) for c, t in zip(cfgs, tcfgs, strict=True)]
     stack = Stack(cfgs, seeds=[t.seed for t in tcfgs], dtype=F64)
     for k, ref in enumerate(refs):
         load_reference(stack, k, ref)
     hists = train_ensemble(stack, tasks, tcfgs, trackers=[et.BlockGradNorms(), et.BlockUpdates(2), et.UpdateSize()])
-    for k, (ref, task, tcfg) in enumerate(zip(refs, tasks, tcfgs)):
+    for k, (ref, task, tcfg) in enumerate(zip(refs, tasks, tcfgs, strict=True)):
         h = train(ref, task, tcfg, trackers=[rt.BlockGradNorms(), rt.BlockUpdates(2), rt.UpdateSize()])
         assert len(hists[k].losses) == len(h.losses) == 5
-        for a, b in zip(hists[k].losses, h.losses):
+        for a, b in zip(hists[k].losses, h.losses, strict=True):
             assert abs(a - b) <= TOL * abs(b)
         assert hists[k].lrs == pytest.approx(h.lrs, rel=1e-12)
         for field in ("grad_norms", "block_updates"):
@@ -260,7 +260,7 @@ def test_step_probes_match_the_reference_probe_per_member(optimizer):
     before = [p.detach().clone() for p in stack.parameters()]
     lr = {"sgd": 1e-3, "adam": 1e-5}[optimizer]
     probes = step_probes(stack, tokens, optimizer, lr)
-    assert all(torch.equal(a, b) for a, b in zip(before, stack.parameters()))
+    assert all(torch.equal(a, b) for a, b in zip(before, stack.parameters(), strict=True))
     for k, probe in enumerate(probes):
         model = export_member(stack, k)
         ref = one_step_loss_change(model, tokens[k], optimizer, lr, params=block_matrices(model))
@@ -331,14 +331,14 @@ def test_every_member_of_a_mixed_ensemble_is_its_reference_model(causal):
         load_reference(stack, k, ref)
     tokens = torch.randint(0, 6, (len(cfgs), 4, 7), generator=torch.Generator().manual_seed(1))
     if causal:
-        losses, ref_losses = stack.next_token_losses(tokens), [r.loss(t) for r, t in zip(refs, tokens)]
+        losses, ref_losses = stack.next_token_losses(tokens), [r.loss(t) for r, t in zip(refs, tokens, strict=True)]
     else:
         mask = torch.zeros(len(cfgs), 4, 7, dtype=torch.bool)
         mask[:, :, 3] = True
         losses = stack.masked_losses(tokens, mask)
-        ref_losses = [r.mlm_loss(t, m) for r, t, m in zip(refs, tokens, mask)]
+        ref_losses = [r.mlm_loss(t, m) for r, t, m in zip(refs, tokens, mask, strict=True)]
     losses.sum().backward()
-    for k, (ref, loss) in enumerate(zip(refs, ref_losses)):
+    for k, (ref, loss) in enumerate(zip(refs, ref_losses, strict=True)):
         loss.backward()
         assert abs(losses[k].item() - loss.item()) <= TOL * abs(loss.item()), (cfgs[k].norm, k)
         grads = reference_layout(stack, ref, of=lambda t: t.grad, k=k)
@@ -383,7 +383,7 @@ def test_a_mixed_ensemble_trains_like_its_members_apart(optimizer, lr):
         tcfgs,
         trackers=[et.BlockGradNorms(), et.BlockUpdates(2)],
     )
-    for k, (cfg, tcfg) in enumerate(zip(MIXED, tcfgs)):
+    for k, (cfg, tcfg) in enumerate(zip(MIXED, tcfgs, strict=True)):
         apart = train_ensemble(
             Stack([cfg], seeds=[tcfg.seed], dtype=F64), task, [tcfg], trackers=[et.BlockGradNorms(), et.BlockUpdates(2)]
         )[0]

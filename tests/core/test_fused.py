@@ -208,7 +208,7 @@ def test_training_with_members_own_rates_equals_the_pytorch_path(optimizer, monk
     for switch in ("1", "0"):
         monkeypatch.setenv(blocks.ENV_SWITCH, switch)
         runs[switch] = train_ensemble(Stack(cfgs, seeds=[t.seed for t in tcfgs], dtype=F64), task, tcfgs)
-    for compiled, plain in zip(runs["1"], runs["0"]):
+    for compiled, plain in zip(runs["1"], runs["0"], strict=True):
         assert compiled.losses == pytest.approx(plain.losses, rel=1e-10)
 
 
@@ -233,7 +233,7 @@ def test_adam_in_the_backward_pass_equals_adam_after_it(monkeypatch):
     for when, trackers in (("in", ()), ("after", (BlockGradNorms(),))):
         stacks[when] = Stack(cfgs, seeds=[t.seed for t in tcfgs], dtype=F64)
         runs[when] = train_ensemble(stacks[when], task, tcfgs, trackers=trackers)
-    for a, b in zip(runs["in"], runs["after"]):
+    for a, b in zip(runs["in"], runs["after"], strict=True):
         assert a.losses == pytest.approx(b.losses, rel=1e-10)
     stepped, plain = stacks["in"], stacks["after"]
     assert all(getattr(stepped, n).grad is None for n in stepped.block_names)

@@ -56,9 +56,9 @@ def test_beta_scales_exactly_v_out_ffn_and_not_q_k():
     a = Block(cfg(d_model=64, d_ff=128, n_heads=4, beta=1.0))
     torch.manual_seed(0)
     b = Block(cfg(d_model=64, d_ff=128, n_heads=4, beta=0.25))
-    for wa, wb in zip(a.beta_scaled_weights(), b.beta_scaled_weights()):
+    for wa, wb in zip(a.beta_scaled_weights(), b.beta_scaled_weights(), strict=True):
         torch.testing.assert_close(wb, 0.25 * wa)  # same draw, gain 0.25
-    for wa, wb in zip(a.unit_gain_weights(), b.unit_gain_weights()):
+    for wa, wb in zip(a.unit_gain_weights(), b.unit_gain_weights(), strict=True):
         torch.testing.assert_close(wb, wa)
     names = {id(w) for w in b.beta_scaled_weights()}
     assert names == {id(b.attn.v_proj.weight), id(b.attn.out_proj.weight), id(b.ffn.fc1.weight), id(b.ffn.fc2.weight)}

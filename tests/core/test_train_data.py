@@ -89,7 +89,7 @@ def test_one_step_loss_change_matches_first_order_at_small_lr(optimizer):
             assert probe.first_order == pytest.approx(-lr * probe.grad_sq, rel=1e-4)
         else:  # Adam's first step is lr·sign(g)
             assert probe.first_order == pytest.approx(-lr * probe.grad_l1, rel=1e-3)
-    assert all(torch.equal(a, b) for a, b in zip(before, stack.parameters()))  # restored
+    assert all(torch.equal(a, b) for a, b in zip(before, stack.parameters(), strict=True))  # restored
 
 
 def test_loglog_slope_recovers_a_power_law():
@@ -268,3 +268,49 @@ def test_masked_training_with_rare_masks_does_not_diverge():
         objective=dn.Masked(0.01),
     )
     assert not hist.diverged and len(hist.losses) == 20
+
+
+UNGUARDED_SCRIPT = """
+import math
+from deepnotes.core.ensembles import run_jobs
+print("results", run_jobs(math.factorial, [(3,), (4,), (5,)], workers=2))
+"""
+
+
+def test_a_script_without_the_main_guard_is_told_the_fix_and_still_gets_its_results(tmp_path):
+    """Python starts a worker by importing the main script; an unguarded script would train again in
+    every worker. deepnotes stops the workers there, warns once and runs the jobs in the script itself
+    (issue 33: it was a BrokenProcessPool and Python's bootstrapping message)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = tmp_path / "unguarded.py"
+    script.write_text(UNGUARDED_SCRIPT)
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env={**__import__("os").environ, "PYTHONPATH": str(root)},
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "results [6, 24, 120]" in proc.stdout
+    assert proc.stderr.count("RuntimeWarning: worker processes could not start") == 1
+    assert 'if __name__ == "__main__":' in proc.stderr
+    assert "BrokenProcessPool" not in proc.stderr
+
+
+@pytest.mark.parametrize("bad", [16, -1])
+def test_a_token_id_outside_the_vocabulary_is_refused_not_read_from_another_member(bad):
+    """The engine's members share one embedding table, one block of rows each: id V would read member
+    k + 1's row 0 and −1 member k − 1's last row (issue 33: silently)."""
+    stack = build_stack(dn.ModelConfig(n_layers=1, vocab_size=16), seeds=[0, 1])
+    tokens = torch.zeros(2, 3, 5, dtype=torch.long)
+    tokens[0, 1, 2] = bad
+    with pytest.raises(ValueError, match=rf"token ids must lie in \[0, 16\), got ids from {min(bad, 0)} to"):
+        stack.next_token_losses(tokens)
+    with pytest.raises(ValueError, match=r"tokens must be \[members=2, batch, seq_len\]"):
+        stack(torch.zeros(3, 5, dtype=torch.long))

@@ -47,7 +47,7 @@ def test_slider_control_precomputes_every_combination_and_links_sliders():
     assert len(grid_images) == 6 and len({bytes(im.value) for im in grid_images}) == 6
     sliders = ctl.children[0].children
     outer, inner = found["stack"][0], found["stack"][1:]  # walk visits parents first
-    for slider, targets in zip(sliders, ([outer], inner)):
+    for slider, targets in zip(sliders, ([outer], inner), strict=True):
         mine = [link for link in ctl.links if link.source[0] is slider]
         assert {id(link.target[0]) for link in mine} == {id(t) for t in targets}
         assert all(link.source[1] == "index" and link.target[1] == "selected_index" for link in mine)

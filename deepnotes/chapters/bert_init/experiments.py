@@ -157,7 +157,7 @@ def init_probe(
             hk.remove()
         logits = model(masked)[mask].double()  # [n, V]
     x0 = stream[0]
-    interleaved = [v for pair in zip(ratios["attn"], ratios["ffn"]) for v in pair]
+    interleaved = [v for pair in zip(ratios["attn"], ratios["ffn"], strict=True) for v in pair]
     derived = [v for r in rho for v in derived_ratios(std, r)]
     logp = logits.log_softmax(-1)
     model.zero_grad(set_to_none=True)
@@ -233,7 +233,7 @@ def layer_norm_gains(model) -> dict[str, float]:
     head layer, 'head'."""
     gains = {"embed": float(model.embed_norm.weight.detach().mean())}
     for k, block in enumerate(model.blocks, start=1):
-        for name, res in zip(("attn", "ffn"), block.sublayers):
+        for name, res in zip(("attn", "ffn"), block.sublayers, strict=True):
             gains[f"l{k}.{name}"] = float(res.norm.weight.detach().mean())
     if model.cfg.head_transform:
         gains["head"] = float(model.head_transform[2].weight.detach().mean())
@@ -336,7 +336,7 @@ def mlm_runs(
         device=device or default_device(),
         progress=progress,
     )
-    return {key: _mlm_result(key[0], key[1], depth, hist) for key, hist in zip(keys, hists)}
+    return {key: _mlm_result(key[0], key[1], depth, hist) for key, hist in zip(keys, hists, strict=True)}
 
 
 def _mlm_result(std: float, head_transform: bool, depth: int, hist: History) -> MLMRun:

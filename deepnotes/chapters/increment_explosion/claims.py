@@ -235,7 +235,7 @@ def loss_change_verdicts(sweep: ex.LossChangeSweep) -> vd.VerdictTable:
                 else f"ΔL(100)/ΔL(10) ≈ 10^slope = {10**slope:.3g} (derivation: {10**want:.3g})",
             )
         )
-        off = [n for n, a, b in zip(sweep.depths, dl, fo) if abs(a - b) > FIRST_ORDER_RTOL * abs(b)]
+        off = [n for n, a, b in zip(sweep.depths, dl, fo, strict=True) if abs(a - b) > FIRST_ORDER_RTOL * abs(b)]
         claim = f"{variant}, {opt}: the measured ΔL equals ⟨∇L, Δθ⟩ at lr {sweep.lrs[opt]:g}"
         source = (
             "seed 000 §增量爆炸 eq. (1); seed 000 annotated eq. (8); seed 001 §1）增量爆炸 eq. (1); "
@@ -305,14 +305,14 @@ def early_update_verdicts(
                 reason="flat" if flat else "it grows with depth, though from a smaller start than Post-LN",
             )
         )
-        ratios = [a / b for a, b in zip(first[v], post)]
+        ratios = [a / b for a, b in zip(first[v], post, strict=True)]
         rows.append(
             vd.check_true(
                 claim=f"{v}: smaller early update than Post-LN at every depth",
                 source=f"{UPDATE_FIGURE}; measured, {which}",
                 claimed="smaller",
                 computed=f"ratio to Post-LN {min(ratios):.2g}..{max(ratios):.2g}",
-                ok=all(a < b for a, b in zip(first[v], post)),
+                ok=all(a < b for a, b in zip(first[v], post, strict=True)),
                 reason="DeepNorm's down-scaled branches move the output less",
             )
         )

@@ -42,7 +42,7 @@ def variant_config(
     (d_model, d_ff, heads), e.g. DeepNet Fig. 5's 64-128-2)."""
     budget = resolve_budget(budget)
     choice("variant", variant, VARIANTS)
-    size = {} if shape is None else dict(zip(("d_model", "d_ff", "n_heads"), shape))
+    size = {} if shape is None else dict(zip(("d_model", "d_ff", "n_heads"), shape, strict=True))
     if variant == "deepnorm/adam":
         alpha, lam = scaling.su_coefficients(n_layers, "adam")
         return replace(budget.model_config(n_layers, norm="deepnorm", alpha=alpha, beta=lam), **size)
@@ -150,7 +150,7 @@ def loss_change_sweep(
             [probe_batch(task, budget.batch_size, budget.seq_len, seed=r, device=device) for _, r in members]
         )  # [K, B, T]
         for o in optimizers:
-            for (v, _), probe in zip(members, step_probes(stack, tokens, o, lrs[o])):
+            for (v, _), probe in zip(members, step_probes(stack, tokens, o, lrs[o]), strict=True):
                 out[(v, o)][depths.index(n)].append(probe)
     return LossChangeSweep(depths, lrs, out)
 
@@ -233,7 +233,7 @@ def early_update_sweep(
     cfg = budget.train_config(optimizer, lr if lr is not None else sub.update_lr, sub.update_steps)
     keys = [(v, n) for v in variants for n in sub.update_depths]
     hists = runs([(v, n, cfg) for v, n in keys], budget, device, progress, params=params, shape=shape)
-    return dict(zip(keys, hists))
+    return dict(zip(keys, hists, strict=True))
 
 
 def paper_size_updates(budget: Budget | None = None, progress: bool = False) -> dict[tuple[str, int], History]:
@@ -306,4 +306,4 @@ def slider_grid(budget: Budget) -> dict[tuple[int, str, str], History]:
     sub = budget.increment_explosion
     keys = [(n, v, o) for n in sub.slider_depths for v in sub.slider_norms for o in sub.slider_optimizers]
     settings = [(v, n, budget.train_config(o, sub.slider_lrs[o], sub.slider_steps)) for n, v, o in keys]
-    return dict(zip(keys, runs(settings, budget)))
+    return dict(zip(keys, runs(settings, budget), strict=True))

@@ -16,7 +16,7 @@ def loss_change_figure(sweep: ex.LossChangeSweep):
 
     fig, axes = plots.new_figure(3, height=2.6)
     slopes = []
-    for ax, opt in zip(axes, sweep.optimizers):
+    for ax, opt in zip(axes[:2], sweep.optimizers, strict=True):  # the third panel: block norms
         series = {v: sweep.first_order_per_lr(v, opt) for v in sweep.variants}
         slopes.append(
             plots.loglog_sweep(
@@ -51,7 +51,7 @@ def early_update_figure(updates: dict[str, dict[tuple[str, int], History]], budg
     fig, axes = plots.new_figure(3, height=2.6)
     _update_curves(axes[0], updates["all"], depths, f"all parameters; N = {depths} (darker = deeper)")
     slopes = []
-    for ax, which in zip(axes[1:], ex.PARAM_SETS):
+    for ax, which in zip(axes[1:], ex.PARAM_SETS, strict=True):
         steps = ex.first_step_updates(updates[which], depths)
         slopes.append(plots.loglog_sweep(ax, depths, steps, ylabel="update after the first step", legend=False))
         ax.set_title(f"first step, {which} trained", fontsize=TITLE_PT)
@@ -109,7 +109,7 @@ def training_figure(runs: dict[int, dict[str, list[History]]], budget: Budget):
 
     lr = _short(budget.warmup.lr)
     fig, axes = plots.new_figure(len(runs), height=2.8)
-    for ax, (n, r) in zip(axes, runs.items()):
+    for ax, (n, r) in zip(axes, runs.items(), strict=True):
         plots.loss_curves(ax, r, title=f"N = {n} blocks, Adam, peak lr {lr}", legend=False)
     plots.key_below(fig, axes, title=plots.SEEDS_KEY)
     return fig

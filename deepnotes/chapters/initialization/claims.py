@@ -6,6 +6,7 @@ status is decided by :mod:`deepnotes.show.verdicts` from a comparison against th
 from __future__ import annotations
 
 import math
+from itertools import pairwise
 
 import sympy as sp
 
@@ -347,8 +348,7 @@ def softmax_verdicts(probes: dict[tuple[int, bool], ex.SoftmaxProbe]) -> Verdict
                 claimed="vanishing",
                 computed=f"Jacobian norm {unscaled[0]:.3f} (d={dims[0]}) → {unscaled[-1]:.3f} (d={dims[-1]}); "
                 f"with 1/√d {scaled[-1]:.3f}",
-                ok=all(a > b for a, b in zip(unscaled, unscaled[1:]))
-                and max(scaled) < SCALED_JACOBIAN_SPREAD * min(scaled),
+                ok=all(a > b for a, b in pairwise(unscaled)) and max(scaled) < SCALED_JACOBIAN_SPREAD * min(scaled),
                 reason=f"unscaled: falls at every step in d; scaled: within {SCALED_JACOBIAN_SPREAD - 1:.0%} across d",
             ),
         ]

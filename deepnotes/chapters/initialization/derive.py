@@ -138,6 +138,6 @@ def layernorm_jacobian(dim: int = len(LAYERNORM_POINT)) -> dict:
 def layernorm_jacobian_check(point=LAYERNORM_POINT) -> dict:
     """The SymPy Jacobian minus eq. (14), evaluated exactly at a rational ``point``."""
     jac = layernorm_jacobian(len(point))
-    at = dict(zip(jac["symbols"].values(), point))
+    at = dict(zip(jac["symbols"].values(), point, strict=True))
     gap = sp.nsimplify((jac["jacobian"] - jac["claimed"]).subs(at).applyfunc(sp.simplify))
     return {**jac, "gap": gap, "zero": gap == sp.zeros(len(point), len(point)), "point": point}

@@ -279,7 +279,9 @@ def relative_updates(
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
-        history.append([float((effective(layer) - w0).norm() / w0.norm()) for layer, w0 in zip(layers, before)])
+        history.append(
+            [float((effective(layer) - w0).norm() / w0.norm()) for layer, w0 in zip(layers, before, strict=True)]
+        )
     return UpdateRun(ntk, lr, width, history)
 
 
@@ -348,7 +350,7 @@ def norm_comparison(budget: Budget | None = None, seed: int = 0) -> NormComparis
                 .blocked_autorange(min_run_time=per_round)
                 .median
             )
-    rounds = tuple(r / l for r, l in zip(both["RMSNorm"], both["LayerNorm"]))
+    rounds = tuple(r / l for r, l in zip(both["RMSNorm"], both["LayerNorm"], strict=True))
     return NormComparison(
         shape,
         gap["zero"],

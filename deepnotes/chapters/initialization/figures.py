@@ -28,7 +28,7 @@ def moment_panels(table: dict[tuple[str, str], ex.MomentCurve], budget: Budget |
     budget = resolve_budget(budget)
     inits = list(dict.fromkeys(init for init, _ in table))
     fig, axes = plots.new_figure(len(inits), height=3.0)
-    for ax, init in zip(axes, inits):
+    for ax, init in zip(axes, inits, strict=True):
         curves = {act: (c.measured, c.predicted) for (i, act), c in table.items() if i == init}
         title = f"{init}: E[w²] = {ex.INIT_GAINS[init]:g}/m"
         plots.moment_curves(ax, curves, title=title, legend=False)
@@ -57,11 +57,13 @@ def softmax_sweep_figure(probes: dict[tuple[int, bool], ex.SoftmaxProbe]):
     dims = sorted({dd for dd, _ in probes})
     n_keys = next(iter(probes.values())).n_keys
     fig, axes = plots.new_figure(3, height=2.6)
-    for s, style in zip(SCALINGS, ("o-", "s")):  # markers without a line where the other has one: no dash hidden
-        for ax, field in zip(axes, ("max_weight", "entropy", "jacobian_norm")):
+    for s, style in zip(
+        SCALINGS, ("o-", "s"), strict=True
+    ):  # markers without a line where the other has one: no dash hidden
+        for ax, field in zip(axes, ("max_weight", "entropy", "jacobian_norm"), strict=True):
             ax.semilogx(dims, [getattr(probes[(dd, s)], field) for dd in dims], style, label=_scaling_label(s))
     axes[1].axhline(math.log(n_keys), color="k", ls=":", lw=1, label="uniform")
-    for ax, title in zip(axes, ("mean max weight", "mean row entropy (nats)", "‖softmax Jacobian‖_F")):
+    for ax, title in zip(axes, ("mean max weight", "mean row entropy (nats)", "‖softmax Jacobian‖_F"), strict=True):
         ax.set_title(title, fontsize=TITLE_PT)
         ax.set_xlabel("d")
     plots.key_below(fig, axes, title=None)

@@ -125,7 +125,7 @@ def plain_mlp(
     layers: list[nn.Module] = []
     phi = activation(act)
     dims = [d_in or width] + [width] * (depth - 1) + [d_out or width]
-    for m, n in zip(dims[:-1], dims[1:]):
+    for m, n in zip(dims[:-1], dims[1:], strict=True):
         if ntk:
             lin = NTKLinear(m, n)
         else:

@@ -622,25 +622,25 @@ def _near_identity_rows(identity) -> list[Verdict]:
     rows = []
     xs = [p.branch_weight for p in identity.values()]
     ys = [p.mean_change for p in identity.values()]
-    deep = {k: y for k, y in zip(identity, ys) if k != "post-LN"}
+    deep = {k: y for k, y in zip(identity, ys, strict=True) if k != "post-LN"}
     rows.append(
         check_true(
             claim="The stack starts near the identity (each branch weighs λ²/α, small)",
             source="seed 000 §事后分析 claim 26; seed 000 annotated §4.3 claim §4.3.1",
             claimed="‖x_{l+1} − x_l‖/‖x_l‖ small",
-            computed=", ".join(f"{k} {y:.3g}" for k, y in zip(identity, ys)),
+            computed=", ".join(f"{k} {y:.3g}" for k, y in zip(identity, ys, strict=True)),
             ok=max(deep.values()) < NEAR_IDENTITY,
             reason="mean over blocks 2..N at init; post-LN (α = λ = 1) for contrast",
         )
     )
     slope = loglog_slope(xs, ys)
+    per = [y / x for x, y in zip(xs, ys, strict=True)]  # change / (λ²/α)
     rows.append(
         check_true(
             claim="… and the change per block is proportional to λ²/α",
             source="seed 000 §事后分析 claim 26; seed 000 annotated eq. (55)",
             claimed="slope 1 against λ²/α",
-            computed=f"slope {slope:.2f}; change/(λ²/α) "
-            f"{min(y / x for x, y in zip(xs, ys)):.2f}..{max(y / x for x, y in zip(xs, ys)):.2f}",
+            computed=f"slope {slope:.2f}; change/(λ²/α) {min(per):.2f}..{max(per):.2f}",
             ok=abs(slope - 1) < SLOPE_ATOL,
             reason="over the six settings (block 1 left out: it also normalizes the embedding)",
         )
@@ -665,7 +665,7 @@ def softmax_gain_verdict(sweep) -> Verdict:
         "∂L/∂λ_q, ∂L/∂λ_k are small next to ∂L/∂λ_v, ∂L/∂λ_o (softmax)",
         "seed 000 §自注意力 claim 15; seed 001 §4）Self-Attention 梯度 claim 18",
         "small",
-        "max q,k/v per λ " + ", ".join(f"{lam_:g}: {r:.2f}" for lam_, r in zip(sweep.lambdas, per_lam)),
+        "max q,k/v per λ " + ", ".join(f"{lam_:g}: {r:.2f}" for lam_, r in zip(sweep.lambdas, per_lam, strict=True)),
         status,
         f"the ratio grows like λ (slope {loglog_slope(sweep.lambdas, per_lam):.2f}): q, k carry one "
         "more power of λ (SymPy's ∂z/∂λ_q has λ_vλ_o); small for λ ≪ 1, not at λ = 1",

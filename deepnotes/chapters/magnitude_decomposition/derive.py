@@ -100,7 +100,7 @@ def lambda_gradient_identity(rows: int = 2, cols: int = 3) -> dict[str, sp.Expr]
 
     lhs = sp.diff(loss(scale * u), scale)
     grad_w = sp.Matrix(rows, cols, lambda i, j: sp.diff(loss(w), w[i, j]))
-    rhs = sum(gw * uu for gw, uu in zip(grad_w.subs(dict(zip(w, scale * u))), u))
+    rhs = sum(gw * uu for gw, uu in zip(grad_w.subs(dict(zip(w, scale * u, strict=True))), u, strict=True))
     return {
         "lhs": lhs,
         "rhs": rhs,
@@ -202,7 +202,7 @@ def softmax_scaling(values=(1, 2, 3)) -> dict:
         "x": x,
         "softmax": soft,
         "softmax_2x": soft2,
-        "gap": max(abs(float(p - q)) for p, q in zip(soft, soft2)),
+        "gap": max(abs(float(p - q)) for p, q in zip(soft, soft2, strict=True)),
         "symbols": {},
     }
 

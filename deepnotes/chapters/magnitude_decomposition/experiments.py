@@ -290,7 +290,7 @@ def block_changes(
     device = device or default_device()
     model = deepnorm_model(n_layers, alpha, lam, budget, seed=seed, device=device)
     _, stream = model.hidden(probe_batch(budget, seed, device), return_stream=True)  # N+1 × [B, T, d]
-    return [float((y - x).norm() / x.norm()) for x, y in zip(stream[:-1], stream[1:])]
+    return [float((y - x).norm() / x.norm()) for x, y in zip(stream[:-1], stream[1:], strict=True)]
 
 
 def mean_change(changes: list[float]) -> float:
@@ -334,7 +334,7 @@ def first_step_relative_update(
     opt = EnsembleOptimizer(stack, [TrainConfig(optimizer=optimizer, lr=lr)])
     stack.next_token_losses(probe_batch(budget, seed, device).unsqueeze(0)).sum().backward()
     opt.step(0)
-    num = sum(float((w.detach() - w0).pow(2).sum()) for w, w0 in zip(stack.beta_scaled(), before))
+    num = sum(float((w.detach() - w0).pow(2).sum()) for w, w0 in zip(stack.beta_scaled(), before, strict=True))
     den = sum(float(w0.pow(2).sum()) for w0 in before)
     return math.sqrt(num / den)
 

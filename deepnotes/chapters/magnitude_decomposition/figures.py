@@ -30,7 +30,7 @@ LAMB_YLIM = (0.5, 2)  # LAMB's first-step panel spans η/2 … 2η
 
 def _geometric_mean_ratio(xs, ys) -> float:
     """exp(mean log(y/x)): the constant of a line y ∝ x through the points' geometric centre."""
-    return math.exp(sum(math.log(y / x) for x, y in zip(xs, ys)) / len(xs))
+    return math.exp(sum(math.log(y / x) for x, y in zip(xs, ys, strict=True)) / len(xs))
 
 
 def gradient_sweep(sweep: GradientSweep):
@@ -64,7 +64,7 @@ def first_step(first: dict[tuple[str, int, str], FirstStep]):
     from deepnotes.show import plots
 
     fig, axes = plots.new_figure(3, height=3.2)
-    for ax, opt in zip(axes, scaling.OPTIMIZERS):
+    for ax, opt in zip(axes, scaling.OPTIMIZERS, strict=True):
         runs = {k: r for k, r in first.items() if k[0] == opt}
         depths = sorted({n for _, n, _ in runs})
         lr = next(iter(runs.values())).lr
@@ -74,7 +74,13 @@ def first_step(first: dict[tuple[str, int, str], FirstStep]):
                 for r in (runs[(opt, n, label)] for n in depths)
             ]
             ax.loglog(
-                *zip(*pts), ls="-", marker=MARKERS[label], mfc="none", ms=7, color=PALETTE[label], label=LABELS[label]
+                *zip(*pts, strict=True),
+                ls="-",
+                marker=MARKERS[label],
+                mfc="none",
+                ms=7,
+                color=PALETTE[label],
+                label=LABELS[label],
             )
         pred = [predicted_relative_update(opt, r.alpha, r.lam) for r in runs.values()]
         meas = [r.relative_update for r in runs.values()]
@@ -166,7 +172,7 @@ def lambda_drift(comp: dict[tuple[str, float, int], dict[str, ChoiceRun]]):
 
     settings, depths = _settings(comp)
     fig, axes = plots.new_figure(len(settings), height=2.8)
-    for ax, (opt, lr) in zip(axes, settings):
+    for ax, (opt, lr) in zip(axes, settings, strict=True):
         for k, r in comp[(opt, lr, depths[-1])].items():
             ax.plot(r.lam_steps, r.lam_ratio, color=PALETTE[k], label=LABELS[k])
         ax.set_xlabel("step")

@@ -84,7 +84,7 @@ def run_choices(
         stack, MarkovLanguage(budget.vocab_size, seed=seed), [cfg] * len(models), progress=progress, trackers=[tracker]
     )
     out = {}
-    for (label, (a, lam)), hist in zip(picks.items(), hists):
+    for (label, (a, lam)), hist in zip(picks.items(), hists, strict=True):
         lam_steps, lam_ratios = hist.record("lam_ratio")
         out[label] = ChoiceRun(a, lam, hist, list(lam_steps), list(lam_ratios))
     return out

@@ -75,7 +75,13 @@ def first_order_gap(
 def derivation() -> vd.VerdictTable:
     """The derivations of seeds 002/003 against SymPy, and the annotated arithmetic of seed 003."""
     # BERT's GELU FFN at the stds the printed 0.0361 and 0.0176 round: 1/√768 and 0.02 cut at ±2σ
-    exact = dict(zip(BERT_STDS, (derive.BERT_WIDTH**-0.5, BERT_STD * math.sqrt(truncated_normal_variance_factor(2.0)))))
+    exact = dict(
+        zip(
+            BERT_STDS,
+            (derive.BERT_WIDTH**-0.5, BERT_STD * math.sqrt(truncated_normal_variance_factor(2.0))),
+            strict=True,
+        )
+    )
     v_bert = {std: derive.bert_ffn_branch_at(derive.BERT_WIDTH, exact[std]) for std in BERT_STDS}
     return vd.VerdictTable(
         _sympy_derivation_rows()
@@ -268,8 +274,8 @@ def _identity_weight_rows(probes: dict[str, ex.StreamProbe], budget: Budget) -> 
     rows = []
     for norm in ("post", "deepnorm", "pre"):
         p = probes[norm]
-        gap = max(abs(a - b) for a, b in zip(p.cos_x0, p.predicted_cos) if b > PREDICTION_FLOOR)
-        rest = [abs(a) for a, b in zip(p.cos_x0, p.predicted_cos) if b <= PREDICTION_FLOOR]
+        gap = max(abs(a - b) for a, b in zip(p.cos_x0, p.predicted_cos, strict=True) if b > PREDICTION_FLOOR)
+        rest = [abs(a) for a, b in zip(p.cos_x0, p.predicted_cos, strict=True) if b <= PREDICTION_FLOOR]
         beyond = f"; beyond, |cos| ≤ {max(rest):.2f} (finite-width noise, d = {budget.d_model})" if rest else ""
         rows.append(
             vd.check_true(

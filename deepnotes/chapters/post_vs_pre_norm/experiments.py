@@ -331,7 +331,7 @@ def _xiong_stack(norm: str, n_layers: int, budget: Budget, seeds: int, device) -
         last.append(w2[-1][-1])
 
     def mean(rows):  # seeds × positions → positions
-        return [sum(col) / len(col) for col in zip(*rows)]
+        return [sum(col) / len(col) for col in zip(*rows, strict=True)]
 
     return XiongStack(mean(sq), mean(ffn_sum) if norm == "post" else [], mean(w2), mean(w1), last)
 
@@ -378,7 +378,7 @@ def output_change(model, tokens: torch.Tensor, eps: float, generator: torch.Gene
         noise = torch.randn(w.shape, generator=generator).to(w.device, w.dtype)
         w.add_(eps * w.pow(2).mean().sqrt() * noise)
     after = model.hidden(tokens)  # [B, T, d]
-    for w, s in zip(mats, saved):
+    for w, s in zip(mats, saved, strict=True):
         w.copy_(s)
     return float((after - before).pow(2).sum(-1).mean())
 

@@ -66,7 +66,7 @@ def training_losses(runs: dict[str, dict], n_layers: int, lrs: dict[str, float])
     from deepnotes.show import plots
 
     fig, axes = plots.new_figure(len(runs), height=2.8)
-    for ax, opt in zip(axes, runs):
+    for ax, opt in zip(axes, runs, strict=True):
         plots.loss_curves(ax, runs[opt], title=f"N = {n_layers}, {opt.upper()} (lr {lrs[opt]:g})", legend=False)
     plots.key_below(fig, axes, title=plots.SEEDS_KEY)
     return fig
@@ -78,7 +78,7 @@ def update_maps(runs: dict[str, dict], show: list[tuple[str, str]]):
     from deepnotes.show import plots
 
     fig, axes = plots.new_figure(len(show), height=3.0)
-    for ax, (opt, name) in zip(axes, show):
+    for ax, (opt, name) in zip(axes, show, strict=True):
         h = runs[opt][name][0]
         ax.set_title(f"{opt.upper()}: {name} (seed 0)", fontsize=TITLE_PT)
         if not h.update_steps:  # stopped before its first tracked step (diverged at step 0, say)
@@ -136,7 +136,7 @@ def slider_figure(
 def fitted_constant(measured, shape) -> float:
     """The C of a prediction C·shape(N) known up to a constant: exp(mean(log measured − log shape))
     (the least-squares fit on log axes), so the dashed curve shows the predicted growth, not a level."""
-    logs = [np.log(m) - np.log(s) for m, s in zip(measured, shape) if m > 0 and s > 0]
+    logs = [np.log(m) - np.log(s) for m, s in zip(measured, shape, strict=True) if m > 0 and s > 0]
     return float(np.exp(np.mean(logs)))
 
 
@@ -229,7 +229,7 @@ def liu_figure(probe: ex.LiuProbe):
     label = {"post": "O(N)", "pre": "O(log N)"}
     fig, (ax,) = plots.new_figure(1, height=3.3)
     for norm in ex.PAPER_STYLES:
-        for n, per_seed in zip(probe.depths, probe.changes[norm]):
+        for n, per_seed in zip(probe.depths, probe.changes[norm], strict=True):
             ax.loglog([n] * len(per_seed), per_seed, ".", color=colour(norm), alpha=0.3)
         mean = probe.mean(norm)
         ax.loglog(

@@ -169,7 +169,7 @@ def init_profiles(budget: Budget, depth: int | None = None, styles=PROFILE_STYLE
     for members in groups.values():
         stack = Stack([cfgs[s] for s in members], seeds=[0] * len(members), device=dev)
         profiles = stream_profiles(stack, tokens.expand(len(members), *tokens.shape))  # tokens [K, B, T+1]
-        out.update(zip(members, profiles))
+        out.update(zip(members, profiles, strict=True))
     return {s: out[s] for s in styles}
 
 
@@ -293,7 +293,7 @@ def train_runs(
     )
     histories: dict[tuple[str, int, float], list[History]] = {}
     seconds, members = {}, {}
-    for run, hist in zip(runs, hists):
+    for run, hist in zip(runs, hists, strict=True):
         histories.setdefault(run.cell, []).append(hist)
         seconds[run.cell], members[run.cell] = hist.seconds, hist.ensemble_size
     return Runs(histories, sub.train_steps, sub.lr, seconds, members)

@@ -54,7 +54,7 @@ def training(runs: ex.Runs, depth: int, labels: tuple[str, ...] = ex.HEADLINE):
 
     labels = tuple(lab for lab in labels if runs.has(lab, depth))
     fig, axes = plots.new_figure(3, height=2.8, key=True)  # the fourth slot holds the update's key
-    for ax, group in zip(axes, _panels(labels)):
+    for ax, group in zip(axes[:2], _panels(labels), strict=True):  # axes[2]: the update
         plots.loss_curves(
             ax,
             {lab: runs.at(lab, depth) for lab in group},
@@ -111,7 +111,7 @@ def frontier(
             capsize=2,
             color=colour(lab),
         )
-        bad = [n for n, p in zip(ns, pts) if p[0] == DIVERGED_FRACTION]
+        bad = [n for n, p in zip(ns, pts, strict=True) if p[0] == DIVERGED_FRACTION]
         ax.plot(bad, [DIVERGED_FRACTION] * len(bad), "x", ms=9, mew=2, color=colour(lab))
     if deepest is not None:
         n, rate = deepest
@@ -225,7 +225,7 @@ def trainability_map(tmap: ex.TrainabilityMap, window: int, threshold: float):
     ncols = min(len(tmap.styles), plots.PANELS_PER_ROW)
     fig, axes = plots.new_figure(len(tmap.styles), height=0.4 * len(tmap.depths) + 1.2)
     image = None
-    for k, (ax, style) in enumerate(zip(axes, tmap.styles)):
+    for k, (ax, style) in enumerate(zip(axes, tmap.styles, strict=True)):
         grid = [[tmap.fraction(style, n, r, window) for r in tmap.rates] for n in tmap.depths]  # [depths][rates]
         shown = [[min(max(f, 0.0), 1.0) if math.isfinite(f) else math.nan for f in row] for row in grid]
         image = ax.imshow(shown, cmap="viridis", vmin=0.0, vmax=1.0, aspect="auto", origin="lower")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from itertools import pairwise
 
 import numpy as np
 import sympy as sp
@@ -279,7 +280,7 @@ def derivation_verdicts() -> vd.VerdictTable:
 def gradient_verdicts(sweep: GradientSweep) -> vd.VerdictTable:
     """Experiment 1: the m/n rule per layer, and ‖∇θL‖² against the mean-field prediction."""
     pm, depths = sweep.moments, sweep.depths
-    worst = max(abs(math.log(b / p)) for b, p in zip(pm.backward, pm.predicted_backward))
+    worst = max(abs(math.log(b / p)) for b, p in zip(pm.backward, pm.predicted_backward, strict=True))
     rows = [
         vd.check_true(
             claim="Backward second moment per layer × m/n under the forward-stable init",
@@ -708,7 +709,7 @@ def paper_spectrum_verdicts(paper: PaperSpectra) -> vd.VerdictTable:
                 source=f"{REZERO_PAPER}; measured",
                 claimed=f"width grows over N = {', '.join(map(str, depths))}",
                 computed="; ".join(f"N = {n}: {_histogram_text(paper.vanilla[n])}" for n in depths),
-                holds=all(width[a] < width[b] for a, b in zip(depths, depths[1:])),
+                holds=all(width[a] < width[b] for a, b in pairwise(depths)),
                 approx=width[depths[-1]] > width[depths[0]],
                 reason="the histogram's width is the interquartile range of log10 λ_io over the non-zero λ "
                 "(exact zeros, below 1e-8, are counted beside it, not drawn: a zero is further from "

@@ -160,7 +160,7 @@ def jacobian_growth(
         x = _rescaled(y)
     acc = torch.zeros(batch, device=dev, dtype=torch.float64)
     curve, cosines, ratios = [0.0], [], []
-    for f, mask in zip(reversed(stack.blocks), reversed(masks)):
+    for f, mask in zip(reversed(stack.blocks), reversed(masks), strict=True):
         u = (v @ f.w2.weight * mask) @ f.w1.weight  # v·∂f/∂x: [B, m]
         alive = v.pow(2).sum(-1) > 0  # rows not yet stopped
         if alive.any():

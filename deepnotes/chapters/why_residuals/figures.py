@@ -126,7 +126,8 @@ def _depth_curves(ax_r, ax_t, ax_1, sweep: GradientSweep) -> None:
     depths, widths = sweep.depths, sweep.widths
     ratio = sweep.ratio
     for kind in sweep.kinds:
-        for w, style in zip(widths, ("o-", "--", ":")):  # a marker on the solid line only: it would hide a dash
+        styles = ("o-", "--", ":")[: len(widths)]  # a marker on the solid line only: it would hide a dash
+        for w, style in zip(widths, styles, strict=True):  # more widths than styles: an error, not a width left out
             ax_r.loglog(
                 depths,
                 [ratio[(kind, w, n)] for n in depths],
@@ -195,7 +196,7 @@ def growth_figure(sweep: GrowthSweep):
     probes, widths, depths = sweep.probes, sweep.widths, sweep.depths
     kinds = sorted({kind for _, kind, _ in probes}, key=(("plain",) + EPS_NAMES).index)
     fig, axes = plots.new_figure(len(widths), height=3.2)
-    for ax, width in zip(axes, widths):
+    for ax, width in zip(axes, widths, strict=True):
         for kind in kinds:
             ys = [probes[(width, kind, n)].typical / LN10 for n in depths]
             ys = [y if math.isfinite(y) else GROWTH_YLIM[0] for y in ys]  # a stopped gradient: drawn at the bottom
@@ -260,7 +261,7 @@ def transformer_loss_figure(sweep: TransformerSweep):
 
     runs = first_seed(sweep.runs)
     fig, axes = plots.new_figure(len(sweep.depths), height=2.8)
-    for ax, n in zip(axes, sweep.depths):
+    for ax, n in zip(axes, sweep.depths, strict=True):
         loss_panel(
             ax,
             {k: runs[(n, k)] for k in sweep.kinds},
@@ -299,7 +300,7 @@ def spectrum_figure(spectra: dict, depths) -> object:
     from deepnotes.show import plots
 
     fig, axes = plots.new_figure(len(depths), height=2.8)
-    for ax, n in zip(axes, depths):
+    for ax, n in zip(axes, depths, strict=True):
         keys = [k for k in spectra if k[1] == n and k[0] != "rezero g=0"]
         logs = {k: np.log10(np.maximum(spectra[k].singular, 10.0**ZERO_AT)) for k in keys}
         lo = min(v.min() for v in logs.values())

@@ -290,7 +290,10 @@ def transformer_runs(settings: list[tuple], budget: Budget, device=None, progres
         cfgs,
         [cfg for *_, cfg in settings],
         [MarkovLanguage(budget.vocab_size, seed=cfg.seed) for *_, cfg in settings],
-        inits=[functools.partial(start_transformer, kind, mc, cfg.seed) for (kind, _, cfg), mc in zip(settings, cfgs)],
+        inits=[
+            functools.partial(start_transformer, kind, mc, cfg.seed)
+            for (kind, _, cfg), mc in zip(settings, cfgs, strict=True)
+        ],
         device=device,
         progress=progress,
         workers=default_workers(device),

@@ -6,7 +6,21 @@ verdicts). Importing ``deepnotes`` loads the model code (torch) only; plotting, 
 are imported on demand.
 """
 
-import deepnotes.chapters  # noqa: E402,F401  (registers every chapter's sizes: budget.<stem>)
+from beartype import BeartypeConf
+from beartype.claw import beartype_this_package
+
+# Every annotated parameter in the package is checked against its annotation when it is called: a value of
+# the wrong kind (a string where a depth goes, a float where a count goes) is a TypeError naming the
+# parameter, raised at the door rather than inside torch, SymPy or a loop. An int is accepted for a float;
+# a list is checked by its first item (not a random one: the same call passes or fails on every run).
+beartype_this_package(
+    conf=BeartypeConf(
+        is_pep484_tower=True, violation_param_type=TypeError, is_color=False, claw_is_pep526=False, is_random=False
+    )
+)
+
+# ruff: noqa: E402  (the checks above must be in place before any module of the package is imported)
+import deepnotes.chapters  # noqa: F401  (registers every chapter's sizes: budget.<stem>)
 from deepnotes.core.config import BUDGETS, NORM_STYLES, Budget, ModelConfig, TrainConfig, device, get_budget
 from deepnotes.core.data import MarkovLanguage
 from deepnotes.core.models import Block, Residual, TransformerLM, build_model

@@ -32,7 +32,9 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-OURS = (str(ROOT / "deepnotes"), str(ROOT / "tools"))
+# deepnotes' code, its tools, and the type check at the door of every annotated deepnotes function (beartype's
+# wrapper, installed by ``deepnotes/__init__.py``; its messages name the parameter)
+OURS = (str(ROOT / "deepnotes"), str(ROOT / "tools"), "<@beartype(deepnotes.")
 HANG_SECONDS = 20
 CI_EXAMPLES = 60  # per entry point in the test suite (seeded, so every run tries the same inputs)
 

@@ -36,8 +36,8 @@ def test_the_direction_survives_the_record_and_bad_input_is_refused():
     assert back == v.outcome and back.holds() and "a: trains; b: does not train" in v.claimed
     with pytest.raises(ValueError, match="measured lacks"):
         _verdict({"a": True}, {"b": 0.1})
-    with pytest.raises(ValueError, match="True .trains. or False"):
-        _verdict({"a": "yes"}, {"a": 0.1})
+    with pytest.raises(TypeError, match=r"parameter expected=\{'a': 'yes'\} violates type hint dict\[str, bool\]"):
+        _verdict({"a": "yes"}, {"a": 0.1})  # refused at the door (deepnotes' type check)
 
 
 def test_an_outcome_rests_on_three_seeds_and_shows_them():
@@ -49,8 +49,11 @@ def test_an_outcome_rests_on_three_seeds_and_shows_them():
             claim="c", source="s", expected={"warm": True}, measured={"warm": values}, threshold=0.5, reason="r"
         )
 
-    for bad in (0.1, [0.1], [0.1, 0.9], "0.1, 0.9, 0.8", [0.1, float("nan"), 0.9]):
+    for bad in ([0.1], [0.1, 0.9], [0.1, float("nan"), 0.9]):
         with pytest.raises(ValueError, match="at least 3 seeds"):
+            check(bad)
+    for bad in (0.1, "0.1, 0.9, 0.8"):  # not a list of seeds at all: refused at the door by its type
+        with pytest.raises(TypeError, match="parameter measured="):
             check(bad)
     v = check([0.10, 0.91, 0.88])
     assert v.status == vd.HOLDS and v.outcome.seeds == 3 and "0.88 (0.10, 0.91, 0.88)" in v.computed

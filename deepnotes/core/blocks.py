@@ -65,6 +65,7 @@ import shutil
 import subprocess
 import tempfile
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -329,7 +330,7 @@ class BlocksFunction(torch.autograd.Function):
         return (None, None, None, None, dx, *grads)
 
 
-def run_blocks(st: Styles, names: tuple, params: list, x: torch.Tensor, batch: int, bias) -> torch.Tensor:
+def run_blocks(st: Styles, names: Sequence[str], params: list, x: torch.Tensor, batch: int, bias) -> torch.Tensor:
     """x_N of x_0 [K, M, d]: one autograd node where gradients are wanted, else the plain forward."""
     if torch.is_grad_enabled() and (x.requires_grad or any(t.requires_grad for t in params)):
         return BlocksFunction.apply(st, tuple(names), batch, bias, x, *params)

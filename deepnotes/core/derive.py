@@ -24,7 +24,7 @@ v = sp.symbols("v", nonnegative=True)  # a branch's second moment relative to th
 ell = sp.symbols("l", integer=True, nonnegative=True)  # a layer index
 
 
-def loss_change(optimizer: str) -> dict[str, sp.Expr]:
+def loss_change(optimizer: str) -> dict[str, object]:
     """ΔL ≈ ⟨∇L, Δθ⟩ summed over the N·K·P entries of N blocks of K matrices with P entries of size g.
 
     SGD:  Δθ_i = −η g_i          → ΔL = −η Σ g²
@@ -64,7 +64,7 @@ def warmup_lr(optimizer: str = "sgd") -> sp.Expr:
     return solution
 
 
-def deepnorm_ratio(optimizer: str) -> dict[str, sp.Expr]:
+def deepnorm_ratio(optimizer: str) -> dict[str, object]:
     """Per-matrix gradients O(λ/α) over 2N sublayers; ΔL independent of N requires
 
     SGD:  2N·(λ/α)² = 1,   Adam: 2N·(λ/α) = 1,   LAMB (Δθ ∝ ‖θ‖ ∝ λ): 2N·λ·(λ/α) = 1.
@@ -96,13 +96,13 @@ def loss_change_exponent(optimizer: str, grad_scale: sp.Expr) -> sp.Expr:
     return depth_exponent(2 * N * grad_scale**power)
 
 
-def truncated_normal_gamma(k: int = 2) -> dict[str, sp.Expr]:
+def truncated_normal_gamma(k: int = 2) -> dict[str, object]:
     """γ = ∫_{−k}^{k} z² e^{−z²/2} dz / ∫_{−k}^{k} e^{−z²/2} dz, and the std to pass, σ/√γ."""
     gamma = sp.simplify(sp.integrate(z**2 * gauss, (z, -k, k)) / sp.integrate(gauss, (z, -k, k)))
     return {"gamma": gamma, "std_factor": 1 / sp.sqrt(gamma)}
 
 
-def linear_second_moment() -> dict[str, sp.Expr]:
+def linear_second_moment() -> dict[str, object]:
     """E[y²] for y = Σ_i x_i w_i = Σ_{i,j} E[x_i x_j]·E[w_i w_j]. With i.i.d. zero-mean w,
     E[w_i w_j] = 0 for i ≠ j, so only the m diagonal terms E[x_i²]·E[w²] are left; nothing is
     assumed about the mean of x. Then E[w²] for E[y²] = E[x²] (LeCun) and, with ReLU keeping
@@ -144,7 +144,7 @@ def pre_norm_second_moment() -> dict:
     return {"second_moment": moment, "ln_divisor (v=1)": sp.sqrt(moment.subs(v, 1)), "symbols": {"v": v, "l": ell}}
 
 
-def paper_constants() -> dict[str, sp.Expr]:
+def paper_constants() -> dict[str, object]:
     """DeepNet's constants from S residual sublayers: solve 2S(β/α)² = 1 (SGD's condition with a
     factor 2 to spare) with αβ = 1/√2; S = 2N gives (2N)^{1/4}, (8N)^{-1/4} and S = 3M the
     encoder-decoder's decoder (3M)^{1/4}, (12M)^{-1/4}."""

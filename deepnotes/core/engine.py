@@ -529,7 +529,7 @@ def from_engine(name: str, value: torch.Tensor, tensors: list[torch.Tensor]) -> 
             t.copy_(chunk.view_as(t))
 
 
-def _blocks(model) -> Sequence[Block]:
+def _blocks(model) -> nn.ModuleList | list[Block]:
     return model.blocks if isinstance(model, TransformerLM) else list(model)
 
 

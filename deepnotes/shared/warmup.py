@@ -35,12 +35,12 @@ SOURCES = {  # where the sources say so, per row of :func:`verdicts`
 }
 
 
-def warmed(budget: Budget) -> str:
+def warmed(budget: Budget | str) -> str:
     """The label of the Post-LN run with warmup: "post, warmup 200"."""
     return f"post, warmup {budget.warmup.warmup}"
 
 
-def plan(budget: Budget) -> dict[str, tuple[str, int]]:
+def plan(budget: Budget | str) -> dict[str, tuple[str, int]]:
     """label → (norm style, warmup steps), in the order the pages show them."""
     return {
         NO_WARMUP: ("post", 0),
@@ -51,7 +51,7 @@ def plan(budget: Budget) -> dict[str, tuple[str, int]]:
 
 
 def settings(
-    budget: Budget, depths: tuple[int, ...] | None = None
+    budget: Budget | str, depths: tuple[int, ...] | None = None
 ) -> list[tuple[tuple[int, str, int], ModelConfig, TrainConfig]]:
     """((depth, label, seed), model, training) of every run at ``depths`` (default: the entry's depth)."""
     sub = budget.warmup
@@ -98,13 +98,13 @@ def runs(
     return out
 
 
-def work(budget: Budget, depths: tuple[int, ...] | None = None) -> list[TrainRuns]:
+def work(budget: Budget | str, depths: tuple[int, ...] | None = None) -> list[TrainRuns]:
     """:func:`runs`' training work for a chapter's cost plan (:mod:`deepnotes.cost.model`)."""
     todo = settings(budget, depths)
     return ensembles([m for _, m, _ in todo], [t for _, _, t in todo])
 
 
-def setting(budget: Budget, depth: int) -> str:
+def setting(budget: Budget | str, depth: int) -> str:
     """The experiment's name in a verdict's record: the same on both pages when they ran the same runs."""
     sub = budget.warmup
     return (
@@ -113,7 +113,7 @@ def setting(budget: Budget, depth: int) -> str:
     )
 
 
-def verdicts(runs_at: dict[str, list[History]], budget: Budget, depth: int) -> vd.VerdictTable:
+def verdicts(runs_at: dict[str, list[History]], budget: Budget | str, depth: int) -> vd.VerdictTable:
     """The sources' claims on these runs, each in its source's direction: Post-LN without warmup does
     not train; with warmup it does where it did not without (the contrast that makes "needs warmup"
     informative); Pre-LN and DeepNorm train without."""
@@ -157,7 +157,7 @@ def gradient_norm(h: History) -> list[float]:
     return [sum(g * g for g in per_block) ** 0.5 for per_block in h.grad_norms]
 
 
-def gradient_verdicts(runs_at: dict[str, list[History]], budget: Budget, depth: int) -> vd.VerdictTable:
+def gradient_verdicts(runs_at: dict[str, list[History]], budget: Budget | str, depth: int) -> vd.VerdictTable:
     """What the annotated §10.2 says of gradients along a run, on these runs' recorded block gradients
     (the seeds' median at each tracked step): larger early than late (claim §10.2.2), and warmup keeping
     η(t)·‖∇L‖ about constant (eq. (61)) on the run with warmup, over the tracked steps inside its warmup."""

@@ -8,7 +8,7 @@ import sympy as sp
 class Shown:
     """An equation ``lhs = rhs`` that shows as LaTeX in the book and as SymPy text in nbval's check."""
 
-    def __init__(self, lhs_latex: str, rhs: sp.Expr, lhs_text: str | None = None):
+    def __init__(self, lhs_latex: str, rhs: sp.Basic, lhs_text: str | None = None):
         self.lhs_latex, self.rhs = lhs_latex, rhs
         self.lhs_text = lhs_text or lhs_latex
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import html
 import itertools
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import ipywidgets as W
@@ -227,7 +227,7 @@ def log_slider(description: str, span: tuple[float, float, float]) -> W.FloatLog
     return W.FloatLogSlider(value=start, base=10, min=math.log10(lo), max=math.log10(hi), description=description)
 
 
-def dropdown(description: str, options: Sequence, value=None) -> W.Dropdown:
+def dropdown(description: str, options: Collection, value=None) -> W.Dropdown:
     """A choice among ``options`` (the first unless ``value`` is given, which must be one of them)."""
     options = tuple(options) if not isinstance(options, str) else ()
     if not options:

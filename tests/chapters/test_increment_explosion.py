@@ -244,7 +244,7 @@ def _sweep(slope: float, overshoot: float = 1.0) -> inc.LossChangeSweep:
             grad_sq=0.0,
             grad_l1=0.0,
             update_norm=0.0,
-            block_grad_norms=[1.0] * n,
+            block_grad_norms=(1.0,) * n,
         )
 
     return inc.LossChangeSweep(depths, {"sgd": 1e-4}, {("post", "sgd"): [[probe(n)] for n in depths]})

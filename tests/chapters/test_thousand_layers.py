@@ -12,6 +12,7 @@ from deepnotes.chapters.thousand_layers import claims, controls, derive, figures
 from deepnotes.chapters.thousand_layers import experiments as ex
 from deepnotes.core import scaling
 from deepnotes.core.measure import StreamProfile
+from deepnotes.core.train import History
 from deepnotes.show import verdicts as vd
 
 matplotlib.use("Agg")
@@ -214,8 +215,9 @@ def test_verdicts_follow_the_measurement(budget, restored):
 def test_the_rates_verdict_reads_the_map():
     """DeepNorm's highest trained rate falling with depth makes DeepNet's 'works for Adam' wrong."""
 
-    class H:
+    class H(History):  # a History whose learned fraction is given
         def __init__(self, f):
+            super().__init__()
             self.f, self.diverged_at = f, None
 
         def fraction_learned(self, window):

@@ -273,7 +273,7 @@ def derivation_verdicts(ffn: dict | None = None, logits: dict | None = None) -> 
     return vd.VerdictTable(_backward_rows(lin) + _std_rows(lin) + _residual_rows(ffn) + _logit_rows(q_bert))
 
 
-def init_verdicts(probes: dict[float, InitProbe], budget: Budget | None = None) -> vd.VerdictTable:
+def init_verdicts(probes: dict[float, InitProbe], budget: Budget | str | None = None) -> vd.VerdictTable:
     """Experiment 1: the measured encoder at init against the derivation and the annotated eqs. (42), (54)."""
     budget = resolve_budget(budget)
     b = resolve_budget(budget).bert_init
@@ -503,7 +503,7 @@ def _table_diagnostic_rows(own: dict[float, ex.TableProbe], first: dict[str, dic
     ]
 
 
-def training_verdicts(runs: dict[float, MLMRun], budget: Budget | None = None) -> vd.VerdictTable:
+def training_verdicts(runs: dict[float, MLMRun], budget: Budget | str | None = None) -> vd.VerdictTable:
     """Experiment 2: which std learns most within the run (main text, eq. (74), annotated §9.3)."""
     budget = resolve_budget(budget)
     window = resolve_budget(budget).bert_init.loss_window

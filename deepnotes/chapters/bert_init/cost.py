@@ -36,14 +36,14 @@ from deepnotes.core.engine import graph_config
 from deepnotes.cost.model import StackPasses, TrainRuns, Work
 
 
-def _probe_model(budget: Budget, depth: int, width: int) -> ModelConfig:
+def _probe_model(budget: Budget | str, depth: int, width: int) -> ModelConfig:
     """The probed encoder, at BERT_STD whatever the probe's std: its passes cost the same at every std,
     and :mod:`deepnotes.cost.model` counts once per config (a config per std would count each again)."""
     b = budget.bert_init
     return encoder_config(width, depth, BERT_STD, b.vocab, b.probe_tokens[1])
 
 
-def _init_probe(budget: Budget, std: float, depth: int, width: int) -> list[StackPasses]:
+def _init_probe(budget: Budget | str, std: float, depth: int, width: int) -> list[StackPasses]:
     """:func:`~deepnotes.chapters.bert_init.experiments.init_probe` at ``std``: two forwards without
     gradients (stream, logits), then the MLM loss's forward and backward."""
     n_seq, seq_len = budget.bert_init.probe_tokens
@@ -51,7 +51,7 @@ def _init_probe(budget: Budget, std: float, depth: int, width: int) -> list[Stac
     return [StackPasses(model, 1, n_seq, seq_len, passes=2, backward=False), StackPasses(model, 1, n_seq, seq_len)]
 
 
-def _table_setting_probe(budget: Budget, std: float) -> StackPasses:
+def _table_setting_probe(budget: Budget | str, std: float) -> StackPasses:
     """:func:`~deepnotes.chapters.bert_init.experiments.table_setting_probe` at ``std``: one forward +
     backward of the blocks."""
     b = budget.bert_init
@@ -59,7 +59,7 @@ def _table_setting_probe(budget: Budget, std: float) -> StackPasses:
     return StackPasses(_probe_model(budget, b.table_depth, b.table_width), 1, n_seq, seq_len)
 
 
-def _chapter_runs(budget: Budget) -> list[TrainRuns]:
+def _chapter_runs(budget: Budget | str) -> list[TrainRuns]:
     """:func:`~deepnotes.chapters.bert_init.experiments.chapter_runs`: :func:`mlm_runs` over run_settings
     (seed 0), one ensemble per graph as train_many groups them (the head's presence splits them)."""
     b = budget.bert_init
@@ -80,7 +80,7 @@ def _chapter_runs(budget: Budget) -> list[TrainRuns]:
     return [TrainRuns(model, members, train, masked=MASK_PROB) for model, members in groups.values()]
 
 
-def plan(budget: Budget) -> list[Work]:
+def plan(budget: Budget | str) -> list[Work]:
     """The chapter's work at ``budget``: see the module's docstring."""
     budget = resolve_budget(budget)
     b = budget.bert_init

@@ -123,7 +123,7 @@ class InitProbe:
 
 
 def init_probe(
-    std: float, depth: int, width: int | None = None, budget: Budget | None = None, seed: int = 0, device=None
+    std: float, depth: int, width: int | None = None, budget: Budget | str | None = None, seed: int = 0, device=None
 ) -> InitProbe:
     """Measure the stream, the branch ratios, the gradients and the logits of an encoder at init."""
     budget = resolve_budget(budget)
@@ -196,7 +196,7 @@ class TableProbe:
 
 
 def table_setting_probe(
-    std: float, depth: int, width: int, budget: Budget | None = None, seed: int = 0, device=None
+    std: float, depth: int, width: int, budget: Budget | str | None = None, seed: int = 0, device=None
 ) -> TableProbe:
     """One batch of x_0 ~ N(0, I) through ``depth`` Post-LN blocks of BERT's shape at ``width``, every
     block matrix from N(0, s²) without the ±2σ cut. The tables name no loss: the gradients are of
@@ -294,7 +294,7 @@ def stack_embedding_rms(stack: Stack) -> list[float]:
 
 def mlm_runs(
     settings: Sequence[tuple[float, bool]],
-    budget: Budget | None = None,
+    budget: Budget | str | None = None,
     seeds: Sequence[int] = (0,),
     lr: float | None = None,
     depth: int | None = None,
@@ -351,7 +351,7 @@ def _mlm_result(std: float, head_transform: bool, depth: int, hist: History) -> 
 def mlm_run(
     std: float,
     head_transform: bool = True,
-    budget: Budget | None = None,
+    budget: Budget | str | None = None,
     seed: int = 0,
     lr: float | None = None,
     depth: int | None = None,
@@ -364,13 +364,13 @@ def mlm_run(
 
 
 @functools.lru_cache(maxsize=LIVE_RESULTS_KEPT)
-def cached_probe(std: float, depth: int, width: int, budget: Budget) -> InitProbe:
+def cached_probe(std: float, depth: int, width: int, budget: Budget | str) -> InitProbe:
     """:func:`init_probe`, computed once per setting (the experiment and the slider share them)."""
     budget = resolve_budget(budget)
     return init_probe(std, depth, width, budget)
 
 
-def run_settings(budget: Budget) -> list[tuple[float, bool]]:
+def run_settings(budget: Budget | str) -> list[tuple[float, bool]]:
     """Every (std, extra head layer) the chapter trains: the §9.3 stds with the head, the gain stds
     with and without it."""
     budget = resolve_budget(budget)
@@ -379,14 +379,14 @@ def run_settings(budget: Budget) -> list[tuple[float, bool]]:
 
 
 @functools.lru_cache(maxsize=BUDGET_RESULTS_KEPT)
-def chapter_runs(budget: Budget) -> dict[tuple[float, bool], MLMRun]:
+def chapter_runs(budget: Budget | str) -> dict[tuple[float, bool], MLMRun]:
     """:func:`mlm_runs` over :func:`run_settings` at the budget's defaults (seed 0), trained once."""
     budget = resolve_budget(budget)
     return {(s, h): run for (s, h, _), run in mlm_runs(run_settings(budget), budget).items()}
 
 
 @functools.lru_cache(maxsize=LIVE_RESULTS_KEPT)
-def cached_run(std: float, head_transform: bool, budget: Budget) -> MLMRun:
+def cached_run(std: float, head_transform: bool, budget: Budget | str) -> MLMRun:
     """:func:`mlm_run` at the budget's defaults, computed once per setting (the chapter's settings
     come from :func:`chapter_runs`)."""
     budget = resolve_budget(budget)
@@ -401,21 +401,21 @@ def article_gradient_prediction(probe: InitProbe) -> list[float]:
     return [w[-1] / w_l for w_l in w[1:]]
 
 
-def probe_depth(budget: Budget | None = None) -> int:
+def probe_depth(budget: Budget | str | None = None) -> int:
     """The depth of the init sweep: BERT-base's 12 where the budget probes it, else its deepest."""
     budget = resolve_budget(budget)
     depths = resolve_budget(budget).bert_init.probe_depths
     return BERT_DEPTH if BERT_DEPTH in depths else depths[-1]
 
 
-def sweep_probes(budget: Budget | None = None) -> dict[float, InitProbe]:
+def sweep_probes(budget: Budget | str | None = None) -> dict[float, InitProbe]:
     """Experiment 1: one :class:`InitProbe` per std of the budget at :func:`probe_depth`."""
     budget = resolve_budget(budget)
     b = budget.bert_init
     return {s: cached_probe(s, probe_depth(budget), b.probe_width, budget) for s in b.stds}
 
 
-def table_probes(budget: Budget | None = None) -> dict[float, InitProbe]:
+def table_probes(budget: Budget | str | None = None) -> dict[float, InitProbe]:
     """The annotated §9.1/§9.2 tables' stds 0.02, 0.0361, 0.05 in the book's BERT setting (weights cut
     at ±2σ, Markov-language tokens through the embedding) at the budget's table width and depth (12)."""
     budget = resolve_budget(budget)
@@ -423,14 +423,14 @@ def table_probes(budget: Budget | None = None) -> dict[float, InitProbe]:
     return {s: cached_probe(s, b.table_depth, b.table_width, budget) for s in TABLE_STDS}
 
 
-def table_setting_probes(budget: Budget | None = None) -> dict[float, TableProbe]:
+def table_setting_probes(budget: Budget | str | None = None) -> dict[float, TableProbe]:
     """The same stds in the tables' own setting (:func:`table_setting_probe`: uncut, Gaussian x_0)."""
     budget = resolve_budget(budget)
     b = budget.bert_init
     return {s: table_setting_probe(s, b.table_depth, b.table_width, budget) for s in TABLE_STDS}
 
 
-def table_gradient_ratios(budget: Budget | None = None) -> dict[str, dict[float, list[float]]]:
+def table_gradient_ratios(budget: Budget | str | None = None) -> dict[str, dict[float, list[float]]]:
     """The §9.2 ratio ‖g_1‖/‖g_L‖ (first block over last) at each of TABLE_STDS over ``table_seeds``
     seeds (seed s: initialization s and probe batch s), in the tables' own setting ("own") and in BERT's
     ("cut"): setting → std → one ratio per seed. One batch is one draw; the verdicts read the median."""
@@ -453,19 +453,19 @@ def table_gradient_ratios(budget: Budget | None = None) -> dict[str, dict[float,
     return out
 
 
-def training_runs(budget: Budget | None = None) -> dict[float, MLMRun]:
+def training_runs(budget: Budget | str | None = None) -> dict[float, MLMRun]:
     """Experiment 2: an MLM run (with the extra Dense+LN head) per std of the annotated §9.3 table."""
     budget = resolve_budget(budget)
     return {s: cached_run(s, True, budget) for s in budget.bert_init.train_stds}
 
 
-def gain_runs(budget: Budget | None = None) -> dict[tuple[float, bool], MLMRun]:
+def gain_runs(budget: Budget | str | None = None) -> dict[tuple[float, bool], MLMRun]:
     """Experiment 3: (std, extra head layer) → MLM run, for every gain std, with and without the head."""
     budget = resolve_budget(budget)
     return {(s, head): cached_run(s, head, budget) for s in budget.bert_init.gain_stds for head in (True, False)}
 
 
-def gain_show_std(budget: Budget | None = None) -> float:
+def gain_show_std(budget: Budget | str | None = None) -> float:
     """The std whose gain runs are drawn: BERT's 0.02 where the budget trains it, else its first."""
     budget = resolve_budget(budget)
     stds = resolve_budget(budget).bert_init.gain_stds

@@ -24,7 +24,7 @@ MEASURED, DERIVED, ARTICLE, OTHER = PALETTE["plain"], PALETTE["deepnorm"], PALET
 GRID_POINTS = 41  # points of the derived curves across the std sweep
 
 
-def init_figure(std: float, depth: int, budget: Budget | None = None, progress: bool = False):
+def init_figure(std: float, depth: int, budget: Budget | str | None = None, progress: bool = False):
     """Slider 1: branch ratios, the identity path's weight and the per-block gradients at init."""
     from deepnotes.show import plots
 
@@ -56,7 +56,7 @@ def init_figure(std: float, depth: int, budget: Budget | None = None, progress: 
     return fig
 
 
-def gain_figure(std: float, head_transform: bool, budget: Budget | None = None, progress: bool = False):
+def gain_figure(std: float, head_transform: bool, budget: Budget | str | None = None, progress: bool = False):
     """Slider 2: every LayerNorm's mean γ during MLM training, the last encoder LN and the head's LN
     highlighted, and the RMS of the (tied) output embedding rows."""
     from deepnotes.show import plots
@@ -141,7 +141,7 @@ def sweep_figure(probes: dict[float, InitProbe]):
     return fig
 
 
-def training_figure(runs: dict[float, MLMRun], budget: Budget | None = None):
+def training_figure(runs: dict[float, MLMRun], budget: Budget | str | None = None):
     """Experiment 2: the MLM loss of every std's run, with the floor and the context-free plateau."""
     budget = resolve_budget(budget)
     from deepnotes.show import plots

@@ -15,7 +15,7 @@ from deepnotes.core.config import Budget, resolve_budget
 
 
 def annotated_tables_text(
-    own: dict[float, TableProbe], cut: dict[float, InitProbe], budget: Budget | None = None
+    own: dict[float, TableProbe], cut: dict[float, InitProbe], budget: Budget | str | None = None
 ) -> str:
     """§9.1 (Var[x_l] and the weight of x_0) and §9.2 (‖g_l‖/‖g_12‖): printed | measured in the tables'
     own setting (uncut N(0, σ²), x_0 ~ N(0, I)) | measured in BERT's (cut at ±2σ, Markov tokens)."""
@@ -50,7 +50,7 @@ def _grad_ratio(probe, layer: int) -> float:
     return probe.grad_norms[layer - 1] / probe.grad_norms[-1]
 
 
-def training_table_text(runs: dict[float, MLMRun], budget: Budget | None = None) -> str:
+def training_table_text(runs: dict[float, MLMRun], budget: Budget | str | None = None) -> str:
     """§9.3 printed (steps to converge, final loss) beside each run's steps to 50 % / 80 % of the way
     from the plateau to the floor (0-based, :meth:`History.steps_to`), final loss and fraction learned."""
     budget = resolve_budget(budget)
@@ -69,7 +69,7 @@ def training_table_text(runs: dict[float, MLMRun], budget: Budget | None = None)
     return "\n".join(lines)
 
 
-def gain_summary_text(gain_runs: dict[tuple[float, bool], MLMRun], budget: Budget | None = None) -> str:
+def gain_summary_text(gain_runs: dict[tuple[float, bool], MLMRun], budget: Budget | str | None = None) -> str:
     """Per run: the last encoder γ from start to end, the range of the other LNs' final γ, the head
     LN's final γ, the embedding's growth and the fraction learned."""
     budget = resolve_budget(budget)

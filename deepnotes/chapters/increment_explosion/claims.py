@@ -270,7 +270,7 @@ def loss_change_verdicts(sweep: ex.LossChangeSweep) -> vd.VerdictTable:
 
 
 def early_update_verdicts(
-    updates: dict[tuple[str, int], History], budget: Budget, params: str = "all", size: str | None = None
+    updates: dict[tuple[str, int], History], budget: Budget | str, params: str = "all", size: str | None = None
 ) -> vd.VerdictTable:
     """DeepNet Fig. 5 at toy scale: does Post-LN's first-step update grow with depth, and DeepNorm's
     stay flat? ``size`` names a model size other than the budget's (e.g. the paper's 64-128-2)."""
@@ -319,13 +319,13 @@ def early_update_verdicts(
     return vd.VerdictTable(rows)
 
 
-def early_update_table(updates: dict[str, dict[tuple[str, int], History]], budget: Budget) -> vd.VerdictTable:
+def early_update_table(updates: dict[str, dict[tuple[str, int], History]], budget: Budget | str) -> vd.VerdictTable:
     """:func:`early_update_verdicts` for each parameter set of :func:`.experiments.early_updates`."""
     budget = resolve_budget(budget)
     return vd.VerdictTable([v for which in ex.PARAM_SETS for v in early_update_verdicts(updates[which], budget, which)])
 
 
-def training_table(runs: dict[int, dict[str, list]], budget: Budget) -> vd.VerdictTable:
+def training_table(runs: dict[int, dict[str, list]], budget: Budget | str) -> vd.VerdictTable:
     """The shared warmup comparison's verdicts (:func:`deepnotes.shared.warmup.verdicts`) at each depth
     of :func:`.experiments.training_comparisons`: at the comparison's own depth the rows Post-Norm vs
     Pre-Norm shows too."""
@@ -333,14 +333,14 @@ def training_table(runs: dict[int, dict[str, list]], budget: Budget) -> vd.Verdi
     return vd.VerdictTable([v for n, r in runs.items() for v in warmup.verdicts(r, budget, n)])
 
 
-def gradient_table(runs: dict[int, dict[str, list]], budget: Budget) -> vd.VerdictTable:
+def gradient_table(runs: dict[int, dict[str, list]], budget: Budget | str) -> vd.VerdictTable:
     """The annotated §10.2's claims on gradients along a run (:func:`deepnotes.shared.warmup.gradient_verdicts`)
     at each depth of :func:`.experiments.training_comparisons`."""
     budget = resolve_budget(budget)
     return vd.VerdictTable([v for n, r in runs.items() for v in warmup.gradient_verdicts(r, budget, n)])
 
 
-def paper_size_verdicts(updates: dict[tuple[str, int], History], budget: Budget) -> vd.VerdictTable:
+def paper_size_verdicts(updates: dict[tuple[str, int], History], budget: Budget | str) -> vd.VerdictTable:
     """:func:`early_update_verdicts` for the runs at DeepNet Fig. 5's own model size."""
     budget = resolve_budget(budget)
     d_model, d_ff, heads = budget.increment_explosion.paper_shape

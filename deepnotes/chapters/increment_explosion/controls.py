@@ -10,7 +10,7 @@ from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.show import widgets as ui
 
 
-def sliders(budget: Budget) -> dict[str, ui.Slider]:
+def sliders(budget: Budget | str) -> dict[str, ui.Slider]:
     """ "training": short runs at initialization, depth × norm style × optimizer."""
     budget = resolve_budget(budget)
     sub = budget.increment_explosion

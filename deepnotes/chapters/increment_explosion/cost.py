@@ -35,14 +35,14 @@ from deepnotes.shared import warmup
 
 
 def _grouped(
-    settings: list[tuple[str, int, TrainConfig]], budget: Budget, shape: tuple[int, int, int] | None = None
+    settings: list[tuple[str, int, TrainConfig]], budget: Budget | str, shape: tuple[int, int, int] | None = None
 ) -> list[TrainRuns]:
     """:func:`~deepnotes.chapters.increment_explosion.experiments.runs`: train_many's ensembles of
     (variant, depth, train config) settings."""
     return ensembles([variant_config(v, n, budget, shape) for v, n, _ in settings], [t for _, _, t in settings])
 
 
-def _loss_change_probes(budget: Budget) -> list[StackPasses]:
+def _loss_change_probes(budget: Budget | str) -> list[StackPasses]:
     """:func:`~deepnotes.chapters.increment_explosion.experiments.loss_change_sweep` at its defaults:
     per (depth, graph group) stack, per optimizer, a forward + backward and a forward without gradients."""
     sub = budget.increment_explosion
@@ -59,14 +59,14 @@ def _loss_change_probes(budget: Budget) -> list[StackPasses]:
     return out
 
 
-def _early_update_sweep(budget: Budget, shape: tuple[int, int, int] | None = None) -> list[TrainRuns]:
+def _early_update_sweep(budget: Budget | str, shape: tuple[int, int, int] | None = None) -> list[TrainRuns]:
     """:func:`~deepnotes.chapters.increment_explosion.experiments.early_update_sweep` (Adam, update_lr)."""
     sub = budget.increment_explosion
     train = budget.train_config("adam", sub.update_lr, sub.update_steps)
     return _grouped([(v, n, train) for v in EARLY_UPDATE_VARIANTS for n in sub.update_depths], budget, shape)
 
 
-def _slider_grid(budget: Budget) -> list[TrainRuns]:
+def _slider_grid(budget: Budget | str) -> list[TrainRuns]:
     """:func:`~deepnotes.chapters.increment_explosion.experiments.slider_grid`: one runs call."""
     sub = budget.increment_explosion
     return _grouped(
@@ -80,7 +80,7 @@ def _slider_grid(budget: Budget) -> list[TrainRuns]:
     )
 
 
-def plan(budget: Budget) -> list[Work]:
+def plan(budget: Budget | str) -> list[Work]:
     """The chapter's work at ``budget``: see the module's docstring."""
     budget = resolve_budget(budget)
     return [

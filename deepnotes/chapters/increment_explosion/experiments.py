@@ -36,7 +36,7 @@ SLOPE_DEPTHS = (10, 10_000)  # the two depths the DeepNorm power law is read off
 
 
 def variant_config(
-    variant: str, n_layers: int, budget: Budget, shape: tuple[int, int, int] | None = None
+    variant: str, n_layers: int, budget: Budget | str, shape: tuple[int, int, int] | None = None
 ) -> ModelConfig:
     """The budget's tiny Transformer at depth ``n_layers`` in the given variant (``shape``: another
     (d_model, d_ff, heads), e.g. DeepNet Fig. 5's 64-128-2)."""
@@ -68,7 +68,7 @@ def predicted_slope(variant: str, optimizer: str) -> float:
     return round(loglog_slope(SLOPE_DEPTHS, values), 9)
 
 
-def task_for(budget: Budget, seed: int = 0) -> MarkovLanguage:
+def task_for(budget: Budget | str, seed: int = 0) -> MarkovLanguage:
     budget = resolve_budget(budget)
     return MarkovLanguage(budget.vocab_size, seed=seed)
 
@@ -97,12 +97,12 @@ class LossChangeSweep:
         """−⟨∇L, Δθ⟩/η per depth: ‖∇L‖² for SGD, ‖∇L‖₁ for Adam."""
         return [-d / self.lrs[optimizer] for d in self.mean(variant, optimizer, "first_order")]
 
-    def deepest_block_grad_norms(self, variant: str, optimizer: str = "sgd") -> list[float]:
+    def deepest_block_grad_norms(self, variant: str, optimizer: str = "sgd") -> tuple[float, ...]:
         """Per-block gradient norms at the deepest probed depth (first repeat)."""
         return self.probes[(variant, optimizer)][-1][0].block_grad_norms
 
 
-def graph_groups(variants, n_layers: int, budget: Budget) -> list[tuple[str, ...]]:
+def graph_groups(variants, n_layers: int, budget: Budget | str) -> list[tuple[str, ...]]:
     """The variants grouped by the graph their stacks share (Post-LN and both DeepNorms: one group)."""
     budget = resolve_budget(budget)
     groups: dict = {}
@@ -112,7 +112,7 @@ def graph_groups(variants, n_layers: int, budget: Budget) -> list[tuple[str, ...
 
 
 def loss_change_sweep(
-    budget: Budget | None = None,
+    budget: Budget | str | None = None,
     variants=PROBED_VARIANTS,
     optimizers=("sgd", "adam"),
     lrs: dict[str, float] | None = None,
@@ -163,7 +163,7 @@ def _trackers(every: int, track_update: bool) -> list:
 
 def runs(
     settings: list[tuple[str, int, TrainConfig]],
-    budget: Budget,
+    budget: Budget | str,
     device=None,
     progress: bool = False,
     track_update: bool = True,
@@ -194,7 +194,7 @@ def runs(
 def run(
     variant: str,
     n_layers: int,
-    budget: Budget,
+    budget: Budget | str,
     optimizer: str = "adam",
     lr: float | None = None,
     steps: int | None = None,
@@ -216,7 +216,7 @@ def run(
 
 
 def early_update_sweep(
-    budget: Budget | None = None,
+    budget: Budget | str | None = None,
     variants=EARLY_UPDATE_VARIANTS,
     optimizer: str = "adam",
     lr: float | None = None,
@@ -236,14 +236,16 @@ def early_update_sweep(
     return dict(zip(keys, hists, strict=True))
 
 
-def paper_size_updates(budget: Budget | None = None, progress: bool = False) -> dict[tuple[str, int], History]:
+def paper_size_updates(budget: Budget | str | None = None, progress: bool = False) -> dict[tuple[str, int], History]:
     """:func:`early_update_sweep` with every parameter trained, at DeepNet Fig. 5's model size
     (``paper_shape``: 64-128-2) instead of the budget's."""
     budget = resolve_budget(budget)
     return early_update_sweep(budget, progress=progress, shape=budget.increment_explosion.paper_shape)
 
 
-def early_updates(budget: Budget | None = None, progress: bool = False) -> dict[str, dict[tuple[str, int], History]]:
+def early_updates(
+    budget: Budget | str | None = None, progress: bool = False
+) -> dict[str, dict[tuple[str, int], History]]:
     """:func:`early_update_sweep` once per parameter set of :data:`PARAM_SETS`."""
     budget = resolve_budget(budget)
     return {which: early_update_sweep(budget, params=which, progress=progress) for which in PARAM_SETS}
@@ -255,7 +257,9 @@ def first_step_updates(updates: dict[tuple[str, int], History], depths) -> dict[
     return {v: [updates[(v, n)].update_rms[0] for n in depths] for v in variants}
 
 
-def training_comparisons(budget: Budget | None = None, progress: bool = False) -> dict[int, dict[str, list[History]]]:
+def training_comparisons(
+    budget: Budget | str | None = None, progress: bool = False
+) -> dict[int, dict[str, list[History]]]:
     """depth → label → one History per seed: the shared warmup comparison
     (:func:`deepnotes.shared.warmup.runs`, the runs Post-Norm vs Pre-Norm also shows) at each of the
     budget's ``train_depths``, the first being the comparison's own depth; one training call."""
@@ -281,7 +285,7 @@ def slider_run(
     optimizer: str,
     lr: float | None = None,
     warmup: int = 0,
-    budget: Budget | None = None,
+    budget: Budget | str | None = None,
     progress: bool = False,
 ) -> SliderRun:
     """The slider's experiment: a short run (``slider_steps``) at one setting; ``lr`` defaults to
@@ -299,7 +303,7 @@ def slider_run(
 
 
 @functools.lru_cache(maxsize=BUDGET_RESULTS_KEPT)
-def slider_grid(budget: Budget) -> dict[tuple[int, str, str], History]:
+def slider_grid(budget: Budget | str) -> dict[tuple[int, str, str], History]:
     """(depth, norm, optimizer) → the short run of every setting of the slider's grid, at the budget's
     slider rates, the norms that share a graph at each depth and optimizer trained as one ensemble."""
     budget = resolve_budget(budget)

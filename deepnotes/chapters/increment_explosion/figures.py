@@ -41,7 +41,7 @@ def loss_change_figure(sweep: ex.LossChangeSweep):
     return fig
 
 
-def early_update_figure(updates: dict[str, dict[tuple[str, int], History]], budget: Budget):
+def early_update_figure(updates: dict[str, dict[tuple[str, int], History]], budget: Budget | str):
     """Experiment 2: the model update per step with every parameter trained (darker = deeper), and
     the first-step update against depth for each parameter set (``updates[which]``)."""
     budget = resolve_budget(budget)
@@ -79,7 +79,7 @@ def _update_curves(ax, updates: dict[tuple[str, int], History], depths, title: s
     ax.set_title(title, fontsize=TITLE_PT)
 
 
-def paper_size_figure(updates: dict[tuple[str, int], History], budget: Budget):
+def paper_size_figure(updates: dict[tuple[str, int], History], budget: Budget | str):
     """DeepNet Fig. 5 at the paper's 64-128-2: the update per step and the first-step update against depth."""
     budget = resolve_budget(budget)
     from deepnotes.show import plots
@@ -101,7 +101,7 @@ def _short(lr: float) -> str:
     return f"{mantissa}e{int(exponent)}"
 
 
-def training_figure(runs: dict[int, dict[str, list[History]]], budget: Budget):
+def training_figure(runs: dict[int, dict[str, list[History]]], budget: Budget | str):
     """Experiment 3: the loss curves of :func:`experiments.training_comparisons`, one panel per depth
     (the median over seeds, a band from the lowest to the highest seed)."""
     budget = resolve_budget(budget)
@@ -121,7 +121,7 @@ def slider_figure(
     optimizer: str,
     lr: float | None = None,
     warmup: int = 0,
-    budget: Budget | None = None,
+    budget: Budget | str | None = None,
     progress: bool = False,
 ):
     """The slider's figure: :func:`experiments.slider_run` at one setting; loss and

@@ -302,7 +302,7 @@ def derivation_verdicts(
     )
 
 
-def moment_verdicts(table: dict[tuple[str, str], ex.MomentCurve], budget: Budget | None = None) -> VerdictTable:
+def moment_verdicts(table: dict[tuple[str, str], ex.MomentCurve], budget: Budget | str | None = None) -> VerdictTable:
     """Experiment 1: per (init, activation), the measured last-layer second moment against the recursion."""
     budget = resolve_budget(budget)
     depth = resolve_budget(budget).initialization.moment_depth

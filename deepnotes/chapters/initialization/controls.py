@@ -12,7 +12,7 @@ from deepnotes.show import widgets as ui
 LIVE_ACT = "tanh"  # the live panel's first activation
 
 
-def sliders(budget: Budget) -> dict[str, ui.Slider]:
+def sliders(budget: Budget | str) -> dict[str, ui.Slider]:
     """ "moments": second moments through a plain MLP; "softmax": one query's attention weights."""
     budget = resolve_budget(budget)
     b = budget.initialization

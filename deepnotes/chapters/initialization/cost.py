@@ -25,13 +25,13 @@ from deepnotes.cost.model import MLPPasses, Work
 PARAMETRIZATIONS = (False, True)  # ntk_comparison's runs: standard (He), NTK
 
 
-def _moment_passes(budget: Budget, curves: int) -> MLPPasses:
+def _moment_passes(budget: Budget | str, curves: int) -> MLPPasses:
     """``curves`` forward passes of the second-moment MLP (each curve builds its own MLP: same cost)."""
     b = budget.initialization
     return MLPPasses(width=b.moment_width, depth=b.moment_depth, batch=b.moment_batch, passes=curves)
 
 
-def plan(budget: Budget) -> list[Work]:
+def plan(budget: Budget | str) -> list[Work]:
     """The chapter's work at ``budget``: see the module's docstring."""
     budget = resolve_budget(budget)
     b = budget.initialization

@@ -52,7 +52,9 @@ def torch_trunc_defaults() -> TorchTruncDefaults:
     return TorchTruncDefaults(params["a"].default, params["b"].default)
 
 
-def truncation_samples(budget: Budget | None = None, std: float = BERT_STD, seed: int = 0) -> dict[str, TruncSample]:
+def truncation_samples(
+    budget: Budget | str | None = None, std: float = BERT_STD, seed: int = 0
+) -> dict[str, TruncSample]:
     """``budget.initialization.trunc_samples`` draws of: torch's trunc_normal_ with its default bounds,
     deepnotes' cut at ±2σ, and deepnotes' cut at ±2σ with the std corrected (``match_std``)."""
     budget = resolve_budget(budget)
@@ -141,7 +143,7 @@ class MomentCurve:
         return self.measured[-1] / self.predicted[-1] if self.predicted[-1] else float("nan")
 
 
-def moment_curve(act: str, gain: float, depth: int, budget: Budget | None = None) -> MomentCurve:
+def moment_curve(act: str, gain: float, depth: int, budget: Budget | str | None = None) -> MomentCurve:
     """Measured and predicted per-layer second moments at the budget's width and batch."""
     budget = resolve_budget(budget)
     b = resolve_budget(budget).initialization
@@ -154,7 +156,7 @@ def moment_curve(act: str, gain: float, depth: int, budget: Budget | None = None
 
 
 def moment_table(
-    budget: Budget | None = None, inits=("lecun", "he"), acts=ACTIVATIONS
+    budget: Budget | str | None = None, inits=("lecun", "he"), acts=ACTIVATIONS
 ) -> dict[tuple[str, str], MomentCurve]:
     """{(init, act): MomentCurve} at the budget's depth/width. LeCun = gain 1, He = gain 2 (in units
     of 1/m); Xavier equals LeCun for these square layers."""
@@ -205,7 +207,7 @@ def softmax_probe(
     )
 
 
-def softmax_sweep(budget: Budget | None = None) -> dict[tuple[int, bool], SoftmaxProbe]:
+def softmax_sweep(budget: Budget | str | None = None) -> dict[tuple[int, bool], SoftmaxProbe]:
     """{(d, scaled): SoftmaxProbe} over the budget's ``softmax_dims``, without and with 1/√d."""
     budget = resolve_budget(budget)
     b = resolve_budget(budget).initialization
@@ -285,7 +287,7 @@ def relative_updates(
     return UpdateRun(ntk, lr, width, history)
 
 
-def ntk_comparison(budget: Budget | None = None) -> dict[bool, UpdateRun]:
+def ntk_comparison(budget: Budget | str | None = None) -> dict[bool, UpdateRun]:
     """{ntk: UpdateRun} for the standard (He) and the NTK parametrization at the budget's sizes."""
     budget = resolve_budget(budget)
     b = resolve_budget(budget).initialization
@@ -317,7 +319,7 @@ class NormComparison:
         return self.rounds or (self.ratio("forward_backward"),)
 
 
-def norm_comparison(budget: Budget | None = None, seed: int = 0) -> NormComparison:
+def norm_comparison(budget: Budget | str | None = None, seed: int = 0) -> NormComparison:
     """PyTorch's LayerNorm and RMSNorm (no affine) on the same input: the outputs' difference on a
     zero-mean and a shifted input, and the median time of forward and forward+backward."""
     budget = resolve_budget(budget)

@@ -21,7 +21,7 @@ def _scaling_label(scaled: bool) -> str:
     return "with 1/√d" if scaled else "without"
 
 
-def moment_panels(table: dict[tuple[str, str], ex.MomentCurve], budget: Budget | None = None):
+def moment_panels(table: dict[tuple[str, str], ex.MomentCurve], budget: Budget | str | None = None):
     """Experiment 1: measured vs predicted E[x_l²] per layer, one panel per init, one colour per activation."""
     from deepnotes.show import plots
 
@@ -36,7 +36,7 @@ def moment_panels(table: dict[tuple[str, str], ex.MomentCurve], budget: Budget |
     return fig
 
 
-def moment_figure(act: str, gain: float, depth: int, budget: Budget | None = None, progress: bool = False):
+def moment_figure(act: str, gain: float, depth: int, budget: Budget | str | None = None, progress: bool = False):
     """The slider's experiment: measured vs predicted per-layer second moment of a plain MLP."""
     budget = resolve_budget(budget)
     from deepnotes.show import plots
@@ -70,7 +70,7 @@ def softmax_sweep_figure(probes: dict[tuple[int, bool], ex.SoftmaxProbe]):
     return fig
 
 
-def softmax_figure(d: int, scaled: bool, budget: Budget | None = None, progress: bool = False):
+def softmax_figure(d: int, scaled: bool, budget: Budget | str | None = None, progress: bool = False):
     """The slider's second experiment: one row of attention weights at this d, scaled or not,
     titled with the probe's mean max weight and entropy."""
     budget = resolve_budget(budget)

@@ -80,7 +80,7 @@ def main_source(section: str, items_000: str, items_001: str) -> str:
     return f"seed 000 §{section} {items_000}; seed 001 §{SECTION_001[section]} {items_001}"
 
 
-def _sol(opt: str, pick: str = "lambda=1/alpha") -> dict[str, sp.Expr]:
+def _sol(opt: str, pick: str = "lambda=1/alpha") -> dict[str, object]:
     return sd.solve_pick(opt, pick)
 
 
@@ -209,7 +209,7 @@ def _sgd_solution_rows() -> list[Verdict]:
     return _sgd_ratio_rows(sgd) + _sgd_pick_rows(sgd, a1, l1) + _sgd_relative_step_rows(sgd, a1, l1)
 
 
-def _sgd_ratio_rows(sgd: dict[str, sp.Expr]) -> list[Verdict]:
+def _sgd_ratio_rows(sgd: dict[str, object]) -> list[Verdict]:
     """§初步结论 claims 17, 18: SGD's λ/α = 1/√(2N), and the paper's 1/√(4N) of the same order."""
     two = 2 * N
     paper_ratio = sd.paper_constants()["beta/alpha encoder"]
@@ -238,7 +238,7 @@ def _sgd_ratio_rows(sgd: dict[str, sp.Expr]) -> list[Verdict]:
     ]
 
 
-def _sgd_pick_rows(sgd: dict[str, sp.Expr], a1: dict[str, sp.Expr], l1: dict[str, sp.Expr]) -> list[Verdict]:
+def _sgd_pick_rows(sgd: dict[str, object], a1: dict[str, object], l1: dict[str, object]) -> list[Verdict]:
     """§初步结论 eq. (14), claims 19, 20: SGD's α and λ for the picks λ = 1/α, α = 1 and λ = 1."""
     two = 2 * N
     return [
@@ -270,7 +270,7 @@ def _sgd_pick_rows(sgd: dict[str, sp.Expr], a1: dict[str, sp.Expr], l1: dict[str
     ]
 
 
-def _sgd_relative_step_rows(sgd: dict[str, sp.Expr], a1: dict[str, sp.Expr], l1: dict[str, sp.Expr]) -> list[Verdict]:
+def _sgd_relative_step_rows(sgd: dict[str, object], a1: dict[str, object], l1: dict[str, object]) -> list[Verdict]:
     """§初步结论 claims 19–21: SGD's relative step per pick, and λ = 1/α between the other two."""
     two = 2 * N
     rel = {k: sp.simplify(1 / s["alpha"]) for k, s in (("λ=1/α", sgd), ("α=1", a1), ("λ=1", l1))}

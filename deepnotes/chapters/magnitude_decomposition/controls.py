@@ -9,7 +9,7 @@ from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.show import widgets as ui
 
 
-def sliders(budget: Budget) -> dict[str, ui.Slider]:
+def sliders(budget: Budget | str) -> dict[str, ui.Slider]:
     """ "choices": the (α, λ) choices of the magnitude analysis, derived and trained."""
     budget = resolve_budget(budget)
     mb = budget.magnitude_decomposition

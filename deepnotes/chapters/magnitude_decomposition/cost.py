@@ -30,25 +30,25 @@ from deepnotes.cost.model import StackPasses, TrainRuns, Work
 IDENTITY_EXTRA_SETTINGS = 3
 
 
-def _deepnorm(budget: Budget, n_layers: int) -> ModelConfig:
+def _deepnorm(budget: Budget | str, n_layers: int) -> ModelConfig:
     """:func:`~deepnotes.chapters.magnitude_decomposition.experiments.deepnorm_model`'s config (any α, λ)."""
     return budget.model_config(n_layers, norm="deepnorm")
 
 
-def _probe(budget: Budget, n_layers: int, passes: int, backward: bool = True) -> StackPasses:
+def _probe(budget: Budget | str, n_layers: int, passes: int, backward: bool = True) -> StackPasses:
     """``passes`` passes of one DeepNorm stack at init on the budget's probe batch."""
     return StackPasses(
         _deepnorm(budget, n_layers), 1, budget.batch_size, budget.seq_len, passes=passes, backward=backward
     )
 
 
-def _run_choices(budget: Budget, n_layers: int, optimizer: str, lr: float, steps: int, members: int) -> TrainRuns:
+def _run_choices(budget: Budget | str, n_layers: int, optimizer: str, lr: float, steps: int, members: int) -> TrainRuns:
     """:func:`~deepnotes.chapters.magnitude_decomposition.training.run_choices`: one ensemble, a member
     per choice."""
     return TrainRuns(_deepnorm(budget, n_layers), members, budget.train_config(optimizer, lr, steps))
 
 
-def plan(budget: Budget) -> list[Work]:
+def plan(budget: Budget | str) -> list[Work]:
     """The chapter's work at ``budget``: see the module's docstring."""
     budget = resolve_budget(budget)
     mb = budget.magnitude_decomposition

@@ -31,7 +31,7 @@ d_rows, a, b = sp.symbols("d a b", positive=True)  # size of WWᵀ; W is a × b
 s_w, gain, c = sp.symbols("s g c", positive=True)  # entry std, Xavier gain, a rescaling
 
 
-def magnitude_lambda() -> dict[str, sp.Expr]:
+def magnitude_lambda() -> dict[str, object]:
     """λ = argmin_κ ‖WWᵀ/κ² − I‖_F. With A = WWᵀ (d × d, symmetric) and t = 1/κ²,
 
         ‖tA − I‖_F² = t²·tr(A²) − 2t·tr(A) + d,
@@ -61,7 +61,7 @@ def magnitude_lambda_homogeneity() -> dict:
     return {"ratio": ratio, "symbols": {"c": c, "T_1": tr1, "T_2": tr2}}
 
 
-def xavier_lambda() -> dict[str, sp.Expr]:
+def xavier_lambda() -> dict[str, object]:
     """Expected traces for an a × b matrix of i.i.d. N(0, s²) entries, from the Gaussian moments
     E[w²] = s², E[w⁴] = 3s⁴ (integrated by SymPy):
 
@@ -85,7 +85,7 @@ def xavier_lambda() -> dict[str, sp.Expr]:
     }
 
 
-def lambda_gradient_identity(rows: int = 2, cols: int = 3) -> dict[str, sp.Expr]:
+def lambda_gradient_identity(rows: int = 2, cols: int = 3) -> dict[str, object]:
     """∂L(λU)/∂λ = ⟨∂L/∂W |_{W=λU}, U⟩ for a concrete loss, L(W) = log Σ_j exp((xW)_j) + ‖W‖⁴ (a
     softmax-like term and a quartic), on symbolic rows × cols matrices. Returns both sides and
     their simplified difference."""
@@ -131,7 +131,7 @@ def relu_homogeneity() -> dict:
     }
 
 
-def sublayer_lambda_gradients() -> dict[str, sp.Expr]:
+def sublayer_lambda_gradients() -> dict[str, object]:
     """z_{l+1} = x_l + λ₁λ₂·φ(x_l U₁)U₂/α (FFN; h_ffn = φ(x_l U₁)U₂ after pulling λ₁ out of the
     ReLU) and z_{l+1} = x_l + λ_vλ_o·σ(λ_qλ_k S)·h_att/α (single-head attention; σ the softmax,
     S = x_l U_q U_kᵀ x_lᵀ, h_att = x_l U_v U_o). ∂z/∂λ of each; with ∂L/∂x_{l+1}·∂x_{l+1}/∂z_{l+1}
@@ -171,7 +171,7 @@ def sublayer_lambda_gradients() -> dict[str, sp.Expr]:
 PICK_EQUATIONS = {"lambda=1/alpha": sp.Eq(lam, 1 / alpha), "alpha=1": sp.Eq(alpha, 1), "lambda=1": sp.Eq(lam, 1)}
 
 
-def solve_pick(optimizer: str, pick: str) -> dict[str, sp.Expr]:
+def solve_pick(optimizer: str, pick: str) -> dict[str, object]:
     """Solve the optimizer's condition (from :func:`deepnotes.core.derive.deepnorm_ratio`) together with
     one pick (λ = 1/α, α = 1 or λ = 1) for positive (α, λ)."""
     if pick not in PICK_EQUATIONS:

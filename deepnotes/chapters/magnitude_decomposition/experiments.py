@@ -98,7 +98,7 @@ class DecompositionRow:
     xavier_predicted: float  # √(2g²(a+b+1)/(a+b)), SymPy's expectation
 
 
-def decomposition_table(shapes=None, gains=(1.0, 0.25), seed: int = 0, budget: Budget | None = None):
+def decomposition_table(shapes=None, gains=(1.0, 0.25), seed: int = 0, budget: Budget | str | None = None):
     """λ of Xavier-normal matrices (gain g, std g·√(2/(a+b))) by every route, one row per shape × gain;
     ``shapes`` default to the budget's ``table_shapes``."""
     budget = resolve_budget(budget)
@@ -133,7 +133,7 @@ class Orthogonality:
     mu_max: float  # Marchenko-Pastur spreads them over about [0, 2])
 
 
-def xavier_orthogonality(d: int | None = None, seed: int = 0, budget: Budget | None = None) -> Orthogonality:
+def xavier_orthogonality(d: int | None = None, seed: int = 0, budget: Budget | str | None = None) -> Orthogonality:
     """Row cosines and the spectrum of WWᵀ/λ_F² for one draw of W (d: the budget's ``orthogonality_dim``)."""
     budget = resolve_budget(budget)
     d = given(d, resolve_budget(budget).magnitude_decomposition.orthogonality_dim)
@@ -162,13 +162,15 @@ def block_weights(block) -> dict[str, torch.Tensor]:
     return {kind: lin.weight for kind, lin in block_linears(block).items()}
 
 
-def probe_batch(budget: Budget, seed: int, device) -> torch.Tensor:
+def probe_batch(budget: Budget | str, seed: int, device) -> torch.Tensor:
     """The budget's probe batch ``seed`` [B, T] of the Markov language (task seed 0)."""
     budget = resolve_budget(budget)
     return core_probe_batch(MarkovLanguage(budget.vocab_size, seed=0), budget.batch_size, budget.seq_len, seed, device)
 
 
-def deepnorm_model(n_layers: int, alpha: float, lam: float, budget: Budget, seed: int = 0, device=None, dtype=None):
+def deepnorm_model(
+    n_layers: int, alpha: float, lam: float, budget: Budget | str, seed: int = 0, device=None, dtype=None
+):
     """The budget's DeepNorm Transformer with skip weight α and init gain λ on v/out/FFN."""
     budget = resolve_budget(budget)
     return build_model(
@@ -216,7 +218,7 @@ def lambda_gradient_by_autograd(model, tokens: torch.Tensor, block: int = 0, kin
     return float(d_scale), inner
 
 
-def autograd_identity_check(budget: Budget | None = None) -> dict[str, tuple[float, float]]:
+def autograd_identity_check(budget: Budget | str | None = None) -> dict[str, tuple[float, float]]:
     """kind → (∂L/∂λ by autograd, ⟨∂L/∂W, U⟩) for the six matrices of block 2 of a float64 DeepNorm
     stack of the budget's ``check_depth`` on CPU."""
     budget = resolve_budget(budget)
@@ -249,7 +251,7 @@ class GradientSweep:
 
 
 def lambda_gradient_sweep(
-    budget: Budget | None = None,
+    budget: Budget | str | None = None,
     n_layers: int | None = None,
     alphas=None,
     lambdas=None,
@@ -283,7 +285,7 @@ def lambda_gradient_sweep(
 
 @torch.no_grad()
 def block_changes(
-    n_layers: int, alpha: float, lam: float, budget: Budget | None = None, seed: int = 0, device=None
+    n_layers: int, alpha: float, lam: float, budget: Budget | str | None = None, seed: int = 0, device=None
 ) -> list[float]:
     """‖x_{l+1} − x_l‖/‖x_l‖ (RMS over the batch) for each block l = 0..N−1 at initialization."""
     budget = resolve_budget(budget)
@@ -315,7 +317,7 @@ def first_step_relative_update(
     lam: float,
     optimizer: str,
     lr: float,
-    budget: Budget | None = None,
+    budget: Budget | str | None = None,
     seed: int = 0,
     device=None,
 ) -> float:
@@ -347,7 +349,7 @@ class FirstStep:
     lr: float
 
 
-def first_step_sweep(budget: Budget | None = None, device=None) -> dict[tuple[str, int, str], FirstStep]:
+def first_step_sweep(budget: Budget | str | None = None, device=None) -> dict[tuple[str, int, str], FirstStep]:
     """(optimizer, depth, choice) → the first step at the budget's ``first_step_lrs``, over its update depths."""
     budget = resolve_budget(budget)
     mb = budget.magnitude_decomposition
@@ -387,7 +389,9 @@ class IdentityProbe:
         return mean_change(self.changes)
 
 
-def identity_sweep(budget: Budget | None = None, n_layers: int | None = None, device=None) -> dict[str, IdentityProbe]:
+def identity_sweep(
+    budget: Budget | str | None = None, n_layers: int | None = None, device=None
+) -> dict[str, IdentityProbe]:
     """label → per-block ‖x_{l+1} − x_l‖/‖x_l‖ at init for SGD's three picks, Su's Adam
     constants (LAMB's α = 1 pick equals SGD's), the paper's, and Post-LN (α = λ = 1) for contrast."""
     budget = resolve_budget(budget)

@@ -183,7 +183,7 @@ def lambda_drift(comp: dict[tuple[str, float, int], dict[str, ChoiceRun]]):
 
 
 def slider_figure(
-    depth: int, optimizer: str, lr: float | None = None, budget: Budget | None = None, progress: bool = False
+    depth: int, optimizer: str, lr: float | None = None, budget: Budget | str | None = None, progress: bool = False
 ):
     """The slider's panel at one depth and optimizer: the derived (α, λ, λ²/α) of each choice, and a
     short training run of each (lr: the optimizer's first rate of the budget's ``train_lrs``)."""

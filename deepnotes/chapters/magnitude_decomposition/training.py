@@ -55,7 +55,7 @@ def run_choices(
     picks: dict[str, tuple[float, float]],
     optimizer: str,
     lr: float,
-    budget: Budget | None = None,
+    budget: Budget | str | None = None,
     steps: int | None = None,
     seed: int = 0,
     track_every: int | None = None,
@@ -96,7 +96,7 @@ def run_choice(
     lam: float,
     optimizer: str,
     lr: float,
-    budget: Budget | None = None,
+    budget: Budget | str | None = None,
     steps: int | None = None,
     seed: int = 0,
     track_every: int | None = None,
@@ -111,7 +111,7 @@ def run_choice(
 
 
 def choice_comparison(
-    budget: Budget | None = None, depths=None, device=None, progress: bool = False
+    budget: Budget | str | None = None, depths=None, device=None, progress: bool = False
 ) -> dict[tuple[str, float, int], dict[str, ChoiceRun]]:
     """(optimizer, lr, depth) → {choice: run} for the choices of :data:`PLAN` at the budget's
     ``train_lrs`` and training depths."""

@@ -262,14 +262,14 @@ def _trains_source(name: str) -> str:
     return WARMUP_TRAINS if name.startswith("post, warmup") else TRAINS_SOURCE[name]
 
 
-def identity_path(probes: dict[str, ex.StreamProbe], budget: Budget) -> vd.VerdictTable:
+def identity_path(probes: dict[str, ex.StreamProbe], budget: Budget | str) -> vd.VerdictTable:
     """Experiment 1 against the derivation: the identity weight per style, Post-LN's gradients,
     Pre-LN's growing stream, ReZero's identity start."""
     budget = resolve_budget(budget)
     return vd.VerdictTable(_identity_weight_rows(probes, budget) + _stream_rows(probes) + _kept_gradient_rows(probes))
 
 
-def _identity_weight_rows(probes: dict[str, ex.StreamProbe], budget: Budget) -> list[vd.Verdict]:
+def _identity_weight_rows(probes: dict[str, ex.StreamProbe], budget: Budget | str) -> list[vd.Verdict]:
     """Seed 002 eqs. (14), (16), claim 21; seed 003 annotated eqs. (31)-(33): the measured identity weight per style."""
     rows = []
     for norm in ("post", "deepnorm", "pre"):
@@ -353,7 +353,7 @@ def _kept_gradient_rows(probes: dict[str, ex.StreamProbe]) -> list[vd.Verdict]:
     ]
 
 
-def training(runs: dict[str, dict], budget: Budget) -> vd.VerdictTable:
+def training(runs: dict[str, dict], budget: Budget | str) -> vd.VerdictTable:
     """Experiment 2: which variants train (the median over seeds), and whether Post-LN without
     warmup diverges. The Adam runs of the shared warmup comparison get its verdicts, the same rows the
     increment chapter shows (:func:`deepnotes.shared.warmup.verdicts`)."""
@@ -389,7 +389,7 @@ def _trains_rows(runs: dict[str, dict], shared: dict[str, tuple[str, int]], dept
     return rows
 
 
-def _post_no_warmup_rows(runs: dict[str, dict], budget: Budget) -> list[vd.Verdict]:
+def _post_no_warmup_rows(runs: dict[str, dict], budget: Budget | str) -> list[vd.Verdict]:
     """Seed 003 §Warmup是怎样起作用的 claim 25: Post-LN without warmup settles near a constant, then diverges."""
     rows = []
     post_nw = runs["adam"]["post, no warmup"]

@@ -10,7 +10,7 @@ from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.show import widgets as ui
 
 
-def sliders(budget: Budget) -> dict[str, ui.Slider]:
+def sliders(budget: Budget | str) -> dict[str, ui.Slider]:
     """ "init": per-block gradients at init and the first Adam steps."""
     budget = resolve_budget(budget)
     sub = budget.post_vs_pre_norm

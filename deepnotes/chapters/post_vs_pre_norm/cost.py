@@ -31,7 +31,7 @@ from deepnotes.cost.model import StackPasses, TrainRuns, Work, ensembles
 from deepnotes.shared import warmup
 
 
-def _stream_probe(budget: Budget, norm: str, depth: int) -> list[StackPasses]:
+def _stream_probe(budget: Budget | str, norm: str, depth: int) -> list[StackPasses]:
     """:func:`~deepnotes.chapters.post_vs_pre_norm.experiments.stream_probe`: the stream without
     gradients, then the loss's forward and backward."""
     model = style_config(norm, depth, budget)
@@ -41,7 +41,7 @@ def _stream_probe(budget: Budget, norm: str, depth: int) -> list[StackPasses]:
     ]
 
 
-def _training_runs(budget: Budget) -> list[TrainRuns]:
+def _training_runs(budget: Budget | str) -> list[TrainRuns]:
     """:func:`~deepnotes.chapters.post_vs_pre_norm.experiments.training_runs`: its own two train_many
     calls (trained gates, then the fixed-step ReZero), each grouped as train_many groups it, and the
     shared warmup comparison's."""
@@ -60,7 +60,7 @@ def _training_runs(budget: Budget) -> list[TrainRuns]:
     return out + warmup.work(budget)
 
 
-def plan(budget: Budget) -> list[Work]:
+def plan(budget: Budget | str) -> list[Work]:
     """The chapter's work at ``budget``: see the module's docstring."""
     budget = resolve_budget(budget)
     sub = budget.post_vs_pre_norm

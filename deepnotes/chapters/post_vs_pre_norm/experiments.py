@@ -38,7 +38,7 @@ STYLES = ("post", "pre", "deepnorm", "rezero")  # the norm styles this chapter c
 OPTIMIZERS = ("adam", "sgd")  # the optimizers of the training comparison
 
 
-def style_config(norm: str, n_layers: int, budget: Budget, beta: float | None = None) -> ModelConfig:
+def style_config(norm: str, n_layers: int, budget: Budget | str, beta: float | None = None) -> ModelConfig:
     budget = resolve_budget(budget)
     return budget.model_config(n_layers, norm=choice("norm style", norm, STYLES), beta=beta)
 
@@ -56,7 +56,7 @@ class StreamProbe:
 
 
 def stream_probe(
-    norm: str, n_layers: int, budget: Budget | None = None, beta: float | None = None, seed: int = 0, device=None
+    norm: str, n_layers: int, budget: Budget | str | None = None, beta: float | None = None, seed: int = 0, device=None
 ) -> StreamProbe:
     """One batch through a freshly initialized stack: stream RMS, cosine to x_0, branch ratios,
     per-block gradient norms of the LM loss."""
@@ -88,14 +88,16 @@ def stream_probe(
     )
 
 
-def init_probes(budget: Budget, depth: int | None = None) -> dict[str, StreamProbe]:
+def init_probes(budget: Budget | str, depth: int | None = None) -> dict[str, StreamProbe]:
     """:func:`stream_probe` of every style at ``depth`` (default: the budget's largest probe depth)."""
     budget = resolve_budget(budget)
     depth = given(depth, budget.post_vs_pre_norm.probe_depths[-1])
     return {norm: stream_probe(norm, depth, budget) for norm in STYLES}
 
 
-def depth_sweep(budget: Budget, probes: dict[str, StreamProbe] | None = None) -> dict[tuple[str, int], StreamProbe]:
+def depth_sweep(
+    budget: Budget | str, probes: dict[str, StreamProbe] | None = None
+) -> dict[tuple[str, int], StreamProbe]:
     """:func:`stream_probe` of every style at each of the budget's probe depths; ``probes`` (of
     :func:`init_probes`) are reused at the largest depth instead of measured again."""
     budget = resolve_budget(budget)
@@ -107,7 +109,7 @@ def depth_sweep(budget: Budget, probes: dict[str, StreamProbe] | None = None) ->
     }
 
 
-def rates(budget: Budget) -> dict[str, float]:
+def rates(budget: Budget | str) -> dict[str, float]:
     """optimizer → the training comparison's rate: Adam's is the shared warmup comparison's peak."""
     budget = resolve_budget(budget)
     return {"adam": budget.warmup.lr, "sgd": budget.post_vs_pre_norm.sgd_lr}
@@ -116,7 +118,7 @@ def rates(budget: Budget) -> dict[str, float]:
 def run(
     norm: str,
     n_layers: int,
-    budget: Budget,
+    budget: Budget | str,
     optimizer: str = "adam",
     lr: float | None = None,
     warmup: int = 0,
@@ -149,7 +151,7 @@ def run(
     )[0]
 
 
-def training_plan(budget: Budget) -> dict[str, dict]:
+def training_plan(budget: Budget | str) -> dict[str, dict]:
     """The variants of the training comparison: label → keyword arguments of :func:`run`. The shared
     warmup comparison's four (Post-LN without and with warmup, Pre-LN, DeepNorm), then ReZero with
     trained gates and with Su's fixed-step gates (α_t = min(1, t/T), T the warmup length)."""
@@ -172,7 +174,7 @@ def _training_trackers(every: int, gate_step: float | None) -> list:
     return shared_warmup.trackers(every) + ([] if gate_step is None else [et.GateSchedule(gate_step)])
 
 
-def own_runs(budget: Budget) -> list[tuple[str, str, int]]:
+def own_runs(budget: Budget | str) -> list[tuple[str, str, int]]:
     """The (optimizer, label, seed) runs this chapter trains itself: every run of :func:`training_plan`
     but the Adam runs of the shared warmup comparison."""
     budget = resolve_budget(budget)
@@ -186,7 +188,7 @@ def own_runs(budget: Budget) -> list[tuple[str, str, int]]:
     ]
 
 
-def training_runs(budget: Budget, progress: bool = False) -> dict[str, dict[str, list[History]]]:
+def training_runs(budget: Budget | str, progress: bool = False) -> dict[str, dict[str, list[History]]]:
     """Every variant of :func:`training_plan` at the warmup comparison's depth, with each optimizer
     at its rate (:func:`rates`) and ``budget.warmup.seeds`` seeds (seed s: initialization s and data
     stream s, on one language): optimizer → label → one History per seed. The Adam runs of Post-LN
@@ -221,7 +223,7 @@ def training_runs(budget: Budget, progress: bool = False) -> dict[str, dict[str,
     return {opt: {name: [out[(opt, name, seed)] for seed in range(sub.seeds)] for name in plan} for opt in OPTIMIZERS}
 
 
-def update_map_runs(budget: Budget) -> list[tuple[str, str]]:
+def update_map_runs(budget: Budget | str) -> list[tuple[str, str]]:
     """The (optimizer, label) runs whose per-block updates are compared: Post-LN with Adam without
     and with warmup, and with SGD."""
     budget = resolve_budget(budget)
@@ -254,7 +256,7 @@ def slider_experiment(
     warmup: int = 0,
     beta: float | None = None,
     lr: float | None = None,
-    budget: Budget | None = None,
+    budget: Budget | str | None = None,
     progress: bool = False,
 ) -> SliderResult:
     """The slider's experiment: the probe at init and a short Adam run (``lr`` default: the
@@ -301,7 +303,7 @@ class XiongProbe:
         return [sum(s) / len(s) for s in (self.stacks[(norm, n)].last_w2_per_seed for n in self.depths)]
 
 
-def _xiong_stack(norm: str, n_layers: int, budget: Budget, seeds: int, device) -> XiongStack:
+def _xiong_stack(norm: str, n_layers: int, budget: Budget | str, seeds: int, device) -> XiongStack:
     """Per seed: one probe batch through a fresh stack, the squared norms of x_l and (Post-LN) of the
     FFN sum before its LN, then ∂L/∂W^{1,l}, ∂L/∂W^{2,l} of the LM loss; averaged over seeds."""
     cfg = style_config(norm, n_layers, budget)
@@ -336,7 +338,7 @@ def _xiong_stack(norm: str, n_layers: int, budget: Budget, seeds: int, device) -
     return XiongStack(mean(sq), mean(ffn_sum) if norm == "post" else [], mean(w2), mean(w1), last)
 
 
-def xiong_probe(budget: Budget | None = None, device=None) -> XiongProbe:
+def xiong_probe(budget: Budget | str | None = None, device=None) -> XiongProbe:
     """Xiong et al. 2020 with the chapter's Post-LN and Pre-LN stacks at initialization, at each of
     ``paper_depths`` and ``profile_depth``:
 
@@ -383,7 +385,7 @@ def output_change(model, tokens: torch.Tensor, eps: float, generator: torch.Gene
     return float((after - before).pow(2).sum(-1).mean())
 
 
-def liu_output_change(budget: Budget | None = None, device=None) -> LiuProbe:
+def liu_output_change(budget: Budget | str | None = None, device=None) -> LiuProbe:
     """Liu et al. 2020 (Theorem 2, Corollaries 1-2, Fig. 4) with the chapter's stacks: how far a small
     random perturbation of every block matrix moves the output, Post-LN against Pre-LN, at each of
     ``paper_depths`` (``paper_seeds`` initializations, each with its own probe batch and δ)."""

@@ -13,7 +13,7 @@ def _verb(median: float) -> str:
     return "trains" if median >= TRAINED else "does not train"
 
 
-def sentences(runs: ex.Runs, budget: Budget) -> list[str]:
+def sentences(runs: ex.Runs, budget: Budget | str) -> list[str]:
     """Three sentences: who trains at the headline depth (and where Post-LN stops), the deepest stack
     beside Post-LN, and what the map says about DeepNorm's rates."""
     budget = resolve_budget(budget)
@@ -66,7 +66,7 @@ def sentences(runs: ex.Runs, budget: Budget) -> list[str]:
     return [first, second, third]
 
 
-def markdown(runs: ex.Runs, budget: Budget) -> str:
+def markdown(runs: ex.Runs, budget: Budget | str) -> str:
     """:func:`sentences` as one paragraph, the answer in bold."""
     budget = resolve_budget(budget)
     s = sentences(runs, budget)

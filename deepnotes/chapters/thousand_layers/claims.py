@@ -145,7 +145,7 @@ def fractions_text(runs: ex.Runs, window: int, label: str, depth: int, lr: float
     return vd.seeds_text(runs.fractions(label, depth, window, lr))
 
 
-def _headline_rows(runs: ex.Runs, budget: Budget) -> list[vd.Verdict]:
+def _headline_rows(runs: ex.Runs, budget: Budget | str) -> list[vd.Verdict]:
     """DeepNet's headline at N: Post-LN fails where DeepNorm trains, shallow Post-LN, both constants needed."""
     sub = budget.thousand_layers
     n, w = sub.depth, sub.loss_window
@@ -200,7 +200,7 @@ def _headline_rows(runs: ex.Runs, budget: Budget) -> list[vd.Verdict]:
     ]
 
 
-def _beyond_headline_rows(runs: ex.Runs, budget: Budget) -> list[vd.Verdict]:
+def _beyond_headline_rows(runs: ex.Runs, budget: Budget | str) -> list[vd.Verdict]:
     """Pre-LN vs Post-LN on the frontier, ReZero, warmup, the trainability map, past DeepNet, 200 layers."""
     sub = budget.thousand_layers
     n, w = sub.depth, sub.loss_window
@@ -259,7 +259,7 @@ def _beyond_headline_rows(runs: ex.Runs, budget: Budget) -> list[vd.Verdict]:
     return rows
 
 
-def training(runs: ex.Runs, budget: Budget) -> vd.VerdictTable:
+def training(runs: ex.Runs, budget: Budget | str) -> vd.VerdictTable:
     """The claims about training at the headline depth, on the frontier, on the map and past DeepNet;
     each tested in the direction its source makes it, on the seeds' median (the range beside it)."""
     budget = resolve_budget(budget)
@@ -361,7 +361,7 @@ def _rates_verdict(tmap: ex.TrainabilityMap, w: int) -> vd.Verdict:
     )
 
 
-def _deepest_verdict(runs: ex.Runs, budget: Budget) -> vd.Verdict:
+def _deepest_verdict(runs: ex.Runs, budget: Budget | str) -> vd.Verdict:
     """Past DeepNet: DeepNorm at the deepest depth trained and stable, beside Post-LN with the same settings."""
     sub = budget.thousand_layers
     w, n, rate = sub.loss_window, sub.deepest, ex.deepest_rate(budget)

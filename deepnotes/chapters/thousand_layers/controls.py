@@ -11,7 +11,7 @@ from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.show import widgets as ui
 
 
-def sliders(budget: Budget, runs: Runs | None = None) -> dict[str, ui.Slider]:
+def sliders(budget: Budget | str, runs: Runs | None = None) -> dict[str, ui.Slider]:
     """ "frontier": the loss and the early update of one variant at one depth. ``runs`` (of
     :func:`.experiments.train_runs`) serve the grid; without them every setting trains live."""
     budget = resolve_budget(budget)

@@ -30,7 +30,7 @@ from deepnotes.core.engine import graph_config
 from deepnotes.cost.model import StackPasses, TrainRuns, Work, ensembles
 
 
-def _init_profiles(budget: Budget) -> list[StackPasses]:
+def _init_profiles(budget: Budget | str) -> list[StackPasses]:
     """:func:`~deepnotes.chapters.thousand_layers.experiments.init_profiles`: one Stack per graph of
     PROFILE_STYLES (members: its styles), a forward without gradients and a forward + backward."""
     sub = budget.thousand_layers
@@ -46,7 +46,7 @@ def _init_profiles(budget: Budget) -> list[StackPasses]:
     ]
 
 
-def _train_runs(budget: Budget, runs: list[Run]) -> list[TrainRuns]:
+def _train_runs(budget: Budget | str, runs: list[Run]) -> list[TrainRuns]:
     """:func:`~deepnotes.chapters.thousand_layers.experiments.train_runs` of ``runs``: train_many's ensembles."""
     return ensembles(
         [variant_config(r.label, r.depth, budget) for r in runs],
@@ -54,7 +54,7 @@ def _train_runs(budget: Budget, runs: list[Run]) -> list[TrainRuns]:
     )
 
 
-def _slider_live_runs(budget: Budget, runs: list[Run]) -> list[TrainRuns]:
+def _slider_live_runs(budget: Budget | str, runs: list[Run]) -> list[TrainRuns]:
     """:func:`~deepnotes.chapters.thousand_layers.figures.slider_figure` over the grid: a live_run (seed 0,
     one member, the chapter's rate) for each setting the chapter's runs lack."""
     sub = budget.thousand_layers
@@ -65,7 +65,7 @@ def _slider_live_runs(budget: Budget, runs: list[Run]) -> list[TrainRuns]:
     ]
 
 
-def plan(budget: Budget) -> list[Work]:
+def plan(budget: Budget | str) -> list[Work]:
     """The chapter's work at ``budget``: see the module's docstring."""
     budget = resolve_budget(budget)
     runs = runs_plan(budget)

@@ -75,7 +75,7 @@ def variant(label: str) -> Variant:
     return VARIANTS[choice("variant", label, VARIANTS)]
 
 
-def variant_config(label: str, depth: int, budget: Budget) -> ModelConfig:
+def variant_config(label: str, depth: int, budget: Budget | str) -> ModelConfig:
     """The budget's Transformer at ``depth`` blocks in the variant's style; DeepNorm's constants
     from :func:`deepnotes.core.scaling.deepnorm_coefficients` (the encoder/decoder-only form)."""
     budget = resolve_budget(budget)
@@ -100,7 +100,7 @@ def warmup_steps(depth: int, steps: int) -> int:
 
 
 def variant_train_config(
-    label: str, depth: int, budget: Budget, seed: int = 0, lr: float | None = None, steps: int | None = None
+    label: str, depth: int, budget: Budget | str, seed: int = 0, lr: float | None = None, steps: int | None = None
 ) -> TrainConfig:
     """Adam at ``lr`` (default: the chapter's rate) on the chapter's batches; the "+ warmup" variants
     warm up for :func:`warmup_steps` (depth, steps)."""
@@ -125,14 +125,14 @@ def map_rates(lr: float, count: int = 5, decades: float = 2.0) -> tuple[float, .
     return tuple(lr * 10 ** (decades * (i / (count - 1) - 0.5)) for i in range(count))
 
 
-def budget_map_rates(budget: Budget) -> tuple[float, ...]:
+def budget_map_rates(budget: Budget | str) -> tuple[float, ...]:
     """The map's columns at ``budget``: :func:`map_rates` around the chapter's rate."""
     budget = resolve_budget(budget)
     sub = budget.thousand_layers
     return map_rates(sub.lr, sub.map_rate_count, sub.map_decades)
 
 
-def deepest_rate(budget: Budget) -> float:
+def deepest_rate(budget: Budget | str) -> float:
     """The Adam rate of the deepest stack: the chapter's rate η at the headline depth N₀, carried to the
     deepest depth N so that DeepNorm's first-step loss change stays where it is at N₀. Under Adam
     that change grows like N^p (p = 1/2: the exponent :func:`.derive.loss_change_growth` derives),
@@ -153,7 +153,7 @@ def _deepnorm_adam_exponent() -> float:
 # ---- at initialization ----------------------------------------------------------------------------
 
 
-def init_profiles(budget: Budget, depth: int | None = None, styles=PROFILE_STYLES) -> dict[str, StreamProfile]:
+def init_profiles(budget: Budget | str, depth: int | None = None, styles=PROFILE_STYLES) -> dict[str, StreamProfile]:
     """:func:`~deepnotes.core.measure.stream_profiles` of each style at ``depth`` (default
     the headline depth) on one batch of the language (seed 0); every style is a member of one stack."""
     budget = resolve_budget(budget)
@@ -191,7 +191,7 @@ class Run:
         return self.label, self.depth, self.lr
 
 
-def plan(budget: Budget) -> list[Run]:
+def plan(budget: Budget | str) -> list[Run]:
     """Every run of the chapter, each with the budget's ``seeds`` unless named otherwise:
 
     - the frontier: MAP_STYLES at the chapter's rate at every frontier depth and the headline depth;
@@ -271,7 +271,7 @@ class Runs:
 
 
 def train_runs(
-    budget: Budget, runs: list[Run] | None = None, progress: bool = False, workers: int | None = None
+    budget: Budget | str, runs: list[Run] | None = None, progress: bool = False, workers: int | None = None
 ) -> Runs:
     """Train every :class:`Run` of ``runs`` (default :func:`plan`) on the Markov language (seed 0); seed
     s means initialization s and data stream s. Runs that share a graph and a depth train as one
@@ -327,7 +327,7 @@ class TrainabilityMap:
         return max(ok) if ok else None
 
 
-def trainability_map(runs: Runs, budget: Budget) -> TrainabilityMap:
+def trainability_map(runs: Runs, budget: Budget | str) -> TrainabilityMap:
     """The map's cells out of the chapter's runs: MAP_STYLES × the map depths × :func:`budget_map_rates`
     (the middle column is the frontier's runs at the chapter's rate)."""
     budget = resolve_budget(budget)
@@ -342,7 +342,7 @@ def _map_of(runs: Runs, styles: tuple[str, ...], depths: tuple[int, ...], rates:
 
 
 def train_map(
-    budget: Budget,
+    budget: Budget | str,
     depths: tuple[int, ...],
     rates: tuple[float, ...],
     seeds: int = 1,
@@ -394,7 +394,7 @@ def deepest_learning(curve: dict[int, float], threshold: float) -> int | None:
 # ---- the slider -----------------------------------------------------------------------------------
 
 
-def live_run(depth: int, label: str, budget: Budget | None = None, progress: bool = False) -> Runs:
+def live_run(depth: int, label: str, budget: Budget | str | None = None, progress: bool = False) -> Runs:
     """One seed of one variant at any depth (the live panel), with the chapter's rate and steps."""
     budget = resolve_budget(budget)
     return train_runs(

@@ -492,7 +492,7 @@ def token_cosine_verdicts(cosines: dict[tuple, tuple[float, float]]) -> vd.Verdi
     )
 
 
-def training_verdicts(runs: dict[tuple, list[History]], budget: Budget) -> vd.VerdictTable:
+def training_verdicts(runs: dict[tuple, list[History]], budget: Budget | str) -> vd.VerdictTable:
     """Does each MLP run ((N, optimizer, kind) → one History per seed) learn? (the seeds' median)"""
     budget = resolve_budget(budget)
     window = budget.why_residuals.loss_window
@@ -512,7 +512,7 @@ def training_verdicts(runs: dict[tuple, list[History]], budget: Budget) -> vd.Ve
     )
 
 
-def transformer_verdicts(sweep: TransformerSweep, budget: Budget) -> vd.VerdictTable:
+def transformer_verdicts(sweep: TransformerSweep, budget: Budget | str) -> vd.VerdictTable:
     """The Transformers without normalization: does each train, and does each keep positions apart at init?"""
     budget = resolve_budget(budget)
     window = budget.why_residuals.loss_window
@@ -545,7 +545,7 @@ def transformer_verdicts(sweep: TransformerSweep, budget: Budget) -> vd.VerdictT
     )
 
 
-def measured_summary(runs: dict[tuple, list[History]], budget: Budget) -> str:
+def measured_summary(runs: dict[tuple, list[History]], budget: Budget | str) -> str:
     """The Markdown paragraph "Measured at the <budget> budget" on seed 0 of each run: the median
     per-layer gradient norm at step 0 of the deepest Adam runs, and each run's outcome and half-way step."""
     budget = resolve_budget(budget)
@@ -578,7 +578,7 @@ def measured_summary(runs: dict[tuple, list[History]], budget: Budget) -> str:
 REZERO_NOTEBOOK = "ReZero (Bachlechner et al. 2020), the authors' notebook ReZero-Deep_Fast_Transformer, plot_jacobians"
 
 
-def spectrum_verdicts(spectra: dict, budget: Budget) -> vd.VerdictTable:
+def spectrum_verdicts(spectra: dict, budget: Budget | str) -> vd.VerdictTable:
     """ReZero's signal-propagation claims on the measured input-output Jacobian spectra: g = 0 is an
     isometry; at the shallow depth all three stacks keep most λ_io near one; at the deep one the LayerNorm
     stacks spread theirs while ReZero (g = 0.1) stays much closer to one."""

@@ -9,7 +9,7 @@ from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.show import widgets as ui
 
 
-def sliders(budget: Budget) -> dict[str, ui.Slider]:
+def sliders(budget: Budget | str) -> dict[str, ui.Slider]:
     """ "growth": Jacobian growth and a short training run."""
     budget = resolve_budget(budget)
     rb = budget.why_residuals

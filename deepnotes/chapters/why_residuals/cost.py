@@ -59,13 +59,13 @@ def _jacobian_growth(kinds, width: int, depth: int, batch: int) -> list[ProbeCal
     return [ProbeCalls(_growth_probe, (kind, width), depth, batch) for kind in kinds]
 
 
-def _mlp_ensembles(budget: Budget, settings: list[tuple]) -> list[TrainRuns]:
+def _mlp_ensembles(budget: Budget | str, settings: list[tuple]) -> list[TrainRuns]:
     """The ensembles :func:`~deepnotes.chapters.why_residuals.training.mlp_runs` trains for ``settings``
     (:func:`~deepnotes.chapters.why_residuals.training.mlp_setting`'s tuples)."""
     return ensembles([mlp_config(kind, n, budget, w) for kind, n, w, _ in settings], [cfg for *_, cfg in settings])
 
 
-def _gradient_sweep(budget: Budget) -> list[MLPPasses]:
+def _gradient_sweep(budget: Budget | str) -> list[MLPPasses]:
     """:func:`~deepnotes.chapters.why_residuals.experiments.gradient_sweep`'s layer_gradients."""
     rb = budget.why_residuals
     return [
@@ -75,7 +75,7 @@ def _gradient_sweep(budget: Budget) -> list[MLPPasses]:
     ]
 
 
-def _growth_sweep(budget: Budget) -> list[ProbeCalls]:
+def _growth_sweep(budget: Budget | str) -> list[ProbeCalls]:
     """:func:`~deepnotes.chapters.why_residuals.experiments.growth_sweep`."""
     rb = budget.why_residuals
     return [
@@ -86,18 +86,18 @@ def _growth_sweep(budget: Budget) -> list[ProbeCalls]:
     ]
 
 
-def _train_sweep(budget: Budget) -> list[TrainRuns]:
+def _train_sweep(budget: Budget | str) -> list[TrainRuns]:
     """:func:`~deepnotes.chapters.why_residuals.training.train_sweep`: its runs in one train_many call."""
     return _mlp_ensembles(budget, [setting for _, setting in train_sweep_settings(budget)])
 
 
-def _transformer_sweep(budget: Budget) -> list[TrainRuns]:
+def _transformer_sweep(budget: Budget | str) -> list[TrainRuns]:
     """:func:`~deepnotes.chapters.why_residuals.training.transformer_sweep`: its runs in one train_many call."""
     settings = [setting for _, setting in transformer_sweep_settings(budget)]
     return ensembles([transformer_config(kind, n, budget) for kind, n, _ in settings], [cfg for *_, cfg in settings])
 
 
-def _jacobian_spectra(budget: Budget) -> list[StackPasses]:
+def _jacobian_spectra(budget: Budget | str) -> list[StackPasses]:
     """:func:`~deepnotes.chapters.why_residuals.spectrum.jacobian_spectra`: io_jacobian per seed, on
     T·d copies of a [T, d] input."""
     rb = budget.why_residuals
@@ -112,7 +112,7 @@ def _jacobian_spectra(budget: Budget) -> list[StackPasses]:
     ]
 
 
-def _paper_spectra(budget: Budget) -> list[StackPasses | TrainRuns]:
+def _paper_spectra(budget: Budget | str) -> list[StackPasses | TrainRuns]:
     """:func:`~deepnotes.chapters.why_residuals.spectrum.paper_spectra`: io_jacobian of the causal blocks,
     Post-LN per paper depth and seed, ReZero per step count; and a one-member run per nonzero step count."""
     rb = budget.why_residuals
@@ -134,7 +134,7 @@ def _paper_spectra(budget: Budget) -> list[StackPasses | TrainRuns]:
     return out
 
 
-def _slider_grid(budget: Budget) -> list[MLPPasses | ProbeCalls]:
+def _slider_grid(budget: Budget | str) -> list[MLPPasses | ProbeCalls]:
     """:func:`~deepnotes.chapters.why_residuals.figures.slider_figure` over the grid: per setting a
     jacobian_growth probe (probe_batch) and a residual mlp_run; per (depth, width) one plain mlp_run."""
     rb = budget.why_residuals
@@ -152,7 +152,7 @@ def _slider_grid(budget: Budget) -> list[MLPPasses | ProbeCalls]:
     return out
 
 
-def plan(budget: Budget) -> list[Work]:
+def plan(budget: Budget | str) -> list[Work]:
     """The chapter's work at ``budget``: see the module's docstring."""
     budget = resolve_budget(budget)
     return [

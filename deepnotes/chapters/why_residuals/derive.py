@@ -22,7 +22,7 @@ out_gain = sp.symbols("c", positive=True)  # a final output gain of a plain stac
 l_ = sp.symbols("l", positive=True, integer=True)  # a layer index 1..N
 
 
-def plain_layer_moments() -> dict[str, sp.Expr]:
+def plain_layer_moments() -> dict[str, object]:
     """y = xW, x ∈ R^n, W ∈ R^{n×m} with i.i.d. zero-mean entries of second moment E[w²].
 
     Forward  E[y²] = n·E[w²]·E[x²]           (linear_second_moment with fan-in n)
@@ -48,7 +48,7 @@ def plain_layer_moments() -> dict[str, sp.Expr]:
     }
 
 
-def plain_stack_backward_gain(layers: int = 4) -> dict[str, sp.Expr]:
+def plain_stack_backward_gain(layers: int = 4) -> dict[str, object]:
     """A plain stack of ``layers`` forward-stable layers with widths d_0 → d_1 → … → d_L: each
     multiplies the backward second moment by d_l/d_{l−1}, and the product telescopes to d_L/d_0,
     whatever the depth."""
@@ -62,7 +62,7 @@ def plain_stack_backward_gain(layers: int = 4) -> dict[str, sp.Expr]:
     }
 
 
-def plain_stack_gradients() -> dict[str, sp.Expr]:
+def plain_stack_gradients() -> dict[str, object]:
     """A linear stack of N layers, each multiplying the second moment by g (E[w²] = g/n), then an
     output gain c; E[x_0²] = 1 and E[(∂L/∂out)²] = 1. Layer l sees E[x_{l−1}²] = g^{l−1} and gets
     E[δ_l²] = c²·g^{N−l}; its weight gradient has second moment E[x_{l−1}²]·E[δ_l²].
@@ -88,7 +88,7 @@ def plain_stack_gradients() -> dict[str, sp.Expr]:
     }
 
 
-def residual_layer() -> dict[str, sp.Expr]:
+def residual_layer() -> dict[str, object]:
     """y = x + ε f(x; θ) in one dimension, f an unspecified function: ∂y/∂x = 1 + ε ∂f/∂x and
     ∂L/∂θ = ε·(∂L/∂y)·∂f/∂θ (differentiated by SymPy)."""
     x, theta = sp.symbols("x theta", real=True)
@@ -107,7 +107,7 @@ def residual_layer() -> dict[str, sp.Expr]:
     }
 
 
-def increment_with_eps() -> dict[str, sp.Expr]:
+def increment_with_eps() -> dict[str, object]:
     """SGD's ΔL ∝ N·(gradient)² with each parameter's gradient scaled by ε: the power of N in
     N·ε² for ε = N^{-p}, and the p that cancels it."""
     p = sp.symbols("p", real=True)
@@ -123,7 +123,7 @@ def increment_with_eps() -> dict[str, sp.Expr]:
     }
 
 
-def one_d_eps_exponent() -> dict[str, sp.Expr]:
+def one_d_eps_exponent() -> dict[str, object]:
     """One dimension: log (1+ε)^N ≈ Nε for small ε, bounded iff N·N^{−p} is: the p ≥ 1 at which
     the power of N vanishes."""
     p = sp.symbols("p", positive=True)
@@ -153,7 +153,7 @@ def growth_limits() -> dict[str, dict]:
 RATIO_EXAMPLE_DEPTHS = (10, 100, 1000)  # where the ratio (1 + 1/√N)^N / e^√N is evaluated numerically
 
 
-def comment_estimate() -> dict[str, sp.Expr]:
+def comment_estimate() -> dict[str, object]:
     """The comment thread: (1 + 1/√N)^N = [(1 + 1/√N)^{√N}]^{√N} ≈ e^{√N}. SymPy expands the log,
     N·log(1 + 1/√N) = √N − 1/2 + 1/(3√N) − …, so the ratio to e^{√N} tends to e^{−1/2}; the
     reader's e² is the limit of (1 + 1/√N)^{2√N}, not of (1 + 1/√N)^N. "ratio_at": the ratio in
@@ -171,7 +171,7 @@ def comment_estimate() -> dict[str, sp.Expr]:
     }
 
 
-def high_dim_layer() -> dict[str, sp.Expr]:
+def high_dim_layer() -> dict[str, object]:
     """‖v + ε u‖² with u = v·∂f/∂x: = ‖v‖² + 2ε v·u + ε²‖u‖². At initialization E[v·u] = 0 (u is v
     times a zero-mean random matrix) and, Su's reply, ‖u‖ ≈ ‖v‖: the per-layer factor 1 + ε²;
     log (1 + ε²)^N = Nε² − Nε⁴/2 + …, bounded when Nε² is: ε² = O(1/N), the same condition as
@@ -189,7 +189,7 @@ def high_dim_layer() -> dict[str, sp.Expr]:
     }
 
 
-def skip_vs_branch_scaling() -> dict[str, sp.Expr]:
+def skip_vs_branch_scaling() -> dict[str, object]:
     """The comment alann/Su: αx + f(x) versus x + εf(x) with αε = 1 (α > 1 > ε).
 
     With a norm after it: LN(αx + f) = LN(α(x + εf)) = LN(x + εf) (LN is scale-invariant).
@@ -223,7 +223,7 @@ def layernorm_scale_invariance(dim: int = 3) -> dict:
     return {"difference": sp.simplify(ln([c * t for t in zs]) - ln(zs)), "symbols": {"c": c, **{str(z): z for z in zs}}}
 
 
-def branch_gradient_moment() -> dict[str, sp.Expr]:
+def branch_gradient_moment() -> dict[str, object]:
     """E‖∂L/∂θ_f‖² of one branch f(x) = relu(x W1) W2 (W1: w → h, E[w²] = 2/w; W2: h → w,
     E[w²] = 1/h) with unit-moment input x and unit-moment gradient δ = r at its output, for
     L = (1/B) Σ_b f(x_b)·r_b (B independent samples: the cross terms vanish, 1/B is left).

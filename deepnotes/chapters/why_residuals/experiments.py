@@ -92,7 +92,7 @@ class ResidualMLP(nn.Module):
 
 
 def build_stack(
-    kind: str, width: int, depth: int, seed: int = 0, hidden: int | None = None, device=None, dtype=None
+    kind: str | float, width: int, depth: int, seed: int = 0, hidden: int | None = None, device=None, dtype=None
 ) -> ResidualMLP:
     """``kind`` = "plain" or an ε rule (see :data:`EPS_RULES`), or a number p (ε = N^{−p})."""
     if kind == "plain":
@@ -108,7 +108,7 @@ def build_stack(
 class JacobianProbe:
     """‖v·∂x_N/∂x_0‖² / ‖v‖² for ``batch`` random inputs x_0 and vectors v (natural logs)."""
 
-    kind: str
+    kind: str | float
     width: int
     depth: int
     eps: float
@@ -124,7 +124,7 @@ class JacobianProbe:
         return float(torch.tensor(self.log_growth).median())
 
 
-def predicted_log_growth(kind: str, depth: int) -> dict[str, float]:
+def predicted_log_growth(kind: str | float, depth: int) -> dict[str, float]:
     """log of the predicted ‖vJ‖² growth through N layers: the article's one-dimensional estimate
     (1+ε)^{2N} (the factor (1+ε)^N, squared), its high-dimensional (1+ε²)^N (exact in mean square
     for this branch), and 1 for a plain stack (He init keeps the backward second moment)."""
@@ -136,7 +136,7 @@ def predicted_log_growth(kind: str, depth: int) -> dict[str, float]:
 
 @torch.no_grad()
 def jacobian_growth(
-    kind: str, width: int, depth: int, *, batch: int, seed: int = 0, hidden: int | None = None, device=None
+    kind: str | float, width: int, depth: int, *, batch: int, seed: int = 0, hidden: int | None = None, device=None
 ) -> JacobianProbe:
     """Forward x_0 ~ N(0, I) through the stack, then pull v ~ N(0, I) back:
     v ← v + ε·((v W2) ⊙ 1[x W1ᵀ > 0]) W1  (the VJP of x + ε relu(x W1ᵀ) W2ᵀ; plain: without the v +).
@@ -281,7 +281,7 @@ def branch_gradient_moment(width: int, hidden: int | None = None, *, batch: int)
     return width * (hidden + width / 2) / batch
 
 
-def predicted_total_gradient(kind: str, width: int, depth: int, *, batch: int) -> float:
+def predicted_total_gradient(kind: str | float, width: int, depth: int, *, batch: int) -> float:
     """E‖∇_θL‖² of the whole stack at initialization, mean field: N·C for a plain stack (every
     layer sees unit moments both ways), N·ε²·(1+ε²)^{N−1}·C for x + εf (layer l's input has grown
     by (1+ε²)^{l−1}, the gradient reaching its output by (1+ε²)^{N−l}, and ε multiplies both
@@ -314,7 +314,9 @@ def predicted_cosine(kind, depth: int, c0: float) -> float:
     return c
 
 
-def layer_gradients(kind: str, width: int, depth: int, *, batch: int, seed: int = 0, device=None) -> list[float]:
+def layer_gradients(
+    kind: str | float, width: int, depth: int, *, batch: int, seed: int = 0, device=None
+) -> list[float]:
     """‖∂L/∂θ_l‖² per layer l = 1..N at initialization, L = Σ_b x_N,b·r_b/B (r ~ N(0, I)), in
     float64 (ε = 1 at N = 300 reaches ~2^300 without overflow)."""
     stack = build_stack(kind, width, depth, seed, None, device, torch.float64)
@@ -349,7 +351,7 @@ class GradientSweep:
         return {key: t / self.predicted[key] for key, t in self.totals.items()}
 
 
-def gradient_sweep(budget: Budget) -> GradientSweep:
+def gradient_sweep(budget: Budget | str) -> GradientSweep:
     """Experiment 1 at the budget's sizes."""
     budget = resolve_budget(budget)
     rb = budget.why_residuals
@@ -399,7 +401,7 @@ class GrowthSweep:
         return self.depths[-1]
 
 
-def growth_sweep(budget: Budget) -> GrowthSweep:
+def growth_sweep(budget: Budget | str) -> GrowthSweep:
     """Experiment 2 at the budget's sizes (width 1 gets ``width1_batch_factor`` × the probe batch)."""
     budget = resolve_budget(budget)
     rb = budget.why_residuals

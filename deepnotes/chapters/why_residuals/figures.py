@@ -219,7 +219,7 @@ def growth_figure(sweep: GrowthSweep):
     return fig
 
 
-def training_figure(runs: dict[tuple, list[History]], budget: Budget):
+def training_figure(runs: dict[tuple, list[History]], budget: Budget | str):
     """The MLP runs (seed 0): one row per depth, one column per optimizer (``runs``: (N, optimizer,
     kind) → one History per seed)."""
     budget = resolve_budget(budget)
@@ -241,7 +241,7 @@ def training_figure(runs: dict[tuple, list[History]], budget: Budget):
     return fig
 
 
-def first_step_gradient_figure(runs: dict[tuple, list[History]], budget: Budget):
+def first_step_gradient_figure(runs: dict[tuple, list[History]], budget: Budget | str):
     """‖∂L/∂θ_l‖ per layer at step 0 of the deepest Adam runs (seed 0)."""
     budget = resolve_budget(budget)
     from deepnotes.show import plots
@@ -318,7 +318,7 @@ def spectrum_figure(spectra: dict, depths) -> object:
 _PLAIN_RUNS = LRU(LIVE_RESULTS_KEPT)  # the slider's plain runs, by (budget, depth, width)
 
 
-def slider_figure(depth: int, width: int, exponent: float, budget: Budget | None = None, progress: bool = False):
+def slider_figure(depth: int, width: int, exponent: float, budget: Budget | str | None = None, progress: bool = False):
     """The slider: Jacobian growth of a residual stack with ε = N^{−p}, and a short Adam run of the
     MLP language model, plain against residual with that ε."""
     from deepnotes.show import plots

@@ -54,7 +54,7 @@ class Spectrum:
         return math.sqrt(sum((v - mean) ** 2 for v in logs) / len(logs))
 
 
-def encoder_stack(budget: Budget, style: str, depth: int, gate: float = 0.0) -> torch.nn.Sequential:
+def encoder_stack(budget: Budget | str, style: str, depth: int, gate: float = 0.0) -> torch.nn.Sequential:
     """N encoder blocks of the budget's width (no embedding, no head, no final LayerNorm: the notebook's
     ``nn.TransformerEncoder``), in float64; ReZero's gates set to ``gate``."""
     budget = resolve_budget(budget)
@@ -80,7 +80,7 @@ def io_jacobian(stack: torch.nn.Module, x0: torch.Tensor) -> torch.Tensor:
     return copies.grad  # [T·d, T·d]: row i = ∂out_i/∂x_0
 
 
-def spectrum(budget: Budget, style: str, depth: int, gate: float = 0.0, device=None) -> Spectrum:
+def spectrum(budget: Budget | str, style: str, depth: int, gate: float = 0.0, device=None) -> Spectrum:
     """λ_io of ``style`` at ``depth`` for the budget's seeds (one random x_0 ~ N(0, I) per seed)."""
     budget = resolve_budget(budget)
     sub = budget.why_residuals
@@ -94,7 +94,7 @@ def spectrum(budget: Budget, style: str, depth: int, gate: float = 0.0, device=N
     return Spectrum(style, depth, gate if style == "rezero" else None, tuple(values))
 
 
-def jacobian_spectra(budget: Budget, device=None) -> dict[tuple[str, int], Spectrum]:
+def jacobian_spectra(budget: Budget | str, device=None) -> dict[tuple[str, int], Spectrum]:
     """Every style of SPECTRUM_STYLES at every depth of ``budget.why_residuals.jacobian_depths``
     (ReZero with the notebook's gate), plus ReZero with g = 0 (the identity) at the deepest."""
     budget = resolve_budget(budget)
@@ -127,7 +127,7 @@ def zeros(values) -> int:
     return sum(s < NULL_SINGULAR for s in values)
 
 
-def model_spectrum(model: torch.nn.Module, budget: Budget, seed: int = 0) -> tuple[float, ...]:
+def model_spectrum(model: torch.nn.Module, budget: Budget | str, seed: int = 0) -> tuple[float, ...]:
     """λ_io of a language model's block stack (the book's causal blocks, as trained), in float64, at one
     x_0 ~ N(0, I) of ``jacobian_tokens`` tokens."""
     budget = resolve_budget(budget)
@@ -149,7 +149,7 @@ class PaperSpectra:
     lr: float
 
 
-def paper_spectra(budget: Budget, device=None) -> PaperSpectra:
+def paper_spectra(budget: Budget | str, device=None) -> PaperSpectra:
     """The book's causal language model in the paper's two panels: Post-LN at each of
     ``paper_jacobian_depths`` at initialization (``jacobian_seeds`` seeds pooled), and ReZero at the deepest
     of them after each of ``paper_rezero_steps`` Adam steps on the Markov language (0 = at init, every gate

@@ -38,7 +38,7 @@ OPTIMIZERS = ("adam", "sgd")  # the MLP runs: every kind and depth under both
 class MLPLanguageModel(nn.Module):
     """tokens [B, T] → embedding [B, T, d] → N layers (plain or x + εf(x)) → logits [B, T, V]."""
 
-    def __init__(self, vocab_size: int, width: int, depth: int, kind: str):
+    def __init__(self, vocab_size: int, width: int, depth: int, kind: str | float):
         super().__init__()
         if kind not in STACK_KINDS and isinstance(kind, str):
             raise ValueError(f"unknown kind {kind!r}; allowed: {', '.join(STACK_KINDS)}")
@@ -66,13 +66,13 @@ class MLPLanguageModel(nn.Module):
         return next_token_loss(self, tokens)
 
 
-def _config(budget: Budget, optimizer: str, lr: float | None, steps: int, seed: int) -> TrainConfig:
+def _config(budget: Budget | str, optimizer: str, lr: float | None, steps: int, seed: int) -> TrainConfig:
     lrs = budget.why_residuals.lrs
     return budget.train_config(optimizer, given(lr, lrs[choice("optimizer", optimizer, lrs)]), steps, seed=seed)
 
 
 def build_lm(
-    kind, depth: int, budget: Budget, width: int | None = None, seed: int = 0, device=None
+    kind, depth: int, budget: Budget | str, width: int | None = None, seed: int = 0, device=None
 ) -> MLPLanguageModel:
     """The budget's MLP language model of ``kind`` at ``depth``, initialized from ``seed``."""
     budget = resolve_budget(budget)
@@ -85,7 +85,7 @@ MLP_WEIGHTS = ("fc1_w", "fc2_w")  # W1ᵀ and W2ᵀ of every block: what the MLP
 MLP_FROZEN = ("fc1_b", "fc2_b", "ffn_gate")  # the engine block's biases (held at 0) and gate (held at ε)
 
 
-def mlp_config(kind, depth: int, budget: Budget, width: int | None = None) -> ModelConfig:
+def mlp_config(kind, depth: int, budget: Budget | str, width: int | None = None) -> ModelConfig:
     """:class:`MLPLanguageModel` as an engine config: one FFN sublayer per block (ReLU, hidden = width),
     no LayerNorm; ``plain`` is the style x ← f(x), an ε rule the style x ← x + g·f(x) whose gate g
     :func:`start_mlp` sets to ε and nothing trains."""
@@ -125,7 +125,7 @@ def _mlp_trackers(every: int) -> list:
     return [BlockGradNorms(every, names=MLP_WEIGHTS)]
 
 
-def mlp_runs(settings: list[tuple], budget: Budget, device=None, progress: bool = False) -> list[History]:
+def mlp_runs(settings: list[tuple], budget: Budget | str, device=None, progress: bool = False) -> list[History]:
     """Train the MLP language model for every (kind, depth, width, TrainConfig) of ``settings`` (seed:
     the config's), as few ensembles as the settings allow, on the machine's workers."""
     budget = resolve_budget(budget)
@@ -146,9 +146,9 @@ def mlp_runs(settings: list[tuple], budget: Budget, device=None, progress: bool 
 
 
 def mlp_run(
-    kind: str,
+    kind: str | float,
     depth: int,
-    budget: Budget | None = None,
+    budget: Budget | str | None = None,
     optimizer: str = "adam",
     lr: float | None = None,
     steps: int | None = None,
@@ -166,7 +166,7 @@ def mlp_run(
 def mlp_setting(
     kind,
     depth: int,
-    budget: Budget,
+    budget: Budget | str,
     optimizer: str = "adam",
     lr: float | None = None,
     steps: int | None = None,
@@ -181,7 +181,7 @@ def mlp_setting(
     return kind, depth, given(width, rb.train_width), _config(budget, optimizer, lr, given(steps, rb.train_steps), seed)
 
 
-def train_sweep_settings(budget: Budget) -> list[tuple[tuple, tuple]]:
+def train_sweep_settings(budget: Budget | str) -> list[tuple[tuple, tuple]]:
     """:func:`train_sweep`'s runs: ((N, optimizer, kind), :func:`mlp_setting`) for every kind at the budget's
     ``train_depths`` under both optimizers and ``train_seeds`` seeds (the cost plan counts the same list)."""
     budget = resolve_budget(budget)
@@ -195,7 +195,7 @@ def train_sweep_settings(budget: Budget) -> list[tuple[tuple, tuple]]:
     ]
 
 
-def transformer_sweep_settings(budget: Budget) -> list[tuple[tuple, tuple]]:
+def transformer_sweep_settings(budget: Budget | str) -> list[tuple[tuple, tuple]]:
     """:func:`transformer_sweep`'s runs: ((N, kind), (kind, N, TrainConfig)), Adam at ``transformer_lr``,
     ``train_seeds`` seeds each (the cost plan counts the same list)."""
     budget = resolve_budget(budget)
@@ -210,7 +210,7 @@ def transformer_sweep_settings(budget: Budget) -> list[tuple[tuple, tuple]]:
 
 @torch.no_grad()
 def token_cosines(
-    kind, depth: int, budget: Budget | None = None, width: int | None = None, seed: int = 0, device=None
+    kind, depth: int, budget: Budget | str | None = None, width: int | None = None, seed: int = 0, device=None
 ) -> tuple[float, float]:
     """At initialization, the mean cosine between the final hidden states of the V different tokens
     (what the head must tell apart), measured and predicted from each pair's embedding cosine by
@@ -242,7 +242,7 @@ def forward_stable_init(model: TransformerLM) -> TransformerLM:
     return model
 
 
-def transformer_config(kind: str, depth: int, budget: Budget) -> ModelConfig:
+def transformer_config(kind: str | float, depth: int, budget: Budget | str) -> ModelConfig:
     """:func:`build_transformer`'s config: style ``plain``, or ``none`` with the branch gain β = √ε."""
     budget = resolve_budget(budget)
     if kind == "plain":
@@ -250,7 +250,9 @@ def transformer_config(kind: str, depth: int, budget: Budget) -> ModelConfig:
     return budget.model_config(depth, norm="none", beta=math.sqrt(eps_for_depth(kind, depth)))
 
 
-def build_transformer(kind: str, depth: int, budget: Budget | None = None, seed: int = 0, device=None) -> TransformerLM:
+def build_transformer(
+    kind: str | float, depth: int, budget: Budget | str | None = None, seed: int = 0, device=None
+) -> TransformerLM:
     """The budget's Transformer without normalization at ``depth``: ``kind`` = "plain" (x ← F(x),
     :func:`forward_stable_init`) or an ε rule (x ← x + F(x) with the branch weights, v and out, fc1
     and fc2, initialized with gain β = √ε, so every branch starts as ε·F: ReLU and attention's value
@@ -266,7 +268,7 @@ def build_transformer(kind: str, depth: int, budget: Budget | None = None, seed:
 
 
 @torch.no_grad()
-def start_transformer(kind: str, cfg: ModelConfig, seed: int, stack: Stack, k: int) -> None:
+def start_transformer(kind: str | float, cfg: ModelConfig, seed: int, stack: Stack, k: int) -> None:
     """Member k of ``stack`` becomes :func:`build_transformer`'s model of ``kind`` (config ``cfg``) from ``seed``."""
     model = build_model(cfg, seed=seed, device="cpu")
     if kind == "plain":
@@ -280,7 +282,7 @@ def _transformer_trackers(every: int) -> list:
     return [BlockGradNorms(every)]
 
 
-def transformer_runs(settings: list[tuple], budget: Budget, device=None, progress: bool = False) -> list[History]:
+def transformer_runs(settings: list[tuple], budget: Budget | str, device=None, progress: bool = False) -> list[History]:
     """Train :func:`build_transformer`'s model for every (kind, depth, TrainConfig) of ``settings`` on the
     Markov language (seed: the config's), as few ensembles as the settings allow."""
     budget = resolve_budget(budget)
@@ -304,9 +306,9 @@ def transformer_runs(settings: list[tuple], budget: Budget, device=None, progres
 
 
 def transformer_run(
-    kind: str,
+    kind: str | float,
     depth: int,
-    budget: Budget | None = None,
+    budget: Budget | str | None = None,
     optimizer: str = "adam",
     lr: float | None = None,
     steps: int | None = None,
@@ -322,7 +324,7 @@ def transformer_run(
 
 @torch.no_grad()
 def position_cosine(
-    kind: str, depth: int, budget: Budget | None = None, seed: int = 0, device=None
+    kind: str | float, depth: int, budget: Budget | str | None = None, seed: int = 0, device=None
 ) -> tuple[float, float]:
     """At initialization, the mean cosine between the hidden states of different positions of the
     same sequence, at the input x_0 and at the output x_N: (cos_0, cos_N). Pure attention stacks
@@ -352,7 +354,7 @@ def outcome(hist: History) -> str:
     return f"learned {hist.fraction_learned():.3g}"
 
 
-def train_sweep(budget: Budget, progress: bool = False) -> dict[tuple, list[History]]:
+def train_sweep(budget: Budget | str, progress: bool = False) -> dict[tuple, list[History]]:
     """The MLP language models of every kind at the budget's ``train_depths`` under both optimizers,
     from ``train_seeds`` seeds each (initialization and data stream): (N, optimizer, kind) → one
     History per seed."""
@@ -370,7 +372,7 @@ def first_seed(runs: dict[tuple, list[History]]) -> dict[tuple, History]:
     return {key: hists[0] for key, hists in runs.items()}
 
 
-def token_cosine_sweep(budget: Budget) -> dict[tuple, tuple[float, float]]:
+def token_cosine_sweep(budget: Budget | str) -> dict[tuple, tuple[float, float]]:
     """:func:`token_cosines` at every (N, kind) of the training runs: (N, kind) → (measured, predicted)."""
     budget = resolve_budget(budget)
     return {
@@ -389,7 +391,7 @@ class TransformerSweep:
     cosines: dict[tuple, tuple[float, float]]  # (N, kind) → (cos at x_0, cos at x_N)
 
 
-def transformer_sweep(budget: Budget, progress: bool = False) -> TransformerSweep | None:
+def transformer_sweep(budget: Budget | str, progress: bool = False) -> TransformerSweep | None:
     """Every kind at the budget's ``transformer_depths``, ``train_seeds`` seeds each (None when the
     budget skips the variant)."""
     budget = resolve_budget(budget)

@@ -19,6 +19,7 @@ from deepnotes.core.config import (
     default_budget_name,
     get_budget,
 )
+from deepnotes.core.validate import Finite
 from deepnotes.cost import estimate as est
 from deepnotes.cost.model import TrainRuns
 from deepnotes.ledger.inventory import SOURCES
@@ -155,7 +156,7 @@ def _rates_line(rates: est.Rates) -> str:
     )
 
 
-def _duration(seconds: float) -> str:
+def _duration(seconds: Finite) -> str:
     """:func:`~deepnotes.cost.estimate.format_seconds` with no line break between number and unit."""
     return est.format_seconds(seconds).replace(" ", "\u00a0")
 

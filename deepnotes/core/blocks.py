@@ -73,6 +73,8 @@ import torch
 import torch.nn.functional as F
 from torch.utils._python_dispatch import _get_current_dispatch_mode
 
+from deepnotes.core.validate import Finite
+
 LN_EPS = 1e-5  # nn.LayerNorm's default, as in the reference
 SOFTMAX_VECTOR = 16  # floats per vector of the CPU softmax kernel
 PADDED_SOFTMAX_WIDTHS = range(7, SOFTMAX_VECTOR)  # row widths padded to one vector (see softmax)
@@ -427,7 +429,7 @@ class AdamStep:
     states: dict[str, tuple[torch.Tensor, torch.Tensor, torch.Tensor]]
     lrs: list[float]
     betas: tuple[float, float]
-    eps: float
+    eps: Finite
     t: int
     done: set[str] = field(default_factory=set)
 
@@ -720,7 +722,7 @@ def compiled_adam(
     lrs: list[float],
     member_axis: int,
     betas: tuple[float, float],
-    eps: float,
+    eps: Finite,
     t: int,
 ) -> None:
     """One Adam step of p [.., K, ...] in place (m, v too), member k at rate ``lrs[k]``, step ``t`` ≥ 1:

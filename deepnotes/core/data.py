@@ -16,18 +16,22 @@ whatever ran before (the global RNG is left as it was); data streams and probe b
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 
 import torch
 
-from deepnotes.core.validate import int_at_least, positive_float, positive_int
+from deepnotes.core.validate import Finite, int_at_least, positive_float, positive_int
 from deepnotes.core.validate import seed as seed_value
 
 
+def seeded(seed: int) -> AbstractContextManager[None]:
+    """Run the block with torch's CPU RNG seeded by ``seed``; restore the global state afterwards. The seed is
+    checked when this is called, not when the block is entered."""
+    return _seeded(seed_value("seed", seed))
+
+
 @contextmanager
-def seeded(seed: int) -> Iterator[None]:
-    """Run the block with torch's CPU RNG seeded by ``seed``; restore the global state afterwards."""
-    seed_value("seed", seed)
+def _seeded(seed: int) -> Iterator[None]:
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         yield
@@ -48,7 +52,7 @@ MAX_TEMPERATURE = 1e6  # hotter is uniform to float64's precision (and tiny logi
 
 
 class MarkovLanguage:
-    def __init__(self, vocab_size: int = 16, seed: int = 0, temperature: float = 0.5):
+    def __init__(self, vocab_size: int = 16, seed: int = 0, temperature: Finite = 0.5):
         """Transition matrix P = softmax(Z / temperature), Z ~ N(0, 1) from a generator seeded ``seed``.
 
         A lower temperature makes the next token more predictable (a lower floor).
@@ -113,7 +117,7 @@ def _stationary(p: torch.Tensor) -> torch.Tensor:
     return pi.clamp_min(0) / pi.clamp_min(0).sum()
 
 
-def mask_positions(batch_size: int, seq_len: int, prob: float, generator: torch.Generator) -> torch.Tensor:
+def mask_positions(batch_size: int, seq_len: int, prob: Finite, generator: torch.Generator) -> torch.Tensor:
     """A boolean mask [batch_size, seq_len] of positions to hide for masked-language modelling:
     interior positions only (1..T−2), each chosen with probability ``prob``, never two adjacent,
     so every hidden token has both neighbours visible and :meth:`MarkovLanguage.masked_entropy`

@@ -55,7 +55,7 @@ from deepnotes.core.blocks import Styles, block_forward, mask_of, norm_forward, 
 from deepnotes.core.config import ModelConfig, check_fits
 from deepnotes.core.data import generator
 from deepnotes.core.models import Block, TransformerLM, check_tokens, trunc_normal_
-from deepnotes.core.validate import positive_int
+from deepnotes.core.validate import Finite, positive_int
 from deepnotes.core.validate import seed as seed_value
 
 NORMED = ("post", "deepnorm", "pre")  # styles with a LayerNorm per sublayer
@@ -97,7 +97,7 @@ def member_flags(cfgs: Sequence[ModelConfig]) -> dict[str, list]:
     }
 
 
-def xavier_std(fan_out: int, fan_in: int, gain: float = 1.0) -> float:
+def xavier_std(fan_out: int, fan_in: int, gain: Finite = 1.0) -> float:
     """Xavier-normal std: gain·√(2/(fan_in + fan_out)) (``nn.init.xavier_normal_``)."""
     return gain * math.sqrt(2.0 / (fan_in + fan_out))
 
@@ -265,7 +265,7 @@ class Stack(nn.Module):
         for k, (cfg, seed) in enumerate(zip(self.cfgs, self.seeds, strict=True)):
             gen, trunc = generator(seed), cfg.init_std is not None
 
-            def fill(target: torch.Tensor, xavier_gain: float | None) -> None:
+            def fill(target: torch.Tensor, xavier_gain: Finite | None) -> None:
                 """xavier_gain: the Xavier gain of a square-or-not [in, out] matrix; None: a table."""
                 if trunc:
                     std = cfg.init_std

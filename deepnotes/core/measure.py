@@ -29,7 +29,7 @@ from deepnotes.core.config import TrainConfig
 from deepnotes.core.data import generator
 from deepnotes.core.engine import GATES, Stack
 from deepnotes.core.optim import make_optimizer
-from deepnotes.core.validate import choice, positive_float, positive_int
+from deepnotes.core.validate import Finite, choice, positive_float, positive_int
 
 
 # ---- trackers --------------------------------------------------------------------------------
@@ -128,7 +128,7 @@ class GateSchedule:
     """Su's variant of ReZero: the gates are not trained; before step t every gate of every member is
     set to α_t = min(1, (t+1)·step_size). Train with the gates frozen (:data:`~deepnotes.core.engine.GATES`)."""
 
-    def __init__(self, step_size: float):
+    def __init__(self, step_size: Finite):
         self.step_size = positive_float("gate step size", step_size)
 
     def value(self, step: int) -> float:
@@ -221,7 +221,7 @@ def member_sums(stack: Stack, name: str, t: torch.Tensor) -> torch.Tensor:
 
 
 def step_probes(
-    stack: Stack, tokens: torch.Tensor, optimizer: str, lr: float, names: Sequence[str] | None = None
+    stack: Stack, tokens: torch.Tensor, optimizer: str, lr: Finite, names: Sequence[str] | None = None
 ) -> list[StepProbe]:
     """One step of ``optimizer`` at learning rate ``lr`` from θ₀ for every member, on its own batch
     ``tokens[k]`` ([K, B, T]): ΔL_k = L_k(θ₀ + Δθ) − L_k(θ₀) beside its first-order term ⟨∇L_k, Δθ_k⟩.

@@ -34,9 +34,10 @@ from torch import nn
 
 from deepnotes.core.config import ModelConfig, check_fits
 from deepnotes.core.data import seeded
+from deepnotes.core.validate import Finite
 
 
-def truncated_normal_variance_factor(k: float = 2.0) -> float:
+def truncated_normal_variance_factor(k: Finite = 2.0) -> float:
     """γ(k) = Var of N(0,1) truncated to [−k, k] = 1 − 2kφ(k)/(2Φ(k) − 1); γ(2) = 0.77374…"""
     if not k > 0:
         raise ValueError(f"truncation k must be > 0, got {k!r}")
@@ -47,7 +48,11 @@ def truncated_normal_variance_factor(k: float = 2.0) -> float:
 
 @torch.no_grad()
 def trunc_normal_(
-    tensor: torch.Tensor, std: float, k: float = 2.0, match_std: bool = False, generator: torch.Generator | None = None
+    tensor: torch.Tensor,
+    std: Finite,
+    k: Finite = 2.0,
+    match_std: bool = False,
+    generator: torch.Generator | None = None,
 ) -> torch.Tensor:
     """Fill ``tensor`` from N(0, σ²) truncated at ±kσ (relative to σ, unlike
     ``torch.nn.init.trunc_normal_``, whose a=−2, b=2 are absolute).
@@ -60,7 +65,7 @@ def trunc_normal_(
     return nn.init.trunc_normal_(tensor, mean=0.0, std=sigma, a=-k * sigma, b=k * sigma, generator=generator)
 
 
-def gaussian_second_moment(phi: Callable[[float], float], q: float = 1.0, n: int = 4001) -> float:
+def gaussian_second_moment(phi: Callable[[float], float], q: Finite = 1.0, n: int = 4001) -> float:
     """E_z[φ(√q·z)²], z ~ N(0,1), by the trapezoid rule on [−10, 10] (error far below 1e-9)."""
     h = 20.0 / (n - 1)
     total = 0.0
@@ -71,12 +76,12 @@ def gaussian_second_moment(phi: Callable[[float], float], q: float = 1.0, n: int
     return total * h / math.sqrt(2 * math.pi)
 
 
-def relu(x: float) -> float:
+def relu(x: Finite) -> float:
     """max(x, 0)."""
     return max(x, 0.0)
 
 
-def gelu(x: float) -> float:
+def gelu(x: Finite) -> float:
     """x·Φ(x), the exact GELU (BERT's FFN activation)."""
     return x * 0.5 * (1.0 + math.erf(x / math.sqrt(2.0)))
 
@@ -84,7 +89,7 @@ def gelu(x: float) -> float:
 ACTIVATIONS: dict[str, Callable[[float], float]] = {"relu": relu, "gelu": gelu}
 
 
-def ffn_branch_variance(q: float, activation: str = "gelu", ffn_ratio: int = 4) -> float:
+def ffn_branch_variance(q: Finite, activation: str = "gelu", ffn_ratio: int = 4) -> float:
     """v_FFN = r·q·E[φ(h)²], h ~ N(0, q): the second moment that an FFN branch φ(xW₁)W₂ (d → r·d → d,
     i.i.d. weights of second moment s², q = d·s²) adds to a stream of second moment 1. ReLU gives
     r·q²/2 exactly; GELU, BERT's activation, by quadrature."""
@@ -138,7 +143,7 @@ class Residual(nn.Module):
     """One sublayer with its skip path and norm; the only place the norm style branches
     ("plain" drops the skip path too: x ← F(x))."""
 
-    def __init__(self, sublayer: nn.Module, d_model: int, norm: str, alpha: float = 1.0):
+    def __init__(self, sublayer: nn.Module, d_model: int, norm: str, alpha: Finite = 1.0):
         super().__init__()
         self.sublayer = sublayer
         self.norm_style = norm
@@ -186,7 +191,7 @@ class Block(nn.Module):
         return [] if self.attn is None else [self.attn.q_proj.weight, self.attn.k_proj.weight]
 
     @torch.no_grad()
-    def reset_parameters(self, beta: float, init_std: float | None = None) -> None:
+    def reset_parameters(self, beta: Finite, init_std: Finite | None = None) -> None:
         """Xavier-normal (gain β on v/out/FFN), or with ``init_std`` BERT's N(0, std²) cut at ±2σ."""
         for w in self.unit_gain_weights():
             trunc_normal_(w, init_std) if init_std is not None else nn.init.xavier_normal_(w, gain=1.0)

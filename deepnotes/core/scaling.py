@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from deepnotes.core.validate import choice, nonnegative_int, positive_float, positive_int
+from deepnotes.core.validate import Finite, choice, nonnegative_int, positive_float, positive_int
 
 OPTIMIZERS = ("sgd", "adam", "lamb")
 ARCHITECTURES = ("encoder", "decoder", "encoder-decoder")
@@ -70,7 +70,7 @@ def su_coefficients(n_layers: int, optimizer: str) -> tuple[float, float]:
     return 1.0, two_n**-0.5
 
 
-def loss_change_first_order(optimizer: str, lr: float, n_matrices: int, entries: int, grad_entry: float) -> float:
+def loss_change_first_order(optimizer: str, lr: Finite, n_matrices: int, entries: int, grad_entry: Finite) -> float:
     """First-order loss change ΔL ≈ ⟨∇L, Δθ⟩ for M matrices of P entries each of size g.
 
     SGD  (Δθ = −η∇L):        ΔL = −η‖∇L‖²  = −η·M·P·g²
@@ -95,7 +95,7 @@ def depth_cancelling_grad_exponent(optimizer: str) -> float:
     raise ValueError("LAMB's update is relative to ‖θ‖; its exponent is not a single number")
 
 
-def warmup_start_lr(lr: float, n_layers: int) -> float:
+def warmup_start_lr(lr: Finite, n_layers: int) -> float:
     """The largest early learning rate that keeps ΔL = O(η) at depth N: η/N."""
     positive_float("lr", lr)
     _check_depth(n_layers)
@@ -147,7 +147,7 @@ def pre_ln_lambda(n_layers: int, optimizer: str) -> float:
     return magnitude_solution(n_layers, optimizer, "alpha=1")[1]
 
 
-def branch_weight(alpha: float, lam: float) -> float:
+def branch_weight(alpha: Finite, lam: Finite) -> float:
     """Initial weight of a residual branch relative to the skip path, λ₁λ₂/α with λ₁ = λ₂ = λ."""
     positive_float("alpha", alpha)
     positive_float("lambda", lam)
@@ -165,7 +165,7 @@ def paper_sublayer_coefficients(n_sublayers: int) -> tuple[float, float]:
     return n_sublayers**0.25, (4 * n_sublayers) ** -0.25
 
 
-def predicted_identity_weight(norm: str, ratios: list[float], alpha: float = 1.0) -> list[float]:
+def predicted_identity_weight(norm: str, ratios: list[float], alpha: Finite = 1.0) -> list[float]:
     """The weight of x_0 in x_l (l = 0..N) predicted from the branch ratios v_k (two per block)."""
     out, w, total = [1.0], 1.0, 0.0
     for k, v in enumerate(ratios):

@@ -33,7 +33,7 @@ from deepnotes.core.data import MarkovLanguage, generator, mask_positions
 from deepnotes.core.engine import Stack, check_slot_names
 from deepnotes.core.models import model_vocab
 from deepnotes.core.optim import EnsembleOptimizer, check_members
-from deepnotes.core.validate import positive_int
+from deepnotes.core.validate import Finite, positive_int
 
 T = TypeVar("T")
 
@@ -94,7 +94,7 @@ class History:
             return None
         return BLOWUP_FACTOR * max(self.losses[0], self.unigram if self.unigram is not None else 0.0)
 
-    def observe(self, step: int, loss: float) -> bool:
+    def observe(self, step: int, loss: float) -> bool:  # NaN and ±inf are what it is there to record
         """Whether the run may go on with ``loss`` at ``step``: False (and the run marked diverged at
         ``step``) when the loss is NaN/inf or above :meth:`blowup_threshold`. The loss itself is not
         appended here: a training loop appends it with the step's learning rate."""
@@ -130,7 +130,7 @@ class History:
         tail = self.losses[-window:]
         return sum(tail) / len(tail)
 
-    def steps_to(self, fraction: float = 0.5, window: int = 10) -> int | None:
+    def steps_to(self, fraction: Finite = 0.5, window: int = 10) -> int | None:
         """The first step t at which the mean of the ``window`` losses up to and including step t
         has gone ``fraction`` of the way from the context-free plateau to the floor; None if never
         or if the run diverged."""
@@ -194,7 +194,7 @@ class Masked:
     """Masked-token cross-entropy of an encoder (isolated interior masks); floor: the masked-token
     entropy H(X_t | X_{t−1}, X_{t+1})."""
 
-    def __init__(self, prob: float):
+    def __init__(self, prob: Finite):
         if isinstance(prob, bool) or not isinstance(prob, (int, float)) or not 0 < prob < 1:
             raise ValueError(f"mask probability must be in (0, 1), got {prob!r}")
         self.prob = float(prob)

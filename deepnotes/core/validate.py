@@ -5,6 +5,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from typing import Annotated
+
+from beartype.vale import Is
+
+Finite = Annotated[float, Is[lambda x: math.isfinite(x)]]
+"""A finite real number: the annotation of the package's float parameters. The type check at the door
+(``deepnotes/__init__.py``) refuses NaN and ±inf there, with a TypeError naming the parameter, before the
+value can reach a formula, a loop bound or an axis limit."""
 
 
 def given(value, default):

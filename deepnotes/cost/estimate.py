@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 import torch
 
 from deepnotes.core.config import ModelConfig, TrainConfig
-from deepnotes.core.validate import choice
+from deepnotes.core.validate import Finite, choice
 from deepnotes.cost.log import log_chapter, unlogged
 from deepnotes.cost.model import Count, TrainRuns, total
 
@@ -24,8 +24,8 @@ class Rates:
     """How fast a device runs counted work: matmul FLOPs per second and seconds per launch."""
 
     device: str
-    flops_per_second: float
-    seconds_per_launch: float
+    flops_per_second: Finite
+    seconds_per_launch: Finite
     how: str  # "measured here …" or where an assumed rate comes from
 
     def seconds(self, count: Count) -> float:
@@ -138,7 +138,7 @@ class Estimate:
         )
 
 
-def format_seconds(seconds: float) -> str:
+def format_seconds(seconds: Finite) -> str:
     if seconds < 1:
         return "< 1 s"
     if seconds < 90:

@@ -14,6 +14,7 @@ from dataclasses import asdict
 
 from deepnotes.core.config import ModelConfig, TrainConfig
 from deepnotes.core.train import ENSEMBLE_OBSERVERS
+from deepnotes.core.validate import Finite
 
 WORK_LOG_ENV = "DEEPNOTES_WORK_LOG"  # a file: every train_ensemble call appends its TrainRuns (tests compare plans)
 
@@ -41,7 +42,7 @@ def log_chapter(chapter: str) -> None:
     _log({"chapter": chapter})
 
 
-def log_train_runs(model: ModelConfig, members: int, train: TrainConfig, masked: float | None) -> None:
+def log_train_runs(model: ModelConfig, members: int, train: TrainConfig, masked: Finite | None) -> None:
     """Append one ensemble's :class:`TrainRuns` to ``$DEEPNOTES_WORK_LOG`` (a JSON line) when it is set."""
     _log({"model": asdict(model), "members": members, "train": asdict(train), "masked": masked})
 

@@ -37,7 +37,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import FlopCounterMode
 
 from deepnotes.core.config import ModelConfig, TrainConfig
-from deepnotes.core.validate import positive_int
+from deepnotes.core.validate import Finite, positive_int
 from deepnotes.cost.log import unlogged
 
 
@@ -45,8 +45,8 @@ from deepnotes.cost.log import unlogged
 class Count:
     """Matmul FLOPs and ATen operators (≈ kernel launches) of some work."""
 
-    flops: float
-    launches: float
+    flops: Finite
+    launches: Finite
 
     def __add__(self, other: Count) -> Count:
         return Count(self.flops + other.flops, self.launches + other.launches)
@@ -104,7 +104,7 @@ class TrainRuns:
     model: ModelConfig
     members: int
     train: TrainConfig
-    masked: float | None = None
+    masked: Finite | None = None
 
     def count(self) -> Count:
         positive_int("members", self.members)
@@ -173,7 +173,7 @@ class ProbeCalls:
 Work = TrainRuns | StackPasses | MLPPasses | ProbeCalls
 
 
-def ensembles(model_cfgs, train_cfgs, masked: float | None = None, workers: int | None = None) -> list[TrainRuns]:
+def ensembles(model_cfgs, train_cfgs, masked: Finite | None = None, workers: int | None = None) -> list[TrainRuns]:
     """The ensembles :func:`~deepnotes.core.ensembles.train_many` trains for these runs (same grouping,
     for ``workers`` processes: by default as many as the chapters use on this machine's CPU)."""
     from deepnotes.core.ensembles import default_workers, ensemble_groups
@@ -232,7 +232,7 @@ def _per_unit(count_at) -> _PerUnit:
 
 
 @functools.lru_cache(maxsize=256)
-def _train_counts(model: ModelConfig, train: TrainConfig, masked: float | None) -> _PerUnit:
+def _train_counts(model: ModelConfig, train: TrainConfig, masked: Finite | None) -> _PerUnit:
     from deepnotes.core.data import MarkovLanguage
     from deepnotes.core.engine import Stack
     from deepnotes.core.train import Masked, train_ensemble

@@ -37,11 +37,13 @@ SOURCES = {  # where the sources say so, per row of :func:`verdicts`
 
 def warmed(budget: Budget | str) -> str:
     """The label of the Post-LN run with warmup: "post, warmup 200"."""
+    budget = resolve_budget(budget)
     return f"post, warmup {budget.warmup.warmup}"
 
 
 def plan(budget: Budget | str) -> dict[str, tuple[str, int]]:
     """label → (norm style, warmup steps), in the order the pages show them."""
+    budget = resolve_budget(budget)
     return {
         NO_WARMUP: ("post", 0),
         warmed(budget): ("post", budget.warmup.warmup),
@@ -54,6 +56,7 @@ def settings(
     budget: Budget | str, depths: tuple[int, ...] | None = None
 ) -> list[tuple[tuple[int, str, int], ModelConfig, TrainConfig]]:
     """((depth, label, seed), model, training) of every run at ``depths`` (default: the entry's depth)."""
+    budget = resolve_budget(budget)
     sub = budget.warmup
     depths = (sub.depth,) if depths is None else tuple(positive_int("depth", n) for n in depths)
     return [
@@ -100,12 +103,14 @@ def runs(
 
 def work(budget: Budget | str, depths: tuple[int, ...] | None = None) -> list[TrainRuns]:
     """:func:`runs`' training work for a chapter's cost plan (:mod:`deepnotes.cost.model`)."""
+    budget = resolve_budget(budget)
     todo = settings(budget, depths)
     return ensembles([m for _, m, _ in todo], [t for _, _, t in todo])
 
 
 def setting(budget: Budget | str, depth: int) -> str:
     """The experiment's name in a verdict's record: the same on both pages when they ran the same runs."""
+    budget = resolve_budget(budget)
     sub = budget.warmup
     return (
         f"warmup comparison, {budget.name} budget: N = {depth}, Adam {sub.lr:g}, {sub.steps} steps, "
@@ -117,6 +122,7 @@ def verdicts(runs_at: dict[str, list[History]], budget: Budget | str, depth: int
     """The sources' claims on these runs, each in its source's direction: Post-LN without warmup does
     not train; with warmup it does where it did not without (the contrast that makes "needs warmup"
     informative); Pre-LN and DeepNorm train without."""
+    budget = resolve_budget(budget)
     learned = {label: [h.fraction_learned() for h in hs] for label, hs in runs_at.items()}
     warm = warmed(budget)
     reason = (
@@ -161,6 +167,7 @@ def gradient_verdicts(runs_at: dict[str, list[History]], budget: Budget | str, d
     """What the annotated §10.2 says of gradients along a run, on these runs' recorded block gradients
     (the seeds' median at each tracked step): larger early than late (claim §10.2.2), and warmup keeping
     η(t)·‖∇L‖ about constant (eq. (61)) on the run with warmup, over the tracked steps inside its warmup."""
+    budget = resolve_budget(budget)
 
     def median_curve(hs):
         return [statistics.median(vals) for vals in zip(*(gradient_norm(h) for h in hs), strict=True)]

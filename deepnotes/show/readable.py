@@ -15,6 +15,8 @@ sits on a dashed line (the short legend sample then shows the marker, not the da
 
 from __future__ import annotations
 
+from deepnotes.core.validate import Finite
+
 COLUMN_PX = {1280: 688, 390: 358}  # window width → the text column's width (CSS px)
 MIN_TEXT_PX = {1280: 9.0, 390: 7.0}  # window width → the smallest readable text (CSS px)
 FIGURE_WIDTH_IN = 6.0  # two panels side by side fill this; one panel is narrower
@@ -47,7 +49,7 @@ def smallest_text_pt(fig) -> float | None:
     return min(sizes, default=None)
 
 
-def text_px_on_screen(text_pt: float, figure_px: float, dpi: float, window: int) -> float:
+def text_px_on_screen(text_pt: Finite, figure_px: Finite, dpi: Finite, window: int) -> float:
     """CSS px of text of ``text_pt`` points in a figure ``figure_px`` wide at ``dpi``, shown in a window
     of ``window`` px: text px = pt · dpi / 72 · min(1, column / figure px)."""
     return text_pt * dpi / 72 * min(1.0, COLUMN_PX[window] / figure_px)
@@ -97,7 +99,7 @@ def legend_clashes(fig) -> list[str]:
     return out
 
 
-def problems(fig, dpi: float) -> list[str]:
+def problems(fig, dpi: Finite) -> list[str]:
     """Why ``fig`` would be hard to read in the book: text below the floor at either width (predicted
     from the figure's size before cropping), too many panels in a row, or legend entries that look alike."""
     out = legend_clashes(fig)

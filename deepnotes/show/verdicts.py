@@ -13,7 +13,7 @@ from typing import Callable
 
 import sympy as sp
 
-from deepnotes.core.validate import nonnegative_float
+from deepnotes.core.validate import Finite, nonnegative_float
 
 HOLDS, APPROX, WRONG = "holds", "holds approximately", "wrong"
 UNCHECKABLE = "not checkable here"  # no derivation given and nothing offline to measure it against
@@ -62,7 +62,7 @@ class Outcome:
 
     expected: tuple[tuple[str, bool], ...]  # (run, the source says it trains)
     measured: tuple[tuple[str, float], ...]  # (run, median fraction learned over its seeds)
-    threshold: float
+    threshold: Finite
     seeds: int = 1  # the fewest seeds behind any run
     setting: str = ""  # the shared experiment's name, "" for a chapter's own
 
@@ -115,11 +115,11 @@ def _finite_number(value) -> bool:
 def check_number(
     claim: str,
     source: str,
-    claimed: float,
-    computed: float,
+    claimed: Finite,
+    computed: Finite,
     reason: str = "",
-    rtol: float = 0.01,
-    approx_rtol: float = 0.2,
+    rtol: Finite = 0.01,
+    approx_rtol: Finite = 0.2,
 ) -> Verdict:
     """Holds within ``rtol``, holds approximately within ``approx_rtol``, else wrong. Both numbers must
     be finite: a NaN or inf (a diverged run, say) is no evidence either way, so it is refused, not
@@ -210,7 +210,7 @@ def check_outcome(
     source: str,
     expected: dict[str, bool],
     measured: dict[str, list[float]],
-    threshold: float,
+    threshold: Finite,
     reason: str,
     computed: str | None = None,
     setting: str = "",

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import ipywidgets as W
 import matplotlib.pyplot as plt
 
-from deepnotes.core.validate import positive_float
+from deepnotes.core.validate import Finite, positive_float
 from deepnotes.show.cache import LIVE_RESULTS_KEPT, LRU
 from deepnotes.show.png import figure_png
 
@@ -214,7 +214,7 @@ def int_slider(description: str, span: tuple[int, int, int]) -> W.IntSlider:
     return W.IntSlider(value=start, min=lo, max=hi, description=description)
 
 
-def float_slider(description: str, span: tuple[float, float, float], step: float) -> W.FloatSlider:
+def float_slider(description: str, span: tuple[float, float, float], step: Finite) -> W.FloatSlider:
     """A linear slider over ``span`` = (min, start, max) in steps of ``step`` (> 0)."""
     lo, start, hi = _span(description, span)
     positive_float("step", step)

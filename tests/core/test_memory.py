@@ -58,7 +58,7 @@ def test_the_cpu_reports_the_memory_it_has():
 )
 def test_a_stack_that_cannot_fit_is_refused_at_once_with_the_estimate(build):
     started = time.perf_counter()
-    with pytest.raises(ValueError, match=r"needs about [\d.e+]+ GiB .* more than the .* GiB free on cpu"):
+    with pytest.raises(ValueError, match=r"needs about [\d.e+]+ GiB .* more than the .* GiB free on (cpu|cuda)"):
         build()
     assert time.perf_counter() - started < 5  # refused before any layer was allocated or looped over
 
@@ -79,4 +79,5 @@ def test_the_estimate_bounds_what_training_takes_on_a_gpu():
     base = torch.cuda.memory_allocated()
     train(cfg, train_cfg, device="cuda")
     peak = torch.cuda.max_memory_allocated() - base
-    assert peak <= stack_bytes(cfg, 1, train_cfg) < 6 * peak
+    estimate = stack_bytes(cfg, 1, train_cfg)
+    assert peak <= estimate < 6 * peak, f"peak {peak / 2**20:.1f} MiB, estimate {estimate / 2**20:.1f} MiB"

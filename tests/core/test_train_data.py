@@ -303,14 +303,19 @@ def test_a_script_without_the_main_guard_is_told_the_fix_and_still_gets_its_resu
     assert "BrokenProcessPool" not in proc.stderr
 
 
+DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("bad", [16, -1])
-def test_a_token_id_outside_the_vocabulary_is_refused_not_read_from_another_member(bad):
+def test_a_token_id_outside_the_vocabulary_is_refused_not_read_from_another_member(bad, device):
     """The engine's members share one embedding table, one block of rows each: id V would read member
-    k + 1's row 0 and −1 member k − 1's last row (issue 33: silently)."""
-    stack = build_stack(dn.ModelConfig(n_layers=1, vocab_size=16), seeds=[0, 1])
-    tokens = torch.zeros(2, 3, 5, dtype=torch.long)
+    k + 1's row 0 and −1 member k − 1's last row (issue 33: silently; on CUDA, a device-side assert that
+    ends the process's use of the GPU)."""
+    stack = build_stack(dn.ModelConfig(n_layers=1, vocab_size=16), seeds=[0, 1], device=device)
+    tokens = torch.zeros(2, 3, 5, dtype=torch.long, device=device)
     tokens[0, 1, 2] = bad
     with pytest.raises(ValueError, match=rf"token ids must lie in \[0, 16\), got ids from {min(bad, 0)} to"):
         stack.next_token_losses(tokens)
     with pytest.raises(ValueError, match=r"tokens must be \[members=2, batch, seq_len\]"):
-        stack(torch.zeros(3, 5, dtype=torch.long))
+        stack(torch.zeros(3, 5, dtype=torch.long, device=device))

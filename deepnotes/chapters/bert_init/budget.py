@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from deepnotes.core.config import register_chapter_budget
+from deepnotes.core.validate import Finite
 
 
 @dataclass(frozen=True)
@@ -26,7 +27,7 @@ class BertBudget:
     train_warmup: int
     train_batch: tuple[int, int]  # (sequences, tokens per sequence)
     vocab: int  # tokens of the synthetic language
-    lr: float = 1e-3  # Adam
+    lr: Finite = 1e-3  # Adam
     gain_points: int = 50  # LayerNorm gains recorded this many times per run
     table_depth: int = 12  # the annotated tables' depth (BERT-base)
     loss_window: int = 20  # final loss, fraction learned, steps-to: means over this many steps

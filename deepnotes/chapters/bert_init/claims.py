@@ -20,6 +20,7 @@ from deepnotes.chapters.bert_init.experiments import (
 )
 from deepnotes.core import derive as sym
 from deepnotes.core.config import Budget, resolve_budget
+from deepnotes.core.validate import Finite
 from deepnotes.show import verdicts as vd
 
 # thresholds
@@ -248,7 +249,7 @@ def _residual_rows(ffn: dict) -> list[vd.Verdict]:
     ]
 
 
-def _logit_rows(q_bert: float) -> list[vd.Verdict]:
+def _logit_rows(q_bert: Finite) -> list[vd.Verdict]:
     """Annotated eqs. (67), (68), §8.1 and main-text claim 40: the MLM logits' scale at init."""
     return [
         vd.check_number("logit variance at init 768 × 0.0176² ≈ 0.238", "seed 003 annotated eq. (67)", 0.238, q_bert),
@@ -281,7 +282,7 @@ def init_verdicts(probes: dict[float, InitProbe], budget: Budget | str | None = 
     return vd.VerdictTable(_init_std_rows(probes, noise) + _init_bert_std_rows(probes, b.vocab))
 
 
-def _init_std_rows(probes: dict[float, InitProbe], noise: float) -> list[vd.Verdict]:
+def _init_std_rows(probes: dict[float, InitProbe], noise: Finite) -> list[vd.Verdict]:
     """Main-text claims 32, 33 and annotated eqs. (25), (26): per std, the FFN branch ratio and the identity weight."""
     rows = []
     for s, p in probes.items():

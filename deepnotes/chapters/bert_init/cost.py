@@ -33,6 +33,7 @@ from deepnotes.chapters.bert_init.experiments import (
 )
 from deepnotes.core.config import Budget, ModelConfig, TrainConfig, resolve_budget
 from deepnotes.core.engine import graph_config
+from deepnotes.core.validate import Finite
 from deepnotes.cost.model import StackPasses, TrainRuns, Work
 
 
@@ -43,7 +44,7 @@ def _probe_model(budget: Budget | str, depth: int, width: int) -> ModelConfig:
     return encoder_config(width, depth, BERT_STD, b.vocab, b.probe_tokens[1])
 
 
-def _init_probe(budget: Budget | str, std: float, depth: int, width: int) -> list[StackPasses]:
+def _init_probe(budget: Budget | str, std: Finite, depth: int, width: int) -> list[StackPasses]:
     """:func:`~deepnotes.chapters.bert_init.experiments.init_probe` at ``std``: two forwards without
     gradients (stream, logits), then the MLM loss's forward and backward."""
     n_seq, seq_len = budget.bert_init.probe_tokens
@@ -51,7 +52,7 @@ def _init_probe(budget: Budget | str, std: float, depth: int, width: int) -> lis
     return [StackPasses(model, 1, n_seq, seq_len, passes=2, backward=False), StackPasses(model, 1, n_seq, seq_len)]
 
 
-def _table_setting_probe(budget: Budget | str, std: float) -> StackPasses:
+def _table_setting_probe(budget: Budget | str, std: Finite) -> StackPasses:
     """:func:`~deepnotes.chapters.bert_init.experiments.table_setting_probe` at ``std``: one forward +
     backward of the blocks."""
     b = budget.bert_init

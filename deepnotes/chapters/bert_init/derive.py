@@ -13,6 +13,7 @@ from __future__ import annotations
 import sympy as sp
 
 from deepnotes.core.derive import d, gauss, q, truncated_normal_gamma, z
+from deepnotes.core.validate import Finite
 
 __all__ = [
     "bert_stds",
@@ -96,7 +97,7 @@ def gelu_second_moment_series(order: int = 4) -> dict:
     return {"series": series, "symbols": {"q": q, "h": h}}
 
 
-def gelu_second_moment(q_value: float, digits: int = 12) -> dict:
+def gelu_second_moment(q_value: Finite, digits: int = 12) -> dict:
     """E[gelu(h)²] for h ~ N(0, q_value), by SymPy's numerical quadrature (no series cut-off):
     "integral" (unevaluated, in z ~ N(0, 1)) and "value" (a Float of ``digits`` digits)."""
     sq = sp.sqrt(sp.nsimplify(q_value))

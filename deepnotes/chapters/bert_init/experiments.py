@@ -38,7 +38,7 @@ from deepnotes.core.models import (
 )
 from deepnotes.core.scaling import predicted_identity_weight
 from deepnotes.core.train import History, Masked
-from deepnotes.core.validate import boolean, given, positive_float
+from deepnotes.core.validate import Finite, boolean, given, positive_float
 from deepnotes.show.cache import BUDGET_RESULTS_KEPT, LIVE_RESULTS_KEPT
 
 BERT_WIDTH = 768
@@ -49,7 +49,7 @@ MASK_PROB = 0.15
 MLM_FLOOR = "floor H(X_t | neighbours)"
 
 
-def equivalent_std(std: float, width: int) -> float:
+def equivalent_std(std: Finite, width: int) -> float:
     """The std at width ``width`` that gives the same d·s² as ``std`` at width 768."""
     if not std > 0:
         raise ValueError(f"std must be > 0, got {std!r}")
@@ -58,7 +58,7 @@ def equivalent_std(std: float, width: int) -> float:
     return std * math.sqrt(BERT_WIDTH / width)
 
 
-def q_of(std: float, truncated: bool = True) -> float:
+def q_of(std: Finite, truncated: bool = True) -> float:
     """q = 768·s_eff² with s_eff = s·√γ(2), the std left after cutting N(0, s²) at ±2s
     (``truncated=False``: s_eff = s, e.g. Xavier-normal's 1/√768)."""
     positive_float("std", std)
@@ -66,25 +66,25 @@ def q_of(std: float, truncated: bool = True) -> float:
     return BERT_WIDTH * std**2 * (truncated_normal_variance_factor(2.0) if truncated else 1.0)
 
 
-def gelu_second_moment(q: float) -> float:
+def gelu_second_moment(q: Finite) -> float:
     """E[gelu(h)²] for h ~ N(0, q) (numerical quadrature)."""
     return gaussian_second_moment(gelu, q)
 
 
-def derived_ratios(std: float, rho: float, ffn_ratio: int = 4, truncated: bool = True) -> tuple[float, float]:
+def derived_ratios(std: Finite, rho: Finite, ffn_ratio: int = 4, truncated: bool = True) -> tuple[float, float]:
     """(v_att, v_ffn) = (ρ·q², r·q·E[gelu(h)²]) at BERT-equivalent std ``std``."""
     q = q_of(std, truncated)
     return rho * q**2, ffn_branch_variance(q, "gelu", ffn_ratio)
 
 
-def identity_weight(std: float, rho: float, layers: int = 1, truncated: bool = True) -> float:
+def identity_weight(std: Finite, rho: Finite, layers: int = 1, truncated: bool = True) -> float:
     """The weight of x_0 after ``layers`` Post-LN layers: ((1+v_att)(1+v_ffn))^{-layers/2}."""
     v_att, v_ffn = derived_ratios(std, rho, truncated=truncated)
     return ((1 + v_att) * (1 + v_ffn)) ** (-layers / 2)
 
 
 def encoder_config(
-    width: int, depth: int, std: float, vocab: int, seq_len: int, head_transform: bool = True
+    width: int, depth: int, std: Finite, vocab: int, seq_len: int, head_transform: bool = True
 ) -> ModelConfig:
     """BERT's shape at width ``width``: Post-LN, GELU FFN 4·width, heads of 64 (at least one)."""
     return ModelConfig(
@@ -106,7 +106,7 @@ def encoder_config(
 class InitProbe:
     """One batch through a freshly initialized encoder (lists: per layer; index 0 = x_0)."""
 
-    std: float  # BERT-equivalent init std
+    std: Finite  # BERT-equivalent init std
     width: int
     depth: int
     stream_var: list[float]  # Var[x_l] over features, averaged over tokens (l = 0..L)
@@ -123,7 +123,7 @@ class InitProbe:
 
 
 def init_probe(
-    std: float, depth: int, width: int | None = None, budget: Budget | str | None = None, seed: int = 0, device=None
+    std: Finite, depth: int, width: int | None = None, budget: Budget | str | None = None, seed: int = 0, device=None
 ) -> InitProbe:
     """Measure the stream, the branch ratios, the gradients and the logits of an encoder at init."""
     budget = resolve_budget(budget)
@@ -187,7 +187,7 @@ class TableProbe:
     Post-LN blocks with every matrix drawn from N(0, s²) *uncut*, fed Gaussian vectors directly (no
     embedding). Lists per layer l = 0..L; gradients per block l = 1..L."""
 
-    std: float  # BERT-equivalent std σ (s = σ·√(768/width))
+    std: Finite  # BERT-equivalent std σ (s = σ·√(768/width))
     width: int
     depth: int
     stream_var: list[float]  # Var[x_l] over features, averaged over tokens
@@ -196,7 +196,7 @@ class TableProbe:
 
 
 def table_setting_probe(
-    std: float, depth: int, width: int, budget: Budget | str | None = None, seed: int = 0, device=None
+    std: Finite, depth: int, width: int, budget: Budget | str | None = None, seed: int = 0, device=None
 ) -> TableProbe:
     """One batch of x_0 ~ N(0, I) through ``depth`` Post-LN blocks of BERT's shape at ``width``, every
     block matrix from N(0, s²) without the ±2σ cut. The tables name no loss: the gradients are of
@@ -244,7 +244,7 @@ def layer_norm_gains(model) -> dict[str, float]:
 class MLMRun:
     """An MLM training run and the LayerNorm gains and embedding size along it."""
 
-    std: float
+    std: Finite
     head_transform: bool
     history: History
     depth: int
@@ -296,7 +296,7 @@ def mlm_runs(
     settings: Sequence[tuple[float, bool]],
     budget: Budget | str | None = None,
     seeds: Sequence[int] = (0,),
-    lr: float | None = None,
+    lr: Finite | None = None,
     depth: int | None = None,
     device=None,
     progress: bool = False,
@@ -339,7 +339,7 @@ def mlm_runs(
     return {key: _mlm_result(key[0], key[1], depth, hist) for key, hist in zip(keys, hists, strict=True)}
 
 
-def _mlm_result(std: float, head_transform: bool, depth: int, hist: History) -> MLMRun:
+def _mlm_result(std: Finite, head_transform: bool, depth: int, hist: History) -> MLMRun:
     steps, gains = hist.record("gains")
     result = MLMRun(std, head_transform, hist, depth, list(steps), embed_rms=list(hist.record("embed_rms")[1]))
     for snapshot in gains:
@@ -349,11 +349,11 @@ def _mlm_result(std: float, head_transform: bool, depth: int, hist: History) -> 
 
 
 def mlm_run(
-    std: float,
+    std: Finite,
     head_transform: bool = True,
     budget: Budget | str | None = None,
     seed: int = 0,
-    lr: float | None = None,
+    lr: Finite | None = None,
     depth: int | None = None,
     device=None,
     progress: bool = False,
@@ -364,7 +364,7 @@ def mlm_run(
 
 
 @functools.lru_cache(maxsize=LIVE_RESULTS_KEPT)
-def cached_probe(std: float, depth: int, width: int, budget: Budget | str) -> InitProbe:
+def cached_probe(std: Finite, depth: int, width: int, budget: Budget | str) -> InitProbe:
     """:func:`init_probe`, computed once per setting (the experiment and the slider share them)."""
     budget = resolve_budget(budget)
     return init_probe(std, depth, width, budget)
@@ -386,7 +386,7 @@ def chapter_runs(budget: Budget | str) -> dict[tuple[float, bool], MLMRun]:
 
 
 @functools.lru_cache(maxsize=LIVE_RESULTS_KEPT)
-def cached_run(std: float, head_transform: bool, budget: Budget | str) -> MLMRun:
+def cached_run(std: Finite, head_transform: bool, budget: Budget | str) -> MLMRun:
     """:func:`mlm_run` at the budget's defaults, computed once per setting (the chapter's settings
     come from :func:`chapter_runs`)."""
     budget = resolve_budget(budget)

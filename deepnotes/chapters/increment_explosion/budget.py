@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 from deepnotes.core.config import chapter_rates, register_chapter_budget
+from deepnotes.core.validate import Finite
 
 
 @dataclass(frozen=True)
@@ -23,7 +24,7 @@ class IncrementBudget:
     slider_optimizers: tuple[str, ...]
     slider_steps: int
     probe_lrs: MappingProxyType = chapter_rates(sgd=1e-4, adam=1e-6)  # small enough for ΔL ≈ ⟨∇L, Δθ⟩
-    update_lr: float = 5e-4  # Adam, the early-update sweep
+    update_lr: Finite = 5e-4  # Adam, the early-update sweep
     paper_shape: tuple[int, int, int] = (64, 128, 2)  # DeepNet Fig. 5's tiny models: d_model, d_ff, heads
     slider_lrs: MappingProxyType = chapter_rates(adam=1e-3, sgd=0.1, lamb=1e-2)
     track_points: int = 10

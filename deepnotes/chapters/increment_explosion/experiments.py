@@ -24,7 +24,7 @@ from deepnotes.core.ensembles import default_workers, train_many
 from deepnotes.core.measure import StepProbe, every_for, loglog_slope, step_probes
 from deepnotes.core.train import History
 from deepnotes.core.train import progress as progress_bar
-from deepnotes.core.validate import choice, given
+from deepnotes.core.validate import Finite, choice, given
 from deepnotes.shared import warmup as shared_warmup
 from deepnotes.show.cache import BUDGET_RESULTS_KEPT
 
@@ -196,7 +196,7 @@ def run(
     n_layers: int,
     budget: Budget | str,
     optimizer: str = "adam",
-    lr: float | None = None,
+    lr: Finite | None = None,
     steps: int | None = None,
     warmup: int = 0,
     seed: int = 0,
@@ -219,7 +219,7 @@ def early_update_sweep(
     budget: Budget | str | None = None,
     variants=EARLY_UPDATE_VARIANTS,
     optimizer: str = "adam",
-    lr: float | None = None,
+    lr: Finite | None = None,
     params: str = "all",
     device=None,
     progress: bool = False,
@@ -274,7 +274,7 @@ class SliderRun:
     depth: int
     norm: str
     optimizer: str
-    lr: float
+    lr: Finite
     warmup: int
     history: History
 
@@ -283,7 +283,7 @@ def slider_run(
     depth: int,
     norm: str,
     optimizer: str,
-    lr: float | None = None,
+    lr: Finite | None = None,
     warmup: int = 0,
     budget: Budget | str | None = None,
     progress: bool = False,

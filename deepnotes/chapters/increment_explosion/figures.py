@@ -6,6 +6,7 @@ from __future__ import annotations
 from deepnotes.chapters.increment_explosion import experiments as ex
 from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.core.train import History
+from deepnotes.core.validate import Finite
 from deepnotes.show.readable import TITLE_PT
 
 
@@ -95,7 +96,7 @@ def paper_size_figure(updates: dict[tuple[str, int], History], budget: Budget | 
     return fig
 
 
-def _short(lr: float) -> str:
+def _short(lr: Finite) -> str:
     """3e-3, not 0.003 or 3e-03."""
     mantissa, exponent = f"{lr:.0e}".split("e")
     return f"{mantissa}e{int(exponent)}"
@@ -119,7 +120,7 @@ def slider_figure(
     depth: int,
     norm: str,
     optimizer: str,
-    lr: float | None = None,
+    lr: Finite | None = None,
     warmup: int = 0,
     budget: Budget | str | None = None,
     progress: bool = False,

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from deepnotes.core.config import register_chapter_budget
+from deepnotes.core.validate import Finite
 
 
 @dataclass(frozen=True)
@@ -23,11 +24,11 @@ class InitializationBudget:
     softmax_keys: int = 64  # keys per attention row
     ntk_depth: int = 4
     ntk_batch: int = 256
-    ntk_lr: float = 1e-2  # Adam
+    ntk_lr: Finite = 1e-2  # Adam
     softmax_queries: int = 256  # queries of the softmax probe
     trunc_samples: int = 1_000_000  # draws per truncated-normal sampler
     norm_shape: tuple[int, int, int] = (64, 128, 512)  # [B, T, d] of the LayerNorm/RMSNorm comparison
-    norm_timer_seconds: float = 0.5  # min_run_time of each benchmark timer, over all rounds
+    norm_timer_seconds: Finite = 0.5  # min_run_time of each benchmark timer, over all rounds
     norm_rounds: int = 5  # LayerNorm and RMSNorm timed in turn this many times (median, range)
     # live panels: every span is (min, start, max)
     live_depth: tuple[int, int, int] = (1, 60, 200)  # the moment panel's depths

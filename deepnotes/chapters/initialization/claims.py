@@ -13,6 +13,7 @@ import sympy as sp
 from deepnotes.chapters.initialization import experiments as ex
 from deepnotes.chapters.initialization.mlp import weight_variance
 from deepnotes.core.config import Budget, resolve_budget
+from deepnotes.core.validate import Finite
 from deepnotes.show.verdicts import (
     UNCHECKABLE,
     Verdict,
@@ -67,7 +68,7 @@ def _gains_text(gains) -> str:
     return f"{fmt(min(gains))}..{fmt(max(gains))}"
 
 
-def _below(value: float) -> str:
+def _below(value: Finite) -> str:
     return f"<{ROUNDOFF_ATOL:g}" if value < ROUNDOFF_ATOL else f"{value}"
 
 

@@ -17,7 +17,7 @@ from deepnotes.core import models as ini
 from deepnotes.core.config import Budget, get_budget, resolve_budget
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import generator, seeded
-from deepnotes.core.validate import given, positive_float, positive_int
+from deepnotes.core.validate import Finite, given, positive_float, positive_int
 
 BERT_STD = 0.02  # the std the truncated-normal samplers are asked for (BERT's)
 TRUNCATION_K = 2  # cut at ±2σ
@@ -34,10 +34,10 @@ NORM_INPUT_SHIFT = 0.5  # mean of the shifted input of the norm comparison
 @dataclass(frozen=True)
 class TruncSample:
     label: str
-    nominal_std: float  # the std asked for
+    nominal_std: Finite  # the std asked for
     std: float  # measured std of the draws
     max_over_std: float  # max |w| / nominal_std
-    expected_std: float  # what the sampler should give
+    expected_std: Finite  # what the sampler should give
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ def torch_trunc_defaults() -> TorchTruncDefaults:
 
 
 def truncation_samples(
-    budget: Budget | str | None = None, std: float = BERT_STD, seed: int = 0
+    budget: Budget | str | None = None, std: Finite = BERT_STD, seed: int = 0
 ) -> dict[str, TruncSample]:
     """``budget.initialization.trunc_samples`` draws of: torch's trunc_normal_ with its default bounds,
     deepnotes' cut at ±2σ, and deepnotes' cut at ±2σ with the std corrected (``match_std``)."""
@@ -112,7 +112,7 @@ def bounded_second_moments(acts=("tanh", "sigmoid"), gains=BOUNDED_GAINS) -> dic
 
 @torch.no_grad()
 def forward_second_moments(
-    act: str, gain: float, depth: int, width: int, batch: int, seed: int = 0, device=None
+    act: str, gain: Finite, depth: int, width: int, batch: int, seed: int = 0, device=None
 ) -> list[float]:
     """Measured E[x_l²] (mean over batch and units) for l = 0..depth of a plain MLP
     x_{l+1} = φ(x_l W_l), E[w²] = gain/m, on inputs x_0 ~ N(0, 1)."""
@@ -133,7 +133,7 @@ def forward_second_moments(
 @dataclass(frozen=True)
 class MomentCurve:
     act: str
-    gain: float  # E[w²] in units of 1/m
+    gain: Finite  # E[w²] in units of 1/m
     measured: list[float]  # E[x_l²], l = 0..depth
     predicted: list[float]  # the mean-field recursion
 
@@ -143,7 +143,7 @@ class MomentCurve:
         return self.measured[-1] / self.predicted[-1] if self.predicted[-1] else float("nan")
 
 
-def moment_curve(act: str, gain: float, depth: int, budget: Budget | str | None = None) -> MomentCurve:
+def moment_curve(act: str, gain: Finite, depth: int, budget: Budget | str | None = None) -> MomentCurve:
     """Measured and predicted per-layer second moments at the budget's width and batch."""
     budget = resolve_budget(budget)
     b = resolve_budget(budget).initialization
@@ -240,7 +240,7 @@ def attention_row(d: int, scaled: bool, n_keys: int | None = None, seed: int = R
 @dataclass(frozen=True)
 class UpdateRun:
     ntk: bool
-    lr: float
+    lr: Finite
     width: int
     per_step: list[list[float]]  # per step, per layer: ‖ΔW‖/‖W‖ of the effective weight
 
@@ -255,7 +255,7 @@ class UpdateRun:
 
 
 def relative_updates(
-    ntk: bool, width: int, depth: int, steps: int, lr: float, batch: int, seed: int = 0, device=None
+    ntk: bool, width: int, depth: int, steps: int, lr: Finite, batch: int, seed: int = 0, device=None
 ) -> UpdateRun:
     """Train a plain ReLU MLP (He init, or NTK parametrization with N(0,1) weights) with Adam on a
     random linear regression target; per step and hidden layer, ‖ΔW‖/‖W‖ of the *effective*
@@ -303,8 +303,8 @@ def ntk_comparison(budget: Budget | str | None = None) -> dict[bool, UpdateRun]:
 @dataclass(frozen=True)
 class NormComparison:
     shape: tuple[int, int, int]  # [B, T, d]
-    zero_mean_gap: float  # max |LN − RMSNorm| on a zero-mean input
-    shifted_gap: float  # … on an input of mean NORM_INPUT_SHIFT
+    zero_mean_gap: Finite  # max |LN − RMSNorm| on a zero-mean input
+    shifted_gap: Finite  # … on an input of mean NORM_INPUT_SHIFT
     forward: dict[str, float]  # median seconds per forward, by module (median over the rounds)
     forward_backward: dict[str, float]
     rounds: tuple[float, ...] = ()  # RMSNorm's forward+backward time over LayerNorm's, per interleaved round

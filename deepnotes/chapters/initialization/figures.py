@@ -11,6 +11,7 @@ import math
 from deepnotes.chapters.initialization import experiments as ex
 from deepnotes.chapters.initialization.mlp import weight_variance
 from deepnotes.core.config import Budget, resolve_budget
+from deepnotes.core.validate import Finite
 from deepnotes.show.readable import TEXT_PT, TITLE_PT
 
 SCALINGS = (False, True)  # the softmax series, in drawing order (without, with 1/√d)
@@ -36,7 +37,7 @@ def moment_panels(table: dict[tuple[str, str], ex.MomentCurve], budget: Budget |
     return fig
 
 
-def moment_figure(act: str, gain: float, depth: int, budget: Budget | str | None = None, progress: bool = False):
+def moment_figure(act: str, gain: Finite, depth: int, budget: Budget | str | None = None, progress: bool = False):
     """The slider's experiment: measured vs predicted per-layer second moment of a plain MLP."""
     budget = resolve_budget(budget)
     from deepnotes.show import plots

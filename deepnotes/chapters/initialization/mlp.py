@@ -11,6 +11,7 @@ import torch
 from torch import nn
 
 from deepnotes.core.models import gaussian_second_moment
+from deepnotes.core.validate import Finite
 from deepnotes.core.validate import choice as _choice
 
 INITS = ("lecun", "he", "xavier")
@@ -19,7 +20,7 @@ INITS = ("lecun", "he", "xavier")
 ACTIVATIONS = ("linear", "relu", "tanh", "sigmoid", "sigmoid_rescaled", "selu")
 
 
-def uniform_bounds(mean: float, std: float) -> tuple[float, float]:
+def uniform_bounds(mean: Finite, std: Finite) -> tuple[float, float]:
     """U[a, b] with the given mean and standard deviation: a, b = μ ∓ √3·σ (variance (b−a)²/12)."""
     if std < 0:
         raise ValueError(f"std must be >= 0, got {std!r}")
@@ -75,7 +76,7 @@ def scalar_activation(name: str) -> Callable[[float], float]:
     raise ValueError(f"unknown activation {name!r}; allowed: {', '.join(ACTIVATIONS)}")
 
 
-def predicted_second_moments(act: str, gain: float, depth: int, q0: float = 1.0) -> list[float]:
+def predicted_second_moments(act: str, gain: Finite, depth: int, q0: Finite = 1.0) -> list[float]:
     """The mean-field recursion of a plain MLP x_{l+1} = φ(x_l W_l), E[w²] = gain/m:
     E[x_{l+1}²] = E_z[φ(√(gain·E[x_l²])·z)²]. Returns [E[x_0²], …, E[x_depth²]]."""
     _choice("activation", act, ACTIVATIONS)
@@ -110,7 +111,7 @@ def plain_mlp(
     depth: int,
     act: str,
     init: str = "lecun",
-    gain: float | None = None,
+    gain: Finite | None = None,
     ntk: bool = False,
     d_in: int | None = None,
     d_out: int | None = None,

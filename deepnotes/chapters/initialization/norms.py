@@ -14,20 +14,21 @@ from __future__ import annotations
 import torch
 
 from deepnotes.core.data import generator
+from deepnotes.core.validate import Finite
 
 
-def layer_norm(x: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
+def layer_norm(x: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor, eps: Finite = 1e-5) -> torch.Tensor:
     mu = x.mean(-1, keepdim=True)  # [..., 1]
     s = ((x - mu).pow(2).mean(-1, keepdim=True) + eps).sqrt()  # [..., 1]
     return gamma * (x - mu) / s + beta
 
 
-def rms_norm(x: torch.Tensor, gamma: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
+def rms_norm(x: torch.Tensor, gamma: torch.Tensor, eps: Finite = 1e-5) -> torch.Tensor:
     r = (x.pow(2).mean(-1, keepdim=True) + eps).sqrt()  # [..., 1]
     return gamma * x / r
 
 
-def layer_norm_input_grad(x, gamma, g, eps: float = 1e-5, gamma_outside: bool = False) -> torch.Tensor:
+def layer_norm_input_grad(x, gamma, g, eps: Finite = 1e-5, gamma_outside: bool = False) -> torch.Tensor:
     """∂L/∂x of LayerNorm given g = ∂L/∂y; ``gamma_outside`` gives source 000's eq. (15) instead."""
     mu = x.mean(-1, keepdim=True)
     s = ((x - mu).pow(2).mean(-1, keepdim=True) + eps).sqrt()
@@ -38,7 +39,7 @@ def layer_norm_input_grad(x, gamma, g, eps: float = 1e-5, gamma_outside: bool = 
     return (h - h.mean(-1, keepdim=True) - xhat * (h * xhat).mean(-1, keepdim=True)) / s
 
 
-def rms_norm_input_grad(x, gamma, g, eps: float = 1e-5, gamma_outside: bool = False) -> torch.Tensor:
+def rms_norm_input_grad(x, gamma, g, eps: Finite = 1e-5, gamma_outside: bool = False) -> torch.Tensor:
     """∂L/∂x of RMSNorm given g = ∂L/∂y; ``gamma_outside`` gives source 000's eq. (18) instead."""
     r2 = x.pow(2).mean(-1, keepdim=True) + eps
     r = r2.sqrt()

@@ -27,6 +27,7 @@ from deepnotes.core import scaling
 from deepnotes.core.config import resolve_budget
 from deepnotes.core.derive import N, alpha, depth_exponent, lam
 from deepnotes.core.measure import loglog_slope
+from deepnotes.core.validate import Finite
 from deepnotes.show.verdicts import (
     APPROX,
     HOLDS,
@@ -688,7 +689,7 @@ def article_story_verdicts(comp, early: int = EARLY_STEP) -> VerdictTable:
     return VerdictTable(rows)
 
 
-def _adam_constants_row(n: int, lr: float, runs: dict) -> Verdict:
+def _adam_constants_row(n: int, lr: Finite, runs: dict) -> Verdict:
     """§多种优化 claim 22, measured: the paper's (SGD-derived) constants also train under Adam."""
     frac = runs["paper"].history.fraction_learned()
     return check_true(
@@ -701,7 +702,7 @@ def _adam_constants_row(n: int, lr: float, runs: dict) -> Verdict:
     )
 
 
-def _sgd_drift_row(n: int, lr: float, runs: dict, early: int) -> Verdict:
+def _sgd_drift_row(n: int, lr: Finite, runs: dict, early: int) -> Verdict:
     """§初步结论 claim 19 (another solution 1), measured: with α = 1 the magnitude λ leaves its initial scale."""
     a1 = runs["alpha=1"]
     k = min(range(len(a1.lam_steps)), key=lambda i: abs(a1.lam_steps[i] - early))
@@ -720,7 +721,7 @@ def _sgd_drift_row(n: int, lr: float, runs: dict, early: int) -> Verdict:
     )
 
 
-def _sgd_slow_row(n: int, lr: float, runs: dict) -> Verdict:
+def _sgd_slow_row(n: int, lr: Finite, runs: dict) -> Verdict:
     """§初步结论 claim 20 (another solution 2), measured: λ = 1 learns more slowly than λ = 1/α."""
     sym, l1 = runs["lambda=1/alpha"], runs["lambda=1"]
     area = {lab: runs[lab].history.mean_fraction_learned() for lab in ("lambda=1", "lambda=1/alpha", "alpha=1")}

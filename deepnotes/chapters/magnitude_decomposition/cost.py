@@ -24,6 +24,7 @@ from deepnotes.chapters.magnitude_decomposition.experiments import choices
 from deepnotes.chapters.magnitude_decomposition.training import PLAN
 from deepnotes.core import scaling
 from deepnotes.core.config import Budget, ModelConfig, resolve_budget
+from deepnotes.core.validate import Finite
 from deepnotes.cost.model import StackPasses, TrainRuns, Work
 
 # identity_sweep's settings besides SGD's picks: Adam's λ = 1/α, the paper's constants, Post-LN
@@ -42,7 +43,9 @@ def _probe(budget: Budget | str, n_layers: int, passes: int, backward: bool = Tr
     )
 
 
-def _run_choices(budget: Budget | str, n_layers: int, optimizer: str, lr: float, steps: int, members: int) -> TrainRuns:
+def _run_choices(
+    budget: Budget | str, n_layers: int, optimizer: str, lr: Finite, steps: int, members: int
+) -> TrainRuns:
     """:func:`~deepnotes.chapters.magnitude_decomposition.training.run_choices`: one ensemble, a member
     per choice."""
     return TrainRuns(_deepnorm(budget, n_layers), members, budget.train_config(optimizer, lr, steps))

@@ -21,7 +21,7 @@ from deepnotes.core.config import device as default_device
 from deepnotes.core.data import MarkovLanguage, generator
 from deepnotes.core.data import probe_batch as core_probe_batch
 from deepnotes.core.models import build_model
-from deepnotes.core.validate import choice, given, int_at_least
+from deepnotes.core.validate import Finite, choice, given, int_at_least
 
 NORMS = ("fro", "spectral")
 KINDS = ("q", "k", "v", "o", "fc1", "fc2")  # the six matrices of a block
@@ -55,7 +55,7 @@ def lambda_eq27(w: torch.Tensor) -> float:
     return float(w.detach().double().norm() / math.sqrt(w.shape[0]))
 
 
-def decomposition_objective(w: torch.Tensor, kappa: float, norm: str = "fro") -> float:
+def decomposition_objective(w: torch.Tensor, kappa: Finite, norm: str = "fro") -> float:
     """‖WWᵀ/κ² − I‖ in the Frobenius or the spectral norm."""
     _check_norm(norm)
     w = w.detach().double()
@@ -89,13 +89,13 @@ def lambda_numeric(w: torch.Tensor, norm: str = "fro", iters: int = 200) -> floa
 @dataclass(frozen=True)
 class DecompositionRow:
     shape: tuple[int, int]
-    gain: float
-    closed: float  # Frobenius λ, closed form
-    numeric: float  # Frobenius λ, golden-section search
-    spectral_closed: float
-    spectral_numeric: float
-    eq27: float  # the annotated eq. (27)
-    xavier_predicted: float  # √(2g²(a+b+1)/(a+b)), SymPy's expectation
+    gain: Finite
+    closed: Finite  # Frobenius λ, closed form
+    numeric: Finite  # Frobenius λ, golden-section search
+    spectral_closed: Finite
+    spectral_numeric: Finite
+    eq27: Finite  # the annotated eq. (27)
+    xavier_predicted: Finite  # √(2g²(a+b+1)/(a+b)), SymPy's expectation
 
 
 def decomposition_table(shapes=None, gains=(1.0, 0.25), seed: int = 0, budget: Budget | str | None = None):
@@ -169,7 +169,7 @@ def probe_batch(budget: Budget | str, seed: int, device) -> torch.Tensor:
 
 
 def deepnorm_model(
-    n_layers: int, alpha: float, lam: float, budget: Budget | str, seed: int = 0, device=None, dtype=None
+    n_layers: int, alpha: Finite, lam: Finite, budget: Budget | str, seed: int = 0, device=None, dtype=None
 ):
     """The budget's DeepNorm Transformer with skip weight α and init gain λ on v/out/FFN."""
     budget = resolve_budget(budget)
@@ -285,7 +285,7 @@ def lambda_gradient_sweep(
 
 @torch.no_grad()
 def block_changes(
-    n_layers: int, alpha: float, lam: float, budget: Budget | str | None = None, seed: int = 0, device=None
+    n_layers: int, alpha: Finite, lam: Finite, budget: Budget | str | None = None, seed: int = 0, device=None
 ) -> list[float]:
     """‖x_{l+1} − x_l‖/‖x_l‖ (RMS over the batch) for each block l = 0..N−1 at initialization."""
     budget = resolve_budget(budget)
@@ -313,10 +313,10 @@ def choices(n_layers: int, optimizer: str) -> dict[str, tuple[float, float]]:
 
 def first_step_relative_update(
     n_layers: int,
-    alpha: float,
-    lam: float,
+    alpha: Finite,
+    lam: Finite,
     optimizer: str,
-    lr: float,
+    lr: Finite,
     budget: Budget | str | None = None,
     seed: int = 0,
     device=None,
@@ -343,10 +343,10 @@ def first_step_relative_update(
 
 @dataclass(frozen=True)
 class FirstStep:
-    alpha: float
-    lam: float
+    alpha: Finite
+    lam: Finite
     relative_update: float  # ‖ΔW‖_F/‖W‖_F of the first step over the β-scaled matrices
-    lr: float
+    lr: Finite
 
 
 def first_step_sweep(budget: Budget | str | None = None, device=None) -> dict[tuple[str, int, str], FirstStep]:
@@ -361,7 +361,7 @@ def first_step_sweep(budget: Budget | str | None = None, device=None) -> dict[tu
     }
 
 
-def predicted_relative_update(optimizer: str, alpha: float, lam: float) -> float:
+def predicted_relative_update(optimizer: str, alpha: Finite, lam: Finite) -> float:
     """The analysis' first-step ‖ΔW‖/‖W‖ up to a constant: SGD ‖∇‖/‖W‖ ∝ (λ/α)/λ = 1/α;
     Adam ≈ η·√P/(λ√P) ∝ 1/λ; LAMB exactly η (returned as 1)."""
     if optimizer == "sgd":
@@ -375,8 +375,8 @@ def predicted_relative_update(optimizer: str, alpha: float, lam: float) -> float
 
 @dataclass(frozen=True)
 class IdentityProbe:
-    alpha: float
-    lam: float
+    alpha: Finite
+    lam: Finite
     changes: list[float]  # ‖x_{l+1} − x_l‖/‖x_l‖ per block at init
     key: str  # the setting's key in deepnotes.show.palette.PALETTE
 

@@ -17,7 +17,7 @@ from deepnotes.core.engine import Stack, load_reference
 from deepnotes.core.measure import Recorder
 from deepnotes.core.train import History, train_ensemble
 from deepnotes.core.train import progress as progress_bar
-from deepnotes.core.validate import given
+from deepnotes.core.validate import Finite, given
 
 # the runs of the training comparison: optimizer → the choices trained (all four for SGD, the
 # optimizer's own solution and the paper's constants for Adam and LAMB)
@@ -30,8 +30,8 @@ PLAN = {
 
 @dataclass
 class ChoiceRun:
-    alpha: float
-    lam: float
+    alpha: Finite
+    lam: Finite
     history: History
     lam_steps: list[int] = field(default_factory=list)  # steps at which λ was measured
     lam_ratio: list[float] = field(default_factory=list)  # mean over v/o/fc1/fc2 of λ_F(W_t)/λ_F(W_0)
@@ -54,7 +54,7 @@ def run_choices(
     n_layers: int,
     picks: dict[str, tuple[float, float]],
     optimizer: str,
-    lr: float,
+    lr: Finite,
     budget: Budget | str | None = None,
     steps: int | None = None,
     seed: int = 0,
@@ -92,10 +92,10 @@ def run_choices(
 
 def run_choice(
     n_layers: int,
-    alpha: float,
-    lam: float,
+    alpha: Finite,
+    lam: Finite,
     optimizer: str,
-    lr: float,
+    lr: Finite,
     budget: Budget | str | None = None,
     steps: int | None = None,
     seed: int = 0,

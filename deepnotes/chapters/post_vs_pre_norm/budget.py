@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from deepnotes.core.config import register_chapter_budget
+from deepnotes.core.validate import Finite
 
 
 @dataclass(frozen=True)
@@ -18,9 +19,9 @@ class PostPreBudget:
     paper_depths: tuple[int, ...]  # L of the papers' sweeps (Xiong et al. Theorem 1, Liu et al. output change)
     paper_seeds: int  # initializations averaged per style and depth in those sweeps
     profile_depth: int = 6  # Xiong et al. Fig. 3(a,b)'s layer-wise FFN gradients: their 6-layer model
-    perturbation: float = 1e-2  # Liu et al.: δ = ε·RMS(W)·N(0, 1) on every block matrix W, this ε
-    sgd_lr: float = 0.3  # the training comparison's SGD runs (Adam's rate is budget.warmup.lr)
-    slider_lr: float = 3e-3  # Adam
+    perturbation: Finite = 1e-2  # Liu et al.: δ = ε·RMS(W)·N(0, 1) on every block matrix W, this ε
+    sgd_lr: Finite = 0.3  # the training comparison's SGD runs (Adam's rate is budget.warmup.lr)
+    slider_lr: Finite = 3e-3  # Adam
     # live panel: every span is (min, start, max)
     live_depth: tuple[int, int, int] = (1, 24, 256)
     live_lr: tuple[float, float, float] = (1e-5, 3e-3, 1e-1)  # Adam

@@ -15,6 +15,7 @@ from deepnotes.chapters.post_vs_pre_norm import experiments as ex
 from deepnotes.core.config import BUDGETS, Budget, resolve_budget
 from deepnotes.core.measure import loglog_slope, scaling_fits
 from deepnotes.core.models import truncated_normal_variance_factor
+from deepnotes.core.validate import Finite
 from deepnotes.shared import warmup
 from deepnotes.show import verdicts as vd
 
@@ -60,7 +61,7 @@ EQ46_RATIO = 1.002
 
 
 def first_order_gap(
-    dim: int = JACOBIAN_DIM, layers: int = JACOBIAN_LAYERS, scale: float = JACOBIAN_SCALE, seed: int = JACOBIAN_SEED
+    dim: int = JACOBIAN_DIM, layers: int = JACOBIAN_LAYERS, scale: Finite = JACOBIAN_SCALE, seed: int = JACOBIAN_SEED
 ) -> float:
     """max|∏(I + J_t) − (I + Σ J_t)| / max|∏(I + J_t)| for ``layers`` random J_t of entry std
     ``scale``: how far the chain rule's product is from its first-order sum."""

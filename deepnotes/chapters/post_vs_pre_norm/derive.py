@@ -7,6 +7,7 @@ import sympy as sp
 
 from deepnotes.core.derive import d, ell, eta, post_norm_unroll, pre_norm_second_moment, sigma, v, x  # noqa: F401  (shared with "Training 1000 layers")
 from deepnotes.core.models import ffn_branch_variance
+from deepnotes.core.validate import Finite
 
 s = sp.symbols("s", positive=True)  # i.i.d. weight std of the FFN branch
 c = sp.symbols("c", positive=True)  # the factor that weakens a gradient
@@ -128,7 +129,7 @@ def liu_output_change() -> dict:
     }
 
 
-def liu_shapes(depths, branch_ratio: float = 1.0) -> dict[str, list[float]]:
+def liu_shapes(depths, branch_ratio: Finite = 1.0) -> dict[str, list[float]]:
     """:func:`liu_output_change` at n = 2N sublayers for each depth N in ``depths`` (``branch_ratio``:
     Post-LN's v): the predicted growth, up to the constant C."""
     liu = liu_output_change()

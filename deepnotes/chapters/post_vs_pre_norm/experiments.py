@@ -31,14 +31,14 @@ from deepnotes.core.measure import block_matrices, every_for, per_block_grad_nor
 from deepnotes.core.models import build_model
 from deepnotes.core.scaling import predicted_identity_weight
 from deepnotes.core.train import History
-from deepnotes.core.validate import choice, given
+from deepnotes.core.validate import Finite, choice, given
 from deepnotes.shared import warmup as shared_warmup
 
 STYLES = ("post", "pre", "deepnorm", "rezero")  # the norm styles this chapter compares
 OPTIMIZERS = ("adam", "sgd")  # the optimizers of the training comparison
 
 
-def style_config(norm: str, n_layers: int, budget: Budget | str, beta: float | None = None) -> ModelConfig:
+def style_config(norm: str, n_layers: int, budget: Budget | str, beta: Finite | None = None) -> ModelConfig:
     budget = resolve_budget(budget)
     return budget.model_config(n_layers, norm=choice("norm style", norm, STYLES), beta=beta)
 
@@ -56,7 +56,7 @@ class StreamProbe:
 
 
 def stream_probe(
-    norm: str, n_layers: int, budget: Budget | str | None = None, beta: float | None = None, seed: int = 0, device=None
+    norm: str, n_layers: int, budget: Budget | str | None = None, beta: Finite | None = None, seed: int = 0, device=None
 ) -> StreamProbe:
     """One batch through a freshly initialized stack: stream RMS, cosine to x_0, branch ratios,
     per-block gradient norms of the LM loss."""
@@ -120,12 +120,12 @@ def run(
     n_layers: int,
     budget: Budget | str,
     optimizer: str = "adam",
-    lr: float | None = None,
+    lr: Finite | None = None,
     warmup: int = 0,
     steps: int | None = None,
     seed: int = 0,
-    beta: float | None = None,
-    gate_step: float | None = None,
+    beta: Finite | None = None,
+    gate_step: Finite | None = None,
     device=None,
     progress: bool = False,
 ) -> History:
@@ -168,7 +168,7 @@ def training_plan(budget: Budget | str) -> dict[str, dict]:
     }
 
 
-def _training_trackers(every: int, gate_step: float | None) -> list:
+def _training_trackers(every: int, gate_step: Finite | None) -> list:
     """Fresh trackers of :func:`training_runs`: block gradients and updates, and the gates' schedule
     where they are set rather than trained (module-level, for the worker processes)."""
     return shared_warmup.trackers(every) + ([] if gate_step is None else [et.GateSchedule(gate_step)])
@@ -244,8 +244,8 @@ class SliderResult:
     depth: int
     norm: str
     warmup: int
-    beta: float | None
-    lr: float
+    beta: Finite | None
+    lr: Finite
     probe: StreamProbe  # per-block gradient norms at init
     history: History  # a short Adam run
 
@@ -254,8 +254,8 @@ def slider_experiment(
     depth: int,
     norm: str,
     warmup: int = 0,
-    beta: float | None = None,
-    lr: float | None = None,
+    beta: Finite | None = None,
+    lr: Finite | None = None,
     budget: Budget | str | None = None,
     progress: bool = False,
 ) -> SliderResult:
@@ -360,7 +360,7 @@ class LiuProbe:
     """Liu et al. 2020's output change at initialization: E‖F(x, W) − F(x, W + δ)‖² per token."""
 
     depths: tuple[int, ...]  # N (blocks; 2N sublayers)
-    perturbation: float  # ε: δ = ε·RMS(W)·N(0, 1) on every weight matrix W of the blocks
+    perturbation: Finite  # ε: δ = ε·RMS(W)·N(0, 1) on every weight matrix W of the blocks
     changes: dict[str, list[list[float]]]  # style → per depth → per seed
 
     def mean(self, norm: str) -> list[float]:
@@ -369,7 +369,7 @@ class LiuProbe:
 
 
 @torch.no_grad()
-def output_change(model, tokens: torch.Tensor, eps: float, generator: torch.Generator) -> float:
+def output_change(model, tokens: torch.Tensor, eps: Finite, generator: torch.Generator) -> float:
     """E over tokens of ‖F(x, W) − F(x, W + δ)‖², F the final hidden state (after Pre-LN's final LN)
     [B, T, d], δ = ε·RMS(W)·N(0, I) drawn on the CPU from ``generator`` for every block matrix W; the
     model's weights are restored afterwards."""

@@ -8,6 +8,7 @@ import numpy as np
 from deepnotes.chapters.post_vs_pre_norm import experiments as ex
 from deepnotes.core.config import resolve_budget
 from deepnotes.core.measure import loglog_slope
+from deepnotes.core.validate import Finite
 from deepnotes.show.palette import colour
 from deepnotes.show.readable import TEXT_PT, TITLE_PT
 
@@ -120,8 +121,8 @@ def slider_figure(
     depth: int,
     norm: str,
     warmup: int = 0,
-    beta: float | None = None,
-    lr: float | None = None,
+    beta: Finite | None = None,
+    lr: Finite | None = None,
     budget=None,
     progress: bool = False,
 ):

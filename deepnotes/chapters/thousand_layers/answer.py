@@ -7,9 +7,10 @@ from __future__ import annotations
 from deepnotes.chapters.thousand_layers import experiments as ex
 from deepnotes.chapters.thousand_layers.claims import TRAINED
 from deepnotes.core.config import Budget, resolve_budget
+from deepnotes.core.validate import Finite
 
 
-def _verb(median: float) -> str:
+def _verb(median: Finite) -> str:
     return "trains" if median >= TRAINED else "does not train"
 
 

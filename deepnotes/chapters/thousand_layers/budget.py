@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from deepnotes.core.config import register_chapter_budget
+from deepnotes.core.validate import Finite
 
 
 @dataclass(frozen=True)
@@ -22,12 +23,12 @@ class ThousandLayersBudget:
     seeds: int  # seeds of every frontier point (training-outcome verdicts read them: ≥ 3)
     live_depth: tuple[int, int, int]  # the live panel's depths: (min, start, max)
     slider_depths: tuple[int, ...]  # the precomputed slider's depths (frontier or headline depths)
-    lr: float = 5e-4  # Adam (DeepNet's rate for its deep models); the map's middle column
+    lr: Finite = 5e-4  # Adam (DeepNet's rate for its deep models); the map's middle column
     apart_seeds: int = 3  # seeds of DeepNorm's α only and β only at the headline depth (≥ 3, as seeds)
     map_seeds: int = 2  # seeds of the map's other rates and of the deepest DeepNorm (no outcome verdict)
     contrast_seeds: int = 1  # seeds of Post-LN beside the deepest DeepNorm
     map_rate_count: int = 5  # the map's columns: this many Adam rates …
-    map_decades: float = 2.0  # … evenly spaced in log over this many decades, centred on lr
+    map_decades: Finite = 2.0  # … evenly spaced in log over this many decades, centred on lr
     update_steps: int = 10  # steps whose early model update ‖F(x,θ_t) − F(x,θ_0)‖ is recorded
     loss_window: int = 10  # final loss and fraction learned: means over this many steps
 

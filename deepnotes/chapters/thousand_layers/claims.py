@@ -15,6 +15,7 @@ from deepnotes.core import scaling
 from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.core.derive import N, alpha, deepnorm_ratio, lam
 from deepnotes.core.measure import StreamProfile
+from deepnotes.core.validate import Finite
 from deepnotes.show import verdicts as vd
 
 # Thresholds, fixed from the task before any run. A run's "fraction learned" is
@@ -140,7 +141,7 @@ def _nearest(depths, target: int) -> int:
     return min(depths, key=lambda d: abs(d - target))
 
 
-def fractions_text(runs: ex.Runs, window: int, label: str, depth: int, lr: float | None = None) -> str:
+def fractions_text(runs: ex.Runs, window: int, label: str, depth: int, lr: Finite | None = None) -> str:
     """One point's fractions learned as text: the seeds' median, then every seed ("0.61 (0.50, 0.73, 0.61)")."""
     return vd.seeds_text(runs.fractions(label, depth, window, lr))
 

@@ -32,7 +32,7 @@ from deepnotes.core.engine import Stack, graph_config
 from deepnotes.core.ensembles import default_workers, train_many
 from deepnotes.core.measure import StreamProfile, stream_profiles
 from deepnotes.core.train import History
-from deepnotes.core.validate import choice, positive_float, positive_int
+from deepnotes.core.validate import Finite, choice, positive_float, positive_int
 
 PROFILE_STYLES = ("post", "pre", "deepnorm", "rezero")  # the styles profiled at initialization
 CONSTANTS = ("paper", "alpha only", "beta only")  # which of DeepNet's constants a DeepNorm variant keeps
@@ -100,7 +100,7 @@ def warmup_steps(depth: int, steps: int) -> int:
 
 
 def variant_train_config(
-    label: str, depth: int, budget: Budget | str, seed: int = 0, lr: float | None = None, steps: int | None = None
+    label: str, depth: int, budget: Budget | str, seed: int = 0, lr: Finite | None = None, steps: int | None = None
 ) -> TrainConfig:
     """Adam at ``lr`` (default: the chapter's rate) on the chapter's batches; the "+ warmup" variants
     warm up for :func:`warmup_steps` (depth, steps)."""
@@ -115,7 +115,7 @@ def variant_train_config(
     )
 
 
-def map_rates(lr: float, count: int = 5, decades: float = 2.0) -> tuple[float, ...]:
+def map_rates(lr: Finite, count: int = 5, decades: Finite = 2.0) -> tuple[float, ...]:
     """``count`` Adam rates evenly spaced in log over ``decades`` decades and centred on ``lr``:
     lr · 10^(decades · (i/(count − 1) − 1/2)), i = 0 … count − 1 (``lr`` itself is the middle one
     when ``count`` is odd, so the map's middle column is the chapter's rate)."""
@@ -182,7 +182,7 @@ class Run:
 
     label: str
     depth: int
-    lr: float
+    lr: Finite
     seed: int
 
     @property
@@ -234,26 +234,26 @@ class Runs:
 
     histories: dict[tuple[str, int, float], list[History]]
     steps: int
-    lr: float  # the chapter's rate (the default of every lookup)
+    lr: Finite  # the chapter's rate (the default of every lookup)
     seconds: dict[tuple[str, int, float], float]  # wall seconds of the ensemble each point trained in
     members: dict[tuple[str, int, float], int]  # how many members that ensemble had
 
-    def key(self, label: str, depth: int, lr: float | None = None) -> tuple[str, int, float]:
+    def key(self, label: str, depth: int, lr: Finite | None = None) -> tuple[str, int, float]:
         """(label, depth, lr) of one point, ``lr`` defaulting to the chapter's rate."""
         return label, depth, self.lr if lr is None else lr
 
-    def at(self, label: str, depth: int, lr: float | None = None) -> list[History]:
+    def at(self, label: str, depth: int, lr: Finite | None = None) -> list[History]:
         """The seeds' Histories of one point."""
         return self.histories[self.key(label, depth, lr)]
 
-    def has(self, label: str, depth: int, lr: float | None = None) -> bool:
+    def has(self, label: str, depth: int, lr: Finite | None = None) -> bool:
         return self.key(label, depth, lr) in self.histories
 
-    def fractions(self, label: str, depth: int, window: int, lr: float | None = None) -> list[float]:
+    def fractions(self, label: str, depth: int, window: int, lr: Finite | None = None) -> list[float]:
         """Per seed: the fraction learned, (plateau − final loss)/(plateau − floor); −inf if it diverged."""
         return fraction_learned(self.at(label, depth, lr), window)
 
-    def median(self, label: str, depth: int, window: int, lr: float | None = None) -> float:
+    def median(self, label: str, depth: int, window: int, lr: Finite | None = None) -> float:
         """The seeds' median fraction learned (−inf where most seeds diverged)."""
         return statistics.median(self.fractions(label, depth, window, lr))
 
@@ -261,11 +261,11 @@ class Runs:
         """The warmup steps of ``label`` at ``depth`` (0 for a variant without warmup)."""
         return warmup_steps(depth, self.steps) if variant(label).warmup else 0
 
-    def seconds_per_step(self, label: str, depth: int, lr: float | None = None) -> float:
+    def seconds_per_step(self, label: str, depth: int, lr: Finite | None = None) -> float:
         """Wall seconds per step of the ensemble the point trained in (all its members together)."""
         return self.seconds[self.key(label, depth, lr)] / self.steps
 
-    def seconds_per_member_step(self, label: str, depth: int, lr: float | None = None) -> float:
+    def seconds_per_member_step(self, label: str, depth: int, lr: Finite | None = None) -> float:
         """:meth:`seconds_per_step` over the ensemble's members."""
         return self.seconds_per_step(label, depth, lr) / self.members[self.key(label, depth, lr)]
 
@@ -309,19 +309,19 @@ class TrainabilityMap:
     histories: dict[tuple[str, int, float], list[History]]
     steps: int
 
-    def fractions(self, style: str, depth: int, rate: float, window: int) -> list[float]:
+    def fractions(self, style: str, depth: int, rate: Finite, window: int) -> list[float]:
         """Per seed: the fraction learned of one cell (−inf for a diverged seed)."""
         return fraction_learned(self.histories[(style, depth, rate)], window)
 
-    def fraction(self, style: str, depth: int, rate: float, window: int) -> float:
+    def fraction(self, style: str, depth: int, rate: Finite, window: int) -> float:
         """Median fraction learned over the seeds of one cell (−inf where most seeds diverged)."""
         return statistics.median(self.fractions(style, depth, rate, window))
 
-    def diverged(self, style: str, depth: int, rate: float) -> list[int | None]:
+    def diverged(self, style: str, depth: int, rate: Finite) -> list[int | None]:
         """Per seed: the step its loss diverged at, or None."""
         return [h.diverged_at for h in self.histories[(style, depth, rate)]]
 
-    def highest_trained_rate(self, style: str, depth: int, window: int, threshold: float) -> float | None:
+    def highest_trained_rate(self, style: str, depth: int, window: int, threshold: Finite) -> float | None:
         """The highest rate whose cell's median reaches ``threshold`` (None: no rate does)."""
         ok = [r for r in self.rates if self.fraction(style, depth, r, window) >= threshold]
         return max(ok) if ok else None
@@ -385,7 +385,7 @@ def frontier(runs: Runs, window: int, depths: tuple[int, ...]) -> dict[str, dict
     return {lab: {n: runs.median(lab, n, window) for n in depths if runs.has(lab, n)} for lab in FRONTIER}
 
 
-def deepest_learning(curve: dict[int, float], threshold: float) -> int | None:
+def deepest_learning(curve: dict[int, float], threshold: Finite) -> int | None:
     """The deepest depth at which the fraction learned reaches ``threshold`` (None: none does)."""
     ok = [n for n, f in curve.items() if f >= threshold]
     return max(ok) if ok else None

@@ -9,6 +9,7 @@ import statistics
 from deepnotes.chapters.thousand_layers import experiments as ex
 from deepnotes.core.config import resolve_budget
 from deepnotes.core.measure import StreamProfile
+from deepnotes.core.validate import Finite
 from deepnotes.show.palette import colour, line_style
 from deepnotes.show.readable import TEXT_PT
 
@@ -84,11 +85,11 @@ def frontier(
     runs: ex.Runs,
     window: int,
     depths: tuple[int, ...],
-    threshold: float,
+    threshold: Finite,
     deepest: tuple[int, float] | None = None,
     labels: tuple[str, ...] = ex.FRONTIER,
-    width: float = 6.0,
-    height: float = 3.2,
+    width: Finite = 6.0,
+    height: Finite = 3.2,
 ):
     """Fraction learned (median over seeds, the bar spanning them) against depth at the chapter's rate:
     solid without warmup, dashed with; a diverged run is an ✕ below zero. ``deepest`` (depth, rate):
@@ -141,7 +142,7 @@ def frontier(
     return fig
 
 
-def answer(runs: ex.Runs, budget, threshold: float):
+def answer(runs: ex.Runs, budget, threshold: Finite):
     """The chapter's answer in one small figure: :func:`frontier` of the four styles at the chapter's
     rate from 3 to the headline depth, and the deepest stack's DeepNorm beside Post-LN."""
     budget = resolve_budget(budget)
@@ -158,7 +159,7 @@ def answer(runs: ex.Runs, budget, threshold: float):
     )
 
 
-def deepest(runs: ex.Runs, depth: int, deepest_depth: int, rate: float):
+def deepest(runs: ex.Runs, depth: int, deepest_depth: int, rate: Finite):
     """The deepest stack's runs (DeepNorm and Post-LN, warmup rule, ``rate``) beside DeepNorm at the
     headline depth and the chapter's rate."""
     from deepnotes.show import plots
@@ -214,7 +215,7 @@ def slider_figure(depth: int, variant: str, budget=None, runs: ex.Runs | None = 
     return slider_result(runs, depth, ex.variant(variant).label)
 
 
-def trainability_map(tmap: ex.TrainabilityMap, window: int, threshold: float):
+def trainability_map(tmap: ex.TrainabilityMap, window: int, threshold: Finite):
     """One panel per style: depth (rows) × Adam rate (columns), the colour and the number the median
     fraction learned (0: the plateau, 1: the floor); ✕ where most seeds diverged; cells at or past
     ``threshold`` (what "trains" means in the chapter) framed."""

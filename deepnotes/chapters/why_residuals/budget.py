@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 from deepnotes.core.config import chapter_rates, register_chapter_budget
+from deepnotes.core.validate import Finite
 
 
 @dataclass(frozen=True)
@@ -31,7 +32,7 @@ class ResidualsBudget:
     slider_steps: int
     lrs: MappingProxyType = chapter_rates(adam=1e-3, sgd=0.1)  # fixed before the runs, for every kind and depth
     train_seeds: int = 3  # seeds of every training run (MLP and Transformer): the verdicts' medians
-    transformer_lr: float = 3e-4  # Adam
+    transformer_lr: Finite = 3e-4  # Adam
     moment_batch: int = 1024  # inputs of the plain stack's per-layer moments
     moment_hidden_factor: int = 4  # the plain stack's moments: width d → 4d → d → …
     width1_batch_factor: int = 16  # the Jacobian probe's batch × this at width 1
@@ -39,14 +40,14 @@ class ResidualsBudget:
     track_points: int = 10
     loss_window: int = 10  # steps averaged by fraction_learned / steps_to
     jacobian_tokens: int = 8  # T of the Jacobian's input x_0: [T, d]
-    jacobian_gate: float = 0.1  # ReZero's gates in the spectra (the authors' notebook: 0.1; 0 is J = I)
+    jacobian_gate: Finite = 0.1  # ReZero's gates in the spectra (the authors' notebook: 0.1; 0 is J = I)
     paper_jacobian_depths: tuple[int, ...] = (4, 12, 64)  # the paper's figure: vanilla Transformer at these depths …
     paper_rezero_steps: tuple[int, ...] = (0, 10, 50)  # … and ReZero at the deepest after these training steps
     # live panel: every span is (min, start, max)
     live_depth: tuple[int, int, int] = (1, 100, 1000)
     live_width: tuple[int, int, int] = (1, 64, 512)
     live_exponent: tuple[float, float, float] = (0.0, 0.5, 1.5)  # p of ε = N^-p (eps_exponent accepts [0, 2])
-    live_exponent_step: float = 0.05
+    live_exponent_step: Finite = 0.05
 
 
 SMOKE = ResidualsBudget(

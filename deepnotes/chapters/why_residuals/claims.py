@@ -26,6 +26,7 @@ from deepnotes.chapters.why_residuals.training import TransformerSweep, first_se
 from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.core.derive import N, depth_cancelling_exponent
 from deepnotes.core.train import History
+from deepnotes.core.validate import Finite
 from deepnotes.show import verdicts as vd
 
 # --- the derivation
@@ -649,7 +650,7 @@ def _deep_spectrum_row(
     near: dict[tuple[str, int], float],
     spread: dict[tuple[str, int], float],
     depths: tuple[int, int],
-    gate: float,
+    gate: Finite,
 ) -> vd.Verdict:
     """ReZero's notebook, at the deep depth: the LayerNorm stacks spread λ_io, ReZero stays much closer to one."""
     shallow, deep = depths

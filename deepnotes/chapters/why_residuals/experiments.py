@@ -24,7 +24,7 @@ from torch import nn
 from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import generator, seeded
-from deepnotes.core.validate import positive_int
+from deepnotes.core.validate import Finite, positive_int
 
 EPS_RULES = {"1": 0.0, "1/sqrt(N)": 0.5, "1/N": 1.0}  # name → p in ε = N^{−p}
 EPS_NAMES = tuple(EPS_RULES)  # the three residual stacks, in the book's order
@@ -74,7 +74,7 @@ class Branch(nn.Module):
 class ResidualMLP(nn.Module):
     """``depth`` layers x ← x + ε f_l(x) (``residual``) or x ← f_l(x) (plain), built in a loop."""
 
-    def __init__(self, width: int, depth: int, eps: float = 1.0, residual: bool = True, hidden: int | None = None):
+    def __init__(self, width: int, depth: int, eps: Finite = 1.0, residual: bool = True, hidden: int | None = None):
         super().__init__()
         positive_int("width", width)
         positive_int("depth", depth)
@@ -111,7 +111,7 @@ class JacobianProbe:
     kind: str | float
     width: int
     depth: int
-    eps: float
+    eps: Finite
     log_growth: list[float]  # per sample: log(‖v J‖²/‖v‖²) through all N layers
     curve: list[float]  # median over samples of the log growth through the top k layers, k = 0..N
     forward_log_growth: float  # median over samples of log(‖x_N‖²/‖x_0‖²)
@@ -294,7 +294,7 @@ def predicted_total_gradient(kind: str | float, width: int, depth: int, *, batch
     return depth * e * e * (1 + e * e) ** (depth - 1) * c
 
 
-def relu_correlation_map(c: float) -> float:
+def relu_correlation_map(c: Finite) -> float:
     """ρ(c) = (√(1−c²) + (π − arccos c)·c)/π: the cosine of relu(u), relu(u') for jointly Gaussian
     pre-activations of cosine c, normalized by E[relu(u)²] (the degree-1 arc-cosine kernel of Cho &
     Saul, 2009). A linear layer after it keeps the cosine, so one branch maps c → ρ(c)."""
@@ -302,7 +302,7 @@ def relu_correlation_map(c: float) -> float:
     return (math.sqrt(1 - c * c) + (math.pi - math.acos(c)) * c) / math.pi
 
 
-def predicted_cosine(kind, depth: int, c0: float) -> float:
+def predicted_cosine(kind, depth: int, c0: Finite) -> float:
     """Cosine of x_N, x'_N for inputs of cosine c0, mean field. Plain: c ← ρ(c) per layer (tends
     to 1: every input ends up in the same direction). Residual: E[(x + εf)·(x' + εf')] =
     x·x' + ε² f·f' and ‖x + εf‖² = (1 + ε²)‖x‖², so c ← (c + ε²ρ(c))/(1 + ε²)."""

@@ -24,7 +24,7 @@ from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import seeded
 from deepnotes.core.models import Block
-from deepnotes.core.validate import choice, positive_int
+from deepnotes.core.validate import Finite, choice, positive_int
 
 SPECTRUM_STYLES = ("post", "pre", "rezero")  # the notebook's vanilla (Post-LN), pre-norm and ReZero
 NULL_SINGULAR = 1e-8  # λ below this is an exact zero (float64 round-off)
@@ -36,10 +36,10 @@ class Spectrum:
 
     style: str
     depth: int
-    gate: float | None  # ReZero's gate value (None for the LayerNorm stacks)
+    gate: Finite | None  # ReZero's gate value (None for the LayerNorm stacks)
     singular: tuple[float, ...]  # every λ_io of every seed, descending per seed
 
-    def near_one(self, factor: float = 2.0) -> float:
+    def near_one(self, factor: Finite = 2.0) -> float:
         """Fraction of λ_io within ``factor`` of one: 1/factor ≤ λ ≤ factor."""
         return sum(1 / factor <= s <= factor for s in self.singular) / len(self.singular)
 
@@ -54,7 +54,7 @@ class Spectrum:
         return math.sqrt(sum((v - mean) ** 2 for v in logs) / len(logs))
 
 
-def encoder_stack(budget: Budget | str, style: str, depth: int, gate: float = 0.0) -> torch.nn.Sequential:
+def encoder_stack(budget: Budget | str, style: str, depth: int, gate: Finite = 0.0) -> torch.nn.Sequential:
     """N encoder blocks of the budget's width (no embedding, no head, no final LayerNorm: the notebook's
     ``nn.TransformerEncoder``), in float64; ReZero's gates set to ``gate``."""
     budget = resolve_budget(budget)
@@ -80,7 +80,7 @@ def io_jacobian(stack: torch.nn.Module, x0: torch.Tensor) -> torch.Tensor:
     return copies.grad  # [T·d, T·d]: row i = ∂out_i/∂x_0
 
 
-def spectrum(budget: Budget | str, style: str, depth: int, gate: float = 0.0, device=None) -> Spectrum:
+def spectrum(budget: Budget | str, style: str, depth: int, gate: Finite = 0.0, device=None) -> Spectrum:
     """λ_io of ``style`` at ``depth`` for the budget's seeds (one random x_0 ~ N(0, I) per seed)."""
     budget = resolve_budget(budget)
     sub = budget.why_residuals
@@ -146,7 +146,7 @@ class PaperSpectra:
     vanilla: dict[int, tuple[float, ...]]  # depth → λ_io, pooled over seeds
     rezero: dict[int, tuple[float, ...]]  # training steps → λ_io
     rezero_depth: int
-    lr: float
+    lr: Finite
 
 
 def paper_spectra(budget: Budget | str, device=None) -> PaperSpectra:

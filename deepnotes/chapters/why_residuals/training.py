@@ -30,7 +30,7 @@ from deepnotes.core.ensembles import default_workers, train_many
 from deepnotes.core.measure import BlockGradNorms, every_for
 from deepnotes.core.models import TransformerLM, build_model, next_token_loss
 from deepnotes.core.train import History
-from deepnotes.core.validate import choice, given, positive_int
+from deepnotes.core.validate import Finite, choice, given, positive_int
 
 OPTIMIZERS = ("adam", "sgd")  # the MLP runs: every kind and depth under both
 
@@ -66,7 +66,7 @@ class MLPLanguageModel(nn.Module):
         return next_token_loss(self, tokens)
 
 
-def _config(budget: Budget | str, optimizer: str, lr: float | None, steps: int, seed: int) -> TrainConfig:
+def _config(budget: Budget | str, optimizer: str, lr: Finite | None, steps: int, seed: int) -> TrainConfig:
     lrs = budget.why_residuals.lrs
     return budget.train_config(optimizer, given(lr, lrs[choice("optimizer", optimizer, lrs)]), steps, seed=seed)
 
@@ -150,7 +150,7 @@ def mlp_run(
     depth: int,
     budget: Budget | str | None = None,
     optimizer: str = "adam",
-    lr: float | None = None,
+    lr: Finite | None = None,
     steps: int | None = None,
     width: int | None = None,
     seed: int = 0,
@@ -168,7 +168,7 @@ def mlp_setting(
     depth: int,
     budget: Budget | str,
     optimizer: str = "adam",
-    lr: float | None = None,
+    lr: Finite | None = None,
     steps: int | None = None,
     width: int | None = None,
     seed: int = 0,
@@ -310,7 +310,7 @@ def transformer_run(
     depth: int,
     budget: Budget | str | None = None,
     optimizer: str = "adam",
-    lr: float | None = None,
+    lr: Finite | None = None,
     steps: int | None = None,
     seed: int = 0,
     device=None,
@@ -386,7 +386,7 @@ class TransformerSweep:
 
     depths: tuple[int, ...]
     kinds: tuple[str, ...]
-    lr: float
+    lr: Finite
     runs: dict[tuple, list[History]]  # (N, kind) → one History per seed
     cosines: dict[tuple, tuple[float, float]]  # (N, kind) → (cos at x_0, cos at x_N)
 

@@ -1,0 +1,288 @@
+"""Every public function and class of deepnotes, each of its typed parameters given a value of the wrong kind
+(a string or an object where a number goes, a float where an int goes, a number where a name goes, NaN and
+±inf where a float goes, an unknown budget name), the other parameters their defaults or a sensible value.
+The contract is :func:`test_fuzz.outcome`'s: a ``ValueError``/``TypeError`` from deepnotes whose message
+names the parameter ("clear"); a result is "silent", any other exception "unclear", no answer a "hang".
+
+The list is read from the package (``inspect``), so a new public function is swept without being listed.
+A callable whose required parameters have no sensible value here (a History, a Stack, a dict of runs) is
+counted as not reached, with the reason; so is one that writes files or changes the process.
+
+    python tests/test_fuzz_api.py          # the sweep: tried / clear / silent / unclear / hangs, and each failure
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import math
+import pkgutil
+import re
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_fuzz import Silent, outcome  # noqa: E402
+
+# writes a file, a process setting or an environment variable, or starts a build: not swept
+SIDE_EFFECTS = ("record", "store", "write", "save", "log_", "install", "register", "set_", "flush", "calibrate")
+
+
+class _Thing:
+    """An object no parameter accepts."""
+
+    def __repr__(self) -> str:
+        return "<object>"
+
+
+THING = _Thing()
+
+# annotation (as written) -> values of the wrong kind for it
+WRONG: dict[str, tuple] = {
+    "int": ("3", 2.5, THING),
+    "float": ("0.5", THING, math.nan, math.inf),
+    "str": (3, THING),
+    "bool": ("no", 2),
+    "Budget": (3, "nope"),
+    "ModelConfig": (3, "post"),
+    "TrainConfig": (3,),
+    "torch.Tensor": ([1, 2], "x"),
+}
+# Records of what a run measured: a NaN or ±inf in a measured field is a measurement (a diverged step's loss, a
+# blown-up norm), which the figures mark and the verdicts read; a value of the wrong type is still refused, and
+# so is NaN in a field that holds a setting (a record's learning rate, std or ε). None: every field measured.
+MEASURED: dict[str, set[str] | None] = {
+    "deepnotes.core.train.History": None,
+    "deepnotes.core.measure.StepProbe": None,
+    "deepnotes.core.measure.StreamProfile": {"loss"},
+    "deepnotes.chapters.initialization.experiments.TorchTruncDefaults": None,  # read from torch's signature
+    "deepnotes.chapters.initialization.experiments.SoftmaxProbe": {"max_weight", "entropy", "jacobian_norm"},
+    "deepnotes.chapters.initialization.experiments.TruncSample": {"std", "max_over_std"},
+    "deepnotes.chapters.magnitude_decomposition.experiments.FirstStep": {"relative_update"},
+    "deepnotes.chapters.magnitude_decomposition.experiments.Orthogonality": {"mean_abs_cos", "mu_min", "mu_max"},
+    "deepnotes.chapters.bert_init.experiments.InitProbe": {"logit_var", "softmax_kl", "loss"},
+    "deepnotes.chapters.why_residuals.experiments.JacobianProbe": {"forward_log_growth", "cos_vu", "norm_ratio"},
+}
+NON_FINITE = (math.nan, math.inf)
+SEQUENCES = ("list[", "tuple[", "Sequence[")
+WRONG_SEQUENCE = (3, THING)
+
+# annotation -> a sensible value for a parameter that is not the one under test
+SENSIBLE = {
+    "int": 2,
+    "float": 0.5,
+    "bool": False,
+    "Budget": "smoke",
+    "tuple[int, ...]": (2, 3),
+    "list[int]": [2, 3],
+    "tuple[float, ...]": (0.5, 0.25),
+    "list[float]": [0.5, 0.25],
+}
+
+
+def _written(annotation) -> str:
+    """An annotation as the source writes it: a string (postponed), or the object beartype resolved it to
+    (``<class 'int'>`` -> ``int``; ``Annotated[float, Is[...]]`` -> ``float``; deepnotes' module paths dropped)."""
+    if isinstance(annotation, str):
+        return annotation
+    if annotation is inspect.Parameter.empty:
+        return ""
+    if getattr(annotation, "__metadata__", None) is not None:  # Annotated[base, validators]
+        annotation = annotation.__origin__
+    text = inspect.formatannotation(annotation)
+    return re.sub(r"\bdeepnotes(\.\w+)*\.(?=[A-Z])", "", text).replace("typing.", "")
+
+
+def _base(annotation) -> str:
+    """``int | None`` -> ``int``; ``Budget | str | None`` -> ``Budget``; other unions are left whole."""
+    annotation = _written(annotation)
+    if annotation == "Finite":  # deepnotes.core.validate's finite float, written by name
+        return "float"
+    parts = [p.strip() for p in annotation.split("|") if p.strip() not in ("None", "")]
+    if parts and parts[0] == "Budget":
+        return "Budget"
+    return parts[0] if len(parts) == 1 else annotation
+
+
+def _wrong_values(annotation: str) -> tuple:
+    base = _base(annotation)
+    if base in WRONG:
+        return WRONG[base]
+    if base.startswith(SEQUENCES):
+        return WRONG_SEQUENCE
+    return ()
+
+
+def _sensible(param: inspect.Parameter, name_values: dict) -> object:
+    """A value for a required parameter, by its kind, else by its name; raises LookupError where there is none."""
+    base = _base(param.annotation)
+    if base in SENSIBLE:
+        return SENSIBLE[base]
+    if base in name_values:  # a config, by its type
+        return name_values[base]
+    if param.name in name_values:
+        return name_values[param.name]
+    raise LookupError(f"no sensible value for {param.name}: {param.annotation}")
+
+
+def _name_values() -> dict:
+    import torch
+
+    import deepnotes as dn
+    from deepnotes.core.engine import build_stack
+    from deepnotes.core.train import History
+
+    return {
+        "Stack": build_stack(dn.ModelConfig(n_layers=2)),
+        "History": History(losses=[2.0, 1.5, 1.2]),
+        "torch.Tensor": torch.ones(2, 2),
+        "budget": "smoke",
+        "name": "x",
+        "label": "post",
+        "variant": "post",
+        "claim": "a claim",
+        "text": "a text",
+        "description": "a control",
+        "seed": "000",
+        "act": "relu",
+        "kind": "plain",
+        "chapter": "bert_init",
+        "stem": "bert_init",
+        "optimizer": "adam",
+        "norm": "post",
+        "style": "post",
+        "ModelConfig": dn.ModelConfig(n_layers=2),
+        "TrainConfig": dn.TrainConfig(steps=2),
+    }
+
+
+@dataclass(frozen=True)
+class Call:
+    target: str  # module.name
+    param: str
+    value: object
+    kwargs: tuple  # the other parameters: (name, value) pairs
+
+    @property
+    def name(self) -> str:
+        return f"{self.target}({self.param}={self.value!r})"
+
+    def __call__(self):
+        module, _, attr = self.target.rpartition(".")
+        fn = getattr(importlib.import_module(module), attr)
+        return fn(**dict(self.kwargs), **{self.param: self.value})
+
+
+def public_callables() -> list[tuple[str, object]]:
+    """(module.name, callable) for every public function and class defined in a deepnotes module."""
+    import deepnotes
+
+    out = []
+    for info in pkgutil.walk_packages(deepnotes.__path__, "deepnotes."):
+        module = importlib.import_module(info.name)
+        for name, obj in vars(module).items():
+            if name.startswith("_") or getattr(obj, "__module__", None) != module.__name__:
+                continue
+            if inspect.isfunction(obj) or (inspect.isclass(obj) and not issubclass(obj, BaseException)):
+                out.append((f"{module.__name__}.{name}", obj))
+    return sorted(out, key=lambda t: t[0])
+
+
+def calls() -> tuple[list[Call], Counter]:
+    """Every (callable, typed parameter, wrong value) to try, and why the rest were not reached."""
+    names = _name_values()
+    todo, skipped = [], Counter()
+    for target, obj in public_callables():
+        if any(word in target.rpartition(".")[2] for word in SIDE_EFFECTS):
+            skipped["side effects"] += 1
+            continue
+        try:
+            params = [
+                p
+                for p in inspect.signature(obj).parameters.values()
+                if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and p.name != "self"
+            ]
+        except (TypeError, ValueError):
+            skipped["no signature"] += 1
+            continue
+        if not any(_wrong_values(p.annotation) for p in params):
+            skipped["no typed parameter"] += 1
+            continue
+        try:  # the parameters left out take their defaults
+            sensible = {p.name: _sensible(p, names) for p in params if p.default is inspect.Parameter.empty}
+        except LookupError:
+            skipped["a required parameter with no sensible value here"] += 1
+            continue
+        for p in params:
+            for value in _wrong_values(p.annotation):
+                measured = MEASURED.get(target, set())
+                if value in NON_FINITE and (measured is None or p.name in measured):
+                    continue
+                others = tuple((k, v) for k, v in sensible.items() if k != p.name)
+                todo.append(Call(target, p.name, value, others))
+    return todo, skipped
+
+
+def classify(call: Call) -> tuple[str, str]:
+    import matplotlib.pyplot as plt
+
+    try:
+        return outcome(call, (call.param,), valid=lambda result: False), ""
+    except Silent as err:
+        return "silent", str(err)[:200]
+    except AssertionError as err:
+        return ("hang" if str(err).startswith("hang") else "unclear"), str(err)[:300]
+    finally:
+        plt.close("all")
+
+
+CALLS, SKIPPED = calls() if __name__ != "__main__" else ([], Counter())
+
+
+@pytest.fixture(autouse=True)
+def _smoke(monkeypatch, tmp_path):
+    monkeypatch.setenv("DEEPNOTES_BUDGET", "smoke")
+    monkeypatch.chdir(tmp_path)
+
+
+def test_the_sweep_reaches_most_of_the_package():
+    reached = len({c.target for c in CALLS})
+    assert reached >= 150, (reached, SKIPPED)
+
+
+@pytest.mark.parametrize("call", CALLS, ids=[c.name for c in CALLS])
+def test_a_value_of_the_wrong_kind_is_refused_by_name(call):
+    result, detail = classify(call)
+    assert result == "clear", detail
+
+
+def sweep() -> Counter:
+    import os
+    import tempfile
+
+    os.environ["DEEPNOTES_BUDGET"] = "smoke"
+    os.chdir(tempfile.mkdtemp())
+    todo, skipped = calls()
+    counts: Counter = Counter()
+    for call in todo:
+        result, detail = classify(call)
+        counts[result] += 1
+        if result != "clear":
+            print(f"{result:8s} {call.name}\n         {detail}")
+    print(f"\ncallables swept: {len({c.target for c in todo})}; not reached: {dict(skipped)}")
+    tried = sum(counts.values())
+    print(
+        f"tried {tried} / clear {counts['clear']} / silent {counts['silent']} / unclear {counts['unclear']} "
+        f"({100 * counts['unclear'] / max(tried, 1):.1f} %) / hangs {counts['hang']}"
+    )
+    return counts
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    sweep()

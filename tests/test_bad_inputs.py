@@ -197,6 +197,18 @@ CASES: list[Case] = [
     Case("TrainConfig(steps=0)", lambda: tc(steps=0), ("steps", "0")),
     Case("TrainConfig(steps=10.0)", lambda: tc(steps=10.0), ("steps", "10.0")),
     Case("TrainConfig(warmup_steps=-1)", lambda: tc(warmup_steps=-1), ("warmup_steps", "-1")),
+    Case(
+        "TrainConfig(steps=100, warmup_steps=10**9)",
+        lambda: tc(steps=100, warmup_steps=10**9),
+        ("warmup_steps=1000000000", "steps=100"),
+    ),
+    Case(
+        "cost.model.ensembles(2 model configs, 3 train configs)",
+        lambda: __import__("deepnotes.cost.model", fromlist=["x"]).ensembles(
+            [dn().ModelConfig()] * 2, [dn().TrainConfig()] * 3
+        ),
+        ("2 model_cfgs for 3 train_cfgs",),
+    ),
     Case("TrainConfig(batch_size=0)", lambda: tc(batch_size=0), ("batch_size", "0")),
     Case("TrainConfig(seq_len=1)", lambda: tc(seq_len=1), ("seq_len", "1")),
     Case("TrainConfig(seq_len=0)", lambda: tc(seq_len=0), ("seq_len", "0")),

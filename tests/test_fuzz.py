@@ -187,6 +187,17 @@ def _markov(vocab, seed, temperature):
     return (task.entropy_rate(), task.unigram_entropy())
 
 
+def _ensembles(n_models, n_trains, warmup):
+    """The cost model's ensembles of n_models model configs and n_trains train configs (warmup steps of 20)."""
+    import deepnotes as dn
+    from deepnotes.cost import model
+
+    runs = model.ensembles(
+        [dn.ModelConfig(n_layers=2)] * n_models, [dn.TrainConfig(steps=20, warmup_steps=warmup)] * n_trains
+    )
+    return sum(r.members for r in runs)
+
+
 def _update_panel(values):
     """update_curves over one diverged run with ``values`` beside a healthy one: the axis stays finite."""
     from deepnotes.core.train import History
@@ -273,6 +284,14 @@ ENTRIES = [
         _markov,
         ("vocab_size", "seed", "temperature"),
         lambda v, seed, t: _int(v, 2, 513) and _positive(t) and t >= 1e-300,  # a cold chain is a chain
+    ),
+    Entry(
+        "cost.model.ensembles(model_cfgs, train_cfgs of another length, warmup_steps)",
+        st.tuples(st.integers(0, 4), st.integers(0, 4), st.one_of(st.integers(-2, 40), INTS)),
+        _ensembles,
+        ("model_cfgs", "train_cfgs", "warmup_steps"),
+        lambda m, t, w: m == t and _int(w, 0, 21),
+        valid=lambda members: True,
     ),
     Entry(
         "plots.update_curves(a diverged run's values)",

@@ -252,7 +252,7 @@ def _smoke(monkeypatch, tmp_path):
 
 def test_the_sweep_reaches_most_of_the_package():
     reached = len({c.target for c in CALLS})
-    assert reached >= 150, (reached, SKIPPED)
+    assert reached >= 280, (reached, SKIPPED)  # 292 on 2026-11-26: a drop means callables fell out of the sweep
 
 
 @pytest.mark.parametrize("call", CALLS, ids=[c.name for c in CALLS])

@@ -120,6 +120,11 @@ class TrainConfig:
             positive_int(name, getattr(self, name))
         int_at_least("seq_len", self.seq_len, 2, "a token and the next one it predicts")
         nonnegative_int("warmup_steps", self.warmup_steps)
+        if self.warmup_steps > self.steps:
+            raise ValueError(
+                f"warmup_steps={self.warmup_steps} is longer than the run (steps={self.steps}): the rate would never "
+                f"reach lr={self.lr:g}; give at most steps warmup steps"
+            )
         if (
             not isinstance(self.betas, tuple)
             or len(self.betas) != 2

@@ -158,6 +158,8 @@ def ensemble_groups(
     together: the chapter of 1000 layers trains its 17 runs at N = 1000 as two ensembles on 2 cores.
     ``limit`` (a function of a member's model and train configs, as :func:`member_limit`): the most
     members an ensemble may hold; a larger group is cut into consecutive pieces of that size first."""
+    if len(model_cfgs) != len(train_cfgs):  # one of each per run: a shorter list would drop runs
+        raise ValueError(f"{len(model_cfgs)} model_cfgs for {len(train_cfgs)} train_cfgs; give one of each per run")
     groups: dict[tuple, list[int]] = {}
     for i, (mc, tc) in enumerate(zip(model_cfgs, train_cfgs, strict=True)):
         groups.setdefault((graph_config(mc), *(getattr(tc, f) for f in SHARED_FIELDS)), []).append(i)

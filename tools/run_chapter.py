@@ -16,11 +16,11 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-import nbformat
-from nbclient import NotebookClient
-
 
 def run(src: Path, dst: Path) -> float:
+    import nbformat  # here, so that bad arguments are refused before anything heavy is imported
+    from nbclient import NotebookClient
+
     nb = nbformat.read(src, as_version=4)
     start = time.perf_counter()
     NotebookClient(nb, timeout=3600, kernel_name="python3", resources={"metadata": {"path": str(src.parent)}}).execute()

@@ -75,7 +75,9 @@ def _time_work(work: TrainRuns, device: torch.device) -> float:
 def _best_time(stack, task, work: TrainRuns, device: torch.device) -> float:
     from deepnotes.core.train import train_ensemble
 
-    train_ensemble(stack, task, [replace(work.train, steps=1)])  # warm up allocator and kernels
+    train_ensemble(
+        stack, task, [replace(work.train, steps=1, warmup_steps=min(work.train.warmup_steps, 1))]
+    )  # warm-up run
     best = float("inf")
     for _ in range(2):
         if device.type == "cuda":

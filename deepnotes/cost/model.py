@@ -108,7 +108,11 @@ class TrainRuns:
 
     def count(self) -> Count:
         positive_int("members", self.members)
-        shape = (_cost_shape(self.model), replace(self.train, steps=1, batch_size=1, lr=1e-3, seed=0), self.masked)
+        shape = (
+            _cost_shape(self.model),
+            replace(self.train, steps=1, warmup_steps=min(self.train.warmup_steps, 1), batch_size=1, lr=1e-3, seed=0),
+            self.masked,
+        )
         per = _train_counts(*shape)
         return _scale(per, self.model.n_layers, self.train.steps, self.members, self.train.batch_size)
 
@@ -243,7 +247,9 @@ def _train_counts(model: ModelConfig, train: TrainConfig, masked: Finite | None)
     def count_at(depth: int, steps: int, members: int) -> Count:
         cfg = replace(model, n_layers=depth)
         stack = Stack([cfg] * members, seeds=list(range(members)), device="cpu")
-        cfgs = [replace(train, steps=steps, seed=s) for s in range(members)]
+        cfgs = [
+            replace(train, steps=steps, warmup_steps=min(train.warmup_steps, steps), seed=s) for s in range(members)
+        ]
         return counted(lambda: train_ensemble(stack, task, cfgs, objective=objective))
 
     return _per_unit(count_at)

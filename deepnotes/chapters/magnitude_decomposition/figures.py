@@ -68,6 +68,9 @@ def first_step(first: dict[tuple[str, int, str], FirstStep]):
         runs = {k: r for k, r in first.items() if k[0] == opt}
         depths = sorted({n for _, n, _ in runs})
         lr = next(iter(runs.values())).lr
+        if opt == "lamb":  # the range first: LAMB's points may all lie at η, a flat y range autoscaling warns about
+            ax.set_yscale("log")
+            ax.set_ylim(LAMB_YLIM[0] * lr, LAMB_YLIM[1] * lr)
         for label in (*scaling.PICKS, "paper"):
             pts = [
                 (1 / r.lam if opt == "lamb" else predicted_relative_update(opt, r.alpha, r.lam), r.relative_update)
@@ -93,7 +96,6 @@ def first_step(first: dict[tuple[str, int, str], FirstStep]):
         )
         if opt == "lamb":
             ax.axhline(lr, color="k", ls=":", lw=1, label="η (LAMB's prediction)")
-            ax.set_ylim(LAMB_YLIM[0] * lr, LAMB_YLIM[1] * lr)
         ax.set_ylabel(r"first-step $\|\Delta W\|/\|W\|$")
         fit = "" if opt == "lamb" else f", fit slope {loglog_slope(pred, meas):.2f}"
         ax.set_title(f"{opt.upper()} lr {lr:g}{fit}", fontsize=TITLE_PT)

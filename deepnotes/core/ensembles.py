@@ -132,20 +132,14 @@ def ensemble_cost(model_cfg: ModelConfig, train_cfg: TrainConfig, members: int) 
 MEMORY_SHARE = 0.5  # an ensemble on a GPU may take at most this share of the device's memory
 
 
-def member_bytes(model_cfg: ModelConfig, train_cfg: TrainConfig) -> int:
-    """About the memory one member takes in training (:func:`deepnotes.core.config.stack_bytes`: the
-    weights, gradients and Adam's moments of every parameter, and the activations kept for the backward)."""
-    return stack_bytes(model_cfg, 1, train_cfg)
-
-
 def member_limit(model_cfg: ModelConfig, train_cfg: TrainConfig, device) -> int | None:
     """How many members of this shape one ensemble may hold on ``device``: MEMORY_SHARE of a GPU's
-    memory over :func:`member_bytes` (at least 1); None (no limit) on the CPU, whose ensembles the
-    chapters' budgets size."""
+    memory over one member's training bytes (:func:`~deepnotes.core.config.stack_bytes`; at least 1); None
+    (no limit) on the CPU, whose ensembles the chapters' budgets size."""
     if device is None or torch.device(device).type != "cuda":
         return None
     total = torch.cuda.get_device_properties(torch.device(device)).total_memory
-    return max(1, int(MEMORY_SHARE * total // member_bytes(model_cfg, train_cfg)))
+    return max(1, int(MEMORY_SHARE * total // stack_bytes(model_cfg, 1, train_cfg)))
 
 
 def ensemble_groups(

@@ -2,7 +2,7 @@
 map at the gpu budget put 44 members of 1000 blocks in one ensemble: 138 GB, out of memory on an H200)."""
 
 from deepnotes.core import ensembles as ensemble
-from deepnotes.core.config import FLOAT_BYTES, STATE_COPIES, ModelConfig, TrainConfig
+from deepnotes.core.config import FLOAT_BYTES, STATE_COPIES, ModelConfig, TrainConfig, stack_bytes
 
 
 def _cfgs(n, depth=1000, d=128):
@@ -20,8 +20,8 @@ def test_a_limit_cuts_a_group_into_pieces_and_the_cpu_has_none():
     assert ensemble.member_limit(models[0], trains[0], "cpu") is None
 
 
-def test_member_bytes_counts_adams_state_per_parameter():
+def test_a_members_training_bytes_count_adams_state_per_parameter():
     models, trains = _cfgs(1, depth=1000, d=128)
     weights = 1000 * (4 * 128**2 + 2 * 128 * 512)
-    assert ensemble.member_bytes(models[0], trains[0]) >= FLOAT_BYTES * STATE_COPIES * weights
-    assert ensemble.member_bytes(models[0], trains[0]) < 1.3 * FLOAT_BYTES * STATE_COPIES * weights
+    assert stack_bytes(models[0], 1, trains[0]) >= FLOAT_BYTES * STATE_COPIES * weights
+    assert stack_bytes(models[0], 1, trains[0]) < 1.3 * FLOAT_BYTES * STATE_COPIES * weights

@@ -3,7 +3,7 @@ backward, Adam step, loss recorded) at a few shapes, from the small ones where P
 of a step to a deep one where the blocks are. Run it with two trees of the package on ``PYTHONPATH`` (with
 and without the checks) on the same machine, one after the other, and compare the medians.
 
-    PYTHONPATH=<tree> python benchmarks/bench_door_checks.py [--steps 30] [--repeats 3]
+    PYTHONPATH=<tree> python benchmarks/bench_door_checks.py [--steps 30] [--repeats 3] [--smoke]
 
 Each line: ``shape=<name> device=<dev> ms_per_step=<median over repeats> (runs: …)``; the last line says
 whether the tree has the checks (``deepnotes.core.config.check_fits`` exists).
@@ -34,7 +34,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--smoke", action="store_true", help="the tests' check that the script runs: 2 steps, once")
     args = parser.parse_args()
+    if args.smoke:
+        args.steps, args.repeats = 2, 1
     if args.steps < 1 or args.repeats < 1:
         parser.error(f"--steps and --repeats must be >= 1, got {args.steps} and {args.repeats}")
     device = dn.device()

@@ -12,15 +12,21 @@ take turns, one step each, for ``--repeats`` rounds after ``--warmup`` steps eac
 
     python benchmarks/bench_engine.py [--depth 1000] [--d-model 32] [--heads 2] [--d-ff 64]
                                       [--batch 16] [--seq 16] [--ensemble 8] [--compile] [--memory]
+                                      [--target {native,x86-64-v2,x86-64-v3,x86-64-v4,armv8-a}] [--smoke]
+
+``--target`` builds the compiled kernels for that ``-march`` (``$DEEPNOTES_TARGET``; default ``native``):
+``x86-64-v3`` runs on this machine the kernels a reader's AVX2 laptop would build. ``--smoke`` runs
+every variant at a tiny size, once (the test suite's check that the script still works).
 
 ``--workload chapter`` times the 1000-layer chapter's own headline ensemble instead: the members of
 its comparison (``HEADLINE`` × its seeds at the ``cpu`` budget, N = 1000, batches of 4 × 8 tokens of
 the Markov language, Adam, next-token loss, forward + backward + step) trained the way
 :func:`deepnotes.core.ensembles.train_many` groups them, against the reference ``TransformerLM``
-(one Post-LN member) on the same batch shape, taking turns; compile time reported apart. Its last line:
+(one Post-LN member) on the same batch shape, and against the same ensembles on PyTorch's own path
+(the compiled kernels off, ``DEEPNOTES_FUSED=0``), taking turns; compile time reported apart. Its last line:
 
     chapter N=…: members=K member_step_ms=P reference_ms=R speedup_vs_reference=X gflops=G
-    peak_gflops=Q compile_s=C
+    peak_gflops=Q compile_s=C pytorch_path_ms=T target=NAME
 
 ``--compile`` adds the engine with ``torch.compile`` over its blocks (compile time reported).
 ``--memory`` measures the peak resident memory of the engine (K = 1) at several depths, each in a
@@ -36,6 +42,7 @@ K-member step's wall time.)
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -44,6 +51,8 @@ import time
 import torch
 from torch import nn
 
+from deepnotes.core import kernels
+from deepnotes.core.blocks import ENV_SWITCH
 from deepnotes.core.config import ModelConfig, TrainConfig
 from deepnotes.core.config import device as default_device
 from deepnotes.core.engine import build_stack
@@ -82,10 +91,10 @@ def adam_step(params, loss_fn):
     return step
 
 
-def matmul_peak(dev) -> float:
-    """Best fp32 GFLOP/s of a square matmul (512, 1024, 2048) on ``dev``."""
+def matmul_peak(dev, smoke: bool = False) -> float:
+    """Best fp32 GFLOP/s of a square matmul (512, 1024, 2048; 64 with ``smoke``) on ``dev``."""
     best = 0.0
-    for n in (512, 1024, 2048):
+    for n in (64,) if smoke else (512, 1024, 2048):
         a = torch.randn(n, n, device=dev)
         t = median_step(lambda: a @ a, repeats=5, warmup=2)
         best = max(best, 2 * n**3 / t / 1e9)
@@ -130,13 +139,13 @@ def chapter_workload(args) -> None:
     from deepnotes.core.models import build_model
     from deepnotes.core.train import NextToken, member_batches, member_losses
 
-    budget = get_budget("cpu")
+    budget = get_budget("smoke" if args.smoke else "cpu")
     sub = budget.thousand_layers
     dev = default_device()
     n = args.depth
     runs = [(lab, s) for lab in HEADLINE for s in range(sub.seeds)]
     model_cfgs = [variant_config(lab, n, budget) for lab, _ in runs]
-    train_cfgs = [variant_train_config(lab, budget, seed=s) for lab, s in runs]
+    train_cfgs = [variant_train_config(lab, n, budget, seed=s) for lab, s in runs]
     task = MarkovLanguage(budget.vocab_size, seed=0)
     objective = NextToken()
     groups = ensemble_groups(model_cfgs, train_cfgs)
@@ -185,30 +194,42 @@ def chapter_workload(args) -> None:
         loss.backward()
         ref_opt.step()
 
-    times = {"engine": [], "reference": []}
-    median_step(engine_all, repeats=0, warmup=args.warmup)
-    median_step(reference_step, repeats=0, warmup=args.warmup)
-    for _ in range(args.repeats):
-        times["engine"].append(median_step(engine_all, repeats=1, warmup=0))
-        times["reference"].append(median_step(reference_step, repeats=1, warmup=0))
+    def pytorch_path_all():  # the same ensembles with the compiled kernels off (the switch is read per call)
+        os.environ[ENV_SWITCH] = "0"
+        try:
+            engine_all()
+        finally:
+            os.environ[ENV_SWITCH] = switch
+
+    switch = os.environ.get(ENV_SWITCH, "1")
+    variants = {"engine": engine_all, "pytorch_path": pytorch_path_all, "reference": reference_step}
+    times = {name: [] for name in variants}
+    for step in variants.values():
+        median_step(step, repeats=0, warmup=args.warmup)
+    for _ in range(args.repeats):  # taking turns: a drift of the machine hits all alike
+        for name, step in variants.items():
+            times[name].append(median_step(step, repeats=1, warmup=0))
     k = len(runs)
     p = statistics.median(times["engine"]) / k
+    t = statistics.median(times["pytorch_path"]) / k
     r = statistics.median(times["reference"])
-    q = matmul_peak(dev)
+    q = matmul_peak(dev, args.smoke)
     g = 3 * forward_flops(ref_cfg, batch, seq) / p / 1e9
-    print(f"device {dev}, torch {torch.__version__}, threads {torch.get_num_threads()}")
+    print(f"device {dev}, torch {torch.__version__}, threads {torch.get_num_threads()}, kernels {kernels.described()}")
     print(
         f"workload: the 1000-layer chapter's headline, {k} members ({', '.join(HEADLINE)}; {sub.seeds} seeds each) "
         f"at N = {n}, batch {batch} x {seq} tokens, Adam; {len(groups)} ensemble(s) of "
         f"{[len(m) for m in groups]} members; median of {args.repeats} interleaved steps after {args.warmup}"
     )
     print(f"engine, all ensembles          {p * k * 1e3:10.1f} ms/step ({p * 1e3:.1f} ms per member-step)")
+    print(f"engine, PyTorch path           {t * k * 1e3:10.1f} ms/step ({t * 1e3:.1f} ms per member-step)")
     print(f"reference TransformerLM        {r * 1e3:10.1f} ms/step (one Post-LN model)")
     compile_s = max(first_s - p * k, 0.0) if args.compile else 0.0  # first step beyond a step: compiling
     print(f"build + first step, all        {first_s:10.1f} s (compiling: {compile_s:.1f} s)")
     print(
         f"chapter N={n}: members={k} member_step_ms={p * 1e3:.1f} reference_ms={r * 1e3:.0f} "
-        f"speedup_vs_reference={r / p:.2f} gflops={g:.1f} peak_gflops={q:.1f} compile_s={compile_s:.1f}"
+        f"speedup_vs_reference={r / p:.2f} gflops={g:.1f} peak_gflops={q:.1f} compile_s={compile_s:.1f} "
+        f"pytorch_path_ms={t * 1e3:.1f} target={kernels.target()}"
     )
 
 
@@ -232,7 +253,18 @@ def main() -> None:
     ap.add_argument("--compile", action="store_true")
     ap.add_argument("--memory", action="store_true")
     ap.add_argument("--only-engine", action="store_true", help=argparse.SUPPRESS)  # --memory's child
+    ap.add_argument(
+        "--target",
+        choices=tuple(kernels.TARGETS),
+        help="build the compiled kernels for this -march (default: $DEEPNOTES_TARGET, else native)",
+    )
+    ap.add_argument("--smoke", action="store_true", help="a tiny run that checks the script works (the tests')")
     args = ap.parse_args()
+    if args.target:
+        os.environ[kernels.TARGET_SWITCH] = args.target
+    if args.smoke:  # a few blocks, one step each, nothing else
+        args.depth, args.repeats, args.warmup, args.memory, args.ensemble = 3, 1, 0, False, 2
+        args.batch, args.seq = 2, 4
     if args.workload == "chapter":
         chapter_workload(args)
         return
@@ -301,7 +333,7 @@ def main() -> None:
             times[name].append(median_step(step, repeats=1, warmup=0))
     r, e, t = (statistics.median(times[n]) for n in ("reference", "engine", "torch"))
     p = statistics.median(times["ensemble"]) / args.ensemble
-    q = matmul_peak(dev)
+    q = matmul_peak(dev, args.smoke)
     g = 3 * forward_flops(cfg, args.batch, args.seq) / p / 1e9
     print(f"device {dev}, torch {torch.__version__}, threads {torch.get_num_threads()}")
     print(

@@ -1,6 +1,6 @@
 """Time one live re-run of each chapter's slider experiment, as a reader's kernel would do it.
 
-    python benchmarks/bench_live_slider.py [--budget cpu]
+    python benchmarks/bench_live_slider.py [--budget cpu] [--smoke]
 
 The book promises a live re-run in under 10 s at the cpu budget; this prints the seconds per
 setting (first run, then the cached re-show) for the deepest settings the live sliders offer.
@@ -26,10 +26,12 @@ from deepnotes.show.widgets import live_panel  # noqa: E402
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--budget", default="cpu")
+    ap.add_argument("--smoke", action="store_true", help="the tests' check that it runs: smoke, one depth")
     args = ap.parse_args()
-    budget = dn.get_budget(args.budget)
+    budget = dn.get_budget("smoke" if args.smoke else args.budget)
+    settings = [(24, "post", "adam"), (96, "deepnorm", "adam"), (256, "pre", "sgd")]
     print(f"budget {budget.name}: {budget.increment_explosion.slider_steps} steps per live run, device {dn.device()}")
-    for depth, norm, opt in [(24, "post", "adam"), (96, "deepnorm", "adam"), (256, "pre", "sgd")]:
+    for depth, norm, opt in [(3, "post", "adam")] if args.smoke else settings:
         controls = {
             "depth": W.IntSlider(value=depth, max=256),
             "norm": W.Dropdown(options=inc.VARIANTS, value=norm),

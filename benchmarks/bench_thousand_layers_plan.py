@@ -2,7 +2,7 @@
 ``cpu``) with its step count replaced, and print each ensemble's wall time and seconds per step, and
 every point's fractions learned.
 
-    python benchmarks/bench_thousand_layers_plan.py [STEPS] [WORKERS] [BUDGET]
+    python benchmarks/bench_thousand_layers_plan.py [STEPS] [WORKERS] [BUDGET] [--smoke]
 
 (default: the budget's steps; the chapter's default workers: 2 on a 2-core CPU, 1 on CUDA). Time it alone: a
 second torch job on 2 cores slows both. Results: ``benchmarks/RESULTS.md``.
@@ -10,7 +10,7 @@ second torch job on 2 cores slows both. Results: ``benchmarks/RESULTS.md``.
 
 from __future__ import annotations
 
-import sys
+import argparse
 import time
 from dataclasses import replace
 
@@ -20,9 +20,17 @@ from deepnotes.core.config import get_budget
 
 
 def main() -> None:
-    budget = get_budget(sys.argv[3] if len(sys.argv) > 3 else "cpu")
-    steps = int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1] != "-" else budget.thousand_layers.train_steps
-    workers = int(sys.argv[2]) if len(sys.argv) > 2 and sys.argv[2] != "-" else None
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("steps", nargs="?", default="-", help="steps per run ('-': the budget's)")
+    ap.add_argument("workers", nargs="?", default="-", help="worker processes ('-': the chapter's default)")
+    ap.add_argument("budget", nargs="?", default="cpu")
+    ap.add_argument("--smoke", action="store_true", help="the tests' check that the script runs: smoke, 2 steps")
+    args = ap.parse_args()
+    if args.smoke:
+        args.steps, args.budget = "2", "smoke"
+    budget = get_budget(args.budget)
+    steps = int(args.steps) if args.steps != "-" else budget.thousand_layers.train_steps
+    workers = int(args.workers) if args.workers != "-" else None
     budget = budget.with_chapter("thousand_layers", replace(budget.thousand_layers, train_steps=steps))
     start = time.perf_counter()
     runs = ex.train_runs(budget, workers=workers, progress=True)

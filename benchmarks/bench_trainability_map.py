@@ -4,7 +4,7 @@ print its wall time and each cell's fraction learned ((plateau − final loss) /
 the chapter's :func:`~deepnotes.chapters.thousand_layers.experiments.fraction_learned`; ``div@k``: the
 run diverged at step k).
 
-    python benchmarks/bench_trainability_map.py [STEPS] [DEPTHS]     (default: 300 3,6,18,30,100,300,1000)
+    python benchmarks/bench_trainability_map.py [STEPS] [DEPTHS] [--smoke]    (default: 300 3,6,18,30,100,300,1000)
 
 One seed (0), no warmup, the chapter's batches (:func:`~deepnotes.chapters.thousand_layers.experiments.train_map`):
 the runs of a depth share one ensemble per worker.
@@ -13,7 +13,7 @@ Time it alone. Results: ``benchmarks/RESULTS.md``.
 
 from __future__ import annotations
 
-import sys
+import argparse
 import time
 from dataclasses import replace
 
@@ -25,9 +25,16 @@ RATES = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2)
 
 
 def main() -> None:
-    budget = get_budget("cpu")
-    steps = int(sys.argv[1]) if len(sys.argv) > 1 else 300
-    depths = [int(d) for d in (sys.argv[2] if len(sys.argv) > 2 else "3,6,18,30,100,300,1000").split(",")]
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("steps", nargs="?", type=int, default=300)
+    ap.add_argument("depths", nargs="?", default="3,6,18,30,100,300,1000", help="comma-separated depths")
+    ap.add_argument("--smoke", action="store_true", help="the tests' check that the script runs: smoke, 2 steps, N=2")
+    args = ap.parse_args()
+    if args.smoke:
+        args.steps, args.depths = 2, "2"
+    budget = get_budget("smoke" if args.smoke else "cpu")
+    steps = args.steps
+    depths = [int(d) for d in args.depths.split(",")]
     budget = budget.with_chapter("thousand_layers", replace(budget.thousand_layers, train_steps=steps))
     start = time.perf_counter()
     tmap = ex.train_map(budget, tuple(depths), RATES, styles=STYLES, workers=2)

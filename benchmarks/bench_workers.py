@@ -6,7 +6,7 @@ stack (engine, one member) run three ways, in one run:
 * two one-thread worker processes side by side (:func:`deepnotes.core.ensembles.run_jobs`), each
   timing its own steps: what two ensembles of a chapter get.
 
-    python benchmarks/bench_workers.py [--depth 1000] [--members 1] [--batch 4] [--seq 8] [--steps 6]
+    python benchmarks/bench_workers.py [--depth 1000] [--members 1] [--batch 4] [--seq 8] [--steps 6] [--smoke]
 
 The last line is the summary: ``workers N=…: two_threads_s=A one_thread_s=B side_by_side_s=C,D
 throughput_gain=G`` (G: two ensembles' work per second side by side over one process with the
@@ -56,7 +56,10 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=4)
     ap.add_argument("--seq", type=int, default=8)
     ap.add_argument("--steps", type=int, default=6)
+    ap.add_argument("--smoke", action="store_true", help="the tests' check that the script runs: N=2, one step")
     a = ap.parse_args()
+    if a.smoke:
+        a.depth, a.steps = 2, 1
     job = (a.depth, a.members, a.batch, a.seq, a.steps)
     threads = torch.get_num_threads()
     two = step_seconds(*job)

@@ -57,22 +57,15 @@ output and gradient against that path (float64, relative 1e-10) for every norm s
 from __future__ import annotations
 
 import ctypes
-import functools
-import hashlib
 import os
-import platform
-import shutil
-import subprocess
-import tempfile
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 from torch.utils._python_dispatch import _get_current_dispatch_mode
 
+from deepnotes.core import kernels
 from deepnotes.core.validate import Finite
 
 LN_EPS = 1e-5  # nn.LayerNorm's default, as in the reference
@@ -303,7 +296,7 @@ class BlocksFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, st: Styles, names: tuple, batch: int, bias, x, *params):
         ctx.names = names
-        if compiled_usable(st, x, params):  # the same formulas, compiled
+        if compiled_usable(st, names, x, params):  # the same formulas, compiled
             y, ctx.fused = compiled_forward(st, names, params, x, batch, keep=True)
             ctx.params = params
             return y
@@ -336,7 +329,7 @@ def run_blocks(st: Styles, names: Sequence[str], params: list, x: torch.Tensor, 
     """x_N of x_0 [K, M, d]: one autograd node where gradients are wanted, else the plain forward."""
     if torch.is_grad_enabled() and (x.requires_grad or any(t.requires_grad for t in params)):
         return BlocksFunction.apply(st, tuple(names), batch, bias, x, *params)
-    if compiled_usable(st, x, params):
+    if compiled_usable(st, names, x, params):
         return compiled_forward(st, names, params, x, batch, keep=False)[0]
     with torch.no_grad():
         for p in _layers(names, params):
@@ -344,23 +337,7 @@ def run_blocks(st: Styles, names: Sequence[str], params: list, x: torch.Tensor, 
     return x
 
 
-KERNELS = Path(__file__).with_name("kernels")
-SOURCES = (KERNELS / "blocks.cpp", KERNELS / "adam.cpp")
-HEADERS = (KERNELS / "flush_denormals.h", KERNELS / "adam_update.h")
-FLAGS = (
-    "-O3",
-    "-march=native",
-    "-fno-math-errno",
-    "-fno-trapping-math",
-    "-fno-signed-zeros",
-    "-fassociative-math",
-    "-std=c++17",
-    "-shared",
-    "-fPIC",
-    "-pthread",
-)
-ABI = 3  # deepnotes_blocks_abi() of the source this module speaks to
-ENV_SWITCH = "DEEPNOTES_FUSED"  # "0": never use the compiled kernels; "all": wherever they can run
+ENV_SWITCH = "DEEPNOTES_FUSED"  # "0": never the compiled kernels; "all": wherever they can run; else where they win
 # the parameter slots of blocks.cpp, in its order (a stack without a piece passes a null pointer)
 SLOTS = (
     "attn_norm_w",
@@ -434,82 +411,6 @@ class AdamStep:
     done: set[str] = field(default_factory=set)
 
 
-def cache_dir() -> Path:
-    """Where compiled kernels are kept: ``$DEEPNOTES_CACHE``, else ``$XDG_CACHE_HOME/deepnotes``."""
-    if os.environ.get("DEEPNOTES_CACHE"):
-        return Path(os.environ["DEEPNOTES_CACHE"])
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "deepnotes"
-
-
-def _compiler() -> str | None:
-    return os.environ.get("CXX") or next((c for c in ("c++", "g++", "clang++") if shutil.which(c)), None)
-
-
-def _machine_key() -> bytes:
-    """What ``-march=native`` depends on: the architecture and, on Linux, the CPU's feature flags."""
-    flags = b""
-    try:
-        flags = next(
-            (line for line in Path("/proc/cpuinfo").read_bytes().splitlines() if line.startswith(b"flags")), b""
-        )
-    except OSError:
-        pass
-    return platform.machine().encode() + flags
-
-
-def _build(compiler: str) -> Path:
-    """The compiled library's path, compiling it first unless the cache has it."""
-    version = subprocess.run([compiler, "--version"], capture_output=True, text=True, timeout=60).stdout
-    text = b"".join(path.read_bytes() for path in SOURCES + HEADERS)
-    key = hashlib.sha256(text + " ".join(FLAGS).encode() + version.encode() + _machine_key()).hexdigest()[:16]
-    target = cache_dir() / f"kernels-{key}.so"
-    if not target.exists():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(suffix=".so", dir=target.parent)  # worker processes may build at once
-        os.close(fd)
-        try:
-            subprocess.run(
-                [compiler, *FLAGS, *map(str, SOURCES), "-o", tmp],
-                check=True,
-                capture_output=True,
-                text=True,
-                timeout=600,
-            )
-            os.replace(tmp, target)
-        finally:
-            if os.path.exists(tmp):
-                os.remove(tmp)
-    return target
-
-
-@functools.lru_cache(maxsize=1)
-def library() -> ctypes.CDLL | None:
-    """The compiled blocks, or None (no compiler, or compiling failed: one warning)."""
-    compiler = _compiler()
-    if compiler is None:
-        warnings.warn(
-            "no C++ compiler found (set CXX): the engine runs its blocks as PyTorch operations, "
-            "which is slower on the CPU but computes the same",
-            RuntimeWarning,
-            stacklevel=2,
-        )
-        return None
-    try:
-        lib = ctypes.CDLL(str(_build(compiler)))
-        if lib.deepnotes_blocks_abi() != ABI:
-            raise OSError(f"ABI {lib.deepnotes_blocks_abi()} != {ABI}")
-    except (OSError, subprocess.SubprocessError) as err:
-        detail = getattr(err, "stderr", "") or err
-        warnings.warn(
-            f"compiling deepnotes/core/kernels/*.cpp with {compiler} failed ({str(detail)[:500]}): "
-            "the engine runs its blocks as PyTorch operations instead",
-            RuntimeWarning,
-            stacklevel=2,
-        )
-        return None
-    return lib
-
-
 def _compiled(tensors) -> bool:
     """CPU, float32 or float64, contiguous tensors of one dtype, the compiled path on and built, and no
     PyTorch dispatch mode watching (a FLOP or operator counter, :mod:`deepnotes.cost.model`: it sees the
@@ -520,23 +421,48 @@ def _compiled(tensors) -> bool:
         and all(t.device.type == "cpu" and t.dtype == dtype and t.is_contiguous() for t in tensors)
         and os.environ.get(ENV_SWITCH, "1") != "0"
         and _get_current_dispatch_mode() is None
-        and library() is not None
+        and kernels.library() is not None
     )
 
 
-def compiled_usable(st, x: torch.Tensor, params) -> bool:
-    """Whether the compiled blocks run this stack: per-member flags for its K members, what
-    :func:`_compiled` asks, and a ReLU FFN unless ``DEEPNOTES_FUSED=all``. The kernels' GELU calls
-    the C library's scalar erf, where PyTorch's is vectorized: measured on the BERT chapter's encoder
-    (width 64, 1024 tokens per member, 4 members, 60 MLM steps, 2 threads), 15.7 s compiled against
-    6.5 s on the PyTorch path, so GELU stacks take the PyTorch path by default (the kernels' GELU is
-    still tested against it)."""
-    if st.activation == "gelu" and os.environ.get(ENV_SWITCH) != "all":
+# The compiled path's limit (benchmarks/bench_kernel_shapes.py; RESULTS.md, 2026-11-27): the forward's matrix-product
+# FLOPs of one member's layer, 2·M·(4d² + 2d·d_ff) with attention. Below it a layer's products are small enough
+# that PyTorch's per-operation dispatch costs more than the kernels' register tiles lose to its BLAS; past it the
+# BLAS of the PyTorch path wins (at 1024 tokens of width 64 and d_ff 256, BERT's MLM runs, it is 15 % faster).
+# Measured on x86-64-v3 and native (AVX-512) builds over 120 shapes of 24 blocks (8–1024 tokens, widths 16–128,
+# 1–16 members, ReLU and GELU) and the chapters' own: at or below 3·10⁷ the compiled path was never more than
+# 10 % slower (the measurements' spread); above it, it was slower by up to 2.6×.
+COMPILED_LAYER_FLOPS = 3e7
+
+
+def layer_flops(tokens: int, d: int, d_ff: int, attention: bool) -> int:
+    """The forward's matrix-product FLOPs of one member's block: 2·M·(4d² + 2·d·d_ff) with attention
+    (Q, K, V and the output projection), 2·M·2·d·d_ff without."""
+    return 2 * tokens * ((4 * d * d if attention else 0) + 2 * d * d_ff)
+
+
+def compiled_wins(tokens: int, d: int, d_ff: int, attention: bool) -> bool:
+    """Whether the compiled blocks are the faster path for blocks of this shape: :func:`layer_flops`
+    at most :data:`COMPILED_LAYER_FLOPS`. A rule stated here, not a timing taken at run time, so that
+    results do not depend on the machine's load."""
+    return layer_flops(tokens, d, d_ff, attention) <= COMPILED_LAYER_FLOPS
+
+
+def compiled_usable(st, names: Sequence[str], x: torch.Tensor, params) -> bool:
+    """Whether the compiled blocks run this stack (parameters ``params`` named ``names``, x [K, M, d]):
+    per-member flags for its K members, what :func:`_compiled` asks, and blocks small enough that the
+    kernels are the faster path (:func:`compiled_wins`) unless ``DEEPNOTES_FUSED=all`` asks for them
+    wherever they can run."""
+    tensors = dict(zip(names, params, strict=True))
+    if x.dim() != 3 or "fc1_w" not in tensors:
+        return False
+    k_, m, d = x.shape
+    small = compiled_wins(m, d, tensors["fc1_w"].shape[-1], "qkv_w" in tensors)
+    if os.environ.get(ENV_SWITCH) != "all" and not small:
         return False
     return (
         st.flags is not None
-        and len(st.flags["alpha"]) == x.shape[0]
-        and x.dim() == 3
+        and len(st.flags["alpha"]) == k_
         and x.device.type == "cpu"
         and x.dtype == params[0].dtype
         and _compiled(list(params))
@@ -576,7 +502,7 @@ def _members(st, like: torch.Tensor):
 def _kept_entries(layout: Layout, members) -> int:
     """Entries of one layer's intermediates for the most demanding member (blocks.cpp's Member::each_kept)."""
     _, pre, post, gated = members
-    count = library().deepnotes_blocks_kept_entries
+    count = kernels.library().deepnotes_blocks_kept_entries
     count.restype = ctypes.c_int64
     return max(
         count(ctypes.byref(layout), ctypes.c_uint8(a), ctypes.c_uint8(b), ctypes.c_uint8(c))
@@ -601,7 +527,7 @@ def compiled_forward(st, names, params, x: torch.Tensor, batch: int, keep: bool)
             saved = _reused(params[0], "_fused_kept", (layout.n_layers, layout.members, kept), x.dtype)
         else:
             saved = _reused(params[0], "_fused_kept", (layout.n_layers, *x.shape), x.dtype)
-    getattr(library(), f"deepnotes_blocks_forward_{_SUFFIX[x.dtype]}")(
+    getattr(kernels.library(), f"deepnotes_blocks_forward_{_SUFFIX[x.dtype]}")(
         ctypes.byref(layout),
         _pointers(tensors),
         *(ctypes.c_void_p(t.data_ptr()) for t in members),
@@ -694,7 +620,7 @@ def compiled_backward(names, params, saved, dy: torch.Tensor):
     grads = {name: _gradient_buffer(p) for name, p in tensors.items() if name not in stepped}  # every entry written
     adam, lr = _adam_in_backward(step, stepped) if stepped else (None, None)
     dx = dy.detach().contiguous().clone()
-    getattr(library(), f"deepnotes_blocks_backward_{_SUFFIX[dy.dtype]}")(
+    getattr(kernels.library(), f"deepnotes_blocks_backward_{_SUFFIX[dy.dtype]}")(
         ctypes.byref(layout),
         _pointers(tensors),
         _pointers(grads),
@@ -730,7 +656,7 @@ def compiled_adam(
     rows = p.shape[0] * p.shape[1] if member_axis == 1 else p.shape[0]  # row i: member i % K
     b1, b2 = betas
     lr = (ctypes.c_double * len(lrs))(*lrs)
-    getattr(library(), f"deepnotes_adam_{_SUFFIX[p.dtype]}")(
+    getattr(kernels.library(), f"deepnotes_adam_{_SUFFIX[p.dtype]}")(
         ctypes.c_int64(rows),
         ctypes.c_int64(p.numel() // rows),
         ctypes.c_int64(len(lrs)),

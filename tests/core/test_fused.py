@@ -1,4 +1,4 @@
-"""The compiled blocks and Adam step (deepnotes/core/fused.py, kernels/*.cpp) compute what the PyTorch
+"""The compiled blocks and Adam step (deepnotes/core/kernels/*.cpp) compute what the PyTorch
 path computes: every output and gradient in float64 to relative 1e-10, for every norm style and block
 kind; the same numbers for any thread count; a clear fallback where no compiler is found."""
 
@@ -8,7 +8,7 @@ import warnings
 import pytest
 import torch
 
-from deepnotes.core import blocks
+from deepnotes.core import blocks, kernels
 from deepnotes.core.config import NORM_STYLES, ModelConfig, TrainConfig
 from deepnotes.core.data import MarkovLanguage, seeded
 from deepnotes.core.engine import Stack
@@ -18,7 +18,7 @@ from deepnotes.core.train import train_ensemble
 F64 = torch.float64
 TOL = 1e-10
 
-needs_compiler = pytest.mark.skipif(blocks._compiler() is None, reason="no C++ compiler on this machine")
+needs_compiler = pytest.mark.skipif(kernels.compiler() is None, reason="no C++ compiler on this machine")
 
 
 def rel_err(a, b) -> float:
@@ -71,7 +71,9 @@ def outputs_and_gradients(stack, x, compiled: bool, monkeypatch):
 def test_compiled_blocks_equal_the_pytorch_path(trial, monkeypatch):
     stack, x = random_stack(trial)
     monkeypatch.setenv(blocks.ENV_SWITCH, "all")
-    assert blocks.compiled_usable(stack.styles, x.flatten(1, 2), [getattr(stack, n) for n in stack.block_names])
+    assert blocks.compiled_usable(
+        stack.styles, stack.block_names, x.flatten(1, 2), [getattr(stack, n) for n in stack.block_names]
+    )
     y, dx, grads = outputs_and_gradients(stack, x, True, monkeypatch)
     y_ref, dx_ref, grads_ref = outputs_and_gradients(stack, x, False, monkeypatch)
     assert rel_err(y, y_ref) < TOL
@@ -81,19 +83,18 @@ def test_compiled_blocks_equal_the_pytorch_path(trial, monkeypatch):
         assert (rel_err(grads[name], g) < TOL) if float(g.norm()) > 0 else float(grads[name].norm()) == 0.0, name
 
 
-@needs_compiler
-@pytest.mark.parametrize("trial", range(16, 24))
-def test_compiled_float32_blocks_equal_the_pytorch_path(trial, monkeypatch):
-    """float32 takes code of its own (8 × 8 vector transposes, wider tiles): against the PyTorch path
-    in float32, to float32 rounding. Widths of 8 to 64 (whole transpose blocks and edges)."""
+def float32_stack(trial: int, activation: str = "relu", widths=(8, 12, 16)):
+    """Every norm style in float32, head widths ``widths`` times 1, 2 or 4 heads (whole 8 × 8 transpose
+    blocks, whole vectors of every target's width, and their edges)."""
     rnd = random.Random(trial)
     h = rnd.choice([1, 2, 4])
     shared = dict(
-        d_model=h * rnd.choice([8, 12, 16]),
+        d_model=h * rnd.choice(widths),
         n_heads=h,
         d_ff=rnd.choice([16, 24, 64]),
         vocab_size=7,
         causal=rnd.random() < 0.6,
+        activation=activation,
         max_len=20,
         n_layers=rnd.randint(1, 4),
     )
@@ -101,11 +102,27 @@ def test_compiled_float32_blocks_equal_the_pytorch_path(trial, monkeypatch):
     with seeded(trial):
         stack = Stack(cfgs, seeds=list(range(len(cfgs))), dtype=torch.float32)
         x = torch.randn(len(cfgs), rnd.randint(1, 3), rnd.randint(5, 17), shared["d_model"])
-    y, dx, grads = outputs_and_gradients(stack, x, True, monkeypatch)
-    y_ref, dx_ref, grads_ref = outputs_and_gradients(stack, x, False, monkeypatch)
+    return stack, x
+
+
+def assert_float32_close(got, ref):
+    """x_N, ∂L/∂x_0 and every gradient to float32 rounding (a gradient that is 0 stays exactly 0)."""
+    (y, dx, grads), (y_ref, dx_ref, grads_ref) = got, ref
     assert rel_err(y, y_ref) < 1e-5 and rel_err(dx, dx_ref) < 1e-4
+    assert set(grads) == set(grads_ref)
     for name, g in grads_ref.items():
         assert rel_err(grads[name], g) < 1e-4 if float(g.norm()) > 0 else float(grads[name].norm()) == 0.0, name
+
+
+@needs_compiler
+@pytest.mark.parametrize("trial", range(16, 24))
+def test_compiled_float32_blocks_equal_the_pytorch_path(trial, monkeypatch):
+    """float32 takes code of its own (8 × 8 vector transposes, the target's tiles): against the PyTorch
+    path in float32, to float32 rounding."""
+    stack, x = float32_stack(trial)
+    assert_float32_close(
+        outputs_and_gradients(stack, x, True, monkeypatch), outputs_and_gradients(stack, x, False, monkeypatch)
+    )
 
 
 @needs_compiler
@@ -272,16 +289,16 @@ def test_compiled_adam_is_pytorch_adam_per_member(monkeypatch):
 def test_without_a_compiler_the_pytorch_path_runs_and_says_so(monkeypatch, tmp_path):
     monkeypatch.setenv("CXX", str(tmp_path / "no-such-compiler"))
     monkeypatch.setenv("DEEPNOTES_CACHE", str(tmp_path))
-    blocks.library.cache_clear()
+    kernels._library.cache_clear()
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            assert blocks.library() is None
+            assert kernels.library() is None
             stack, x = random_stack(0)
             assert stack.run_blocks(x).isfinite().all()  # the PyTorch path
         assert any("PyTorch operations" in str(w.message) for w in caught)
     finally:
-        blocks.library.cache_clear()
+        kernels._library.cache_clear()
 
 
 @needs_compiler
@@ -290,7 +307,9 @@ def test_an_input_of_any_layout_takes_the_compiled_path(monkeypatch):
     stack, x = random_stack(4)
     monkeypatch.setenv(blocks.ENV_SWITCH, "all")
     shared = x[:1].expand_as(x)  # stride 0 over the members
-    assert blocks.compiled_usable(stack.styles, shared.flatten(1, 2), [getattr(stack, n) for n in stack.block_names])
+    assert blocks.compiled_usable(
+        stack.styles, stack.block_names, shared.flatten(1, 2), [getattr(stack, n) for n in stack.block_names]
+    )
     with torch.no_grad():
         y = stack.run_blocks(shared)
         monkeypatch.setenv(blocks.ENV_SWITCH, "0")
@@ -298,11 +317,28 @@ def test_an_input_of_any_layout_takes_the_compiled_path(monkeypatch):
 
 
 @needs_compiler
-def test_gelu_stacks_take_the_pytorch_path_unless_asked(monkeypatch):
-    cfg = ModelConfig(n_layers=2, d_model=8, n_heads=2, d_ff=12, vocab_size=6, activation="gelu")
-    stack = Stack([cfg], seeds=[0], dtype=F64)
-    x, params = torch.zeros(1, 4, 8, dtype=F64), [getattr(stack, n) for n in stack.block_names]
+@pytest.mark.parametrize("activation", ["relu", "gelu"])
+def test_small_blocks_take_the_compiled_path_large_ones_pytorchs(activation, monkeypatch):
+    """The rule of compiled_wins: GELU stacks take the compiled path as ReLU ones do (the kernels' GELU is
+    vectorized); a layer past COMPILED_LAYER_FLOPS takes PyTorch's, unless DEEPNOTES_FUSED=all."""
+    small = ModelConfig(n_layers=2, d_model=8, n_heads=2, d_ff=12, vocab_size=6, activation=activation)
+    large = ModelConfig(n_layers=1, d_model=64, n_heads=2, d_ff=256, vocab_size=6, activation=activation)
     monkeypatch.setenv(blocks.ENV_SWITCH, "1")
-    assert not blocks.compiled_usable(stack.styles, x, params)
+    for cfg, tokens, expected in ((small, 4, True), (large, 1024, False)):
+        stack = Stack([cfg], seeds=[0], dtype=F64)
+        x, params = torch.zeros(1, tokens, cfg.d_model, dtype=F64), [getattr(stack, n) for n in stack.block_names]
+        assert blocks.compiled_wins(tokens, cfg.d_model, cfg.d_ff, True) is expected
+        assert blocks.compiled_usable(stack.styles, stack.block_names, x, params) is expected
     monkeypatch.setenv(blocks.ENV_SWITCH, "all")
-    assert blocks.compiled_usable(stack.styles, x, params)
+    assert blocks.compiled_usable(stack.styles, stack.block_names, x, params)
+    monkeypatch.setenv(blocks.ENV_SWITCH, "0")
+    assert not blocks.compiled_usable(stack.styles, stack.block_names, x, params)
+
+
+def test_the_rule_counts_a_layers_matrix_products():
+    """2·M·(4d² + 2·d·d_ff): the 1000-layer chapter's blocks (32 tokens, d = 32, d_ff = 64) are far
+    below the limit, BERT's MLM encoder (1024 tokens, d = 64, d_ff = 256) above it."""
+    assert blocks.layer_flops(32, 32, 64, True) == 2 * 32 * (4 * 32 * 32 + 2 * 32 * 64) == 524288
+    assert blocks.layer_flops(32, 32, 64, False) == 2 * 32 * 2 * 32 * 64
+    assert blocks.compiled_wins(32, 32, 64, True)
+    assert not blocks.compiled_wins(1024, 64, 256, True)

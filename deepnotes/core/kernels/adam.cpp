@@ -1,5 +1,5 @@
 // One Adam step over a stacked parameter whose members have their own learning rate, in one pass
-// over θ, g, m, v (deepnotes/core/ensemble.py calls it through deepnotes/core/fused.py).
+// over θ, g, m, v (deepnotes/core/optim.py calls it through deepnotes/core/blocks.py).
 //
 // PyTorch's fused Adam takes one learning rate per tensor; members with their own rate (a warmup on
 // some of them) then cost a zeroed buffer, the fused step onto it and θ += η_k·u: 11 passes over

@@ -1,8 +1,8 @@
 // The N blocks of an engine Stack, forward and backward, as plain loops: one call runs every
-// layer of every member (deepnotes/core/fused.py compiles this file and calls it through ctypes).
+// layer of every member (deepnotes/core/kernels/__init__.py compiles this file for a target;
+// deepnotes/core/blocks.py calls it through ctypes).
 //
-// The formulas are deepnotes/core/stack_function.py's, member by member (its docstring writes them
-// out); there, each small operation of a layer is one PyTorch call that costs a few microseconds to
+// The formulas are deepnotes/core/blocks.py's, member by member (its docstring writes them out); there, each small operation of a layer is one PyTorch call that costs a few microseconds to
 // dispatch whatever its size. Here a member's whole layer is computed in one pass over data that
 // stays in the core's cache, with a register-blocked matrix product, and the members are spread over
 // threads (each member's arithmetic runs on one thread in a fixed order: the same result for any
@@ -17,7 +17,8 @@
 // stream x [K, M = B·T, d]. One block on member k:
 //     u = LN(x) if pre_k else x;  f = F(u);  s = α_k·x + g·f (g the gate if gated_k, else 1);
 //     y = LN(s) if post_k else s.
-// Plain C++17 with GCC/Clang vector extensions: no PyTorch headers, so it compiles in about a second.
+// Plain C++17 with GCC/Clang vector extensions: no PyTorch headers, so it compiles in about a second,
+// for any target; vector widths and tile shapes come from target.h, GELU's polynomials from gelu_fit.h.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -27,6 +28,8 @@
 #include <vector>
 #include "adam_update.h"
 #include "flush_denormals.h"
+#include "gelu_fit.h"
+#include "target.h"
 
 namespace {
 
@@ -47,7 +50,8 @@ template <typename T, int BYTES> struct Vec { typedef T type __attribute__((vect
 
 // C[r, :] = Σ_p A[r, p]·B[p, :] (+ bias) for R rows and NV vectors of BYTES: the products
 // accumulate in registers (R·NV vectors), each B vector loaded once for R rows. A[r, p] sits at
-// A[r·ars + p·acs], so Aᵀ needs no copy.
+// A[r·ars + p·acs], so Aᵀ needs no copy. Sized by target.h so that the R·NV accumulators, the NV
+// loads and the broadcast fit in the target's vector registers.
 template <typename T, int BYTES, int R, int NV>
 inline void tile(int64_t K, const T* A, int64_t ars, int64_t acs, const T* B, int64_t ldb, T* C, int64_t ldc,
                  const T* bias) {
@@ -71,47 +75,52 @@ inline void tile(int64_t K, const T* A, int64_t ars, int64_t acs, const T* B, in
     for (int v = 0; v < NV; v++) std::memcpy(C + r * ldc + v * L, &acc[r][v], BYTES);
 }
 
-// C[r, j] for R rows and the columns j < N, N a multiple of half a vector (32 bytes)
+// the last n < TILE_VECTORS whole vectors of a row block: one tile of n vectors
+template <typename T, int R, int NV = TILE_VECTORS - 1>
+inline void tail_vectors(int n, int64_t K, const T* A, int64_t ars, int64_t acs, const T* B, int64_t ldb, T* C,
+                         int64_t ldc, const T* bias) {
+  if constexpr (NV > 0) {
+    if (n == NV) tile<T, VECTOR_BYTES, R, NV>(K, A, ars, acs, B, ldb, C, ldc, bias);
+    else tail_vectors<T, R, NV - 1>(n, K, A, ars, acs, B, ldb, C, ldc, bias);
+  }
+}
+
+// C[r, j] for R rows and the columns j < N, N a multiple of NARROW_BYTES: tiles of TILE_VECTORS
+// vectors, then one of the vectors left, then a narrow one (half an AVX-512 vector)
 template <typename T, int R>
 inline void row_block(int64_t K, int64_t N, const T* A, int64_t ars, int64_t acs, const T* B, int64_t ldb, T* C,
                       int64_t ldc, const T* bias) {
-  constexpr int L = 64 / sizeof(T);
+  constexpr int L = VECTOR_BYTES / sizeof(T);
   auto at = [&](int64_t j) { return bias ? bias + j : nullptr; };
   int64_t j = 0;
-  for (; j + 4 * L <= N; j += 4 * L) tile<T, 64, R, 4>(K, A, ars, acs, B + j, ldb, C + j, ldc, at(j));
-  switch ((N - j) / L) {
-    case 3: tile<T, 64, R, 3>(K, A, ars, acs, B + j, ldb, C + j, ldc, at(j)); j += 3 * L; break;
-    case 2: tile<T, 64, R, 2>(K, A, ars, acs, B + j, ldb, C + j, ldc, at(j)); j += 2 * L; break;
-    case 1: tile<T, 64, R, 1>(K, A, ars, acs, B + j, ldb, C + j, ldc, at(j)); j += L; break;
-    default: break;
-  }
-  if (j < N) tile<T, 32, R, 1>(K, A, ars, acs, B + j, ldb, C + j, ldc, at(j));   // half a vector
+  for (; j + TILE_VECTORS * L <= N; j += TILE_VECTORS * L)
+    tile<T, VECTOR_BYTES, R, TILE_VECTORS>(K, A, ars, acs, B + j, ldb, C + j, ldc, at(j));
+  int left = int((N - j) / L);
+  tail_vectors<T, R>(left, K, A, ars, acs, B + j, ldb, C + j, ldc, at(j));
+  j += left * L;
+  if constexpr (NARROW_BYTES < VECTOR_BYTES)
+    if (j < N) tile<T, NARROW_BYTES, R, 1>(K, A, ars, acs, B + j, ldb, C + j, ldc, at(j));
 }
 
-// row_block over every row of A: blocks of 4 rows, then the 1–3 rows left
-template <typename T>
+// row_block over every row of A: blocks of TILE_ROWS rows, then the rows left
+template <typename T, int R = TILE_ROWS>
 void row_blocks(int64_t M, int64_t K, int64_t N, const T* A, int64_t ars, int64_t acs, const T* B, int64_t ldb,
                 T* C, int64_t ldc, const T* bias) {
   int64_t i = 0;
-  for (; i + 4 <= M; i += 4) row_block<T, 4>(K, N, A + i * ars, ars, acs, B, ldb, C + i * ldc, ldc, bias);
-  const T* a = A + i * ars;
-  T* c = C + i * ldc;
-  switch (M - i) {
-    case 3: row_block<T, 3>(K, N, a, ars, acs, B, ldb, c, ldc, bias); break;
-    case 2: row_block<T, 2>(K, N, a, ars, acs, B, ldb, c, ldc, bias); break;
-    case 1: row_block<T, 1>(K, N, a, ars, acs, B, ldb, c, ldc, bias); break;
-    default: break;
-  }
+  for (; i + R <= M; i += R) row_block<T, R>(K, N, A + i * ars, ars, acs, B, ldb, C + i * ldc, ldc, bias);
+  if constexpr (R > 1)
+    if (i < M) row_blocks<T, R - 1>(M - i, K, N, A + i * ars, ars, acs, B, ldb, C + i * ldc, ldc, bias);
 }
 
 // C [M, N] = A · B (+ bias [N] broadcast over rows); A [M, K] with A[i, p]
 // at A[i·ars + p·acs], B [K, N] with row stride ldb, C with row stride ldc. The last N mod H columns
-// (H: half a vector, 8 floats) go through a zero-padded copy of those columns of B, so that every
-// product runs on vectors (a causal stack's attention at 7-token rows: products of 7 × 7 and 7 × 16).
+// (H: NARROW_BYTES of T, 8 floats on AVX2 and AVX-512) go through a zero-padded copy of those columns
+// of B, so that every product runs on vectors (a causal stack's attention at 7-token rows: products of
+// 7 × 7 and 7 × 16).
 template <typename T>
 void mm_strided(int64_t M, int64_t K, int64_t N, const T* A, int64_t ars, int64_t acs, const T* B, int64_t ldb,
                 T* C, int64_t ldc, const T* bias) {
-  constexpr int H = 32 / sizeof(T);
+  constexpr int H = NARROW_BYTES / sizeof(T);
   int64_t wide = N - N % H, w = N - wide;
   row_blocks(M, K, wide, A, ars, acs, B, ldb, C, ldc, bias);
   if (w == 0) return;
@@ -245,9 +254,54 @@ void norm_backward(int64_t M, int64_t d, const T* dy, const T* xhat, const T* rs
   }
 }
 
-template <typename T> inline T gelu(T h) { return T(0.5) * h * (T(1) + std::erf(h * T(M_SQRT1_2))); }
+// GELU(h) = h·Φ(h) and GELU'(h) = Φ(h) + h·φ(h), Φ the standard normal's distribution function and φ
+// its density. float32 on vectors: polynomials fitted by tools/fit_gelu.py (gelu_fit.h; the script's
+// docstring derives the pieces), every step a multiply, add, min/max, conversion or select, so that the
+// loops over a layer's activations vectorize; with a = |h|/√2 and a₀ = ERFC_SPLIT,
+//     erfc(a) = 1 − a·P(a²) (a < a₀),  e^(−a²)·Q(1/a)/a (a₀ ≤ a ≤ 6);  Φ(h) = erfc(a)/2 (h < 0), 1 − erfc(a)/2,
+//     φ(h) = e^(−a²)/√(2π),  e^y = 2^n·E(y·log₂e − n), n = round(y·log₂e).
+// float64 (the tests' precision) calls the C library's erf and exp.
+template <int N> inline float polynomial(const float (&c)[N], float centre, float scale, float x) {
+  float u = (x - centre) * scale, y = c[0];
+  for (int i = 1; i < N; i++) y = y * u + c[i];
+  return y;
+}
+
+// e^y for −37 ≤ y ≤ 0
+inline float exp_nonpositive(float y) {
+  float k = y * 1.44269504088896341f;                                     // y·log₂e ≤ 0
+  int32_t n = -int32_t(0.5f - k);                                         // round(k): truncation of 0.5 − k ≥ 0
+  int32_t bits = (n + 127) << 23;                                         // 2^n as a float's bits
+  float scale;
+  std::memcpy(&scale, &bits, sizeof scale);
+  return polynomial(EXP2, EXP2_CENTRE, EXP2_SCALE, k - float(n)) * scale;
+}
+
+// Φ(h) and e^(−h²/2)
+inline float normal_cdf(float h, float& gauss) {
+  float a = std::min(std::fabs(h) * 0.707106781186547524f, ERFC_LARGEST), s = a * a;
+  gauss = exp_nonpositive(-s);
+  float t = 1.0f / std::max(a, ERFC_SPLIT);
+  float erfc = a < ERFC_SPLIT ? 1.0f - a * polynomial(ERF_SMALL, ERF_SMALL_CENTRE, ERF_SMALL_SCALE, s)
+                              : gauss * t * polynomial(ERFC_LARGE, ERFC_LARGE_CENTRE, ERFC_LARGE_SCALE, t);
+  return h < 0.0f ? 0.5f * erfc : 1.0f - 0.5f * erfc;
+}
+
+template <typename T> inline T gelu(T h) {
+  if constexpr (std::is_same_v<T, float>) {
+    float gauss;
+    return h * normal_cdf(h, gauss);
+  } else {
+    return T(0.5) * h * (T(1) + std::erf(h * T(M_SQRT1_2)));
+  }
+}
 template <typename T> inline T gelu_grad(T h) {
-  return T(0.5) * (T(1) + std::erf(h * T(M_SQRT1_2))) + h * std::exp(T(-0.5) * h * h) * T(0.5 * M_2_SQRTPI * M_SQRT1_2);
+  if constexpr (std::is_same_v<T, float>) {
+    float gauss, cdf = normal_cdf(h, gauss);
+    return cdf + h * gauss * 0.398942280401432678f;                      // φ(h) = e^(−h²/2)/√(2π)
+  } else {
+    return T(0.5) * (T(1) + std::erf(h * T(M_SQRT1_2))) + h * std::exp(T(-0.5) * h * h) * T(0.5 * M_2_SQRTPI * M_SQRT1_2);
+  }
 }
 
 // One member's parameters of one layer (pointers into [N, K, r, c])
@@ -333,10 +387,10 @@ struct Member {
   void ffn_forward(SublayerState<T>& st, const LayerParams<T>& lp) {
     int64_t M = L.tokens, d = L.d, f = L.d_ff;
     mm<T>(M, d, f, st.u, d, lp.p[FC1_W], f, st.h, f, lp.p[FC1_B]);
-    for (int64_t i = 0; i < M * f; i++) {
-      T h = st.h[i];
-      st.a[i] = L.gelu ? gelu(h) : (h > 0 ? h : T(0));
-    }
+    if (L.gelu)
+      for (int64_t i = 0; i < M * f; i++) st.a[i] = gelu(st.h[i]);
+    else
+      for (int64_t i = 0; i < M * f; i++) st.a[i] = st.h[i] > 0 ? st.h[i] : T(0);
     mm<T>(M, f, d, st.a, f, lp.p[FC2_W], d, st.f, d, lp.p[FC2_B]);
   }
 
@@ -437,8 +491,10 @@ struct Member {
     mm_tn<T>(f, M, d, st.a, f, df, d, lp.g[FC2_W], d);
     column_sums<T>(M, d, df, lp.g[FC2_B]);
     mm_nt<T>(M, d, f, df, d, lp.p[FC2_W], d, da, f, scratch.data());
-    for (int64_t i = 0; i < M * f; i++)
-      da[i] *= L.gelu ? gelu_grad(st.h[i]) : (st.a[i] > 0 ? T(1) : T(0));
+    if (L.gelu)
+      for (int64_t i = 0; i < M * f; i++) da[i] *= gelu_grad(st.h[i]);
+    else
+      for (int64_t i = 0; i < M * f; i++) da[i] = st.a[i] > 0 ? da[i] : T(0);
     mm_tn<T>(d, M, f, st.u, d, da, f, lp.g[FC1_W], f);
     column_sums<T>(M, f, da, lp.g[FC1_B]);
     mm_nt<T>(M, f, d, da, f, lp.p[FC1_W], f, du, d, scratch.data());
@@ -622,7 +678,19 @@ void backward(const Layout& L, T* const* params, T* const* grads, const AdamInBa
 }  // namespace
 
 extern "C" {
-int deepnotes_blocks_abi() { return 3; }
+int deepnotes_blocks_abi() { return 4; }
+// what this build was sized for: vector bytes, vector registers, tile rows, tile vectors
+void deepnotes_kernels_shape(int64_t* out) {
+  out[0] = VECTOR_BYTES;
+  out[1] = VECTOR_REGISTERS;
+  out[2] = TILE_ROWS;
+  out[3] = TILE_VECTORS;
+}
+// GELU(h) and GELU'(h) of n values, as the float32 kernels compute them (the tests' handle on them)
+void deepnotes_gelu_f32(int64_t n, const float* h, float* y, float* dy) {
+  for (int64_t i = 0; i < n; i++) y[i] = gelu(h[i]);
+  for (int64_t i = 0; i < n; i++) dy[i] = gelu_grad(h[i]);
+}
 // entries of one layer's intermediates for a member with these flags (Layout::kept is the members' largest)
 int64_t deepnotes_blocks_kept_entries(const Layout* L, uint8_t pre, uint8_t post, uint8_t gated) {
   return Member<float>(*L, 1.0f, pre, post, gated).kept_entries();

@@ -123,10 +123,17 @@ def _train_group(
     return _train_stack(stack, tasks, train_cfgs, objective, trackers(), names, progress)
 
 
+# The fixed work of an ensemble's step (drawing tokens, the loss, Python) in members' blocks: on the CPU,
+# where ensembles are spread over worker processes, a member's blocks cost about the same whichever
+# path computes them (the compiled kernels, or PyTorch's where its BLAS is faster, compiled_wins), and a
+# step's fixed work is a fraction of one member's (measured: 3–10 ms against 50 µs a block at 1000 blocks)
+STEP_MEMBERS = 0.25
+
+
 def ensemble_cost(model_cfg: ModelConfig, train_cfg: TrainConfig, members: int) -> float:
-    """A number proportional to an ensemble's run time: a step costs about (one member's dispatch +
-    a little per extra member) per block, times the steps."""
-    return model_cfg.n_layers * (4 + members) * train_cfg.steps
+    """A number proportional to an ensemble's run time on the CPU: each member's blocks and a step's fixed
+    work (:data:`STEP_MEMBERS`), times the blocks and the steps."""
+    return model_cfg.n_layers * (members + STEP_MEMBERS) * train_cfg.steps
 
 
 MEMORY_SHARE = 0.5  # an ensemble on a GPU may take at most this share of the device's memory
@@ -148,8 +155,9 @@ def ensemble_groups(
     """How :func:`train_many` splits runs into ensembles: the indices of the runs that share a graph
     (:func:`~deepnotes.core.engine.graph_config`) and a loop (:data:`SHARED_FIELDS`), in first-seen
     order. With ``workers`` > 1, an ensemble that would keep one worker busy longer than an even
-    share of the whole (by :func:`ensemble_cost`) is halved until none does, so that the cores finish
-    together: the chapter of 1000 layers trains its 17 runs at N = 1000 as two ensembles on 2 cores.
+    share of the whole (by :func:`ensemble_cost`) is cut, its first piece as large as fills one
+    share, until none does, so that the cores finish together: BERT's six MLM runs (four with the
+    extra head, two without) train as 3 | 1 + 2 members on 2 cores, not 4 | 2.
     ``limit`` (a function of a member's model and train configs, as :func:`member_limit`): the most
     members an ensemble may hold; a larger group is cut into consecutive pieces of that size first."""
     if len(model_cfgs) != len(train_cfgs):  # one of each per run: a shorter list would drop runs
@@ -165,10 +173,11 @@ def ensemble_groups(
     while workers > 1:
         share = sum(map(cost, out)) / workers
         big = max((g for g in out if len(g) > 1), key=cost, default=None)
-        if big is None or cost(big) <= share:
+        if big is None or cost(big) <= share * (1 + 1e-9):
             return out
+        fits = max((m for m in range(1, len(big)) if cost(big[:m]) <= share), default=1)
         at = out.index(big)
-        out[at : at + 1] = [big[: (len(big) + 1) // 2], big[(len(big) + 1) // 2 :]]
+        out[at : at + 1] = [big[:fits], big[fits:]]
     return out
 
 

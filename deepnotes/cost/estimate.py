@@ -16,7 +16,7 @@ import torch
 from deepnotes.core.config import ModelConfig, TrainConfig
 from deepnotes.core.validate import Finite, choice
 from deepnotes.cost.log import log_chapter, unlogged
-from deepnotes.cost.model import Count, TrainRuns, total
+from deepnotes.cost.model import Count, TrainRuns, planned_for, total
 
 
 @dataclass(frozen=True)
@@ -155,13 +155,18 @@ def estimate(chapter: str, plan: list, budget: str, rates: list[Rates]) -> Estim
     return Estimate(chapter, budget, count, {r.device: r.seconds(count) for r in rates})
 
 
-def chapter_plan(chapter: str, budget) -> list:
-    """``deepnotes.chapters.<chapter>.cost.plan(budget)``."""
+def chapter_plan(chapter: str, budget, workers: int | None = None) -> list:
+    """``deepnotes.chapters.<chapter>.cost.plan(budget)``, its runs grouped for ``workers`` processes
+    (default: as this machine trains them; 1 for a GPU)."""
     from deepnotes.core.config import resolve_budget
     from deepnotes.ledger.items import CHAPTERS
 
     choice("chapter", chapter, CHAPTERS)
-    return importlib.import_module(f"deepnotes.chapters.{chapter}.cost").plan(resolve_budget(budget))
+    module = importlib.import_module(f"deepnotes.chapters.{chapter}.cost")
+    if workers is None:
+        return module.plan(resolve_budget(budget))
+    with planned_for(workers):
+        return module.plan(resolve_budget(budget))
 
 
 def chapter_estimate(chapter: str, budget=None) -> Estimate:

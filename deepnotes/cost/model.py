@@ -24,10 +24,12 @@ each plan against what ran.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 from collections import Counter
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -177,13 +179,31 @@ class ProbeCalls:
 Work = TrainRuns | StackPasses | MLPPasses | ProbeCalls
 
 
+# the worker processes a plan is grouped for, where a caller sets it (planned_for); else this machine's
+_PLAN_WORKERS: ContextVar[int | None] = ContextVar("plan_workers", default=None)
+
+
+@contextlib.contextmanager
+def planned_for(workers: int):
+    """Plans made inside group their runs for ``workers`` processes: 1 for a GPU (the T4's estimate),
+    whatever this machine's CPU uses otherwise. train_many cuts ensembles to balance the workers, so
+    the same runs form other ensembles on a GPU than on a 2-core CPU."""
+    token = _PLAN_WORKERS.set(positive_int("workers", workers))
+    try:
+        yield
+    finally:
+        _PLAN_WORKERS.reset(token)
+
+
 def ensembles(model_cfgs, train_cfgs, masked: Finite | None = None, workers: int | None = None) -> list[TrainRuns]:
     """The ensembles :func:`~deepnotes.core.ensembles.train_many` trains for these runs (same grouping,
-    for ``workers`` processes: by default as many as the chapters use on this machine's CPU)."""
+    for ``workers`` processes: by default :func:`planned_for`'s, else as many as the chapters use on
+    this machine's CPU)."""
     from deepnotes.core.ensembles import default_workers, ensemble_groups
 
     model_cfgs, train_cfgs = list(model_cfgs), list(train_cfgs)
-    workers = default_workers(_device()) if workers is None else workers
+    if workers is None:
+        workers = _PLAN_WORKERS.get() or default_workers(_device())
     return [
         TrainRuns(model_cfgs[g[0]], len(g), train_cfgs[g[0]], masked)
         for g in ensemble_groups(model_cfgs, train_cfgs, workers)

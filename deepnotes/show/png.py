@@ -30,7 +30,8 @@ def figure_png(fig, dpi: int = DPI) -> bytes:
     _short_minor_log_labels(fig)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight", facecolor="white")
-    smallest, found = readable.smallest_text_pt(fig), readable.problems(fig, dpi)
+    # savefig drew the figure: its tick labels have their text (two more draws cost a slider ~40 % of its time)
+    smallest, found = readable.smallest_text_pt(fig, drawn=True), readable.problems(fig, dpi, drawn=True)
     plt.close(fig)
     buf.seek(0)
     image = Image.open(buf).convert("RGB")  # (H, W, 3), white behind the axes

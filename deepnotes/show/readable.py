@@ -25,12 +25,14 @@ TITLE_PT = 10.0  # panel titles
 PANELS_PER_ROW = 2
 
 
-def smallest_text_pt(fig) -> float | None:
-    """The smallest font size (points) of the figure's drawn, non-empty text; None if it has none."""
+def smallest_text_pt(fig, drawn: bool = False) -> float | None:
+    """The smallest font size (points) of the figure's drawn, non-empty text; None if it has none.
+    ``drawn``: the figure was just drawn (saved), so its tick labels have their text already."""
     from matplotlib.axis import Tick
     from matplotlib.text import Text
 
-    fig.draw_without_rendering()  # tick labels get their text, layouts their place
+    if not drawn:
+        fig.draw_without_rendering()  # tick labels get their text, layouts their place
     hidden_ticks = {
         id(t)
         for ax in fig.axes
@@ -99,11 +101,12 @@ def legend_clashes(fig) -> list[str]:
     return out
 
 
-def problems(fig, dpi: Finite) -> list[str]:
+def problems(fig, dpi: Finite, drawn: bool = False) -> list[str]:
     """Why ``fig`` would be hard to read in the book: text below the floor at either width (predicted
-    from the figure's size before cropping), too many panels in a row, or legend entries that look alike."""
+    from the figure's size before cropping), too many panels in a row, or legend entries that look alike.
+    ``drawn`` as in :func:`smallest_text_pt`."""
     out = legend_clashes(fig)
-    smallest = smallest_text_pt(fig)
+    smallest = smallest_text_pt(fig, drawn)
     width_px = fig.get_figwidth() * dpi
     for window, floor in MIN_TEXT_PX.items():
         if smallest is not None and text_px_on_screen(smallest, width_px, dpi, window) < floor - 1e-9:

@@ -55,8 +55,8 @@ def _post_vs_pre_norm():
 def test_a_chapter_gives_the_same_numbers_in_mixed_ensembles(chapter, monkeypatch):
     real, made = ensemble.ensemble_groups, {"new": [], "old": []}
 
-    def recording(kind, grouping):
-        return lambda m, t, w=1, limit=None: made[kind].append(grouping(m, t, w)) or made[kind][-1]
+    def recording(kind, grouping):  # counts the groups before they are cut to balance the workers
+        return lambda m, t, w=1, limit=None: made[kind].append(grouping(m, t, 1)) or grouping(m, t, w)
 
     monkeypatch.setattr(ensemble, "ensemble_groups", recording("new", real))
     new = _histories(chapter())

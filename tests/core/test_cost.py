@@ -133,7 +133,7 @@ def test_bad_input_names_the_bad_value(make, bad):
 def test_the_cuda_default_budget_fits_a_t4_in_ten_minutes_by_the_estimate(chapter):
     """Issue 18: the budget a CUDA machine picks (gpu) finishes each chapter within
     GPU_MINUTES_PER_CHAPTER on a T4 by the counted estimate; the full sizes are opt-in ('full')."""
-    gpu = cost.total(estimate.chapter_plan(chapter, "gpu"))
+    gpu = cost.total(estimate.chapter_plan(chapter, "gpu", workers=1))  # a GPU trains in one process
     minutes = GPU_MINUTES_EXCEPTIONS.get(chapter, GPU_MINUTES_PER_CHAPTER)
     assert estimate.T4.seconds(gpu) <= minutes * 60, estimate.format_seconds(estimate.T4.seconds(gpu))
     full, cpu = (cost.total(estimate.chapter_plan(chapter, b)) for b in ("full", "cpu"))

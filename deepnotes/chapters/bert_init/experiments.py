@@ -21,15 +21,17 @@ from dataclasses import dataclass, field
 
 import torch
 import torch.nn.functional as F
+from torch import nn
 
 from deepnotes.core import measure as et
 from deepnotes.core.config import Budget, ModelConfig, TrainConfig, resolve_budget
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import MarkovLanguage, mask_positions, probe_generator
 from deepnotes.core.engine import Stack
-from deepnotes.core.ensembles import train_many
+from deepnotes.core.ensembles import default_workers, train_many
 from deepnotes.core.measure import every_for, per_block_grad_norms
 from deepnotes.core.models import (
+    TransformerLM,
     build_model,
     ffn_branch_variance,
     gaussian_second_moment,
@@ -148,21 +150,25 @@ def init_probe(
 
         return hook
 
+    stream = []  # x_0 … x_N [B, T, d], recorded by the one forward pass below
+
+    def keep(module, inputs, output):
+        stream.append(output.detach())
+
     hooks = [b.attn.register_forward_hook(record("attn")) for b in model.blocks]
     hooks += [b.ffn.register_forward_hook(record("ffn")) for b in model.blocks]
-    masked = tokens.masked_fill(mask, model.mask_id)
-    with torch.no_grad():
-        _, stream = model.hidden(masked, return_stream=True)
-        for hk in hooks:
-            hk.remove()
-        logits = model(masked)[mask].double()  # [n, V]
+    hooks += [m.register_forward_hook(keep) for m in (model.embed_norm, *model.blocks)]
+    model.zero_grad(set_to_none=True)
+    all_logits = model(tokens.masked_fill(mask, model.mask_id))  # [B, T, V]: mlm_loss's forward, once
+    for hk in hooks:
+        hk.remove()
+    loss = F.cross_entropy(all_logits[mask], tokens[mask])  # = model.mlm_loss(tokens, mask)
+    loss.backward()
+    logits = all_logits.detach()[mask].double()  # [n, V]
     x0 = stream[0]
     interleaved = [v for pair in zip(ratios["attn"], ratios["ffn"], strict=True) for v in pair]
     derived = [v for r in rho for v in derived_ratios(std, r)]
     logp = logits.log_softmax(-1)
-    model.zero_grad(set_to_none=True)
-    loss = model.mlm_loss(tokens, mask)
-    loss.backward()
     return InitProbe(
         std=std,
         width=width,
@@ -204,13 +210,20 @@ def table_setting_probe(
     budget = resolve_budget(budget)
     device = device or default_device()
     n_seq, seq_len = budget.bert_init.probe_tokens
-    model = build_model(encoder_config(width, depth, std, budget.bert_init.vocab, seq_len), seed=seed, device=device)
+    with torch.device("meta"):  # no initialization drawn only to be overwritten (at width 768, most of the time)
+        model = TransformerLM(encoder_config(width, depth, std, budget.bert_init.vocab, seq_len))
+    model = model.to_empty(device=device)  # the blocks are filled below; embedding and head are not used
     gen = torch.Generator().manual_seed(seed)
     sigma = equivalent_std(std, width)
     with torch.no_grad():
         for param in model.blocks.parameters():
-            if param.dim() >= 2:  # every matrix; biases stay 0, γ stays 1
+            if param.dim() >= 2:  # every matrix
                 param.copy_(sigma * torch.randn(param.shape, generator=gen))
+        for module in model.blocks.modules():  # biases 0, γ 1
+            if isinstance(module, nn.LayerNorm):
+                module.reset_parameters()
+            elif isinstance(module, nn.Linear):
+                nn.init.zeros_(module.bias)
     stream = [torch.randn(n_seq, seq_len, width, generator=gen).to(device)]  # x_0 [B, T, d]
     readout = (torch.randn(width, generator=gen) / math.sqrt(width)).to(device)  # u [d]
     for block in model.blocks:
@@ -292,6 +305,16 @@ def stack_embedding_rms(stack: Stack) -> list[float]:
     return stack.embed[:, : stack.cfg.vocab_size].pow(2).mean(dim=(1, 2)).sqrt().tolist()
 
 
+def mlm_trackers(every: int) -> list:
+    """What an MLM ensemble records every ``every`` steps: block gradient norms, LayerNorm gains, the
+    embedding's RMS (a function of its own, so that worker processes can receive it)."""
+    return [
+        et.BlockGradNorms(every),
+        et.Recorder("gains", stack_layer_norm_gains, every),
+        et.Recorder("embed_rms", stack_embedding_rms, every),
+    ]
+
+
 def mlm_runs(
     settings: Sequence[tuple[float, bool]],
     budget: Budget | str | None = None,
@@ -323,17 +346,15 @@ def mlm_runs(
         )
         for _, _, seed in keys
     ]
+    device = device or default_device()
     hists = train_many(
         [encoder_config(b.train_width, depth, s, b.vocab, seq_len, head) for s, head, _ in keys],
         tcfgs,
         [MarkovLanguage(b.vocab, seed=seed) for _, _, seed in keys],
         objective=Masked(MASK_PROB),
-        trackers=lambda: [
-            et.BlockGradNorms(every),
-            et.Recorder("gains", stack_layer_norm_gains, every),
-            et.Recorder("embed_rms", stack_embedding_rms, every),
-        ],
-        device=device or default_device(),
+        trackers=functools.partial(mlm_trackers, every),
+        device=device,
+        workers=default_workers(device),
         progress=progress,
     )
     return {key: _mlm_result(key[0], key[1], depth, hist) for key, hist in zip(keys, hists, strict=True)}

@@ -6,8 +6,17 @@ verdicts). Importing ``deepnotes`` loads the model code (torch) only; plotting, 
 are imported on demand.
 """
 
+import os
+
 from beartype import BeartypeConf
 from beartype.claw import beartype_this_package
+
+# PyTorch's CPU allocator backs tensors of 2 MB and more with 2 MB pages (Linux's transparent huge pages, asked
+# for with madvise) when this is set before torch is imported: a deep stack's step walks hundreds of MB of
+# weights and Adam moments, and with 4 KB pages every layer misses the TLB again (measured: 8–10 % of a
+# 1000-layer step, benchmarks/RESULTS.md, 2026-11-27). Set it to 0 to opt out; where torch was imported
+# first, or the system has no such pages, nothing changes. Worker processes inherit it.
+os.environ.setdefault("THP_MEM_ALLOC_ENABLE", "1")
 
 # Every annotated parameter in the package is checked against its annotation when it is called: a value of
 # the wrong kind (a string where a depth goes, a float where a count goes) is a TypeError naming the

@@ -26,7 +26,7 @@ needs_compiler = pytest.mark.skipif(kernels.compiler() is None, reason="no C++ c
 RUNNABLE = [t for t in kernels.TARGETS if t != "armv8-a" and kernels.runs_here(t)]
 NOT_RUNNABLE = [t for t in kernels.TARGETS if t not in RUNNABLE]
 # what each x86-64 level's build must be sized for: (vector bytes, registers, tile rows, tile vectors)
-SHAPES = {"x86-64-v2": (16, 16, 4, 2), "x86-64-v3": (32, 16, 4, 2), "x86-64-v4": (64, 32, 4, 4)}
+SHAPES = {"x86-64-v2": (16, 16, 6, 2), "x86-64-v3": (32, 16, 6, 2), "x86-64-v4": (64, 32, 6, 4)}
 
 
 def kernel_shape(lib) -> tuple[int, ...]:
@@ -217,7 +217,7 @@ def split_output(raw: bytes, sizes: list[int]) -> list[torch.Tensor]:
 @pytest.mark.parametrize("activation", ["relu", "gelu"])
 @pytest.mark.parametrize("trial", [40, 41])
 def test_the_arm_build_equals_the_pytorch_path_under_qemu(trial, activation, arm_driver, monkeypatch):
-    """The kernels built for armv8-a (NEON: 16-byte vectors, 32 registers, tiles of 4 × 4) and run under
+    """The kernels built for armv8-a (NEON: 16-byte vectors, 32 registers, tiles of 6 × 4) and run under
     qemu-aarch64: x_N, ∂L/∂x_0 and every gradient against the PyTorch path in float32, and the GELU
     against float64 as on x86. Correctness only: an emulator's speed says nothing of an ARM CPU's."""
     stack, x = float32_stack(trial, activation, widths=(4, 8, 12, 16))
@@ -228,7 +228,7 @@ def test_the_arm_build_equals_the_pytorch_path_under_qemu(trial, activation, arm
     proc = subprocess.run([QEMU, str(arm_driver)], input=blob, capture_output=True, timeout=600)
     assert proc.returncode == 0, proc.stderr.decode()
     shape, out = torch.frombuffer(bytearray(proc.stdout[:32]), dtype=torch.int64).tolist(), proc.stdout[32:]
-    assert shape == [16, 32, 4, 4]  # NEON: 16-byte vectors, 32 registers, tiles of 4 rows × 4 vectors
+    assert shape == [16, 32, 6, 4]  # NEON: 16-byte vectors, 32 registers, tiles of 6 rows × 4 vectors
     sizes = [y_ref.numel(), dx_ref.numel(), *(getattr(stack, n).numel() for n in names), h.numel(), h.numel()]
     y, dx, *grads, gelu, gelu_grad = split_output(out, sizes)
     got = (

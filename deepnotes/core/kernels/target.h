@@ -7,9 +7,10 @@
 // and the shape of the matrix-product tile that fits them (blocks.cpp's `tile`): TILE_ROWS rows of A
 // times TILE_VECTORS vectors of B's columns keep TILE_ROWS·TILE_VECTORS accumulators in registers, and
 // each step of the product also holds the TILE_VECTORS vectors of B it loads and one broadcast element
-// of A. So TILE_ROWS·TILE_VECTORS + TILE_VECTORS + 1 ≤ VECTOR_REGISTERS: 4 × 4 on AVX-512 (21 of 32),
-// 4 × 2 on AVX2 (11 of 16; 4 × 3 needs all 16 and spills, measured in benchmarks/RESULTS.md), 4 × 2 on
-// SSE, 4 × 4 on NEON. A tile written for 64-byte vectors compiled for AVX2 splits into twice the
+// of A. So TILE_ROWS·TILE_VECTORS + TILE_VECTORS + 1 ≤ VECTOR_REGISTERS: 6 × 4 on AVX-512 (29 of 32),
+// 6 × 2 on AVX2 (15 of 16), 6 × 2 on SSE, 6 × 4 on NEON. Six rows load each vector of B for more
+// products than four (measured: 5–12 % a layer of the 1000-layer chapter's blocks, AVX2 and AVX-512;
+// benchmarks/RESULTS.md). A tile written for 64-byte vectors compiled for AVX2 splits into twice the
 // registers the machine has, and every product spills its accumulators to memory.
 #pragma once
 
@@ -23,7 +24,7 @@ constexpr int VECTOR_BYTES = 16, VECTOR_REGISTERS = 32;
 constexpr int VECTOR_BYTES = 16, VECTOR_REGISTERS = 16;
 #endif
 
-constexpr int TILE_ROWS = 4;
+constexpr int TILE_ROWS = 6;
 // the most vectors per tile row that leave registers for the loads (at most 4: the chapters' widths
 // are 1–6 vectors, and a wider tile has no work at them), minus a register of headroom where the
 // count would use every register (the compiler needs one for addresses of the broadcast)

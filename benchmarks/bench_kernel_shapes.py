@@ -94,7 +94,7 @@ def main() -> None:
         for shape in chosen:
             k, b, t, d, f, n, act, causal = shape
             compiled_ms, pytorch_ms = measure(shape, args.repeats)
-            rule = "compiled" if blocks.compiled_wins(k, b * t, d, f, act) else "pytorch"
+            rule = "compiled" if blocks.compiled_wins(b * t, d, f, True) else "pytorch"
             ratio = pytorch_ms / compiled_ms
             rule_ratio = ratio if rule == "compiled" else 1 / ratio  # > 1: the rule took the faster path
             slower += rule_ratio < 1 / 1.1

@@ -7,9 +7,12 @@ are imported on demand.
 """
 
 import os
+import time
 
-from beartype import BeartypeConf
-from beartype.claw import beartype_this_package
+_IMPORT_START = time.perf_counter()
+
+from beartype import BeartypeConf  # noqa: E402
+from beartype.claw import beartype_this_package  # noqa: E402
 
 # PyTorch's CPU allocator backs tensors of 2 MB and more with 2 MB pages (Linux's transparent huge pages, asked
 # for with madvise) when this is set before torch is imported: a deep stack's step walks hundreds of MB of
@@ -36,6 +39,7 @@ from deepnotes.core.models import Block, Residual, TransformerLM, build_model
 from deepnotes.core.train import History, Masked, NextToken, train
 
 __version__ = "0.1.0"
+IMPORT_SECONDS = time.perf_counter() - _IMPORT_START  # what importing the package took (the estimate's setup)
 
 __all__ = [
     "BUDGETS",

@@ -21,6 +21,7 @@ SUMMARIES = {
         ["--workload", "chapter", "--target", "native"],
         r"chapter N=3: members=\d+ member_step_ms=[\d.]+ .* pytorch_path_ms=[\d.]+ target=native",
     ),
+    "bench_kernel_shapes.py": ([], r"kernel shapes target=native: shapes=2 rule_slower=\d+ worst_rule_ratio=[\d.]+"),
     "bench_live_slider.py": ([], r"increment explosion, depth    3, post      adam: live run +[\d.]+ s"),
     "bench_norms.py": ([], r"ratio RMSNorm/LayerNorm: forward [\d.]+, forward\+backward [\d.]+"),
     "bench_thousand_layers_plan.py": ([], r"thousand_layers plan \(smoke, cpu\) at 2 steps: \d+ runs"),

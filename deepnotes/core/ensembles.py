@@ -226,8 +226,9 @@ def train_many(
         check_fits(model_cfgs[m[0]], len(m), train_cfgs[m[0]], where=device)
     single = len(members) == 1
     objective = objective if objective is not None else NextToken()
+    spread = workers > 1 and not single  # run_jobs trains a single ensemble in this process
     for m in members:  # told here: a worker process has no observers
-        _notify(model_cfgs[m[0]], len(m), train_cfgs[m[0]], objective)
+        _notify(model_cfgs[m[0]], len(m), train_cfgs[m[0]], objective, spread)
     shared = (objective, trackers, trainable, frozen, device, dtype, progress and single)
     jobs = [_group_job(m, model_cfgs, train_cfgs, tasks, inits) + shared for m in members]
     costs = [ensemble_cost(model_cfgs[m[0]], train_cfgs[m[0]], len(m)) for m in members]

@@ -223,14 +223,15 @@ class Masked:
         return model.mlm_loss(tokens, self.mask(*tokens.shape, gen).to(tokens.device))
 
 
-# Called once per ensemble before it trains, as f(model_cfg, members, train_cfg, mask_prob or None):
-# the cost package's work log adds itself here (deepnotes/cost/log.py). Nothing in core reads it.
-ENSEMBLE_OBSERVERS: list[Callable[[ModelConfig, int, TrainConfig, float | None], None]] = []
+# Called once per ensemble before it trains, as f(model_cfg, members, train_cfg, mask_prob or None, spread)
+# (spread: in a worker process beside others): the cost package's work log adds itself here
+# (deepnotes/cost/log.py). Nothing in core reads it.
+ENSEMBLE_OBSERVERS: list[Callable[[ModelConfig, int, TrainConfig, float | None, bool], None]] = []
 
 
-def _notify(model_cfg: ModelConfig, members: int, cfg: TrainConfig, objective) -> None:
+def _notify(model_cfg: ModelConfig, members: int, cfg: TrainConfig, objective, spread: bool = False) -> None:
     for observer in ENSEMBLE_OBSERVERS:
-        observer(model_cfg, members, cfg, objective.prob if isinstance(objective, Masked) else None)
+        observer(model_cfg, members, cfg, objective.prob if isinstance(objective, Masked) else None, spread)
 
 
 def _tasks(tasks, k: int) -> list[MarkovLanguage]:

@@ -1,13 +1,27 @@
 """How long counted work takes on a device: measured rates for this machine, assumed ones for a T4,
 and the estimate every chapter's budget cell prints (:func:`chapter_estimate`).
 
-    seconds = FLOPs / flop_rate + launches · launch_seconds        (counts: :mod:`deepnotes.cost.model`)
+A plan's items take (counts: :mod:`deepnotes.cost.model`)
+
+    seconds = (FLOPs − kernel FLOPs) / flop_rate + (launches − kernel launches) · launch_seconds
+              + kernel FLOPs / kernel_flop_rate + kernel blocks · kernel_block_seconds
+              + figures · figure_seconds
+
+where the kernel terms are the blocks the compiled CPU kernels run (zero on a GPU, or where they are not
+built). The training ensembles are spread over the worker processes as :func:`deepnotes.core.ensembles.
+run_jobs` spreads them (the longest first, onto the worker that is free first), each worker one thread;
+everything else runs after them in the chapter's own process; the page adds the time this process took
+to import the package and calibrate (:attr:`Rates.setup_seconds`). :func:`calibrate` measures every rate
+on this machine in a few seconds; :data:`T4` holds the rates assumed for Colab's T4, where the book was
+never run (device work only: the figures are drawn on Colab's CPU).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
+import os
 import time
 from dataclasses import dataclass, replace
 
@@ -21,15 +35,52 @@ from deepnotes.cost.model import Count, TrainRuns, planned_for, total
 
 @dataclass(frozen=True)
 class Rates:
-    """How fast a device runs counted work: matmul FLOPs per second and seconds per launch."""
+    """How fast a device runs counted work: PyTorch's path (matmul FLOPs per second and seconds per
+    launch, in this process; ``worker_flops_per_second`` in a one-thread worker, where ensembles train);
+    the compiled kernels, where built (FLOPs per second and seconds per member-block pass, one thread;
+    None: not here); seconds per figure; the worker processes; and the setup this process has paid."""
 
     device: str
     flops_per_second: Finite
     seconds_per_launch: Finite
     how: str  # "measured here …" or where an assumed rate comes from
+    kernel_flops_per_second: Finite | None = None
+    seconds_per_kernel_block: Finite = 0.0
+    seconds_per_step: Finite = 0.0  # Python's own time around a step's operators (on a GPU: in the launches)
+    seconds_per_figure: Finite = 0.0
+    workers: int = 1
+    worker_flops_per_second: Finite | None = None
+    setup_seconds: Finite = 0.0
 
-    def seconds(self, count: Count) -> float:
-        return count.flops / self.flops_per_second + count.launches * self.seconds_per_launch
+    def seconds(self, count: Count, in_worker: bool = False) -> float:
+        """Seconds of ``count`` one after the other: in a worker at its one thread's FLOP rate, else at
+        this process's. The kernels' blocks at their one-thread rate wherever they run: spread over a
+        process's threads, an ensemble's members gain little (measured: 4 members of 24 blocks, 256 tokens,
+        29.5 ms a step on 2 threads, 33.9 on one), their weights and moments streaming from memory."""
+        rate = (self.worker_flops_per_second if in_worker else None) or self.flops_per_second
+        flops, launches = count.flops, count.launches
+        out = count.figures * self.seconds_per_figure + count.steps * self.seconds_per_step
+        if self.kernel_flops_per_second is not None:
+            flops, launches = flops - count.kernel_flops, launches - count.kernel_launches
+            kernel = (
+                count.kernel_flops / self.kernel_flops_per_second + count.kernel_blocks * self.seconds_per_kernel_block
+            )
+            out += kernel
+        return out + flops / rate + launches * self.seconds_per_launch
+
+    def work_seconds(self, work) -> float:
+        """One plan item, in a worker process if it is an ensemble trained there."""
+        return self.seconds(work.count(), in_worker=isinstance(work, TrainRuns) and work.spread)
+
+    def plan_seconds(self, plan: list) -> float:
+        """A chapter's wall time: the ensembles trained in worker processes spread over them (the longest
+        first, each onto the worker free first), the rest of its work in this process, and its setup."""
+        spread = [isinstance(w, TrainRuns) and w.spread for w in plan]
+        loads = [0.0] * self.workers
+        for seconds in sorted((self.work_seconds(w) for w, s in zip(plan, spread, strict=True) if s), reverse=True):
+            loads[loads.index(min(loads))] += seconds
+        here = sum(self.work_seconds(w) for w, s in zip(plan, spread, strict=True) if not s)
+        return max(loads) + here + self.setup_seconds
 
 
 # Colab's free GPU. FP32 peak 8.1 TFLOPS (NVIDIA T4 datasheet); the book's small batched matmuls reach
@@ -39,17 +90,29 @@ T4 = Rates(
     "NVIDIA T4 (assumed)", 4.0e12, 10e-6, "assumed: half the T4's 8.1 TFLOPS FP32 peak, 10 µs per launch; not measured"
 )
 
-# The two calibration shapes: many small blocks (launch-bound) and two wide ones (FLOP-bound).
+# The two calibration shapes of PyTorch's path: many small blocks (launch-bound) and two wide ones
+# (FLOP-bound), both with the compiled kernels off.
 CALIBRATION_SHAPES = {
     "launch-bound": dict(depth=48, d_model=16, d_ff=32, n_heads=2, batch=2, seq_len=8),
     "FLOP-bound": dict(depth=2, d_model=256, d_ff=1024, n_heads=4, batch=8, seq_len=64),
 }
+# The compiled kernels' two shapes, each at two depths (the difference is the blocks' own time): the
+# 1000-layer chapter's blocks, at depths whose weights and Adam moments come from memory as at 1000
+# (the kernels' speed depends on it: 31 µs a block from cache, 42 from memory), and the cpu budget's
+# batch of 16 × 16 tokens, eight times the work, at the same width (the kernels' FLOP rate depends on
+# the width: 31 GFLOP/s at 32, 63 at 64; the chapters' compiled blocks are 16 to 32 wide).
+KERNEL_SHAPES = {
+    "chapter blocks": (dict(d_model=32, d_ff=64, n_heads=2, batch=4, seq_len=8), (40, 400)),
+    "budget batch": (dict(d_model=32, d_ff=64, n_heads=2, batch=16, seq_len=16), (4, 24)),
+}
+# A step of one block and one member: what the step costs besides its blocks' operators
+STEP_SHAPE = dict(depth=1, d_model=16, d_ff=32, n_heads=2, batch=2, seq_len=8)
 CALIBRATION_STEPS = 3
 
 
-def _calibration_work(shape: dict) -> TrainRuns:
+def _calibration_work(shape: dict, depth: int | None = None) -> TrainRuns:
     model = ModelConfig(
-        n_layers=shape["depth"],
+        n_layers=depth or shape["depth"],
         d_model=shape["d_model"],
         n_heads=shape["n_heads"],
         d_ff=shape["d_ff"],
@@ -90,33 +153,142 @@ def _best_time(stack, task, work: TrainRuns, device: torch.device) -> float:
     return best
 
 
+@contextlib.contextmanager
+def _setting(threads: int | None = None, fused: str | None = None):
+    """Run with ``threads`` intra-op threads and ``DEEPNOTES_FUSED=fused`` (None: as they are), restored after."""
+    from deepnotes.core.blocks import ENV_SWITCH
+
+    before_threads, before_fused = torch.get_num_threads(), os.environ.get(ENV_SWITCH)
+    try:
+        if threads is not None:
+            torch.set_num_threads(threads)
+        if fused is not None:
+            os.environ[ENV_SWITCH] = fused
+        yield
+    finally:
+        torch.set_num_threads(before_threads)
+        if fused is not None:
+            if before_fused is None:
+                os.environ.pop(ENV_SWITCH, None)
+            else:
+                os.environ[ENV_SWITCH] = before_fused
+
+
+def _solve(a: tuple[float, float, float], b: tuple[float, float, float]) -> tuple[float, float]:
+    """(1/rate, seconds per unit) from two measurements t = FLOPs/rate + units·seconds, each given as
+    (FLOPs, units, t): Cramer's rule; where noise makes one negative, one-term fits of each."""
+    (fa, ua, ta), (fb, ub, tb) = a, b
+    det = fa * ub - fb * ua
+    inv_rate = (ta * ub - tb * ua) / det if det else -1.0
+    per_unit = (fa * tb - fb * ta) / det if det else -1.0
+    if inv_rate <= 0 or per_unit <= 0:
+        inv_rate, per_unit = tb / fb, ta / ua
+    return inv_rate, per_unit
+
+
+def _pytorch_rates(dev: torch.device) -> tuple[float, float, float, str]:
+    """PyTorch's path, the compiled kernels off: (FLOP rate here, seconds per launch, FLOP rate on one
+    thread, what was timed)."""
+    works = [_calibration_work(shape) for shape in CALIBRATION_SHAPES.values()]
+    counts = [w.count() for w in works]
+    with _setting(fused="0"):
+        times = [_time_work(w, dev) for w in works]
+        one_thread = times[1]
+        if dev.type == "cpu" and torch.get_num_threads() > 1:
+            with _setting(threads=1):
+                one_thread = _time_work(works[1], dev)
+    (fa, la), (fb, lb) = [(c.flops, c.launches) for c in counts]
+    inv_rate, per_launch = _solve((fa, la, times[0]), (fb, lb, times[1]))
+    worker_rate = fb / max(one_thread - lb * per_launch, 1e-9)
+    how = f"{CALIBRATION_STEPS} steps of two engine shapes, {times[0]:.2f} s launch-bound, {times[1]:.2f} s FLOP-bound"
+    return 1.0 / inv_rate, per_launch, worker_rate, how
+
+
+def _kernel_rates(dev: torch.device) -> tuple[float, float] | None:
+    """The compiled kernels on one thread: (FLOPs per second, seconds per member-block pass), from the
+    blocks' own time at each of :data:`KERNEL_SHAPES` (two depths apart); None where they are not built."""
+    from deepnotes.core import kernels
+
+    if dev.type != "cpu" or kernels.library() is None:
+        return None
+    points = []
+    with _setting(threads=1):
+        for shape, (low, high) in KERNEL_SHAPES.values():
+            works = [_calibration_work(shape, depth) for depth in (low, high)]
+            per_block = (_time_work(works[1], dev) - _time_work(works[0], dev)) / ((high - low) * CALIBRATION_STEPS)
+            flops = (works[1].count().kernel_flops - works[0].count().kernel_flops) / ((high - low) * CALIBRATION_STEPS)
+            points.append((flops, 1.0, per_block))
+    inv_rate, per_block = _solve(*points)
+    return 1.0 / inv_rate, per_block
+
+
+def _step_seconds(dev: torch.device, rate: float, per_launch: float, kernel) -> float:
+    """Python's time around a step's operators: a one-block, one-member step timed, less what its
+    operators and blocks take by the other rates (at least 0). On CUDA the launches already hold it."""
+    if dev.type != "cpu":
+        return 0.0
+    work = _calibration_work(STEP_SHAPE)
+    partial = Rates("", rate, per_launch, "", *(kernel or (None, 0.0)))
+    return max(0.0, (_time_work(work, dev) - partial.seconds(work.count())) / CALIBRATION_STEPS)
+
+
+def _figure_seconds() -> float:
+    """The time :func:`deepnotes.show.png.figure_png` takes for a figure like the book's: two panels of
+    five curves each with a legend, titles and labels (the best of two)."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    from deepnotes.show.png import figure_png
+
+    best = float("inf")
+    for _ in range(2):
+        start = time.perf_counter()
+        fig, axes = plt.subplots(1, 2, figsize=(6, 2.8), layout="constrained")
+        for k, ax in enumerate(axes):
+            for j in range(5):
+                ax.plot(range(50), [(i + 1) ** (0.1 * j) + k for i in range(50)], label=f"curve {j}")
+            ax.set(xscale="log", title=f"panel {k}", xlabel="step", ylabel="loss")
+            ax.legend(fontsize=9)
+        figure_png(fig)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
 @functools.lru_cache(maxsize=4)
 def calibrate(device: str | None = None) -> Rates:
-    """Measure this device's two rates from two short engine runs (a few seconds on a CPU).
-
-    Solves  t_i = F_i / flop_rate + L_i · launch_seconds  for the launch-bound and the FLOP-bound
-    shape (:data:`CALIBRATION_SHAPES`), with the counts of :meth:`TrainRuns.count`."""
+    """Measure this device's rates in a few seconds: PyTorch's path from two short engine runs with the
+    kernels off (one launch-bound, one FLOP-bound, the latter also on one thread), the compiled kernels'
+    from two shapes at two depths each (one thread), a figure drawn, and the setup this process has paid
+    (importing the package, and this calibration)."""
+    from deepnotes import IMPORT_SECONDS
     from deepnotes.core.config import device as default_device
+    from deepnotes.core.ensembles import default_workers
 
+    start = time.perf_counter()
     if device is not None:
         choice("device type", str(device).split(":")[0], ("cpu", "cuda"))
     dev = torch.device(device) if device is not None else default_device()
-    works = [_calibration_work(shape) for shape in CALIBRATION_SHAPES.values()]
-    counts = [w.count() for w in works]
-    times = [_time_work(w, dev) for w in works]
-    (fa, la), (fb, lb) = [(c.flops, c.launches) for c in counts]
-    det = fa * lb - fb * la
-    inv_rate = (times[0] * lb - times[1] * la) / det  # Cramer's rule for (1/flop_rate, launch_seconds)
-    per_launch = (fa * times[1] - fb * times[0]) / det
-    if inv_rate <= 0 or per_launch <= 0:  # noise made one rate negative: fall back to one-term fits
-        inv_rate, per_launch = times[1] / fb, times[0] / la
+    rate, per_launch, worker_rate, how = _pytorch_rates(dev)
+    kernel = _kernel_rates(dev)
+    step = _step_seconds(dev, rate, per_launch, kernel)
+    figure = _figure_seconds()
+    if kernel is not None:
+        how += f"; kernels {kernel[0] / 1e9:.3g} GFLOP/s and {kernel[1] * 1e6:.3g} µs a block"
     name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else f"this CPU ({torch.get_num_threads()} threads)"
     return Rates(
         name,
-        1.0 / inv_rate,
+        rate,
         per_launch,
-        f"measured here: {CALIBRATION_STEPS} steps of two engine shapes, "
-        f"{times[0]:.2f} s launch-bound, {times[1]:.2f} s FLOP-bound",
+        f"measured here: {how}; a figure {figure:.2f} s",
+        kernel_flops_per_second=kernel[0] if kernel else None,
+        seconds_per_kernel_block=kernel[1] if kernel else 0.0,
+        seconds_per_step=step,
+        seconds_per_figure=figure,
+        workers=default_workers(dev),
+        worker_flops_per_second=worker_rate if dev.type == "cpu" else None,
+        setup_seconds=IMPORT_SECONDS + time.perf_counter() - start,
     )
 
 
@@ -150,9 +322,11 @@ def format_seconds(seconds: Finite) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
-def estimate(chapter: str, plan: list, budget: str, rates: list[Rates]) -> Estimate:
-    count = total(plan)
-    return Estimate(chapter, budget, count, {r.device: r.seconds(count) for r in rates})
+def estimate(chapter: str, plan: list, budget: str, rates: list[Rates], plan_for=None) -> Estimate:
+    """``plan`` timed with each of ``rates``; ``plan_for(workers)``, where given, regroups the plan for a
+    device's own number of workers (a GPU trains in one process)."""
+    seconds = {r.device: r.plan_seconds(plan if plan_for is None else plan_for(r.workers)) for r in rates}
+    return Estimate(chapter, budget, total(plan), seconds)
 
 
 def chapter_plan(chapter: str, budget, workers: int | None = None) -> list:
@@ -176,4 +350,11 @@ def chapter_estimate(chapter: str, budget=None) -> Estimate:
 
     budget = resolve_budget(budget)
     log_chapter(chapter)
-    return estimate(chapter, chapter_plan(chapter, budget), budget.name, [calibrate(), T4])
+    here = calibrate()
+    start = time.perf_counter()
+    plan = chapter_plan(chapter, budget)
+    total(plan)  # counted now (the tiny runs of each shape): part of this cell's setup, as the calibration is
+    here = replace(here, setup_seconds=here.setup_seconds + time.perf_counter() - start)
+    return estimate(
+        chapter, plan, budget.name, [here, T4], plan_for=lambda workers: chapter_plan(chapter, budget, workers)
+    )

@@ -42,9 +42,12 @@ def log_chapter(chapter: str) -> None:
     _log({"chapter": chapter})
 
 
-def log_train_runs(model: ModelConfig, members: int, train: TrainConfig, masked: Finite | None) -> None:
-    """Append one ensemble's :class:`TrainRuns` to ``$DEEPNOTES_WORK_LOG`` (a JSON line) when it is set."""
-    _log({"model": asdict(model), "members": members, "train": asdict(train), "masked": masked})
+def log_train_runs(
+    model: ModelConfig, members: int, train: TrainConfig, masked: Finite | None, spread: bool = False
+) -> None:
+    """Append one ensemble's :class:`TrainRuns` to ``$DEEPNOTES_WORK_LOG`` (a JSON line) when it is set,
+    with whether it trained in a worker process beside others (``spread``) or in the chapter's own."""
+    _log({"model": asdict(model), "members": members, "train": asdict(train), "masked": masked, "spread": spread})
 
 
 if log_train_runs not in ENSEMBLE_OBSERVERS:

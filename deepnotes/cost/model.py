@@ -27,10 +27,11 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import math
 from collections import Counter
 from collections.abc import Callable
 from contextvars import ContextVar
-from dataclasses import dataclass, replace
+from dataclasses import astuple, dataclass, replace
 from pathlib import Path
 
 import torch
@@ -39,22 +40,32 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import FlopCounterMode
 
 from deepnotes.core.config import ModelConfig, TrainConfig
-from deepnotes.core.validate import Finite, positive_int
+from deepnotes.core.validate import Finite, nonnegative_int, positive_int
 from deepnotes.cost.log import unlogged
 
 
 @dataclass(frozen=True)
 class Count:
-    """Matmul FLOPs and ATen operators (≈ kernel launches) of some work."""
+    """Matmul FLOPs and ATen operators (≈ kernel launches) of some work. Of them, the ``kernel_*`` part is
+    the blocks that the compiled CPU kernels run where they are built (:func:`deepnotes.core.blocks.
+    compiled_wins`): their FLOPs, the operators the PyTorch path would dispatch for them, and how many
+    member-block passes (one block, one member, forward and backward) they are. ``steps``: the training
+    steps (or probe passes), each with a fixed cost in Python around its operators. ``figures``: the
+    figures the work draws into the page."""
 
     flops: Finite
     launches: Finite
+    kernel_flops: Finite = 0.0
+    kernel_launches: Finite = 0.0
+    kernel_blocks: Finite = 0.0
+    steps: Finite = 0.0
+    figures: Finite = 0.0
 
     def __add__(self, other: Count) -> Count:
-        return Count(self.flops + other.flops, self.launches + other.launches)
+        return Count(*(a + b for a, b in zip(astuple(self), astuple(other), strict=True)))
 
     def __sub__(self, other: Count) -> Count:
-        return Count(self.flops - other.flops, self.launches - other.launches)
+        return Count(*(a - b for a, b in zip(astuple(self), astuple(other), strict=True)))
 
 
 ZERO = Count(0.0, 0.0)
@@ -101,12 +112,14 @@ class TrainRuns:
     """One ensemble of :func:`deepnotes.core.train.train_ensemble`: ``members`` runs of ``model``'s
     graph (any member's config), each ``train.steps`` steps of ``train.batch_size`` × ``train.seq_len``
     tokens. ``masked``: the masking probability of a :class:`~deepnotes.core.train.Masked` objective
-    (None: next-token prediction)."""
+    (None: next-token prediction). ``spread``: trained in a worker process beside others (a call of
+    train_many with workers that made several ensembles), not in the chapter's own process."""
 
     model: ModelConfig
     members: int
     train: TrainConfig
     masked: Finite | None = None
+    spread: bool = False
 
     def count(self) -> Count:
         positive_int("members", self.members)
@@ -116,7 +129,12 @@ class TrainRuns:
             self.masked,
         )
         per = _train_counts(*shape)
-        return _scale(per, self.model.n_layers, self.train.steps, self.members, self.train.batch_size)
+        n, steps, batch = self.model.n_layers, self.train.steps, self.train.batch_size
+        return (
+            _scale(per, n, steps, self.members, batch)
+            + _kernel_part(self.model, per, n, steps, self.members, batch, self.train.seq_len)
+            + Count(0.0, 0.0, steps=float(steps))
+        )
 
 
 @dataclass(frozen=True)
@@ -135,7 +153,12 @@ class StackPasses:
         for name in ("members", "batch", "seq_len", "passes"):
             positive_int(name, getattr(self, name))
         per = _pass_counts(_cost_shape(self.model), self.seq_len, self.backward)
-        return _scale(per, self.model.n_layers, self.passes, self.members, self.batch)
+        n = self.model.n_layers
+        return (
+            _scale(per, n, self.passes, self.members, self.batch)
+            + _kernel_part(self.model, per, n, self.passes, self.members, self.batch, self.seq_len)
+            + Count(0.0, 0.0, steps=float(self.passes))
+        )
 
 
 @dataclass(frozen=True)
@@ -176,7 +199,23 @@ class ProbeCalls:
         return _scale(_probe_counts(self.probe, self.args), self.depth, self.calls, 1, self.batch)
 
 
-Work = TrainRuns | StackPasses | MLPPasses | ProbeCalls
+@dataclass(frozen=True)
+class Render:
+    """``figures`` figures drawn into the page as the book's PNGs (:func:`deepnotes.show.png.figure_png`):
+    a chapter's own figures and its sliders' precomputed frames."""
+
+    figures: int
+
+    def count(self) -> Count:
+        return Count(0.0, 0.0, figures=float(nonnegative_int("figures", self.figures)))
+
+
+def slider_frames(sliders) -> int:
+    """The frames a chapter's sliders precompute: the product of each grid's value counts, summed."""
+    return sum(math.prod(len(values) for values in slider.grid.values()) for slider in sliders)
+
+
+Work = TrainRuns | StackPasses | MLPPasses | ProbeCalls | Render
 
 
 # the worker processes a plan is grouped for, where a caller sets it (planned_for); else this machine's
@@ -204,10 +243,9 @@ def ensembles(model_cfgs, train_cfgs, masked: Finite | None = None, workers: int
     model_cfgs, train_cfgs = list(model_cfgs), list(train_cfgs)
     if workers is None:
         workers = _PLAN_WORKERS.get() or default_workers(_device())
-    return [
-        TrainRuns(model_cfgs[g[0]], len(g), train_cfgs[g[0]], masked)
-        for g in ensemble_groups(model_cfgs, train_cfgs, workers)
-    ]
+    groups = ensemble_groups(model_cfgs, train_cfgs, workers)
+    spread = workers > 1 and len(groups) > 1  # run_jobs trains a single ensemble in the calling process
+    return [TrainRuns(model_cfgs[g[0]], len(g), train_cfgs[g[0]], masked, spread) for g in groups]
 
 
 def _device():
@@ -236,6 +274,22 @@ def _scale(per: _PerUnit, depth: int, steps: int, members: int, batch: int) -> C
     )
     flops = members * batch * steps * (per.per_step.flops + depth * per.per_block_step.flops)
     return Count(flops, launches)
+
+
+def _kernel_part(model: ModelConfig, per: _PerUnit, depth: int, repeats: int, members: int, batch: int, seq_len: int):
+    """The blocks' share of a count, where the compiled kernels run them (else nothing): ``repeats``
+    steps or passes of ``members`` members through ``depth`` blocks on ``batch`` × ``seq_len`` tokens."""
+    from deepnotes.core.blocks import compiled_wins
+
+    if not compiled_wins(batch * seq_len, model.d_model, model.d_ff, model.block == "transformer"):
+        return ZERO
+    return Count(
+        0.0,
+        0.0,
+        kernel_flops=members * batch * repeats * depth * per.per_block_step.flops,
+        kernel_launches=repeats * depth * per.per_block_step.launches,
+        kernel_blocks=float(members * depth * repeats),
+    )
 
 
 def _per_unit(count_at) -> _PerUnit:
@@ -325,8 +379,10 @@ def total(plan: list) -> Count:
     """The counts of every item of a chapter's plan."""
     out = ZERO
     for work in plan:
-        if not isinstance(work, (TrainRuns, StackPasses, MLPPasses, ProbeCalls)):
-            raise TypeError(f"a plan holds TrainRuns, StackPasses, MLPPasses or ProbeCalls, got {type(work).__name__}")
+        if not isinstance(work, (TrainRuns, StackPasses, MLPPasses, ProbeCalls, Render)):
+            raise TypeError(
+                f"a plan holds TrainRuns, StackPasses, MLPPasses, ProbeCalls or Render, got {type(work).__name__}"
+            )
         out = out + work.count()
     return out
 
@@ -347,17 +403,25 @@ def read_train_log(path) -> dict[str, list]:
         train = rec["train"]
         train["betas"] = tuple(train["betas"])
         out.setdefault(chapter, []).append(
-            TrainRuns(ModelConfig(**rec["model"]), rec["members"], TrainConfig(**train), rec["masked"])
+            TrainRuns(
+                ModelConfig(**rec["model"]),
+                rec["members"],
+                TrainConfig(**train),
+                rec["masked"],
+                rec.get("spread", False),
+            )
         )
     return out
 
 
 def _run_key(work) -> tuple:
-    """What decides an ensemble's cost: its graph, members, loop (not α, β, init std, lr, warmup, seed)."""
+    """What decides an ensemble's cost: its graph, members, loop (not α, β, init std, lr, warmup, seed),
+    and where it trains (a worker process or the chapter's own)."""
     from deepnotes.core.engine import graph_config
 
     t = work.train
-    return (graph_config(work.model), work.members, t.optimizer, t.steps, t.batch_size, t.seq_len, work.masked)
+    key = (graph_config(work.model), work.members, t.optimizer, t.steps, t.batch_size, t.seq_len, work.masked)
+    return (*key, "spread" if work.spread else "here")
 
 
 def plan_differences(plan: list, ran: list) -> list[str]:

@@ -9,6 +9,7 @@ from dataclasses import replace
 import pytest
 import torch
 
+from deepnotes.core import blocks, kernels
 from deepnotes.core.config import GPU_MINUTES_EXCEPTIONS, GPU_MINUTES_PER_CHAPTER, get_budget
 from deepnotes.core.data import MarkovLanguage
 from deepnotes.core.engine import Stack
@@ -106,10 +107,49 @@ def test_the_work_log_round_trips_and_the_plan_check_finds_both_kinds_of_differe
 def test_calibration_gives_positive_finite_rates_and_an_estimate_uses_them():
     rates = estimate.calibrate("cpu")
     assert 0 < rates.flops_per_second < math.inf and 0 < rates.seconds_per_launch < 1
-    work = [cost.TrainRuns(BUDGET.model_config(4), 2, BUDGET.train_config("adam", 1e-3, 3))]
+    assert 0 < rates.worker_flops_per_second < math.inf and rates.workers >= 1
+    assert 0 < rates.seconds_per_figure < 10 and 0 < rates.setup_seconds and rates.seconds_per_step >= 0
+    if kernels.library() is not None:  # the compiled kernels' own rates, where they are built
+        assert 0 < rates.kernel_flops_per_second < math.inf and 0 < rates.seconds_per_kernel_block < 1e-2
+    work = [cost.TrainRuns(BUDGET.model_config(4), 2, BUDGET.train_config("adam", 1e-3, 3))]  # in this process
     est = estimate.estimate("thousand_layers", work, "smoke", [rates, estimate.T4])
-    assert est.seconds[rates.device] == pytest.approx(rates.seconds(cost.total(work)))
+    assert est.seconds[rates.device] == pytest.approx(rates.seconds(cost.total(work)) + rates.setup_seconds)
     assert "smoke budget" in repr(est) and estimate.T4.device in repr(est)
+
+
+def test_a_plan_spreads_its_worker_ensembles_and_runs_the_rest_after_them():
+    """The ensembles trained in workers go longest first onto the worker free first (run_jobs' order);
+    the rest (probes, in-process ensembles, figures) add up in the chapter's process, after the setup."""
+    rates = estimate.Rates("test", 1e9, 1e-6, "", workers=2, seconds_per_figure=0.5, setup_seconds=5.0)
+    train = BUDGET.train_config("adam", 1e-3, 3)
+    spread = [cost.TrainRuns(BUDGET.model_config(n), 1, train, spread=True) for n in (8, 4, 4, 2)]
+    here = [cost.TrainRuns(BUDGET.model_config(2), 1, train), cost.Render(4)]
+    t8, t4, _, t2 = (rates.work_seconds(w) for w in spread)
+    loads = [t8 + t2, t4 + t4] if t8 <= 2 * t4 else [t8, t4 + t4 + t2]
+    expected = max(loads) + rates.work_seconds(here[0]) + 4 * 0.5 + 5.0
+    assert rates.plan_seconds(spread + here) == pytest.approx(expected)
+    assert cost.Render(4).count() == cost.Count(0.0, 0.0, figures=4.0)
+
+
+def test_the_blocks_the_kernels_run_are_priced_at_the_kernels_rates():
+    """A stack the compiled path takes (compiled_wins) counts its blocks apart: on a machine with the kernels
+    their FLOPs and operators are priced at the kernels' rates; a GPU (no kernel rate) prices them all alike."""
+    work = cost.TrainRuns(BUDGET.model_config(6), 3, BUDGET.train_config("adam", 1e-3, 4))
+    count = work.count()
+    assert count.kernel_blocks == 3 * 6 * 4 and 0 < count.kernel_flops <= count.flops
+    assert 0 < count.kernel_launches < count.launches and count.steps == 4
+    plain = estimate.Rates("no kernels", 1e9, 1e-6, "")
+    with_kernels = replace(plain, kernel_flops_per_second=2e9, seconds_per_kernel_block=1e-5)
+    assert with_kernels.seconds(count) == pytest.approx(
+        (count.flops - count.kernel_flops) / 1e9
+        + (count.launches - count.kernel_launches) * 1e-6
+        + count.kernel_flops / 2e9
+        + count.kernel_blocks * 1e-5
+    )
+    assert plain.seconds(count) == pytest.approx(count.flops / 1e9 + count.launches * 1e-6)
+    wide = cost.TrainRuns(replace(BUDGET.model_config(2), d_model=256, d_ff=1024, n_heads=4), 1, work.train)
+    assert not blocks.compiled_wins(work.train.batch_size * work.train.seq_len, 256, 1024, True)
+    assert wide.count().kernel_blocks == 0  # past the kernels' limit: all of it PyTorch's path
 
 
 @pytest.mark.parametrize(

@@ -23,6 +23,7 @@ SymPy derivations are left out (scalar work) and the live panels run nothing at 
 
 from __future__ import annotations
 
+from deepnotes.chapters.bert_init import controls
 from deepnotes.chapters.bert_init.experiments import (
     BERT_STD,
     MASK_PROB,
@@ -32,9 +33,11 @@ from deepnotes.chapters.bert_init.experiments import (
     run_settings,
 )
 from deepnotes.core.config import Budget, ModelConfig, TrainConfig, resolve_budget
-from deepnotes.core.engine import graph_config
 from deepnotes.core.validate import Finite
-from deepnotes.cost.model import StackPasses, TrainRuns, Work
+from deepnotes.cost.model import Render, StackPasses, TrainRuns, Work, ensembles, slider_frames
+
+# the figures the page shows besides its sliders' frames (tests/test_book.py counts them in the smoke build)
+FIGURES = 5
 
 
 def _probe_model(budget: Budget | str, depth: int, width: int) -> ModelConfig:
@@ -62,7 +65,8 @@ def _table_setting_probe(budget: Budget | str, std: Finite) -> StackPasses:
 
 def _chapter_runs(budget: Budget | str) -> list[TrainRuns]:
     """:func:`~deepnotes.chapters.bert_init.experiments.chapter_runs`: :func:`mlm_runs` over run_settings
-    (seed 0), one ensemble per graph as train_many groups them (the head's presence splits them)."""
+    (seed 0), grouped as train_many groups them over this machine's workers (the head's presence splits
+    the graphs; the larger group is cut to balance the workers)."""
     b = budget.bert_init
     n_seq, seq_len = b.train_batch
     train = TrainConfig(
@@ -74,11 +78,9 @@ def _chapter_runs(budget: Budget | str) -> list[TrainRuns]:
         seq_len=seq_len,
         seed=0,
     )
-    groups: dict = {}  # graph → [a member's config, members]
-    for std, head in run_settings(budget):
-        model = encoder_config(b.train_width, b.train_depth, std, b.vocab, seq_len, head)
-        groups.setdefault(graph_config(model), [model, 0])[1] += 1
-    return [TrainRuns(model, members, train, masked=MASK_PROB) for model, members in groups.values()]
+    settings = run_settings(budget)
+    models = [encoder_config(b.train_width, b.train_depth, std, b.vocab, seq_len, head) for std, head in settings]
+    return ensembles(models, [train] * len(models), masked=MASK_PROB)  # as mlm_runs' train_many groups them
 
 
 def plan(budget: Budget | str) -> list[Work]:
@@ -107,4 +109,5 @@ def plan(budget: Budget | str) -> list[Work]:
             ]
         ),  # seed 0: table_probes
         *_chapter_runs(budget),  # training_runs, gain_runs, gain figures, slider "gains"
+        Render(FIGURES + slider_frames(controls.sliders(budget).values())),  # the page's figures and slider frames
     ]

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import inspect
 
+from deepnotes.chapters.increment_explosion import controls
 from deepnotes.chapters.increment_explosion.experiments import (
     EARLY_UPDATE_VARIANTS,
     PARAM_SETS,
@@ -30,8 +31,11 @@ from deepnotes.chapters.increment_explosion.experiments import (
     variant_config,
 )
 from deepnotes.core.config import Budget, TrainConfig, resolve_budget
-from deepnotes.cost.model import StackPasses, TrainRuns, Work, ensembles
+from deepnotes.cost.model import Render, StackPasses, TrainRuns, Work, ensembles, slider_frames
 from deepnotes.shared import warmup
+
+# the figures the page shows besides its sliders' frames (tests/test_book.py counts them in the smoke build)
+FIGURES = 4
 
 
 def _grouped(
@@ -89,4 +93,5 @@ def plan(budget: Budget | str) -> list[Work]:
         *_early_update_sweep(budget, budget.increment_explosion.paper_shape),  # paper_size_updates
         *warmup.work(budget, budget.increment_explosion.train_depths),  # training_comparisons
         *_slider_grid(budget),  # slider_grid (slider "training")
+        Render(FIGURES + slider_frames(controls.sliders(budget).values())),  # the page's figures and slider frames
     ]

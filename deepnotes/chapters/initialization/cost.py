@@ -17,12 +17,16 @@ from __future__ import annotations
 
 import inspect
 
+from deepnotes.chapters.initialization import controls
 from deepnotes.chapters.initialization.experiments import moment_table
 from deepnotes.chapters.initialization.mlp import ACTIVATIONS
 from deepnotes.core.config import Budget, resolve_budget
-from deepnotes.cost.model import MLPPasses, Work
+from deepnotes.cost.model import MLPPasses, Render, Work, slider_frames
 
 PARAMETRIZATIONS = (False, True)  # ntk_comparison's runs: standard (He), NTK
+
+# the figures the page shows besides its sliders' frames (tests/test_book.py counts them in the smoke build)
+FIGURES = 3
 
 
 def _moment_passes(budget: Budget | str, curves: int) -> MLPPasses:
@@ -43,4 +47,5 @@ def plan(budget: Budget | str) -> list[Work]:
             MLPPasses(width=b.ntk_width, depth=b.ntk_depth, batch=b.ntk_batch, passes=b.ntk_steps, backward=True)
             for _ in PARAMETRIZATIONS
         ),  # ntk_comparison
+        Render(FIGURES + slider_frames(controls.sliders(budget).values())),  # the page's figures and slider frames
     ]

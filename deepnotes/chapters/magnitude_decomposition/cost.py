@@ -20,15 +20,19 @@ depends on results; the live panel runs nothing at build time.
 
 from __future__ import annotations
 
+from deepnotes.chapters.magnitude_decomposition import controls
 from deepnotes.chapters.magnitude_decomposition.experiments import choices
 from deepnotes.chapters.magnitude_decomposition.training import PLAN
 from deepnotes.core import scaling
 from deepnotes.core.config import Budget, ModelConfig, resolve_budget
 from deepnotes.core.validate import Finite
-from deepnotes.cost.model import StackPasses, TrainRuns, Work
+from deepnotes.cost.model import Render, StackPasses, TrainRuns, Work, slider_frames
 
 # identity_sweep's settings besides SGD's picks: Adam's λ = 1/α, the paper's constants, Post-LN
 IDENTITY_EXTRA_SETTINGS = 3
+
+# the figures the page shows besides its sliders' frames (tests/test_book.py counts them in the smoke build)
+FIGURES = 5
 
 
 def _deepnorm(budget: Budget | str, n_layers: int) -> ModelConfig:
@@ -75,4 +79,5 @@ def plan(budget: Budget | str) -> list[Work]:
             for n in mb.slider_depths
             for opt in scaling.OPTIMIZERS
         ),
+        Render(FIGURES + slider_frames(controls.sliders(budget).values())),  # the page's figures and slider frames
     ]

@@ -18,6 +18,7 @@ Nothing here depends on results. The live panel runs nothing at build time.
 
 from __future__ import annotations
 
+from deepnotes.chapters.post_vs_pre_norm import controls
 from deepnotes.chapters.post_vs_pre_norm.experiments import (
     PAPER_STYLES,
     STYLES,
@@ -27,8 +28,11 @@ from deepnotes.chapters.post_vs_pre_norm.experiments import (
     training_plan,
 )
 from deepnotes.core.config import Budget, resolve_budget
-from deepnotes.cost.model import StackPasses, TrainRuns, Work, ensembles
+from deepnotes.cost.model import Render, StackPasses, TrainRuns, Work, ensembles, slider_frames
 from deepnotes.shared import warmup
+
+# the figures the page shows besides its sliders' frames (tests/test_book.py counts them in the smoke build)
+FIGURES = 6
 
 
 def _stream_probe(budget: Budget | str, norm: str, depth: int) -> list[StackPasses]:
@@ -94,4 +98,5 @@ def plan(budget: Budget | str) -> list[Work]:
                 ),
             ]
         ),
+        Render(FIGURES + slider_frames(controls.sliders(budget).values())),  # the page's figures and slider frames
     ]

@@ -17,6 +17,7 @@ derivations and the readings of the runs (frontier, summaries).
 
 from __future__ import annotations
 
+from deepnotes.chapters.thousand_layers import controls
 from deepnotes.chapters.thousand_layers.experiments import (
     MAP_STYLES,
     PROFILE_STYLES,
@@ -27,7 +28,10 @@ from deepnotes.chapters.thousand_layers.experiments import (
 from deepnotes.chapters.thousand_layers.experiments import plan as runs_plan
 from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.core.engine import graph_config
-from deepnotes.cost.model import StackPasses, TrainRuns, Work, ensembles
+from deepnotes.cost.model import Render, StackPasses, TrainRuns, Work, ensembles, slider_frames
+
+# the figures the page shows besides its sliders' frames (tests/test_book.py counts them in the smoke build)
+FIGURES = 6
 
 
 def _init_profiles(budget: Budget | str) -> list[StackPasses]:
@@ -73,4 +77,5 @@ def plan(budget: Budget | str) -> list[Work]:
         *_init_profiles(budget),  # init_profiles
         *_train_runs(budget, runs),  # train_runs
         *_slider_live_runs(budget, runs),  # slider "frontier" (live runs for settings not trained)
+        Render(FIGURES + slider_frames(controls.sliders(budget).values())),  # the page's figures and slider frames
     ]

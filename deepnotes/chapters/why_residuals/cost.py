@@ -28,6 +28,7 @@ SymPy. Nothing depends on results; the live panel runs nothing at build time.
 
 from __future__ import annotations
 
+from deepnotes.chapters.why_residuals import controls
 from deepnotes.chapters.why_residuals.experiments import STACK_KINDS, jacobian_growth
 from deepnotes.chapters.why_residuals.spectrum import SPECTRUM_STYLES
 from deepnotes.chapters.why_residuals.training import (
@@ -38,9 +39,12 @@ from deepnotes.chapters.why_residuals.training import (
     transformer_sweep_settings,
 )
 from deepnotes.core.config import Budget, resolve_budget
-from deepnotes.cost.model import MLPPasses, ProbeCalls, StackPasses, TrainRuns, Work, ensembles
+from deepnotes.cost.model import MLPPasses, ProbeCalls, Render, StackPasses, TrainRuns, Work, ensembles, slider_frames
 
 LAYERS_PER_BLOCK = 2  # W1 and W2 of a block
+
+# the figures the page shows besides its sliders' frames (tests/test_book.py counts them in the smoke build)
+FIGURES = 8
 
 
 def _stack(width: int, depth: int, batch: int, passes: int, backward: bool) -> MLPPasses:
@@ -163,4 +167,5 @@ def plan(budget: Budget | str) -> list[Work]:
         *_jacobian_spectra(budget),  # jacobian_spectra
         *_paper_spectra(budget),  # paper_spectra
         *_slider_grid(budget),  # slider "growth" (figures.slider_figure)
+        Render(FIGURES + slider_frames(controls.sliders(budget).values())),  # the page's figures and slider frames
     ]

@@ -141,6 +141,25 @@ def figure_pngs(notebook: dict) -> list[bytes]:
 
 
 @pytest.mark.parametrize("doc", CHAPTERS)
+def test_the_cost_plan_counts_the_figures_the_page_draws(built_book, doc):
+    """The estimate prices every figure a chapter draws (cost.model.Render): its plan's FIGURES are the
+    image outputs of the executed page, and its sliders' frames (slider_frames of the chapter's sliders)
+    are the images in the page's widget state."""
+    import importlib
+
+    from deepnotes.cost.model import slider_frames
+
+    stem = doc.split("/")[-1]
+    served = served_notebook(built_book, doc)
+    code = [c for c in served["cells"] if c["cell_type"] == "code"]
+    shown = sum("image/png" in o.get("data", {}) for c in code for o in c["outputs"])
+    assert shown == importlib.import_module(f"deepnotes.chapters.{stem}.cost").FIGURES
+    frames = len(figure_pngs(served)) - shown
+    sliders = importlib.import_module(f"deepnotes.chapters.{stem}.controls").sliders("smoke")
+    assert frames == slider_frames(sliders.values())
+
+
+@pytest.mark.parametrize("doc", CHAPTERS)
 def test_every_figure_follows_the_books_figure_rules(built_book, doc):
     """Every figure the chapter drew, static or behind a slider, left through the book's PNG writer, its
     legends tell their lines apart (no two entries alike, no marker on a dash), and its smallest text,

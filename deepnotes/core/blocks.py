@@ -30,13 +30,10 @@ passes their gradient nothing: those slices stay exactly 0 and train to nothing.
 ``tests/core/test_engine.py`` checks every gradient against autograd on the same stack and against
 the reference model (float64, relative 1e-10).
 
-The compiled kernels:
-The engine's N blocks as compiled loops, where a C++ compiler is at hand (CPU, float32 and float64).
-
-:mod:`deepnotes.core.blocks` writes one block's forward and backward as PyTorch calls; at the
-chapters' few dozen tokens per member each call computes for about a microsecond and costs several
-to dispatch. ``kernels/blocks.cpp`` computes the same formulas (the docstring of
-:mod:`~deepnotes.core.blocks` writes them out) as plain loops: one call runs every layer of
+**The compiled kernels.** The functions above write one block's forward and backward as PyTorch calls;
+at the chapters' few dozen tokens per member each call computes for about a microsecond and costs
+several to dispatch. ``kernels/blocks.cpp`` computes the same formulas as plain loops, where a C++
+compiler is at hand (CPU, float32 and float64): one call runs every layer of
 every member, the members spread over ``torch.get_num_threads()`` threads, each member's arithmetic
 on one thread in a fixed order (the same numbers for any thread count). The forward pass keeps each
 layer's intermediates for the backward where they fit in :data:`KEEP_LIMIT_BYTES` (about 38 KB per
@@ -45,13 +42,15 @@ recomputes the layer (the same bits either way). Where the optimizer offers it a
 (:meth:`deepnotes.core.optim.EnsembleOptimizer.arm`), the backward steps each layer's θ, m, v with
 Adam as soon as that layer's gradient is known, and leaves no block gradient behind.
 
-The file is compiled on first use with the system's C++ compiler (``$CXX``, else ``c++``, ``g++`` or
-``clang++``; about 3 s) into ``$DEEPNOTES_CACHE`` (default ``~/.cache/deepnotes``), keyed by the
-source, the flags, the compiler and the CPU (it is built with ``-march=native``). Without a compiler,
-or where compiling fails, one warning says so and the engine runs the PyTorch path, which computes
-the same function. ``DEEPNOTES_FUSED=0`` turns the compiled path off, ``=all`` uses it for GELU stacks
-too (see :func:`usable`). CUDA always runs the PyTorch path. ``tests/core/test_fused.py`` checks every
-output and gradient against that path (float64, relative 1e-10) for every norm style and block kind.
+The kernels are built for the CPU they run on (:mod:`deepnotes.core.kernels`: ``$DEEPNOTES_TARGET``,
+``native`` by default; their vector width and tile shape follow that instruction set) and cached.
+Without a compiler, or where compiling fails, one warning says so and the engine runs the PyTorch
+path, which computes the same function. The engine takes the compiled path where it is the faster one
+by a stated rule (:func:`compiled_wins`: blocks of at most :data:`COMPILED_LAYER_FLOPS`), ReLU and GELU
+alike; ``DEEPNOTES_FUSED=0`` turns it off, ``=all`` takes it wherever it can run. CUDA always runs the
+PyTorch path. ``tests/core/test_fused.py`` and ``tests/core/test_kernel_targets.py`` check every output
+and gradient against that path (float64, relative 1e-10; float32 to its rounding) for every norm
+style, block kind and target this machine runs.
 """
 
 from __future__ import annotations
@@ -428,11 +427,11 @@ def _compiled(tensors) -> bool:
 # The compiled path's limit (benchmarks/bench_kernel_shapes.py; RESULTS.md, 2026-11-27): the forward's matrix-product
 # FLOPs of one member's layer, 2·M·(4d² + 2d·d_ff) with attention. Below it a layer's products are small enough
 # that PyTorch's per-operation dispatch costs more than the kernels' register tiles lose to its BLAS; past it the
-# BLAS of the PyTorch path wins (at 1024 tokens of width 64 and d_ff 256, BERT's MLM runs, it is 15 % faster).
-# Measured on x86-64-v3 and native (AVX-512) builds over 120 shapes of 24 blocks (8–1024 tokens, widths 16–128,
-# 1–16 members, ReLU and GELU) and the chapters' own: at or below 3·10⁷ the compiled path was never more than
-# 10 % slower (the measurements' spread); above it, it was slower by up to 2.6×.
-COMPILED_LAYER_FLOPS = 3e7
+# BLAS of the PyTorch path wins (at 1024 tokens of width 64 and d_ff 256, BERT's MLM runs, 1.0e8, it is 15–29 %
+# faster on an AVX2 build). Measured on x86-64-v3 and native (AVX-512) builds over 127 shapes (120 of 24 blocks:
+# 8–1024 tokens, widths 16–128, 1–16 members, ReLU and GELU; and the chapters' own): at or below 6·10⁷ the
+# compiled path was nowhere more than 10 % slower (the measurements' spread), and up to 18× faster.
+COMPILED_LAYER_FLOPS = 6e7
 
 
 def layer_flops(tokens: int, d: int, d_ff: int, attention: bool) -> int:
@@ -636,7 +635,7 @@ def compiled_backward(names, params, saved, dy: torch.Tensor):
 
 
 def compiled_adam_usable(p: torch.Tensor, g: torch.Tensor, m: torch.Tensor, v: torch.Tensor) -> bool:
-    """Whether :func:`adam` can step this tensor (see :func:`usable`)."""
+    """Whether :func:`compiled_adam` can step this tensor (what :func:`_compiled` asks)."""
     return _compiled([p, g, m, v])
 
 

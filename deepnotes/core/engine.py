@@ -337,7 +337,7 @@ class Stack(nn.Module):
         """The N blocks on x [K, B, T, d] → [K, B, T, d]; with ``return_stream`` also [x_0, …, x_N]."""
         k_, b, t, d = x.shape
         x = x.reshape(k_, b * t, d)
-        if not return_stream:  # one autograd node, backward written out (stack_function)
+        if not return_stream:  # one autograd node, backward written out (blocks.BlocksFunction)
             names = self.block_names
             return run_blocks(self.styles, names, [getattr(self, n) for n in names], x, b, self._score_bias(t, x)).view(
                 k_, b, t, d

@@ -352,7 +352,7 @@ def test_every_member_of_a_mixed_ensemble_is_its_reference_model(causal):
 
 @pytest.mark.parametrize("compiled", ["all", "0"])
 def test_hand_written_backward_equals_autograd(compiled, monkeypatch):
-    """The stack's one autograd node (the compiled kernels, or stack_function's PyTorch path) against
+    """The stack's one autograd node (the compiled kernels, or blocks.py's PyTorch path) against
     autograd through the same blocks, op by op."""
     monkeypatch.setenv(ENV_SWITCH, compiled)
     with seeded(6):
@@ -398,7 +398,7 @@ def test_a_mixed_ensemble_trains_like_its_members_apart(optimizer, lr):
 @pytest.mark.parametrize("trial", range(12))
 def test_hand_written_backward_equals_autograd_on_random_stacks(trial, compiled, monkeypatch):
     """Seeded random shapes and member mixes: heads 1–4, T from 1, MLP blocks, GELU, encoders, α ≠ 1;
-    the compiled kernels and stack_function's PyTorch path."""
+    the compiled kernels and blocks.py's PyTorch path."""
     monkeypatch.setenv(ENV_SWITCH, compiled)
     import random
 

@@ -33,7 +33,7 @@
 
 namespace {
 
-// slots of the parameter pointer array, as fused.py passes them (null where a stack lacks the piece)
+// slots of the parameter pointer array, as deepnotes/core/blocks.py passes them (null where a stack lacks the piece)
 enum Slot {
   ATTN_NORM_W, ATTN_NORM_B, ATTN_GATE, QKV_W, QKV_B, OUT_W, OUT_B,
   FFN_NORM_W, FFN_NORM_B, FFN_GATE, FC1_W, FC1_B, FC2_W, FC2_B, N_SLOTS

@@ -48,6 +48,7 @@ class Rates:
     seconds_per_kernel_block: Finite = 0.0
     seconds_per_step: Finite = 0.0  # Python's own time around a step's operators (on a GPU: in the launches)
     seconds_per_figure: Finite = 0.0
+    seconds_per_draw: Finite = 0.0  # a random number drawn to initialize weights (0: not counted)
     workers: int = 1
     worker_flops_per_second: Finite | None = None
     setup_seconds: Finite = 0.0
@@ -60,6 +61,7 @@ class Rates:
         rate = (self.worker_flops_per_second if in_worker else None) or self.flops_per_second
         flops, launches = count.flops, count.launches
         out = count.figures * self.seconds_per_figure + count.steps * self.seconds_per_step
+        out += count.draws * self.seconds_per_draw + count.timed
         if self.kernel_flops_per_second is not None:
             flops, launches = flops - count.kernel_flops, launches - count.kernel_launches
             kernel = (
@@ -73,14 +75,22 @@ class Rates:
         return self.seconds(work.count(), in_worker=isinstance(work, TrainRuns) and work.spread)
 
     def plan_seconds(self, plan: list) -> float:
-        """A chapter's wall time: the ensembles trained in worker processes spread over them (the longest
-        first, each onto the worker free first), the rest of its work in this process, and its setup."""
-        spread = [isinstance(w, TrainRuns) and w.spread for w in plan]
-        loads = [0.0] * self.workers
-        for seconds in sorted((self.work_seconds(w) for w, s in zip(plan, spread, strict=True) if s), reverse=True):
-            loads[loads.index(min(loads))] += seconds
-        here = sum(self.work_seconds(w) for w, s in zip(plan, spread, strict=True) if not s)
-        return max(loads) + here + self.setup_seconds
+        """A chapter's wall time: each train_many call's ensembles spread over the worker processes (the
+        longest first, each onto the worker free first; the calls one after the other), the rest of its
+        work in this process, and its setup."""
+        calls: dict[int, list[float]] = {}
+        here = 0.0
+        for work in plan:
+            if isinstance(work, TrainRuns) and work.spread:
+                calls.setdefault(work.call, []).append(self.work_seconds(work))
+            else:
+                here += self.work_seconds(work)
+        for seconds in calls.values():
+            loads = [0.0] * self.workers
+            for s in sorted(seconds, reverse=True):
+                loads[loads.index(min(loads))] += s
+            here += max(loads)
+        return here + self.setup_seconds
 
 
 # Colab's free GPU. FP32 peak 8.1 TFLOPS (NVIDIA T4 datasheet); the book's small batched matmuls reach
@@ -232,9 +242,22 @@ def _step_seconds(dev: torch.device, rate: float, per_launch: float, kernel) -> 
     return max(0.0, (_time_work(work, dev) - partial.seconds(work.count())) / CALIBRATION_STEPS)
 
 
+def _draw_seconds(dev: torch.device) -> float:
+    """Seconds per normal random number drawn into a 4 M-entry tensor (the best of three)."""
+    x = torch.empty(1 << 22, device=dev)
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        x.normal_()
+        if dev.type == "cuda":
+            torch.cuda.synchronize(dev)
+        best = min(best, time.perf_counter() - start)
+    return best / x.numel()
+
+
 def _figure_seconds() -> float:
     """The time :func:`deepnotes.show.png.figure_png` takes for a figure like the book's: two panels of
-    five curves each with a legend, titles and labels (the best of two)."""
+    five curves each with a legend, titles and labels (the best of three)."""
     import matplotlib
 
     matplotlib.use("Agg", force=False)
@@ -243,7 +266,7 @@ def _figure_seconds() -> float:
     from deepnotes.show.png import figure_png
 
     best = float("inf")
-    for _ in range(2):
+    for _ in range(3):  # the first also loads the fonts
         start = time.perf_counter()
         fig, axes = plt.subplots(1, 2, figsize=(6, 2.8), layout="constrained")
         for k, ax in enumerate(axes):
@@ -274,6 +297,7 @@ def calibrate(device: str | None = None) -> Rates:
     kernel = _kernel_rates(dev)
     step = _step_seconds(dev, rate, per_launch, kernel)
     figure = _figure_seconds()
+    draw = _draw_seconds(dev)
     if kernel is not None:
         how += f"; kernels {kernel[0] / 1e9:.3g} GFLOP/s and {kernel[1] * 1e6:.3g} µs a block"
     name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else f"this CPU ({torch.get_num_threads()} threads)"
@@ -286,6 +310,7 @@ def calibrate(device: str | None = None) -> Rates:
         seconds_per_kernel_block=kernel[1] if kernel else 0.0,
         seconds_per_step=step,
         seconds_per_figure=figure,
+        seconds_per_draw=draw,
         workers=default_workers(dev),
         worker_flops_per_second=worker_rate if dev.type == "cpu" else None,
         setup_seconds=IMPORT_SECONDS + time.perf_counter() - start,

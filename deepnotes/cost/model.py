@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import json
 import math
 from collections import Counter
@@ -40,7 +41,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import FlopCounterMode
 
 from deepnotes.core.config import ModelConfig, TrainConfig
-from deepnotes.core.validate import Finite, nonnegative_int, positive_int
+from deepnotes.core.validate import Finite, nonnegative_float, nonnegative_int, positive_int
 from deepnotes.cost.log import unlogged
 
 
@@ -60,6 +61,8 @@ class Count:
     kernel_blocks: Finite = 0.0
     steps: Finite = 0.0
     figures: Finite = 0.0
+    draws: Finite = 0.0  # random numbers drawn to initialize weights
+    timed: Finite = 0.0  # seconds a timing measurement runs for, whatever the machine
 
     def __add__(self, other: Count) -> Count:
         return Count(*(a + b for a, b in zip(astuple(self), astuple(other), strict=True)))
@@ -113,13 +116,15 @@ class TrainRuns:
     graph (any member's config), each ``train.steps`` steps of ``train.batch_size`` × ``train.seq_len``
     tokens. ``masked``: the masking probability of a :class:`~deepnotes.core.train.Masked` objective
     (None: next-token prediction). ``spread``: trained in a worker process beside others (a call of
-    train_many with workers that made several ensembles), not in the chapter's own process."""
+    train_many with workers that made several ensembles), not in the chapter's own process; ``call``
+    tells which call (the ensembles of one call share the workers; calls run one after the other)."""
 
     model: ModelConfig
     members: int
     train: TrainConfig
     masked: Finite | None = None
     spread: bool = False
+    call: int = 0
 
     def count(self) -> Count:
         positive_int("members", self.members)
@@ -210,14 +215,60 @@ class Render:
         return Count(0.0, 0.0, figures=float(nonnegative_int("figures", self.figures)))
 
 
+@dataclass(frozen=True)
+class Draws:
+    """``numbers`` random numbers drawn to initialize weights: what building a wide model costs before
+    it computes anything (:func:`init_draws`)."""
+
+    numbers: int
+
+    def count(self) -> Count:
+        return Count(0.0, 0.0, draws=float(nonnegative_int("numbers", self.numbers)))
+
+
+# P(|z| > 2) for z ~ N(0, 1): the share of a ±2σ-cut matrix torch's trunc_normal_ redraws each round
+_CUT_OUTSIDE = math.erfc(2 / math.sqrt(2))
+
+
+def init_draws(model: ModelConfig) -> int:
+    """The random numbers :func:`deepnotes.core.models.build_model` draws for ``model``'s block matrices:
+    each once by nn.Linear's own initialization, then once more (Xavier), or, with an ``init_std``, by
+    torch's trunc_normal_, which redraws the whole matrix of n entries until none lies outside ±2σ: about
+    1 + ln n / ln(1/p) rounds, p = P(|z| > 2) = 0.0455 (7 rounds for BERT-base's 768 × 3072)."""
+
+    def rounds(n: int) -> float:
+        return 1.0 + (math.ceil(math.log(n) / -math.log(_CUT_OUTSIDE)) if model.init_std is not None else 0)
+
+    return int(model.n_layers * sum(n * (1 + rounds(n)) for n in block_matrices(model)))
+
+
+def block_matrices(model: ModelConfig) -> list[int]:
+    """The entries of each matrix of one of ``model``'s blocks: Q, K, V and the output projection (d × d,
+    a Transformer block's), the FFN's two (d × d_ff)."""
+    d, f = model.d_model, model.d_ff
+    return ([d * d] * 4 if model.block == "transformer" else []) + [d * f, f * d]
+
+
+@dataclass(frozen=True)
+class Timed:
+    """A measurement of time that runs for ``seconds`` whatever the machine (a benchmark timer's
+    ``min_run_time``, which the page shows)."""
+
+    seconds: Finite
+
+    def count(self) -> Count:
+        return Count(0.0, 0.0, timed=nonnegative_float("seconds", self.seconds))
+
+
 def slider_frames(sliders) -> int:
     """The frames a chapter's sliders precompute: the product of each grid's value counts, summed."""
     return sum(math.prod(len(values) for values in slider.grid.values()) for slider in sliders)
 
 
-Work = TrainRuns | StackPasses | MLPPasses | ProbeCalls | Render
+Work = TrainRuns | StackPasses | MLPPasses | ProbeCalls | Render | Draws | Timed
 
 
+_CALLS = itertools.count(1)  # one number for each train_many call a plan describes (TrainRuns.call)
 # the worker processes a plan is grouped for, where a caller sets it (planned_for); else this machine's
 _PLAN_WORKERS: ContextVar[int | None] = ContextVar("plan_workers", default=None)
 
@@ -245,7 +296,8 @@ def ensembles(model_cfgs, train_cfgs, masked: Finite | None = None, workers: int
         workers = _PLAN_WORKERS.get() or default_workers(_device())
     groups = ensemble_groups(model_cfgs, train_cfgs, workers)
     spread = workers > 1 and len(groups) > 1  # run_jobs trains a single ensemble in the calling process
-    return [TrainRuns(model_cfgs[g[0]], len(g), train_cfgs[g[0]], masked, spread) for g in groups]
+    call = next(_CALLS)
+    return [TrainRuns(model_cfgs[g[0]], len(g), train_cfgs[g[0]], masked, spread, call) for g in groups]
 
 
 def _device():
@@ -379,9 +431,10 @@ def total(plan: list) -> Count:
     """The counts of every item of a chapter's plan."""
     out = ZERO
     for work in plan:
-        if not isinstance(work, (TrainRuns, StackPasses, MLPPasses, ProbeCalls, Render)):
+        if not isinstance(work, (TrainRuns, StackPasses, MLPPasses, ProbeCalls, Render, Draws, Timed)):
             raise TypeError(
-                f"a plan holds TrainRuns, StackPasses, MLPPasses, ProbeCalls or Render, got {type(work).__name__}"
+                "a plan holds TrainRuns, StackPasses, MLPPasses, ProbeCalls, Render, Draws or Timed, "
+                f"got {type(work).__name__}"
             )
         out = out + work.count()
     return out

@@ -4,18 +4,20 @@ at a budget, for :mod:`deepnotes.cost.model`. One line per experiment:
     sweep_probes           an init_probe per std of ``stds`` at probe_depth, width probe_width, on probe_tokens
     init_figure            the drawn probe (BERT_STD at probe_depth): one of the sweep's where the budget sweeps it
     table_probes           an init_probe per TABLE_STDS at table_depth × table_width (the sweep's where they coincide)
-    table_setting_probes   per TABLE_STDS: the blocks alone, one forward + backward (no cache)
+    table_setting_probes   per TABLE_STDS: the blocks alone, their matrices drawn once, one forward + backward
     table_gradient_ratios  per TABLE_STDS and each of table_seeds seeds: a table_setting_probe, and an init_probe
                            for every seed but 0 (seed 0's is table_probes', cached)
     chapter_runs           training_runs, gain_runs, the gain figures and the gains slider all read these: the MLM
                            runs of run_settings at train_width × train_depth on train_batch, Adam with warmup,
-                           train_many's ensembles (one per head: with / without the extra Dense+LN)
+                           train_many's ensembles (one graph per head, cut to balance the worker processes)
     slider "init"          an init_probe per setting of the precomputed grid (stds × probe_depths), the sweep's
                            settings shared
 
-An init_probe is two forwards without gradients (the stream with its hooks, the logits) and one MLM loss
-forward + backward of a :func:`~deepnotes.core.models.build_model` encoder; it is counted as the engine
-Stack's passes of the same shape, at BERT_STD whatever its std (the cost is the same). Probes are counted
+An init_probe is a :func:`~deepnotes.core.models.build_model` encoder's initialization (its random
+numbers, :func:`~deepnotes.cost.model.init_draws`: at width 768 most of the probe's time) and one MLM loss
+forward + backward (hooks record the stream and the logits on the way); the passes are counted as the
+engine Stack's of the same shape, at BERT_STD whatever its std (the cost is the same). The page's figures
+and slider frames are drawn (Render). Probes are counted
 once per distinct setting: ``cached_probe`` keeps 16, so at the cpu and gpu budgets the slider's grid
 evicts and recomputes a few sweep probes (3 of ~30), left out. Nothing here depends on results; the
 SymPy derivations are left out (scalar work) and the live panels run nothing at build time.
@@ -34,7 +36,17 @@ from deepnotes.chapters.bert_init.experiments import (
 )
 from deepnotes.core.config import Budget, ModelConfig, TrainConfig, resolve_budget
 from deepnotes.core.validate import Finite
-from deepnotes.cost.model import Render, StackPasses, TrainRuns, Work, ensembles, slider_frames
+from deepnotes.cost.model import (
+    Draws,
+    Render,
+    StackPasses,
+    TrainRuns,
+    Work,
+    block_matrices,
+    ensembles,
+    init_draws,
+    slider_frames,
+)
 
 # the figures the page shows besides its sliders' frames (tests/test_book.py counts them in the smoke build)
 FIGURES = 5
@@ -47,20 +59,21 @@ def _probe_model(budget: Budget | str, depth: int, width: int) -> ModelConfig:
     return encoder_config(width, depth, BERT_STD, b.vocab, b.probe_tokens[1])
 
 
-def _init_probe(budget: Budget | str, std: Finite, depth: int, width: int) -> list[StackPasses]:
-    """:func:`~deepnotes.chapters.bert_init.experiments.init_probe` at ``std``: two forwards without
-    gradients (stream, logits), then the MLM loss's forward and backward."""
+def _init_probe(budget: Budget | str, std: Finite, depth: int, width: int) -> list[Work]:
+    """:func:`~deepnotes.chapters.bert_init.experiments.init_probe` at ``std``: the model's initialization
+    (at width 768 most of the probe's time), then one forward and backward of the MLM loss."""
     n_seq, seq_len = budget.bert_init.probe_tokens
     model = _probe_model(budget, depth, width)
-    return [StackPasses(model, 1, n_seq, seq_len, passes=2, backward=False), StackPasses(model, 1, n_seq, seq_len)]
+    return [Draws(init_draws(model)), StackPasses(model, 1, n_seq, seq_len)]
 
 
-def _table_setting_probe(budget: Budget | str, std: Finite) -> StackPasses:
-    """:func:`~deepnotes.chapters.bert_init.experiments.table_setting_probe` at ``std``: one forward +
-    backward of the blocks."""
+def _table_setting_probe(budget: Budget | str, std: Finite) -> list[Work]:
+    """:func:`~deepnotes.chapters.bert_init.experiments.table_setting_probe` at ``std``: every block matrix
+    drawn once, then one forward + backward of the blocks."""
     b = budget.bert_init
     n_seq, seq_len = b.probe_tokens
-    return StackPasses(_probe_model(budget, b.table_depth, b.table_width), 1, n_seq, seq_len)
+    model = _probe_model(budget, b.table_depth, b.table_width)
+    return [Draws(model.n_layers * sum(block_matrices(model))), StackPasses(model, 1, n_seq, seq_len)]
 
 
 def _chapter_runs(budget: Budget | str) -> list[TrainRuns]:
@@ -98,13 +111,13 @@ def plan(budget: Budget | str) -> list[Work]:
     )
     return [
         *(p for setting in probes for p in _init_probe(budget, *setting)),  # the init_probes above
-        *(_table_setting_probe(budget, s) for s in TABLE_STDS),  # table_setting_probes
+        *(p for s in TABLE_STDS for p in _table_setting_probe(budget, s)),  # table_setting_probes
         *(
             p
             for s in TABLE_STDS
             for seed in range(b.table_seeds)  # table_gradient_ratios
             for p in [
-                _table_setting_probe(budget, s),
+                *_table_setting_probe(budget, s),
                 *(_init_probe(budget, s, b.table_depth, b.table_width) if seed else ()),
             ]
         ),  # seed 0: table_probes

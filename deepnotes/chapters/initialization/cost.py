@@ -21,7 +21,7 @@ from deepnotes.chapters.initialization import controls
 from deepnotes.chapters.initialization.experiments import moment_table
 from deepnotes.chapters.initialization.mlp import ACTIVATIONS
 from deepnotes.core.config import Budget, resolve_budget
-from deepnotes.cost.model import MLPPasses, Render, Work, slider_frames
+from deepnotes.cost.model import MLPPasses, Render, Timed, Work, slider_frames
 
 PARAMETRIZATIONS = (False, True)  # ntk_comparison's runs: standard (He), NTK
 
@@ -47,5 +47,6 @@ def plan(budget: Budget | str) -> list[Work]:
             MLPPasses(width=b.ntk_width, depth=b.ntk_depth, batch=b.ntk_batch, passes=b.ntk_steps, backward=True)
             for _ in PARAMETRIZATIONS
         ),  # ntk_comparison
+        Timed(4 * b.norm_timer_seconds),  # norm_comparison: 2 modules × forward, forward + backward timers
         Render(FIGURES + slider_frames(controls.sliders(budget).values())),  # the page's figures and slider frames
     ]

@@ -273,12 +273,17 @@ _CALLS = itertools.count(1)  # one number for each train_many call a plan descri
 _PLAN_WORKERS: ContextVar[int | None] = ContextVar("plan_workers", default=None)
 
 
-@contextlib.contextmanager
-def planned_for(workers: int):
+def planned_for(workers: int) -> contextlib.AbstractContextManager[None]:
     """Plans made inside group their runs for ``workers`` processes: 1 for a GPU (the T4's estimate),
     whatever this machine's CPU uses otherwise. train_many cuts ensembles to balance the workers, so
-    the same runs form other ensembles on a GPU than on a 2-core CPU."""
-    token = _PLAN_WORKERS.set(positive_int("workers", workers))
+    the same runs form other ensembles on a GPU than on a 2-core CPU. A bad count is refused here, at
+    the call, not when the ``with`` block is entered."""
+    return _planning(positive_int("workers", workers))
+
+
+@contextlib.contextmanager
+def _planning(workers: int):
+    token = _PLAN_WORKERS.set(workers)
     try:
         yield
     finally:

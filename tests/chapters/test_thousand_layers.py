@@ -124,15 +124,18 @@ def test_the_plan_trains_every_variant_at_every_depth_once(budget, runs):
 
 def test_every_budget_trains_the_frontier_and_the_map_as_the_issue_asks():
     """Issue 29: at cpu and above, at least 300 steps and 2 seeds everywhere, DeepNet's depths on the
-    frontier, five rates over two decades, the deepest stack at 3000 blocks or more."""
+    frontier, five rates over two decades, the deepest stack at 3000 blocks or more. Issue 43 let the cpu
+    row shrink to fit 300 s on an AVX2 laptop where the page loses least: its frontier without the 300
+    blocks (between 100 and the 1000-block runs the page trains anyway), its deepest stack at 2000."""
     for name in ("cpu", "gpu", "full"):
         sub = dn.get_budget(name).thousand_layers
         assert sub.train_steps >= 300 and sub.map_seeds >= 2, name
         assert sub.seeds >= vd.MIN_SEEDS and sub.apart_seeds >= vd.MIN_SEEDS, name  # issue 30: outcome verdicts
-        assert {3, 6, 18, 30, 100, 300} <= set(sub.frontier_depths) and sub.depth == 1000, name
+        frontier, deepest = ({3, 6, 18, 30, 100}, 2000) if name == "cpu" else ({3, 6, 18, 30, 100, 300}, 3000)
+        assert frontier <= set(sub.frontier_depths) and sub.depth == 1000, name
         rates = ex.budget_map_rates(dn.get_budget(name))
         assert len(rates) >= 5 and rates[-1] / rates[0] >= 100 * (1 - 1e-9), name
-        assert sub.deepest >= 3000 and set(sub.map_depths) <= {*sub.frontier_depths, sub.depth}, name
+        assert sub.deepest >= deepest and set(sub.map_depths) <= {*sub.frontier_depths, sub.depth}, name
     assert max(dn.get_budget("gpu").thousand_layers.map_depths) == 1000
 
 

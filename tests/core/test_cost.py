@@ -147,8 +147,8 @@ def test_the_blocks_the_kernels_run_are_priced_at_the_kernels_rates():
         + count.kernel_blocks * 1e-5
     )
     assert plain.seconds(count) == pytest.approx(count.flops / 1e9 + count.launches * 1e-6)
-    wide = cost.TrainRuns(replace(BUDGET.model_config(2), d_model=256, d_ff=1024, n_heads=4), 1, work.train)
-    assert not blocks.compiled_wins(work.train.batch_size * work.train.seq_len, 256, 1024, True)
+    wide = cost.TrainRuns(replace(BUDGET.model_config(2), d_model=512, d_ff=2048, n_heads=4), 1, work.train)
+    assert not blocks.compiled_wins(work.train.batch_size * work.train.seq_len, 512, 2048, True)
     assert wide.count().kernel_blocks == 0  # past the kernels' limit: all of it PyTorch's path
 
 

@@ -124,6 +124,17 @@ class InitProbe:
     loss: float  # the MLM loss at init
 
 
+def _probe_batch(budget: Budget, seed: int, device) -> tuple[torch.Tensor, torch.Tensor]:
+    """The probe's tokens and MLM mask ([B, T] each): the batch, then the mask, from one stream."""
+    n_seq, seq_len = budget.bert_init.probe_tokens
+    gen = probe_generator(seed)
+    tokens = MarkovLanguage(budget.bert_init.vocab, seed=0).sample(n_seq, seq_len, gen).to(device)  # [B, T]
+    mask = mask_positions(n_seq, seq_len, MASK_PROB, gen).to(device)  # [B, T]
+    if not mask.any():  # a tiny batch may draw no mask at all
+        mask[:, seq_len // 2] = True
+    return tokens, mask
+
+
 def init_probe(
     std: Finite, depth: int, width: int | None = None, budget: Budget | str | None = None, seed: int = 0, device=None
 ) -> InitProbe:
@@ -131,14 +142,9 @@ def init_probe(
     budget = resolve_budget(budget)
     width = given(width, budget.bert_init.probe_width)
     device = device or default_device()
-    n_seq, seq_len = budget.bert_init.probe_tokens
-    cfg = encoder_config(width, depth, std, budget.bert_init.vocab, seq_len)
+    cfg = encoder_config(width, depth, std, budget.bert_init.vocab, budget.bert_init.probe_tokens[1])
     model = build_model(cfg, seed=seed, device=device)
-    gen = probe_generator(seed)  # the batch, then the mask, from one stream
-    tokens = MarkovLanguage(budget.bert_init.vocab, seed=0).sample(n_seq, seq_len, gen).to(device)  # [B, T]
-    mask = mask_positions(n_seq, seq_len, MASK_PROB, gen).to(device)  # [B, T]
-    if not mask.any():  # a tiny batch may draw no mask at all
-        mask[:, seq_len // 2] = True
+    tokens, mask = _probe_batch(budget, seed, device)  # [B, T] each
     ratios, rho = {"attn": [], "ffn": []}, []
 
     def record(kind):

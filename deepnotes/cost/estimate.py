@@ -9,9 +9,10 @@ A plan's items take (counts: :mod:`deepnotes.cost.model`)
 
 where the kernel terms are the blocks the compiled CPU kernels run (zero on a GPU, or where they are not
 built). The training ensembles are spread over the worker processes as :func:`deepnotes.core.ensembles.
-run_jobs` spreads them (the longest first, onto the worker that is free first), each worker one thread;
-everything else runs after them in the chapter's own process; the page adds the time this process took
-to import the package and calibrate (:attr:`Rates.setup_seconds`). :func:`calibrate` measures every rate
+run_jobs` spreads them (the longest first, onto the worker that is free first), each worker one thread,
+each train_many call starting its own workers (:attr:`Rates.seconds_per_pool`); everything else runs
+after them in the chapter's own process; the page adds the time this process took to import the package
+and calibrate (:attr:`Rates.setup_seconds`). :func:`calibrate` measures every rate
 on this machine in a few seconds; :data:`T4` holds the rates assumed for Colab's T4, where the book was
 never run (device work only: the figures are drawn on Colab's CPU).
 """
@@ -22,6 +23,8 @@ import contextlib
 import functools
 import importlib
 import os
+import subprocess
+import sys
 import time
 from dataclasses import dataclass, replace
 
@@ -52,6 +55,7 @@ class Rates:
     workers: int = 1
     worker_flops_per_second: Finite | None = None
     setup_seconds: Finite = 0.0
+    seconds_per_pool: Finite = 0.0  # starting the worker processes of one train_many call (spawn, import)
 
     def seconds(self, count: Count, in_worker: bool = False) -> float:
         """Seconds of ``count`` one after the other: in a worker at its one thread's FLOP rate, else at
@@ -76,8 +80,8 @@ class Rates:
 
     def plan_seconds(self, plan: list) -> float:
         """A chapter's wall time: each train_many call's ensembles spread over the worker processes (the
-        longest first, each onto the worker free first; the calls one after the other), the rest of its
-        work in this process, and its setup."""
+        longest first, each onto the worker free first; the calls one after the other, each starting its
+        own workers), the rest of its work in this process, and its setup."""
         calls: dict[int, list[float]] = {}
         here = 0.0
         for work in plan:
@@ -89,7 +93,7 @@ class Rates:
             loads = [0.0] * self.workers
             for s in sorted(seconds, reverse=True):
                 loads[loads.index(min(loads))] += s
-            here += max(loads)
+            here += max(loads) + self.seconds_per_pool
         return here + self.setup_seconds
 
 
@@ -279,12 +283,28 @@ def _figure_seconds() -> float:
     return best
 
 
+def _pool_seconds(workers: int) -> float:
+    """Seconds to start ``workers`` Python processes at once that import what a train_many worker imports
+    (0 for one worker: its jobs run in this process): the cost of each call's worker pool. Started as
+    plain subprocesses, not through run_jobs, so that a script calling :func:`calibrate` without an
+    ``if __name__ == "__main__":`` guard is not re-run by them. Measured on two cores: 1.8 s, and 1.9 s
+    for run_jobs' own pool handing each of two workers an empty job."""
+    if workers <= 1:
+        return 0.0
+    command = [sys.executable, "-c", "import deepnotes.core.ensembles"]
+    start = time.perf_counter()
+    started = [subprocess.Popen(command, stdout=subprocess.DEVNULL) for _ in range(workers)]
+    for process in started:
+        process.wait()
+    return time.perf_counter() - start
+
+
 @functools.lru_cache(maxsize=4)
 def calibrate(device: str | None = None) -> Rates:
     """Measure this device's rates in a few seconds: PyTorch's path from two short engine runs with the
     kernels off (one launch-bound, one FLOP-bound, the latter also on one thread), the compiled kernels'
-    from two shapes at two depths each (one thread), a figure drawn, and the setup this process has paid
-    (importing the package, and this calibration)."""
+    from two shapes at two depths each (one thread), a figure drawn, the start of a train_many call's
+    worker processes, and the setup this process has paid (importing the package, and this calibration)."""
     from deepnotes import IMPORT_SECONDS
     from deepnotes.core.config import device as default_device
     from deepnotes.core.ensembles import default_workers
@@ -298,6 +318,8 @@ def calibrate(device: str | None = None) -> Rates:
     step = _step_seconds(dev, rate, per_launch, kernel)
     figure = _figure_seconds()
     draw = _draw_seconds(dev)
+    workers = default_workers(dev)
+    pool = _pool_seconds(workers)
     if kernel is not None:
         how += f"; kernels {kernel[0] / 1e9:.3g} GFLOP/s and {kernel[1] * 1e6:.3g} µs a block"
     name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else f"this CPU ({torch.get_num_threads()} threads)"
@@ -305,15 +327,16 @@ def calibrate(device: str | None = None) -> Rates:
         name,
         rate,
         per_launch,
-        f"measured here: {how}; a figure {figure:.2f} s",
+        f"measured here: {how}; a figure {figure:.2f} s; starting {workers} workers {pool:.2f} s",
         kernel_flops_per_second=kernel[0] if kernel else None,
         seconds_per_kernel_block=kernel[1] if kernel else 0.0,
         seconds_per_step=step,
         seconds_per_figure=figure,
         seconds_per_draw=draw,
-        workers=default_workers(dev),
+        workers=workers,
         worker_flops_per_second=worker_rate if dev.type == "cpu" else None,
         setup_seconds=IMPORT_SECONDS + time.perf_counter() - start,
+        seconds_per_pool=pool,
     )
 
 

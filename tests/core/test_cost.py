@@ -109,6 +109,7 @@ def test_calibration_gives_positive_finite_rates_and_an_estimate_uses_them():
     assert 0 < rates.flops_per_second < math.inf and 0 < rates.seconds_per_launch < 1
     assert 0 < rates.worker_flops_per_second < math.inf and rates.workers >= 1
     assert 0 < rates.seconds_per_figure < 10 and 0 < rates.setup_seconds and rates.seconds_per_step >= 0
+    assert (rates.seconds_per_pool > 0) == (rates.workers > 1) and rates.seconds_per_pool < 60
     if kernels.library() is not None:  # the compiled kernels' own rates, where they are built
         assert 0 < rates.kernel_flops_per_second < math.inf and 0 < rates.seconds_per_kernel_block < 1e-2
     work = [cost.TrainRuns(BUDGET.model_config(4), 2, BUDGET.train_config("adam", 1e-3, 3))]  # in this process
@@ -129,6 +130,10 @@ def test_a_plan_spreads_its_worker_ensembles_and_runs_the_rest_after_them():
     expected = max(loads) + rates.work_seconds(here[0]) + 4 * 0.5 + 5.0
     assert rates.plan_seconds(spread + here) == pytest.approx(expected)
     assert cost.Render(4).count() == cost.Count(0.0, 0.0, figures=4.0)
+    pooled = replace(rates, seconds_per_pool=2.0)  # each train_many call starts its own workers
+    assert pooled.plan_seconds(spread + here) == pytest.approx(expected + 2.0)
+    second_call = [replace(w, call=1) for w in spread[:2]] + [replace(w, call=2) for w in spread[2:]]
+    assert pooled.plan_seconds(second_call) == pytest.approx(max(t8, t4) + 2.0 + max(t4, t2) + 2.0 + 5.0)
 
 
 def test_the_blocks_the_kernels_run_are_priced_at_the_kernels_rates():

@@ -129,6 +129,52 @@ def test_chapters_record_the_verdicts_they_show_and_the_ledger_matches_them(tmp_
     assert "eq. (9)" in page.problems(ledger) and "cites nothing" in page.problems(ledger)
 
 
+def _record(claim: str, source: str, status: str, chapter: str = "increment_explosion"):
+    from deepnotes.ledger.record import Record
+
+    return Record(chapter, "smoke", claim, source, "c", "c", status, "why", f"verdict-{abs(hash(claim)) % 10**10}")
+
+
+def test_only_a_verdicts_subject_gets_its_status_the_rest_are_mentions():
+    """Issue 44: a verdict tests its subject, the first item its source cites; an item it cites after that
+    is context, listed as a mention with no status (a test of seed 000's eq. (1) must not mark claim 1)."""
+    from deepnotes.ledger import page
+    from deepnotes.ledger.citations import subject
+    from deepnotes.ledger.record import ChapterRecord
+    from deepnotes.show import verdicts as vd
+
+    assert subject("seed 000 §增量爆炸 eq. (1); seed 000 claim 1; measured") == Citation("000", "main", "eq. (1)")
+    assert subject("DeepNet Fig. 5; measured") is None
+    tests_eq = _record("ΔL ≈ ⟨∇L, Δθ⟩", "seed 000 §增量爆炸 eq. (1); seed 000 §增量爆炸 claim 1", vd.WRONG)
+    records = {"increment_explosion": ChapterRecord("increment_explosion", "smoke", "now", (tests_eq,))}
+    eq1, _, claim1 = page.build(records, _items()).rows["000"]
+    assert eq1.verdicts == (tests_eq,) and eq1.mentions == () and eq1.state == "checked"
+    assert claim1.verdicts == () and claim1.mentions == (tests_eq,) and claim1.state == "not checked"
+    ledger = page.build(records, _items())
+    table = page.source_table(ledger, "000")._repr_html_()
+    assert "cited as context by" in table and "1 cite it as context" in table
+    assert table.count(f"#{tests_eq.anchor}") == 2  # the status link beside eq. (1), the mention beside claim 1
+    assert page.conflicts(ledger) == [] and "one status" in page.conflicts_text(ledger)
+
+
+def test_an_item_two_subject_verdicts_judge_differently_is_a_conflict_a_mention_is_not():
+    from deepnotes.ledger import page
+    from deepnotes.ledger.record import ChapterRecord
+    from deepnotes.show import verdicts as vd
+
+    verdicts = (
+        _record("derived", "seed 000 §增量爆炸 claim 1", vd.HOLDS),
+        _record("measured", "seed 000 §增量爆炸 claim 1; measured", vd.WRONG, "post_vs_pre_norm"),
+        _record("context only", "seed 000 §增量爆炸 eq. (1); seed 000 §增量爆炸 claim 1", vd.WRONG),
+    )
+    ledger = page.build({"x": ChapterRecord("increment_explosion", "smoke", "now", verdicts)}, _items())
+    found = page.conflicts(ledger)
+    assert len(found) == 1 and "claim 1 has 2 statuses" in found[0]
+    assert "'derived' (increment_explosion)" in found[0] and "'measured' (post_vs_pre_norm)" in found[0]
+    assert "context only" not in found[0]
+    assert page.conflicts_text(ledger).startswith("1 item gets more than one status")
+
+
 def test_recording_refuses_an_unknown_chapter(tmp_path):
     from deepnotes.ledger.record import record_verdicts
 

@@ -3,8 +3,9 @@
     python tools/store_checked_outputs.py book/bert_init.ipynb     # runs the chapter at smoke: records book/_verdicts
     python tools/ledger_check.py [book/_verdicts] [--chapter bert_init] [--unchecked 003]
 
-Prints the cited items the inventory lacks, the verdicts that cite no item and no paper, coverage per
-source, and (``--unchecked SEED``) that source's items no verdict cites.
+Prints the cited items the inventory lacks, the verdicts that cite no item and no paper, the items the
+verdicts testing them judge in more than one way, coverage per source, and (``--unchecked SEED``) that
+source's items no verdict tests (each with how many verdicts cite it as context).
 """
 
 from __future__ import annotations
@@ -41,15 +42,19 @@ def main() -> None:
         parser.error(f"unknown seed {args.unchecked!r}; allowed: {', '.join(sorted(ledger.rows))}")
     print(page.records_summary(ledger), "\n")
     print(page.problems(ledger), "\n")
+    print(page.conflicts_text(ledger), "\n")
     print(page.coverage_table(ledger))
     if args.chapter:
         for v in records[args.chapter].verdicts:
-            cited = ", ".join(f"{c.seed} {c.part} {c.ref}" for c in citations(v.source)) or "—"
-            print(f"\n{v.claim}\n    source: {v.source}\n    cites: {cited}")
+            cited = [f"{c.seed} {c.part} {c.ref}" for c in citations(v.source)]
+            tests = cited[0] if cited else "— (a paper or a measurement)"
+            context = ", ".join(cited[1:]) or "—"
+            print(f"\n{v.claim}\n    source: {v.source}\n    tests: {tests}\n    context: {context}")
     if args.unchecked:
         for row in ledger.rows[args.unchecked]:
             if row.state == "not checked":
-                print(f"{row.item.part:9s} {row.item.ref:14s} [{row.item.chapter}] {row.item.claim}")
+                context = f" (context of {len(row.mentions)})" if row.mentions else ""
+                print(f"{row.item.part:9s} {row.item.ref:14s} [{row.item.chapter}]{context} {row.item.claim}")
 
 
 if __name__ == "__main__":

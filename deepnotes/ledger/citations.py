@@ -6,7 +6,11 @@ A source reads like "seed 000 annotated eqs. (53), (73)", "seed 003 annotated eq
 and its part ("annotated", "side note", "comment"; else the main text), then numbered items:
 equations, tables, figures, side notes, comments and the inventory's numbered prose claims ("claim 7"
 in the main text, "claim §9.1.2" in the annotated section). A clause without a seed cites nothing of
-the sources (a paper, a measurement)."""
+the sources (a paper, a measurement).
+
+A verdict tests one item, its *subject*: the first item its source cites. The items cited after it are
+context (the same claim made elsewhere, an equation the test leans on); the ledger lists a verdict's
+status beside its subject only, and names it beside the context items as a mention without a status."""
 
 from __future__ import annotations
 
@@ -69,3 +73,10 @@ def citations(source: str) -> list[Citation]:
             for listed in pattern.findall(clause):
                 out += [Citation(seed, part, ref.format(n)) for n in _numbers(listed)]
     return list(dict.fromkeys(out))
+
+
+def subject(source: str) -> Citation | None:
+    """The item a verdict with this ``source`` tests: the first item it cites, or None (a verdict citing
+    only a paper or a measurement)."""
+    cited = citations(source)
+    return cited[0] if cited else None

@@ -1,8 +1,11 @@
-"""The claims ledger: every inventory item of the five sources beside the chapters' verdicts that cite it.
+"""The claims ledger: every inventory item of the five sources beside the chapters' verdicts that test it.
 
-A verdict cites an item when its ``source`` names the item (see :mod:`deepnotes.ledger.citations`);
-an item is *checked* when at least one recorded verdict cites it, *needs no check* when no verdict
-does and its inventory entry says why (a definition, an algebra step), and *not checked* otherwise."""
+A verdict cites an item when its ``source`` names the item (see :mod:`deepnotes.ledger.citations`); it
+*tests* only its subject, the first item it cites, and mentions the others as context. An item is
+*checked* when at least one recorded verdict has it as subject and judges it, *needs no check* when none
+does and its inventory entry says why (a definition, an algebra step), and *not checked* otherwise. Only a
+subject's status reaches the ledger: a verdict that names an item as context shows there as a mention,
+without a status, so a claim of one source never writes a status onto another's item."""
 
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from deepnotes.ledger import unchecked
-from deepnotes.ledger.citations import Citation, citations
+from deepnotes.ledger.citations import Citation, citations, subject
 from deepnotes.ledger.inventory import SOURCES, inventory
 from deepnotes.ledger.items import Item
 from deepnotes.ledger.record import ChapterRecord, Record
@@ -40,16 +43,24 @@ COMPUTED_CHARS = 70  # a long computed value is cut in the ledger (the chapter s
 
 @dataclass(frozen=True)
 class Row:
-    """One inventory item and the recorded verdicts that cite it."""
+    """One inventory item, the recorded verdicts that test it (their subject) and those that cite it as
+    context (``mentions``: no status of theirs is the item's)."""
 
     seed: str
     item: Item
     verdicts: tuple[Record, ...]
+    mentions: tuple[Record, ...] = ()
+
+    @property
+    def statuses(self) -> tuple[str, ...]:
+        """The distinct statuses the item's subject verdicts give it, in the order first given."""
+        return tuple(dict.fromkeys(v.status for v in self.verdicts))
 
     @property
     def state(self) -> str:
-        """ "checked" (a verdict cites it and judges it), "needs no check" or "not checked" (none does:
-        a row cited only by "not checkable here" verdicts is not checked, their reasons say why)."""
+        """ "checked" (a verdict tests it and judges it), "needs no check" or "not checked" (none does:
+        a row tested only by "not checkable here" verdicts is not checked, their reasons say why; one
+        only mentioned as context is not checked either)."""
         if any(v.status != UNCHECKABLE for v in self.verdicts):
             return "checked"
         return "needs no check" if self.item.if_unchecked else "not checked"
@@ -67,21 +78,30 @@ def build(records: dict[str, ChapterRecord], items: dict[str, tuple[Item, ...]] 
     """Match every recorded verdict to the inventory items its source cites."""
     items = inventory() if items is None else items
     known = {(seed, it.part, it.ref) for seed, its in items.items() for it in its}
-    citing: dict[tuple[str, str, str], list[Record]] = {}
+    testing: dict[tuple[str, str, str], list[Record]] = {}
+    mentioning: dict[tuple[str, str, str], list[Record]] = {}
     dangling, unsourced = [], []
     for record in records.values():
         for v in record.verdicts:
-            cited = citations(v.source)
+            cited, tested = citations(v.source), subject(v.source)
             if not cited and not any(p in v.source for p in PAPERS):
                 unsourced.append(v)
             for c in cited:
                 key = (c.seed, c.part, c.ref)
-                if key in known:
-                    citing.setdefault(key, []).append(v)
-                else:
+                if key not in known:
                     dangling.append((v, c))
+                else:
+                    (testing if c == tested else mentioning).setdefault(key, []).append(v)
     rows = {
-        seed: tuple(Row(seed, it, tuple(citing.get((seed, it.part, it.ref), ()))) for it in its)
+        seed: tuple(
+            Row(
+                seed,
+                it,
+                tuple(testing.get((seed, it.part, it.ref), ())),
+                tuple(mentioning.get((seed, it.part, it.ref), ())),
+            )
+            for it in its
+        )
         for seed, its in items.items()
     }
     return Ledger(rows, tuple(dangling), tuple(unsourced), dict(records))
@@ -150,11 +170,30 @@ def _verdict_link(v: Record) -> str:
     )
 
 
+def _untested_reason(r: Row) -> str:
+    """Why an item without an inventory reason is not checked: nothing tests it, and whether verdicts
+    testing other items cite it as context (listed below the reason)."""
+    if r.mentions:
+        return f"no verdict tests it; {len(r.mentions)} cite it as context, testing another item"
+    return f"no chapter checks it yet ({r.item.chapter.replace('_', ' ')})"
+
+
+def _mentions_html(mentions: tuple[Record, ...]) -> str:
+    """The verdicts that cite an item as context: links, no status (they test another item)."""
+    links = ", ".join(
+        f"<a href='{v.chapter}.html#{v.anchor}'>{html.escape(source_labels(v.claim))}</a>" for v in mentions
+    )
+    return f"<small style='opacity:0.8'>cited as context by: {links}</small>"
+
+
 class SourceTable(list):
     """One source's rows as a table (HTML) or as text."""
 
     def __repr__(self) -> str:
-        return "\n".join(f"{r.item.part} {r.item.ref}: {r.state} ({len(r.verdicts)} verdicts)" for r in self)
+        return "\n".join(
+            f"{r.item.part} {r.item.ref}: {r.state} ({len(r.verdicts)} verdicts, {len(r.mentions)} mentions)"
+            for r in self
+        )
 
     def _repr_html_(self) -> str:
         out = []
@@ -164,10 +203,12 @@ class SourceTable(list):
             if r.verdicts:
                 said = "<br>".join(_verdict_link(v) for v in r.verdicts)
             else:
-                why = it.if_unchecked or it.not_checked or f"no chapter checks it yet ({it.chapter.replace('_', ' ')})"
+                why = it.if_unchecked or it.not_checked or _untested_reason(r)
                 kind = unchecked.category(r.seed, it.part, it.ref) if it.not_checked else ""
                 state = f"{r.state} · {kind}" if kind else r.state
                 said = f"<span style='opacity:0.8'>{html.escape(state)}: {html.escape(source_labels(why))}</span>"
+            if r.mentions:
+                said += "<br>" + _mentions_html(r.mentions)
             out.append(
                 f"<tr><td style='white-space:nowrap'>{html.escape(it.ref)}<br><small>{where}</small></td>"
                 f"<td data-label='claim'>{html.escape(source_labels(it.claim))}</td>"
@@ -230,6 +271,30 @@ def disagreements(records: dict[str, ChapterRecord]) -> list[str]:
         if len({s for _, s in got}) > 1
     ]
     return out
+
+
+def conflicts(ledger: Ledger) -> list[str]:
+    """The items whose subject verdicts give them more than one status (each item should get one answer
+    in the book), with the verdicts behind each status. [] when none."""
+    out = []
+    for seed, rows in ledger.rows.items():
+        for r in rows:
+            if len(r.statuses) > 1:
+                given = "; ".join(
+                    f"{status}: " + ", ".join(f"'{v.claim}' ({v.chapter})" for v in r.verdicts if v.status == status)
+                    for status in r.statuses
+                )
+                out.append(f"{source_name(seed)} {r.item.part} {r.item.ref} has {len(r.statuses)} statuses ({given})")
+    return out
+
+
+def conflicts_text(ledger: Ledger) -> str:
+    """:func:`conflicts` as the ledger page prints them, or a line saying every tested item has one status."""
+    found = conflicts(ledger)
+    if not found:
+        return "Every item a verdict tests gets one status."
+    many = f"{len(found)} items get" if len(found) > 1 else "1 item gets"
+    return f"{many} more than one status from the verdicts that test them:\n" + "\n".join(f"- {line}" for line in found)
 
 
 def problems(ledger: Ledger) -> str:

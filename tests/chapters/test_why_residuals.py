@@ -302,14 +302,22 @@ def test_measured_verdicts_and_summary(sweeps):
     )
     assert drifting.typical < -wc.PLAIN_DRIFT_LOG and row.status == HOLDS
     train = wc.training_verdicts(sweeps["train"], SMOKE)
-    assert [v.status == HOLDS for v in train] == [  # the source's direction
-        (statistics.median(h.fraction_learned() for h in hs) >= wc.LEARNED_FRACTION) == (kind != "plain")
+    assert [v.status == HOLDS for v in train] == [  # the source's direction: plain and ε = 1 fail, scaled train
+        (statistics.median(h.fraction_learned() for h in hs) >= wc.LEARNED_FRACTION) == (kind not in ("plain", "1"))
         for (_, _, kind), hs in sweeps["train"].items()
     ]
-    assert all(
-        ("hard to train" in v.claim) == (kind == "plain")
-        for v, (_, _, kind) in zip(train, sweeps["train"], strict=True)
-    )
+    for v, (_, _, kind) in zip(train, sweeps["train"], strict=True):  # issue 44: each run's claim, subject first
+        assert ("hard to train" in v.claim) == (kind == "plain")
+        assert ("does not avoid increment explosion" in v.claim) == (kind == "1")
+        assert v.source.startswith(
+            {"plain": "seed 004 §稳定传播 claim 20", "1": "seed 004 comment 11"}.get(
+                kind, "seed 004 §残差初现 claim 24"
+            )
+        )
+    positions = wc.transformer_verdicts(sweeps["tf"], SMOKE)[len(sweeps["tf"].runs) :]
+    for v, ((n, kind), (_, cn)) in zip(positions, sweeps["tf"].cosines.items(), strict=True):  # Dong et al.'s way
+        assert ("collapse" in v.claim) == (kind == "plain")
+        assert (v.status == HOLDS) == ((cn >= wc.POSITION_COS_MAX) == (kind == "plain"))
     assert len(wc.transformer_verdicts(sweeps["tf"], SMOKE)) == 2 * len(sweeps["tf"].runs)
     text = wc.measured_summary(sweeps["train"], SMOKE)
     assert text.startswith("**Measured at the smoke budget, seed 0.**") and text.count("\n- **") == len(rs.STACK_KINDS)

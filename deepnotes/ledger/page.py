@@ -179,9 +179,12 @@ def _untested_reason(r: Row) -> str:
 
 
 def _mentions_html(mentions: tuple[Record, ...]) -> str:
-    """The verdicts that cite an item as context: links, no status (they test another item)."""
+    """The verdicts that cite an item as context: links, no status (they test another item), in the text's
+    own colour (the theme's link blue fails the contrast test on the dark mode's light output panel)."""
     links = ", ".join(
-        f"<a href='{v.chapter}.html#{v.anchor}'>{html.escape(source_labels(v.claim))}</a>" for v in mentions
+        f"<a href='{v.chapter}.html#{v.anchor}' style='color:inherit;text-decoration:underline'>"
+        f"{html.escape(source_labels(v.claim))}</a>"
+        for v in mentions
     )
     return f"<small style='opacity:0.8'>cited as context by: {links}</small>"
 

@@ -342,11 +342,10 @@ class Stack(nn.Module):
             return run_blocks(self.styles, names, [getattr(self, n) for n in names], x, b, self._score_bias(t, x)).view(
                 k_, b, t, d
             )
-        stream = [x.view(k_, b, t, d)]
+        stream = [x.view(k_, b, t, d)]  # each x_l is what the next block reads: a backward reaches it
         for p in self.layers():
-            x = self.block(x, p, b)
-            stream.append(x.view(k_, b, t, d))
-        return x.view(k_, b, t, d), stream
+            stream.append(self.block(stream[-1].view(k_, b * t, d), p, b).view(k_, b, t, d))
+        return stream[-1], stream
 
     def embed_tokens(self, tokens: torch.Tensor) -> torch.Tensor:
         """x_0 [K, B, T, d] of tokens [K, B, T] (each member reads its own table)."""
@@ -379,7 +378,10 @@ class Stack(nn.Module):
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         """Logits [K, B, T, V] of tokens [K, B, T]."""
-        h = self.hidden(tokens)
+        return self.head(self.hidden(tokens))
+
+    def head(self, h: torch.Tensor) -> torch.Tensor:
+        """Logits [K, B, T, V] of final hidden states h [K, B, T, d]."""
         k_, b, t, d = h.shape
         h = h.reshape(k_, b * t, d)
         if self.cfg.head_transform:  # BERT: Dense → GELU → LN
@@ -393,12 +395,25 @@ class Stack(nn.Module):
     # ---- losses -------------------------------------------------------------------------------
     def next_token_losses(self, tokens: torch.Tensor) -> torch.Tensor:
         """Per member, −(1/(B(T−1))) Σ log p(x_{t+1} | x_{≤t}) in nats: [K] from tokens [K, B, T]."""
+        self._check_next_token(tokens)
+        return self._next_token_nll(self(tokens[..., :-1]), tokens)
+
+    def _check_next_token(self, tokens: torch.Tensor) -> None:
         if tokens.dim() != 3 or tokens.size(0) != self.n_members or tokens.size(2) < 2:
             raise ValueError(
                 f"next-token losses need tokens [members={self.n_members}, batch, seq_len >= 2], "
                 f"got shape {tuple(tokens.shape)}"
             )
-        logits = self(tokens[..., :-1])  # [K, B, T-1, V]
+
+    def next_token_losses_and_stream(self, tokens: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        """:meth:`next_token_losses` [K] and the stream [x_0, …, x_N] (each [K, B, T−1, d]) it was
+        computed through, block by block, so that a backward pass reaches every x_l (``retain_grad``)."""
+        self._check_next_token(tokens)
+        h, stream = self.hidden(tokens[..., :-1], return_stream=True)
+        return self._next_token_nll(self.head(h), tokens), stream
+
+    def _next_token_nll(self, logits: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
+        """Per member, the mean next-token NLL [K] of logits [K, B, T−1, V] against tokens [K, B, T]."""
         nll = F.cross_entropy(logits.flatten(0, 2), tokens[..., 1:].flatten(), reduction="none")
         return nll.view(self.n_members, -1).mean(dim=1)
 

@@ -276,24 +276,29 @@ class StreamProfile:
     cos_x0: tuple[float, ...]  # mean over tokens of cos(x_l, x_0): the identity path's weight
     grad_norms: tuple[float, ...]  # ‖∂L/∂θ_l‖ over all parameters of block l, next-token loss
     loss: float  # the next-token loss at θ₀
+    stream_grads: tuple[float, ...] = ()  # G(l) = ‖∂L/∂x_l‖ over batch, tokens and features, l = 0..N
 
 
 def stream_profiles(stack: Stack, tokens: torch.Tensor) -> list[StreamProfile]:
     """For every member k on its batch ``tokens[k]`` ([K, B, T]): the residual stream x_0..x_N of
     the model's input ``tokens[k, :, :-1]`` (RMS and cosine to x_0 per token, as the reference's
-    ``hidden(return_stream=True)`` gives it) and the per-block gradient norms of the next-token loss.
-    Gradients are cleared afterwards."""
+    ``hidden(return_stream=True)`` gives it), the per-block gradient norms of the next-token loss and
+    the norms of its gradient with respect to each x_l, G(l) = ‖∂L/∂x_l‖. One forward pass, block by
+    block, and one backward. Gradients are cleared afterwards."""
+    stack.zero_grad(set_to_none=True)
+    losses, stream = stack.next_token_losses_and_stream(tokens)  # [K]; N+1 × [K, B, T, d]
+    for x in stream:
+        x.retain_grad()
+    losses.sum().backward()  # member k's loss reaches only member k's stream
+    grads = stack.block_grad_norms().tolist()  # [K][N]
     with torch.no_grad():
-        _, stream = stack.hidden(tokens[..., :-1], return_stream=True)  # N+1 × [K, B, T, d]
         x0 = stream[0]
         rms = torch.stack([x.pow(2).flatten(1).mean(1).sqrt() for x in stream], 1).tolist()  # [K][N+1]
         cos = torch.stack([F.cosine_similarity(x, x0, dim=-1).flatten(1).mean(1) for x in stream], 1).tolist()
-    stack.zero_grad(set_to_none=True)
-    losses = stack.next_token_losses(tokens)  # [K]
-    losses.sum().backward()
-    grads = stack.block_grad_norms().tolist()  # [K][N]
+        g_stream = torch.stack([x.grad.flatten(1).norm(dim=1) for x in stream], 1).tolist()  # [K][N+1]
     losses = losses.detach()
     stack.zero_grad(set_to_none=True)
     return [
-        StreamProfile(tuple(rms[k]), tuple(cos[k]), tuple(grads[k]), float(losses[k])) for k in range(stack.n_members)
+        StreamProfile(tuple(rms[k]), tuple(cos[k]), tuple(grads[k]), float(losses[k]), tuple(g_stream[k]))
+        for k in range(stack.n_members)
     ]

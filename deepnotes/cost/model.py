@@ -145,7 +145,8 @@ class TrainRuns:
 @dataclass(frozen=True)
 class StackPasses:
     """``passes`` forward passes (and backward, if ``backward``) of a Stack of ``members`` copies of
-    ``model`` on ``batch`` × ``seq_len`` tokens: the probes at initialization."""
+    ``model`` on ``batch`` × ``seq_len`` tokens: the probes at initialization. ``compiled`` False: block
+    by block on PyTorch's path whatever the shape (a pass that keeps the stream, ``return_stream``)."""
 
     model: ModelConfig
     members: int
@@ -153,15 +154,17 @@ class StackPasses:
     seq_len: int
     passes: int = 1
     backward: bool = True
+    compiled: bool = True
 
     def count(self) -> Count:
         for name in ("members", "batch", "seq_len", "passes"):
             positive_int(name, getattr(self, name))
         per = _pass_counts(_cost_shape(self.model), self.seq_len, self.backward)
         n = self.model.n_layers
+        kernels = _kernel_part(self.model, per, n, self.passes, self.members, self.batch, self.seq_len)
         return (
             _scale(per, n, self.passes, self.members, self.batch)
-            + _kernel_part(self.model, per, n, self.passes, self.members, self.batch, self.seq_len)
+            + (kernels if self.compiled else ZERO)
             + Count(0.0, 0.0, steps=float(self.passes))
         )
 

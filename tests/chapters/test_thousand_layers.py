@@ -281,19 +281,25 @@ def test_figures_and_slider_render(budget, runs):
 def test_the_init_verdicts_follow_the_profiles():
     """Profiles made up to hold, then to fail: the statuses follow the numbers."""
 
-    def profile(cos_top, grads):
-        return StreamProfile(rms=(1.0, 1.0), cos_x0=(1.0, cos_top), grad_norms=grads, loss=2.0)
+    def profile(cos_top, grads, stream_grads):  # two blocks: G(0), G(1), G(2)
+        return StreamProfile((1.0,) * 3, (1.0, 0.5, cos_top), grads, 2.0, stream_grads)
 
     good = {
-        "post": profile(0.01, (1e-9, 1.0)),
-        "pre": profile(0.3, (20.0, 1.0)),
-        "deepnorm": profile(0.98, (0.8, 1.0)),
-        "rezero": profile(1.0, (0.7, 1.0)),
+        "post": profile(0.01, (1e-9, 1.0), (1e-9, 1e-9, 1.0)),
+        "pre": profile(0.3, (20.0, 1.0), (20.0, 20.0, 1.0)),
+        "deepnorm": profile(0.98, (0.8, 1.0), (0.9, 0.9, 1.0)),
+        "rezero": profile(1.0, (0.7, 1.0), (1.0, 1.0, 1.0)),
     }
-    predicted = derive.predicted_profiles(1)
+    predicted = derive.predicted_profiles(2)
     assert [v.status for v in claims.at_initialization(good, predicted)] == [vd.HOLDS] * 3
-    bad = {**good, "post": profile(0.5, (0.5, 1.0)), "deepnorm": profile(0.5, (20.0, 1.0))}
+    bad = {
+        **good,
+        "post": profile(0.5, (0.5, 1.0), (0.5, 0.5, 1.0)),
+        "deepnorm": profile(0.5, (0.8, 1.0), (20.0, 20.0, 1.0)),  # its parameter gradients would pass
+    }
     assert [v.status for v in claims.at_initialization(bad, predicted)] == [vd.WRONG] * 3
+    healthy = claims.at_initialization(good, predicted)[2]  # issue 44: the band on G = ‖∂L/∂x_l‖, its subject first
+    assert healthy.source.startswith("seed 000 annotated §12.3 claim §12.3.2") and "deepnorm 0.9–1" in healthy.computed
 
 
 # the trainability map (issue 29: depth × Adam rate, one ensemble per row)

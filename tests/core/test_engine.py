@@ -305,6 +305,13 @@ def test_stream_profiles_match_the_reference_model_per_member():
         model.loss(tokens[k]).backward()
         assert prof.grad_norms == pytest.approx(per_block_grad_norms(model), rel=1e-10)
         assert prof.loss == pytest.approx(model.loss(tokens[k]).item(), rel=1e-10)
+        stream = []  # x_0 (the embedding) and every block's output, as the loss's own forward makes them
+        hooks = [m.register_forward_hook(lambda _m, _i, out: stream.append(out)) for m in (model.embed, *model.blocks)]
+        loss = model.loss(tokens[k])
+        for hook in hooks:
+            hook.remove()
+        g = torch.autograd.grad(loss, stream)  # G(l) = ‖∂L/∂x_l‖ by autograd through the reference
+        assert prof.stream_grads == pytest.approx([float(x.norm()) for x in g], rel=1e-10)
 
 
 MIXED = [

@@ -2,8 +2,8 @@
 :mod:`deepnotes.cost.model`. One line per experiment:
 
     init_profiles     each graph of PROFILE_STYLES at the headline depth as one Stack (every style
-                      in one): stream_profiles' forward for the stream and forward + backward for the
-                      block gradients, on train_batch tokens
+                      in one): stream_profiles' forward + backward, block by block on PyTorch's path
+                      (it keeps the stream and its gradients), on train_batch tokens
     train_runs        every Run of experiments.plan (the frontier, warmup's test, DeepNet's constants
                       apart, the map's other rates, the deepest DeepNorm beside Post-LN) in train_many's
                       ensembles
@@ -36,18 +36,14 @@ FIGURES = 6
 
 def _init_profiles(budget: Budget | str) -> list[StackPasses]:
     """:func:`~deepnotes.chapters.thousand_layers.experiments.init_profiles`: one Stack per graph of
-    PROFILE_STYLES (members: its styles), a forward without gradients and a forward + backward."""
+    PROFILE_STYLES (members: its styles), one forward + backward block by block (PyTorch's path)."""
     sub = budget.thousand_layers
     batch, seq = sub.train_batch
     groups: dict = {}  # graph → [a member's config, members]
     for style in PROFILE_STYLES:
         cfg = variant_config(style, sub.depth, budget)
         groups.setdefault(graph_config(cfg), [cfg, 0])[1] += 1
-    return [
-        StackPasses(cfg, members, batch, seq, backward=backward)
-        for cfg, members in groups.values()
-        for backward in (False, True)
-    ]
+    return [StackPasses(cfg, members, batch, seq, compiled=False) for cfg, members in groups.values()]
 
 
 def _train_runs(budget: Budget | str, runs: list[Run]) -> list[TrainRuns]:

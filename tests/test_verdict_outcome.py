@@ -100,3 +100,33 @@ def test_a_take_away_is_written_from_the_verdict_table():
     line = next(part for part in text.split("\n- ") if part.startswith(f"**{vd.APPROX}**"))
     assert all(v.claim in line for v in table if "(53)" in v.source or "(54)" in v.source)
     assert all(v.status == vd.APPROX for v in table if "(53)" in v.source or "(54)" in v.source)
+
+
+def test_a_sampled_quantity_is_judged_through_its_estimator_and_interval():
+    """Issue 44's one door: the stated estimator and its bootstrap interval decide; an interval across
+    the claimed range's bound is "not checkable here"; the same samples give the same interval."""
+    near = [1.0 + 0.01 * math.sin(i) for i in range(20)]
+
+    def judge(samples, estimator="mean", low=0.9, high=1.1):
+        return vd.check_estimate(
+            claim="c",
+            source="measured",
+            claimed="1",
+            samples=samples,
+            estimator=estimator,
+            low=low,
+            high=high,
+            reason="r",
+        )
+
+    assert judge(near).status == vd.HOLDS and judge([2.0 + 0.01 * i for i in range(5)]).status == vd.WRONG
+    assert judge([0.1, 0.1, 0.1, 3.7]).status == vd.UNCHECKABLE  # mean 1, but four heavy-tailed samples
+    assert "cannot decide" in judge([0.1, 0.1, 0.1, 3.7]).reason
+    assert judge([1, 1, 0, 1, 1, 1, 1, 1], "fraction", 0.5, 1.0).computed.startswith("fraction 0.875")
+    assert vd.bootstrap_interval(near, "median") == vd.bootstrap_interval(near, "median")
+    with pytest.raises(ValueError, match="unknown estimator 'mode'; allowed: mean, median, fraction"):
+        judge(near, "mode")
+    with pytest.raises(ValueError, match="at least 3"):
+        judge([1.0, 1.0])
+    with pytest.raises(ValueError, match="low"):
+        judge(near, low=2.0, high=1.0)

@@ -13,7 +13,7 @@ from typing import Callable
 
 import sympy as sp
 
-from deepnotes.core.validate import Finite, nonnegative_float
+from deepnotes.core.validate import Finite, choice, nonnegative_float
 
 HOLDS, APPROX, WRONG = "holds", "holds approximately", "wrong"
 UNCHECKABLE = "not checkable here"  # no derivation given and nothing offline to measure it against
@@ -241,6 +241,73 @@ def check_outcome(
     return Verdict(
         claim, source, f"{said} (trained: median ≥ {threshold:g})", shown, HOLDS if out.holds() else WRONG, reason, out
     )
+
+
+ESTIMATORS = ("mean", "median", "fraction")  # an expectation, "typically", "always / in most runs"
+BOOTSTRAP_RESAMPLES = 2000
+BOOTSTRAP_LEVEL = 0.95
+
+
+def _estimate(estimator: str, values: list[float]) -> float:
+    if estimator == "mean":
+        return statistics.fmean(values)
+    if estimator == "median":
+        return float(statistics.median(values))
+    return sum(values) / len(values)  # fraction: the values are 0/1
+
+
+def bootstrap_interval(
+    values, estimator: str, resamples: int = BOOTSTRAP_RESAMPLES, level: Finite = BOOTSTRAP_LEVEL, seed: int = 0
+) -> tuple[float, float, float]:
+    """(estimate, low, high): ``estimator`` of ``values`` and its percentile bootstrap interval at
+    ``level`` from ``resamples`` resamples drawn with a seeded generator (the same values give the same
+    interval)."""
+    import random
+
+    rng = random.Random(seed)
+    values = list(values)
+    boots = sorted(_estimate(estimator, rng.choices(values, k=len(values))) for _ in range(resamples))
+    cut = (1 - level) / 2
+    return (
+        _estimate(estimator, values),
+        boots[int(cut * resamples)],
+        boots[min(resamples - 1, int((1 - cut) * resamples))],
+    )
+
+
+def check_estimate(
+    *,
+    claim: str,
+    source: str,
+    claimed: str,
+    samples,
+    estimator: str,
+    low: Finite,
+    high: Finite,
+    reason: str,
+    unit: Callable[[float], str] = lambda x: f"{x:.3g}",
+) -> Verdict:
+    """A claim about a quantity that runs or random probes measure, judged through one door: the stated
+    ``estimator`` of the ``samples`` (``"mean"`` for an expectation, ``"median"`` for "typically",
+    ``"fraction"`` of true samples for "always / most"), at least :data:`MIN_SEEDS` of them, with its
+    bootstrap interval (:func:`bootstrap_interval`). Holds when the whole interval lies in [``low``,
+    ``high``], wrong when it lies wholly outside, and is not checkable here when it straddles a bound:
+    the samples cannot decide."""
+    choice("estimator", estimator, ESTIMATORS)
+    values = [float(x) for x in samples]
+    if len(values) < MIN_SEEDS or not all(math.isfinite(x) for x in values):
+        raise ValueError(f"{claim!r}: needs at least {MIN_SEEDS} finite samples, got {samples!r}")
+    if not low <= high:
+        raise ValueError(f"{claim!r}: low ({low!r}) must not exceed high ({high!r})")
+    est, lo, hi = bootstrap_interval(values, estimator)
+    status = HOLDS if low <= lo and hi <= high else WRONG if hi < low or lo > high else UNCHECKABLE
+    shown = (
+        f"{estimator} {unit(est)} ({BOOTSTRAP_LEVEL:.0%} bootstrap interval {unit(lo)}–{unit(hi)}, n = {len(values)})"
+    )
+    why = reason + (
+        "" if status != UNCHECKABLE else "; the interval straddles the claimed range: the samples cannot decide"
+    )
+    return Verdict(claim, source, claimed, shown, status, why)
 
 
 def outcome_of(record: dict) -> Outcome:

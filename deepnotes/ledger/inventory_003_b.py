@@ -70,9 +70,9 @@ ITEMS = (
         "Residual-path contribution: ‖∂x_{ℓ+1}/∂x_ℓ‖ ≈ 1/√(1+σ²)",
         "post_vs_pre_norm",
         not_checked=(
-            "the I term of eq. (52) alone, true as written; no verdict checks it by itself, and the measured "
-            "per-block gradients (BERT chapter, Experiment 1, on eqs. (42), (54)) show that the ∂F/∂x term it "
-            "leaves out carries much of the gradient"
+            "the I term of eq. (52) alone; no verdict checks it by itself, and the measured per-block gradients "
+            "(BERT chapter, Experiment 1, on eqs. (42), (54)) show that the ∂F/∂x term it leaves out carries much "
+            "of the gradient, so it does not give the per-layer factor on its own"
         ),
     ),
     Item(

@@ -509,14 +509,23 @@ def _table_rows() -> list[Verdict]:
         rows.append(
             check_number(
                 f"Adam, N = {n}: α = {a_claim:g}, λ = {l_claim:g}",
-                "seed 000 annotated §12.1 table"
-                + ("; seed 000 annotated §12.3 claim §12.3.1" if n == EXAMPLE_DEPTH else ""),
+                "seed 000 annotated §12.1 table",
                 a_claim,
                 a_su,
                 reason=f"Su's Adam constants: α = (2N)^(1/2) = {a_su:.3g}, λ = {l_su:.3g}; "
                 f"the table's α is √(N/2) = {math.sqrt(n / 2):.3g}, λ = 1/α",
             )
         )
+        if n == EXAMPLE_DEPTH:  # §12.3's worked example repeats this row: its own subject, its own verdict
+            rows.append(
+                check_number(
+                    f"The {n}-layer example's α = {a_claim:g} (its λ = {l_claim:g} is 1/α)",
+                    "seed 000 annotated §12.3 claim §12.3.1; seed 000 annotated §12.1 table",
+                    a_claim,
+                    a_su,
+                    reason=f"the example repeats the table's N = {n} row; Su's Adam α = (2N)^(1/2) = {a_su:.3g}",
+                )
+            )
     rows += [
         uncheckable(
             "Warmup steps by depth: 1000, 2000, 4000, 8000, 16000 for N = 12 … 1000",

@@ -128,5 +128,7 @@ def test_a_sampled_quantity_is_judged_through_its_estimator_and_interval():
         judge(near, "mode")
     with pytest.raises(ValueError, match="at least 3"):
         judge([1.0, 1.0])
+    with pytest.raises(ValueError, match="each must be 0 or 1"):
+        judge([0.5, 1, 1], "fraction")
     with pytest.raises(ValueError, match="low"):
         judge(near, low=2.0, high=1.0)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import html
 import math
+import random
 import re
 import statistics
 from dataclasses import dataclass
@@ -249,11 +250,8 @@ BOOTSTRAP_LEVEL = 0.95
 
 
 def _estimate(estimator: str, values: list[float]) -> float:
-    if estimator == "mean":
-        return statistics.fmean(values)
-    if estimator == "median":
-        return float(statistics.median(values))
-    return sum(values) / len(values)  # fraction: the values are 0/1
+    """The median, or the mean (a fraction is the mean of 0/1 values)."""
+    return float(statistics.median(values)) if estimator == "median" else statistics.fmean(values)
 
 
 def bootstrap_interval(
@@ -262,8 +260,7 @@ def bootstrap_interval(
     """(estimate, low, high): ``estimator`` of ``values`` and its percentile bootstrap interval at
     ``level`` from ``resamples`` resamples drawn with a seeded generator (the same values give the same
     interval)."""
-    import random
-
+    choice("estimator", estimator, ESTIMATORS)
     rng = random.Random(seed)
     values = list(values)
     boots = sorted(_estimate(estimator, rng.choices(values, k=len(values))) for _ in range(resamples))
@@ -285,7 +282,6 @@ def check_estimate(
     low: Finite,
     high: Finite,
     reason: str,
-    unit: Callable[[float], str] = lambda x: f"{x:.3g}",
 ) -> Verdict:
     """A claim about a quantity that runs or random probes measure, judged through one door: the stated
     ``estimator`` of the ``samples`` (``"mean"`` for an expectation, ``"median"`` for "typically",
@@ -297,13 +293,13 @@ def check_estimate(
     values = [float(x) for x in samples]
     if len(values) < MIN_SEEDS or not all(math.isfinite(x) for x in values):
         raise ValueError(f"{claim!r}: needs at least {MIN_SEEDS} finite samples, got {samples!r}")
+    if estimator == "fraction" and not set(values) <= {0.0, 1.0}:
+        raise ValueError(f"{claim!r}: a fraction counts true samples: each must be 0 or 1 (or a bool), got {samples!r}")
     if not low <= high:
         raise ValueError(f"{claim!r}: low ({low!r}) must not exceed high ({high!r})")
     est, lo, hi = bootstrap_interval(values, estimator)
     status = HOLDS if low <= lo and hi <= high else WRONG if hi < low or lo > high else UNCHECKABLE
-    shown = (
-        f"{estimator} {unit(est)} ({BOOTSTRAP_LEVEL:.0%} bootstrap interval {unit(lo)}–{unit(hi)}, n = {len(values)})"
-    )
+    shown = f"{estimator} {est:.3g} ({BOOTSTRAP_LEVEL:.0%} bootstrap interval {lo:.3g}–{hi:.3g}, n = {len(values)})"
     why = reason + (
         "" if status != UNCHECKABLE else "; the interval straddles the claimed range: the samples cannot decide"
     )

@@ -288,8 +288,8 @@ def test_measured_verdicts_and_summary(sweeps):
     growth = wc.growth_verdicts(sweeps["growth"])
     assert "Kk/Su" in growth[len(rb.widths[1:]) * len(rs.EPS_NAMES)].claim
     # §稳定传播 claims the backward *second moment*: judged on the mean over samples with its bootstrap
-    # interval (issue 44), at the deepest N where a typical sample has not drifted past PLAIN_DRIFT_LOG
-    # (deeper, the expectation sits in samples too rare to draw), and not judged where no depth qualifies
+    # interval (issue 44), at the deepest N where such a mean can reach the expectation (|median log| ≤
+    # ln(n)/2 for a lognormal-like ratio), and not judged where no depth qualifies
     import dataclasses
 
     growth = sweeps["growth"]

@@ -160,6 +160,19 @@ def test_the_cost_plan_counts_the_figures_the_page_draws(built_book, doc):
 
 
 @pytest.mark.parametrize("doc", CHAPTERS)
+def test_run_chapter_reads_the_estimate_the_page_printed(built_book, doc):
+    """``tools/run_chapter.py --check-plan`` sets the page's own printed estimate (its budget cell's, for
+    this machine) beside the measured time: it finds it in every executed chapter."""
+    import nbformat
+    from run_chapter import printed_estimate
+
+    printed = printed_estimate(nbformat.from_dict(served_notebook(built_book, doc)))
+    assert printed is not None, f"{doc}: no estimate found in the executed page"
+    device, seconds = printed
+    assert device.startswith(("this CPU", "NVIDIA")) and seconds >= 1, printed
+
+
+@pytest.mark.parametrize("doc", CHAPTERS)
 def test_every_figure_follows_the_books_figure_rules(built_book, doc):
     """Every figure the chapter drew, static or behind a slider, left through the book's PNG writer, its
     legends tell their lines apart (no two entries alike, no marker on a dash), and its smallest text,

@@ -4,13 +4,15 @@
 
 With ``--check-plan`` it also logs every training ensemble the chapter runs (``DEEPNOTES_WORK_LOG``),
 compares them with the chapter's cost plan (``deepnotes/chapters/<stem>/cost.py``) and prints the
-plan's estimate for this machine beside the measured time.
+estimate the page itself printed for this machine (its budget cell's, calibrated in the chapter's own
+process) beside the measured time, and their ratio.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import tempfile
 import time
 from datetime import datetime
@@ -41,6 +43,25 @@ def slowest_cells(nb, count: int = 8) -> list[tuple[float, int, str]]:
             took = (datetime.fromisoformat(end.rstrip("Z")) - datetime.fromisoformat(start.rstrip("Z"))).total_seconds()
             out.append((took, i, cell.source.splitlines()[0][:70] if cell.source else ""))
     return sorted(out, reverse=True)[:count]
+
+
+ESTIMATE_LINE = re.compile(
+    r"Estimated cost of this chapter at the \S+ budget: .*?kernel launches; ([^:;]+): ([^;]+?)[;.]"
+)
+UNITS = {"s": 1, "min": 60, "h": 3600}
+
+
+def printed_estimate(nb) -> tuple[str, float] | None:
+    """(device, seconds) of the first device in the estimate the executed page printed (its budget cell's
+    :class:`~deepnotes.cost.estimate.Estimate`), None if it printed none. "< 1 s" reads as 1 s."""
+    for cell in nb.cells:
+        for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            found = ESTIMATE_LINE.search(str(output.get("text", "")))
+            if found:
+                device, shown = found.groups()
+                number, unit = shown.removeprefix("< ").split()
+                return device, float(number) * UNITS[unit]
+    return None
 
 
 def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -79,6 +100,8 @@ def main(argv: list[str] | None = None) -> None:
     if not args.check_plan:
         print(f"{args.chapter}: executed in {run(args.chapter, args.out):.1f} s -> {args.out}")
         return
+    import nbformat
+
     from deepnotes.cost import estimate
     from deepnotes.cost import log as work_log
     from deepnotes.cost import model as cost_model
@@ -91,9 +114,14 @@ def main(argv: list[str] | None = None) -> None:
     ran = cost_model.read_train_log(log).get(stem, [])
     plan = estimate.chapter_plan(stem, None)
     differences = cost_model.plan_differences(plan, ran)
-    est = estimate.estimate(stem, plan, os.environ.get("DEEPNOTES_BUDGET", "default"), [estimate.calibrate()])
     print(f"{args.chapter}: executed in {seconds:.1f} s -> {args.out}")
-    print(f"  {len(ran)} training ensembles run; plan: {len(plan)} items; {est}")
+    print(f"  {len(ran)} training ensembles run; plan: {len(plan)} items")
+    printed = printed_estimate(nbformat.read(args.out, as_version=4))
+    if printed is None:
+        print("  the page printed no estimate")
+    else:
+        device, est = printed
+        print(f"  the page's estimate for {device}: {est:.0f} s; measured {seconds:.1f} s; ratio {seconds / est:.2f}")
     for line in differences:
         print("  " + line)
     if differences:

@@ -56,6 +56,7 @@ class Rates:
     worker_flops_per_second: Finite | None = None
     setup_seconds: Finite = 0.0
     seconds_per_pool: Finite = 0.0  # starting the worker processes of one train_many call (spawn, import)
+    seconds_per_built_block: Finite = 0.0  # constructing one block of a reference model (build_model)
 
     def seconds(self, count: Count, in_worker: bool = False) -> float:
         """Seconds of ``count`` one after the other: in a worker at its one thread's FLOP rate, else at
@@ -65,7 +66,7 @@ class Rates:
         rate = (self.worker_flops_per_second if in_worker else None) or self.flops_per_second
         flops, launches = count.flops, count.launches
         out = count.figures * self.seconds_per_figure + count.steps * self.seconds_per_step
-        out += count.draws * self.seconds_per_draw + count.timed
+        out += count.draws * self.seconds_per_draw + count.timed + count.built_blocks * self.seconds_per_built_block
         if self.kernel_flops_per_second is not None:
             flops, launches = flops - count.kernel_flops, launches - count.kernel_launches
             kernel = (
@@ -283,6 +284,26 @@ def _figure_seconds() -> float:
     return best
 
 
+BUILD_DEPTH = 8  # the blocks of the reference model _build_seconds builds
+
+
+def _build_seconds(dev: torch.device) -> float:
+    """Seconds to construct one block of a reference model (:func:`~deepnotes.core.models.build_model` at
+    :data:`STEP_SHAPE`'s width, :data:`BUILD_DEPTH` blocks, onto ``dev``; the best of three), less the
+    random numbers it draws (priced by :func:`_draw_seconds`): the modules' Python construction."""
+    from deepnotes.core.models import build_model
+
+    model = _calibration_work(STEP_SHAPE, BUILD_DEPTH).model
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        build_model(model, device=dev)
+        if dev.type == "cuda":
+            torch.cuda.synchronize(dev)
+        best = min(best, time.perf_counter() - start)
+    return best / BUILD_DEPTH
+
+
 def _pool_seconds(workers: int) -> float:
     """Seconds to start ``workers`` Python processes at once that import what a train_many worker imports
     (0 for one worker: its jobs run in this process): the cost of each call's worker pool. Started as
@@ -318,6 +339,7 @@ def calibrate(device: str | None = None) -> Rates:
     step = _step_seconds(dev, rate, per_launch, kernel)
     figure = _figure_seconds()
     draw = _draw_seconds(dev)
+    build = _build_seconds(dev)
     workers = default_workers(dev)
     pool = _pool_seconds(workers)
     if kernel is not None:
@@ -327,7 +349,8 @@ def calibrate(device: str | None = None) -> Rates:
         name,
         rate,
         per_launch,
-        f"measured here: {how}; a figure {figure:.2f} s; starting {workers} workers {pool:.2f} s",
+        f"measured here: {how}; a figure {figure:.2f} s; a reference block built {build * 1e3:.2g} ms; "
+        f"starting {workers} workers {pool:.2f} s",
         kernel_flops_per_second=kernel[0] if kernel else None,
         seconds_per_kernel_block=kernel[1] if kernel else 0.0,
         seconds_per_step=step,
@@ -337,6 +360,7 @@ def calibrate(device: str | None = None) -> Rates:
         worker_flops_per_second=worker_rate if dev.type == "cpu" else None,
         setup_seconds=IMPORT_SECONDS + time.perf_counter() - start,
         seconds_per_pool=pool,
+        seconds_per_built_block=build,
     )
 
 

@@ -29,6 +29,7 @@ import functools
 import itertools
 import json
 import math
+import typing
 from collections import Counter
 from collections.abc import Callable
 from contextvars import ContextVar
@@ -63,6 +64,7 @@ class Count:
     figures: Finite = 0.0
     draws: Finite = 0.0  # random numbers drawn to initialize weights
     timed: Finite = 0.0  # seconds a timing measurement runs for, whatever the machine
+    built_blocks: Finite = 0.0  # blocks of reference models constructed (build_model: Python, not operators)
 
     def __add__(self, other: Count) -> Count:
         return Count(*(a + b for a, b in zip(astuple(self), astuple(other), strict=True)))
@@ -229,6 +231,44 @@ class Draws:
         return Count(0.0, 0.0, draws=float(nonnegative_int("numbers", self.numbers)))
 
 
+@dataclass(frozen=True)
+class Builds:
+    """``models`` reference models of ``model``'s config built (:func:`deepnotes.core.models.build_model`):
+    each block's modules constructed in Python (about 1 ms a block on a 2-core CPU, measured by
+    :func:`~deepnotes.cost.estimate.calibrate`) and the random numbers its initialization draws
+    (:func:`init_draws`). What a chapter pays before a probe or a run that starts from a reference model
+    computes anything."""
+
+    model: ModelConfig
+    models: int = 1
+
+    def count(self) -> Count:
+        models = positive_int("models", self.models)
+        return Count(
+            0.0, 0.0, built_blocks=float(self.model.n_layers * models), draws=float(init_draws(self.model) * models)
+        )
+
+
+@dataclass(frozen=True)
+class ReferencePasses:
+    """``passes`` forward passes (and backward, if ``backward``) of a reference model of ``model``'s config
+    (build_model's modules, block by block on PyTorch's path) on ``batch`` × ``seq_len`` tokens: the
+    probes that read gradients or the stream off the modules themselves. Counted on the modules at depth
+    1 and 2; its building is a :class:`Builds`."""
+
+    model: ModelConfig
+    batch: int
+    seq_len: int
+    passes: int = 1
+    backward: bool = True
+
+    def count(self) -> Count:
+        for name in ("batch", "seq_len", "passes"):
+            positive_int(name, getattr(self, name))
+        per = _reference_counts(_cost_shape(self.model), self.seq_len, self.backward)
+        return _scale(per, self.model.n_layers, self.passes, 1, self.batch) + Count(0.0, 0.0, steps=float(self.passes))
+
+
 # P(|z| > 2) for z ~ N(0, 1): the share of a ±2σ-cut matrix torch's trunc_normal_ redraws each round
 _CUT_OUTSIDE = math.erfc(2 / math.sqrt(2))
 
@@ -268,7 +308,7 @@ def slider_frames(sliders) -> int:
     return sum(math.prod(len(values) for values in slider.grid.values()) for slider in sliders)
 
 
-Work = TrainRuns | StackPasses | MLPPasses | ProbeCalls | Render | Draws | Timed
+Work = TrainRuns | StackPasses | ReferencePasses | MLPPasses | ProbeCalls | Render | Draws | Builds | Timed
 
 
 _CALLS = itertools.count(1)  # one number for each train_many call a plan describes (TrainRuns.call)
@@ -409,6 +449,28 @@ def _pass_counts(model: ModelConfig, seq_len: int, backward: bool) -> _PerUnit:
 
 
 @functools.lru_cache(maxsize=64)
+def _reference_counts(model: ModelConfig, seq_len: int, backward: bool) -> _PerUnit:
+    from deepnotes.core.models import build_model
+
+    def count_at(depth: int, passes: int, members: int) -> Count:
+        built = [build_model(replace(model, n_layers=depth), seed=k, device="cpu") for k in range(members)]
+        tokens = torch.zeros(1, seq_len, dtype=torch.long)  # [B = 1, T]
+
+        def run():
+            for _ in range(passes):
+                for reference in built:
+                    if backward:
+                        reference.loss(tokens).backward()
+                    else:
+                        with torch.no_grad():
+                            reference.hidden(tokens)
+
+        return counted(run)
+
+    return _per_unit(count_at)
+
+
+@functools.lru_cache(maxsize=64)
 def _mlp_counts(width: int, backward: bool) -> _PerUnit:
     def count_at(depth: int, passes: int, members: int) -> Count:
         layers = [nn.Linear(width, width, bias=False) for _ in range(depth)]
@@ -439,10 +501,9 @@ def total(plan: list) -> Count:
     """The counts of every item of a chapter's plan."""
     out = ZERO
     for work in plan:
-        if not isinstance(work, (TrainRuns, StackPasses, MLPPasses, ProbeCalls, Render, Draws, Timed)):
+        if not isinstance(work, typing.get_args(Work)):
             raise TypeError(
-                "a plan holds TrainRuns, StackPasses, MLPPasses, ProbeCalls, Render, Draws or Timed, "
-                f"got {type(work).__name__}"
+                f"a plan holds {', '.join(kind.__name__ for kind in typing.get_args(Work))}; got {type(work).__name__}"
             )
         out = out + work.count()
     return out

@@ -59,6 +59,35 @@ def test_pass_counts_extrapolate_to_the_real_passes():
     _close(cost.StackPasses(model, 2, 4, 8, passes=3).count(), cost.counted(run))
 
 
+@pytest.mark.parametrize("backward", [True, False])
+def test_reference_passes_extrapolate_to_the_real_modules(backward):
+    """A reference model's passes (build_model's modules, block by block) counted at depth 1 and 2: at
+    depth 7 on 4 sequences, three passes, the launches and FLOPs of the modules themselves."""
+    from deepnotes.core.models import build_model
+
+    model = BUDGET.model_config(7, norm="deepnorm")
+    reference = build_model(model, device="cpu")
+    tokens = torch.zeros(4, 8, dtype=torch.long)  # [B, T]
+
+    def run():
+        for _ in range(3):
+            if backward:
+                reference.loss(tokens).backward()
+            else:
+                with torch.no_grad():
+                    reference.hidden(tokens)
+
+    work = cost.ReferencePasses(model, 4, 8, passes=3, backward=backward)
+    _close(work.count() - cost.Count(0.0, 0.0, steps=3.0), cost.counted(run))
+
+
+def test_builds_count_every_block_and_every_draw():
+    model = BUDGET.model_config(5)
+    count = cost.Builds(model, 3).count()
+    assert count.built_blocks == 15 and count.draws == 3 * cost.init_draws(model) > 0
+    assert count.flops == count.launches == 0
+
+
 @pytest.mark.parametrize("kind", ["plain", "1/sqrt(N)", 0.5])
 def test_probe_counts_extrapolate_to_the_real_probe(kind):
     """why residuals' jacobian_growth reads results back after every block: counted at depth 1 and 2 on
@@ -110,6 +139,7 @@ def test_calibration_gives_positive_finite_rates_and_an_estimate_uses_them():
     assert 0 < rates.worker_flops_per_second < math.inf and rates.workers >= 1
     assert 0 < rates.seconds_per_figure < 10 and 0 < rates.setup_seconds and rates.seconds_per_step >= 0
     assert (rates.seconds_per_pool > 0) == (rates.workers > 1) and rates.seconds_per_pool < 60
+    assert 0 < rates.seconds_per_built_block < 1
     if kernels.library() is not None:  # the compiled kernels' own rates, where they are built
         assert 0 < rates.kernel_flops_per_second < math.inf and 0 < rates.seconds_per_kernel_block < 1e-2
     work = [cost.TrainRuns(BUDGET.model_config(4), 2, BUDGET.train_config("adam", 1e-3, 3))]  # in this process
@@ -164,6 +194,8 @@ def test_the_blocks_the_kernels_run_are_priced_at_the_kernels_rates():
         (lambda: cost.StackPasses(BUDGET.model_config(2), 1, -1, 8).count(), "-1"),
         (lambda: cost.MLPPasses(width=0, depth=2, batch=2).count(), "0"),
         (lambda: cost.ProbeCalls(print, (), depth=-3, batch=2).count(), "-3"),
+        (lambda: cost.Builds(BUDGET.model_config(2), 0).count(), "0"),
+        (lambda: cost.ReferencePasses(BUDGET.model_config(2), 4, -8).count(), "-8"),
         (lambda: cost.total(["a run"]), "str"),
         (lambda: estimate.calibrate("tpu"), "tpu"),
         (lambda: estimate.chapter_plan("no_such_chapter", "smoke"), "no_such_chapter"),

@@ -13,10 +13,11 @@ at a budget, for :mod:`deepnotes.cost.model`. One line per experiment:
     slider "init"          an init_probe per setting of the precomputed grid (stds × probe_depths), the sweep's
                            settings shared
 
-An init_probe is a :func:`~deepnotes.core.models.build_model` encoder's initialization (its random
+An init_probe is a :func:`~deepnotes.core.models.build_model` encoder built (its modules and its random
 numbers, :func:`~deepnotes.cost.model.init_draws`: at width 768 most of the probe's time) and one MLM loss
-forward + backward (hooks record the stream and the logits on the way); the passes are counted as the
-engine Stack's of the same shape, at BERT_STD whatever its std (the cost is the same). The page's figures
+forward + backward through its modules (hooks record the stream and the logits on the way), counted as
+the reference model's next-token pass of the same shape, at BERT_STD whatever its std (the cost is the
+same). The page's figures
 and slider frames are drawn (Render). Probes are counted
 once per distinct setting: ``cached_probe`` keeps 16, so at the cpu and gpu budgets the slider's grid
 evicts and recomputes a few sweep probes (3 of ~30), left out. Nothing here depends on results; the
@@ -37,14 +38,15 @@ from deepnotes.chapters.bert_init.experiments import (
 from deepnotes.core.config import Budget, ModelConfig, TrainConfig, resolve_budget
 from deepnotes.core.validate import Finite
 from deepnotes.cost.model import (
+    Builds,
     Draws,
+    ReferencePasses,
     Render,
     StackPasses,
     TrainRuns,
     Work,
     block_matrices,
     ensembles,
-    init_draws,
     slider_frames,
 )
 
@@ -64,7 +66,7 @@ def _init_probe(budget: Budget | str, std: Finite, depth: int, width: int) -> li
     (at width 768 most of the probe's time), then one forward and backward of the MLM loss."""
     n_seq, seq_len = budget.bert_init.probe_tokens
     model = _probe_model(budget, depth, width)
-    return [Draws(init_draws(model)), StackPasses(model, 1, n_seq, seq_len)]
+    return [Builds(model), ReferencePasses(model, n_seq, seq_len)]
 
 
 def _table_setting_probe(budget: Budget | str, std: Finite) -> list[Work]:

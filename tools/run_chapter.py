@@ -46,7 +46,7 @@ def slowest_cells(nb, count: int = 8) -> list[tuple[float, int, str]]:
 
 
 ESTIMATE_LINE = re.compile(
-    r"Estimated cost of this chapter at the \S+ budget: .*?kernel launches; ([^:;]+): ([^;]+?)[;.]"
+    r"Estimated cost of this chapter at the \S+ budget: .*?kernel launches; ([^:;]+): (< 1 s|[\d.]+ (?:s|min|h))[;.]"
 )
 UNITS = {"s": 1, "min": 60, "h": 3600}
 

@@ -269,20 +269,11 @@ class ReferencePasses:
         return _scale(per, self.model.n_layers, self.passes, 1, self.batch) + Count(0.0, 0.0, steps=float(self.passes))
 
 
-# P(|z| > 2) for z ~ N(0, 1): the share of a ±2σ-cut matrix torch's trunc_normal_ redraws each round
-_CUT_OUTSIDE = math.erfc(2 / math.sqrt(2))
-
-
 def init_draws(model: ModelConfig) -> int:
     """The random numbers :func:`deepnotes.core.models.build_model` draws for ``model``'s block matrices:
-    each once by nn.Linear's own initialization, then once more (Xavier), or, with an ``init_std``, by
-    torch's trunc_normal_, which redraws the whole matrix of n entries until none lies outside ±2σ: about
-    1 + ln n / ln(1/p) rounds, p = P(|z| > 2) = 0.0455 (7 rounds for BERT-base's 768 × 3072)."""
-
-    def rounds(n: int) -> float:
-        return 1.0 + (math.ceil(math.log(n) / -math.log(_CUT_OUTSIDE)) if model.init_std is not None else 0)
-
-    return int(model.n_layers * sum(n * (1 + rounds(n)) for n in block_matrices(model)))
+    each once by nn.Linear's own initialization, then once more (Xavier, or with an ``init_std`` the cut
+    normal's one uniform draw per entry, :func:`deepnotes.core.models.trunc_normal_`)."""
+    return int(model.n_layers * sum(2 * n for n in block_matrices(model)))
 
 
 def block_matrices(model: ModelConfig) -> list[int]:

@@ -46,6 +46,9 @@ def test_trunc_normal_cuts_at_k_sigma_and_can_match_the_std():
     w = ini.trunc_normal_(t.clone(), 0.02, generator=torch.Generator().manual_seed(0))
     assert float(w.abs().max()) <= 0.04 + 1e-9
     assert float(w.std()) == pytest.approx(0.02 * math.sqrt(ini.truncated_normal_variance_factor(2)), rel=0.01)
+    # the cut normal's shape: P(|x| < σ | |x| < 2σ) = (2Φ(1) − 1)/(2Φ(2) − 1) = 0.7160
+    inside = float((w.abs() < 0.02).double().mean())
+    assert inside == pytest.approx(math.erf(1 / math.sqrt(2)) / math.erf(2 / math.sqrt(2)), abs=0.003)
     w = ini.trunc_normal_(t.clone(), 0.02, match_std=True, generator=torch.Generator().manual_seed(0))
     assert float(w.std()) == pytest.approx(0.02, rel=0.01)
     # the trap: torch's defaults are absolute bounds, far outside ±2σ for a small std

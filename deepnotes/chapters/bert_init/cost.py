@@ -14,7 +14,7 @@ at a budget, for :mod:`deepnotes.cost.model`. One line per experiment:
                            settings shared
 
 An init_probe is a :func:`~deepnotes.core.models.build_model` encoder built (its modules and its random
-numbers, :func:`~deepnotes.cost.model.init_draws`: at width 768 most of the probe's time) and one MLM loss
+numbers, :func:`~deepnotes.cost.model.init_draws`) and one MLM loss
 forward + backward through its modules (hooks record the stream and the logits on the way), counted as
 the reference model's next-token pass of the same shape, at BERT_STD whatever its std (the cost is the
 same). The page's figures
@@ -63,7 +63,7 @@ def _probe_model(budget: Budget | str, depth: int, width: int) -> ModelConfig:
 
 def _init_probe(budget: Budget | str, std: Finite, depth: int, width: int) -> list[Work]:
     """:func:`~deepnotes.chapters.bert_init.experiments.init_probe` at ``std``: the model's initialization
-    (at width 768 most of the probe's time), then one forward and backward of the MLM loss."""
+    (its modules and random numbers), then one forward and backward of the MLM loss."""
     n_seq, seq_len = budget.bert_init.probe_tokens
     model = _probe_model(budget, depth, width)
     return [Builds(model), ReferencePasses(model, n_seq, seq_len)]

@@ -13,7 +13,8 @@ run_jobs` spreads them (the longest first, onto the worker that is free first), 
 each train_many call starting its own workers (:attr:`Rates.seconds_per_pool`); everything else runs
 after them in the chapter's own process; the page adds the time this process took to import the package
 and calibrate (:attr:`Rates.setup_seconds`). :func:`calibrate` measures every rate
-on this machine in a few seconds; :data:`T4` holds the rates assumed for Colab's T4, where the book was
+on this machine in about ten seconds, once per boot (kept beside the compiled kernels, so that each page
+of a build does not pay it again; ``DEEPNOTES_RECALIBRATE=1`` measures again); :data:`T4` holds the rates assumed for Colab's T4, where the book was
 never run (device work only: the figures are drawn on Colab's CPU).
 """
 
@@ -21,12 +22,16 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import importlib
+import json
 import os
+import platform
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
 
 import torch
 
@@ -320,20 +325,104 @@ def _pool_seconds(workers: int) -> float:
     return time.perf_counter() - start
 
 
+CALIBRATION_FILE = "calibration.json"  # in deepnotes.core.kernels.cache_dir(), beside the compiled kernels
+RECALIBRATE_ENV = "DEEPNOTES_RECALIBRATE"  # set to 1: measure again, whatever the file holds
+CALIBRATION_HOURS = 24  # where the machine has no boot id, a measurement is kept this long
+
+
+def _boot_id() -> str | None:
+    """This boot of the machine (Linux), so that a measurement is never carried to another machine or
+    boot; None elsewhere."""
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return None
+
+
+def _calibration_key(dev: torch.device) -> str:
+    """What the rates depend on: the device, the kernels built for it (their file names the target and
+    a hash of their source and flags), torch, the threads and workers, this boot, the estimate's own
+    code (a changed calibration measures again)."""
+    from deepnotes.core import kernels
+    from deepnotes.core.ensembles import default_workers
+
+    lib = kernels.library() if dev.type == "cpu" else None
+    parts = {
+        "device": str(dev) + (torch.cuda.get_device_name(dev) if dev.type == "cuda" else platform.processor()),
+        "kernels": getattr(lib, "_name", None),
+        "torch": torch.__version__,
+        "threads": torch.get_num_threads(),
+        "workers": default_workers(dev),
+        "boot": _boot_id(),
+        "code": hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16],
+    }
+    return json.dumps(parts, sort_keys=True)
+
+
+def _stored_rates(key: str) -> Rates | None:
+    """The rates measured before under ``key`` on this boot (or within CALIBRATION_HOURS), else None."""
+    from deepnotes.core.kernels import cache_dir
+
+    if os.environ.get(RECALIBRATE_ENV) == "1":
+        return None
+    try:
+        stored = json.loads((cache_dir() / CALIBRATION_FILE).read_text()).get(key)
+    except (OSError, ValueError):
+        return None
+    if not stored or (_boot_id() is None and time.time() - stored["at"] > CALIBRATION_HOURS * 3600):
+        return None
+    return Rates(**stored["rates"])
+
+
+def _store_rates(key: str, rates: Rates) -> None:
+    """Keep ``rates`` under ``key`` (best effort: a read-only cache only costs the next page the
+    measurement again)."""
+    from deepnotes.core.kernels import cache_dir
+
+    path = cache_dir() / CALIBRATION_FILE
+    try:
+        table = json.loads(path.read_text()) if path.exists() else {}
+    except (OSError, ValueError):
+        table = {}
+    table[key] = {"at": time.time(), "rates": asdict(rates)}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")  # pages built side by side may store at once
+        tmp.write_text(json.dumps(table))
+        os.replace(tmp, path)
+    except OSError:
+        pass
+
+
 @functools.lru_cache(maxsize=4)
 def calibrate(device: str | None = None) -> Rates:
-    """Measure this device's rates in a few seconds: PyTorch's path from two short engine runs with the
-    kernels off (one launch-bound, one FLOP-bound, the latter also on one thread), the compiled kernels'
-    from two shapes at two depths each (one thread), a figure drawn, the start of a train_many call's
-    worker processes, and the setup this process has paid (importing the package, and this calibration)."""
+    """This device's rates (:func:`measure`), measured once per boot of the machine and kept beside the
+    compiled kernels (``DEEPNOTES_RECALIBRATE=1`` measures again), with the setup this process has paid
+    (importing the package, and this calibration or reading it)."""
     from deepnotes import IMPORT_SECONDS
     from deepnotes.core.config import device as default_device
-    from deepnotes.core.ensembles import default_workers
 
     start = time.perf_counter()
     if device is not None:
         choice("device type", str(device).split(":")[0], ("cpu", "cuda"))
     dev = torch.device(device) if device is not None else default_device()
+    key = _calibration_key(dev)
+    rates = _stored_rates(key)
+    if rates is None:
+        rates = measure(dev)
+        _store_rates(key, rates)
+    else:
+        rates = replace(rates, how=rates.how.replace("measured here", "measured here earlier on this boot", 1))
+    return replace(rates, setup_seconds=IMPORT_SECONDS + time.perf_counter() - start)
+
+
+def measure(dev: torch.device) -> Rates:
+    """Measure ``dev``'s rates in a few seconds: PyTorch's path from two short engine runs with the
+    kernels off (one launch-bound, one FLOP-bound, the latter also on one thread), the compiled kernels'
+    from two shapes at two depths each (one thread), a figure drawn, a reference model built, the start
+    of a train_many call's worker processes. No setup (:func:`calibrate` adds it)."""
+    from deepnotes.core.ensembles import default_workers
+
     rate, per_launch, worker_rate, how = _pytorch_rates(dev)
     kernel = _kernel_rates(dev)
     step = _step_seconds(dev, rate, per_launch, kernel)
@@ -358,7 +447,6 @@ def calibrate(device: str | None = None) -> Rates:
         seconds_per_draw=draw,
         workers=workers,
         worker_flops_per_second=worker_rate if dev.type == "cpu" else None,
-        setup_seconds=IMPORT_SECONDS + time.perf_counter() - start,
         seconds_per_pool=pool,
         seconds_per_built_block=build,
     )

@@ -148,6 +148,24 @@ def test_calibration_gives_positive_finite_rates_and_an_estimate_uses_them():
     assert "smoke budget" in repr(est) and estimate.T4.device in repr(est)
 
 
+def test_calibration_is_kept_for_this_boot_and_measured_again_on_request(tmp_path, monkeypatch):
+    """calibrate() keeps its measurement beside the compiled kernels under a key naming the device, the
+    kernels, torch, threads, workers and this boot; another key, a broken file or
+    DEEPNOTES_RECALIBRATE=1 measure again."""
+    monkeypatch.setenv("DEEPNOTES_CACHE", str(tmp_path))
+    monkeypatch.delenv(estimate.RECALIBRATE_ENV, raising=False)
+    key = estimate._calibration_key(torch.device("cpu"))
+    assert estimate._stored_rates(key) is None
+    estimate._store_rates(key, estimate.T4)
+    assert estimate._stored_rates(key) == estimate.T4
+    assert estimate._stored_rates(key.replace('"threads"', '"thread"')) is None
+    monkeypatch.setenv(estimate.RECALIBRATE_ENV, "1")
+    assert estimate._stored_rates(key) is None
+    monkeypatch.delenv(estimate.RECALIBRATE_ENV)
+    (tmp_path / estimate.CALIBRATION_FILE).write_text("{not json")
+    assert estimate._stored_rates(key) is None
+
+
 def test_a_plan_spreads_its_worker_ensembles_and_runs_the_rest_after_them():
     """The ensembles trained in workers go longest first onto the worker free first (run_jobs' order);
     the rest (probes, in-process ensembles, figures) add up in the chapter's process, after the setup."""

@@ -14,8 +14,8 @@ each train_many call starting its own workers (:attr:`Rates.seconds_per_pool`); 
 after them in the chapter's own process; the page adds the time this process took to import the package
 and calibrate (:attr:`Rates.setup_seconds`). :func:`calibrate` measures every rate
 on this machine in about ten seconds, once per boot (kept beside the compiled kernels, so that each page
-of a build does not pay it again; ``DEEPNOTES_RECALIBRATE=1`` measures again); :data:`T4` holds the rates assumed for Colab's T4, where the book was
-never run (device work only: the figures are drawn on Colab's CPU).
+of a build does not pay it again; ``DEEPNOTES_RECALIBRATE=1`` measures again); :data:`T4` holds the
+rates assumed for Colab's T4, where the book was never run (device work only: the figures are drawn on Colab's CPU).
 """
 
 from __future__ import annotations

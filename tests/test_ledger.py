@@ -145,6 +145,9 @@ def test_only_a_verdicts_subject_gets_its_status_the_rest_are_mentions():
 
     assert subject("seed 000 §增量爆炸 eq. (1); seed 000 claim 1; measured") == Citation("000", "main", "eq. (1)")
     assert subject("DeepNet Fig. 5; measured") is None
+    # a source that opens with a paper tests the paper: the seed items after it are context
+    assert subject("DeepNet, Fig. 4; seed 000 §初步结论 claim 21") is None
+    assert subject("seed 000 §初步结论 claim 21; DeepNet") == Citation("000", "main", "claim 21")
     tests_eq = _record("ΔL ≈ ⟨∇L, Δθ⟩", "seed 000 §增量爆炸 eq. (1); seed 000 §增量爆炸 claim 1", vd.WRONG)
     records = {"increment_explosion": ChapterRecord("increment_explosion", "smoke", "now", (tests_eq,))}
     eq1, _, claim1 = page.build(records, _items()).rows["000"]

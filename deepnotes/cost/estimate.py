@@ -503,9 +503,23 @@ def chapter_plan(chapter: str, budget, workers: int | None = None) -> list:
         return module.plan(resolve_budget(budget))
 
 
+def process_seconds() -> float | None:
+    """Seconds since this process started (Linux: ``/proc/self/stat``'s start time against
+    ``/proc/uptime``), None where the system does not say. In a chapter's kernel: the kernel's own start,
+    its imports and every cell before this one."""
+    try:
+        start_ticks = int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19])
+        uptime = float(Path("/proc/uptime").read_text().split()[0])
+        return max(0.0, uptime - start_ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
+
+
 def chapter_estimate(chapter: str, budget=None) -> Estimate:
     """A chapter's budget cell: its plan's counts, timed with this device's calibrated rates and the
-    T4's assumed ones; marks the chapter in the work log."""
+    T4's assumed ones; marks the chapter in the work log. The page's setup is what its process has
+    paid so far (:func:`process_seconds`: the kernel's start, the imports, the calibration, the counting),
+    at least the part this module measured."""
     from deepnotes.core.config import resolve_budget
 
     budget = resolve_budget(budget)
@@ -514,7 +528,8 @@ def chapter_estimate(chapter: str, budget=None) -> Estimate:
     start = time.perf_counter()
     plan = chapter_plan(chapter, budget)
     total(plan)  # counted now (the tiny runs of each shape): part of this cell's setup, as the calibration is
-    here = replace(here, setup_seconds=here.setup_seconds + time.perf_counter() - start)
+    paid = here.setup_seconds + time.perf_counter() - start
+    here = replace(here, setup_seconds=max(paid, process_seconds() or 0.0))  # the page's process so far
     return estimate(
         chapter, plan, budget.name, [here, T4], plan_for=lambda workers: chapter_plan(chapter, budget, workers)
     )

@@ -26,14 +26,16 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import itertools
 import json
 import math
+import os
 import typing
 from collections import Counter
 from collections.abc import Callable
 from contextvars import ContextVar
-from dataclasses import astuple, dataclass, replace
+from dataclasses import astuple, dataclass, fields, replace
 from pathlib import Path
 
 import torch
@@ -400,7 +402,55 @@ def _per_unit(count_at) -> _PerUnit:
     )
 
 
+COUNTS_FILE = "counts-{}.json"  # in deepnotes.core.kernels.cache_dir(), one file per version of the code
+
+
+@functools.cache
+def _counts_file() -> Path:
+    """Where counts are kept for this code: named by a hash of every module of the package, torch's
+    version and the kernels in use (the counts are the operators this code dispatches)."""
+    from deepnotes.core import kernels
+
+    package = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256(torch.__version__.encode() + os.environ.get("DEEPNOTES_FUSED", "").encode())
+    lib = kernels.library()
+    digest.update(str(getattr(lib, "_name", None)).encode())
+    for path in sorted(package.rglob("*.py")):
+        digest.update(path.read_bytes())
+    return kernels.cache_dir() / COUNTS_FILE.format(digest.hexdigest()[:16])
+
+
+def _kept(count_fn):
+    """``count_fn`` (a config's per-unit counts: deterministic, the same for the same code) kept on disk
+    beside the compiled kernels, so that each page of a build counts a shape once, not every time (a
+    chapter's budget cell counted for up to 5 s)."""
+
+    @functools.wraps(count_fn)
+    def kept(*args) -> _PerUnit:
+        key = f"{count_fn.__name__}{args!r}"
+        path = _counts_file()
+        try:
+            table = json.loads(path.read_text())
+        except (OSError, ValueError):
+            table = {}
+        if key in table:
+            return _PerUnit(*(Count(*c) for c in table[key]))
+        out = count_fn(*args)
+        table[key] = [list(astuple(c)) for c in (getattr(out, f.name) for f in fields(out))]
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")  # pages counted side by side may store at once
+            tmp.write_text(json.dumps(table))
+            os.replace(tmp, path)
+        except OSError:
+            pass  # a read-only cache only costs the next page the counting again
+        return out
+
+    return kept
+
+
 @functools.lru_cache(maxsize=256)
+@_kept
 def _train_counts(model: ModelConfig, train: TrainConfig, masked: Finite | None) -> _PerUnit:
     from deepnotes.core.data import MarkovLanguage
     from deepnotes.core.engine import Stack
@@ -421,6 +471,7 @@ def _train_counts(model: ModelConfig, train: TrainConfig, masked: Finite | None)
 
 
 @functools.lru_cache(maxsize=256)
+@_kept
 def _pass_counts(model: ModelConfig, seq_len: int, backward: bool) -> _PerUnit:
     from deepnotes.core.engine import Stack
 
@@ -440,6 +491,7 @@ def _pass_counts(model: ModelConfig, seq_len: int, backward: bool) -> _PerUnit:
 
 
 @functools.lru_cache(maxsize=64)
+@_kept
 def _reference_counts(model: ModelConfig, seq_len: int, backward: bool) -> _PerUnit:
     from deepnotes.core.models import build_model
 
@@ -462,6 +514,7 @@ def _reference_counts(model: ModelConfig, seq_len: int, backward: bool) -> _PerU
 
 
 @functools.lru_cache(maxsize=64)
+@_kept
 def _mlp_counts(width: int, backward: bool) -> _PerUnit:
     def count_at(depth: int, passes: int, members: int) -> Count:
         layers = [nn.Linear(width, width, bias=False) for _ in range(depth)]

@@ -10,12 +10,36 @@ the sources (a paper, a measurement).
 
 A verdict tests one item, its *subject*: the first item its source cites. The items cited after it are
 context (the same claim made elsewhere, an equation the test leans on); the ledger lists a verdict's
-status beside its subject only, and names it beside the context items as a mention without a status."""
+status beside its subject only, and names it beside the context items as a mention without a status.
+A verdict whose source opens with a paper ("DeepNet, Fig. 4; seed 000 claim 21": its first clause names
+a paper and no seed) tests that paper's claim: it has no subject among the sources' items, and the items
+it cites are context."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+# A verdict that cites none of the sources' items must cite one of the papers behind them (or the library
+# API it tests, the contrast a source draws).
+PAPERS = (
+    "DeepNet",
+    "Wang et al. 2022",
+    "Xiong et al.",
+    "Liu et al.",
+    "Admin",
+    "ReZero",
+    "Bachlechner",
+    "SkipInit",
+    "Fixup",
+    "RMSNorm",
+    "SELU",
+    "BERT paper",
+    "Devlin et al.",
+    "Dong et al.",
+    "Cho & Saul",
+    "torch.nn.init",
+)
 
 SEED = re.compile(r"\bseeds? (\d{3})\b")
 NUM = r"(?:\(\d+\)|§?\d+(?:\.\d+)*)"
@@ -77,6 +101,10 @@ def citations(source: str) -> list[Citation]:
 
 def subject(source: str) -> Citation | None:
     """The item a verdict with this ``source`` tests: the first item it cites, or None (a verdict citing
-    only a paper or a measurement)."""
+    only a paper or a measurement, or one whose first clause names a paper and no seed: it tests the
+    paper's claim, and the seed items it cites are context)."""
+    first = source.split(";")[0]
+    if not SEED.search(first) and any(paper in first for paper in PAPERS):
+        return None
     cited = citations(source)
     return cited[0] if cited else None

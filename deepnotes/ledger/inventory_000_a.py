@@ -114,7 +114,15 @@ ITEMS = (
         "main",
         "前馈梯度",
         "qualitative",
-        "Pre Norm trains more easily, but Post Norm usually ends better",
+        "Pre Norm trains more easily than Post Norm …",
+        PP,
+    ),
+    Item(
+        "claim 12.1",
+        "main",
+        "前馈梯度",
+        "qualitative",
+        "… but Post Norm usually ends better (so DeepNet keeps Post Norm)",
         PP,
     ),
     Item(
@@ -230,8 +238,16 @@ ITEMS = (
         "main",
         "初步结论",
         "qualitative",
-        "Another solution 1, α = 1, λ = (2N)^{-1/2}: the relative step is unchanged, and λ may leave its "
-        "initial scale within a few steps",
+        "Another solution 1, α = 1, λ = (2N)^{-1/2}: init, gradient and SGD step all shrink by (2N)^{-1/2}, so "
+        "the relative step is unchanged",
+        MAG,
+    ),
+    Item(
+        "claim 19.1",
+        "main",
+        "初步结论",
+        "qualitative",
+        "… so λ may leave its initial O((2N)^{-1/2}) scale within a few steps",
         MAG,
     ),
     Item(
@@ -239,8 +255,16 @@ ITEMS = (
         "main",
         "初步结论",
         "qualitative",
-        "Another solution 2, α = (2N)^{1/2}, λ = 1: "
-        "the relative step shrinks by (2N)^{-1/2}; learning may be very slow",
+        "Another solution 2, α = (2N)^{1/2}, λ = 1: init unchanged, gradient and SGD step shrink by "
+        "(2N)^{-1/2}, so the relative step shrinks by (2N)^{-1/2}",
+        MAG,
+    ),
+    Item(
+        "claim 20.1",
+        "main",
+        "初步结论",
+        "qualitative",
+        "… so learning may be very slow",
         MAG,
     ),
     Item(

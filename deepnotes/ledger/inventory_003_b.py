@@ -353,7 +353,6 @@ ITEMS = (
         "qualitative",
         "With σ = 0.02 the gradient norms are more uniform across layers and the shallow layers' gradients stronger",
         "bert_init",
-        "the source's own reading of table §9.2",
     ),
     # 9.3 收敛速度对比
     Item(
@@ -363,6 +362,14 @@ ITEMS = (
         "table",
         "σ only, warmup 10k: σ=0.01 converges in 120k steps (loss 2.85), "
         "0.02 100k (2.82), 0.0361 85k (2.83), 0.05 never (3.20)",
+        "bert_init",
+    ),
+    Item(
+        "claim §9.3.1",
+        "annotated",
+        "9.3",
+        "qualitative",
+        "In the §9.3 table σ = 0.05 never converges (未收敛), where 0.01–0.0361 do",
         "bert_init",
     ),
     Item(

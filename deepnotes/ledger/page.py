@@ -14,30 +14,12 @@ from collections import Counter
 from dataclasses import dataclass
 
 from deepnotes.ledger import unchecked
-from deepnotes.ledger.citations import Citation, citations, subject
+from deepnotes.ledger.citations import PAPERS, Citation, citations, subject
 from deepnotes.ledger.inventory import SOURCES, inventory
 from deepnotes.ledger.items import Item
 from deepnotes.ledger.record import ChapterRecord, Record
 from deepnotes.show.verdicts import STATUS_COLOUR, UNCHECKABLE, code_html, outcome_of, source_labels, source_name
 
-# A verdict that cites none of the sources' items must cite one of the papers behind them.
-PAPERS = (
-    "DeepNet",
-    "Wang et al. 2022",
-    "Xiong et al.",
-    "Liu et al.",
-    "Admin",
-    "ReZero",
-    "Bachlechner",
-    "SkipInit",
-    "Fixup",
-    "RMSNorm",
-    "SELU",
-    "BERT paper",
-    "Devlin et al.",
-    "Dong et al.",
-    "Cho & Saul",
-)
 COMPUTED_CHARS = 70  # a long computed value is cut in the ledger (the chapter shows it whole)
 
 

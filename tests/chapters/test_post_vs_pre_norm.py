@@ -195,7 +195,9 @@ def test_training_runs_follow_the_plan_at_the_budget_rates(budget, runs):
 def test_derivation_verdicts():
     table = claims.derivation()
     status = {v.claim: v.status for v in table}
-    assert len(table) == 15
+    assert len(table) == 12  # issue 44: eqs. (34), (35), (57)'s arithmetic in the reasons, not rows of their own
+    eq34 = next(v for v in table if v.source.startswith("seed 003 annotated eqs. (34)"))
+    assert eq34.status == vd.WRONG and "(1 + 0.0013)^6 = 1.0078" in eq34.reason
     assert status["Pre-Norm: Var[x_L] = Var[x_0] + Lσ²"] == vd.HOLDS
     chain = table[0]  # issue 30: seed 000 annotated eq. (7) drops ∂Attention/∂x
     assert chain.status == vd.WRONG and "eq. (7)" in chain.source and "= A)" in chain.reason

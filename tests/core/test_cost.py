@@ -166,6 +166,35 @@ def test_calibration_is_kept_for_this_boot_and_measured_again_on_request(tmp_pat
     assert estimate._stored_rates(key) is None
 
 
+def test_a_pages_setup_is_what_its_process_has_lived():
+    """chapter_estimate's setup is the page's process age (the kernel's start, its imports, the cells
+    before): measured from /proc where the system says, and growing with the wall clock."""
+    import time
+
+    before = estimate.process_seconds()
+    if before is None:
+        pytest.skip("this system does not say when a process started")
+    time.sleep(0.3)
+    after = estimate.process_seconds()
+    assert 0 < before and 0.25 <= after - before < 5
+
+
+def test_counts_are_kept_on_disk_for_this_code_and_read_back_equal(tmp_path, monkeypatch):
+    """A shape's counts are stored beside the kernels under a hash of the package's code; read back, they
+    are the counts themselves (a broken file is counted again)."""
+    monkeypatch.setenv("DEEPNOTES_CACHE", str(tmp_path))
+    cost._counts_file.cache_clear()
+    try:
+        model = BUDGET.model_config(3)
+        fresh = cost._pass_counts.__wrapped__(model, 5, True)  # counted, and stored
+        (stored,) = tmp_path.glob("counts-*.json")
+        assert cost._pass_counts.__wrapped__(model, 5, True) == fresh  # read back
+        stored.write_text("{broken")
+        assert cost._pass_counts.__wrapped__(model, 5, True) == fresh  # counted again
+    finally:
+        cost._counts_file.cache_clear()
+
+
 def test_a_plan_spreads_its_worker_ensembles_and_runs_the_rest_after_them():
     """The ensembles trained in workers go longest first onto the worker free first (run_jobs' order);
     the rest (probes, in-process ensembles, figures) add up in the chapter's process, after the setup."""

@@ -41,6 +41,7 @@ BEST_STD_MARGIN = 0.05  # holds: the best in-band std learns this much more than
 NOT_CONVERGED_LEARNED = 0.2  # "does not converge": learned less than this fraction plateau → floor
 HEAD_GAIN_BAND = (2.0, 5.0)  # annotated §8.3: the head LN's γ grows 2–5×
 UNIT_GAIN = 1.0  # γ at init
+GAIN_TIE = 0.01  # one run's γ closer than this to another's is no ordering: not checkable (issue 44: one seed)
 
 # constants of the source
 LAYERSCALE = 1e-4  # eq. (61)'s λ
@@ -458,7 +459,10 @@ def _table_gradient_rows(
             [
                 vd.check_true(
                     claim="§9.2: σ = 0.02 gives more uniform gradients than 0.0361",
-                    source=(f"seed 003 annotated §9.2 table; {MAIN} claim 34; seed 003 annotated §10.3 claim §10.3.3"),
+                    source=(
+                        f"seed 003 annotated §9.2 claim §9.2.1; seed 003 annotated §9.2 table; {MAIN} claim 34; "
+                        "seed 003 annotated §10.3 claim §10.3.3"
+                    ),
                     claimed="more uniform",
                     computed=f"first/last {g02:.2f} vs {g36:.2f} (cut: {first['cut'][0.02]:.2f} "
                     f"vs {first['cut'][0.0361]:.2f})",
@@ -534,7 +538,7 @@ def training_verdicts(runs: dict[float, MLMRun], budget: Budget | str | None = N
             ),
             vd.check_true(
                 claim="σ = 0.05 does not converge",
-                source="seed 003 annotated §9.3 table",
+                source="seed 003 annotated §9.3 claim §9.3.1; seed 003 annotated §9.3 table",
                 claimed="not converged",
                 computed=f"learned {learned.get(0.05, float('nan')):.2f}",
                 ok=0.05 in learned and learned[0.05] < NOT_CONVERGED_LEARNED,
@@ -550,6 +554,27 @@ def training_verdicts(runs: dict[float, MLMRun], budget: Budget | str | None = N
     )
 
 
+def _last_gain_row(std: Finite, last: float, others: float) -> vd.Verdict:
+    """Claim 42, without the extra layer: the last encoder LN's γ ends above every other LN's (``others``:
+    the largest of them). One run: a gap under :data:`GAIN_TIE` orders nothing (not checkable here)."""
+    claim = f"std {std:g}: without the extra layer the last encoder LN's γ ends largest"
+    if abs(last - others) < GAIN_TIE:
+        return vd.uncheckable(
+            claim,
+            f"{DENSE} claim 42",
+            "largest γ",
+            f"last {last:.3f}, the others up to {others:.3f}: closer than {GAIN_TIE:g}, which one run cannot order",
+        )
+    return vd.check_true(
+        claim=claim,
+        source=f"{DENSE} claim 42",
+        claimed="largest γ",
+        computed=f"last {last:.3f}; the others up to {others:.3f}",
+        ok=last > others,
+        reason="mean γ at the end of the run",
+    )
+
+
 def gain_verdicts(gain_runs: dict[tuple[float, bool], MLMRun]) -> vd.VerdictTable:
     """Experiment 3: where the model grows its logit scale, with and without the extra Dense + LN."""
     rows = []
@@ -561,14 +586,7 @@ def gain_verdicts(gain_runs: dict[tuple[float, bool], MLMRun]) -> vd.VerdictTabl
         last_with = with_head.last_encoder_gain()[-1]
         embed_growth = no_head.embed_rms[-1] / no_head.embed_rms[0]
         rows += [
-            vd.check_true(
-                claim=f"std {s:g}: without the extra layer the last encoder LN's γ ends largest",
-                source=f"{DENSE} claim 42",
-                claimed="largest γ",
-                computed=f"last {last_no:.3f}; the others up to {max(others_no):.3f}",
-                ok=last_no > max(others_no),
-                reason="mean γ at the end of the run",
-            ),
+            _last_gain_row(s, last_no, max(others_no)),
             vd.check_true(
                 claim=f"std {s:g}: with the extra layer the growth moves to the head's LN",
                 source=f"{DENSE} claim 42; seed 003 annotated §8.2 claims §8.2.1, §8.2.2; "

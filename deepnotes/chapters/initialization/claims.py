@@ -126,8 +126,9 @@ def _sampling_rows(sampling: dict, samples: dict[str, ex.TruncSample]) -> list[V
         ),
         check_true(
             claim="PyTorch's trunc_normal_ does not cut at μ±2σ",
-            source=SEED.format("采样分布")
-            + " claim 4 (the contrast); torch.nn.init.trunc_normal_'s signature and draws",
+            source="torch.nn.init.trunc_normal_'s signature and draws; "
+            + SEED.format("采样分布")
+            + " claim 4 (the contrast)",
             claimed=f"not ±{k}σ",
             computed=f"defaults a={torch_bounds.a}, b={torch_bounds.b} (absolute); largest |w| drawn: "
             f"{samples['torch'].max_over_std:.2f}σ with the defaults, {samples['cut'].max_over_std:.2f}σ "

@@ -37,10 +37,10 @@ ARITHMETIC_RTOL = 1e-9  # a derivation against the plain formula
 DEEPNET = "DeepNet (arXiv 2203.00555)"
 THOUSAND_LAYERS = "seed 000 (opening) claim 4; seed 001 §前言 claim 5"  # "DeepNet trains 1000 layers"
 WARMUP_SOURCE = "seed 000 §增量爆炸 claim 8; seed 001 §1）增量爆炸 claim 11"  # warmup from at most η/N
-POST_ENDS_BETTER = (
-    "seed 000 §前馈梯度 claim 12; seed 001 §3）FFN 层梯度 claim 15"  # Pre trains easier, Post ends better
+POST_ENDS_BETTER = "seed 000 §前馈梯度 claim 12.1; seed 001 §3）FFN 层梯度 claim 15"  # … but Post ends better
+PRE_VS_POST = (  # Pre trains more easily than Post
+    "seed 000 §前馈梯度 claim 12; seed 001 §3）FFN 层梯度 claim 15; seed 002 §残差连接 claim 19"
 )
-PRE_VS_POST = POST_ENDS_BETTER + "; seed 002 §残差连接 claim 19"  # … and Pre is easier to optimize
 
 GPT3_175B = (96, 12288, 50257)  # GPT-3 175B's layers, d_model, vocabulary (Brown et al. 2020, Table 2.1)
 
@@ -190,8 +190,10 @@ def _headline_rows(runs: ex.Runs, budget: Budget | str) -> list[vd.Verdict]:
             reason=f"{same} at both depths",
         ),
         vd.check_outcome(
-            claim="Both constants are needed: branch gradients O(β/α) with 2N(β/α)² ≤ 1",
-            source="seed 000 §初步结论 claim 17; seed 001 §5）初步结论 claims 20, 21 (λ/α = 1/√(2N))",
+            claim="DeepNet's bound 2N(β/α)² ≤ 1 separates the runs that train from those that do not "
+            "(one constant removed breaks it)",
+            source=f"{DEEPNET} §4 (the update bound on α and β); seed 000 §初步结论 claim 17; "
+            "seed 001 §5）初步结论 claims 20, 21 (λ/α = 1/√(2N))",
             expected={"deepnorm": True, **{lab: False for lab in ex.APART}},
             measured={lab: per_seed(lab, n) for lab in ("deepnorm", *ex.APART)},
             threshold=TRAINED,
@@ -205,6 +207,32 @@ def _headline_rows(runs: ex.Runs, budget: Budget | str) -> list[vd.Verdict]:
     ]
 
 
+def _pre_easier_row(trained: dict[str, set[int]], same: str) -> vd.Verdict:
+    """Claim 12: Pre-LN trains at depths where Post-LN does not, never the reverse (``trained``: the depths
+    where each style trained). Neither trained anywhere: no contrast, not checkable here."""
+    pre_only, post_only = trained["pre"] - trained["post"], trained["post"] - trained["pre"]
+    computed = (
+        f"trained (median ≥ {TRAINED}) at N = — pre: {', '.join(map(str, sorted(trained['pre']))) or 'none'}; "
+        f"post: {', '.join(map(str, sorted(trained['post']))) or 'none'}"
+    )
+    claimed = "pre trains at depths where post does not, never the reverse"
+    if not (trained["pre"] or trained["post"]):  # a comparison of two failures says nothing about which is easier
+        return vd.uncheckable(
+            "Pre-LN is easier to train than Post-LN",
+            PRE_VS_POST,
+            claimed,
+            f"neither style trained at any of the frontier's depths ({computed}; {same}): no contrast to judge",
+        )
+    return vd.check_true(
+        claim="Pre-LN is easier to train than Post-LN",
+        source=PRE_VS_POST,
+        claimed=claimed,
+        computed=computed,
+        ok=bool(pre_only) and not post_only,
+        reason=f"over the frontier's depths, {same}",
+    )
+
+
 def _beyond_headline_rows(runs: ex.Runs, budget: Budget | str) -> list[vd.Verdict]:
     """Pre-LN vs Post-LN on the frontier, ReZero, warmup, the trainability map, past DeepNet, 200 layers."""
     sub = budget.thousand_layers
@@ -215,19 +243,7 @@ def _beyond_headline_rows(runs: ex.Runs, budget: Budget | str) -> list[vd.Verdic
     trained = {lab: {d for d, f in c.items() if f >= TRAINED} for lab, c in curves.items()}
     same = f"Adam {runs.lr:g}, {runs.steps} steps, no warmup"
     rows = []
-    pre_only, post_only = trained["pre"] - trained["post"], trained["post"] - trained["pre"]
-    rows.append(
-        vd.check_true(
-            claim="Pre-LN is easier to train than Post-LN",
-            source=PRE_VS_POST,
-            claimed="pre trains at depths where post does not, never the reverse",
-            computed=f"trained (median ≥ {TRAINED}) "
-            f"at N = — pre: {', '.join(map(str, sorted(trained['pre']))) or 'none'}; "
-            f"post: {', '.join(map(str, sorted(trained['post']))) or 'none'}",
-            ok=bool(pre_only) and not post_only,
-            reason=f"over the frontier's depths, {same}",
-        )
-    )
+    rows.append(_pre_easier_row(trained, same))
     rows.append(
         vd.uncheckable(
             "…but Post-LN ends better than Pre-LN",
@@ -240,7 +256,7 @@ def _beyond_headline_rows(runs: ex.Runs, budget: Budget | str) -> list[vd.Verdic
         vd.check_outcome(
             claim="ReZero (every gate starting at 0) trains deep stacks without warmup",
             source=(
-                "seed 002 §残差连接 eq. (17), claim 22; "
+                "seed 002 §残差连接 claim 22; seed 002 §残差连接 eq. (17); "
                 "ReZero (arXiv 2003.04887) §4, Fig. 3 (Transformers to 128 layers)"
             ),
             expected={f"rezero N = {n}": True},

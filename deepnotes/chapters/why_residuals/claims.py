@@ -183,7 +183,7 @@ def _residual_rows() -> list[vd.Verdict]:
         ),
         vd.check_true(
             claim="1-D: ε = 1/√N is not enough, (1 + 1/√N)^N is unbounded",
-            source="seed 004 §足够的小 claims 25, 26",
+            source="seed 004 §足够的小 claims 26, 25",
             claimed="unbounded",
             computed=sp.sstr(lim["1/sqrt(N)"]["one_d_limit"]),
             ok=lim["1/sqrt(N)"]["one_d_limit"] == sp.oo,

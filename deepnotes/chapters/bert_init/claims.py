@@ -251,9 +251,9 @@ def _residual_rows(ffn: dict) -> list[vd.Verdict]:
 
 
 def _logit_rows(q_bert: Finite) -> list[vd.Verdict]:
-    """Annotated eqs. (67), (68), §8.1 and main-text claim 40: the MLM logits' scale at init."""
+    """Annotated eq. (68), §8.1 and main-text claim 40: the MLM logits' scale at init (eq. (67)'s variance is
+    tested measured, :func:`measured_verdicts`, its printed arithmetic in that row's reason)."""
     return [
-        vd.check_number("logit variance at init 768 × 0.0176² ≈ 0.238", "seed 003 annotated eq. (67)", 0.238, q_bert),
         vd.check_number("logit std ≈ 0.488", "seed 003 annotated eq. (68)", 0.488, q_bert**0.5),
         vd.check_true(
             claim="0.02 init → MLM softmax too uniform without the extra layer",
@@ -335,18 +335,18 @@ def _init_bert_std_rows(probes: dict[float, InitProbe], vocab: int) -> list[vd.V
             "seed 003 annotated eq. (67); measured",
             q_of(BERT_STD),
             p02.logit_var,
-            "logits at the masked positions",
+            f"logits at the masked positions; the printed arithmetic 768 × 0.0176² = {768 * 0.0176**2:.3f} "
+            "(printed 0.238)",
             rtol=MEASURED_RTOL,
             approx_rtol=MEASURED_APPROX_RTOL,
         ),
-        vd.check_number(
-            "MLM softmax: log V − H ≈ q/2 at std 0.02",
-            f"{DENSE} claim 40; {MEASURED}",
-            q_of(BERT_STD) / 2,
-            p02.softmax_kl,
-            f"V = {vocab}; q/2 is the large-V limit",
-            rtol=MEASURED_RTOL,
-            approx_rtol=MEASURED_APPROX_RTOL,
+        vd.check_true(
+            claim="MLM softmax at std 0.02 is nearly uniform (measured)",
+            source=f"{DENSE} claim 40; {MEASURED}",
+            claimed=f"log V − H < {UNIFORM_KL_NATS:g} nats",
+            computed=f"{p02.softmax_kl:.4f} nats (V = {vocab})",
+            ok=p02.softmax_kl < UNIFORM_KL_NATS,
+            reason=f"the derivation's q/2 = {q_of(BERT_STD) / 2:.3f} nats is the large-V limit",
         ),
         vd.check_true(
             claim="Post-LN gradients fall toward the input like the identity path's weight",

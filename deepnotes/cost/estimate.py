@@ -37,6 +37,7 @@ import torch
 
 from deepnotes.core.config import ModelConfig, TrainConfig
 from deepnotes.core.validate import Finite, choice
+from deepnotes.cost.kept import keep, read_table
 from deepnotes.cost.log import log_chapter, unlogged
 from deepnotes.cost.model import Count, TrainRuns, planned_for, total
 
@@ -365,33 +366,17 @@ def _stored_rates(key: str) -> Rates | None:
 
     if os.environ.get(RECALIBRATE_ENV) == "1":
         return None
-    try:
-        stored = json.loads((cache_dir() / CALIBRATION_FILE).read_text()).get(key)
-    except (OSError, ValueError):
-        return None
+    stored = read_table(cache_dir() / CALIBRATION_FILE).get(key)
     if not stored or (_boot_id() is None and time.time() - stored["at"] > CALIBRATION_HOURS * 3600):
         return None
     return Rates(**stored["rates"])
 
 
 def _store_rates(key: str, rates: Rates) -> None:
-    """Keep ``rates`` under ``key`` (best effort: a read-only cache only costs the next page the
-    measurement again)."""
+    """Keep ``rates`` under ``key`` beside the compiled kernels."""
     from deepnotes.core.kernels import cache_dir
 
-    path = cache_dir() / CALIBRATION_FILE
-    try:
-        table = json.loads(path.read_text()) if path.exists() else {}
-    except (OSError, ValueError):
-        table = {}
-    table[key] = {"at": time.time(), "rates": asdict(rates)}
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")  # pages built side by side may store at once
-        tmp.write_text(json.dumps(table))
-        os.replace(tmp, path)
-    except OSError:
-        pass
+    keep(cache_dir() / CALIBRATION_FILE, key, {"at": time.time(), "rates": asdict(rates)})
 
 
 @functools.lru_cache(maxsize=4)

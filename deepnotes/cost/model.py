@@ -45,6 +45,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from deepnotes.core.config import ModelConfig, TrainConfig
 from deepnotes.core.validate import Finite, nonnegative_float, nonnegative_int, positive_int
+from deepnotes.cost.kept import keep, read_table
 from deepnotes.cost.log import unlogged
 
 
@@ -428,22 +429,11 @@ def _kept(count_fn):
     @functools.wraps(count_fn)
     def kept(*args) -> _PerUnit:
         key = f"{count_fn.__name__}{args!r}"
-        path = _counts_file()
-        try:
-            table = json.loads(path.read_text())
-        except (OSError, ValueError):
-            table = {}
-        if key in table:
-            return _PerUnit(*(Count(*c) for c in table[key]))
+        stored = read_table(_counts_file()).get(key)
+        if stored is not None:
+            return _PerUnit(*(Count(*c) for c in stored))
         out = count_fn(*args)
-        table[key] = [list(astuple(c)) for c in (getattr(out, f.name) for f in fields(out))]
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")  # pages counted side by side may store at once
-            tmp.write_text(json.dumps(table))
-            os.replace(tmp, path)
-        except OSError:
-            pass  # a read-only cache only costs the next page the counting again
+        keep(_counts_file(), key, [list(astuple(getattr(out, f.name))) for f in fields(out)])
         return out
 
     return kept

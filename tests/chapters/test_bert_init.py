@@ -324,3 +324,20 @@ def test_a_row_the_books_setting_would_decide_is_not_judged():
     (v,) = bc._in_both_settings([own, cut])
     assert v.status == vd.UNCHECKABLE and "0.558" in v.computed and "0.98" in v.computed
     assert bc._in_both_settings([cut, cut]) == [cut]
+
+
+@pytest.mark.parametrize(
+    ("last", "status"),
+    [
+        ([1.0, 1.05, 1.06, 1.07], vd.HOLDS),  # the last LN's γ above the other at every record of the window
+        ([1.0, 1.01, 1.02, 1.03], vd.WRONG),  # below it at every record
+        ([1.0, 1.05, 1.03, 1.05], vd.UNCHECKABLE),  # the order changes inside the window: one run cannot order
+    ],
+)
+def test_the_last_gain_order_is_read_over_the_final_window(last, status):
+    """Claim 42's "ends largest", one run: judged over the budget's final loss window, not at one record."""
+    from deepnotes.core.train import History
+
+    run = bert.MLMRun(0.02, False, History(), depth=2, gain_steps=[0, 10, 20, 30])
+    run.gains = {"l1.ffn": [1.0, 1.04, 1.04, 1.04], "l2.ffn": last}
+    assert claims._last_gain_row(0.02, run, window=20).status == status

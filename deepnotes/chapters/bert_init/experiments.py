@@ -279,9 +279,13 @@ class MLMRun:
     def last_encoder_gain(self) -> list[float]:
         return self.gains[self.last_name]
 
+    def other_gains(self) -> list[list[float]]:
+        """The mean γ at gain_steps of every LayerNorm except the last encoder one and the head's."""
+        return [v for k, v in self.gains.items() if k not in (self.last_name, "head")]
+
     def final_other_gains(self) -> list[float]:
         """The final mean γ of every LayerNorm except the last encoder one and the head's."""
-        return [v[-1] for k, v in self.gains.items() if k not in (self.last_name, "head")]
+        return [v[-1] for v in self.other_gains()]
 
 
 def embedding_rms(model) -> float:

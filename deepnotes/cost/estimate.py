@@ -295,8 +295,8 @@ BUILD_DEPTH = 8  # the blocks of the reference model _build_seconds builds
 
 def _build_seconds(dev: torch.device) -> float:
     """Seconds to construct one block of a reference model (:func:`~deepnotes.core.models.build_model` at
-    :data:`STEP_SHAPE`'s width, :data:`BUILD_DEPTH` blocks, onto ``dev``; the best of three), less the
-    random numbers it draws (priced by :func:`_draw_seconds`): the modules' Python construction."""
+    :data:`STEP_SHAPE`'s width, :data:`BUILD_DEPTH` blocks, onto ``dev``; the best of three): the modules'
+    Python construction (at this width its random numbers, priced by :func:`_draw_seconds`, are negligible)."""
     from deepnotes.core.models import build_model
 
     model = _calibration_work(STEP_SHAPE, BUILD_DEPTH).model

@@ -20,7 +20,7 @@ budget's DeepNorm config. The float64 probes are counted as float32 passes (same
 Left out as small or not counted: the decomposition table and the orthogonality check (CPU matrices of
 at most 128 × 128), the autograd check (check_depth blocks, three passes per matrix kind), the λ_F
 tracker of the training runs (every track_every steps, a Gram matrix per β-scaled matrix), the Python
-loops that read each matrix's ∂L/∂λ, SymPy (about 3 s of the page's claims cells on a 2-core CPU).
+loops that read each matrix's ∂L/∂λ, the SymPy derivations and verdict tables (about 6 s on a 2-core CPU).
 Nothing depends on results; the live panel runs nothing at build time.
 """
 

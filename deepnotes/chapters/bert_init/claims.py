@@ -579,7 +579,8 @@ def _last_gain_row(std: Finite, run: MLMRun, window: int) -> vd.Verdict:
 def gain_verdicts(gain_runs: dict[tuple[float, bool], MLMRun], budget: Budget | str | None = None) -> vd.VerdictTable:
     """Experiment 3: where the model grows its logit scale, with and without the extra Dense + LN (the
     final γ order read over the budget's ``loss_window``)."""
-    window = resolve_budget(budget).bert_init.loss_window
+    budget = resolve_budget(budget)
+    window = budget.bert_init.loss_window
     rows = []
     for s in dict.fromkeys(std for std, _ in gain_runs):
         no_head, with_head = gain_runs[(s, False)], gain_runs[(s, True)]

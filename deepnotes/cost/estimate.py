@@ -3,9 +3,10 @@ and the estimate every chapter's budget cell prints (:func:`chapter_estimate`).
 
 A plan's items take (counts: :mod:`deepnotes.cost.model`)
 
-    seconds = (FLOPs − kernel FLOPs) / flop_rate + (launches − kernel launches) · launch_seconds
+    seconds = (FLOPs − kernel FLOPs) / flop_rate + (launches − kernel − module launches) · launch_seconds
               + kernel FLOPs / kernel_flop_rate + kernel blocks · kernel_block_seconds
-              + figures · figure_seconds
+              + module launches · module_launch_seconds + derivation units · derivation_seconds
+              + figures · figure_seconds + …
 
 where the kernel terms are the blocks the compiled CPU kernels run (zero on a GPU, or where they are not
 built). The training ensembles are spread over the worker processes as :func:`deepnotes.core.ensembles.
@@ -39,7 +40,7 @@ from deepnotes.core.config import ModelConfig, TrainConfig
 from deepnotes.core.validate import Finite, choice
 from deepnotes.cost.kept import keep, read_table
 from deepnotes.cost.log import log_chapter, unlogged
-from deepnotes.cost.model import Count, TrainRuns, planned_for, total
+from deepnotes.cost.model import Count, TrainRuns, planned_for, reference_derivation_seconds, total
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,8 @@ class Rates:
     setup_seconds: Finite = 0.0
     seconds_per_pool: Finite = 0.0  # starting the worker processes of one train_many call (spawn, import)
     seconds_per_built_block: Finite = 0.0  # constructing one block of a reference model (build_model)
+    seconds_per_module_launch: Finite | None = None  # an operator through nn.Modules (None: seconds_per_launch)
+    seconds_per_derivation_unit: Finite = 0.0  # model.reference_derivation() (SymPy, in this process)
 
     def seconds(self, count: Count, in_worker: bool = False) -> float:
         """Seconds of ``count`` one after the other: in a worker at its one thread's FLOP rate, else at
@@ -70,8 +73,11 @@ class Rates:
         process's threads, an ensemble's members gain little (measured: 4 members of 24 blocks, 256 tokens,
         29.5 ms a step on 2 threads, 33.9 on one), their weights and moments streaming from memory."""
         rate = (self.worker_flops_per_second if in_worker else None) or self.flops_per_second
-        flops, launches = count.flops, count.launches
-        out = count.figures * self.seconds_per_figure + count.steps * self.seconds_per_step
+        flops, launches = count.flops, count.launches - count.module_launches
+        per_module_launch = self.seconds_per_module_launch
+        out = count.module_launches * (self.seconds_per_launch if per_module_launch is None else per_module_launch)
+        out += count.figures * self.seconds_per_figure + count.steps * self.seconds_per_step
+        out += count.derivation_units * self.seconds_per_derivation_unit
         out += count.draws * self.seconds_per_draw + count.timed + count.built_blocks * self.seconds_per_built_block
         if self.kernel_flops_per_second is not None:
             flops, launches = flops - count.kernel_flops, launches - count.kernel_launches
@@ -128,6 +134,9 @@ KERNEL_SHAPES = {
 }
 # A step of one block and one member: what the step costs besides its blocks' operators
 STEP_SHAPE = dict(depth=1, d_model=16, d_ff=32, n_heads=2, batch=2, seq_len=8)
+# A reference model (nn.Modules, float32) at the cpu budget's width, built and passed forward and backward
+# on the cpu budget's probe batch: the price of constructing a block and of an operator through modules
+REFERENCE_SHAPE = dict(depth=8, d_model=32, d_ff=64, n_heads=2, batch=16, seq_len=16)
 CALIBRATION_STEPS = 3
 
 
@@ -256,14 +265,7 @@ def _step_seconds(dev: torch.device, rate: float, per_launch: float, kernel) -> 
 def _draw_seconds(dev: torch.device) -> float:
     """Seconds per normal random number drawn into a 4 M-entry tensor (the best of three)."""
     x = torch.empty(1 << 22, device=dev)
-    best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
-        x.normal_()
-        if dev.type == "cuda":
-            torch.cuda.synchronize(dev)
-        best = min(best, time.perf_counter() - start)
-    return best / x.numel()
+    return _best_of_three(x.normal_, dev) / x.numel()
 
 
 def _figure_seconds() -> float:
@@ -276,9 +278,7 @@ def _figure_seconds() -> float:
 
     from deepnotes.show.png import figure_png
 
-    best = float("inf")
-    for _ in range(3):  # the first also loads the fonts
-        start = time.perf_counter()
+    def draw():
         fig, axes = plt.subplots(1, 2, figsize=(6, 2.8), layout="constrained")
         for k, ax in enumerate(axes):
             for j in range(5):
@@ -286,28 +286,40 @@ def _figure_seconds() -> float:
             ax.set(xscale="log", title=f"panel {k}", xlabel="step", ylabel="loss")
             ax.legend(fontsize=9)
         figure_png(fig)
+
+    return _best_of_three(draw, torch.device("cpu"))  # the untimed first call also loads the fonts
+
+
+def _best_of_three(run, dev: torch.device) -> float:
+    """The best of three timings of ``run()`` (after one untimed call)."""
+    run()
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        run()
+        if dev.type == "cuda":
+            torch.cuda.synchronize(dev)
         best = min(best, time.perf_counter() - start)
     return best
 
 
-BUILD_DEPTH = 8  # the blocks of the reference model _build_seconds builds
-
-
-def _build_seconds(dev: torch.device) -> float:
-    """Seconds to construct one block of a reference model (:func:`~deepnotes.core.models.build_model` at
-    :data:`STEP_SHAPE`'s width, :data:`BUILD_DEPTH` blocks, onto ``dev``; the best of three): the modules'
-    Python construction (at this width its random numbers, priced by :func:`_draw_seconds`, are negligible)."""
+def _reference_seconds(dev: torch.device, rate: float) -> tuple[float, float]:
+    """(seconds to construct one block of a reference model, seconds per operator dispatched through its
+    modules): :func:`~deepnotes.core.models.build_model` of :data:`REFERENCE_SHAPE` timed onto ``dev``
+    (its random numbers, priced by :func:`_draw_seconds`, are negligible at this width), then one forward
+    and backward of its modules on the shape's batch, less its FLOPs at ``rate``, per operator counted
+    (:class:`~deepnotes.cost.model.ReferencePasses`): the Python of module calls and autograd included."""
     from deepnotes.core.models import build_model
+    from deepnotes.cost.model import ReferencePasses
 
-    model = _calibration_work(STEP_SHAPE, BUILD_DEPTH).model
-    best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
-        build_model(model, device=dev)
-        if dev.type == "cuda":
-            torch.cuda.synchronize(dev)
-        best = min(best, time.perf_counter() - start)
-    return best / BUILD_DEPTH
+    shape = REFERENCE_SHAPE
+    model = _calibration_work(shape).model
+    build = _best_of_three(lambda: build_model(model, device=dev), dev) / shape["depth"]
+    reference = build_model(model, device=dev)
+    tokens = torch.zeros(shape["batch"], shape["seq_len"], dtype=torch.long, device=dev)  # [B, T]
+    passed = _best_of_three(lambda: reference.loss(tokens).backward(), dev)
+    count = ReferencePasses(model, shape["batch"], shape["seq_len"]).count()
+    return build, max(passed - count.flops / rate, 0.0) / count.module_launches
 
 
 def _pool_seconds(workers: int) -> float:
@@ -404,8 +416,9 @@ def calibrate(device: str | None = None) -> Rates:
 def measure(dev: torch.device) -> Rates:
     """Measure ``dev``'s rates in a few seconds: PyTorch's path from two short engine runs with the
     kernels off (one launch-bound, one FLOP-bound, the latter also on one thread), the compiled kernels'
-    from two shapes at two depths each (one thread), a figure drawn, a reference model built, the start
-    of a train_many call's worker processes. No setup (:func:`calibrate` adds it)."""
+    from two shapes at two depths each (one thread), a figure drawn, a reference model built and passed
+    through, a reference SymPy derivation, the start of a train_many call's worker processes. No setup
+    (:func:`calibrate` adds it)."""
     from deepnotes.core.ensembles import default_workers
 
     rate, per_launch, worker_rate, how = _pytorch_rates(dev)
@@ -413,7 +426,8 @@ def measure(dev: torch.device) -> Rates:
     step = _step_seconds(dev, rate, per_launch, kernel)
     figure = _figure_seconds()
     draw = _draw_seconds(dev)
-    build = _build_seconds(dev)
+    build, per_module_launch = _reference_seconds(dev, rate)
+    derivation = reference_derivation_seconds()
     workers = default_workers(dev)
     pool = _pool_seconds(workers)
     if kernel is not None:
@@ -423,7 +437,9 @@ def measure(dev: torch.device) -> Rates:
         name,
         rate,
         per_launch,
-        f"measured here: {how}; a figure {figure:.2f} s; a reference block built {build * 1e3:.2g} ms; "
+        f"measured here: {how}; a figure {figure:.2f} s; a reference block built {build * 1e3:.2g} ms, "
+        f"an operator through its modules {per_module_launch * 1e6:.2g} µs; "
+        f"a reference derivation {derivation:.2f} s; "
         f"starting {workers} workers {pool:.2f} s",
         kernel_flops_per_second=kernel[0] if kernel else None,
         seconds_per_kernel_block=kernel[1] if kernel else 0.0,
@@ -434,6 +450,8 @@ def measure(dev: torch.device) -> Rates:
         worker_flops_per_second=worker_rate if dev.type == "cpu" else None,
         seconds_per_pool=pool,
         seconds_per_built_block=build,
+        seconds_per_module_launch=per_module_launch,
+        seconds_per_derivation_unit=derivation,
     )
 
 

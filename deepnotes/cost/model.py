@@ -17,9 +17,11 @@ in milliseconds. A device runs a step in about
 (a roofline with a fixed cost per launch); :func:`~deepnotes.cost.estimate.calibrate` measures the two
 rates on this machine from two short runs of the engine (one launch-bound, one FLOP-bound), and
 :data:`~deepnotes.cost.estimate.T4` holds the rates assumed for Colab's T4, where the book was never
-run. Trackers (recording block norms every few steps) are not counted, so the estimate is a lower bound
-of what a chapter does; benchmarks/RESULTS.md compares it with measured times. :mod:`deepnotes.cost.log` checks
-each plan against what ran.
+run. The SymPy derivations a page shows are :class:`Derivations`: timed once in units of a reference
+derivation (:func:`reference_derivation`), which the calibration times on each machine. Trackers (recording
+block norms every few steps) are not counted, so the estimate is a lower bound of what a chapter does;
+benchmarks/RESULTS.md compares it with measured times. :mod:`deepnotes.cost.log` checks each plan against
+what ran.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import itertools
 import json
 import math
 import os
+import time
 import typing
 from collections import Counter
 from collections.abc import Callable
@@ -56,7 +59,9 @@ class Count:
     compiled_wins`): their FLOPs, the operators the PyTorch path would dispatch for them, and how many
     member-block passes (one block, one member, forward and backward) they are. ``steps``: the training
     steps (or probe passes), each with a fixed cost in Python around its operators. ``figures``: the
-    figures the work draws into the page."""
+    figures the work draws into the page. ``module_launches``: the operators dispatched through
+    ``nn.Module`` calls and autograd on a reference model or an MLP of ``nn.Linear`` layers, each with
+    more Python around it than the engine's (priced by their own calibrated rate)."""
 
     flops: Finite
     launches: Finite
@@ -68,6 +73,8 @@ class Count:
     draws: Finite = 0.0  # random numbers drawn to initialize weights
     timed: Finite = 0.0  # seconds a timing measurement runs for, whatever the machine
     built_blocks: Finite = 0.0  # blocks of reference models constructed (build_model: Python, not operators)
+    module_launches: Finite = 0.0  # of the launches, those dispatched through nn.Modules (more Python each)
+    derivation_units: Finite = 0.0  # SymPy work, in units of reference_derivation() (Python, not operators)
 
     def __add__(self, other: Count) -> Count:
         return Count(*(a + b for a, b in zip(astuple(self), astuple(other), strict=True)))
@@ -190,7 +197,7 @@ class MLPPasses:
         for name in ("width", "depth", "batch", "passes", "members"):
             positive_int(name, getattr(self, name))
         per = _mlp_counts(self.width, self.backward)
-        return _scale(per, self.depth, self.passes, self.members, self.batch)
+        return _through_modules(_scale(per, self.depth, self.passes, self.members, self.batch))
 
 
 @dataclass(frozen=True)
@@ -257,7 +264,8 @@ class ReferencePasses:
     """``passes`` forward passes (and backward, if ``backward``) of a reference model of ``model``'s config
     (build_model's modules, block by block on PyTorch's path) on ``batch`` × ``seq_len`` tokens: the
     probes that read gradients or the stream off the modules themselves. Counted on the modules at depth
-    1 and 2; its building is a :class:`Builds`."""
+    1 and 2, every operator a module launch (the pass's own Python included in their calibrated price);
+    its building is a :class:`Builds`."""
 
     model: ModelConfig
     batch: int
@@ -269,7 +277,7 @@ class ReferencePasses:
         for name in ("batch", "seq_len", "passes"):
             positive_int(name, getattr(self, name))
         per = _reference_counts(_cost_shape(self.model), self.seq_len, self.backward)
-        return _scale(per, self.model.n_layers, self.passes, 1, self.batch) + Count(0.0, 0.0, steps=float(self.passes))
+        return _through_modules(_scale(per, self.model.n_layers, self.passes, 1, self.batch))
 
 
 def init_draws(model: ModelConfig) -> int:
@@ -284,6 +292,61 @@ def block_matrices(model: ModelConfig) -> list[int]:
     a Transformer block's), the FFN's two (d × d_ff)."""
     d, f = model.d_model, model.d_ff
     return ([d * d] * 4 if model.block == "transformer" else []) + [d * f, f * d]
+
+
+def reference_derivation() -> None:
+    """The unit of SymPy work: a small system solved and an expression simplified, as the chapters'
+    derivations do (about 0.1 s on a 2-core CPU), with SymPy's cache cleared first (a page meets most
+    expressions once)."""
+    import sympy as sp
+    from sympy.core.cache import clear_cache
+
+    clear_cache()
+    a, b, n = sp.symbols("a b n", positive=True)
+    sp.solve([sp.Eq(a**2 * (1 + b**2), 2 * n), sp.Eq(a * b, sp.sqrt(n))], [a, b], dict=True)
+    sp.simplify((a**4 - b**4) / (a**2 + b**2) + sp.sqrt(n) ** 2 / n)
+
+
+def reference_derivation_seconds() -> float:
+    """The best of three timings of :func:`reference_derivation` in this process (after one untimed)."""
+    reference_derivation()
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        reference_derivation()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+@dataclass(frozen=True)
+class Derivations:
+    """The SymPy derivations and verdict tables a page shows, which dispatch no counted operators:
+    ``calls``, each a (module-level function, arguments) pair the page calls. Counted by calling them
+    once, timed in units of :func:`reference_derivation` timed beside them in the same process (a ratio
+    of two Python timings, about the same on any CPU), kept on disk per version of the code (each
+    machine counts a version once); priced at the unit's calibrated time."""
+
+    calls: tuple
+
+    def count(self) -> Count:
+        return Count(0.0, 0.0, derivation_units=_derivation_units(self.calls))
+
+
+def _derivation_units(calls: tuple) -> float:
+    """``calls``' time over :func:`reference_derivation`'s, read from the kept counts or measured now."""
+    from sympy.core.cache import clear_cache
+
+    key = "derivations" + repr([(f.__module__, f.__qualname__, args) for f, args in calls])
+    stored = read_table(_counts_file()).get(key)
+    if stored is None:
+        unit = reference_derivation_seconds()
+        clear_cache()
+        start = time.perf_counter()
+        for function, args in calls:
+            function(*args)
+        stored = (time.perf_counter() - start) / unit
+        keep(_counts_file(), key, stored)
+    return float(stored)
 
 
 @dataclass(frozen=True)
@@ -302,7 +365,9 @@ def slider_frames(sliders) -> int:
     return sum(math.prod(len(values) for values in slider.grid.values()) for slider in sliders)
 
 
-Work = TrainRuns | StackPasses | ReferencePasses | MLPPasses | ProbeCalls | Render | Draws | Builds | Timed
+Work = (
+    TrainRuns | StackPasses | ReferencePasses | MLPPasses | ProbeCalls | Render | Draws | Builds | Timed | Derivations
+)
 
 
 _CALLS = itertools.count(1)  # one number for each train_many call a plan describes (TrainRuns.call)
@@ -368,6 +433,11 @@ def _scale(per: _PerUnit, depth: int, steps: int, members: int, batch: int) -> C
     )
     flops = members * batch * steps * (per.per_step.flops + depth * per.per_block_step.flops)
     return Count(flops, launches)
+
+
+def _through_modules(count: Count) -> Count:
+    """``count`` with all its launches dispatched through nn.Modules (:attr:`Count.module_launches`)."""
+    return replace(count, module_launches=count.launches)
 
 
 def _kernel_part(model: ModelConfig, per: _PerUnit, depth: int, repeats: int, members: int, batch: int, seq_len: int):

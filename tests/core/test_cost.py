@@ -78,7 +78,9 @@ def test_reference_passes_extrapolate_to_the_real_modules(backward):
                     reference.hidden(tokens)
 
     work = cost.ReferencePasses(model, 4, 8, passes=3, backward=backward)
-    _close(work.count() - cost.Count(0.0, 0.0, steps=3.0), cost.counted(run))
+    count = work.count()
+    assert count.module_launches == count.launches and count.steps == 0  # all through modules, no engine step
+    _close(count, cost.counted(run))
 
 
 def test_builds_count_every_block_and_every_draw():
@@ -139,7 +141,8 @@ def test_calibration_gives_positive_finite_rates_and_an_estimate_uses_them():
     assert 0 < rates.worker_flops_per_second < math.inf and rates.workers >= 1
     assert 0 < rates.seconds_per_figure < 10 and 0 < rates.setup_seconds and rates.seconds_per_step >= 0
     assert (rates.seconds_per_pool > 0) == (rates.workers > 1) and rates.seconds_per_pool < 60
-    assert 0 < rates.seconds_per_built_block < 1
+    assert 0 < rates.seconds_per_built_block < 1 and 0 < rates.seconds_per_module_launch < 1e-3
+    assert 0 < rates.seconds_per_derivation_unit < 10
     if kernels.library() is not None:  # the compiled kernels' own rates, where they are built
         assert 0 < rates.kernel_flops_per_second < math.inf and 0 < rates.seconds_per_kernel_block < 1e-2
     work = [cost.TrainRuns(BUDGET.model_config(4), 2, BUDGET.train_config("adam", 1e-3, 3))]  # in this process
@@ -232,6 +235,31 @@ def test_the_blocks_the_kernels_run_are_priced_at_the_kernels_rates():
     wide = cost.TrainRuns(replace(BUDGET.model_config(2), d_model=512, d_ff=2048, n_heads=4), 1, work.train)
     assert not blocks.compiled_wins(work.train.batch_size * work.train.seq_len, 512, 2048, True)
     assert wide.count().kernel_blocks == 0  # past the kernels' limit: all of it PyTorch's path
+
+
+def test_operators_through_modules_and_derivations_are_priced_at_their_own_rates():
+    """A reference model's operators are priced per module launch (more Python each than the engine's);
+    a page's derivations per unit of the reference derivation; rates without them fall back to the
+    launch price and to nothing (the T4's: device work only)."""
+    passes = cost.ReferencePasses(BUDGET.model_config(3, norm="pre"), 4, 8, passes=2).count()
+    derivations = cost.Derivations(((cost.reference_derivation, ()), (cost.reference_derivation, ()))).count()
+    assert 0.5 < derivations.derivation_units < 20  # two reference derivations, timed: about 2 units
+    count = passes + derivations
+    plain = estimate.Rates("plain", 1e9, 1e-6, "")
+    priced = replace(plain, seconds_per_module_launch=5e-6, seconds_per_derivation_unit=0.1)
+    assert priced.seconds(count) == pytest.approx(
+        count.flops / 1e9 + count.module_launches * 5e-6 + count.derivation_units * 0.1
+    )
+    assert plain.seconds(count) == pytest.approx(count.flops / 1e9 + count.launches * 1e-6)
+    again = cost.Derivations(((cost.reference_derivation, ()), (cost.reference_derivation, ()))).count()
+    assert again.derivation_units == derivations.derivation_units  # kept per version of the code, not re-timed
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_every_chapter_prices_the_derivations_its_page_shows(chapter):
+    """Each plan names the SymPy derivations its page calls, and they run (a renamed one fails here)."""
+    found = [work for work in estimate.chapter_plan(chapter, BUDGET) if isinstance(work, cost.Derivations)]
+    assert len(found) == 1 and found[0].calls and found[0].count().derivation_units > 0
 
 
 @pytest.mark.parametrize(

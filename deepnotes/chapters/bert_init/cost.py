@@ -21,7 +21,8 @@ same). The page's figures
 and slider frames are drawn (Render). Probes are counted
 once per distinct setting: ``cached_probe`` keeps 16, so at the cpu and gpu budgets the slider's grid
 evicts and recomputes a few sweep probes (3 of ~30), left out. Nothing here depends on results; the
-SymPy derivations are left out (scalar work) and the live panels run nothing at build time.
+SymPy derivations are priced as :class:`Derivations` (:func:`derivations`) and the live panels run
+nothing at build time.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from deepnotes.core.config import Budget, ModelConfig, TrainConfig, resolve_budg
 from deepnotes.core.validate import Finite
 from deepnotes.cost.model import (
     Builds,
+    Derivations,
     Draws,
     ReferencePasses,
     Render,
@@ -98,6 +100,20 @@ def _chapter_runs(budget: Budget | str) -> list[TrainRuns]:
     return ensembles(models, [train] * len(models), masked=MASK_PROB)  # as mlm_runs' train_many groups them
 
 
+def derivations() -> Derivations:
+    """The page's SymPy derivations and the verdict tables that run no experiment (as its cells call them)."""
+    from deepnotes.chapters.bert_init import derive  # here: the derivations import SymPy, the plan need not
+
+    return Derivations(
+        (
+            (derive.bert_stds, ()),
+            (derive.branch_ratios, ()),
+            (derive.ffn_branch_table, ()),
+            (derive.logit_softmax, ()),
+        )
+    )
+
+
 def plan(budget: Budget | str) -> list[Work]:
     """The chapter's work at ``budget``: see the module's docstring."""
     budget = resolve_budget(budget)
@@ -124,5 +140,6 @@ def plan(budget: Budget | str) -> list[Work]:
             ]
         ),  # seed 0: table_probes
         *_chapter_runs(budget),  # training_runs, gain_runs, gain figures, slider "gains"
+        derivations(),
         Render(FIGURES + slider_frames(controls.sliders(budget).values())),  # the page's figures and slider frames
     ]

@@ -13,7 +13,7 @@
                           (every norm style shares one graph), slider_steps steps at slider_lrs
 
 The loss-change probes run in float64; they are counted as float32 passes (the same FLOPs and launches).
-Nothing here depends on results; the SymPy derivations are left out (scalar work), and the live panel
+Nothing here depends on results; the SymPy derivations are priced as :class:`Derivations`, and the live panel
 runs nothing at build time (every slider setting drawn at build time comes from slider_grid).
 """
 
@@ -31,7 +31,7 @@ from deepnotes.chapters.increment_explosion.experiments import (
     variant_config,
 )
 from deepnotes.core.config import Budget, TrainConfig, resolve_budget
-from deepnotes.cost.model import Render, StackPasses, TrainRuns, Work, ensembles, slider_frames
+from deepnotes.cost.model import Derivations, Render, StackPasses, TrainRuns, Work, ensembles, slider_frames
 from deepnotes.shared import warmup
 
 # the figures the page shows besides its sliders' frames (tests/test_book.py counts them in the smoke build)
@@ -84,6 +84,18 @@ def _slider_grid(budget: Budget | str) -> list[TrainRuns]:
     )
 
 
+def derivations() -> Derivations:
+    """The page's SymPy derivations and the verdict tables that run no experiment (as its cells call them)."""
+    from deepnotes.chapters.increment_explosion import derive  # here: the derivations import SymPy, the plan need not
+
+    return Derivations(
+        (
+            (derive.increment, ()),
+            (derive.deepnet_encoder, ()),
+        )
+    )
+
+
 def plan(budget: Budget | str) -> list[Work]:
     """The chapter's work at ``budget``: see the module's docstring."""
     budget = resolve_budget(budget)
@@ -93,5 +105,6 @@ def plan(budget: Budget | str) -> list[Work]:
         *_early_update_sweep(budget, budget.increment_explosion.paper_shape),  # paper_size_updates
         *warmup.work(budget, budget.increment_explosion.train_depths),  # training_comparisons
         *_slider_grid(budget),  # slider_grid (slider "training")
+        derivations(),
         Render(FIGURES + slider_frames(controls.sliders(budget).values())),  # the page's figures and slider frames
     ]

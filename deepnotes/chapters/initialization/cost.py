@@ -7,8 +7,8 @@ does at a budget, for :mod:`deepnotes.cost.model`. The chapter trains no Transfo
     ntk_comparison   per parametrization (standard, NTK): ntk_steps Adam steps (forward + backward) of an
                      ntk_depth × ntk_width MLP on ntk_batch inputs
 
-Left out as too small to matter: the truncated-normal draws, the mean-field recursions and SymPy
-derivations (scalar work on the CPU), the softmax probes and attention rows (at most 256 × 1024
+Left out as too small to matter: the truncated-normal draws, the mean-field recursions (scalar work on
+the CPU), the softmax probes and attention rows (at most 256 × 1024
 scores), and norm_comparison, which times LayerNorm and RMSNorm for ``norm_timer_seconds`` per timer
 (four timers: a fixed couple of seconds, whatever the device). The live panels run nothing at build time.
 """
@@ -21,7 +21,7 @@ from deepnotes.chapters.initialization import controls
 from deepnotes.chapters.initialization.experiments import moment_table
 from deepnotes.chapters.initialization.mlp import ACTIVATIONS
 from deepnotes.core.config import Budget, resolve_budget
-from deepnotes.cost.model import MLPPasses, Render, Timed, Work, slider_frames
+from deepnotes.cost.model import Derivations, MLPPasses, Render, Timed, Work, slider_frames
 
 PARAMETRIZATIONS = (False, True)  # ntk_comparison's runs: standard (He), NTK
 
@@ -33,6 +33,22 @@ def _moment_passes(budget: Budget | str, curves: int) -> MLPPasses:
     """``curves`` forward passes of the second-moment MLP (each curve builds its own MLP: same cost)."""
     b = budget.initialization
     return MLPPasses(width=b.moment_width, depth=b.moment_depth, batch=b.moment_batch, passes=curves)
+
+
+def derivations() -> Derivations:
+    """The page's SymPy derivations and the verdict tables that run no experiment (as its cells call them)."""
+    from deepnotes.chapters.initialization import derive, norms  # here: the derivations import SymPy, the plan need not
+
+    return Derivations(
+        (
+            (derive.sampling, ()),
+            (derive.second_moments, ()),
+            (derive.selu_constants, (20,)),
+            (derive.layernorm_jacobian_check, ()),
+            (norms.formula_checks, ()),
+            (derive.ntk_and_attention, ()),
+        )
+    )
 
 
 def plan(budget: Budget | str) -> list[Work]:
@@ -48,5 +64,6 @@ def plan(budget: Budget | str) -> list[Work]:
             for _ in PARAMETRIZATIONS
         ),  # ntk_comparison
         Timed(4 * b.norm_timer_seconds),  # norm_comparison: 2 modules × forward, forward + backward timers
+        derivations(),
         Render(FIGURES + slider_frames(controls.sliders(budget).values())),  # the page's figures and slider frames
     ]

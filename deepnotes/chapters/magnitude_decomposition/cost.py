@@ -20,7 +20,8 @@ budget's DeepNorm config. The float64 probes are counted as float32 passes (same
 Left out as small or not counted: the decomposition table and the orthogonality check (CPU matrices of
 at most 128 × 128), the autograd check (check_depth blocks, three passes per matrix kind), the λ_F
 tracker of the training runs (every track_every steps, a Gram matrix per β-scaled matrix), the Python
-loops that read each matrix's ∂L/∂λ, the SymPy derivations and verdict tables (about 6 s on a 2-core CPU).
+loops that read each matrix's ∂L/∂λ, the float64 probes' extra cost over float32. The SymPy derivations and
+the verdict tables that run no experiment are priced as :class:`Derivations` (:func:`derivations`).
 Nothing depends on results; the live panel runs nothing at build time.
 """
 
@@ -32,7 +33,16 @@ from deepnotes.chapters.magnitude_decomposition.training import PLAN
 from deepnotes.core import scaling
 from deepnotes.core.config import Budget, ModelConfig, resolve_budget
 from deepnotes.core.validate import Finite
-from deepnotes.cost.model import Builds, ReferencePasses, Render, StackPasses, TrainRuns, Work, slider_frames
+from deepnotes.cost.model import (
+    Builds,
+    Derivations,
+    ReferencePasses,
+    Render,
+    StackPasses,
+    TrainRuns,
+    Work,
+    slider_frames,
+)
 
 # identity_sweep's settings besides SGD's picks: Adam's λ = 1/α, the paper's constants, Post-LN
 IDENTITY_EXTRA_SETTINGS = 3
@@ -75,6 +85,29 @@ def _run_choices(
     return [Builds(model, members), TrainRuns(model, members, budget.train_config(optimizer, lr, steps))]
 
 
+def derivations(budget: Budget | str) -> Derivations:
+    """The page's SymPy derivations and the verdict tables that run no experiment (as its cells call them)."""
+    budget = resolve_budget(budget)
+    from deepnotes.chapters.magnitude_decomposition import (
+        claims,
+        derive,
+    )  # here: the derivations import SymPy, the plan need not
+
+    return Derivations(
+        (
+            (derive.magnitude_lambda, ()),
+            (derive.xavier_lambda, ()),
+            (derive.lambda_gradient_identity, ()),
+            (derive.relu_homogeneity, ()),
+            *((derive.solve_pick, (opt, pick)) for opt in scaling.OPTIMIZERS for pick in scaling.PICKS),
+            (derive.paper_constants, ()),
+            (claims.main_text_verdicts, (budget.name,)),
+            (claims.annotated_verdicts, ()),
+            (claims.annotated_verdicts, ()),  # twice: the verdicts and the summary,
+        )
+    )
+
+
 def plan(budget: Budget | str) -> list[Work]:
     """The chapter's work at ``budget``: see the module's docstring."""
     budget = resolve_budget(budget)
@@ -102,5 +135,6 @@ def plan(budget: Budget | str) -> list[Work]:
             for opt in scaling.OPTIMIZERS
             for work in _run_choices(budget, n, opt, mb.train_lrs[opt][0], mb.slider_steps, len(choices(n, opt)))
         ),
+        derivations(budget),
         Render(FIGURES + slider_frames(controls.sliders(budget).values())),  # the page's figures and slider frames
     ]

@@ -28,7 +28,7 @@ from deepnotes.chapters.post_vs_pre_norm.experiments import (
     training_plan,
 )
 from deepnotes.core.config import Budget, resolve_budget
-from deepnotes.cost.model import Render, StackPasses, TrainRuns, Work, ensembles, slider_frames
+from deepnotes.cost.model import Derivations, Render, StackPasses, TrainRuns, Work, ensembles, slider_frames
 from deepnotes.shared import warmup
 
 # the figures the page shows besides its sliders' frames (tests/test_book.py counts them in the smoke build)
@@ -62,6 +62,25 @@ def _training_runs(budget: Budget | str) -> list[TrainRuns]:
             ],
         )
     return out + warmup.work(budget)
+
+
+def derivations() -> Derivations:
+    """The page's SymPy derivations and the verdict tables that run no experiment (as its cells call them)."""
+    from deepnotes.chapters.post_vs_pre_norm import (
+        claims,
+        derive,
+    )  # here: the derivations import SymPy, the plan need not
+
+    return Derivations(
+        (
+            (derive.post_norm_unroll, (3,)),
+            (derive.pre_norm_second_moment, ()),
+            (derive.fixed_step_gate, ()),
+            (derive.update_scale_invariance, ()),
+            (derive.ffn_branch_second_moment, ()),
+            (claims.derivation, ()),
+        )
+    )
 
 
 def plan(budget: Budget | str) -> list[Work]:
@@ -98,5 +117,6 @@ def plan(budget: Budget | str) -> list[Work]:
                 ),
             ]
         ),
+        derivations(),
         Render(FIGURES + slider_frames(controls.sliders(budget).values())),  # the page's figures and slider frames
     ]

@@ -11,8 +11,8 @@
                       setting they lack would be a live_run (a one-member ensemble). At every budget the
                       slider's depths are frontier or headline depths, so this adds nothing
 
-Nothing here depends on results; the live panel runs nothing at build time. Left out: the SymPy
-derivations and the readings of the runs (frontier, summaries).
+Nothing here depends on results; the live panel runs nothing at build time. Left out: the readings of
+the runs (frontier, summaries); the SymPy derivations are priced as :class:`Derivations`.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from deepnotes.chapters.thousand_layers.experiments import (
 from deepnotes.chapters.thousand_layers.experiments import plan as runs_plan
 from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.core.engine import graph_config
-from deepnotes.cost.model import Render, StackPasses, TrainRuns, Work, ensembles, slider_frames
+from deepnotes.cost.model import Derivations, Render, StackPasses, TrainRuns, Work, ensembles, slider_frames
 
 # the figures the page shows besides its sliders' frames (tests/test_book.py counts them in the smoke build)
 FIGURES = 6
@@ -65,6 +65,25 @@ def _slider_live_runs(budget: Budget | str, runs: list[Run]) -> list[TrainRuns]:
     ]
 
 
+def derivations() -> Derivations:
+    """The page's SymPy derivations and the verdict tables that run no experiment (as its cells call them)."""
+    from deepnotes.chapters.thousand_layers import (
+        claims,
+        derive,
+    )  # here: the derivations import SymPy, the plan need not
+
+    return Derivations(
+        (
+            (derive.deepnorm_constants, (derive.DEEPNET_DEPTH,)),
+            (derive.identity_weights, ()),
+            (derive.identity_at, (derive.DEEPNET_DEPTH,)),
+            (derive.loss_change_growth, (derive.DEEPNET_DEPTH, derive.REFERENCE_DEPTH)),
+            (derive.warmup_length, ()),
+            (claims.predictions, (derive.DEEPNET_DEPTH,)),
+        )
+    )
+
+
 def plan(budget: Budget | str) -> list[Work]:
     """The chapter's work at ``budget``: see the module's docstring."""
     budget = resolve_budget(budget)
@@ -73,5 +92,6 @@ def plan(budget: Budget | str) -> list[Work]:
         *_init_profiles(budget),  # init_profiles
         *_train_runs(budget, runs),  # train_runs
         *_slider_live_runs(budget, runs),  # slider "frontier" (live runs for settings not trained)
+        derivations(),
         Render(FIGURES + slider_frames(controls.sliders(budget).values())),  # the page's figures and slider frames
     ]

@@ -22,8 +22,8 @@ matmuls (x + ε·relu(x W1ᵀ) W2ᵀ), so a stack of N blocks counts as an MLP o
 Counts are estimates except the training ensembles (checked against the build's log); float64 work
 is counted as float32 passes. Left out as small: plain_moments (one float64 pass of a train_width stack
 of grad_depths[0] blocks), the branch singular values and orthogonal cosines, token_cosine_sweep and
-position_cosine (one forward each at init, beside hundreds of training steps), the SVDs of the spectra,
-SymPy. Nothing depends on results; the live panel runs nothing at build time.
+position_cosine (one forward each at init, beside hundreds of training steps), the SVDs of the spectra
+(SymPy is priced as :class:`Derivations`). Nothing depends on results; the live panel runs nothing at build time.
 """
 
 from __future__ import annotations
@@ -39,7 +39,17 @@ from deepnotes.chapters.why_residuals.training import (
     transformer_sweep_settings,
 )
 from deepnotes.core.config import Budget, resolve_budget
-from deepnotes.cost.model import MLPPasses, ProbeCalls, Render, StackPasses, TrainRuns, Work, ensembles, slider_frames
+from deepnotes.cost.model import (
+    Derivations,
+    MLPPasses,
+    ProbeCalls,
+    Render,
+    StackPasses,
+    TrainRuns,
+    Work,
+    ensembles,
+    slider_frames,
+)
 
 LAYERS_PER_BLOCK = 2  # W1 and W2 of a block
 
@@ -156,6 +166,26 @@ def _slider_grid(budget: Budget | str) -> list[MLPPasses | ProbeCalls]:
     return out
 
 
+def derivations() -> Derivations:
+    """The page's SymPy derivations and the verdict tables that run no experiment (as its cells call them)."""
+    from deepnotes.chapters.why_residuals import claims, derive  # here: the derivations import SymPy, the plan need not
+
+    return Derivations(
+        (
+            (derive.plain_layer_moments, ()),
+            (derive.plain_stack_backward_gain, (4,)),
+            (derive.plain_stack_gradients, ()),
+            (derive.residual_layer, ()),
+            (derive.increment_with_eps, ()),
+            (derive.high_dim_layer, ()),
+            (derive.comment_estimate, ()),
+            (derive.skip_vs_branch_scaling, ()),
+            (claims.derivation_verdicts, ()),
+            (derive.branch_gradient_moment, ()),
+        )
+    )
+
+
 def plan(budget: Budget | str) -> list[Work]:
     """The chapter's work at ``budget``: see the module's docstring."""
     budget = resolve_budget(budget)
@@ -167,5 +197,6 @@ def plan(budget: Budget | str) -> list[Work]:
         *_jacobian_spectra(budget),  # jacobian_spectra
         *_paper_spectra(budget),  # paper_spectra
         *_slider_grid(budget),  # slider "growth" (figures.slider_figure)
+        derivations(),
         Render(FIGURES + slider_frames(controls.sliders(budget).values())),  # the page's figures and slider frames
     ]

@@ -70,7 +70,16 @@ ITEMS = (
         "main",
         "增量爆炸",
         "scaling",
-        "Fix 1, warmup: train first with a learning rate of at most order η/N, then raise it",
+        "Fix 1, warmup: train first with a learning rate of at most order η/N (so the first updates' ΔL "
+        "does not grow with depth), then raise it",
+        INC,
+    ),
+    Item(
+        "claim 8.1",
+        "main",
+        "增量爆炸",
+        "qualitative",
+        "… and such a warmup is a remedy: starting at most at η/N and raising the rate lets a deep model train",
         INC,
     ),
     Item(
@@ -326,7 +335,16 @@ ITEMS = (
         "main",
         "事后分析",
         "qualitative",
-        "Pre Norm: the same analysis holds with every α = 1; recompute λ",
+        "Pre Norm: the same analysis holds (the same increment explosion, the same premise of O(1) gradients "
+        "per matrix)",
+        INC,
+    ),
+    Item(
+        "claim 27.1",
+        "main",
+        "事后分析",
+        "scaling",
+        "… so in Pre Norm every α = 1 and λ is recomputed from the same condition",
         MAG,
     ),
     Item(

@@ -28,7 +28,7 @@ NO_WARMUP = "post, no warmup"
 SOURCES = {  # where the sources say so, per row of :func:`verdicts`
     "fails": "seed 000 §增量爆炸 claim 7; seed 004 §增量爆炸 claim 7; seed 001 §1）增量爆炸 claim 10; "
     "seed 003 §Warmup是怎样起作用的 claims 20, 25",
-    "needs warmup": "seed 000 §增量爆炸 claim 8; seed 004 §治标之法 claim 8; seed 002 §残差连接 claim 18; "
+    "needs warmup": "seed 002 §残差连接 claim 18; seed 000 §增量爆炸 claim 8.1; seed 004 §治标之法 claim 8; "
     "seed 003 §Warmup是怎样起作用的 claims 20, 26; seed 003 §我们真的担心梯度消失吗 claims 15, 18",
     "pre": "seed 002 §残差连接 claim 19; seed 003 §Warmup是怎样起作用的 claim 27",
     "deepnorm": "DeepNet; seed 000 §初步结论 claim 21",

@@ -341,3 +341,23 @@ def test_the_last_gain_order_is_read_over_the_final_window(last, status):
     run = bert.MLMRun(0.02, False, History(), depth=2, gain_steps=[0, 10, 20, 30])
     run.gains = {"l1.ffn": [1.0, 1.04, 1.04, 1.04], "l2.ffn": last}
     assert claims._last_gain_row(0.02, run, window=20).status == status
+
+
+def test_gain_order_and_best_std_need_something_to_order():
+    """Issue 44: claim 42's γ order is not checkable where no LN's γ moved MIN_GAIN_MOVE (a run too short to
+    train: every γ still 1.000); "which std is best" and "0.05 does not converge" are not checkable where no
+    std converged (no contrast), instead of holding or failing on ties and on runs that did not learn."""
+    from deepnotes.core.train import History
+
+    run = bert.MLMRun(0.02, False, History(), depth=2, gain_steps=[0, 10, 20, 30])
+    run.gains = {"l1.ffn": [1.0, 1.0, 1.0, 1.0001], "l2.ffn": [1.0, 1.0, 1.0, 0.9999]}
+    row = claims._last_gain_row(0.02, run, window=20)
+    assert row.status == vd.UNCHECKABLE and "too short" in row.reason
+
+    def flat(final):  # a run whose loss ends `final` of the way from the plateau (3.0) to the floor (1.0)
+        return bert.MLMRun(0.0, False, History(losses=[3.0] * 20 + [3.0 - 2 * final] * 20, floor=1.0, unigram=3.0), 2)
+
+    none = claims.training_verdicts({s: flat(0.05) for s in (0.01, 0.02, 0.05)}, SMOKE)
+    assert [v.status for v in none] == [vd.UNCHECKABLE] * 3
+    some = claims.training_verdicts({0.01: flat(0.05), 0.02: flat(0.9), 0.05: flat(0.05)}, SMOKE)
+    assert [v.status for v in some][:2] == [vd.HOLDS, vd.HOLDS]

@@ -225,8 +225,15 @@ def test_training_and_update_verdicts(budget, runs):
     table = claims.training(runs, budget)
     shared = warmup.verdicts({name: runs["adam"][name] for name in warmup.plan(budget)}, budget, budget.warmup.depth)
     assert table[: len(shared)] == shared  # the increment chapter's rows, verbatim
-    assert len(table) == len(shared) + 2 * len(pp.training_plan(budget)) - len(warmup.plan(budget)) + 1
+    # SGD's Post-LN pair is one contrast row (issue 44: seed 002 claim 18, "needs warmup"): one row fewer
+    assert len(table) == len(shared) + 2 * len(pp.training_plan(budget)) - len(warmup.plan(budget)) - 1 + 1
+    pair = next(v for v in table if v.claim.startswith("sgd: Post-LN needs warmup"))
+    assert dict(pair.outcome.expected) == {f"post, warmup {budget.warmup.warmup}": True, "post, no warmup": False}
+    assert pair.source.startswith("seed 002 §残差连接 claim 18")
+    assert pair.status == (vd.HOLDS if vd.outcome_of(dataclasses.asdict(pair.outcome)).holds() else vd.WRONG)
     for v in table[len(shared) : -1]:
+        if v is pair:
+            continue
         opt = v.claim.split(": ", 1)[0]
         ((name, trains),) = v.outcome.expected
         hists = runs[opt][name]

@@ -165,7 +165,7 @@ def test_verdicts_are_computed_and_cover_the_claims(budget, runs):
     prof = ex.init_profiles(budget)
     tables = [
         claims.predictions(1000),
-        claims.at_initialization(prof, derive.predicted_profiles(budget.thousand_layers.depth)),
+        claims.at_initialization(prof, derive.predicted_profiles(budget.thousand_layers.depth), budget.d_model),
         claims.training(runs, budget),
     ]
     assert [len(t) for t in tables] == [6, 3, 11]
@@ -291,14 +291,17 @@ def test_the_init_verdicts_follow_the_profiles():
         "rezero": profile(1.0, (0.7, 1.0), (1.0, 1.0, 1.0)),
     }
     predicted = derive.predicted_profiles(2)
-    assert [v.status for v in claims.at_initialization(good, predicted)] == [vd.HOLDS] * 3
+    assert [v.status for v in claims.at_initialization(good, predicted, 1024)] == [vd.HOLDS] * 3
     bad = {
         **good,
         "post": profile(0.5, (0.5, 1.0), (0.5, 0.5, 1.0)),
         "deepnorm": profile(0.5, (0.8, 1.0), (20.0, 20.0, 1.0)),  # its parameter gradients would pass
     }
-    assert [v.status for v in claims.at_initialization(bad, predicted)] == [vd.WRONG] * 3
-    healthy = claims.at_initialization(good, predicted)[2]  # issue 44: the band on G = ‖∂L/∂x_l‖, its subject first
+    assert [v.status for v in claims.at_initialization(bad, predicted, 1024)] == [vd.WRONG] * 3
+    noisy = {**good, "post": profile(0.3, (1e-9, 1.0), (1e-9, 1e-9, 1.0))}  # issue 44: 0.3 is noise at width 16
+    assert claims.at_initialization(noisy, predicted, 16)[0].status == vd.HOLDS
+    assert claims.at_initialization(noisy, predicted, 1024)[0].status == vd.WRONG
+    healthy = claims.at_initialization(good, predicted, 1024)[2]  # issue 44: the band on G = ‖∂L/∂x_l‖, subject first
     assert healthy.source.startswith("seed 000 annotated §12.3 claim §12.3.2") and "deepnorm 0.9–1" in healthy.computed
 
 

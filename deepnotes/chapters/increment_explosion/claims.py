@@ -204,11 +204,16 @@ def derivation_verdicts(d: dict) -> vd.VerdictTable:
 
 
 # the derivation each variant's predicted slope comes from (SGD: ΔL ∝ ‖g‖², Adam: ΔL ∝ ‖g‖₁)
-SLOPE_SOURCE = {
-    "post": "seed 000 §增量爆炸 claim 6; seed 000 §多种优化 claim 23",
-    "pre": "seed 000 §增量爆炸 claim 6; seed 000 §事后分析 claim 27",
-    "deepnorm": "seed 000 §初步结论 eq. (14); seed 000 §多种优化 claim 23",
-    "deepnorm/adam": "seed 000 §多种优化 eq. (15), claim 23",
+SLOPE_SOURCE = {  # (variant, optimizer) → the item the slope tests first: claim 6 is SGD's ΔL ≈ −η‖∇L‖²,
+    # claim 23 Adam's ΔL ≈ −η‖∇L‖₁ (both ∝ N with O(1) gradients per matrix), claim 27 carries them to Pre-LN
+    ("post", "sgd"): "seed 000 §增量爆炸 claim 6; seed 000 §多种优化 claim 23",
+    ("post", "adam"): "seed 000 §多种优化 claim 23; seed 000 §增量爆炸 claim 6",
+    ("pre", "sgd"): "seed 000 §事后分析 claim 27; seed 000 §增量爆炸 claim 6",
+    ("pre", "adam"): "seed 000 §事后分析 claim 27; seed 000 §多种优化 claim 23",
+    ("deepnorm", "sgd"): "seed 000 §初步结论 eq. (14); seed 000 §多种优化 claim 23",
+    ("deepnorm", "adam"): "seed 000 §初步结论 eq. (14); seed 000 §多种优化 claim 23",
+    ("deepnorm/adam", "sgd"): "seed 000 §多种优化 eq. (15), claim 23",
+    ("deepnorm/adam", "adam"): "seed 000 §多种优化 eq. (15), claim 23",
 }
 
 
@@ -226,7 +231,7 @@ def loss_change_verdicts(sweep: ex.LossChangeSweep) -> vd.VerdictTable:
         rows.append(
             vd.check_true(
                 claim=f"{variant}, {opt}: −ΔL ∝ N^{want:g} (the derivation's slope)",
-                source=f"{SLOPE_SOURCE[variant]}; measured, N = {sweep.depths[0]}..{sweep.depths[-1]}",
+                source=f"{SLOPE_SOURCE[(variant, opt)]}; measured, N = {sweep.depths[0]}..{sweep.depths[-1]}",
                 claimed=f"slope {want:g}",
                 computed=f"slope {slope:.2f}",
                 ok=close,

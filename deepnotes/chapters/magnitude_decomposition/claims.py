@@ -116,7 +116,7 @@ def _pre_ln_verdict() -> Verdict:
     )
     return check_true(
         claim="Pre-LN: the same analysis holds with every α = 1; recompute λ",
-        source=main_source("事后分析", "claim 27", "claim 33"),
+        source=main_source("事后分析", "claim 27.1; seed 000 §事后分析 claim 27", "claim 33"),
         claimed="α = 1, λ from the same condition",
         computed=", ".join(f"{o}: λ = {sp.sstr(sd.in_two_n(e))}" for o, e in sols.items()),
         ok=ok,

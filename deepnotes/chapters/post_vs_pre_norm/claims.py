@@ -241,7 +241,9 @@ TRAINS_SOURCE = {
     "rezero (fixed-step gates)": "seed 002 §残差连接 claim 23",
     "deepnorm": "DeepNet",
 }
-WARMUP_TRAINS = "seed 002 §残差连接 claim 18; seed 003 §Warmup是怎样起作用的 claims 20, 26"  # "post, warmup w"
+WARMUP_TRAINS = (  # "post, warmup w" against "post, no warmup"
+    "seed 002 §残差连接 claim 18; seed 000 §增量爆炸 claim 8.1; seed 003 §Warmup是怎样起作用的 claims 20, 26"
+)
 SHORT_BUDGETS = ("smoke", "cpu", "gpu")  # too few steps to judge what a run does late in training (issue 30)
 OPTIMIZER_SOURCE = {
     "adam": "seed 003 §我们真的担心梯度消失吗 claims 15, 18",
@@ -355,12 +357,35 @@ def training(runs: dict[str, dict], budget: Budget | str) -> vd.VerdictTable:
     return vd.VerdictTable(rows + _trains_rows(runs, shared, depth) + _post_no_warmup_rows(runs, budget))
 
 
+def _needs_warmup_row(opt: str, rs: dict, depth: int) -> vd.Verdict | None:
+    """Seed 002 claim 18 as one contrast (Post-LN trains with warmup, not without), as the warmup comparison
+    states it for Adam: a run that trains with neither cannot make "needs warmup" hold. None where this
+    optimizer has no Post-LN pair."""
+    warm = next((name for name in rs if name.startswith("post, warmup")), None)
+    if warm is None or "post, no warmup" not in rs:
+        return None
+    expected = {warm: True, "post, no warmup": False}
+    return vd.check_outcome(
+        claim=f"{opt}: Post-LN needs warmup: it trains with a {warm.split()[-1]}-step warmup, not without "
+        f"at N = {depth}",
+        source=f"{WARMUP_TRAINS}; {OPTIMIZER_SOURCE[opt]}; measured",
+        expected=expected,
+        measured={name: [h.fraction_learned() for h in rs[name]] for name in expected},
+        threshold=LEARNED,
+        reason="fraction of the way from the plateau to the floor, last 10 steps, median over seeds",
+    )
+
+
 def _trains_rows(runs: dict[str, dict], shared: dict[str, tuple[str, int]], depth: int) -> list[vd.Verdict]:
-    """Seed 002 §残差连接 claims 18, 19, 22, 23; seed 003 claims 15, 17, 18, 20, 26, 27: which variants train."""
+    """Seed 002 §残差连接 claims 18, 19, 22, 23; seed 003 claims 15, 17, 18, 20, 26, 27: which variants train
+    (Post-LN with and without warmup as one contrast, where the shared warmup comparison does not show them)."""
     rows = []
     for opt, rs in runs.items():
+        pair = None if opt == "adam" and "post, no warmup" in shared else _needs_warmup_row(opt, rs, depth)
+        if pair is not None:
+            rows.append(pair)
         for name, hists in rs.items():
-            if opt == "adam" and name in shared:
+            if (opt == "adam" and name in shared) or (pair is not None and name.startswith("post,")):
                 continue
             trains = name != "post, no warmup"  # the sources: Post Norm needs warmup to converge
             rows.append(

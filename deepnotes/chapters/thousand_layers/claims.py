@@ -15,7 +15,7 @@ from deepnotes.core import scaling
 from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.core.derive import N, alpha, deepnorm_ratio, lam
 from deepnotes.core.measure import StreamProfile
-from deepnotes.core.validate import Finite
+from deepnotes.core.validate import Finite, positive_int
 from deepnotes.show import verdicts as vd
 
 # Thresholds, fixed from the task before any run. A run's "fraction learned" is
@@ -28,7 +28,8 @@ TRAINED = 0.5  # a run "trains": it got at least half-way from the plateau to th
 # "stable": trained (≥ TRAINED) with no seed diverged.
 SHALLOW_DEPTH = 6  # DeepNet's base models, 6L-6L: Post-LN trains them (§5, Table 1)
 FAILING_DEPTH = 18  # DeepNet's 18L-18L Post-LN does not converge (§3, Fig. 3(c))
-IDENTITY_GONE = 0.1  # |cos(x_N, x_0)| below this: the identity path is lost
+IDENTITY_GONE = 0.1  # |cos(x_N, x_0)| below this: the identity path is lost ...
+NOISE_SIGMAS = 3  # ... or below this many 1/√d, the spread of the cosine of two unrelated width-d vectors
 IDENTITY_KEPT = 0.9  # cos(x_N, x_0) above this: the identity path is kept
 VANISHED = 1e-3  # ‖g_1‖/‖g_N‖ below this: the lowest block's gradient has vanished
 HEALTHY_BAND = (0.1, 10.0)  # seed 000 annotated eq. (70): 0.1 ≤ G(l)/G(N) ≤ 10 is "healthy"
@@ -37,6 +38,7 @@ ARITHMETIC_RTOL = 1e-9  # a derivation against the plain formula
 DEEPNET = "DeepNet (arXiv 2203.00555)"
 THOUSAND_LAYERS = "seed 000 (opening) claim 4; seed 001 §前言 claim 5"  # "DeepNet trains 1000 layers"
 WARMUP_SOURCE = "seed 000 §增量爆炸 claim 8; seed 001 §1）增量爆炸 claim 11"  # warmup from at most η/N
+WARMUP_WORKS = "seed 000 §增量爆炸 claim 8.1; seed 000 §增量爆炸 claim 8; seed 001 §1）增量爆炸 claim 11"  # ... trains
 POST_ENDS_BETTER = "seed 000 §前馈梯度 claim 12.1; seed 001 §3）FFN 层梯度 claim 15"  # … but Post ends better
 PRE_VS_POST = (  # Pre trains more easily than Post
     "seed 000 §前馈梯度 claim 12; seed 001 §3）FFN 层梯度 claim 15; seed 002 §残差连接 claim 19"
@@ -95,9 +97,14 @@ def predictions(depth: int) -> vd.VerdictTable:
     )
 
 
-def at_initialization(profiles: dict[str, StreamProfile], predicted: dict[str, list[float]]) -> vd.VerdictTable:
-    """The identity path and the gradient per block of each style at the headline depth."""
+def at_initialization(
+    profiles: dict[str, StreamProfile], predicted: dict[str, list[float]], width: int
+) -> vd.VerdictTable:
+    """The identity path and the gradient per block of each style at the headline depth (``width``: the
+    stream's, which sets the cosine's noise floor)."""
+    width = positive_int("width", width)
     depth = len(profiles["post"].grad_norms)
+    gone = max(IDENTITY_GONE, NOISE_SIGMAS / math.sqrt(width))
     cos = {s: p.cos_x0[-1] for s, p in profiles.items()}
     ratio = {s: p.grad_norms[0] / p.grad_norms[-1] for s, p in profiles.items()}
     lo, hi = HEALTHY_BAND
@@ -115,8 +122,10 @@ def at_initialization(profiles: dict[str, StreamProfile], predicted: dict[str, l
                 claimed=f"2^(-{depth}) = {predicted['post'][-1]:.3g} (v = 1)",
                 computed=f"cos(x_N, x_0): post {cos['post']:.3f}, deepnorm {cos['deepnorm']:.3f} "
                 f"(derived {predicted['deepnorm'][-1]:.3f})",
-                ok=abs(cos["post"]) < IDENTITY_GONE and cos["deepnorm"] > IDENTITY_KEPT,
-                reason=f"holds if |cos| < {IDENTITY_GONE} for Post-LN while DeepNorm keeps > {IDENTITY_KEPT}",
+                ok=abs(cos["post"]) < gone and cos["deepnorm"] > IDENTITY_KEPT,
+                reason=f"holds if Post-LN's |cos| < {gone:.2g} (the larger of {IDENTITY_GONE:g} and the noise floor "
+                f"{NOISE_SIGMAS}/√d of unrelated width-{width} vectors: below it x_0's weight cannot be told from "
+                f"none) while DeepNorm keeps > {IDENTITY_KEPT}",
             ),
             vd.check_true(
                 claim="Post-LN's lowest blocks get vanishing gradients at depth",
@@ -322,13 +331,13 @@ def _warmup_verdict(runs: ex.Runs, w: int, depths: tuple[int, ...]) -> vd.Verdic
     if not tested:
         return vd.uncheckable(
             claim,
-            WARMUP_SOURCE,
+            WARMUP_WORKS,
             "post + warmup (T = N) trains where post fails",
             "no depth here where Post-LN without warmup fails and a warmup of N steps fits in the run",
         )
     return vd.check_outcome(  # the depths are those where Post-LN without warmup fails: the contrast is shown
         claim=claim,
-        source=f"{WARMUP_SOURCE}; {DEEPNET} §3, Fig. 4(a) (warmup steadies 18L-18L Post-LN's updates)",
+        source=f"{WARMUP_WORKS}; {DEEPNET} §3, Fig. 4(a) (warmup steadies 18L-18L Post-LN's updates)",
         expected={f"post + warmup N = {d}": True for d in tested},
         measured={f"post + warmup N = {d}": runs.fractions(ex.WARMED, d, w) for d in tested},
         threshold=TRAINED,

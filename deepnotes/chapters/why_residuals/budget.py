@@ -19,7 +19,7 @@ class ResidualsBudget:
     probe_batch: int  # random (x_0, v) pairs per probe (×16 at width 1)
     grad_depths: tuple[int, ...]  # depths of the per-layer gradient probe (float64)
     grad_widths: tuple[int, ...]  # its widths
-    grad_seeds: int  # independent initializations per setting (median)
+    grad_seeds: int  # independent initializations per setting (the mean-field rows need MIN_SEEDS)
     train_width: int  # width of the trained MLP language model
     train_depths: tuple[int, ...]  # depths of the plain-vs-residual training runs
     train_steps: int
@@ -56,7 +56,7 @@ SMOKE = ResidualsBudget(
     probe_batch=8,
     grad_depths=(4, 8),
     grad_widths=(8,),
-    grad_seeds=1,
+    grad_seeds=3,
     train_width=8,
     train_depths=(4,),
     train_steps=5,

@@ -331,7 +331,7 @@ def layer_gradients(
 @dataclass
 class GradientSweep:
     """Experiment 1: one plain stack's per-layer moments, and ‖∇_θL‖² at init of every stack kind
-    (median over seeds) against :func:`predicted_total_gradient`, per (kind, width, N)."""
+    (one per seed) against :func:`predicted_total_gradient`, per (kind, width, N)."""
 
     moments: PlainMoments  # the plain stack width ↔ hidden, depth ``moment_depth``
     moment_width: int
@@ -342,13 +342,22 @@ class GradientSweep:
     widths: tuple[int, ...]
     depths: tuple[int, ...]
     seeds: int
-    totals: dict[tuple, float]  # (kind, width, N) → median measured ‖∇_θL‖²
+    samples: dict[tuple, list[float]]  # (kind, width, N) → measured ‖∇_θL‖², one per seed
     predicted: dict[tuple, float]  # (kind, width, N) → mean-field prediction
 
     @property
+    def totals(self) -> dict[tuple, float]:
+        """The median measured ‖∇_θL‖² over seeds per (kind, width, N)."""
+        return {key: float(np.median(values)) for key, values in self.samples.items()}
+
+    @property
     def ratio(self) -> dict[tuple, float]:
-        """measured / predicted per (kind, width, N)."""
+        """median measured / predicted per (kind, width, N)."""
         return {key: t / self.predicted[key] for key, t in self.totals.items()}
+
+    def sample_ratios(self, key: tuple) -> list[float]:
+        """measured / predicted for each seed at ``key`` = (kind, width, N)."""
+        return [t / self.predicted[key] for t in self.samples[key]]
 
 
 def gradient_sweep(budget: Budget | str) -> GradientSweep:
@@ -359,10 +368,8 @@ def gradient_sweep(budget: Budget | str) -> GradientSweep:
     hidden = rb.moment_hidden_factor * width
     moments = plain_moments(width, hidden, depth, batch=rb.moment_batch)
     keys = [(k, w, n) for k in STACK_KINDS for w in rb.grad_widths for n in rb.grad_depths]
-    totals = {
-        (k, w, n): float(
-            np.median([sum(layer_gradients(k, w, n, batch=rb.grad_batch, seed=s)) for s in range(rb.grad_seeds)])
-        )
+    samples = {
+        (k, w, n): [float(sum(layer_gradients(k, w, n, batch=rb.grad_batch, seed=s))) for s in range(rb.grad_seeds)]
         for k, w, n in keys
     }
     predicted = {(k, w, n): predicted_total_gradient(k, w, n, batch=rb.grad_batch) for k, w, n in keys}
@@ -376,7 +383,7 @@ def gradient_sweep(budget: Budget | str) -> GradientSweep:
         rb.grad_widths,
         rb.grad_depths,
         rb.grad_seeds,
-        totals,
+        samples,
         predicted,
     )
 

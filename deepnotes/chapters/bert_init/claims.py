@@ -586,7 +586,7 @@ def _none_converged_rows(learned: dict[float, float], window: int) -> list[vd.Ve
     ]
 
 
-def _unmoved_gains(run: MLMRun, claim: str) -> vd.Verdict | None:
+def _unmoved_gains(run: MLMRun, claim: str, source: str = f"{DENSE} claim 42") -> vd.Verdict | None:
     """Claim 42 is about where training grows γ: "not checkable here" when no LN's mean γ moved
     MIN_GAIN_MOVE from its start in this run (too short for an order to mean anything), else None."""
     moved = max(abs(g[-1] - g[0]) for g in run.gains.values())
@@ -594,7 +594,7 @@ def _unmoved_gains(run: MLMRun, claim: str) -> vd.Verdict | None:
         return None
     return vd.uncheckable(
         claim,
-        f"{DENSE} claim 42",
+        source,
         "the order of the LNs' γ after training",
         f"no LN's mean γ moved {MIN_GAIN_MOVE:g} from its start in this run (at most {moved:.2g}): "
         "too short to order them",
@@ -640,13 +640,15 @@ def gain_verdicts(gain_runs: dict[tuple[float, bool], MLMRun], budget: Budget | 
         last_with = with_head.last_encoder_gain()[-1]
         embed_growth = no_head.embed_rms[-1] / no_head.embed_rms[0]
         moves_claim = f"std {s:g}: with the extra layer the growth moves to the head's LN"
+        moves_source = (
+            f"{DENSE} claim 42; seed 003 annotated §8.2 claims §8.2.1, §8.2.2; seed 003 annotated §8.3 claim §8.3.2"
+        )
         rows += [
             _last_gain_row(s, no_head, window),
-            _unmoved_gains(with_head, moves_claim)
+            _unmoved_gains(with_head, moves_claim, moves_source)
             or vd.check_true(
                 claim=moves_claim,
-                source=f"{DENSE} claim 42; seed 003 annotated §8.2 claims §8.2.1, §8.2.2; "
-                "seed 003 annotated §8.3 claim §8.3.2",
+                source=moves_source,
                 claimed="head γ grows, last encoder γ does not",
                 computed=f"head {head_gain:.3f}; last encoder {last_with:.3f}",
                 ok=head_gain > max(UNIT_GAIN, last_with),

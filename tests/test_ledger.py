@@ -176,6 +176,12 @@ def test_an_item_two_subject_verdicts_judge_differently_is_a_conflict_a_mention_
     assert "'derived' (increment_explosion)" in found[0] and "'measured' (post_vs_pre_norm)" in found[0]
     assert "context only" not in found[0]
     assert page.conflicts_text(ledger).startswith("1 item gets more than one status")
+    undecided = (  # a measurement that cannot decide does not contradict one that does
+        _record("derived", "seed 000 §增量爆炸 claim 1", vd.HOLDS),
+        _record("too few seeds", "seed 000 §增量爆炸 claim 1; measured", vd.UNCHECKABLE, "post_vs_pre_norm"),
+    )
+    ledger = page.build({"x": ChapterRecord("increment_explosion", "smoke", "now", undecided)}, _items())
+    assert page.conflicts(ledger) == [] and ledger.rows["000"][2].statuses == (vd.HOLDS,)
 
 
 def test_recording_refuses_an_unknown_chapter(tmp_path):

@@ -35,8 +35,11 @@ class Row:
 
     @property
     def statuses(self) -> tuple[str, ...]:
-        """The distinct statuses the item's subject verdicts give it, in the order first given."""
-        return tuple(dict.fromkeys(v.status for v in self.verdicts))
+        """The distinct statuses the item's subject verdicts judge it with, in the order first given. A "not
+        checkable here" decides nothing, so it cannot contradict a judgment: it counts only where no verdict
+        judges the item (the ledger still lists it, with its reason, beside the ones that do)."""
+        judged = tuple(dict.fromkeys(v.status for v in self.verdicts if v.status != UNCHECKABLE))
+        return judged or tuple(dict.fromkeys(v.status for v in self.verdicts))
 
     @property
     def state(self) -> str:
@@ -259,8 +262,8 @@ def disagreements(records: dict[str, ChapterRecord]) -> list[str]:
 
 
 def conflicts(ledger: Ledger) -> list[str]:
-    """The items whose subject verdicts give them more than one status (each item should get one answer
-    in the book), with the verdicts behind each status. [] when none."""
+    """The items whose subject verdicts judge them two ways (each item should get one answer in the book;
+    :attr:`Row.statuses`), with the verdicts behind each status. [] when none."""
     out = []
     for seed, rows in ledger.rows.items():
         for r in rows:

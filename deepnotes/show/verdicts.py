@@ -306,6 +306,67 @@ def check_estimate(
     return Verdict(claim, source, claimed, shown, status, why)
 
 
+SPREAD_CONFIDENCE = 0.9  # a mean is trusted where this upper confidence bound on its log-spread allows it
+
+
+def log_variance_bound(logs: list[float]) -> float:
+    """A one-sided SPREAD_CONFIDENCE upper bound on the variance σ² of the normal the ``logs`` are drawn
+    from: (n−1)s²/χ²_{1−c}(n−1), the chi-square quantile from the regularized lower incomplete gamma
+    (mpmath, SymPy's own dependency). Few samples of a heavy-tailed ratio understate its spread: three
+    logs with sample variance 0.85 allow σ² up to 8."""
+    import mpmath
+
+    k = len(logs) - 1
+    quantile = mpmath.findroot(  # bracketed: the CDF rises from 0 at x → 0 to 1 far above k
+        lambda x: mpmath.gammainc(k / 2, 0, x / 2, regularized=True) - (1 - SPREAD_CONFIDENCE),
+        (1e-12, 10.0 * k + 100.0),
+        solver="illinois",
+    )
+    return k * statistics.variance(logs) / float(mpmath.re(quantile))
+
+
+def spread_allows_mean(ratios: list[float]) -> bool:
+    """Whether ``ratios`` (positive, one per sample) can estimate their expectation by their mean: at least
+    MIN_SEEDS of them, and the spread σ² of their logs (its upper bound, :func:`_log_variance_bound`) small
+    enough that the draws which carry a lognormal-like mean turn up among them (about once in e^{σ²}
+    draws: e^{σ²} ≤ n). The spread is the samples' own, whatever the claimed value."""
+    logs = [math.log(r) for r in ratios]
+    return len(logs) >= MIN_SEEDS and log_variance_bound(logs) <= math.log(len(logs))
+
+
+def check_mean_at_deepest(
+    claim: str,
+    source: str,
+    claimed: str,
+    by_depth: dict[int, list[float]],
+    band: tuple[float, float],
+    context: str,
+    depth_name: str = "N",
+) -> Verdict:
+    """A claimed expectation of a positive ratio (``by_depth``: N → one value per sample), judged by the
+    mean and its bootstrap interval (check_estimate, inside ``band``) at the deepest N whose samples'
+    spread lets a mean reach the expectation (:func:`spread_allows_mean`); not checkable where none does."""
+    rule = (
+        f"a mean over n samples reaches a lognormal-like expectation only if e^σ² ≤ n (σ²: the variance of their "
+        f"logs, its {SPREAD_CONFIDENCE:.0%} upper bound)"
+    )
+    reachable = [n for n, values in by_depth.items() if spread_allows_mean(values)]
+    if not reachable:
+        return uncheckable(claim, source, claimed, f"at no probed {depth_name}: {rule}; {context}")
+    n = max(reachable)
+    return check_estimate(
+        claim=claim,
+        source=source,
+        claimed=f"{claimed} at {depth_name} = {n}",
+        samples=by_depth[n],
+        estimator="mean",
+        low=band[0],
+        high=band[1],
+        reason=f"the claim is an expectation: the mean over samples at the deepest {depth_name} where {rule}; "
+        f"{context}",
+    )
+
+
 def outcome_of(record: dict) -> Outcome:
     """An :class:`Outcome` back from its recorded form (``dataclasses.asdict``, through JSON)."""
     return Outcome(

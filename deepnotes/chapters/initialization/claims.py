@@ -19,6 +19,7 @@ from deepnotes.show.verdicts import (
     Verdict,
     VerdictTable,
     check_expr,
+    check_mean_at_deepest,
     check_number,
     check_true,
     uncheckable,
@@ -36,8 +37,8 @@ ROUNDOFF_ATOL = 1e-12
 ANY_GAMMA_ATOL = 1e-9
 # bounded activations: the unit second moment no gain reaches
 UNIT_SECOND_MOMENT = 1.0
-# Experiment 1: measured E[x_L²] against the recursion
-MOMENT_RTOL, MOMENT_APPROX_RTOL = 0.05, 0.5
+# Experiment 1: the mean over weight draws of measured E[x_l²] within this factor of the recursion
+MOMENT_FACTOR = 1.5
 # Experiment 2: "for d ≥ 64 the softmax is close to one-hot": most of a row's weight on one key
 ONE_HOT_D = 64
 ONE_HOT_MAX_WEIGHT = 0.5
@@ -304,24 +305,39 @@ def derivation_verdicts(
     )
 
 
+def _claimed(init: str, act: str) -> bool:
+    """The (init, activation) pairs seed 002 makes: every activation with the 1/m (LeCun) init ("我们依旧采用
+    均值为0、方差为1/m的初始化"), and ReLU with He's 2/m; the others are the book's own predictions (figure only)."""
+    return init == "lecun" or (init, act) == ("he", "relu")
+
+
 def moment_verdicts(table: dict[tuple[str, str], ex.MomentCurve], budget: Budget | str | None = None) -> VerdictTable:
-    """Experiment 1: per (init, activation), the measured last-layer second moment against the recursion."""
+    """Experiment 1: per (init, activation) the source pairs, E[x_l²] — an expectation over the weights — by the
+    mean over the weight draws of measured/predicted, at the deepest layer where the draws' spread lets a mean
+    reach it (:func:`deepnotes.show.verdicts.check_mean_at_deepest`)."""
     budget = resolve_budget(budget)
     depth = resolve_budget(budget).initialization.moment_depth
-    return VerdictTable(
-        [
-            check_number(
-                f"{init} + {act}: E[x_L²] after {depth} layers matches the recursion",
+    rows = []
+    for (init, act), c in table.items():
+        if not _claimed(init, act):
+            continue
+        by_layer = {
+            layer: [draw[layer] / c.predicted[layer] for draw in c.draws]
+            for layer in range(1, depth + 1)
+            if c.predicted[layer] > 0 and all(draw[layer] > 0 for draw in c.draws)
+        }
+        rows.append(
+            check_mean_at_deepest(
+                f"{init} + {act}: E[x_l²] matches the recursion (up to {depth} layers)",
                 MOMENT_SOURCE[act] + "; measured",
-                c.predicted[-1],
-                c.measured[-1],
-                rtol=MOMENT_RTOL,
-                approx_rtol=MOMENT_APPROX_RTOL,
-                reason=f"measured/predicted = {c.ratio:.3g}",
+                f"mean measured/predicted 1 (within × {MOMENT_FACTOR:g})",
+                by_layer,
+                (1 / MOMENT_FACTOR, MOMENT_FACTOR),
+                f"{len(c.draws)} weight draws; draw 0's measured/predicted at layer {depth}: {c.ratio:.3g}",
+                depth_name="layer",
             )
-            for (init, act), c in table.items()
-        ]
-    )
+        )
+    return VerdictTable(rows)
 
 
 def softmax_verdicts(probes: dict[tuple[int, bool], ex.SoftmaxProbe]) -> VerdictTable:

@@ -3,6 +3,7 @@ does at a budget, for :mod:`deepnotes.cost.model`. The chapter trains no Transfo
 ``train_ensemble``); its device work is plain MLPs:
 
     moment_table     one forward pass of a moment_depth × moment_width MLP on moment_batch inputs per (init, activation)
+                     and weight draw (moment_seeds)
     moment_figure    the same per setting of the precomputed slider grid (activation × slider_gains, at moment_depth)
     ntk_comparison   per parametrization (standard, NTK): ntk_steps Adam steps (forward + backward) of an
                      ntk_depth × ntk_width MLP on ntk_batch inputs
@@ -57,7 +58,9 @@ def plan(budget: Budget | str) -> list[Work]:
     b = budget.initialization
     table = inspect.signature(moment_table).parameters  # the notebook calls it with its defaults
     return [
-        _moment_passes(budget, len(table["inits"].default) * len(table["acts"].default)),  # moment_table
+        _moment_passes(
+            budget, len(table["inits"].default) * len(table["acts"].default) * b.moment_seeds
+        ),  # moment_table, every weight draw
         _moment_passes(budget, len(ACTIVATIONS) * len(b.slider_gains)),  # moment_figure (grid)
         *(
             MLPPasses(width=b.ntk_width, depth=b.ntk_depth, batch=b.ntk_batch, passes=b.ntk_steps, backward=True)

@@ -134,8 +134,9 @@ def forward_second_moments(
 class MomentCurve:
     act: str
     gain: Finite  # E[w²] in units of 1/m
-    measured: list[float]  # E[x_l²], l = 0..depth
+    measured: list[float]  # E[x_l²], l = 0..depth (weight draw 0)
     predicted: list[float]  # the mean-field recursion
+    draws: tuple[tuple[float, ...], ...] = ()  # E[x_l²] of each weight draw (seed 0, 1, …), where measured
 
     @property
     def ratio(self) -> float:
@@ -143,26 +144,27 @@ class MomentCurve:
         return self.measured[-1] / self.predicted[-1] if self.predicted[-1] else float("nan")
 
 
-def moment_curve(act: str, gain: Finite, depth: int, budget: Budget | str | None = None) -> MomentCurve:
-    """Measured and predicted per-layer second moments at the budget's width and batch."""
+def moment_curve(act: str, gain: Finite, depth: int, budget: Budget | str | None = None, seeds: int = 1) -> MomentCurve:
+    """Measured and predicted per-layer second moments at the budget's width and batch, over ``seeds``
+    weight draws (the curve shown is draw 0's)."""
     budget = resolve_budget(budget)
     b = resolve_budget(budget).initialization
-    return MomentCurve(
-        act,
-        gain,
-        forward_second_moments(act, gain, depth, b.moment_width, b.moment_batch),
-        predicted_second_moments(act, gain, depth),
+    draws = tuple(
+        tuple(forward_second_moments(act, gain, depth, b.moment_width, b.moment_batch, seed=s))
+        for s in range(positive_int("seeds", seeds))
     )
+    return MomentCurve(act, gain, list(draws[0]), predicted_second_moments(act, gain, depth), draws)
 
 
 def moment_table(
     budget: Budget | str | None = None, inits=("lecun", "he"), acts=ACTIVATIONS
 ) -> dict[tuple[str, str], MomentCurve]:
-    """{(init, act): MomentCurve} at the budget's depth/width. LeCun = gain 1, He = gain 2 (in units
-    of 1/m); Xavier equals LeCun for these square layers."""
+    """{(init, act): MomentCurve} at the budget's depth/width over its ``moment_seeds`` weight draws. LeCun =
+    gain 1, He = gain 2 (in units of 1/m); Xavier equals LeCun for these square layers."""
     budget = resolve_budget(budget)
+    b = budget.initialization
     return {
-        (init, act): moment_curve(act, INIT_GAINS[init], budget.initialization.moment_depth, budget)
+        (init, act): moment_curve(act, INIT_GAINS[init], b.moment_depth, budget, b.moment_seeds)
         for init in inits
         for act in acts
     }

@@ -7,7 +7,6 @@ comparison; every threshold is a named constant below.
 from __future__ import annotations
 
 import math
-import statistics
 from itertools import pairwise
 
 import numpy as np
@@ -54,7 +53,6 @@ SINGULAR_SPREAD = 0.5  # "close to orthogonal": smallest singular value above th
 NEAR_ZERO_SINGULAR = 0.01  # a singular value below this × the largest counts as ≈ 0 (reported)
 RANDOM_COS_FACTOR = 3  # orthogonal W: mean |cos(x, xW)| below this × √(2/(π·width)) for "⟂"
 PLAIN_DRIFT_LOG = 1  # a plain stack's log second-moment growth within ± this
-SPREAD_CONFIDENCE = 0.9  # a mean is trusted where this upper confidence bound on the log-spread allows it
 # --- training
 TOKEN_COS_ATOL = 0.1  # measured token cosine at init within this of the arc-cosine iteration
 LEARNED_FRACTION = 0.5  # "trains": more than this fraction of the way from plateau to floor
@@ -304,57 +302,6 @@ def _per_layer_mn_row(sweep: GradientSweep) -> vd.Verdict:
     )
 
 
-def _log_variance_bound(logs: list[float]) -> float:
-    """A one-sided SPREAD_CONFIDENCE upper bound on the variance σ² of the normal the ``logs`` are drawn
-    from: (n−1)s²/χ²_{1−c}(n−1), the chi-square quantile from the regularized lower incomplete gamma
-    (mpmath, SymPy's own dependency). Few samples of a heavy-tailed ratio understate its spread: three
-    logs with sample variance 0.85 allow σ² up to 8."""
-    import mpmath
-
-    k = len(logs) - 1
-    quantile = mpmath.findroot(  # bracketed: the CDF rises from 0 at x → 0 to 1 far above k
-        lambda x: mpmath.gammainc(k / 2, 0, x / 2, regularized=True) - (1 - SPREAD_CONFIDENCE),
-        (1e-12, 10.0 * k + 100.0),
-        solver="illinois",
-    )
-    return k * statistics.variance(logs) / float(mpmath.re(quantile))
-
-
-def _spread_allows_mean(ratios: list[float]) -> bool:
-    """Whether ``ratios`` (positive, one per sample) can estimate their expectation by their mean: at least
-    MIN_SEEDS of them, and the spread σ² of their logs (its upper bound, :func:`_log_variance_bound`) small
-    enough that the draws which carry a lognormal-like mean turn up among them (about once in e^{σ²}
-    draws: e^{σ²} ≤ n). The spread is the samples' own, whatever the claimed value."""
-    logs = [math.log(r) for r in ratios]
-    return len(logs) >= vd.MIN_SEEDS and _log_variance_bound(logs) <= math.log(len(logs))
-
-
-def _mean_at_deepest(
-    claim: str, source: str, claimed: str, by_depth: dict[int, list[float]], band: tuple[float, float], context: str
-) -> vd.Verdict:
-    """A claimed expectation of a positive ratio (``by_depth``: N → one value per sample), judged by the
-    mean and its bootstrap interval (check_estimate, inside ``band``) at the deepest N whose samples'
-    spread lets a mean reach the expectation (:func:`_spread_allows_mean`); not checkable where none does."""
-    rule = (
-        f"a mean over n samples reaches a lognormal-like expectation only if e^σ² ≤ n (σ²: the variance of their "
-        f"logs, its {SPREAD_CONFIDENCE:.0%} upper bound)"
-    )
-    reachable = [n for n, values in by_depth.items() if _spread_allows_mean(values)]
-    if not reachable:
-        return vd.uncheckable(claim, source, claimed, f"at no probed depth: {rule}; {context}")
-    n = max(reachable)
-    return vd.check_estimate(
-        claim=claim,
-        source=source,
-        claimed=f"{claimed} at N = {n}",
-        samples=by_depth[n],
-        estimator="mean",
-        low=band[0],
-        high=band[1],
-        reason=f"the claim is an expectation: the mean over samples at the deepest N where {rule}; {context}",
-    )
-
-
 def _mean_field_row(sweep: GradientSweep, kind: str, width: int) -> vd.Verdict:
     """E‖∇θL‖² at init against the mean-field prediction for one stack kind and width, over initializations
     (:func:`_mean_at_deepest`). Residual kinds test §残差初现 eq. (7)'s ε-scaled gradient; the plain stack
@@ -366,7 +313,7 @@ def _mean_field_row(sweep: GradientSweep, kind: str, width: int) -> vd.Verdict:
         else "seed 004 §残差初现 eq. (7); seed 004 §稳定传播 claim 19; measured"
     )
     medians = ", ".join(f"{sweep.ratio[(kind, width, n)]:.2g}" for n in depths)
-    return _mean_at_deepest(
+    return vd.check_mean_at_deepest(
         f"width {width}, {label(kind)}: E‖∇θL‖² = mean-field prediction at N = {depths[0]}..{depths[-1]}",
         source,
         f"mean ratio 1 (within × {MEAN_FIELD_FACTOR})",
@@ -550,7 +497,7 @@ def _plain_second_moment_row(sweep: GrowthSweep) -> vd.Verdict:
     at the deepest N where such a mean can reach it (:func:`_mean_at_deepest`)."""
     wide, deepest = sweep.wide, sweep.deepest
     deep = sweep.probes[(wide, "plain", deepest)]
-    return _mean_at_deepest(
+    return vd.check_mean_at_deepest(
         f"A plain stack (forward-stable init) keeps the backward second moment fixed: E‖vJ‖²/‖v‖² = 1 at width {wide}",
         "seed 004 §稳定传播 claim 19; measured",
         f"E[‖vJ‖²/‖v‖²] = 1 (within e^±{PLAIN_DRIFT_LOG:g})",

@@ -179,6 +179,15 @@ def count_matrices(block: nn.Module) -> int:
     return sum(PACKED_MATRICES.get(name.rsplit(".", 1)[-1], 1) for name, p in block.named_parameters() if p.dim() == 2)
 
 
+NOISE_SIGMAS = 3  # a cosine of two unrelated vectors stays below this many of its spreads 1/√d
+
+
+def unrelated_cosine_floor(width: int) -> float:
+    """NOISE_SIGMAS/√d: the cosine of two independent random width-``width`` vectors has mean 0 and spread
+    1/√d, so a measured |cos| below this cannot be told from no relation at all."""
+    return NOISE_SIGMAS / math.sqrt(positive_int("width", width))
+
+
 def loglog_slope(xs: Sequence[float], ys: Sequence[float]) -> float:
     """Least-squares slope b of log y = a + b·log x (the exponent of a power law y ∝ x^b), over the
     points where both are finite and positive."""

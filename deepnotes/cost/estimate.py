@@ -40,7 +40,7 @@ from deepnotes.core.config import ModelConfig, TrainConfig
 from deepnotes.core.validate import Finite, choice
 from deepnotes.cost.kept import keep, read_table
 from deepnotes.cost.log import log_chapter, unlogged
-from deepnotes.cost.model import Count, TrainRuns, planned_for, reference_derivation_seconds, total
+from deepnotes.cost.model import Count, TrainRuns, best_of_three, planned_for, reference_derivation_seconds, total
 
 
 @dataclass(frozen=True)
@@ -265,7 +265,7 @@ def _step_seconds(dev: torch.device, rate: float, per_launch: float, kernel) -> 
 def _draw_seconds(dev: torch.device) -> float:
     """Seconds per normal random number drawn into a 4 M-entry tensor (the best of three)."""
     x = torch.empty(1 << 22, device=dev)
-    return _best_of_three(x.normal_, dev) / x.numel()
+    return best_of_three(x.normal_, dev) / x.numel()
 
 
 def _figure_seconds() -> float:
@@ -287,20 +287,7 @@ def _figure_seconds() -> float:
             ax.legend(fontsize=9)
         figure_png(fig)
 
-    return _best_of_three(draw, torch.device("cpu"))  # the untimed first call also loads the fonts
-
-
-def _best_of_three(run, dev: torch.device) -> float:
-    """The best of three timings of ``run()`` (after one untimed call)."""
-    run()
-    best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
-        run()
-        if dev.type == "cuda":
-            torch.cuda.synchronize(dev)
-        best = min(best, time.perf_counter() - start)
-    return best
+    return best_of_three(draw, torch.device("cpu"))  # the untimed first call also loads the fonts
 
 
 def _reference_seconds(dev: torch.device, rate: float) -> tuple[float, float]:
@@ -314,10 +301,10 @@ def _reference_seconds(dev: torch.device, rate: float) -> tuple[float, float]:
 
     shape = REFERENCE_SHAPE
     model = _calibration_work(shape).model
-    build = _best_of_three(lambda: build_model(model, device=dev), dev) / shape["depth"]
+    build = best_of_three(lambda: build_model(model, device=dev), dev) / shape["depth"]
     reference = build_model(model, device=dev)
     tokens = torch.zeros(shape["batch"], shape["seq_len"], dtype=torch.long, device=dev)  # [B, T]
-    passed = _best_of_three(lambda: reference.loss(tokens).backward(), dev)
+    passed = best_of_three(lambda: reference.loss(tokens).backward(), dev)
     count = ReferencePasses(model, shape["batch"], shape["seq_len"]).count()
     return build, max(passed - count.flops / rate, 0.0) / count.module_launches
 

@@ -296,7 +296,7 @@ def block_matrices(model: ModelConfig) -> list[int]:
 
 def reference_derivation() -> None:
     """The unit of SymPy work: a small system solved and an expression simplified, as the chapters'
-    derivations do (about 0.1 s on a 2-core CPU), with SymPy's cache cleared first (a page meets most
+    derivations do (the calibration prints its time), with SymPy's cache cleared first (a page meets most
     expressions once)."""
     import sympy as sp
     from sympy.core.cache import clear_cache
@@ -307,24 +307,33 @@ def reference_derivation() -> None:
     sp.simplify((a**4 - b**4) / (a**2 + b**2) + sp.sqrt(n) ** 2 / n)
 
 
-def reference_derivation_seconds() -> float:
-    """The best of three timings of :func:`reference_derivation` in this process (after one untimed)."""
-    reference_derivation()
+def best_of_three(run: Callable[[], object], device: torch.device | None = None) -> float:
+    """The best of three timings of ``run()`` in seconds, after one untimed call (warm-up; on CUDA each
+    timing waits for the device)."""
+    run()
     best = float("inf")
     for _ in range(3):
         start = time.perf_counter()
-        reference_derivation()
+        run()
+        if device is not None and device.type == "cuda":
+            torch.cuda.synchronize(device)
         best = min(best, time.perf_counter() - start)
     return best
+
+
+def reference_derivation_seconds() -> float:
+    """The best of three timings of :func:`reference_derivation` in this process."""
+    return best_of_three(reference_derivation)
 
 
 @dataclass(frozen=True)
 class Derivations:
     """The SymPy derivations and verdict tables a page shows, which dispatch no counted operators:
     ``calls``, each a (module-level function, arguments) pair the page calls. Counted by calling them
-    once, timed in units of :func:`reference_derivation` timed beside them in the same process (a ratio
-    of two Python timings, about the same on any CPU), kept on disk per version of the code (each
-    machine counts a version once); priced at the unit's calibrated time."""
+    once, timed in units of :func:`reference_derivation` timed beside them in the same process (both are
+    Python, so the ratio is taken to carry from one CPU to another: an assumption, checked only by the
+    pages' measured times), kept on disk per version of the code (each machine counts a version once);
+    priced at the unit's calibrated time."""
 
     calls: tuple
 

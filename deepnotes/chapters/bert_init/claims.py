@@ -20,6 +20,7 @@ from deepnotes.chapters.bert_init.experiments import (
 )
 from deepnotes.core import derive as sym
 from deepnotes.core.config import Budget, resolve_budget
+from deepnotes.core.measure import NOISE_SIGMAS, unrelated_cosine_floor
 from deepnotes.core.validate import Finite
 from deepnotes.show import verdicts as vd
 
@@ -28,7 +29,6 @@ STD_RATIO_RTOL, STD_RATIO_APPROX_RTOL = 0.01, 0.05  # "about half of Xavier's"
 UNIFORM_KL_NATS = 0.25  # "nearly uniform": the softmax starts within this many nats of uniform
 MEASURED_RTOL, MEASURED_APPROX_RTOL = 0.1, 0.3  # a measured ratio, variance or KL against its derivation
 IDENTITY_ATOL = 0.05  # measured vs derived weight of x_0 at the top of the stack
-NOISE_SIGMAS = 3  # |cos| of unrelated vectors of width d stays below NOISE_SIGMAS/√d
 ATTENTION_RTOL = 0.3  # v_att = ρ q², layer 1, std 0.02
 GRADIENT_ATOL = 0.1  # ‖g_1‖/‖g_N‖ against eq. (42) with the measured v
 FP16_PROBE = 1e-8  # a gradient entry to round-trip through float16
@@ -279,7 +279,7 @@ def init_verdicts(probes: dict[float, InitProbe], budget: Budget | str | None = 
     """Experiment 1: the measured encoder at init against the derivation and the annotated eqs. (42), (54)."""
     budget = resolve_budget(budget)
     b = resolve_budget(budget).bert_init
-    noise = NOISE_SIGMAS / b.probe_width**0.5  # |cos| of unrelated vectors at this width stays below this
+    noise = unrelated_cosine_floor(b.probe_width)  # |cos| of unrelated vectors at this width stays below this
     return vd.VerdictTable(_init_std_rows(probes, noise) + _init_bert_std_rows(probes, b.vocab))
 
 
@@ -310,7 +310,8 @@ def _init_std_rows(probes: dict[float, InitProbe], noise: Finite) -> list[vd.Ver
                 computed=f"cos(x_N, x_0) = {measured_top:.3f}",
                 ok=abs(measured_top - derived_top) < IDENTITY_ATOL
                 or (derived_top < IDENTITY_ATOL and abs(measured_top) < noise),
-                reason=f"from the derived v (ρ measured); below 0.05 the test is |cos| < 3/√d = {noise:.2f}",
+                reason=f"from the derived v (ρ measured); below {IDENTITY_ATOL:g} the test is |cos| < "
+                f"{NOISE_SIGMAS}/√d = {noise:.2f}",
             )
         )
     return rows

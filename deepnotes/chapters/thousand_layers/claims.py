@@ -14,8 +14,8 @@ from deepnotes.chapters.thousand_layers import experiments as ex
 from deepnotes.core import scaling
 from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.core.derive import N, alpha, deepnorm_ratio, lam
-from deepnotes.core.measure import StreamProfile
-from deepnotes.core.validate import Finite, positive_int
+from deepnotes.core.measure import NOISE_SIGMAS, StreamProfile, unrelated_cosine_floor
+from deepnotes.core.validate import Finite
 from deepnotes.show import verdicts as vd
 
 # Thresholds, fixed from the task before any run. A run's "fraction learned" is
@@ -28,8 +28,7 @@ TRAINED = 0.5  # a run "trains": it got at least half-way from the plateau to th
 # "stable": trained (≥ TRAINED) with no seed diverged.
 SHALLOW_DEPTH = 6  # DeepNet's base models, 6L-6L: Post-LN trains them (§5, Table 1)
 FAILING_DEPTH = 18  # DeepNet's 18L-18L Post-LN does not converge (§3, Fig. 3(c))
-IDENTITY_GONE = 0.1  # |cos(x_N, x_0)| below this: the identity path is lost ...
-NOISE_SIGMAS = 3  # ... or below this many 1/√d, the spread of the cosine of two unrelated width-d vectors
+IDENTITY_GONE = 0.1  # |cos(x_N, x_0)| below this (or below the noise of unrelated vectors): the identity path is lost
 IDENTITY_KEPT = 0.9  # cos(x_N, x_0) above this: the identity path is kept
 VANISHED = 1e-3  # ‖g_1‖/‖g_N‖ below this: the lowest block's gradient has vanished
 HEALTHY_BAND = (0.1, 10.0)  # seed 000 annotated eq. (70): 0.1 ≤ G(l)/G(N) ≤ 10 is "healthy"
@@ -102,9 +101,8 @@ def at_initialization(
 ) -> vd.VerdictTable:
     """The identity path and the gradient per block of each style at the headline depth (``width``: the
     stream's, which sets the cosine's noise floor)."""
-    width = positive_int("width", width)
     depth = len(profiles["post"].grad_norms)
-    gone = max(IDENTITY_GONE, NOISE_SIGMAS / math.sqrt(width))
+    gone = max(IDENTITY_GONE, unrelated_cosine_floor(width))
     cos = {s: p.cos_x0[-1] for s, p in profiles.items()}
     ratio = {s: p.grad_norms[0] / p.grad_norms[-1] for s, p in profiles.items()}
     lo, hi = HEALTHY_BAND

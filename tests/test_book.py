@@ -244,22 +244,18 @@ def test_the_claims_ledger_matches_every_verdict_the_chapters_showed(built_book)
                 assert f"{v.chapter}.html#{v.anchor}" in html and f"id='{v.anchor}'" in pages[v.chapter], v.claim
 
 
-# Items the smoke build still judges in more than one way (issue 44, open: the ledger page lists each
-# with the verdicts behind each status): 15 in this commit's smoke build. The list may only shrink: an
-# item that is not on it and gets two statuses fails the test.
-KNOWN_CONFLICTS = {  # smoke: eq. (8)'s slopes on a 2 × 2 (α, λ) grid reaching λ/α = 1 (holds at cpu)
-    "source 000 main eq. (8)",
-}
-
-
-def test_no_ledger_item_gets_two_statuses_beyond_the_known_ones(built_book):
-    """One item, one status (issue 44): no item outside KNOWN_CONFLICTS is judged two ways by the verdicts
-    that name it as subject (a verdict naming it as context gives it no status)."""
+def test_every_ledger_item_gets_one_status_and_every_setting_one_answer(built_book):
+    """One item, one status (issue 44): no setting (a claim's text) is judged two ways by the verdicts that
+    name its item as subject, and every item whose settings disagree is shown on the ledger page as such."""
     from deepnotes.ledger import page
     from deepnotes.ledger.record import read_records
 
-    found = {line.split(" has ")[0] for line in page.conflicts(page.build(read_records(ROOT / "book" / "_verdicts")))}
-    assert not found - KNOWN_CONFLICTS, "new items with two statuses:\n" + "\n".join(sorted(found - KNOWN_CONFLICTS))
+    ledger = page.build(read_records(ROOT / "book" / "_verdicts"))
+    assert page.conflicts(ledger) == []
+    html = (built_book.html / "book" / "ledger.html").read_text()
+    for line in page.mixed(ledger):
+        assert line.split(":")[0] in html, line
+    assert all(r.status for rows in ledger.rows.values() for r in rows if r.state == "checked")
 
 
 def test_every_training_outcome_verdict_follows_its_claims_direction(built_book):

@@ -157,31 +157,51 @@ def test_only_a_verdicts_subject_gets_its_status_the_rest_are_mentions():
     table = page.source_table(ledger, "000")._repr_html_()
     assert "cited as context by" in table and "1 cite it as context" in table
     assert table.count(f"#{tests_eq.anchor}") == 2  # the status link beside eq. (1), the mention beside claim 1
-    assert page.conflicts(ledger) == [] and "one status" in page.conflicts_text(ledger)
+    assert page.conflicts(ledger) == [] and "gets one status" in page.conflicts_text(ledger)
 
 
-def test_an_item_two_subject_verdicts_judge_differently_is_a_conflict_a_mention_is_not():
+def test_an_item_gets_one_status_settings_that_disagree_make_it_mixed_one_setting_judged_twice_conflicts():
+    """Issue 44: every item gets one status (Row.status). Settings that disagree (holds at one depth, wrong
+    at another: different claim texts) make it "depends on the setting", listed with the claims on each
+    side; one setting (the same claim text) judged two ways is a conflict; a mention gives no status."""
     from deepnotes.ledger import page
     from deepnotes.ledger.record import ChapterRecord
     from deepnotes.show import verdicts as vd
 
-    verdicts = (
-        _record("derived", "seed 000 §增量爆炸 claim 1", vd.HOLDS),
-        _record("measured", "seed 000 §增量爆炸 claim 1; measured", vd.WRONG, "post_vs_pre_norm"),
+    def ledger_of(*verdicts):
+        return page.build({"x": ChapterRecord("increment_explosion", "smoke", "now", verdicts)}, _items())
+
+    settings = ledger_of(
+        _record("N = 12: trains", "seed 000 §增量爆炸 claim 1", vd.HOLDS),
+        _record("N = 24: trains", "seed 000 §增量爆炸 claim 1; measured", vd.WRONG, "post_vs_pre_norm"),
         _record("context only", "seed 000 §增量爆炸 eq. (1); seed 000 §增量爆炸 claim 1", vd.WRONG),
     )
-    ledger = page.build({"x": ChapterRecord("increment_explosion", "smoke", "now", verdicts)}, _items())
-    found = page.conflicts(ledger)
-    assert len(found) == 1 and "claim 1 has 2 statuses" in found[0]
-    assert "'derived' (increment_explosion)" in found[0] and "'measured' (post_vs_pre_norm)" in found[0]
-    assert "context only" not in found[0]
-    assert page.conflicts_text(ledger).startswith("1 item gets more than one status")
-    undecided = (  # a measurement that cannot decide does not contradict one that does
+    claim1 = settings.rows["000"][2]
+    assert claim1.statuses == (vd.HOLDS, vd.WRONG) and claim1.status == page.MIXED
+    assert claim1.settings(vd.WRONG) == ("N = 24: trains",)  # the mention is not among them
+    assert page.conflicts(settings) == []
+    (line,) = page.mixed(settings)
+    assert "claim 1: holds in 'N = 12: trains'; wrong in 'N = 24: trains'" in line
+    assert "1 of them depends on the setting" in page.conflicts_text(settings)
+    assert "item: <b>depends on the setting</b>" in page.source_table(settings, "000")._repr_html_()
+    clash = ledger_of(
+        _record("N = 12: trains", "seed 000 §增量爆炸 claim 1", vd.HOLDS),
+        _record("N = 12: trains", "seed 000 §增量爆炸 claim 1; measured", vd.WRONG, "post_vs_pre_norm"),
+    )
+    (found,) = page.conflicts(clash)
+    assert "claim 1 has 2 statuses for 'N = 12: trains'" in found and "wrong (post_vs_pre_norm)" in found
+    assert page.conflicts_text(clash).startswith("1 settings get more than one status")
+    weaker = ledger_of(
+        _record("exact", "seed 000 §增量爆炸 claim 1", vd.HOLDS),
+        _record("near", "seed 000 §增量爆炸 claim 1", vd.APPROX),
+    )
+    assert weaker.rows["000"][2].status == vd.APPROX and page.mixed(weaker) == []
+    undecided = ledger_of(  # a measurement that cannot decide does not contradict one that does
         _record("derived", "seed 000 §增量爆炸 claim 1", vd.HOLDS),
         _record("too few seeds", "seed 000 §增量爆炸 claim 1; measured", vd.UNCHECKABLE, "post_vs_pre_norm"),
     )
-    ledger = page.build({"x": ChapterRecord("increment_explosion", "smoke", "now", undecided)}, _items())
-    assert page.conflicts(ledger) == [] and ledger.rows["000"][2].statuses == (vd.HOLDS,)
+    assert undecided.rows["000"][2].status == vd.HOLDS and page.conflicts(undecided) == []
+    assert ledger_of().rows["000"][2].status == ""
 
 
 def test_recording_refuses_an_unknown_chapter(tmp_path):

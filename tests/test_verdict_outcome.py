@@ -126,8 +126,11 @@ def test_a_sampled_quantity_is_judged_through_its_estimator_and_interval():
     assert vd.bootstrap_interval(near, "median") == vd.bootstrap_interval(near, "median")
     with pytest.raises(ValueError, match="unknown estimator 'mode'; allowed: mean, median, fraction"):
         judge(near, "mode")
-    with pytest.raises(ValueError, match="at least 3"):
-        judge([1.0, 1.0])
+    one_seed = judge([1.0])  # a budget that trains one seed: said, not judged
+    assert one_seed.status == vd.UNCHECKABLE and "1 seed at this budget" in one_seed.reason
+    assert judge([1.0, 1.0]).computed == "mean 1 over 2 seeds"
+    with pytest.raises(ValueError, match="finite samples"):
+        judge([])
     with pytest.raises(ValueError, match="each must be 0 or 1"):
         judge([0.5, 1, 1], "fraction")
     with pytest.raises(ValueError, match="low"):

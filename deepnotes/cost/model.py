@@ -19,7 +19,7 @@ rates on this machine from two short runs of the engine (one launch-bound, one F
 :data:`~deepnotes.cost.estimate.T4` holds the rates assumed for Colab's T4, where the book was never
 run. The SymPy derivations a page shows are :class:`Derivations`: timed once in units of a reference
 derivation (:func:`reference_derivation`), which the calibration times on each machine. Trackers (recording
-block norms every few steps) are not counted, so the estimate is a lower bound of what a chapter does;
+block norms every few steps) are not counted, so the estimate runs somewhat low for what a chapter does;
 benchmarks/RESULTS.md compares it with measured times. :mod:`deepnotes.cost.log` checks each plan against
 what ran.
 """

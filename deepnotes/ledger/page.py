@@ -5,7 +5,9 @@ A verdict cites an item when its ``source`` names the item (see :mod:`deepnotes.
 *checked* when at least one recorded verdict has it as subject and judges it, *needs no check* when none
 does and its inventory entry says why (a definition, an algebra step), and *not checked* otherwise. Only a
 subject's status reaches the ledger: a verdict that names an item as context shows there as a mention,
-without a status, so a claim of one source never writes a status onto another's item."""
+without a status, so a claim of one source never writes a status onto another's item. A checked item has
+one status (:attr:`Row.status`): where its verdicts test it in several settings that disagree, "depends on
+the setting", with the settings on each side listed (:func:`mixed`)."""
 
 from __future__ import annotations
 
@@ -18,8 +20,20 @@ from deepnotes.ledger.citations import PAPERS, Citation, citations, subject
 from deepnotes.ledger.inventory import SOURCES, inventory
 from deepnotes.ledger.items import Item
 from deepnotes.ledger.record import ChapterRecord, Record
-from deepnotes.show.verdicts import STATUS_COLOUR, UNCHECKABLE, code_html, outcome_of, source_labels, source_name
+from deepnotes.show.verdicts import (
+    APPROX,
+    HOLDS,
+    STATUS_COLOUR,
+    UNCHECKABLE,
+    code_html,
+    outcome_of,
+    source_labels,
+    source_name,
+)
 
+# An item that some settings confirm and others refute (holds at N = 12, wrong at N = 24): its one status in
+# the ledger, with the settings behind each side listed (Row.status). The rule is the same for every item.
+MIXED = "depends on the setting"
 COMPUTED_CHARS = 70  # a long computed value is cut in the ledger (the chapter shows it whole)
 
 
@@ -40,6 +54,31 @@ class Row:
         judges the item (the ledger still lists it, with its reason, beside the ones that do)."""
         judged = tuple(dict.fromkeys(v.status for v in self.verdicts if v.status != UNCHECKABLE))
         return judged or tuple(dict.fromkeys(v.status for v in self.verdicts))
+
+    @property
+    def status(self) -> str:
+        """The item's one status in the ledger, from its subject verdicts' judged statuses
+        (:attr:`statuses`): the one they share; "holds approximately" where some hold and some hold
+        approximately (the weaker); :data:`MIXED` where some hold and some are wrong, each in its own setting
+        (a row's claim names its depth, optimizer, std…); "" where no verdict tests the item."""
+        judged = self.statuses
+        if len(judged) <= 1:
+            return judged[0] if judged else ""
+        return APPROX if set(judged) == {HOLDS, APPROX} else MIXED
+
+    def settings(self, status: str) -> tuple[str, ...]:
+        """The claims (as their verdicts name them, one per setting) that judge the item ``status``."""
+        return tuple(dict.fromkeys(v.claim for v in self.verdicts if v.status == status))
+
+    @property
+    def clashes(self) -> tuple[str, ...]:
+        """Claims that one setting judges two ways: two subject verdicts with the same claim text (so the
+        same setting) and different judged statuses. A real conflict, unlike :data:`MIXED`."""
+        seen: dict[str, set[str]] = {}
+        for v in self.verdicts:
+            if v.status != UNCHECKABLE:
+                seen.setdefault(v.claim, set()).add(v.status)
+        return tuple(claim for claim, got in seen.items() if len(got) > 1)
 
     @property
     def state(self) -> str:
@@ -174,6 +213,14 @@ def _mentions_html(mentions: tuple[Record, ...]) -> str:
     return f"<small style='opacity:0.8'>cited as context by: {links}</small>"
 
 
+def _item_status_html(r: Row) -> str:
+    """The item's one status (:attr:`Row.status`) above its verdicts, where more than one verdict judges it."""
+    if len(r.verdicts) < 2 or not r.status:
+        return ""
+    colour = STATUS_COLOUR.get(r.status, "inherit")
+    return f"<span style='color:{colour}'>item: <b>{html.escape(r.status)}</b></span><br>"
+
+
 class SourceTable(list):
     """One source's rows as a table (HTML) or as text."""
 
@@ -189,7 +236,7 @@ class SourceTable(list):
             it = r.item
             where = html.escape(f"{it.part} · §{it.section}" if it.section else it.part)
             if r.verdicts:
-                said = "<br>".join(_verdict_link(v) for v in r.verdicts)
+                said = _item_status_html(r) + "<br>".join(_verdict_link(v) for v in r.verdicts)
             else:
                 why = it.if_unchecked or it.not_checked or _untested_reason(r)
                 kind = unchecked.category(r.seed, it.part, it.ref) if it.not_checked else ""
@@ -262,27 +309,46 @@ def disagreements(records: dict[str, ChapterRecord]) -> list[str]:
 
 
 def conflicts(ledger: Ledger) -> list[str]:
-    """The items whose subject verdicts judge them two ways (each item should get one answer in the book;
-    :attr:`Row.statuses`), with the verdicts behind each status. [] when none."""
+    """The items that one setting judges two ways (:attr:`Row.clashes`: verdicts with the same claim text and
+    different statuses), with the verdicts behind each status: each setting should get one answer in the
+    book. [] when none. Settings that disagree with each other are not a conflict: see :func:`mixed`."""
     out = []
     for seed, rows in ledger.rows.items():
         for r in rows:
-            if len(r.statuses) > 1:
-                given = "; ".join(
-                    f"{status}: " + ", ".join(f"'{v.claim}' ({v.chapter})" for v in r.verdicts if v.status == status)
-                    for status in r.statuses
+            for claim in r.clashes:
+                given = ", ".join(f"{v.status} ({v.chapter})" for v in r.verdicts if v.claim == claim)
+                out.append(f"{source_name(seed)} {r.item.part} {r.item.ref} has 2 statuses for '{claim}' ({given})")
+    return out
+
+
+def mixed(ledger: Ledger) -> list[str]:
+    """The items whose status is :data:`MIXED` (some settings confirm the claim, others refute it), with the
+    settings on each side. [] when none."""
+    out = []
+    for seed, rows in ledger.rows.items():
+        for r in rows:
+            if r.status == MIXED:
+                sides = "; ".join(
+                    f"{status} in " + ", ".join(f"'{claim}'" for claim in r.settings(status)) for status in r.statuses
                 )
-                out.append(f"{source_name(seed)} {r.item.part} {r.item.ref} has {len(r.statuses)} statuses ({given})")
+                out.append(f"{source_name(seed)} {r.item.part} {r.item.ref}: {sides}")
     return out
 
 
 def conflicts_text(ledger: Ledger) -> str:
-    """:func:`conflicts` as the ledger page prints them, or a line saying every tested item has one status."""
-    found = conflicts(ledger)
-    if not found:
-        return "Every item a verdict tests gets one status."
-    many = f"{len(found)} items get" if len(found) > 1 else "1 item gets"
-    return f"{many} more than one status from the verdicts that test them:\n" + "\n".join(f"- {line}" for line in found)
+    """:func:`conflicts` and :func:`mixed` as the ledger page prints them."""
+    found, depends = conflicts(ledger), mixed(ledger)
+    lines = (
+        [f"{len(found)} settings get more than one status:"] + [f"- {line}" for line in found]
+        if found
+        else ["Every item a verdict tests gets one status, and every setting one answer."]
+    )
+    if depends:
+        lines += [
+            f"{len(depends)} of them {'depend' if len(depends) > 1 else 'depends'} on the setting: the claim holds "
+            "in some of the settings tried and not in others (its status is '" + MIXED + "'):"
+        ] + [f"- {line}" for line in depends]
+    return "\n".join(lines)
 
 
 def problems(ledger: Ledger) -> str:

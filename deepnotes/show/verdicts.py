@@ -51,6 +51,9 @@ def source_labels(text: str) -> str:
 
 
 MIN_SEEDS = 3  # a training-outcome verdict rests on at least this many seeds per run
+# "in most seeds": a claim about what runs do holds where the fraction of seeds doing it (its bootstrap
+# interval, check_estimate) lies in this range, and is wrong where it lies below
+MOST_SEEDS = (0.5, 1.0)
 
 
 @dataclass(frozen=True)
@@ -282,28 +285,109 @@ def check_estimate(
     low: Finite,
     high: Finite,
     reason: str,
+    computed: str = "",
 ) -> Verdict:
     """A claim about a quantity that runs or random probes measure, judged through one door: the stated
-    ``estimator`` of the ``samples`` (``"mean"`` for an expectation, ``"median"`` for "typically",
-    ``"fraction"`` of true samples for "always / most"), at least :data:`MIN_SEEDS` of them, with its
-    bootstrap interval (:func:`bootstrap_interval`). Holds when the whole interval lies in [``low``,
-    ``high``], wrong when it lies wholly outside, and is not checkable here when it straddles a bound:
-    the samples cannot decide."""
+    ``estimator`` of the ``samples`` (one per seed: ``"mean"`` for an expectation, ``"median"`` for
+    "typically", ``"fraction"`` of true samples for "always / most"), with its bootstrap interval
+    (:func:`bootstrap_interval`). Holds when the whole interval lies in [``low``, ``high``], wrong when it
+    lies wholly outside, and is not checkable here when it straddles a bound (the samples cannot decide) or
+    when there are fewer than :data:`MIN_SEEDS` samples (a budget that trains one seed: the row says so).
+    ``computed``, where given, is shown before the estimate (the per-seed values behind a fraction)."""
     choice("estimator", estimator, ESTIMATORS)
     values = [float(x) for x in samples]
-    if len(values) < MIN_SEEDS or not all(math.isfinite(x) for x in values):
-        raise ValueError(f"{claim!r}: needs at least {MIN_SEEDS} finite samples, got {samples!r}")
+    if not values or not all(math.isfinite(x) for x in values):
+        raise ValueError(f"{claim!r}: needs finite samples, one per seed, got {samples!r}")
     if estimator == "fraction" and not set(values) <= {0.0, 1.0}:
         raise ValueError(f"{claim!r}: a fraction counts true samples: each must be 0 or 1 (or a bool), got {samples!r}")
     if not low <= high:
         raise ValueError(f"{claim!r}: low ({low!r}) must not exceed high ({high!r})")
+    lead = f"{computed}; " if computed else ""
+    if len(values) < MIN_SEEDS:
+        n = len(values)
+        shown = f"{lead}{estimator} {_estimate(estimator, values):.3g} over {n} seed{'s' if n > 1 else ''}"
+        why = f"{reason}; {n} seed{'s' if n > 1 else ''} at this budget: a measured outcome needs at least {MIN_SEEDS}"
+        return Verdict(claim, source, claimed, shown, UNCHECKABLE, why)
     est, lo, hi = bootstrap_interval(values, estimator)
     status = HOLDS if low <= lo and hi <= high else WRONG if hi < low or lo > high else UNCHECKABLE
-    shown = f"{estimator} {est:.3g} ({BOOTSTRAP_LEVEL:.0%} bootstrap interval {lo:.3g}–{hi:.3g}, n = {len(values)})"
+    interval = f"{BOOTSTRAP_LEVEL:.0%} bootstrap interval {lo:.3g}–{hi:.3g}, n = {len(values)}"
+    shown = f"{lead}{estimator} {est:.3g} ({interval})"
     why = reason + (
         "" if status != UNCHECKABLE else "; the interval straddles the claimed range: the samples cannot decide"
     )
     return Verdict(claim, source, claimed, shown, status, why)
+
+
+def check_possible(*, claim: str, source: str, claimed: str, observed: dict[str, bool], reason: str) -> Verdict:
+    """A hedged claim ("λ may leave its scale", "learning may be very slow"): it says something can happen,
+    so a run that shows it confirms it and runs that do not show it refute nothing. ``observed``: for every
+    run and seed tried (named), whether it shows it. Holds where at least one does (those are named), not
+    checkable here where none does."""
+    if not observed:
+        raise ValueError(f"{claim!r}: observed names no run")
+    shown = [run for run, seen in observed.items() if _truth(run, seen)]
+    computed = f"shown by {len(shown)} of {len(observed)} runs" + (f": {', '.join(shown)}" if shown else "")
+    status = HOLDS if shown else UNCHECKABLE
+    why = (
+        "a possibility holds where a run shows it"
+        if shown
+        else "a possibility ('may') is not refuted by runs that do not show it"
+    )
+    return Verdict(claim, source, claimed, computed, status, f"{reason}; {why}")
+
+
+def depth_ranges(depths) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The lower and the upper half of ``depths`` (sorted; they share the middle depth where the count is
+    odd): the two ranges a growth law is fitted over."""
+    ds = sorted(depths)
+    if len(ds) < 3:
+        raise ValueError(f"two depth ranges need at least 3 depths, got {list(depths)!r}")
+    half = (len(ds) + 1) // 2
+    return tuple(ds[:half]), tuple(ds[len(ds) - half :])
+
+
+def check_slope(
+    *,
+    claim: str,
+    source: str,
+    want: Finite,
+    atol: Finite,
+    depths,
+    samples_by_depth,
+    reason: str,
+) -> Verdict:
+    """A growth law y ∝ N^want, measured at ``depths`` (``samples_by_depth[i]``: one value per seed at
+    depths[i], the same seeds at every depth), judged over two depth ranges (:func:`depth_ranges`) and over
+    the seeds: in each range the per-seed log-log slopes go through :func:`check_estimate` (their median
+    within ``atol`` of ``want``). Holds or wrong only where both ranges say the same; not checkable here
+    where they differ (the law found depends on the range fitted) or either cannot decide."""
+    from deepnotes.core.measure import loglog_slope  # the fit lives with the measurements
+
+    by_depth = dict(zip(depths, samples_by_depth, strict=True))
+    seeds = min(len(v) for v in by_depth.values())
+    judged, shown = [], []
+    for rng in depth_ranges(depths):
+        slopes = [loglog_slope(rng, [by_depth[n][k] for n in rng]) for k in range(seeds)]
+        v = check_estimate(
+            claim=claim,
+            source=source,
+            claimed=f"slope {want:g}",
+            samples=slopes,
+            estimator="median",
+            low=want - atol,
+            high=want + atol,
+            reason=reason,
+        )
+        judged.append(v)
+        shown.append(f"N = {rng[0]}..{rng[-1]}: {v.computed} ({v.status})")
+    statuses = {v.status for v in judged}
+    status = judged[0].status if len(statuses) == 1 else UNCHECKABLE
+    why = f"{reason}; slope within {atol:g} of {want:g}, fitted per seed over two depth ranges" + (
+        "" if len(statuses) == 1 else ": the ranges disagree, so the law depends on the depths fitted"
+    )
+    if status == UNCHECKABLE and len(statuses) == 1:
+        why = judged[0].reason
+    return Verdict(claim, source, f"slope {want:g} over both ranges", "; ".join(shown), status, why)
 
 
 SPREAD_CONFIDENCE = 0.9  # a mean is trusted where this upper confidence bound on its log-spread allows it
@@ -400,6 +484,24 @@ def summary_markdown(table: list[Verdict], what: str) -> str:
     groups = {s: [source_labels(v.claim) for v in table if v.status == s] for s in SUMMARY_ORDER}
     parts = [f"**{s}** ({len(claims)}): " + "; ".join(claims) for s, claims in groups.items() if claims]
     return f"{what}, by its verdict table ({len(table)} rows):\n\n" + "\n".join(f"- {p}" for p in parts)
+
+
+def decides_markdown(table: list[Verdict], what: str) -> str:
+    """What ``what`` (e.g. "The training runs") can and cannot decide, from its verdict table: the claims
+    it judges, by status, then those it leaves not checkable here, each with the last clause of its reason
+    (the seeds it rests on, an interval across the claimed range, a run too short to order)."""
+    judged = [v for v in table if v.status != UNCHECKABLE]
+    open_ = [v for v in table if v.status == UNCHECKABLE]
+    lines = [f"{what} decide {len(judged)} of {len(table)} rows here" + (":" if judged else ".")]
+    lines += [
+        f"- **{s}**: " + "; ".join(source_labels(v.claim) for v in judged if v.status == s)
+        for s in SUMMARY_ORDER
+        if any(v.status == s for v in judged)
+    ]
+    if open_:
+        lines += ["", f"They cannot decide {len(open_)}:"]
+        lines += [f"- {source_labels(v.claim)}: {v.reason.rsplit('; ', 1)[-1]}" for v in open_]
+    return "\n".join(lines)
 
 
 # Called with every table a notebook displays as HTML; the claims ledger sets it to record the chapter's

@@ -15,6 +15,7 @@ from deepnotes.core import derive as sym
 from deepnotes.core import scaling as scaling
 from deepnotes.core.engine import Stack, export_member
 from deepnotes.core.measure import loglog_slope
+from deepnotes.show import verdicts as vd
 from deepnotes.show.palette import PALETTE
 from deepnotes.show.verdicts import APPROX, HOLDS, UNCHECKABLE, WRONG
 
@@ -129,6 +130,56 @@ def test_training_run_tracks_lambda_and_records_divergence():
     assert (
         blown.history.diverged and blown.history.steps_to(0.5) is None and blown.history.mean_fraction_learned() is None
     )
+
+
+def test_choices_train_at_several_seeds_in_one_ensemble():
+    """Issue 44: the comparison trains every choice at the budget's train_seeds; the run drawn is seed 0's
+    (the same as a one-seed run) and per_seed() holds every seed's, initialized differently."""
+    budget = dn.get_budget("smoke")
+    picks = {"a": (1.0, 0.5), "b": (3.0, 1.0)}
+    one = mt.run_choices(3, picks, "sgd", 0.1, budget, steps=3, track_every=1, device="cpu")
+    two = mt.run_choices(3, picks, "sgd", 0.1, budget, steps=3, track_every=1, device="cpu", seeds=2)
+    for label in picks:
+        assert one[label].per_seed() == [one[label]]
+        first, second = two[label].per_seed()
+        assert first is two[label]
+        assert first.history.losses == pytest.approx(one[label].history.losses, rel=1e-5)
+        assert second.history.losses != pytest.approx(first.history.losses, rel=1e-5)
+
+
+def test_the_story_verdicts_judge_possibilities_and_seeds():
+    """Issue 44: "λ may leave its scale" and "may learn very slowly" are possibilities: a run that shows one
+    makes it hold (named), none makes it not checkable, never wrong; the paper's constants under Adam are
+    judged over the seeds (one seed decides nothing)."""
+
+    def run(alpha, lam, final, drift=1.0, seeds=3):
+        runs = [
+            mt.ChoiceRun(
+                alpha,
+                lam,
+                dn.History(losses=[2.6] * 5 + [2.6 - final] * 15, floor=1.6, unigram=2.6),
+                [0, 20],
+                [1.0, drift],
+            )
+            for _ in range(seeds)
+        ]
+        runs[0].seed_runs.extend(runs if seeds > 1 else [])
+        return runs[0]
+
+    def comp(drift, slow_final, adam_final, seeds=3):
+        sgd = {"alpha=1": run(1, 0.1, 0.5, drift, seeds), "lambda=1": run(3, 1, slow_final, seeds=seeds)}
+        sgd |= {"lambda=1/alpha": run(2, 0.5, 0.5, seeds=seeds), "paper": run(2, 0.5, 0.5, seeds=seeds)}
+        adam = {"lambda=1/alpha": run(2, 0.5, 0.5, seeds=seeds), "paper": run(2, 0.5, adam_final, seeds=seeds)}
+        return {("sgd", 0.1, 6): sgd, ("adam", 1e-3, 6): adam}
+
+    adam, drift, slow = mv.article_story_verdicts(comp(drift=3.0, slow_final=0.1, adam_final=0.9))
+    assert (adam.status, drift.status, slow.status) == (vd.HOLDS, vd.HOLDS, vd.HOLDS)
+    assert "shown by 3 of 3 runs: N=6 lr 0.1 seed 0 (×3)" in drift.computed
+    adam, drift, slow = mv.article_story_verdicts(comp(drift=1.1, slow_final=0.5, adam_final=0.1))
+    assert (adam.status, drift.status, slow.status) == (vd.WRONG, vd.UNCHECKABLE, vd.UNCHECKABLE)
+    assert "not refuted" in drift.reason
+    adam = mv.article_story_verdicts(comp(drift=3.0, slow_final=0.1, adam_final=0.9, seeds=1))[0]
+    assert adam.status == vd.UNCHECKABLE and "1 seed at this budget" in adam.reason
 
 
 def test_choices_trained_as_one_ensemble_match_each_choice_trained_alone():
@@ -315,7 +366,8 @@ def _synthetic_sweep(extra_power: float = 0.0):
         ]
         for k in mg.KINDS
     }
-    return mg.GradientSweep(3, alphas, lambdas, rms)
+    per_seed = {k: [[[v * (1 + s / 10) for v in row] for row in grid] for s in range(3)] for k, grid in rms.items()}
+    return mg.GradientSweep(3, alphas, lambdas, rms, per_seed)
 
 
 def _synthetic_first_and_identity(identity_factor: float = 1.0):

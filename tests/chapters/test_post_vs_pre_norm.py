@@ -235,6 +235,9 @@ def test_training_and_update_verdicts(budget, runs):
         if v is pair:
             continue
         opt = v.claim.split(": ", 1)[0]
+        if v.outcome is None:  # seed 002 claim 23 in its own words: fixed-step gates against trained ones
+            assert "fixed-step gates learn at least as much as trained gates" in v.claim
+            continue
         ((name, trains),) = v.outcome.expected
         hists = runs[opt][name]
         median = statistics.median(h.fraction_learned() for h in hists)
@@ -247,14 +250,9 @@ def test_training_and_update_verdicts(budget, runs):
     assert full.status in (vd.HOLDS, vd.WRONG)
     show = pp.update_map_runs(budget)
     upd = claims.updates(runs, show)
-    first = statistics.median(pp.bottom_top_update_ratio(h, 1) for h in runs["adam"]["post, no warmup"])
-    lo, hi = claims.ADAM_FIRST_STEP_BAND
-    sgd = statistics.median(pp.bottom_top_update_ratio(h, 1) for h in runs["sgd"]["post, no warmup"])
-    inside = lambda r: lo < r < hi  # noqa: E731
-    # Adam "≈ 1" is informative only where SGD's ratio (the gradients') is not ≈ 1
-    expected = vd.HOLDS if inside(first) and not inside(sgd) else vd.APPROX if inside(first) else vd.WRONG
-    assert upd[0].status == expected
-    assert f"Adam {first:.2f}" in upd[0].computed and f"SGD {sgd:.2f}" in upd[0].computed
+    first = [pp.bottom_top_update_ratio(h, 1) for h in runs["adam"]["post, no warmup"]]
+    sgd = [pp.bottom_top_update_ratio(h, 1) for h in runs["sgd"]["post, no warmup"]]
+    assert all(f"{r:.2f}" in upd[0].computed for r in first + sgd)  # every seed shown, judged seed by seed
 
 
 def test_adams_even_first_step_holds_only_against_an_uneven_sgd_step():
@@ -262,7 +260,11 @@ def test_adams_even_first_step_holds_only_against_an_uneven_sgd_step():
 
     def runs_with(adam, sgd):  # block-1/block-N first-step update ratios
         h = lambda r: History(losses=[1.0], update_steps=[0], block_updates=[[r, 1.0]])  # noqa: E731
-        return {"adam": {"post, no warmup": [h(adam)], "post, warmup": [h(adam)]}, "sgd": {"post, no warmup": [h(sgd)]}}
+        three = lambda r: [h(r)] * 3  # noqa: E731
+        return {
+            "adam": {"post, no warmup": three(adam), "post, warmup": three(adam)},
+            "sgd": {"post, no warmup": three(sgd)},
+        }
 
     show = [("adam", "post, no warmup"), ("adam", "post, warmup"), ("sgd", "post, no warmup")]
     assert claims.updates(runs_with(1.01, 1e-3), show)[0].status == vd.HOLDS

@@ -206,13 +206,30 @@ def test_verdicts_follow_the_measurement(budget, restored):
     _set_fraction(runs.at(ex.WARMED, 3), 0.0)
     assert claims.training(runs, budget)[7].status == vd.WRONG
     _set_fraction(runs.at("post", sub.depth), 0.9)  # Post-LN trains 1000 blocks: the headline is wrong
-    _set_fraction(runs.at("deepnorm, warmup", sub.deepest, rate)[:1], 0.1)  # median 0.5: still trained
     verdicts = claims.training(runs, budget)
     assert verdicts[0].status == vd.WRONG
-    assert verdicts[-2].status == vd.HOLDS
-    runs.at("deepnorm, warmup", sub.deepest, rate)[1].diverged_at = 2  # a diverged seed: not stable
-    assert claims.training(runs, budget)[-2].status == vd.WRONG
+    assert verdicts[-2].status == vd.HOLDS  # every DeepNorm seed, at the headline depth and the deepest, trained
+    _set_fraction(runs.at("deepnorm, warmup", sub.deepest, rate)[:1], 0.1)  # one seed of five fails
+    assert claims.training(runs, budget)[-2].status == vd.UNCHECKABLE  # the seeds cannot decide "most"
+    _set_fraction(runs.at("deepnorm", sub.depth), 0.1)
+    runs.at("deepnorm, warmup", sub.deepest, rate)[1].diverged_at = 2  # and a diverged seed: none is stable
+    deepest = claims.training(runs, budget)[-2]
+    assert deepest.status == vd.WRONG and "fraction 0 " in deepest.computed
     runs.at("deepnorm, warmup", sub.deepest, rate)[1].diverged_at = None
+
+
+def test_the_frontier_reading_follows_the_runs(budget, restored):
+    """Issue 44: the frontier's prose is read from the runs, not typed: which depths each curve trains at,
+    and whether warmup moves Post-LN's frontier."""
+    runs, sub = restored, budget.thousand_layers
+    depths = (*sub.frontier_depths, sub.depth)
+    for hs in runs.histories.values():
+        _set_fraction(hs, 0.0)
+    text = claims.frontier_markdown(runs, sub.loss_window, depths)
+    assert "- **post** trains at N = none" in text and "does not move Post-LN's frontier" in text
+    _set_fraction(runs.at(ex.WARMED, 3), 0.9)
+    text = claims.frontier_markdown(runs, sub.loss_window, depths)
+    assert "- **post, warmup** trains at N = 3;" in text and "moves Post-LN's frontier: it trains at N = 3" in text
 
 
 def test_the_rates_verdict_reads_the_map():
@@ -228,9 +245,9 @@ def test_the_rates_verdict_reads_the_map():
 
     rates = (1e-4, 1e-3, 1e-2)
 
-    def tmap(deep_top):
+    def tmap(deep_top, seeds=3):
         cells = {
-            (s, n, r): [H(0.9 if (n == 3 or r <= deep_top) else 0.0)] * 2
+            (s, n, r): [H(0.9 if (n == 3 or r <= deep_top) else 0.0)] * seeds
             for s in ex.MAP_STYLES
             for n in (3, 100)
             for r in rates
@@ -239,6 +256,9 @@ def test_the_rates_verdict_reads_the_map():
 
     assert claims._rates_verdict(tmap(1e-2), 1).status == vd.HOLDS
     assert claims._rates_verdict(tmap(1e-3), 1).status == vd.WRONG
+    two = claims._rates_verdict(tmap(1e-3, seeds=2), 1)  # the cpu map's two seeds: said, not judged
+    assert two.status == vd.UNCHECKABLE and "2 seeds at this budget" in two.reason
+    assert "Fig. 5" not in two.source  # DeepNet's Fig. 5 is about updates, not rates (issue 44)
     assert tmap(1e-3).highest_trained_rate("deepnorm", 100, 1, 0.5) == 1e-3
 
 

@@ -33,10 +33,11 @@ from deepnotes.chapters.bert_init.experiments import (
     MASK_PROB,
     TABLE_STDS,
     encoder_config,
+    mlm_train_config,
     probe_depth,
     run_settings,
 )
-from deepnotes.core.config import Budget, ModelConfig, TrainConfig, resolve_budget
+from deepnotes.core.config import Budget, ModelConfig, resolve_budget
 from deepnotes.core.validate import Finite
 from deepnotes.cost.model import (
     Builds,
@@ -81,23 +82,15 @@ def _table_setting_probe(budget: Budget | str, std: Finite) -> list[Work]:
 
 
 def _chapter_runs(budget: Budget | str) -> list[TrainRuns]:
-    """:func:`~deepnotes.chapters.bert_init.experiments.chapter_runs`: :func:`mlm_runs` over run_settings
-    (seed 0), grouped as train_many groups them over this machine's workers (the head's presence splits
-    the graphs; the larger group is cut to balance the workers)."""
+    """:func:`~deepnotes.chapters.bert_init.experiments.chapter_runs`: :func:`mlm_runs` over run_settings ×
+    the budget's train_seeds, grouped as train_many groups them over this machine's workers (the head's
+    presence splits the graphs; the larger group is cut to balance the workers)."""
     b = budget.bert_init
     n_seq, seq_len = b.train_batch
-    train = TrainConfig(
-        optimizer="adam",
-        lr=b.lr,
-        steps=b.train_steps,
-        warmup_steps=b.train_warmup,
-        batch_size=n_seq,
-        seq_len=seq_len,
-        seed=0,
-    )
-    settings = run_settings(budget)
-    models = [encoder_config(b.train_width, b.train_depth, std, b.vocab, seq_len, head) for std, head in settings]
-    return ensembles(models, [train] * len(models), masked=MASK_PROB)  # as mlm_runs' train_many groups them
+    keys = [(std, head, seed) for std, head in run_settings(budget) for seed in range(b.train_seeds)]
+    trains = [mlm_train_config(budget, seed) for _, _, seed in keys]
+    models = [encoder_config(b.train_width, b.train_depth, std, b.vocab, seq_len, head) for std, head, _ in keys]
+    return ensembles(models, trains, masked=MASK_PROB)  # as mlm_runs' train_many groups them
 
 
 def derivations() -> Derivations:

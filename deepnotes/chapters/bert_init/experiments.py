@@ -325,6 +325,22 @@ def mlm_trackers(every: int) -> list:
     ]
 
 
+def mlm_train_config(budget: Budget | str, seed: int, lr: Finite | None = None) -> TrainConfig:
+    """The MLM runs' training: Adam at the budget's rate (or ``lr``) with its linear warmup, on its batch."""
+    budget = resolve_budget(budget)
+    b = budget.bert_init
+    n_seq, seq_len = b.train_batch
+    return TrainConfig(
+        optimizer="adam",
+        lr=b.lr if lr is None else lr,
+        steps=b.train_steps,
+        warmup_steps=b.train_warmup,
+        batch_size=n_seq,
+        seq_len=seq_len,
+        seed=seed,
+    )
+
+
 def mlm_runs(
     settings: Sequence[tuple[float, bool]],
     budget: Budget | str | None = None,
@@ -344,18 +360,7 @@ def mlm_runs(
     n_seq, seq_len = b.train_batch
     keys = [(s, head, seed) for s, head in settings for seed in seeds]
     every = every_for(b.train_steps, b.gain_points)
-    tcfgs = [
-        TrainConfig(
-            optimizer="adam",
-            lr=b.lr if lr is None else lr,
-            steps=b.train_steps,
-            warmup_steps=b.train_warmup,
-            batch_size=n_seq,
-            seq_len=seq_len,
-            seed=seed,
-        )
-        for _, _, seed in keys
-    ]
+    tcfgs = [mlm_train_config(budget, seed, lr) for _, _, seed in keys]
     device = device or default_device()
     hists = train_many(
         [encoder_config(b.train_width, depth, s, b.vocab, seq_len, head) for s, head, _ in keys],
@@ -410,19 +415,22 @@ def run_settings(budget: Budget | str) -> list[tuple[float, bool]]:
 
 
 @functools.lru_cache(maxsize=BUDGET_RESULTS_KEPT)
-def chapter_runs(budget: Budget | str) -> dict[tuple[float, bool], MLMRun]:
-    """:func:`mlm_runs` over :func:`run_settings` at the budget's defaults (seed 0), trained once."""
+def chapter_runs(budget: Budget | str) -> dict[tuple[float, bool], tuple[MLMRun, ...]]:
+    """:func:`mlm_runs` over :func:`run_settings` and the budget's ``train_seeds`` (seeds 0, 1, …), trained
+    once: (std, extra head layer) → one run per seed."""
     budget = resolve_budget(budget)
-    return {(s, h): run for (s, h, _), run in mlm_runs(run_settings(budget), budget).items()}
+    seeds = tuple(range(budget.bert_init.train_seeds))
+    trained = mlm_runs(run_settings(budget), budget, seeds)
+    return {key: tuple(trained[(*key, seed)] for seed in seeds) for key in run_settings(budget)}
 
 
 @functools.lru_cache(maxsize=LIVE_RESULTS_KEPT)
 def cached_run(std: Finite, head_transform: bool, budget: Budget | str) -> MLMRun:
-    """:func:`mlm_run` at the budget's defaults, computed once per setting (the chapter's settings
-    come from :func:`chapter_runs`)."""
+    """:func:`mlm_run` at the budget's defaults (seed 0), computed once per setting (the chapter's settings
+    come from :func:`chapter_runs`): what the figures and sliders draw."""
     budget = resolve_budget(budget)
     if (std, head_transform) in run_settings(budget):
-        return chapter_runs(budget)[(std, head_transform)]
+        return chapter_runs(budget)[(std, head_transform)][0]
     return mlm_run(std, head_transform, budget)
 
 
@@ -484,16 +492,18 @@ def table_gradient_ratios(budget: Budget | str | None = None) -> dict[str, dict[
     return out
 
 
-def training_runs(budget: Budget | str | None = None) -> dict[float, MLMRun]:
-    """Experiment 2: an MLM run (with the extra Dense+LN head) per std of the annotated §9.3 table."""
+def training_runs(budget: Budget | str | None = None) -> dict[float, tuple[MLMRun, ...]]:
+    """Experiment 2: MLM runs (with the extra Dense+LN head) per std of the annotated §9.3 table, one per seed."""
     budget = resolve_budget(budget)
-    return {s: cached_run(s, True, budget) for s in budget.bert_init.train_stds}
+    return {s: chapter_runs(budget)[(s, True)] for s in budget.bert_init.train_stds}
 
 
-def gain_runs(budget: Budget | str | None = None) -> dict[tuple[float, bool], MLMRun]:
-    """Experiment 3: (std, extra head layer) → MLM run, for every gain std, with and without the head."""
+def gain_runs(budget: Budget | str | None = None) -> dict[tuple[float, bool], tuple[MLMRun, ...]]:
+    """Experiment 3: (std, extra head layer) → MLM runs, one per seed, for every gain std, with and without
+    the head."""
     budget = resolve_budget(budget)
-    return {(s, head): cached_run(s, head, budget) for s in budget.bert_init.gain_stds for head in (True, False)}
+    runs = chapter_runs(budget)
+    return {(s, head): runs[(s, head)] for s in budget.bert_init.gain_stds for head in (True, False)}
 
 
 def gain_show_std(budget: Budget | str | None = None) -> float:

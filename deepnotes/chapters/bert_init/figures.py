@@ -142,8 +142,8 @@ def sweep_figure(probes: dict[float, InitProbe]):
     return fig
 
 
-def training_figure(runs: dict[float, MLMRun], budget: Budget | str | None = None):
-    """Experiment 2: the MLM loss of every std's run, with the floor and the context-free plateau."""
+def training_figure(runs: dict[float, tuple[MLMRun, ...]], budget: Budget | str | None = None):
+    """Experiment 2: the MLM loss of every std's runs (each seed), with the floor and the context-free plateau."""
     budget = resolve_budget(budget)
     from deepnotes.show import plots
 
@@ -151,7 +151,11 @@ def training_figure(runs: dict[float, MLMRun], budget: Budget | str | None = Non
     fig, (ax,) = plots.new_figure(1, height=3.2)
     plots.loss_curves(
         ax,
-        {f"std {s:g}": r.history for s, r in runs.items()},
+        {
+            f"std {s:g}" + (f", seed {k}" if len(rs) > 1 else ""): r.history
+            for s, rs in runs.items()
+            for k, r in enumerate(rs)
+        },
         title=f"MLM, N={b.train_depth}, d={b.train_width}, warmup {b.train_warmup}",
         floor_label=MLM_FLOOR,
         legend=False,

@@ -50,37 +50,54 @@ def _grad_ratio(probe, layer: int) -> float:
     return probe.grad_norms[layer - 1] / probe.grad_norms[-1]
 
 
-def training_table_text(runs: dict[float, MLMRun], budget: Budget | str | None = None) -> str:
-    """§9.3 printed (steps to converge, final loss) beside each run's steps to 50 % / 80 % of the way
-    from the plateau to the floor (0-based, :meth:`History.steps_to`), final loss and fraction learned."""
+def _seed_label(k: int, runs: tuple) -> str:
+    """ " seed k" where a setting trained several seeds, else ""."""
+    return f" seed {k}" if len(runs) > 1 else ""
+
+
+def training_table_text(runs: dict[float, tuple[MLMRun, ...]], budget: Budget | str | None = None) -> str:
+    """§9.3 printed (steps to converge, final loss) beside each run's (each seed's) steps to 50 % / 80 % of
+    the way from the plateau to the floor (0-based, :meth:`History.steps_to`), final loss and fraction
+    learned."""
     budget = resolve_budget(budget)
     w = resolve_budget(budget).bert_init.loss_window
     lines = [
         "§9.3 (printed: steps to converge, final loss | measured here: steps to 50 % / 80 % of the way to "
         "the floor, final loss, learned)"
     ]
-    for s, r in runs.items():
-        h = r.history
+    for s, seeds in runs.items():
         p = PRINTED_TRAINING.get(s, ("—", float("nan")))
-        lines.append(
-            f"  std {s:<7g} printed {p[0]:>13s} {p[1]:.2f} | {str(h.steps_to(0.5, window=w)):>5s} "
-            f"{str(h.steps_to(0.8, window=w)):>5s} {h.final_loss(w):.3f} {h.fraction_learned(w):.2f}"
-        )
+        for k, r in enumerate(seeds):
+            h = r.history
+            lines.append(
+                f"  std {s:<7g}{_seed_label(k, seeds)} printed {p[0]:>13s} {p[1]:.2f} | "
+                f"{str(h.steps_to(0.5, window=w)):>5s} {str(h.steps_to(0.8, window=w)):>5s} {h.final_loss(w):.3f} "
+                f"{h.fraction_learned(w):.2f}"
+            )
     return "\n".join(lines)
 
 
-def gain_summary_text(gain_runs: dict[tuple[float, bool], MLMRun], budget: Budget | str | None = None) -> str:
+def gain_summary_text(
+    gain_runs: dict[tuple[float, bool], tuple[MLMRun, ...]], budget: Budget | str | None = None
+) -> str:
     """Per run: the last encoder γ from start to end, the range of the other LNs' final γ, the head
     LN's final γ, the embedding's growth and the fraction learned."""
     budget = resolve_budget(budget)
     w = resolve_budget(budget).bert_init.loss_window
     lines = []
-    for (s, head), r in gain_runs.items():
-        last, others = r.last_encoder_gain(), r.final_other_gains()
-        lines.append(
-            f"std {s:<5g} extra layer {'yes' if head else 'no '}: last encoder γ {last[0]:.3f} → {last[-1]:.3f}; "
-            f"other encoder LNs end in [{min(others):.3f}, {max(others):.3f}]"
-            + (f"; head LN γ → {r.gains['head'][-1]:.3f}" if head else "")
-            + f"; embedding RMS ×{r.embed_rms[-1] / r.embed_rms[0]:.2f}; learned {r.history.fraction_learned(w):.2f}"
-        )
+    for (s, head), seeds in gain_runs.items():
+        lines += [_gain_line(s, head, k, seeds, w) for k in range(len(seeds))]
     return "\n".join(lines)
+
+
+def _gain_line(s: float, head: bool, k: int, seeds: tuple[MLMRun, ...], w: int) -> str:
+    """One run's line of :func:`gain_summary_text`."""
+    r = seeds[k]
+    last, others = r.last_encoder_gain(), r.final_other_gains()
+    return (
+        f"std {s:<5g}{_seed_label(k, seeds)} extra layer {'yes' if head else 'no '}: last encoder γ "
+        f"{last[0]:.3f} → {last[-1]:.3f}; "
+        f"other encoder LNs end in [{min(others):.3f}, {max(others):.3f}]"
+        + (f"; head LN γ → {r.gains['head'][-1]:.3f}" if head else "")
+        + f"; embedding RMS ×{r.embed_rms[-1] / r.embed_rms[0]:.2f}; learned {r.history.fraction_learned(w):.2f}"
+    )

@@ -35,7 +35,7 @@ class IncrementBudget:
 
 SMOKE = IncrementBudget(
     probe_depths=(2, 4, 8),
-    probe_repeats=1,
+    probe_repeats=3,
     update_depths=(2, 6),
     update_steps=3,
     train_depths=(4,),
@@ -46,7 +46,7 @@ SMOKE = IncrementBudget(
 )
 CPU = IncrementBudget(
     probe_depths=(2, 4, 8, 16, 32, 64, 128, 256),
-    probe_repeats=2,
+    probe_repeats=3,  # the slope verdicts judge per seed (at least 3)
     update_depths=(6, 12, 24, 50, 100),
     update_steps=20,
     train_depths=(12, 24),

@@ -22,10 +22,11 @@ class MagnitudeBudget:
     identity_depth: int  # depth of the near-identity probe
     slider_depths: tuple[int, ...]  # slider grid: depths (× the three optimizers)
     slider_steps: int
-    probe_seeds: int = 2  # initializations per (α, λ) of the grid
+    probe_seeds: int = 3  # initializations per (α, λ) of the grid (its slope verdicts judge seed by seed)
     first_step_lrs: MappingProxyType = chapter_rates(sgd=0.1, adam=1e-3, lamb=1e-2)
     train_lrs: MappingProxyType = chapter_rates(sgd=(0.1, 0.5), adam=(1e-3,), lamb=(1e-2,))
     track_every: int = 5  # steps between two measurements of λ_F(W_t)
+    train_seeds: int = 3  # initializations of every choice in the training comparison (its verdicts need 3)
     table_shapes: tuple[tuple[int, int], ...] = ((64, 64), (32, 128), (128, 32))  # W of the λ table
     orthogonality_dim: int = 64  # d of the square Xavier matrix of the near-orthogonality check
     check_depth: int = 4  # depth of the autograd check of ∂L/∂λ = ⟨∂L/∂W, U⟩

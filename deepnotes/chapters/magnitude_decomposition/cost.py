@@ -80,7 +80,7 @@ def _run_choices(
     budget: Budget | str, n_layers: int, optimizer: str, lr: Finite, steps: int, members: int
 ) -> list[Work]:
     """:func:`~deepnotes.chapters.magnitude_decomposition.training.run_choices`: a reference model built per
-    choice, then one ensemble, a member per choice."""
+    choice and seed, then one ensemble, a member per choice and seed."""
     model = _deepnorm(budget, n_layers)
     return [Builds(model, members), TrainRuns(model, members, budget.train_config(optimizer, lr, steps))]
 
@@ -127,7 +127,7 @@ def plan(budget: Budget | str) -> list[Work]:
             for n in mb.train_depths
             for opt, lrs in mb.train_lrs.items()
             for lr in lrs
-            for work in _run_choices(budget, n, opt, lr, mb.train_steps, len(PLAN[opt]))
+            for work in _run_choices(budget, n, opt, lr, mb.train_steps, len(PLAN[opt]) * mb.train_seeds)
         ),
         *(
             work  # slider grid

@@ -11,7 +11,7 @@ Wᵀ. The Frobenius λ below is the same for W and Wᵀ (tr(WWᵀ)ᵏ = tr(WᵀW
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
@@ -236,17 +236,21 @@ def largest_relative_gap(pairs: dict[str, tuple[float, float]]) -> float:
 
 @dataclass
 class GradientSweep:
-    """rms[kind][i][j]: RMS over blocks and seeds of ∂L/∂λ at alphas[i], lambdas[j]."""
+    """rms[kind][i][j]: RMS over blocks and seeds of ∂L/∂λ at alphas[i], lambdas[j]; per_seed[kind][s][i][j]:
+    the same over the blocks of seed s alone (what the verdicts judge, seed by seed)."""
 
     n_layers: int
     alphas: tuple[float, ...]
     lambdas: tuple[float, ...]
     rms: dict[str, list[list[float]]]
+    per_seed: dict[str, list[list[list[float]]]] = field(default_factory=dict)
 
-    def series(self, kind: str) -> tuple[list[float], list[float]]:
-        """(λ/α, measured) over the whole grid, for a log-log fit against the O(λ/α) prediction."""
+    def series(self, kind: str, seed: int | None = None) -> tuple[list[float], list[float]]:
+        """(λ/α, measured) over the whole grid, for a log-log fit against the O(λ/α) prediction: pooled
+        over the seeds, or of one ``seed``."""
+        grid = self.rms[kind] if seed is None else self.per_seed[kind][seed]
         xs = [lam / a for a in self.alphas for lam in self.lambdas]
-        ys = [v for row in self.rms[kind] for v in row]
+        ys = [v for row in grid for v in row]
         return xs, ys
 
 
@@ -268,6 +272,7 @@ def lambda_gradient_sweep(
     )
     device = device or default_device()
     rms = {k: [[0.0] * len(lambdas) for _ in alphas] for k in KINDS}
+    per_seed = {k: [[[0.0] * len(lambdas) for _ in alphas] for _ in range(seeds)] for k in KINDS}
     for i, a in enumerate(alphas):
         for j, lam in enumerate(lambdas):
             acc: dict[str, list[float]] = {}
@@ -275,9 +280,10 @@ def lambda_gradient_sweep(
                 model = deepnorm_model(n_layers, a, lam, budget, seed=s, device=device, dtype=torch.float64)
                 for kind, vals in lambda_gradients(model, probe_batch(budget, s, device)).items():
                     acc.setdefault(kind, []).extend(vals)
+                    per_seed[kind][s][i][j] = math.sqrt(sum(v * v for v in vals) / len(vals))
             for kind, vals in acc.items():
                 rms[kind][i][j] = math.sqrt(sum(v * v for v in vals) / len(vals))
-    return GradientSweep(n_layers, alphas, lambdas, rms)
+    return GradientSweep(n_layers, alphas, lambdas, rms, per_seed)
 
 
 # ---- near-identity at initialization ---------------------------------------------------------------

@@ -17,7 +17,7 @@ from deepnotes.core.engine import Stack, load_reference
 from deepnotes.core.measure import Recorder
 from deepnotes.core.train import History, train_ensemble
 from deepnotes.core.train import progress as progress_bar
-from deepnotes.core.validate import Finite, given
+from deepnotes.core.validate import Finite, given, positive_int
 
 # the runs of the training comparison: optimizer → the choices trained (all four for SGD, the
 # optimizer's own solution and the paper's constants for Adam and LAMB)
@@ -35,6 +35,11 @@ class ChoiceRun:
     history: History
     lam_steps: list[int] = field(default_factory=list)  # steps at which λ was measured
     lam_ratio: list[float] = field(default_factory=list)  # mean over v/o/fc1/fc2 of λ_F(W_t)/λ_F(W_0)
+    seed_runs: list[ChoiceRun] = field(default_factory=list)  # every seed's run of this choice, this one first
+
+    def per_seed(self) -> list[ChoiceRun]:
+        """This choice's run at every seed trained (itself alone where one seed was): what verdicts read."""
+        return self.seed_runs or [self]
 
 
 def beta_lambdas(stack: Stack) -> torch.Tensor:
@@ -61,32 +66,39 @@ def run_choices(
     track_every: int | None = None,
     device=None,
     progress: bool = False,
+    seeds: int = 1,
 ) -> dict[str, ChoiceRun]:
-    """Train a DeepNorm stack for every (skip weight α, init gain λ) of ``picks`` on the Markov
-    language, as the members of one ensemble (α and λ change no shape, so the choices share one pass
-    per step); every ``track_every`` steps record how far each member's β-scaled matrices' magnitudes
-    moved from their start (mean of λ_F(W_t)/λ_F(W_0)). Member k starts from the weights of
-    ``deepnorm_model(n_layers, α_k, λ_k, seed=seed)`` and sees the same batches as the others."""
+    """Train a DeepNorm stack for every (skip weight α, init gain λ) of ``picks`` and every one of ``seeds``
+    initializations (seed, seed + 1, …) on the Markov language, as the members of one ensemble (α and λ
+    change no shape, so the choices share one pass per step); every ``track_every`` steps record how far each
+    member's β-scaled matrices' magnitudes moved from their start (mean of λ_F(W_t)/λ_F(W_0)). Member (k, s)
+    starts from the weights of ``deepnorm_model(n_layers, α_k, λ_k, seed=s)``; every member sees the same
+    batches. Returns choice → its first seed's run, which holds every seed's (:meth:`ChoiceRun.per_seed`)."""
     if not picks:
         raise ValueError("picks is empty; give at least one label → (alpha, lam)")
     budget = resolve_budget(budget)
     steps = given(steps, budget.magnitude_decomposition.train_steps)
     every = given(track_every, budget.magnitude_decomposition.track_every)
     device = device or default_device()
-    models = [deepnorm_model(n_layers, a, lam, budget, seed=seed, device=device) for a, lam in picks.values()]
-    stack = Stack([m.cfg for m in models], seeds=[seed] * len(models), device=device)
+    keys = [(label, s) for label in picks for s in range(seed, seed + positive_int("seeds", seeds))]
+    models = [deepnorm_model(n_layers, *picks[label], budget, seed=s, device=device) for label, s in keys]
+    stack = Stack([m.cfg for m in models], seeds=[s for _, s in keys], device=device)
     for k, model in enumerate(models):
         load_reference(stack, k, model)
     lam0 = beta_lambdas(stack)  # [K, N·4]
-    tracker = Recorder("lam_ratio", lambda s: (beta_lambdas(s) / lam0).mean(dim=1).tolist(), every)
-    cfg = budget.train_config(optimizer, lr, steps, seed=seed)
+    tracker = Recorder("lam_ratio", lambda st: (beta_lambdas(st) / lam0).mean(dim=1).tolist(), every)
+    cfgs = [budget.train_config(optimizer, lr, steps, seed=s) for _, s in keys]
     hists = train_ensemble(
-        stack, MarkovLanguage(budget.vocab_size, seed=seed), [cfg] * len(models), progress=progress, trackers=[tracker]
+        stack, MarkovLanguage(budget.vocab_size, seed=seed), cfgs, progress=progress, trackers=[tracker]
     )
-    out = {}
-    for (label, (a, lam)), hist in zip(picks.items(), hists, strict=True):
+    out: dict[str, ChoiceRun] = {}
+    for (label, _), hist in zip(keys, hists, strict=True):
         lam_steps, lam_ratios = hist.record("lam_ratio")
-        out[label] = ChoiceRun(a, lam, hist, list(lam_steps), list(lam_ratios))
+        run = ChoiceRun(*picks[label], hist, list(lam_steps), list(lam_ratios))
+        out.setdefault(label, run).seed_runs.append(run)
+    if seeds == 1:
+        for run in out.values():
+            run.seed_runs.clear()
     return out
 
 
@@ -114,12 +126,13 @@ def choice_comparison(
     budget: Budget | str | None = None, depths=None, device=None, progress: bool = False
 ) -> dict[tuple[str, float, int], dict[str, ChoiceRun]]:
     """(optimizer, lr, depth) → {choice: run} for the choices of :data:`PLAN` at the budget's
-    ``train_lrs`` and training depths."""
+    ``train_lrs`` and training depths, each trained at the budget's ``train_seeds`` (the run drawn is seed 0's;
+    :meth:`ChoiceRun.per_seed` holds every seed's)."""
     budget = resolve_budget(budget)
     mb = budget.magnitude_decomposition
     jobs = [(opt, lr, n) for n in given(depths, mb.train_depths) for opt, lrs in mb.train_lrs.items() for lr in lrs]
     out: dict[tuple[str, float, int], dict[str, ChoiceRun]] = {}
     for opt, lr, n in progress_bar(jobs, progress):
         picks = {label: choices(n, opt)[label] for label in PLAN[opt]}
-        out[(opt, lr, n)] = run_choices(n, picks, opt, lr, budget, device=device)
+        out[(opt, lr, n)] = run_choices(n, picks, opt, lr, budget, device=device, seeds=mb.train_seeds)
     return out

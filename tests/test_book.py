@@ -258,6 +258,25 @@ def test_every_ledger_item_gets_one_status_and_every_setting_one_answer(built_bo
     assert all(r.status for rows in ledger.rows.values() for r in rows if r.state == "checked")
 
 
+def test_every_verdict_a_ledger_reason_names_is_recorded(built_book):
+    """Issue 44: each {{reference}} in an inventory reason finds a verdict in the build's records, and the
+    ledger page shows its status (none reads "not recorded in this build")."""
+    from deepnotes.ledger import page
+    from deepnotes.ledger.inventory import inventory
+    from deepnotes.ledger.record import read_records
+
+    verdicts = [v for rec in read_records(ROOT / "book" / "_verdicts").values() for v in rec.verdicts]
+    refs = {
+        ref
+        for its in inventory().values()
+        for it in its
+        for reason in (it.not_checked, it.if_unchecked)
+        for ref in page.references(reason or "")
+    }
+    assert refs and not [ref for ref in refs if not page.referenced_verdicts(ref, verdicts)]
+    assert "not recorded in this build" not in (built_book.html / "book" / "ledger.html").read_text()
+
+
 def test_every_training_outcome_verdict_follows_its_claims_direction(built_book):
     """Issue 30: a verdict on which runs train carries the source's direction (verdicts.Outcome); its
     recorded status is what that direction and the recorded measurements give, in every chapter."""

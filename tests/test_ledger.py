@@ -1,6 +1,7 @@
 """The claims ledger: inventory items and the citations read from verdict sources."""
 
 import dataclasses
+import re
 
 import pytest
 
@@ -202,6 +203,48 @@ def test_an_item_gets_one_status_settings_that_disagree_make_it_mixed_one_settin
     )
     assert undecided.rows["000"][2].status == vd.HOLDS and page.conflicts(undecided) == []
     assert ledger_of().rows["000"][2].status == ""
+
+
+# what a measured result sounds like: a reason that says it types a result instead of naming the verdict
+RESULT_WORDS = re.compile(
+    r"\b(holds?|wrong|diverg\w*|stall\w*|settl\w*|fail\w*|trains? (?:at|with|without)|does not train)\b", re.I
+)
+
+
+def typed_results(reason: str) -> list[str]:
+    """The result words of a reason outside its {{verdict references}} and its “quoted source words”."""
+    from deepnotes.ledger import page
+
+    bare = re.sub(r"“[^”]*”", " ", page.REFERENCE.sub(" ", reason))
+    return RESULT_WORDS.findall(bare)
+
+
+def test_ledger_reasons_name_verdicts_instead_of_typing_results():
+    """Issue 44: a not-checked or no-check reason that speaks of a chapter's result names the verdict,
+    {{part of its claim}}, and the page shows that verdict's recorded status; no reason types the result."""
+    typed = [
+        f"{seed} {it.part} {it.ref}: {words}"
+        for seed, its in ALL_ITEMS.items()
+        for it in its
+        for reason in (it.not_checked, it.if_unchecked)
+        if reason and (words := typed_results(reason))
+    ]
+    assert not typed, typed
+    assert typed_results("Post-LN without warmup stalls; “need time to settle”") == ["stalls"]
+    assert typed_results("shown by {{Post-LN without warmup does not train}}") == []
+
+
+def test_a_reasons_reference_shows_the_verdicts_status():
+    from deepnotes.ledger import page
+    from deepnotes.show import verdicts as vd
+
+    v = _record(
+        "Post-LN needs warmup: it trains with a 3-step warmup, not without at N = 4", "seed 000 claim 1", vd.WRONG
+    )
+    text = page.reason_html("measured there ({{Post-LN needs warmup}}) and <here>", [v])
+    assert f"#{v.anchor}'" in text and ">wrong</a> in increment explosion" in text and "&lt;here&gt;" in text
+    assert "not recorded in this build" in page.reason_html("({{no such verdict}})", [v])
+    assert page.references("a {{x}} and {{y z}}") == ["x", "y z"]
 
 
 def test_recording_refuses_an_unknown_chapter(tmp_path):

@@ -295,7 +295,7 @@ ITEMS = (
         not_checked=(
             "the chapters train DeepNorm without warmup up to the 1000-layer chapter's headline depth and only "
             "with the warmup rule at its deepest stack: no depth has both, so they do not test whether it needs "
-            "warmup; whether parameter magnitudes 'need time to settle' is not measured"
+            "warmup; whether parameter magnitudes “need time to settle” is not measured"
         ),
     ),
     Item(
@@ -316,8 +316,8 @@ ITEMS = (
         "large early steps may push parameters away from the good initialization",
         "increment_explosion",
         not_checked=(
-            "a qualitative account of why warmup helps; the increment chapter measures "
-            "that Post-LN trains with warmup and not without, not this mechanism"
+            "a qualitative account of why warmup helps; the increment chapter measures the outcome "
+            "({{Post-LN needs warmup}}), not this mechanism"
         ),
     ),
     Item(
@@ -345,7 +345,7 @@ ITEMS = (
         "increment_explosion",
         not_checked=(
             "a 100-layer Adam run at 10⁻⁴ for thousands of steps is beyond the cpu budget; "
-            "the increment chapter shows the effect at small depth (Post-LN without warmup stalls)"
+            "the increment chapter measures the effect at small depth ({{Post-LN without warmup does not train}})"
         ),
     ),
     Item(

@@ -98,7 +98,7 @@ ITEMS = (
         "increment_explosion",
         not_checked=(
             "a gloss of notation: ⟨∇L, Δθ⟩ is an inner product, the sum over parameters that the chain rule "
-            "gives for d/dε L(θ + εΔθ); 'chain-rule multiplication' is loose rather than wrong, and the "
+            "gives for d/dε L(θ + εΔθ); 'chain-rule multiplication' is loose wording for it, and the "
             "increment chapter checks the expansion itself (eq. (1), first order)"
         ),
     ),

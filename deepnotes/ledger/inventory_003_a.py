@@ -24,8 +24,8 @@ ITEMS = (
         "post_vs_pre_norm",
         not_checked=(
             "the book trains no shallow-vs-deep pair of one model to compare training losses and trace a gap to "
-            "near-random early layers; Training 1000 layers shows Post-LN training 6 blocks and not 18 or more "
-            "where DeepNorm trains, and Post-Norm vs Pre-Norm measures the lower blocks' smaller gradients, but "
+            "near-random early layers; Training 1000 layers tests DeepNet's frontier ({{Post-LN trains DeepNet's "
+            "shallow stack}}) and Post-Norm vs Pre-Norm measures the lower blocks' smaller gradients, but "
             "neither measures whether early layers stay near their init"
         ),
     ),
@@ -156,8 +156,8 @@ ITEMS = (
         "BERT-base's layer 6 can feed a Dense classifier directly",
         "post_vs_pre_norm",
         not_checked=(
-            "the book measures that every Post-LN layer's output has the same scale (Post-Norm vs Pre-Norm: "
-            "‖x_l‖² = d at every layer) but trains no classifier on an intermediate layer, of BERT-base or of its "
+            "the book measures the scale of every Post-LN layer's output ({{Post-LN: every LayerNorm output has "
+            "‖x_l‖² = d}}) but trains no classifier on an intermediate layer, of BERT-base or of its "
             "own encoders"
         ),
     ),
@@ -851,8 +851,8 @@ ITEMS = (
         "Shallow layers get small gradients yet Adam still makes O(η) updates, whose direction may be inaccurate",
         "post_vs_pre_norm",
         not_checked=(
-            "its first half is measured in Post-Norm vs Pre-Norm ('Adam's first step moves every block by O(η), "
-            "whatever its gradient', on main claims 16, 17); whether the small gradients' directions are "
+            "its first half is measured in Post-Norm vs Pre-Norm ({{Adam's first step moves every block by O(η), "
+            "whatever its gradient}}, on main claims 16, 17); whether the small gradients' directions are "
             "inaccurate is not measured"
         ),
     ),
@@ -881,9 +881,9 @@ ITEMS = (
         "Warmup benefit: it keeps the deep layers from converging too fast to a suboptimal point",
         "bert_init",
         not_checked=(
-            "no verdict measures whether the upper layers settle early at a worse point without warmup; Post-Norm "
-            "vs Pre-Norm shows the outcome, a no-warmup Post-LN loss that settles near the plateau (no seed "
-            "diverged in its runs; the later divergence of main claim 25 is judged only at the full budget)"
+            "no verdict measures whether the upper layers reach a worse point early without warmup; Post-Norm "
+            "vs Pre-Norm measures the outcome ({{Post-LN without warmup does not train}}; {{Post-LN without "
+            "warmup: the loss}}, main claim 25, is judged only at the full budget)"
         ),
     ),
     Item(

@@ -70,9 +70,9 @@ ITEMS = (
         "Residual-path contribution: ‖∂x_{ℓ+1}/∂x_ℓ‖ ≈ 1/√(1+σ²)",
         "post_vs_pre_norm",
         not_checked=(
-            "the I term of eq. (52) alone; no verdict checks it by itself, and the measured per-block gradients "
-            "(BERT chapter, Experiment 1, on eqs. (42), (54)) show that the ∂F/∂x term it leaves out carries much "
-            "of the gradient, so it does not give the per-layer factor on its own"
+            "the I term of eq. (52) alone; no verdict checks it by itself; the BERT chapter measures the "
+            "per-block gradients it is meant to give ({{Post-LN gradients fall toward the input like the identity "
+            "path}}), where the ∂F/∂x term it leaves out also carries gradient"
         ),
     ),
     Item(
@@ -180,7 +180,7 @@ ITEMS = (
         "initialization",
         not_checked=(
             "the book builds no Layer Scale model; the nearest measured case is ReZero, whose gates start at 0 "
-            "(Post-Norm vs Pre-Norm: 'ReZero starts as the identity')"
+            "({{ReZero starts as the identity}})"
         ),
     ),
     # ---- 8. MLM Dense层的数学解释 ----
@@ -496,7 +496,8 @@ ITEMS = (
         "bert_init",
         not_checked=(
             "tuning advice; no verdict measures loss oscillation against σ or warmup length. The Post-Norm vs "
-            "Pre-Norm and increment-explosion chapters show Post-LN training with warmup and failing without it"
+            "Pre-Norm and increment-explosion chapters measure Post-LN with and without warmup ({{Post-LN needs "
+            "warmup}})"
         ),
     ),
     Item(
@@ -547,7 +548,7 @@ ITEMS = (
         "Large-batch training needs a larger learning rate, which can be compensated by adjusting the initialization",
         "bert_init",
         not_checked=(
-            "no batch-size sweep is run: each budget trains with one batch size, so neither the learning-rate nor "
+            "no batch-size sweep is run: each budget uses one batch size, so neither the learning-rate nor "
             "the init compensation is measured"
         ),
     ),

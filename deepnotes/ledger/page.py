@@ -12,6 +12,7 @@ the setting", with the settings on each side listed (:func:`mixed`)."""
 from __future__ import annotations
 
 import html
+import re
 from collections import Counter
 from dataclasses import dataclass
 
@@ -221,8 +222,45 @@ def _item_status_html(r: Row) -> str:
     return f"<span style='color:{colour}'>item: <b>{html.escape(r.status)}</b></span><br>"
 
 
+# A reason that speaks of what a chapter measured names the verdict, {{part of its claim}}, instead of typing
+# the result: the page shows that verdict's status from the build's records beside it (reason_html), and the
+# book's tests fail where a reference finds no verdict.
+REFERENCE = re.compile(r"\{\{(.+?)\}\}")
+
+
+def references(text: str) -> list[str]:
+    """The verdict claims a reason refers to: every {{…}} in it."""
+    return REFERENCE.findall(text)
+
+
+def referenced_verdicts(ref: str, verdicts) -> list[Record]:
+    """The recorded verdicts whose claim contains ``ref``."""
+    return [v for v in verdicts if ref in v.claim]
+
+
+def reason_html(text: str, verdicts) -> str:
+    """A reason as HTML: each {{ref}} becomes the quoted reference followed by the status of every recorded
+    verdict it names (a link to the row), or a note that this build recorded none."""
+    out, last = [], 0
+    for m in REFERENCE.finditer(text):
+        out.append(html.escape(source_labels(text[last : m.start()])))
+        found = referenced_verdicts(m[1], verdicts)
+        said = ", ".join(
+            f"<a href='{v.chapter}.html#{v.anchor}' style='color:{STATUS_COLOUR.get(v.status, 'inherit')}'>"
+            f"{html.escape(v.status)}</a> in {html.escape(v.chapter.replace('_', ' '))}"
+            for v in found
+        )
+        out.append(f"'{html.escape(m[1])}' ({said or 'not recorded in this build'})")
+        last = m.end()
+    out.append(html.escape(source_labels(text[last:])))
+    return "".join(out)
+
+
 class SourceTable(list):
-    """One source's rows as a table (HTML) or as text."""
+    """One source's rows as a table (HTML) or as text; ``verdicts``: every recorded verdict, for the
+    references in the rows' reasons."""
+
+    verdicts: tuple[Record, ...] = ()
 
     def __repr__(self) -> str:
         return "\n".join(
@@ -241,7 +279,7 @@ class SourceTable(list):
                 why = it.if_unchecked or it.not_checked or _untested_reason(r)
                 kind = unchecked.category(r.seed, it.part, it.ref) if it.not_checked else ""
                 state = f"{r.state} · {kind}" if kind else r.state
-                said = f"<span style='opacity:0.8'>{html.escape(state)}: {html.escape(source_labels(why))}</span>"
+                said = f"<span style='opacity:0.8'>{html.escape(state)}: {reason_html(why, self.verdicts)}</span>"
             if r.mentions:
                 said += "<br>" + _mentions_html(r.mentions)
             out.append(
@@ -258,7 +296,9 @@ class SourceTable(list):
 def source_table(ledger: Ledger, seed: str) -> SourceTable:
     if seed not in ledger.rows:
         raise ValueError(f"seed must be one of {tuple(ledger.rows)}, got {seed!r}")
-    return SourceTable(ledger.rows[seed])
+    table = SourceTable(ledger.rows[seed])
+    table.verdicts = tuple(v for record in ledger.records.values() for v in record.verdicts)
+    return table
 
 
 def inventory_summary(items: dict[str, tuple[Item, ...]] | None = None) -> str:

@@ -342,5 +342,7 @@ def test_norm_speed_verdict_follows_the_measurement():
     assert v.status == WRONG and "forward 0.50, forward+backward 3.00" in v.computed
     split = replace(fast, rounds=(0.9, 1.1, 0.95))  # the rounds disagree: not judged (issue 30)
     (v,) = claims.norm_speed_verdicts(split)
-    assert v.status == UNCHECKABLE and "3 rounds, 0.90–1.10" in v.computed
-    assert claims.norm_speed_verdicts(replace(fast, rounds=(0.9, 0.8, 0.95)))[0].status == HOLDS
+    assert v.status == UNCHECKABLE and "3 rounds: 0.90, 1.10, 0.95" in v.computed and "not a verdict" in v.reason
+    assert claims.norm_speed_verdicts(replace(fast, rounds=(0.8, 0.7, 0.85)))[0].status == HOLDS
+    close = replace(fast, rounds=(0.92, 0.95, 0.97))  # issue 44: every round faster, but not by the margin
+    assert claims.norm_speed_verdicts(close)[0].status == UNCHECKABLE

@@ -240,14 +240,15 @@ def referenced_verdicts(ref: str, verdicts) -> list[Record]:
 
 def reason_html(text: str, verdicts) -> str:
     """A reason as HTML: each {{ref}} becomes the quoted reference followed by the status of every recorded
-    verdict it names (a link to the row), or a note that this build recorded none."""
+    verdict it names (a link to the row, in the text's colour: the reason is shown dimmed, and a status colour
+    dimmed fails the contrast test), or a note that this build recorded none."""
     out, last = [], 0
     for m in REFERENCE.finditer(text):
         out.append(html.escape(source_labels(text[last : m.start()])))
         found = referenced_verdicts(m[1], verdicts)
         said = ", ".join(
-            f"<a href='{v.chapter}.html#{v.anchor}' style='color:{STATUS_COLOUR.get(v.status, 'inherit')}'>"
-            f"{html.escape(v.status)}</a> in {html.escape(v.chapter.replace('_', ' '))}"
+            f"<a href='{v.chapter}.html#{v.anchor}' style='color:inherit;text-decoration:underline'>"
+            f"<b>{html.escape(v.status)}</b></a> in {html.escape(v.chapter.replace('_', ' '))}"
             for v in found
         )
         out.append(f"'{html.escape(m[1])}' ({said or 'not recorded in this build'})")

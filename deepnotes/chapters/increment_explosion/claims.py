@@ -238,48 +238,46 @@ def loss_change_verdicts(sweep: ex.LossChangeSweep) -> vd.VerdictTable:
                 reason=f"−⟨∇L, Δθ⟩ of one step; ΔL(100)/ΔL(10) ≈ 10^slope (derivation: {10**want:.3g})",
             )
         )
-        off = [n for n, a, b in zip(sweep.depths, dl, fo, strict=True) if abs(a - b) > FIRST_ORDER_RTOL * abs(b)]
-        claim = f"{variant}, {opt}: the measured ΔL equals ⟨∇L, Δθ⟩ at lr {sweep.lrs[opt]:g}"
-        source = (
-            "seed 000 §增量爆炸 eq. (1); seed 000 annotated eq. (8); seed 001 §1）增量爆炸 eq. (1); "
-            "seed 004 §增量爆炸 eq. (1); measured"
-        )
-        claimed = f"within {FIRST_ORDER_RTOL:.0%} at every depth"
-        if off:  # a first-order expansion holds for a small enough step; the source names no step size
-            rows.append(
-                vd.Verdict(
-                    claim,
-                    source,
-                    claimed,
-                    f"off at N = {off}",
-                    vd.UNCHECKABLE,
-                    "not checkable: the source names no step size, and the first order holds only "
-                    "for a small enough one; at this probe's step the loss is curved enough there to "
-                    "overshoot (the book's choice of step, not the source's claim)",
-                )
-            )
-        else:
-            reps = sweep.probes[(variant, opt)]
-            rows.append(
-                vd.check_estimate(
-                    claim=claim,
-                    source=source,
-                    claimed=claimed + ", in most seeds",
-                    computed="the mean over seeds at every depth",
-                    samples=[
-                        all(
-                            abs(r[k].delta_loss - r[k].first_order) <= FIRST_ORDER_RTOL * abs(r[k].first_order)
-                            for r in reps
-                        )
-                        for k in range(min(len(r) for r in reps))
-                    ],
-                    estimator="fraction",
-                    low=vd.MOST_SEEDS[0],
-                    high=vd.MOST_SEEDS[1],
-                    reason="first order holds at this probe's step, seed by seed",
-                )
-            )
+        rows.append(_first_order_row(sweep, variant, opt, dl, fo))
     return vd.VerdictTable(rows)
+
+
+def _first_order_row(sweep: ex.LossChangeSweep, variant: str, opt: str, dl: list, fo: list) -> vd.Verdict:
+    """eq. (1) measured: the loss change of one step equals its first-order term ⟨∇L, Δθ⟩ at every depth,
+    seed by seed; not checkable where the mean over seeds overshoots at some depth (the step is the book's)."""
+    off = [n for n, a, b in zip(sweep.depths, dl, fo, strict=True) if abs(a - b) > FIRST_ORDER_RTOL * abs(b)]
+    claim = f"{variant}, {opt}: the measured ΔL equals ⟨∇L, Δθ⟩ at lr {sweep.lrs[opt]:g}"
+    source = (
+        "seed 000 §增量爆炸 eq. (1); seed 000 annotated eq. (8); seed 001 §1）增量爆炸 eq. (1); "
+        "seed 004 §增量爆炸 eq. (1); measured"
+    )
+    claimed = f"within {FIRST_ORDER_RTOL:.0%} at every depth"
+    if off:  # a first-order expansion holds for a small enough step; the source names no step size
+        return vd.Verdict(
+            claim,
+            source,
+            claimed,
+            f"off at N = {off}",
+            vd.UNCHECKABLE,
+            "not checkable: the source names no step size, and the first order holds only "
+            "for a small enough one; at this probe's step the loss is curved enough there to "
+            "overshoot (the book's choice of step, not the source's claim)",
+        )
+    reps = sweep.probes[(variant, opt)]
+    return vd.check_estimate(
+        claim=claim,
+        source=source,
+        claimed=claimed + ", in most seeds",
+        computed="the mean over seeds at every depth",
+        samples=[
+            all(abs(r[k].delta_loss - r[k].first_order) <= FIRST_ORDER_RTOL * abs(r[k].first_order) for r in reps)
+            for k in range(min(len(r) for r in reps))
+        ],
+        estimator="fraction",
+        low=vd.MOST_SEEDS[0],
+        high=vd.MOST_SEEDS[1],
+        reason="first order holds at this probe's step, seed by seed",
+    )
 
 
 def early_update_verdicts(

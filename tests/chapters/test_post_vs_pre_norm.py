@@ -489,6 +489,9 @@ def test_liu_verdicts_follow_the_measurement():
     assert [v.status for v in paper] == [vd.HOLDS, vd.HOLDS]
     assert [v.status for v in trend] == [vd.APPROX, vd.APPROX]
     assert [v.status for v in wrong] == [vd.WRONG, vd.WRONG]
+    # issue 44: a law whose best form changes with the depth range fitted is not judged
+    bent = claims.liu_verdicts(made_up_liu(lambda n: 0.01 * (n**0.5 if n <= 8 else 8**0.5 * n / 8), lambda n: 0.01))
+    assert bent[0].status == vd.UNCHECKABLE and "N = 2..8 prefers √N; N = 8..32 prefers N" in bent[0].computed
 
 
 def test_layer_drift_is_the_fitted_lines_change_over_its_mean():

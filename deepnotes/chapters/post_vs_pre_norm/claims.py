@@ -821,6 +821,20 @@ def liu_verdicts(probe: ex.LiuProbe) -> vd.VerdictTable:
     return vd.VerdictTable([_liu_post_row(fit, probe, source), _liu_pre_row(fit, source)])
 
 
+def _best_by_range(depths, mean: dict[str, list[float]], forms: dict[str, list[float]]) -> dict[str, dict[str, str]]:
+    """Per style, the form that fits best over each of the two depth ranges (verdicts.depth_ranges), where
+    each range has MIN_FIT_DEPTHS depths; {} where the sweep is too short to split."""
+    if len(depths) < 2 * MIN_FIT_DEPTHS - 1:
+        return {}
+    out: dict[str, dict[str, str]] = {}
+    for norm, ys in mean.items():
+        for rng in vd.depth_ranges(depths):
+            idx = [depths.index(n) for n in rng]
+            fits = scaling_fits(rng, [ys[i] for i in idx], {name: [f[i] for i in idx] for name, f in forms.items()})
+            out.setdefault(norm, {})[f"{rng[0]}..{rng[-1]}"] = min(fits, key=fits.get)
+    return out
+
+
 @dataclass(frozen=True)
 class _LiuFit:
     """Liu et al.'s measured output change per style: means, log-log slopes and fits of the forms log N, √N, N."""
@@ -831,6 +845,8 @@ class _LiuFit:
     enough: bool  # enough depths to tell growth laws apart
     fits: dict[str, dict[str, float]]
     best: dict[str, str]
+    # per style: the best form over the lower and the upper half of the depths ({} with too few depths)
+    best_by_range: dict[str, dict[str, str]]
 
     @classmethod
     def of(cls, probe: ex.LiuProbe) -> _LiuFit:
@@ -849,7 +865,7 @@ class _LiuFit:
             for norm in ex.PAPER_STYLES
         }
         best = {norm: min(f, key=f.get) if enough else "none" for norm, f in fits.items()}
-        return cls(depths, mean, slope, enough, fits, best)
+        return cls(depths, mean, slope, enough, fits, best, _best_by_range(depths, mean, forms))
 
     @property
     def apart(self) -> bool:
@@ -867,6 +883,13 @@ class _LiuFit:
             f"(over {FIT_RTOL:.0%})"
         )
 
+    def ranges_disagree(self, norm: str) -> str:
+        """Where the two depth ranges prefer different forms for ``norm``, what each prefers; else ""."""
+        by = self.best_by_range.get(norm, {})
+        if len(set(by.values())) < 2:
+            return ""
+        return "; ".join(f"N = {rng} prefers {form}" for rng, form in by.items())
+
     def text(self, norm: str) -> str:
         """Every form's relative RMS residual, and the best one."""
         return ", ".join(f"{name} {r:.3f}" for name, r in self.fits[norm].items()) + f" (best: {self.best[norm]})"
@@ -878,8 +901,11 @@ def _liu_post_row(fit: _LiuFit, probe: ex.LiuProbe, source: str) -> vd.Verdict:
     post_grows = slope["post"] > SLOPE_ATOL and fit.apart
     post_ok = fit.best["post"] == "N" and fit.fits["post"]["N"] <= FIT_RTOL
     spread = max(max(c) / min(c) for c in probe.changes["post"])
+    claim = "Post-LN: the output change under a small random perturbation grows like O(N)"
+    if fit.ranges_disagree("post"):
+        return _range_dependent_row(claim, source, fit, "post")
     return vd.check_graded(
-        claim="Post-LN: the output change under a small random perturbation grows like O(N)",
+        claim=claim,
         source=source,
         claimed="of the forms log N, √N, N, the linear one fits best (Σβ²_{i,i} = n/2 over n = 2N sublayers)",
         computed=f"relative RMS residual of a·f(N) + b: {fit.text('post')}; log-log slope {slope['post']:.2f}; "
@@ -900,8 +926,11 @@ def _liu_pre_row(fit: _LiuFit, source: str) -> vd.Verdict:
     """Liu et al.'s Theorem 2 / Corollary 2, measured: Pre-LN's output change grows only like O(log N)."""
     depths, mean, slope, apart = fit.depths, fit.mean, fit.slope, fit.apart
     pre_ok = fit.best["pre"] == "log N" and fit.fits["pre"]["log N"] <= FIT_RTOL
+    claim = "Pre-LN: the output change grows only like O(log N)"
+    if fit.ranges_disagree("pre"):
+        return _range_dependent_row(claim, source, fit, "pre")
     return vd.check_graded(
-        claim="Pre-LN: the output change grows only like O(log N)",
+        claim=claim,
         source=source,
         claimed="of the forms log N (H_(2N+1) − 1), √N, N, the logarithm fits best",
         computed=f"relative RMS residual of a·f(N) + b: {fit.text('pre')}; log-log slope {slope['pre']:.2f}; "
@@ -916,4 +945,17 @@ def _liu_pre_row(fit: _LiuFit, source: str) -> vd.Verdict:
             f"reproduced in trend only: it grows more slowly than Post-LN's, but {fit.short_of('pre', 'log N')}",
             "not reproduced: it grows as fast as Post-LN's",
         ),
+    )
+
+
+def _range_dependent_row(claim: str, source: str, fit: _LiuFit, norm: str) -> vd.Verdict:
+    """A growth law whose preferred form changes with the depth range fitted: not judged (issue 44)."""
+    return vd.Verdict(
+        claim,
+        source,
+        "the claimed form fits best over both depth ranges",
+        f"relative RMS residual of a·f(N) + b: {fit.text(norm)}; {fit.ranges_disagree(norm)}",
+        vd.UNCHECKABLE,
+        "the form that fits best changes with the depth range fitted, so these depths cannot tell the growth "
+        "laws apart",
     )

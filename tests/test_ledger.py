@@ -242,7 +242,7 @@ def test_a_reasons_reference_shows_the_verdicts_status():
         "Post-LN needs warmup: it trains with a 3-step warmup, not without at N = 4", "seed 000 claim 1", vd.WRONG
     )
     text = page.reason_html("measured there ({{Post-LN needs warmup}}) and <here>", [v])
-    assert f"#{v.anchor}'" in text and ">wrong</a> in increment explosion" in text and "&lt;here&gt;" in text
+    assert f"#{v.anchor}'" in text and "><b>wrong</b></a> in increment explosion" in text and "&lt;here&gt;" in text
     assert "not recorded in this build" in page.reason_html("({{no such verdict}})", [v])
     assert page.references("a {{x}} and {{y z}}") == ["x", "y z"]
 

@@ -226,10 +226,11 @@ def test_the_frontier_reading_follows_the_runs(budget, restored):
     for hs in runs.histories.values():
         _set_fraction(hs, 0.0)
     text = claims.frontier_markdown(runs, sub.loss_window, depths)
-    assert "- **post** trains at N = none" in text and "does not move Post-LN's frontier" in text
+    assert "- **post** trains at none of N = 3, 6, 12" in text and "does not move Post-LN's frontier" in text
     _set_fraction(runs.at(ex.WARMED, 3), 0.9)
     text = claims.frontier_markdown(runs, sub.loss_window, depths)
-    assert "- **post, warmup** trains at N = 3;" in text and "moves Post-LN's frontier: it trains at N = 3" in text
+    assert "- **post, warmup** trains at every depth it ran, N = 3" in text
+    assert "moves Post-LN's frontier: it trains at N = 3" in text
 
 
 def test_the_rates_verdict_reads_the_map():

@@ -471,7 +471,14 @@ def frontier_markdown(runs: ex.Runs, window: int, depths: tuple[int, ...]) -> st
         ran = [n for n in depths if runs.has(label, n)]
         trained[label] = [n for n in ran if runs.median(label, n, window) >= TRAINED]
         rest = [n for n in ran if n not in trained[label]]
-        lines.append(f"- **{label}** trains at N = {text(trained[label])}; not at N = {text(rest)}")
+        said = (
+            f"trains at none of N = {text(rest)}"
+            if not trained[label]
+            else f"trains at every depth it ran, N = {text(trained[label])}"
+            if not rest
+            else f"trains at N = {text(trained[label])}; not at N = {text(rest)}"
+        )
+        lines.append(f"- **{label}** {said}")
     both = [n for n in depths if runs.has("post", n) and runs.has(ex.WARMED, n)]
     rescued = [n for n in both if n in trained[ex.WARMED] and n not in trained["post"]]
     lines += [

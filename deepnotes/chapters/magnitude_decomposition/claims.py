@@ -557,7 +557,7 @@ def _gradient_slope_rows(sweep) -> list[Verdict]:
     seed by seed (a seed counts where its slope against λ/α and every slope against α at fixed λ lie within
     SLOPE_ATOL of 1 and −1; check_estimate over the seeds)."""
     rows = []
-    seeds = len(next(iter(sweep.per_seed.values())))
+    seeds = sweep.seeds
     for kind in BETA_KINDS:
         slopes, per_alpha = [], []
         for s in range(seeds):

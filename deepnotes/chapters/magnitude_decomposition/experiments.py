@@ -245,6 +245,11 @@ class GradientSweep:
     rms: dict[str, list[list[float]]]
     per_seed: dict[str, list[list[list[float]]]] = field(default_factory=dict)
 
+    @property
+    def seeds(self) -> int:
+        """How many initializations per (α, λ) the sweep holds one by one (0 where it kept only the pooled RMS)."""
+        return len(next(iter(self.per_seed.values()), []))
+
     def series(self, kind: str, seed: int | None = None) -> tuple[list[float], list[float]]:
         """(λ/α, measured) over the whole grid, for a log-log fit against the O(λ/α) prediction: pooled
         over the seeds, or of one ``seed``."""

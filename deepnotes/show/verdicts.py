@@ -3,6 +3,7 @@ is decided by comparing the two, never typed by hand."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import html
 import math
@@ -257,22 +258,38 @@ def _estimate(estimator: str, values: list[float]) -> float:
     return float(statistics.median(values)) if estimator == "median" else statistics.fmean(values)
 
 
+def bootstrap_statistic(
+    samples,
+    statistic: Callable[[list], float],
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    level: Finite = BOOTSTRAP_LEVEL,
+    seed: int = 0,
+) -> tuple[float, float, float]:
+    """(estimate, low, high): ``statistic`` of ``samples`` (one per seed) and its percentile bootstrap interval
+    at ``level``: the statistic of ``resamples`` resamples of the seeds, drawn with replacement by a seeded
+    generator (the same samples give the same interval)."""
+    rng = random.Random(seed)
+    samples = list(samples)
+    boots = sorted(statistic(rng.choices(samples, k=len(samples))) for _ in range(resamples))
+    cut = (1 - level) / 2
+    return statistic(samples), boots[int(cut * resamples)], boots[min(resamples - 1, int((1 - cut) * resamples))]
+
+
 def bootstrap_interval(
     values, estimator: str, resamples: int = BOOTSTRAP_RESAMPLES, level: Finite = BOOTSTRAP_LEVEL, seed: int = 0
 ) -> tuple[float, float, float]:
-    """(estimate, low, high): ``estimator`` of ``values`` and its percentile bootstrap interval at
-    ``level`` from ``resamples`` resamples drawn with a seeded generator (the same values give the same
-    interval)."""
+    """(estimate, low, high): ``estimator`` of ``values`` and its percentile bootstrap interval
+    (:func:`bootstrap_statistic`)."""
     choice("estimator", estimator, ESTIMATORS)
-    rng = random.Random(seed)
-    values = list(values)
-    boots = sorted(_estimate(estimator, rng.choices(values, k=len(values))) for _ in range(resamples))
-    cut = (1 - level) / 2
-    return (
-        _estimate(estimator, values),
-        boots[int(cut * resamples)],
-        boots[min(resamples - 1, int((1 - cut) * resamples))],
+    return bootstrap_statistic(
+        [float(v) for v in values], functools.partial(_estimate, estimator), resamples, level, seed
     )
+
+
+def interval_status(lo: float, hi: float, low: float, high: float) -> str:
+    """The one rule of the door: holds when [lo, hi] lies inside [low, high], wrong when wholly outside, else
+    not checkable here (the samples cannot decide)."""
+    return HOLDS if low <= lo and hi <= high else WRONG if hi < low or lo > high else UNCHECKABLE
 
 
 def check_estimate(
@@ -309,7 +326,7 @@ def check_estimate(
         why = f"{reason}; {n} seed{'s' if n > 1 else ''} at this budget: a measured outcome needs at least {MIN_SEEDS}"
         return Verdict(claim, source, claimed, shown, UNCHECKABLE, why)
     est, lo, hi = bootstrap_interval(values, estimator)
-    status = HOLDS if low <= lo and hi <= high else WRONG if hi < low or lo > high else UNCHECKABLE
+    status = interval_status(lo, hi, low, high)
     interval = f"{BOOTSTRAP_LEVEL:.0%} bootstrap interval {lo:.3g}–{hi:.3g}, n = {len(values)}"
     shown = f"{lead}{estimator} {est:.3g} ({interval})"
     why = reason + (
@@ -356,37 +373,35 @@ def check_slope(
     samples_by_depth,
     reason: str,
 ) -> Verdict:
-    """A growth law y ∝ N^want, measured at ``depths`` (``samples_by_depth[i]``: one value per seed at
-    depths[i], the same seeds at every depth), judged over two depth ranges (:func:`depth_ranges`) and over
-    the seeds: in each range the per-seed log-log slopes go through :func:`check_estimate` (their median
-    within ``atol`` of ``want``). Holds or wrong only where both ranges say the same; not checkable here
-    where they differ (the law found depends on the range fitted) or either cannot decide."""
+    """A growth law E[y] ∝ N^want, measured at ``depths`` (``samples_by_depth[i]``: one positive value per seed
+    at depths[i], the same seeds at every depth), judged over two depth ranges (:func:`depth_ranges`): in each,
+    the estimator is the log-log slope of the mean over seeds (the claim is about an expectation), its interval
+    a bootstrap over the seeds (:func:`bootstrap_statistic`), judged by :func:`interval_status` against
+    want ± atol. Holds or wrong only where both ranges say the same; not checkable here where they differ (the
+    law found depends on the range fitted), where either cannot decide, or with fewer than MIN_SEEDS seeds."""
     from deepnotes.core.measure import loglog_slope  # the fit lives with the measurements
 
     by_depth = dict(zip(depths, samples_by_depth, strict=True))
     seeds = min(len(v) for v in by_depth.values())
-    judged, shown = [], []
+    band = f"slope within {atol:g} of {want:g}: the slope of the mean over seeds, its bootstrap over seeds"
+    if seeds < MIN_SEEDS:
+        why = f"{reason}; {band}; {seeds} seed{'s' if seeds > 1 else ''} at this budget: needs at least {MIN_SEEDS}"
+        return Verdict(claim, source, f"slope {want:g} over both ranges", "—", UNCHECKABLE, why)
+    statuses, shown = [], []
     for rng in depth_ranges(depths):
-        slopes = [loglog_slope(rng, [by_depth[n][k] for n in rng]) for k in range(seeds)]
-        v = check_estimate(
-            claim=claim,
-            source=source,
-            claimed=f"slope {want:g}",
-            samples=slopes,
-            estimator="median",
-            low=want - atol,
-            high=want + atol,
-            reason=reason,
-        )
-        judged.append(v)
-        shown.append(f"N = {rng[0]}..{rng[-1]}: {v.computed} ({v.status})")
-    statuses = {v.status for v in judged}
-    status = judged[0].status if len(statuses) == 1 else UNCHECKABLE
-    why = f"{reason}; slope within {atol:g} of {want:g}, fitted per seed over two depth ranges" + (
-        "" if len(statuses) == 1 else ": the ranges disagree, so the law depends on the depths fitted"
-    )
-    if status == UNCHECKABLE and len(statuses) == 1:
-        why = judged[0].reason
+
+        def slope_of_mean(idx, rng=rng):
+            return loglog_slope(rng, [statistics.fmean(by_depth[n][k] for k in idx) for n in rng])
+
+        est, lo, hi = bootstrap_statistic(list(range(seeds)), slope_of_mean)
+        statuses.append(interval_status(lo, hi, want - atol, want + atol))
+        shown.append(f"N = {rng[0]}..{rng[-1]}: {est:.3g} ({lo:.3g}–{hi:.3g}, {statuses[-1]})")
+    status = statuses[0] if len(set(statuses)) == 1 else UNCHECKABLE
+    why = f"{reason}; {band}, {seeds} seeds, over two depth ranges"
+    if UNCHECKABLE in statuses:
+        why += "; an interval straddles the claimed range: the samples cannot decide"
+    elif status == UNCHECKABLE:
+        why += ": the ranges disagree, so the law depends on the depths fitted"
     return Verdict(claim, source, f"slope {want:g} over both ranges", "; ".join(shown), status, why)
 
 

@@ -286,7 +286,7 @@ def bootstrap_interval(
     )
 
 
-def interval_status(lo: float, hi: float, low: float, high: float) -> str:
+def interval_status(lo: Finite, hi: Finite, low: Finite, high: Finite) -> str:
     """The one rule of the door: holds when [lo, hi] lies inside [low, high], wrong when wholly outside, else
     not checkable here (the samples cannot decide)."""
     return HOLDS if low <= lo and hi <= high else WRONG if hi < low or lo > high else UNCHECKABLE

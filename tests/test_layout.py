@@ -141,11 +141,9 @@ RUN_READS = {
 RUN_PARAMS = {"runs", "hists", "histories", "comp", "tmap", "run", "gain_runs", "rs", "sweeps", "sweep"}
 STATUS_ARGUMENTS = {"ok", "holds", "approx"}
 # Functions still deciding a probe statistic by check_true (issue 44, open; the list may only shrink): why
-# residuals' growth sweep reads medians over samples of one random stack per width, not per seed.
+# residuals' premise rows read means over layers and samples of one random stack (Su's v·∂f/∂x ⟂ v), the
+# singular values of one branch and the cosines under one orthogonal matrix.
 NOT_YET_THROUGH_THE_DOOR = {
-    ("deepnotes/chapters/why_residuals/claims.py", "_backward_growth_rows"),
-    ("deepnotes/chapters/why_residuals/claims.py", "_comment_11_growth_row"),
-    ("deepnotes/chapters/why_residuals/claims.py", "_comment_11_forward_row"),
     ("deepnotes/chapters/why_residuals/claims.py", "_premise_rows"),
     ("deepnotes/chapters/why_residuals/claims.py", "_orthogonality_rows"),
 }

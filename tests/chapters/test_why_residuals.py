@@ -308,6 +308,25 @@ def test_measured_verdicts_and_summary(sweeps):
     assert second_moment_row([0.05 * math.sin(i) for i in range(32)]).status == HOLDS
     assert second_moment_row([0.9] * 20 + [3.0] * 12).status == WRONG  # typical 0.9, mean e^2.2
     assert f"at N = {max(growth.depths)}" in second_moment_row([0.0] * 8).claimed  # every depth qualifies
+    # the growth rows judge the median over the probe's samples with its interval (issue 44's door)
+    deep = max(growth.depths)
+    key = next(
+        k
+        for k in growth.probes
+        if k[0] == growth.wide
+        and k[1] in rs.EPS_NAMES
+        and k[2] == deep
+        and wc.predicted_log_growth(k[1], deep)["high_d"] <= wc.VISIBLE_LOG_GROWTH
+    )
+
+    def bounded_row(logs):
+        changed = {key: dataclasses.replace(growth.probes[key], log_growth=logs)}
+        table = wc.growth_verdicts(dataclasses.replace(growth, probes={**growth.probes, **changed}))
+        return next(v for v in table if v.claim == f"width {key[0]}, N = {deep}, ε = {key[1]}: growth ≈ 1")
+
+    assert bounded_row([0.01 * math.sin(i) for i in range(16)]).status == HOLDS
+    assert bounded_row([0.5 + 0.01 * math.sin(i) for i in range(16)]).status == WRONG
+    assert bounded_row([0.0, 0.5] * 8).status == UNCHECKABLE  # half the samples in, half out: cannot decide
     train = wc.training_verdicts(sweeps["train"], SMOKE)
     assert [v.status for v in train] == [  # the source's direction: plain fails, scaled train; ε = 1 (comment
         # 11: "very deep") not judged below VERY_DEEP blocks

@@ -15,7 +15,7 @@ second moments of a plain stack, and per-layer parameter gradients (float64 auto
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -117,6 +117,7 @@ class JacobianProbe:
     forward_log_growth: float  # median over samples of log(‖x_N‖²/‖x_0‖²)
     cos_vu: float  # mean |cos(v, v·∂f/∂x)| over layers and samples (Su: ≈ 0)
     norm_ratio: float  # mean ‖v·∂f/∂x‖²/‖v‖² (Su: ≈ 1)
+    forward_samples: list[float] = field(default_factory=list)  # per sample: log(‖x_N‖²/‖x_0‖²)
 
     @property
     def typical(self) -> float:
@@ -182,6 +183,7 @@ def jacobian_growth(
         float(fwd.median()),
         sum(cosines) / max(len(cosines), 1),
         sum(ratios) / max(len(ratios), 1),
+        fwd.tolist(),
     )
 
 

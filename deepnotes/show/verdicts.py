@@ -286,6 +286,11 @@ def bootstrap_interval(
     )
 
 
+def too_few_seeds(n: int) -> str:
+    """Why a measured row with ``n`` < MIN_SEEDS seeds is not judged (the same words on every page)."""
+    return f"{n} seed{'s' if n != 1 else ''} at this budget: a measured outcome needs at least {MIN_SEEDS}"
+
+
 def interval_status(lo: Finite, hi: Finite, low: Finite, high: Finite) -> str:
     """The one rule of the door: holds when [lo, hi] lies inside [low, high], wrong when wholly outside, else
     not checkable here (the samples cannot decide)."""
@@ -323,7 +328,7 @@ def check_estimate(
     if len(values) < MIN_SEEDS:
         n = len(values)
         shown = f"{lead}{estimator} {_estimate(estimator, values):.3g} over {n} seed{'s' if n > 1 else ''}"
-        why = f"{reason}; {n} seed{'s' if n > 1 else ''} at this budget: a measured outcome needs at least {MIN_SEEDS}"
+        why = f"{reason}; {too_few_seeds(n)}"
         return Verdict(claim, source, claimed, shown, UNCHECKABLE, why)
     est, lo, hi = bootstrap_interval(values, estimator)
     status = interval_status(lo, hi, low, high)
@@ -385,7 +390,7 @@ def check_slope(
     seeds = min(len(v) for v in by_depth.values())
     band = f"slope within {atol:g} of {want:g}: the slope of the mean over seeds, its bootstrap over seeds"
     if seeds < MIN_SEEDS:
-        why = f"{reason}; {band}; {seeds} seed{'s' if seeds > 1 else ''} at this budget: needs at least {MIN_SEEDS}"
+        why = f"{reason}; {band}; {too_few_seeds(seeds)}"
         return Verdict(claim, source, f"slope {want:g} over both ranges", "—", UNCHECKABLE, why)
     statuses, shown = [], []
     for rng in depth_ranges(depths):

@@ -567,7 +567,7 @@ def training_verdicts(runs: dict[float, tuple[MLMRun, ...]], budget: Budget | st
                 claim="σ = 0.05 does not converge",
                 source="seed 003 annotated §9.3 claim §9.3.1; seed 003 annotated §9.3 table",
                 claimed=f"learned < {NOT_CONVERGED_LEARNED:g} in most seeds",
-                computed="learned " + ", ".join(f"{seed[0.05]:.2f}" for seed in per_seed),
+                computed="learned " + vd.seeds_text([seed[0.05] for seed in per_seed]),
                 samples=[seed[0.05] < NOT_CONVERGED_LEARNED for seed in per_seed],
                 estimator="fraction",
                 low=vd.MOST_SEEDS[0],

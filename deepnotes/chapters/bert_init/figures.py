@@ -143,7 +143,8 @@ def sweep_figure(probes: dict[float, InitProbe]):
 
 
 def training_figure(runs: dict[float, tuple[MLMRun, ...]], budget: Budget | str | None = None):
-    """Experiment 2: the MLM loss of every std's runs (each seed), with the floor and the context-free plateau."""
+    """Experiment 2: the MLM loss of every std's runs (the seeds' median, their range shaded), with the floor
+    and the context-free plateau."""
     budget = resolve_budget(budget)
     from deepnotes.show import plots
 
@@ -151,11 +152,7 @@ def training_figure(runs: dict[float, tuple[MLMRun, ...]], budget: Budget | str 
     fig, (ax,) = plots.new_figure(1, height=3.2)
     plots.loss_curves(
         ax,
-        {
-            f"std {s:g}" + (f", seed {k}" if len(rs) > 1 else ""): r.history
-            for s, rs in runs.items()
-            for k, r in enumerate(rs)
-        },
+        {f"std {s:g}": [r.history for r in rs] for s, rs in runs.items()},  # the seeds' median, min-max band
         title=f"MLM, N={b.train_depth}, d={b.train_width}, warmup {b.train_warmup}",
         floor_label=MLM_FLOOR,
         legend=False,

@@ -41,6 +41,7 @@ from deepnotes.show.verdicts import (
     check_possible,
     check_scaling,
     check_true,
+    seeds_text,
     uncheckable,
 )
 
@@ -705,10 +706,7 @@ def _adam_constants_row(n: int, lr: Finite, runs: dict) -> Verdict:
         claim=f"N={n}, Adam lr {lr:g}: the paper's (SGD-derived) constants also train under Adam",
         source="seed 000 §多种优化 claim 22 (the paper's own report); seed 001 §6）多种优化器 claim 25",
         claimed=f"trains (learned > {TRAINS}) in most seeds",
-        computed="learned per seed "
-        + ", ".join(f"{f:.2f}" for f in paper)
-        + "; Su's Adam constants "
-        + ", ".join(f"{f:.2f}" for f in su),
+        computed=f"learned {seeds_text(paper)}; Su's Adam constants {seeds_text(su)}",
         samples=[f > TRAINS for f in paper],
         estimator="fraction",
         low=MOST_SEEDS[0],

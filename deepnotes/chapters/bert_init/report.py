@@ -101,3 +101,22 @@ def _gain_line(s: float, head: bool, k: int, seeds: tuple[MLMRun, ...], w: int) 
         + (f"; head LN γ → {r.gains['head'][-1]:.3f}" if head else "")
         + f"; embedding RMS ×{r.embed_rms[-1] / r.embed_rms[0]:.2f}; learned {r.history.fraction_learned(w):.2f}"
     )
+
+
+def derivation_numbers(stds: dict, ffn: dict, logits: dict) -> dict[str, str]:
+    """The derivation's numbers the chapter's prose quotes (glued into it, :func:`deepnotes.show.prose.glue_values`),
+    from :func:`.derive.bert_stds`, :func:`.derive.ffn_branch_table` and :func:`.derive.bert_logit_scale`:
+    BERT's realized std 0.02·√γ, the FFN branch's share v (in %) and the identity path's weight per layer and
+    after twelve layers at BERT's init and at Xavier's, the softmax's distance q/2 from uniform, and how many
+    times the annotated section's s² understates v (v/s² at BERT's init)."""
+    bert, xavier = ffn["rows"]["BERT 0.02 (cut at 2σ)"], ffn["rows"]["Xavier 1/√768"]
+    actual = float(stds["actual"])
+    return {
+        "bert_actual_std": f"{actual:.4f}",
+        "bert_ffn_share_pct": f"{100 * bert['v_ffn']:.0f}",
+        "bert_identity_per_layer": f"{bert['w_layer']:.2f}",
+        "bert_identity_after_depth": f"{bert['w_depth']:.2f}",
+        "xavier_identity_after_depth": f"{xavier['w_depth']:.2g}",
+        "logit_kl_from_uniform": f"{logits['kl_from_uniform']:.2f}",
+        "annotation_understates": f"{round(bert['v_ffn'] / actual**2, -1):.0f}",  # to tens: "about"
+    }

@@ -356,3 +356,35 @@ def paper_size_verdicts(updates: dict[tuple[str, int], History], budget: Budget 
     budget = resolve_budget(budget)
     d_model, d_ff, heads = budget.increment_explosion.paper_shape
     return early_update_verdicts(updates, budget, size=f"{d_model}-{d_ff}-{heads} (DeepNet's size)")
+
+
+def paper_size_reading(updates: dict[tuple[str, int], History], budget: Budget | str) -> str:
+    """What the runs at DeepNet Fig. 5's size show, in words, every number read from the runs: Post-LN's
+    first-step update against depth (log-log slope, first and last depth), and for each other variant
+    how much smaller its update is than Post-LN's and whether it stays flat (the verdicts' thresholds)."""
+    budget = resolve_budget(budget)
+    depths = budget.increment_explosion.update_depths
+    first = ex.first_step_updates(updates, depths)
+    post, s_post = first["post"], loglog_slope(depths, first["post"])
+    trend = "grows" if s_post > GROWTH_MIN_SLOPE else "does not grow"
+    lines = [
+        f"In these runs Post-LN's first-step update {trend} with depth (log-log slope {s_post:.2f}, "
+        f"from {post[0]:.2g} at {depths[0]} blocks to {post[-1]:.2g} at {depths[-1]})."
+    ]
+    for v, ups in first.items():
+        if v == "post":
+            continue
+        s_v = loglog_slope(depths, ups)
+        times = [p / u for p, u in zip(post, ups, strict=True)]
+        size = (
+            f"{min(times):.2g} to {max(times):.2g} times smaller than Post-LN's at every depth"
+            if min(times) > 1
+            else f"between {min(times):.2g} and {max(times):.2g} times smaller than Post-LN's (not at every depth)"
+        )
+        shape = "nearly flat" if abs(s_v) < FLAT_MAX_SLOPE else "not flat"
+        lines.append(f"`{v}`'s update is {size}, and {shape}: slope {s_v:.2f} ({ups[0]:.2g} to {ups[-1]:.2g}).")
+    lines.append(
+        "The Adam argument above predicts slope ½ for the paper's constants, which were derived for SGD, and "
+        "0 for Su's Adam constants; these are single runs per depth (one initialization)."
+    )
+    return " ".join(lines)

@@ -73,9 +73,9 @@ def first_order_gap(
     return float(np.abs(prod - total).max() / np.abs(prod).max())
 
 
-def derivation() -> vd.VerdictTable:
-    """The derivations of seeds 002/003 against SymPy, and the annotated arithmetic of seed 003."""
-    # BERT's GELU FFN at the stds the printed 0.0361 and 0.0176 round: 1/√768 and 0.02 cut at ±2σ
+def bert_branch_variances() -> dict[float, float]:
+    """printed std (0.0361, 0.0176) → E[F²] of BERT's GELU FFN branch at the std it rounds: 1/√768 and 0.02
+    cut at ±2σ (:func:`.derive.bert_ffn_branch_at`)."""
     exact = dict(
         zip(
             BERT_STDS,
@@ -83,7 +83,23 @@ def derivation() -> vd.VerdictTable:
             strict=True,
         )
     )
-    v_bert = {std: derive.bert_ffn_branch_at(derive.BERT_WIDTH, exact[std]) for std in BERT_STDS}
+    return {std: derive.bert_ffn_branch_at(derive.BERT_WIDTH, exact[std]) for std in BERT_STDS}
+
+
+def derivation_numbers() -> dict[str, str]:
+    """The numbers the prose quotes (glued into it): the FFN branch's variance v at BERT's init and the
+    effective depth 1/log(1+v) in sublayers at BERT's init and at Xavier's (the eq. (58) verdict's values)."""
+    xavier, bert = (bert_branch_variances()[std] for std in BERT_STDS)
+    return {
+        "bert_branch_variance": f"{bert:.3f}",
+        "bert_effective_depth": f"{1 / math.log(1 + bert):.0f}",
+        "xavier_effective_depth": f"{1 / math.log(1 + xavier):.1f}",
+    }
+
+
+def derivation() -> vd.VerdictTable:
+    """The derivations of seeds 002/003 against SymPy, and the annotated arithmetic of seed 003."""
+    v_bert = bert_branch_variances()
     return vd.VerdictTable(
         _sympy_derivation_rows()
         + _branch_variance_rows(v_bert)

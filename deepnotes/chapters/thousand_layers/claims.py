@@ -12,7 +12,7 @@ import sympy as sp
 from deepnotes.chapters.thousand_layers import derive
 from deepnotes.chapters.thousand_layers import experiments as ex
 from deepnotes.core import scaling
-from deepnotes.core.config import Budget, resolve_budget
+from deepnotes.core.config import Budget, get_budget, resolve_budget
 from deepnotes.core.derive import N, alpha, deepnorm_ratio, lam
 from deepnotes.core.measure import NOISE_SIGMAS, StreamProfile, unrelated_cosine_floor
 from deepnotes.core.validate import Finite
@@ -492,3 +492,17 @@ def frontier_markdown(runs: ex.Runs, window: int, depths: tuple[int, ...]) -> st
         + ".",
     ]
     return "\n".join(lines)
+
+
+def budget_numbers(budget: Budget | str) -> dict[str, str]:
+    """The sizes and the threshold the page's prose quotes (glued into it): the map's depths at this budget
+    and the `gpu` budget's deepest, the live panel's largest depth, and the fraction learned that counts as
+    trained (:data:`TRAINED`, fixed before any run)."""
+    sub, gpu = resolve_budget(budget).thousand_layers, get_budget("gpu").thousand_layers
+    *head, last = sub.map_depths
+    return {
+        "map_depths": f"{', '.join(map(str, head))} and {last}" if head else str(last),
+        "gpu_map_deepest": str(max(gpu.map_depths)),
+        "live_max_depth": f"{sub.live_depth[2]:,}",
+        "trained_threshold": f"{TRAINED:g}",
+    }

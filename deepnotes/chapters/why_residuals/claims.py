@@ -840,3 +840,36 @@ def paper_spectrum_verdicts(paper: PaperSpectra) -> vd.VerdictTable:
             ),
         ]
     )
+
+
+def transformer_reading(sweep: TransformerSweep, budget: Budget | str) -> str:
+    """The Transformer runs in words, every number read from the sweep: per wiring and depth, the mean cosine
+    between the positions of a sequence at x_0 and at x_N before training (one random stack), what each seed
+    learned (the seeds' median first; "div." for a seed that diverged), and, at the deepest depth, the range of
+    the per-block gradient norms at step 0 (seed 0)."""
+    window = resolve_budget(budget).why_residuals.loss_window
+    deep = max(sweep.depths)
+    lines = []
+    for kind in sweep.kinds:
+        parts = []
+        for n in sweep.depths:
+            c0, cn = sweep.cosines[(n, kind)]
+            hs = sweep.runs[(n, kind)]
+            diverged = [str(h.diverged_at) for h in hs if h.diverged]
+            learned = vd.seeds_text([h.fraction_learned(window) for h in hs])
+            parts.append(
+                f"N = {n}: cosine {c0:.2f} → {cn:.3f}, learned {learned}"
+                + (f", diverged at step {', '.join(diverged)}" if diverged else "")
+            )
+        g0 = sweep.runs[(deep, kind)][0].grad_norms[0]  # [N] per-block gradient norms at step 0
+        if g0:
+            parts.append(f"gradient per block at step 0, N = {deep}: {min(g0):.2g} to {max(g0):.2g}")
+        lines.append(f"- **{label(kind)}**: " + "; ".join(parts) + ".")
+    return "\n".join(lines)
+
+
+def budget_numbers(budget: Budget | str) -> dict[str, str]:
+    """The sizes the page's prose quotes (glued into it): the Jacobian-growth probe's narrowest and widest
+    width and its deepest stack at this budget."""
+    sub = resolve_budget(budget).why_residuals
+    return {"probe_widths": f"{min(sub.widths)} to {max(sub.widths)}", "probe_deepest": str(max(sub.depths))}

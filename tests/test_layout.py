@@ -233,6 +233,33 @@ def test_the_door_scan_catches_what_it_should():
     assert run_derived_checks(good) == []
 
 
+def budget_name_decisions(src: str) -> list[int]:
+    """Lines where code compares a budget's name (``budget.name == "cpu"``, ``sub.name in (...)``): a rule
+    that holds for some budgets only, by name, instead of by what the runs are (their length, their seeds)."""
+    return [
+        node.lineno
+        for node in ast.walk(ast.parse(src))
+        if isinstance(node, ast.Compare)
+        and any(isinstance(n, ast.Attribute) and n.attr == "name" for n in [node.left, *node.comparators])
+        and any(
+            isinstance(n, ast.Attribute) and "budget" in ast.unparse(n.value) for n in [node.left, *node.comparators]
+        )
+    ]
+
+
+def test_no_verdict_rule_is_decided_by_a_budgets_name():
+    """Issue 44, rules everywhere or nowhere: the long-training exemption, the seed rule and the two-setting
+    rule read the runs (``verdicts.late_training_gate``, ``check_estimate``), never which budget built them."""
+    found = [
+        f"{path.relative_to(ROOT)}:{line}"
+        for path in sorted((ROOT / "deepnotes" / "chapters").rglob("claims.py"))
+        + sorted((ROOT / "deepnotes" / "shared").rglob("*.py"))
+        for line in budget_name_decisions(path.read_text())
+    ]
+    assert not found, "a verdict rule decided by the budget's name:\n" + "\n".join(found)
+    assert budget_name_decisions("def f(budget):\n    if budget.name in SHORT:\n        return 1\n") == [2]
+
+
 @pytest.mark.parametrize("package", PACKAGES, ids=lambda p: p.name)
 def test_a_chapter_imports_no_other_chapter(package):
     others = {p.name for p in PACKAGES} - {package.name}

@@ -291,6 +291,23 @@ def too_few_seeds(n: int) -> str:
     return f"{n} seed{'s' if n != 1 else ''} at this budget: a measured outcome needs at least {MIN_SEEDS}"
 
 
+# A claim about what runs do late in training ("the loss settles near a constant, then diverges") is judged only on
+# runs at least this long: the book's longest runs (the `full` budget's warmup comparison, 2000 steps), fixed before
+# any run (issue 30). Shorter runs show what they did, as a measurement; the rule reads how long the runs were
+# planned, not a budget's name, and every page applies it through :func:`late_training_gate`.
+LONG_TRAINING_STEPS = 2000
+
+
+def late_training_gate(*, claim: str, source: str, claimed: str, computed: str, steps: int) -> Verdict | None:
+    """ "Not checkable here" for a claim about late training whose runs took fewer than
+    :data:`LONG_TRAINING_STEPS` steps (what they did shown in ``computed``); None where they are long enough
+    to be judged, by the caller, through the door (:func:`check_estimate`)."""
+    if steps >= LONG_TRAINING_STEPS:
+        return None
+    why = f"a claim about long training: judged only on runs of at least {LONG_TRAINING_STEPS} steps, not these {steps}"
+    return Verdict(claim, source, claimed, computed, UNCHECKABLE, why)
+
+
 def interval_status(lo: Finite, hi: Finite, low: Finite, high: Finite) -> str:
     """The one rule of the door: holds when [lo, hi] lies inside [low, high], wrong when wholly outside, else
     not checkable here (the samples cannot decide)."""

@@ -136,3 +136,14 @@ def test_lru_drops_the_least_recently_used():
     lru.put("c", 3)
     assert "b" not in lru and lru.get("a") == 1 and lru.get("c") == 3
     assert lru.get_or_compute("d", lambda: 4) == 4 and len(lru) == 2
+
+
+def test_a_late_training_claim_is_judged_only_on_long_enough_runs():
+    from deepnotes.core.config import BUDGETS
+
+    kw = dict(claim="the loss settles, then diverges", source="s", claimed="plateau, then NaN", computed="0 of 3")
+    short = vd.late_training_gate(**kw, steps=vd.LONG_TRAINING_STEPS - 1)
+    assert short.status == vd.UNCHECKABLE and f"not these {vd.LONG_TRAINING_STEPS - 1}" in short.reason
+    assert vd.late_training_gate(**kw, steps=vd.LONG_TRAINING_STEPS) is None
+    # the book's longest runs reach it, so the claim is judged somewhere
+    assert max(b.warmup.steps for b in BUDGETS.values()) >= vd.LONG_TRAINING_STEPS

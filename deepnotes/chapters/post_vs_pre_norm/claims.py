@@ -13,7 +13,7 @@ import sympy as sp
 
 from deepnotes.chapters.post_vs_pre_norm import derive
 from deepnotes.chapters.post_vs_pre_norm import experiments as ex
-from deepnotes.core.config import BUDGETS, Budget, resolve_budget
+from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.core.measure import loglog_slope, scaling_fits
 from deepnotes.core.models import truncated_normal_variance_factor
 from deepnotes.core.validate import Finite
@@ -261,7 +261,6 @@ TRAINS_SOURCE = {
 WARMUP_TRAINS = (  # "post, warmup w" against "post, no warmup"
     "seed 002 §残差连接 claim 18; seed 000 §增量爆炸 claim 8.1; seed 003 §Warmup是怎样起作用的 claims 20, 26"
 )
-SHORT_BUDGETS = ("smoke", "cpu", "gpu")  # too few steps to judge what a run does late in training (issue 30)
 OPTIMIZER_SOURCE = {
     "adam": "seed 003 §我们真的担心梯度消失吗 claims 15, 18",
     "sgd": "seed 003 §我们真的担心梯度消失吗 claim 17",
@@ -468,33 +467,23 @@ def _post_no_warmup_rows(runs: dict[str, dict], budget: Budget | str) -> list[vd
         "Post-LN without warmup: the loss settles near a constant, then diverges",
         "seed 003 §Warmup是怎样起作用的 claim 25",
     )
-    if budget.name in SHORT_BUDGETS:  # a claim about long training is not judged on a short run
-        rows.append(
-            vd.Verdict(
-                claim,
-                source,
-                "plateau, then NaN",
-                computed,
-                vd.UNCHECKABLE,
-                f"a claim about long training: judged at the full budget "
-                f"({BUDGETS['full'].warmup.steps} steps), not on the {budget.name} "
-                f"budget's {budget.warmup.steps}",
-            )
+    gate = vd.late_training_gate(
+        claim=claim, source=source, claimed="plateau, then NaN", computed=computed, steps=budget.warmup.steps
+    )
+    rows.append(
+        gate
+        or vd.check_estimate(
+            claim=claim,
+            source=source,
+            claimed="plateau, then NaN, in most seeds",
+            computed=computed,
+            samples=[h.diverged for h in post_nw],
+            estimator="fraction",
+            low=vd.MOST_SEEDS[0],
+            high=vd.MOST_SEEDS[1],
+            reason="what most seeds did",
         )
-    else:
-        rows.append(
-            vd.check_estimate(
-                claim=claim,
-                source=source,
-                claimed="plateau, then NaN, in most seeds",
-                computed=computed,
-                samples=[h.diverged for h in post_nw],
-                estimator="fraction",
-                low=vd.MOST_SEEDS[0],
-                high=vd.MOST_SEEDS[1],
-                reason="what most seeds did",
-            )
-        )
+    )
     return rows
 
 

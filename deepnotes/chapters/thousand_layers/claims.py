@@ -498,7 +498,8 @@ def budget_numbers(budget: Budget | str) -> dict[str, str]:
     """The sizes and the threshold the page's prose quotes (glued into it): the map's depths at this budget
     and the `gpu` budget's deepest, the live panel's largest depth, and the fraction learned that counts as
     trained (:data:`TRAINED`, fixed before any run)."""
-    sub, gpu = resolve_budget(budget).thousand_layers, get_budget("gpu").thousand_layers
+    budget = resolve_budget(budget)
+    sub, gpu = budget.thousand_layers, get_budget("gpu").thousand_layers
     *head, last = sub.map_depths
     return {
         "map_depths": f"{', '.join(map(str, head))} and {last}" if head else str(last),

@@ -847,7 +847,8 @@ def transformer_reading(sweep: TransformerSweep, budget: Budget | str) -> str:
     between the positions of a sequence at x_0 and at x_N before training (one random stack), what each seed
     learned (the seeds' median first; "div." for a seed that diverged), and, at the deepest depth, the range of
     the per-block gradient norms at step 0 (seed 0)."""
-    window = resolve_budget(budget).why_residuals.loss_window
+    budget = resolve_budget(budget)
+    window = budget.why_residuals.loss_window
     deep = max(sweep.depths)
     lines = []
     for kind in sweep.kinds:
@@ -871,5 +872,6 @@ def transformer_reading(sweep: TransformerSweep, budget: Budget | str) -> str:
 def budget_numbers(budget: Budget | str) -> dict[str, str]:
     """The sizes the page's prose quotes (glued into it): the Jacobian-growth probe's narrowest and widest
     width and its deepest stack at this budget."""
-    sub = resolve_budget(budget).why_residuals
+    budget = resolve_budget(budget)
+    sub = budget.why_residuals
     return {"probe_widths": f"{min(sub.widths)} to {max(sub.widths)}", "probe_deepest": str(max(sub.depths))}

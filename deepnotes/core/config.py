@@ -112,9 +112,13 @@ class TrainConfig:
     seq_len: int = 16  # tokens per sequence
     seed: int = 0  # seeds the model's initialization and the data stream
     betas: tuple[float, float] = (0.9, 0.98)  # Adam/LAMB moment decays
+    held_out: int = 256  # sequences of the fixed held-out sample the final loss is read on (0: none; train.py)
 
     def __post_init__(self):
         choice("optimizer", self.optimizer, OPTIMIZER_NAMES)
+        nonnegative_int("held_out", self.held_out)
+        if self.held_out == 1:
+            raise ValueError("held_out=1: a standard error needs at least 2 held-out sequences; give 0 (none) or >= 2")
         positive_float("lr", self.lr)
         for name in ("steps", "batch_size", "seq_len"):
             positive_int(name, getattr(self, name))

@@ -150,7 +150,12 @@ def _calibration_work(shape: dict, depth: int | None = None) -> TrainRuns:
         norm="pre",
     )
     train = TrainConfig(
-        optimizer="adam", lr=1e-4, steps=CALIBRATION_STEPS, batch_size=shape["batch"], seq_len=shape["seq_len"]
+        optimizer="adam",
+        lr=1e-4,
+        steps=CALIBRATION_STEPS,
+        batch_size=shape["batch"],
+        seq_len=shape["seq_len"],
+        held_out=0,  # the calibration times training steps
     )
     return TrainRuns(model, 1, train)
 

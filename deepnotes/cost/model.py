@@ -140,17 +140,29 @@ class TrainRuns:
 
     def count(self) -> Count:
         positive_int("members", self.members)
-        shape = (
-            _cost_shape(self.model),
-            replace(self.train, steps=1, warmup_steps=min(self.train.warmup_steps, 1), batch_size=1, lr=1e-3, seed=0),
-            self.masked,
-        )
-        per = _train_counts(*shape)
+        loop = replace(self.train, steps=1, warmup_steps=min(self.train.warmup_steps, 1), batch_size=1, lr=1e-3, seed=0)
+        per = _train_counts(_cost_shape(self.model), replace(loop, held_out=0), self.masked)
         n, steps, batch = self.model.n_layers, self.train.steps, self.train.batch_size
         return (
             _scale(per, n, steps, self.members, batch)
             + _kernel_part(self.model, per, n, steps, self.members, batch, self.train.seq_len)
             + Count(0.0, 0.0, steps=float(steps))
+            + self.held_out_count()
+        )
+
+    def held_out_count(self) -> Count:
+        """The reading of the final loss on the held-out sample: ``train.held_out`` sequences in forward passes
+        of HELD_OUT_CHUNK (:func:`deepnotes.core.train.held_out_losses`), counted like the training loop."""
+        from deepnotes.core.train import HELD_OUT_CHUNK
+
+        held = self.train.held_out
+        if not held:
+            return ZERO
+        chunk, n = min(held, HELD_OUT_CHUNK), self.model.n_layers
+        per = _held_out_counts(_cost_shape(self.model), self.train.seq_len, self.masked)
+        passes = math.ceil(held / chunk)
+        return _scale(per, n, passes, self.members, chunk) + _kernel_part(
+            self.model, per, n, passes, self.members, chunk, self.train.seq_len
         )
 
 
@@ -541,6 +553,23 @@ def _train_counts(model: ModelConfig, train: TrainConfig, masked: Finite | None)
 
 @functools.lru_cache(maxsize=256)
 @_kept
+def _held_out_counts(model: ModelConfig, seq_len: int, masked: Finite | None) -> _PerUnit:
+    from deepnotes.core.data import MarkovLanguage
+    from deepnotes.core.engine import Stack
+    from deepnotes.core.train import Masked, held_out_losses
+
+    task = MarkovLanguage(vocab_size=model.vocab_size, seed=0)
+    objective = Masked(masked) if masked is not None else None
+
+    def count_at(depth: int, passes: int, members: int) -> Count:  # a pass of one sequence (batch 1)
+        stack = Stack([replace(model, n_layers=depth)] * members, seeds=list(range(members)), device="cpu")
+        return counted(lambda: held_out_losses(stack, [task] * members, passes, seq_len, objective, chunk=1))
+
+    return _per_unit(count_at)
+
+
+@functools.lru_cache(maxsize=256)
+@_kept
 def _pass_counts(model: ModelConfig, seq_len: int, backward: bool) -> _PerUnit:
     from deepnotes.core.engine import Stack
 
@@ -655,7 +684,16 @@ def _run_key(work) -> tuple:
     from deepnotes.core.engine import graph_config
 
     t = work.train
-    key = (graph_config(work.model), work.members, t.optimizer, t.steps, t.batch_size, t.seq_len, work.masked)
+    key = (
+        graph_config(work.model),
+        work.members,
+        t.optimizer,
+        t.steps,
+        t.batch_size,
+        t.seq_len,
+        t.held_out,
+        work.masked,
+    )
     return (*key, "spread" if work.spread else "here")
 
 

@@ -28,3 +28,40 @@ def glue_values(values: Mapping[str, str]) -> None:
         return
     for key, text in values.items():
         glue(key, str(text), display=False)
+
+
+def _histories(obj, depth: int = 0) -> list:
+    """Every History inside ``obj``: dicts, lists, tuples and dataclasses (a chapter's runs) walked to depth 6."""
+    from dataclasses import fields, is_dataclass
+
+    from deepnotes.core.train import History
+
+    if isinstance(obj, History):
+        return [obj]
+    if depth > 6:
+        return []
+    if isinstance(obj, dict):
+        items = list(obj.values())
+    elif isinstance(obj, (list, tuple)):
+        items = list(obj)
+    elif is_dataclass(obj) and not isinstance(obj, type):
+        items = [getattr(obj, f.name) for f in fields(obj)]
+    else:
+        return []
+    return [h for item in items for h in _histories(item, depth + 1)]
+
+
+def held_out_note(runs) -> str:
+    """One Markdown sentence on how "fraction learned" is read in ``runs`` (any nesting of Histories): on a
+    fixed held-out sample (its size), and the largest standard error among the runs, in units of the
+    plateau–floor gap; or that these runs read it on their last training batches (no held-out sample)."""
+    read = [h for h in _histories(runs) if h.fraction_se() is not None]
+    if not read:
+        return "*Fraction learned* is read here on the last training batches (these runs have no held-out sample)."
+    sizes = sorted({h.held_out_sequences for h in read})
+    return (
+        f"*Fraction learned* is read on a fixed held-out sample of {' or '.join(map(str, sizes))} sequences per "
+        "language (each position's loss taken in expectation over the language's true next or hidden token), not "
+        f"on the last training batches; its standard error is at most {max(h.fraction_se() for h in read):.3f} "
+        f"of the plateau–floor gap over the {len(read)} runs that finished here."
+    )

@@ -101,18 +101,25 @@ def test_ffn_table_agrees_with_the_numeric_identity_weight():
 
 
 def test_the_prose_quotes_the_identity_weights_its_table_computes():
-    """The paragraph under the FFN table compares twelve-layer identity weights: they are the table's
-    (it once said 0.0003 for Xavier, a number no cell computed)."""
+    """The paragraph under the FFN table compares twelve-layer identity weights: they are the table's, glued
+    from the cell that computes them (it once said 0.0003 for Xavier, a number no cell computed)."""
     import json
 
     from book_paths import ROOT
+
+    from deepnotes.chapters.bert_init import report
 
     cells = json.loads((ROOT / "book" / "bert_init.ipynb").read_text())["cells"]
     at = next(i for i, c in enumerate(cells) if "sb.ffn_branch_table()" in "".join(c["source"]))
     prose = "".join(cells[at + 1]["source"])
     rows = sb.ffn_branch_table()["rows"]
-    for name, digits in (("BERT 0.02 (cut at 2σ)", 2), ("Xavier 1/√768", 4)):
-        assert f"{rows[name]['w_depth']:.{digits}f} " in prose, name
+    glued = report.derivation_numbers(sb.bert_stds(), sb.ffn_branch_table(), sb.bert_logit_scale())
+    for key, name in (
+        ("bert_identity_after_depth", "BERT 0.02 (cut at 2σ)"),
+        ("xavier_identity_after_depth", "Xavier 1/√768"),
+    ):
+        assert f"{{glue:text}}`{key}`" in prose, key
+        assert float(glued[key]) == pytest.approx(rows[name]["w_depth"], rel=0.01), key
 
 
 def test_softmax_of_gaussian_logits_is_q_over_two_from_uniform():

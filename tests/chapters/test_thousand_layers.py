@@ -178,15 +178,16 @@ def _set_fraction(hists, fraction):
     """Rewrite measured losses so that every seed ends at ``fraction`` of the way to the floor."""
     for h in hists:
         h.losses[:] = [h.unigram - fraction * (h.unigram - h.floor)] * len(h.losses)
+        h.held_out_loss = h.losses[-1] if h.held_out_loss is not None else None  # what fraction_learned reads
 
 
 @pytest.fixture
 def restored(runs):
-    saved = {k: [list(h.losses) for h in hs] for k, hs in runs.histories.items()}
+    saved = {k: [(list(h.losses), h.held_out_loss) for h in hs] for k, hs in runs.histories.items()}
     yield runs
     for k, hs in runs.histories.items():
-        for h, s in zip(hs, saved[k], strict=True):
-            h.losses[:] = s
+        for h, (losses, held_out) in zip(hs, saved[k], strict=True):
+            h.losses[:], h.held_out_loss = losses, held_out
 
 
 def test_verdicts_follow_the_measurement(budget, restored):

@@ -14,7 +14,7 @@ from deepnotes.core.config import GPU_MINUTES_EXCEPTIONS, GPU_MINUTES_PER_CHAPTE
 from deepnotes.core.data import MarkovLanguage
 from deepnotes.core.engine import Stack
 from deepnotes.core.ensembles import train_many
-from deepnotes.core.train import Masked, train_ensemble
+from deepnotes.core.train import HELD_OUT_CHUNK, Masked, train_ensemble
 from deepnotes.cost import estimate
 from deepnotes.cost import log as work_log
 from deepnotes.cost import model as cost
@@ -221,7 +221,8 @@ def test_the_blocks_the_kernels_run_are_priced_at_the_kernels_rates():
     their FLOPs and operators are priced at the kernels' rates; a GPU (no kernel rate) prices them all alike."""
     work = cost.TrainRuns(BUDGET.model_config(6), 3, BUDGET.train_config("adam", 1e-3, 4))
     count = work.count()
-    assert count.kernel_blocks == 3 * 6 * 4 and 0 < count.kernel_flops <= count.flops
+    held_out_passes = math.ceil(work.train.held_out / HELD_OUT_CHUNK)  # the final loss's forward passes
+    assert count.kernel_blocks == 3 * 6 * (4 + held_out_passes) and 0 < count.kernel_flops <= count.flops
     assert 0 < count.kernel_launches < count.launches and count.steps == 4
     plain = estimate.Rates("no kernels", 1e9, 1e-6, "")
     with_kernels = replace(plain, kernel_flops_per_second=2e9, seconds_per_kernel_block=1e-5)

@@ -319,3 +319,56 @@ def test_a_token_id_outside_the_vocabulary_is_refused_not_read_from_another_memb
         stack.next_token_losses(tokens)
     with pytest.raises(ValueError, match=r"tokens must be \[members=2, batch, seq_len\]"):
         stack(torch.zeros(3, 5, dtype=torch.long, device=device))
+
+
+# ---- fraction learned on a fixed held-out sample (issue 44) ----------------------------------------------
+HELD_OUT_MODEL = dn.ModelConfig(vocab_size=16, d_model=32, n_heads=2, n_layers=4, d_ff=64, norm="pre")
+
+
+@pytest.fixture(scope="module")
+def trained_with_held_out():
+    return dn.train(HELD_OUT_MODEL, dn.TrainConfig(steps=200, batch_size=4, seq_len=8, lr=3e-3, seed=0))
+
+
+def test_the_held_out_loss_is_precise_enough_to_read_a_fraction(trained_with_held_out):
+    """Its standard error is below 0.02 of the plateau–floor gap (the issue's bar), and the fraction is read
+    from it rather than from the last training batches."""
+    h = trained_with_held_out
+    assert h.held_out_sequences == dn.TrainConfig().held_out and 0 < h.fraction_se() < 0.02
+    assert h.fraction_learned() == pytest.approx((h.unigram - h.held_out_loss) / (h.unigram - h.floor))
+    assert h.fraction_learned() != pytest.approx((h.unigram - h.final_loss()) / (h.unigram - h.floor), abs=1e-6)
+
+
+def test_the_held_out_loss_estimates_the_models_sampled_loss_without_bias(trained_with_held_out):
+    """The expectation over the next token is the sampled cross-entropy's mean: on a large independent
+    sample of the same language the sampled loss agrees within a few standard errors."""
+    from deepnotes.core.engine import Stack
+    from deepnotes.core.train import train_ensemble
+
+    task = dn.MarkovLanguage(16, seed=0)
+    stack = Stack([HELD_OUT_MODEL], seeds=[0])
+    (h,) = train_ensemble(stack, task, [dn.TrainConfig(steps=200, batch_size=4, seq_len=8, lr=3e-3, seed=0)])
+    assert h.held_out_loss == trained_with_held_out.held_out_loss  # the same run, the same fixed sample
+    tokens = task.sample(8192, 8, torch.Generator().manual_seed(12345)).unsqueeze(0)  # [1, B, T]
+    with torch.no_grad():
+        sampled = stack.next_token_losses(tokens).item()
+    assert abs(sampled - h.held_out_loss) < 4 * h.held_out_se + 0.01
+
+
+def test_masked_runs_read_their_held_out_loss_against_the_hidden_tokens_posterior():
+    enc = dn.ModelConfig(vocab_size=16, d_model=32, n_heads=2, n_layers=2, d_ff=64, norm="post", causal=False)
+    h = dn.train(enc, dn.TrainConfig(steps=30, batch_size=8, seq_len=16, lr=1e-3), objective=dn.Masked(0.15))
+    assert h.floor < h.held_out_loss and math.isfinite(h.held_out_se) and 0 < h.fraction_se() < 0.05
+
+
+def test_without_a_held_out_sample_the_fraction_reads_the_last_batches():
+    h = dn.train(HELD_OUT_MODEL, dn.TrainConfig(steps=3, batch_size=2, seq_len=8, held_out=0))
+    assert h.held_out_loss is None and h.fraction_se() is None
+    assert h.fraction_learned(2) == pytest.approx((h.unigram - h.final_loss(2)) / (h.unigram - h.floor))
+    with pytest.raises(ValueError, match="held_out=1"):
+        dn.TrainConfig(held_out=1)
+
+
+def test_a_diverged_run_reads_minus_infinity_whatever_its_held_out_sample():
+    h = dn.History(losses=[1.0], floor=0.5, unigram=2.0, held_out_loss=1.0, held_out_se=0.01, diverged_at=1)
+    assert h.fraction_learned() == -math.inf and h.fraction_se() is None

@@ -29,3 +29,24 @@ def test_without_myst_nb_the_values_are_shown_in_one_line(monkeypatch):
 def test_a_key_the_markdown_role_cannot_name_is_refused():
     with pytest.raises(ValueError, match="identifiers.*'bad key'"):
         glue_values({"bad key": "1"})
+
+
+def test_the_held_out_note_reads_the_largest_standard_error_of_the_runs():
+    from dataclasses import dataclass
+
+    from deepnotes.core.train import History
+    from deepnotes.show.prose import held_out_note
+
+    @dataclass
+    class Run:
+        history: History
+
+    def run(se, diverged=None):
+        return History(
+            floor=1.0, unigram=2.0, held_out_loss=1.5, held_out_se=se, held_out_sequences=256, diverged_at=diverged
+        )
+
+    runs = {"a": [run(0.004), run(0.011)], ("b", 3): (Run(run(0.002)), Run(run(0.5, diverged=4)))}
+    note = held_out_note(runs)
+    assert "256 sequences" in note and "at most 0.011 of the plateau–floor gap over the 3 runs" in note
+    assert "last training batches (these runs have no held-out sample)" in held_out_note({"a": [History()]})

@@ -57,13 +57,13 @@ def _seed_label(k: int, runs: tuple) -> str:
 
 def training_table_text(runs: dict[float, tuple[MLMRun, ...]], budget: Budget | str | None = None) -> str:
     """§9.3 printed (steps to converge, final loss) beside each run's (each seed's) steps to 50 % / 80 % of
-    the way from the plateau to the floor (0-based, :meth:`History.steps_to`), final loss and fraction
-    learned."""
+    the way from the plateau to the floor (0-based, :meth:`History.steps_to`), the loss on the held-out sample
+    and fraction learned."""
     budget = resolve_budget(budget)
     w = resolve_budget(budget).bert_init.loss_window
     lines = [
         "§9.3 (printed: steps to converge, final loss | measured here: steps to 50 % / 80 % of the way to "
-        "the floor, final loss, learned)"
+        "the floor, held-out loss, learned)"
     ]
     for s, seeds in runs.items():
         p = PRINTED_TRAINING.get(s, ("—", float("nan")))
@@ -71,7 +71,7 @@ def training_table_text(runs: dict[float, tuple[MLMRun, ...]], budget: Budget | 
             h = r.history
             lines.append(
                 f"  std {s:<7g}{_seed_label(k, seeds)} printed {p[0]:>13s} {p[1]:.2f} | "
-                f"{str(h.steps_to(0.5, window=w)):>5s} {str(h.steps_to(0.8, window=w)):>5s} {h.final_loss(w):.3f} "
+                f"{str(h.steps_to(0.5, window=w)):>5s} {str(h.steps_to(0.8, window=w)):>5s} {h.end_loss(w):.3f} "
                 f"{h.fraction_learned(w):.2f}"
             )
     return "\n".join(lines)

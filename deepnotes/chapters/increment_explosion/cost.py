@@ -20,6 +20,7 @@ runs nothing at build time (every slider setting drawn at build time comes from 
 from __future__ import annotations
 
 import inspect
+from dataclasses import replace
 
 from deepnotes.chapters.increment_explosion import controls
 from deepnotes.chapters.increment_explosion.experiments import (
@@ -66,7 +67,7 @@ def _loss_change_probes(budget: Budget | str) -> list[StackPasses]:
 def _early_update_sweep(budget: Budget | str, shape: tuple[int, int, int] | None = None) -> list[TrainRuns]:
     """:func:`~deepnotes.chapters.increment_explosion.experiments.early_update_sweep` (Adam, update_lr)."""
     sub = budget.increment_explosion
-    train = budget.train_config("adam", sub.update_lr, sub.update_steps)
+    train = replace(budget.train_config("adam", sub.update_lr, sub.update_steps), held_out=0)
     return _grouped([(v, n, train) for v in EARLY_UPDATE_VARIANTS for n in sub.update_depths], budget, shape)
 
 

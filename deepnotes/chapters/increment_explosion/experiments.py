@@ -231,6 +231,7 @@ def early_update_sweep(
     budget = resolve_budget(budget)
     sub = budget.increment_explosion
     cfg = budget.train_config(optimizer, lr if lr is not None else sub.update_lr, sub.update_steps)
+    cfg = replace(cfg, held_out=0)  # these runs read the model update, not the final loss
     keys = [(v, n) for v in variants for n in sub.update_depths]
     hists = runs([(v, n, cfg) for v, n in keys], budget, device, progress, params=params, shape=shape)
     return dict(zip(keys, hists, strict=True))

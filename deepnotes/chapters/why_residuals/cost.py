@@ -28,6 +28,8 @@ position_cosine (one forward each at init, beside hundreds of training steps), t
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from deepnotes.chapters.why_residuals import controls
 from deepnotes.chapters.why_residuals.experiments import STACK_KINDS, jacobian_growth
 from deepnotes.chapters.why_residuals.spectrum import SPECTRUM_STYLES
@@ -141,7 +143,11 @@ def _paper_spectra(budget: Budget | str) -> list[StackPasses | TrainRuns]:
         )
     ]
     out += [
-        TrainRuns(budget.model_config(deep, norm="rezero"), 1, budget.train_config("adam", rb.transformer_lr, k))
+        TrainRuns(
+            budget.model_config(deep, norm="rezero"),
+            1,
+            replace(budget.train_config("adam", rb.transformer_lr, k), held_out=0),
+        )
         for k in rb.paper_rezero_steps
         if k
     ]

@@ -140,13 +140,8 @@ RUN_READS = {
 }
 RUN_PARAMS = {"runs", "hists", "histories", "comp", "tmap", "run", "gain_runs", "rs", "sweeps", "sweep"}
 STATUS_ARGUMENTS = {"ok", "holds", "approx"}
-# Functions still deciding a probe statistic by check_true (issue 44, open; the list may only shrink): why
-# residuals' premise rows read means over layers and samples of one random stack (Su's v·∂f/∂x ⟂ v), the
-# singular values of one branch and the cosines under one orthogonal matrix.
-NOT_YET_THROUGH_THE_DOOR = {
-    ("deepnotes/chapters/why_residuals/claims.py", "_premise_rows"),
-    ("deepnotes/chapters/why_residuals/claims.py", "_orthogonality_rows"),
-}
+# Functions still deciding a probe statistic by check_true (issue 44, open; the list may only shrink).
+NOT_YET_THROUGH_THE_DOOR: set[tuple[str, str]] = set()
 
 
 def _reads_runs(node, tainted: set[str]) -> bool:

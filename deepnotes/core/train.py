@@ -328,6 +328,7 @@ def member_losses(stack: Stack, objective, tokens: torch.Tensor, mask: torch.Ten
 # token that the sampled loss estimates: an unbiased estimate of the model's loss with the noise of the contexts
 # only. With 256 sequences its standard error is under 0.02 of the plateau–floor gap on the book's languages
 # (tests/core/test_train_data.py checks it on a trained run; the pages print the largest one).
+FRACTION_READ = "fraction of the way from the plateau to the floor on the held-out sample"  # verdicts' reasons
 HELD_OUT_SEED = 2**40
 HELD_OUT_CHUNK = 64  # sequences per forward pass
 

@@ -5,7 +5,7 @@ Markov language). "Increment explosion" (Experiment 3) and "Post-Norm vs Pre-Nor
 both call :func:`runs` and show :func:`verdicts`.
 
 A run *trains* when the median over its seeds of the fraction learned,
-(plateau − final loss)/(plateau − floor) over the last 10 steps, reaches :data:`TRAINED`."""
+(plateau − final loss)/(plateau − floor) on the held-out sample, reaches :data:`TRAINED`."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from deepnotes.core.config import device as default_device
 from deepnotes.core.data import MarkovLanguage
 from deepnotes.core.ensembles import default_workers, train_many
 from deepnotes.core.measure import every_for
-from deepnotes.core.train import History
+from deepnotes.core.train import FRACTION_READ, History
 from deepnotes.core.validate import positive_int
 from deepnotes.cost.model import TrainRuns, ensembles
 from deepnotes.show import verdicts as vd
@@ -126,8 +126,8 @@ def verdicts(runs_at: dict[str, list[History]], budget: Budget | str, depth: int
     learned = {label: [h.fraction_learned() for h in hs] for label, hs in runs_at.items()}
     warm = warmed(budget)
     reason = (
-        f"median over {budget.warmup.seeds} seeds of the fraction of the way from the plateau to the floor, "
-        f"last 10 steps; Adam {budget.warmup.lr:g}, {budget.warmup.steps} steps"
+        f"median over {budget.warmup.seeds} seeds of the {FRACTION_READ}; Adam {budget.warmup.lr:g}, "
+        f"{budget.warmup.steps} steps"
     )
     rows = [
         ("Post-LN without warmup does not train", SOURCES["fails"], {NO_WARMUP: False}),

@@ -550,3 +550,24 @@ def test_the_mlp_on_the_engine_trains_as_the_reference_mlp_in_the_oracle_loop(ki
     assert engine.grad_steps == ref.grad_steps
     for a, b in zip(engine.grad_norms, ref.grad_norms, strict=True):
         assert a == pytest.approx(b, rel=1e-9)
+
+
+def test_sus_premise_rows_read_every_sample_and_flip_with_them():
+    """Issue 44: the premise rows (v·∂f/∂x ⟂ v with norm ‖v‖; ∂f/∂x close to orthogonal; an orthogonal W makes
+    xW ⟂ x) are judged on samples through the door, or decided by a counterexample derivation."""
+    probe = dataclasses.replace(
+        rs.jacobian_growth("1/sqrt(N)", 64, 8, batch=16, device="cpu"),
+        cos_samples=[0.02] * 16,
+        ratio_samples=[1.0] * 16,
+    )
+    assert [v.status for v in wc._orthogonal_premise_rows(probe, 64)] == [HOLDS, HOLDS]
+    far = dataclasses.replace(probe, cos_samples=[0.9] * 16, ratio_samples=[3.0] * 16)
+    assert [v.status for v in wc._orthogonal_premise_rows(far, 64)] == [WRONG, WRONG]
+    measured = rs.jacobian_growth("1/sqrt(N)", 64, 8, batch=16, device="cpu")
+    assert len(measured.cos_samples) == len(measured.ratio_samples) == 16
+    assert statistics.mean(measured.cos_samples) == pytest.approx(measured.cos_vu, rel=0.05)
+    assert wc._branch_spectrum_row(64, [[0.0, 1.0, 2.0]] * 5).status == WRONG  # rank-deficient branches
+    assert wc._branch_spectrum_row(64, [[1.0, 1.0, 1.0]] * 5).status == HOLDS  # orthogonal ones
+    assert wc._branch_spectrum_row(64, [[1.0, 1.0, 1.0]] * 2).status == UNCHECKABLE  # too few branches
+    assert wc.identity_cosine() == 1.0
+    assert wc._orthogonal_w_row(64, 0.1).status == WRONG  # W = I: xW ∥ x, whatever a random W does

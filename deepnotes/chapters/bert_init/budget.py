@@ -30,7 +30,7 @@ class BertBudget:
     lr: Finite = 1e-3  # Adam
     gain_points: int = 50  # LayerNorm gains recorded this many times per run
     table_depth: int = 12  # the annotated tables' depth (BERT-base)
-    loss_window: int = 20  # final loss, fraction learned, steps-to: means over this many steps
+    loss_window: int = 20  # steps-to, final training loss, γ: means over this many steps (fraction learned: held out)
     # live panels: every span is (min, start, max)
     live_std: tuple[float, float, float] = (1e-3, 0.02, 10**-0.5)  # BERT-equivalent init std (log slider)
     live_depth: tuple[int, int, int] = (1, 12, 48)

@@ -21,6 +21,7 @@ from deepnotes.chapters.bert_init.experiments import (
 from deepnotes.core import derive as sym
 from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.core.measure import NOISE_SIGMAS, unrelated_cosine_floor
+from deepnotes.core.train import FRACTION_READ
 from deepnotes.core.validate import Finite
 from deepnotes.show import verdicts as vd
 
@@ -517,7 +518,7 @@ def _separates(band: tuple[float, float], good: float, bad: float) -> bool:
 
 
 def _learned_by_seed(runs: dict[float, tuple[MLMRun, ...]], window: int) -> list[dict[float, float]]:
-    """Per seed: std → the fraction learned over the final ``window`` steps."""
+    """Per seed: std → the fraction learned (on the held-out sample; ``window``: where a run has none)."""
     n_seeds = min(len(rs) for rs in runs.values())
     return [{s: rs[k].history.fraction_learned(window) for s, rs in runs.items()} for k in range(n_seeds)]
 
@@ -556,7 +557,7 @@ def training_verdicts(runs: dict[float, tuple[MLMRun, ...]], budget: Budget | st
             estimator="fraction",
             low=vd.MOST_SEEDS[0],
             high=vd.MOST_SEEDS[1],
-            reason=f"fraction of the way from plateau to floor, last {window} steps, one learning rate; a seed "
+            reason=f"{FRACTION_READ}, one learning rate; a seed "
             f"counts if stds below and above the band were tried and its best in-band std leads every outside "
             f"one by ≥ {BEST_STD_MARGIN:g}",
         )
@@ -592,7 +593,7 @@ def _none_converged_rows(learned: dict[float, float], window: int) -> list[vd.Ve
     """Experiment 2 where no std's run learned NOT_CONVERGED_LEARNED of the way to the floor: which std is
     best, and that σ = 0.05 does not converge, are not checkable here (nothing to contrast them with)."""
     why = (
-        f"no std learned {NOT_CONVERGED_LEARNED:g} of the way from plateau to floor in the last {window} steps "
+        f"no std learned {NOT_CONVERGED_LEARNED:g} of the way from plateau to floor on the held-out sample "
         "(median over seeds: "
         + ", ".join(f"{std:g}: {f:.2f}" for std, f in sorted(learned.items()))
         + "): the run is too short to "

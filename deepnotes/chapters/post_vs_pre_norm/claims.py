@@ -16,6 +16,7 @@ from deepnotes.chapters.post_vs_pre_norm import experiments as ex
 from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.core.measure import loglog_slope, scaling_fits
 from deepnotes.core.models import truncated_normal_variance_factor
+from deepnotes.core.train import FRACTION_READ
 from deepnotes.core.validate import Finite
 from deepnotes.shared import warmup
 from deepnotes.show import verdicts as vd
@@ -388,7 +389,7 @@ def _needs_warmup_row(opt: str, rs: dict, depth: int) -> vd.Verdict | None:
         expected=expected,
         measured={name: [h.fraction_learned() for h in rs[name]] for name in expected},
         threshold=LEARNED,
-        reason="fraction of the way from the plateau to the floor, last 10 steps, median over seeds",
+        reason=f"{FRACTION_READ}, median over seeds",
     )
 
 
@@ -409,7 +410,7 @@ def _fixed_step_best_row(opt: str, rs: dict, depth: int) -> vd.Verdict:
         estimator="fraction",
         low=vd.MOST_SEEDS[0],
         high=vd.MOST_SEEDS[1],
-        reason="fraction of the way from the plateau to the floor, last 10 steps; a diverged fixed-step seed "
+        reason=f"{FRACTION_READ}; a diverged fixed-step seed "
         "counts against; the source reports its own experiments and names no optimizer",
     )
 
@@ -440,7 +441,7 @@ def _trains_rows(runs: dict[str, dict], shared: dict[str, tuple[str, int]], dept
                     expected={name: trains},
                     measured={name: [h.fraction_learned() for h in hists]},
                     threshold=LEARNED,
-                    reason="fraction of the way from the plateau to the floor, last 10 steps, median over seeds",
+                    reason=f"{FRACTION_READ}, median over seeds",
                 )
             )
     return rows

@@ -30,7 +30,7 @@ class ThousandLayersBudget:
     map_rate_count: int = 5  # the map's columns: this many Adam rates …
     map_decades: Finite = 2.0  # … evenly spaced in log over this many decades, centred on lr
     update_steps: int = 10  # steps whose early model update ‖F(x,θ_t) − F(x,θ_0)‖ is recorded
-    loss_window: int = 10  # final loss and fraction learned: means over this many steps
+    loss_window: int = 10  # steps-to, final training loss: means over this many steps (fraction learned: held out)
 
 
 SMOKE = ThousandLayersBudget(

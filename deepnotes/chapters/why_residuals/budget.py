@@ -38,7 +38,7 @@ class ResidualsBudget:
     width1_batch_factor: int = 16  # the Jacobian probe's batch × this at width 1
     grad_batch: int = 64  # inputs of the per-layer gradient probe
     track_points: int = 10
-    loss_window: int = 10  # steps averaged by fraction_learned / steps_to
+    loss_window: int = 10  # steps averaged by steps_to (fraction_learned reads the held-out sample)
     jacobian_tokens: int = 8  # T of the Jacobian's input x_0: [T, d]
     jacobian_gate: Finite = 0.1  # ReZero's gates in the spectra (the authors' notebook: 0.1; 0 is J = I)
     paper_jacobian_depths: tuple[int, ...] = (4, 12, 64)  # the paper's figure: vanilla Transformer at these depths …

@@ -118,6 +118,8 @@ class JacobianProbe:
     cos_vu: float  # mean |cos(v, v·∂f/∂x)| over layers and samples (Su: ≈ 0)
     norm_ratio: float  # mean ‖v·∂f/∂x‖²/‖v‖² (Su: ≈ 1)
     forward_samples: list[float] = field(default_factory=list)  # per sample: log(‖x_N‖²/‖x_0‖²)
+    cos_samples: list[float] = field(default_factory=list)  # per sample: mean over layers of |cos(v, v·∂f/∂x)|
+    ratio_samples: list[float] = field(default_factory=list)  # per sample: mean over layers of ‖v·∂f/∂x‖²/‖v‖²
 
     @property
     def typical(self) -> float:
@@ -161,18 +163,23 @@ def jacobian_growth(
         x = _rescaled(y)
     acc = torch.zeros(batch, device=dev, dtype=torch.float64)
     curve, cosines, ratios = [0.0], [], []
+    cos_sum, ratio_sum, layers = (torch.zeros(batch, device=dev, dtype=torch.float64) for _ in range(3))  # [B]
     for f, mask in zip(reversed(stack.blocks), reversed(masks), strict=True):
         u = (v @ f.w2.weight * mask) @ f.w1.weight  # v·∂f/∂x: [B, m]
         alive = v.pow(2).sum(-1) > 0  # rows not yet stopped
         if alive.any():
-            cosines.append(
-                float(torch.nn.functional.cosine_similarity(u[alive], v[alive], dim=-1, eps=1e-30).abs().mean())
-            )
-            ratios.append(float((u[alive].pow(2).sum(-1) / v[alive].pow(2).sum(-1)).mean()))
+            cos = torch.nn.functional.cosine_similarity(u[alive], v[alive], dim=-1, eps=1e-30).abs()  # [alive]
+            ratio = u[alive].pow(2).sum(-1) / v[alive].pow(2).sum(-1)  # [alive]
+            cosines.append(float(cos.mean()))
+            ratios.append(float(ratio.mean()))
+            cos_sum[alive] += cos.double()
+            ratio_sum[alive] += ratio.double()
+            layers[alive] += 1
         new = v + stack.eps * u if stack.residual else u
         acc += _renorm_log(new, v)
         curve.append(float(acc.median()))
         v = _rescaled(new)
+    seen = layers > 0  # samples whose v reached at least one layer
     return JacobianProbe(
         kind,
         width,
@@ -184,6 +191,8 @@ def jacobian_growth(
         sum(cosines) / max(len(cosines), 1),
         sum(ratios) / max(len(ratios), 1),
         fwd.tolist(),
+        (cos_sum[seen] / layers[seen]).tolist(),
+        (ratio_sum[seen] / layers[seen]).tolist(),
     )
 
 
@@ -390,6 +399,9 @@ def gradient_sweep(budget: Budget | str) -> GradientSweep:
     )
 
 
+BRANCH_SEEDS = 5  # random branches whose ∂f/∂x spectrum is read (each one SVD at the widest width)
+
+
 @dataclass
 class GrowthSweep:
     """Experiment 2: Jacobian probes of every kind, width and depth, and the two checks of Su's
@@ -398,7 +410,7 @@ class GrowthSweep:
     widths: tuple[int, ...]
     depths: tuple[int, ...]
     probes: dict[tuple, JacobianProbe]  # (width, kind, N) → probe
-    singular_values: list[float]  # ∂f/∂x of one branch at the widest width
+    singular_values: list[list[float]]  # per random branch (seed): the singular values of its ∂f/∂x, widest width
     orthogonal: dict[str, float]  # orthogonal_cosines at the widest width
 
     @property
@@ -421,4 +433,5 @@ def growth_sweep(budget: Budget | str) -> GrowthSweep:
         for n in rb.depths
     }
     wide = rb.widths[-1]
-    return GrowthSweep(rb.widths, rb.depths, probes, branch_jacobian_singular_values(wide), orthogonal_cosines(wide))
+    spectra = [branch_jacobian_singular_values(wide, seed=s) for s in range(BRANCH_SEEDS)]
+    return GrowthSweep(rb.widths, rb.depths, probes, spectra, orthogonal_cosines(wide))

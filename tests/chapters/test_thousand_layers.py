@@ -150,12 +150,15 @@ def test_runs_are_reproducible_and_do_not_depend_on_the_worker_count(budget):
 
 
 def test_init_profiles_show_the_identity_path_and_gradients(budget):
-    prof = ex.init_profiles(budget, depth=24)
-    assert set(prof) == set(ex.PROFILE_STYLES)
-    assert all(len(p.cos_x0) == 25 and len(p.grad_norms) == 24 for p in prof.values())
-    assert min(prof["rezero"].cos_x0) > 0.999999
-    assert prof["deepnorm"].cos_x0[-1] > abs(prof["post"].cos_x0[-1])
-    assert prof["pre"].rms[-1] > 2 * prof["pre"].rms[0]
+    seeds = ex.init_profiles(budget, depth=24)
+    assert set(seeds) == set(ex.PROFILE_STYLES) and {len(ps) for ps in seeds.values()} == {ex.PROFILE_SEEDS}
+    assert seeds["post"][0].cos_x0 != seeds["post"][1].cos_x0  # each seed its own initialization and batch
+    for k in range(ex.PROFILE_SEEDS):
+        prof = {s: ps[k] for s, ps in seeds.items()}
+        assert all(len(p.cos_x0) == 25 and len(p.grad_norms) == 24 for p in prof.values())
+        assert min(prof["rezero"].cos_x0) > 0.999999
+        assert prof["deepnorm"].cos_x0[-1] > abs(prof["post"].cos_x0[-1])
+        assert prof["pre"].rms[-1] > 2 * prof["pre"].rms[0]
 
 
 # verdicts, figures, slider
@@ -303,8 +306,8 @@ def test_figures_and_slider_render(budget, runs):
 def test_the_init_verdicts_follow_the_profiles():
     """Profiles made up to hold, then to fail: the statuses follow the numbers."""
 
-    def profile(cos_top, grads, stream_grads):  # two blocks: G(0), G(1), G(2)
-        return StreamProfile((1.0,) * 3, (1.0, 0.5, cos_top), grads, 2.0, stream_grads)
+    def profile(cos_top, grads, stream_grads):  # two blocks: G(0), G(1), G(2); the same in three seeds
+        return [StreamProfile((1.0,) * 3, (1.0, 0.5, cos_top), grads, 2.0, stream_grads)] * 3
 
     good = {
         "post": profile(0.01, (1e-9, 1.0), (1e-9, 1e-9, 1.0)),
@@ -325,6 +328,10 @@ def test_the_init_verdicts_follow_the_profiles():
     assert claims.at_initialization(noisy, predicted, 1024)[0].status == vd.WRONG
     healthy = claims.at_initialization(good, predicted, 1024)[2]  # issue 44: the band on G = ‖∂L/∂x_l‖, subject first
     assert healthy.source.startswith("seed 000 annotated §12.3 claim §12.3.2") and "deepnorm 0.9–1" in healthy.computed
+    split = {**good, "deepnorm": good["deepnorm"][:2] + bad["deepnorm"][:1]}  # two seeds healthy, one not
+    assert claims.at_initialization(split, predicted, 1024)[2].status == vd.UNCHECKABLE  # 3 seeds cannot decide
+    few = {s: ps[:2] for s, ps in good.items()}
+    assert {v.status for v in claims.at_initialization(few, predicted, 1024)} == {vd.UNCHECKABLE}
 
 
 # the trainability map (issue 29: depth × Adam rate, one ensemble per row)

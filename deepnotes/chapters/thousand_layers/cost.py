@@ -20,6 +20,7 @@ from __future__ import annotations
 from deepnotes.chapters.thousand_layers import controls
 from deepnotes.chapters.thousand_layers.experiments import (
     MAP_STYLES,
+    PROFILE_SEEDS,
     PROFILE_STYLES,
     Run,
     variant_config,
@@ -36,13 +37,13 @@ FIGURES = 6
 
 def _init_profiles(budget: Budget | str) -> list[StackPasses]:
     """:func:`~deepnotes.chapters.thousand_layers.experiments.init_profiles`: one Stack per graph of
-    PROFILE_STYLES (members: its styles), one forward + backward block by block (PyTorch's path)."""
+    PROFILE_STYLES (members: its styles × PROFILE_SEEDS), one forward + backward block by block (PyTorch's path)."""
     sub = budget.thousand_layers
     batch, seq = sub.train_batch
     groups: dict = {}  # graph → [a member's config, members]
     for style in PROFILE_STYLES:
         cfg = variant_config(style, sub.depth, budget)
-        groups.setdefault(graph_config(cfg), [cfg, 0])[1] += 1
+        groups.setdefault(graph_config(cfg), [cfg, 0])[1] += PROFILE_SEEDS
     return [StackPasses(cfg, members, batch, seq, compiled=False) for cfg, members in groups.values()]
 
 

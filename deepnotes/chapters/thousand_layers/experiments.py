@@ -23,6 +23,8 @@ import functools
 import statistics
 from dataclasses import dataclass
 
+import torch
+
 from deepnotes.core import measure as et
 from deepnotes.core import scaling
 from deepnotes.core.config import Budget, ModelConfig, TrainConfig, resolve_budget
@@ -153,24 +155,32 @@ def _deepnorm_adam_exponent() -> float:
 # ---- at initialization ----------------------------------------------------------------------------
 
 
-def init_profiles(budget: Budget | str, depth: int | None = None, styles=PROFILE_STYLES) -> dict[str, StreamProfile]:
-    """:func:`~deepnotes.core.measure.stream_profiles` of each style at ``depth`` (default
-    the headline depth) on one batch of the language (seed 0); every style is a member of one stack."""
+PROFILE_SEEDS = 3  # initializations (and probe batches) of the profiles at init: the door's fewest
+
+
+def init_profiles(
+    budget: Budget | str, depth: int | None = None, styles=PROFILE_STYLES
+) -> dict[str, list[StreamProfile]]:
+    """:func:`~deepnotes.core.measure.stream_profiles` of each style at ``depth`` (default the headline
+    depth), one per seed s < PROFILE_SEEDS (initialization s, probe batch s of the language); the styles and
+    seeds of one graph are the members of one stack. style → one profile per seed."""
     budget = resolve_budget(budget)
     depth = budget.thousand_layers.depth if depth is None else positive_int("depth", depth)
     dev = default_device()
     batch, seq = budget.thousand_layers.train_batch
-    tokens = probe_batch(MarkovLanguage(budget.vocab_size, seed=0), batch, seq, seed=0, device=dev)  # [B, T+1]
+    language = MarkovLanguage(budget.vocab_size, seed=0)
+    tokens = [probe_batch(language, batch, seq, seed=s, device=dev) for s in range(PROFILE_SEEDS)]  # [B, T+1] each
     cfgs = {s: variant_config(s, depth, budget) for s in styles}
     groups: dict[ModelConfig, list[str]] = {}
     for style, cfg in cfgs.items():
         groups.setdefault(graph_config(cfg), []).append(style)
-    out: dict[str, StreamProfile] = {}
-    for members in groups.values():
-        stack = Stack([cfgs[s] for s in members], seeds=[0] * len(members), device=dev)
-        profiles = stream_profiles(stack, tokens.expand(len(members), *tokens.shape))  # tokens [K, B, T+1]
+    out: dict[tuple[str, int], StreamProfile] = {}
+    for names in groups.values():
+        members = [(style, seed) for style in names for seed in range(PROFILE_SEEDS)]
+        stack = Stack([cfgs[s] for s, _ in members], seeds=[seed for _, seed in members], device=dev)
+        profiles = stream_profiles(stack, torch.stack([tokens[seed] for _, seed in members]))  # tokens [K, B, T+1]
         out.update(zip(members, profiles, strict=True))
-    return {s: out[s] for s in styles}
+    return {s: [out[(s, seed)] for seed in range(PROFILE_SEEDS)] for s in styles}
 
 
 # ---- training -------------------------------------------------------------------------------------

@@ -17,10 +17,13 @@ LOG_FLOOR = 1e-12  # added before a log axis so an exact 0 stays drawable
 DIVERGED_FRACTION = -0.25  # where a diverged run's point is drawn on the frontier (an ✕ marks it)
 
 
-def init_profiles(profiles: dict[str, StreamProfile], predicted: dict[str, list[float]]):
+def init_profiles(profiles: dict[str, list[StreamProfile]], predicted: dict[str, list[float]]):
     """Per block at init: cos(x_l, x_0) measured (solid) and derived (dashed), the stream's RMS (Pre-LN's
-    √(1 + 2l) dashed) and the gradient norm reaching each block; one line per style."""
+    √(1 + 2l) dashed) and the gradient norm reaching each block; one line per style, its seed 0 (the
+    verdicts read every seed)."""
     from deepnotes.show import plots
+
+    profiles = {style: seeds[0] for style, seeds in profiles.items()}
 
     depth = len(next(iter(profiles.values())).grad_norms)
     fig, axes = plots.new_figure(3, height=2.6, key=True)  # the fourth slot holds the key

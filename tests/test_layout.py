@@ -458,7 +458,7 @@ def test_every_package_folder_is_a_regular_package():
 
 
 def test_every_chapter_function_taking_a_budget_takes_one_by_name():
-    """README rule 8: a budget is passed by name through resolve_budget. Every public function of a chapter
+    """README rule 9: a budget is passed by name through resolve_budget. Every public function of a chapter
     with a ``budget`` parameter resolves it first (``budget="smoke"`` raised AttributeError in several)."""
     import ast
 

@@ -168,13 +168,13 @@ def jacobian_growth(
         u = (v @ f.w2.weight * mask) @ f.w1.weight  # v·∂f/∂x: [B, m]
         alive = v.pow(2).sum(-1) > 0  # rows not yet stopped
         if alive.any():
-            cos = torch.nn.functional.cosine_similarity(u[alive], v[alive], dim=-1, eps=1e-30).abs()  # [alive]
-            ratio = u[alive].pow(2).sum(-1) / v[alive].pow(2).sum(-1)  # [alive]
-            cosines.append(float(cos.mean()))
-            ratios.append(float(ratio.mean()))
-            cos_sum[alive] += cos.double()
-            ratio_sum[alive] += ratio.double()
-            layers[alive] += 1
+            cos = torch.nn.functional.cosine_similarity(u, v, dim=-1, eps=1e-30).abs().double()  # [B]
+            ratio = u.pow(2).sum(-1).double() / v.pow(2).sum(-1).double().clamp_min(1e-300)  # [B]
+            cosines.append(float(cos[alive].mean()))
+            ratios.append(float(ratio[alive].mean()))
+            cos_sum += torch.where(alive, cos, 0.0)  # per sample, the layers its v reached
+            ratio_sum += torch.where(alive, ratio, 0.0)
+            layers += alive
         new = v + stack.eps * u if stack.residual else u
         acc += _renorm_log(new, v)
         curve.append(float(acc.median()))

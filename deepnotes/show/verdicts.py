@@ -55,6 +55,7 @@ MIN_SEEDS = 3  # a training-outcome verdict rests on at least this many seeds pe
 # "in most seeds": a claim about what runs do holds where the fraction of seeds doing it (its bootstrap
 # interval, check_estimate) lies in this range, and is wrong where it lies below
 MOST_SEEDS = (0.5, 1.0)
+NO_BOUND = 1e300  # the open side of a one-sided claimed range (check_estimate and check_slope take finite bounds)
 
 
 @dataclass(frozen=True)
@@ -357,6 +358,23 @@ def check_estimate(
     return Verdict(claim, source, claimed, shown, status, why)
 
 
+def check_each_seed(*, claim: str, source: str, claimed: str, shows: list[bool], computed: str, reason: str) -> Verdict:
+    """A claim about what one random initialization shows (a probe at init), read on every seed: holds where most
+    seeds show it (the fraction's bootstrap interval inside MOST_SEEDS), wrong where most do not, else not
+    checkable here; fewer than MIN_SEEDS seeds are not judged (:func:`check_estimate`)."""
+    return check_estimate(
+        claim=claim,
+        source=source,
+        claimed=f"{claimed}, in most seeds",
+        computed=computed,
+        samples=list(shows),
+        estimator="fraction",
+        low=MOST_SEEDS[0],
+        high=MOST_SEEDS[1],
+        reason=reason,
+    )
+
+
 def check_possible(*, claim: str, source: str, claimed: str, observed: dict[str, bool], reason: str) -> Verdict:
     """A hedged claim ("λ may leave its scale", "learning may be very slow"): it says something can happen,
     so a run that shows it confirms it and runs that do not show it refute nothing. ``observed``: for every
@@ -394,21 +412,31 @@ def check_slope(
     depths,
     samples_by_depth,
     reason: str,
+    band: tuple[Finite, Finite] | None = None,
 ) -> Verdict:
     """A growth law E[y] ∝ N^want, measured at ``depths`` (``samples_by_depth[i]``: one positive value per seed
     at depths[i], the same seeds at every depth), judged over two depth ranges (:func:`depth_ranges`): in each,
     the estimator is the log-log slope of the mean over seeds (the claim is about an expectation), its interval
     a bootstrap over the seeds (:func:`bootstrap_statistic`), judged by :func:`interval_status` against
-    want ± atol. Holds or wrong only where both ranges say the same; not checkable here where they differ (the
-    law found depends on the range fitted), where either cannot decide, or with fewer than MIN_SEEDS seeds."""
+    want ± atol (or ``band`` = (low, high), for a one-sided claim such as "grows": (0.1, NO_BOUND)). Holds or
+    wrong only where both ranges say the same; not checkable here where they differ (the law found depends on
+    the range fitted), where either cannot decide, or with fewer than MIN_SEEDS seeds."""
     from deepnotes.core.measure import loglog_slope  # the fit lives with the measurements
 
     by_depth = dict(zip(depths, samples_by_depth, strict=True))
     seeds = min(len(v) for v in by_depth.values())
-    band = f"slope within {atol:g} of {want:g}: the slope of the mean over seeds, its bootstrap over seeds"
+    low, high = band if band is not None else (want - atol, want + atol)
+    claimed = (
+        f"slope {want:g} over both ranges"
+        if band is None
+        else f"slope {'> ' + format(low, 'g') if high >= NO_BOUND else f'in [{low:g}, {high:g}]'} over both ranges"
+    )
+    band = (
+        f"slope within {atol:g} of {want:g}" if band is None else claimed.replace(" over both ranges", "")
+    ) + ": the slope of the mean over seeds, its bootstrap over seeds"
     if seeds < MIN_SEEDS:
         why = f"{reason}; {band}; {too_few_seeds(seeds)}"
-        return Verdict(claim, source, f"slope {want:g} over both ranges", "—", UNCHECKABLE, why)
+        return Verdict(claim, source, claimed, "—", UNCHECKABLE, why)
     statuses, shown = [], []
     for rng in depth_ranges(depths):
 
@@ -416,7 +444,7 @@ def check_slope(
             return loglog_slope(rng, [statistics.fmean(by_depth[n][k] for k in idx) for n in rng])
 
         est, lo, hi = bootstrap_statistic(list(range(seeds)), slope_of_mean)
-        statuses.append(interval_status(lo, hi, want - atol, want + atol))
+        statuses.append(interval_status(lo, hi, low, high))
         shown.append(f"N = {rng[0]}..{rng[-1]}: {est:.3g} ({lo:.3g}–{hi:.3g}, {statuses[-1]})")
     status = statuses[0] if len(set(statuses)) == 1 else UNCHECKABLE
     why = f"{reason}; {band}, {seeds} seeds, over two depth ranges"
@@ -424,7 +452,7 @@ def check_slope(
         why += "; an interval straddles the claimed range: the samples cannot decide"
     elif status == UNCHECKABLE:
         why += ": the ranges disagree, so the law depends on the depths fitted"
-    return Verdict(claim, source, f"slope {want:g} over both ranges", "; ".join(shown), status, why)
+    return Verdict(claim, source, claimed, "; ".join(shown), status, why)
 
 
 SPREAD_CONFIDENCE = 0.9  # a mean is trusted where this upper confidence bound on its log-spread allows it

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from unittest import mock
 
 import matplotlib
 import pytest
@@ -252,12 +253,22 @@ def test_table_verdicts_are_computed_eq73_and_eq80():
     by_source = {v.claim[:9]: v for v in table}
     assert by_source["eq. (73):"].status == vd.WRONG  # Var[x_12] is pinned at 1 by the LayerNorm
     assert by_source["eq. (80):"].status == vd.WRONG  # ... so the ratio is 1 at 0.02 and 0.05 alike: no diagnostic
-    # a stream that did fall by the claimed (1+σ²)^-6 would make eq. (73) hold and eq. (80) tell 0.05 apart
+    # decided by the LayerNorm derivation (issue 44: one probe's variances are context): a measured stream that
+    # fell changes nothing; a LayerNorm whose output variance did fall would make eq. (73) hold
     t05 = own[0.05]
     fallen = [1.0] * t05.depth + [0.5]
     changed = {**own, 0.05: dataclasses.replace(t05, stream_var=fallen)}
     by_source = {v.claim[:9]: v for v in claims.table_verdicts(changed, tables, ratios)}
-    assert by_source["eq. (73):"].status == vd.HOLDS and by_source["eq. (80):"].status == vd.HOLDS
+    assert by_source["eq. (73):"].status == vd.WRONG and by_source["eq. (80):"].status == vd.WRONG
+    ln = sb.layernorm_output_variance()
+    assert sp.simplify(ln["variance"] - ln["sigma2"] / (ln["sigma2"] + ln["eps"])) == 0 and ln["mean"] == 0
+    with mock.patch.object(sb, "layernorm_output_variance", return_value={**ln, "at_unit_input": 0.5}):
+        by_source = {v.claim[:9]: v for v in claims.table_verdicts(own, tables, ratios)}
+    assert by_source["eq. (73):"].status == vd.HOLDS
+    eq81 = next(v for v in table if v.claim.startswith("eq. (81)"))
+    flipped = {**ratios, "own": {**ratios["own"], 0.02: [1.0] * 3, 0.05: [9.0] * 3}}
+    again = next(v for v in claims.table_verdicts(own, tables, flipped) if v.claim.startswith("eq. (81)"))
+    assert again.status == vd.HOLDS and eq81.status in vd.STATUS_COLOUR  # seed by seed: 0.02 in, 0.05 out
     # issue 30: the §9.2 ratios rest on every seed's batch (the median), not on one
     assert all(len(r) == SMOKE.bert_init.table_seeds >= 3 for by_std in ratios.values() for r in by_std.values())
     assert ratios["own"][0.02][0] == pytest.approx(own[0.02].grad_norms[0] / own[0.02].grad_norms[-1])  # seed 0

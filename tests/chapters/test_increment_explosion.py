@@ -208,8 +208,12 @@ def test_early_update_and_training_figures_and_tables(budget):
     cfg = inc.variant_config("deepnorm", 6, budget, budget.increment_explosion.paper_shape)
     assert (cfg.d_model, cfg.d_ff, cfg.n_heads) == (64, 128, 2) and cfg.n_layers == 6
     paper = inc.paper_size_updates(budget)
-    assert set(paper) == set(updates["all"]) and all(len(h.update_rms) for h in paper.values())
-    assert paper[("post", depths[0])].update_rms != updates["all"][("post", depths[0])].update_rms
+    assert set(paper) == set(updates["all"]) and all(len(h.update_rms) for hs in paper.values() for h in hs)
+    assert paper[("post", depths[0])][0].update_rms != updates["all"][("post", depths[0])][0].update_rms
+    seeds = budget.increment_explosion.update_seeds
+    assert all(len(hs) == seeds for hs in paper.values())  # issue 44: every seed, each its own initialization
+    first = paper[("post", depths[0])]
+    assert first[0].update_rms[0] != first[1].update_rms[0]
     fig = figures.paper_size_figure(paper, budget)
     assert fig.axes[0].get_title().startswith("64-128-2")
     assert all("64-128-2 (DeepNet's size)" in v.source for v in claims.paper_size_verdicts(paper, budget))
@@ -354,3 +358,29 @@ def test_gradient_verdicts_follow_the_recorded_gradients(budget):
     assert [v.status for v in warmup.gradient_verdicts(falling, budget, 4)] == [vd.HOLDS, vd.HOLDS]
     level = {label: [hist(lambda t: 1.0)] * 3 for label in warmup.plan(budget)}
     assert [v.status for v in warmup.gradient_verdicts(level, budget, 4)] == [vd.WRONG, vd.WRONG]
+
+
+def test_deepnets_fig5_rows_read_every_seed_and_flip_with_them():
+    """Issue 44: made-up first-step updates over three seeds: Post-LN growing like √N and DeepNorm flat and
+    smaller hold; the reverse is wrong; two seeds cannot decide."""
+    from deepnotes.core.train import History
+
+    depths = (6, 12, 24, 50, 100)
+    smoke = dn.get_budget("smoke")
+    budget = smoke.with_chapter(
+        "increment_explosion", dataclasses.replace(smoke.increment_explosion, update_depths=depths)
+    )
+
+    def sweep(post_power, other_power, seeds=3):
+        out = {}
+        for v, power, scale in (("post", post_power, 1.0), ("deepnorm", other_power, 0.1)):
+            for n in depths:
+                out[(v, n)] = [History(update_rms=[scale * n**power * (1 + 0.01 * k)]) for k in range(seeds)]
+        return out
+
+    good = claims.early_update_verdicts(sweep(0.5, 0.0), budget)
+    assert [v.status for v in good] == [vd.HOLDS] * 3
+    bad = claims.early_update_verdicts(sweep(0.0, 0.6), budget)
+    assert [v.status for v in bad] == [vd.WRONG] * 3  # flat Post-LN; DeepNorm grows, and passes it at N = 100
+    few = claims.early_update_verdicts(sweep(0.5, 0.0, seeds=2), budget)
+    assert {v.status for v in few} == {vd.UNCHECKABLE}

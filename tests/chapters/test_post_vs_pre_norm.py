@@ -135,11 +135,12 @@ def test_stream_probe_batch_is_the_shared_probe_batch(budget):
 
 def test_probes_and_sweep_cover_every_style_and_depth(budget, probes):
     depths = budget.post_vs_pre_norm.probe_depths
-    assert set(probes) == set(pp.STYLES)
-    assert all(len(p.grad_norms) == depths[-1] and len(p.rms) == depths[-1] + 1 for p in probes.values())
+    assert set(probes) == set(pp.STYLES) and {len(ps) for ps in probes.values()} == {pp.PROBE_SEEDS}
+    assert all(len(p.grad_norms) == depths[-1] and len(p.rms) == depths[-1] + 1 for ps in probes.values() for p in ps)
+    assert probes["post"][0].cos_x0 != probes["post"][1].cos_x0  # each seed its own initialization and batch
     sweep = pp.depth_sweep(budget, probes)
     assert set(sweep) == {(s, n) for s in pp.STYLES for n in depths}
-    assert all(sweep[(s, depths[-1])] is probes[s] for s in pp.STYLES)
+    assert all(sweep[(s, depths[-1])] is probes[s][0] for s in pp.STYLES)
     assert sweep[("post", depths[0])].cos_x0 == pp.stream_probe("post", depths[0], budget).cos_x0
 
 
@@ -213,12 +214,14 @@ def test_identity_path_verdicts(budget, probes):
     table = claims.identity_path(probes, budget)
     assert [v.claim.split(":")[0] for v in table[:3]] == ["post", "deepnorm", "pre"]
     rezero = table[-1]
-    assert rezero.status == vd.HOLDS and min(probes["rezero"].cos_x0) > claims.REZERO_IDENTITY_COS
+    assert rezero.status == vd.HOLDS and all(min(p.cos_x0) > claims.REZERO_IDENTITY_COS for p in probes["rezero"])
     post_row = table[3]
-    falls = probes["post"].grad_norms[0] < probes["post"].grad_norms[-1]
-    assert (post_row.status == vd.HOLDS) == falls
+    falls = [p.grad_norms[0] < p.grad_norms[-1] for p in probes["post"]]
+    assert post_row.status == (vd.HOLDS if all(falls) else vd.WRONG if not any(falls) else vd.UNCHECKABLE)
     decay = next(v for v in table if "§4.2.1" in v.source)  # Post-LN's stream does not decay: LN pins it
     assert decay.status == vd.WRONG
+    two = claims.identity_path({norm: ps[:2] for norm, ps in probes.items()}, budget)
+    assert {v.status for v in two} == {vd.UNCHECKABLE}  # two seeds decide nothing
 
 
 def test_training_and_update_verdicts(budget, runs):
@@ -288,11 +291,11 @@ def test_identity_path_figure_draws_the_probes(probes):
     fig = figures.identity_path(probes)
     cos_ax, rms_ax, grad_ax = fig.axes
     assert len(cos_ax.lines) == 2 * len(pp.STYLES)  # measured and predicted per style
-    post = probes["post"]
+    post = probes["post"][0]  # the figure draws seed 0
     solid, dashed = cos_ax.lines[0], cos_ax.lines[1]
     assert list(solid.get_ydata()) == post.cos_x0 and list(dashed.get_ydata()) == post.predicted_cos
     assert dashed.get_linestyle() == "--" and solid.get_color() == dashed.get_color() == "tab:red"
-    assert list(rms_ax.lines[1].get_ydata()) == probes["pre"].rms
+    assert list(rms_ax.lines[1].get_ydata()) == probes["pre"][0].rms
     assert list(grad_ax.lines[0].get_xdata()) == list(range(1, len(post.grad_norms) + 1))
     assert grad_ax.get_yscale() == "log"
     matplotlib.pyplot.close(fig)

@@ -571,3 +571,12 @@ def test_sus_premise_rows_read_every_sample_and_flip_with_them():
     assert wc._branch_spectrum_row(64, [[1.0, 1.0, 1.0]] * 2).status == UNCHECKABLE  # too few branches
     assert wc.identity_cosine() == 1.0
     assert wc._orthogonal_w_row(64, 0.1).status == WRONG  # W = I: xW ∥ x, whatever a random W does
+
+
+def test_the_mean_field_rows_judge_the_mean_over_random_stacks():
+    """Issue 44: the arc-cosine iteration is an expectation; its row reads the mean over random stacks."""
+    near = {(20, "plain"): [(0.51, 0.5), (0.49, 0.5), (0.5, 0.5)]}
+    far = {(20, "plain"): [(0.9, 0.5), (0.95, 0.5), (0.92, 0.5)]}
+    assert wc.token_cosine_verdicts(near)[0].status == HOLDS
+    assert wc.token_cosine_verdicts(far)[0].status == WRONG
+    assert wc.token_cosine_verdicts({(20, "plain"): near[(20, "plain")][:2]})[0].status == UNCHECKABLE

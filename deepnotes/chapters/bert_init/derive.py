@@ -215,3 +215,27 @@ def bert_logit_scale() -> dict:
         "text": text,
         "symbols": {"d": d, "s": s, "q": q, "V": V},
     }
+
+
+def layernorm_output_variance(dim: int = 4) -> dict:
+    """The variance over the features of a LayerNorm output with γ = 1, β = 0: for x ∈ R^dim with mean μ and
+    variance σ², y = (x − μ)/√(σ² + ε) has mean 0 and variance σ²/(σ² + ε), whatever the layer or the init
+    std; at the model's ε and an input of variance ≥ 1 it is within ε of 1 (a variance a Post-LN layer's
+    output cannot lose). SymPy reduces Var[y]·(σ² + ε)/σ² over the symbolic x to 1, so Var[y] = σ²/(σ² + ε)."""
+    from deepnotes.core.blocks import LN_EPS
+
+    xs = sp.symbols(f"x1:{dim + 1}", real=True)
+    eps, s2 = sp.Symbol("epsilon", positive=True), sp.Symbol("sigma2", positive=True)
+    mu = sum(xs) / dim
+    var_x = sum((x - mu) ** 2 for x in xs) / dim
+    ys = [(x - mu) / sp.sqrt(var_x + eps) for x in xs]
+    mean_y = sp.simplify(sum(ys) / dim)
+    var_y = sum((y - mean_y) ** 2 for y in ys) / dim
+    factor = sp.simplify(var_y * (var_x + eps) / var_x)  # 1 for every x
+    return {
+        "mean": mean_y,
+        "variance": factor * s2 / (s2 + eps),
+        "eps": eps,
+        "sigma2": s2,
+        "at_unit_input": float(factor / (1 + LN_EPS)),
+    }

@@ -25,6 +25,7 @@ class IncrementBudget:
     slider_steps: int
     probe_lrs: MappingProxyType = chapter_rates(sgd=1e-4, adam=1e-6)  # small enough for ΔL ≈ ⟨∇L, Δθ⟩
     update_lr: Finite = 5e-4  # Adam, the early-update sweep
+    update_seeds: int = 3  # initializations (and data streams) per variant and depth of that sweep
     paper_shape: tuple[int, int, int] = (64, 128, 2)  # DeepNet Fig. 5's tiny models: d_model, d_ff, heads
     slider_lrs: MappingProxyType = chapter_rates(adam=1e-3, sgd=0.1, lamb=1e-2)
     track_points: int = 10
@@ -36,7 +37,7 @@ class IncrementBudget:
 SMOKE = IncrementBudget(
     probe_depths=(2, 4, 8),
     probe_repeats=3,
-    update_depths=(2, 6),
+    update_depths=(2, 4, 6),  # three: a growth law is fitted over two depth ranges
     update_steps=3,
     train_depths=(4,),
     slider_depths=(2, 4),

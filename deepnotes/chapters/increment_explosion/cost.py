@@ -68,7 +68,13 @@ def _early_update_sweep(budget: Budget | str, shape: tuple[int, int, int] | None
     """:func:`~deepnotes.chapters.increment_explosion.experiments.early_update_sweep` (Adam, update_lr)."""
     sub = budget.increment_explosion
     train = replace(budget.train_config("adam", sub.update_lr, sub.update_steps), held_out=0)
-    return _grouped([(v, n, train) for v in EARLY_UPDATE_VARIANTS for n in sub.update_depths], budget, shape)
+    settings = [
+        (v, n, replace(train, seed=s))
+        for v in EARLY_UPDATE_VARIANTS
+        for n in sub.update_depths
+        for s in range(sub.update_seeds)
+    ]
+    return _grouped(settings, budget, shape)
 
 
 def _slider_grid(budget: Budget | str) -> list[TrainRuns]:

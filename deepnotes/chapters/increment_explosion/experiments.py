@@ -224,20 +224,28 @@ def early_update_sweep(
     device=None,
     progress: bool = False,
     shape: tuple[int, int, int] | None = None,
-) -> dict[tuple[str, int], History]:
+) -> dict[tuple[str, int], list[History]]:
     """DeepNet's early-update setting at toy scale: the first ``update_steps`` steps of each variant
-    at each of ``update_depths`` (at ``update_lr``), tracking ‖F(x,θ_t) − F(x,θ_0)‖; ``params`` and
-    ``shape`` as in :func:`runs`. The variants at one depth train as one ensemble."""
+    at each of ``update_depths`` (at ``update_lr``) from ``update_seeds`` seeds, tracking
+    ‖F(x,θ_t) − F(x,θ_0)‖; ``params`` and ``shape`` as in :func:`runs`. The variants and seeds at one depth
+    train as one ensemble. (variant, N) → one History per seed."""
     budget = resolve_budget(budget)
     sub = budget.increment_explosion
     cfg = budget.train_config(optimizer, lr if lr is not None else sub.update_lr, sub.update_steps)
     cfg = replace(cfg, held_out=0)  # these runs read the model update, not the final loss
-    keys = [(v, n) for v in variants for n in sub.update_depths]
-    hists = runs([(v, n, cfg) for v, n in keys], budget, device, progress, params=params, shape=shape)
-    return dict(zip(keys, hists, strict=True))
+    keys = [(v, n, s) for v in variants for n in sub.update_depths for s in range(sub.update_seeds)]
+    hists = runs(
+        [(v, n, replace(cfg, seed=s)) for v, n, s in keys], budget, device, progress, params=params, shape=shape
+    )
+    out: dict[tuple[str, int], list[History]] = {}
+    for (v, n, _), h in zip(keys, hists, strict=True):
+        out.setdefault((v, n), []).append(h)
+    return out
 
 
-def paper_size_updates(budget: Budget | str | None = None, progress: bool = False) -> dict[tuple[str, int], History]:
+def paper_size_updates(
+    budget: Budget | str | None = None, progress: bool = False
+) -> dict[tuple[str, int], list[History]]:
     """:func:`early_update_sweep` with every parameter trained, at DeepNet Fig. 5's model size
     (``paper_shape``: 64-128-2) instead of the budget's."""
     budget = resolve_budget(budget)
@@ -246,16 +254,23 @@ def paper_size_updates(budget: Budget | str | None = None, progress: bool = Fals
 
 def early_updates(
     budget: Budget | str | None = None, progress: bool = False
-) -> dict[str, dict[tuple[str, int], History]]:
+) -> dict[str, dict[tuple[str, int], list[History]]]:
     """:func:`early_update_sweep` once per parameter set of :data:`PARAM_SETS`."""
     budget = resolve_budget(budget)
     return {which: early_update_sweep(budget, params=which, progress=progress) for which in PARAM_SETS}
 
 
-def first_step_updates(updates: dict[tuple[str, int], History], depths) -> dict[str, list[float]]:
-    """variant → the model update after the first step, per depth."""
+def first_step_samples(updates: dict[tuple[str, int], list[History]], depths) -> dict[str, list[list[float]]]:
+    """variant → per depth, the model update after the first step of every seed."""
     variants = [v for v in VARIANTS if any(key[0] == v for key in updates)]
-    return {v: [updates[(v, n)].update_rms[0] for n in depths] for v in variants}
+    return {v: [[h.update_rms[0] for h in updates[(v, n)]] for n in depths] for v in variants}
+
+
+def first_step_updates(updates: dict[tuple[str, int], list[History]], depths) -> dict[str, list[float]]:
+    """variant → per depth, the median over seeds of the model update after the first step."""
+    return {
+        v: [statistics.median(s) for s in per_depth] for v, per_depth in first_step_samples(updates, depths).items()
+    }
 
 
 def training_comparisons(

@@ -42,9 +42,9 @@ def loss_change_figure(sweep: ex.LossChangeSweep):
     return fig
 
 
-def early_update_figure(updates: dict[str, dict[tuple[str, int], History]], budget: Budget | str):
-    """Experiment 2: the model update per step with every parameter trained (darker = deeper), and
-    the first-step update against depth for each parameter set (``updates[which]``)."""
+def early_update_figure(updates: dict[str, dict[tuple[str, int], list[History]]], budget: Budget | str):
+    """Experiment 2: the model update per step with every parameter trained (darker = deeper; seed 0), and
+    the first-step update against depth for each parameter set (``updates[which]``; the median over seeds)."""
     budget = resolve_budget(budget)
     from deepnotes.show import plots
 
@@ -60,13 +60,13 @@ def early_update_figure(updates: dict[str, dict[tuple[str, int], History]], budg
     return fig
 
 
-def _update_curves(ax, updates: dict[tuple[str, int], History], depths, title: str) -> None:
-    """The model update per step of every variant at every depth (darker = deeper), log scale."""
+def _update_curves(ax, updates: dict[tuple[str, int], list[History]], depths, title: str) -> None:
+    """The model update per step of every variant at every depth (darker = deeper; seed 0), log scale."""
     from deepnotes.show import plots
 
     for v in ex.first_step_updates(updates, depths):
         for k, n in enumerate(depths):
-            h = updates[(v, n)]
+            h = updates[(v, n)][0]
             ax.plot(
                 range(1, len(h.update_rms) + 1),
                 h.update_rms,
@@ -80,7 +80,7 @@ def _update_curves(ax, updates: dict[tuple[str, int], History], depths, title: s
     ax.set_title(title, fontsize=TITLE_PT)
 
 
-def paper_size_figure(updates: dict[tuple[str, int], History], budget: Budget | str):
+def paper_size_figure(updates: dict[tuple[str, int], list[History]], budget: Budget | str):
     """DeepNet Fig. 5 at the paper's 64-128-2: the update per step and the first-step update against depth."""
     budget = resolve_budget(budget)
     from deepnotes.show import plots

@@ -137,9 +137,10 @@ def _sampling_rows(sampling: dict, samples: dict[str, ex.TruncSample]) -> list[V
             computed=f"defaults a={torch_bounds.a}, b={torch_bounds.b} (absolute); largest |w| drawn: "
             f"{samples['torch'].max_over_std:.2f}σ with the defaults, {samples['cut'].max_over_std:.2f}σ "
             f"with deepnotes' ±{k}σ",
-            ok=samples["torch"].max_over_std > k >= samples["cut"].max_over_std,
-            reason=f"at std {ex.BERT_STD} its absolute default bounds are ±{torch_bounds.b / ex.BERT_STD:.0f}σ, so "
-            f"draws beyond ±{k}σ are kept; pass a = −{k}σ, b = {k}σ explicitly",
+            ok=min(-torch_bounds.a, torch_bounds.b) / ex.BERT_STD > k,
+            reason=f"decided by the signature: at std {ex.BERT_STD} its absolute default bounds are "
+            f"±{torch_bounds.b / ex.BERT_STD:.0f}σ, so draws beyond ±{k}σ are kept (the largest draws show it); "
+            f"pass a = −{k}σ, b = {k}σ explicitly",
         ),
     ]
 

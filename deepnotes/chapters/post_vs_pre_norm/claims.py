@@ -272,92 +272,131 @@ def _trains_source(name: str) -> str:
     return WARMUP_TRAINS if name.startswith("post, warmup") else TRAINS_SOURCE[name]
 
 
-def identity_path(probes: dict[str, ex.StreamProbe], budget: Budget | str) -> vd.VerdictTable:
+def identity_path(probes: dict[str, list[ex.StreamProbe]], budget: Budget | str) -> vd.VerdictTable:
     """Experiment 1 against the derivation: the identity weight per style, Post-LN's gradients,
-    Pre-LN's growing stream, ReZero's identity start."""
+    Pre-LN's growing stream, ReZero's identity start; each row read on every seed's probe
+    (:func:`~deepnotes.show.verdicts.check_each_seed`)."""
     budget = resolve_budget(budget)
-    return vd.VerdictTable(_identity_weight_rows(probes, budget) + _stream_rows(probes) + _kept_gradient_rows(probes))
+    seeds = [{norm: ps[k] for norm, ps in probes.items()} for k in range(min(len(ps) for ps in probes.values()))]
+    return vd.VerdictTable(_identity_weight_rows(seeds, budget) + _stream_rows(seeds) + _kept_gradient_rows(seeds))
 
 
-def _identity_weight_rows(probes: dict[str, ex.StreamProbe], budget: Budget | str) -> list[vd.Verdict]:
+def _per_seed(seeds: list[dict[str, ex.StreamProbe]], shown) -> tuple[list[bool], str]:
+    """``shown(probes of one seed)`` → (whether that seed shows the claim, its numbers), over every seed."""
+    each = [shown(p) for p in seeds]
+    return [ok for ok, _ in each], "; ".join(f"seed {k}: {text}" for k, (_, text) in enumerate(each))
+
+
+def _identity_weight_rows(seeds: list[dict[str, ex.StreamProbe]], budget: Budget | str) -> list[vd.Verdict]:
     """Seed 002 eqs. (14), (16), claim 21; seed 003 annotated eqs. (31)-(33): the measured identity weight per style."""
     rows = []
     for norm in ("post", "deepnorm", "pre"):
-        p = probes[norm]
-        gap = max(abs(a - b) for a, b in zip(p.cos_x0, p.predicted_cos, strict=True) if b > PREDICTION_FLOOR)
-        rest = [abs(a) for a, b in zip(p.cos_x0, p.predicted_cos, strict=True) if b <= PREDICTION_FLOOR]
-        beyond = f"; beyond, |cos| ≤ {max(rest):.2f} (finite-width noise, d = {budget.d_model})" if rest else ""
+
+        def shown(probes, norm=norm):
+            p = probes[norm]
+            pairs = list(zip(p.cos_x0, p.predicted_cos, strict=True))
+            gap = max(abs(a - b) for a, b in pairs if b > PREDICTION_FLOOR)
+            rest = [abs(a) for a, b in pairs if b <= PREDICTION_FLOOR]
+            beyond = f", beyond |cos| ≤ {max(rest):.2f}" if rest else ""
+            return gap < IDENTITY_GAP, f"gap ≤ {gap:.3f}{beyond}"
+
+        shows, computed = _per_seed(seeds, shown)
         rows.append(
-            vd.check_true(
+            vd.check_each_seed(
                 claim=f"{norm}: the identity path's weight follows the derivation",
                 source=IDENTITY_SOURCE[norm] + "; measured",
                 claimed="cos(x_l, x_0) = predicted weight",
-                computed=f"gap ≤ {gap:.3f} where the prediction exceeds {PREDICTION_FLOOR:g}" + beyond,
-                ok=gap < IDENTITY_GAP,
-                reason="prediction from the measured branch ratios v_k",
+                shows=shows,
+                computed=computed,
+                reason=f"prediction from the measured branch ratios v_k; the gap where the prediction exceeds "
+                f"{PREDICTION_FLOOR:g} must stay below {IDENTITY_GAP:g} (beyond it, finite-width noise, "
+                f"d = {budget.d_model})",
             )
         )
     return rows
 
 
-def _stream_rows(probes: dict[str, ex.StreamProbe]) -> list[vd.Verdict]:
+def _grad_ratio(p: ex.StreamProbe) -> float:
+    """‖g_1‖/‖g_N‖: the gradient reaching the first block over the one reaching the last."""
+    return p.grad_norms[0] / p.grad_norms[-1]
+
+
+def _rms_change(p: ex.StreamProbe) -> str:
+    """The stream's RMS, first → last block."""
+    return f"{p.rms[0]:.2f} → {p.rms[-1]:.2f}"
+
+
+def _grows(p: ex.StreamProbe) -> bool:
+    """The last block's RMS above PRE_RMS_GROWTH × the first's."""
+    return p.rms[-1] > PRE_RMS_GROWTH * p.rms[0]
+
+
+def _stream_rows(seeds: list[dict[str, ex.StreamProbe]]) -> list[vd.Verdict]:
     """Seed 003 claims 7, 8, 12 and annotated §4.2.1: Post-LN's falling gradients, Pre-LN's growing stream."""
-    post_p, pre_p = probes["post"], probes["pre"]
-    depth = len(pre_p.grad_norms)
+    falls = _per_seed(seeds, lambda p: (_grad_ratio(p["post"]) < 1, f"{_grad_ratio(p['post']):.3g}"))
+    grows = _per_seed(seeds, lambda p: (_grows(p["pre"]), _rms_change(p["pre"])))
+    decays = lambda p: p["post"].rms[-1] < p["post"].rms[0] / PRE_RMS_GROWTH  # noqa: E731
+    both = _per_seed(
+        seeds, lambda p: (_grows(p["pre"]) and decays(p), f"pre {_rms_change(p['pre'])}, post {_rms_change(p['post'])}")
+    )
     return [
-        vd.check_true(
+        vd.check_each_seed(
             claim="Post-LN: the gradient reaching the blocks falls toward the input",
             source="seed 000 annotated §4.1 claim §4.1.1; seed 003 §LN真的能缓解梯度消失 claim 7; "
             "seed 003 §梯度消失说的是什么意思 claim 1",
             claimed="falls",
-            computed=f"‖g_1‖/‖g_N‖ = {post_p.grad_norms[0] / post_p.grad_norms[-1]:.3g}",
-            ok=post_p.grad_norms[0] < post_p.grad_norms[-1],
+            shows=falls[0],
+            computed=f"‖g_1‖/‖g_N‖: {falls[1]}",
             reason="first block vs last block",
         ),
-        vd.check_true(
+        vd.check_each_seed(
             claim="Pre-LN: the stream's RMS grows with depth (a middle layer needs its own norm)",
             source="seed 003 §那我们为什么还要加LN claims 8, 12; seed 002 §残差连接 claim 20",
             claimed="grows like √(1 + l v)",
-            computed=f"RMS {pre_p.rms[0]:.2f} → {pre_p.rms[depth // 2]:.2f} (middle) → {pre_p.rms[-1]:.2f}",
-            ok=pre_p.rms[-1] > PRE_RMS_GROWTH * pre_p.rms[0],
-            reason="Post-LN's stays at 1 after every block",
+            shows=grows[0],
+            computed=f"RMS, first → last block: {grows[1]}",
+            reason=f"grows: the last block's RMS above {PRE_RMS_GROWTH:g} × the first's; Post-LN's stays at 1",
         ),
-        vd.check_true(
+        vd.check_each_seed(
             claim="Pre-LN's variance grows linearly in depth, instead of Post-LN's exponential decay (as printed)",
             source="seed 003 annotated §4.2 claim §4.2.1",
             claimed="Pre-LN grows; Post-LN decays",
-            computed=f"RMS of x_l, first → last block: pre {pre_p.rms[0]:.2f} → {pre_p.rms[-1]:.2f}; "
-            f"post {post_p.rms[0]:.2f} → {post_p.rms[-1]:.2f}",
-            ok=pre_p.rms[-1] > PRE_RMS_GROWTH * pre_p.rms[0] and post_p.rms[-1] < post_p.rms[0] / PRE_RMS_GROWTH,
+            shows=both[0],
+            computed=f"RMS of x_l, first → last block: {both[1]}",
             reason="Pre-LN's half holds (eq. (38)); Post-LN's stream leaves every block through a LayerNorm, "
             "so its second moment is 1 at every depth: nothing decays",
         ),
     ]
 
 
-def _kept_gradient_rows(probes: dict[str, ex.StreamProbe]) -> list[vd.Verdict]:
+def _kept_gradient_rows(seeds: list[dict[str, ex.StreamProbe]]) -> list[vd.Verdict]:
     """Seed 003 annotated §4.2.2 (Pre-LN's gradients kept toward the input) and seed 002 eq. (17) (ReZero's start)."""
-    post_p, pre_p, rz = probes["post"], probes["pre"], probes["rezero"]
+    kept = _per_seed(
+        seeds,
+        lambda p: (
+            _grad_ratio(p["pre"]) >= PRE_GRAD_KEPT and _grad_ratio(p["pre"]) > _grad_ratio(p["post"]),
+            f"pre {_grad_ratio(p['pre']):.3g}, post {_grad_ratio(p['post']):.3g}",
+        ),
+    )
+    start = _per_seed(
+        seeds, lambda p: (min(p["rezero"].cos_x0) > REZERO_IDENTITY_COS, f"{min(p['rezero'].cos_x0):.6f}")
+    )
     return [
-        vd.check_true(
+        vd.check_each_seed(
             claim="The direct residual path keeps Pre-LN's gradients from decaying severely toward the input",
             source="seed 003 annotated §4.2 claim §4.2.2",
             claimed=f"pre ‖g_1‖/‖g_N‖ ≥ {PRE_GRAD_KEPT:g}, above Post-LN's",
-            computed=f"‖g_1‖/‖g_N‖: pre {pre_p.grad_norms[0] / pre_p.grad_norms[-1]:.3g}, "
-            f"post {post_p.grad_norms[0] / post_p.grad_norms[-1]:.3g}",
-            ok=(
-                pre_p.grad_norms[0] / pre_p.grad_norms[-1] >= PRE_GRAD_KEPT
-                and pre_p.grad_norms[0] / pre_p.grad_norms[-1] > post_p.grad_norms[0] / post_p.grad_norms[-1]
-            ),
+            shows=kept[0],
+            computed=f"‖g_1‖/‖g_N‖: {kept[1]}",
             reason=f"first block vs last at init; 'severely' read as more than a factor {1 / PRE_GRAD_KEPT:g}, "
             "with Post-LN beside it as the contrast",
         ),
-        vd.check_true(
+        vd.check_each_seed(
             claim="ReZero starts as the identity",
             source="seed 002 §残差连接 eq. (17)",
             claimed="x_l = x_0",
-            computed=f"min cos(x_l, x_0) = {min(rz.cos_x0):.6f}",
-            ok=min(rz.cos_x0) > REZERO_IDENTITY_COS,
+            shows=start[0],
+            computed=f"min cos(x_l, x_0): {start[1]}",
             reason="gates are 0 at init",
         ),
     ]

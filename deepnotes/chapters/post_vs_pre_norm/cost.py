@@ -21,6 +21,7 @@ from __future__ import annotations
 from deepnotes.chapters.post_vs_pre_norm import controls
 from deepnotes.chapters.post_vs_pre_norm.experiments import (
     PAPER_STYLES,
+    PROBE_SEEDS,
     STYLES,
     own_runs,
     rates,
@@ -91,7 +92,7 @@ def plan(budget: Budget | str) -> list[Work]:
     last = sub.probe_depths[-1]
     xiong_depths = sorted(set(sub.paper_depths) | {sub.profile_depth})
     return [
-        *(p for norm in STYLES for p in _stream_probe(budget, norm, last)),  # init_probes
+        *(p for norm in STYLES for _ in range(PROBE_SEEDS) for p in _stream_probe(budget, norm, last)),  # init_probes
         *(
             p for norm in STYLES for n in sub.probe_depths if n != last for p in _stream_probe(budget, norm, n)
         ),  # depth_sweep

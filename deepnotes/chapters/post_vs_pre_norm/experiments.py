@@ -88,22 +88,26 @@ def stream_probe(
     )
 
 
-def init_probes(budget: Budget | str, depth: int | None = None) -> dict[str, StreamProbe]:
-    """:func:`stream_probe` of every style at ``depth`` (default: the budget's largest probe depth)."""
+PROBE_SEEDS = 3  # initializations (and probe batches) of Experiment 1's probes: the door's fewest
+
+
+def init_probes(budget: Budget | str, depth: int | None = None) -> dict[str, list[StreamProbe]]:
+    """:func:`stream_probe` of every style at ``depth`` (default: the budget's largest probe depth), one per
+    seed s < PROBE_SEEDS (initialization s, probe batch s): style → one probe per seed."""
     budget = resolve_budget(budget)
     depth = given(depth, budget.post_vs_pre_norm.probe_depths[-1])
-    return {norm: stream_probe(norm, depth, budget) for norm in STYLES}
+    return {norm: [stream_probe(norm, depth, budget, seed=s) for s in range(PROBE_SEEDS)] for norm in STYLES}
 
 
 def depth_sweep(
-    budget: Budget | str, probes: dict[str, StreamProbe] | None = None
+    budget: Budget | str, probes: dict[str, list[StreamProbe]] | None = None
 ) -> dict[tuple[str, int], StreamProbe]:
-    """:func:`stream_probe` of every style at each of the budget's probe depths; ``probes`` (of
+    """:func:`stream_probe` of every style at each of the budget's probe depths (seed 0); ``probes`` (of
     :func:`init_probes`) are reused at the largest depth instead of measured again."""
     budget = resolve_budget(budget)
     depths = budget.post_vs_pre_norm.probe_depths
     return {
-        (norm, n): (probes[norm] if probes is not None and n == depths[-1] else stream_probe(norm, n, budget))
+        (norm, n): (probes[norm][0] if probes is not None and n == depths[-1] else stream_probe(norm, n, budget))
         for norm in STYLES
         for n in depths
     }

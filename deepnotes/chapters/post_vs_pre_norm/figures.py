@@ -16,11 +16,12 @@ LOG_FLOOR = 1e-6  # added before a log axis/log10 so an exact 0 stays drawable
 UPDATE_LOG_FLOOR = 1e-12
 
 
-def identity_path(probes: dict[str, ex.StreamProbe]):
+def identity_path(probes: dict[str, list[ex.StreamProbe]]):
     """Per block at init: cos(x_l, x_0) measured (solid) and predicted (dashed), the stream's RMS,
-    and the gradient norm reaching each block; one line per style."""
+    and the gradient norm reaching each block; one line per style, its seed 0 (the verdicts read every seed)."""
     from deepnotes.show import plots
 
+    probes = {norm: seeds[0] for norm, seeds in probes.items()}
     depth = len(next(iter(probes.values())).grad_norms)
     fig, axes = plots.new_figure(3, height=3.0)
     for norm, p in probes.items():

@@ -372,11 +372,17 @@ def first_seed(runs: dict[tuple, list[History]]) -> dict[tuple, History]:
     return {key: hists[0] for key, hists in runs.items()}
 
 
-def token_cosine_sweep(budget: Budget | str) -> dict[tuple, tuple[float, float]]:
-    """:func:`token_cosines` at every (N, kind) of the training runs: (N, kind) → (measured, predicted)."""
+TOKEN_COSINE_SEEDS = 3  # random stacks per (N, kind) whose token cosines are read (the door's fewest)
+
+
+def token_cosine_sweep(budget: Budget | str) -> dict[tuple, list[tuple[float, float]]]:
+    """:func:`token_cosines` at every (N, kind) of the training runs, one random stack per seed:
+    (N, kind) → [(measured, predicted) per seed]."""
     budget = resolve_budget(budget)
     return {
-        (n, kind): token_cosines(kind, n, budget) for n in budget.why_residuals.train_depths for kind in STACK_KINDS
+        (n, kind): [token_cosines(kind, n, budget, seed=s) for s in range(TOKEN_COSINE_SEEDS)]
+        for n in budget.why_residuals.train_depths
+        for kind in STACK_KINDS
     }
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+FAR_ABOVE_PLATEAU = -1.0  # a run that ends more than a plateau–floor gap above the plateau: far from any threshold
+
 
 def glue_values(values: Mapping[str, str]) -> None:
     """Glue each ``key → text`` for the markdown below (``{glue:text}`key```), without output in the book.
@@ -53,15 +55,26 @@ def _histories(obj, depth: int = 0) -> list:
 
 def held_out_note(runs) -> str:
     """One Markdown sentence on how "fraction learned" is read in ``runs`` (any nesting of Histories): on a
-    fixed held-out sample (its size), and the largest standard error among the runs, in units of the
-    plateau–floor gap; or that these runs read it on their last training batches (no held-out sample)."""
+    fixed held-out sample (its size), and the largest standard error, in units of the plateau–floor gap, among
+    the runs that ended no more than a gap above the plateau (fraction ≥ −1); runs that ended further above it
+    (an exploding stack's enormous loss) are counted apart, their reading far from every threshold. Or that
+    these runs read it on their last training batches (no held-out sample)."""
     read = [h for h in _histories(runs) if h.fraction_se() is not None]
     if not read:
         return "*Fraction learned* is read here on the last training batches (these runs have no held-out sample)."
+    near = [h for h in read if h.fraction_learned() >= FAR_ABOVE_PLATEAU]
     sizes = sorted({h.held_out_sequences for h in read})
-    return (
+    text = (
         f"*Fraction learned* is read on a fixed held-out sample of {' or '.join(map(str, sizes))} sequences per "
         "language (each position's loss taken in expectation over the language's true next or hidden token), not "
-        f"on the last training batches; its standard error is at most {max(h.fraction_se() for h in read):.3f} "
-        f"of the plateau–floor gap over the {len(read)} runs that finished here."
+        "on the last training batches"
     )
+    if near:
+        text += (
+            f"; its standard error is at most {max(h.fraction_se() for h in near):.3f} of the plateau–floor gap "
+            f"over the {len(near)} runs that finished here"
+        )
+    far = len(read) - len(near)
+    if far:
+        text += f" ({far} more ended over a gap above the plateau, far from every threshold)"
+    return text + "."

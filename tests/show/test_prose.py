@@ -49,4 +49,7 @@ def test_the_held_out_note_reads_the_largest_standard_error_of_the_runs():
     runs = {"a": [run(0.004), run(0.011)], ("b", 3): (Run(run(0.002)), Run(run(0.5, diverged=4)))}
     note = held_out_note(runs)
     assert "256 sequences" in note and "at most 0.011 of the plateau–floor gap over the 3 runs" in note
+    exploded = History(floor=1.0, unigram=2.0, held_out_loss=1e9, held_out_se=3e8, held_out_sequences=256)
+    note = held_out_note({**runs, "c": [exploded]})
+    assert "at most 0.011" in note and "(1 more ended over a gap above the plateau" in note
     assert "last training batches (these runs have no held-out sample)" in held_out_note({"a": [History()]})

@@ -168,7 +168,6 @@ NOT_YET_THROUGH_THE_DOOR = {
     ("deepnotes/chapters/post_vs_pre_norm/claims.py", "_xiong_lemma2_pre_rows"),
     ("deepnotes/chapters/post_vs_pre_norm/claims.py", "_xiong_theorem1_rows"),
     ("deepnotes/chapters/post_vs_pre_norm/claims.py", "_xiong_profile_rows"),
-    ("deepnotes/chapters/why_residuals/claims.py", "_isometry_row"),
     ("deepnotes/chapters/why_residuals/claims.py", "paper_spectrum_verdicts"),
 }
 

@@ -500,7 +500,9 @@ def test_spectrum_verdicts_follow_the_measurement():
     assert [x.status for x in v] == [vd.HOLDS, vd.HOLDS, vd.HOLDS]
     spectra, b = _spectra(wide, wide, medium, shallow=(0.01, 1.0, 1.0), identity=1.1)
     v = wc.spectrum_verdicts(spectra, b)
-    assert [x.status for x in v] == [vd.WRONG, vd.WRONG, vd.APPROX]  # ordering kept, not the factor
+    # the identity start is decided by the derivation (a mismeasured λ_io = 1.1 is reported, not believed)
+    assert [x.status for x in v] == [vd.HOLDS, vd.WRONG, vd.APPROX]  # ordering kept, not the factor
+    assert "departs from it" in v[0].reason
     spectra, b = _spectra(narrow, narrow, wide)
     assert wc.spectrum_verdicts(spectra, b)[2].status == vd.WRONG
 
@@ -580,3 +582,13 @@ def test_the_mean_field_rows_judge_the_mean_over_random_stacks():
     assert wc.token_cosine_verdicts(near)[0].status == HOLDS
     assert wc.token_cosine_verdicts(far)[0].status == WRONG
     assert wc.token_cosine_verdicts({(20, "plain"): near[(20, "plain")][:2]})[0].status == UNCHECKABLE
+
+
+def test_rezeros_identity_start_is_decided_by_the_derivation():
+    """Issue 44: J = I at g = 0 whatever the weights, so one random stack's spectrum is context, not the test."""
+    assert wc.rezero_gate_zero_jacobian() == 1
+    spectra = {("rezero g=0", 4): dataclasses.make_dataclass("S", ["singular"])([1.0, 1.0 + 1e-12])}
+    row = wc._isometry_row(spectra, 4)
+    assert row.status == HOLDS and "agrees within" in row.reason
+    off = {("rezero g=0", 4): dataclasses.make_dataclass("S", ["singular"])([1.0, 1.5])}
+    assert "departs from it" in wc._isometry_row(off, 4).reason

@@ -504,16 +504,13 @@ def _branch_spectrum_row(wide: int, spectra: list[list[float]]) -> vd.Verdict:
     several random branches (the fraction whose σ_min exceeds SINGULAR_SPREAD σ_max)."""
     spread = [min(sv) / max(sv) for sv in spectra]  # per random branch
     small = [sum(x < NEAR_ZERO_SINGULAR * max(sv) for x in sv) / len(sv) for sv in spectra]
-    return vd.check_estimate(
+    return vd.check_each_seed(
         claim="At init ∂f/∂x is close to (a multiple of) an orthogonal matrix",
         source="seed 004 §足够的小 claim 27; seed 004 comment 10 (2022-05-16)",
-        claimed=f"σ_min > {SINGULAR_SPREAD:g} σ_max in most random branches",
+        claimed=f"σ_min > {SINGULAR_SPREAD:g} σ_max in a random branch",
         computed=f"width {wide}, {len(spread)} random branches: σ_min/σ_max {vd.seeds_text(spread)}; "
         f"share of σ < {NEAR_ZERO_SINGULAR:.0%} of the largest {vd.seeds_text(small)}",
-        samples=[r > SINGULAR_SPREAD for r in spread],
-        estimator="fraction",
-        low=vd.MOST_SEEDS[0],
-        high=vd.MOST_SEEDS[1],
+        shows=[r > SINGULAR_SPREAD for r in spread],
         reason="the ReLU zeroes about half the hidden units, so ∂f/∂x has rank ≈ width/2; what the argument "
         "uses, ‖v·∂f/∂x‖ ≈ ‖v‖ and ⟂ v for a given v, is judged in the rows above",
     )

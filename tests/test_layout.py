@@ -118,7 +118,8 @@ def test_the_typed_status_scan_catches_what_it_should():
 
 
 # Issue 44's one door: a status that depends on training runs or sampled probes is decided by the
-# seeds-aware checks (check_estimate, check_outcome, check_slope, check_possible, check_mean_at_deepest),
+# seeds-aware checks (check_estimate, check_statistic, check_each_seed, check_outcome, check_slope, check_possible,
+# check_mean_at_deepest),
 # never by check_true / check_graded on a value read from runs. What counts as "read from runs": an
 # attribute of a run (RUN_READS), a parameter holding runs or probes (RUN_PARAMS), or a local computed from
 # either, inside the function that builds the verdict.
@@ -164,10 +165,6 @@ NOT_YET_THROUGH_THE_DOOR = {
     ("deepnotes/chapters/bert_init/claims.py", "_init_std_rows"),
     ("deepnotes/chapters/bert_init/claims.py", "_init_bert_std_rows"),
     ("deepnotes/chapters/initialization/claims.py", "softmax_verdicts"),
-    ("deepnotes/chapters/post_vs_pre_norm/claims.py", "_xiong_lemma2_post_rows"),
-    ("deepnotes/chapters/post_vs_pre_norm/claims.py", "_xiong_lemma2_pre_rows"),
-    ("deepnotes/chapters/post_vs_pre_norm/claims.py", "_xiong_theorem1_rows"),
-    ("deepnotes/chapters/post_vs_pre_norm/claims.py", "_xiong_profile_rows"),
     ("deepnotes/chapters/why_residuals/claims.py", "paper_spectrum_verdicts"),
 }
 

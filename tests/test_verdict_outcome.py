@@ -135,3 +135,53 @@ def test_a_sampled_quantity_is_judged_through_its_estimator_and_interval():
         judge([0.5, 1, 1], "fraction")
     with pytest.raises(ValueError, match="low"):
         judge(near, low=2.0, high=1.0)
+
+
+def test_a_statistic_of_all_seeds_goes_through_the_same_door():
+    """check_statistic: a quantity computed from the seeds together (the drift of a mean profile) is bootstrapped
+    over the seeds and judged by the same rule as check_estimate; one seed is shown, not judged."""
+
+    def drift(profiles):  # seeds × layers → the last layer over the first of the mean profile, minus 1
+        mean = [sum(col) / len(col) for col in zip(*profiles, strict=True)]
+        return mean[-1] / mean[0] - 1
+
+    def judge(profiles, low=-0.2, high=0.2):
+        return vd.check_statistic(
+            claim="flat",
+            source="measured",
+            claimed="flat",
+            seeds=profiles,
+            statistic=drift,
+            name="drift of the mean",
+            low=low,
+            high=high,
+            reason="r",
+        )
+
+    flat = [[1 + 0.01 * k, 1.0, 1 + 0.01 * k] for k in range(6)]
+    rising = [[1.0, 2.0, 3 + 0.1 * k] for k in range(6)]
+    noisy = [[1.0, 1.0, x] for x in (0.5, 1.6, 0.7, 1.5, 0.9, 1.3)]
+    assert judge(flat).status == vd.HOLDS and judge(rising).status == vd.WRONG
+    assert judge(noisy).status == vd.UNCHECKABLE and "cannot decide" in judge(noisy).reason
+    assert judge(rising).computed.startswith("drift of the mean 2.25 (95% bootstrap interval")
+    one = judge(flat[:1])
+    assert one.status == vd.UNCHECKABLE and "1 seed at this budget" in one.reason
+    with pytest.raises(ValueError, match="low"):
+        judge(flat, low=1.0, high=0.0)
+    # check_estimate is this door for one number per seed: the same interval either way
+    values = [1.0, 1.2, 0.9, 1.1, 1.05]
+    by_estimate = vd.check_estimate(
+        claim="c", source="s", claimed="1", samples=values, estimator="mean", low=0.5, high=1.5, reason="r"
+    )
+    by_statistic = vd.check_statistic(
+        claim="c",
+        source="s",
+        claimed="1",
+        seeds=values,
+        statistic=lambda v: sum(v) / len(v),
+        name="mean",
+        low=0.5,
+        high=1.5,
+        reason="r",
+    )
+    assert by_estimate.computed == by_statistic.computed

@@ -340,18 +340,51 @@ def check_estimate(
         raise ValueError(f"{claim!r}: needs finite samples, one per seed, got {samples!r}")
     if estimator == "fraction" and not set(values) <= {0.0, 1.0}:
         raise ValueError(f"{claim!r}: a fraction counts true samples: each must be 0 or 1 (or a bool), got {samples!r}")
+    return check_statistic(
+        claim=claim,
+        source=source,
+        claimed=claimed,
+        seeds=values,
+        statistic=functools.partial(_estimate, estimator),
+        name=estimator,
+        low=low,
+        high=high,
+        reason=reason,
+        computed=computed,
+    )
+
+
+def check_statistic(
+    *,
+    claim: str,
+    source: str,
+    claimed: str,
+    seeds: list,
+    statistic: Callable[[list], float],
+    name: str,
+    low: Finite,
+    high: Finite,
+    reason: str,
+    computed: str = "",
+) -> Verdict:
+    """The door for a quantity that is computed from all seeds together (the drift of the mean profile over
+    layers, the worst layer of a mean): ``statistic(seeds)`` (``seeds``: one measurement per seed, any type)
+    and its bootstrap interval over the seeds (:func:`bootstrap_statistic`), judged by :func:`interval_status`
+    against [``low``, ``high``]; not checkable here with fewer than :data:`MIN_SEEDS` seeds. ``name`` says what
+    the estimate is ("mean", "drift of the mean profile"); :func:`check_estimate` is this door for a mean, a
+    median or a fraction of one number per seed."""
     if not low <= high:
         raise ValueError(f"{claim!r}: low ({low!r}) must not exceed high ({high!r})")
     lead = f"{computed}; " if computed else ""
-    if len(values) < MIN_SEEDS:
-        n = len(values)
-        shown = f"{lead}{estimator} {_estimate(estimator, values):.3g} over {n} seed{'s' if n > 1 else ''}"
-        why = f"{reason}; {too_few_seeds(n)}"
-        return Verdict(claim, source, claimed, shown, UNCHECKABLE, why)
-    est, lo, hi = bootstrap_interval(values, estimator)
+    n = len(seeds)
+    if n < MIN_SEEDS:
+        shown = f"{lead}{name} {statistic(list(seeds)):.3g} over {n} seed{'s' if n > 1 else ''}" if n else lead
+        return Verdict(claim, source, claimed, shown, UNCHECKABLE, f"{reason}; {too_few_seeds(n)}")
+    est, lo, hi = bootstrap_statistic(seeds, statistic)
+    if not all(math.isfinite(x) for x in (est, lo, hi)):
+        raise ValueError(f"{claim!r}: the {name} of the seeds is not finite ({est!r}, interval {lo!r}–{hi!r})")
     status = interval_status(lo, hi, low, high)
-    interval = f"{BOOTSTRAP_LEVEL:.0%} bootstrap interval {lo:.3g}–{hi:.3g}, n = {len(values)}"
-    shown = f"{lead}{estimator} {est:.3g} ({interval})"
+    shown = f"{lead}{name} {est:.3g} ({BOOTSTRAP_LEVEL:.0%} bootstrap interval {lo:.3g}–{hi:.3g}, n = {n})"
     why = reason + (
         "" if status != UNCHECKABLE else "; the interval straddles the claimed range: the samples cannot decide"
     )
@@ -413,6 +446,7 @@ def check_slope(
     samples_by_depth,
     reason: str,
     band: tuple[Finite, Finite] | None = None,
+    depth_name: str = "N",
 ) -> Verdict:
     """A growth law E[y] ∝ N^want, measured at ``depths`` (``samples_by_depth[i]``: one positive value per seed
     at depths[i], the same seeds at every depth), judged over two depth ranges (:func:`depth_ranges`): in each,
@@ -420,7 +454,8 @@ def check_slope(
     a bootstrap over the seeds (:func:`bootstrap_statistic`), judged by :func:`interval_status` against
     want ± atol (or ``band`` = (low, high), for a one-sided claim such as "grows": (0.1, NO_BOUND)). Holds or
     wrong only where both ranges say the same; not checkable here where they differ (the law found depends on
-    the range fitted), where either cannot decide, or with fewer than MIN_SEEDS seeds."""
+    the range fitted), where either cannot decide, or with fewer than MIN_SEEDS seeds. ``depth_name`` names the
+    variable in the shown ranges (N for a stack's depth, l for a layer of one stack)."""
     from deepnotes.core.measure import loglog_slope  # the fit lives with the measurements
 
     by_depth = dict(zip(depths, samples_by_depth, strict=True))
@@ -445,7 +480,7 @@ def check_slope(
 
         est, lo, hi = bootstrap_statistic(list(range(seeds)), slope_of_mean)
         statuses.append(interval_status(lo, hi, low, high))
-        shown.append(f"N = {rng[0]}..{rng[-1]}: {est:.3g} ({lo:.3g}–{hi:.3g}, {statuses[-1]})")
+        shown.append(f"{depth_name} = {rng[0]}..{rng[-1]}: {est:.3g} ({lo:.3g}–{hi:.3g}, {statuses[-1]})")
     status = statuses[0] if len(set(statuses)) == 1 else UNCHECKABLE
     why = f"{reason}; {band}, {seeds} seeds, over two depth ranges"
     if UNCHECKABLE in statuses:

@@ -649,194 +649,161 @@ def _xiong_lemma2_measured_rows(probe: ex.XiongProbe) -> list[vd.Verdict]:
 
 
 def _xiong_lemma2_post_rows(probe: ex.XiongProbe, bounds: dict) -> list[vd.Verdict]:
-    """Xiong et al.'s Lemma 2 (and its proof), measured on Post-LN: ‖x_l‖² = d after each LN, the FFN sum 3d/2."""
+    """Xiong et al.'s Lemma 2 (and its proof), measured on Post-LN over every seed: ‖x_l‖² = d after each LN, the
+    FFN sum's mean level (3d/2 at the paper's d_ff = d, Lemma 1's value at this d_ff) and its flatness in l."""
     d, deep = probe.d_model, max(n for _, n in probe.stacks)
     post = probe.stacks[("post", deep)]
-    f_ours = bounds["ours post_ffn_sum"][0] - 1
-    rows = []
-    # Lemma 2, measured
-    after_ln = max(abs(s / d - 1) for s in post.sq_norms[1:])
-    rows.append(
-        vd.check_graded(
+    level = bounds["ours post_ffn_sum"][0]  # Lemma 1 through this chapter's d → d_ff → d FFN, in units of d
+    off_sphere = [max(abs(s / d - 1) for s in seed[1:]) for seed in post.sq_norms_per_seed]
+    sums = [[s / d for s in seed] for seed in post.ffn_sum_per_seed]  # seeds × L
+    source = f"{XIONG}, Lemma 2; measured L = {deep}"
+    return [
+        vd.check_each_seed(
             claim="Post-LN: every LayerNorm output has ‖x_l‖² = d",
             source=f"{XIONG}, Lemma 2 (its proof); measured L = {deep}",
             claimed="‖x_l‖²/d = 1",
-            computed=f"max over l of |E‖x_l‖²/d − 1| = {after_ln:.1e}",
-            holds=after_ln <= LN_NORM_ATOL,
-            approx=after_ln <= PAPER_VALUE_RTOL,
-            reason=_pick(
-                after_ln <= LN_NORM_ATOL,
-                after_ln <= PAPER_VALUE_RTOL,
-                "reproduced: LN(x) lies on the sphere of radius √d",
-                "reproduced in trend only: near √d, farther than LayerNorm's ε explains",
-                "not reproduced: off the sphere",
-            ),
-        )
-    )
-    sums = [s / d for s in post.ffn_sum_sq]
-    level, drift = float(np.mean(sums)), layer_drift(sums)
-    near_paper, flat = abs(level - 1.5) <= PAPER_VALUE_RTOL * 1.5, abs(drift) <= LAYER_DRIFT
-    rows.append(
-        vd.check_graded(
-            claim="Lemma 2, Post-LN: E‖x^{post,5}_l‖² = 3d/2 at every layer",
-            source=f"{XIONG}, Lemma 2; measured L = {deep}",
-            claimed="1.5·d, the same for all l",
-            computed=(
-                f"{level:.3f}·d (mean over l; range {min(sums):.2f}..{max(sums):.2f}), drift across layers {drift:+.2f}"
-            ),
-            holds=near_paper and flat,
-            approx=flat,
-            reason=_pick(
-                near_paper and flat,
-                flat,
-                f"reproduced: within {PAPER_VALUE_RTOL:.0%} of 3d/2 and flat "
-                f"in l (Lemma 1 at d_ff = {probe.d_ff}: {1 + f_ours:.3f}·d)",
-                "reproduced in trend only: flat in l, but the level is not 3d/2; "
-                f"Lemma 1 through this d → {probe.d_ff} → d "
-                f"FFN predicts {1 + f_ours:.3f}·d (the paper's 3/2 assumes d_ff = d)",
-                f"not reproduced: the FFN sum drifts by {drift:+.0%} across the layers",
-            ),
-        )
-    )
-    return rows
+            shows=[x <= LN_NORM_ATOL for x in off_sphere],
+            computed="max over l of |E‖x_l‖²/d − 1| per seed: " + ", ".join(f"{x:.1e}" for x in off_sphere),
+            reason=f"LN(x) lies on the sphere of radius √d up to LayerNorm's ε (within {LN_NORM_ATOL:g})",
+        ),
+        vd.check_estimate(
+            claim="Lemma 2, Post-LN: E‖x^{post,5}_l‖² = 3d/2",
+            source=source,
+            claimed=f"1.5·d at the paper's d_ff = d; the same steps give {level:.3f}·d at this d_ff = {probe.d_ff}",
+            samples=[statistics.fmean(seed) for seed in sums],
+            estimator="mean",
+            low=level * (1 - PAPER_VALUE_RTOL),
+            high=level * (1 + PAPER_VALUE_RTOL),
+            computed="per seed, the mean over l of E‖x^{post,5}_l‖²/d",
+            reason=f"an expectation: the mean over seeds within {PAPER_VALUE_RTOL:.0%} of Lemma 1's value through this "
+            f"chapter's FFN (the paper's 3/2 assumes a d × d FFN)",
+        ),
+        vd.check_statistic(
+            claim="Lemma 2, Post-LN: E‖x^{post,5}_l‖² is the same at every layer",
+            source=source,
+            claimed=f"flat in l (|drift| ≤ {LAYER_DRIFT:g})",
+            seeds=sums,
+            statistic=lambda rows: layer_drift(ex.mean_over_seeds(rows)),
+            name="drift across layers of the mean over seeds",
+            low=-LAYER_DRIFT,
+            high=LAYER_DRIFT,
+            reason=f"drift: a line fitted over l = 1..{deep}, how far it moves relative to its mean",
+        ),
+    ]
+
+
+def _worst_bound_ratio(profile: list[float], lo: list[float], hi: list[float]) -> float:
+    """How far a profile E‖x_l‖²/d (l = 0..L) reaches past Lemma 2's bounds, at its worst layer l ≥ 1: the largest
+    of lo_l/x_l and x_l/hi_l (at most 1 inside both bounds at every layer)."""
+    return max(max(lo[l] / profile[l], profile[l] / hi[l]) for l in range(1, len(profile)))
 
 
 def _xiong_lemma2_pre_rows(probe: ex.XiongProbe, bounds: dict) -> list[vd.Verdict]:
-    """Xiong et al.'s Lemma 2, measured on Pre-LN: (1 + l/2)d ≤ E‖x_l‖² ≤ (1 + 3l/2)d, growing linearly."""
+    """Xiong et al.'s Lemma 2, measured on Pre-LN over every seed: (1 + l/2)d ≤ E‖x_l‖² ≤ (1 + 3l/2)d at every
+    layer (the mean over seeds), and linear growth in l (the slope over two ranges of layers)."""
     d, deep = probe.d_model, max(n for _, n in probe.stacks)
-    pre = probe.stacks[("pre", deep)]
-    rows = []
-    pre_sq = [s / d for s in pre.sq_norms]
+    pre_sq = [[s / d for s in seed] for seed in probe.stacks[("pre", deep)].sq_norms_per_seed]  # seeds × (L+1)
     lo, hi = bounds["paper pre_lower"], bounds["paper pre_upper"]
-    inside = all(lo[l] * (1 - BOUND_RTOL) <= pre_sq[l] <= hi[l] * (1 + BOUND_RTOL) for l in range(1, deep + 1))
-    growth = loglog_slope(range(1, deep + 1), [s - 1 for s in pre_sq[1:]])
-    linear = abs(growth - 1) <= SLOPE_ATOL
-    per_layer = (pre_sq[-1] - pre_sq[0]) / deep
-    rows.append(
-        vd.check_graded(
-            claim="Lemma 2, Pre-LN: (1 + l/2)d ≤ E‖x_l‖² ≤ (1 + 3l/2)d, linear growth",
-            source=f"{XIONG}, Lemma 2; measured L = {deep}",
-            claimed=f"between {lo[deep]:g}·d and {hi[deep]:g}·d at l = {deep}",
-            computed=f"E‖x_{deep}‖² = {pre_sq[-1]:.1f}·d ({per_layer:.2f}·d per layer); log-log slope of E‖x_l‖²/d − 1 "
-            f"against l {growth:.2f}",
-            holds=inside and linear,
-            approx=linear,
-            reason=_pick(
-                inside and linear,
-                linear,
-                "reproduced: inside both bounds at every layer, growing linearly",
-                "reproduced in trend only: linear growth, but the mean leaves a bound at some layer",
-                "not reproduced: the growth is not linear in l",
-            ),
-        )
-    )
-    return rows
+    source = f"{XIONG}, Lemma 2; measured L = {deep}"
+    top = [seed[-1] for seed in pre_sq]
+    return [
+        vd.check_statistic(
+            claim="Lemma 2, Pre-LN: (1 + l/2)d ≤ E‖x_l‖² ≤ (1 + 3l/2)d at every layer",
+            source=source,
+            claimed=f"inside both bounds at every l (at l = {deep}: between {lo[deep]:g}·d and {hi[deep]:g}·d)",
+            seeds=pre_sq,
+            statistic=lambda rows: _worst_bound_ratio(ex.mean_over_seeds(rows), lo, hi),
+            name="worst ratio to a bound of the mean over seeds",
+            low=0.0,
+            high=1 + BOUND_RTOL,
+            computed=f"E‖x_{deep}‖²/d per seed {min(top):.1f}..{max(top):.1f}",
+            reason="an expectation: the mean over seeds at every layer, its worst layer's lo/x or x/hi "
+            f"(1 on a bound; {BOUND_RTOL:.0%} allowed past it)",
+        ),
+        vd.check_slope(
+            claim="Lemma 2, Pre-LN: E‖x_l‖² grows linearly in l",
+            source=source,
+            want=1,
+            atol=SLOPE_ATOL,
+            depths=list(range(1, deep + 1)),
+            samples_by_depth=[[seed[l] - 1 for seed in pre_sq] for l in range(1, deep + 1)],
+            reason="E‖x_l‖²/d − 1 against the layer l: both bounds are 1 + (constant)·l",
+            depth_name="l",
+        ),
+    ]
 
 
 def _xiong_theorem1_rows(probe: ex.XiongProbe) -> list[vd.Verdict]:
-    """Xiong et al.'s Theorem 1 and Fig. 3(c,d), measured: ‖∂L/∂W^{2,L}‖_F against the depth L."""
+    """Xiong et al.'s Theorem 1 and Fig. 3(c,d), measured: ‖∂L/∂W^{2,L}‖_F against the depth L, each seed's
+    value at every depth, the growth law over two depth ranges (:func:`~deepnotes.show.verdicts.check_slope`)."""
     depths = probe.depths
-    rows = []
-    # Theorem 1
-    slopes = {norm: loglog_slope(depths, probe.last_w2(norm)) for norm in ex.PAPER_STYLES}
-    g_post, g_pre = probe.last_w2("post"), probe.last_w2("pre")
-    post_ok, post_near = abs(slopes["post"]) <= SLOPE_ATOL, abs(slopes["post"]) <= 2 * SLOPE_ATOL
-    rows.append(
-        vd.check_graded(
+    source = f"{XIONG}, Theorem 1 and Fig. 3(c,d); measured L = {depths}"
+    per_depth = {norm: [probe.stacks[(norm, n)].last_w2_per_seed for n in depths] for norm in ex.PAPER_STYLES}
+    return [
+        vd.check_slope(
             claim="Theorem 1, Post-LN: ‖∂L/∂W^{2,L}‖_F = O(d√(ln d)), independent of L",
-            source=f"{XIONG}, Theorem 1 and Fig. 3(c,d); measured L = {depths}",
-            claimed="log-log slope 0 against L",
-            computed=f"slope {slopes['post']:.2f}; {g_post[0]:.3g} → {g_post[-1]:.3g}",
-            holds=post_ok,
-            approx=post_near,
-            reason=_pick(
-                post_ok,
-                post_near,
-                f"reproduced: |slope| ≤ {SLOPE_ATOL:g}",
-                f"reproduced in trend only: nearly flat (|slope| ≤ {2 * SLOPE_ATOL:g}), but it drifts with L",
-                "not reproduced: it changes with L like a power of L",
-            ),
-        )
-    )
-    pre_ok, pre_falls = abs(slopes["pre"] + 0.5) <= SLOPE_ATOL, slopes["pre"] < -SLOPE_ATOL
-    rows.append(
-        vd.check_graded(
+            source=source,
+            want=0,
+            atol=SLOPE_ATOL,
+            depths=depths,
+            samples_by_depth=per_depth["post"],
+            reason="independent of L: a log-log slope of 0 against L",
+        ),
+        vd.check_slope(
             claim="Theorem 1, Pre-LN: ‖∂L/∂W^{2,L}‖_F = O(d√(ln d / L)), shrinking like 1/√L",
-            source=f"{XIONG}, Theorem 1 and Fig. 3(c,d); measured L = {depths}",
-            claimed="log-log slope −0.5 against L",
-            computed=(
-                f"slope {slopes['pre']:.2f}; {g_pre[0]:.3g} → {g_pre[-1]:.3g} "
-                f"(Post-LN's at L = {depths[-1]}: {g_post[-1]:.3g})"
-            ),
-            holds=pre_ok,
-            approx=pre_falls,
-            reason=_pick(
-                pre_ok,
-                pre_falls,
-                f"reproduced: the slope is within ±{SLOPE_ATOL:g} of −1/2 (the final LN divides by ‖x_L‖ ∝ √L)",
-                "reproduced in trend only: it falls with L, at another rate than 1/√L",
-                "not reproduced: it does not fall with L",
-            ),
-        )
-    )
-    return rows
+            source=source,
+            want=-0.5,
+            atol=SLOPE_ATOL,
+            depths=depths,
+            samples_by_depth=per_depth["pre"],
+            reason="the final LN divides by ‖x_L‖ ∝ √L: a log-log slope of −1/2 against L",
+        ),
+    ]
+
+
+def _profile_drifts(rows_w1: list[list[float]], rows_w2: list[list[float]]) -> tuple[float, float]:
+    """The drift across layers (:func:`layer_drift`) of the mean over seeds of W^1's and W^2's gradient norms."""
+    return layer_drift(ex.mean_over_seeds(rows_w1)), layer_drift(ex.mean_over_seeds(rows_w2))
 
 
 def _xiong_profile_rows(probe: ex.XiongProbe) -> list[vd.Verdict]:
-    """Xiong et al.'s Fig. 3(a,b) and §3.4, measured: the FFN gradient norms layer by layer."""
-    deep = max(n for _, n in probe.stacks)
-    rows = []
-    # Fig. 3(a,b): the layer-wise gradients
+    """Xiong et al.'s Fig. 3(a,b) and §3.4, measured: the FFN gradient norms layer by layer, the drift of their
+    mean over seeds with its bootstrap over seeds."""
     n = probe.profile_depth
-    drifts = {
-        norm: {w: layer_drift(getattr(probe.stacks[(norm, n)], f"{w}_grads")) for w in ("w1", "w2")}
-        for norm in ex.PAPER_STYLES
-    }
-    deep_drifts = {norm: layer_drift(probe.stacks[(norm, deep)].w2_grads) for norm in ex.PAPER_STYLES}
-    grows = min(drifts["post"].values())
-    rows.append(
-        vd.check_graded(
+    source = f"{XIONG}, Fig. 3(a,b) and §3.4; measured L = {n}"
+    stacks = {norm: probe.stacks[(norm, n)] for norm in ex.PAPER_STYLES}
+    seeds = {norm: list(zip(s.w1_per_seed, s.w2_per_seed, strict=True)) for norm, s in stacks.items()}
+
+    def drifts(pairs):  # seeds × (W^1 profile, W^2 profile) → the two drifts of the mean profiles
+        return _profile_drifts([w1 for w1, _ in pairs], [w2 for _, w2 in pairs])
+
+    shown = {norm: "drift of the mean: W^1 {:+.2f}, W^2 {:+.2f}".format(*drifts(seeds[norm])) for norm in seeds}
+    return [
+        vd.check_statistic(
             claim="Post-LN: the FFN gradient norm grows with the layer index (largest near the output)",
-            source=f"{XIONG}, Fig. 3(a,b) and §3.4; measured L = {n}",
-            claimed=f"rises across the layers (drift > +{LAYER_DRIFT:g})",
-            computed=(
-                f"drift across layers: W^1 {drifts['post']['w1']:+.2f}, "
-                f"W^2 {drifts['post']['w2']:+.2f} (at L = {deep}: W^2 {deep_drifts['post']:+.2f})"
-            ),
-            holds=grows > LAYER_DRIFT,
-            approx=grows > 0,
-            reason=_pick(
-                grows > LAYER_DRIFT,
-                grows > 0,
-                "reproduced: both FFN matrices' gradients rise toward the output",
-                "reproduced in trend only: both rise toward the output, "
-                f"one by less than {LAYER_DRIFT:.0%} of its mean",
-                "not reproduced: at least one of them does not rise",
-            ),
-        )
-    )
-    worst = max(abs(x) for x in drifts["pre"].values())
-    rows.append(
-        vd.check_graded(
+            source=source,
+            claimed=f"rises across the layers (drift > +{LAYER_DRIFT:g}) for W^1 and W^2",
+            seeds=seeds["post"],
+            statistic=lambda pairs: min(drifts(pairs)),
+            name="the smaller drift",
+            low=LAYER_DRIFT,
+            high=vd.NO_BOUND,
+            computed=shown["post"],
+            reason="drift: a line fitted over the layers, how far it moves relative to its mean",
+        ),
+        vd.check_statistic(
             claim="Pre-LN: the FFN gradient norm stays about the same at every layer",
-            source=f"{XIONG}, Fig. 3(a,b) and §3.4; measured L = {n}",
-            claimed=f"flat (|drift| ≤ {LAYER_DRIFT:g})",
-            computed=(
-                f"drift across layers: W^1 {drifts['pre']['w1']:+.2f}, "
-                f"W^2 {drifts['pre']['w2']:+.2f} (at L = {deep}: W^2 {deep_drifts['pre']:+.2f})"
-            ),
-            holds=worst <= LAYER_DRIFT,
-            approx=worst <= 2 * LAYER_DRIFT,
-            reason=_pick(
-                worst <= LAYER_DRIFT,
-                worst <= 2 * LAYER_DRIFT,
-                "reproduced: flat across the layers",
-                f"reproduced in trend only: within {2 * LAYER_DRIFT:.0%} of flat, not within {LAYER_DRIFT:.0%}",
-                "not reproduced: the gradient falls toward the output, the lower layers get the larger gradients",
-            ),
-        )
-    )
-    return rows
+            source=source,
+            claimed=f"flat (|drift| ≤ {LAYER_DRIFT:g}) for W^1 and W^2",
+            seeds=seeds["pre"],
+            statistic=lambda pairs: max(abs(x) for x in drifts(pairs)),
+            name="the larger |drift|",
+            low=0.0,
+            high=LAYER_DRIFT,
+            computed=shown["pre"],
+            reason="drift: a line fitted over the layers, how far it moves relative to its mean",
+        ),
+    ]
 
 
 def xiong_verdicts(probe: ex.XiongProbe) -> vd.VerdictTable:

@@ -278,16 +278,46 @@ def slider_experiment(
 PAPER_STYLES = ("post", "pre")  # the two styles both papers compare
 
 
+def mean_over_seeds(rows: list[list[float]]) -> list[float]:
+    """The mean over seeds at each position: seeds × positions → positions ([] for no positions)."""
+    return [sum(col) / len(col) for col in zip(*rows, strict=True)]
+
+
 @dataclass
 class XiongStack:
-    """One stack of :func:`xiong_probe` at depth L, each value the mean over the budget's
-    ``paper_seeds`` initializations (every seed its own probe batch) and over tokens."""
+    """One stack of :func:`xiong_probe` at depth L, per seed (initialization s with its own probe batch s), each
+    value a mean over tokens; the properties give the mean over seeds (what the figures draw; the verdicts read
+    the seeds, :func:`.claims.xiong_verdicts`)."""
 
-    sq_norms: list[float]  # E‖x_l‖² for l = 0..L: x_0 the embedding, x_l the output of block l
-    ffn_sum_sq: list[float]  # Post-LN: E‖x^{post,5}_l‖² = E‖u + FFN(u)‖², the input of block l's last LN; [] for Pre-LN
-    w2_grads: list[float]  # ‖∂L/∂W^{2,l}‖_F (the FFN's second matrix) per block l = 1..L
-    w1_grads: list[float]  # ‖∂L/∂W^{1,l}‖_F per block l = 1..L
-    last_w2_per_seed: list[float]  # ‖∂L/∂W^{2,L}‖_F of each seed (Theorem 1's quantity)
+    sq_norms_per_seed: list[list[float]]  # seeds × (L+1): E‖x_l‖² for l = 0..L (x_0 the embedding)
+    ffn_sum_per_seed: list[list[float]]  # seeds × L: Post-LN's E‖u + FFN(u)‖², block l's last LN input; [] for Pre-LN
+    w2_per_seed: list[list[float]]  # seeds × L: ‖∂L/∂W^{2,l}‖_F (the FFN's second matrix), l = 1..L
+    w1_per_seed: list[list[float]]  # seeds × L: ‖∂L/∂W^{1,l}‖_F
+
+    @property
+    def sq_norms(self) -> list[float]:
+        """E‖x_l‖², l = 0..L, mean over seeds."""
+        return mean_over_seeds(self.sq_norms_per_seed)
+
+    @property
+    def ffn_sum_sq(self) -> list[float]:
+        """Post-LN's E‖x^{post,5}_l‖², l = 1..L, mean over seeds ([] for Pre-LN)."""
+        return mean_over_seeds(self.ffn_sum_per_seed)
+
+    @property
+    def w2_grads(self) -> list[float]:
+        """‖∂L/∂W^{2,l}‖_F, l = 1..L, mean over seeds."""
+        return mean_over_seeds(self.w2_per_seed)
+
+    @property
+    def w1_grads(self) -> list[float]:
+        """‖∂L/∂W^{1,l}‖_F, l = 1..L, mean over seeds."""
+        return mean_over_seeds(self.w1_per_seed)
+
+    @property
+    def last_w2_per_seed(self) -> list[float]:
+        """‖∂L/∂W^{2,L}‖_F of each seed (Theorem 1's quantity)."""
+        return [w[-1] for w in self.w2_per_seed]
 
 
 @dataclass
@@ -309,10 +339,10 @@ class XiongProbe:
 
 def _xiong_stack(norm: str, n_layers: int, budget: Budget | str, seeds: int, device) -> XiongStack:
     """Per seed: one probe batch through a fresh stack, the squared norms of x_l and (Post-LN) of the
-    FFN sum before its LN, then ∂L/∂W^{1,l}, ∂L/∂W^{2,l} of the LM loss; averaged over seeds."""
+    FFN sum before its LN, then ∂L/∂W^{1,l}, ∂L/∂W^{2,l} of the LM loss; kept per seed."""
     cfg = style_config(norm, n_layers, budget)
     task = MarkovLanguage(budget.vocab_size, seed=0)
-    sq, ffn_sum, w2, w1, last = [], [], [], [], []
+    sq, ffn_sum, w2, w1 = [], [], [], []
     for seed in range(seeds):
         model = build_model(cfg, seed=seed, device=device)
         tokens = probe_batch(task, budget.batch_size, budget.seq_len, seed=seed, device=device)  # [B, T]
@@ -334,12 +364,8 @@ def _xiong_stack(norm: str, n_layers: int, budget: Budget | str, seeds: int, dev
         ffn_sum.append(sums)
         w2.append([float(block.ffn.fc2.weight.grad.norm()) for block in model.blocks])
         w1.append([float(block.ffn.fc1.weight.grad.norm()) for block in model.blocks])
-        last.append(w2[-1][-1])
 
-    def mean(rows):  # seeds × positions → positions
-        return [sum(col) / len(col) for col in zip(*rows, strict=True)]
-
-    return XiongStack(mean(sq), mean(ffn_sum) if norm == "post" else [], mean(w2), mean(w1), last)
+    return XiongStack(sq, ffn_sum, w2, w1)
 
 
 def xiong_probe(budget: Budget | str | None = None, device=None) -> XiongProbe:

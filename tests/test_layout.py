@@ -153,6 +153,8 @@ PROBE_PARAMS = {
     "tables",
     "own",
     "cut",
+    "ratios",
+    "falloff",
 }
 PROBE_READS = {"grad_norms", "update_rms", "cos_x0", "attn_ratio", "softmax_kl", "logit_var", "rho", "stream_var"}
 RUN_PARAMS |= PROBE_PARAMS
@@ -162,9 +164,6 @@ STATUS_ARGUMENTS = {"ok", "holds", "approx"}
 # one random initialization or one batch (the probes at initialization, DeepNet Fig. 5's first-step updates, the
 # million draws of a truncated normal), where the door wants the statistic over seeds with its interval.
 NOT_YET_THROUGH_THE_DOOR = {
-    ("deepnotes/chapters/bert_init/claims.py", "_init_std_rows"),
-    ("deepnotes/chapters/bert_init/claims.py", "_init_bert_std_rows"),
-    ("deepnotes/chapters/initialization/claims.py", "softmax_verdicts"),
     ("deepnotes/chapters/why_residuals/claims.py", "paper_spectrum_verdicts"),
 }
 
@@ -203,8 +202,17 @@ def _run_derived_names(fn) -> set[str]:
     return tainted
 
 
+NUMBER_CHECKS = {"check_number", "check_order"}  # a computed value against a claimed one: its 4th argument
+
+
+def _computed_arguments(call: ast.Call) -> list[ast.expr]:
+    """The computed value of a check_number / check_order call: its fourth positional argument or ``computed=``."""
+    return call.args[3:4] + [k.value for k in call.keywords if k.arg == "computed"]
+
+
 def run_derived_checks(src: str) -> list[tuple[str, int]]:
-    """(function, line) of every check_true / check_graded whose status argument reads runs."""
+    """(function, line) of every check_true / check_graded whose status argument reads runs, and of every
+    check_number / check_order whose computed value does (a run's number against a claimed one, one draw)."""
     found = []
     for fn in (n for n in ast.walk(ast.parse(src)) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
         tainted = _run_derived_names(fn)
@@ -213,6 +221,8 @@ def run_derived_checks(src: str) -> list[tuple[str, int]]:
             if name in ("check_true", "check_graded") and any(
                 k.arg in STATUS_ARGUMENTS and _reads_runs(k.value, tainted) for k in call.keywords
             ):
+                found.append((fn.name, call.lineno))
+            elif name in NUMBER_CHECKS and any(_reads_runs(a, tainted) for a in _computed_arguments(call)):
                 found.append((fn.name, call.lineno))
     return found
 
@@ -252,6 +262,12 @@ def test_the_door_scan_catches_what_it_should():
     assert [fn for fn, _ in run_derived_checks(bad)] == ["a", "b", "c"]
     probe = "def d(probes):\n    r = probes[0.02].grad_norms[0]\n    return vd.check_true(ok=r > 1, reason='r')\n"
     assert [fn for fn, _ in run_derived_checks(probe)] == ["d"]  # one random initialization is a sample too
+    number = (
+        "def e(runs):\n    return check_number('c', 's', 0.01, runs[True].first_step_mean)\n"
+        "def f(ratios):\n    return vd.check_number('c', 's', 0.98, computed=statistics.median(ratios['own']))\n"
+        "def g(x):\n    return check_number('c', 's', 0.98, x)\n"
+    )
+    assert [fn for fn, _ in run_derived_checks(number)] == ["e", "f"]  # a run's number against a claimed one
     assert run_derived_checks(good) == []
 
 

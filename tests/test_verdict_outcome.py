@@ -185,3 +185,58 @@ def test_a_statistic_of_all_seeds_goes_through_the_same_door():
         reason="r",
     )
     assert by_estimate.computed == by_statistic.computed
+
+
+def test_a_row_the_books_setting_would_decide_is_not_judged():
+    """Issues 30, 44: a claim measured in two settings where the source names none (BERT's §9.2 tables, eqs. (42),
+    (54), (81)) is judged the same way on every page: agreeing settings give their status, disagreeing ones "not
+    checkable here", every setting's value shown either way."""
+    own = vd.check_number("§9.2 row", "seed 003 annotated §9.2 table", 0.98, 0.558)
+    cut = vd.check_number("§9.2 row", "seed 003 annotated §9.2 table", 0.98, 0.98)
+    settings = ("the tables' setting", "BERT's")
+    v = vd.in_both_settings([own, cut], settings)
+    assert v.status == vd.UNCHECKABLE and "0.558" in v.computed and "0.98" in v.computed
+    assert "(wrong in the tables' setting, holds in BERT's)" in v.reason
+    agreed = vd.in_both_settings([cut, cut], settings)
+    assert agreed.status == cut.status and agreed.computed == "0.98; 0.98" and agreed.reason == cut.reason
+    with pytest.raises(ValueError, match="one verdict per setting"):
+        vd.in_both_settings([cut], settings[:1])
+    other = vd.check_number("another row", "seed 003 annotated §9.2 table", 0.98, 0.98)
+    with pytest.raises(ValueError, match="one claim of one source"):
+        vd.in_both_settings([cut, other], settings)
+
+
+def test_a_measurement_against_a_number_keeps_check_numbers_grades_through_the_door():
+    """check_near: within rtol holds, within approx_rtol holds approximately, wholly beyond it wrong, an interval
+    across a band's edge not checkable; one seed is not judged."""
+
+    def near(samples):
+        return vd.check_near(
+            claim="c",
+            source="s",
+            claimed="1",
+            value=1.0,
+            samples=samples,
+            estimator="mean",
+            rtol=0.1,
+            approx_rtol=0.3,
+            reason="r",
+        )
+
+    assert near([1.0, 1.01, 0.99, 1.02]).status == vd.HOLDS
+    assert near([1.2, 1.21, 1.19, 1.22]).status == vd.APPROX
+    assert near([2.0, 2.1, 1.9, 2.05]).status == vd.WRONG
+    assert near([0.5, 1.5, 0.6, 1.6]).status == vd.UNCHECKABLE
+    assert near([1.0]).status == vd.UNCHECKABLE
+    with pytest.raises(ValueError, match="rtol"):
+        vd.check_near(
+            claim="c",
+            source="s",
+            claimed="1",
+            value=1.0,
+            samples=[1.0] * 3,
+            estimator="mean",
+            rtol=0.5,
+            approx_rtol=0.1,
+            reason="r",
+        )

@@ -59,7 +59,7 @@ ITEMS = (
         not_checked=(
             "the Post-LN Jacobian with the LayerNorm's own projection (removing the mean and the normalized "
             "direction) dropped; the book computes no layer Jacobian, but measures the per-block gradients it is "
-            "meant to predict against eqs. (42), (54) (BERT chapter, Experiment 1)"
+            "meant to predict against eqs. (42), (54) (BERT chapter, the annotated tables measured)"
         ),
     ),
     Item(

@@ -309,10 +309,18 @@ def late_training_gate(*, claim: str, source: str, claimed: str, computed: str, 
     return Verdict(claim, source, claimed, computed, UNCHECKABLE, why)
 
 
-def interval_status(lo: Finite, hi: Finite, low: Finite, high: Finite) -> str:
+def interval_status(
+    lo: Finite, hi: Finite, low: Finite, high: Finite, approx: tuple[Finite, Finite] | None = None
+) -> str:
     """The one rule of the door: holds when [lo, hi] lies inside [low, high], wrong when wholly outside, else
-    not checkable here (the samples cannot decide)."""
-    return HOLDS if low <= lo and hi <= high else WRONG if hi < low or lo > high else UNCHECKABLE
+    not checkable here (the samples cannot decide). With ``approx`` (a wider band around [low, high]): holds
+    approximately when the interval lies inside it but not inside [low, high], wrong only when wholly outside it."""
+    if low <= lo and hi <= high:
+        return HOLDS
+    a_low, a_high = approx if approx is not None else (low, high)
+    if approx is not None and a_low <= lo and hi <= a_high:
+        return APPROX
+    return WRONG if hi < a_low or lo > a_high else UNCHECKABLE
 
 
 def check_estimate(
@@ -326,6 +334,7 @@ def check_estimate(
     high: Finite,
     reason: str,
     computed: str = "",
+    approx: tuple[Finite, Finite] | None = None,
 ) -> Verdict:
     """A claim about a quantity that runs or random probes measure, judged through one door: the stated
     ``estimator`` of the ``samples`` (one per seed: ``"mean"`` for an expectation, ``"median"`` for
@@ -333,7 +342,8 @@ def check_estimate(
     (:func:`bootstrap_interval`). Holds when the whole interval lies in [``low``, ``high``], wrong when it
     lies wholly outside, and is not checkable here when it straddles a bound (the samples cannot decide) or
     when there are fewer than :data:`MIN_SEEDS` samples (a budget that trains one seed: the row says so).
-    ``computed``, where given, is shown before the estimate (the per-seed values behind a fraction)."""
+    ``computed``, where given, is shown before the estimate (the per-seed values behind a fraction); ``approx``:
+    the wider band of "holds approximately" (:func:`interval_status`)."""
     choice("estimator", estimator, ESTIMATORS)
     values = [float(x) for x in samples]
     if not values or not all(math.isfinite(x) for x in values):
@@ -351,6 +361,7 @@ def check_estimate(
         high=high,
         reason=reason,
         computed=computed,
+        approx=approx,
     )
 
 
@@ -366,15 +377,19 @@ def check_statistic(
     high: Finite,
     reason: str,
     computed: str = "",
+    approx: tuple[Finite, Finite] | None = None,
 ) -> Verdict:
     """The door for a quantity that is computed from all seeds together (the drift of the mean profile over
     layers, the worst layer of a mean): ``statistic(seeds)`` (``seeds``: one measurement per seed, any type)
     and its bootstrap interval over the seeds (:func:`bootstrap_statistic`), judged by :func:`interval_status`
     against [``low``, ``high``]; not checkable here with fewer than :data:`MIN_SEEDS` seeds. ``name`` says what
     the estimate is ("mean", "drift of the mean profile"); :func:`check_estimate` is this door for a mean, a
-    median or a fraction of one number per seed."""
+    median or a fraction of one number per seed. ``approx``: a wider band (around [low, high]) where the status
+    is "holds approximately" (:func:`interval_status`)."""
     if not low <= high:
         raise ValueError(f"{claim!r}: low ({low!r}) must not exceed high ({high!r})")
+    if approx is not None and not (approx[0] <= low and high <= approx[1]):
+        raise ValueError(f"{claim!r}: approx {approx!r} must contain [{low!r}, {high!r}]")
     lead = f"{computed}; " if computed else ""
     n = len(seeds)
     if n < MIN_SEEDS:
@@ -383,7 +398,7 @@ def check_statistic(
     est, lo, hi = bootstrap_statistic(seeds, statistic)
     if not all(math.isfinite(x) for x in (est, lo, hi)):
         raise ValueError(f"{claim!r}: the {name} of the seeds is not finite ({est!r}, interval {lo!r}–{hi!r})")
-    status = interval_status(lo, hi, low, high)
+    status = interval_status(lo, hi, low, high, approx)
     shown = f"{lead}{name} {est:.3g} ({BOOTSTRAP_LEVEL:.0%} bootstrap interval {lo:.3g}–{hi:.3g}, n = {n})"
     why = reason + (
         "" if status != UNCHECKABLE else "; the interval straddles the claimed range: the samples cannot decide"
@@ -408,6 +423,44 @@ def check_each_seed(*, claim: str, source: str, claimed: str, shows: list[bool],
     )
 
 
+def check_near(
+    *,
+    claim: str,
+    source: str,
+    claimed: str,
+    value: Finite,
+    samples,
+    estimator: str,
+    rtol: Finite,
+    approx_rtol: Finite,
+    reason: str,
+    computed: str = "",
+) -> Verdict:
+    """A measured quantity against a number (a printed table entry, a derived value): :func:`check_number`'s
+    grading through the door. The ``estimator`` of the ``samples`` (one per seed) holds where its bootstrap
+    interval lies within ``rtol`` of ``value``, holds approximately within ``approx_rtol``, is wrong where it
+    lies wholly beyond ``approx_rtol``, and is not checkable here otherwise (:func:`check_estimate`)."""
+    nonnegative_float("rtol", rtol)
+    nonnegative_float("approx_rtol", approx_rtol)
+    if rtol > approx_rtol:
+        raise ValueError(f"rtol ({rtol!r}) must not exceed approx_rtol ({approx_rtol!r})")
+    spread = abs(value)
+    return check_estimate(
+        claim=claim,
+        source=source,
+        claimed=claimed,
+        samples=samples,
+        estimator=estimator,
+        low=value - rtol * spread,
+        high=value + rtol * spread,
+        approx=(value - approx_rtol * spread, value + approx_rtol * spread),
+        reason=f"{reason}; within {rtol:.0%} of {_fmt(value)}: holds, within {approx_rtol:.0%}: approximately"
+        if rtol < approx_rtol
+        else f"{reason}; within {rtol:.0%} of {_fmt(value)}",
+        computed=computed,
+    )
+
+
 def check_possible(*, claim: str, source: str, claimed: str, observed: dict[str, bool], reason: str) -> Verdict:
     """A hedged claim ("λ may leave its scale", "learning may be very slow"): it says something can happen,
     so a run that shows it confirms it and runs that do not show it refute nothing. ``observed``: for every
@@ -424,6 +477,25 @@ def check_possible(*, claim: str, source: str, claimed: str, observed: dict[str,
         else "a possibility ('may') is not refuted by runs that do not show it"
     )
     return Verdict(claim, source, claimed, computed, status, f"{reason}; {why}")
+
+
+def in_both_settings(verdicts: list[Verdict], settings: tuple[str, ...]) -> Verdict:
+    """One verdict on a claim measured in several settings (``verdicts[k]`` in ``settings[k]``) where the source
+    names none that decides it, so the book's choice of setting must not decide the status: where every setting
+    gives the same status, that one (the first's text, every setting's value shown); where they disagree, not
+    checkable here, each setting's status and value shown. The same rule on every page (issue 44)."""
+    if len(verdicts) != len(settings) or len(verdicts) < 2:
+        raise ValueError(f"one verdict per setting, at least two: got {len(verdicts)} for settings {settings!r}")
+    first = verdicts[0]
+    if {(v.claim, v.source) for v in verdicts} != {(first.claim, first.source)}:
+        raise ValueError(f"the settings' verdicts must test one claim of one source, got {[v.claim for v in verdicts]}")
+    shown = "; ".join(v.computed for v in verdicts)
+    statuses = [v.status for v in verdicts]
+    if len(set(statuses)) == 1:
+        return Verdict(first.claim, first.source, first.claimed, shown, first.status, first.reason)
+    said = ", ".join(f"{status} in {name}" for status, name in zip(statuses, settings, strict=True))
+    why = f"the source names no setting that decides it, and the settings measured here disagree ({said})"
+    return Verdict(first.claim, first.source, first.claimed, shown, UNCHECKABLE, why)
 
 
 def depth_ranges(depths) -> tuple[tuple[int, ...], tuple[int, ...]]:

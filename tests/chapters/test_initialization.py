@@ -333,8 +333,18 @@ def test_experiment_verdicts(smoke):
     assert all(len(c.draws) == seeds and c.draws[0] == tuple(c.measured) for c in moments.values())
     assert all(v.status in (HOLDS, UNCHECKABLE) for v in table)
     assert any(v.status == HOLDS for v in table) and all("at layer = " in v.claimed for v in table if v.status == HOLDS)
-    assert all(v.status == HOLDS for v in claims.softmax_verdicts(ex.softmax_sweep(smoke)))
-    assert all(v.status == HOLDS for v in claims.ntk_verdicts(ex.ntk_comparison(smoke)))
+    # issue 44: Experiments 2 and 3 read every seed (queries and keys; initialization and data)
+    sweep = ex.softmax_seeds(smoke)
+    assert all(len(ps) == ex.PROBE_SEEDS >= 3 for ps in sweep.values())
+    assert all(ps[0] == ex.softmax_sweep(smoke)[key] for key, ps in sweep.items())  # seed 0: the figure's
+    assert all(v.status == HOLDS for v in claims.softmax_verdicts(sweep))
+    runs = ex.ntk_comparison(smoke)
+    firsts = ex.ntk_first_steps(smoke, runs)
+    assert all(rs[0] is runs[ntk] and len(rs) == ex.PROBE_SEEDS for ntk, rs in firsts.items())
+    assert len({r.first_step_mean for r in firsts[False]}) == ex.PROBE_SEEDS  # each seed its own draw
+    assert all(v.status == HOLDS and "bootstrap interval" in v.computed for v in claims.ntk_verdicts(firsts))
+    one = claims.softmax_verdicts({key: ps[:1] for key, ps in sweep.items()})
+    assert {v.status for v in one} == {UNCHECKABLE}  # one draw decides nothing
 
 
 def test_norm_speed_verdict_follows_the_measurement():

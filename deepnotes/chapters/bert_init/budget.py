@@ -35,6 +35,7 @@ class BertBudget:
     live_std: tuple[float, float, float] = (1e-3, 0.02, 10**-0.5)  # BERT-equivalent init std (log slider)
     live_depth: tuple[int, int, int] = (1, 12, 48)
     table_seeds: int = 5  # seeds (init and probe batch) of the §9.2 gradient ratios (median)
+    probe_seeds: int = 3  # seeds (init and probe batch) of Experiment 1's verdicts: the door's fewest (MIN_SEEDS)
     # seeds of every MLM run: the training and γ verdicts judge over them and need MIN_SEEDS (3); the cpu
     # row trains one (three would take a 2-core laptop past the page's limit), so there they say so
     train_seeds: int = 1

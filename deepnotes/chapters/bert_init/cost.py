@@ -4,9 +4,11 @@ at a budget, for :mod:`deepnotes.cost.model`. One line per experiment:
     sweep_probes           an init_probe per std of ``stds`` at probe_depth, width probe_width, on probe_tokens
     init_figure            the drawn probe (BERT_STD at probe_depth): one of the sweep's where the budget sweeps it
     table_probes           an init_probe per TABLE_STDS at table_depth × table_width (the sweep's where they coincide)
-    table_setting_probes   per TABLE_STDS: the blocks alone, their matrices drawn once, one forward + backward
-    table_gradient_ratios  per TABLE_STDS and each of table_seeds seeds: a table_setting_probe, and an init_probe
-                           for every seed but 0 (seed 0's is table_probes', cached)
+    sweep_probe_seeds      an init_probe per std of ``stds`` for each of probe_seeds seeds but 0 (the sweep's)
+    table_seed_probes      per TABLE_STDS and each of table_seeds seeds: a table_setting_probe (the blocks alone, their
+                           matrices drawn once, one forward + backward), and an init_probe for every seed but 0
+                           (seed 0's is table_probes', cached); table_setting_probes, table_gradient_ratios and
+                           table_identity_falloff read them
     chapter_runs           training_runs, gain_runs, the gain figures and the gains slider all read these: the MLM
                            runs of run_settings at train_width × train_depth on train_batch, Adam with warmup,
                            train_many's ensembles (one graph per head, cut to balance the worker processes)
@@ -122,16 +124,21 @@ def plan(budget: Budget | str) -> list[Work]:
     )
     return [
         *(p for setting in probes for p in _init_probe(budget, *setting)),  # the init_probes above
-        *(p for s in TABLE_STDS for p in _table_setting_probe(budget, s)),  # table_setting_probes
+        *(
+            p
+            for s in b.stds
+            for _ in range(1, b.probe_seeds)  # sweep_probe_seeds (seed 0: sweep_probes)
+            for p in _init_probe(budget, s, depth, b.probe_width)
+        ),
         *(
             p
             for s in TABLE_STDS
-            for seed in range(b.table_seeds)  # table_gradient_ratios
+            for seed in range(b.table_seeds)  # table_seed_probes (seed 0 of "own": table_setting_probes)
             for p in [
                 *_table_setting_probe(budget, s),
                 *(_init_probe(budget, s, b.table_depth, b.table_width) if seed else ()),
             ]
-        ),  # seed 0: table_probes
+        ),  # seed 0 of "cut": table_probes
         *_chapter_runs(budget),  # training_runs, gain_runs, gain figures, slider "gains"
         derivations(),
         Render(FIGURES + slider_frames(controls.sliders(budget).values())),  # the page's figures and slider frames

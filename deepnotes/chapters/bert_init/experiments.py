@@ -462,17 +462,26 @@ def table_probes(budget: Budget | str | None = None) -> dict[float, InitProbe]:
     return {s: cached_probe(s, b.table_depth, b.table_width, budget) for s in TABLE_STDS}
 
 
-def table_setting_probes(budget: Budget | str | None = None) -> dict[float, TableProbe]:
-    """The same stds in the tables' own setting (:func:`table_setting_probe`: uncut, Gaussian x_0)."""
+def sweep_probe_seeds(budget: Budget | str | None = None) -> dict[float, list[InitProbe]]:
+    """Experiment 1's verdicts: per std of the budget, one :class:`InitProbe` at :func:`probe_depth` for each
+    of ``probe_seeds`` seeds (seed s: initialization s and probe batch s; seed 0 is :func:`sweep_probes`')."""
     budget = resolve_budget(budget)
     b = budget.bert_init
-    return {s: table_setting_probe(s, b.table_depth, b.table_width, budget) for s in TABLE_STDS}
+    depth = probe_depth(budget)
+    return {
+        s: [
+            sweep_probes(budget)[s],
+            *(init_probe(s, depth, b.probe_width, budget, seed) for seed in range(1, b.probe_seeds)),
+        ]
+        for s in b.stds
+    }
 
 
-def table_gradient_ratios(budget: Budget | str | None = None) -> dict[str, dict[float, list[float]]]:
-    """The §9.2 ratio ‖g_1‖/‖g_L‖ (first block over last) at each of TABLE_STDS over ``table_seeds``
-    seeds (seed s: initialization s and probe batch s), in the tables' own setting ("own") and in BERT's
-    ("cut"): setting → std → one ratio per seed. One batch is one draw; the verdicts read the median."""
+@functools.lru_cache(maxsize=BUDGET_RESULTS_KEPT)
+def table_seed_probes(budget: Budget | str) -> dict[str, dict[float, list]]:
+    """The annotated tables' stds over ``table_seeds`` seeds (seed s: initialization s and probe batch s) at the
+    budget's table width and depth, in the tables' own setting ("own": :func:`table_setting_probe`) and in BERT's
+    ("cut": :func:`init_probe`; seed 0 is :func:`table_probes`'): setting → std → one probe per seed."""
     budget = resolve_budget(budget)
     b = budget.bert_init
     probes = {
@@ -483,13 +492,38 @@ def table_gradient_ratios(budget: Budget | str | None = None) -> dict[str, dict[
             else init_probe(s, b.table_depth, b.table_width, budget, seed)
         ),
     }
-    out = {}
-    for name, probe in probes.items():
-        out[name] = {}
-        for s in TABLE_STDS:
-            norms = [probe(s, seed).grad_norms for seed in range(b.table_seeds)]
-            out[name][s] = [g[0] / g[-1] for g in norms]
-    return out
+    return {
+        name: {s: [probe(s, seed) for seed in range(b.table_seeds)] for s in TABLE_STDS}
+        for name, probe in probes.items()
+    }
+
+
+def table_setting_probes(budget: Budget | str | None = None) -> dict[float, TableProbe]:
+    """The same stds in the tables' own setting (:func:`table_setting_probe`: uncut, Gaussian x_0), seed 0."""
+    budget = resolve_budget(budget)
+    return {s: seeds[0] for s, seeds in table_seed_probes(budget)["own"].items()}
+
+
+def table_gradient_ratios(budget: Budget | str | None = None) -> dict[str, dict[float, list[float]]]:
+    """The §9.2 ratio ‖g_1‖/‖g_L‖ (first block over last) at each of TABLE_STDS over ``table_seeds``
+    seeds (:func:`table_seed_probes`), in the tables' own setting ("own") and in BERT's ("cut"): setting →
+    std → one ratio per seed. One batch is one draw; the verdicts read the median."""
+    budget = resolve_budget(budget)
+    return {
+        name: {s: [p.grad_norms[0] / p.grad_norms[-1] for p in seeds] for s, seeds in by_std.items()}
+        for name, by_std in table_seed_probes(budget).items()
+    }
+
+
+def table_identity_falloff(budget: Budget | str | None = None) -> dict[str, list[float]]:
+    """The identity path's weight at the top over its weight after the first block, cos(x_L, x_0)/cos(x_1, x_0),
+    at BERT's std 0.02 over ``table_seeds`` seeds, in both settings (:func:`table_seed_probes`): setting → one
+    value per seed. The annotated eqs. (42), (54) say the first block's gradient falls by this factor."""
+    budget = resolve_budget(budget)
+    return {
+        name: [p.cos_x0[-1] / p.cos_x0[1] for p in by_std[BERT_STD]]
+        for name, by_std in table_seed_probes(budget).items()
+    }
 
 
 def training_runs(budget: Budget | str | None = None) -> dict[float, tuple[MLMRun, ...]]:

@@ -7,6 +7,7 @@ does at a budget, for :mod:`deepnotes.cost.model`. The chapter trains no Transfo
     moment_figure    the same per setting of the precomputed slider grid (activation × slider_gains, at moment_depth)
     ntk_comparison   per parametrization (standard, NTK): ntk_steps Adam steps (forward + backward) of an
                      ntk_depth × ntk_width MLP on ntk_batch inputs
+    ntk_first_steps  per parametrization and each further seed of PROBE_SEEDS: one Adam step of the same MLP
 
 Left out as too small to matter: the truncated-normal draws, the mean-field recursions (scalar work on
 the CPU), the softmax probes and attention rows (at most 256 × 1024
@@ -19,7 +20,7 @@ from __future__ import annotations
 import inspect
 
 from deepnotes.chapters.initialization import controls
-from deepnotes.chapters.initialization.experiments import moment_table
+from deepnotes.chapters.initialization.experiments import PROBE_SEEDS, moment_table
 from deepnotes.chapters.initialization.mlp import ACTIVATIONS
 from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.cost.model import Derivations, MLPPasses, Render, Timed, Work, slider_frames
@@ -66,6 +67,11 @@ def plan(budget: Budget | str) -> list[Work]:
             MLPPasses(width=b.ntk_width, depth=b.ntk_depth, batch=b.ntk_batch, passes=b.ntk_steps, backward=True)
             for _ in PARAMETRIZATIONS
         ),  # ntk_comparison
+        *(
+            MLPPasses(width=b.ntk_width, depth=b.ntk_depth, batch=b.ntk_batch, passes=1, backward=True)
+            for _ in PARAMETRIZATIONS
+            for _ in range(1, PROBE_SEEDS)
+        ),  # ntk_first_steps: one step of every further seed
         Timed(4 * b.norm_timer_seconds),  # norm_comparison: 2 modules × forward, forward + backward timers
         derivations(),
         Render(FIGURES + slider_frames(controls.sliders(budget).values())),  # the page's figures and slider frames

@@ -26,6 +26,7 @@ BOUNDED_GAINS = (1, 100, 10_000)  # pre-activation second moments c at which tan
 ROW_SEED = 1  # the slider's one attention row
 NORM_EPS = 1e-5  # LayerNorm's default ε, given to RMSNorm too
 NORM_INPUT_SHIFT = 0.5  # mean of the shifted input of the norm comparison
+PROBE_SEEDS = 3  # draws behind Experiments 2 and 3's verdicts (queries and keys, or init and data): the door's fewest
 
 
 # ---- sampling ---------------------------------------------------------------------------------
@@ -218,6 +219,18 @@ def softmax_sweep(budget: Budget | str | None = None) -> dict[tuple[int, bool], 
     }
 
 
+def softmax_seeds(budget: Budget | str | None = None) -> dict[tuple[int, bool], list[SoftmaxProbe]]:
+    """{(d, scaled): one SoftmaxProbe per seed s < PROBE_SEEDS (queries and keys drawn from seed s; seed 0 is
+    :func:`softmax_sweep`'s)}: what the verdicts read."""
+    budget = resolve_budget(budget)
+    b = budget.initialization
+    return {
+        (dd, s): [softmax_probe(dd, s, b.softmax_keys, b.softmax_queries, seed) for seed in range(PROBE_SEEDS)]
+        for dd in b.softmax_dims
+        for s in (False, True)
+    }
+
+
 @dataclass(frozen=True)
 class AttentionRow:
     d: int
@@ -296,6 +309,23 @@ def ntk_comparison(budget: Budget | str | None = None) -> dict[bool, UpdateRun]:
     return {
         ntk: relative_updates(ntk, b.ntk_width, b.ntk_depth, b.ntk_steps, b.ntk_lr, b.ntk_batch)
         for ntk in (False, True)
+    }
+
+
+def ntk_first_steps(budget: Budget | str, runs: dict[bool, UpdateRun]) -> dict[bool, list[UpdateRun]]:
+    """{ntk: the run of :func:`ntk_comparison` (seed 0, ``runs``), then one first Adam step for each further seed
+    s < PROBE_SEEDS (initialization and data drawn from seed s)}: the first step's relative update per seed."""
+    budget = resolve_budget(budget)
+    b = budget.initialization
+    return {
+        ntk: [
+            run,
+            *(
+                relative_updates(ntk, b.ntk_width, b.ntk_depth, 1, b.ntk_lr, b.ntk_batch, seed)
+                for seed in range(1, PROBE_SEEDS)
+            ),
+        ]
+        for ntk, run in runs.items()
     }
 
 

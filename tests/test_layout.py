@@ -160,12 +160,6 @@ PROBE_READS = {"grad_norms", "update_rms", "cos_x0", "attn_ratio", "softmax_kl",
 RUN_PARAMS |= PROBE_PARAMS
 RUN_READS |= PROBE_READS
 STATUS_ARGUMENTS = {"ok", "holds", "approx"}
-# Functions still deciding a probe statistic by check_true (issue 44, open; the list may only shrink): each reads
-# one random initialization or one batch (the probes at initialization, DeepNet Fig. 5's first-step updates, the
-# million draws of a truncated normal), where the door wants the statistic over seeds with its interval.
-NOT_YET_THROUGH_THE_DOOR = {
-    ("deepnotes/chapters/why_residuals/claims.py", "paper_spectrum_verdicts"),
-}
 
 
 def _reads_runs(node, tainted: set[str]) -> bool:
@@ -233,14 +227,11 @@ def test_every_status_read_from_runs_goes_through_the_seeds_door():
         for path in sorted((ROOT / "deepnotes").rglob("*.py"))
         for fn, line in run_derived_checks(path.read_text())
     }
-    new = sorted(
-        f"{path}:{line} {fn}" for (path, fn), line in found.items() if (path, fn) not in NOT_YET_THROUGH_THE_DOOR
-    )
+    new = sorted(f"{path}:{line} {fn}" for (path, fn), line in found.items())
     assert not new, (
-        "check_true/check_graded on values read from runs (use check_estimate or check_outcome):\n" + "\n".join(new)
+        "check_true/check_graded/check_number on values read from runs or probes (use check_estimate, "
+        "check_statistic, check_each_seed, check_near or check_outcome):\n" + "\n".join(new)
     )
-    gone = NOT_YET_THROUGH_THE_DOOR - set(found)
-    assert not gone, f"these now go through the door: remove them from NOT_YET_THROUGH_THE_DOOR: {sorted(gone)}"
 
 
 def test_the_door_scan_catches_what_it_should():

@@ -406,10 +406,13 @@ def check_statistic(
     return Verdict(claim, source, claimed, shown, status, why)
 
 
-def check_each_seed(*, claim: str, source: str, claimed: str, shows: list[bool], computed: str, reason: str) -> Verdict:
-    """A claim about what one random initialization shows (a probe at init), read on every seed: holds where most
-    seeds show it (the fraction's bootstrap interval inside MOST_SEEDS), wrong where most do not, else not
-    checkable here; fewer than MIN_SEEDS seeds are not judged (:func:`check_estimate`)."""
+def check_each_seed(
+    *, claim: str, source: str, claimed: str, shows: list[bool], reason: str, computed: str = ""
+) -> Verdict:
+    """A claim about what each seed shows (one random initialization probed, or one run trained), read on every
+    seed: holds where most seeds show it (the fraction's bootstrap interval inside MOST_SEEDS), wrong where most do
+    not, else not checkable here; fewer than MIN_SEEDS seeds are not judged (:func:`check_estimate`). ``claimed``
+    gets ", in most seeds" appended."""
     return check_estimate(
         claim=claim,
         source=source,

@@ -328,6 +328,11 @@ def test_the_init_verdicts_follow_the_profiles():
     assert claims.at_initialization(noisy, predicted, 1024)[0].status == vd.WRONG
     healthy = claims.at_initialization(good, predicted, 1024)[2]  # issue 44: the band on G = ‖∂L/∂x_l‖, subject first
     assert healthy.source.startswith("seed 000 annotated §12.3 claim §12.3.2") and "deepnorm 0.9–1" in healthy.computed
+    # issue 44: the paragraph under the table is read from the same profiles, not typed at one budget
+    text = claims.init_reading(good, predicted, 1024)
+    assert "falls below the noise floor" in text and "at block 2, 2, 2 (per seed)" in text
+    assert "first block's gradient is 1e-09 times" in text and "spans 0.9–1 of $G(N)$" in text
+    assert "does not reach the noise floor in every seed" in claims.init_reading(bad, predicted, 1024)
     split = {**good, "deepnorm": good["deepnorm"][:2] + bad["deepnorm"][:1]}  # two seeds healthy, one not
     assert claims.at_initialization(split, predicted, 1024)[2].status == vd.UNCHECKABLE  # 3 seeds cannot decide
     few = {s: ps[:2] for s, ps in good.items()}

@@ -346,12 +346,22 @@ def test_measured_verdicts_and_summary(sweeps):
             )
         )
     positions = wc.transformer_verdicts(sweeps["tf"], SMOKE)[len(sweeps["tf"].runs) :]
-    for v, ((n, kind), (_, cn)) in zip(positions, sweeps["tf"].cosines.items(), strict=True):  # Dong et al.'s way
-        assert ("collapse" in v.claim) == (kind == "plain")
-        assert (v.status == HOLDS) == ((cn >= wc.POSITION_COS_MAX) == (kind == "plain"))
+    for v, ((n, kind), seeds) in zip(positions, sweeps["tf"].cosines.items(), strict=True):  # Dong et al.'s way
+        assert ("collapse" in v.claim) == (kind == "plain") and len(seeds) == rt.TOKEN_COSINE_SEEDS >= vd.MIN_SEEDS
+        shows = [(cn >= wc.POSITION_COS_MAX) == (kind == "plain") for _, cn in seeds]
+        assert v.status == (HOLDS if all(shows) else WRONG if not any(shows) else v.status)  # issue 44: every stack
     assert len(wc.transformer_verdicts(sweeps["tf"], SMOKE)) == 2 * len(sweeps["tf"].runs)
     text = wc.measured_summary(sweeps["train"], SMOKE)
-    assert text.startswith("**Measured at the smoke budget, seed 0.**") and text.count("\n- **") == len(rs.STACK_KINDS)
+    seeds = SMOKE.why_residuals.train_seeds
+    assert text.startswith(f"**Measured at the smoke budget, {seeds} seeds per run.**")
+    assert text.count("\n- **") == len(rs.STACK_KINDS)  # issue 44: every seed's fraction learned, not seed 0's
+    h = sweeps["train"][(SMOKE.why_residuals.train_depths[0], "adam", "plain")]
+    assert vd.seeds_text([x.fraction_learned(SMOKE.why_residuals.loss_window) for x in h]) in text
+    said = wc.run_takeaways(sweeps["train"], sweeps["tf"], SMOKE)
+    sqrt_runs = [hs for (_, _, k), hs in sweeps["train"].items() if k == "1/sqrt(N)"]
+    assert f"of its {sum(map(len, sqrt_runs))} runs" in said["mlp_sqrt_trained"]
+    assert said["tf_outcomes"].count("trains in") == len(rs.STACK_KINDS)
+    assert wc.run_takeaways(sweeps["train"], None, SMOKE)["tf_outcomes"] == "the smoke budget skips them"
 
 
 def _history(trains: bool) -> dn.History:
@@ -513,18 +523,29 @@ def test_rezero_is_judged_on_the_papers_histograms_in_its_setting():
     paper = wspec.paper_spectra(SMOKE)
     rb = SMOKE.why_residuals
     assert set(paper.vanilla) == set(rb.paper_jacobian_depths) and set(paper.rezero) == set(rb.paper_rezero_steps)
-    assert all(abs(v - 1) < 1e-9 for v in paper.rezero[0])  # every gate 0: J = I
+    assert all(len(seeds) == wspec.PAPER_SEEDS >= 3 for seeds in [*paper.vanilla.values(), *paper.rezero.values()])
+    assert all(abs(v - 1) < 1e-9 for seed in paper.rezero[0] for v in seed)  # every gate 0: J = I
     assert wspec.log10_quartiles([1.0, 10.0, 100.0, 0.0]) == (0.5, 1.0, 1.5)  # exact zeros left out …
     assert wspec.zeros([1.0, 10.0, 100.0, 0.0]) == 1  # … and counted
     table = wc.paper_spectrum_verdicts(paper)
     assert [v.status for v in table] == [vd.HOLDS, vd.HOLDS]
+    # issue 44: each seed's histogram is read apart, and the statuses follow the widths
+    seeds = wspec.PAPER_SEEDS
+
+    def spread(width):  # a histogram of log10 λ with this interquartile range
+        return (1.0, 10 ** (width / 2), 10**width, 10 ** (3 * width / 2))
+
     narrowing = dataclasses.replace(
         paper,
-        vanilla={4: (1.0, 10.0), 12: (1.0, 2.0), 64: (1.0, 1.5)},
-        rezero={0: (1.0, 1.0), 50: (1.0, 100.0)},
+        vanilla={4: [spread(1.0)] * seeds, 12: [spread(0.5)] * seeds, 64: [spread(0.2)] * seeds},
+        rezero={0: [(1.0,) * 4] * seeds, 50: [spread(2.0)] * seeds},
         rezero_depth=64,
     )
     assert [v.status for v in wc.paper_spectrum_verdicts(narrowing)] == [vd.WRONG, vd.WRONG]
+    one_seed = dataclasses.replace(
+        paper, vanilla={n: s[:1] for n, s in paper.vanilla.items()}, rezero={k: s[:1] for k, s in paper.rezero.items()}
+    )
+    assert {v.status for v in wc.paper_spectrum_verdicts(one_seed)} == {vd.UNCHECKABLE}
     fig = wf.paper_spectrum_figure(paper)
     assert len(fig.axes) == 2
 

@@ -440,15 +440,12 @@ def _fixed_step_best_row(opt: str, rs: dict, depth: int) -> vd.Verdict:
     learns at least as much as ReZero's trained gates, seed k beside seed k, in most seeds (check_estimate)."""
     fixed = [h.fraction_learned() for h in rs[FIXED_STEP]]
     trained = [h.fraction_learned() for h in rs[TRAINED_GATES]]
-    return vd.check_estimate(
+    return vd.check_each_seed(
         claim=f"{opt}: fixed-step gates learn at least as much as trained gates at N = {depth}",
         source=f"{TRAINS_SOURCE[FIXED_STEP]}; {TRAINS_SOURCE[TRAINED_GATES]}; {OPTIMIZER_SOURCE[opt]}; measured",
-        claimed="fixed-step ≥ trained gates, in most seeds",
+        claimed="fixed-step ≥ trained gates",
         computed=f"fraction learned: fixed-step {vd.seeds_text(fixed)}; trained gates {vd.seeds_text(trained)}",
-        samples=[math.isfinite(f) and f >= t for f, t in zip(fixed, trained, strict=True)],
-        estimator="fraction",
-        low=vd.MOST_SEEDS[0],
-        high=vd.MOST_SEEDS[1],
+        shows=[math.isfinite(f) and f >= t for f, t in zip(fixed, trained, strict=True)],
         reason=f"{FRACTION_READ}; a diverged fixed-step seed "
         "counts against; the source reports its own experiments and names no optimizer",
     )
@@ -512,15 +509,12 @@ def _post_no_warmup_rows(runs: dict[str, dict], budget: Budget | str) -> list[vd
     )
     rows.append(
         gate
-        or vd.check_estimate(
+        or vd.check_each_seed(
             claim=claim,
             source=source,
-            claimed="plateau, then NaN, in most seeds",
+            claimed="plateau, then NaN",
             computed=computed,
-            samples=[h.diverged for h in post_nw],
-            estimator="fraction",
-            low=vd.MOST_SEEDS[0],
-            high=vd.MOST_SEEDS[1],
+            shows=[h.diverged for h in post_nw],
             reason="what most seeds did",
         )
     )
@@ -567,19 +561,16 @@ def _first_step_row(adam: list[float], sgd: list[float]) -> vd.Verdict:
 
 def _warmup_ratio_row(ratio: dict, adam, warm, sgd) -> vd.Verdict:
     """Seed 003 claims 23, 26: with warmup the bottom/top update ratio is higher, seed by seed."""
-    return vd.check_estimate(
+    return vd.check_each_seed(
         claim="Warmup keeps the lower blocks learning along with the top ones",
         source="seed 003 §Warmup是怎样起作用的 claims 23, 26; seed 003 annotated §5.3 claim §5.3.1",
-        claimed="bottom/top update ratio higher with warmup, in most seeds",
+        claimed="bottom/top update ratio higher with warmup",
         computed="mean over the run per seed: no warmup "
         + ", ".join(f"{r:.3f}" for r in ratio[adam])
         + "; warmup "
         + ", ".join(f"{r:.3f}" for r in ratio[warm])
         + f"; SGD median {statistics.median(ratio[sgd]):.3f}",
-        samples=[w > a for w, a in zip(ratio[warm], ratio[adam], strict=True)],
-        estimator="fraction",
-        low=vd.MOST_SEEDS[0],
-        high=vd.MOST_SEEDS[1],
+        shows=[w > a for w, a in zip(ratio[warm], ratio[adam], strict=True)],
         reason="mean of (block 1 update ÷ block N update) over the tracked steps; seed k with and without warmup",
     )
 

@@ -12,7 +12,8 @@ matmuls (x + ε·relu(x W1ᵀ) W2ᵀ), so a stack of N blocks counts as an MLP o
     transformer_sweep  transformer_runs: every transformer depth, kind and seed, Adam at transformer_lr, as
                        train_many groups them (nothing when the budget has no transformer_depths)
     paper_spectra      the same on the language model's causal blocks at paper_jacobian_depths (Post-LN) and for
-                       ReZero after each of paper_rezero_steps, with a one-member Adam run per nonzero step count
+                       ReZero after each of paper_rezero_steps, PAPER_SEEDS seeds each, with a PAPER_SEEDS-member
+                       Adam run per nonzero step count
     jacobian_spectra   io_jacobian: one forward + backward of jacobian_tokens · d_model copies of an encoder
                        input per style and jacobian depth and seed, and ReZero with g = 0 at the deepest (float64)
     slider "growth"    the precomputed grid (slider_depths × slider_widths × slider_exponents): a jacobian_growth
@@ -32,7 +33,7 @@ from dataclasses import replace
 
 from deepnotes.chapters.why_residuals import controls
 from deepnotes.chapters.why_residuals.experiments import STACK_KINDS, jacobian_growth
-from deepnotes.chapters.why_residuals.spectrum import SPECTRUM_STYLES
+from deepnotes.chapters.why_residuals.spectrum import PAPER_SEEDS, SPECTRUM_STYLES
 from deepnotes.chapters.why_residuals.training import (
     mlp_config,
     mlp_setting,
@@ -130,22 +131,27 @@ def _jacobian_spectra(budget: Budget | str) -> list[StackPasses]:
 
 def _paper_spectra(budget: Budget | str) -> list[StackPasses | TrainRuns]:
     """:func:`~deepnotes.chapters.why_residuals.spectrum.paper_spectra`: io_jacobian of the causal blocks,
-    Post-LN per paper depth and seed, ReZero per step count; and a one-member run per nonzero step count."""
+    Post-LN per paper depth and seed, ReZero per step count and seed; and a PAPER_SEEDS-member run per nonzero
+    step count."""
     rb = budget.why_residuals
     copies, deep = rb.jacobian_tokens * budget.d_model, max(rb.paper_jacobian_depths)
     out: list[StackPasses | TrainRuns] = [
-        StackPasses(budget.model_config(n, norm="post"), 1, copies, rb.jacobian_tokens, passes=rb.jacobian_seeds)
+        StackPasses(budget.model_config(n, norm="post"), 1, copies, rb.jacobian_tokens, passes=PAPER_SEEDS)
         for n in rb.paper_jacobian_depths
     ]
     out += [
         StackPasses(
-            budget.model_config(deep, norm="rezero"), 1, copies, rb.jacobian_tokens, passes=len(rb.paper_rezero_steps)
+            budget.model_config(deep, norm="rezero"),
+            1,
+            copies,
+            rb.jacobian_tokens,
+            passes=len(rb.paper_rezero_steps) * PAPER_SEEDS,
         )
     ]
     out += [
         TrainRuns(
             budget.model_config(deep, norm="rezero"),
-            1,
+            PAPER_SEEDS,
             replace(budget.train_config("adam", rb.transformer_lr, k), held_out=0),
         )
         for k in rb.paper_rezero_steps

@@ -344,8 +344,8 @@ def slider_figure(depth: int, width: int, exponent: Finite, budget: Budget | str
 
 def paper_spectrum_figure(paper) -> object:
     """ReZero's figure at toy scale: histograms of log10 λ_io, the vanilla (Post-LN) Transformer per depth
-    at init (left) and ReZero per training step (right, counts on a log axis: step 0 is one spike at 0);
-    exact zeros are left out and counted in the legend."""
+    at init (left) and ReZero per training step (right, counts on a log axis: step 0 is one spike at 0),
+    every seed pooled; exact zeros are left out and counted in the legend."""
     import numpy as np
 
     from deepnotes.chapters.why_residuals.spectrum import NULL_SINGULAR
@@ -353,8 +353,8 @@ def paper_spectrum_figure(paper) -> object:
 
     fig, (ax_v, ax_r) = plots.new_figure(2, height=3.0)
     panels = (
-        (ax_v, paper.vanilla, "N = {}", "vanilla (Post-LN) at init"),
-        (ax_r, paper.rezero, "step {}", f"ReZero, N = {paper.rezero_depth}, training"),
+        (ax_v, paper.pooled(paper.vanilla), "N = {}", "vanilla (Post-LN) at init"),
+        (ax_r, paper.pooled(paper.rezero), "step {}", f"ReZero, N = {paper.rezero_depth}, training"),
     )
     for ax, series, name, title in panels:
         for i, (key, values) in enumerate(sorted(series.items())):

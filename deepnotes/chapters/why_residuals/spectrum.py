@@ -138,22 +138,32 @@ def model_spectrum(model: torch.nn.Module, budget: Budget | str, seed: int = 0) 
     return tuple(torch.linalg.svdvals(io_jacobian(blocks, x0)).cpu().tolist())
 
 
+PAPER_SEEDS = 3  # initializations (each with its input and, for ReZero, its data) behind the paper's verdicts
+
+
 @dataclass(frozen=True)
 class PaperSpectra:
     """ReZero's figure at toy scale: the vanilla (Post-LN) Transformer's λ_io at init per depth, and
-    ReZero's at ``rezero_depth`` after each number of training steps (its gates start at 0)."""
+    ReZero's at ``rezero_depth`` after each number of training steps (its gates start at 0); every one per
+    seed (the figure pools the seeds, the verdicts read each)."""
 
-    vanilla: dict[int, tuple[float, ...]]  # depth → λ_io, pooled over seeds
-    rezero: dict[int, tuple[float, ...]]  # training steps → λ_io
+    vanilla: dict[int, list[tuple[float, ...]]]  # depth → λ_io per seed
+    rezero: dict[int, list[tuple[float, ...]]]  # training steps → λ_io per seed
     rezero_depth: int
     lr: Finite
 
+    @staticmethod
+    def pooled(series: dict[int, list[tuple[float, ...]]]) -> dict[int, tuple[float, ...]]:
+        """Every seed's λ_io in one histogram per key (what the figure draws)."""
+        return {key: tuple(v for seed in seeds for v in seed) for key, seeds in series.items()}
+
 
 def paper_spectra(budget: Budget | str, device=None) -> PaperSpectra:
-    """The book's causal language model in the paper's two panels: Post-LN at each of
-    ``paper_jacobian_depths`` at initialization (``jacobian_seeds`` seeds pooled), and ReZero at the deepest
-    of them after each of ``paper_rezero_steps`` Adam steps on the Markov language (0 = at init, every gate
-    0: J = I); a run of k steps is the first k steps of the longest (same seed, same data, no schedule)."""
+    """The book's causal language model in the paper's two panels, each from PAPER_SEEDS seeds: Post-LN at each
+    of ``paper_jacobian_depths`` at initialization, and ReZero at the deepest of them after each of
+    ``paper_rezero_steps`` Adam steps on the Markov language (0 = at init, every gate 0: J = I), the seeds trained
+    together as one ensemble (seed s: initialization, data and input x_0); a run of k steps is the first k steps
+    of the longest (same seeds, same data, no schedule)."""
     budget = resolve_budget(budget)
     from deepnotes.core.data import MarkovLanguage
     from deepnotes.core.engine import export_member, stack_of
@@ -162,27 +172,28 @@ def paper_spectra(budget: Budget | str, device=None) -> PaperSpectra:
 
     sub = budget.why_residuals
     device = device or default_device()
+    seeds = range(PAPER_SEEDS)
     vanilla = {
-        n: tuple(
-            v
-            for seed in range(sub.jacobian_seeds)
-            for v in model_spectrum(
-                build_model(budget.model_config(n, norm="post"), seed=seed, device=device), budget, seed
-            )
-        )
+        n: [
+            model_spectrum(build_model(budget.model_config(n, norm="post"), seed=seed, device=device), budget, seed)
+            for seed in seeds
+        ]
         for n in sub.paper_jacobian_depths
     }
     deep = max(sub.paper_jacobian_depths)
     rezero = {}
     for steps in sub.paper_rezero_steps:
-        model = build_model(budget.model_config(deep, norm="rezero"), seed=0, device=device)
+        models = [build_model(budget.model_config(deep, norm="rezero"), seed=seed, device=device) for seed in seeds]
         if steps:  # trained on the engine from these weights, then read back
-            stack = stack_of([model], [0])
+            stack = stack_of(models, list(seeds))
             train_ensemble(
                 stack,
                 MarkovLanguage(budget.vocab_size, seed=0),
-                [replace(budget.train_config("adam", sub.transformer_lr, steps), held_out=0)],  # no loss read
+                [
+                    replace(budget.train_config("adam", sub.transformer_lr, steps, seed=seed), held_out=0)
+                    for seed in seeds
+                ],  # no loss read
             )
-            model = export_member(stack, 0)
-        rezero[steps] = model_spectrum(model, budget)
+            models = [export_member(stack, k) for k in range(len(models))]
+        rezero[steps] = [model_spectrum(model, budget, seed) for seed, model in zip(seeds, models, strict=True)]
     return PaperSpectra(vanilla, rezero, deep, sub.transformer_lr)

@@ -372,7 +372,7 @@ def first_seed(runs: dict[tuple, list[History]]) -> dict[tuple, History]:
     return {key: hists[0] for key, hists in runs.items()}
 
 
-TOKEN_COSINE_SEEDS = 3  # random stacks per (N, kind) whose token cosines are read (the door's fewest)
+TOKEN_COSINE_SEEDS = 3  # random stacks per (N, kind) whose token (and position) cosines are read (the door's fewest)
 
 
 def token_cosine_sweep(budget: Budget | str) -> dict[tuple, list[tuple[float, float]]]:
@@ -394,12 +394,12 @@ class TransformerSweep:
     kinds: tuple[str, ...]
     lr: Finite
     runs: dict[tuple, list[History]]  # (N, kind) → one History per seed
-    cosines: dict[tuple, tuple[float, float]]  # (N, kind) → (cos at x_0, cos at x_N)
+    cosines: dict[tuple, list[tuple[float, float]]]  # (N, kind) → (cos at x_0, cos at x_N), one random stack per seed
 
 
 def transformer_sweep(budget: Budget | str, progress: bool = False) -> TransformerSweep | None:
-    """Every kind at the budget's ``transformer_depths``, ``train_seeds`` seeds each (None when the
-    budget skips the variant)."""
+    """Every kind at the budget's ``transformer_depths``, ``train_seeds`` seeds each, and the position cosines of
+    TOKEN_COSINE_SEEDS random stacks per setting (None when the budget skips the variant)."""
     budget = resolve_budget(budget)
     rb = budget.why_residuals
     if not rb.transformer_depths:
@@ -409,5 +409,9 @@ def transformer_sweep(budget: Budget | str, progress: bool = False) -> Transform
     runs: dict[tuple, list[History]] = {}
     for (key, _), h in zip(settings, hists, strict=True):
         runs.setdefault(key, []).append(h)
-    cosines = {(n, kind): position_cosine(kind, n, budget) for n in rb.transformer_depths for kind in STACK_KINDS}
+    cosines = {
+        (n, kind): [position_cosine(kind, n, budget, seed) for seed in range(TOKEN_COSINE_SEEDS)]
+        for n in rb.transformer_depths
+        for kind in STACK_KINDS
+    }
     return TransformerSweep(rb.transformer_depths, STACK_KINDS, rb.transformer_lr, runs, cosines)

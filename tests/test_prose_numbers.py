@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 
 import pytest
@@ -74,3 +75,41 @@ def test_the_tool_lists_what_is_not_traced_and_fails(tmp_path, capsys):
     assert "'41'" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         pn.main([str(tmp_path / "missing.ipynb")])
+
+
+# Issue 44: a page that describes one budget's results in words ("At the cpu budget (the runs this text was written
+# from) …, SGD diverges at its first step") says what a later build may not show; the numeral scan cannot see words.
+# A reading of results is computed from the runs (a cell's Markdown) or written as a guide to the rows ("where …").
+TYPED_READING = re.compile(
+    r"(?i)this text was written from|the runs (this|the) text|"
+    r"\bat the `?(cpu|gpu|smoke|full)`? budget\b[^.]*\b(holds?|trains?|diverges?|diverged|learn(s|ed)|fails?)\b"
+)
+
+
+def typed_readings(path) -> list[tuple[int, str]]:
+    """(cell, phrase) of every markdown sentence that reports one budget's results in words."""
+    nb = json.loads(path.read_text())
+    return [
+        (i, m[0])
+        for i, cell in enumerate(nb["cells"])
+        if cell["cell_type"] == "markdown"
+        for m in TYPED_READING.finditer("".join(cell["source"]))
+    ]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_page_reports_one_budgets_results_in_typed_words(path):
+    found = typed_readings(path)
+    assert not found, "results of one budget typed in words (compute the reading from the runs):\n" + "\n".join(
+        f"cell {i}: {text!r}" for i, text in found
+    )
+
+
+def test_the_typed_reading_scan_can_fail(tmp_path):
+    page = notebook_with(
+        tmp_path,
+        "At the cpu budget (the runs this text was written from) the picture is this.",
+        "At the `gpu` budget the plain stack diverges at step 3.",
+        "The `cpu` budget trains 300 steps; where a seed diverges, the row says so.",
+    )
+    assert [i for i, _ in typed_readings(page)] == [0, 1]

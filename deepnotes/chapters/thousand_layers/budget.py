@@ -25,7 +25,8 @@ class ThousandLayersBudget:
     slider_depths: tuple[int, ...]  # the precomputed slider's depths (frontier or headline depths)
     lr: Finite = 5e-4  # Adam (DeepNet's rate for its deep models); the map's middle column
     apart_seeds: int = 3  # seeds of DeepNorm's α only and β only at the headline depth (≥ 3, as seeds)
-    map_seeds: int = 2  # seeds of the map's other rates and of the deepest DeepNorm (no outcome verdict)
+    map_seeds: int = 2  # seeds of the map's other rates (DeepNet Fig. 5's rate row reads them: < 3 is not judged)
+    deepest_seeds: int = 3  # seeds of the deepest DeepNorm (§13.7's "and deeper" reads them: ≥ 3, as seeds)
     contrast_seeds: int = 1  # seeds of Post-LN beside the deepest DeepNorm
     map_rate_count: int = 5  # the map's columns: this many Adam rates …
     map_decades: Finite = 2.0  # … evenly spaced in log over this many decades, centred on lr

@@ -211,7 +211,7 @@ def plan(budget: Budget | str) -> list[Run]:
     - the map: MAP_STYLES at every map depth and every other rate of :func:`budget_map_rates`
       (``map_seeds`` seeds: no training-outcome verdict reads one cell's runs);
     - past DeepNet: DeepNorm with the warmup rule at the deepest depth and :func:`deepest_rate`
-      (``map_seeds`` seeds), beside Post-LN with the same warmup and rate (``contrast_seeds`` seeds)."""
+      (``deepest_seeds`` seeds), beside Post-LN with the same warmup and rate (``contrast_seeds`` seeds)."""
     budget = resolve_budget(budget)
     sub = budget.thousand_layers
     seeds = range(sub.seeds)
@@ -228,7 +228,7 @@ def plan(budget: Budget | str) -> list[Run]:
         for s in range(sub.map_seeds)
     ]
     rate = deepest_rate(budget)
-    runs += [Run(DEEPEST[0], sub.deepest, rate, s) for s in range(sub.map_seeds)]
+    runs += [Run(DEEPEST[0], sub.deepest, rate, s) for s in range(sub.deepest_seeds)]
     runs += [Run(DEEPEST[1], sub.deepest, rate, s) for s in range(sub.contrast_seeds)]
     return list(dict.fromkeys(runs))
 

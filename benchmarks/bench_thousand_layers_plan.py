@@ -2,15 +2,19 @@
 ``cpu``) with its step count replaced, and print each ensemble's wall time and seconds per step, and
 every point's fractions learned.
 
-    python benchmarks/bench_thousand_layers_plan.py [STEPS] [WORKERS] [BUDGET] [--smoke]
+    python benchmarks/bench_thousand_layers_plan.py [STEPS] [WORKERS] [BUDGET] [--smoke] [--dask N]
 
-(default: the budget's steps; the chapter's default workers: 2 on a 2-core CPU, 1 on CUDA). Time it alone: a
+(default: the budget's steps; the chapter's default workers: 2 on a 2-core CPU, 1 on CUDA). ``--dask N`` trains
+the same plan on a local Dask cluster of N one-thread worker processes (``DEEPNOTES_SCHEDULER`` set to its
+address, as a reader's cluster would be), to compare with the local worker processes. Time it alone: a
 second torch job on 2 cores slows both. Results: ``benchmarks/RESULTS.md``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import time
 from dataclasses import replace
 
@@ -25,6 +29,7 @@ def main() -> None:
     ap.add_argument("workers", nargs="?", default="-", help="worker processes ('-': the chapter's default)")
     ap.add_argument("budget", nargs="?", default="cpu")
     ap.add_argument("--smoke", action="store_true", help="the tests' check that the script runs: smoke, 2 steps")
+    ap.add_argument("--dask", type=int, default=0, metavar="N", help="train on a local Dask cluster of N workers")
     args = ap.parse_args()
     if args.smoke:
         args.steps, args.budget = "2", "smoke"
@@ -32,9 +37,11 @@ def main() -> None:
     steps = int(args.steps) if args.steps != "-" else budget.thousand_layers.train_steps
     workers = int(args.workers) if args.workers != "-" else None
     budget = budget.with_chapter("thousand_layers", replace(budget.thousand_layers, train_steps=steps))
-    start = time.perf_counter()
-    runs = ex.train_runs(budget, workers=workers, progress=True)
-    total = time.perf_counter() - start
+    with local_cluster(args.dask) as where:
+        start = time.perf_counter()
+        runs = ex.train_runs(budget, workers=workers, progress=True)
+        total = time.perf_counter() - start
+    print(f"trained on {where}")
     ensembles = {(n, round(h.seconds, 3), h.ensemble_size) for (_, n, _), hs in runs.histories.items() for h in hs}
     for n, seconds, members in sorted(ensembles):
         print(f"depth {n:5d}  members {members:2d}  {seconds:7.1f} s  {seconds / steps:.3f} s per step")
@@ -47,6 +54,29 @@ def main() -> None:
     window = budget.thousand_layers.loss_window
     for (lab, n, lr), hs in sorted(runs.histories.items(), key=lambda kv: (kv[0][1], kv[0][0], kv[0][2])):
         print(f"{n:5d} {lab:18s} lr {lr:.3g}: " + ", ".join(f"{f:.2f}" for f in ex.fraction_learned(hs, window)))
+
+
+@contextlib.contextmanager
+def local_cluster(n_workers: int):
+    """A local Dask cluster of ``n_workers`` one-thread processes named in ``DEEPNOTES_SCHEDULER`` while the block
+    runs (nothing where ``n_workers`` is 0); yields what trained the plan, in words."""
+    if not n_workers:
+        yield "this machine's worker processes"
+        return
+    from distributed import LocalCluster
+
+    from deepnotes.core.ensembles import SCHEDULER_VARIABLE, close_scheduler_clients
+
+    quiet = 40  # logging.ERROR: the cluster's start and stop are not the benchmark's output
+    with LocalCluster(
+        n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=quiet
+    ) as cluster:
+        os.environ[SCHEDULER_VARIABLE] = cluster.scheduler_address
+        try:
+            yield f"a local Dask cluster of {n_workers} one-thread worker processes"
+        finally:
+            close_scheduler_clients()
+            del os.environ[SCHEDULER_VARIABLE]
 
 
 if __name__ == "__main__":

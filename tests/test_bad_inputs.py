@@ -664,6 +664,11 @@ TOOLS: list[Tool] = [
         ("'big'", "smoke"),
         env=(("DEEPNOTES_BUDGET", "big"),),
     ),
+    Tool(
+        "tools/run_chapter.py --scheduler host",
+        ("run_chapter.py", "book/bert_init.ipynb", "/tmp/bert.ipynb", "--scheduler", "host"),
+        ("--scheduler", "'host'", "tcp://host:8786"),
+    ),
     Tool("tools/estimate_costs.py --items -3", ("estimate_costs.py", "--items", "-3"), ("--items", "'-3'")),
     Tool("tools/offline_widgets.py --force", ("offline_widgets.py", "--force"), ("--force",)),
     Tool("tools/store_checked_outputs.py (no arguments)", ("store_checked_outputs.py",), ("chapters",)),

@@ -2,10 +2,11 @@
 
     DEEPNOTES_BUDGET=cpu python tools/run_chapter.py book/bert_init.ipynb /tmp/bert_cpu.ipynb
 
-With ``--check-plan`` it also logs every training ensemble the chapter runs (``DEEPNOTES_WORK_LOG``),
-compares them with the chapter's cost plan (``deepnotes/chapters/<stem>/cost.py``) and prints the
-estimate the page itself printed for this machine (its budget cell's, calibrated in the chapter's own
-process) beside the measured time, and their ratio.
+With ``--scheduler tcp://host:8786`` the chapter's ensembles train on that Dask cluster (``DEEPNOTES_SCHEDULER``
+is set for its kernel; the numbers are the local run's). With ``--check-plan`` it also logs every training
+ensemble the chapter runs (``DEEPNOTES_WORK_LOG``), compares them with the chapter's cost plan
+(``deepnotes/chapters/<stem>/cost.py``) and prints the estimate the page itself printed for this machine (its
+budget cell's, calibrated in the chapter's own process) beside the measured time, and their ratio.
 """
 
 from __future__ import annotations
@@ -67,7 +68,8 @@ def printed_estimate(nb) -> tuple[str, float] | None:
 def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Everything that would make the run fail after executing the notebook is refused first (exit 2):
     a chapter that is not a notebook, an output that is not a new notebook path in an existing folder,
-    an unknown ``DEEPNOTES_BUDGET``, ``--check-plan`` on a notebook without a cost plan."""
+    an unknown ``DEEPNOTES_BUDGET``, a ``--scheduler`` that is not an address, ``--check-plan`` on a notebook
+    without a cost plan."""
     from deepnotes.core.config import BUDGET_ENV, BUDGETS
     from deepnotes.ledger.items import CHAPTERS
 
@@ -82,6 +84,8 @@ def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -
     budget = os.environ.get(BUDGET_ENV)
     if budget is not None and budget not in BUDGETS:
         parser.error(f"{BUDGET_ENV}={budget!r} is not a budget; allowed: {', '.join(BUDGETS)}")
+    if args.scheduler is not None and not re.fullmatch(r"[a-z][a-z0-9+]*://\S+", args.scheduler):
+        parser.error(f"--scheduler {args.scheduler!r} is not a scheduler's address, such as tcp://host:8786")
     if args.check_plan and args.chapter.stem not in CHAPTERS:
         parser.error(f"--check-plan: {args.chapter.stem!r} has no cost plan; chapters with one: {', '.join(CHAPTERS)}")
 
@@ -95,8 +99,15 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="compare the ensembles the chapter trains with its cost plan; print the estimate",
     )
+    parser.add_argument(
+        "--scheduler", metavar="ADDRESS", help="train on the Dask cluster at this address (e.g. tcp://host:8786)"
+    )
     args = parser.parse_args(argv)
     check_arguments(parser, args)
+    if args.scheduler is not None:
+        from deepnotes.core.ensembles import SCHEDULER_VARIABLE
+
+        os.environ[SCHEDULER_VARIABLE] = args.scheduler  # the kernel inherits it; every train_many submits there
     if not args.check_plan:
         print(f"{args.chapter}: executed in {run(args.chapter, args.out):.1f} s -> {args.out}")
         return

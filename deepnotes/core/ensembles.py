@@ -15,6 +15,11 @@ with 2 threads, 0.50 s with 1, 0.48 and 0.53 s side by side: 2.26× the throughp
 Workers are started with ``spawn`` (a fork of a process whose OpenMP pool has run can hang), so the
 job function and its arguments must be picklable: module-level functions, dataclasses, tensors.
 
+On a cluster: ``train_many(..., executor=...)`` takes any :class:`concurrent.futures.Executor` and submits the
+ensembles to it, each trained in one thread (the same numbers as the local worker processes, bit for bit); with
+``DEEPNOTES_SCHEDULER`` set to a Dask scheduler's address (``tcp://host:8786``) every call does so through Dask's
+``distributed`` client (:func:`scheduler_executor`), the chapters included, with no change to their code.
+
 Progress bars: tqdm's (a widget in Jupyter, text elsewhere), removed once done.
 
 ``tqdm(leave=False)`` only hides a finished notebook bar, and a loop left early (a diverged run)
@@ -28,7 +33,7 @@ import multiprocessing
 import os
 import warnings
 from collections.abc import Callable, Collection, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 
 import torch
@@ -74,23 +79,91 @@ def _one_thread() -> None:
     torch.set_num_threads(1)
 
 
+def _in_one_thread(fn: Callable, *args):
+    """``fn(*args)`` with one intra-op thread: a job on an executor's worker, as on the local worker processes."""
+    _one_thread()
+    return fn(*args)
+
+
+SCHEDULER_VARIABLE = "DEEPNOTES_SCHEDULER"  # a Dask scheduler's address: every train_many submits its ensembles there
+SCHEDULER_TIMEOUT = 10  # seconds to wait for the scheduler to answer
+
+
+_CLIENTS: dict = {}  # scheduler address → its Dask client, kept for the process (close_scheduler_clients)
+
+
+def _client_executor(address: str) -> Executor:
+    """The executor of a Dask client of the scheduler at ``address``, one client per address."""
+    if address in _CLIENTS:
+        return _CLIENTS[address].get_executor()
+    try:
+        from distributed import Client
+    except ImportError as e:
+        raise ValueError(
+            f"{SCHEDULER_VARIABLE}={address!r} asks for a Dask cluster, but Dask's distributed is not installed "
+            "(pip install distributed)"
+        ) from e
+    try:
+        client = Client(address, timeout=SCHEDULER_TIMEOUT)
+    except (OSError, ValueError, TypeError) as e:  # an unreachable or malformed address
+        raise ValueError(
+            f"{SCHEDULER_VARIABLE}={address!r}: no Dask scheduler answers there within {SCHEDULER_TIMEOUT} s ({e}); "
+            "give a scheduler's address, such as tcp://host:8786, or unset it to train here"
+        ) from e
+    _CLIENTS[address] = client
+    return client.get_executor()
+
+
+def close_scheduler_clients() -> None:
+    """Close the Dask clients :func:`scheduler_executor` opened (before their cluster goes away)."""
+    while _CLIENTS:
+        _CLIENTS.popitem()[1].close()
+
+
+def scheduler_executor() -> Executor | None:
+    """The executor of the Dask scheduler named by ``DEEPNOTES_SCHEDULER`` (one client per address, kept until
+    :func:`close_scheduler_clients`), or
+    None where the variable is unset or empty (train here, on :func:`run_jobs`' worker processes)."""
+    address = os.environ.get(SCHEDULER_VARIABLE, "").strip()
+    return _client_executor(address) if address else None
+
+
+def _submitted(executor: Executor, fn: Callable, jobs: list[tuple], order: list[int], progress: bool) -> list:
+    """``fn(*job)`` of every job on ``executor``, submitted in ``order``, each in one thread; results in job order."""
+    futures = {executor.submit(_in_one_thread, fn, *jobs[i]): i for i in order}
+    results: list = [None] * len(jobs)
+    for future in _bar(as_completed(futures), progress, total=len(futures)):
+        results[futures[future]] = future.result()
+    return results
+
+
 def run_jobs(
-    fn: Callable, jobs: Sequence[tuple], workers: int = 1, costs: Sequence[float] | None = None, progress: bool = False
+    fn: Callable,
+    jobs: Sequence[tuple],
+    workers: int = 1,
+    costs: Sequence[float] | None = None,
+    progress: bool = False,
+    executor: Executor | None = None,
 ) -> list:
     """``[fn(*job) for job in jobs]``, in the order of ``jobs``.
 
-    ``workers`` = 1 runs them here, one after the other. More runs them in that many spawned worker
+    ``executor`` (or, where none is given, the Dask scheduler of ``DEEPNOTES_SCHEDULER``,
+    :func:`scheduler_executor`) gets every job, the costliest first, each run in one thread. Without one,
+    ``workers`` = 1 runs them here, one after the other; more runs them in that many spawned worker
     processes with one thread each, the costliest first (``costs``: any number proportional to a
     job's run time), so the last job to start is a short one. A job's exception is raised here."""
     positive_int("workers", workers)
     jobs = list(jobs)
     if costs is not None and len(costs) != len(jobs):
         raise ValueError(f"{len(costs)} costs for {len(jobs)} jobs")
+    order = sorted(range(len(jobs)), key=lambda i: -(costs[i] if costs is not None else 0))
+    executor = executor if executor is not None else scheduler_executor()
+    if executor is not None:
+        return _submitted(executor, fn, jobs, order, progress)
     if workers == 1 or len(jobs) <= 1:
         return [fn(*job) for job in _bar(jobs, progress and len(jobs) > 1)]
     if getattr(multiprocessing.current_process(), "_inheriting", False):
         raise RuntimeError(UNGUARDED)  # a worker re-running an unguarded script: stop it here, clearly
-    order = sorted(range(len(jobs)), key=lambda i: -(costs[i] if costs is not None else 0))
     results: list = [None] * len(jobs)
     done = 0
     context = multiprocessing.get_context("spawn")
@@ -200,6 +273,7 @@ def train_many(
     dtype: torch.dtype | None = None,
     workers: int = 1,
     inits: Sequence[Callable] | None = None,
+    executor: Executor | None = None,
 ) -> list[History]:
     """Train one model per (model config, train config, task), in as few ensembles as possible:
     runs that share a graph (:func:`~deepnotes.core.engine.graph_config`: every norm style) and a loop
@@ -211,7 +285,10 @@ def train_many(
     ``workers`` > 1 trains the ensembles in that many one-thread
     processes (:func:`deepnotes.core.ensembles.run_jobs`; ``trackers``, ``objective`` and the tasks
     must then be picklable, and results equal the serial ones up to the rounding of another thread
-    count). Returns the Histories in the order of the configs."""
+    count). ``executor``: any :class:`concurrent.futures.Executor` (a Dask client's ``get_executor()``, say)
+    trains the ensembles instead, each in one thread, with the same numbers as the local worker processes; with
+    none, the scheduler of ``DEEPNOTES_SCHEDULER`` where it is set (:func:`run_jobs`). Returns the Histories in
+    the order of the configs."""
     model_cfgs, train_cfgs = list(model_cfgs), list(train_cfgs)
     check_slot_names("trainable", trainable, empty_ok=False)
     check_slot_names("frozen", frozen, empty_ok=True)
@@ -232,7 +309,7 @@ def train_many(
     shared = (objective, trackers, trainable, frozen, device, dtype, progress and single)
     jobs = [_group_job(m, model_cfgs, train_cfgs, tasks, inits) + shared for m in members]
     costs = [ensemble_cost(model_cfgs[m[0]], train_cfgs[m[0]], len(m)) for m in members]
-    results = run_jobs(_train_group, jobs, workers, costs, progress=progress and not single)
+    results = run_jobs(_train_group, jobs, workers, costs, progress=progress and not single, executor=executor)
     out: list[History | None] = [None] * len(model_cfgs)
     for m, hists in zip(members, results, strict=True):
         for i, h in zip(m, hists, strict=True):

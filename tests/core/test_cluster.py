@@ -1,0 +1,80 @@
+"""Issue 45: training on a cluster. train_many submits its ensembles to any concurrent.futures Executor; Dask's
+``distributed`` is the tested engine (a LocalCluster of two worker processes here; the same client a reader points
+at a real scheduler, by ``executor=`` or by ``DEEPNOTES_SCHEDULER``). The results are the local worker processes',
+bit for bit: seeds belong to runs, not to workers, and every job trains in one thread on either."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+import deepnotes as dn
+from deepnotes.core import ensembles
+
+distributed = pytest.importorskip("distributed")
+
+
+def _runs():
+    """Four small runs in two ensembles (two graphs), different seeds and rates: (models, trains)."""
+    models = [dn.ModelConfig(n_layers=n, d_model=16, n_heads=2, d_ff=32, norm="pre") for n in (2, 2, 3, 3)]
+    trains = [
+        dn.TrainConfig(optimizer="adam", lr=lr, steps=5, batch_size=2, seq_len=8, seed=s, held_out=16)
+        for s, lr in enumerate((1e-3, 3e-3, 1e-3, 3e-3))
+    ]
+    return models, trains
+
+
+def _losses(hists) -> list[tuple]:
+    return [(tuple(h.losses), h.held_out_loss) for h in hists]
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=50
+        ) as local,
+        distributed.Client(local) as client,
+    ):
+        yield local, client
+
+
+def test_train_many_on_a_dask_cluster_equals_the_local_worker_processes_bit_for_bit(cluster, monkeypatch):
+    local, client = cluster
+    models, trains = _runs()
+    task = dn.MarkovLanguage(16)
+    here = ensembles.train_many(models, trains, task, workers=2)
+    there = ensembles.train_many(models, trains, task, workers=2, executor=client.get_executor())
+    assert _losses(there) == _losses(here)
+    # the chapters' way: no code change, the scheduler's address in the environment
+    monkeypatch.setenv(ensembles.SCHEDULER_VARIABLE, local.scheduler_address)
+    try:
+        assert _losses(ensembles.train_many(models, trains, task, workers=2)) == _losses(here)
+    finally:
+        ensembles.close_scheduler_clients()
+
+
+def test_any_executor_gets_the_jobs_costliest_first_in_one_thread_each():
+    import torch
+
+    order = []
+
+    def job(k):
+        order.append(k)
+        return k, torch.get_num_threads()
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        out = ensembles.run_jobs(job, [(0,), (1,), (2,)], costs=[1, 3, 2], executor=pool)
+    assert [k for k, _ in out] == [0, 1, 2] and order == [1, 2, 0]
+    assert {threads for _, threads in out} == {1}
+    torch.set_num_threads(ensembles.available_cores())  # the pool's thread is this process's: give it back
+
+
+def test_a_scheduler_that_does_not_answer_is_a_clear_error(monkeypatch):
+    monkeypatch.setattr(ensembles, "SCHEDULER_TIMEOUT", 1)
+    monkeypatch.setenv(ensembles.SCHEDULER_VARIABLE, "tcp://127.0.0.1:1")
+    with pytest.raises(ValueError, match=r"DEEPNOTES_SCHEDULER='tcp://127.0.0.1:1': no Dask scheduler answers there"):
+        ensembles.run_jobs(pow, [(2, 3)])
+    monkeypatch.setenv(ensembles.SCHEDULER_VARIABLE, "  ")
+    assert ensembles.scheduler_executor() is None and ensembles.run_jobs(pow, [(2, 3)]) == [8]

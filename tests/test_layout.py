@@ -453,7 +453,7 @@ def test_every_package_folder_is_a_regular_package():
 
 
 def test_every_chapter_function_taking_a_budget_takes_one_by_name():
-    """README rule 9: a budget is passed by name through resolve_budget. Every public function of a chapter
+    """CONTRIBUTING.md rule 9: a budget is passed by name through resolve_budget. Every public function of a chapter
     with a ``budget`` parameter resolves it first (``budget="smoke"`` raised AttributeError in several)."""
     import ast
 
@@ -467,3 +467,25 @@ def test_every_chapter_function_taking_a_budget_takes_one_by_name():
                 if "budget = resolve_budget(budget)" not in ast.get_source_segment(src, node):
                     missing.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}")
     assert not missing, missing
+
+
+README_LINES = 120  # issue 45: what it is, the two commands, how to read it; contributors' rules are elsewhere
+
+
+def test_the_readme_is_for_readers_and_the_rules_are_in_contributing():
+    readme = (ROOT / "README.md").read_text()
+    contributing = (ROOT / "CONTRIBUTING.md").read_text()
+    assert len(readme.splitlines()) <= README_LINES, f"README.md: {len(readme.splitlines())} lines"
+    assert "## The two commands" in readme and "CONTRIBUTING.md" in readme
+    rules = re.findall(r"^(\d+)\. ", contributing.split("## Writing a chapter")[1].split("\n## ")[0], re.M)
+    assert rules == [str(k) for k in range(1, len(rules) + 1)], f"CONTRIBUTING.md's rules are numbered {rules}"
+
+
+def test_results_open_with_where_every_benchmark_stands():
+    """Issue 45: benchmarks/RESULTS.md opens with one summary table naming every benchmark script, then the
+    dated sections."""
+    text = (ROOT / "benchmarks" / "RESULTS.md").read_text()
+    first = text.split("\n## ")[1]
+    assert first.startswith("Where things stand (summary)")
+    scripts = {p.name for p in (ROOT / "benchmarks").glob("bench_*.py")}
+    assert {s for s in scripts if f"`{s}" not in first} == set(), "scripts missing from the summary table"

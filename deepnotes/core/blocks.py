@@ -20,11 +20,6 @@ Backward, given ∂L/∂y (LN's backward written out; γ, β per member):
     attn  P = softmax(QKᵀ/√d_h + mask), Y = PV:     ∂P = ∂Y Vᵀ, ∂V = Pᵀ∂Y, ∂S = P ⊙ (∂P − rowsum(∂P ⊙ P)),
                                                      ∂Q = ∂S K/√d_h, ∂K = ∂Sᵀ Q/√d_h
 
-On the CPU, where a C++ compiler is at hand, :class:`BlocksFunction` hands the same formulas to
-compiled loops (``kernels/blocks.cpp``, built and loaded by the ``compiled_*`` functions below, with
-Adam's update in ``kernels/adam.cpp``); the PyTorch functions are then the specification they are
-tested against, and the path on CUDA or without a compiler.
-
 Members that do not use a piece (a LayerNorm, a gate) see it masked out by a 0/1 blend, which
 passes their gradient nothing: those slices stay exactly 0 and train to nothing.
 ``tests/core/test_engine.py`` checks every gradient against autograd on the same stack and against
@@ -32,8 +27,10 @@ the reference model (float64, relative 1e-10).
 
 **The compiled kernels.** The functions above write one block's forward and backward as PyTorch calls;
 at the chapters' few dozen tokens per member each call computes for about a microsecond and costs
-several to dispatch. ``kernels/blocks.cpp`` computes the same formulas as plain loops, where a C++
-compiler is at hand (CPU, float32 and float64): one call runs every layer of
+several to dispatch. On the CPU, where a C++ compiler is at hand, :class:`BlocksFunction` hands the same
+formulas to plain loops (``kernels/blocks.cpp``, built and loaded by the ``compiled_*`` functions below, with
+Adam's update in ``kernels/adam.cpp``; float32 and float64), and the PyTorch functions are the specification
+they are tested against and the path on CUDA or without a compiler. One call runs every layer of
 every member, the members spread over ``torch.get_num_threads()`` threads, each member's arithmetic
 on one thread in a fixed order (the same numbers for any thread count). The forward pass keeps each
 layer's intermediates for the backward where they fit in :data:`KEEP_LIMIT_BYTES` (about 38 KB per

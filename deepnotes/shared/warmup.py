@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import statistics
 
-from deepnotes.core import measure as et
+from deepnotes.core import measure
 from deepnotes.core.config import Budget, ModelConfig, TrainConfig, resolve_budget
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import MarkovLanguage
@@ -74,7 +74,7 @@ def settings(
 def trackers(every: int) -> list:
     """Fresh trackers of every run: per-block gradient norms and updates every ``every`` steps
     (module-level, so that worker processes can receive it through :func:`functools.partial`)."""
-    return [et.BlockGradNorms(every), et.BlockUpdates(every)]
+    return [measure.BlockGradNorms(every), measure.BlockUpdates(every)]
 
 
 def runs(

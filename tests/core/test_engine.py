@@ -9,7 +9,7 @@ import pytest
 import torch
 from oracle import one_step_loss_change, train
 
-from deepnotes.core import measure as et
+from deepnotes.core import measure
 from deepnotes.core.blocks import ENV_SWITCH, softmax
 from deepnotes.core.config import NORM_STYLES, ModelConfig, TrainConfig
 from deepnotes.core.data import MarkovLanguage, seeded
@@ -126,7 +126,9 @@ def test_ensemble_matches_separate_reference_runs(optimizer, lrs):
     stack = Stack(cfgs, seeds=[t.seed for t in tcfgs], dtype=F64)
     for k, ref in enumerate(refs):
         load_reference(stack, k, ref)
-    hists = train_ensemble(stack, tasks, tcfgs, trackers=[et.BlockGradNorms(), et.BlockUpdates(2), et.UpdateSize()])
+    hists = train_ensemble(
+        stack, tasks, tcfgs, trackers=[measure.BlockGradNorms(), measure.BlockUpdates(2), measure.UpdateSize()]
+    )
     for k, (ref, task, tcfg) in enumerate(zip(refs, tasks, tcfgs, strict=True)):
         h = train(ref, task, tcfg, trackers=[rt.BlockGradNorms(), rt.BlockUpdates(2), rt.UpdateSize()])
         assert len(hists[k].losses) == len(h.losses) == 5
@@ -241,7 +243,7 @@ def test_a_reference_model_trains_on_the_engine_as_in_the_oracle_loop():
         MarkovLanguage(6),
         [tcfg],
         trainable=[n for n in stack.slots if n not in GATES],
-        trackers=[et.GateSchedule(0.1), et.Recorder("g", lambda s: s.attn_gate[0, :, 0, 0].tolist())],
+        trackers=[measure.GateSchedule(0.1), measure.Recorder("g", lambda s: s.attn_gate[0, :, 0, 0].tolist())],
     )[0]
     assert h.losses == pytest.approx(h_ref.losses, rel=TOL)
     assert h.record("g") == h_ref.record("g")
@@ -388,11 +390,14 @@ def test_a_mixed_ensemble_trains_like_its_members_apart(optimizer, lr):
         Stack(MIXED, seeds=[t.seed for t in tcfgs], dtype=F64),
         task,
         tcfgs,
-        trackers=[et.BlockGradNorms(), et.BlockUpdates(2)],
+        trackers=[measure.BlockGradNorms(), measure.BlockUpdates(2)],
     )
     for k, (cfg, tcfg) in enumerate(zip(MIXED, tcfgs, strict=True)):
         apart = train_ensemble(
-            Stack([cfg], seeds=[tcfg.seed], dtype=F64), task, [tcfg], trackers=[et.BlockGradNorms(), et.BlockUpdates(2)]
+            Stack([cfg], seeds=[tcfg.seed], dtype=F64),
+            task,
+            [tcfg],
+            trackers=[measure.BlockGradNorms(), measure.BlockUpdates(2)],
         )[0]
         assert together[k].losses == pytest.approx(apart.losses, rel=1e-10), (cfg.norm, k)
         for field in ("grad_norms", "block_updates"):

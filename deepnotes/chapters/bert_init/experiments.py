@@ -23,7 +23,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from deepnotes.core import measure as et
+from deepnotes.core import measure
 from deepnotes.core.config import Budget, ModelConfig, TrainConfig, resolve_budget
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import MarkovLanguage, mask_positions, probe_generator
@@ -319,9 +319,9 @@ def mlm_trackers(every: int) -> list:
     """What an MLM ensemble records every ``every`` steps: block gradient norms, LayerNorm gains, the
     embedding's RMS (a function of its own, so that worker processes can receive it)."""
     return [
-        et.BlockGradNorms(every),
-        et.Recorder("gains", stack_layer_norm_gains, every),
-        et.Recorder("embed_rms", stack_embedding_rms, every),
+        measure.BlockGradNorms(every),
+        measure.Recorder("gains", stack_layer_norm_gains, every),
+        measure.Recorder("embed_rms", stack_embedding_rms, every),
     ]
 
 

@@ -14,8 +14,7 @@ from dataclasses import dataclass, replace
 
 import torch
 
-from deepnotes.core import measure as et
-from deepnotes.core import scaling
+from deepnotes.core import measure, scaling
 from deepnotes.core.config import Budget, ModelConfig, TrainConfig, resolve_budget
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import MarkovLanguage, probe_batch
@@ -158,7 +157,7 @@ def loss_change_sweep(
 def _trackers(every: int, track_update: bool) -> list:
     """The runs' fresh trackers: block gradients every ``every`` steps (and the early-update size).
     Module-level, so that worker processes can receive it (through :func:`functools.partial`)."""
-    return [et.BlockGradNorms(every)] + ([et.UpdateSize()] if track_update else [])
+    return [measure.BlockGradNorms(every)] + ([measure.UpdateSize()] if track_update else [])
 
 
 def runs(

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from deepnotes.core import measure as et
+from deepnotes.core import measure
 from deepnotes.core.config import Budget, ModelConfig, resolve_budget
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import MarkovLanguage, generator, probe_batch
@@ -175,7 +175,7 @@ def training_plan(budget: Budget | str) -> dict[str, dict]:
 def _training_trackers(every: int, gate_step: Finite | None) -> list:
     """Fresh trackers of :func:`training_runs`: block gradients and updates, and the gates' schedule
     where they are set rather than trained (module-level, for the worker processes)."""
-    return shared_warmup.trackers(every) + ([] if gate_step is None else [et.GateSchedule(gate_step)])
+    return shared_warmup.trackers(every) + ([] if gate_step is None else [measure.GateSchedule(gate_step)])
 
 
 def own_runs(budget: Budget | str) -> list[tuple[str, str, int]]:

@@ -25,8 +25,7 @@ from dataclasses import dataclass
 
 import torch
 
-from deepnotes.core import measure as et
-from deepnotes.core import scaling
+from deepnotes.core import measure, scaling
 from deepnotes.core.config import Budget, ModelConfig, TrainConfig, resolve_budget
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import MarkovLanguage, probe_batch
@@ -235,7 +234,7 @@ def plan(budget: Budget | str) -> list[Run]:
 
 def _trackers(update_steps: int) -> list:
     """The engine trackers of every run (module level: worker processes unpickle it)."""
-    return [et.UpdateSize(first=update_steps)]
+    return [measure.UpdateSize(first=update_steps)]
 
 
 @dataclass

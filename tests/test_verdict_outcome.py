@@ -240,3 +240,9 @@ def test_a_measurement_against_a_number_keeps_check_numbers_grades_through_the_d
             approx_rtol=0.1,
             reason="r",
         )
+
+
+def test_the_seeds_text_keeps_a_huge_value_short():
+    assert vd.seeds_text([0.88, 0.1, 0.91]) == "0.88 (0.88, 0.10, 0.91)"
+    assert vd.seeds_text([-35714856846.96, -2.3e10, 0.5]) == "-2.3e+10 (-3.6e+10, -2.3e+10, 0.50)"
+    assert vd.seeds_text([float("-inf"), float("-inf"), 0.5]) == "diverged (div., div., 0.50)"

@@ -203,11 +203,21 @@ def _seed_values(claim: str, run: str, values) -> tuple[float, ...]:
     return out
 
 
+LARGE_VALUE = 1e3  # seeds_text writes values this large in two significant digits (−3.6e+10, not −35714856846.96)
+
+
+def _seed_value(v: float) -> str:
+    """One seed's value: two decimals, two significant digits where it is large, "div." where it diverged."""
+    if not math.isfinite(v):
+        return "div."
+    return f"{v:.2f}" if abs(v) < LARGE_VALUE else f"{v:.2g}"
+
+
 def seeds_text(values) -> str:
     """The seeds' median and every seed's value: "0.88 (0.10, 0.91, 0.88)"; a diverged seed is "div."."""
-    each = ", ".join(f"{v:.2f}" if math.isfinite(v) else "div." for v in values)
+    each = ", ".join(_seed_value(v) for v in values)
     med = statistics.median(values)
-    return f"{med:.2f} ({each})" if math.isfinite(med) else f"diverged ({each})"
+    return f"{_seed_value(med)} ({each})" if math.isfinite(med) else f"diverged ({each})"
 
 
 def check_outcome(

@@ -105,7 +105,9 @@ def xavier_std(fan_out: int, fan_in: int, gain: Finite = 1.0) -> float:
 class Stack(nn.Module):
     """K residual stacks that share a graph (:func:`graph_config`), one per entry of ``cfgs``, each
     initialized from its own seed like :func:`deepnotes.core.models.build_model` would (same
-    distributions; the draws are the engine's own)."""
+    distributions; the draws are the engine's own). Its weights' memory is checked before anything is allocated
+    (``config.check_fits``), unless ``memory_checked``: the caller checked the whole run's, weights included
+    (:func:`~deepnotes.core.ensembles.train_many`, :func:`~deepnotes.core.train.train`: one check per ensemble)."""
 
     def __init__(
         self,
@@ -113,6 +115,8 @@ class Stack(nn.Module):
         seeds: Sequence[int] | None = None,
         device=None,
         dtype: torch.dtype | None = None,
+        *,
+        memory_checked: bool = False,
     ):
         super().__init__()
         cfgs = list(cfgs)
@@ -128,7 +132,8 @@ class Stack(nn.Module):
         seeds = list(range(len(cfgs))) if seeds is None else [seed_value(f"seeds[{i}]", s) for i, s in enumerate(seeds)]
         if len(seeds) != len(cfgs):
             raise ValueError(f"{len(seeds)} seeds for {len(cfgs)} member configs")
-        check_fits(shared, len(cfgs), where=device)  # before the first tensor is allocated
+        if not memory_checked:  # train_many and train check the whole run's memory before they build a Stack
+            check_fits(shared, len(cfgs), where=device)  # before the first tensor is allocated
         self.cfg, self.cfgs, self.seeds = shared, tuple(cfgs), tuple(seeds)
         self.n_members, self.n_layers = len(cfgs), shared.n_layers
         self.mask_id = shared.vocab_size  # encoders: one extra token, [MASK]

@@ -186,8 +186,9 @@ def run_jobs(
 def _train_group(
     model_cfgs, train_cfgs, tasks, inits, objective, trackers, trainable, frozen, device, dtype, progress
 ) -> list[History]:
-    """One ensemble of :func:`train_many`: build its Stack, start each member, train it, return its Histories."""
-    stack = Stack(model_cfgs, seeds=[c.seed for c in train_cfgs], device=device, dtype=dtype)
+    """One ensemble of :func:`train_many`: build its Stack, start each member, train it, return its Histories
+    (its memory was checked once, with every other ensemble's, before any started)."""
+    stack = Stack(model_cfgs, seeds=[c.seed for c in train_cfgs], device=device, dtype=dtype, memory_checked=True)
     with torch.no_grad():
         for k, init in enumerate(inits):
             if init is not None:

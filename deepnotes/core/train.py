@@ -387,7 +387,9 @@ def train_ensemble(
     ``trainable``: the parameter names to update (default all).
     """
     objective = objective if objective is not None else NextToken()
-    _notify(stack.cfgs[0], stack.n_members, cfgs if isinstance(cfgs, TrainConfig) else list(cfgs)[0], objective)
+    first = cfgs if isinstance(cfgs, TrainConfig) else list(cfgs)[0]
+    check_fits(stack.cfg, stack.n_members, first, where=stack.embed.device)  # the gradients, moments, activations
+    _notify(stack.cfgs[0], stack.n_members, first, objective)
     return _train_stack(stack, tasks, cfgs, objective, trackers, trainable, progress)
 
 
@@ -397,8 +399,7 @@ def _train_stack(
     k = stack.n_members
     if isinstance(cfgs, TrainConfig):
         cfgs = [cfgs] if k == 1 else [replace(cfgs, seed=s) for s in stack.seeds]
-    cfgs = check_members(stack, cfgs)
-    check_fits(stack.cfg, k, cfgs[0], where=stack.embed.device)  # the gradients, moments and activations to come
+    cfgs = check_members(stack, cfgs)  # the memory was checked by the caller (train_ensemble, train_many)
     tasks = _tasks(tasks, k)
     for task, cfg in zip(tasks, cfgs, strict=True):
         check_setup(stack, task, cfg, objective)
@@ -464,9 +465,9 @@ def train(
     if not isinstance(cfg, TrainConfig):
         raise TypeError(f"cfg must be a TrainConfig, got {type(cfg).__name__}")
     check_slot_names("trainable", trainable, empty_ok=False)
-    check_fits(model_cfg, 1, cfg, where=device or default_device())
+    check_fits(model_cfg, 1, cfg, where=device or default_device())  # the run's one memory check
     task = task if task is not None else MarkovLanguage(model_cfg.vocab_size, seed=cfg.seed)
-    stack = Stack([model_cfg], seeds=[cfg.seed], device=device or default_device())
-    return train_ensemble(
-        stack, task, [cfg], objective=objective, trackers=trackers, trainable=trainable, progress=progress
-    )[0]
+    stack = Stack([model_cfg], seeds=[cfg.seed], device=device or default_device(), memory_checked=True)
+    objective = objective if objective is not None else NextToken()
+    _notify(model_cfg, 1, cfg, objective)
+    return _train_stack(stack, task, [cfg], objective, trackers, trainable, progress)[0]

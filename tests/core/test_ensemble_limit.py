@@ -25,3 +25,29 @@ def test_a_members_training_bytes_count_adams_state_per_parameter():
     weights = 1000 * (4 * 128**2 + 2 * 128 * 512)
     assert stack_bytes(models[0], 1, trains[0]) >= FLOAT_BYTES * STATE_COPIES * weights
     assert stack_bytes(models[0], 1, trains[0]) < 1.3 * FLOAT_BYTES * STATE_COPIES * weights
+
+
+def test_every_ensemble_has_its_memory_checked_once(monkeypatch):
+    """Issue 45: train_many checks every ensemble's memory before any starts, train checks its run's, and neither
+    checks again when it builds and trains the Stack (a Stack built directly still checks its weights)."""
+    import deepnotes as dn
+    from deepnotes.core import config, engine, ensembles, train
+
+    calls = []
+
+    def counting(*args, **kwargs):
+        calls.append(args[:2])
+        return config.check_fits(*args, **kwargs)
+
+    for module in (engine, train, ensembles):
+        monkeypatch.setattr(module, "check_fits", counting)
+    models = [dn.ModelConfig(n_layers=n, d_model=8, n_heads=1, d_ff=8) for n in (1, 1, 2)]
+    trains = [dn.TrainConfig(steps=1, batch_size=1, seq_len=4, seed=s, held_out=0) for s in range(3)]
+    ensembles.train_many(models, trains, dn.MarkovLanguage(16))
+    assert [members for _, members in calls] == [2, 1]  # two ensembles (two graphs), one check each
+    calls.clear()
+    dn.train(models[0], trains[0])
+    assert len(calls) == 1
+    calls.clear()
+    engine.Stack(models[:2])
+    assert len(calls) == 1

@@ -21,6 +21,7 @@ from dataclasses import replace
 from deepnotes.chapters.thousand_layers import experiments as ex
 from deepnotes.core.config import device as default_device
 from deepnotes.core.config import get_budget
+from deepnotes.core.ensembles import SCHEDULER_VARIABLE
 
 
 def main() -> None:
@@ -61,22 +62,30 @@ def local_cluster(n_workers: int):
     """A local Dask cluster of ``n_workers`` one-thread processes named in ``DEEPNOTES_SCHEDULER`` while the block
     runs (nothing where ``n_workers`` is 0); yields what trained the plan, in words."""
     if not n_workers:
-        yield "this machine's worker processes"
+        yield (
+            "the scheduler of " + SCHEDULER_VARIABLE
+            if os.environ.get(SCHEDULER_VARIABLE, "").strip()
+            else ("this machine's worker processes")
+        )
         return
     from distributed import LocalCluster
 
-    from deepnotes.core.ensembles import SCHEDULER_VARIABLE, close_scheduler_clients
+    from deepnotes.core.ensembles import close_scheduler_clients
 
     quiet = 40  # logging.ERROR: the cluster's start and stop are not the benchmark's output
     with LocalCluster(
         n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=quiet
     ) as cluster:
+        before = os.environ.get(SCHEDULER_VARIABLE)
         os.environ[SCHEDULER_VARIABLE] = cluster.scheduler_address
         try:
             yield f"a local Dask cluster of {n_workers} one-thread worker processes"
         finally:
             close_scheduler_clients()
-            del os.environ[SCHEDULER_VARIABLE]
+            if before is None:
+                del os.environ[SCHEDULER_VARIABLE]
+            else:
+                os.environ[SCHEDULER_VARIABLE] = before  # the reader's own scheduler, as it was
 
 
 if __name__ == "__main__":

@@ -246,3 +246,30 @@ def test_the_seeds_text_keeps_a_huge_value_short():
     assert vd.seeds_text([0.88, 0.1, 0.91]) == "0.88 (0.88, 0.10, 0.91)"
     assert vd.seeds_text([-35714856846.96, -2.3e10, 0.5]) == "-2.3e+10 (-3.6e+10, -2.3e+10, 0.50)"
     assert vd.seeds_text([float("-inf"), float("-inf"), 0.5]) == "diverged (div., div., 0.50)"
+
+
+def test_a_relative_band_around_zero_and_a_nan_seed_are_refused():
+    with pytest.raises(ValueError, match="value must not be 0"):
+        vd.check_near(
+            claim="c",
+            source="s",
+            claimed="0",
+            value=0.0,
+            samples=[0.0] * 3,
+            estimator="mean",
+            rtol=0.1,
+            approx_rtol=0.3,
+            reason="r",
+        )
+    with pytest.raises(ValueError, match="not finite on some resample"):  # a NaN seed cannot hide in a min
+        vd.check_statistic(
+            claim="c",
+            source="s",
+            claimed="1",
+            seeds=[1.0, float("nan"), 2.0],
+            statistic=min,
+            name="min",
+            low=0.0,
+            high=5.0,
+            reason="r",
+        )

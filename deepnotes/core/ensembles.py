@@ -29,6 +29,8 @@ the bar is closed however the loop ends, and a notebook bar also stops taking ro
 
 from __future__ import annotations
 
+import asyncio
+import atexit
 import multiprocessing
 import os
 import warnings
@@ -80,9 +82,14 @@ def _one_thread() -> None:
 
 
 def _in_one_thread(fn: Callable, *args):
-    """``fn(*args)`` with one intra-op thread: a job on an executor's worker, as on the local worker processes."""
+    """``fn(*args)`` with one intra-op thread: a job on an executor's worker, as on the local worker processes;
+    the process's thread count is restored afterwards (an executor may run the job in the caller's process)."""
+    threads = torch.get_num_threads()
     _one_thread()
-    return fn(*args)
+    try:
+        return fn(*args)
+    finally:
+        torch.set_num_threads(threads)
 
 
 SCHEDULER_VARIABLE = "DEEPNOTES_SCHEDULER"  # a Dask scheduler's address: every train_many submits its ensembles there
@@ -94,7 +101,7 @@ _CLIENTS: dict = {}  # scheduler address → its Dask client, kept for the proce
 
 def _client_executor(address: str) -> Executor:
     """The executor of a Dask client of the scheduler at ``address``, one client per address."""
-    if address in _CLIENTS:
+    if address in _CLIENTS and _CLIENTS[address].status == "running":
         return _CLIENTS[address].get_executor()
     try:
         from distributed import Client
@@ -104,12 +111,14 @@ def _client_executor(address: str) -> Executor:
             "(pip install distributed)"
         ) from e
     try:
-        client = Client(address, timeout=SCHEDULER_TIMEOUT)
-    except (OSError, ValueError, TypeError) as e:  # an unreachable or malformed address
+        client = Client(address, timeout=SCHEDULER_TIMEOUT, set_as_default=False)  # the reader's dask stays local
+    except (OSError, ValueError, TypeError, asyncio.TimeoutError) as e:  # an unreachable or malformed address
         raise ValueError(
             f"{SCHEDULER_VARIABLE}={address!r}: no Dask scheduler answers there within {SCHEDULER_TIMEOUT} s ({e}); "
             "give a scheduler's address, such as tcp://host:8786, or unset it to train here"
         ) from e
+    if not _CLIENTS:
+        atexit.register(close_scheduler_clients)
     _CLIENTS[address] = client
     return client.get_executor()
 
@@ -132,8 +141,13 @@ def _submitted(executor: Executor, fn: Callable, jobs: list[tuple], order: list[
     """``fn(*job)`` of every job on ``executor``, submitted in ``order``, each in one thread; results in job order."""
     futures = {executor.submit(_in_one_thread, fn, *jobs[i]): i for i in order}
     results: list = [None] * len(jobs)
-    for future in _bar(as_completed(futures), progress, total=len(futures)):
-        results[futures[future]] = future.result()
+    try:
+        for future in _bar(as_completed(futures), progress, total=len(futures)):
+            results[futures[future]] = future.result()
+    except BaseException:
+        for future in futures:  # one job failed (or the caller stopped): the others stop taking the cluster's time
+            future.cancel()
+        raise
     return results
 
 
@@ -184,10 +198,13 @@ def run_jobs(
 
 
 def _train_group(
-    model_cfgs, train_cfgs, tasks, inits, objective, trackers, trainable, frozen, device, dtype, progress
+    model_cfgs, train_cfgs, tasks, inits, objective, trackers, trainable, frozen, device, dtype, progress, check_memory
 ) -> list[History]:
-    """One ensemble of :func:`train_many`: build its Stack, start each member, train it, return its Histories
-    (its memory was checked once, with every other ensemble's, before any started)."""
+    """One ensemble of :func:`train_many`: build its Stack, start each member, train it, return its Histories. Its
+    memory is checked once: here where ``check_memory`` (on an executor's machine), else by train_many before any
+    ensemble started."""
+    if check_memory:
+        check_fits(model_cfgs[0], len(model_cfgs), train_cfgs[0], where=device)
     stack = Stack(model_cfgs, seeds=[c.seed for c in train_cfgs], device=device, dtype=dtype, memory_checked=True)
     with torch.no_grad():
         for k, init in enumerate(inits):
@@ -300,14 +317,16 @@ def train_many(
     if len(inits) != len(model_cfgs):
         raise ValueError(f"{len(inits)} inits for {len(model_cfgs)} model configs")
     members = ensemble_groups(model_cfgs, train_cfgs, workers, limit=lambda m, t: member_limit(m, t, device))
-    for m in members:  # before any worker starts or any tensor is allocated
+    executor = executor if executor is not None else scheduler_executor()
+    remote = executor is not None  # the ensembles train on the executor's machines: each checks its memory there
+    for m in members if not remote else ():  # here: before any worker starts or any tensor is allocated
         check_fits(model_cfgs[m[0]], len(m), train_cfgs[m[0]], where=device)
     single = len(members) == 1
     objective = objective if objective is not None else NextToken()
-    spread = workers > 1 and not single  # run_jobs trains a single ensemble in this process
+    spread = remote or (workers > 1 and not single)  # without an executor run_jobs trains one ensemble here
     for m in members:  # told here: a worker process has no observers
         _notify(model_cfgs[m[0]], len(m), train_cfgs[m[0]], objective, spread)
-    shared = (objective, trackers, trainable, frozen, device, dtype, progress and single)
+    shared = (objective, trackers, trainable, frozen, device, dtype, progress and single, remote)
     jobs = [_group_job(m, model_cfgs, train_cfgs, tasks, inits) + shared for m in members]
     costs = [ensemble_cost(model_cfgs[m[0]], train_cfgs[m[0]], len(m)) for m in members]
     results = run_jobs(_train_group, jobs, workers, costs, progress=progress and not single, executor=executor)

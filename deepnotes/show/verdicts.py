@@ -281,7 +281,10 @@ def bootstrap_statistic(
     generator (the same samples give the same interval)."""
     rng = random.Random(seed)
     samples = list(samples)
-    boots = sorted(statistic(rng.choices(samples, k=len(samples))) for _ in range(resamples))
+    boots = [statistic(rng.choices(samples, k=len(samples))) for _ in range(resamples)]
+    if not all(math.isfinite(b) for b in boots):  # a NaN would sort anywhere and min/max skip it: refuse it
+        raise ValueError(f"the statistic is not finite on some resample of the seeds: {samples!r}")
+    boots.sort()
     cut = (1 - level) / 2
     return statistic(samples), boots[int(cut * resamples)], boots[min(resamples - 1, int((1 - cut) * resamples))]
 
@@ -449,10 +452,16 @@ def check_near(
     reason: str,
     computed: str = "",
 ) -> Verdict:
-    """A measured quantity against a number (a printed table entry, a derived value): :func:`check_number`'s
-    grading through the door. The ``estimator`` of the ``samples`` (one per seed) holds where its bootstrap
-    interval lies within ``rtol`` of ``value``, holds approximately within ``approx_rtol``, is wrong where it
-    lies wholly beyond ``approx_rtol``, and is not checkable here otherwise (:func:`check_estimate`)."""
+    """A measured quantity against a number (a printed table entry, a derived value), graded like
+    :func:`check_number` but through the door, the tolerances relative to the claimed ``value`` (check_number's
+    are relative to the computed one): the ``estimator`` of the ``samples`` (one per seed) holds where its
+    bootstrap interval lies within ``rtol``·|value| of ``value``, holds approximately within ``approx_rtol``, is
+    wrong where it lies wholly beyond ``approx_rtol``, and is not checkable here otherwise (:func:`check_estimate`).
+    ``value`` must not be 0 (a relative band around 0 is empty)."""
+    if value == 0:
+        raise ValueError(
+            f"{claim!r}: value must not be 0 for a relative tolerance; compare with check_estimate's bounds"
+        )
     nonnegative_float("rtol", rtol)
     nonnegative_float("approx_rtol", approx_rtol)
     if rtol > approx_rtol:

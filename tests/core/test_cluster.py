@@ -64,11 +64,12 @@ def test_any_executor_gets_the_jobs_costliest_first_in_one_thread_each():
         order.append(k)
         return k, torch.get_num_threads()
 
+    before = torch.get_num_threads()
     with ThreadPoolExecutor(max_workers=1) as pool:
         out = ensembles.run_jobs(job, [(0,), (1,), (2,)], costs=[1, 3, 2], executor=pool)
     assert [k for k, _ in out] == [0, 1, 2] and order == [1, 2, 0]
     assert {threads for _, threads in out} == {1}
-    torch.set_num_threads(ensembles.available_cores())  # the pool's thread is this process's: give it back
+    assert torch.get_num_threads() == before  # the pool ran in this process: its thread count is given back
 
 
 def test_a_scheduler_that_does_not_answer_is_a_clear_error(monkeypatch):
@@ -78,3 +79,27 @@ def test_a_scheduler_that_does_not_answer_is_a_clear_error(monkeypatch):
         ensembles.run_jobs(pow, [(2, 3)])
     monkeypatch.setenv(ensembles.SCHEDULER_VARIABLE, "  ")
     assert ensembles.scheduler_executor() is None and ensembles.run_jobs(pow, [(2, 3)]) == [8]
+
+
+def test_on_a_cluster_each_ensemble_checks_its_memory_where_it_trains(cluster, monkeypatch):
+    """With an executor the machine that trains checks the memory (once per ensemble), not the one that submits."""
+    from deepnotes.core import config
+
+    calls = []
+
+    def counting(*args, **kwargs):
+        calls.append(args[:2])
+        return config.check_fits(*args, **kwargs)
+
+    monkeypatch.setattr(ensembles, "check_fits", counting)
+    models, trains = _runs()
+    with ThreadPoolExecutor(max_workers=1) as pool:  # in this process, so the count is seen
+        ensembles.train_many(models, trains, dn.MarkovLanguage(16), executor=pool)
+    assert sorted(members for _, members in calls) == [2, 2]  # two ensembles, each checked once, in its job
+    with pytest.raises(ValueError, match="needs about .* GiB"):  # and a run too big for it is refused there
+        too_big = [dn.ModelConfig(n_layers=4096, d_model=4096, n_heads=8, d_ff=16384)]
+        ensembles.train_many(too_big, trains[:1], dn.MarkovLanguage(16), executor=_local_cluster_executor(cluster))
+
+
+def _local_cluster_executor(cluster):
+    return cluster[1].get_executor()

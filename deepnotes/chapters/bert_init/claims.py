@@ -31,7 +31,7 @@ MEASURED_RTOL, MEASURED_APPROX_RTOL = 0.1, 0.3  # a measured ratio, variance or 
 IDENTITY_ATOL = 0.05  # measured vs derived weight of x_0 at the top of the stack
 ATTENTION_RTOL = 0.3  # v_att = ρ q², layer 1, std 0.02
 GRADIENT_ATOL = 0.1  # ‖g_1‖/‖g_L‖ against eq. (42) with the measured identity weight
-PRINTED_RTOL, PRINTED_APPROX_RTOL = 0.01, 0.2  # a measured median against a printed table entry (check_number's)
+PRINTED_RTOL, PRINTED_APPROX_RTOL = 0.01, 0.2  # a measured median against a printed entry (check_number's values)
 FP16_PROBE = 1e-8  # a gradient entry to round-trip through float16
 VAR_FALL_MIN = 0.01  # "Var[x_l] falls": some layer's variance leaves 1 by more than this
 EQ73_DROP_SHARE = 0.5  # eq. (73) holds if Var[x_12] falls at least this share of its claimed drop

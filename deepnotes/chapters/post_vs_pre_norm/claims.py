@@ -35,7 +35,7 @@ ADAM_FIRST_STEP_BAND = (0.5, 2)  # Adam's first step: block-1 / block-N relative
 
 # thresholds of the papers' reproductions (Xiong et al. 2020, Liu et al. 2020); each verdict's status reads:
 # holds = reproduced, holds approximately = reproduced in trend only, wrong = not reproduced
-PAPER_VALUE_RTOL = 0.05  # a measured mean within 5 % of the paper's number reproduces it
+PAPER_VALUE_RTOL = 0.05  # a measured mean within 5 % of the derived number (the paper's steps at this d_ff)
 LAYER_DRIFT = 0.2  # "the same at every layer": a line fitted over l = 1..L moves by less than this × its mean
 SLOPE_ATOL = 0.2  # a log-log slope against depth matches the predicted power within ±0.2
 FIT_RTOL = 0.1  # a growth law fits when its RMS residual is within 10 % of the mean value
@@ -658,7 +658,7 @@ def _xiong_lemma2_post_rows(probe: ex.XiongProbe, bounds: dict) -> list[vd.Verdi
             reason=f"LN(x) lies on the sphere of radius √d up to LayerNorm's ε (within {LN_NORM_ATOL:g})",
         ),
         vd.check_estimate(
-            claim="Lemma 2, Post-LN: E‖x^{post,5}_l‖² = 3d/2",
+            claim="Lemma 2's steps, Post-LN: E‖x^{post,5}_l‖² = (1 + E‖ReLU‖² through the FFN)·d, 3d/2 at d_ff = d",
             source=source,
             claimed=f"1.5·d at the paper's d_ff = d; the same steps give {level:.3f}·d at this d_ff = {probe.d_ff}",
             samples=[statistics.fmean(seed) for seed in sums],

@@ -145,13 +145,13 @@ def test_a_statistic_of_all_seeds_goes_through_the_same_door():
         mean = [sum(col) / len(col) for col in zip(*profiles, strict=True)]
         return mean[-1] / mean[0] - 1
 
-    def judge(profiles, low=-0.2, high=0.2):
+    def judge(profiles, low=-0.2, high=0.2, statistic=drift):
         return vd.check_statistic(
             claim="flat",
             source="measured",
             claimed="flat",
             seeds=profiles,
-            statistic=drift,
+            statistic=statistic,
             name="drift of the mean",
             low=low,
             high=high,
@@ -168,6 +168,8 @@ def test_a_statistic_of_all_seeds_goes_through_the_same_door():
     assert one.status == vd.UNCHECKABLE and "1 seed at this budget" in one.reason
     with pytest.raises(ValueError, match="low"):
         judge(flat, low=1.0, high=0.0)
+    with pytest.raises(ValueError, match="not finite on some resample"):  # a NaN seed cannot hide in a min
+        judge([1.0, float("nan"), 2.0], low=0.0, high=5.0, statistic=min)
     # check_estimate is this door for one number per seed: the same interval either way
     values = [1.0, 1.2, 0.9, 1.1, 1.05]
     by_estimate = vd.check_estimate(
@@ -206,70 +208,35 @@ def test_a_row_the_books_setting_would_decide_is_not_judged():
         vd.in_both_settings([cut, other], settings)
 
 
+def _near(samples, value=1.0, rtol=0.1, approx_rtol=0.3):
+    return vd.check_near(
+        claim="c",
+        source="s",
+        claimed=str(value),
+        value=value,
+        samples=samples,
+        estimator="mean",
+        rtol=rtol,
+        approx_rtol=approx_rtol,
+        reason="r",
+    )
+
+
 def test_a_measurement_against_a_number_keeps_check_numbers_grades_through_the_door():
     """check_near: within rtol holds, within approx_rtol holds approximately, wholly beyond it wrong, an interval
-    across a band's edge not checkable; one seed is not judged."""
-
-    def near(samples):
-        return vd.check_near(
-            claim="c",
-            source="s",
-            claimed="1",
-            value=1.0,
-            samples=samples,
-            estimator="mean",
-            rtol=0.1,
-            approx_rtol=0.3,
-            reason="r",
-        )
-
-    assert near([1.0, 1.01, 0.99, 1.02]).status == vd.HOLDS
-    assert near([1.2, 1.21, 1.19, 1.22]).status == vd.APPROX
-    assert near([2.0, 2.1, 1.9, 2.05]).status == vd.WRONG
-    assert near([0.5, 1.5, 0.6, 1.6]).status == vd.UNCHECKABLE
-    assert near([1.0]).status == vd.UNCHECKABLE
+    across a band's edge not checkable; one seed is not judged; no relative band around 0."""
+    assert _near([1.0, 1.01, 0.99, 1.02]).status == vd.HOLDS
+    assert _near([1.2, 1.21, 1.19, 1.22]).status == vd.APPROX
+    assert _near([2.0, 2.1, 1.9, 2.05]).status == vd.WRONG
+    assert _near([0.5, 1.5, 0.6, 1.6]).status == vd.UNCHECKABLE
+    assert _near([1.0]).status == vd.UNCHECKABLE
     with pytest.raises(ValueError, match="rtol"):
-        vd.check_near(
-            claim="c",
-            source="s",
-            claimed="1",
-            value=1.0,
-            samples=[1.0] * 3,
-            estimator="mean",
-            rtol=0.5,
-            approx_rtol=0.1,
-            reason="r",
-        )
+        _near([1.0] * 3, rtol=0.5, approx_rtol=0.1)
+    with pytest.raises(ValueError, match="value must not be 0"):
+        _near([0.0] * 3, value=0.0)
 
 
 def test_the_seeds_text_keeps_a_huge_value_short():
     assert vd.seeds_text([0.88, 0.1, 0.91]) == "0.88 (0.88, 0.10, 0.91)"
     assert vd.seeds_text([-35714856846.96, -2.3e10, 0.5]) == "-2.3e+10 (-3.6e+10, -2.3e+10, 0.50)"
     assert vd.seeds_text([float("-inf"), float("-inf"), 0.5]) == "diverged (div., div., 0.50)"
-
-
-def test_a_relative_band_around_zero_and_a_nan_seed_are_refused():
-    with pytest.raises(ValueError, match="value must not be 0"):
-        vd.check_near(
-            claim="c",
-            source="s",
-            claimed="0",
-            value=0.0,
-            samples=[0.0] * 3,
-            estimator="mean",
-            rtol=0.1,
-            approx_rtol=0.3,
-            reason="r",
-        )
-    with pytest.raises(ValueError, match="not finite on some resample"):  # a NaN seed cannot hide in a min
-        vd.check_statistic(
-            claim="c",
-            source="s",
-            claimed="1",
-            seeds=[1.0, float("nan"), 2.0],
-            statistic=min,
-            name="min",
-            low=0.0,
-            high=5.0,
-            reason="r",
-        )

@@ -51,6 +51,7 @@ import time
 import torch
 from torch import nn
 
+from deepnotes.chapters.thousand_layers.budget import sizes as thousand_layers_sizes
 from deepnotes.core import kernels
 from deepnotes.core.blocks import ENV_SWITCH
 from deepnotes.core.config import ModelConfig, TrainConfig
@@ -140,7 +141,7 @@ def chapter_workload(args) -> None:
     from deepnotes.core.train import NextToken, member_batches, member_losses
 
     budget = get_budget("smoke" if args.smoke else "cpu")
-    sub = budget.thousand_layers
+    sub = thousand_layers_sizes(budget)
     dev = default_device()
     n = args.depth
     runs = [(lab, s) for lab in HEADLINE for s in range(sub.seeds)]

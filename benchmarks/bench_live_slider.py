@@ -20,6 +20,7 @@ import ipywidgets as W  # noqa: E402
 import deepnotes as dn  # noqa: E402
 from deepnotes.chapters.increment_explosion import experiments as inc  # noqa: E402
 from deepnotes.chapters.increment_explosion import figures  # noqa: E402
+from deepnotes.chapters.increment_explosion.budget import sizes as increment_explosion_sizes
 from deepnotes.show.widgets import live_panel  # noqa: E402
 
 
@@ -30,7 +31,8 @@ def main() -> None:
     args = ap.parse_args()
     budget = dn.get_budget("smoke" if args.smoke else args.budget)
     settings = [(24, "post", "adam"), (96, "deepnorm", "adam"), (256, "pre", "sgd")]
-    print(f"budget {budget.name}: {budget.increment_explosion.slider_steps} steps per live run, device {dn.device()}")
+    steps = increment_explosion_sizes(budget).slider_steps
+    print(f"budget {budget.name}: {steps} steps per live run, device {dn.device()}")
     for depth, norm, opt in [(3, "post", "adam")] if args.smoke else settings:
         controls = {
             "depth": W.IntSlider(value=depth, max=256),

@@ -19,6 +19,7 @@ import time
 from dataclasses import replace
 
 from deepnotes.chapters.thousand_layers import experiments as ex
+from deepnotes.chapters.thousand_layers.budget import sizes as thousand_layers_sizes
 from deepnotes.core.config import device as default_device
 from deepnotes.core.config import get_budget
 from deepnotes.core.ensembles import SCHEDULER_VARIABLE
@@ -35,9 +36,9 @@ def main() -> None:
     if args.smoke:
         args.steps, args.budget = "2", "smoke"
     budget = get_budget(args.budget)
-    steps = int(args.steps) if args.steps != "-" else budget.thousand_layers.train_steps
+    steps = int(args.steps) if args.steps != "-" else thousand_layers_sizes(budget).train_steps
     workers = int(args.workers) if args.workers != "-" else None
-    budget = budget.with_chapter("thousand_layers", replace(budget.thousand_layers, train_steps=steps))
+    budget = budget.with_sizes(replace(thousand_layers_sizes(budget), train_steps=steps))
     with local_cluster(args.dask) as where:
         start = time.perf_counter()
         runs = ex.train_runs(budget, workers=workers, progress=True)
@@ -52,7 +53,7 @@ def main() -> None:
         f"at {steps} steps: {len(ex.plan(budget))} runs, {layers} member-layers, {total:.1f} s "
         f"({total / (layers * steps) * 1e6:.2f} µs per member-layer-step)"
     )
-    window = budget.thousand_layers.loss_window
+    window = thousand_layers_sizes(budget).loss_window
     for (lab, n, lr), hs in sorted(runs.histories.items(), key=lambda kv: (kv[0][1], kv[0][0], kv[0][2])):
         print(f"{n:5d} {lab:18s} lr {lr:.3g}: " + ", ".join(f"{f:.2f}" for f in ex.fraction_learned(hs, window)))
 

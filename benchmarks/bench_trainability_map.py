@@ -18,6 +18,7 @@ import time
 from dataclasses import replace
 
 from deepnotes.chapters.thousand_layers import experiments as ex
+from deepnotes.chapters.thousand_layers.budget import sizes as thousand_layers_sizes
 from deepnotes.core.config import get_budget
 
 STYLES = ("post", "pre", "deepnorm", "rezero")
@@ -35,11 +36,11 @@ def main() -> None:
     budget = get_budget("smoke" if args.smoke else "cpu")
     steps = args.steps
     depths = [int(d) for d in args.depths.split(",")]
-    budget = budget.with_chapter("thousand_layers", replace(budget.thousand_layers, train_steps=steps))
+    budget = budget.with_sizes(replace(thousand_layers_sizes(budget), train_steps=steps))
     start = time.perf_counter()
     tmap = ex.train_map(budget, tuple(depths), RATES, styles=STYLES, workers=2)
     print(f"{len(STYLES) * len(depths) * len(RATES)} runs of {steps} steps in {time.perf_counter() - start:.1f} s")
-    window = budget.thousand_layers.loss_window
+    window = thousand_layers_sizes(budget).loss_window
     print("depth style    " + " ".join(f"{lr:>7g}" for lr in RATES))
     for n in depths:
         for style in STYLES:

@@ -32,7 +32,6 @@ beartype_this_package(
 )
 
 # ruff: noqa: E402  (the checks above must be in place before any module of the package is imported)
-import deepnotes.chapters  # noqa: F401  (registers every chapter's sizes: budget.<stem>)
 from deepnotes.core.config import BUDGETS, NORM_STYLES, Budget, ModelConfig, TrainConfig, device, get_budget
 from deepnotes.core.data import MarkovLanguage
 from deepnotes.core.models import Block, Residual, TransformerLM, build_model

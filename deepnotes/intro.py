@@ -9,12 +9,12 @@ from __future__ import annotations
 import dataclasses
 from numbers import Real
 
+from deepnotes.chapters import CHAPTERS
+from deepnotes.chapters.catalog import GPU_MINUTES, ROWS, chapter_plan
 from deepnotes.core.config import (
     BUDGET_ENV,
     BUDGET_USES,
     BUDGETS,
-    CHAPTER_BUDGETS,
-    GPU_MINUTES_EXCEPTIONS,
     GPU_MINUTES_PER_CHAPTER,
     default_budget_name,
     get_budget,
@@ -23,7 +23,6 @@ from deepnotes.core.validate import Finite
 from deepnotes.cost import estimate as est
 from deepnotes.cost.model import TrainRuns
 from deepnotes.ledger.inventory import SOURCES
-from deepnotes.ledger.items import CHAPTERS
 from deepnotes.show.verdicts import source_name
 
 COST_BUDGETS = ("cpu", "gpu")  # the budgets a reader runs: a laptop or Binder, and Colab's T4
@@ -32,7 +31,7 @@ NOT_A_BUDGET = "huge"  # a name the table lacks, to show what get_budget does wi
 
 def _trained(budget: str) -> tuple[int, int, int]:
     """(training runs, deepest stack, longest run in steps) over every chapter's plan at ``budget``."""
-    runs = [w for c in CHAPTERS for w in est.chapter_plan(c, budget) if isinstance(w, TrainRuns)]
+    runs = [w for c in CHAPTERS for w in chapter_plan(c, budget) if isinstance(w, TrainRuns)]
     return sum(w.members for w in runs), max(w.model.n_layers for w in runs), max(w.train.steps for w in runs)
 
 
@@ -118,8 +117,8 @@ def gpu_against_full() -> str:
     rows += [
         (
             f"`{c}`",
-            GPU_MINUTES_EXCEPTIONS.get(c, GPU_MINUTES_PER_CHAPTER),
-            differences(CHAPTER_BUDGETS[c]["gpu"], CHAPTER_BUDGETS[c]["full"]),
+            GPU_MINUTES[c],
+            differences(ROWS[c]["gpu"], ROWS[c]["full"]),
         )
         for c in CHAPTERS
     ]
@@ -135,7 +134,7 @@ def gpu_against_full() -> str:
     lines = [
         f"`gpu` has `full`'s sizes except in {len(every)} values, over the shared sizes and {cut} of "
         f"{len(CHAPTERS)} chapters; {verdict}. A chapter's `gpu` row must fit the T4 minutes shown "
-        f"({GPU_MINUTES_PER_CHAPTER} unless its `budget.py` registers more) by the estimate below.",
+        f"({GPU_MINUTES_PER_CHAPTER} unless its `budget.py` gives more) by the estimate below.",
         "",
         "| where | T4 minutes | `gpu` (`full`) |",
         "| --- | ---: | --- |",
@@ -174,7 +173,7 @@ def cost_table(budgets: tuple[str, ...] = COST_BUDGETS) -> str:
     for chapter in CHAPTERS:
         seconds = []
         for b in budgets:
-            e = est.estimate(chapter, est.chapter_plan(chapter, b), b, list(rates))
+            e = est.estimate(chapter, chapter_plan(chapter, b), b, list(rates))
             seconds += [e.seconds[r.device] for r in rates]
         totals = [t + s for t, s in zip(totals, seconds, strict=True)]
         lines.append(f"| `{chapter}` | " + " | ".join(_duration(s) for s in seconds) + " |")

@@ -202,9 +202,9 @@ def test_every_figure_follows_the_books_figure_rules(built_book, doc):
 
 @pytest.mark.parametrize("doc", CHAPTERS)
 def test_each_chapter_trains_exactly_the_ensembles_its_cost_plan_counts(built_book, doc):
-    """The estimate a chapter prints before it runs counts the plan in deepnotes/chapters/<stem>/cost.py;
+    """The estimate a chapter prints before it runs counts the chapter's plan (deepnotes.chapters.catalog);
     the build logged every ensemble the chapter really trained (DEEPNOTES_WORK_LOG): the two must agree."""
-    from deepnotes.cost import estimate
+    from deepnotes.chapters.catalog import chapter_plan
     from deepnotes.cost import model as cost_model
 
     if built_book.work_log is None:
@@ -212,13 +212,13 @@ def test_each_chapter_trains_exactly_the_ensembles_its_cost_plan_counts(built_bo
     stem = doc.split("/")[-1]
     ran = cost_model.read_train_log(built_book.work_log)
     assert stem in ran, f"{stem}: its budget cell did not mark the chapter in the work log"
-    assert cost_model.plan_differences(estimate.chapter_plan(stem, "smoke"), ran[stem]) == []
+    assert cost_model.plan_differences(chapter_plan(stem, "smoke"), ran[stem]) == []
 
 
 def test_the_claims_ledger_matches_every_verdict_the_chapters_showed(built_book):
     """The build ran every chapter, each recorded its verdicts, and the ledger page read them last."""
+    from deepnotes.chapters import CHAPTERS as STEMS
     from deepnotes.ledger import page
-    from deepnotes.ledger.items import CHAPTERS as STEMS
     from deepnotes.ledger.record import read_records
     from deepnotes.show.verdicts import source_name
 

@@ -11,6 +11,7 @@ import pytest
 from book_paths import CHAPTERS, ROOT, TOC
 
 from deepnotes import intro
+from deepnotes.chapters import catalog
 from deepnotes.core import config
 from deepnotes.cost import estimate as est
 from deepnotes.ledger.inventory import SOURCES
@@ -90,8 +91,8 @@ def test_gpu_against_full_lists_exactly_the_fields_that_differ():
         if stem == "shared sizes":
             gpu, full = (fields(config.BUDGETS[b]) for b in ("gpu", "full"))
         else:
-            gpu, full = (fields(config.CHAPTER_BUDGETS[stem][b]) for b in ("gpu", "full"))
-            assert int(minutes) == config.GPU_MINUTES_EXCEPTIONS.get(stem, config.GPU_MINUTES_PER_CHAPTER)
+            gpu, full = (fields(catalog.ROWS[stem][b]) for b in ("gpu", "full"))
+            assert int(minutes) == catalog.GPU_MINUTES[stem]
         differ = sorted(k for k in gpu if gpu[k] != full[k])
         listed = sorted(part.split(" ")[0] for part in said.split("; ")) if differ else []
         assert listed == differ, stem
@@ -113,7 +114,7 @@ def test_the_stored_intro_shows_the_package_tables_as_they_are_now():
 def test_the_cost_table_has_every_chapter_at_cpu_and_gpu_and_says_the_t4_is_assumed(monkeypatch, tmp_path):
     here = est.Rates("this test", 1e9, 1e-6, "measured nowhere")
     monkeypatch.setattr(est, "calibrate", lambda: here)
-    monkeypatch.setattr(est, "chapter_plan", lambda chapter, budget: [])  # nothing counted: fast
+    monkeypatch.setattr(intro, "chapter_plan", lambda chapter, budget: [])  # nothing counted: fast
     log = tmp_path / "work.jsonl"
     monkeypatch.setenv("DEEPNOTES_WORK_LOG", str(log))
     text = intro.cost_table()

@@ -459,6 +459,8 @@ def test_every_chapter_function_taking_a_budget_takes_one_by_name():
 
     missing = []
     for path in sorted((ROOT / "deepnotes" / "chapters").glob("*/*.py")):
+        if path.name == "budget.py":  # its sizes(budget) hands the budget to chapter_sizes, which resolves it
+            continue
         src = path.read_text()
         for node in ast.parse(src).body:
             if not isinstance(node, ast.FunctionDef) or node.name.startswith("_"):
@@ -489,3 +491,30 @@ def test_results_open_with_where_every_benchmark_stands():
     assert first.startswith("Where things stand (summary)")
     scripts = {p.name for p in (ROOT / "benchmarks").glob("bench_*.py")}
     assert {s for s in scripts if f"`{s}" not in first} == set(), "scripts missing from the summary table"
+
+
+def test_the_chapters_are_listed_once_in_the_books_order():
+    """deepnotes.chapters.CHAPTERS is the one list: _toc.yml's chapters in its order, every chapter folder, the
+    catalog's keys and the ledger's chapters are it."""
+    from book_paths import CHAPTERS as TOC_CHAPTERS
+
+    from deepnotes.chapters import CHAPTERS, catalog
+    from deepnotes.ledger import items
+
+    assert list(CHAPTERS) == [entry.split("/")[-1] for entry in TOC_CHAPTERS]
+    folders = sorted(p.name for p in (ROOT / "deepnotes" / "chapters").iterdir() if (p / "__init__.py").is_file())
+    assert folders == sorted(CHAPTERS)
+    assert tuple(catalog.SIZES) == tuple(catalog.PLANS) == tuple(catalog.GPU_MINUTES) == CHAPTERS
+    assert items.CHAPTERS is CHAPTERS
+
+
+def test_no_chapter_or_budget_is_reached_by_a_name_in_a_string():
+    """Issue 45: no import by string (importlib.import_module, __import__) and no attribute looked up by name
+    (__getattr__) in the package: a chapter's sizes are its budget.py's sizes(budget), imported directly."""
+    found = [
+        f"{path.relative_to(ROOT)}:{k}"
+        for path in sorted((ROOT / "deepnotes").rglob("*.py"))
+        for k, line in enumerate(path.read_text().splitlines(), 1)
+        if re.search(r"import_module|__import__|__getattr__", line)
+    ]
+    assert not found, found

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import argparse
 
+from deepnotes.chapters import CHAPTERS
+from deepnotes.chapters.catalog import chapter_plan
 from deepnotes.core.config import BUDGETS, get_budget
 from deepnotes.cost import estimate
 from deepnotes.cost import model as cost
-from deepnotes.ledger.items import CHAPTERS
 
 
 def _short(work) -> str:
@@ -67,7 +68,7 @@ def main(argv: list[str] | None = None) -> None:
         budget = get_budget(name)
         totals = [0.0, 0.0]
         for chapter in CHAPTERS:
-            est = estimate.estimate(chapter, estimate.chapter_plan(chapter, budget), name, [here, estimate.T4])
+            est = estimate.estimate(chapter, chapter_plan(chapter, budget), name, [here, estimate.T4])
             s_here, s_t4 = est.seconds[here.device], est.seconds[estimate.T4.device]
             totals[0] += s_here
             totals[1] += s_t4
@@ -76,7 +77,7 @@ def main(argv: list[str] | None = None) -> None:
                 f"{estimate.format_seconds(s_here)} | {estimate.format_seconds(s_t4)} |"
             )
             if args.items:
-                plan = estimate.chapter_plan(chapter, budget)
+                plan = chapter_plan(chapter, budget)
                 for work in sorted(plan, key=lambda w: -estimate.T4.seconds(w.count()))[: args.items]:
                     print(
                         f"|   | {estimate.format_seconds(estimate.T4.seconds(work.count()))} "

@@ -70,8 +70,8 @@ def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -
     a chapter that is not a notebook, an output that is not a new notebook path in an existing folder,
     an unknown ``DEEPNOTES_BUDGET``, a ``--scheduler`` that is not an address, ``--check-plan`` on a notebook
     without a cost plan."""
+    from deepnotes.chapters import CHAPTERS
     from deepnotes.core.config import BUDGET_ENV, BUDGETS
-    from deepnotes.ledger.items import CHAPTERS
 
     if not args.chapter.is_file() or args.chapter.suffix != ".ipynb":
         parser.error(f"{args.chapter} is not a notebook file; give one of book/*.ipynb")
@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> None:
         return
     import nbformat
 
-    from deepnotes.cost import estimate
+    from deepnotes.chapters.catalog import chapter_plan
     from deepnotes.cost import log as work_log
     from deepnotes.cost import model as cost_model
 
@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> None:
     work_log.log_chapter(stem)  # the chapter's budget cell marks it again; a chapter without one is still found
     seconds = run(args.chapter, args.out)
     ran = cost_model.read_train_log(log).get(stem, [])
-    plan = estimate.chapter_plan(stem, None)
+    plan = chapter_plan(stem, None)
     differences = cost_model.plan_differences(plan, ran)
     print(f"{args.chapter}: executed in {seconds:.1f} s -> {args.out}")
     print(f"  {len(ran)} training ensembles run; plan: {len(plan)} items")

@@ -2,13 +2,17 @@
 experiments, figures, claims, controls). A chapter imports ``deepnotes.core`` and ``deepnotes.show``, never
 another chapter.
 
-Importing this package registers every chapter's sizes (its ``budget.py``) with the budget table, so
-``budget.<stem>`` works wherever ``deepnotes`` is imported; a new chapter's folder is found here by itself.
+:data:`CHAPTERS` is the one list of chapters, in the book's order (``_toc.yml``'s, which a test holds it
+to); :mod:`deepnotes.chapters.catalog` reaches each chapter's sizes and plan by these names through plain
+imports. Importing this package imports no chapter.
 """
 
-import importlib
-import pkgutil
-
-for _chapter in pkgutil.iter_modules(__path__):
-    if _chapter.ispkg:
-        importlib.import_module(f"{__name__}.{_chapter.name}.budget")
+CHAPTERS = (
+    "initialization",
+    "post_vs_pre_norm",
+    "bert_init",
+    "increment_explosion",
+    "magnitude_decomposition",
+    "why_residuals",
+    "thousand_layers",
+)

@@ -4,14 +4,14 @@ sizes and rates per budget) and the device every experiment runs on.
 ``DEEPNOTES_BUDGET`` picks the row: ``smoke`` (tests: seconds per chapter), ``cpu`` (a reader on a
 2-core laptop or Binder: a chapter in a few minutes), ``gpu`` (Colab's T4 or any CUDA machine: a
 chapter in at most :data:`GPU_MINUTES_PER_CHAPTER` minutes on a T4 by :mod:`deepnotes.cost.estimate`'s
-estimate, the chapters of :data:`GPU_MINUTES_EXCEPTIONS` excepted) or ``full`` (the full sizes, opt-in
+estimate, unless the chapter's ``budget.py`` gives it more ``GPU_MINUTES``) or ``full`` (the full sizes, opt-in
 by name: up to 2.6 hours a chapter on a T4). Unset, it is ``gpu`` when CUDA is available and ``cpu``
 otherwise.
 
 A :class:`Budget` holds the sizes every chapter shares (the tiny Transformer, its data, the warmup
-comparison two chapters report); a chapter's own sizes live in ``deepnotes/chapters/<stem>/budget.py``,
-which registers one row per budget (:func:`register_chapter_budget`), and read as ``budget.<stem>``:
-``budget.<stem>.train_steps``. Learning rates
+comparison two chapters report); a chapter's own sizes live in ``deepnotes/chapters/<stem>/budget.py``
+as one typed row per budget, read by that module's ``sizes(budget)`` (:func:`chapter_sizes`):
+``sizes(budget).train_steps``. Learning rates
 and tracking intervals are budget fields too: no chapter module or notebook types a size or a rate.
 Rates are the same at every budget unless a row says otherwise (the field defaults).
 """
@@ -19,8 +19,10 @@ Rates are the same at every budget unless a row says otherwise (the field defaul
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
+from typing import TypeVar
 
 import torch
 
@@ -35,6 +37,8 @@ from deepnotes.core.validate import (
     positive_int,
 )
 from deepnotes.core.validate import seed as seed_value
+
+T = TypeVar("T")  # a chapter's sizes class
 
 NORM_STYLES = ("post", "pre", "deepnorm", "none", "rezero", "plain")  # "plain": no skip path, no norm
 BLOCK_KINDS = ("transformer", "mlp")
@@ -177,28 +181,15 @@ class Budget:
     batch_size: int  # sequences per step
     # an experiment two chapters report, sized once (deepnotes.shared.warmup)
     warmup: WarmupBudget
-    # a chapter's sizes are its own (deepnotes/chapters/<stem>/budget.py), read as budget.<stem>;
-    # ``chapters`` holds sizes put in their place by :meth:`with_chapter` ((stem, sizes) pairs)
-    chapters: tuple[tuple[str, object], ...] = ()
+    # a chapter's sizes are its own (deepnotes/chapters/<stem>/budget.py, read by its ``sizes(budget)``);
+    # ``overrides`` holds chapter sizes put in place of a chapter's row by :meth:`with_sizes` (one per class)
+    overrides: tuple = ()
 
-    def __getattr__(self, stem: str):
-        """``budget.<stem>``: the chapter's sizes at this budget (an override of :meth:`with_chapter`
-        first, else the row its ``budget.py`` registered under this budget's name)."""
-        if stem.startswith("_"):
-            raise AttributeError(stem)
-        for name, sizes in self.__dict__.get("chapters", ()):
-            if name == stem:
-                return sizes
-        if stem not in CHAPTER_BUDGETS:
-            raise AttributeError(
-                f"a Budget has no field or chapter {stem!r}; chapters: {', '.join(sorted(CHAPTER_BUDGETS))}"
-            )
-        return CHAPTER_BUDGETS[stem][self.name]
-
-    def with_chapter(self, stem: str, sizes) -> Budget:
-        """This budget with the chapter ``stem``'s sizes replaced by ``sizes`` (a benchmark's shorter run)."""
-        choice("chapter", stem, sorted(CHAPTER_BUDGETS))
-        return replace(self, chapters=tuple((n, s) for n, s in self.chapters if n != stem) + ((stem, sizes),))
+    def with_sizes(self, sizes) -> Budget:
+        """This budget with ``sizes`` (a chapter's sizes object, e.g. a benchmark's shorter run) in place of
+        that chapter's own row: :func:`chapter_sizes` returns it for the chapter whose class it is."""
+        kept = tuple(o for o in self.overrides if type(o) is not type(sizes))
+        return replace(self, overrides=(*kept, sizes))
 
     def model_config(self, n_layers: int, **overrides) -> ModelConfig:
         """The budget's tiny Transformer at depth ``n_layers`` (``overrides``: norm, alpha, beta, …)."""
@@ -258,12 +249,8 @@ BUDGETS: dict[str, Budget] = {
 }
 # The CUDA default: the full sizes, cut where a chapter's counted work would take a T4 more than
 # GPU_MINUTES_PER_CHAPTER minutes (deepnotes.cost.estimate; tests/core/test_cost.py holds every chapter to it),
-# or more than the minutes a chapter's budget.py registers with the reason it needs them.
+# or more than the GPU_MINUTES a chapter's budget.py gives, with the reason it needs them.
 GPU_MINUTES_PER_CHAPTER = 10
-# stem → budget name → the chapter's sizes (filled by each deepnotes/chapters/<stem>/budget.py)
-CHAPTER_BUDGETS: dict[str, dict[str, object]] = {}
-# stem → the T4 minutes its gpu row may take, where it is not GPU_MINUTES_PER_CHAPTER
-GPU_MINUTES_EXCEPTIONS: dict[str, int] = {}
 _full = BUDGETS["full"]
 BUDGETS["gpu"] = replace(
     _full,
@@ -277,17 +264,6 @@ BUDGET_USES = {
     "gpu": "Colab's T4 or any CUDA machine",
     "full": "the full sizes, on a fast GPU",
 }
-
-
-def register_chapter_budget(stem: str, rows: dict[str, object], gpu_minutes: int | None = None) -> None:
-    """Make ``rows`` (budget name → the chapter's sizes, one per budget) what ``budget.<stem>`` reads;
-    ``gpu_minutes``: the T4 minutes its ``gpu`` row may take where that is not
-    :data:`GPU_MINUTES_PER_CHAPTER`. Each chapter's ``budget.py`` calls it once, on import."""
-    if set(rows) != set(BUDGETS):
-        raise ValueError(f"chapter {stem!r} gives budgets {sorted(rows)}; every one of {sorted(BUDGETS)} needs a row")
-    CHAPTER_BUDGETS[stem] = dict(rows)
-    if gpu_minutes is not None:
-        GPU_MINUTES_EXCEPTIONS[stem] = positive_int("gpu_minutes", gpu_minutes)
 
 
 def default_budget_name(cuda: bool | None = None) -> str:
@@ -317,6 +293,21 @@ def resolve_budget(budget: Budget | str | None = None) -> Budget:
             f"got {type(budget).__name__}"
         )
     return budget
+
+
+def chapter_sizes(budget: Budget | str | None, rows: Mapping[str, T], kind: type[T]) -> T:
+    """A chapter's sizes at ``budget``: the sizes of class ``kind`` the budget carries (:meth:`Budget.with_sizes`),
+    else ``rows[budget.name]``, the chapter's own row (``rows`` must give one for every budget of :data:`BUDGETS`).
+    Each chapter's ``budget.py`` defines ``sizes(budget)`` as this call on its rows."""
+    if set(rows) != set(BUDGETS):
+        raise ValueError(
+            f"{kind.__name__} rows give budgets {sorted(rows)}; every one of {sorted(BUDGETS)} needs a row"
+        )
+    budget = resolve_budget(budget)
+    for sizes in budget.overrides:
+        if type(sizes) is kind:
+            return sizes
+    return rows[budget.name]
 
 
 def device() -> torch.device:

@@ -1,5 +1,5 @@
 """How long counted work takes on a device: measured rates for this machine, assumed ones for a T4,
-and the estimate every chapter's budget cell prints (:func:`chapter_estimate`).
+and the estimate every chapter's budget cell prints (:func:`deepnotes.chapters.catalog.chapter_estimate`).
 
 A plan's items take (counts: :mod:`deepnotes.cost.model`)
 
@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
-import importlib
 import json
 import os
 import platform
@@ -39,8 +38,8 @@ import torch
 from deepnotes.core.config import ModelConfig, TrainConfig
 from deepnotes.core.validate import Finite, choice
 from deepnotes.cost.kept import keep, read_table
-from deepnotes.cost.log import log_chapter, unlogged
-from deepnotes.cost.model import Count, TrainRuns, best_of_three, planned_for, reference_derivation_seconds, total
+from deepnotes.cost.log import unlogged
+from deepnotes.cost.model import Count, TrainRuns, best_of_three, reference_derivation_seconds, total
 
 
 @dataclass(frozen=True)
@@ -484,20 +483,6 @@ def estimate(chapter: str, plan: list, budget: str, rates: list[Rates], plan_for
     return Estimate(chapter, budget, total(plan), seconds)
 
 
-def chapter_plan(chapter: str, budget, workers: int | None = None) -> list:
-    """``deepnotes.chapters.<chapter>.cost.plan(budget)``, its runs grouped for ``workers`` processes
-    (default: as this machine trains them; 1 for a GPU)."""
-    from deepnotes.core.config import resolve_budget
-    from deepnotes.ledger.items import CHAPTERS
-
-    choice("chapter", chapter, CHAPTERS)
-    module = importlib.import_module(f"deepnotes.chapters.{chapter}.cost")
-    if workers is None:
-        return module.plan(resolve_budget(budget))
-    with planned_for(workers):
-        return module.plan(resolve_budget(budget))
-
-
 def process_seconds() -> float | None:
     """Seconds since this process started (Linux: ``/proc/self/stat``'s start time against
     ``/proc/uptime``), None where the system does not say. In a chapter's kernel: the kernel's own start,
@@ -508,23 +493,3 @@ def process_seconds() -> float | None:
         return max(0.0, uptime - start_ticks / os.sysconf("SC_CLK_TCK"))
     except (OSError, ValueError, IndexError, AttributeError):
         return None
-
-
-def chapter_estimate(chapter: str, budget=None) -> Estimate:
-    """A chapter's budget cell: its plan's counts, timed with this device's calibrated rates and the
-    T4's assumed ones; marks the chapter in the work log. The page's setup is what its process has
-    paid so far (:func:`process_seconds`: the kernel's start, the imports, the calibration, the counting),
-    at least the part this module measured."""
-    from deepnotes.core.config import resolve_budget
-
-    budget = resolve_budget(budget)
-    log_chapter(chapter)
-    here = calibrate()
-    start = time.perf_counter()
-    plan = chapter_plan(chapter, budget)
-    total(plan)  # counted now (the tiny runs of each shape): part of this cell's setup, as the calibration is
-    paid = here.setup_seconds + time.perf_counter() - start
-    here = replace(here, setup_seconds=max(paid, process_seconds() or 0.0))  # the page's process so far
-    return estimate(
-        chapter, plan, budget.name, [here, T4], plan_for=lambda workers: chapter_plan(chapter, budget, workers)
-    )

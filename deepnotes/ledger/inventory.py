@@ -3,8 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from importlib import import_module
+from types import ModuleType
 
+from deepnotes.ledger import (
+    inventory_000_a,
+    inventory_000_b,
+    inventory_001,
+    inventory_002,
+    inventory_003_a,
+    inventory_003_b,
+    inventory_004,
+)
 from deepnotes.ledger.items import Item
 
 
@@ -16,7 +25,7 @@ class Source:
     author: str
     date: str
     url: str
-    modules: tuple[str, ...]  # the inventory modules, in the article's order
+    modules: tuple[ModuleType, ...]  # the inventory modules (each with its ITEMS), in the article's order
 
 
 SOURCES = {
@@ -29,7 +38,7 @@ SOURCES = {
             "Su Jianlin",
             "2022-03-09",
             "https://kexue.fm/archives/8978",
-            ("inventory_000_a", "inventory_000_b"),
+            (inventory_000_a, inventory_000_b),
         ),
         Source(
             "001",
@@ -38,7 +47,7 @@ SOURCES = {
             "bookstall",
             "2022",
             "",
-            ("inventory_001",),
+            (inventory_001,),
         ),
         Source(
             "002",
@@ -47,7 +56,7 @@ SOURCES = {
             "Su Jianlin",
             "2021-08-17",
             "https://kexue.fm/archives/8620",
-            ("inventory_002",),
+            (inventory_002,),
         ),
         Source(
             "003",
@@ -56,7 +65,7 @@ SOURCES = {
             "Su Jianlin",
             "2021-11-08",
             "https://kexue.fm/archives/8747",
-            ("inventory_003_a", "inventory_003_b"),
+            (inventory_003_a, inventory_003_b),
         ),
         Source(
             "004",
@@ -65,7 +74,7 @@ SOURCES = {
             "Su Jianlin",
             "2022-03-19",
             "https://kexue.fm/archives/8994",
-            ("inventory_004",),
+            (inventory_004,),
         ),
     )
 }
@@ -75,7 +84,7 @@ def items(seed: str) -> tuple[Item, ...]:
     """Every inventory item of source ``seed``, in the article's order."""
     if seed not in SOURCES:
         raise ValueError(f"seed must be one of {tuple(SOURCES)}, got {seed!r}")
-    return tuple(item for name in SOURCES[seed].modules for item in import_module(f"deepnotes.ledger.{name}").ITEMS)
+    return tuple(item for module in SOURCES[seed].modules for item in module.ITEMS)
 
 
 def inventory() -> dict[str, tuple[Item, ...]]:

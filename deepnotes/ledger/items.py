@@ -4,17 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from deepnotes.chapters import CHAPTERS
+
 PARTS = ("main", "annotated", "side note", "comment")
 KINDS = ("equation", "table", "figure", "numeric", "scaling", "qualitative", "definition")
-CHAPTERS = (
-    "initialization",
-    "post_vs_pre_norm",
-    "bert_init",
-    "increment_explosion",
-    "magnitude_decomposition",
-    "why_residuals",
-    "thousand_layers",
-)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from deepnotes.ledger.items import CHAPTERS
+from deepnotes.chapters import CHAPTERS
 from deepnotes.show import verdicts as vd
 
 RECORD_DIR = "_verdicts"  # relative to the notebook's folder, where the build runs it

@@ -16,6 +16,7 @@ import deepnotes as dn
 from deepnotes.chapters.bert_init import claims, figures, report
 from deepnotes.chapters.bert_init import derive as sb
 from deepnotes.chapters.bert_init import experiments as bert
+from deepnotes.chapters.bert_init.budget import sizes as bert_init_sizes
 from deepnotes.core import derive as sym
 from deepnotes.core.models import gaussian_second_moment, truncated_normal_variance_factor
 from deepnotes.show import verdicts as vd
@@ -175,21 +176,22 @@ def test_init_probe_agrees_with_the_derivation_at_bert_scale():
 
 
 def test_probe_depth_and_shown_std_come_from_the_budget():
-    assert bert.probe_depth(SMOKE) == SMOKE.bert_init.probe_depths[-1]  # smoke probes no 12
+    assert bert.probe_depth(SMOKE) == bert_init_sizes(SMOKE).probe_depths[-1]  # smoke probes no 12
     assert bert.probe_depth(dn.get_budget("cpu")) == 12
     assert bert.gain_show_std(SMOKE) == 0.02
-    assert (
-        bert.gain_show_std(SMOKE.with_chapter("bert_init", dataclasses.replace(SMOKE.bert_init, gain_stds=(0.01,))))
-        == 0.01
-    )
+    assert bert.gain_show_std(SMOKE.with_sizes(dataclasses.replace(bert_init_sizes(SMOKE), gain_stds=(0.01,)))) == 0.01
 
 
 def test_mlm_run_records_every_layer_norm_gain():
     for head in (True, False):
         run = bert.mlm_run(0.02, head, SMOKE)
-        assert len(run.history.losses) == SMOKE.bert_init.train_steps
+        assert len(run.history.losses) == bert_init_sizes(SMOKE).train_steps
         names = set(run.gains)
-        assert ("head" in names) == head and "embed" in names and run.last_name == f"l{SMOKE.bert_init.train_depth}.ffn"
+        assert (
+            ("head" in names) == head
+            and "embed" in names
+            and run.last_name == f"l{bert_init_sizes(SMOKE).train_depth}.ffn"
+        )
         assert run.last_name in names
         assert all(len(v) == len(run.gain_steps) == len(run.embed_rms) for v in run.gains.values())
         assert run.gains["embed"][0] == pytest.approx(1.0)
@@ -202,7 +204,7 @@ def _lines(ax):
 
 def test_init_figure_draws_the_probe_and_the_derivation():
     depth = 3
-    p = bert.cached_probe(0.02, depth, SMOKE.bert_init.probe_width, SMOKE)
+    p = bert.cached_probe(0.02, depth, bert_init_sizes(SMOKE).probe_width, SMOKE)
     fig = figures.init_figure(0.02, depth, SMOKE)
     ax_v, ax_w, ax_g = fig.axes[:3]
     v = _lines(ax_v)
@@ -274,14 +276,14 @@ def test_table_verdicts_are_computed_eq73_and_eq80():
     again = next(v for v in claims.table_verdicts(own, tables, one_setting, falloff) if v.claim.startswith("eq. (81)"))
     assert again.status == vd.UNCHECKABLE and "disagree (holds in the tables' setting, wrong in BERT's)" in again.reason
     # issue 30: the §9.2 ratios rest on every seed's batch (the median), not on one
-    assert all(len(r) == SMOKE.bert_init.table_seeds >= 3 for by_std in ratios.values() for r in by_std.values())
+    assert all(len(r) == bert_init_sizes(SMOKE).table_seeds >= 3 for by_std in ratios.values() for r in by_std.values())
     assert ratios["own"][0.02][0] == pytest.approx(own[0.02].grad_norms[0] / own[0.02].grad_norms[-1])  # seed 0
     uniform = next(v for v in table if "more uniform" in v.claim)
     flipped = {name: {0.02: [9.0] * 3, 0.0361: [1.0] * 3, 0.05: r[0.05]} for name, r in ratios.items()}
     again = next(v for v in claims.table_verdicts(own, tables, flipped, falloff) if "more uniform" in v.claim)
     assert again.status == vd.WRONG and "seed by seed" in again.reason and uniform.status in vd.STATUS_COLOUR
     # issue 44: eqs. (42), (54) measured in both settings, every seed: the gradient's fall against the identity path's
-    assert all(len(f) == SMOKE.bert_init.table_seeds for f in falloff.values())
+    assert all(len(f) == bert_init_sizes(SMOKE).table_seeds for f in falloff.values())
     assert falloff["own"][0] == pytest.approx(own[0.02].cos_x0[-1] / own[0.02].cos_x0[1])
 
     def falls_like(grads_own, grads_cut):
@@ -296,7 +298,7 @@ def test_table_verdicts_are_computed_eq73_and_eq80():
 
 def test_the_tables_own_setting_is_uncut_gaussian_and_differs_from_berts():
     """§9.1/§9.2 state x_0 ~ N(0, I) and W ~ N(0, σ²): measured uncut, beside BERT's cut, token setting."""
-    b = SMOKE.bert_init
+    b = bert_init_sizes(SMOKE)
     probe = bert.table_setting_probe(0.05, 2, b.table_width, SMOKE)
     assert probe.stream_var[0] == pytest.approx(1.0, abs=0.15)  # Gaussian input, not an embedding
     assert all(v == pytest.approx(1.0, abs=1e-3) for v in probe.stream_var[1:])  # Post-LN outputs
@@ -314,7 +316,7 @@ def test_chapter_verdict_tables_and_reports():
     statuses = {v.source.removeprefix("seed 003 annotated "): v.status for v in derivations}
     assert statuses["eq. (19)"] == vd.WRONG and statuses["eq. (21)"] == vd.HOLDS and statuses["eq. (10)"] == vd.WRONG
     probes = bert.sweep_probe_seeds(SMOKE)
-    assert all(len(ps) == SMOKE.bert_init.probe_seeds >= vd.MIN_SEEDS for ps in probes.values())
+    assert all(len(ps) == bert_init_sizes(SMOKE).probe_seeds >= vd.MIN_SEEDS for ps in probes.values())
     assert all(ps[0] is bert.sweep_probes(SMOKE)[s] for s, ps in probes.items())  # seed 0: the drawn sweep's
     init = claims.init_verdicts(probes, SMOKE)
     assert len(init) == 2 * len(probes) + 3
@@ -322,7 +324,7 @@ def test_chapter_verdict_tables_and_reports():
     runs = bert.training_runs(SMOKE)
     assert len(claims.training_verdicts(runs, SMOKE)) == 3
     gains = bert.gain_runs(SMOKE)
-    assert len(claims.gain_verdicts(gains)) == 4 * len(SMOKE.bert_init.gain_stds) + 2
+    assert len(claims.gain_verdicts(gains)) == 4 * len(bert_init_sizes(SMOKE).gain_stds) + 2
     text = report.annotated_tables_text(bert.table_setting_probes(SMOKE), bert.table_probes(SMOKE), SMOKE)
     assert len(text.splitlines()) == (
         3

@@ -10,6 +10,7 @@ import torch
 import deepnotes as dn
 from deepnotes.chapters.increment_explosion import claims, derive, equations, figures
 from deepnotes.chapters.increment_explosion import experiments as inc
+from deepnotes.chapters.increment_explosion.budget import sizes as increment_explosion_sizes
 from deepnotes.core import derive as sym
 from deepnotes.core import scaling
 from deepnotes.core.data import probe_batch
@@ -111,9 +112,9 @@ def test_derivation_verdicts_are_the_computed_ones(d):
 def test_loss_change_sweep_probes_each_depth_on_the_shared_probe_batch(budget):
     sweep = inc.loss_change_sweep(budget, variants=("post", "deepnorm"), depths=(2, 4), device="cpu")
     assert sweep.variants == ("post", "deepnorm") and sweep.optimizers == ("sgd", "adam")
-    assert sweep.lrs == dict(budget.increment_explosion.probe_lrs)
+    assert sweep.lrs == dict(increment_explosion_sizes(budget).probe_lrs)
     for (v, o), per_depth in sweep.probes.items():
-        assert [len(reps) for reps in per_depth] == [budget.increment_explosion.probe_repeats] * 2
+        assert [len(reps) for reps in per_depth] == [increment_explosion_sizes(budget).probe_repeats] * 2
         for n, reps in zip(sweep.depths, per_depth, strict=True):
             assert len(reps[0].block_grad_norms) == n
             # a tiny step: the measured ΔL is the first-order term
@@ -130,7 +131,7 @@ def test_post_ln_early_update_grows_with_depth_and_dwarfs_deepnorms(budget):
     depth, and DeepNorm's is several times smaller at every depth. (Whether DeepNorm's stays *flat*
     is what the chapter measures; at these sizes it does not, see the chapter's verdicts.)"""
     depths = (2, 8, 32)
-    lr = budget.increment_explosion.update_lr
+    lr = increment_explosion_sizes(budget).update_lr
     first = {
         v: [inc.run(v, n, budget, "adam", lr, steps=1).update_rms[0] for n in depths] for v in ("post", "deepnorm")
     }
@@ -160,12 +161,12 @@ def test_deepnorm_adam_variant_uses_su_constants(budget):
 def test_slider_figure_draws_the_run_it_titles(budget):
     fig = figures.slider_figure(2, "pre", "sgd", budget=budget)
     ax_loss, ax_upd = fig.axes
-    lr = budget.increment_explosion.slider_lrs["sgd"]
+    lr = increment_explosion_sizes(budget).slider_lrs["sgd"]
     assert ax_loss.get_title() == f"N=2, pre, sgd η={lr:g}, warmup 0"
     res = inc.slider_run(2, "pre", "sgd", budget=budget)
     (curve,) = [line for line in ax_loss.lines if line.get_label() == "pre"]
     assert list(curve.get_ydata()) == res.history.losses
-    assert len(res.history.losses) == budget.increment_explosion.slider_steps
+    assert len(res.history.losses) == increment_explosion_sizes(budget).slider_steps
     assert list(ax_upd.lines[0].get_ydata()) == res.history.update_rms
 
 
@@ -193,7 +194,7 @@ def test_early_update_and_training_figures_and_tables(budget):
     updates = inc.early_updates(budget)
     assert set(updates) == set(inc.PARAM_SETS)
     fig = figures.early_update_figure(updates, budget)
-    depths = budget.increment_explosion.update_depths
+    depths = increment_explosion_sizes(budget).update_depths
     first = inc.first_step_updates(updates["matrices"], depths)
     assert list(first) == list(inc.EARLY_UPDATE_VARIANTS)
     post = next(line for line in fig.axes[2].lines if line.get_label().startswith("post"))
@@ -205,12 +206,12 @@ def test_early_update_and_training_figures_and_tables(budget):
     assert all("DeepNet Fig. 5" in v.source and "Fig. 3" not in v.source for v in table)
 
     # DeepNet Fig. 5 at the paper's own size, 64-128-2
-    cfg = inc.variant_config("deepnorm", 6, budget, budget.increment_explosion.paper_shape)
+    cfg = inc.variant_config("deepnorm", 6, budget, increment_explosion_sizes(budget).paper_shape)
     assert (cfg.d_model, cfg.d_ff, cfg.n_heads) == (64, 128, 2) and cfg.n_layers == 6
     paper = inc.paper_size_updates(budget)
     assert set(paper) == set(updates["all"]) and all(len(h.update_rms) for hs in paper.values() for h in hs)
     assert paper[("post", depths[0])][0].update_rms != updates["all"][("post", depths[0])][0].update_rms
-    seeds = budget.increment_explosion.update_seeds
+    seeds = increment_explosion_sizes(budget).update_seeds
     assert all(len(hs) == seeds for hs in paper.values())  # issue 44: every seed, each its own initialization
     first = paper[("post", depths[0])]
     assert first[0].update_rms[0] != first[1].update_rms[0]
@@ -219,10 +220,10 @@ def test_early_update_and_training_figures_and_tables(budget):
     assert all("64-128-2 (DeepNet's size)" in v.source for v in claims.paper_size_verdicts(paper, budget))
 
     runs = inc.training_comparisons(budget)
-    assert list(runs) == list(budget.increment_explosion.train_depths)
+    assert list(runs) == list(increment_explosion_sizes(budget).train_depths)
     fig = figures.training_figure(runs, budget)
     assert fig.axes[0].get_title().endswith("peak lr 3e-3")
-    n = budget.increment_explosion.train_depths[0]
+    n = increment_explosion_sizes(budget).train_depths[0]
     labels = {line.get_label() for line in fig.axes[0].lines}
     assert all(any(lab.startswith(name) for lab in labels) for name in runs[n])  # "pre (3 seeds)"
     assert all(len(hs) == budget.warmup.seeds for r in runs.values() for hs in r.values())
@@ -367,9 +368,7 @@ def test_deepnets_fig5_rows_read_every_seed_and_flip_with_them():
 
     depths = (6, 12, 24, 50, 100)
     smoke = dn.get_budget("smoke")
-    budget = smoke.with_chapter(
-        "increment_explosion", dataclasses.replace(smoke.increment_explosion, update_depths=depths)
-    )
+    budget = smoke.with_sizes(dataclasses.replace(increment_explosion_sizes(smoke), update_depths=depths))
 
     def sweep(post_power, other_power, seeds=3):
         out = {}

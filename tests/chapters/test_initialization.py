@@ -13,6 +13,7 @@ import torch
 import deepnotes as dn
 from deepnotes.chapters.initialization import claims, derive, figures, mlp, norms
 from deepnotes.chapters.initialization import experiments as ex
+from deepnotes.chapters.initialization.budget import sizes as initialization_sizes
 from deepnotes.core import models as ini
 from deepnotes.show.verdicts import HOLDS, UNCHECKABLE, WRONG
 
@@ -181,13 +182,13 @@ def test_moment_table(smoke):
     assert set(table) == {(i, a) for i in ("lecun", "he") for a in mlp.ACTIVATIONS}
     for (init, act), c in table.items():
         assert c.gain == ex.INIT_GAINS[init]
-        assert len(c.measured) == len(c.predicted) == smoke.initialization.moment_depth + 1
+        assert len(c.measured) == len(c.predicted) == initialization_sizes(smoke).moment_depth + 1
         assert c.ratio == pytest.approx(c.measured[-1] / c.predicted[-1])
 
 
 def test_ntk_comparison_moves_by_lr_and_by_lr_over_rms(smoke):
     runs = ex.ntk_comparison(smoke)
-    b = smoke.initialization
+    b = initialization_sizes(smoke)
     for run in runs.values():
         assert len(run.per_step) == b.ntk_steps and len(run.per_step[0]) == b.ntk_depth
     assert runs[True].first_step_mean == pytest.approx(b.ntk_lr, rel=0.1)
@@ -200,7 +201,7 @@ def test_softmax_concentrates_without_scaling(smoke):
     assert unscaled[1] > unscaled[0] > max(scaled)
     assert ex.softmax_probe(256, False).jacobian_norm < ex.softmax_probe(256, True).jacobian_norm
     sweep = ex.softmax_sweep(smoke)
-    assert set(sweep) == {(d, s) for d in smoke.initialization.softmax_dims for s in (False, True)}
+    assert set(sweep) == {(d, s) for d in initialization_sizes(smoke).softmax_dims for s in (False, True)}
     with pytest.raises(ValueError, match="d must be"):
         ex.softmax_probe(0, True)
     with pytest.raises(ValueError, match="d must be"):
@@ -208,8 +209,8 @@ def test_softmax_concentrates_without_scaling(smoke):
 
 
 def test_norm_comparison(smoke):
-    b = replace(smoke.initialization, norm_shape=(2, 4, 32), norm_timer_seconds=0.01)
-    c = ex.norm_comparison(smoke.with_chapter("initialization", b))
+    b = replace(initialization_sizes(smoke), norm_shape=(2, 4, 32), norm_timer_seconds=0.01)
+    c = ex.norm_comparison(smoke.with_sizes(b))
     assert c.shape == (2, 4, 32) and c.zero_mean_gap < 1e-5 < c.shifted_gap
     assert set(c.forward) == set(c.forward_backward) == {"LayerNorm", "RMSNorm"}
     assert len(c.rounds) == b.norm_rounds and all(r > 0 for r in c.rounds)
@@ -248,7 +249,9 @@ def test_softmax_figures_draw_the_probes(smoke):
     for ax, field in zip(fig.axes, ("max_weight", "entropy", "jacobian_norm"), strict=True):
         for line, scaled in zip(ax.get_lines()[:2], (False, True), strict=True):
             assert list(line.get_ydata()) == pytest.approx([getattr(probes[(d, scaled)], field) for d in dims])
-    assert fig.axes[1].get_lines()[-1].get_ydata()[0] == pytest.approx(math.log(smoke.initialization.softmax_keys))
+    assert fig.axes[1].get_lines()[-1].get_ydata()[0] == pytest.approx(
+        math.log(initialization_sizes(smoke).softmax_keys)
+    )
     matplotlib.pyplot.close(fig)
     fig = figures.softmax_figure(64, False)
     heights = [p.get_height() for p in fig.axes[0].patches]
@@ -329,7 +332,7 @@ def test_experiment_verdicts(smoke):
     # issue 44: the pairs the source makes (every activation with 1/m, ReLU with He's 2/m), each judged by the
     # mean over the weight draws (an expectation), at the deepest layer their spread lets a mean reach it
     assert [v.claim.split(":")[0] for v in table] == [f"lecun + {a}" for a in mlp.ACTIVATIONS] + ["he + relu"]
-    seeds = smoke.initialization.moment_seeds
+    seeds = initialization_sizes(smoke).moment_seeds
     assert all(len(c.draws) == seeds and c.draws[0] == tuple(c.measured) for c in moments.values())
     assert all(v.status in (HOLDS, UNCHECKABLE) for v in table)
     assert any(v.status == HOLDS for v in table) and all("at layer = " in v.claimed for v in table if v.status == HOLDS)

@@ -11,6 +11,7 @@ from deepnotes.chapters.magnitude_decomposition import experiments as mg
 from deepnotes.chapters.magnitude_decomposition import figures as mf
 from deepnotes.chapters.magnitude_decomposition import tables as mtab
 from deepnotes.chapters.magnitude_decomposition import training as mt
+from deepnotes.chapters.magnitude_decomposition.budget import sizes as magnitude_decomposition_sizes
 from deepnotes.core import derive as sym
 from deepnotes.core import scaling as scaling
 from deepnotes.core.engine import Stack, export_member
@@ -346,7 +347,7 @@ def test_autograd_check_and_text():
 
 def test_sweeps_use_the_budget_rates_and_return_dataclasses():
     budget = dn.get_budget("smoke")
-    mb = budget.magnitude_decomposition
+    mb = magnitude_decomposition_sizes(budget)
     first = mg.first_step_sweep(budget, device="cpu")
     assert {k[0] for k in first} == set(mb.first_step_lrs) and {k[1] for k in first} == set(mb.update_depths)
     assert all(r.lr == mb.first_step_lrs[opt] for (opt, _, _), r in first.items())
@@ -438,7 +439,7 @@ def test_training_figures_and_slider():
     plt = _figure_setup()
     budget = dn.get_budget("smoke")
     comp = mt.choice_comparison(budget, depths=(2,), device="cpu")
-    assert set(comp) == {(o, lr, 2) for o, lrs in budget.magnitude_decomposition.train_lrs.items() for lr in lrs}
+    assert set(comp) == {(o, lr, 2) for o, lrs in magnitude_decomposition_sizes(budget).train_lrs.items() for lr in lrs}
     grid = mf.training_grid(comp)
     assert len(grid.axes) == len(comp)
     assert grid.axes[0].get_title() == "N=2, SGD lr 0.1"

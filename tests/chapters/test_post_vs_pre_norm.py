@@ -15,6 +15,7 @@ import torch
 import deepnotes as dn
 from deepnotes.chapters.post_vs_pre_norm import claims, derive, figures
 from deepnotes.chapters.post_vs_pre_norm import experiments as pp
+from deepnotes.chapters.post_vs_pre_norm.budget import sizes as post_vs_pre_norm_sizes
 from deepnotes.core.data import MarkovLanguage
 from deepnotes.core.engine import GATES, build_stack
 from deepnotes.core.measure import GateSchedule
@@ -134,7 +135,7 @@ def test_stream_probe_batch_is_the_shared_probe_batch(budget):
 
 
 def test_probes_and_sweep_cover_every_style_and_depth(budget, probes):
-    depths = budget.post_vs_pre_norm.probe_depths
+    depths = post_vs_pre_norm_sizes(budget).probe_depths
     assert set(probes) == set(pp.STYLES) and {len(ps) for ps in probes.values()} == {pp.PROBE_SEEDS}
     assert all(len(p.grad_norms) == depths[-1] and len(p.rms) == depths[-1] + 1 for ps in probes.values() for p in ps)
     assert probes["post"][0].cos_x0 != probes["post"][1].cos_x0  # each seed its own initialization and batch
@@ -304,7 +305,7 @@ def test_identity_path_figure_draws_the_probes(probes):
 def test_depth_sweep_figure_draws_every_depth(budget, probes):
     sweep = pp.depth_sweep(budget, probes)
     fig = figures.depth_sweep(sweep)
-    depths = list(budget.post_vs_pre_norm.probe_depths)
+    depths = list(post_vs_pre_norm_sizes(budget).probe_depths)
     top_ax, ratio_ax = fig.axes
     assert [line.get_label() for line in top_ax.lines] == list(pp.STYLES)
     assert list(top_ax.lines[0].get_xdata()) == depths
@@ -333,8 +334,8 @@ def test_training_and_update_figures(budget, runs):
 
 def test_slider_figure_draws_its_experiment(budget):
     result = pp.slider_experiment(2, "pre", budget=budget)
-    assert result.lr == budget.post_vs_pre_norm.slider_lr
-    assert len(result.history.losses) == budget.post_vs_pre_norm.slider_steps
+    assert result.lr == post_vs_pre_norm_sizes(budget).slider_lr
+    assert len(result.history.losses) == post_vs_pre_norm_sizes(budget).slider_steps
     fig = figures.slider_result(result)
     grad_ax, loss_ax = fig.axes
     assert list(grad_ax.lines[0].get_ydata()) == result.probe.grad_norms
@@ -393,7 +394,7 @@ def test_liu_sums_are_derived():
 
 
 def test_xiong_probe_is_finite_and_shaped(budget, xiong):
-    sub = budget.post_vs_pre_norm
+    sub = post_vs_pre_norm_sizes(budget)
     depths = set(sub.paper_depths) | {sub.profile_depth}
     assert xiong.depths == sub.paper_depths and xiong.d_model == budget.d_model and xiong.d_ff == budget.d_ff
     assert set(xiong.stacks) == {(norm, n) for norm in pp.PAPER_STYLES for n in depths}
@@ -409,7 +410,7 @@ def test_xiong_probe_is_finite_and_shaped(budget, xiong):
 
 
 def test_liu_probe_is_finite_and_shaped(budget, liu):
-    sub = budget.post_vs_pre_norm
+    sub = post_vs_pre_norm_sizes(budget)
     assert liu.depths == sub.paper_depths and liu.perturbation == sub.perturbation
     for norm in pp.PAPER_STYLES:
         assert len(liu.changes[norm]) == len(sub.paper_depths)

@@ -18,6 +18,8 @@ from deepnotes.show import verdicts as vd
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from deepnotes.chapters.thousand_layers.budget import sizes as thousand_layers_sizes
+
 
 @pytest.fixture(scope="module")
 def budget():
@@ -75,7 +77,7 @@ def test_variant_configs_take_deepnets_constants_apart(budget):
     assert (only_a.skip_alpha, only_a.branch_beta) == pytest.approx((a, 1.0))
     only_b = ex.variant_config("deepnorm, β only", 100, budget)
     assert (only_b.skip_alpha, only_b.branch_beta) == pytest.approx((1.0, b))
-    steps = budget.thousand_layers.train_steps
+    steps = thousand_layers_sizes(budget).train_steps
     assert ex.variant_train_config("post, warmup", 3, budget).warmup_steps == min(3, steps)
     assert ex.variant_train_config("post, warmup", 10 * steps, budget).warmup_steps == steps  # capped at the run
     assert ex.variant_train_config("post", 3, budget).warmup_steps == 0
@@ -89,7 +91,7 @@ def test_variant_configs_take_deepnets_constants_apart(budget):
 
 
 def test_the_plan_trains_every_variant_at_every_depth_once(budget, runs):
-    sub = budget.thousand_layers
+    sub = thousand_layers_sizes(budget)
     plan = ex.plan(budget)
     assert len(plan) == len(set(plan))
     for n in (*sub.frontier_depths, sub.depth):
@@ -128,7 +130,7 @@ def test_every_budget_trains_the_frontier_and_the_map_as_the_issue_asks():
     row shrink to fit 300 s on an AVX2 laptop where the page loses least: its frontier without the 300
     blocks (between 100 and the 1000-block runs the page trains anyway), its deepest stack at 2000."""
     for name in ("cpu", "gpu", "full"):
-        sub = dn.get_budget(name).thousand_layers
+        sub = thousand_layers_sizes(dn.get_budget(name))
         assert sub.train_steps >= 300 and sub.map_seeds >= 2, name
         assert sub.seeds >= vd.MIN_SEEDS and sub.apart_seeds >= vd.MIN_SEEDS, name  # issue 30: outcome verdicts
         frontier, deepest = ({3, 6, 18, 30, 100}, 2000) if name == "cpu" else ({3, 6, 18, 30, 100, 300}, 3000)
@@ -136,7 +138,7 @@ def test_every_budget_trains_the_frontier_and_the_map_as_the_issue_asks():
         rates = ex.budget_map_rates(dn.get_budget(name))
         assert len(rates) >= 5 and rates[-1] / rates[0] >= 100 * (1 - 1e-9), name
         assert sub.deepest >= deepest and set(sub.map_depths) <= {*sub.frontier_depths, sub.depth}, name
-    assert max(dn.get_budget("gpu").thousand_layers.map_depths) == 1000
+    assert max(thousand_layers_sizes(dn.get_budget("gpu")).map_depths) == 1000
 
 
 def test_runs_are_reproducible_and_do_not_depend_on_the_worker_count(budget):
@@ -168,13 +170,13 @@ def test_verdicts_are_computed_and_cover_the_claims(budget, runs):
     prof = ex.init_profiles(budget)
     tables = [
         claims.predictions(1000),
-        claims.at_initialization(prof, derive.predicted_profiles(budget.thousand_layers.depth), budget.d_model),
+        claims.at_initialization(prof, derive.predicted_profiles(thousand_layers_sizes(budget).depth), budget.d_model),
         claims.training(runs, budget),
     ]
     assert [len(t) for t in tables] == [6, 3, 11]
     assert all(v.status == vd.HOLDS for v in tables[0])
-    md = claims.summary_markdown(runs, budget.thousand_layers.depth, budget.thousand_layers.loss_window)
-    assert md.count("\n") == sum(runs.has(lab, budget.thousand_layers.depth) for lab in ex.HEADLINE) + 1
+    md = claims.summary_markdown(runs, thousand_layers_sizes(budget).depth, thousand_layers_sizes(budget).loss_window)
+    assert md.count("\n") == sum(runs.has(lab, thousand_layers_sizes(budget).depth) for lab in ex.HEADLINE) + 1
 
 
 def _set_fraction(hists, fraction):
@@ -195,7 +197,7 @@ def restored(runs):
 
 def test_verdicts_follow_the_measurement(budget, restored):
     """Losses rewritten to make each claim true, then false: the statuses follow the numbers."""
-    runs, sub = restored, budget.thousand_layers
+    runs, sub = restored, thousand_layers_sizes(budget)
     rate = ex.deepest_rate(budget)
     for hs in runs.histories.values():
         _set_fraction(hs, 0.0)
@@ -226,7 +228,7 @@ def test_verdicts_follow_the_measurement(budget, restored):
 def test_the_frontier_reading_follows_the_runs(budget, restored):
     """Issue 44: the frontier's prose is read from the runs, not typed: which depths each curve trains at,
     and whether warmup moves Post-LN's frontier."""
-    runs, sub = restored, budget.thousand_layers
+    runs, sub = restored, thousand_layers_sizes(budget)
     depths = (*sub.frontier_depths, sub.depth)
     for hs in runs.histories.values():
         _set_fraction(hs, 0.0)
@@ -269,7 +271,7 @@ def test_the_rates_verdict_reads_the_map():
 
 
 def test_figures_and_slider_render(budget, runs):
-    sub = budget.thousand_layers
+    sub = thousand_layers_sizes(budget)
     prof = ex.init_profiles(budget)
     figs = [
         figures.init_profiles(prof, derive.predicted_profiles(sub.depth)),
@@ -358,12 +360,12 @@ def test_warmup_rule_and_map_rates():
 
 
 def test_a_map_row_is_one_ensemble_and_the_figure_marks_divergence(budget):
-    rates = ex.map_rates(budget.thousand_layers.lr, 2)
+    rates = ex.map_rates(thousand_layers_sizes(budget).lr, 2)
     tmap = ex.train_map(budget, (3,), rates, seeds=2, workers=1)
     assert set(tmap.histories) == {(s, 3, r) for s in ex.MAP_STYLES for r in rates}
     members = {h.ensemble_size for hs in tmap.histories.values() for h in hs}
     assert members == {len(ex.MAP_STYLES) * len(rates) * 2}  # every style, rate and seed together
-    window = budget.thousand_layers.loss_window
+    window = thousand_layers_sizes(budget).loss_window
     assert all(len(hs) == 2 for hs in tmap.histories.values())
     cell = ("post", 3, rates[0])
     tmap.histories[cell][0].diverged_at = tmap.histories[cell][1].diverged_at = 1

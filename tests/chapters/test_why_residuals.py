@@ -17,6 +17,7 @@ from deepnotes.chapters.why_residuals import derive as sr
 from deepnotes.chapters.why_residuals import experiments as rs
 from deepnotes.chapters.why_residuals import figures as wf
 from deepnotes.chapters.why_residuals import training as rt
+from deepnotes.chapters.why_residuals.budget import sizes as why_residuals_sizes
 from deepnotes.core import derive as sym
 from deepnotes.show.verdicts import APPROX, HOLDS, UNCHECKABLE, WRONG
 
@@ -210,7 +211,7 @@ def sweeps():
 
 
 def test_sweeps_cover_the_budget_grid(sweeps):
-    rb = SMOKE.why_residuals
+    rb = why_residuals_sizes(SMOKE)
     g = sweeps["grad"]
     assert set(g.totals) == {(k, w, n) for k in rs.STACK_KINDS for w in rb.grad_widths for n in rb.grad_depths}
     assert g.ratio[("1", rb.grad_widths[0], rb.grad_depths[0])] == pytest.approx(
@@ -236,7 +237,7 @@ def _lines(ax):
 
 
 def test_figures_draw_the_measurements(sweeps):
-    rb = SMOKE.why_residuals
+    rb = why_residuals_sizes(SMOKE)
     g = sweeps["grad"]
     fig = wf.gradient_figure(g)
     ax_m, ax_r, ax_t, ax_1 = fig.axes[:4]
@@ -271,7 +272,7 @@ def test_slider_figure_draws_growth_and_losses():
     assert len(measured.get_xdata()) == 5 and measured.get_ydata()[0] == 0.0  # k = 0..N, no growth at k = 0
     (key,) = fig.legends  # one key under the figure
     assert "ε = N^-0.5" in [t.get_text() for t in key.get_texts()][1]
-    assert len(_lines(ax_l)[0].get_ydata()) == SMOKE.why_residuals.slider_steps
+    assert len(_lines(ax_l)[0].get_ydata()) == why_residuals_sizes(SMOKE).slider_steps
 
 
 def test_derivation_verdicts_are_decided_by_sympy():
@@ -283,7 +284,7 @@ def test_derivation_verdicts_are_decided_by_sympy():
 
 
 def test_measured_verdicts_and_summary(sweeps):
-    rb = SMOKE.why_residuals
+    rb = why_residuals_sizes(SMOKE)
     assert len(wc.gradient_verdicts(sweeps["grad"])) == 1 + len(rs.STACK_KINDS) * len(rb.grad_widths)
     growth = wc.growth_verdicts(sweeps["growth"])
     assert "Kk/Su" in growth[len(rb.widths[1:]) * len(rs.EPS_NAMES)].claim
@@ -352,11 +353,11 @@ def test_measured_verdicts_and_summary(sweeps):
         assert v.status == (HOLDS if all(shows) else WRONG if not any(shows) else UNCHECKABLE)  # 3 stacks, each read
     assert len(wc.transformer_verdicts(sweeps["tf"], SMOKE)) == 2 * len(sweeps["tf"].runs)
     text = wc.measured_summary(sweeps["train"], SMOKE)
-    seeds = SMOKE.why_residuals.train_seeds
+    seeds = why_residuals_sizes(SMOKE).train_seeds
     assert text.startswith(f"**Measured at the smoke budget, {seeds} seeds per run.**")
     assert text.count("\n- **") == len(rs.STACK_KINDS)  # issue 44: every seed's fraction learned, not seed 0's
-    h = sweeps["train"][(SMOKE.why_residuals.train_depths[0], "adam", "plain")]
-    assert vd.seeds_text([x.fraction_learned(SMOKE.why_residuals.loss_window) for x in h]) in text
+    h = sweeps["train"][(why_residuals_sizes(SMOKE).train_depths[0], "adam", "plain")]
+    assert vd.seeds_text([x.fraction_learned(why_residuals_sizes(SMOKE).loss_window) for x in h]) in text
     said = wc.run_takeaways(sweeps["train"], sweeps["tf"], SMOKE)
     sqrt_runs = [hs for (_, _, k), hs in sweeps["train"].items() if k == "1/sqrt(N)"]
     assert f"of its {sum(map(len, sqrt_runs))} runs" in said["mlp_sqrt_trained"]
@@ -470,7 +471,7 @@ def test_io_jacobian_matches_autograd_jacobian_and_rezero_at_zero_is_the_identit
 
 def test_spectra_at_smoke_are_seeded_and_post_ln_has_one_zero_per_token():
     b = dn.get_budget("smoke")
-    sub = b.why_residuals
+    sub = why_residuals_sizes(b)
     spectra = wspec.jacobian_spectra(b)
     assert set(spectra) == {(k, n) for k in wspec.SPECTRUM_STYLES for n in sub.jacobian_depths} | {
         ("rezero g=0", max(sub.jacobian_depths))
@@ -486,7 +487,7 @@ def test_spectra_at_smoke_are_seeded_and_post_ln_has_one_zero_per_token():
 def _spectra(post_deep, pre_deep, rezero_deep, shallow=(1.0, 1.0, 1.0), identity=1.0):
     """Made-up spectra: each entry a tuple of singular values."""
     b = dn.get_budget("smoke")
-    lo, hi = b.why_residuals.jacobian_depths[0], b.why_residuals.jacobian_depths[-1]
+    lo, hi = why_residuals_sizes(b).jacobian_depths[0], why_residuals_sizes(b).jacobian_depths[-1]
 
     def mk(k, n, vals):
         return wspec.Spectrum(k, n, None, tuple(vals))
@@ -521,7 +522,7 @@ def test_rezero_is_judged_on_the_papers_histograms_in_its_setting():
     """Issue 30: the paper shows histograms of log λ_io (vanilla Transformer at 4, 12, 64 layers, ReZero
     during training); the verdicts read their width and centre, and the status follows them."""
     paper = wspec.paper_spectra(SMOKE)
-    rb = SMOKE.why_residuals
+    rb = why_residuals_sizes(SMOKE)
     assert set(paper.vanilla) == set(rb.paper_jacobian_depths) and set(paper.rezero) == set(rb.paper_rezero_steps)
     assert all(len(seeds) == wspec.PAPER_SEEDS >= 3 for seeds in [*paper.vanilla.values(), *paper.rezero.values()])
     assert all(abs(v - 1) < 1e-9 for seed in paper.rezero[0] for v in seed)  # every gate 0: J = I

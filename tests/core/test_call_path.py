@@ -15,7 +15,8 @@ from deepnotes.core.optim import EnsembleOptimizer
 SMOKE = "smoke"
 
 
-def _chapters():
+def _chapters(budget: dn.Budget | str = SMOKE):
+    """Each chapter's run function with a tiny run at ``budget`` (a Budget, or a budget's name)."""
     from deepnotes.chapters.bert_init import experiments as bert
     from deepnotes.chapters.increment_explosion import experiments as inc
     from deepnotes.chapters.magnitude_decomposition import training as mag
@@ -25,7 +26,8 @@ def _chapters():
     from deepnotes.chapters.why_residuals import training as wr
     from deepnotes.shared import warmup
 
-    budget = dn.get_budget(SMOKE)
+    resolved = dn.get_budget(SMOKE)
+    runs = tl.plan(resolved)[:2]
     return {
         "post_vs_pre_norm.run": lambda: pp.run("post", 2, budget, steps=1),
         "why_residuals.mlp_run": lambda: wr.mlp_run("1/N", 3, budget, steps=1),
@@ -35,8 +37,8 @@ def _chapters():
         "increment_explosion.run": lambda: inc.run("post", 2, budget, steps=1),
         "magnitude_decomposition.run_choices": lambda: mag.run_choices(2, {"a": (1.0, 1.0)}, "adam", 1e-3, budget, 1),
         "bert_init.mlm_run": lambda: bert.mlm_run(0.02, budget=budget),
-        "thousand_layers.train_runs": lambda: tl.train_runs(budget, tl.plan(budget)[:2]),
-        "deepnotes.train": lambda: dn.train(budget.model_config(2), budget.train_config("adam", 1e-3, 1)),
+        "thousand_layers.train_runs": lambda: tl.train_runs(budget, runs),
+        "deepnotes.train": lambda: dn.train(resolved.model_config(2), resolved.train_config("adam", 1e-3, 1)),
     }
 
 
@@ -65,10 +67,35 @@ def test_a_budget_reaches_the_optimizer_step_through_each_module_once(entry, mon
         return step(self, *args, **kwargs)
 
     monkeypatch.setattr(EnsembleOptimizer, "step", recording_step)
-    _chapters()[entry]()
+    _chapters(dn.get_budget(SMOKE))[entry]()
     assert chains, f"{entry} took no optimizer step"
     for chain in {tuple(c) for c in chains}:
         again = [m for k, m in enumerate(chain) if m in chain[:k]]
         assert not again, f"{entry}: {' → '.join(chain)} comes back to {again}"
         assert chain[-2:] == ("deepnotes.core.train", "deepnotes.core.optim"), chain  # the one loop steps
         assert len(chain) <= 2 or chain[-3] == "deepnotes.core.ensembles" or not chain[-3].startswith("deepnotes.core")
+
+
+@pytest.mark.parametrize("entry", CHAPTERS)
+def test_a_budget_named_at_the_entry_is_resolved_once_and_passed_down(entry, monkeypatch):
+    """Issue 45: a chapter's walk given the budget's name turns it into a Budget once, at its entry, and passes
+    that Budget down to the step: config.get_budget (what resolve_budget calls for a name) runs once, and never
+    for a walk given a Budget."""
+    from deepnotes.core import config
+
+    for module in list(sys.modules.values()):  # serial: every call is seen in this process
+        if getattr(module, "__name__", "").startswith("deepnotes") and hasattr(module, "default_workers"):
+            monkeypatch.setattr(module, "default_workers", lambda device=None: 1)
+    by_name, given = _chapters(SMOKE)[entry], _chapters(dn.get_budget(SMOKE))[entry]
+    calls, get_budget = [], config.get_budget
+
+    def counted(name=None):
+        calls.append(name)
+        return get_budget(name)
+
+    monkeypatch.setattr(config, "get_budget", counted)
+    given()
+    assert calls == [], f"{entry} resolved a budget it was given as a Budget: {calls}"
+    by_name()
+    expected = [] if entry == "deepnotes.train" else [SMOKE]  # dn.train takes configs, not a budget
+    assert calls == expected, f"{entry} resolved the budget's name {len(calls)} times: {calls}"

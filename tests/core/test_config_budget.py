@@ -2,6 +2,7 @@ import pytest
 import torch
 
 import deepnotes as dn
+from deepnotes.chapters.increment_explosion.budget import sizes as increment_explosion_sizes
 from deepnotes.core import scaling as scaling
 
 
@@ -58,7 +59,7 @@ def test_budget_names(monkeypatch):
 
 
 def test_cpu_budget_spans_two_orders_of_magnitude_of_depth():
-    depths = dn.get_budget("cpu").increment_explosion.probe_depths
+    depths = increment_explosion_sizes(dn.get_budget("cpu")).probe_depths
     assert max(depths) / min(depths) >= 100
 
 
@@ -86,3 +87,26 @@ def test_every_budget_row_is_named_by_its_key():
     assert (gpu.d_model, gpu.batch_size, gpu.seq_len) == (full.d_model, full.batch_size, full.seq_len), (
         "gpu is full with fewer steps in some chapters, not a smaller model"
     )
+
+
+def test_a_chapters_sizes_are_its_row_unless_the_budget_carries_its_own():
+    """Issue 45: a chapter's sizes come from its budget.py's sizes(budget) (no registry, no budget.<stem>); a
+    budget made by with_sizes carries a chapter's shorter row and every other chapter keeps its own."""
+    import dataclasses
+
+    from deepnotes.chapters.increment_explosion import budget as increment
+    from deepnotes.chapters.thousand_layers import budget as thousand
+    from deepnotes.core.config import chapter_sizes
+
+    smoke = dn.get_budget("smoke")
+    assert increment.sizes("smoke") is increment.sizes(smoke) is increment.ROWS["smoke"]
+    shorter = dataclasses.replace(thousand.sizes(smoke), train_steps=1)
+    cut = smoke.with_sizes(shorter)
+    assert thousand.sizes(cut) is shorter and increment.sizes(cut) is increment.ROWS["smoke"]
+    again = cut.with_sizes(dataclasses.replace(shorter, train_steps=2))
+    assert thousand.sizes(again).train_steps == 2 and len(again.overrides) == 1  # one override per chapter
+    assert not hasattr(smoke, "thousand_layers")  # no budget.<stem>
+    with pytest.raises(ValueError, match="no-such-budget"):
+        thousand.sizes("no-such-budget")
+    with pytest.raises(ValueError, match="every one of"):
+        chapter_sizes(smoke, {"smoke": shorter}, type(shorter))

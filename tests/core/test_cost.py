@@ -9,8 +9,10 @@ from dataclasses import replace
 import pytest
 import torch
 
+from deepnotes.chapters import CHAPTERS
+from deepnotes.chapters.catalog import GPU_MINUTES, chapter_plan
 from deepnotes.core import blocks, kernels
-from deepnotes.core.config import GPU_MINUTES_EXCEPTIONS, GPU_MINUTES_PER_CHAPTER, get_budget
+from deepnotes.core.config import get_budget
 from deepnotes.core.data import MarkovLanguage
 from deepnotes.core.engine import Stack
 from deepnotes.core.ensembles import train_many
@@ -18,7 +20,6 @@ from deepnotes.core.train import HELD_OUT_CHUNK, Masked, train_ensemble
 from deepnotes.cost import estimate
 from deepnotes.cost import log as work_log
 from deepnotes.cost import model as cost
-from deepnotes.ledger.items import CHAPTERS
 
 BUDGET = get_budget("smoke")
 LAUNCH_TOLERANCE = 0.03  # a few operators per run (per-batch bookkeeping) are outside the linear model
@@ -259,7 +260,7 @@ def test_operators_through_modules_and_derivations_are_priced_at_their_own_rates
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_every_chapter_prices_the_derivations_its_page_shows(chapter):
     """Each plan names the SymPy derivations its page calls, and they run (a renamed one fails here)."""
-    found = [work for work in estimate.chapter_plan(chapter, BUDGET) if isinstance(work, cost.Derivations)]
+    found = [work for work in chapter_plan(chapter, BUDGET) if isinstance(work, cost.Derivations)]
     assert len(found) == 1 and found[0].calls and found[0].count().derivation_units > 0
 
 
@@ -274,7 +275,7 @@ def test_every_chapter_prices_the_derivations_its_page_shows(chapter):
         (lambda: cost.ReferencePasses(BUDGET.model_config(2), 4, -8).count(), "-8"),
         (lambda: cost.total(["a run"]), "str"),
         (lambda: estimate.calibrate("tpu"), "tpu"),
-        (lambda: estimate.chapter_plan("no_such_chapter", "smoke"), "no_such_chapter"),
+        (lambda: chapter_plan("no_such_chapter", "smoke"), "no_such_chapter"),
     ],
 )
 def test_bad_input_names_the_bad_value(make, bad):
@@ -286,8 +287,8 @@ def test_bad_input_names_the_bad_value(make, bad):
 def test_the_cuda_default_budget_fits_a_t4_in_ten_minutes_by_the_estimate(chapter):
     """Issue 18: the budget a CUDA machine picks (gpu) finishes each chapter within
     GPU_MINUTES_PER_CHAPTER on a T4 by the counted estimate; the full sizes are opt-in ('full')."""
-    gpu = cost.total(estimate.chapter_plan(chapter, "gpu", workers=1))  # a GPU trains in one process
-    minutes = GPU_MINUTES_EXCEPTIONS.get(chapter, GPU_MINUTES_PER_CHAPTER)
+    gpu = cost.total(chapter_plan(chapter, "gpu", workers=1))  # a GPU trains in one process
+    minutes = GPU_MINUTES[chapter]
     assert estimate.T4.seconds(gpu) <= minutes * 60, estimate.format_seconds(estimate.T4.seconds(gpu))
-    full, cpu = (cost.total(estimate.chapter_plan(chapter, b)) for b in ("full", "cpu"))
-    assert full.flops >= gpu.flops >= cpu.flops > cost.total(estimate.chapter_plan(chapter, "smoke")).flops
+    full, cpu = (cost.total(chapter_plan(chapter, b)) for b in ("full", "cpu"))
+    assert full.flops >= gpu.flops >= cpu.flops > cost.total(chapter_plan(chapter, "smoke")).flops

@@ -1,11 +1,11 @@
 """The sizes of the chapter "bert_init" at every budget: one :class:`BertBudget` per row of
-:data:`deepnotes.core.config.BUDGETS`, registered under the chapter's stem (``budget.bert_init``)."""
+:data:`deepnotes.core.config.BUDGETS`, read by :func:`sizes`."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from deepnotes.core.config import register_chapter_budget
+from deepnotes.core.config import GPU_MINUTES_PER_CHAPTER, Budget, chapter_sizes
 from deepnotes.core.validate import Finite
 
 
@@ -92,4 +92,12 @@ FULL = BertBudget(
 # three seeds of every MLM run (issue 44) within a T4's ten minutes by the estimate: half the batch, 600 steps
 GPU = replace(FULL, train_steps=600, train_warmup=75, train_batch=(32, 64))
 
-register_chapter_budget("bert_init", {"smoke": SMOKE, "cpu": CPU, "gpu": GPU, "full": FULL})
+ROWS = {"smoke": SMOKE, "cpu": CPU, "gpu": GPU, "full": FULL}
+# the T4 minutes this chapter's gpu row may take by the estimate (tests/core/test_cost.py holds it to them)
+GPU_MINUTES = GPU_MINUTES_PER_CHAPTER
+
+
+def sizes(budget: Budget | str | None = None) -> BertBudget:
+    """This chapter's sizes at ``budget`` (a Budget, a budget's name, or None for the default budget): its row
+    of :data:`ROWS`, or the sizes the budget carries in its place (``Budget.with_sizes``)."""
+    return chapter_sizes(budget, ROWS, BertBudget)

@@ -10,6 +10,7 @@ import torch
 
 from deepnotes.chapters.bert_init import derive as sb
 from deepnotes.chapters.bert_init import experiments as ex
+from deepnotes.chapters.bert_init.budget import sizes
 from deepnotes.chapters.bert_init.experiments import (
     BERT_STD,
     InitProbe,
@@ -280,7 +281,7 @@ def init_verdicts(probes: dict[float, list[InitProbe]], budget: Budget | str | N
     """Experiment 1: the measured encoder at init against the derivation, every row read over the seeds
     (``probes``: std → one probe per seed, :func:`.experiments.sweep_probe_seeds`)."""
     budget = resolve_budget(budget)
-    b = resolve_budget(budget).bert_init
+    b = sizes(resolve_budget(budget))
     noise = unrelated_cosine_floor(b.probe_width)  # |cos| of unrelated vectors at this width stays below this
     return vd.VerdictTable(_init_std_rows(probes, noise) + _init_bert_std_rows(probes[BERT_STD], b.vocab))
 
@@ -563,7 +564,7 @@ def training_verdicts(runs: dict[float, tuple[MLMRun, ...]], budget: Budget | st
     """Experiment 2: which std learns most within the run (main text, eq. (74), annotated §9.3), judged over
     the seeds (the fraction of seeds where it holds, check_estimate: one seed decides nothing)."""
     budget = resolve_budget(budget)
-    window = budget.bert_init.loss_window
+    window = sizes(budget).loss_window
     per_seed = _learned_by_seed(runs, window)
     medians = {s: statistics.median(seed[s] for seed in per_seed) for s in runs}
     if max(medians.values()) < NOT_CONVERGED_LEARNED:  # no contrast: a best among runs that did not learn
@@ -741,7 +742,7 @@ def gain_verdicts(
     """Experiment 3: where the model grows its logit scale, with and without the extra Dense + LN (the
     final γ order read over the budget's ``loss_window``), each claim over the seeds."""
     budget = resolve_budget(budget)
-    window = budget.bert_init.loss_window
+    window = sizes(budget).loss_window
     rows = []
     for s in dict.fromkeys(std for std, _ in gain_runs):
         rows += _std_gain_rows(s, gain_runs[(s, False)], gain_runs[(s, True)], window)

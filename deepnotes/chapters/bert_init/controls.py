@@ -5,6 +5,7 @@ off)."""
 from __future__ import annotations
 
 from deepnotes.chapters.bert_init import figures
+from deepnotes.chapters.bert_init.budget import sizes
 from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.show import widgets as ui
 
@@ -12,7 +13,7 @@ from deepnotes.show import widgets as ui
 def sliders(budget: Budget | str) -> dict[str, ui.Slider]:
     """ "init": the encoder at initialization; "gains": LayerNorm gains during MLM training."""
     budget = resolve_budget(budget)
-    b = budget.bert_init
+    b = sizes(budget)
 
     def live_init():
         return {"std": ui.log_slider("std", b.live_std), "depth": ui.int_slider("depth", b.live_depth)}

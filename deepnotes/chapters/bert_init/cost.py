@@ -30,6 +30,7 @@ nothing at build time.
 from __future__ import annotations
 
 from deepnotes.chapters.bert_init import controls
+from deepnotes.chapters.bert_init.budget import sizes
 from deepnotes.chapters.bert_init.experiments import (
     BERT_STD,
     MASK_PROB,
@@ -62,14 +63,14 @@ FIGURES = 5
 def _probe_model(budget: Budget | str, depth: int, width: int) -> ModelConfig:
     """The probed encoder, at BERT_STD whatever the probe's std: its passes cost the same at every std,
     and :mod:`deepnotes.cost.model` counts once per config (a config per std would count each again)."""
-    b = budget.bert_init
+    b = sizes(budget)
     return encoder_config(width, depth, BERT_STD, b.vocab, b.probe_tokens[1])
 
 
 def _init_probe(budget: Budget | str, std: Finite, depth: int, width: int) -> list[Work]:
     """:func:`~deepnotes.chapters.bert_init.experiments.init_probe` at ``std``: the model's initialization
     (its modules and random numbers), then one forward and backward of the MLM loss."""
-    n_seq, seq_len = budget.bert_init.probe_tokens
+    n_seq, seq_len = sizes(budget).probe_tokens
     model = _probe_model(budget, depth, width)
     return [Builds(model), ReferencePasses(model, n_seq, seq_len)]
 
@@ -77,7 +78,7 @@ def _init_probe(budget: Budget | str, std: Finite, depth: int, width: int) -> li
 def _table_setting_probe(budget: Budget | str, std: Finite) -> list[Work]:
     """:func:`~deepnotes.chapters.bert_init.experiments.table_setting_probe` at ``std``: every block matrix
     drawn once, then one forward + backward of the blocks."""
-    b = budget.bert_init
+    b = sizes(budget)
     n_seq, seq_len = b.probe_tokens
     model = _probe_model(budget, b.table_depth, b.table_width)
     return [Draws(model.n_layers * sum(block_matrices(model))), StackPasses(model, 1, n_seq, seq_len)]
@@ -87,7 +88,7 @@ def _chapter_runs(budget: Budget | str) -> list[TrainRuns]:
     """:func:`~deepnotes.chapters.bert_init.experiments.chapter_runs`: :func:`mlm_runs` over run_settings ×
     the budget's train_seeds, grouped as train_many groups them over this machine's workers (the head's
     presence splits the graphs; the larger group is cut to balance the workers)."""
-    b = budget.bert_init
+    b = sizes(budget)
     n_seq, seq_len = b.train_batch
     keys = [(std, head, seed) for std, head in run_settings(budget) for seed in range(b.train_seeds)]
     trains = [mlm_train_config(budget, seed) for _, _, seed in keys]
@@ -112,7 +113,7 @@ def derivations() -> Derivations:
 def plan(budget: Budget | str) -> list[Work]:
     """The chapter's work at ``budget``: see the module's docstring."""
     budget = resolve_budget(budget)
-    b = budget.bert_init
+    b = sizes(budget)
     depth = probe_depth(budget)
     probes = dict.fromkeys(
         [  # (std, depth, width) of every init_probe, computed once each

@@ -23,6 +23,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from deepnotes.chapters.bert_init.budget import sizes
 from deepnotes.core import measure
 from deepnotes.core.config import Budget, ModelConfig, TrainConfig, resolve_budget
 from deepnotes.core.config import device as default_device
@@ -126,9 +127,9 @@ class InitProbe:
 
 def _probe_batch(budget: Budget, seed: int, device) -> tuple[torch.Tensor, torch.Tensor]:
     """The probe's tokens and MLM mask ([B, T] each): the batch, then the mask, from one stream."""
-    n_seq, seq_len = budget.bert_init.probe_tokens
+    n_seq, seq_len = sizes(budget).probe_tokens
     gen = probe_generator(seed)
-    tokens = MarkovLanguage(budget.bert_init.vocab, seed=0).sample(n_seq, seq_len, gen).to(device)  # [B, T]
+    tokens = MarkovLanguage(sizes(budget).vocab, seed=0).sample(n_seq, seq_len, gen).to(device)  # [B, T]
     mask = mask_positions(n_seq, seq_len, MASK_PROB, gen).to(device)  # [B, T]
     if not mask.any():  # a tiny batch may draw no mask at all
         mask[:, seq_len // 2] = True
@@ -140,9 +141,9 @@ def init_probe(
 ) -> InitProbe:
     """Measure the stream, the branch ratios, the gradients and the logits of an encoder at init."""
     budget = resolve_budget(budget)
-    width = given(width, budget.bert_init.probe_width)
+    width = given(width, sizes(budget).probe_width)
     device = device or default_device()
-    cfg = encoder_config(width, depth, std, budget.bert_init.vocab, budget.bert_init.probe_tokens[1])
+    cfg = encoder_config(width, depth, std, sizes(budget).vocab, sizes(budget).probe_tokens[1])
     model = build_model(cfg, seed=seed, device=device)
     tokens, mask = _probe_batch(budget, seed, device)  # [B, T] each
     ratios, rho = {"attn": [], "ffn": []}, []
@@ -215,9 +216,9 @@ def table_setting_probe(
     L = mean over tokens of (x_L·u)², u ~ N(0, I/d) fixed, and only their ratios are read."""
     budget = resolve_budget(budget)
     device = device or default_device()
-    n_seq, seq_len = budget.bert_init.probe_tokens
+    n_seq, seq_len = sizes(budget).probe_tokens
     with torch.device("meta"):  # no initialization drawn only to be overwritten (at width 768, most of the time)
-        model = TransformerLM(encoder_config(width, depth, std, budget.bert_init.vocab, seq_len))
+        model = TransformerLM(encoder_config(width, depth, std, sizes(budget).vocab, seq_len))
     model = model.to_empty(device=device)  # the blocks are filled below; embedding and head are not used
     gen = torch.Generator().manual_seed(seed)
     sigma = equivalent_std(std, width)
@@ -328,7 +329,7 @@ def mlm_trackers(every: int) -> list:
 def mlm_train_config(budget: Budget | str, seed: int, lr: Finite | None = None) -> TrainConfig:
     """The MLM runs' training: Adam at the budget's rate (or ``lr``) with its linear warmup, on its batch."""
     budget = resolve_budget(budget)
-    b = budget.bert_init
+    b = sizes(budget)
     n_seq, seq_len = b.train_batch
     return TrainConfig(
         optimizer="adam",
@@ -355,7 +356,7 @@ def mlm_runs(
     embedding's RMS. Settings with the same head train together as one engine ensemble.
     Returns (std, head, seed) → run."""
     budget = resolve_budget(budget)
-    b = budget.bert_init
+    b = sizes(budget)
     depth = given(depth, b.train_depth)
     n_seq, seq_len = b.train_batch
     keys = [(s, head, seed) for s, head in settings for seed in seeds]
@@ -410,7 +411,7 @@ def run_settings(budget: Budget | str) -> list[tuple[float, bool]]:
     """Every (std, extra head layer) the chapter trains: the §9.3 stds with the head, the gain stds
     with and without it."""
     budget = resolve_budget(budget)
-    b = budget.bert_init
+    b = sizes(budget)
     return list(dict.fromkeys([(s, True) for s in b.train_stds] + [(s, h) for s in b.gain_stds for h in (True, False)]))
 
 
@@ -419,7 +420,7 @@ def chapter_runs(budget: Budget | str) -> dict[tuple[float, bool], tuple[MLMRun,
     """:func:`mlm_runs` over :func:`run_settings` and the budget's ``train_seeds`` (seeds 0, 1, …), trained
     once: (std, extra head layer) → one run per seed."""
     budget = resolve_budget(budget)
-    seeds = tuple(range(budget.bert_init.train_seeds))
+    seeds = tuple(range(sizes(budget).train_seeds))
     trained = mlm_runs(run_settings(budget), budget, seeds)
     return {key: tuple(trained[(*key, seed)] for seed in seeds) for key in run_settings(budget)}
 
@@ -443,14 +444,14 @@ def article_gradient_prediction(probe: InitProbe) -> list[float]:
 def probe_depth(budget: Budget | str | None = None) -> int:
     """The depth of the init sweep: BERT-base's 12 where the budget probes it, else its deepest."""
     budget = resolve_budget(budget)
-    depths = resolve_budget(budget).bert_init.probe_depths
+    depths = sizes(resolve_budget(budget)).probe_depths
     return BERT_DEPTH if BERT_DEPTH in depths else depths[-1]
 
 
 def sweep_probes(budget: Budget | str | None = None) -> dict[float, InitProbe]:
     """Experiment 1: one :class:`InitProbe` per std of the budget at :func:`probe_depth`."""
     budget = resolve_budget(budget)
-    b = budget.bert_init
+    b = sizes(budget)
     return {s: cached_probe(s, probe_depth(budget), b.probe_width, budget) for s in b.stds}
 
 
@@ -458,7 +459,7 @@ def table_probes(budget: Budget | str | None = None) -> dict[float, InitProbe]:
     """The annotated §9.1/§9.2 tables' stds 0.02, 0.0361, 0.05 in the book's BERT setting (weights cut
     at ±2σ, Markov-language tokens through the embedding) at the budget's table width and depth (12)."""
     budget = resolve_budget(budget)
-    b = budget.bert_init
+    b = sizes(budget)
     return {s: cached_probe(s, b.table_depth, b.table_width, budget) for s in TABLE_STDS}
 
 
@@ -466,7 +467,7 @@ def sweep_probe_seeds(budget: Budget | str | None = None) -> dict[float, list[In
     """Experiment 1's verdicts: per std of the budget, one :class:`InitProbe` at :func:`probe_depth` for each
     of ``probe_seeds`` seeds (seed s: initialization s and probe batch s; seed 0 is :func:`sweep_probes`')."""
     budget = resolve_budget(budget)
-    b = budget.bert_init
+    b = sizes(budget)
     depth = probe_depth(budget)
     return {
         s: [
@@ -483,7 +484,7 @@ def table_seed_probes(budget: Budget | str) -> dict[str, dict[float, list]]:
     budget's table width and depth, in the tables' own setting ("own": :func:`table_setting_probe`) and in BERT's
     ("cut": :func:`init_probe`; seed 0 is :func:`table_probes`'): setting → std → one probe per seed."""
     budget = resolve_budget(budget)
-    b = budget.bert_init
+    b = sizes(budget)
     probes = {
         "own": lambda s, seed: table_setting_probe(s, b.table_depth, b.table_width, budget, seed),
         "cut": lambda s, seed: (
@@ -529,7 +530,7 @@ def table_identity_falloff(budget: Budget | str | None = None) -> dict[str, list
 def training_runs(budget: Budget | str | None = None) -> dict[float, tuple[MLMRun, ...]]:
     """Experiment 2: MLM runs (with the extra Dense+LN head) per std of the annotated §9.3 table, one per seed."""
     budget = resolve_budget(budget)
-    return {s: chapter_runs(budget)[(s, True)] for s in budget.bert_init.train_stds}
+    return {s: chapter_runs(budget)[(s, True)] for s in sizes(budget).train_stds}
 
 
 def gain_runs(budget: Budget | str | None = None) -> dict[tuple[float, bool], tuple[MLMRun, ...]]:
@@ -537,11 +538,11 @@ def gain_runs(budget: Budget | str | None = None) -> dict[tuple[float, bool], tu
     the head."""
     budget = resolve_budget(budget)
     runs = chapter_runs(budget)
-    return {(s, head): runs[(s, head)] for s in budget.bert_init.gain_stds for head in (True, False)}
+    return {(s, head): runs[(s, head)] for s in sizes(budget).gain_stds for head in (True, False)}
 
 
 def gain_show_std(budget: Budget | str | None = None) -> float:
     """The std whose gain runs are drawn: BERT's 0.02 where the budget trains it, else its first."""
     budget = resolve_budget(budget)
-    stds = resolve_budget(budget).bert_init.gain_stds
+    stds = sizes(resolve_budget(budget)).gain_stds
     return BERT_STD if BERT_STD in stds else stds[0]

@@ -3,6 +3,7 @@ measurements (or runs the cached experiment) and returns a matplotlib Figure."""
 
 from __future__ import annotations
 
+from deepnotes.chapters.bert_init.budget import sizes
 from deepnotes.chapters.bert_init.experiments import (
     BERT_STD,
     MLM_FLOOR,
@@ -30,7 +31,7 @@ def init_figure(std: Finite, depth: int, budget: Budget | str | None = None, pro
     from deepnotes.show import plots
 
     budget = resolve_budget(budget)
-    p = cached_probe(std, depth, budget.bert_init.probe_width, budget)
+    p = cached_probe(std, depth, sizes(budget).probe_width, budget)
     layers = range(1, depth + 1)
     fig, (ax_v, ax_w, ax_g, ax_key) = plots.new_figure(3, height=2.6, key=True)  # the fourth slot: v's key
     derived = [derived_ratios(std, r) for r in p.rho]
@@ -148,7 +149,7 @@ def training_figure(runs: dict[float, tuple[MLMRun, ...]], budget: Budget | str 
     budget = resolve_budget(budget)
     from deepnotes.show import plots
 
-    b = resolve_budget(budget).bert_init
+    b = sizes(resolve_budget(budget))
     fig, (ax,) = plots.new_figure(1, height=3.2)
     plots.loss_curves(
         ax,

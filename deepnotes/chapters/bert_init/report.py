@@ -3,6 +3,7 @@ measurements, and the LayerNorm gains of the training runs, as text."""
 
 from __future__ import annotations
 
+from deepnotes.chapters.bert_init.budget import sizes
 from deepnotes.chapters.bert_init.claims import (
     PRINTED_GRAD,
     PRINTED_LAYERS_GRAD,
@@ -20,7 +21,7 @@ def annotated_tables_text(
     """§9.1 (Var[x_l] and the weight of x_0) and §9.2 (‖g_l‖/‖g_12‖): printed | measured in the tables'
     own setting (uncut N(0, σ²), x_0 ~ N(0, I)) | measured in BERT's (cut at ±2σ, Markov tokens)."""
     budget = resolve_budget(budget)
-    b = resolve_budget(budget).bert_init
+    b = sizes(resolve_budget(budget))
     lines = [
         f"{b.table_depth} layers, width {b.table_width}. Columns: printed | the tables' setting: W ~ N(0, σ²) uncut, "
         "x_0 ~ N(0, I) | BERT's: W cut at ±2σ, Markov-language tokens",
@@ -60,7 +61,7 @@ def training_table_text(runs: dict[float, tuple[MLMRun, ...]], budget: Budget | 
     the way from the plateau to the floor (0-based, :meth:`History.steps_to`), the loss on the held-out sample
     and fraction learned."""
     budget = resolve_budget(budget)
-    w = resolve_budget(budget).bert_init.loss_window
+    w = sizes(resolve_budget(budget)).loss_window
     lines = [
         "§9.3 (printed: steps to converge, final loss | measured here: steps to 50 % / 80 % of the way to "
         "the floor, held-out loss, learned)"
@@ -83,7 +84,7 @@ def gain_summary_text(
     """Per run: the last encoder γ from start to end, the range of the other LNs' final γ, the head
     LN's final γ, the embedding's growth and the fraction learned."""
     budget = resolve_budget(budget)
-    w = resolve_budget(budget).bert_init.loss_window
+    w = sizes(resolve_budget(budget)).loss_window
     lines = []
     for (s, head), seeds in gain_runs.items():
         lines += [_gain_line(s, head, k, seeds, w) for k in range(len(seeds))]

@@ -1,12 +1,12 @@
 """The sizes of the chapter "increment_explosion" at every budget: one :class:`IncrementBudget` per row of
-:data:`deepnotes.core.config.BUDGETS`, registered under the chapter's stem (``budget.increment_explosion``)."""
+:data:`deepnotes.core.config.BUDGETS`, read by :func:`sizes`."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 
-from deepnotes.core.config import chapter_rates, register_chapter_budget
+from deepnotes.core.config import GPU_MINUTES_PER_CHAPTER, Budget, chapter_rates, chapter_sizes
 from deepnotes.core.validate import Finite
 
 
@@ -69,4 +69,12 @@ FULL = IncrementBudget(
 )
 GPU = replace(FULL, train_depths=(24,))
 
-register_chapter_budget("increment_explosion", {"smoke": SMOKE, "cpu": CPU, "gpu": GPU, "full": FULL})
+ROWS = {"smoke": SMOKE, "cpu": CPU, "gpu": GPU, "full": FULL}
+# the T4 minutes this chapter's gpu row may take by the estimate (tests/core/test_cost.py holds it to them)
+GPU_MINUTES = GPU_MINUTES_PER_CHAPTER
+
+
+def sizes(budget: Budget | str | None = None) -> IncrementBudget:
+    """This chapter's sizes at ``budget`` (a Budget, a budget's name, or None for the default budget): its row
+    of :data:`ROWS`, or the sizes the budget carries in its place (``Budget.with_sizes``)."""
+    return chapter_sizes(budget, ROWS, IncrementBudget)

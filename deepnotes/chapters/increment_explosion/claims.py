@@ -10,6 +10,7 @@ import sympy as sp
 import torch
 
 from deepnotes.chapters.increment_explosion import experiments as ex
+from deepnotes.chapters.increment_explosion.budget import sizes
 from deepnotes.chapters.increment_explosion.derive import EXAMPLE_DEPTH, depth_ratio, jacobian_counterexamples
 from deepnotes.core import scaling
 from deepnotes.core.config import Budget, ModelConfig, resolve_budget
@@ -287,7 +288,7 @@ def early_update_verdicts(
     budget = resolve_budget(budget)
     which = {"all": "all parameters trained", "matrices": "block matrices trained only"}[params]
     which = which if size is None else f"{which}, {size}"
-    depths = budget.increment_explosion.update_depths
+    depths = sizes(budget).update_depths
     samples = ex.first_step_samples(updates, depths)  # variant → per depth → per seed
     source = f"{UPDATE_FIGURE}; measured N = {depths}, {which}"
     rows = [
@@ -358,7 +359,7 @@ def gradient_table(runs: dict[int, dict[str, list]], budget: Budget | str) -> vd
 def paper_size_verdicts(updates: dict[tuple[str, int], list[History]], budget: Budget | str) -> vd.VerdictTable:
     """:func:`early_update_verdicts` for the runs at DeepNet Fig. 5's own model size."""
     budget = resolve_budget(budget)
-    d_model, d_ff, heads = budget.increment_explosion.paper_shape
+    d_model, d_ff, heads = sizes(budget).paper_shape
     return early_update_verdicts(updates, budget, size=f"{d_model}-{d_ff}-{heads} (DeepNet's size)")
 
 
@@ -368,7 +369,7 @@ def paper_size_reading(updates: dict[tuple[str, int], list[History]], budget: Bu
     for each other variant how much smaller its update is than Post-LN's and whether it looks flat (the
     verdicts' thresholds; the table judges each over the seeds)."""
     budget = resolve_budget(budget)
-    depths = budget.increment_explosion.update_depths
+    depths = sizes(budget).update_depths
     first = ex.first_step_updates(updates, depths)
     post, s_post = first["post"], loglog_slope(depths, first["post"])
     trend = "grows" if s_post > GROWTH_MIN_SLOPE else "does not grow"

@@ -5,6 +5,7 @@ learning rate for, depths ≥ 1, warmups within the run)."""
 from __future__ import annotations
 
 from deepnotes.chapters.increment_explosion import figures
+from deepnotes.chapters.increment_explosion.budget import sizes
 from deepnotes.chapters.increment_explosion.experiments import VARIANTS
 from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.show import widgets as ui
@@ -13,7 +14,7 @@ from deepnotes.show import widgets as ui
 def sliders(budget: Budget | str) -> dict[str, ui.Slider]:
     """ "training": short runs at initialization, depth × norm style × optimizer."""
     budget = resolve_budget(budget)
-    sub = budget.increment_explosion
+    sub = sizes(budget)
 
     def live():
         return {

@@ -23,6 +23,7 @@ import inspect
 from dataclasses import replace
 
 from deepnotes.chapters.increment_explosion import controls
+from deepnotes.chapters.increment_explosion.budget import sizes
 from deepnotes.chapters.increment_explosion.experiments import (
     EARLY_UPDATE_VARIANTS,
     PARAM_SETS,
@@ -50,7 +51,7 @@ def _grouped(
 def _loss_change_probes(budget: Budget | str) -> list[StackPasses]:
     """:func:`~deepnotes.chapters.increment_explosion.experiments.loss_change_sweep` at its defaults:
     per (depth, graph group) stack, per optimizer, a forward + backward and a forward without gradients."""
-    sub = budget.increment_explosion
+    sub = sizes(budget)
     optimizers = len(inspect.signature(loss_change_sweep).parameters["optimizers"].default)
     b, t = budget.batch_size, budget.seq_len
     out = []
@@ -66,7 +67,7 @@ def _loss_change_probes(budget: Budget | str) -> list[StackPasses]:
 
 def _early_update_sweep(budget: Budget | str, shape: tuple[int, int, int] | None = None) -> list[TrainRuns]:
     """:func:`~deepnotes.chapters.increment_explosion.experiments.early_update_sweep` (Adam, update_lr)."""
-    sub = budget.increment_explosion
+    sub = sizes(budget)
     train = replace(budget.train_config("adam", sub.update_lr, sub.update_steps), held_out=0)
     settings = [
         (v, n, replace(train, seed=s))
@@ -79,7 +80,7 @@ def _early_update_sweep(budget: Budget | str, shape: tuple[int, int, int] | None
 
 def _slider_grid(budget: Budget | str) -> list[TrainRuns]:
     """:func:`~deepnotes.chapters.increment_explosion.experiments.slider_grid`: one runs call."""
-    sub = budget.increment_explosion
+    sub = sizes(budget)
     return _grouped(
         [
             (v, n, budget.train_config(o, sub.slider_lrs[o], sub.slider_steps))
@@ -109,8 +110,8 @@ def plan(budget: Budget | str) -> list[Work]:
     return [
         *_loss_change_probes(budget),  # loss_change_sweep
         *(w for _ in PARAM_SETS for w in _early_update_sweep(budget)),  # early_updates
-        *_early_update_sweep(budget, budget.increment_explosion.paper_shape),  # paper_size_updates
-        *warmup.work(budget, budget.increment_explosion.train_depths),  # training_comparisons
+        *_early_update_sweep(budget, sizes(budget).paper_shape),  # paper_size_updates
+        *warmup.work(budget, sizes(budget).train_depths),  # training_comparisons
         *_slider_grid(budget),  # slider_grid (slider "training")
         derivations(),
         Render(FIGURES + slider_frames(controls.sliders(budget).values())),  # the page's figures and slider frames

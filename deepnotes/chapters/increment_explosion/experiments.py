@@ -3,7 +3,7 @@ dicts of :class:`~deepnotes.core.train.History`); :mod:`.figures` draws them, :m
 
 Variants are named by a label: ``post``, ``pre``, ``deepnorm`` (DeepNet's encoder constants
 α = (2N)^{1/4}, β = (8N)^{-1/4}) and ``deepnorm/adam`` (Su's Adam constants α = (2N)^{1/2},
-λ = (2N)^{-1/2}), plus ``none`` and ``rezero``. Sizes and rates come from ``budget.increment_explosion``.
+λ = (2N)^{-1/2}), plus ``none`` and ``rezero``. Sizes and rates come from ``sizes(budget)``.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 
 import torch
 
+from deepnotes.chapters.increment_explosion.budget import sizes
 from deepnotes.core import measure, scaling
 from deepnotes.core.config import Budget, ModelConfig, TrainConfig, resolve_budget
 from deepnotes.core.config import device as default_device
@@ -127,7 +128,7 @@ def loss_change_sweep(
     one engine stack per depth.
     """
     budget = resolve_budget(budget)
-    sub = budget.increment_explosion
+    sub = sizes(budget)
     depths = tuple(given(depths, sub.probe_depths))
     lrs = dict(sub.probe_lrs, **(lrs or {}))
     device = device or default_device()
@@ -176,7 +177,7 @@ def runs(
     biases and LayerNorm gains at their initial values. ``shape``: another (d_model, d_ff, heads)."""
     budget = resolve_budget(budget)
     choice("params", params, PARAM_SETS)
-    every = every_for(max(cfg.steps for _, _, cfg in settings), budget.increment_explosion.track_points)
+    every = every_for(max(cfg.steps for _, _, cfg in settings), sizes(budget).track_points)
     device = device or default_device()
     return train_many(
         [variant_config(v, n, budget, shape) for v, n, _ in settings],
@@ -208,7 +209,7 @@ def run(
     (``lr`` defaults to the slider's rate for ``optimizer``, ``steps`` to the warmup comparison's
     length; ``params`` as in :func:`runs`)."""
     budget = resolve_budget(budget)
-    sub = budget.increment_explosion
+    sub = sizes(budget)
     lr = lr if lr is not None else sub.slider_lrs[optimizer]
     cfg = budget.train_config(optimizer, lr, given(steps, budget.warmup.steps), warmup, seed)
     return runs([(variant, n_layers, cfg)], budget, device, progress, track_update, params)[0]
@@ -229,7 +230,7 @@ def early_update_sweep(
     ‖F(x,θ_t) − F(x,θ_0)‖; ``params`` and ``shape`` as in :func:`runs`. The variants and seeds at one depth
     train as one ensemble. (variant, N) → one History per seed."""
     budget = resolve_budget(budget)
-    sub = budget.increment_explosion
+    sub = sizes(budget)
     cfg = budget.train_config(optimizer, lr if lr is not None else sub.update_lr, sub.update_steps)
     cfg = replace(cfg, held_out=0)  # these runs read the model update, not the final loss
     keys = [(v, n, s) for v in variants for n in sub.update_depths for s in range(sub.update_seeds)]
@@ -248,7 +249,7 @@ def paper_size_updates(
     """:func:`early_update_sweep` with every parameter trained, at DeepNet Fig. 5's model size
     (``paper_shape``: 64-128-2) instead of the budget's."""
     budget = resolve_budget(budget)
-    return early_update_sweep(budget, progress=progress, shape=budget.increment_explosion.paper_shape)
+    return early_update_sweep(budget, progress=progress, shape=sizes(budget).paper_shape)
 
 
 def early_updates(
@@ -279,7 +280,7 @@ def training_comparisons(
     (:func:`deepnotes.shared.warmup.runs`, the runs Post-Norm vs Pre-Norm also shows) at each of the
     budget's ``train_depths``, the first being the comparison's own depth; one training call."""
     budget = resolve_budget(budget)
-    return shared_warmup.runs(budget, budget.increment_explosion.train_depths, progress)
+    return shared_warmup.runs(budget, sizes(budget).train_depths, progress)
 
 
 @dataclass
@@ -307,7 +308,7 @@ def slider_run(
     the budget's ``slider_lrs[optimizer]``. A setting of the precomputed grid comes from
     :func:`slider_grid` (the whole grid trained in ensembles, once)."""
     budget = resolve_budget(budget)
-    sub = budget.increment_explosion
+    sub = sizes(budget)
     choice("optimizer", optimizer, sub.slider_lrs)
     lr = lr if lr is not None else sub.slider_lrs[optimizer]
     grid = slider_grid(budget)
@@ -322,7 +323,7 @@ def slider_grid(budget: Budget | str) -> dict[tuple[int, str, str], History]:
     """(depth, norm, optimizer) → the short run of every setting of the slider's grid, at the budget's
     slider rates, the norms that share a graph at each depth and optimizer trained as one ensemble."""
     budget = resolve_budget(budget)
-    sub = budget.increment_explosion
+    sub = sizes(budget)
     keys = [(n, v, o) for n in sub.slider_depths for v in sub.slider_norms for o in sub.slider_optimizers]
     settings = [(v, n, budget.train_config(o, sub.slider_lrs[o], sub.slider_steps)) for n, v, o in keys]
     return dict(zip(keys, runs(settings, budget), strict=True))

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from deepnotes.chapters.increment_explosion import experiments as ex
+from deepnotes.chapters.increment_explosion.budget import sizes
 from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.core.train import History
 from deepnotes.core.validate import Finite
@@ -48,7 +49,7 @@ def early_update_figure(updates: dict[str, dict[tuple[str, int], list[History]]]
     budget = resolve_budget(budget)
     from deepnotes.show import plots
 
-    depths = budget.increment_explosion.update_depths
+    depths = sizes(budget).update_depths
     fig, axes = plots.new_figure(3, height=2.6)
     _update_curves(axes[0], updates["all"], depths, f"all parameters; N = {depths} (darker = deeper)")
     slopes = []
@@ -85,8 +86,8 @@ def paper_size_figure(updates: dict[tuple[str, int], list[History]], budget: Bud
     budget = resolve_budget(budget)
     from deepnotes.show import plots
 
-    depths = budget.increment_explosion.update_depths
-    d_model, d_ff, heads = budget.increment_explosion.paper_shape
+    depths = sizes(budget).update_depths
+    d_model, d_ff, heads = sizes(budget).paper_shape
     fig, axes = plots.new_figure(2, height=2.6)
     _update_curves(axes[0], updates, depths, f"{d_model}-{d_ff}-{heads}; N = {depths} (darker = deeper)")
     steps = ex.first_step_updates(updates, depths)

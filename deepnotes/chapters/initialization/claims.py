@@ -11,6 +11,7 @@ from itertools import pairwise
 import sympy as sp
 
 from deepnotes.chapters.initialization import experiments as ex
+from deepnotes.chapters.initialization.budget import sizes
 from deepnotes.chapters.initialization.mlp import weight_variance
 from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.core.validate import Finite
@@ -323,7 +324,7 @@ def moment_verdicts(table: dict[tuple[str, str], ex.MomentCurve], budget: Budget
     mean over the weight draws of measured/predicted, at the deepest layer where the draws' spread lets a mean
     reach it (:func:`deepnotes.show.verdicts.check_mean_at_deepest`)."""
     budget = resolve_budget(budget)
-    depth = resolve_budget(budget).initialization.moment_depth
+    depth = sizes(resolve_budget(budget)).moment_depth
     rows = []
     for (init, act), c in table.items():
         if not _claimed(init, act):

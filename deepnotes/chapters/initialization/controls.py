@@ -5,6 +5,7 @@ within the budget's live spans)."""
 from __future__ import annotations
 
 from deepnotes.chapters.initialization import figures
+from deepnotes.chapters.initialization.budget import sizes
 from deepnotes.chapters.initialization.mlp import ACTIVATIONS
 from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.show import widgets as ui
@@ -15,7 +16,7 @@ LIVE_ACT = "tanh"  # the live panel's first activation
 def sliders(budget: Budget | str) -> dict[str, ui.Slider]:
     """ "moments": second moments through a plain MLP; "softmax": one query's attention weights."""
     budget = resolve_budget(budget)
-    b = budget.initialization
+    b = sizes(budget)
 
     def live_moments():
         return {

@@ -20,6 +20,7 @@ from __future__ import annotations
 import inspect
 
 from deepnotes.chapters.initialization import controls
+from deepnotes.chapters.initialization.budget import sizes
 from deepnotes.chapters.initialization.experiments import PROBE_SEEDS, moment_table
 from deepnotes.chapters.initialization.mlp import ACTIVATIONS
 from deepnotes.core.config import Budget, resolve_budget
@@ -33,7 +34,7 @@ FIGURES = 3
 
 def _moment_passes(budget: Budget | str, curves: int) -> MLPPasses:
     """``curves`` forward passes of the second-moment MLP (each curve builds its own MLP: same cost)."""
-    b = budget.initialization
+    b = sizes(budget)
     return MLPPasses(width=b.moment_width, depth=b.moment_depth, batch=b.moment_batch, passes=curves)
 
 
@@ -56,7 +57,7 @@ def derivations() -> Derivations:
 def plan(budget: Budget | str) -> list[Work]:
     """The chapter's work at ``budget``: see the module's docstring."""
     budget = resolve_budget(budget)
-    b = budget.initialization
+    b = sizes(budget)
     table = inspect.signature(moment_table).parameters  # the notebook calls it with its defaults
     return [
         _moment_passes(

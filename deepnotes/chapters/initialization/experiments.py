@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import torch
 
+from deepnotes.chapters.initialization.budget import sizes
 from deepnotes.chapters.initialization.mlp import ACTIVATIONS, plain_mlp, predicted_second_moments, scalar_activation
 from deepnotes.core import models as ini
 from deepnotes.core.config import Budget, get_budget, resolve_budget
@@ -56,11 +57,11 @@ def torch_trunc_defaults() -> TorchTruncDefaults:
 def truncation_samples(
     budget: Budget | str | None = None, std: Finite = BERT_STD, seed: int = 0
 ) -> dict[str, TruncSample]:
-    """``budget.initialization.trunc_samples`` draws of: torch's trunc_normal_ with its default bounds,
+    """``sizes(budget).trunc_samples`` draws of: torch's trunc_normal_ with its default bounds,
     deepnotes' cut at ±2σ, and deepnotes' cut at ±2σ with the std corrected (``match_std``)."""
     budget = resolve_budget(budget)
     positive_float("std", std)
-    n = resolve_budget(budget).initialization.trunc_samples
+    n = sizes(resolve_budget(budget)).trunc_samples
     t = torch.empty(n)
     gamma = ini.truncated_normal_variance_factor(TRUNCATION_K)
     defaults = torch_trunc_defaults()
@@ -149,7 +150,7 @@ def moment_curve(act: str, gain: Finite, depth: int, budget: Budget | str | None
     """Measured and predicted per-layer second moments at the budget's width and batch, over ``seeds``
     weight draws (the curve shown is draw 0's)."""
     budget = resolve_budget(budget)
-    b = resolve_budget(budget).initialization
+    b = sizes(resolve_budget(budget))
     draws = tuple(
         tuple(forward_second_moments(act, gain, depth, b.moment_width, b.moment_batch, seed=s))
         for s in range(positive_int("seeds", seeds))
@@ -163,7 +164,7 @@ def moment_table(
     """{(init, act): MomentCurve} at the budget's depth/width over its ``moment_seeds`` weight draws. LeCun =
     gain 1, He = gain 2 (in units of 1/m); Xavier equals LeCun for these square layers."""
     budget = resolve_budget(budget)
-    b = budget.initialization
+    b = sizes(budget)
     return {
         (init, act): moment_curve(act, INIT_GAINS[init], b.moment_depth, budget, b.moment_seeds)
         for init in inits
@@ -191,7 +192,7 @@ def softmax_probe(
     ``n_keys``, ``n_queries`` default to the budget's."""
     if d < 1:
         raise ValueError(f"d must be >= 1, got {d!r}")
-    b = get_budget().initialization
+    b = sizes(get_budget())
     n_keys, n_queries = given(n_keys, b.softmax_keys), given(n_queries, b.softmax_queries)
     gen = generator(seed)
     q = torch.randn(n_queries, d, generator=gen, dtype=torch.float64)  # [Q, d]
@@ -213,7 +214,7 @@ def softmax_probe(
 def softmax_sweep(budget: Budget | str | None = None) -> dict[tuple[int, bool], SoftmaxProbe]:
     """{(d, scaled): SoftmaxProbe} over the budget's ``softmax_dims``, without and with 1/√d."""
     budget = resolve_budget(budget)
-    b = resolve_budget(budget).initialization
+    b = sizes(resolve_budget(budget))
     return {
         (dd, s): softmax_probe(dd, s, b.softmax_keys, b.softmax_queries) for dd in b.softmax_dims for s in (False, True)
     }
@@ -223,7 +224,7 @@ def softmax_seeds(budget: Budget | str | None = None) -> dict[tuple[int, bool], 
     """{(d, scaled): one SoftmaxProbe per seed s < PROBE_SEEDS (queries and keys drawn from seed s; seed 0 is
     :func:`softmax_sweep`'s)}: what the verdicts read."""
     budget = resolve_budget(budget)
-    b = budget.initialization
+    b = sizes(budget)
     return {
         (dd, s): [softmax_probe(dd, s, b.softmax_keys, b.softmax_queries, seed) for seed in range(PROBE_SEEDS)]
         for dd in b.softmax_dims
@@ -242,7 +243,7 @@ def attention_row(d: int, scaled: bool, n_keys: int | None = None, seed: int = R
     """One query's attention weights over ``n_keys`` keys (float32, N(0,1) entries)."""
     if d < 1:
         raise ValueError(f"d must be >= 1, got {d!r}")
-    n_keys = given(n_keys, get_budget().initialization.softmax_keys)
+    n_keys = given(n_keys, sizes(get_budget()).softmax_keys)
     gen = generator(seed)
     q, k = torch.randn(d, generator=gen), torch.randn(n_keys, d, generator=gen)  # [d], [K, d]
     p = torch.softmax(k @ q / (math.sqrt(d) if scaled else 1.0), dim=0)
@@ -305,7 +306,7 @@ def relative_updates(
 def ntk_comparison(budget: Budget | str | None = None) -> dict[bool, UpdateRun]:
     """{ntk: UpdateRun} for the standard (He) and the NTK parametrization at the budget's sizes."""
     budget = resolve_budget(budget)
-    b = resolve_budget(budget).initialization
+    b = sizes(resolve_budget(budget))
     return {
         ntk: relative_updates(ntk, b.ntk_width, b.ntk_depth, b.ntk_steps, b.ntk_lr, b.ntk_batch)
         for ntk in (False, True)
@@ -316,7 +317,7 @@ def ntk_first_steps(budget: Budget | str, runs: dict[bool, UpdateRun]) -> dict[b
     """{ntk: the run of :func:`ntk_comparison` (seed 0, ``runs``), then one first Adam step for each further seed
     s < PROBE_SEEDS (initialization and data drawn from seed s)}: the first step's relative update per seed."""
     budget = resolve_budget(budget)
-    b = budget.initialization
+    b = sizes(budget)
     return {
         ntk: [
             run,
@@ -357,7 +358,7 @@ def norm_comparison(budget: Budget | str | None = None, seed: int = 0) -> NormCo
     budget = resolve_budget(budget)
     from torch.utils import benchmark
 
-    b = resolve_budget(budget).initialization
+    b = sizes(resolve_budget(budget))
     shape = tuple(b.norm_shape)
     with seeded(seed):
         xb = torch.randn(*shape) + NORM_INPUT_SHIFT  # [B, T, d]

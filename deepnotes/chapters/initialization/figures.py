@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 from deepnotes.chapters.initialization import experiments as ex
+from deepnotes.chapters.initialization.budget import sizes
 from deepnotes.chapters.initialization.mlp import weight_variance
 from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.core.validate import Finite
@@ -33,7 +34,7 @@ def moment_panels(table: dict[tuple[str, str], ex.MomentCurve], budget: Budget |
         curves = {act: (c.measured, c.predicted) for (i, act), c in table.items() if i == init}
         title = f"{init}: E[w²] = {ex.INIT_GAINS[init]:g}/m"
         plots.moment_curves(ax, curves, title=title, legend=False)
-    plots.key_below(fig, axes, title=f"width {budget.initialization.moment_width}; {plots.MOMENTS_KEY}")
+    plots.key_below(fig, axes, title=f"width {sizes(budget).moment_width}; {plots.MOMENTS_KEY}")
     return fig
 
 
@@ -77,7 +78,7 @@ def softmax_figure(d: int, scaled: bool, budget: Budget | str | None = None, pro
     budget = resolve_budget(budget)
     from deepnotes.show import plots
 
-    b = resolve_budget(budget).initialization
+    b = sizes(resolve_budget(budget))
     probe = ex.softmax_probe(d, scaled, b.softmax_keys, b.softmax_queries)
     row = ex.attention_row(d, scaled, b.softmax_keys)
     fig, (ax,) = plots.new_figure(1, height=2.6)

@@ -1,12 +1,12 @@
 """The sizes of the chapter "magnitude_decomposition" at every budget: one :class:`MagnitudeBudget` per row of
-:data:`deepnotes.core.config.BUDGETS`, registered under the chapter's stem (``budget.magnitude_decomposition``)."""
+:data:`deepnotes.core.config.BUDGETS`, read by :func:`sizes`."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 
-from deepnotes.core.config import chapter_rates, register_chapter_budget
+from deepnotes.core.config import GPU_MINUTES_PER_CHAPTER, Budget, chapter_rates, chapter_sizes
 
 
 @dataclass(frozen=True)
@@ -71,4 +71,12 @@ FULL = MagnitudeBudget(
 # three seeds of every choice (issue 44) within a T4's ten minutes by the estimate: 250 steps
 GPU = replace(FULL, train_depths=(12, 48), train_steps=250)
 
-register_chapter_budget("magnitude_decomposition", {"smoke": SMOKE, "cpu": CPU, "gpu": GPU, "full": FULL})
+ROWS = {"smoke": SMOKE, "cpu": CPU, "gpu": GPU, "full": FULL}
+# the T4 minutes this chapter's gpu row may take by the estimate (tests/core/test_cost.py holds it to them)
+GPU_MINUTES = GPU_MINUTES_PER_CHAPTER
+
+
+def sizes(budget: Budget | str | None = None) -> MagnitudeBudget:
+    """This chapter's sizes at ``budget`` (a Budget, a budget's name, or None for the default budget): its row
+    of :data:`ROWS`, or the sizes the budget carries in its place (``Budget.with_sizes``)."""
+    return chapter_sizes(budget, ROWS, MagnitudeBudget)

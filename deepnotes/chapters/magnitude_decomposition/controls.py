@@ -4,6 +4,7 @@ depth, optimizer and learning rate, every value of which :func:`.figures.slider_
 from __future__ import annotations
 
 from deepnotes.chapters.magnitude_decomposition import figures
+from deepnotes.chapters.magnitude_decomposition.budget import sizes
 from deepnotes.core import scaling
 from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.show import widgets as ui
@@ -12,7 +13,7 @@ from deepnotes.show import widgets as ui
 def sliders(budget: Budget | str) -> dict[str, ui.Slider]:
     """ "choices": the (α, λ) choices of the magnitude analysis, derived and trained."""
     budget = resolve_budget(budget)
-    mb = budget.magnitude_decomposition
+    mb = sizes(budget)
 
     def live():
         return {

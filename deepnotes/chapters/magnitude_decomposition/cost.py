@@ -28,6 +28,7 @@ Nothing depends on results; the live panel runs nothing at build time.
 from __future__ import annotations
 
 from deepnotes.chapters.magnitude_decomposition import controls
+from deepnotes.chapters.magnitude_decomposition.budget import sizes
 from deepnotes.chapters.magnitude_decomposition.experiments import choices
 from deepnotes.chapters.magnitude_decomposition.training import PLAN
 from deepnotes.core import scaling
@@ -111,7 +112,7 @@ def derivations(budget: Budget | str) -> Derivations:
 def plan(budget: Budget | str) -> list[Work]:
     """The chapter's work at ``budget``: see the module's docstring."""
     budget = resolve_budget(budget)
-    mb = budget.magnitude_decomposition
+    mb = sizes(budget)
     sgd_picks = len(choices(mb.identity_depth, "sgd")) - 1  # identity_sweep: SGD's choices less the paper's
     return [
         *_reference_probes(budget, mb.probe_depth, len(mb.alphas) * len(mb.lambdas) * mb.probe_seeds),  # lambda sweep

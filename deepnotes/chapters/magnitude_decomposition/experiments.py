@@ -2,7 +2,7 @@
 W = λU of a matrix, the scalar gradient ∂L/∂λ = ⟨∂L/∂W, U⟩ in real DeepNorm stacks, how close the
 stack starts to the identity, and the size of the first update. They measure and return numbers
 (dataclasses); :mod:`.figures` draws them and :mod:`.claims` judges them. Sizes and rates come from
-``budget.magnitude_decomposition``.
+``sizes(budget)``.
 
 Convention: Su writes a sublayer as x·W (W is d_in × d_out); a PyTorch ``nn.Linear`` stores
 Wᵀ. The Frobenius λ below is the same for W and Wᵀ (tr(WWᵀ)ᵏ = tr(WᵀW)ᵏ), so either can be passed.
@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from deepnotes.chapters.magnitude_decomposition.budget import sizes
 from deepnotes.core import scaling
 from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.core.config import device as default_device
@@ -102,7 +103,7 @@ def decomposition_table(shapes=None, gains=(1.0, 0.25), seed: int = 0, budget: B
     """λ of Xavier-normal matrices (gain g, std g·√(2/(a+b))) by every route, one row per shape × gain;
     ``shapes`` default to the budget's ``table_shapes``."""
     budget = resolve_budget(budget)
-    shapes = given(shapes, resolve_budget(budget).magnitude_decomposition.table_shapes)
+    shapes = given(shapes, sizes(resolve_budget(budget)).table_shapes)
     gen = generator(seed)
     rows = []
     for a, b in shapes:
@@ -136,7 +137,7 @@ class Orthogonality:
 def xavier_orthogonality(d: int | None = None, seed: int = 0, budget: Budget | str | None = None) -> Orthogonality:
     """Row cosines and the spectrum of WWᵀ/λ_F² for one draw of W (d: the budget's ``orthogonality_dim``)."""
     budget = resolve_budget(budget)
-    d = given(d, resolve_budget(budget).magnitude_decomposition.orthogonality_dim)
+    d = given(d, sizes(resolve_budget(budget)).orthogonality_dim)
     int_at_least("d", d, 2, "row cosines need two rows")
     w = torch.randn(d, d, generator=generator(seed), dtype=torch.float64) / math.sqrt(d)  # [d, d]
     rows = w / w.norm(dim=1, keepdim=True)
@@ -223,7 +224,7 @@ def autograd_identity_check(budget: Budget | str | None = None) -> dict[str, tup
     stack of the budget's ``check_depth`` on CPU."""
     budget = resolve_budget(budget)
     model = deepnorm_model(
-        budget.magnitude_decomposition.check_depth, CHECK_ALPHA, CHECK_LAMBDA, budget, device="cpu", dtype=torch.float64
+        sizes(budget).check_depth, CHECK_ALPHA, CHECK_LAMBDA, budget, device="cpu", dtype=torch.float64
     )
     tokens = probe_batch(budget, 0, "cpu")
     return {k: lambda_gradient_by_autograd(model, tokens, block=CHECK_BLOCK, kind=k) for k in KINDS}
@@ -269,11 +270,11 @@ def lambda_gradient_sweep(
 ) -> GradientSweep:
     """∂L/∂λ of every matrix in DeepNorm stacks over a grid of (α, λ), float64, at initialization."""
     budget = resolve_budget(budget)
-    seeds = given(seeds, budget.magnitude_decomposition.probe_seeds)
-    n_layers = given(n_layers, budget.magnitude_decomposition.probe_depth)
+    seeds = given(seeds, sizes(budget).probe_seeds)
+    n_layers = given(n_layers, sizes(budget).probe_depth)
     alphas, lambdas = (
-        tuple(given(alphas, budget.magnitude_decomposition.alphas)),
-        tuple(given(lambdas, budget.magnitude_decomposition.lambdas)),
+        tuple(given(alphas, sizes(budget).alphas)),
+        tuple(given(lambdas, sizes(budget).lambdas)),
     )
     device = device or default_device()
     rms = {k: [[0.0] * len(lambdas) for _ in alphas] for k in KINDS}
@@ -363,7 +364,7 @@ class FirstStep:
 def first_step_sweep(budget: Budget | str | None = None, device=None) -> dict[tuple[str, int, str], FirstStep]:
     """(optimizer, depth, choice) → the first step at the budget's ``first_step_lrs``, over its update depths."""
     budget = resolve_budget(budget)
-    mb = budget.magnitude_decomposition
+    mb = sizes(budget)
     return {
         (opt, n, label): FirstStep(a, lam, first_step_relative_update(n, a, lam, opt, lr, budget, device=device), lr)
         for opt, lr in mb.first_step_lrs.items()
@@ -406,7 +407,7 @@ def identity_sweep(
     """label → per-block ‖x_{l+1} − x_l‖/‖x_l‖ at init for SGD's three picks, Su's Adam
     constants (LAMB's α = 1 pick equals SGD's), the paper's, and Post-LN (α = λ = 1) for contrast."""
     budget = resolve_budget(budget)
-    n = given(n_layers, budget.magnitude_decomposition.identity_depth)
+    n = given(n_layers, sizes(budget).identity_depth)
     settings = {f"SGD {LABELS[k]}": (k, v) for k, v in choices(n, "sgd").items() if k != "paper"}
     settings[f"Adam {LABELS['lambda=1/alpha']}"] = ("deepnorm/adam", scaling.magnitude_solution(n, "adam"))
     settings["paper"] = ("paper", scaling.deepnorm_coefficients(n))

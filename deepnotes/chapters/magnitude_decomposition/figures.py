@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+from deepnotes.chapters.magnitude_decomposition.budget import sizes
 from deepnotes.chapters.magnitude_decomposition.experiments import (
     KINDS,
     LABELS,
@@ -192,7 +193,7 @@ def slider_figure(
     from deepnotes.show import plots
 
     budget = resolve_budget(budget)
-    mb = budget.magnitude_decomposition
+    mb = sizes(budget)
     lr = lr if lr is not None else mb.train_lrs[choice("optimizer", optimizer, mb.train_lrs)][0]
     picks = choices(depth, optimizer)
     runs = run_choices(depth, picks, optimizer, lr, budget, steps=mb.slider_steps, progress=progress)

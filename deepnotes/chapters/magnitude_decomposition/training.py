@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from deepnotes.chapters.magnitude_decomposition.budget import sizes
 from deepnotes.chapters.magnitude_decomposition.experiments import choices, deepnorm_model
 from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.core.config import device as default_device
@@ -77,8 +78,8 @@ def run_choices(
     if not picks:
         raise ValueError("picks is empty; give at least one label → (alpha, lam)")
     budget = resolve_budget(budget)
-    steps = given(steps, budget.magnitude_decomposition.train_steps)
-    every = given(track_every, budget.magnitude_decomposition.track_every)
+    steps = given(steps, sizes(budget).train_steps)
+    every = given(track_every, sizes(budget).track_every)
     device = device or default_device()
     keys = [(label, s) for label in picks for s in range(seed, seed + positive_int("seeds", seeds))]
     models = [deepnorm_model(n_layers, *picks[label], budget, seed=s, device=device) for label, s in keys]
@@ -129,7 +130,7 @@ def choice_comparison(
     ``train_lrs`` and training depths, each trained at the budget's ``train_seeds`` (the run drawn is seed 0's;
     :meth:`ChoiceRun.per_seed` holds every seed's)."""
     budget = resolve_budget(budget)
-    mb = budget.magnitude_decomposition
+    mb = sizes(budget)
     jobs = [(opt, lr, n) for n in given(depths, mb.train_depths) for opt, lrs in mb.train_lrs.items() for lr in lrs]
     out: dict[tuple[str, float, int], dict[str, ChoiceRun]] = {}
     for opt, lr, n in progress_bar(jobs, progress):

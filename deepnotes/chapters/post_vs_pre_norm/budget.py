@@ -1,11 +1,11 @@
 """The sizes of the chapter "post_vs_pre_norm" at every budget: one :class:`PostPreBudget` per row of
-:data:`deepnotes.core.config.BUDGETS`, registered under the chapter's stem (``budget.post_vs_pre_norm``)."""
+:data:`deepnotes.core.config.BUDGETS`, read by :func:`sizes`."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from deepnotes.core.config import register_chapter_budget
+from deepnotes.core.config import GPU_MINUTES_PER_CHAPTER, Budget, chapter_sizes
 from deepnotes.core.validate import Finite
 
 
@@ -47,4 +47,12 @@ FULL = PostPreBudget(
 )
 GPU = FULL
 
-register_chapter_budget("post_vs_pre_norm", {"smoke": SMOKE, "cpu": CPU, "gpu": GPU, "full": FULL})
+ROWS = {"smoke": SMOKE, "cpu": CPU, "gpu": GPU, "full": FULL}
+# the T4 minutes this chapter's gpu row may take by the estimate (tests/core/test_cost.py holds it to them)
+GPU_MINUTES = GPU_MINUTES_PER_CHAPTER
+
+
+def sizes(budget: Budget | str | None = None) -> PostPreBudget:
+    """This chapter's sizes at ``budget`` (a Budget, a budget's name, or None for the default budget): its row
+    of :data:`ROWS`, or the sizes the budget carries in its place (``Budget.with_sizes``)."""
+    return chapter_sizes(budget, ROWS, PostPreBudget)

@@ -5,6 +5,7 @@ styles of ``STYLES``, depths ≥ 1, warmups within the run, positive β and lear
 from __future__ import annotations
 
 from deepnotes.chapters.post_vs_pre_norm import figures
+from deepnotes.chapters.post_vs_pre_norm.budget import sizes
 from deepnotes.chapters.post_vs_pre_norm.experiments import STYLES
 from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.show import widgets as ui
@@ -13,7 +14,7 @@ from deepnotes.show import widgets as ui
 def sliders(budget: Budget | str) -> dict[str, ui.Slider]:
     """ "init": per-block gradients at init and the first Adam steps."""
     budget = resolve_budget(budget)
-    sub = budget.post_vs_pre_norm
+    sub = sizes(budget)
 
     def live():
         return {

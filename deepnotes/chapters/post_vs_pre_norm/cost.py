@@ -19,6 +19,7 @@ Nothing here depends on results. The live panel runs nothing at build time.
 from __future__ import annotations
 
 from deepnotes.chapters.post_vs_pre_norm import controls
+from deepnotes.chapters.post_vs_pre_norm.budget import sizes
 from deepnotes.chapters.post_vs_pre_norm.experiments import (
     PAPER_STYLES,
     PROBE_SEEDS,
@@ -87,7 +88,7 @@ def derivations() -> Derivations:
 def plan(budget: Budget | str) -> list[Work]:
     """The chapter's work at ``budget``: see the module's docstring."""
     budget = resolve_budget(budget)
-    sub = budget.post_vs_pre_norm
+    sub = sizes(budget)
     b, t = budget.batch_size, budget.seq_len
     last = sub.probe_depths[-1]
     xiong_depths = sorted(set(sub.paper_depths) | {sub.profile_depth})

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
+from deepnotes.chapters.post_vs_pre_norm.budget import sizes
 from deepnotes.core import measure
 from deepnotes.core.config import Budget, ModelConfig, resolve_budget
 from deepnotes.core.config import device as default_device
@@ -95,7 +96,7 @@ def init_probes(budget: Budget | str, depth: int | None = None) -> dict[str, lis
     """:func:`stream_probe` of every style at ``depth`` (default: the budget's largest probe depth), one per
     seed s < PROBE_SEEDS (initialization s, probe batch s): style → one probe per seed."""
     budget = resolve_budget(budget)
-    depth = given(depth, budget.post_vs_pre_norm.probe_depths[-1])
+    depth = given(depth, sizes(budget).probe_depths[-1])
     return {norm: [stream_probe(norm, depth, budget, seed=s) for s in range(PROBE_SEEDS)] for norm in STYLES}
 
 
@@ -105,7 +106,7 @@ def depth_sweep(
     """:func:`stream_probe` of every style at each of the budget's probe depths (seed 0); ``probes`` (of
     :func:`init_probes`) are reused at the largest depth instead of measured again."""
     budget = resolve_budget(budget)
-    depths = budget.post_vs_pre_norm.probe_depths
+    depths = sizes(budget).probe_depths
     return {
         (norm, n): (probes[norm][0] if probes is not None and n == depths[-1] else stream_probe(norm, n, budget))
         for norm in STYLES
@@ -116,7 +117,7 @@ def depth_sweep(
 def rates(budget: Budget | str) -> dict[str, float]:
     """optimizer → the training comparison's rate: Adam's is the shared warmup comparison's peak."""
     budget = resolve_budget(budget)
-    return {"adam": budget.warmup.lr, "sgd": budget.post_vs_pre_norm.sgd_lr}
+    return {"adam": budget.warmup.lr, "sgd": sizes(budget).sgd_lr}
 
 
 def run(
@@ -266,7 +267,7 @@ def slider_experiment(
     """The slider's experiment: the probe at init and a short Adam run (``lr`` default: the
     budget's slider rate)."""
     budget = resolve_budget(budget)
-    sub = budget.post_vs_pre_norm
+    sub = sizes(budget)
     lr = lr if lr is not None else sub.slider_lr
     probe = stream_probe(norm, depth, budget, beta=beta)
     hist = run(norm, depth, budget, "adam", lr, warmup=warmup, steps=sub.slider_steps, beta=beta, progress=progress)
@@ -377,7 +378,7 @@ def xiong_probe(budget: Budget | str | None = None, device=None) -> XiongProbe:
         Fig. 3(a,b) ‖∂L/∂W^{·,l}‖_F grows with l (Post-LN), stays about the same (Pre-LN)"""
     budget = resolve_budget(budget)
     device = device or default_device()
-    sub = budget.post_vs_pre_norm
+    sub = sizes(budget)
     depths = sorted(set(sub.paper_depths) | {sub.profile_depth})
     stacks = {
         (norm, n): _xiong_stack(norm, n, budget, sub.paper_seeds, device) for norm in PAPER_STYLES for n in depths
@@ -421,7 +422,7 @@ def liu_output_change(budget: Budget | str | None = None, device=None) -> LiuPro
     ``paper_depths`` (``paper_seeds`` initializations, each with its own probe batch and δ)."""
     budget = resolve_budget(budget)
     device = device or default_device()
-    sub = budget.post_vs_pre_norm
+    sub = sizes(budget)
     task = MarkovLanguage(budget.vocab_size, seed=0)
     changes: dict[str, list[list[float]]] = {}
     for norm in PAPER_STYLES:

@@ -5,6 +5,7 @@ figure beside them (:func:`.figures.answer`)."""
 from __future__ import annotations
 
 from deepnotes.chapters.thousand_layers import experiments as ex
+from deepnotes.chapters.thousand_layers.budget import sizes
 from deepnotes.chapters.thousand_layers.claims import TRAINED
 from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.core.validate import Finite
@@ -18,7 +19,7 @@ def sentences(runs: ex.Runs, budget: Budget | str) -> list[str]:
     """Three sentences: who trains at the headline depth (and where Post-LN stops), the deepest stack
     beside Post-LN, and what the map says about DeepNorm's rates."""
     budget = resolve_budget(budget)
-    sub = budget.thousand_layers
+    sub = sizes(budget)
     n, w = sub.depth, sub.loss_window
     med = {lab: runs.median(lab, n, w) for lab in ex.MAP_STYLES}
     post_curve = ex.frontier(runs, w, (*sub.frontier_depths, n))["post"]

@@ -1,11 +1,11 @@
 """The sizes of the chapter "thousand_layers" at every budget: one :class:`ThousandLayersBudget` per row of
-:data:`deepnotes.core.config.BUDGETS`, registered under the chapter's stem (``budget.thousand_layers``)."""
+:data:`deepnotes.core.config.BUDGETS`, read by :func:`sizes`."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from deepnotes.core.config import register_chapter_budget
+from deepnotes.core.config import Budget, chapter_sizes
 from deepnotes.core.validate import Finite
 
 
@@ -80,4 +80,12 @@ GPU = replace(
     FULL, train_steps=300, deepest=3000, train_batch=(4, 16), seeds=3, contrast_seeds=1, update_steps=10, loss_window=10
 )
 
-register_chapter_budget("thousand_layers", {"smoke": SMOKE, "cpu": CPU, "gpu": GPU, "full": FULL}, gpu_minutes=40)
+ROWS = {"smoke": SMOKE, "cpu": CPU, "gpu": GPU, "full": FULL}
+# the T4 minutes this chapter's gpu row may take by the estimate (tests/core/test_cost.py holds it to them)
+GPU_MINUTES = 40  # more than GPU_MINUTES_PER_CHAPTER: its deep stacks are launch-bound on a GPU (RESULTS.md)
+
+
+def sizes(budget: Budget | str | None = None) -> ThousandLayersBudget:
+    """This chapter's sizes at ``budget`` (a Budget, a budget's name, or None for the default budget): its row
+    of :data:`ROWS`, or the sizes the budget carries in its place (``Budget.with_sizes``)."""
+    return chapter_sizes(budget, ROWS, ThousandLayersBudget)

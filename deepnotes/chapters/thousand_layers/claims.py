@@ -12,6 +12,7 @@ import sympy as sp
 
 from deepnotes.chapters.thousand_layers import derive
 from deepnotes.chapters.thousand_layers import experiments as ex
+from deepnotes.chapters.thousand_layers.budget import sizes
 from deepnotes.core import scaling
 from deepnotes.core.config import Budget, get_budget, resolve_budget
 from deepnotes.core.derive import N, alpha, deepnorm_ratio, lam
@@ -212,7 +213,7 @@ def fractions_text(runs: ex.Runs, window: int, label: str, depth: int, lr: Finit
 
 def _headline_rows(runs: ex.Runs, budget: Budget | str) -> list[vd.Verdict]:
     """DeepNet's headline at N: Post-LN fails where DeepNorm trains, shallow Post-LN, both constants needed."""
-    sub = budget.thousand_layers
+    sub = sizes(budget)
     n, w = sub.depth, sub.loss_window
     per_seed = functools.partial(runs.fractions, window=w)  # fractions learned; check_outcome takes the median
     shallow, failing = _nearest(sub.frontier_depths, SHALLOW_DEPTH), _nearest(sub.frontier_depths, FAILING_DEPTH)
@@ -295,7 +296,7 @@ def _pre_easier_row(trained: dict[str, set[int]], same: str) -> vd.Verdict:
 
 def _beyond_headline_rows(runs: ex.Runs, budget: Budget | str) -> list[vd.Verdict]:
     """Pre-LN vs Post-LN on the frontier, ReZero, warmup, the trainability map, past DeepNet, 200 layers."""
-    sub = budget.thousand_layers
+    sub = sizes(budget)
     n, w = sub.depth, sub.loss_window
     per_seed = functools.partial(runs.fractions, window=w)  # fractions learned; check_outcome takes the median
     depths = (*sub.frontier_depths, n)
@@ -457,7 +458,7 @@ def _deepest_verdict(runs: ex.Runs, budget: Budget | str) -> vd.Verdict:
     """Annotated §13.7, "1000 layers and deeper train stably": every DeepNorm seed at the headline depth
     (no warmup, the chapter's rate) and past DeepNet (with warmup, the carried rate), pooled, judged as a
     fraction of seeds trained and never diverged (check_estimate); Post-LN with the same settings beside it."""
-    sub = budget.thousand_layers
+    sub = sizes(budget)
     w, n, rate = sub.loss_window, sub.deepest, ex.deepest_rate(budget)
     deep, post = ex.DEEPEST
     at_depth, deepest = _stably_trained(runs, "deepnorm", sub.depth, w), _stably_trained(runs, deep, n, w, rate)
@@ -546,7 +547,7 @@ def budget_numbers(budget: Budget | str) -> dict[str, str]:
     and the `gpu` budget's deepest, the live panel's largest depth, and the fraction learned that counts as
     trained (:data:`TRAINED`, fixed before any run)."""
     budget = resolve_budget(budget)
-    sub, gpu = budget.thousand_layers, get_budget("gpu").thousand_layers
+    sub, gpu = sizes(budget), sizes(get_budget("gpu"))
     *head, last = sub.map_depths
     return {
         "map_depths": f"{', '.join(map(str, head))} and {last}" if head else str(last),

@@ -6,6 +6,7 @@ offering only settings :func:`.experiments.live_run` accepts."""
 from __future__ import annotations
 
 from deepnotes.chapters.thousand_layers import figures
+from deepnotes.chapters.thousand_layers.budget import sizes
 from deepnotes.chapters.thousand_layers.experiments import MAP_STYLES, VARIANTS, Runs
 from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.show import widgets as ui
@@ -15,7 +16,7 @@ def sliders(budget: Budget | str, runs: Runs | None = None) -> dict[str, ui.Slid
     """ "frontier": the loss and the early update of one variant at one depth. ``runs`` (of
     :func:`.experiments.train_runs`) serve the grid; without them every setting trains live."""
     budget = resolve_budget(budget)
-    sub = budget.thousand_layers
+    sub = sizes(budget)
 
     def live():
         return {"depth": ui.int_slider("depth", sub.live_depth), "variant": ui.dropdown("variant", tuple(VARIANTS))}

@@ -18,6 +18,7 @@ the runs (frontier, summaries); the SymPy derivations are priced as :class:`Deri
 from __future__ import annotations
 
 from deepnotes.chapters.thousand_layers import controls
+from deepnotes.chapters.thousand_layers.budget import sizes
 from deepnotes.chapters.thousand_layers.experiments import (
     MAP_STYLES,
     PROFILE_SEEDS,
@@ -38,7 +39,7 @@ FIGURES = 6
 def _init_profiles(budget: Budget | str) -> list[StackPasses]:
     """:func:`~deepnotes.chapters.thousand_layers.experiments.init_profiles`: one Stack per graph of
     PROFILE_STYLES (members: its styles × PROFILE_SEEDS), one forward + backward block by block (PyTorch's path)."""
-    sub = budget.thousand_layers
+    sub = sizes(budget)
     batch, seq = sub.train_batch
     groups: dict = {}  # graph → [a member's config, members]
     for style in PROFILE_STYLES:
@@ -58,7 +59,7 @@ def _train_runs(budget: Budget | str, runs: list[Run]) -> list[TrainRuns]:
 def _slider_live_runs(budget: Budget | str, runs: list[Run]) -> list[TrainRuns]:
     """:func:`~deepnotes.chapters.thousand_layers.figures.slider_figure` over the grid: a live_run (seed 0,
     one member, the chapter's rate) for each setting the chapter's runs lack."""
-    sub = budget.thousand_layers
+    sub = sizes(budget)
     trained = {r.cell for r in runs}
     grid = [(style, n) for n in sub.slider_depths for style in MAP_STYLES]
     return [

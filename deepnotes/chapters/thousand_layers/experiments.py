@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import torch
 
+from deepnotes.chapters.thousand_layers.budget import sizes
 from deepnotes.core import measure, scaling
 from deepnotes.core.config import Budget, ModelConfig, TrainConfig, resolve_budget
 from deepnotes.core.config import device as default_device
@@ -106,7 +107,7 @@ def variant_train_config(
     """Adam at ``lr`` (default: the chapter's rate) on the chapter's batches; the "+ warmup" variants
     warm up for :func:`warmup_steps` (depth, steps)."""
     budget = resolve_budget(budget)
-    sub = budget.thousand_layers
+    sub = sizes(budget)
     steps = sub.train_steps if steps is None else positive_int("steps", steps)
     lr = sub.lr if lr is None else positive_float("lr", lr)
     batch, seq = sub.train_batch
@@ -129,7 +130,7 @@ def map_rates(lr: Finite, count: int = 5, decades: Finite = 2.0) -> tuple[float,
 def budget_map_rates(budget: Budget | str) -> tuple[float, ...]:
     """The map's columns at ``budget``: :func:`map_rates` around the chapter's rate."""
     budget = resolve_budget(budget)
-    sub = budget.thousand_layers
+    sub = sizes(budget)
     return map_rates(sub.lr, sub.map_rate_count, sub.map_decades)
 
 
@@ -139,7 +140,7 @@ def deepest_rate(budget: Budget | str) -> float:
     that change grows like N^p (p = 1/2: the exponent :func:`.derive.loss_change_growth` derives),
     so η_N = η·(N₀/N)^p."""
     budget = resolve_budget(budget)
-    sub = budget.thousand_layers
+    sub = sizes(budget)
     return sub.lr * (sub.depth / sub.deepest) ** _deepnorm_adam_exponent()
 
 
@@ -164,9 +165,9 @@ def init_profiles(
     depth), one per seed s < PROFILE_SEEDS (initialization s, probe batch s of the language); the styles and
     seeds of one graph are the members of one stack. style → one profile per seed."""
     budget = resolve_budget(budget)
-    depth = budget.thousand_layers.depth if depth is None else positive_int("depth", depth)
+    depth = sizes(budget).depth if depth is None else positive_int("depth", depth)
     dev = default_device()
-    batch, seq = budget.thousand_layers.train_batch
+    batch, seq = sizes(budget).train_batch
     language = MarkovLanguage(budget.vocab_size, seed=0)
     tokens = [probe_batch(language, batch, seq, seed=s, device=dev) for s in range(PROFILE_SEEDS)]  # [B, T+1] each
     cfgs = {s: variant_config(s, depth, budget) for s in styles}
@@ -212,7 +213,7 @@ def plan(budget: Budget | str) -> list[Run]:
     - past DeepNet: DeepNorm with the warmup rule at the deepest depth and :func:`deepest_rate`
       (``deepest_seeds`` seeds), beside Post-LN with the same warmup and rate (``contrast_seeds`` seeds)."""
     budget = resolve_budget(budget)
-    sub = budget.thousand_layers
+    sub = sizes(budget)
     seeds = range(sub.seeds)
     depths = (*sub.frontier_depths, sub.depth)
     runs = [Run(lab, n, sub.lr, s) for n in depths for lab in MAP_STYLES for s in seeds]
@@ -287,7 +288,7 @@ def train_runs(
     ensemble whatever their rate and warmup; ensembles are spread over ``workers`` processes
     (default: one per core, at most two; one on CUDA)."""
     budget = resolve_budget(budget)
-    sub = budget.thousand_layers
+    sub = sizes(budget)
     runs = plan(budget) if runs is None else list(runs)
     dev = default_device()
     workers = default_workers(dev) if workers is None else workers
@@ -340,7 +341,7 @@ def trainability_map(runs: Runs, budget: Budget | str) -> TrainabilityMap:
     """The map's cells out of the chapter's runs: MAP_STYLES × the map depths × :func:`budget_map_rates`
     (the middle column is the frontier's runs at the chapter's rate)."""
     budget = resolve_budget(budget)
-    return _map_of(runs, MAP_STYLES, tuple(budget.thousand_layers.map_depths), budget_map_rates(budget))
+    return _map_of(runs, MAP_STYLES, tuple(sizes(budget).map_depths), budget_map_rates(budget))
 
 
 def _map_of(runs: Runs, styles: tuple[str, ...], depths: tuple[int, ...], rates: tuple[float, ...]) -> TrainabilityMap:
@@ -408,7 +409,7 @@ def live_run(depth: int, label: str, budget: Budget | str | None = None, progres
     budget = resolve_budget(budget)
     return train_runs(
         budget,
-        [Run(variant(label).label, positive_int("depth", depth), budget.thousand_layers.lr, 0)],
+        [Run(variant(label).label, positive_int("depth", depth), sizes(budget).lr, 0)],
         progress=progress,
         workers=1,
     )

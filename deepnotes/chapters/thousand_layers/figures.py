@@ -7,6 +7,7 @@ import math
 import statistics
 
 from deepnotes.chapters.thousand_layers import experiments as ex
+from deepnotes.chapters.thousand_layers.budget import sizes
 from deepnotes.core.config import resolve_budget
 from deepnotes.core.measure import StreamProfile
 from deepnotes.core.validate import Finite
@@ -149,7 +150,7 @@ def answer(runs: ex.Runs, budget, threshold: Finite):
     """The chapter's answer in one small figure: :func:`frontier` of the four styles at the chapter's
     rate from 3 to the headline depth, and the deepest stack's DeepNorm beside Post-LN."""
     budget = resolve_budget(budget)
-    sub = budget.thousand_layers
+    sub = sizes(budget)
     return frontier(
         runs,
         sub.loss_window,

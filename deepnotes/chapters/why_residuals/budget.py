@@ -1,12 +1,12 @@
 """The sizes of the chapter "why_residuals" at every budget: one :class:`ResidualsBudget` per row of
-:data:`deepnotes.core.config.BUDGETS`, registered under the chapter's stem (``budget.why_residuals``)."""
+:data:`deepnotes.core.config.BUDGETS`, read by :func:`sizes`."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 
-from deepnotes.core.config import chapter_rates, register_chapter_budget
+from deepnotes.core.config import Budget, chapter_rates, chapter_sizes
 from deepnotes.core.validate import Finite
 
 
@@ -109,4 +109,12 @@ FULL = ResidualsBudget(
 )
 GPU = replace(FULL, train_depths=(20, 100), train_steps=250)
 
-register_chapter_budget("why_residuals", {"smoke": SMOKE, "cpu": CPU, "gpu": GPU, "full": FULL}, gpu_minutes=25)
+ROWS = {"smoke": SMOKE, "cpu": CPU, "gpu": GPU, "full": FULL}
+# the T4 minutes this chapter's gpu row may take by the estimate (tests/core/test_cost.py holds it to them)
+GPU_MINUTES = 25  # more than GPU_MINUTES_PER_CHAPTER: its deep stacks are launch-bound on a GPU (RESULTS.md)
+
+
+def sizes(budget: Budget | str | None = None) -> ResidualsBudget:
+    """This chapter's sizes at ``budget`` (a Budget, a budget's name, or None for the default budget): its row
+    of :data:`ROWS`, or the sizes the budget carries in its place (``Budget.with_sizes``)."""
+    return chapter_sizes(budget, ROWS, ResidualsBudget)

@@ -14,6 +14,7 @@ import numpy as np
 import sympy as sp
 
 from deepnotes.chapters.why_residuals import derive as sr
+from deepnotes.chapters.why_residuals.budget import sizes
 from deepnotes.chapters.why_residuals.experiments import (
     EPS_NAMES,
     GradientSweep,
@@ -645,7 +646,7 @@ def _trains_row(prefix: str, kind, n: int, seeds: dict, window: int, reason: str
 def training_verdicts(runs: dict[tuple, list[History]], budget: Budget | str) -> vd.VerdictTable:
     """Does each MLP run ((N, optimizer, kind) → one History per seed) learn? (the seeds' median)"""
     budget = resolve_budget(budget)
-    window = budget.why_residuals.loss_window
+    window = sizes(budget).loss_window
     rows = []
     for (n, opt, kind), hs in runs.items():
         setting = {k: h for (m, o, k), h in runs.items() if (m, o) == (n, opt)}
@@ -657,7 +658,7 @@ def training_verdicts(runs: dict[tuple, list[History]], budget: Budget | str) ->
 def transformer_verdicts(sweep: TransformerSweep, budget: Budget | str) -> vd.VerdictTable:
     """The Transformers without normalization: does each train, and does each keep positions apart at init?"""
     budget = resolve_budget(budget)
-    window = budget.why_residuals.loss_window
+    window = sizes(budget).loss_window
     rows = []
     for (n, k), hs in sweep.runs.items():
         setting = {kind: h for (m, kind), h in sweep.runs.items() if m == n}
@@ -708,7 +709,7 @@ def measured_summary(runs: dict[tuple, list[History]], budget: Budget | str) -> 
     step 0 of the deepest Adam runs (each seed's median over layers, the median over seeds), each run's fraction
     learned per seed and the step at which each seed is half-way to the floor."""
     budget = resolve_budget(budget)
-    rb = budget.why_residuals
+    rb = sizes(budget)
     window = rb.loss_window
     kinds = list(dict.fromkeys(kind for _, _, kind in runs))
     opts = list(dict.fromkeys(opt for _, opt, _ in runs))
@@ -756,7 +757,7 @@ def run_takeaways(runs: dict[tuple, list[History]], sweep: TransformerSweep | No
     "trains" past LEARNED_FRACTION): how many of the MLP runs with ε = 1/√N trained, and per Transformer wiring how
     many runs trained and diverged (or that the budget skips the Transformers)."""
     budget = resolve_budget(budget)
-    window = budget.why_residuals.loss_window
+    window = sizes(budget).loss_window
     sqrt_runs = [hs for (_, _, kind), hs in runs.items() if kind == "1/sqrt(N)"]
     out = {"mlp_sqrt_trained": f"trained {_runs_count_text(sqrt_runs, window)} here"}
     if sweep is None:
@@ -781,7 +782,7 @@ def spectrum_verdicts(spectra: dict, budget: Budget | str) -> vd.VerdictTable:
     isometry; at the shallow depth all three stacks keep most λ_io near one; at the deep one the LayerNorm
     stacks spread theirs while ReZero (g = 0.1) stays much closer to one."""
     budget = resolve_budget(budget)
-    sub = budget.why_residuals
+    sub = sizes(budget)
     shallow, deep = min(sub.jacobian_depths), max(sub.jacobian_depths)
     f = NEAR_ONE_FACTOR
     near = {(k, n): spectra[(k, n)].near_one(f) for k in ("post", "pre", "rezero") for n in (shallow, deep)}
@@ -978,7 +979,7 @@ def transformer_reading(sweep: TransformerSweep, budget: Budget | str) -> str:
     learned (the seeds' median first; "div." for a seed that diverged), and, at the deepest depth, the range of
     the per-block gradient norms at step 0 (seed 0)."""
     budget = resolve_budget(budget)
-    window = budget.why_residuals.loss_window
+    window = sizes(budget).loss_window
     deep = max(sweep.depths)
     lines = []
     for kind in sweep.kinds:
@@ -1000,5 +1001,5 @@ def budget_numbers(budget: Budget | str) -> dict[str, str]:
     """The sizes the page's prose quotes (glued into it): the Jacobian-growth probe's narrowest and widest
     width and its deepest stack at this budget."""
     budget = resolve_budget(budget)
-    sub = budget.why_residuals
+    sub = sizes(budget)
     return {"probe_widths": f"{min(sub.widths)} to {max(sub.widths)}", "probe_deepest": str(max(sub.depths))}

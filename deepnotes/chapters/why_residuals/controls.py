@@ -5,6 +5,7 @@ range)."""
 from __future__ import annotations
 
 from deepnotes.chapters.why_residuals import figures
+from deepnotes.chapters.why_residuals.budget import sizes
 from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.show import widgets as ui
 
@@ -12,7 +13,7 @@ from deepnotes.show import widgets as ui
 def sliders(budget: Budget | str) -> dict[str, ui.Slider]:
     """ "growth": Jacobian growth and a short training run."""
     budget = resolve_budget(budget)
-    rb = budget.why_residuals
+    rb = sizes(budget)
 
     def live():
         return {

@@ -32,6 +32,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from deepnotes.chapters.why_residuals import controls
+from deepnotes.chapters.why_residuals.budget import sizes
 from deepnotes.chapters.why_residuals.experiments import STACK_KINDS, jacobian_growth
 from deepnotes.chapters.why_residuals.spectrum import PAPER_SEEDS, SPECTRUM_STYLES
 from deepnotes.chapters.why_residuals.training import (
@@ -84,7 +85,7 @@ def _mlp_ensembles(budget: Budget | str, settings: list[tuple]) -> list[TrainRun
 
 def _gradient_sweep(budget: Budget | str) -> list[MLPPasses]:
     """:func:`~deepnotes.chapters.why_residuals.experiments.gradient_sweep`'s layer_gradients."""
-    rb = budget.why_residuals
+    rb = sizes(budget)
     return [
         _stack(w, n, rb.grad_batch, len(STACK_KINDS) * rb.grad_seeds, backward=True)
         for w in rb.grad_widths
@@ -94,7 +95,7 @@ def _gradient_sweep(budget: Budget | str) -> list[MLPPasses]:
 
 def _growth_sweep(budget: Budget | str) -> list[ProbeCalls]:
     """:func:`~deepnotes.chapters.why_residuals.experiments.growth_sweep`."""
-    rb = budget.why_residuals
+    rb = sizes(budget)
     return [
         probe
         for w in rb.widths
@@ -117,7 +118,7 @@ def _transformer_sweep(budget: Budget | str) -> list[TrainRuns]:
 def _jacobian_spectra(budget: Budget | str) -> list[StackPasses]:
     """:func:`~deepnotes.chapters.why_residuals.spectrum.jacobian_spectra`: io_jacobian per seed, on
     T·d copies of a [T, d] input."""
-    rb = budget.why_residuals
+    rb = sizes(budget)
     settings = [(style, n) for n in rb.jacobian_depths for style in SPECTRUM_STYLES]
     settings.append(("rezero", max(rb.jacobian_depths)))  # ReZero with g = 0
     copies = rb.jacobian_tokens * budget.d_model
@@ -133,7 +134,7 @@ def _paper_spectra(budget: Budget | str) -> list[StackPasses | TrainRuns]:
     """:func:`~deepnotes.chapters.why_residuals.spectrum.paper_spectra`: io_jacobian of the causal blocks,
     Post-LN per paper depth and seed, ReZero per step count and seed; and a PAPER_SEEDS-member run per nonzero
     step count."""
-    rb = budget.why_residuals
+    rb = sizes(budget)
     copies, deep = rb.jacobian_tokens * budget.d_model, max(rb.paper_jacobian_depths)
     out: list[StackPasses | TrainRuns] = [
         StackPasses(budget.model_config(n, norm="post"), 1, copies, rb.jacobian_tokens, passes=PAPER_SEEDS)
@@ -163,7 +164,7 @@ def _paper_spectra(budget: Budget | str) -> list[StackPasses | TrainRuns]:
 def _slider_grid(budget: Budget | str) -> list[MLPPasses | ProbeCalls]:
     """:func:`~deepnotes.chapters.why_residuals.figures.slider_figure` over the grid: per setting a
     jacobian_growth probe (probe_batch) and a residual mlp_run; per (depth, width) one plain mlp_run."""
-    rb = budget.why_residuals
+    rb = sizes(budget)
     out = []
     for n in rb.slider_depths:
         for w in rb.slider_widths:

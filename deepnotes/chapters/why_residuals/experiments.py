@@ -21,6 +21,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from deepnotes.chapters.why_residuals.budget import sizes
 from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import generator, seeded
@@ -374,7 +375,7 @@ class GradientSweep:
 def gradient_sweep(budget: Budget | str) -> GradientSweep:
     """Experiment 1 at the budget's sizes."""
     budget = resolve_budget(budget)
-    rb = budget.why_residuals
+    rb = sizes(budget)
     width, depth = rb.train_width, rb.grad_depths[0]
     hidden = rb.moment_hidden_factor * width
     moments = plain_moments(width, hidden, depth, batch=rb.moment_batch)
@@ -425,7 +426,7 @@ class GrowthSweep:
 def growth_sweep(budget: Budget | str) -> GrowthSweep:
     """Experiment 2 at the budget's sizes (width 1 gets ``width1_batch_factor`` × the probe batch)."""
     budget = resolve_budget(budget)
-    rb = budget.why_residuals
+    rb = sizes(budget)
     probes = {
         (w, k, n): jacobian_growth(k, w, n, batch=rb.probe_batch * (rb.width1_batch_factor if w == 1 else 1))
         for w in rb.widths

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+from deepnotes.chapters.why_residuals.budget import sizes
 from deepnotes.chapters.why_residuals.experiments import (
     EPS_NAMES,
     GradientSweep,
@@ -226,7 +227,7 @@ def training_figure(runs: dict[tuple, list[History]], budget: Budget | str):
     budget = resolve_budget(budget)
     from deepnotes.show import plots
 
-    rb = budget.why_residuals
+    rb = sizes(budget)
     runs = first_seed(runs)
     kinds = list(dict.fromkeys(kind for _, _, kind in runs))
     fig, axes = plots.new_figure(len(rb.train_depths) * len(OPTIMIZERS), height=3.0)
@@ -247,7 +248,7 @@ def first_step_gradient_figure(runs: dict[tuple, list[History]], budget: Budget 
     budget = resolve_budget(budget)
     from deepnotes.show import plots
 
-    rb = budget.why_residuals
+    rb = sizes(budget)
     runs = first_seed(runs)
     n_deep = rb.train_depths[-1]
     kinds = list(dict.fromkeys(kind for _, _, kind in runs))
@@ -325,7 +326,7 @@ def slider_figure(depth: int, width: int, exponent: Finite, budget: Budget | str
     from deepnotes.show import plots
 
     budget = resolve_budget(budget)
-    rb = budget.why_residuals
+    rb = sizes(budget)
     probe = jacobian_growth(exponent, width, depth, batch=rb.probe_batch)
     key = (budget.name, depth, width)
     plain = _PLAIN_RUNS.get_or_compute(  # the plain run does not depend on the exponent

@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 
 import torch
 
+from deepnotes.chapters.why_residuals.budget import sizes
 from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import seeded
@@ -83,7 +84,7 @@ def io_jacobian(stack: torch.nn.Module, x0: torch.Tensor) -> torch.Tensor:
 def spectrum(budget: Budget | str, style: str, depth: int, gate: Finite = 0.0, device=None) -> Spectrum:
     """λ_io of ``style`` at ``depth`` for the budget's seeds (one random x_0 ~ N(0, I) per seed)."""
     budget = resolve_budget(budget)
-    sub = budget.why_residuals
+    sub = sizes(budget)
     device = device or default_device()
     values: list[float] = []
     for seed in range(sub.jacobian_seeds):
@@ -95,10 +96,10 @@ def spectrum(budget: Budget | str, style: str, depth: int, gate: Finite = 0.0, d
 
 
 def jacobian_spectra(budget: Budget | str, device=None) -> dict[tuple[str, int], Spectrum]:
-    """Every style of SPECTRUM_STYLES at every depth of ``budget.why_residuals.jacobian_depths``
+    """Every style of SPECTRUM_STYLES at every depth of ``sizes(budget).jacobian_depths``
     (ReZero with the notebook's gate), plus ReZero with g = 0 (the identity) at the deepest."""
     budget = resolve_budget(budget)
-    sub = budget.why_residuals
+    sub = sizes(budget)
     out = {
         (style, n): spectrum(budget, style, n, sub.jacobian_gate, device)
         for n in sub.jacobian_depths
@@ -133,7 +134,7 @@ def model_spectrum(model: torch.nn.Module, budget: Budget | str, seed: int = 0) 
     budget = resolve_budget(budget)
     blocks = copy.deepcopy(torch.nn.Sequential(*model.blocks)).double()
     gen = torch.Generator().manual_seed(seed)
-    x0 = torch.randn(budget.why_residuals.jacobian_tokens, budget.d_model, generator=gen, dtype=torch.float64)
+    x0 = torch.randn(sizes(budget).jacobian_tokens, budget.d_model, generator=gen, dtype=torch.float64)
     x0 = x0.to(next(blocks.parameters()).device)  # [T, d]
     return tuple(torch.linalg.svdvals(io_jacobian(blocks, x0)).cpu().tolist())
 
@@ -170,7 +171,7 @@ def paper_spectra(budget: Budget | str, device=None) -> PaperSpectra:
     from deepnotes.core.models import build_model
     from deepnotes.core.train import train_ensemble
 
-    sub = budget.why_residuals
+    sub = sizes(budget)
     device = device or default_device()
     seeds = range(PAPER_SEEDS)
     vanilla = {

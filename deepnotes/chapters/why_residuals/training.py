@@ -21,6 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from deepnotes.chapters.why_residuals.budget import sizes
 from deepnotes.chapters.why_residuals.experiments import STACK_KINDS, ResidualMLP, eps_for_depth, predicted_cosine
 from deepnotes.core.config import Budget, ModelConfig, TrainConfig, resolve_budget
 from deepnotes.core.config import device as default_device
@@ -67,7 +68,7 @@ class MLPLanguageModel(nn.Module):
 
 
 def _config(budget: Budget | str, optimizer: str, lr: Finite | None, steps: int, seed: int) -> TrainConfig:
-    lrs = budget.why_residuals.lrs
+    lrs = sizes(budget).lrs
     return budget.train_config(optimizer, given(lr, lrs[choice("optimizer", optimizer, lrs)]), steps, seed=seed)
 
 
@@ -77,7 +78,7 @@ def build_lm(
     """The budget's MLP language model of ``kind`` at ``depth``, initialized from ``seed``."""
     budget = resolve_budget(budget)
     with seeded(seed):
-        model = MLPLanguageModel(budget.vocab_size, given(width, budget.why_residuals.train_width), depth, kind)
+        model = MLPLanguageModel(budget.vocab_size, given(width, sizes(budget).train_width), depth, kind)
     return model.to(device or default_device())
 
 
@@ -90,7 +91,7 @@ def mlp_config(kind, depth: int, budget: Budget | str, width: int | None = None)
     no LayerNorm; ``plain`` is the style x ← f(x), an ε rule the style x ← x + g·f(x) whose gate g
     :func:`start_mlp` sets to ε and nothing trains."""
     budget = resolve_budget(budget)
-    width = positive_int("width", given(width, budget.why_residuals.train_width))
+    width = positive_int("width", given(width, sizes(budget).train_width))
     return ModelConfig(
         n_layers=depth,
         d_model=width,
@@ -141,7 +142,7 @@ def mlp_runs(settings: list[tuple], budget: Budget | str, device=None, progress:
         device=device,
         progress=progress,
         workers=default_workers(device),
-        trackers=functools.partial(_mlp_trackers, every_for(settings[0][3].steps, budget.why_residuals.track_points)),
+        trackers=functools.partial(_mlp_trackers, every_for(settings[0][3].steps, sizes(budget).track_points)),
     )
 
 
@@ -177,7 +178,7 @@ def mlp_setting(
     chapter's rate for ``optimizer``, ``train_steps``, ``train_width``): what :func:`mlp_run` trains and
     the cost plan counts."""
     budget = resolve_budget(budget)
-    rb = budget.why_residuals
+    rb = sizes(budget)
     return kind, depth, given(width, rb.train_width), _config(budget, optimizer, lr, given(steps, rb.train_steps), seed)
 
 
@@ -185,7 +186,7 @@ def train_sweep_settings(budget: Budget | str) -> list[tuple[tuple, tuple]]:
     """:func:`train_sweep`'s runs: ((N, optimizer, kind), :func:`mlp_setting`) for every kind at the budget's
     ``train_depths`` under both optimizers and ``train_seeds`` seeds (the cost plan counts the same list)."""
     budget = resolve_budget(budget)
-    rb = budget.why_residuals
+    rb = sizes(budget)
     return [
         ((n, opt, kind), mlp_setting(kind, n, budget, opt, seed=s))
         for n in rb.train_depths
@@ -199,7 +200,7 @@ def transformer_sweep_settings(budget: Budget | str) -> list[tuple[tuple, tuple]
     """:func:`transformer_sweep`'s runs: ((N, kind), (kind, N, TrainConfig)), Adam at ``transformer_lr``,
     ``train_seeds`` seeds each (the cost plan counts the same list)."""
     budget = resolve_budget(budget)
-    rb = budget.why_residuals
+    rb = sizes(budget)
     return [
         ((n, kind), (kind, n, _config(budget, "adam", rb.transformer_lr, rb.train_steps, s)))
         for n in rb.transformer_depths
@@ -299,9 +300,7 @@ def transformer_runs(settings: list[tuple], budget: Budget | str, device=None, p
         device=device,
         progress=progress,
         workers=default_workers(device),
-        trackers=functools.partial(
-            _transformer_trackers, every_for(settings[0][2].steps, budget.why_residuals.track_points)
-        ),
+        trackers=functools.partial(_transformer_trackers, every_for(settings[0][2].steps, sizes(budget).track_points)),
     )
 
 
@@ -318,7 +317,7 @@ def transformer_run(
 ) -> History:
     """Train :func:`build_transformer`'s model of ``kind`` at ``depth`` on the Markov language."""
     budget = resolve_budget(budget)
-    cfg = _config(budget, optimizer, lr, given(steps, budget.why_residuals.train_steps), seed)
+    cfg = _config(budget, optimizer, lr, given(steps, sizes(budget).train_steps), seed)
     return transformer_runs([(kind, depth, cfg)], budget, device, progress)[0]
 
 
@@ -381,7 +380,7 @@ def token_cosine_sweep(budget: Budget | str) -> dict[tuple, list[tuple[float, fl
     budget = resolve_budget(budget)
     return {
         (n, kind): [token_cosines(kind, n, budget, seed=s) for s in range(TOKEN_COSINE_SEEDS)]
-        for n in budget.why_residuals.train_depths
+        for n in sizes(budget).train_depths
         for kind in STACK_KINDS
     }
 
@@ -401,7 +400,7 @@ def transformer_sweep(budget: Budget | str, progress: bool = False) -> Transform
     """Every kind at the budget's ``transformer_depths``, ``train_seeds`` seeds each, and the position cosines of
     TOKEN_COSINE_SEEDS random stacks per setting (None when the budget skips the variant)."""
     budget = resolve_budget(budget)
-    rb = budget.why_residuals
+    rb = sizes(budget)
     if not rb.transformer_depths:
         return None
     settings = transformer_sweep_settings(budget)

@@ -44,7 +44,7 @@ def _picked(name: str) -> str:
 
 def budget_rows() -> str:
     """Every budget row: what it is for, how it is picked, the shared Transformer's sizes (width d,
-    heads, FFN width), its batches and vocabulary, and what the chapters' cost plans train at it (runs,
+    heads, FFN width), its batches and vocabulary, and what the chapters' plans train at it (runs,
     the deepest stack, the longest run in steps)."""
     lines = [
         "| budget | for | model: d, heads, FFN | batch × tokens | vocabulary | the chapters train |",
@@ -161,7 +161,7 @@ def _duration(seconds: Finite) -> str:
 
 
 def cost_table(budgets: tuple[str, ...] = COST_BUDGETS) -> str:
-    """Each chapter's estimated cost at ``budgets``: its cost plan's counted work timed with this
+    """Each chapter's estimated cost at ``budgets``: its plan's counted work timed with this
     machine's rates (measured once, :func:`~deepnotes.cost.estimate.calibrate`) and the T4's assumed
     ones, as the chapter's budget cell prints it (without marking the chapter in the work log)."""
     here, t4 = est.calibrate(), est.T4

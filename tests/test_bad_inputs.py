@@ -651,7 +651,7 @@ TOOLS: list[Tool] = [
     Tool(
         "tools/run_chapter.py --check-plan on the intro",
         ("run_chapter.py", "book/intro.ipynb", "/tmp/intro.ipynb", "--check-plan"),
-        ("'intro'", "no cost plan", "bert_init"),
+        ("'intro'", "no plan", "bert_init"),
     ),
     Tool(
         "tools/run_chapter.py over the chapter itself",

@@ -141,8 +141,8 @@ def figure_pngs(notebook: dict) -> list[bytes]:
 
 
 @pytest.mark.parametrize("doc", CHAPTERS)
-def test_the_cost_plan_counts_the_figures_the_page_draws(built_book, doc):
-    """The estimate prices every figure a chapter draws (cost.model.Render): its plan's FIGURES are the
+def test_the_plan_counts_the_figures_the_page_draws(built_book, doc):
+    """The estimate prices every figure a chapter draws (cost.model.Render): its figures module's FIGURES are the
     image outputs of the executed page, and its sliders' frames (slider_frames of the chapter's sliders)
     are the images in the page's widget state."""
     import importlib
@@ -153,7 +153,7 @@ def test_the_cost_plan_counts_the_figures_the_page_draws(built_book, doc):
     served = served_notebook(built_book, doc)
     code = [c for c in served["cells"] if c["cell_type"] == "code"]
     shown = sum("image/png" in o.get("data", {}) for c in code for o in c["outputs"])
-    assert shown == importlib.import_module(f"deepnotes.chapters.{stem}.cost").FIGURES
+    assert shown == importlib.import_module(f"deepnotes.chapters.{stem}.figures").FIGURES
     frames = len(figure_pngs(served)) - shown
     sliders = importlib.import_module(f"deepnotes.chapters.{stem}.controls").sliders("smoke")
     assert frames == slider_frames(sliders.values())

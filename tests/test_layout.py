@@ -375,6 +375,21 @@ def test_show_does_not_import_chapters():
         assert not [n for n in names if n.startswith("deepnotes.chapters") or n == "<dynamic>"], path
 
 
+def test_cost_and_ledger_import_no_chapter():
+    """Issue 45: the chapters depend on deepnotes.cost, never the reverse (cost/estimate.py loading each
+    chapter's cost.py was a hidden package circle); deepnotes.chapters.catalog is where a plan meets the cost
+    model. The ledger reads the one list of chapters only."""
+    imports = package_imports()  # module → the package's modules it imports
+    problems = [
+        f"{module}: {name}"
+        for module, names in imports.items()
+        if module.startswith(("deepnotes.cost", "deepnotes.ledger"))
+        for name in names
+        if name.startswith("deepnotes.chapters") and name != "deepnotes.chapters"
+    ]
+    assert not problems, problems
+
+
 def test_the_import_scan_sees_importlib_and_relative_imports():
     src = (
         "import importlib\nfrom . import engine\nfrom ..show import plots\n"
@@ -454,7 +469,9 @@ def test_every_package_folder_is_a_regular_package():
 
 def test_every_chapter_function_taking_a_budget_takes_one_by_name():
     """CONTRIBUTING.md rule 9: a budget is passed by name through resolve_budget. Every public function of a chapter
-    with a ``budget`` parameter resolves it first (``budget="smoke"`` raised AttributeError in several)."""
+    with a ``budget`` parameter resolves it first (``budget="smoke"`` raised AttributeError in several), unless
+    the parameter is annotated ``Budget`` alone: a function the chapter calls with the Budget it resolved (its
+    plan's pieces), where a name is refused at the door (beartype's TypeError names the parameter)."""
     import ast
 
     missing = []
@@ -465,7 +482,8 @@ def test_every_chapter_function_taking_a_budget_takes_one_by_name():
         for node in ast.parse(src).body:
             if not isinstance(node, ast.FunctionDef) or node.name.startswith("_"):
                 continue
-            if "budget" in [a.arg for a in node.args.args + node.args.kwonlyargs]:
+            params = {a.arg: a.annotation for a in node.args.args + node.args.kwonlyargs}
+            if "budget" in params and ast.unparse(params["budget"] or ast.Constant(None)) != "Budget":
                 if "budget = resolve_budget(budget)" not in ast.get_source_segment(src, node):
                     missing.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}")
     assert not missing, missing

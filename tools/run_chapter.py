@@ -4,8 +4,8 @@
 
 With ``--scheduler tcp://host:8786`` the chapter's ensembles train on that Dask cluster (``DEEPNOTES_SCHEDULER``
 is set for its kernel; the numbers are the local run's). With ``--check-plan`` it also logs every training
-ensemble the chapter runs (``DEEPNOTES_WORK_LOG``), compares them with the chapter's cost plan
-(``deepnotes/chapters/<stem>/cost.py``) and prints the estimate the page itself printed for this machine (its
+ensemble the chapter runs (``DEEPNOTES_WORK_LOG``), compares them with the chapter's plan
+(:func:`deepnotes.chapters.catalog.chapter_plan`) and prints the estimate the page itself printed for this machine (its
 budget cell's, calibrated in the chapter's own process) beside the measured time, and their ratio.
 """
 
@@ -69,7 +69,7 @@ def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -
     """Everything that would make the run fail after executing the notebook is refused first (exit 2):
     a chapter that is not a notebook, an output that is not a new notebook path in an existing folder,
     an unknown ``DEEPNOTES_BUDGET``, a ``--scheduler`` that is not an address, ``--check-plan`` on a notebook
-    without a cost plan."""
+    without a plan."""
     from deepnotes.chapters import CHAPTERS
     from deepnotes.core.config import BUDGET_ENV, BUDGETS
 
@@ -87,7 +87,7 @@ def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -
     if args.scheduler is not None and not re.fullmatch(r"[a-z][a-z0-9+]*://\S+", args.scheduler):
         parser.error(f"--scheduler {args.scheduler!r} is not a scheduler's address, such as tcp://host:8786")
     if args.check_plan and args.chapter.stem not in CHAPTERS:
-        parser.error(f"--check-plan: {args.chapter.stem!r} has no cost plan; chapters with one: {', '.join(CHAPTERS)}")
+        parser.error(f"--check-plan: {args.chapter.stem!r} has no plan; chapters with one: {', '.join(CHAPTERS)}")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--check-plan",
         action="store_true",
-        help="compare the ensembles the chapter trains with its cost plan; print the estimate",
+        help="compare the ensembles the chapter trains with its plan; print the estimate",
     )
     parser.add_argument(
         "--scheduler", metavar="ADDRESS", help="train on the Dask cluster at this address (e.g. tcp://host:8786)"
@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None) -> None:
     for line in differences:
         print("  " + line)
     if differences:
-        raise SystemExit(f"{stem}: the cost plan differs from what the chapter ran ({len(differences)} differences)")
+        raise SystemExit(f"{stem}: the plan differs from what the chapter ran ({len(differences)} differences)")
 
 
 if __name__ == "__main__":

@@ -37,6 +37,7 @@ import warnings
 from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
 
 import torch
 
@@ -335,3 +336,63 @@ def train_many(
         for i, h in zip(m, hists, strict=True):
             out[i] = h
     return out
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """The runs of one :func:`train_many` call, as data: one model config and one train config per run (the
+    run's seed is its train config's), the task they learn (one for every run, or one per run), the objective
+    (None: next-token prediction), a factory of the trackers each ensemble carries, which parameters train
+    (``trainable``/``frozen``) and how a run starts where not from its seed (``inits``). How the runs group
+    into ensembles follows from the configs (:func:`ensemble_groups`). A chapter's plan lists its RunPlans:
+    :func:`train_plan` trains one, :func:`deepnotes.cost.model.planned_ensembles` prices the same one, and
+    the work log is compared with both."""
+
+    model_cfgs: Sequence[ModelConfig]
+    train_cfgs: Sequence[TrainConfig]
+    tasks: object
+    objective: object = None
+    trackers: Callable[[], Sequence] = tuple
+    trainable: Collection[str] | None = None
+    frozen: Collection[str] = ()
+    inits: Sequence[Callable] | None = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "model_cfgs", tuple(self.model_cfgs))
+        object.__setattr__(self, "train_cfgs", tuple(self.train_cfgs))
+        if len(self.model_cfgs) != len(self.train_cfgs):
+            runs = f"{len(self.model_cfgs)} model configs for {len(self.train_cfgs)} train configs"
+            raise ValueError(f"{runs}; give one of each per run")
+        if self.inits is not None:
+            object.__setattr__(self, "inits", tuple(self.inits))
+
+    def __len__(self) -> int:
+        return len(self.model_cfgs)
+
+
+def train_plan(
+    plan: RunPlan,
+    *,
+    progress: bool = False,
+    device=None,
+    dtype: torch.dtype | None = None,
+    workers: int = 1,
+    executor: Executor | None = None,
+) -> list[History]:
+    """:func:`train_many` of ``plan``'s runs (how and where to train: the keywords); the Histories in the
+    plan's order."""
+    return train_many(
+        plan.model_cfgs,
+        plan.train_cfgs,
+        plan.tasks,
+        objective=plan.objective,
+        trackers=plan.trackers,
+        trainable=plan.trainable,
+        frozen=plan.frozen,
+        inits=plan.inits,
+        progress=progress,
+        device=device,
+        dtype=dtype,
+        workers=workers,
+        executor=executor,
+    )

@@ -1,7 +1,7 @@
 """The work log: every ensemble the training loop trains, appended to ``$DEEPNOTES_WORK_LOG`` (a JSON
 line each) when it is set (the loop tells its observers, :data:`deepnotes.core.train.ENSEMBLE_OBSERVERS`,
 and importing this module adds :func:`log_train_runs` to them), with a line marking each chapter's start; and
-the comparison of a chapter's cost plan (:mod:`deepnotes.cost.model`) with what it ran. The book build
+the comparison of a chapter's plan (:mod:`deepnotes.cost.model`) with what it ran. The book build
 sets the variable and ``tests/test_book.py`` fails on any difference; ``tools/run_chapter.py
 --check-plan`` does the same for one chapter at any budget."""
 

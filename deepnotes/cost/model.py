@@ -1,10 +1,12 @@
 """What an experiment costs before it runs: counted FLOPs and kernel launches.
 
-A chapter's plan (``deepnotes/chapters/<stem>/cost.py``: ``plan(budget) -> list[Work]``) lists its
-training ensembles and its probes. Each item is *counted* by running the real code (the engine's
-``train_ensemble``, a Stack's forward and backward, a plain MLP) on the CPU, tiny, under PyTorch's
-``FlopCounterMode`` (matmul FLOPs) and an operator counter (every ATen operator dispatched: on a GPU
-each is about one kernel launch). The counts are exactly linear in what the tiny runs vary:
+A chapter's plan (:func:`deepnotes.chapters.catalog.chapter_plan`: its experiments' ``work(budget)``, its
+derivations and figures, a ``list[Work]``) lists its training ensembles and its probes; the ensembles come from
+the same :class:`~deepnotes.core.ensembles.RunPlan` the chapter trains (:func:`planned_ensembles`). Each item
+is *counted* by running the real code (the engine's ``train_ensemble``, a Stack's forward and backward, a
+plain MLP) on the CPU, tiny, under PyTorch's ``FlopCounterMode`` (matmul FLOPs) and an operator counter (every
+ATen operator dispatched: on a GPU each is about one kernel launch). The counts are exactly linear in what the
+tiny runs vary:
 
     launches = fixed + members·per_member + steps·(per_step + members·per_member_step + depth·per_block_step)
     FLOPs    = members·batch·steps·(per_step + depth·per_block_step)
@@ -47,6 +49,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import FlopCounterMode
 
 from deepnotes.core.config import ModelConfig, TrainConfig
+from deepnotes.core.ensembles import RunPlan
 from deepnotes.core.validate import Finite, nonnegative_float, nonnegative_int, positive_int
 from deepnotes.cost.kept import keep, read_table
 from deepnotes.cost.log import unlogged
@@ -426,6 +429,15 @@ def ensembles(model_cfgs, train_cfgs, masked: Finite | None = None, workers: int
     spread = workers > 1 and len(groups) > 1  # run_jobs trains a single ensemble in the calling process
     call = next(_CALLS)
     return [TrainRuns(model_cfgs[g[0]], len(g), train_cfgs[g[0]], masked, spread, call) for g in groups]
+
+
+def planned_ensembles(plan: RunPlan, workers: int | None = None) -> list[TrainRuns]:
+    """The ensembles :func:`~deepnotes.core.ensembles.train_plan` trains for ``plan``: :func:`ensembles` of its
+    configs, masked where its objective is :class:`~deepnotes.core.train.Masked` (its masking probability)."""
+    from deepnotes.core.train import Masked
+
+    masked = plan.objective.prob if isinstance(plan.objective, Masked) else None
+    return ensembles(plan.model_cfgs, plan.train_cfgs, masked=masked, workers=workers)
 
 
 def _device():

@@ -16,11 +16,11 @@ from deepnotes.core import measure
 from deepnotes.core.config import Budget, ModelConfig, TrainConfig, resolve_budget
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import MarkovLanguage
-from deepnotes.core.ensembles import default_workers, train_many
+from deepnotes.core.ensembles import RunPlan, default_workers, train_plan
 from deepnotes.core.measure import every_for
 from deepnotes.core.train import FRACTION_READ, History
 from deepnotes.core.validate import positive_int
-from deepnotes.cost.model import TrainRuns, ensembles
+from deepnotes.cost.model import TrainRuns, planned_ensembles
 from deepnotes.show import verdicts as vd
 
 TRAINED = 0.5  # median fraction learned a run must reach to count as trained
@@ -41,7 +41,7 @@ def warmed(budget: Budget | str) -> str:
     return f"post, warmup {budget.warmup.warmup}"
 
 
-def plan(budget: Budget | str) -> dict[str, tuple[str, int]]:
+def variants(budget: Budget | str) -> dict[str, tuple[str, int]]:
     """label → (norm style, warmup steps), in the order the pages show them."""
     budget = resolve_budget(budget)
     return {
@@ -66,7 +66,7 @@ def settings(
             budget.train_config("adam", sub.lr, sub.steps, warmup, seed),
         )
         for n in depths
-        for label, (norm, warmup) in plan(budget).items()
+        for label, (norm, warmup) in variants(budget).items()
         for seed in range(sub.seeds)
     ]
 
@@ -77,35 +77,37 @@ def trackers(every: int) -> list:
     return [measure.BlockGradNorms(every), measure.BlockUpdates(every)]
 
 
-def runs(
-    budget: Budget | str | None = None, depths: tuple[int, ...] | None = None, progress: bool = False
-) -> dict[int, dict[str, list[History]]]:
-    """depth → label → one History per seed, for :func:`plan`'s runs at ``depths`` (default: the
-    entry's depth), in one :func:`~deepnotes.core.ensembles.train_many` call (the runs of one depth
-    share a graph and train as one ensemble)."""
+def training_plan(budget: Budget | str, depths: tuple[int, ...] | None = None) -> RunPlan:
+    """:func:`settings`' runs as one train_many call on one Markov language (seed 0), every ensemble tracking its
+    blocks' gradients and updates at ``track_points`` steps (the runs of one depth share a graph and train as
+    one ensemble)."""
     budget = resolve_budget(budget)
     todo = settings(budget, depths)
-    device = default_device()
-    hists = train_many(
+    return RunPlan(
         [m for _, m, _ in todo],
         [t for _, _, t in todo],
         MarkovLanguage(budget.vocab_size, seed=0),
-        device=device,
-        progress=progress,
-        workers=default_workers(device),
         trackers=functools.partial(trackers, every_for(budget.warmup.steps, budget.warmup.track_points)),
     )
+
+
+def runs(
+    budget: Budget | str | None = None, depths: tuple[int, ...] | None = None, progress: bool = False
+) -> dict[int, dict[str, list[History]]]:
+    """depth → label → one History per seed, for :func:`variants` at ``depths`` (default: the entry's depth),
+    trained as :func:`training_plan` lays them out."""
+    budget = resolve_budget(budget)
+    device = default_device()
+    hists = train_plan(training_plan(budget, depths), device=device, progress=progress, workers=default_workers(device))
     out: dict[int, dict[str, list[History]]] = {}
-    for ((n, label, _), _, _), h in zip(todo, hists, strict=True):
+    for ((n, label, _), _, _), h in zip(settings(budget, depths), hists, strict=True):
         out.setdefault(n, {}).setdefault(label, []).append(h)
     return out
 
 
 def work(budget: Budget | str, depths: tuple[int, ...] | None = None) -> list[TrainRuns]:
-    """:func:`runs`' training work for a chapter's cost plan (:mod:`deepnotes.cost.model`)."""
-    budget = resolve_budget(budget)
-    todo = settings(budget, depths)
-    return ensembles([m for _, m, _ in todo], [t for _, _, t in todo])
+    """:func:`runs`' training work, for a chapter's plan: the ensembles of :func:`training_plan`."""
+    return planned_ensembles(training_plan(budget, depths))
 
 
 def setting(budget: Budget | str, depth: int) -> str:

@@ -355,9 +355,9 @@ def test_gradient_verdicts_follow_the_recorded_gradients(budget):
             grad_norms=[[grad(t)] for t in range(steps)],
         )
 
-    falling = {label: [hist(lambda t: 1 / (t + 1))] * 3 for label in warmup.plan(budget)}
+    falling = {label: [hist(lambda t: 1 / (t + 1))] * 3 for label in warmup.variants(budget)}
     assert [v.status for v in warmup.gradient_verdicts(falling, budget, 4)] == [vd.HOLDS, vd.HOLDS]
-    level = {label: [hist(lambda t: 1.0)] * 3 for label in warmup.plan(budget)}
+    level = {label: [hist(lambda t: 1.0)] * 3 for label in warmup.variants(budget)}
     assert [v.status for v in warmup.gradient_verdicts(level, budget, 4)] == [vd.WRONG, vd.WRONG]
 
 

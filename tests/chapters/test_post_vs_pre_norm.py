@@ -171,7 +171,7 @@ def test_block_updates_under_adam_are_uniform_and_under_sgd_follow_gradients(bud
 
 def test_training_runs_follow_the_plan_at_the_budget_rates(budget, runs):
     sub, rates = budget.warmup, pp.rates(budget)
-    plan = pp.training_plan(budget)
+    plan = pp.variants(budget)
     assert plan[f"post, warmup {sub.warmup}"]["warmup"] == sub.warmup
     assert plan["rezero (fixed-step gates)"]["gate_step"] == 1 / sub.warmup
     assert set(runs) == set(pp.OPTIMIZERS) and all(set(rs) == set(plan) for rs in runs.values())
@@ -227,10 +227,12 @@ def test_identity_path_verdicts(budget, probes):
 
 def test_training_and_update_verdicts(budget, runs):
     table = claims.training(runs, budget)
-    shared = warmup.verdicts({name: runs["adam"][name] for name in warmup.plan(budget)}, budget, budget.warmup.depth)
+    shared = warmup.verdicts(
+        {name: runs["adam"][name] for name in warmup.variants(budget)}, budget, budget.warmup.depth
+    )
     assert table[: len(shared)] == shared  # the increment chapter's rows, verbatim
     # SGD's Post-LN pair is one contrast row (issue 44: seed 002 claim 18, "needs warmup"): one row fewer
-    assert len(table) == len(shared) + 2 * len(pp.training_plan(budget)) - len(warmup.plan(budget)) - 1 + 1
+    assert len(table) == len(shared) + 2 * len(pp.variants(budget)) - len(warmup.variants(budget)) - 1 + 1
     pair = next(v for v in table if v.claim.startswith("sgd: Post-LN needs warmup"))
     assert dict(pair.outcome.expected) == {f"post, warmup {budget.warmup.warmup}": True, "post, no warmup": False}
     assert pair.source.startswith("seed 002 §残差连接 claim 18")
@@ -319,7 +321,7 @@ def test_training_and_update_figures(budget, runs):
     fig = figures.training_losses(runs, sub.depth, pp.rates(budget))
     assert len(fig.axes) == len(pp.OPTIMIZERS)
     labels = [line.get_label() for line in fig.axes[0].lines]
-    assert all(any(lab.startswith(name) for lab in labels) for name in pp.training_plan(budget))
+    assert all(any(lab.startswith(name) for lab in labels) for name in pp.variants(budget))
     matplotlib.pyplot.close(fig)
     show = pp.update_map_runs(budget)
     fig = figures.update_maps(runs, show)

@@ -23,6 +23,7 @@ from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.core.measure import NOISE_SIGMAS, unrelated_cosine_floor
 from deepnotes.core.train import FRACTION_READ
 from deepnotes.core.validate import Finite
+from deepnotes.cost.model import Derivations
 from deepnotes.show import verdicts as vd
 
 # thresholds
@@ -761,3 +762,16 @@ def gain_verdicts(
         ),
     ]
     return vd.VerdictTable(rows)
+
+
+def derivations(budget: Budget) -> Derivations:
+    """The page's SymPy derivations and the verdict tables that run no experiment, as its cells call them
+    (priced in the chapter's estimate: :mod:`deepnotes.chapters.catalog`; the same at every budget)."""
+    return Derivations(
+        (
+            (sb.bert_stds, ()),
+            (sb.branch_ratios, ()),
+            (sb.ffn_branch_table, ()),
+            (sb.logit_softmax, ()),
+        )
+    )

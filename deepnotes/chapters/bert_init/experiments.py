@@ -29,7 +29,7 @@ from deepnotes.core.config import Budget, ModelConfig, TrainConfig, resolve_budg
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import MarkovLanguage, mask_positions, probe_generator
 from deepnotes.core.engine import Stack
-from deepnotes.core.ensembles import default_workers, train_many
+from deepnotes.core.ensembles import RunPlan, default_workers, train_plan
 from deepnotes.core.measure import every_for, per_block_grad_norms
 from deepnotes.core.models import (
     TransformerLM,
@@ -42,6 +42,15 @@ from deepnotes.core.models import (
 from deepnotes.core.scaling import predicted_identity_weight
 from deepnotes.core.train import History, Masked
 from deepnotes.core.validate import Finite, boolean, given, positive_float
+from deepnotes.cost.model import (
+    Builds,
+    Draws,
+    ReferencePasses,
+    StackPasses,
+    TrainRuns,
+    block_matrices,
+    planned_ensembles,
+)
 from deepnotes.show.cache import BUDGET_RESULTS_KEPT, LIVE_RESULTS_KEPT
 
 BERT_WIDTH = 768
@@ -342,6 +351,31 @@ def mlm_train_config(budget: Budget | str, seed: int, lr: Finite | None = None) 
     )
 
 
+def mlm_plan(
+    settings: Sequence[tuple[float, bool]],
+    budget: Budget | str,
+    seeds: Sequence[int] = (0,),
+    lr: Finite | None = None,
+    depth: int | None = None,
+) -> tuple[list[tuple[float, bool, int]], RunPlan]:
+    """The (std, head, seed) keys of :func:`mlm_runs` and its train_many call: the budget's encoder at every
+    (std, extra head layer) setting × seed, on masked tokens of the Markov language of its seed, Adam with
+    linear warmup, every ensemble recording its LayerNorms' mean γ and the embedding's RMS. Settings with the
+    same head share a graph and train together."""
+    budget = resolve_budget(budget)
+    b = sizes(budget)
+    depth = given(depth, b.train_depth)
+    seq_len = b.train_batch[1]
+    keys = [(s, head, seed) for s, head in settings for seed in seeds]
+    return keys, RunPlan(
+        [encoder_config(b.train_width, depth, s, b.vocab, seq_len, head) for s, head, _ in keys],
+        [mlm_train_config(budget, seed, lr) for _, _, seed in keys],
+        [MarkovLanguage(b.vocab, seed=seed) for _, _, seed in keys],
+        objective=Masked(MASK_PROB),
+        trackers=functools.partial(mlm_trackers, every_for(b.train_steps, b.gain_points)),
+    )
+
+
 def mlm_runs(
     settings: Sequence[tuple[float, bool]],
     budget: Budget | str | None = None,
@@ -351,28 +385,13 @@ def mlm_runs(
     device=None,
     progress: bool = False,
 ) -> dict[tuple[float, bool, int], MLMRun]:
-    """Train the budget's encoder on masked tokens of the Markov language with Adam and linear warmup,
-    for every (std, extra head layer) setting × seed, recording every LayerNorm's mean γ and the
-    embedding's RMS. Settings with the same head train together as one engine ensemble.
-    Returns (std, head, seed) → run."""
+    """Train :func:`mlm_plan`'s runs: the budget's encoder on masked tokens with Adam and linear warmup, for
+    every (std, extra head layer) setting × seed. Returns (std, head, seed) → run."""
     budget = resolve_budget(budget)
-    b = sizes(budget)
-    depth = given(depth, b.train_depth)
-    n_seq, seq_len = b.train_batch
-    keys = [(s, head, seed) for s, head in settings for seed in seeds]
-    every = every_for(b.train_steps, b.gain_points)
-    tcfgs = [mlm_train_config(budget, seed, lr) for _, _, seed in keys]
+    depth = given(depth, sizes(budget).train_depth)
+    keys, plan = mlm_plan(settings, budget, seeds, lr, depth)
     device = device or default_device()
-    hists = train_many(
-        [encoder_config(b.train_width, depth, s, b.vocab, seq_len, head) for s, head, _ in keys],
-        tcfgs,
-        [MarkovLanguage(b.vocab, seed=seed) for _, _, seed in keys],
-        objective=Masked(MASK_PROB),
-        trackers=functools.partial(mlm_trackers, every),
-        device=device,
-        workers=default_workers(device),
-        progress=progress,
-    )
+    hists = train_plan(plan, device=device, workers=default_workers(device), progress=progress)
     return {key: _mlm_result(key[0], key[1], depth, hist) for key, hist in zip(keys, hists, strict=True)}
 
 
@@ -546,3 +565,74 @@ def gain_show_std(budget: Budget | str | None = None) -> float:
     budget = resolve_budget(budget)
     stds = sizes(resolve_budget(budget)).gain_stds
     return BERT_STD if BERT_STD in stds else stds[0]
+
+
+# ---- the chapter's work, for its estimate ------------------------------------------------------------
+
+
+def _probe_model(budget: Budget, depth: int, width: int) -> ModelConfig:
+    """The probed encoder, at BERT_STD whatever the probe's std: its passes cost the same at every std, and
+    :mod:`deepnotes.cost.model` counts once per config (a config per std would count each again)."""
+    b = sizes(budget)
+    return encoder_config(width, depth, BERT_STD, b.vocab, b.probe_tokens[1])
+
+
+def init_probe_work(budget: Budget, depth: int, width: int) -> list[Builds | ReferencePasses]:
+    """:func:`init_probe`'s work at any std: the encoder's initialization (its modules and random numbers,
+    :func:`~deepnotes.cost.model.init_draws`), then one MLM loss forward + backward through its modules (hooks
+    record the stream and the logits on the way), counted as the reference model's next-token pass."""
+    n_seq, seq_len = sizes(budget).probe_tokens
+    model = _probe_model(budget, depth, width)
+    return [Builds(model), ReferencePasses(model, n_seq, seq_len)]
+
+
+def table_setting_probe_work(budget: Budget) -> list[Draws | StackPasses]:
+    """:func:`table_setting_probe`'s work: every block matrix drawn once, then one forward + backward of the
+    blocks."""
+    b = sizes(budget)
+    model = _probe_model(budget, b.table_depth, b.table_width)
+    return [Draws(model.n_layers * sum(block_matrices(model))), StackPasses(model, 1, *b.probe_tokens)]
+
+
+def work(budget: Budget | str) -> list[Builds | ReferencePasses | Draws | StackPasses | TrainRuns]:
+    """What the experiments above compute at ``budget``, as :mod:`deepnotes.cost.model` counts it (the page
+    adds its derivations and figures: :mod:`deepnotes.chapters.catalog`):
+
+        sweep_probes           an init_probe per std of ``stds`` at probe_depth, width probe_width
+        init_figure            the drawn probe (BERT_STD at probe_depth): one of the sweep's where it sweeps it
+        table_probes           an init_probe per TABLE_STDS at table_depth × table_width
+        slider "init"          an init_probe per setting of the precomputed grid (stds × probe_depths)
+        sweep_probe_seeds      an init_probe per std of ``stds`` for each of probe_seeds seeds but 0 (the sweep's)
+        table_seed_probes      per TABLE_STDS and each of table_seeds seeds: a table_setting_probe, and an
+                               init_probe for every seed but 0 (seed 0's is table_probes', cached)
+        chapter_runs           :func:`mlm_plan` of run_settings × train_seeds: training_runs, gain_runs, the gain
+                               figures and the gains slider all read these
+
+    Probes are counted once per distinct setting (the first four lines share them): ``cached_probe`` keeps
+    16, so at the cpu and gpu budgets the slider's grid evicts and recomputes a few sweep probes (3 of ~30),
+    left out. Nothing here depends on results; the live panels run nothing at build time."""
+    budget = resolve_budget(budget)
+    b = sizes(budget)
+    depth = probe_depth(budget)
+    probes = dict.fromkeys(  # (std, depth, width) of every init_probe, each computed once
+        [
+            *((s, depth, b.probe_width) for s in b.stds),
+            (BERT_STD, depth, b.probe_width),
+            *((s, b.table_depth, b.table_width) for s in TABLE_STDS),
+            *((s, n, b.probe_width) for s in b.stds for n in b.probe_depths),
+        ]
+    )
+    return [
+        *(w for _, n, width in probes for w in init_probe_work(budget, n, width)),
+        *(w for _ in b.stds for _ in range(1, b.probe_seeds) for w in init_probe_work(budget, depth, b.probe_width)),
+        *(
+            w
+            for _ in TABLE_STDS
+            for seed in range(b.table_seeds)
+            for w in [
+                *table_setting_probe_work(budget),
+                *(init_probe_work(budget, b.table_depth, b.table_width) if seed else ()),
+            ]
+        ),
+        *planned_ensembles(mlm_plan(run_settings(budget), budget, tuple(range(b.train_seeds)))[1]),
+    ]

@@ -19,6 +19,8 @@ from deepnotes.core.validate import Finite
 from deepnotes.show.palette import PALETTE
 from deepnotes.show.readable import TEXT_PT, TITLE_PT
 
+FIGURES = 5  # the figures the page shows besides its sliders' frames (tests/test_book.py counts them)
+
 # roles in the one palette: FFN and attention as Post-LN's and Pre-LN's colours, measured in black,
 # the derivation in green, the annotated section's prediction in orange, everything else grey
 FFN, ATTENTION = PALETTE["post"], PALETTE["pre"]

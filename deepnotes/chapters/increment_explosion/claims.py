@@ -9,6 +9,7 @@ import math
 import sympy as sp
 import torch
 
+from deepnotes.chapters.increment_explosion import derive
 from deepnotes.chapters.increment_explosion import experiments as ex
 from deepnotes.chapters.increment_explosion.budget import sizes
 from deepnotes.chapters.increment_explosion.derive import EXAMPLE_DEPTH, depth_ratio, jacobian_counterexamples
@@ -17,6 +18,7 @@ from deepnotes.core.config import Budget, ModelConfig, resolve_budget
 from deepnotes.core.measure import count_matrices, loglog_slope
 from deepnotes.core.models import Block
 from deepnotes.core.train import History
+from deepnotes.cost.model import Derivations
 from deepnotes.shared import warmup
 from deepnotes.show import verdicts as vd
 
@@ -395,3 +397,14 @@ def paper_size_reading(updates: dict[tuple[str, int], list[History]], budget: Bu
         "over them."
     )
     return " ".join(lines)
+
+
+def derivations(budget: Budget) -> Derivations:
+    """The page's SymPy derivations and the verdict tables that run no experiment, as its cells call them
+    (priced in the chapter's estimate: :mod:`deepnotes.chapters.catalog`; the same at every budget)."""
+    return Derivations(
+        (
+            (derive.increment, ()),
+            (derive.deepnet_encoder, ()),
+        )
+    )

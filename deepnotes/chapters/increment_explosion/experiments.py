@@ -20,11 +20,12 @@ from deepnotes.core.config import Budget, ModelConfig, TrainConfig, resolve_budg
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import MarkovLanguage, probe_batch
 from deepnotes.core.engine import MATRICES, build_stack, graph_config
-from deepnotes.core.ensembles import default_workers, train_many
+from deepnotes.core.ensembles import RunPlan, default_workers, train_plan
 from deepnotes.core.measure import StepProbe, every_for, loglog_slope, step_probes
 from deepnotes.core.train import History
 from deepnotes.core.train import progress as progress_bar
 from deepnotes.core.validate import Finite, choice, given
+from deepnotes.cost.model import StackPasses, TrainRuns, planned_ensembles
 from deepnotes.shared import warmup as shared_warmup
 from deepnotes.show.cache import BUDGET_RESULTS_KEPT
 
@@ -32,6 +33,7 @@ VARIANTS = ("post", "pre", "deepnorm", "deepnorm/adam", "none", "rezero")  # wha
 PROBED_VARIANTS = VARIANTS[:4]  # the one-step probe's variants (Post-LN, Pre-LN, both DeepNorms)
 EARLY_UPDATE_VARIANTS = ("post", "deepnorm", "deepnorm/adam")  # DeepNet's Fig. 5 comparison
 PARAM_SETS = ("all", "matrices")  # what the optimizer updates: everything, or the block matrices only
+PROBE_OPTIMIZERS = ("sgd", "adam")  # the one-step probe's optimizers
 SLOPE_DEPTHS = (10, 10_000)  # the two depths the DeepNorm power law is read off between
 
 
@@ -114,7 +116,7 @@ def graph_groups(variants, n_layers: int, budget: Budget | str) -> list[tuple[st
 def loss_change_sweep(
     budget: Budget | str | None = None,
     variants=PROBED_VARIANTS,
-    optimizers=("sgd", "adam"),
+    optimizers=PROBE_OPTIMIZERS,
     lrs: dict[str, float] | None = None,
     depths: tuple[int, ...] | None = None,
     device=None,
@@ -161,6 +163,30 @@ def _trackers(every: int, track_update: bool) -> list:
     return [measure.BlockGradNorms(every)] + ([measure.UpdateSize()] if track_update else [])
 
 
+def runs_plan(
+    settings: list[tuple[str, int, TrainConfig]],
+    budget: Budget | str,
+    track_update: bool = True,
+    params: str = "all",
+    shape: tuple[int, int, int] | None = None,
+) -> RunPlan:
+    """Each (variant, depth, train config) on the Markov language as one train_many call (those sharing a
+    graph and a loop train as one ensemble; every norm style is per-member data, so every style at one depth
+    trains together). ``params="matrices"`` updates only the blocks' weight matrices (the parameters the
+    magnitude analysis scales), leaving embeddings, head, biases and LayerNorm gains at their initial values.
+    ``shape``: another (d_model, d_ff, heads)."""
+    budget = resolve_budget(budget)
+    choice("params", params, PARAM_SETS)
+    every = every_for(max(cfg.steps for _, _, cfg in settings), sizes(budget).track_points)
+    return RunPlan(
+        [variant_config(v, n, budget, shape) for v, n, _ in settings],
+        [cfg for _, _, cfg in settings],
+        task_for(budget),
+        trackers=functools.partial(_trackers, every, track_update),
+        trainable=None if params == "all" else MATRICES,
+    )
+
+
 def runs(
     settings: list[tuple[str, int, TrainConfig]],
     budget: Budget | str,
@@ -170,25 +196,11 @@ def runs(
     params: str = "all",
     shape: tuple[int, int, int] | None = None,
 ) -> list[History]:
-    """Train each (variant, depth, train config) on the Markov language, those sharing a graph and a
-    loop as one ensemble (:func:`deepnotes.core.ensembles.train_many`; every norm style is per-member data, so
-    every style at one depth trains together). ``params="matrices"`` updates only the
-    blocks' weight matrices (the parameters the magnitude analysis scales), leaving embeddings, head,
-    biases and LayerNorm gains at their initial values. ``shape``: another (d_model, d_ff, heads)."""
+    """Train :func:`runs_plan` of the settings (:func:`deepnotes.core.ensembles.train_plan`), one History each."""
     budget = resolve_budget(budget)
-    choice("params", params, PARAM_SETS)
-    every = every_for(max(cfg.steps for _, _, cfg in settings), sizes(budget).track_points)
     device = device or default_device()
-    return train_many(
-        [variant_config(v, n, budget, shape) for v, n, _ in settings],
-        [cfg for _, _, cfg in settings],
-        task_for(budget),
-        trackers=functools.partial(_trackers, every, track_update),
-        progress=progress,
-        trainable=None if params == "all" else MATRICES,
-        device=device,
-        workers=default_workers(device),
-    )
+    plan = runs_plan(settings, budget, track_update, params, shape)
+    return train_plan(plan, progress=progress, device=device, workers=default_workers(device))
 
 
 def run(
@@ -215,6 +227,24 @@ def run(
     return runs([(variant, n_layers, cfg)], budget, device, progress, track_update, params)[0]
 
 
+def early_update_keys(budget: Budget, variants=EARLY_UPDATE_VARIANTS) -> list[tuple[str, int, int]]:
+    """(variant, depth, seed) of every early-update run: each variant at each of ``update_depths``, ``update_seeds``
+    seeds."""
+    sub = sizes(budget)
+    return [(v, n, s) for v in variants for n in sub.update_depths for s in range(sub.update_seeds)]
+
+
+def early_update_settings(
+    budget: Budget, keys: list[tuple[str, int, int]], optimizer: str = "adam", lr: Finite | None = None
+) -> list[tuple[str, int, TrainConfig]]:
+    """:func:`runs`' settings of those runs: ``update_steps`` steps at ``lr`` (default ``update_lr``), no held-out
+    sample (these runs read the model update, not the final loss)."""
+    sub = sizes(budget)
+    cfg = budget.train_config(optimizer, lr if lr is not None else sub.update_lr, sub.update_steps)
+    cfg = replace(cfg, held_out=0)
+    return [(v, n, replace(cfg, seed=s)) for v, n, s in keys]
+
+
 def early_update_sweep(
     budget: Budget | str | None = None,
     variants=EARLY_UPDATE_VARIANTS,
@@ -230,12 +260,9 @@ def early_update_sweep(
     ‖F(x,θ_t) − F(x,θ_0)‖; ``params`` and ``shape`` as in :func:`runs`. The variants and seeds at one depth
     train as one ensemble. (variant, N) → one History per seed."""
     budget = resolve_budget(budget)
-    sub = sizes(budget)
-    cfg = budget.train_config(optimizer, lr if lr is not None else sub.update_lr, sub.update_steps)
-    cfg = replace(cfg, held_out=0)  # these runs read the model update, not the final loss
-    keys = [(v, n, s) for v in variants for n in sub.update_depths for s in range(sub.update_seeds)]
+    keys = early_update_keys(budget, variants)
     hists = runs(
-        [(v, n, replace(cfg, seed=s)) for v, n, s in keys], budget, device, progress, params=params, shape=shape
+        early_update_settings(budget, keys, optimizer, lr), budget, device, progress, params=params, shape=shape
     )
     out: dict[tuple[str, int], list[History]] = {}
     for (v, n, _), h in zip(keys, hists, strict=True):
@@ -318,12 +345,61 @@ def slider_run(
     return SliderRun(depth, norm, optimizer, lr, warmup, hist)
 
 
+def slider_grid_settings(budget: Budget) -> tuple[list[tuple[int, str, str]], list[tuple[str, int, TrainConfig]]]:
+    """The (depth, norm, optimizer) keys of the slider's grid and :func:`runs`' settings for them: ``slider_steps``
+    steps at the budget's slider rate of each optimizer."""
+    sub = sizes(budget)
+    keys = [(n, v, o) for n in sub.slider_depths for v in sub.slider_norms for o in sub.slider_optimizers]
+    return keys, [(v, n, budget.train_config(o, sub.slider_lrs[o], sub.slider_steps)) for n, v, o in keys]
+
+
 @functools.lru_cache(maxsize=BUDGET_RESULTS_KEPT)
 def slider_grid(budget: Budget | str) -> dict[tuple[int, str, str], History]:
     """(depth, norm, optimizer) → the short run of every setting of the slider's grid, at the budget's
     slider rates, the norms that share a graph at each depth and optimizer trained as one ensemble."""
     budget = resolve_budget(budget)
-    sub = sizes(budget)
-    keys = [(n, v, o) for n in sub.slider_depths for v in sub.slider_norms for o in sub.slider_optimizers]
-    settings = [(v, n, budget.train_config(o, sub.slider_lrs[o], sub.slider_steps)) for n, v, o in keys]
+    keys, settings = slider_grid_settings(budget)
     return dict(zip(keys, runs(settings, budget), strict=True))
+
+
+# ---- the chapter's work, for its estimate ------------------------------------------------------------
+
+
+def loss_change_work(budget: Budget) -> list[StackPasses]:
+    """:func:`loss_change_sweep`'s work at its defaults: per (depth, graph group) stack of the variants ×
+    ``probe_repeats``, per optimizer a forward + backward and a forward without gradients (run in float64,
+    counted as float32 passes: the same FLOPs and launches)."""
+    sub = sizes(budget)
+    b, t, passes = budget.batch_size, budget.seq_len, len(PROBE_OPTIMIZERS)
+    out = []
+    for n in sub.probe_depths:
+        for group in graph_groups(PROBED_VARIANTS, n, budget):
+            model, members = variant_config(group[0], n, budget), len(group) * sub.probe_repeats
+            out += [
+                StackPasses(model, members, b, t, passes=passes),
+                StackPasses(model, members, b, t, passes=passes, backward=False),
+            ]
+    return out
+
+
+def work(budget: Budget | str) -> list[StackPasses | TrainRuns]:
+    """What the experiments above compute at ``budget``, as :mod:`deepnotes.cost.model` counts it (the page
+    adds its derivations and figures: :mod:`deepnotes.chapters.catalog`):
+
+        loss_change_sweep     :func:`loss_change_work`
+        early_updates         per parameter set, the ensembles of the early-update runs (:func:`runs_plan`)
+        paper_size_updates    the same with every parameter trained, at paper_shape (DeepNet Fig. 5's 64-128-2)
+        training_comparisons  the shared warmup comparison (deepnotes.shared.warmup) at every train depth
+        slider_grid           the slider's grid (:func:`slider_grid_settings`) in one :func:`runs` call
+
+    Nothing here depends on results; the live panel runs nothing at build time (every slider setting drawn at
+    build time comes from slider_grid)."""
+    budget = resolve_budget(budget)
+    early = early_update_settings(budget, early_update_keys(budget))
+    return [
+        *loss_change_work(budget),
+        *(w for which in PARAM_SETS for w in planned_ensembles(runs_plan(early, budget, params=which))),
+        *planned_ensembles(runs_plan(early, budget, shape=sizes(budget).paper_shape)),
+        *shared_warmup.work(budget, sizes(budget).train_depths),
+        *planned_ensembles(runs_plan(slider_grid_settings(budget)[1], budget)),
+    ]

@@ -10,6 +10,8 @@ from deepnotes.core.train import History
 from deepnotes.core.validate import Finite
 from deepnotes.show.readable import TITLE_PT
 
+FIGURES = 4  # the figures the page shows besides its sliders' frames (tests/test_book.py counts them)
+
 
 def loss_change_figure(sweep: ex.LossChangeSweep):
     """Experiment 1: −⟨∇L, Δθ⟩/η against N for SGD and Adam (log-log, with the derivation's slope

@@ -10,11 +10,13 @@ from itertools import pairwise
 
 import sympy as sp
 
+from deepnotes.chapters.initialization import derive, norms
 from deepnotes.chapters.initialization import experiments as ex
 from deepnotes.chapters.initialization.budget import sizes
 from deepnotes.chapters.initialization.mlp import weight_variance
 from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.core.validate import Finite
+from deepnotes.cost.model import Derivations
 from deepnotes.show.verdicts import (
     HOLDS,
     UNCHECKABLE,
@@ -447,3 +449,18 @@ def norm_speed_verdicts(comparison: ex.NormComparison) -> VerdictTable:
         + ("" if faster or slower else ": they do not, so this is a measurement, not a verdict")
     )
     return VerdictTable([Verdict(claim, source, "faster", computed, status, why)])
+
+
+def derivations(budget: Budget) -> Derivations:
+    """The page's SymPy derivations and the verdict tables that run no experiment, as its cells call them
+    (priced in the chapter's estimate: :mod:`deepnotes.chapters.catalog`; the same at every budget)."""
+    return Derivations(
+        (
+            (derive.sampling, ()),
+            (derive.second_moments, ()),
+            (derive.selu_constants, (20,)),
+            (derive.layernorm_jacobian_check, ()),
+            (norms.formula_checks, ()),
+            (derive.ntk_and_attention, ()),
+        )
+    )

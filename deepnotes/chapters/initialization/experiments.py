@@ -19,6 +19,7 @@ from deepnotes.core.config import Budget, get_budget, resolve_budget
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import generator, seeded
 from deepnotes.core.validate import Finite, given, positive_float, positive_int
+from deepnotes.cost.model import MLPPasses, Timed
 
 BERT_STD = 0.02  # the std the truncated-normal samplers are asked for (BERT's)
 TRUNCATION_K = 2  # cut at ±2σ
@@ -27,6 +28,8 @@ BOUNDED_GAINS = (1, 100, 10_000)  # pre-activation second moments c at which tan
 ROW_SEED = 1  # the slider's one attention row
 NORM_EPS = 1e-5  # LayerNorm's default ε, given to RMSNorm too
 NORM_INPUT_SHIFT = 0.5  # mean of the shifted input of the norm comparison
+MOMENT_INITS = ("lecun", "he")  # moment_table's initializations (Xavier equals LeCun for square layers)
+PARAMETRIZATIONS = (False, True)  # ntk_comparison's runs: standard (He), NTK
 PROBE_SEEDS = 3  # draws behind Experiments 2 and 3's verdicts (queries and keys, or init and data): the door's fewest
 
 
@@ -159,7 +162,7 @@ def moment_curve(act: str, gain: Finite, depth: int, budget: Budget | str | None
 
 
 def moment_table(
-    budget: Budget | str | None = None, inits=("lecun", "he"), acts=ACTIVATIONS
+    budget: Budget | str | None = None, inits=MOMENT_INITS, acts=ACTIVATIONS
 ) -> dict[tuple[str, str], MomentCurve]:
     """{(init, act): MomentCurve} at the budget's depth/width over its ``moment_seeds`` weight draws. LeCun =
     gain 1, He = gain 2 (in units of 1/m); Xavier equals LeCun for these square layers."""
@@ -309,7 +312,7 @@ def ntk_comparison(budget: Budget | str | None = None) -> dict[bool, UpdateRun]:
     b = sizes(resolve_budget(budget))
     return {
         ntk: relative_updates(ntk, b.ntk_width, b.ntk_depth, b.ntk_steps, b.ntk_lr, b.ntk_batch)
-        for ntk in (False, True)
+        for ntk in PARAMETRIZATIONS
     }
 
 
@@ -412,3 +415,40 @@ def layernorm_input_gradient(width: int = 64, seed: int = 0) -> dict[float, floa
         torch.nn.functional.layer_norm(x, (width,)).backward(upstream)
         out[s] = float(x.grad.norm())
     return out
+
+
+# ---- the chapter's work, for its estimate ------------------------------------------------------------
+
+
+def work(budget: Budget | str) -> list[MLPPasses | Timed]:
+    """What the experiments above compute at ``budget``, as :mod:`deepnotes.cost.model` counts it (the page
+    adds its derivations and figures: :mod:`deepnotes.chapters.catalog`). The chapter trains no Transformer;
+    its device work is plain MLPs:
+
+        moment_table     one forward pass of a moment_depth × moment_width MLP on moment_batch inputs per
+                         (init, activation) and weight draw (moment_seeds)
+        moment_figure    the same per setting of the precomputed slider grid (activation × slider_gains)
+        ntk_comparison   per parametrization (standard, NTK): ntk_steps Adam steps (forward + backward) of an
+                         ntk_depth × ntk_width MLP on ntk_batch inputs
+        ntk_first_steps  per parametrization and each further seed of PROBE_SEEDS: one Adam step of that MLP
+        norm_comparison  LayerNorm and RMSNorm timed for norm_timer_seconds per timer (four timers)
+
+    Left out as too small to matter: the truncated-normal draws, the mean-field recursions (scalar work on the
+    CPU), the softmax probes and attention rows (at most 256 × 1024 scores). The live panels run nothing at
+    build time."""
+    budget = resolve_budget(budget)
+    b = sizes(budget)
+
+    def moments(curves: int) -> MLPPasses:  # each curve builds its own MLP: the same cost
+        return MLPPasses(width=b.moment_width, depth=b.moment_depth, batch=b.moment_batch, passes=curves)
+
+    def ntk_steps(steps: int) -> MLPPasses:
+        return MLPPasses(width=b.ntk_width, depth=b.ntk_depth, batch=b.ntk_batch, passes=steps, backward=True)
+
+    return [
+        moments(len(MOMENT_INITS) * len(ACTIVATIONS) * b.moment_seeds),
+        moments(len(ACTIVATIONS) * len(b.slider_gains)),
+        *(ntk_steps(b.ntk_steps) for _ in PARAMETRIZATIONS),
+        *(ntk_steps(1) for _ in PARAMETRIZATIONS for _ in range(1, PROBE_SEEDS)),
+        Timed(4 * b.norm_timer_seconds),  # 2 modules × (forward, forward + backward) timers
+    ]

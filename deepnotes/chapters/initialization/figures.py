@@ -15,6 +15,8 @@ from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.core.validate import Finite
 from deepnotes.show.readable import TEXT_PT, TITLE_PT
 
+FIGURES = 3  # the figures the page shows besides its sliders' frames (tests/test_book.py counts them)
+
 SCALINGS = (False, True)  # the softmax series, in drawing order (without, with 1/√d)
 NTK_LAYER = 1  # the hidden layer whose relative updates are drawn (0-based)
 

@@ -22,10 +22,11 @@ from deepnotes.chapters.magnitude_decomposition.experiments import (
     xavier_orthogonality,
 )
 from deepnotes.core import scaling
-from deepnotes.core.config import resolve_budget
+from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.core.derive import N, alpha, depth_exponent, lam
 from deepnotes.core.measure import loglog_slope
 from deepnotes.core.validate import Finite
+from deepnotes.cost.model import Derivations
 from deepnotes.show.verdicts import (
     APPROX,
     HOLDS,
@@ -744,4 +745,22 @@ def _sgd_slow_row(sgd: dict) -> Verdict:
         observed=observed,
         reason="mean over the run of (plateau − loss)/(plateau − floor), same seed; every SGD depth, rate and "
         "seed of the comparison",
+    )
+
+
+def derivations(budget: Budget) -> Derivations:
+    """The page's SymPy derivations and the verdict tables that run no experiment, as its cells call them
+    (priced in the chapter's estimate: :mod:`deepnotes.chapters.catalog`)."""
+    return Derivations(
+        (
+            (sd.magnitude_lambda, ()),
+            (sd.xavier_lambda, ()),
+            (sd.lambda_gradient_identity, ()),
+            (sd.relu_homogeneity, ()),
+            *((sd.solve_pick, (opt, pick)) for opt in scaling.OPTIMIZERS for pick in scaling.PICKS),
+            (sd.paper_constants, ()),
+            (main_text_verdicts, (budget.name,)),
+            (annotated_verdicts, ()),
+            (annotated_verdicts, ()),  # twice: the verdicts and the summary
+        )
     )

@@ -23,6 +23,7 @@ from deepnotes.core.data import MarkovLanguage, generator
 from deepnotes.core.data import probe_batch as core_probe_batch
 from deepnotes.core.models import build_model
 from deepnotes.core.validate import Finite, choice, given, int_at_least
+from deepnotes.cost.model import Builds, ReferencePasses, StackPasses
 
 NORMS = ("fro", "spectral")
 KINDS = ("q", "k", "v", "o", "fc1", "fc2")  # the six matrices of a block
@@ -401,20 +402,25 @@ class IdentityProbe:
         return mean_change(self.changes)
 
 
+def identity_settings(n_layers: int) -> dict[str, tuple[str, tuple[float, float]]]:
+    """label → (key, (α, λ)) of :func:`identity_sweep`: SGD's three picks, Su's Adam constants (LAMB's α = 1
+    pick equals SGD's), the paper's, and Post-LN (α = λ = 1) for contrast."""
+    settings = {f"SGD {LABELS[k]}": (k, v) for k, v in choices(n_layers, "sgd").items() if k != "paper"}
+    settings[f"Adam {LABELS['lambda=1/alpha']}"] = ("deepnorm/adam", scaling.magnitude_solution(n_layers, "adam"))
+    settings["paper"] = ("paper", scaling.deepnorm_coefficients(n_layers))
+    settings["post-LN"] = ("post", (1.0, 1.0))
+    return settings
+
+
 def identity_sweep(
     budget: Budget | str | None = None, n_layers: int | None = None, device=None
 ) -> dict[str, IdentityProbe]:
-    """label → per-block ‖x_{l+1} − x_l‖/‖x_l‖ at init for SGD's three picks, Su's Adam
-    constants (LAMB's α = 1 pick equals SGD's), the paper's, and Post-LN (α = λ = 1) for contrast."""
+    """label → per-block ‖x_{l+1} − x_l‖/‖x_l‖ at init for every setting of :func:`identity_settings`."""
     budget = resolve_budget(budget)
     n = given(n_layers, sizes(budget).identity_depth)
-    settings = {f"SGD {LABELS[k]}": (k, v) for k, v in choices(n, "sgd").items() if k != "paper"}
-    settings[f"Adam {LABELS['lambda=1/alpha']}"] = ("deepnorm/adam", scaling.magnitude_solution(n, "adam"))
-    settings["paper"] = ("paper", scaling.deepnorm_coefficients(n))
-    settings["post-LN"] = ("post", (1.0, 1.0))
     return {
         label: IdentityProbe(a, lam, block_changes(n, a, lam, budget, device=device), key)
-        for label, (key, (a, lam)) in settings.items()
+        for label, (key, (a, lam)) in identity_settings(n).items()
     }
 
 
@@ -451,3 +457,46 @@ def attention_average(tokens: int = 64, width: int = 32, draws: int = 100, seed:
 def sign_values() -> set[float]:
     """The values sign(g) takes in Adam's large-step limit, on gradients of each sign and zero."""
     return {float(s) for s in torch.sign(torch.tensor([-2.0, 0.0, 3.0]))}
+
+
+# ---- the probes' work, for the chapter's estimate ------------------------------------------------------
+
+
+def probes_work(budget: Budget) -> list[Builds | ReferencePasses | StackPasses]:
+    """What the probes above compute at ``budget``, as :mod:`deepnotes.cost.model` counts it (every stack a
+    DeepNorm stack: α and λ change no count; the float64 probes counted as float32 passes):
+
+        lambda_gradient_sweep   per (α, λ) of the grid and seed: a reference model of probe_depth blocks built,
+                                one forward + backward of its modules on batch_size × seq_len tokens
+        first_step_sweep        per optimizer, update depth and choice: a reference model built, loaded into a
+                                one-member Stack, one forward + backward on PyTorch's path (the optimizer step's
+                                few operators per matrix left out)
+        identity_sweep          per setting of :func:`identity_settings`: a reference model built, one forward of
+                                its modules keeping the stream (no gradients)
+
+    Left out as small: the decomposition table and the orthogonality check (CPU matrices of at most
+    128 × 128), the autograd check (check_depth blocks, three passes per matrix kind), the Python loops that
+    read each matrix's ∂L/∂λ."""
+    mb = sizes(budget)
+    b, t = budget.batch_size, budget.seq_len
+
+    def model(n_layers: int):
+        return budget.model_config(n_layers, norm="deepnorm")
+
+    grid = len(mb.alphas) * len(mb.lambdas) * mb.probe_seeds
+    identity = len(identity_settings(mb.identity_depth))
+    return [
+        Builds(model(mb.probe_depth), grid),
+        ReferencePasses(model(mb.probe_depth), b, t, passes=grid),
+        *(
+            w
+            for opt in mb.first_step_lrs
+            for n in mb.update_depths
+            for w in [
+                Builds(model(n), len(choices(n, opt))),
+                StackPasses(model(n), 1, b, t, passes=len(choices(n, opt)), compiled=False),
+            ]
+        ),
+        Builds(model(mb.identity_depth), identity),
+        ReferencePasses(model(mb.identity_depth), b, t, passes=identity, backward=False),
+    ]

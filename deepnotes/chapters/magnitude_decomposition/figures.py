@@ -24,6 +24,8 @@ from deepnotes.core.validate import Finite, choice
 from deepnotes.show.palette import MARKERS, PALETTE
 from deepnotes.show.readable import TEXT_PT, TITLE_PT
 
+FIGURES = 5  # the figures the page shows besides its sliders' frames (tests/test_book.py counts them)
+
 LEGEND = TEXT_PT  # legend font size: the book's smallest figure text
 TITLE = 10  # title font size
 LAMB_YLIM = (0.5, 2)  # LAMB's first-step panel spans η/2 … 2η

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 import torch
 
 from deepnotes.chapters.magnitude_decomposition.budget import sizes
-from deepnotes.chapters.magnitude_decomposition.experiments import choices, deepnorm_model
+from deepnotes.chapters.magnitude_decomposition.experiments import choices, deepnorm_model, probes_work
+from deepnotes.core import scaling
 from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import MarkovLanguage
@@ -19,6 +20,7 @@ from deepnotes.core.measure import Recorder
 from deepnotes.core.train import History, train_ensemble
 from deepnotes.core.train import progress as progress_bar
 from deepnotes.core.validate import Finite, given, positive_int
+from deepnotes.cost.model import Builds, ReferencePasses, StackPasses, TrainRuns
 
 # the runs of the training comparison: optimizer → the choices trained (all four for SGD, the
 # optimizer's own solution and the paper's constants for Adam and LAMB)
@@ -137,3 +139,44 @@ def choice_comparison(
         picks = {label: choices(n, opt)[label] for label in PLAN[opt]}
         out[(opt, lr, n)] = run_choices(n, picks, opt, lr, budget, device=device, seeds=mb.train_seeds)
     return out
+
+
+# ---- the chapter's work, for its estimate ------------------------------------------------------------
+
+
+def choices_work(budget: Budget, n_layers: int, optimizer: str, lr: Finite, steps: int, members: int) -> list:
+    """:func:`run_choices`' work: a reference model built per choice and seed, then one ensemble of them."""
+    model = budget.model_config(n_layers, norm="deepnorm")  # α and λ change no count
+    return [Builds(model, members), TrainRuns(model, members, budget.train_config(optimizer, lr, steps))]
+
+
+def work(budget: Budget | str) -> list[Builds | ReferencePasses | StackPasses | TrainRuns]:
+    """What the chapter computes at ``budget``, as :mod:`deepnotes.cost.model` counts it (the page adds its
+    derivations and figures: :mod:`deepnotes.chapters.catalog`): the probes
+    (:func:`~deepnotes.chapters.magnitude_decomposition.experiments.probes_work`), then
+
+        choice_comparison   :func:`run_choices` per training depth, optimizer and rate of train_lrs: a member per
+                            choice of :data:`PLAN` and seed, train_steps steps
+        slider "choices"    the precomputed grid (slider_depths × the optimizers): :func:`run_choices` of every
+                            choice at the optimizer's first rate, slider_steps steps
+
+    Left out: the λ_F tracker of the training runs (every track_every steps, a Gram matrix per β-scaled
+    matrix). Nothing depends on results; the live panel runs nothing at build time."""
+    budget = resolve_budget(budget)
+    mb = sizes(budget)
+    return [
+        *probes_work(budget),
+        *(
+            w
+            for n in mb.train_depths
+            for opt, lrs in mb.train_lrs.items()
+            for lr in lrs
+            for w in choices_work(budget, n, opt, lr, mb.train_steps, len(PLAN[opt]) * mb.train_seeds)
+        ),
+        *(
+            w
+            for n in mb.slider_depths
+            for opt in scaling.OPTIMIZERS
+            for w in choices_work(budget, n, opt, mb.train_lrs[opt][0], mb.slider_steps, len(choices(n, opt)))
+        ),
+    ]

@@ -18,6 +18,7 @@ from deepnotes.core.measure import loglog_slope, scaling_fits
 from deepnotes.core.models import truncated_normal_variance_factor
 from deepnotes.core.train import FRACTION_READ
 from deepnotes.core.validate import Finite
+from deepnotes.cost.model import Derivations
 from deepnotes.shared import warmup
 from deepnotes.show import verdicts as vd
 
@@ -408,7 +409,7 @@ def training(runs: dict[str, dict], budget: Budget | str) -> vd.VerdictTable:
     increment chapter shows (:func:`deepnotes.shared.warmup.verdicts`)."""
     budget = resolve_budget(budget)
     depth = budget.warmup.depth
-    shared = warmup.plan(budget)
+    shared = warmup.variants(budget)
     rows = list(warmup.verdicts({name: runs["adam"][name] for name in shared}, budget, depth))
     return vd.VerdictTable(rows + _trains_rows(runs, shared, depth) + _post_no_warmup_rows(runs, budget))
 
@@ -961,4 +962,19 @@ def _range_dependent_row(claim: str, source: str, fit: _LiuFit, norm: str) -> vd
         vd.UNCHECKABLE,
         "the form that fits best changes with the depth range fitted, so these depths cannot tell the growth "
         "laws apart",
+    )
+
+
+def derivations(budget: Budget) -> Derivations:
+    """The page's SymPy derivations and the verdict tables that run no experiment, as its cells call them
+    (priced in the chapter's estimate: :mod:`deepnotes.chapters.catalog`; the same at every budget)."""
+    return Derivations(
+        (
+            (derive.post_norm_unroll, (3,)),
+            (derive.pre_norm_second_moment, ()),
+            (derive.fixed_step_gate, ()),
+            (derive.update_scale_invariance, ()),
+            (derive.ffn_branch_second_moment, ()),
+            (derivation, ()),
+        )
     )

@@ -27,12 +27,13 @@ from deepnotes.core.config import Budget, ModelConfig, resolve_budget
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import MarkovLanguage, generator, probe_batch
 from deepnotes.core.engine import GATES
-from deepnotes.core.ensembles import default_workers, train_many
+from deepnotes.core.ensembles import RunPlan, default_workers, train_plan
 from deepnotes.core.measure import block_matrices, every_for, per_block_grad_norms
 from deepnotes.core.models import build_model
 from deepnotes.core.scaling import predicted_identity_weight
 from deepnotes.core.train import History
 from deepnotes.core.validate import Finite, choice, given
+from deepnotes.cost.model import StackPasses, TrainRuns, planned_ensembles
 from deepnotes.shared import warmup as shared_warmup
 
 STYLES = ("post", "pre", "deepnorm", "rezero")  # the norm styles this chapter compares
@@ -89,6 +90,16 @@ def stream_probe(
     )
 
 
+def stream_probe_work(norm: str, n_layers: int, budget: Budget) -> list[StackPasses]:
+    """:func:`stream_probe`'s work, for the chapter's plan: the stream without gradients, then the loss's
+    forward and backward, on the budget's batch."""
+    model = style_config(norm, n_layers, budget)
+    return [
+        StackPasses(model, 1, budget.batch_size, budget.seq_len, backward=False),
+        StackPasses(model, 1, budget.batch_size, budget.seq_len),
+    ]
+
+
 PROBE_SEEDS = 3  # initializations (and probe batches) of Experiment 1's probes: the door's fewest
 
 
@@ -120,7 +131,7 @@ def rates(budget: Budget | str) -> dict[str, float]:
     return {"adam": budget.warmup.lr, "sgd": sizes(budget).sgd_lr}
 
 
-def run(
+def run_plan(
     norm: str,
     n_layers: int,
     budget: Budget | str,
@@ -131,32 +142,43 @@ def run(
     seed: int = 0,
     beta: Finite | None = None,
     gate_step: Finite | None = None,
-    device=None,
-    progress: bool = False,
-) -> History:
-    """Train one norm style (``lr`` default: the training comparison's rate for ``optimizer``,
-    ``steps`` its length); ``gate_step`` turns rezero into the fixed-step schedule (the gates are then
-    frozen and set by :class:`~deepnotes.core.measure.GateSchedule`); one run on the engine,
-    as the training comparison's runs."""
+) -> RunPlan:
+    """One run of one norm style as a train_many call (``lr`` default: the training comparison's rate for
+    ``optimizer``, ``steps`` its length) on the language of ``seed``; ``gate_step`` turns rezero into the
+    fixed-step schedule (the gates are then frozen and set by :class:`~deepnotes.core.measure.GateSchedule`)."""
     budget = resolve_budget(budget)
     steps = given(steps, budget.warmup.steps)
     lr = lr if lr is not None else rates(budget)[choice("optimizer", optimizer, OPTIMIZERS)]
     every = every_for(steps, budget.warmup.track_points)
     if gate_step is not None and norm != "rezero":
         raise ValueError(f"gate_step needs norm='rezero', got norm={norm!r}")
-    cfg = budget.train_config(optimizer, lr, steps, warmup, seed)
-    return train_many(
+    return RunPlan(
         [style_config(norm, n_layers, budget, beta)],
-        [cfg],
+        [budget.train_config(optimizer, lr, steps, warmup, seed)],
         MarkovLanguage(budget.vocab_size, seed=seed),
-        device=device or default_device(),
-        progress=progress,
         frozen=GATES if gate_step is not None else (),
         trackers=functools.partial(_training_trackers, every, gate_step),
-    )[0]
+    )
 
 
-def training_plan(budget: Budget | str) -> dict[str, dict]:
+def run(
+    norm: str,
+    n_layers: int,
+    budget: Budget | str,
+    optimizer: str = "adam",
+    lr: Finite | None = None,
+    device=None,
+    progress: bool = False,
+    **settings,
+) -> History:
+    """Train :func:`run_plan`'s one run on the engine, as the training comparison's runs train (``settings``:
+    run_plan's warmup, steps, seed, beta, gate_step)."""
+    budget = resolve_budget(budget)
+    plan = run_plan(norm, n_layers, budget, optimizer, lr, **settings)
+    return train_plan(plan, device=device or default_device(), progress=progress)[0]
+
+
+def variants(budget: Budget | str) -> dict[str, dict]:
     """The variants of the training comparison: label → keyword arguments of :func:`run`. The shared
     warmup comparison's four (Post-LN without and with warmup, Pre-LN, DeepNorm), then ReZero with
     trained gates and with Su's fixed-step gates (α_t = min(1, t/T), T the warmup length)."""
@@ -164,7 +186,7 @@ def training_plan(budget: Budget | str) -> dict[str, dict]:
     w = budget.warmup.warmup
     shared = {
         label: dict(norm=norm, **({"warmup": steps} if steps else {}))
-        for label, (norm, steps) in shared_warmup.plan(budget).items()
+        for label, (norm, steps) in shared_warmup.variants(budget).items()
     }
     return {
         **shared,
@@ -180,52 +202,65 @@ def _training_trackers(every: int, gate_step: Finite | None) -> list:
 
 
 def own_runs(budget: Budget | str) -> list[tuple[str, str, int]]:
-    """The (optimizer, label, seed) runs this chapter trains itself: every run of :func:`training_plan`
+    """The (optimizer, label, seed) runs this chapter trains itself: every run of :func:`variants`
     but the Adam runs of the shared warmup comparison."""
     budget = resolve_budget(budget)
-    shared = shared_warmup.plan(budget)
+    shared = shared_warmup.variants(budget)
     return [
         (opt, name, seed)
         for opt in OPTIMIZERS
-        for name in training_plan(budget)
+        for name in variants(budget)
         for seed in range(budget.warmup.seeds)
         if not (opt == "adam" and name in shared)
     ]
 
 
-def training_runs(budget: Budget | str, progress: bool = False) -> dict[str, dict[str, list[History]]]:
-    """Every variant of :func:`training_plan` at the warmup comparison's depth, with each optimizer
-    at its rate (:func:`rates`) and ``budget.warmup.seeds`` seeds (seed s: initialization s and data
-    stream s, on one language): optimizer → label → one History per seed. The Adam runs of Post-LN
-    (both), Pre-LN and DeepNorm are :func:`deepnotes.shared.warmup.runs`, the same runs the increment
-    chapter shows; the others train here as engine ensembles (the fixed-step ReZero, whose gates are
-    set rather than trained, in ensembles of its own)."""
+def own_training_plans(budget: Budget | str) -> list[tuple[list[tuple[str, str, int]], RunPlan]]:
+    """The runs of :func:`own_runs` as train_many calls, each with its (optimizer, label, seed) keys: the runs
+    with trained gates (every style shares one graph), then the fixed-step ReZero, whose gates are set rather
+    than trained, in a call of its own; all at the warmup comparison's depth on one language (seed 0)."""
     budget = resolve_budget(budget)
     sub = budget.warmup
-    plan = training_plan(budget)
+    plan = variants(budget)
     every = every_for(sub.steps, sub.track_points)
     keys = own_runs(budget)
-    out: dict[tuple[str, str, int], History] = {}
+    out = []
     for fixed_gates in (False, True):
         part = [key for key in keys if ("gate_step" in plan[key[1]]) == fixed_gates]
         gate_step = next((plan[name]["gate_step"] for _, name, _ in part), None) if fixed_gates else None
-        hists = train_many(
+        runs = RunPlan(
             [style_config(plan[name]["norm"], sub.depth, budget) for _, name, _ in part],
             [
                 budget.train_config(opt, rates(budget)[opt], sub.steps, plan[name].get("warmup", 0), seed)
                 for opt, name, seed in part
             ],
             MarkovLanguage(budget.vocab_size, seed=0),
-            device=default_device(),
-            progress=progress,
             frozen=GATES if fixed_gates else (),
             trackers=functools.partial(_training_trackers, every, gate_step),
-            workers=default_workers(default_device()),
         )
+        out.append((part, runs))
+    return out
+
+
+def training_runs(budget: Budget | str, progress: bool = False) -> dict[str, dict[str, list[History]]]:
+    """Every variant of :func:`variants` at the warmup comparison's depth, with each optimizer
+    at its rate (:func:`rates`) and ``budget.warmup.seeds`` seeds (seed s: initialization s and data
+    stream s, on one language): optimizer → label → one History per seed. The Adam runs of Post-LN
+    (both), Pre-LN and DeepNorm are :func:`deepnotes.shared.warmup.runs`, the same runs the increment
+    chapter shows; the others train here as :func:`own_training_plans` lays them out."""
+    budget = resolve_budget(budget)
+    sub = budget.warmup
+    out: dict[tuple[str, str, int], History] = {}
+    device = default_device()
+    for part, runs in own_training_plans(budget):
+        hists = train_plan(runs, device=device, progress=progress, workers=default_workers(device))
         out.update(zip(part, hists, strict=True))
     shared = shared_warmup.runs(budget, progress=progress)[sub.depth]
     out.update({("adam", name, seed): h for name, hs in shared.items() for seed, h in enumerate(hs)})
-    return {opt: {name: [out[(opt, name, seed)] for seed in range(sub.seeds)] for name in plan} for opt in OPTIMIZERS}
+    return {
+        opt: {name: [out[(opt, name, seed)] for seed in range(sub.seeds)] for name in variants(budget)}
+        for opt in OPTIMIZERS
+    }
 
 
 def update_map_runs(budget: Budget | str) -> list[tuple[str, str]]:
@@ -437,3 +472,53 @@ def liu_output_change(budget: Budget | str | None = None, device=None) -> LiuPro
                 per_seed.append(output_change(model, tokens, sub.perturbation, generator(seed)))
             changes[norm].append(per_seed)
     return LiuProbe(tuple(sub.paper_depths), sub.perturbation, changes)
+
+
+# ---- the chapter's work, for its estimate ------------------------------------------------------------
+
+
+def work(budget: Budget | str) -> list[StackPasses | TrainRuns]:
+    """What the experiments above compute at ``budget``, as :mod:`deepnotes.cost.model` counts it (the page
+    adds its derivations and figures: :mod:`deepnotes.chapters.catalog`):
+
+        init_probes        :func:`stream_probe_work` of every style at the last probe depth, PROBE_SEEDS times
+        depth_sweep        the same at every other probe depth (the last one's probes are reused)
+        training_runs      :func:`own_training_plans`' ensembles, then the shared warmup comparison's
+        xiong_probe        Post-LN and Pre-LN at each of paper_depths and profile_depth: one forward + backward
+                           per seed
+        liu_output_change  Post-LN and Pre-LN at each of paper_depths: two forwards (before and after δ) per seed
+        slider_experiment  per setting of the precomputed grid (slider_depths × STYLES): a stream probe and
+                           :func:`run_plan`'s one-member Adam run of slider_steps steps at slider_lr
+
+    Nothing here depends on results; the live panel runs nothing at build time."""
+    budget = resolve_budget(budget)
+    sub = sizes(budget)
+    b, t = budget.batch_size, budget.seq_len
+    last = sub.probe_depths[-1]
+    xiong_depths = sorted(set(sub.paper_depths) | {sub.profile_depth})
+    slider = [
+        w
+        for n in sub.slider_depths
+        for norm in STYLES
+        for w in [
+            *stream_probe_work(norm, n, budget),
+            *planned_ensembles(run_plan(norm, n, budget, "adam", sub.slider_lr, steps=sub.slider_steps)),
+        ]
+    ]
+    return [
+        *(w for norm in STYLES for _ in range(PROBE_SEEDS) for w in stream_probe_work(norm, last, budget)),
+        *(w for norm in STYLES for n in sub.probe_depths if n != last for w in stream_probe_work(norm, n, budget)),
+        *(w for _, runs in own_training_plans(budget) for w in planned_ensembles(runs)),
+        *shared_warmup.work(budget),
+        *(
+            StackPasses(style_config(norm, n, budget), 1, b, t, passes=sub.paper_seeds)
+            for norm in PAPER_STYLES
+            for n in xiong_depths
+        ),
+        *(
+            StackPasses(style_config(norm, n, budget), 1, b, t, passes=2 * sub.paper_seeds, backward=False)
+            for norm in PAPER_STYLES
+            for n in sub.paper_depths
+        ),
+        *slider,
+    ]

@@ -12,6 +12,8 @@ from deepnotes.core.validate import Finite
 from deepnotes.show.palette import colour
 from deepnotes.show.readable import TEXT_PT, TITLE_PT
 
+FIGURES = 6  # the figures the page shows besides its sliders' frames (tests/test_book.py counts them)
+
 LOG_FLOOR = 1e-6  # added before a log axis/log10 so an exact 0 stays drawable
 UPDATE_LOG_FLOOR = 1e-12
 

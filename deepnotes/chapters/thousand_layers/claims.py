@@ -18,6 +18,7 @@ from deepnotes.core.config import Budget, get_budget, resolve_budget
 from deepnotes.core.derive import N, alpha, deepnorm_ratio, lam
 from deepnotes.core.measure import NOISE_SIGMAS, StreamProfile, unrelated_cosine_floor
 from deepnotes.core.validate import Finite
+from deepnotes.cost.model import Derivations
 from deepnotes.show import verdicts as vd
 
 # Thresholds, fixed from the task before any run. A run's "fraction learned" is
@@ -555,3 +556,18 @@ def budget_numbers(budget: Budget | str) -> dict[str, str]:
         "live_max_depth": f"{sub.live_depth[2]:,}",
         "trained_threshold": f"{TRAINED:g}",
     }
+
+
+def derivations(budget: Budget) -> Derivations:
+    """The page's SymPy derivations and the verdict tables that run no experiment, as its cells call them
+    (priced in the chapter's estimate: :mod:`deepnotes.chapters.catalog`; the same at every budget)."""
+    return Derivations(
+        (
+            (derive.deepnorm_constants, (derive.DEEPNET_DEPTH,)),
+            (derive.identity_weights, ()),
+            (derive.identity_at, (derive.DEEPNET_DEPTH,)),
+            (derive.loss_change_growth, (derive.DEEPNET_DEPTH, derive.REFERENCE_DEPTH)),
+            (derive.warmup_length, ()),
+            (predictions, (derive.DEEPNET_DEPTH,)),
+        )
+    )

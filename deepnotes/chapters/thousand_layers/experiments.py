@@ -31,10 +31,11 @@ from deepnotes.core.config import Budget, ModelConfig, TrainConfig, resolve_budg
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import MarkovLanguage, probe_batch
 from deepnotes.core.engine import Stack, graph_config
-from deepnotes.core.ensembles import default_workers, train_many
+from deepnotes.core.ensembles import RunPlan, default_workers, train_plan
 from deepnotes.core.measure import StreamProfile, stream_profiles
 from deepnotes.core.train import History
 from deepnotes.core.validate import Finite, choice, positive_float, positive_int
+from deepnotes.cost.model import StackPasses, TrainRuns, planned_ensembles
 
 PROFILE_STYLES = ("post", "pre", "deepnorm", "rezero")  # the styles profiled at initialization
 CONSTANTS = ("paper", "alpha only", "beta only")  # which of DeepNet's constants a DeepNorm variant keeps
@@ -158,26 +159,32 @@ def _deepnorm_adam_exponent() -> float:
 PROFILE_SEEDS = 3  # initializations (and probe batches) of the profiles at init: the door's fewest
 
 
+def _profile_stacks(budget: Budget, depth: int, styles) -> list[list[tuple[str, int]]]:
+    """The stacks :func:`init_profiles` builds: for each graph of ``styles`` at ``depth`` (first-seen order),
+    its members (style, seed), every style of the graph × every seed s < PROFILE_SEEDS."""
+    groups: dict[ModelConfig, list[str]] = {}
+    for style in styles:
+        groups.setdefault(graph_config(variant_config(style, depth, budget)), []).append(style)
+    return [[(style, seed) for style in names for seed in range(PROFILE_SEEDS)] for names in groups.values()]
+
+
 def init_profiles(
     budget: Budget | str, depth: int | None = None, styles=PROFILE_STYLES
 ) -> dict[str, list[StreamProfile]]:
     """:func:`~deepnotes.core.measure.stream_profiles` of each style at ``depth`` (default the headline
     depth), one per seed s < PROFILE_SEEDS (initialization s, probe batch s of the language); the styles and
-    seeds of one graph are the members of one stack. style → one profile per seed."""
+    seeds of one graph are the members of one stack (:func:`_profile_stacks`). style → one profile per seed."""
     budget = resolve_budget(budget)
     depth = sizes(budget).depth if depth is None else positive_int("depth", depth)
     dev = default_device()
     batch, seq = sizes(budget).train_batch
     language = MarkovLanguage(budget.vocab_size, seed=0)
     tokens = [probe_batch(language, batch, seq, seed=s, device=dev) for s in range(PROFILE_SEEDS)]  # [B, T+1] each
-    cfgs = {s: variant_config(s, depth, budget) for s in styles}
-    groups: dict[ModelConfig, list[str]] = {}
-    for style, cfg in cfgs.items():
-        groups.setdefault(graph_config(cfg), []).append(style)
     out: dict[tuple[str, int], StreamProfile] = {}
-    for names in groups.values():
-        members = [(style, seed) for style in names for seed in range(PROFILE_SEEDS)]
-        stack = Stack([cfgs[s] for s, _ in members], seeds=[seed for _, seed in members], device=dev)
+    for members in _profile_stacks(budget, depth, styles):
+        stack = Stack(
+            [variant_config(s, depth, budget) for s, _ in members], seeds=[seed for _, seed in members], device=dev
+        )
         profiles = stream_profiles(stack, torch.stack([tokens[seed] for _, seed in members]))  # tokens [K, B, T+1]
         out.update(zip(members, profiles, strict=True))
     return {s: [out[(s, seed)] for seed in range(PROFILE_SEEDS)] for s in styles}
@@ -280,27 +287,33 @@ class Runs:
         return self.seconds_per_step(label, depth, lr) / self.members[self.key(label, depth, lr)]
 
 
+def training_plan(budget: Budget | str, runs: list[Run] | None = None) -> RunPlan:
+    """The runs of ``runs`` (default :func:`plan`) as one train_many call: each variant's model at its depth,
+    Adam at its rate and seed (:func:`variant_train_config`), on the Markov language (seed 0), every ensemble
+    tracking its first ``update_steps`` updates. Runs that share a graph and a depth train as one ensemble
+    whatever their rate and warmup."""
+    budget = resolve_budget(budget)
+    runs = plan(budget) if runs is None else list(runs)
+    return RunPlan(
+        [variant_config(r.label, r.depth, budget) for r in runs],
+        [variant_train_config(r.label, r.depth, budget, r.seed, r.lr) for r in runs],
+        MarkovLanguage(budget.vocab_size, seed=0),
+        trackers=functools.partial(_trackers, sizes(budget).update_steps),
+    )
+
+
 def train_runs(
     budget: Budget | str, runs: list[Run] | None = None, progress: bool = False, workers: int | None = None
 ) -> Runs:
-    """Train every :class:`Run` of ``runs`` (default :func:`plan`) on the Markov language (seed 0); seed
-    s means initialization s and data stream s. Runs that share a graph and a depth train as one
-    ensemble whatever their rate and warmup; ensembles are spread over ``workers`` processes
-    (default: one per core, at most two; one on CUDA)."""
+    """Train every :class:`Run` of ``runs`` (default :func:`plan`) as :func:`training_plan` lays them out; seed
+    s means initialization s and data stream s. The ensembles are spread over ``workers`` processes (default:
+    one per core, at most two; one on CUDA)."""
     budget = resolve_budget(budget)
     sub = sizes(budget)
     runs = plan(budget) if runs is None else list(runs)
     dev = default_device()
     workers = default_workers(dev) if workers is None else workers
-    hists = train_many(
-        [variant_config(r.label, r.depth, budget) for r in runs],
-        [variant_train_config(r.label, r.depth, budget, r.seed, r.lr) for r in runs],
-        MarkovLanguage(budget.vocab_size, seed=0),
-        trackers=functools.partial(_trackers, sub.update_steps),
-        device=dev,
-        workers=workers,
-        progress=progress,
-    )
+    hists = train_plan(training_plan(budget, runs), device=dev, workers=workers, progress=progress)
     histories: dict[tuple[str, int, float], list[History]] = {}
     seconds, members = {}, {}
     for run, hist in zip(runs, hists, strict=True):
@@ -413,3 +426,33 @@ def live_run(depth: int, label: str, budget: Budget | str | None = None, progres
         progress=progress,
         workers=1,
     )
+
+
+# ---- the chapter's work, for its estimate ------------------------------------------------------------
+
+
+def work(budget: Budget | str) -> list[StackPasses | TrainRuns]:
+    """What the experiments above compute at ``budget``, as :mod:`deepnotes.cost.model` counts it (the page
+    adds its derivations and figures: :mod:`deepnotes.chapters.catalog`):
+
+        init_profiles     the stacks of :func:`_profile_stacks` at the headline depth: stream_profiles' forward
+                          + backward, block by block on PyTorch's path (it keeps the stream and its gradients)
+        train_runs        the ensembles of :func:`training_plan` (every run of :func:`plan`)
+        slider "frontier" the precomputed grid (slider_depths × MAP_STYLES) reads train_runs' histories; a
+                          setting they lack is a :func:`live_run` (one run, its own train_many call)
+
+    Nothing here depends on results."""
+    budget = resolve_budget(budget)
+    sub = sizes(budget)
+    batch, seq = sub.train_batch
+    runs = plan(budget)
+    trained = {r.cell for r in runs}
+    live = [Run(lab, n, sub.lr, 0) for n in sub.slider_depths for lab in MAP_STYLES if (lab, n, sub.lr) not in trained]
+    return [
+        *(
+            StackPasses(variant_config(members[0][0], sub.depth, budget), len(members), batch, seq, compiled=False)
+            for members in _profile_stacks(budget, sub.depth, PROFILE_STYLES)
+        ),
+        *planned_ensembles(training_plan(budget, runs)),
+        *(w for run in live for w in planned_ensembles(training_plan(budget, [run]))),
+    ]

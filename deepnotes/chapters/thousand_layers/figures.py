@@ -17,6 +17,8 @@ from deepnotes.show.readable import TEXT_PT
 LOG_FLOOR = 1e-12  # added before a log axis so an exact 0 stays drawable
 DIVERGED_FRACTION = -0.25  # where a diverged run's point is drawn on the frontier (an ✕ marks it)
 
+FIGURES = 6  # the figures the page shows besides its sliders' frames (tests/test_book.py counts them)
+
 
 def init_profiles(profiles: dict[str, list[StreamProfile]], predicted: dict[str, list[float]]):
     """Per block at init: cos(x_l, x_0) measured (solid) and derived (dashed), the stream's RMS (Pre-LN's

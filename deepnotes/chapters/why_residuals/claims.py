@@ -28,6 +28,7 @@ from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.core.derive import N, depth_cancelling_exponent
 from deepnotes.core.train import FRACTION_READ, History
 from deepnotes.core.validate import Finite
+from deepnotes.cost.model import Derivations
 from deepnotes.show import verdicts as vd
 
 # --- the derivation
@@ -1003,3 +1004,22 @@ def budget_numbers(budget: Budget | str) -> dict[str, str]:
     budget = resolve_budget(budget)
     sub = sizes(budget)
     return {"probe_widths": f"{min(sub.widths)} to {max(sub.widths)}", "probe_deepest": str(max(sub.depths))}
+
+
+def derivations(budget: Budget) -> Derivations:
+    """The page's SymPy derivations and the verdict tables that run no experiment, as its cells call them
+    (priced in the chapter's estimate: :mod:`deepnotes.chapters.catalog`; the same at every budget)."""
+    return Derivations(
+        (
+            (sr.plain_layer_moments, ()),
+            (sr.plain_stack_backward_gain, (4,)),
+            (sr.plain_stack_gradients, ()),
+            (sr.residual_layer, ()),
+            (sr.increment_with_eps, ()),
+            (sr.high_dim_layer, ()),
+            (sr.comment_estimate, ()),
+            (sr.skip_vs_branch_scaling, ()),
+            (derivation_verdicts, ()),
+            (sr.branch_gradient_moment, ()),
+        )
+    )

@@ -26,6 +26,7 @@ from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import generator, seeded
 from deepnotes.core.validate import Finite, positive_int
+from deepnotes.cost.model import MLPPasses, ProbeCalls
 
 EPS_RULES = {"1": 0.0, "1/sqrt(N)": 0.5, "1/N": 1.0}  # name → p in ε = N^{−p}
 EPS_NAMES = tuple(EPS_RULES)  # the three residual stacks, in the book's order
@@ -436,3 +437,52 @@ def growth_sweep(budget: Budget | str) -> GrowthSweep:
     wide = rb.widths[-1]
     spectra = [branch_jacobian_singular_values(wide, seed=s) for s in range(BRANCH_SEEDS)]
     return GrowthSweep(rb.widths, rb.depths, probes, spectra, orthogonal_cosines(wide))
+
+
+# ---- the probes' work, for the chapter's estimate ------------------------------------------------------
+
+LAYERS_PER_BLOCK = 2  # W1 and W2 of a block: a stack of N blocks counts as an MLP of 2N square layers
+
+
+def _growth_probe(kind, width: int, depth: int, batch: int) -> None:
+    """One :func:`jacobian_growth` on the CPU, as :class:`~deepnotes.cost.model.ProbeCalls` counts it."""
+    jacobian_growth(kind, width, depth, batch=batch, device="cpu")
+
+
+def growth_probe_calls(kinds, width: int, depth: int, batch: int) -> list[ProbeCalls]:
+    """One :func:`jacobian_growth` per kind, counted by running it (a forward and a vector-Jacobian pass, no
+    autograd, and its per-block read-backs of cosines, ratios and the running median); a plain stack has no
+    ``v +`` and counts apart."""
+    return [ProbeCalls(_growth_probe, (kind, width), depth, batch) for kind in kinds]
+
+
+def probes_work(budget: Budget) -> list[MLPPasses | ProbeCalls]:
+    """What the probes above compute at ``budget``, as :mod:`deepnotes.cost.model` counts it (float64 work as
+    float32 passes):
+
+        gradient_sweep   layer_gradients: one forward + backward per kind, grad width, grad depth and seed
+                         (grad_seeds) on grad_batch inputs
+        growth_sweep     :func:`growth_probe_calls` per width, kind and depth on probe_batch inputs
+                         (× width1_batch_factor at width 1)"""
+    rb = sizes(budget)
+    return [
+        *(
+            MLPPasses(
+                width=w,
+                depth=LAYERS_PER_BLOCK * n,
+                batch=rb.grad_batch,
+                passes=len(STACK_KINDS) * rb.grad_seeds,
+                backward=True,
+            )
+            for w in rb.grad_widths
+            for n in rb.grad_depths
+        ),
+        *(
+            probe
+            for w in rb.widths
+            for n in rb.depths
+            for probe in growth_probe_calls(
+                STACK_KINDS, w, n, rb.probe_batch * (rb.width1_batch_factor if w == 1 else 1)
+            )
+        ),
+    ]

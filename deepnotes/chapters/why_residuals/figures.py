@@ -24,6 +24,8 @@ from deepnotes.show.cache import LIVE_RESULTS_KEPT, LRU
 from deepnotes.show.palette import PALETTE
 from deepnotes.show.readable import TEXT_PT, TITLE_PT
 
+FIGURES = 8  # the figures the page shows besides its sliders' frames (tests/test_book.py counts them)
+
 LN10 = math.log(10)
 GROWTH_YLIM = (-1e3, 2e3)  # log10 axis of experiment 2: ε = 1's 2^N at N = 3000 fits; a stopped gradient at the bottom
 LOSS_TOP_FACTOR = 1.6  # loss curves clipped at this × the context-free plateau

@@ -26,6 +26,7 @@ from deepnotes.core.config import device as default_device
 from deepnotes.core.data import seeded
 from deepnotes.core.models import Block
 from deepnotes.core.validate import Finite, choice, positive_int
+from deepnotes.cost.model import StackPasses, TrainRuns
 
 SPECTRUM_STYLES = ("post", "pre", "rezero")  # the notebook's vanilla (Post-LN), pre-norm and ReZero
 NULL_SINGULAR = 1e-8  # λ below this is an exact zero (float64 round-off)
@@ -198,3 +199,38 @@ def paper_spectra(budget: Budget | str, device=None) -> PaperSpectra:
             models = [export_member(stack, k) for k in range(len(models))]
         rezero[steps] = [model_spectrum(model, budget, seed) for seed, model in zip(seeds, models, strict=True)]
     return PaperSpectra(vanilla, rezero, deep, sub.transformer_lr)
+
+
+# ---- the spectra's work, for the chapter's estimate ----------------------------------------------------
+
+
+def spectra_work(budget: Budget) -> list[StackPasses | TrainRuns]:
+    """What the spectra above compute at ``budget``, as :mod:`deepnotes.cost.model` counts it (float64 work as
+    float32 passes; the SVDs left out):
+
+        jacobian_spectra   io_jacobian: one forward + backward of jacobian_tokens · d_model copies of an encoder
+                           input per style, jacobian depth and seed, and ReZero with g = 0 at the deepest
+        paper_spectra      the same on the causal blocks: Post-LN per paper depth and seed, ReZero per step
+                           count and seed, and a PAPER_SEEDS-member Adam run (train_ensemble) per nonzero count"""
+    rb = sizes(budget)
+    tokens = rb.jacobian_tokens
+    copies, deep = tokens * budget.d_model, max(rb.paper_jacobian_depths)
+    settings = [(style, n) for n in rb.jacobian_depths for style in SPECTRUM_STYLES]
+    settings.append(("rezero", max(rb.jacobian_depths)))  # ReZero with g = 0
+    rezero = budget.model_config(deep, norm="rezero")
+    return [
+        *(
+            StackPasses(budget.model_config(n, norm=style, causal=False), 1, copies, tokens, passes=rb.jacobian_seeds)
+            for style, n in settings
+        ),
+        *(
+            StackPasses(budget.model_config(n, norm="post"), 1, copies, tokens, passes=PAPER_SEEDS)
+            for n in rb.paper_jacobian_depths
+        ),
+        StackPasses(rezero, 1, copies, tokens, passes=len(rb.paper_rezero_steps) * PAPER_SEEDS),
+        *(
+            TrainRuns(rezero, PAPER_SEEDS, replace(budget.train_config("adam", rb.transformer_lr, k), held_out=0))
+            for k in rb.paper_rezero_steps
+            if k
+        ),
+    ]

@@ -22,16 +22,25 @@ import torch.nn.functional as F
 from torch import nn
 
 from deepnotes.chapters.why_residuals.budget import sizes
-from deepnotes.chapters.why_residuals.experiments import STACK_KINDS, ResidualMLP, eps_for_depth, predicted_cosine
+from deepnotes.chapters.why_residuals.experiments import (
+    STACK_KINDS,
+    ResidualMLP,
+    eps_for_depth,
+    growth_probe_calls,
+    predicted_cosine,
+    probes_work,
+)
+from deepnotes.chapters.why_residuals.spectrum import spectra_work
 from deepnotes.core.config import Budget, ModelConfig, TrainConfig, resolve_budget
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import MarkovLanguage, generator, seeded
 from deepnotes.core.engine import Stack, load_reference
-from deepnotes.core.ensembles import default_workers, train_many
+from deepnotes.core.ensembles import RunPlan, default_workers, train_plan
 from deepnotes.core.measure import BlockGradNorms, every_for
 from deepnotes.core.models import TransformerLM, build_model, next_token_loss
 from deepnotes.core.train import History
 from deepnotes.core.validate import Finite, choice, given, positive_int
+from deepnotes.cost.model import MLPPasses, ProbeCalls, StackPasses, TrainRuns, planned_ensembles
 
 OPTIMIZERS = ("adam", "sgd")  # the MLP runs: every kind and depth under both
 
@@ -126,24 +135,30 @@ def _mlp_trackers(every: int) -> list:
     return [BlockGradNorms(every, names=MLP_WEIGHTS)]
 
 
-def mlp_runs(settings: list[tuple], budget: Budget | str, device=None, progress: bool = False) -> list[History]:
-    """Train the MLP language model for every (kind, depth, width, TrainConfig) of ``settings`` (seed:
-    the config's), as few ensembles as the settings allow, on the machine's workers."""
+def mlp_plan(settings: list[tuple], budget: Budget | str) -> RunPlan:
+    """The MLP language model for every (kind, depth, width, TrainConfig) of ``settings`` (seed: the config's) as
+    one train_many call, as few ensembles as the settings allow: each run starts from :func:`start_mlp`'s weights
+    on the Markov language of its seed, the block biases frozen, W1 and W2's gradients tracked per block."""
     budget = resolve_budget(budget)
     if not settings:
-        return []
-    device = device or default_device()
-    return train_many(
+        raise ValueError("settings is empty: give at least one (kind, depth, width, TrainConfig)")
+    return RunPlan(
         [mlp_config(kind, n, budget, w) for kind, n, w, _ in settings],
         [cfg for *_, cfg in settings],
         [MarkovLanguage(budget.vocab_size, seed=cfg.seed) for *_, cfg in settings],
         inits=[functools.partial(start_mlp, kind, n, w, budget.vocab_size, cfg.seed) for kind, n, w, cfg in settings],
         frozen=MLP_FROZEN,
-        device=device,
-        progress=progress,
-        workers=default_workers(device),
         trackers=functools.partial(_mlp_trackers, every_for(settings[0][3].steps, sizes(budget).track_points)),
     )
+
+
+def mlp_runs(settings: list[tuple], budget: Budget | str, device=None, progress: bool = False) -> list[History]:
+    """Train :func:`mlp_plan` of ``settings`` (none: no run) on the machine's workers."""
+    budget = resolve_budget(budget)
+    if not settings:
+        return []
+    device = device or default_device()
+    return train_plan(mlp_plan(settings, budget), device=device, progress=progress, workers=default_workers(device))
 
 
 def mlp_run(
@@ -176,7 +191,7 @@ def mlp_setting(
 ) -> tuple:
     """One run of :func:`mlp_runs`, (kind, depth, width, TrainConfig), with the budget's defaults (the
     chapter's rate for ``optimizer``, ``train_steps``, ``train_width``): what :func:`mlp_run` trains and
-    the cost plan counts."""
+    the chapter's plan counts (:func:`work`)."""
     budget = resolve_budget(budget)
     rb = sizes(budget)
     return kind, depth, given(width, rb.train_width), _config(budget, optimizer, lr, given(steps, rb.train_steps), seed)
@@ -184,7 +199,7 @@ def mlp_setting(
 
 def train_sweep_settings(budget: Budget | str) -> list[tuple[tuple, tuple]]:
     """:func:`train_sweep`'s runs: ((N, optimizer, kind), :func:`mlp_setting`) for every kind at the budget's
-    ``train_depths`` under both optimizers and ``train_seeds`` seeds (the cost plan counts the same list)."""
+    ``train_depths`` under both optimizers and ``train_seeds`` seeds (:func:`work` counts the same list)."""
     budget = resolve_budget(budget)
     rb = sizes(budget)
     return [
@@ -198,7 +213,7 @@ def train_sweep_settings(budget: Budget | str) -> list[tuple[tuple, tuple]]:
 
 def transformer_sweep_settings(budget: Budget | str) -> list[tuple[tuple, tuple]]:
     """:func:`transformer_sweep`'s runs: ((N, kind), (kind, N, TrainConfig)), Adam at ``transformer_lr``,
-    ``train_seeds`` seeds each (the cost plan counts the same list)."""
+    ``train_seeds`` seeds each (:func:`work` counts the same list)."""
     budget = resolve_budget(budget)
     rb = sizes(budget)
     return [
@@ -283,13 +298,15 @@ def _transformer_trackers(every: int) -> list:
     return [BlockGradNorms(every)]
 
 
-def transformer_runs(settings: list[tuple], budget: Budget | str, device=None, progress: bool = False) -> list[History]:
-    """Train :func:`build_transformer`'s model for every (kind, depth, TrainConfig) of ``settings`` on the
-    Markov language (seed: the config's), as few ensembles as the settings allow."""
+def transformer_plan(settings: list[tuple], budget: Budget | str) -> RunPlan:
+    """:func:`build_transformer`'s model for every (kind, depth, TrainConfig) of ``settings`` as one train_many
+    call, on the Markov language of each run's seed (the config's), as few ensembles as the settings allow, each
+    run starting from :func:`start_transformer`'s weights, gradients tracked per block."""
     budget = resolve_budget(budget)
-    device = device or default_device()
+    if not settings:
+        raise ValueError("settings is empty: give at least one (kind, depth, TrainConfig)")
     cfgs = [transformer_config(kind, n, budget) for kind, n, _ in settings]
-    return train_many(
+    return RunPlan(
         cfgs,
         [cfg for *_, cfg in settings],
         [MarkovLanguage(budget.vocab_size, seed=cfg.seed) for *_, cfg in settings],
@@ -297,11 +314,16 @@ def transformer_runs(settings: list[tuple], budget: Budget | str, device=None, p
             functools.partial(start_transformer, kind, mc, cfg.seed)
             for (kind, _, cfg), mc in zip(settings, cfgs, strict=True)
         ],
-        device=device,
-        progress=progress,
-        workers=default_workers(device),
         trackers=functools.partial(_transformer_trackers, every_for(settings[0][2].steps, sizes(budget).track_points)),
     )
+
+
+def transformer_runs(settings: list[tuple], budget: Budget | str, device=None, progress: bool = False) -> list[History]:
+    """Train :func:`transformer_plan` of ``settings``."""
+    budget = resolve_budget(budget)
+    device = device or default_device()
+    plan = transformer_plan(settings, budget)
+    return train_plan(plan, device=device, progress=progress, workers=default_workers(device))
 
 
 def transformer_run(
@@ -414,3 +436,50 @@ def transformer_sweep(budget: Budget | str, progress: bool = False) -> Transform
         for kind in STACK_KINDS
     }
     return TransformerSweep(rb.transformer_depths, STACK_KINDS, rb.transformer_lr, runs, cosines)
+
+
+# ---- the chapter's work, for its estimate ------------------------------------------------------------
+
+
+def work(budget: Budget | str) -> list[MLPPasses | ProbeCalls | StackPasses | TrainRuns]:
+    """What the chapter computes at ``budget``, as :mod:`deepnotes.cost.model` counts it (the page adds its
+    derivations and figures: :mod:`deepnotes.chapters.catalog`): the probes
+    (:func:`~deepnotes.chapters.why_residuals.experiments.probes_work`), then
+
+        train_sweep        :func:`mlp_plan` of :func:`train_sweep_settings`
+        transformer_sweep  :func:`transformer_plan` of :func:`transformer_sweep_settings` (none where the budget
+                           has no transformer_depths)
+        spectra            :func:`~deepnotes.chapters.why_residuals.spectrum.spectra_work`
+        slider "growth"    the precomputed grid (slider_depths × slider_widths × slider_exponents): a
+                           jacobian_growth probe and a one-run mlp_run of slider_steps steps per setting, and one
+                           plain mlp_run per depth and width (cached across exponents)
+
+    The training ensembles are exact (checked against the build's log); the rest are estimates. Left out as
+    small: plain_moments (one float64 pass of a train_width stack of grad_depths[0] blocks), the branch singular
+    values and orthogonal cosines, token_cosine_sweep and position_cosine (one forward each at init, beside
+    hundreds of training steps). Nothing depends on results; the live panel runs nothing at build time."""
+    budget = resolve_budget(budget)
+    rb = sizes(budget)
+    transformers = [setting for _, setting in transformer_sweep_settings(budget)]
+    slider = [
+        w
+        for n in rb.slider_depths
+        for width in rb.slider_widths
+        for w in [
+            *growth_probe_calls(rb.slider_exponents, width, n, rb.probe_batch),
+            *(  # one one-run mlp_run per setting, as the slider calls it
+                run
+                for kind in ("plain", *rb.slider_exponents)
+                for run in planned_ensembles(
+                    mlp_plan([mlp_setting(kind, n, budget, steps=rb.slider_steps, width=width)], budget)
+                )
+            ),
+        ]
+    ]
+    return [
+        *probes_work(budget),
+        *planned_ensembles(mlp_plan([setting for _, setting in train_sweep_settings(budget)], budget)),
+        *(planned_ensembles(transformer_plan(transformers, budget)) if transformers else ()),
+        *spectra_work(budget),
+        *slider,
+    ]

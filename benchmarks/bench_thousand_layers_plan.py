@@ -2,11 +2,14 @@
 ``cpu``) with its step count replaced, and print each ensemble's wall time and seconds per step, and
 every point's fractions learned.
 
-    python benchmarks/bench_thousand_layers_plan.py [STEPS] [WORKERS] [BUDGET] [--smoke] [--dask N]
+    python benchmarks/bench_thousand_layers_plan.py [STEPS] [WORKERS] [BUDGET] [--smoke] [--dask N [--glibc-malloc]]
 
 (default: the budget's steps; the chapter's default workers: 2 on a 2-core CPU, 1 on CUDA). ``--dask N`` trains
 the same plan on a local Dask cluster of N one-thread worker processes (``DEEPNOTES_SCHEDULER`` set to its
-address, as a reader's cluster would be), to compare with the local worker processes. Time it alone: a
+address, as a reader's cluster would be), to compare with the local worker processes; with ``--glibc-malloc`` its
+workers start without Dask's ``MALLOC_TRIM_THRESHOLD_`` (glibc's own malloc tuning, as the local worker processes
+have: a fixed trim threshold also fixes glibc's mmap threshold, so every large tensor is a fresh mapping). Time it
+alone: a
 second torch job on 2 cores slows both. Results: ``benchmarks/RESULTS.md``.
 """
 
@@ -32,6 +35,9 @@ def main() -> None:
     ap.add_argument("budget", nargs="?", default="cpu")
     ap.add_argument("--smoke", action="store_true", help="the tests' check that the script runs: smoke, 2 steps")
     ap.add_argument("--dask", type=int, default=0, metavar="N", help="train on a local Dask cluster of N workers")
+    ap.add_argument(
+        "--glibc-malloc", action="store_true", help="the Dask workers without Dask's MALLOC_TRIM_THRESHOLD_"
+    )
     args = ap.parse_args()
     if args.smoke:
         args.steps, args.budget = "2", "smoke"
@@ -39,7 +45,7 @@ def main() -> None:
     steps = int(args.steps) if args.steps != "-" else thousand_layers_sizes(budget).train_steps
     workers = int(args.workers) if args.workers != "-" else None
     budget = budget.with_sizes(replace(thousand_layers_sizes(budget), train_steps=steps))
-    with local_cluster(args.dask) as where:
+    with local_cluster(args.dask, args.glibc_malloc) as where:
         start = time.perf_counter()
         runs = ex.train_runs(budget, workers=workers, progress=True)
         total = time.perf_counter() - start
@@ -59,9 +65,10 @@ def main() -> None:
 
 
 @contextlib.contextmanager
-def local_cluster(n_workers: int):
+def local_cluster(n_workers: int, glibc_malloc: bool = False):
     """A local Dask cluster of ``n_workers`` one-thread processes named in ``DEEPNOTES_SCHEDULER`` while the block
-    runs (nothing where ``n_workers`` is 0); yields what trained the plan, in words."""
+    runs (nothing where ``n_workers`` is 0), its workers started without ``MALLOC_TRIM_THRESHOLD_`` where
+    ``glibc_malloc``; yields what trained the plan, in words."""
     if not n_workers:
         yield (
             "the scheduler of " + SCHEDULER_VARIABLE
@@ -69,18 +76,24 @@ def local_cluster(n_workers: int):
             else ("this machine's worker processes")
         )
         return
+    import dask
     from distributed import LocalCluster
 
     from deepnotes.core.ensembles import close_scheduler_clients
 
     quiet = 40  # logging.ERROR: the cluster's start and stop are not the benchmark's output
-    with LocalCluster(
-        n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=quiet
-    ) as cluster:
+    unset = {"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None} if glibc_malloc else {}
+    with (
+        dask.config.set(unset),
+        LocalCluster(
+            n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=quiet
+        ) as cluster,
+    ):
         before = os.environ.get(SCHEDULER_VARIABLE)
         os.environ[SCHEDULER_VARIABLE] = cluster.scheduler_address
         try:
-            yield f"a local Dask cluster of {n_workers} one-thread worker processes"
+            malloc = ", without MALLOC_TRIM_THRESHOLD_" if glibc_malloc else ""
+            yield f"a local Dask cluster of {n_workers} one-thread worker processes{malloc}"
         finally:
             close_scheduler_clients()
             if before is None:

@@ -25,9 +25,10 @@ SUMMARIES = {
     "bench_live_slider.py": ([], r"increment explosion, depth    3, post      adam: live run +[\d.]+ s"),
     "bench_norms.py": ([], r"ratio RMSNorm/LayerNorm: forward [\d.]+, forward\+backward [\d.]+"),
     "bench_thousand_layers_plan.py": ([], r"thousand_layers plan \(smoke, cpu\) at 2 steps: \d+ runs"),
-    "bench_thousand_layers_plan.py --dask 2": (
-        ["--dask", "2"],
-        r"trained on a local Dask cluster of 2 one-thread worker processes\n(.*\n)*thousand_layers plan \(smoke, cpu\)",
+    "bench_thousand_layers_plan.py --dask 2 --glibc-malloc": (
+        ["--dask", "2", "--glibc-malloc"],
+        r"trained on a local Dask cluster of 2 one-thread worker processes, without MALLOC_TRIM_THRESHOLD_\n(.*\n)*"
+        r"thousand_layers plan \(smoke, cpu\)",
     ),
     "bench_trainability_map.py": ([], r"\d+ runs of 2 steps in [\d.]+ s"),
     "bench_workers.py": ([], r"workers N=2: two_threads_s=[\d.]+ one_thread_s=[\d.]+ side_by_side_s="),

@@ -66,7 +66,7 @@ MEASURED: dict[str, set[str] | None] = {
     "deepnotes.chapters.magnitude_decomposition.experiments.FirstStep": {"relative_update"},
     "deepnotes.chapters.magnitude_decomposition.experiments.Orthogonality": {"mean_abs_cos", "mu_min", "mu_max"},
     "deepnotes.chapters.bert_init.experiments.InitProbe": {"logit_var", "softmax_kl", "loss"},
-    "deepnotes.chapters.why_residuals.experiments.JacobianProbe": {"forward_log_growth", "cos_vu", "norm_ratio"},
+    "deepnotes.chapters.why_residuals.probes.JacobianProbe": {"forward_log_growth", "cos_vu", "norm_ratio"},
 }
 NON_FINITE = (math.nan, math.inf)
 SEQUENCES = ("list[", "tuple[", "Sequence[")
@@ -121,6 +121,10 @@ def _wrong_values(annotation: str) -> tuple:
 def _sensible(param: inspect.Parameter, name_values: dict) -> object:
     """A value for a required parameter, by its kind, else by its name; raises LookupError where there is none."""
     base = _base(param.annotation)
+    if _written(param.annotation) == "Budget":  # a piece of a chapter's plan: called with the Budget resolved
+        import deepnotes as dn
+
+        return dn.get_budget("smoke")
     if base in SENSIBLE:
         return SENSIBLE[base]
     if base in name_values:  # a config, by its type

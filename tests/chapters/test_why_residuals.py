@@ -14,8 +14,8 @@ import torch
 import deepnotes as dn
 from deepnotes.chapters.why_residuals import claims as wc
 from deepnotes.chapters.why_residuals import derive as sr
-from deepnotes.chapters.why_residuals import experiments as rs
 from deepnotes.chapters.why_residuals import figures as wf
+from deepnotes.chapters.why_residuals import probes as rs
 from deepnotes.chapters.why_residuals import training as rt
 from deepnotes.chapters.why_residuals.budget import sizes as why_residuals_sizes
 from deepnotes.core import derive as sym

@@ -95,7 +95,7 @@ def test_builds_count_every_block_and_every_draw():
 def test_probe_counts_extrapolate_to_the_real_probe(kind):
     """why residuals' jacobian_growth reads results back after every block: counted at depth 1 and 2 on
     one input, its launches and FLOPs at depth 9 on 6 inputs are those of the call itself."""
-    from deepnotes.chapters.why_residuals.experiments import _growth_probe
+    from deepnotes.chapters.why_residuals.probes import _growth_probe
 
     work = cost.ProbeCalls(_growth_probe, (kind, 8), depth=9, batch=6, calls=2)
     real = cost.counted(lambda: [_growth_probe(kind, 8, 9, 6) for _ in range(2)])

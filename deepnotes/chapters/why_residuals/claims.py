@@ -1,5 +1,5 @@
 """Verdicts of the chapter "Why residuals?" (Su Jianlin, kexue.fm/archives/8994, and its comment
-thread): the derivations (SymPy, :mod:`.derive`) and the measurements (:mod:`.experiments`,
+thread): the derivations (SymPy, :mod:`.derive`) and the measurements (:mod:`.probes`,
 :mod:`.training`). Every status is decided by :mod:`deepnotes.show.verdicts` from a computed
 comparison; every threshold is a named constant below.
 """
@@ -15,7 +15,7 @@ import sympy as sp
 
 from deepnotes.chapters.why_residuals import derive as sr
 from deepnotes.chapters.why_residuals.budget import sizes
-from deepnotes.chapters.why_residuals.experiments import (
+from deepnotes.chapters.why_residuals.probes import (
     EPS_NAMES,
     GradientSweep,
     GrowthSweep,

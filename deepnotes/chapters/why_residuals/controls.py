@@ -1,5 +1,5 @@
 """The chapter's slider: depth × width × p precomputed for the static page, and a live panel whose
-widgets offer only what the stacks accept (depth and width ≥ 1, p within :func:`.experiments.eps_exponent`'s
+widgets offer only what the stacks accept (depth and width ≥ 1, p within :func:`.probes.eps_exponent`'s
 range)."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """SymPy derivations of the chapter "Why residuals?" (Su Jianlin, kexue.fm/archives/8994).
 
 Each function returns expressions; the chapter displays them with :class:`deepnotes.show.equations.Shown`
-and the tests compare them with the plain formulas in :mod:`.experiments`. The forward second moment
+and the tests compare them with the plain formulas in :mod:`.probes`. The forward second moment
 of a linear layer (E[y²] = m·E[w²]·E[x²], LeCun 1/m, He 2/m) is :func:`deepnotes.core.derive.linear_second_moment`;
 it is reused here, not derived again.
 """

@@ -1,5 +1,5 @@
 """Every figure of the chapter "Why residuals?": functions that take the measurements of
-``experiments.py`` / ``training.py`` (or, for the slider, run them) and return a matplotlib Figure.
+``probes.py`` / ``training.py`` (or, for the slider, run them) and return a matplotlib Figure.
 Colours come from the book's one palette."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 from deepnotes.chapters.why_residuals.budget import sizes
-from deepnotes.chapters.why_residuals.experiments import (
+from deepnotes.chapters.why_residuals.probes import (
     EPS_NAMES,
     GradientSweep,
     GrowthSweep,
@@ -382,7 +382,7 @@ def paper_spectrum_figure(paper) -> object:
 def model_code():
     """The code this chapter is about, read from the package when the cell runs (file and line numbers
     included, so the page shows what the experiments run): ``ResidualMLP.forward``."""
-    from deepnotes.chapters.why_residuals.experiments import ResidualMLP
+    from deepnotes.chapters.why_residuals.probes import ResidualMLP
     from deepnotes.show.source import source_of
 
     return source_of(ResidualMLP.forward, "the chapter's stack: x ← x + ε·f(x) or, plain, x ← f(x)")

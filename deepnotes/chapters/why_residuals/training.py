@@ -2,7 +2,7 @@
 without normalization) on the synthetic Markov language. No drawing (see ``figures.py``).
 
 The MLP language model reads one token and predicts the next: embedding (N(0, 1) entries, so
-E[x_0²] = 1) → the :class:`.experiments.ResidualMLP` stack → a linear head. The task is a first-order
+E[x_0²] = 1) → the :class:`.probes.ResidualMLP` stack → a linear head. The task is a first-order
 Markov chain, so this model can reach the entropy-rate floor; a model that learns nothing sits on
 the context-free plateau. Every run trains on the engine (:func:`deepnotes.core.ensembles.train_many`),
 member k starting from the weights this module's reference model draws from its seed: the MLP as
@@ -22,7 +22,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from deepnotes.chapters.why_residuals.budget import sizes
-from deepnotes.chapters.why_residuals.experiments import (
+from deepnotes.chapters.why_residuals.probes import (
     STACK_KINDS,
     ResidualMLP,
     eps_for_depth,
@@ -230,7 +230,7 @@ def token_cosines(
 ) -> tuple[float, float]:
     """At initialization, the mean cosine between the final hidden states of the V different tokens
     (what the head must tell apart), measured and predicted from each pair's embedding cosine by
-    :func:`.experiments.predicted_cosine`. Returns (measured, predicted)."""
+    :func:`.probes.predicted_cosine`. Returns (measured, predicted)."""
     budget = resolve_budget(budget)
     model = build_lm(kind, depth, resolve_budget(budget), width, seed, device)
     tokens = torch.arange(model.head.out_features, device=next(model.parameters()).device)  # all V tokens
@@ -444,7 +444,7 @@ def transformer_sweep(budget: Budget | str, progress: bool = False) -> Transform
 def work(budget: Budget | str) -> list[MLPPasses | ProbeCalls | StackPasses | TrainRuns]:
     """What the chapter computes at ``budget``, as :mod:`deepnotes.cost.model` counts it (the page adds its
     derivations and figures: :mod:`deepnotes.chapters.catalog`): the probes
-    (:func:`~deepnotes.chapters.why_residuals.experiments.probes_work`), then
+    (:func:`~deepnotes.chapters.why_residuals.probes.probes_work`), then
 
         train_sweep        :func:`mlp_plan` of :func:`train_sweep_settings`
         transformer_sweep  :func:`transformer_plan` of :func:`transformer_sweep_settings` (none where the budget

@@ -26,7 +26,12 @@ the Markov language, Adam, next-token loss, forward + backward + step) trained t
 (the compiled kernels off, ``DEEPNOTES_FUSED=0``), taking turns; compile time reported apart. Its last line:
 
     chapter N=…: members=K member_step_ms=P reference_ms=R speedup_vs_reference=X gflops=G
-    peak_gflops=Q compile_s=C pytorch_path_ms=T target=NAME
+    peak_gflops=Q compile_s=C pytorch_path_ms=T target=NAME launches=L captured=0|1
+
+``launches``: per training step of all the ensembles, the kernel launches PyTorch's profiler records on CUDA
+(``cudaLaunchKernel`` and its kin), or on a CPU the ATen operators dispatched (what a GPU would launch, about
+one kernel each). ``captured``: whether the step ran as a captured CUDA graph (issue 46; not built yet: 0).
+``--device cuda`` insists on the GPU (an error without one); the default is CUDA where present.
 
 ``--compile`` adds the engine with ``torch.compile`` over its blocks (compile time reported).
 ``--memory`` measures the peak resident memory of the engine (K = 1) at several depths, each in a
@@ -130,6 +135,33 @@ def compiled_blocks(stack, enabled: bool):
     return stack
 
 
+CUDA_LAUNCHES = ("cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cuLaunchKernelEx")
+
+
+def chosen_device(name: str) -> torch.device:
+    """``auto``: CUDA where present, else the CPU; ``cpu`` or ``cuda`` as named (``cuda`` without a GPU is refused)."""
+    if name == "auto":
+        return default_device()
+    if name == "cuda" and not torch.cuda.is_available():
+        raise SystemExit("--device cuda: PyTorch finds no CUDA device here; give --device cpu or auto")
+    return torch.device(name)
+
+
+def launches_per_step(step, dev: torch.device) -> int:
+    """One call of ``step``: the kernel launches the profiler records on CUDA, or the ATen operators it
+    dispatches on a CPU (:func:`deepnotes.cost.model.counted`)."""
+    if dev.type != "cuda":
+        from deepnotes.cost.model import counted
+
+        return int(counted(step).launches)
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        step()
+        synchronize()
+    return sum(e.count for e in prof.key_averages() if e.key in CUDA_LAUNCHES)
+
+
 def chapter_workload(args) -> None:
     """``--workload chapter``: the 1000-layer chapter's headline ensemble(s) against the reference."""
     from deepnotes.chapters.thousand_layers.experiments import HEADLINE, variant_config, variant_train_config
@@ -142,7 +174,7 @@ def chapter_workload(args) -> None:
 
     budget = get_budget("smoke" if args.smoke else "cpu")
     sub = thousand_layers_sizes(budget)
-    dev = default_device()
+    dev = chosen_device(args.device)
     n = args.depth
     runs = [(lab, s) for lab in HEADLINE for s in range(sub.seeds)]
     model_cfgs = [variant_config(lab, n, budget) for lab, _ in runs]
@@ -227,10 +259,11 @@ def chapter_workload(args) -> None:
     print(f"reference TransformerLM        {r * 1e3:10.1f} ms/step (one Post-LN model)")
     compile_s = max(first_s - p * k, 0.0) if args.compile else 0.0  # first step beyond a step: compiling
     print(f"build + first step, all        {first_s:10.1f} s (compiling: {compile_s:.1f} s)")
+    launches = launches_per_step(engine_all, dev)
     print(
         f"chapter N={n}: members={k} member_step_ms={p * 1e3:.1f} reference_ms={r * 1e3:.0f} "
         f"speedup_vs_reference={r / p:.2f} gflops={g:.1f} peak_gflops={q:.1f} compile_s={compile_s:.1f} "
-        f"pytorch_path_ms={t * 1e3:.1f} target={kernels.target()}"
+        f"pytorch_path_ms={t * 1e3:.1f} target={kernels.target()} launches={launches} captured=0"
     )
 
 
@@ -258,6 +291,9 @@ def main() -> None:
         "--target",
         choices=tuple(kernels.TARGETS),
         help="build the compiled kernels for this -march (default: $DEEPNOTES_TARGET, else native)",
+    )
+    ap.add_argument(
+        "--device", choices=("auto", "cpu", "cuda"), default="auto", help="--workload chapter's device (default: auto)"
     )
     ap.add_argument("--smoke", action="store_true", help="a tiny run that checks the script works (the tests')")
     args = ap.parse_args()

@@ -537,15 +537,17 @@ CASES: list[Case] = [
     ),
     Case(
         "why jacobian_growth(width=0)",
-        lambda: chapter("why_residuals").jacobian_growth("plain", 0, 4, batch=4),
+        lambda: chapter("why_residuals", "probes").jacobian_growth("plain", 0, 4, batch=4),
         ("width", "0"),
     ),
     Case(
         "why jacobian_growth(depth=0)",
-        lambda: chapter("why_residuals").jacobian_growth("plain", 4, 0, batch=4),
+        lambda: chapter("why_residuals", "probes").jacobian_growth("plain", 4, 0, batch=4),
         ("depth", "0"),
     ),
-    Case("why eps_for_depth(depth=0)", lambda: chapter("why_residuals").eps_for_depth(0.5, 0), ("depth", "0")),
+    Case(
+        "why eps_for_depth(depth=0)", lambda: chapter("why_residuals", "probes").eps_for_depth(0.5, 0), ("depth", "0")
+    ),
     Case(
         "why slider_figure(width=0)",
         lambda: chapter("why_residuals", "figures").slider_figure(4, 0, 0.5, "smoke"),

@@ -570,6 +570,72 @@ CASES: list[Case] = [
         ("depth", "0"),
     ),
     Case("init softmax_probe(d=0)", lambda: chapter("initialization").softmax_probe(0, True), ("d", "0")),
+    # issue 47: values of the right type in the wrong domain, refused at the door by their annotated domain
+    Case(
+        "why predicted_log_growth(depth=-3)",
+        lambda: chapter("why_residuals", "probes").predicted_log_growth("plain", -3),
+        ("depth=-3", "n >= 1"),
+    ),
+    Case(
+        "why predicted_total_gradient(batch=0)",
+        lambda: chapter("why_residuals", "probes").predicted_total_gradient(0.5, 4, 4, batch=0),
+        ("batch=0", "n >= 1"),
+    ),
+    Case(
+        "why layer_gradients(batch=0)",
+        lambda: chapter("why_residuals", "probes").layer_gradients("plain", 4, 4, batch=0),
+        ("batch=0", "n >= 1"),
+    ),
+    Case(
+        "why token_cosines(width=-1)",
+        lambda: chapter("why_residuals", "training").token_cosines("plain", 4, "smoke", width=-1),
+        ("width=-1", "n >= 1"),
+    ),
+    Case(
+        "bert identity_weight(layers=-3)",
+        lambda: chapter("bert_init").identity_weight(0.02, 1.0, layers=-3),
+        ("layers=-3", "n >= 0"),
+    ),
+    Case(
+        "init predicted_second_moments(gain=-2.0)",
+        lambda: chapter("initialization", "mlp").predicted_second_moments("relu", -2.0, 3),
+        ("gain=-2.0", "x > 0"),
+    ),
+    Case(
+        "init weight_variance(fan_in=0)",
+        lambda: chapter("initialization", "mlp").weight_variance("he", 0, 4),
+        ("fan_in=0", "n >= 1"),
+    ),
+    Case(
+        "init softmax_probe(n_keys=0)",
+        lambda: chapter("initialization").softmax_probe(8, True, n_keys=0),
+        ("n_keys=0", "n >= 1"),
+    ),
+    Case(
+        "init attention_row(n_keys=-1)",
+        lambda: chapter("initialization").attention_row(8, True, n_keys=-1),
+        ("n_keys=-1", "n >= 1"),
+    ),
+    Case(
+        "magnitude predicted_relative_update(lam=-2.0)",
+        lambda: chapter("magnitude_decomposition").predicted_relative_update("adam", 1.0, -2.0),
+        ("lam=-2.0", "x > 0"),
+    ),
+    Case(
+        "magnitude predicted_relative_update('sgd', alpha=0.0)",
+        lambda: chapter("magnitude_decomposition").predicted_relative_update("sgd", 0.0, 1.0),
+        ("alpha=0.0", "x > 0"),
+    ),
+    Case(
+        "cost Rates(flops_per_second=0)",
+        lambda: __import__("deepnotes.cost.estimate", fromlist=["Rates"]).Rates("x", 0, 1e-6, "y"),
+        ("flops_per_second=0", "x > 0"),
+    ),
+    Case(
+        "cost format_seconds(-5)",
+        lambda: __import__("deepnotes.cost.estimate", fromlist=["format_seconds"]).format_seconds(-5),
+        ("seconds=-5", "x >= 0"),
+    ),
     Case(
         "init relative_updates(width=0)",
         lambda: chapter("initialization").relative_updates(True, 0, 2, 3, 0.1, 4),

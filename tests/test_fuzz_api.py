@@ -72,6 +72,10 @@ NON_FINITE = (math.nan, math.inf)
 SEQUENCES = ("list[", "tuple[", "Sequence[")
 WRONG_SEQUENCE = (3, THING)
 
+# core.validate's value domains (issue 47), written by name: swept as their base type
+DOMAINS = {"Count": "int", "NonNegativeCount": "int", "Positive": "float", "NonNegative": "float"}
+DOMAINS |= {f"{name} | None": f"{base} | None" for name, base in DOMAINS.items()}
+
 # annotation -> a sensible value for a parameter that is not the one under test
 SENSIBLE = {
     "int": 2,
@@ -103,6 +107,10 @@ def _base(annotation) -> str:
     annotation = _written(annotation)
     if annotation == "Finite":  # deepnotes.core.validate's finite float, written by name
         return "float"
+    annotation = DOMAINS.get(annotation, annotation)  # core.validate's value domains, by their base type
+    optional_domain = re.fullmatch(r"Optional\[Annotated\[(\w+), .*\]\]", annotation)  # Count | None, resolved
+    if optional_domain:
+        return optional_domain.group(1)
     parts = [p.strip() for p in annotation.split("|") if p.strip() not in ("None", "")]
     if parts and parts[0] == "Budget":
         return "Budget"

@@ -14,6 +14,17 @@ Finite = Annotated[float, Is[lambda x: math.isfinite(x)]]
 (``deepnotes/__init__.py``) refuses NaN and ±inf there, with a TypeError naming the parameter, before the
 value can reach a formula, a loop bound or an axis limit."""
 
+# Value domains said once in the annotation and checked at the same door (issue 47): a value outside is a
+# TypeError naming the parameter, its value and the rule (``Is[lambda n: n >= 1]``).
+Count = Annotated[int, Is[lambda n: n >= 1]]
+"""A size that must be at least 1: a depth, a width, a batch, a number of keys or queries, a fan-in."""
+NonNegativeCount = Annotated[int, Is[lambda n: n >= 0]]
+"""A count where 0 means something (no layers: the identity)."""
+Positive = Annotated[float, Is[lambda x: math.isfinite(x) and x > 0]]
+"""A finite number above 0: a rate, a gain, a scale."""
+NonNegative = Annotated[float, Is[lambda x: math.isfinite(x) and x >= 0]]
+"""A finite number at least 0: seconds, a variance."""
+
 
 def given(value, default):
     """``value``, or ``default`` when it is None: an argument left out gets its default, while 0, an

@@ -36,7 +36,7 @@ from pathlib import Path
 import torch
 
 from deepnotes.core.config import ModelConfig, TrainConfig
-from deepnotes.core.validate import Finite, choice
+from deepnotes.core.validate import Finite, NonNegative, Positive, choice
 from deepnotes.cost.kept import keep, read_table
 from deepnotes.cost.log import unlogged
 from deepnotes.cost.model import Count, TrainRuns, best_of_three, reference_derivation_seconds, total
@@ -50,7 +50,7 @@ class Rates:
     None: not here); seconds per figure; the worker processes; and the setup this process has paid."""
 
     device: str
-    flops_per_second: Finite
+    flops_per_second: Positive
     seconds_per_launch: Finite
     how: str  # "measured here …" or where an assumed rate comes from
     kernel_flops_per_second: Finite | None = None
@@ -466,7 +466,7 @@ class Estimate:
         )
 
 
-def format_seconds(seconds: Finite) -> str:
+def format_seconds(seconds: NonNegative) -> str:
     if seconds < 1:
         return "< 1 s"
     if seconds < 90:

@@ -41,7 +41,7 @@ from deepnotes.core.models import (
 )
 from deepnotes.core.scaling import predicted_identity_weight
 from deepnotes.core.train import History, Masked
-from deepnotes.core.validate import Finite, boolean, given, positive_float
+from deepnotes.core.validate import Finite, NonNegativeCount, boolean, given, positive_float
 from deepnotes.cost.model import (
     Builds,
     Draws,
@@ -89,7 +89,7 @@ def derived_ratios(std: Finite, rho: Finite, ffn_ratio: int = 4, truncated: bool
     return rho * q**2, ffn_branch_variance(q, "gelu", ffn_ratio)
 
 
-def identity_weight(std: Finite, rho: Finite, layers: int = 1, truncated: bool = True) -> float:
+def identity_weight(std: Finite, rho: Finite, layers: NonNegativeCount = 1, truncated: bool = True) -> float:
     """The weight of x_0 after ``layers`` Post-LN layers: ((1+v_att)(1+v_ffn))^{-layers/2}."""
     v_att, v_ffn = derived_ratios(std, rho, truncated=truncated)
     return ((1 + v_att) * (1 + v_ffn)) ** (-layers / 2)

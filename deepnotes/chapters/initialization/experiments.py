@@ -18,7 +18,7 @@ from deepnotes.core import models as ini
 from deepnotes.core.config import Budget, get_budget, resolve_budget
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import generator, seeded
-from deepnotes.core.validate import Finite, given, positive_float, positive_int
+from deepnotes.core.validate import Count, Finite, given, positive_float, positive_int
 from deepnotes.cost.model import MLPPasses, Timed
 
 BERT_STD = 0.02  # the std the truncated-normal samplers are asked for (BERT's)
@@ -189,7 +189,7 @@ class SoftmaxProbe:
 
 
 def softmax_probe(
-    d: int, scaled: bool, n_keys: int | None = None, n_queries: int | None = None, seed: int = 0
+    d: Count, scaled: bool, n_keys: Count | None = None, n_queries: Count | None = None, seed: int = 0
 ) -> SoftmaxProbe:
     """Attention scores s_j = q·k_j (/√d if ``scaled``) for q, k with i.i.d. N(0,1) entries;
     ``n_keys``, ``n_queries`` default to the budget's."""
@@ -242,7 +242,7 @@ class AttentionRow:
     weights: list[float]  # softmax over the keys of one query
 
 
-def attention_row(d: int, scaled: bool, n_keys: int | None = None, seed: int = ROW_SEED) -> AttentionRow:
+def attention_row(d: int, scaled: bool, n_keys: Count | None = None, seed: int = ROW_SEED) -> AttentionRow:
     """One query's attention weights over ``n_keys`` keys (float32, N(0,1) entries)."""
     if d < 1:
         raise ValueError(f"d must be >= 1, got {d!r}")

@@ -11,7 +11,7 @@ import torch
 from torch import nn
 
 from deepnotes.core.models import gaussian_second_moment
-from deepnotes.core.validate import Finite
+from deepnotes.core.validate import Count, Finite, Positive
 from deepnotes.core.validate import choice as _choice
 
 INITS = ("lecun", "he", "xavier")
@@ -27,7 +27,7 @@ def uniform_bounds(mean: Finite, std: Finite) -> tuple[float, float]:
     return mean - math.sqrt(3) * std, mean + math.sqrt(3) * std
 
 
-def weight_variance(init: str, fan_in: int, fan_out: int) -> float:
+def weight_variance(init: str, fan_in: Count, fan_out: Count) -> float:
     """E[w²]: LeCun 1/m, He 2/m, Xavier 2/(m+n) (m = fan_in, n = fan_out)."""
     _choice("init", init, INITS)
     if init == "lecun":
@@ -76,7 +76,7 @@ def scalar_activation(name: str) -> Callable[[float], float]:
     raise ValueError(f"unknown activation {name!r}; allowed: {', '.join(ACTIVATIONS)}")
 
 
-def predicted_second_moments(act: str, gain: Finite, depth: int, q0: Finite = 1.0) -> list[float]:
+def predicted_second_moments(act: str, gain: Positive, depth: int, q0: Finite = 1.0) -> list[float]:
     """The mean-field recursion of a plain MLP x_{l+1} = φ(x_l W_l), E[w²] = gain/m:
     E[x_{l+1}²] = E_z[φ(√(gain·E[x_l²])·z)²]. Returns [E[x_0²], …, E[x_depth²]]."""
     _choice("activation", act, ACTIVATIONS)

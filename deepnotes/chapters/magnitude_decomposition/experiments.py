@@ -22,7 +22,7 @@ from deepnotes.core.config import device as default_device
 from deepnotes.core.data import MarkovLanguage, generator
 from deepnotes.core.data import probe_batch as core_probe_batch
 from deepnotes.core.models import build_model
-from deepnotes.core.validate import Finite, choice, given, int_at_least
+from deepnotes.core.validate import Finite, Positive, choice, given, int_at_least
 from deepnotes.cost.model import Builds, ReferencePasses, StackPasses
 
 NORMS = ("fro", "spectral")
@@ -374,7 +374,7 @@ def first_step_sweep(budget: Budget | str | None = None, device=None) -> dict[tu
     }
 
 
-def predicted_relative_update(optimizer: str, alpha: Finite, lam: Finite) -> float:
+def predicted_relative_update(optimizer: str, alpha: Positive, lam: Positive) -> float:
     """The analysis' first-step ‖ΔW‖/‖W‖ up to a constant: SGD ‖∇‖/‖W‖ ∝ (λ/α)/λ = 1/α;
     Adam ≈ η·√P/(λ√P) ∝ 1/λ; LAMB exactly η (returned as 1)."""
     if optimizer == "sgd":

@@ -25,7 +25,7 @@ from deepnotes.chapters.why_residuals.budget import sizes
 from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import generator, seeded
-from deepnotes.core.validate import Finite, positive_int
+from deepnotes.core.validate import Count, Finite, positive_int
 from deepnotes.cost.model import MLPPasses, ProbeCalls
 
 EPS_RULES = {"1": 0.0, "1/sqrt(N)": 0.5, "1/N": 1.0}  # name → p in ε = N^{−p}
@@ -129,7 +129,7 @@ class JacobianProbe:
         return float(torch.tensor(self.log_growth).median())
 
 
-def predicted_log_growth(kind: str | float, depth: int) -> dict[str, float]:
+def predicted_log_growth(kind: str | float, depth: Count) -> dict[str, float]:
     """log of the predicted ‖vJ‖² growth through N layers: the article's one-dimensional estimate
     (1+ε)^{2N} (the factor (1+ε)^N, squared), its high-dimensional (1+ε²)^N (exact in mean square
     for this branch), and 1 for a plain stack (He init keeps the backward second moment)."""
@@ -294,7 +294,7 @@ def branch_gradient_moment(width: int, hidden: int | None = None, *, batch: int)
     return width * (hidden + width / 2) / batch
 
 
-def predicted_total_gradient(kind: str | float, width: int, depth: int, *, batch: int) -> float:
+def predicted_total_gradient(kind: str | float, width: Count, depth: Count, *, batch: Count) -> float:
     """E‖∇_θL‖² of the whole stack at initialization, mean field: N·C for a plain stack (every
     layer sees unit moments both ways), N·ε²·(1+ε²)^{N−1}·C for x + εf (layer l's input has grown
     by (1+ε²)^{l−1}, the gradient reaching its output by (1+ε²)^{N−l}, and ε multiplies both
@@ -328,7 +328,7 @@ def predicted_cosine(kind, depth: int, c0: Finite) -> float:
 
 
 def layer_gradients(
-    kind: str | float, width: int, depth: int, *, batch: int, seed: int = 0, device=None
+    kind: str | float, width: Count, depth: Count, *, batch: Count, seed: int = 0, device=None
 ) -> list[float]:
     """‖∂L/∂θ_l‖² per layer l = 1..N at initialization, L = Σ_b x_N,b·r_b/B (r ~ N(0, I)), in
     float64 (ε = 1 at N = 300 reaches ~2^300 without overflow)."""

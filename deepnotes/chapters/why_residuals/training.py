@@ -39,7 +39,7 @@ from deepnotes.core.ensembles import RunPlan, default_workers, train_plan
 from deepnotes.core.measure import BlockGradNorms, every_for
 from deepnotes.core.models import TransformerLM, build_model, next_token_loss
 from deepnotes.core.train import History
-from deepnotes.core.validate import Finite, choice, given, positive_int
+from deepnotes.core.validate import Count, Finite, choice, given, positive_int
 from deepnotes.cost.model import MLPPasses, ProbeCalls, StackPasses, TrainRuns, planned_ensembles
 
 OPTIMIZERS = ("adam", "sgd")  # the MLP runs: every kind and depth under both
@@ -226,7 +226,7 @@ def transformer_sweep_settings(budget: Budget | str) -> list[tuple[tuple, tuple]
 
 @torch.no_grad()
 def token_cosines(
-    kind, depth: int, budget: Budget | str | None = None, width: int | None = None, seed: int = 0, device=None
+    kind, depth: Count, budget: Budget | str | None = None, width: Count | None = None, seed: int = 0, device=None
 ) -> tuple[float, float]:
     """At initialization, the mean cosine between the final hidden states of the V different tokens
     (what the head must tell apart), measured and predicted from each pair's embedding cosine by

@@ -202,7 +202,7 @@ def test_softmax_concentrates_without_scaling(smoke):
     assert ex.softmax_probe(256, False).jacobian_norm < ex.softmax_probe(256, True).jacobian_norm
     sweep = ex.softmax_sweep(smoke)
     assert set(sweep) == {(d, s) for d in initialization_sizes(smoke).softmax_dims for s in (False, True)}
-    with pytest.raises(ValueError, match="d must be"):
+    with pytest.raises(TypeError, match="d=0"):  # refused at the door: d is a Count
         ex.softmax_probe(0, True)
     with pytest.raises(ValueError, match="d must be"):
         ex.attention_row(0, True)

@@ -193,8 +193,6 @@ def softmax_probe(
 ) -> SoftmaxProbe:
     """Attention scores s_j = q·k_j (/√d if ``scaled``) for q, k with i.i.d. N(0,1) entries;
     ``n_keys``, ``n_queries`` default to the budget's."""
-    if d < 1:
-        raise ValueError(f"d must be >= 1, got {d!r}")
     b = sizes(get_budget())
     n_keys, n_queries = given(n_keys, b.softmax_keys), given(n_queries, b.softmax_queries)
     gen = generator(seed)

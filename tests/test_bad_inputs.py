@@ -574,27 +574,27 @@ CASES: list[Case] = [
     Case(
         "why predicted_log_growth(depth=-3)",
         lambda: chapter("why_residuals", "probes").predicted_log_growth("plain", -3),
-        ("depth=-3", "n >= 1"),
+        ("depth=-3", "1 <= n"),
     ),
     Case(
         "why predicted_total_gradient(batch=0)",
         lambda: chapter("why_residuals", "probes").predicted_total_gradient(0.5, 4, 4, batch=0),
-        ("batch=0", "n >= 1"),
+        ("batch=0", "1 <= n"),
     ),
     Case(
         "why layer_gradients(batch=0)",
         lambda: chapter("why_residuals", "probes").layer_gradients("plain", 4, 4, batch=0),
-        ("batch=0", "n >= 1"),
+        ("batch=0", "1 <= n"),
     ),
     Case(
         "why token_cosines(width=-1)",
         lambda: chapter("why_residuals", "training").token_cosines("plain", 4, "smoke", width=-1),
-        ("width=-1", "n >= 1"),
+        ("width=-1", "1 <= n"),
     ),
     Case(
         "bert identity_weight(layers=-3)",
         lambda: chapter("bert_init").identity_weight(0.02, 1.0, layers=-3),
-        ("layers=-3", "n >= 0"),
+        ("layers=-3", "0 <= n"),
     ),
     Case(
         "init predicted_second_moments(gain=-2.0)",
@@ -604,17 +604,17 @@ CASES: list[Case] = [
     Case(
         "init weight_variance(fan_in=0)",
         lambda: chapter("initialization", "mlp").weight_variance("he", 0, 4),
-        ("fan_in=0", "n >= 1"),
+        ("fan_in=0", "1 <= n"),
     ),
     Case(
         "init softmax_probe(n_keys=0)",
         lambda: chapter("initialization").softmax_probe(8, True, n_keys=0),
-        ("n_keys=0", "n >= 1"),
+        ("n_keys=0", "1 <= n"),
     ),
     Case(
         "init attention_row(n_keys=-1)",
         lambda: chapter("initialization").attention_row(8, True, n_keys=-1),
-        ("n_keys=-1", "n >= 1"),
+        ("n_keys=-1", "1 <= n"),
     ),
     Case(
         "magnitude predicted_relative_update(lam=-2.0)",

@@ -50,7 +50,7 @@ from deepnotes.chapters.why_residuals import controls as why_residuals_controls
 from deepnotes.chapters.why_residuals import figures as why_residuals_figures
 from deepnotes.chapters.why_residuals import training as why_residuals_training
 from deepnotes.core.config import Budget, resolve_budget
-from deepnotes.core.validate import choice
+from deepnotes.core.validate import Workers, choice
 from deepnotes.cost.estimate import T4, Estimate, calibrate, estimate, process_seconds
 from deepnotes.cost.log import log_chapter
 from deepnotes.cost.model import Render, planned_for, slider_frames, total
@@ -110,7 +110,7 @@ ROWS = {stem: module.ROWS for stem, module in _BUDGETS.items()}  # stem → budg
 GPU_MINUTES = {stem: module.GPU_MINUTES for stem, module in _BUDGETS.items()}  # stem → T4 minutes its gpu row may take
 
 
-def chapter_plan(chapter: str, budget: Budget | str | None, workers: int | None = None) -> list:
+def chapter_plan(chapter: str, budget: Budget | str | None, workers: Workers | None = None) -> list:
     """The chapter's plan at ``budget``, its runs grouped for ``workers`` processes (default: as this
     machine trains them; 1 for a GPU)."""
     choice("chapter", chapter, CHAPTERS)

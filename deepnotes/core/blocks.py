@@ -62,7 +62,7 @@ import torch.nn.functional as F
 from torch.utils._python_dispatch import _get_current_dispatch_mode
 
 from deepnotes.core import kernels
-from deepnotes.core.validate import Finite
+from deepnotes.core.validate import Count, NonNegativeCount, Positive
 
 LN_EPS = 1e-5  # nn.LayerNorm's default, as in the reference
 SOFTMAX_VECTOR = 16  # floats per vector of the CPU softmax kernel
@@ -84,7 +84,7 @@ class Styles:
     post: Mask  # LN on the sum (Post-LN, DeepNorm)
     gated: Mask  # g_k is the member's trained gate (ReZero), else 1
     activation: str  # the FFN's φ: relu | gelu
-    n_heads: int
+    n_heads: Count
     causal: bool = True  # position i sees j ≤ i (the compiled path's score mask; here: bias)
     flags: dict | None = None  # per member, Python: alpha, pre, post, gated (the compiled path's data)
 
@@ -258,7 +258,7 @@ def _sublayer_backward(st: Styles, dy, p, g, sub: str, branch_backward, saved):
     return dx.add_(du) if dx is not dy else dx + du
 
 
-def block_forward(st: Styles, x, p: dict, batch: int, bias, keep: bool = False):
+def block_forward(st: Styles, x, p: dict, batch: Count, bias, keep: bool = False):
     """One block on x [K, M, d] with layer parameters ``p`` (views [K, r, c]); ``keep``: also return
     what :func:`block_backward` needs."""
     saved = {}
@@ -321,7 +321,7 @@ class BlocksFunction(torch.autograd.Function):
         return (None, None, None, None, dx, *grads)
 
 
-def run_blocks(st: Styles, names: Sequence[str], params: list, x: torch.Tensor, batch: int, bias) -> torch.Tensor:
+def run_blocks(st: Styles, names: Sequence[str], params: list, x: torch.Tensor, batch: Count, bias) -> torch.Tensor:
     """x_N of x_0 [K, M, d]: one autograd node where gradients are wanted, else the plain forward."""
     if torch.is_grad_enabled() and (x.requires_grad or any(t.requires_grad for t in params)):
         return BlocksFunction.apply(st, tuple(names), batch, bias, x, *params)
@@ -402,8 +402,8 @@ class AdamStep:
     states: dict[str, tuple[torch.Tensor, torch.Tensor, torch.Tensor]]
     lrs: list[float]
     betas: tuple[float, float]
-    eps: Finite
-    t: int
+    eps: Positive
+    t: NonNegativeCount
     done: set[str] = field(default_factory=set)
 
 
@@ -431,13 +431,13 @@ def _compiled(tensors) -> bool:
 COMPILED_LAYER_FLOPS = 6e7
 
 
-def layer_flops(tokens: int, d: int, d_ff: int, attention: bool) -> int:
+def layer_flops(tokens: Count, d: Count, d_ff: Count, attention: bool) -> int:
     """The forward's matrix-product FLOPs of one member's block: 2·M·(4d² + 2·d·d_ff) with attention
     (Q, K, V and the output projection), 2·M·2·d·d_ff without."""
     return 2 * tokens * ((4 * d * d if attention else 0) + 2 * d * d_ff)
 
 
-def compiled_wins(tokens: int, d: int, d_ff: int, attention: bool) -> bool:
+def compiled_wins(tokens: Count, d: Count, d_ff: Count, attention: bool) -> bool:
     """Whether the compiled blocks are the faster path for blocks of this shape: :func:`layer_flops`
     at most :data:`COMPILED_LAYER_FLOPS`. A rule stated here, not a timing taken at run time, so that
     results do not depend on the machine's load."""
@@ -506,7 +506,7 @@ def _kept_entries(layout: Layout, members) -> int:
     )
 
 
-def compiled_forward(st, names, params, x: torch.Tensor, batch: int, keep: bool):
+def compiled_forward(st, names, params, x: torch.Tensor, batch: Count, keep: bool):
     """x_N [K, M, d] of x_0 through the N blocks; with ``keep`` also what the backward pass needs:
     every layer's intermediates [N, K, kept] where they fit in :data:`KEEP_LIMIT_BYTES` (the
     backward then only reads them), else every layer's input [N, K, M, d] (the backward recomputes
@@ -642,10 +642,10 @@ def compiled_adam(
     m: torch.Tensor,
     v: torch.Tensor,
     lrs: list[float],
-    member_axis: int,
+    member_axis: NonNegativeCount,
     betas: tuple[float, float],
-    eps: Finite,
-    t: int,
+    eps: Positive,
+    t: NonNegativeCount,
 ) -> None:
     """One Adam step of p [.., K, ...] in place (m, v too), member k at rate ``lrs[k]``, step ``t`` ≥ 1:
     m ← m + (1 − β1)(g − m), v ← β2 v + (1 − β2) g², θ ← θ − η_k/(1 − β1^t) · m/(√v/√(1 − β2^t) + ε)."""

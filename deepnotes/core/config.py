@@ -28,7 +28,13 @@ import torch
 
 from deepnotes.core import scaling
 from deepnotes.core.validate import (
+    Count,
+    Depth,
     Finite,
+    NonNegativeCount,
+    Positive,
+    Repeats,
+    Seed,
     boolean,
     choice,
     int_at_least,
@@ -47,20 +53,20 @@ FFN_ACTIVATIONS = ("relu", "gelu")
 
 @dataclass(frozen=True)
 class ModelConfig:
-    n_layers: int = 6  # N: residual blocks (transformer: attention + FFN sublayers each)
-    d_model: int = 32  # d: width of the residual stream
-    n_heads: int = 2  # attention heads (d_model must divide by it)
-    d_ff: int = 64  # FFN hidden width
-    vocab_size: int = 16  # tokens in and out (transformer only)
+    n_layers: Depth = 6  # N: residual blocks (transformer: attention + FFN sublayers each)
+    d_model: Count = 32  # d: width of the residual stream
+    n_heads: Count = 2  # attention heads (d_model must divide by it)
+    d_ff: Count = 64  # FFN hidden width
+    vocab_size: Count = 16  # tokens in and out (transformer only)
     norm: str = "post"  # one of NORM_STYLES
     block: str = "transformer"  # one of BLOCK_KINDS
-    alpha: Finite | None = None  # skip weight, deepnorm only: LN(α·x + F(x)); None = DeepNet's (2N)^{1/4}
-    beta: Finite | None = None  # init gain of v/out/FFN weights; None = 1, or (8N)^{-1/4} for deepnorm
+    alpha: Positive | None = None  # skip weight, deepnorm only: LN(α·x + F(x)); None = DeepNet's (2N)^{1/4}
+    beta: Positive | None = None  # init gain of v/out/FFN weights; None = 1, or (8N)^{-1/4} for deepnorm
     causal: bool = True  # causal attention mask (a language model); False = an encoder
-    init_std: Finite | None = None  # BERT-style init: every matrix (and the embedding) from N(0, std²) cut at ±2σ
+    init_std: Positive | None = None  # BERT-style init: every matrix (and the embedding) from N(0, std²) cut at ±2σ
     head_transform: bool = False  # BERT's extra Dense + GELU + LayerNorm before the output head
     activation: str = "relu"  # FFN activation, one of FFN_ACTIVATIONS (BERT: gelu)
-    max_len: int = 128  # encoders (causal=False): rows of the learned position embedding
+    max_len: Count = 128  # encoders (causal=False): rows of the learned position embedding
 
     def __post_init__(self):
         for name in ("n_layers", "d_model", "n_heads", "d_ff", "vocab_size", "max_len"):
@@ -109,14 +115,16 @@ OPTIMIZER_NAMES = scaling.OPTIMIZERS
 @dataclass(frozen=True)
 class TrainConfig:
     optimizer: str = "adam"  # one of OPTIMIZER_NAMES
-    lr: Finite = 1e-3  # peak learning rate η
-    steps: int = 100  # optimizer steps
-    warmup_steps: int = 0  # linear warmup length (0 = none)
-    batch_size: int = 16  # sequences per step
-    seq_len: int = 16  # tokens per sequence
-    seed: int = 0  # seeds the model's initialization and the data stream
+    lr: Positive = 1e-3  # peak learning rate η
+    steps: Repeats = 100  # optimizer steps
+    warmup_steps: NonNegativeCount = 0  # linear warmup length (0 = none)
+    batch_size: Count = 16  # sequences per step
+    seq_len: Count = 16  # tokens per sequence
+    seed: Seed = 0  # seeds the model's initialization and the data stream
     betas: tuple[float, float] = (0.9, 0.98)  # Adam/LAMB moment decays
-    held_out: int = 256  # sequences of the fixed held-out sample the final loss is read on (0: none; train.py)
+    held_out: NonNegativeCount = (
+        256  # sequences of the fixed held-out sample the final loss is read on (0: none; train.py)
+    )
 
     def __post_init__(self):
         choice("optimizer", self.optimizer, OPTIMIZER_NAMES)
@@ -161,24 +169,24 @@ class WarmupBudget:
     (:mod:`deepnotes.shared.warmup`): Post-LN without and with a linear warmup, Pre-LN and DeepNorm,
     Adam at ``lr``, ``seeds`` seeds each. One entry, so the two pages cannot run it differently."""
 
-    depth: int  # blocks (the increment chapter also trains its deeper train_depths)
-    steps: int
-    warmup: int  # linear warmup steps of the "post, warmup" run
-    seeds: int  # per run (training-outcome verdicts need at least 3)
-    lr: Finite = 3e-3  # Adam peak
-    track_points: int = 20  # steps at which block updates and gradients are recorded
+    depth: Depth  # blocks (the increment chapter also trains its deeper train_depths)
+    steps: Repeats
+    warmup: NonNegativeCount  # linear warmup steps of the "post, warmup" run
+    seeds: Repeats  # per run (training-outcome verdicts need at least 3)
+    lr: Positive = 3e-3  # Adam peak
+    track_points: Repeats = 20  # steps at which block updates and gradients are recorded
 
 
 @dataclass(frozen=True)
 class Budget:
     name: str
     # the tiny Transformer every chapter trains (width is fixed; depth is what varies)
-    d_model: int  # residual-stream width d
-    n_heads: int  # attention heads
-    d_ff: int  # FFN hidden width
-    vocab_size: int  # tokens of the synthetic Markov language
-    seq_len: int  # tokens per sequence
-    batch_size: int  # sequences per step
+    d_model: Count  # residual-stream width d
+    n_heads: Count  # attention heads
+    d_ff: Count  # FFN hidden width
+    vocab_size: Count  # tokens of the synthetic Markov language
+    seq_len: Count  # tokens per sequence
+    batch_size: Count  # sequences per step
     # an experiment two chapters report, sized once (deepnotes.shared.warmup)
     warmup: WarmupBudget
     # a chapter's sizes are its own (deepnotes/chapters/<stem>/budget.py, read by its ``sizes(budget)``);
@@ -348,7 +356,7 @@ def activation_floats(cfg: ModelConfig, train: TrainConfig) -> int:
     return cfg.n_layers * (tokens * (12 * cfg.d_model + 2 * cfg.d_ff) + attention)
 
 
-def stack_bytes(cfg: ModelConfig, members: int = 1, train: TrainConfig | None = None) -> int:
+def stack_bytes(cfg: ModelConfig, members: Count = 1, train: TrainConfig | None = None) -> int:
     """Bytes of ``members`` members of ``cfg``: their float32 weights, P·4 (``train`` None: a model built,
     not trained), or in training P·4·STATE_COPIES plus the activations (:func:`activation_floats`)."""
     per_block, top = parameter_counts(cfg)
@@ -378,14 +386,34 @@ def available_bytes(where: torch.device | str | None = None) -> int | None:
         return None
 
 
-def check_fits(cfg: ModelConfig, members: int = 1, train: TrainConfig | None = None, where=None) -> int:
+def check_allocation(
+    numbers: NonNegativeCount, sizes: dict[str, int], where=None, bytes_each: int = FLOAT_BYTES
+) -> int:
+    """Refuse, before anything is allocated, work that holds ``numbers`` numbers of ``bytes_each`` bytes at once
+    when that exceeds :func:`available_bytes` (``bytes = numbers · bytes_each``). The message names the arguments
+    as the reader typed them (``sizes``: name → value, e.g. ``{"depth": 10**9, "width": 64}``). Returns the
+    bytes."""
+    needed = numbers * bytes_each
+    free = available_bytes(where)
+    if free is not None and needed > free:
+        typed = ", ".join(f"{name}={value}" for name, value in sizes.items())
+        raise ValueError(
+            f"{typed} needs about {needed / 2**30:.3g} GiB at once by deepnotes' estimate, more than the "
+            f"{free / 2**30:.3g} GiB free on {torch.device(where or 'cpu')}; choose a smaller {' or '.join(sizes)}"
+        )
+    return needed
+
+
+def check_fits(cfg: ModelConfig, members: Count = 1, train: TrainConfig | None = None, where=None) -> int:
     """Refuse, before anything is allocated, a stack that :func:`stack_bytes` says would not fit in
     :func:`available_bytes`; the message names the sizes and the estimate. Returns the estimate."""
     needed = stack_bytes(cfg, members, train)
     free = available_bytes(where)
     if free is not None and needed > free:
         what = "training" if train is not None else "the weights of"
-        sizes = f"n_layers={cfg.n_layers}, d_model={cfg.d_model}, d_ff={cfg.d_ff}, vocab_size={cfg.vocab_size}"
+        sizes = (  # as the model names them, and as the chapters' functions take them (depth, width)
+            f"depth n_layers={cfg.n_layers}, width d_model={cfg.d_model}, d_ff={cfg.d_ff}, vocab_size={cfg.vocab_size}"
+        )
         if train is not None:
             sizes += f", batch_size={train.batch_size}, seq_len={train.seq_len}"
         raise ValueError(

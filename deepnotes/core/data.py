@@ -20,11 +20,20 @@ from contextlib import AbstractContextManager, contextmanager
 
 import torch
 
-from deepnotes.core.validate import Finite, int_at_least, positive_float, positive_int
+from deepnotes.core.config import check_allocation
+from deepnotes.core.validate import (
+    Count,
+    Positive,
+    Probability,
+    Seed,
+    int_at_least,
+    positive_float,
+    positive_int,
+)
 from deepnotes.core.validate import seed as seed_value
 
 
-def seeded(seed: int) -> AbstractContextManager[None]:
+def seeded(seed: Seed) -> AbstractContextManager[None]:
     """Run the block with torch's CPU RNG seeded by ``seed``; restore the global state afterwards. The seed is
     checked when this is called, not when the block is entered."""
     return _seeded(seed_value("seed", seed))
@@ -37,7 +46,7 @@ def _seeded(seed: int) -> Iterator[None]:
         yield
 
 
-def generator(seed: int, device=None) -> torch.Generator:
+def generator(seed: Seed, device=None) -> torch.Generator:
     """A generator seeded by ``seed`` (data streams, probe batches), on the CPU unless ``device``."""
     seed_value("seed", seed)
     return torch.Generator(device=device if device is not None else "cpu").manual_seed(seed)
@@ -52,7 +61,7 @@ MAX_TEMPERATURE = 1e6  # hotter is uniform to float64's precision (and tiny logi
 
 
 class MarkovLanguage:
-    def __init__(self, vocab_size: int = 16, seed: int = 0, temperature: Finite = 0.5):
+    def __init__(self, vocab_size: Count = 16, seed: Seed = 0, temperature: Positive = 0.5):
         """Transition matrix P = softmax(Z / temperature), Z ~ N(0, 1) from a generator seeded ``seed``.
 
         A lower temperature makes the next token more predictable (a lower floor).
@@ -95,10 +104,11 @@ class MarkovLanguage:
         cond = joint / joint.sum(dim=1, keepdim=True)  # p(x | a, b)
         return float(-(joint * cond.clamp_min(1e-300).log()).sum())
 
-    def sample(self, batch_size: int, seq_len: int, generator: torch.Generator) -> torch.Tensor:
+    def sample(self, batch_size: Count, seq_len: Count, generator: torch.Generator) -> torch.Tensor:
         """Token sequences [batch_size, seq_len] (int64), the first token drawn from π."""
         positive_int("batch_size", batch_size)
         positive_int("seq_len", seq_len)
+        check_allocation(2 * batch_size * seq_len, {"batch_size": batch_size, "seq_len": seq_len}, bytes_each=8)
         pi = self.stationary.float()
         p = self.transition.float()
         tokens = torch.empty(batch_size, seq_len, dtype=torch.long)
@@ -117,7 +127,7 @@ def _stationary(p: torch.Tensor) -> torch.Tensor:
     return pi.clamp_min(0) / pi.clamp_min(0).sum()
 
 
-def mask_positions(batch_size: int, seq_len: int, prob: Finite, generator: torch.Generator) -> torch.Tensor:
+def mask_positions(batch_size: Count, seq_len: Count, prob: Probability, generator: torch.Generator) -> torch.Tensor:
     """A boolean mask [batch_size, seq_len] of positions to hide for masked-language modelling:
     interior positions only (1..T−2), each chosen with probability ``prob``, never two adjacent,
     so every hidden token has both neighbours visible and :meth:`MarkovLanguage.masked_entropy`
@@ -137,12 +147,12 @@ def mask_positions(batch_size: int, seq_len: int, prob: Finite, generator: torch
     return draw
 
 
-def probe_generator(seed: int = 0) -> torch.Generator:
+def probe_generator(seed: Seed = 0) -> torch.Generator:
     """The generator of probe batch ``seed`` (a probe may draw more from it, e.g. a mask)."""
     return generator(PROBE_SEED_OFFSET + seed)
 
 
-def probe_batch(task: MarkovLanguage, batch_size: int, seq_len: int, seed: int = 0, device=None) -> torch.Tensor:
+def probe_batch(task: MarkovLanguage, batch_size: Count, seq_len: Count, seed: Seed = 0, device=None) -> torch.Tensor:
     """The fixed batch [batch_size, seq_len] that probes at initialization measure on: ``task``'s
     sequences from :func:`probe_generator` (``seed``)."""
     return task.sample(batch_size, seq_len, probe_generator(seed)).to(device)

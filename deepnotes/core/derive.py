@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import sympy as sp
 
+from deepnotes.core.validate import Depth, NonNegativeCount
+
 N, K, P = sp.symbols("N K P", positive=True, integer=True)  # depth, matrices per block, entries per matrix
 eta, g = sp.symbols("eta g", positive=True)  # learning rate, gradient entry size
 i = sp.symbols("i", positive=True, integer=True)
@@ -96,7 +98,7 @@ def loss_change_exponent(optimizer: str, grad_scale: sp.Expr) -> sp.Expr:
     return depth_exponent(2 * N * grad_scale**power)
 
 
-def truncated_normal_gamma(k: int = 2) -> dict[str, object]:
+def truncated_normal_gamma(k: NonNegativeCount = 2) -> dict[str, object]:
     """γ = ∫_{−k}^{k} z² e^{−z²/2} dz / ∫_{−k}^{k} e^{−z²/2} dz, and the std to pass, σ/√γ."""
     gamma = sp.simplify(sp.integrate(z**2 * gauss, (z, -k, k)) / sp.integrate(gauss, (z, -k, k)))
     return {"gamma": gamma, "std_factor": 1 / sp.sqrt(gamma)}
@@ -117,7 +119,7 @@ def linear_second_moment() -> dict[str, object]:
 # ---- shared by "Post-Norm vs Pre-Norm" / "Magnitude decomposition" and "Training 1000 layers" ----------
 
 
-def post_norm_unroll(layers: int = 4) -> dict:
+def post_norm_unroll(layers: Depth = 4) -> dict:
     """x_{t+1} = (x_t + F_t)/√(1+v) (Post-Norm at init with E[F²] = v·E[x²]) unrolled ``layers``
     times, and the weight w_l of x_0 solved from w_l = w_{l−1}/√(1+v), w_0 = 1."""
     x0 = sp.Symbol("x_0")

@@ -55,7 +55,7 @@ from deepnotes.core.blocks import Styles, block_forward, mask_of, norm_forward, 
 from deepnotes.core.config import ModelConfig, check_fits
 from deepnotes.core.data import generator
 from deepnotes.core.models import Block, TransformerLM, check_tokens, trunc_normal_
-from deepnotes.core.validate import Finite, positive_int
+from deepnotes.core.validate import Count, Finite, NonNegativeCount, Positive, positive_int
 from deepnotes.core.validate import seed as seed_value
 
 NORMED = ("post", "deepnorm", "pre")  # styles with a LayerNorm per sublayer
@@ -70,8 +70,8 @@ class Slot:
     [in, out], so that x·Wᵀ is one ``baddbmm``); ``parts`` reference tensors are concatenated along
     the last dim (q, k and v: 3). LAMB's trust ratio and the per-tensor norms split them back."""
 
-    member_axis: int  # 1 for block tensors [N, K, r, c], 0 for the rest [K, r, c]
-    parts: int = 1
+    member_axis: NonNegativeCount  # 1 for block tensors [N, K, r, c], 0 for the rest [K, r, c]
+    parts: Count = 1
 
 
 def graph_config(cfg: ModelConfig) -> ModelConfig:
@@ -97,7 +97,7 @@ def member_flags(cfgs: Sequence[ModelConfig]) -> dict[str, list]:
     }
 
 
-def xavier_std(fan_out: int, fan_in: int, gain: Finite = 1.0) -> float:
+def xavier_std(fan_out: Count, fan_in: Count, gain: Positive = 1.0) -> float:
     """Xavier-normal std: gain·√(2/(fan_in + fan_out)) (``nn.init.xavier_normal_``)."""
     return gain * math.sqrt(2.0 / (fan_in + fan_out))
 
@@ -564,7 +564,7 @@ def _pieces(stack: Stack, model, k: int) -> dict[str, list[list[torch.Tensor]]]:
 
 
 def reference_layout(
-    stack: Stack, model, of: Callable[[torch.Tensor], torch.Tensor] = lambda t: t.detach(), k: int = 0
+    stack: Stack, model, of: Callable[[torch.Tensor], torch.Tensor] = lambda t: t.detach(), k: NonNegativeCount = 0
 ) -> dict[str, torch.Tensor]:
     """A reference model's tensors (``of``: the weight, or ``lambda t: t.grad``) in the engine's
     member layout: [N, r, c] for block tensors, [r, c] for the rest. ``model``: a TransformerLM, or
@@ -577,16 +577,27 @@ def reference_layout(
 
 
 @torch.no_grad()
-def load_reference(stack: Stack, k: int, model) -> Stack:
+def member_index(stack: Stack, k: NonNegativeCount) -> int:
+    """``k`` if the stack has a member k (0 ≤ k < its members), else a ValueError naming k and the range."""
+    if k >= stack.n_members:
+        raise ValueError(
+            f"member k={k} is not in this stack: it has {stack.n_members} member(s), k = 0..{stack.n_members - 1}"
+        )
+    return k
+
+
+def load_reference(stack: Stack, k: NonNegativeCount, model) -> Stack:
     """Copy the reference ``model`` (a TransformerLM, or a list of Blocks) into member k."""
+    member_index(stack, k)
     for name, tensor in reference_layout(stack, model, k=k).items():
         stack.member(name, k).copy_(tensor)
     return stack
 
 
 @torch.no_grad()
-def write_reference(stack: Stack, k: int, model):
+def write_reference(stack: Stack, k: NonNegativeCount, model):
     """Copy member k into the reference ``model`` (a TransformerLM or a ModuleList of Blocks)."""
+    member_index(stack, k)
     for name, pieces in _pieces(stack, model, k).items():
         target = stack.member(name, k)
         rows = target.unbind(0) if name in stack.block_names else [target]
@@ -595,14 +606,16 @@ def write_reference(stack: Stack, k: int, model):
     return model
 
 
-def export_member(stack: Stack, k: int) -> TransformerLM:
+def export_member(stack: Stack, k: NonNegativeCount) -> TransformerLM:
     """The reference TransformerLM holding member k's current weights (on the stack's device and dtype)."""
+    member_index(stack, k)
     ref = stack.embed
     return write_reference(stack, k, TransformerLM(stack.cfgs[k]).to(device=ref.device, dtype=ref.dtype))
 
 
-def block_list(stack: Stack, k: int) -> nn.ModuleList:
+def block_list(stack: Stack, k: NonNegativeCount) -> nn.ModuleList:
     """Member k's blocks as reference :class:`Block` modules (MLP-only stacks have no TransformerLM)."""
+    member_index(stack, k)
     ref = stack.embed
     blocks = nn.ModuleList([Block(stack.cfgs[k]) for _ in range(stack.n_layers)])
     return write_reference(stack, k, blocks.to(device=ref.device, dtype=ref.dtype))

@@ -45,7 +45,7 @@ from deepnotes.core.config import ModelConfig, TrainConfig, check_fits, stack_by
 from deepnotes.core.engine import Stack, check_slot_names, graph_config
 from deepnotes.core.optim import SHARED_FIELDS
 from deepnotes.core.train import History, NextToken, _notify, _tasks, _train_stack, progress
-from deepnotes.core.validate import positive_int
+from deepnotes.core.validate import Count, Workers, positive_int
 
 _bar = progress  # run_jobs' own argument is called progress
 
@@ -155,7 +155,7 @@ def _submitted(executor: Executor, fn: Callable, jobs: list[tuple], order: list[
 def run_jobs(
     fn: Callable,
     jobs: Sequence[tuple],
-    workers: int = 1,
+    workers: Workers = 1,
     costs: Sequence[float] | None = None,
     progress: bool = False,
     executor: Executor | None = None,
@@ -222,7 +222,7 @@ def _train_group(
 STEP_MEMBERS = 0.25
 
 
-def ensemble_cost(model_cfg: ModelConfig, train_cfg: TrainConfig, members: int) -> float:
+def ensemble_cost(model_cfg: ModelConfig, train_cfg: TrainConfig, members: Count) -> float:
     """A number proportional to an ensemble's run time on the CPU: each member's blocks and a step's fixed
     work (:data:`STEP_MEMBERS`), times the blocks and the steps."""
     return model_cfg.n_layers * (members + STEP_MEMBERS) * train_cfg.steps
@@ -242,7 +242,7 @@ def member_limit(model_cfg: ModelConfig, train_cfg: TrainConfig, device) -> int 
 
 
 def ensemble_groups(
-    model_cfgs: Sequence[ModelConfig], train_cfgs: Sequence[TrainConfig], workers: int = 1, limit=None
+    model_cfgs: Sequence[ModelConfig], train_cfgs: Sequence[TrainConfig], workers: Workers = 1, limit=None
 ) -> list[list[int]]:
     """How :func:`train_many` splits runs into ensembles: the indices of the runs that share a graph
     (:func:`~deepnotes.core.engine.graph_config`) and a loop (:data:`SHARED_FIELDS`), in first-seen
@@ -290,7 +290,7 @@ def train_many(
     progress: bool = False,
     device=None,
     dtype: torch.dtype | None = None,
-    workers: int = 1,
+    workers: Workers = 1,
     inits: Sequence[Callable] | None = None,
     executor: Executor | None = None,
 ) -> list[History]:
@@ -376,7 +376,7 @@ def train_plan(
     progress: bool = False,
     device=None,
     dtype: torch.dtype | None = None,
-    workers: int = 1,
+    workers: Workers = 1,
     executor: Executor | None = None,
 ) -> list[History]:
     """:func:`train_many` of ``plan``'s runs (how and where to train: the keywords); the Histories in the

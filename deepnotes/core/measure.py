@@ -29,11 +29,20 @@ from deepnotes.core.config import TrainConfig
 from deepnotes.core.data import generator
 from deepnotes.core.engine import GATES, Stack
 from deepnotes.core.optim import make_optimizer
-from deepnotes.core.validate import Finite, choice, positive_float, positive_int
+from deepnotes.core.validate import (
+    Count,
+    NonNegativeCount,
+    Positive,
+    Real,
+    Repeats,
+    choice,
+    positive_float,
+    positive_int,
+)
 
 
 # ---- trackers --------------------------------------------------------------------------------
-def every_for(steps: int, points: int) -> int:
+def every_for(steps: Repeats, points: Repeats) -> int:
     """The interval that records about ``points`` times over a run of ``steps`` steps."""
     return max(1, steps // positive_int("points", points))
 
@@ -42,7 +51,7 @@ class BlockGradNorms:
     """‖∂L/∂θ_l‖ of every block l, every ``every`` steps → ``grad_steps``, ``grad_norms``; over the
     block parameters ``names`` (default all: a frozen parameter's gradient counts too)."""
 
-    def __init__(self, every: int = 1, names: Sequence[str] | None = None):
+    def __init__(self, every: Count = 1, names: Sequence[str] | None = None):
         self.every = positive_int("every", every)
         self.names = None if names is None else tuple(names)
 
@@ -58,7 +67,7 @@ class BlockUpdates:
     """‖Δθ_l‖/‖θ_l‖ of every block's update, every ``every`` steps → ``update_steps``,
     ``block_updates``."""
 
-    def __init__(self, every: int = 1):
+    def __init__(self, every: Count = 1):
         self.every = positive_int("every", every)
         self._before = None
 
@@ -86,7 +95,7 @@ class UpdateSize:
     from its seed + 2) after every step → ``update_rms``: DeepNet's "early model update".
     ``first``: record only after the first this many steps (None: every step)."""
 
-    def __init__(self, first: int | None = None):
+    def __init__(self, first: NonNegativeCount | None = None):
         self.first = first
 
     def start(self, stack: Stack, tasks, cfgs) -> None:
@@ -111,7 +120,7 @@ class Recorder:
     """``fn(stack)`` → one value per member, every ``every`` steps before that step's forward pass →
     ``hists[k].record(name)``."""
 
-    def __init__(self, name: str, fn: Callable[[Stack], list], every: int = 1):
+    def __init__(self, name: str, fn: Callable[[Stack], list], every: Count = 1):
         self.name, self.fn, self.every = name, fn, positive_int("every", every)
 
     @torch.no_grad()
@@ -128,7 +137,7 @@ class GateSchedule:
     """Su's variant of ReZero: the gates are not trained; before step t every gate of every member is
     set to α_t = min(1, (t+1)·step_size). Train with the gates frozen (:data:`~deepnotes.core.engine.GATES`)."""
 
-    def __init__(self, step_size: Finite):
+    def __init__(self, step_size: Positive):
         self.step_size = positive_float("gate step size", step_size)
 
     def value(self, step: int) -> float:
@@ -156,9 +165,9 @@ def per_block_grad_norms(model: nn.Module) -> list[float]:
 class StepProbe:
     """One optimizer step from θ₀ on one batch."""
 
-    loss_before: float
-    delta_loss: float  # L(θ₀ + Δθ) − L(θ₀), measured
-    first_order: float  # ⟨∇L(θ₀), Δθ⟩, the first-order prediction of delta_loss
+    loss_before: Real
+    delta_loss: Real  # L(θ₀ + Δθ) − L(θ₀), measured
+    first_order: Real  # ⟨∇L(θ₀), Δθ⟩, the first-order prediction of delta_loss
     grad_sq: float  # ‖∇L‖²
     grad_l1: float  # ‖∇L‖₁
     update_norm: float  # ‖Δθ‖
@@ -182,7 +191,7 @@ def count_matrices(block: nn.Module) -> int:
 NOISE_SIGMAS = 3  # a cosine of two unrelated vectors stays below this many of its spreads 1/√d
 
 
-def unrelated_cosine_floor(width: int) -> float:
+def unrelated_cosine_floor(width: Count) -> float:
     """NOISE_SIGMAS/√d: the cosine of two independent random width-``width`` vectors has mean 0 and spread
     1/√d, so a measured |cos| below this cannot be told from no relation at all."""
     return NOISE_SIGMAS / math.sqrt(positive_int("width", width))
@@ -230,7 +239,7 @@ def member_sums(stack: Stack, name: str, t: torch.Tensor) -> torch.Tensor:
 
 
 def step_probes(
-    stack: Stack, tokens: torch.Tensor, optimizer: str, lr: Finite, names: Sequence[str] | None = None
+    stack: Stack, tokens: torch.Tensor, optimizer: str, lr: Positive, names: Sequence[str] | None = None
 ) -> list[StepProbe]:
     """One step of ``optimizer`` at learning rate ``lr`` from θ₀ for every member, on its own batch
     ``tokens[k]`` ([K, B, T]): ΔL_k = L_k(θ₀ + Δθ) − L_k(θ₀) beside its first-order term ⟨∇L_k, Δθ_k⟩.

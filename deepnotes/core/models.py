@@ -33,12 +33,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from deepnotes.core.config import ModelConfig, check_fits
+from deepnotes.core.config import ModelConfig, check_allocation, check_fits
 from deepnotes.core.data import seeded
-from deepnotes.core.validate import Finite
+from deepnotes.core.validate import Count, Finite, Positive, Real, Seed
 
 
-def truncated_normal_variance_factor(k: Finite = 2.0) -> float:
+def truncated_normal_variance_factor(k: Positive = 2.0) -> float:
     """γ(k) = Var of N(0,1) truncated to [−k, k] = 1 − 2kφ(k)/(2Φ(k) − 1); γ(2) = 0.77374…"""
     if not k > 0:
         raise ValueError(f"truncation k must be > 0, got {k!r}")
@@ -50,8 +50,8 @@ def truncated_normal_variance_factor(k: Finite = 2.0) -> float:
 @torch.no_grad()
 def trunc_normal_(
     tensor: torch.Tensor,
-    std: Finite,
-    k: Finite = 2.0,
+    std: Positive,
+    k: Positive = 2.0,
     match_std: bool = False,
     generator: torch.Generator | None = None,
 ) -> torch.Tensor:
@@ -75,7 +75,7 @@ def trunc_normal_(
 
 
 @functools.lru_cache(maxsize=1024)
-def gaussian_second_moment(phi: Callable[[float], float], q: Finite = 1.0, n: int = 4001) -> float:
+def gaussian_second_moment(phi: Callable[[float], float], q: Positive = 1.0, n: Count = 4001) -> float:
     """E_z[φ(√q·z)²], z ~ N(0,1), by the trapezoid rule on [−10, 10] (error far below 1e-9); kept per
     (φ, q, n): the BERT chapter's figures ask for the same few q hundreds of times (16 ms each)."""
     h = 20.0 / (n - 1)
@@ -87,12 +87,12 @@ def gaussian_second_moment(phi: Callable[[float], float], q: Finite = 1.0, n: in
     return total * h / math.sqrt(2 * math.pi)
 
 
-def relu(x: Finite) -> float:
+def relu(x: Real) -> float:
     """max(x, 0)."""
     return max(x, 0.0)
 
 
-def gelu(x: Finite) -> float:
+def gelu(x: Real) -> float:
     """x·Φ(x), the exact GELU (BERT's FFN activation)."""
     return x * 0.5 * (1.0 + math.erf(x / math.sqrt(2.0)))
 
@@ -100,7 +100,7 @@ def gelu(x: Finite) -> float:
 ACTIVATIONS: dict[str, Callable[[float], float]] = {"relu": relu, "gelu": gelu}
 
 
-def ffn_branch_variance(q: Finite, activation: str = "gelu", ffn_ratio: int = 4) -> float:
+def ffn_branch_variance(q: Positive, activation: str = "gelu", ffn_ratio: Count = 4) -> float:
     """v_FFN = r·q·E[φ(h)²], h ~ N(0, q): the second moment that an FFN branch φ(xW₁)W₂ (d → r·d → d,
     i.i.d. weights of second moment s², q = d·s²) adds to a stream of second moment 1. ReLU gives
     r·q²/2 exactly; GELU, BERT's activation, by quadrature."""
@@ -114,8 +114,9 @@ def ffn_branch_variance(q: Finite, activation: str = "gelu", ffn_ratio: int = 4)
 class SelfAttention(nn.Module):
     """Multi-head softmax attention: softmax(QKᵀ/√d_h)·V, then the out-projection."""
 
-    def __init__(self, d_model: int, n_heads: int, causal: bool):
+    def __init__(self, d_model: Count, n_heads: Count, causal: bool):
         super().__init__()
+        check_allocation(4 * d_model * (d_model + 1), {"d_model": d_model})  # q, k, v, out
         self.n_heads = n_heads
         self.causal = causal
         self.q_proj = nn.Linear(d_model, d_model)
@@ -140,8 +141,9 @@ class FeedForward(nn.Module):
     """φ(x W₁ + b₁) W₂ + b₂ with φ = ReLU (positively homogeneous, as the magnitude analysis assumes)
     or GELU (BERT)."""
 
-    def __init__(self, d_model: int, d_ff: int, activation: str = "relu"):
+    def __init__(self, d_model: Count, d_ff: Count, activation: str = "relu"):
         super().__init__()
+        check_allocation(2 * d_model * d_ff + d_ff + d_model, {"d_model": d_model, "d_ff": d_ff})  # fc1, fc2
         self.fc1 = nn.Linear(d_model, d_ff)
         self.fc2 = nn.Linear(d_ff, d_model)
         self.act = F.gelu if activation == "gelu" else torch.relu
@@ -154,7 +156,7 @@ class Residual(nn.Module):
     """One sublayer with its skip path and norm; the only place the norm style branches
     ("plain" drops the skip path too: x ← F(x))."""
 
-    def __init__(self, sublayer: nn.Module, d_model: int, norm: str, alpha: Finite = 1.0):
+    def __init__(self, sublayer: nn.Module, d_model: Count, norm: str, alpha: Positive = 1.0):
         super().__init__()
         self.sublayer = sublayer
         self.norm_style = norm
@@ -304,7 +306,7 @@ def model_vocab(model) -> int | None:
     return embed.num_embeddings if isinstance(embed, nn.Embedding) else None
 
 
-def check_tokens(tokens: torch.Tensor, vocab: int | None) -> None:
+def check_tokens(tokens: torch.Tensor, vocab: Count | None) -> None:
     """Token ids [..., B, T] must be integers in [0, vocab): refused here, not as an index error in torch
     (or, in a stack of members, a silent read of the next member's embedding row)."""
     if not isinstance(tokens, torch.Tensor) or tokens.dtype not in (torch.int64, torch.int32):
@@ -327,7 +329,7 @@ def next_token_loss(model: nn.Module, tokens: torch.Tensor) -> torch.Tensor:
 
 
 def build_model(
-    cfg: ModelConfig, seed: int = 0, device: torch.device | str | None = None, dtype: torch.dtype | None = None
+    cfg: ModelConfig, seed: Seed = 0, device: torch.device | str | None = None, dtype: torch.dtype | None = None
 ) -> TransformerLM:
     """A :class:`TransformerLM` initialized from ``seed`` (the global RNG is left untouched)."""
     with seeded(seed):

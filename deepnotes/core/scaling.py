@@ -11,7 +11,17 @@ from __future__ import annotations
 
 import math
 
-from deepnotes.core.validate import Finite, choice, nonnegative_int, positive_float, positive_int
+from deepnotes.core.validate import (
+    Count,
+    Depth,
+    NonNegative,
+    NonNegativeCount,
+    Positive,
+    choice,
+    nonnegative_int,
+    positive_float,
+    positive_int,
+)
 
 OPTIMIZERS = ("sgd", "adam", "lamb")
 ARCHITECTURES = ("encoder", "decoder", "encoder-decoder")
@@ -26,7 +36,7 @@ def _check_optimizer(optimizer: str) -> None:
 
 
 def deepnorm_coefficients(
-    n_layers: int, architecture: str = "encoder", n_decoder_layers: int | None = None
+    n_layers: Depth, architecture: str = "encoder", n_decoder_layers: Depth | None = None
 ) -> tuple[float, float]:
     """DeepNet paper (arXiv 2203.00555, Table 1 / Fig. 2) constants (α, β).
 
@@ -47,13 +57,13 @@ def deepnorm_coefficients(
     return 0.81 * base, 0.87 / base
 
 
-def deepnorm_decoder_coefficients_encdec(n_decoder_layers: int) -> tuple[float, float]:
+def deepnorm_decoder_coefficients_encdec(n_decoder_layers: Depth) -> tuple[float, float]:
     """DeepNet encoder-decoder, decoder side: α = (3M)^{1/4}, β = (12M)^{-1/4}."""
     _check_depth(n_decoder_layers, "n_decoder_layers")
     return (3 * n_decoder_layers) ** 0.25, (12 * n_decoder_layers) ** -0.25
 
 
-def su_coefficients(n_layers: int, optimizer: str) -> tuple[float, float]:
+def su_coefficients(n_layers: Depth, optimizer: str) -> tuple[float, float]:
     """(α, λ) of Su's table in "训练1000层的Transformer究竟有什么困难？" (2N sublayers):
 
     SGD:  λ/α = (2N)^{-1/2}, λ = 1/α  →  α = (2N)^{1/4}, λ = (2N)^{-1/4}
@@ -70,7 +80,9 @@ def su_coefficients(n_layers: int, optimizer: str) -> tuple[float, float]:
     return 1.0, two_n**-0.5
 
 
-def loss_change_first_order(optimizer: str, lr: Finite, n_matrices: int, entries: int, grad_entry: Finite) -> float:
+def loss_change_first_order(
+    optimizer: str, lr: Positive, n_matrices: Count, entries: Count, grad_entry: NonNegative
+) -> float:
     """First-order loss change ΔL ≈ ⟨∇L, Δθ⟩ for M matrices of P entries each of size g.
 
     SGD  (Δθ = −η∇L):        ΔL = −η‖∇L‖²  = −η·M·P·g²
@@ -95,14 +107,14 @@ def depth_cancelling_grad_exponent(optimizer: str) -> float:
     raise ValueError("LAMB's update is relative to ‖θ‖; its exponent is not a single number")
 
 
-def warmup_start_lr(lr: Finite, n_layers: int) -> float:
+def warmup_start_lr(lr: Positive, n_layers: Depth) -> float:
     """The largest early learning rate that keeps ΔL = O(η) at depth N: η/N."""
     positive_float("lr", lr)
     _check_depth(n_layers)
     return lr / n_layers
 
 
-def linear_warmup_factor(step: int, warmup_steps: int) -> float:
+def linear_warmup_factor(step: NonNegativeCount, warmup_steps: NonNegativeCount) -> float:
     """Learning-rate multiplier of a linear warmup: min(1, (t+1)/T_warmup); 1 when T_warmup = 0."""
     nonnegative_int("step", step)
     nonnegative_int("warmup_steps", warmup_steps)
@@ -116,7 +128,7 @@ def linear_warmup_factor(step: int, warmup_steps: int) -> float:
 PICKS = ("lambda=1/alpha", "alpha=1", "lambda=1")
 
 
-def magnitude_solution(n_layers: int, optimizer: str, pick: str = "lambda=1/alpha") -> tuple[float, float]:
+def magnitude_solution(n_layers: Depth, optimizer: str, pick: str = "lambda=1/alpha") -> tuple[float, float]:
     """(α, λ) solving the magnitude analysis' condition over 2N sublayers, plus one extra pick:
 
     conditions:  SGD 2N(λ/α)² = 1,  Adam 2N·λ/α = 1,  LAMB 2N·λ²/α = 1
@@ -141,13 +153,13 @@ def magnitude_solution(n_layers: int, optimizer: str, pick: str = "lambda=1/alph
     return s ** (1 / (a + b)), s ** (-1 / (a + b))  # λ = 1/α: α^{-(a+b)} = 1/s
 
 
-def pre_ln_lambda(n_layers: int, optimizer: str) -> float:
+def pre_ln_lambda(n_layers: Depth, optimizer: str) -> float:
     """Pre-LN has no α (α = 1): the init gain λ from the same condition, SGD (2N)^{-1/2},
     Adam (2N)^{-1}, LAMB (2N)^{-1/2}."""
     return magnitude_solution(n_layers, optimizer, "alpha=1")[1]
 
 
-def branch_weight(alpha: Finite, lam: Finite) -> float:
+def branch_weight(alpha: Positive, lam: Positive) -> float:
     """Initial weight of a residual branch relative to the skip path, λ₁λ₂/α with λ₁ = λ₂ = λ."""
     positive_float("alpha", alpha)
     positive_float("lambda", lam)
@@ -157,7 +169,7 @@ def branch_weight(alpha: Finite, lam: Finite) -> float:
     return weight
 
 
-def paper_sublayer_coefficients(n_sublayers: int) -> tuple[float, float]:
+def paper_sublayer_coefficients(n_sublayers: Depth) -> tuple[float, float]:
     """DeepNet's constants written by the number S of residual sublayers of one stack:
     α = S^{1/4}, β = (4S)^{-1/4}; S = 2N gives the encoder (and decoder-only) constants, S = 3M
     the decoder side of an encoder-decoder. They solve 2S(β/α)² = 1 with αβ = 1/√2."""
@@ -165,7 +177,7 @@ def paper_sublayer_coefficients(n_sublayers: int) -> tuple[float, float]:
     return n_sublayers**0.25, (4 * n_sublayers) ** -0.25
 
 
-def predicted_identity_weight(norm: str, ratios: list[float], alpha: Finite = 1.0) -> list[float]:
+def predicted_identity_weight(norm: str, ratios: list[float], alpha: Positive = 1.0) -> list[float]:
     """The weight of x_0 in x_l (l = 0..N) predicted from the branch ratios v_k (two per block)."""
     out, w, total = [1.0], 1.0, 0.0
     for k, v in enumerate(ratios):

@@ -33,12 +33,12 @@ from deepnotes.core.data import MarkovLanguage, generator, mask_positions
 from deepnotes.core.engine import Stack, check_slot_names
 from deepnotes.core.models import model_vocab
 from deepnotes.core.optim import EnsembleOptimizer, check_members
-from deepnotes.core.validate import Finite, positive_int
+from deepnotes.core.validate import Count, Finite, NonNegative, NonNegativeCount, Probability, Real, positive_int
 
 T = TypeVar("T")
 
 
-def progress(items: Iterable[T], enabled: bool = True, total: int | None = None) -> Iterator[T]:
+def progress(items: Iterable[T], enabled: bool = True, total: Count | None = None) -> Iterator[T]:
     """Yield ``items``; with ``enabled``, under a tqdm bar that is closed and removed at the end
     (``total``: the number of items, for iterators that have no length)."""
     if not enabled:
@@ -77,15 +77,15 @@ class History:
     update_steps: list[int] = field(default_factory=list)  # steps at which block_updates were taken
     block_updates: list[list[float]] = field(default_factory=list)  # [len(update_steps)][N] ‖Δθ_l‖/‖θ_l‖ of that step
     records: dict[str, tuple[list[int], list]] = field(default_factory=dict)  # name → (steps, values) of a Recorder
-    diverged_at: int | None = None  # first step with a non-finite or blown-up loss
-    diverged_loss: float | None = None  # the loss at that step (nan, inf, or the blow-up)
-    floor: float | None = None  # the objective's loss floor
-    unigram: float | None = None  # the context-free plateau
-    held_out_loss: float | None = None  # the final model's expected loss on its task's held-out sample
+    diverged_at: NonNegativeCount | None = None  # first step with a non-finite or blown-up loss
+    diverged_loss: Real | None = None  # the loss at that step (nan, inf, or the blow-up)
+    floor: Real | None = None  # the objective's loss floor
+    unigram: Real | None = None  # the context-free plateau
+    held_out_loss: Real | None = None  # the final model's expected loss on its task's held-out sample
     held_out_se: float | None = None  # its standard error over the sample's sequences
-    held_out_sequences: int = 0  # the sample's size (0: none was read)
-    seconds: float | None = None  # wall time of the training loop (of its whole ensemble)
-    ensemble_size: int = 1  # members trained in that loop (engine ensembles)
+    held_out_sequences: NonNegativeCount = 0  # the sample's size (0: none was read)
+    seconds: NonNegative | None = None  # wall time of the training loop (of its whole ensemble)
+    ensemble_size: Count = 1  # members trained in that loop (engine ensembles)
 
     @property
     def diverged(self) -> bool:
@@ -123,7 +123,13 @@ class History:
         """(plateau − final loss) / (plateau − floor): 0 on the context-free plateau, 1 at the floor,
         −inf for a run that diverged. The final loss is the held-out loss where the run measured one (the
         trained model on a fixed sample, :func:`held_out_losses`), else the mean of the last ``window``
-        training losses (a run trained with ``held_out=0``, or a History built by hand)."""
+        training losses (a run trained with ``held_out=0``, or a History built by hand). A History without
+        both reference losses, or whose floor is not below its plateau, has no such fraction: ValueError."""
+        if self.unigram is None or self.floor is None or not self.floor < self.unigram:
+            raise ValueError(
+                f"fraction_learned needs the History's floor below its plateau (unigram); got floor={self.floor!r}, "
+                f"unigram={self.unigram!r}: a trained run sets both from its task and objective"
+            )
         return (self.unigram - self.end_loss(window)) / (self.unigram - self.floor)
 
     def end_loss(self, window: int = 10) -> float:
@@ -144,6 +150,8 @@ class History:
         positive_int("window", window)
         if self.diverged:
             return math.inf
+        if not self.losses:
+            raise ValueError("final_loss: this History has no losses (a run of 0 steps, or one built without any)")
         tail = self.losses[-window:]
         return sum(tail) / len(tail)
 
@@ -222,7 +230,7 @@ class Masked:
     """Masked-token cross-entropy of an encoder (isolated interior masks); floor: the masked-token
     entropy H(X_t | X_{t−1}, X_{t+1})."""
 
-    def __init__(self, prob: Finite):
+    def __init__(self, prob: Probability):
         if isinstance(prob, bool) or not isinstance(prob, (int, float)) or not 0 < prob < 1:
             raise ValueError(f"mask probability must be in (0, 1), got {prob!r}")
         self.prob = float(prob)
@@ -333,7 +341,7 @@ HELD_OUT_SEED = 2**40
 HELD_OUT_CHUNK = 64  # sequences per forward pass
 
 
-def held_out_sample(task: MarkovLanguage, sequences: int, seq_len: int, objective) -> tuple:
+def held_out_sample(task: MarkovLanguage, sequences: Count, seq_len: Count, objective) -> tuple:
     """The task's held-out sample: tokens [S, T] and, for :class:`Masked`, the hidden positions [S, T] (None
     otherwise), S = ``sequences``, drawn by generator(HELD_OUT_SEED): the same for every run of the task."""
     gen = generator(HELD_OUT_SEED)
@@ -343,7 +351,7 @@ def held_out_sample(task: MarkovLanguage, sequences: int, seq_len: int, objectiv
 
 @torch.no_grad()
 def held_out_losses(
-    stack: Stack, tasks, sequences: int, seq_len: int, objective, chunk: int = HELD_OUT_CHUNK
+    stack: Stack, tasks, sequences: Count, seq_len: Count, objective, chunk: Count = HELD_OUT_CHUNK
 ) -> list[tuple[float, float]]:
     """Per member: the expected loss on its task's held-out sample (:func:`held_out_sample`) and its standard
     error, the ratio estimator's over the sample's sequences: L = Σ_i s_i / Σ_i c_i (s_i the sequence's summed

@@ -9,21 +9,86 @@ from typing import Annotated
 
 from beartype.vale import Is
 
-Finite = Annotated[float, Is[lambda x: math.isfinite(x)]]
-"""A finite real number: the annotation of the package's float parameters. The type check at the door
-(``deepnotes/__init__.py``) refuses NaN and ±inf there, with a TypeError naming the parameter, before the
-value can reach a formula, a loop bound or an axis limit."""
+
+def _is_finite(x) -> bool:
+    """``math.isfinite(x)``, and False (not an OverflowError) for an int too large for a float, such as 10**400."""
+    try:
+        return math.isfinite(x)
+    except OverflowError:
+        return False
+
+
+SEED_LIMIT = 2**62  # seeds stay below this: torch's generators take < 2**63, and probe seeds add an offset
+MAGNITUDE_LIMIT = (
+    1e150  # a declared real stays at most this in size: its square (a variance, a second moment) is a float
+)
+INT64_LIMIT = 2**63  # torch and numpy hold sizes, counts and loop bounds as int64: an int at or above this is no size
+
+Finite = Annotated[float, Is[lambda x: _is_finite(x)]]
+"""A finite number whose domain is not said yet: the annotation of the package's float parameters before issue 47.
+The type check at the door (``deepnotes/__init__.py``) refuses NaN and ±inf (and 10**400) with a TypeError naming
+the parameter. A parameter where any finite value, of either sign, is meaningful is a :data:`Real`."""
+
 
 # Value domains said once in the annotation and checked at the same door (issue 47): a value outside is a
-# TypeError naming the parameter, its value and the rule (``Is[lambda n: n >= 1]``).
-Count = Annotated[int, Is[lambda n: n >= 1]]
-"""A size that must be at least 1: a depth, a width, a batch, a number of keys or queries, a fan-in."""
-NonNegativeCount = Annotated[int, Is[lambda n: n >= 0]]
-"""A count where 0 means something (no layers: the identity)."""
-Positive = Annotated[float, Is[lambda x: math.isfinite(x) and x > 0]]
-"""A finite number above 0: a rate, a gain, a scale."""
-NonNegative = Annotated[float, Is[lambda x: math.isfinite(x) and x >= 0]]
-"""A finite number at least 0: seconds, a variance."""
+# TypeError naming the parameter, its value and the rule (``Is[lambda n: 1 <= n < INT64_LIMIT]``). The API
+# sweep (tests/test_fuzz_api.py) reads them: a zero, a negative or a huge value that a declared domain holds
+# may return a result; one that an undeclared ``int``, ``float`` or ``Finite`` parameter returns a result for
+# is counted silent.
+def _sized(x) -> bool:
+    """Finite, and at most :data:`MAGNITUDE_LIMIT` in size (10**400 and 1e308 are not)."""
+    return _is_finite(x) and abs(x) <= MAGNITUDE_LIMIT
+
+
+Real = Annotated[float, Is[lambda x: _sized(x)]]
+"""Any number up to 1e150 in size, either sign and zero meaningful: a measured value, a bound, a coordinate."""
+Integer = Annotated[int, Is[lambda n: -INT64_LIMIT <= n < INT64_LIMIT]]
+"""Any int64, either sign and zero meaningful: an offset, an axis."""
+Count = Annotated[int, Is[lambda n: 1 <= n < INT64_LIMIT]]
+"""A size that must be at least 1: a depth, a width, a batch, a number of keys, steps or seeds."""
+DEPTH_LIMIT = 10**6  # layers: every stack, probe and product over layers loops over them in Python
+REPEAT_LIMIT = 10**6  # steps, seeds, draws, rounds: each one a Python loop iteration (a million is hours of training)
+SYMBOLIC_LIMIT = 12  # a size SymPy expands symbol by symbol (a 12 × 12 Jacobian takes seconds; 2**40 never ends)
+DIGITS_LIMIT = 1000  # mpmath's working precision, in decimal digits
+WORKER_LIMIT = 512  # worker processes: more than any machine the book runs on has cores
+
+Depth = Annotated[int, Is[lambda n: 1 <= n <= DEPTH_LIMIT]]
+"""A number of layers or blocks, 1 to a million."""
+Repeats = Annotated[int, Is[lambda n: 1 <= n <= REPEAT_LIMIT]]
+"""A number of steps, seeds, draws, rounds or points, 1 to a million."""
+Symbolic = Annotated[int, Is[lambda n: 1 <= n <= SYMBOLIC_LIMIT]]
+"""A size of a symbolic derivation (a matrix SymPy builds entry by entry, a series' order), 1 to 12."""
+Digits = Annotated[int, Is[lambda n: 1 <= n <= DIGITS_LIMIT]]
+"""Decimal digits of an mpmath evaluation, 1 to 1000."""
+Workers = Annotated[int, Is[lambda n: 1 <= n <= WORKER_LIMIT]]
+"""Worker processes, 1 to 512."""
+NonNegativeCount = Annotated[int, Is[lambda n: 0 <= n < INT64_LIMIT]]
+"""A count or an index where 0 means something (no warm-up steps, the first block)."""
+Seed = Annotated[int, Is[lambda n: 0 <= n < SEED_LIMIT]]
+"""A seed: an int in [0, 2**62) (see :func:`seed`)."""
+Positive = Annotated[float, Is[lambda x: _sized(x) and x > 0]]
+"""A number above 0 and at most 1e150: a rate, a gain, a scale, a standard deviation."""
+NonNegative = Annotated[float, Is[lambda x: _sized(x) and x >= 0]]
+"""A number in [0, 1e150]: seconds, a tolerance, a count of FLOPs."""
+Probability = Annotated[float, Is[lambda x: _is_finite(x) and 0 <= x <= 1]]
+"""A number in [0, 1]: a masking probability, a confidence level, a fraction of a norm."""
+
+DECLARED = (
+    Real,
+    Integer,
+    Count,
+    Depth,
+    Repeats,
+    Symbolic,
+    Digits,
+    Workers,
+    NonNegativeCount,
+    Seed,
+    Positive,
+    NonNegative,
+    Probability,
+)
+"""The annotations that say a domain (``Finite``, plain ``int`` and ``float`` do not)."""
 
 
 def given(value, default):
@@ -51,9 +116,6 @@ def nonnegative_int(name: str, value) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise ValueError(f"{name} must be an integer >= 0, got {value!r}")
     return value
-
-
-SEED_LIMIT = 2**62  # seeds stay below this: torch's generators take < 2**63, and probe seeds add an offset
 
 
 def seed(name: str, value) -> int:

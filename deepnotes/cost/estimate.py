@@ -36,7 +36,8 @@ from pathlib import Path
 import torch
 
 from deepnotes.core.config import ModelConfig, TrainConfig
-from deepnotes.core.validate import Finite, NonNegative, Positive, choice
+from deepnotes.core.validate import Count as AtLeastOne
+from deepnotes.core.validate import NonNegative, Positive, Repeats, choice
 from deepnotes.cost.kept import keep, read_table
 from deepnotes.cost.log import unlogged
 from deepnotes.cost.model import Count, TrainRuns, best_of_three, reference_derivation_seconds, total
@@ -51,20 +52,20 @@ class Rates:
 
     device: str
     flops_per_second: Positive
-    seconds_per_launch: Finite
+    seconds_per_launch: Positive
     how: str  # "measured here …" or where an assumed rate comes from
-    kernel_flops_per_second: Finite | None = None
-    seconds_per_kernel_block: Finite = 0.0
-    seconds_per_step: Finite = 0.0  # Python's own time around a step's operators (on a GPU: in the launches)
-    seconds_per_figure: Finite = 0.0
-    seconds_per_draw: Finite = 0.0  # a random number drawn to initialize weights (0: not counted)
-    workers: int = 1
-    worker_flops_per_second: Finite | None = None
-    setup_seconds: Finite = 0.0
-    seconds_per_pool: Finite = 0.0  # starting the worker processes of one train_many call (spawn, import)
-    seconds_per_built_block: Finite = 0.0  # constructing one block of a reference model (build_model)
-    seconds_per_module_launch: Finite | None = None  # an operator through nn.Modules (None: seconds_per_launch)
-    seconds_per_derivation_unit: Finite = 0.0  # model.reference_derivation() (SymPy, in this process)
+    kernel_flops_per_second: Positive | None = None
+    seconds_per_kernel_block: NonNegative = 0.0
+    seconds_per_step: NonNegative = 0.0  # Python's own time around a step's operators (on a GPU: in the launches)
+    seconds_per_figure: NonNegative = 0.0
+    seconds_per_draw: NonNegative = 0.0  # a random number drawn to initialize weights (0: not counted)
+    workers: AtLeastOne = 1
+    worker_flops_per_second: Positive | None = None
+    setup_seconds: NonNegative = 0.0
+    seconds_per_pool: NonNegative = 0.0  # starting the worker processes of one train_many call (spawn, import)
+    seconds_per_built_block: NonNegative = 0.0  # constructing one block of a reference model (build_model)
+    seconds_per_module_launch: Positive | None = None  # an operator through nn.Modules (None: seconds_per_launch)
+    seconds_per_derivation_unit: NonNegative = 0.0  # model.reference_derivation() (SymPy, in this process)
 
     def seconds(self, count: Count, in_worker: bool = False) -> float:
         """Seconds of ``count`` one after the other: in a worker at its one thread's FLOP rate, else at
@@ -455,7 +456,7 @@ class Estimate:
 
     chapter: str
     budget: str
-    count: Count
+    count: Repeats
     seconds: dict  # Rates.device → seconds
 
     def __repr__(self) -> str:

@@ -14,7 +14,7 @@ from dataclasses import asdict
 
 from deepnotes.core.config import ModelConfig, TrainConfig
 from deepnotes.core.train import ENSEMBLE_OBSERVERS
-from deepnotes.core.validate import Finite
+from deepnotes.core.validate import Count, Probability
 
 WORK_LOG_ENV = "DEEPNOTES_WORK_LOG"  # a file: every train_ensemble call appends its TrainRuns (tests compare plans)
 
@@ -43,7 +43,7 @@ def log_chapter(chapter: str) -> None:
 
 
 def log_train_runs(
-    model: ModelConfig, members: int, train: TrainConfig, masked: Finite | None, spread: bool = False
+    model: ModelConfig, members: Count, train: TrainConfig, masked: Probability | None, spread: bool = False
 ) -> None:
     """Append one ensemble's :class:`TrainRuns` to ``$DEEPNOTES_WORK_LOG`` (a JSON line) when it is set,
     with whether it trained in a worker process beside others (``spread``) or in the chapter's own."""

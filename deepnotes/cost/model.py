@@ -50,7 +50,19 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from deepnotes.core.config import ModelConfig, TrainConfig
 from deepnotes.core.ensembles import RunPlan
-from deepnotes.core.validate import Finite, nonnegative_float, nonnegative_int, positive_int
+from deepnotes.core.validate import (
+    Count as AtLeastOne,
+)
+from deepnotes.core.validate import (
+    Finite,
+    NonNegative,
+    NonNegativeCount,
+    Probability,
+    Real,
+    nonnegative_float,
+    nonnegative_int,
+    positive_int,
+)
 from deepnotes.cost.kept import keep, read_table
 from deepnotes.cost.log import unlogged
 
@@ -66,18 +78,18 @@ class Count:
     ``nn.Module`` calls and autograd on a reference model or an MLP of ``nn.Linear`` layers, each with
     more Python around it than the engine's (priced by their own calibrated rate)."""
 
-    flops: Finite
-    launches: Finite
-    kernel_flops: Finite = 0.0
-    kernel_launches: Finite = 0.0
-    kernel_blocks: Finite = 0.0
-    steps: Finite = 0.0
-    figures: Finite = 0.0
-    draws: Finite = 0.0  # random numbers drawn to initialize weights
-    timed: Finite = 0.0  # seconds a timing measurement runs for, whatever the machine
-    built_blocks: Finite = 0.0  # blocks of reference models constructed (build_model: Python, not operators)
-    module_launches: Finite = 0.0  # of the launches, those dispatched through nn.Modules (more Python each)
-    derivation_units: Finite = 0.0  # SymPy work, in units of reference_derivation() (Python, not operators)
+    flops: Real
+    launches: Real
+    kernel_flops: Real = 0.0
+    kernel_launches: Real = 0.0
+    kernel_blocks: Real = 0.0
+    steps: Real = 0.0
+    figures: Real = 0.0
+    draws: Real = 0.0  # random numbers drawn to initialize weights
+    timed: Real = 0.0  # seconds a timing measurement runs for, whatever the machine
+    built_blocks: Real = 0.0  # blocks of reference models constructed (build_model: Python, not operators)
+    module_launches: Real = 0.0  # of the launches, those dispatched through nn.Modules (more Python each)
+    derivation_units: Real = 0.0  # SymPy work, in units of reference_derivation() (Python, not operators)
 
     def __add__(self, other: Count) -> Count:
         return Count(*(a + b for a, b in zip(astuple(self), astuple(other), strict=True)))
@@ -135,11 +147,11 @@ class TrainRuns:
     tells which call (the ensembles of one call share the workers; calls run one after the other)."""
 
     model: ModelConfig
-    members: int
+    members: AtLeastOne
     train: TrainConfig
-    masked: Finite | None = None
+    masked: Probability | None = None
     spread: bool = False
-    call: int = 0
+    call: NonNegativeCount = 0
 
     def count(self) -> Count:
         positive_int("members", self.members)
@@ -176,10 +188,10 @@ class StackPasses:
     by block on PyTorch's path whatever the shape (a pass that keeps the stream, ``return_stream``)."""
 
     model: ModelConfig
-    members: int
-    batch: int
-    seq_len: int
-    passes: int = 1
+    members: AtLeastOne
+    batch: AtLeastOne
+    seq_len: AtLeastOne
+    passes: AtLeastOne = 1
     backward: bool = True
     compiled: bool = True
 
@@ -201,12 +213,12 @@ class MLPPasses:
     """``passes`` forward passes (and backward, if ``backward``) of a plain MLP of ``depth`` square
     ``width`` × ``width`` layers on ``batch`` inputs, ``members`` of them side by side."""
 
-    width: int
-    depth: int
-    batch: int
-    passes: int = 1
+    width: AtLeastOne
+    depth: AtLeastOne
+    batch: AtLeastOne
+    passes: AtLeastOne = 1
     backward: bool = False
-    members: int = 1
+    members: AtLeastOne = 1
 
     def count(self) -> Count:
         for name in ("width", "depth", "batch", "passes", "members"):
@@ -224,9 +236,9 @@ class ProbeCalls:
 
     probe: Callable[..., object]
     args: tuple
-    depth: int
-    batch: int
-    calls: int = 1
+    depth: AtLeastOne
+    batch: AtLeastOne
+    calls: AtLeastOne = 1
 
     def count(self) -> Count:
         for name in ("depth", "batch", "calls"):
@@ -239,7 +251,7 @@ class Render:
     """``figures`` figures drawn into the page as the book's PNGs (:func:`deepnotes.show.png.figure_png`):
     a chapter's own figures and its sliders' precomputed frames."""
 
-    figures: int
+    figures: NonNegativeCount
 
     def count(self) -> Count:
         return Count(0.0, 0.0, figures=float(nonnegative_int("figures", self.figures)))
@@ -250,7 +262,7 @@ class Draws:
     """``numbers`` random numbers drawn to initialize weights: what building a wide model costs before
     it computes anything (:func:`init_draws`)."""
 
-    numbers: int
+    numbers: NonNegativeCount
 
     def count(self) -> Count:
         return Count(0.0, 0.0, draws=float(nonnegative_int("numbers", self.numbers)))
@@ -265,7 +277,7 @@ class Builds:
     computes anything."""
 
     model: ModelConfig
-    models: int = 1
+    models: AtLeastOne = 1
 
     def count(self) -> Count:
         models = positive_int("models", self.models)
@@ -283,9 +295,9 @@ class ReferencePasses:
     its building is a :class:`Builds`."""
 
     model: ModelConfig
-    batch: int
-    seq_len: int
-    passes: int = 1
+    batch: AtLeastOne
+    seq_len: AtLeastOne
+    passes: AtLeastOne = 1
     backward: bool = True
 
     def count(self) -> Count:
@@ -378,7 +390,7 @@ class Timed:
     """A measurement of time that runs for ``seconds`` whatever the machine (a benchmark timer's
     ``min_run_time``, which the page shows)."""
 
-    seconds: Finite
+    seconds: NonNegative
 
     def count(self) -> Count:
         return Count(0.0, 0.0, timed=nonnegative_float("seconds", self.seconds))
@@ -399,7 +411,7 @@ _CALLS = itertools.count(1)  # one number for each train_many call a plan descri
 _PLAN_WORKERS: ContextVar[int | None] = ContextVar("plan_workers", default=None)
 
 
-def planned_for(workers: int) -> contextlib.AbstractContextManager[None]:
+def planned_for(workers: AtLeastOne) -> contextlib.AbstractContextManager[None]:
     """Plans made inside group their runs for ``workers`` processes: 1 for a GPU (the T4's estimate),
     whatever this machine's CPU uses otherwise. train_many cuts ensembles to balance the workers, so
     the same runs form other ensembles on a GPU than on a 2-core CPU. A bad count is refused here, at
@@ -416,7 +428,9 @@ def _planning(workers: int):
         _PLAN_WORKERS.reset(token)
 
 
-def ensembles(model_cfgs, train_cfgs, masked: Finite | None = None, workers: int | None = None) -> list[TrainRuns]:
+def ensembles(
+    model_cfgs, train_cfgs, masked: Probability | None = None, workers: AtLeastOne | None = None
+) -> list[TrainRuns]:
     """The ensembles :func:`~deepnotes.core.ensembles.train_many` trains for these runs (same grouping,
     for ``workers`` processes: by default :func:`planned_for`'s, else as many as the chapters use on
     this machine's CPU)."""
@@ -431,7 +445,7 @@ def ensembles(model_cfgs, train_cfgs, masked: Finite | None = None, workers: int
     return [TrainRuns(model_cfgs[g[0]], len(g), train_cfgs[g[0]], masked, spread, call) for g in groups]
 
 
-def planned_ensembles(plan: RunPlan, workers: int | None = None) -> list[TrainRuns]:
+def planned_ensembles(plan: RunPlan, workers: AtLeastOne | None = None) -> list[TrainRuns]:
     """The ensembles :func:`~deepnotes.core.ensembles.train_plan` trains for ``plan``: :func:`ensembles` of its
     configs, masked where its objective is :class:`~deepnotes.core.train.Masked` (its masking probability)."""
     from deepnotes.core.train import Masked

@@ -16,6 +16,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from deepnotes.core.validate import Count, NonNegativeCount
 from deepnotes.ledger import unchecked
 from deepnotes.ledger.citations import PAPERS, Citation, citations, subject
 from deepnotes.ledger.inventory import SOURCES, inventory
@@ -135,10 +136,10 @@ def build(records: dict[str, ChapterRecord], items: dict[str, tuple[Item, ...]] 
 @dataclass(frozen=True)
 class Coverage:
     seed: str
-    total: int
-    checked: int
-    no_check_needed: int
-    not_checked: int
+    total: Count
+    checked: NonNegativeCount
+    no_check_needed: NonNegativeCount
+    not_checked: NonNegativeCount
 
     @property
     def text(self) -> str:

@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from deepnotes.core.validate import NonNegativeCount
+
 SEEDS = ("000", "001", "002", "003", "004")
 SIDE_NOTES = ("001",)  # the repost, whose block quotes are the reposter's notes (elsewhere: the author's own asides)
 SEED_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "seeds"
@@ -34,7 +36,7 @@ class Numbered:
     ref: str  # "eq. (3)", "table §9.1", "table 1", "figure 1", "side note 4"
     part: str  # "main", "annotated" or "side note"
     kind: str  # "equation", "table", "figure" or "side note"
-    line: int  # 1-based line of the seed file where it starts
+    line: NonNegativeCount  # 1-based line of the seed file where it starts
 
 
 def seed_path(seed: str, folder: Path = SEED_DIR) -> Path:

@@ -19,7 +19,7 @@ from deepnotes.core.data import MarkovLanguage
 from deepnotes.core.ensembles import RunPlan, default_workers, train_plan
 from deepnotes.core.measure import every_for
 from deepnotes.core.train import FRACTION_READ, History
-from deepnotes.core.validate import positive_int
+from deepnotes.core.validate import Count, Depth, positive_int
 from deepnotes.cost.model import TrainRuns, planned_ensembles
 from deepnotes.show import verdicts as vd
 
@@ -71,7 +71,7 @@ def settings(
     ]
 
 
-def trackers(every: int) -> list:
+def trackers(every: Count) -> list:
     """Fresh trackers of every run: per-block gradient norms and updates every ``every`` steps
     (module-level, so that worker processes can receive it through :func:`functools.partial`)."""
     return [measure.BlockGradNorms(every), measure.BlockUpdates(every)]
@@ -110,7 +110,7 @@ def work(budget: Budget | str, depths: tuple[int, ...] | None = None) -> list[Tr
     return planned_ensembles(training_plan(budget, depths))
 
 
-def setting(budget: Budget | str, depth: int) -> str:
+def setting(budget: Budget | str, depth: Depth) -> str:
     """The experiment's name in a verdict's record: the same on both pages when they ran the same runs."""
     budget = resolve_budget(budget)
     sub = budget.warmup
@@ -120,7 +120,7 @@ def setting(budget: Budget | str, depth: int) -> str:
     )
 
 
-def verdicts(runs_at: dict[str, list[History]], budget: Budget | str, depth: int) -> vd.VerdictTable:
+def verdicts(runs_at: dict[str, list[History]], budget: Budget | str, depth: Depth) -> vd.VerdictTable:
     """The sources' claims on these runs, each in its source's direction: Post-LN without warmup does
     not train; with warmup it does where it did not without (the contrast that makes "needs warmup"
     informative); Pre-LN and DeepNorm train without."""
@@ -177,7 +177,7 @@ def _warmup_spread(h: History, w: int) -> tuple[float, list[float]]:
     return (max(product) / min(product) if product else float("nan")), product
 
 
-def gradient_verdicts(runs_at: dict[str, list[History]], budget: Budget | str, depth: int) -> vd.VerdictTable:
+def gradient_verdicts(runs_at: dict[str, list[History]], budget: Budget | str, depth: Depth) -> vd.VerdictTable:
     """What the annotated §10.2 says of gradients along a run, on these runs' recorded block gradients, seed
     by seed (check_estimate): larger early than late (claim §10.2.2, every run and seed), and warmup keeping
     η(t)·‖∇L‖ about constant (eq. (61)) on the runs with warmup, over the tracked steps inside its warmup."""

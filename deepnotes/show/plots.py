@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt
 
 from deepnotes.core.measure import loglog_slope
 from deepnotes.core.train import History
-from deepnotes.core.validate import Finite, positive_float, positive_int
+from deepnotes.core.validate import Count, Positive, Real, positive_float, positive_int
 from deepnotes.show.palette import MARKERS, PALETTE, colour, dash  # noqa: F401  (re-exported)
 from deepnotes.show.png import show_figures  # noqa: F401  (re-exported: the cell's way to show figures)
 from deepnotes.show.readable import FIGURE_WIDTH_IN, PANELS_PER_ROW, TEXT_PT, TITLE_PT
@@ -26,8 +26,8 @@ def label_axes(
     xlabel: str = "",
     ylabel: str = "",
     title: str = "",
-    legend: Finite | None = LEGEND_PT,
-    title_size: Finite = TITLE_PT,
+    legend: Positive | None = LEGEND_PT,
+    title_size: Positive = TITLE_PT,
 ) -> None:
     """Axis labels, a title and (unless ``legend`` is None) a legend of font size ``legend``."""
     if xlabel:
@@ -44,7 +44,7 @@ def loglog_sweep(
     ax,
     depths: Sequence[int],
     series: Mapping[str, Sequence[float]],
-    predicted_slope: Finite | None = None,
+    predicted_slope: Real | None = None,
     ylabel: str = "",
     legend: bool = True,
 ) -> dict[str, float]:
@@ -208,7 +208,7 @@ def _key(where, handles: dict[str, object], title: str | None, **placement) -> N
     )
 
 
-def key_below(fig, axes, title: str | None = None, ncol: int | None = None) -> None:
+def key_below(fig, axes, title: str | None = None, ncol: Count | None = None) -> None:
     """One key under the whole figure for the lines of ``axes`` (each label once, in order of appearance),
     in place of their own legends; the figure grows by the key's height so the panels keep theirs. Two
     columns when the labels are short enough to fit side by side in the column. ``title``: what the
@@ -257,7 +257,7 @@ def update_curves(ax, runs: Mapping[str, History], title: str = "") -> None:
     ax.legend(fontsize=LEGEND_PT)
 
 
-def new_figure(panels: int = 1, height: Finite = 2.6, width: Finite | None = None, key: bool = False):
+def new_figure(panels: Count = 1, height: Positive = 2.6, width: Positive | None = None, key: bool = False):
     """A figure of ``panels`` axes, plus one spare axes for a legend when ``key``, laid out for the book's
     column: at most two panels per row, more stack in rows of two (a left-over slot is removed). Each
     row is ``height`` inches tall; the figure ``width`` inches wide (default 4.6 for one panel,

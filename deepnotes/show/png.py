@@ -14,6 +14,7 @@ import io
 
 import matplotlib.pyplot as plt
 
+from deepnotes.core.validate import Count
 from deepnotes.show import readable
 
 MIN_TEXT_KEY = "deepnotes:min-text-px"
@@ -22,7 +23,7 @@ DPI = 100  # a figure inches wide at this dpi is shown 1:1 in a column of 688 px
 PALETTE_COLOURS = 256
 
 
-def figure_png(fig, dpi: int = DPI) -> bytes:
+def figure_png(fig, dpi: Count = DPI) -> bytes:
     """``fig`` as palette PNG bytes tagged with its smallest text (px at natural size = pt · dpi / 72)
     and its readability problems; the figure is closed so it does not also print as an output."""
     from PIL import Image, PngImagePlugin

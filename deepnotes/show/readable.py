@@ -15,7 +15,7 @@ sits on a dashed line (the short legend sample then shows the marker, not the da
 
 from __future__ import annotations
 
-from deepnotes.core.validate import Finite
+from deepnotes.core.validate import Count, Positive, choice
 
 COLUMN_PX = {1280: 688, 390: 358}  # window width → the text column's width (CSS px)
 MIN_TEXT_PX = {1280: 9.0, 390: 7.0}  # window width → the smallest readable text (CSS px)
@@ -51,9 +51,10 @@ def smallest_text_pt(fig, drawn: bool = False) -> float | None:
     return min(sizes, default=None)
 
 
-def text_px_on_screen(text_pt: Finite, figure_px: Finite, dpi: Finite, window: int) -> float:
+def text_px_on_screen(text_pt: Positive, figure_px: Positive, dpi: Positive, window: Count) -> float:
     """CSS px of text of ``text_pt`` points in a figure ``figure_px`` wide at ``dpi``, shown in a window
     of ``window`` px: text px = pt · dpi / 72 · min(1, column / figure px)."""
+    choice("window", window, COLUMN_PX)
     return text_pt * dpi / 72 * min(1.0, COLUMN_PX[window] / figure_px)
 
 
@@ -101,7 +102,7 @@ def legend_clashes(fig) -> list[str]:
     return out
 
 
-def problems(fig, dpi: Finite, drawn: bool = False) -> list[str]:
+def problems(fig, dpi: Positive, drawn: bool = False) -> list[str]:
     """Why ``fig`` would be hard to read in the book: text below the floor at either width (predicted
     from the figure's size before cropping), too many panels in a row, or legend entries that look alike.
     ``drawn`` as in :func:`smallest_text_pt`."""

@@ -12,6 +12,7 @@ import inspect
 from pathlib import Path
 
 import deepnotes
+from deepnotes.core.validate import NonNegativeCount
 
 PACKAGE_ROOT = Path(deepnotes.__file__).resolve().parent.parent  # the folder holding deepnotes/
 
@@ -19,7 +20,7 @@ PACKAGE_ROOT = Path(deepnotes.__file__).resolve().parent.parent  # the folder ho
 class SourceView:
     """Lines ``first``..``first + len(lines) − 1`` of ``path`` (relative to the repository root)."""
 
-    def __init__(self, path: str, first: int, lines: list[str], title: str):
+    def __init__(self, path: str, first: NonNegativeCount, lines: list[str], title: str):
         self.path, self.first, self.lines, self.title = path, first, lines, title
 
     @property

@@ -15,7 +15,17 @@ from typing import Callable
 
 import sympy as sp
 
-from deepnotes.core.validate import Finite, choice, nonnegative_float
+from deepnotes.core.validate import (
+    Count,
+    Finite,
+    NonNegative,
+    Probability,
+    Real,
+    Repeats,
+    Seed,
+    choice,
+    nonnegative_float,
+)
 
 HOLDS, APPROX, WRONG = "holds", "holds approximately", "wrong"
 UNCHECKABLE = "not checkable here"  # no derivation given and nothing offline to measure it against
@@ -69,7 +79,7 @@ class Outcome:
     expected: tuple[tuple[str, bool], ...]  # (run, the source says it trains)
     measured: tuple[tuple[str, float], ...]  # (run, median fraction learned over its seeds)
     threshold: Finite
-    seeds: int = 1  # the fewest seeds behind any run
+    seeds: Repeats = 1  # the fewest seeds behind any run
     setting: str = ""  # the shared experiment's name, "" for a chapter's own
 
     def holds(self) -> bool:
@@ -121,11 +131,11 @@ def _finite_number(value) -> bool:
 def check_number(
     claim: str,
     source: str,
-    claimed: Finite,
-    computed: Finite,
+    claimed: Real,
+    computed: Real,
     reason: str = "",
-    rtol: Finite = 0.01,
-    approx_rtol: Finite = 0.2,
+    rtol: NonNegative = 0.01,
+    approx_rtol: NonNegative = 0.2,
 ) -> Verdict:
     """Holds within ``rtol``, holds approximately within ``approx_rtol``, else wrong. Both numbers must
     be finite: a NaN or inf (a diverged run, say) is no evidence either way, so it is refused, not
@@ -272,9 +282,9 @@ def _estimate(estimator: str, values: list[float]) -> float:
 def bootstrap_statistic(
     samples,
     statistic: Callable[[list], float],
-    resamples: int = BOOTSTRAP_RESAMPLES,
-    level: Finite = BOOTSTRAP_LEVEL,
-    seed: int = 0,
+    resamples: Repeats = BOOTSTRAP_RESAMPLES,
+    level: Probability = BOOTSTRAP_LEVEL,
+    seed: Seed = 0,
 ) -> tuple[float, float, float]:
     """(estimate, low, high): ``statistic`` of ``samples`` (one per seed) and its percentile bootstrap interval
     at ``level``: the statistic of ``resamples`` resamples of the seeds, drawn with replacement by a seeded
@@ -290,7 +300,11 @@ def bootstrap_statistic(
 
 
 def bootstrap_interval(
-    values, estimator: str, resamples: int = BOOTSTRAP_RESAMPLES, level: Finite = BOOTSTRAP_LEVEL, seed: int = 0
+    values,
+    estimator: str,
+    resamples: Repeats = BOOTSTRAP_RESAMPLES,
+    level: Probability = BOOTSTRAP_LEVEL,
+    seed: Seed = 0,
 ) -> tuple[float, float, float]:
     """(estimate, low, high): ``estimator`` of ``values`` and its percentile bootstrap interval
     (:func:`bootstrap_statistic`)."""
@@ -300,7 +314,7 @@ def bootstrap_interval(
     )
 
 
-def too_few_seeds(n: int) -> str:
+def too_few_seeds(n: Count) -> str:
     """Why a measured row with ``n`` < MIN_SEEDS seeds is not judged (the same words on every page)."""
     return f"{n} seed{'s' if n != 1 else ''} at this budget: a measured outcome needs at least {MIN_SEEDS}"
 
@@ -312,7 +326,7 @@ def too_few_seeds(n: int) -> str:
 LONG_TRAINING_STEPS = 2000
 
 
-def late_training_gate(*, claim: str, source: str, claimed: str, computed: str, steps: int) -> Verdict | None:
+def late_training_gate(*, claim: str, source: str, claimed: str, computed: str, steps: Repeats) -> Verdict | None:
     """ "Not checkable here" for a claim about late training whose runs took fewer than
     :data:`LONG_TRAINING_STEPS` steps (what they did shown in ``computed``); None where they are long enough
     to be judged, by the caller, through the door (:func:`check_estimate`)."""
@@ -322,12 +336,14 @@ def late_training_gate(*, claim: str, source: str, claimed: str, computed: str, 
     return Verdict(claim, source, claimed, computed, UNCHECKABLE, why)
 
 
-def interval_status(
-    lo: Finite, hi: Finite, low: Finite, high: Finite, approx: tuple[Finite, Finite] | None = None
-) -> str:
+def interval_status(lo: Real, hi: Real, low: Real, high: Real, approx: tuple[Finite, Finite] | None = None) -> str:
     """The one rule of the door: holds when [lo, hi] lies inside [low, high], wrong when wholly outside, else
     not checkable here (the samples cannot decide). With ``approx`` (a wider band around [low, high]): holds
     approximately when the interval lies inside it but not inside [low, high], wrong only when wholly outside it."""
+    if not (low <= high and lo <= hi):
+        raise ValueError(
+            f"interval_status needs low <= high and lo <= hi; got low={low}, high={high}, lo={lo}, hi={hi}"
+        )
     if low <= lo and hi <= high:
         return HOLDS
     a_low, a_high = approx if approx is not None else (low, high)
@@ -444,11 +460,11 @@ def check_near(
     claim: str,
     source: str,
     claimed: str,
-    value: Finite,
+    value: Real,
     samples,
     estimator: str,
-    rtol: Finite,
-    approx_rtol: Finite,
+    rtol: NonNegative,
+    approx_rtol: NonNegative,
     reason: str,
     computed: str = "",
 ) -> Verdict:
@@ -534,8 +550,8 @@ def check_slope(
     *,
     claim: str,
     source: str,
-    want: Finite,
-    atol: Finite,
+    want: Real,
+    atol: NonNegative,
     depths,
     samples_by_depth,
     reason: str,

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import ipywidgets as W
 import matplotlib.pyplot as plt
 
-from deepnotes.core.validate import Finite, positive_float
+from deepnotes.core.validate import Count, Finite, positive_float
 from deepnotes.show.cache import LIVE_RESULTS_KEPT, LRU
 from deepnotes.show.png import figure_png
 
@@ -91,7 +91,7 @@ def slider_control(
     grid: Mapping[str, Sequence],
     live: Mapping[str, W.ValueWidget] | None = None,
     fixed: Mapping | None = None,
-    dpi: int = 80,
+    dpi: Count = 80,
     title: str = "",
 ) -> W.VBox:
     """A control over ``render`` that works in the static book (grid) and in a live kernel (``live``).
@@ -139,7 +139,7 @@ def live_panel(
     render: Callable[..., object],
     controls: Mapping[str, W.ValueWidget],
     fixed: Mapping | None = None,
-    cache_size: int = LIVE_RESULTS_KEPT,
+    cache_size: Count = LIVE_RESULTS_KEPT,
 ) -> W.VBox:
     """Widgets for any value, a Run button, and an Output that shows ``render(..., progress=True)``.
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from deepnotes.core.config import GPU_MINUTES_PER_CHAPTER, Budget, chapter_sizes
-from deepnotes.core.validate import Finite
+from deepnotes.core.validate import Count, Depth, NonNegativeCount, Positive, Repeats
 
 
 @dataclass(frozen=True)
@@ -15,30 +15,30 @@ class BertBudget:
     and mapped to width d as s·√(768/d) (same d·s², hence the same variances at init)."""
 
     stds: tuple[float, ...]  # init stds swept at initialization (BERT-base equivalent)
-    probe_width: int  # width of the encoder swept at init (768 = BERT-base)
-    table_width: int  # width of the 12-layer encoder set beside the annotated tables
+    probe_width: Count  # width of the encoder swept at init (768 = BERT-base)
+    table_width: Count  # width of the 12-layer encoder set beside the annotated tables
     probe_depths: tuple[int, ...]  # its depths (the last is the experiment's; 12 = BERT-base)
     probe_tokens: tuple[int, int]  # (sequences, tokens per sequence) of the probe batch
     train_stds: tuple[float, ...]  # stds of the MLM training runs (the annotated §9.3 table's)
     gain_stds: tuple[float, ...]  # stds also trained without the extra Dense+LN head (γ story)
-    train_width: int  # the trained encoder: width, depth, steps, warmup, batch
-    train_depth: int
-    train_steps: int
-    train_warmup: int
+    train_width: Count  # the trained encoder: width, depth, steps, warmup, batch
+    train_depth: Depth
+    train_steps: Repeats
+    train_warmup: NonNegativeCount
     train_batch: tuple[int, int]  # (sequences, tokens per sequence)
-    vocab: int  # tokens of the synthetic language
-    lr: Finite = 1e-3  # Adam
-    gain_points: int = 50  # LayerNorm gains recorded this many times per run
-    table_depth: int = 12  # the annotated tables' depth (BERT-base)
-    loss_window: int = 20  # steps-to, final training loss, γ: means over this many steps (fraction learned: held out)
+    vocab: Count  # tokens of the synthetic language
+    lr: Positive = 1e-3  # Adam
+    gain_points: Repeats = 50  # LayerNorm gains recorded this many times per run
+    table_depth: Depth = 12  # the annotated tables' depth (BERT-base)
+    loss_window: Count = 20  # steps-to, final training loss, γ: means over this many steps (fraction learned: held out)
     # live panels: every span is (min, start, max)
     live_std: tuple[float, float, float] = (1e-3, 0.02, 10**-0.5)  # BERT-equivalent init std (log slider)
     live_depth: tuple[int, int, int] = (1, 12, 48)
-    table_seeds: int = 5  # seeds (init and probe batch) of the §9.2 gradient ratios (median)
-    probe_seeds: int = 3  # seeds (init and probe batch) of Experiment 1's verdicts: the door's fewest (MIN_SEEDS)
+    table_seeds: Repeats = 5  # seeds (init and probe batch) of the §9.2 gradient ratios (median)
+    probe_seeds: Repeats = 3  # seeds (init and probe batch) of Experiment 1's verdicts: the door's fewest (MIN_SEEDS)
     # seeds of every MLM run: the training and γ verdicts judge over them and need MIN_SEEDS (3); the cpu
     # row trains one (three would take a 2-core laptop past the page's limit), so there they say so
-    train_seeds: int = 1
+    train_seeds: Repeats = 1
 
 
 SMOKE = BertBudget(

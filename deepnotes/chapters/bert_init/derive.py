@@ -14,7 +14,7 @@ import mpmath
 import sympy as sp
 
 from deepnotes.core.derive import d, gauss, q, truncated_normal_gamma, z
-from deepnotes.core.validate import Finite
+from deepnotes.core.validate import Count, Depth, Digits, NonNegative, Symbolic
 
 __all__ = [
     "bert_stds",
@@ -88,7 +88,7 @@ def relu_moments() -> dict:
     }
 
 
-def gelu_second_moment_series(order: int = 4) -> dict:
+def gelu_second_moment_series(order: Symbolic = 4) -> dict:
     """E[gelu(h)²], gelu(h) = h·Φ(h), h ~ N(0, q), as a series in q: expand Φ around 0, then take the
     Gaussian moments E[h^{2k}] = (2k−1)!!·q^k term by term."""
     Phi = (1 + sp.erf(h / sp.sqrt(2))) / 2
@@ -98,7 +98,7 @@ def gelu_second_moment_series(order: int = 4) -> dict:
     return {"series": series, "symbols": {"q": q, "h": h}}
 
 
-def gelu_second_moment(q_value: Finite, digits: int = 12) -> dict:
+def gelu_second_moment(q_value: NonNegative, digits: Digits = 12) -> dict:
     """E[gelu(h)²] for h ~ N(0, q_value), by numerical quadrature (no series cut-off): "integral"
     (unevaluated, in z ~ N(0, 1)) and "value" (a Float of ``digits`` digits). The integrand is SymPy's,
     evaluated by mpmath's tanh-sinh quadrature on (−∞, 0] and [0, ∞) with 10 guard digits: the digits
@@ -140,9 +140,9 @@ def branch_ratios() -> dict:
 
 def ffn_branch_table(
     stds: dict[str, float] | None = None,
-    width: int = BERT_WIDTH,
-    ffn_ratio: int = BERT_FFN_RATIO,
-    depth: int = BERT_DEPTH,
+    width: Count = BERT_WIDTH,
+    ffn_ratio: Count = BERT_FFN_RATIO,
+    depth: Depth = BERT_DEPTH,
 ) -> dict:
     """:func:`branch_ratios` evaluated at BERT-base's width for named stds (default: BERT's 0.02 cut at
     2σ, Xavier's 1/√768 and 0.02 uncut), attention's share left out (ρ = 0): per std, q, E[gelu²]
@@ -217,7 +217,7 @@ def bert_logit_scale() -> dict:
     }
 
 
-def layernorm_output_variance(dim: int = 4) -> dict:
+def layernorm_output_variance(dim: Symbolic = 4) -> dict:
     """The variance over the features of a LayerNorm output with γ = 1, β = 0: for x ∈ R^dim with mean μ and
     variance σ², y = (x − μ)/√(σ² + ε) has mean 0 and variance σ²/(σ² + ε), whatever the layer or the init
     std; at the model's ε and an input of variance ≥ 1 it is within ε of 1 (a variance a Post-LN layer's

@@ -41,7 +41,18 @@ from deepnotes.core.models import (
 )
 from deepnotes.core.scaling import predicted_identity_weight
 from deepnotes.core.train import History, Masked
-from deepnotes.core.validate import Finite, NonNegativeCount, boolean, given, positive_float
+from deepnotes.core.validate import (
+    Count,
+    Depth,
+    Finite,
+    NonNegativeCount,
+    Positive,
+    Probability,
+    Seed,
+    boolean,
+    given,
+    positive_float,
+)
 from deepnotes.cost.model import (
     Builds,
     Draws,
@@ -61,7 +72,7 @@ MASK_PROB = 0.15
 MLM_FLOOR = "floor H(X_t | neighbours)"
 
 
-def equivalent_std(std: Finite, width: int) -> float:
+def equivalent_std(std: Positive, width: Count) -> float:
     """The std at width ``width`` that gives the same d·s² as ``std`` at width 768."""
     if not std > 0:
         raise ValueError(f"std must be > 0, got {std!r}")
@@ -70,7 +81,7 @@ def equivalent_std(std: Finite, width: int) -> float:
     return std * math.sqrt(BERT_WIDTH / width)
 
 
-def q_of(std: Finite, truncated: bool = True) -> float:
+def q_of(std: Positive, truncated: bool = True) -> float:
     """q = 768·s_eff² with s_eff = s·√γ(2), the std left after cutting N(0, s²) at ±2s
     (``truncated=False``: s_eff = s, e.g. Xavier-normal's 1/√768)."""
     positive_float("std", std)
@@ -78,25 +89,27 @@ def q_of(std: Finite, truncated: bool = True) -> float:
     return BERT_WIDTH * std**2 * (truncated_normal_variance_factor(2.0) if truncated else 1.0)
 
 
-def gelu_second_moment(q: Finite) -> float:
+def gelu_second_moment(q: Positive) -> float:
     """E[gelu(h)²] for h ~ N(0, q) (numerical quadrature)."""
     return gaussian_second_moment(gelu, q)
 
 
-def derived_ratios(std: Finite, rho: Finite, ffn_ratio: int = 4, truncated: bool = True) -> tuple[float, float]:
+def derived_ratios(
+    std: Positive, rho: Probability, ffn_ratio: Count = 4, truncated: bool = True
+) -> tuple[float, float]:
     """(v_att, v_ffn) = (ρ·q², r·q·E[gelu(h)²]) at BERT-equivalent std ``std``."""
     q = q_of(std, truncated)
     return rho * q**2, ffn_branch_variance(q, "gelu", ffn_ratio)
 
 
-def identity_weight(std: Finite, rho: Finite, layers: NonNegativeCount = 1, truncated: bool = True) -> float:
+def identity_weight(std: Positive, rho: Probability, layers: NonNegativeCount = 1, truncated: bool = True) -> float:
     """The weight of x_0 after ``layers`` Post-LN layers: ((1+v_att)(1+v_ffn))^{-layers/2}."""
     v_att, v_ffn = derived_ratios(std, rho, truncated=truncated)
     return ((1 + v_att) * (1 + v_ffn)) ** (-layers / 2)
 
 
 def encoder_config(
-    width: int, depth: int, std: Finite, vocab: int, seq_len: int, head_transform: bool = True
+    width: Count, depth: Depth, std: Positive, vocab: Count, seq_len: Count, head_transform: bool = True
 ) -> ModelConfig:
     """BERT's shape at width ``width``: Post-LN, GELU FFN 4·width, heads of 64 (at least one)."""
     return ModelConfig(
@@ -118,9 +131,9 @@ def encoder_config(
 class InitProbe:
     """One batch through a freshly initialized encoder (lists: per layer; index 0 = x_0)."""
 
-    std: Finite  # BERT-equivalent init std
-    width: int
-    depth: int
+    std: Positive  # BERT-equivalent init std
+    width: Count
+    depth: Depth
     stream_var: list[float]  # Var[x_l] over features, averaged over tokens (l = 0..L)
     cos_x0: list[float]  # mean cos(x_l, x_0): the identity path's weight, measured
     attn_ratio: list[float]  # v_att per layer: E[A(x)²]/E[x²]
@@ -146,7 +159,12 @@ def _probe_batch(budget: Budget, seed: int, device) -> tuple[torch.Tensor, torch
 
 
 def init_probe(
-    std: Finite, depth: int, width: int | None = None, budget: Budget | str | None = None, seed: int = 0, device=None
+    std: Positive,
+    depth: Depth,
+    width: Count | None = None,
+    budget: Budget | str | None = None,
+    seed: Seed = 0,
+    device=None,
 ) -> InitProbe:
     """Measure the stream, the branch ratios, the gradients and the logits of an encoder at init."""
     budget = resolve_budget(budget)
@@ -209,16 +227,16 @@ class TableProbe:
     Post-LN blocks with every matrix drawn from N(0, s²) *uncut*, fed Gaussian vectors directly (no
     embedding). Lists per layer l = 0..L; gradients per block l = 1..L."""
 
-    std: Finite  # BERT-equivalent std σ (s = σ·√(768/width))
-    width: int
-    depth: int
+    std: Positive  # BERT-equivalent std σ (s = σ·√(768/width))
+    width: Count
+    depth: Depth
     stream_var: list[float]  # Var[x_l] over features, averaged over tokens
     cos_x0: list[float]  # mean cos(x_l, x_0)
     grad_norms: list[float]  # ‖∂L/∂θ_l‖ per block, L = mean (x_L·u)², u a fixed random readout
 
 
 def table_setting_probe(
-    std: Finite, depth: int, width: int, budget: Budget | str | None = None, seed: int = 0, device=None
+    std: Positive, depth: Depth, width: Count, budget: Budget | str | None = None, seed: Seed = 0, device=None
 ) -> TableProbe:
     """One batch of x_0 ~ N(0, I) through ``depth`` Post-LN blocks of BERT's shape at ``width``, every
     block matrix from N(0, s²) without the ±2σ cut. The tables name no loss: the gradients are of
@@ -273,10 +291,10 @@ def layer_norm_gains(model) -> dict[str, float]:
 class MLMRun:
     """An MLM training run and the LayerNorm gains and embedding size along it."""
 
-    std: Finite
+    std: Positive
     head_transform: bool
     history: History
-    depth: int
+    depth: Depth
     gain_steps: list[int] = field(default_factory=list)
     gains: dict[str, list[float]] = field(default_factory=dict)  # LN name → mean γ at gain_steps
     embed_rms: list[float] = field(default_factory=list)  # RMS of the output rows of E
@@ -325,7 +343,7 @@ def stack_embedding_rms(stack: Stack) -> list[float]:
     return stack.embed[:, : stack.cfg.vocab_size].pow(2).mean(dim=(1, 2)).sqrt().tolist()
 
 
-def mlm_trackers(every: int) -> list:
+def mlm_trackers(every: Count) -> list:
     """What an MLM ensemble records every ``every`` steps: block gradient norms, LayerNorm gains, the
     embedding's RMS (a function of its own, so that worker processes can receive it)."""
     return [
@@ -335,7 +353,7 @@ def mlm_trackers(every: int) -> list:
     ]
 
 
-def mlm_train_config(budget: Budget | str, seed: int, lr: Finite | None = None) -> TrainConfig:
+def mlm_train_config(budget: Budget | str, seed: Seed, lr: Positive | None = None) -> TrainConfig:
     """The MLM runs' training: Adam at the budget's rate (or ``lr``) with its linear warmup, on its batch."""
     budget = resolve_budget(budget)
     b = sizes(budget)
@@ -355,8 +373,8 @@ def mlm_plan(
     settings: Sequence[tuple[float, bool]],
     budget: Budget | str,
     seeds: Sequence[int] = (0,),
-    lr: Finite | None = None,
-    depth: int | None = None,
+    lr: Positive | None = None,
+    depth: Depth | None = None,
 ) -> tuple[list[tuple[float, bool, int]], RunPlan]:
     """The (std, head, seed) keys of :func:`mlm_runs` and its train_many call: the budget's encoder at every
     (std, extra head layer) setting × seed, on masked tokens of the Markov language of its seed, Adam with
@@ -380,8 +398,8 @@ def mlm_runs(
     settings: Sequence[tuple[float, bool]],
     budget: Budget | str | None = None,
     seeds: Sequence[int] = (0,),
-    lr: Finite | None = None,
-    depth: int | None = None,
+    lr: Positive | None = None,
+    depth: Depth | None = None,
     device=None,
     progress: bool = False,
 ) -> dict[tuple[float, bool, int], MLMRun]:
@@ -405,12 +423,12 @@ def _mlm_result(std: Finite, head_transform: bool, depth: int, hist: History) ->
 
 
 def mlm_run(
-    std: Finite,
+    std: Positive,
     head_transform: bool = True,
     budget: Budget | str | None = None,
-    seed: int = 0,
-    lr: Finite | None = None,
-    depth: int | None = None,
+    seed: Seed = 0,
+    lr: Positive | None = None,
+    depth: Depth | None = None,
     device=None,
     progress: bool = False,
 ) -> MLMRun:
@@ -420,7 +438,7 @@ def mlm_run(
 
 
 @functools.lru_cache(maxsize=LIVE_RESULTS_KEPT)
-def cached_probe(std: Finite, depth: int, width: int, budget: Budget | str) -> InitProbe:
+def cached_probe(std: Positive, depth: Depth, width: Count, budget: Budget | str) -> InitProbe:
     """:func:`init_probe`, computed once per setting (the experiment and the slider share them)."""
     budget = resolve_budget(budget)
     return init_probe(std, depth, width, budget)
@@ -445,7 +463,7 @@ def chapter_runs(budget: Budget | str) -> dict[tuple[float, bool], tuple[MLMRun,
 
 
 @functools.lru_cache(maxsize=LIVE_RESULTS_KEPT)
-def cached_run(std: Finite, head_transform: bool, budget: Budget | str) -> MLMRun:
+def cached_run(std: Positive, head_transform: bool, budget: Budget | str) -> MLMRun:
     """:func:`mlm_run` at the budget's defaults (seed 0), computed once per setting (the chapter's settings
     come from :func:`chapter_runs`): what the figures and sliders draw."""
     budget = resolve_budget(budget)
@@ -577,7 +595,7 @@ def _probe_model(budget: Budget, depth: int, width: int) -> ModelConfig:
     return encoder_config(width, depth, BERT_STD, b.vocab, b.probe_tokens[1])
 
 
-def init_probe_work(budget: Budget, depth: int, width: int) -> list[Builds | ReferencePasses]:
+def init_probe_work(budget: Budget, depth: Depth, width: Count) -> list[Builds | ReferencePasses]:
     """:func:`init_probe`'s work at any std: the encoder's initialization (its modules and random numbers,
     :func:`~deepnotes.cost.model.init_draws`), then one MLM loss forward + backward through its modules (hooks
     record the stream and the logits on the way), counted as the reference model's next-token pass."""

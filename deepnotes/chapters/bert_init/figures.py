@@ -15,7 +15,7 @@ from deepnotes.chapters.bert_init.experiments import (
     derived_ratios,
 )
 from deepnotes.core.config import Budget, resolve_budget
-from deepnotes.core.validate import Finite
+from deepnotes.core.validate import Depth, Positive
 from deepnotes.show.palette import PALETTE
 from deepnotes.show.readable import TEXT_PT, TITLE_PT
 
@@ -28,7 +28,7 @@ MEASURED, DERIVED, ARTICLE, OTHER = PALETTE["plain"], PALETTE["deepnorm"], PALET
 GRID_POINTS = 41  # points of the derived curves across the std sweep
 
 
-def init_figure(std: Finite, depth: int, budget: Budget | str | None = None, progress: bool = False):
+def init_figure(std: Positive, depth: Depth, budget: Budget | str | None = None, progress: bool = False):
     """Slider 1: branch ratios, the identity path's weight and the per-block gradients at init."""
     from deepnotes.show import plots
 
@@ -60,7 +60,7 @@ def init_figure(std: Finite, depth: int, budget: Budget | str | None = None, pro
     return fig
 
 
-def gain_figure(std: Finite, head_transform: bool, budget: Budget | str | None = None, progress: bool = False):
+def gain_figure(std: Positive, head_transform: bool, budget: Budget | str | None = None, progress: bool = False):
     """Slider 2: every LayerNorm's mean γ during MLM training, the last encoder LN and the head's LN
     highlighted, and the RMS of the (tied) output embedding rows."""
     from deepnotes.show import plots

@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 from deepnotes.core.config import GPU_MINUTES_PER_CHAPTER, Budget, chapter_rates, chapter_sizes
-from deepnotes.core.validate import Finite
+from deepnotes.core.validate import Positive, Repeats
 
 
 @dataclass(frozen=True)
@@ -15,20 +15,20 @@ class IncrementBudget:
     """Chapter "Increment explosion"."""
 
     probe_depths: tuple[int, ...]  # N swept on log axes (two orders of magnitude at cpu)
-    probe_repeats: int  # seeds averaged per depth
+    probe_repeats: Repeats  # seeds averaged per depth
     update_depths: tuple[int, ...]  # DeepNet Fig. 5's "early model update" sweep (its 6L .. 100L)
-    update_steps: int  # steps whose ‖F(x,θ_t) − F(x,θ_0)‖ is tracked
+    update_steps: Repeats  # steps whose ‖F(x,θ_t) − F(x,θ_0)‖ is tracked
     train_depths: tuple[int, ...]  # depths of the warmup comparison (budget.warmup); the first is its depth
     slider_depths: tuple[int, ...]  # the precomputed slider grid
     slider_norms: tuple[str, ...]
     slider_optimizers: tuple[str, ...]
-    slider_steps: int
+    slider_steps: Repeats
     probe_lrs: MappingProxyType = chapter_rates(sgd=1e-4, adam=1e-6)  # small enough for ΔL ≈ ⟨∇L, Δθ⟩
-    update_lr: Finite = 5e-4  # Adam, the early-update sweep
-    update_seeds: int = 3  # initializations (and data streams) per variant and depth of that sweep
+    update_lr: Positive = 5e-4  # Adam, the early-update sweep
+    update_seeds: Repeats = 3  # initializations (and data streams) per variant and depth of that sweep
     paper_shape: tuple[int, int, int] = (64, 128, 2)  # DeepNet Fig. 5's tiny models: d_model, d_ff, heads
     slider_lrs: MappingProxyType = chapter_rates(adam=1e-3, sgd=0.1, lamb=1e-2)
-    track_points: int = 10
+    track_points: Repeats = 10
     # live panel: every span is (min, start, max)
     live_depth: tuple[int, int, int] = (1, 24, 256)
     live_lr: tuple[float, float, float] = (1e-5, 1e-3, 1.0)

@@ -9,6 +9,7 @@ import sympy as sp
 from deepnotes.core import derive as core
 from deepnotes.core import scaling
 from deepnotes.core.derive import K, N, P, alpha, eta, g, lam
+from deepnotes.core.validate import Depth
 
 OPTIMIZERS = ("sgd", "adam")  # the optimizers whose ΔL is summed in closed form
 DEEPNORM_OPTIMIZERS = ("sgd", "adam", "lamb")
@@ -35,12 +36,12 @@ def increment() -> dict:
     }
 
 
-def depth_ratio(expr: sp.Expr, deep: int, shallow: int) -> dict:
+def depth_ratio(expr: sp.Expr, deep: Depth, shallow: Depth) -> dict:
     """expr(N = deep) / expr(N = shallow), e.g. how much larger ΔL is at 100 blocks than at 10."""
     return {"ratio": sp.simplify(expr.subs(N, deep) / expr.subs(N, shallow)), "symbols": {"N": N}}
 
 
-def deepnet_encoder(n_layers: int = EXAMPLE_DEPTH) -> dict:
+def deepnet_encoder(n_layers: Depth = EXAMPLE_DEPTH) -> dict:
     """DeepNet's encoder constants α = (2N)^{1/4}, β = (8N)^{-1/4}: SymPy simplifies β/α to
     1/√(4N); the numbers at ``n_layers`` come from :func:`deepnotes.core.scaling.deepnorm_coefficients`."""
     ratio = sp.simplify((8 * N) ** sp.Rational(-1, 4) / (2 * N) ** sp.Rational(1, 4))

@@ -24,7 +24,7 @@ from deepnotes.core.ensembles import RunPlan, default_workers, train_plan
 from deepnotes.core.measure import StepProbe, every_for, loglog_slope, step_probes
 from deepnotes.core.train import History
 from deepnotes.core.train import progress as progress_bar
-from deepnotes.core.validate import Finite, choice, given
+from deepnotes.core.validate import Depth, NonNegativeCount, Positive, Repeats, Seed, choice, given
 from deepnotes.cost.model import StackPasses, TrainRuns, planned_ensembles
 from deepnotes.shared import warmup as shared_warmup
 from deepnotes.show.cache import BUDGET_RESULTS_KEPT
@@ -38,7 +38,7 @@ SLOPE_DEPTHS = (10, 10_000)  # the two depths the DeepNorm power law is read off
 
 
 def variant_config(
-    variant: str, n_layers: int, budget: Budget | str, shape: tuple[int, int, int] | None = None
+    variant: str, n_layers: Depth, budget: Budget | str, shape: tuple[int, int, int] | None = None
 ) -> ModelConfig:
     """The budget's tiny Transformer at depth ``n_layers`` in the given variant (``shape``: another
     (d_model, d_ff, heads), e.g. DeepNet Fig. 5's 64-128-2)."""
@@ -70,7 +70,7 @@ def predicted_slope(variant: str, optimizer: str) -> float:
     return round(loglog_slope(SLOPE_DEPTHS, values), 9)
 
 
-def task_for(budget: Budget | str, seed: int = 0) -> MarkovLanguage:
+def task_for(budget: Budget | str, seed: Seed = 0) -> MarkovLanguage:
     budget = resolve_budget(budget)
     return MarkovLanguage(budget.vocab_size, seed=seed)
 
@@ -104,7 +104,7 @@ class LossChangeSweep:
         return self.probes[(variant, optimizer)][-1][0].block_grad_norms
 
 
-def graph_groups(variants, n_layers: int, budget: Budget | str) -> list[tuple[str, ...]]:
+def graph_groups(variants, n_layers: Depth, budget: Budget | str) -> list[tuple[str, ...]]:
     """The variants grouped by the graph their stacks share (Post-LN and both DeepNorms: one group)."""
     budget = resolve_budget(budget)
     groups: dict = {}
@@ -205,13 +205,13 @@ def runs(
 
 def run(
     variant: str,
-    n_layers: int,
+    n_layers: Depth,
     budget: Budget | str,
     optimizer: str = "adam",
-    lr: Finite | None = None,
-    steps: int | None = None,
-    warmup: int = 0,
-    seed: int = 0,
+    lr: Positive | None = None,
+    steps: Repeats | None = None,
+    warmup: NonNegativeCount = 0,
+    seed: Seed = 0,
     device=None,
     progress: bool = False,
     track_update: bool = True,
@@ -235,7 +235,7 @@ def early_update_keys(budget: Budget, variants=EARLY_UPDATE_VARIANTS) -> list[tu
 
 
 def early_update_settings(
-    budget: Budget, keys: list[tuple[str, int, int]], optimizer: str = "adam", lr: Finite | None = None
+    budget: Budget, keys: list[tuple[str, int, int]], optimizer: str = "adam", lr: Positive | None = None
 ) -> list[tuple[str, int, TrainConfig]]:
     """:func:`runs`' settings of those runs: ``update_steps`` steps at ``lr`` (default ``update_lr``), no held-out
     sample (these runs read the model update, not the final loss)."""
@@ -249,7 +249,7 @@ def early_update_sweep(
     budget: Budget | str | None = None,
     variants=EARLY_UPDATE_VARIANTS,
     optimizer: str = "adam",
-    lr: Finite | None = None,
+    lr: Positive | None = None,
     params: str = "all",
     device=None,
     progress: bool = False,
@@ -314,20 +314,20 @@ def training_comparisons(
 class SliderRun:
     """One setting of the slider and its short run."""
 
-    depth: int
+    depth: Depth
     norm: str
     optimizer: str
-    lr: Finite
-    warmup: int
+    lr: Positive
+    warmup: NonNegativeCount
     history: History
 
 
 def slider_run(
-    depth: int,
+    depth: Depth,
     norm: str,
     optimizer: str,
-    lr: Finite | None = None,
-    warmup: int = 0,
+    lr: Positive | None = None,
+    warmup: NonNegativeCount = 0,
     budget: Budget | str | None = None,
     progress: bool = False,
 ) -> SliderRun:

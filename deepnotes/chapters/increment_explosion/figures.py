@@ -7,7 +7,7 @@ from deepnotes.chapters.increment_explosion import experiments as ex
 from deepnotes.chapters.increment_explosion.budget import sizes
 from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.core.train import History
-from deepnotes.core.validate import Finite
+from deepnotes.core.validate import Depth, Finite, NonNegativeCount, Positive
 from deepnotes.show.readable import TITLE_PT
 
 FIGURES = 4  # the figures the page shows besides its sliders' frames (tests/test_book.py counts them)
@@ -120,11 +120,11 @@ def training_figure(runs: dict[int, dict[str, list[History]]], budget: Budget | 
 
 
 def slider_figure(
-    depth: int,
+    depth: Depth,
     norm: str,
     optimizer: str,
-    lr: Finite | None = None,
-    warmup: int = 0,
+    lr: Positive | None = None,
+    warmup: NonNegativeCount = 0,
     budget: Budget | str | None = None,
     progress: bool = False,
 ):

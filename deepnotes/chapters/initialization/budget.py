@@ -6,31 +6,31 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from deepnotes.core.config import GPU_MINUTES_PER_CHAPTER, Budget, chapter_sizes
-from deepnotes.core.validate import Finite
+from deepnotes.core.validate import Count, Depth, Positive, Repeats
 
 
 @dataclass(frozen=True)
 class InitializationBudget:
     """Chapter "Initialization, parametrization and normalization"."""
 
-    moment_width: int  # width of the plain MLP whose second moments are tracked
-    moment_depth: int  # its depth (50+ at cpu)
-    moment_batch: int  # inputs per measurement
-    ntk_width: int  # width of the NTK-vs-standard MLP trained with Adam
-    ntk_steps: int
+    moment_width: Count  # width of the plain MLP whose second moments are tracked
+    moment_depth: Depth  # its depth (50+ at cpu)
+    moment_batch: Count  # inputs per measurement
+    ntk_width: Count  # width of the NTK-vs-standard MLP trained with Adam
+    ntk_steps: Repeats
     slider_gains: tuple[float, ...]
     softmax_slider_dims: tuple[int, ...]
     softmax_dims: tuple[int, ...] = (16, 64, 256, 1024)  # d of the softmax probe
-    softmax_keys: int = 64  # keys per attention row
-    ntk_depth: int = 4
-    ntk_batch: int = 256
-    ntk_lr: Finite = 1e-2  # Adam
-    softmax_queries: int = 256  # queries of the softmax probe
-    trunc_samples: int = 1_000_000  # draws per truncated-normal sampler
+    softmax_keys: Count = 64  # keys per attention row
+    ntk_depth: Depth = 4
+    ntk_batch: Count = 256
+    ntk_lr: Positive = 1e-2  # Adam
+    softmax_queries: Count = 256  # queries of the softmax probe
+    trunc_samples: Count = 1_000_000  # draws per truncated-normal sampler
     norm_shape: tuple[int, int, int] = (64, 128, 512)  # [B, T, d] of the LayerNorm/RMSNorm comparison
-    norm_timer_seconds: Finite = 0.5  # min_run_time of each benchmark timer, over all rounds
-    norm_rounds: int = 5  # LayerNorm and RMSNorm timed in turn this many times (median, range)
-    moment_seeds: int = 3  # weight draws of moment_table's MLPs: its verdicts judge the mean over them
+    norm_timer_seconds: Positive = 0.5  # min_run_time of each benchmark timer, over all rounds
+    norm_rounds: Repeats = 5  # LayerNorm and RMSNorm timed in turn this many times (median, range)
+    moment_seeds: Repeats = 3  # weight draws of moment_table's MLPs: its verdicts judge the mean over them
     # live panels: every span is (min, start, max)
     live_depth: tuple[int, int, int] = (1, 60, 200)  # the moment panel's depths
     live_gain: tuple[float, float, float] = (0.1, 1.0, 10.0)  # its E[w²]·m (log slider: never ≤ 0)

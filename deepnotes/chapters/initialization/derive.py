@@ -22,6 +22,7 @@ from deepnotes.core.derive import (
     x,
     z,
 )
+from deepnotes.core.validate import Digits, NonNegativeCount, Symbolic
 
 TRUNCATION_K = 2  # TensorFlow's truncated normal cuts at ±2σ
 LAYERNORM_POINT = (sp.Rational(3, 10), sp.Rational(-7, 5), sp.Integer(2), sp.Rational(1, 7))  # a rational test point
@@ -44,7 +45,7 @@ def uniform_with_moments() -> dict:
     }
 
 
-def sampling(k: int = TRUNCATION_K) -> dict:
+def sampling(k: NonNegativeCount = TRUNCATION_K) -> dict:
     """The uniform's interval for a given mean and variance, and the truncated normal's variance
     factor γ = ∫_{−k}^{k} z² φ(z) dz / ∫_{−k}^{k} φ(z) dz with the std to pass, σ/√γ."""
     uni = uniform_with_moments()
@@ -59,7 +60,7 @@ def sampling(k: int = TRUNCATION_K) -> dict:
     }
 
 
-def sigmoid_second_moment(digits: int = 15) -> dict:
+def sigmoid_second_moment(digits: Digits = 15) -> dict:
     """E[sigmoid(z)²], z ~ N(0,1), by numerical integration (SymPy → mpmath)."""
     integral = sp.Integral(gauss / (1 + sp.exp(-z)) ** 2, (z, -sp.oo, sp.oo))
     return {"integral": integral, "value": integral.evalf(digits), "symbols": {"z": z}}
@@ -76,7 +77,7 @@ def second_moments() -> dict:
     }
 
 
-def selu_constants(digits: int = 20) -> dict:
+def selu_constants(digits: Digits = 20) -> dict:
     """SELU λ, α from E[selu(z)] = 0 and E[selu(z)²] = 1 for z ~ N(0,1), selu(z) = λz (z>0),
     λα(eᶻ − 1) (z ≤ 0). The Gaussian integrals are done in closed form, then solved."""
     lam_, al = sp.symbols("lambda_s alpha_s", positive=True)
@@ -119,7 +120,7 @@ def ntk_and_attention() -> dict:
     }
 
 
-def layernorm_jacobian(dim: int = len(LAYERNORM_POINT)) -> dict:
+def layernorm_jacobian(dim: Symbolic = len(LAYERNORM_POINT)) -> dict:
     """∂x̂_i/∂x_j of x̂ = (x − μ)/σ (σ² = mean of (x−μ)², no ε) by SymPy for ``dim`` entries,
     and seed 000's annotated eq. (14): (δ_ij − 1/d)/σ − x̂_i (x_j − μ)/(d σ²)."""
     xs = sp.symbols(f"x1:{dim + 1}", real=True)

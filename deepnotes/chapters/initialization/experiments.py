@@ -15,10 +15,20 @@ import torch
 from deepnotes.chapters.initialization.budget import sizes
 from deepnotes.chapters.initialization.mlp import ACTIVATIONS, plain_mlp, predicted_second_moments, scalar_activation
 from deepnotes.core import models as ini
-from deepnotes.core.config import Budget, get_budget, resolve_budget
+from deepnotes.core.config import Budget, check_allocation, get_budget, resolve_budget
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import generator, seeded
-from deepnotes.core.validate import Count, Finite, given, positive_float, positive_int
+from deepnotes.core.validate import (
+    Count,
+    Depth,
+    Positive,
+    Real,
+    Repeats,
+    Seed,
+    given,
+    positive_float,
+    positive_int,
+)
 from deepnotes.cost.model import MLPPasses, Timed
 
 BERT_STD = 0.02  # the std the truncated-normal samplers are asked for (BERT's)
@@ -39,16 +49,16 @@ PROBE_SEEDS = 3  # draws behind Experiments 2 and 3's verdicts (queries and keys
 @dataclass(frozen=True)
 class TruncSample:
     label: str
-    nominal_std: Finite  # the std asked for
-    std: float  # measured std of the draws
+    nominal_std: Positive  # the std asked for
+    std: Positive  # measured std of the draws
     max_over_std: float  # max |w| / nominal_std
-    expected_std: Finite  # what the sampler should give
+    expected_std: Positive  # what the sampler should give
 
 
 @dataclass(frozen=True)
 class TorchTruncDefaults:
-    a: float  # torch.nn.init.trunc_normal_'s default lower bound (absolute units)
-    b: float
+    a: Real  # torch.nn.init.trunc_normal_'s default lower bound (absolute units)
+    b: Real
 
 
 def torch_trunc_defaults() -> TorchTruncDefaults:
@@ -58,7 +68,7 @@ def torch_trunc_defaults() -> TorchTruncDefaults:
 
 
 def truncation_samples(
-    budget: Budget | str | None = None, std: Finite = BERT_STD, seed: int = 0
+    budget: Budget | str | None = None, std: Positive = BERT_STD, seed: Seed = 0
 ) -> dict[str, TruncSample]:
     """``sizes(budget).trunc_samples`` draws of: torch's trunc_normal_ with its default bounds,
     deepnotes' cut at ±2σ, and deepnotes' cut at ±2σ with the std corrected (``match_std``)."""
@@ -117,7 +127,7 @@ def bounded_second_moments(acts=("tanh", "sigmoid"), gains=BOUNDED_GAINS) -> dic
 
 @torch.no_grad()
 def forward_second_moments(
-    act: str, gain: Finite, depth: int, width: int, batch: int, seed: int = 0, device=None
+    act: str, gain: Positive, depth: Depth, width: Count, batch: Count, seed: Seed = 0, device=None
 ) -> list[float]:
     """Measured E[x_l²] (mean over batch and units) for l = 0..depth of a plain MLP
     x_{l+1} = φ(x_l W_l), E[w²] = gain/m, on inputs x_0 ~ N(0, 1)."""
@@ -125,6 +135,9 @@ def forward_second_moments(
     for name, value in (("depth", depth), ("width", width), ("batch", batch)):
         positive_int(name, value)
     device = device or default_device()
+    check_allocation(
+        depth * width * width + 2 * batch * width, {"depth": depth, "width": width, "batch": batch}, device
+    )
     with seeded(seed):
         net = plain_mlp(width, depth, act, gain=gain).to(device)
         x = torch.randn(batch, width, device=device)  # [B, m]
@@ -138,7 +151,7 @@ def forward_second_moments(
 @dataclass(frozen=True)
 class MomentCurve:
     act: str
-    gain: Finite  # E[w²] in units of 1/m
+    gain: Positive  # E[w²] in units of 1/m
     measured: list[float]  # E[x_l²], l = 0..depth (weight draw 0)
     predicted: list[float]  # the mean-field recursion
     draws: tuple[tuple[float, ...], ...] = ()  # E[x_l²] of each weight draw (seed 0, 1, …), where measured
@@ -149,7 +162,9 @@ class MomentCurve:
         return self.measured[-1] / self.predicted[-1] if self.predicted[-1] else float("nan")
 
 
-def moment_curve(act: str, gain: Finite, depth: int, budget: Budget | str | None = None, seeds: int = 1) -> MomentCurve:
+def moment_curve(
+    act: str, gain: Positive, depth: Depth, budget: Budget | str | None = None, seeds: Repeats = 1
+) -> MomentCurve:
     """Measured and predicted per-layer second moments at the budget's width and batch, over ``seeds``
     weight draws (the curve shown is draw 0's)."""
     budget = resolve_budget(budget)
@@ -180,21 +195,23 @@ def moment_table(
 
 @dataclass(frozen=True)
 class SoftmaxProbe:
-    d: int
+    d: Count
     scaled: bool
     max_weight: float  # mean over queries of max_j softmax(s)_j
     entropy: float  # mean entropy of the attention row (nats); log(n_keys) is uniform
     jacobian_norm: float  # mean ‖∂softmax(s)/∂s‖_F = ‖diag(p) − ppᵀ‖_F
-    n_keys: int
+    n_keys: Count
 
 
 def softmax_probe(
-    d: Count, scaled: bool, n_keys: Count | None = None, n_queries: Count | None = None, seed: int = 0
+    d: Count, scaled: bool, n_keys: Count | None = None, n_queries: Count | None = None, seed: Seed = 0
 ) -> SoftmaxProbe:
     """Attention scores s_j = q·k_j (/√d if ``scaled``) for q, k with i.i.d. N(0,1) entries;
     ``n_keys``, ``n_queries`` default to the budget's."""
     b = sizes(get_budget())
     n_keys, n_queries = given(n_keys, b.softmax_keys), given(n_queries, b.softmax_queries)
+    typed = {"d": d, "n_keys": n_keys, "n_queries": n_queries}
+    check_allocation((n_queries + n_keys) * d + 4 * n_queries * n_keys, typed, bytes_each=8)  # q, k; s, p, log p
     gen = generator(seed)
     q = torch.randn(n_queries, d, generator=gen, dtype=torch.float64)  # [Q, d]
     k = torch.randn(n_keys, d, generator=gen, dtype=torch.float64)  # [K, d]
@@ -235,16 +252,17 @@ def softmax_seeds(budget: Budget | str | None = None) -> dict[tuple[int, bool], 
 
 @dataclass(frozen=True)
 class AttentionRow:
-    d: int
+    d: Count
     scaled: bool
     weights: list[float]  # softmax over the keys of one query
 
 
-def attention_row(d: int, scaled: bool, n_keys: Count | None = None, seed: int = ROW_SEED) -> AttentionRow:
+def attention_row(d: Count, scaled: bool, n_keys: Count | None = None, seed: Seed = ROW_SEED) -> AttentionRow:
     """One query's attention weights over ``n_keys`` keys (float32, N(0,1) entries)."""
     if d < 1:
         raise ValueError(f"d must be >= 1, got {d!r}")
     n_keys = given(n_keys, sizes(get_budget()).softmax_keys)
+    check_allocation((n_keys + 1) * d + 2 * n_keys, {"d": d, "n_keys": n_keys})
     gen = generator(seed)
     q, k = torch.randn(d, generator=gen), torch.randn(n_keys, d, generator=gen)  # [d], [K, d]
     p = torch.softmax(k @ q / (math.sqrt(d) if scaled else 1.0), dim=0)
@@ -257,8 +275,8 @@ def attention_row(d: int, scaled: bool, n_keys: Count | None = None, seed: int =
 @dataclass(frozen=True)
 class UpdateRun:
     ntk: bool
-    lr: Finite
-    width: int
+    lr: Positive
+    width: Count
     per_step: list[list[float]]  # per step, per layer: ‖ΔW‖/‖W‖ of the effective weight
 
     @property
@@ -272,7 +290,7 @@ class UpdateRun:
 
 
 def relative_updates(
-    ntk: bool, width: int, depth: int, steps: int, lr: Finite, batch: int, seed: int = 0, device=None
+    ntk: bool, width: Count, depth: Depth, steps: Repeats, lr: Positive, batch: Count, seed: Seed = 0, device=None
 ) -> UpdateRun:
     """Train a plain ReLU MLP (He init, or NTK parametrization with N(0,1) weights) with Adam on a
     random linear regression target; per step and hidden layer, ‖ΔW‖/‖W‖ of the *effective*
@@ -281,6 +299,8 @@ def relative_updates(
         positive_int(name, value)
     positive_float("lr", lr)
     device = device or default_device()
+    typed = {"width": width, "depth": depth, "batch": batch}
+    check_allocation(4 * depth * width * width + 2 * depth * batch * width, typed, device)  # weights, Adam, activations
     with seeded(seed):
         net = plain_mlp(width, depth, "relu", init="he", ntk=ntk).to(device)
         x = torch.randn(batch, width, device=device)  # [B, m]
@@ -337,8 +357,8 @@ def ntk_first_steps(budget: Budget | str, runs: dict[bool, UpdateRun]) -> dict[b
 @dataclass(frozen=True)
 class NormComparison:
     shape: tuple[int, int, int]  # [B, T, d]
-    zero_mean_gap: Finite  # max |LN − RMSNorm| on a zero-mean input
-    shifted_gap: Finite  # … on an input of mean NORM_INPUT_SHIFT
+    zero_mean_gap: Real  # max |LN − RMSNorm| on a zero-mean input
+    shifted_gap: Real  # … on an input of mean NORM_INPUT_SHIFT
     forward: dict[str, float]  # median seconds per forward, by module (median over the rounds)
     forward_backward: dict[str, float]
     rounds: tuple[float, ...] = ()  # RMSNorm's forward+backward time over LayerNorm's, per interleaved round
@@ -353,7 +373,7 @@ class NormComparison:
         return self.rounds or (self.ratio("forward_backward"),)
 
 
-def norm_comparison(budget: Budget | str | None = None, seed: int = 0) -> NormComparison:
+def norm_comparison(budget: Budget | str | None = None, seed: Seed = 0) -> NormComparison:
     """PyTorch's LayerNorm and RMSNorm (no affine) on the same input: the outputs' difference on a
     zero-mean and a shifted input, and the median time of forward and forward+backward."""
     budget = resolve_budget(budget)
@@ -400,10 +420,11 @@ def norm_comparison(budget: Budget | str | None = None, seed: int = 0) -> NormCo
 LN_INPUT_SCALES = (0.1, 1.0, 10.0)  # stds of the LayerNorm inputs whose backward is compared
 
 
-def layernorm_input_gradient(width: int = 64, seed: int = 0) -> dict[float, float]:
+def layernorm_input_gradient(width: Count = 64, seed: Seed = 0) -> dict[float, float]:
     """‖∂L/∂x‖ through a LayerNorm (no gain, float64) for one upstream gradient ∂L/∂y and inputs x = s·u
     of each std s of :data:`LN_INPUT_SCALES` (u ~ N(0, I) fixed): LN(s·u) = LN(u), so the Jacobian at s·u
     is 1/s times the one at u."""
+    check_allocation(4 * width, {"width": width}, bytes_each=8)
     gen = generator(seed)
     u = torch.randn(width, generator=gen, dtype=torch.float64)  # [d]
     upstream = torch.randn(width, generator=gen, dtype=torch.float64)  # [d] ∂L/∂y

@@ -12,7 +12,7 @@ from deepnotes.chapters.initialization import experiments as ex
 from deepnotes.chapters.initialization.budget import sizes
 from deepnotes.chapters.initialization.mlp import weight_variance
 from deepnotes.core.config import Budget, resolve_budget
-from deepnotes.core.validate import Finite
+from deepnotes.core.validate import Count, Depth, Positive
 from deepnotes.show.readable import TEXT_PT, TITLE_PT
 
 FIGURES = 3  # the figures the page shows besides its sliders' frames (tests/test_book.py counts them)
@@ -40,7 +40,7 @@ def moment_panels(table: dict[tuple[str, str], ex.MomentCurve], budget: Budget |
     return fig
 
 
-def moment_figure(act: str, gain: Finite, depth: int, budget: Budget | str | None = None, progress: bool = False):
+def moment_figure(act: str, gain: Positive, depth: Depth, budget: Budget | str | None = None, progress: bool = False):
     """The slider's experiment: measured vs predicted per-layer second moment of a plain MLP."""
     budget = resolve_budget(budget)
     from deepnotes.show import plots
@@ -74,7 +74,7 @@ def softmax_sweep_figure(probes: dict[tuple[int, bool], ex.SoftmaxProbe]):
     return fig
 
 
-def softmax_figure(d: int, scaled: bool, budget: Budget | str | None = None, progress: bool = False):
+def softmax_figure(d: Count, scaled: bool, budget: Budget | str | None = None, progress: bool = False):
     """The slider's second experiment: one row of attention weights at this d, scaled or not,
     titled with the probe's mean max weight and entropy."""
     budget = resolve_budget(budget)

@@ -10,8 +10,9 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
+from deepnotes.core.config import check_allocation
 from deepnotes.core.models import gaussian_second_moment
-from deepnotes.core.validate import Count, Finite, Positive
+from deepnotes.core.validate import Count, Depth, Positive, Real
 from deepnotes.core.validate import choice as _choice
 
 INITS = ("lecun", "he", "xavier")
@@ -20,7 +21,7 @@ INITS = ("lecun", "he", "xavier")
 ACTIVATIONS = ("linear", "relu", "tanh", "sigmoid", "sigmoid_rescaled", "selu")
 
 
-def uniform_bounds(mean: Finite, std: Finite) -> tuple[float, float]:
+def uniform_bounds(mean: Real, std: Positive) -> tuple[float, float]:
     """U[a, b] with the given mean and standard deviation: a, b = μ ∓ √3·σ (variance (b−a)²/12)."""
     if std < 0:
         raise ValueError(f"std must be >= 0, got {std!r}")
@@ -76,7 +77,7 @@ def scalar_activation(name: str) -> Callable[[float], float]:
     raise ValueError(f"unknown activation {name!r}; allowed: {', '.join(ACTIVATIONS)}")
 
 
-def predicted_second_moments(act: str, gain: Positive, depth: int, q0: Finite = 1.0) -> list[float]:
+def predicted_second_moments(act: str, gain: Positive, depth: Depth, q0: Real = 1.0) -> list[float]:
     """The mean-field recursion of a plain MLP x_{l+1} = φ(x_l W_l), E[w²] = gain/m:
     E[x_{l+1}²] = E_z[φ(√(gain·E[x_l²])·z)²]. Returns [E[x_0²], …, E[x_depth²]]."""
     _choice("activation", act, ACTIVATIONS)
@@ -96,8 +97,9 @@ def predicted_second_moments(act: str, gain: Positive, depth: int, q0: Finite = 
 class NTKLinear(nn.Module):
     """y = x W / √m + b with W ~ N(0, 1): the NTK parametrization of a linear layer (seed 002)."""
 
-    def __init__(self, fan_in: int, fan_out: int):
+    def __init__(self, fan_in: Count, fan_out: Count):
         super().__init__()
+        check_allocation(fan_out * fan_in + fan_out, {"fan_in": fan_in, "fan_out": fan_out})
         self.weight = nn.Parameter(torch.randn(fan_out, fan_in))
         self.bias = nn.Parameter(torch.zeros(fan_out))
         self.scale = 1.0 / math.sqrt(fan_in)
@@ -107,14 +109,14 @@ class NTKLinear(nn.Module):
 
 
 def plain_mlp(
-    width: int,
-    depth: int,
+    width: Count,
+    depth: Depth,
     act: str,
     init: str = "lecun",
-    gain: Finite | None = None,
+    gain: Positive | None = None,
     ntk: bool = False,
-    d_in: int | None = None,
-    d_out: int | None = None,
+    d_in: Count | None = None,
+    d_out: Count | None = None,
 ) -> nn.Sequential:
     """A plain (non-residual) MLP of ``depth`` linear layers, each followed by ``act``; weights
     zero-mean normal with E[w²] from ``init`` (times ``gain``/the init's own factor if ``gain`` is
@@ -126,6 +128,8 @@ def plain_mlp(
     layers: list[nn.Module] = []
     phi = activation(act)
     dims = [d_in or width] + [width] * (depth - 1) + [d_out or width]
+    typed = {"width": width, "depth": depth, "d_in": d_in or width, "d_out": d_out or width}
+    check_allocation(sum(m * n + n for m, n in zip(dims[:-1], dims[1:], strict=True)), typed)
     for m, n in zip(dims[:-1], dims[1:], strict=True):
         if ntk:
             lin = NTKLinear(m, n)

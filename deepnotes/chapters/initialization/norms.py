@@ -13,22 +13,23 @@ from __future__ import annotations
 
 import torch
 
+from deepnotes.core.config import check_allocation
 from deepnotes.core.data import generator
-from deepnotes.core.validate import Finite
+from deepnotes.core.validate import Count, Positive, Seed
 
 
-def layer_norm(x: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor, eps: Finite = 1e-5) -> torch.Tensor:
+def layer_norm(x: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor, eps: Positive = 1e-5) -> torch.Tensor:
     mu = x.mean(-1, keepdim=True)  # [..., 1]
     s = ((x - mu).pow(2).mean(-1, keepdim=True) + eps).sqrt()  # [..., 1]
     return gamma * (x - mu) / s + beta
 
 
-def rms_norm(x: torch.Tensor, gamma: torch.Tensor, eps: Finite = 1e-5) -> torch.Tensor:
+def rms_norm(x: torch.Tensor, gamma: torch.Tensor, eps: Positive = 1e-5) -> torch.Tensor:
     r = (x.pow(2).mean(-1, keepdim=True) + eps).sqrt()  # [..., 1]
     return gamma * x / r
 
 
-def layer_norm_input_grad(x, gamma, g, eps: Finite = 1e-5, gamma_outside: bool = False) -> torch.Tensor:
+def layer_norm_input_grad(x, gamma, g, eps: Positive = 1e-5, gamma_outside: bool = False) -> torch.Tensor:
     """∂L/∂x of LayerNorm given g = ∂L/∂y; ``gamma_outside`` gives source 000's eq. (15) instead."""
     mu = x.mean(-1, keepdim=True)
     s = ((x - mu).pow(2).mean(-1, keepdim=True) + eps).sqrt()
@@ -39,7 +40,7 @@ def layer_norm_input_grad(x, gamma, g, eps: Finite = 1e-5, gamma_outside: bool =
     return (h - h.mean(-1, keepdim=True) - xhat * (h * xhat).mean(-1, keepdim=True)) / s
 
 
-def rms_norm_input_grad(x, gamma, g, eps: Finite = 1e-5, gamma_outside: bool = False) -> torch.Tensor:
+def rms_norm_input_grad(x, gamma, g, eps: Positive = 1e-5, gamma_outside: bool = False) -> torch.Tensor:
     """∂L/∂x of RMSNorm given g = ∂L/∂y; ``gamma_outside`` gives source 000's eq. (18) instead."""
     r2 = x.pow(2).mean(-1, keepdim=True) + eps
     r = r2.sqrt()
@@ -56,11 +57,12 @@ def autograd_input_grad(fn, x: torch.Tensor, gamma: torch.Tensor, g: torch.Tenso
     return xx.grad
 
 
-def formula_checks(d: int = 16, seed: int = 0) -> dict[str, float]:
+def formula_checks(d: Count = 16, seed: Seed = 0) -> dict[str, float]:
     """Max |difference| (float64, a seeded random batch, random γ, β, ∂L/∂y) between: the formulas
     and torch's LayerNorm/RMSNorm; the closed-form gradients and autograd; source 000's eqs. (15),
     (18) and autograd, with γ = 1 and with a random γ."""
     gen = generator(seed)
+    check_allocation(16 * d, {"d": d}, bytes_each=8)
     x = torch.randn(4, d, dtype=torch.float64, generator=gen)  # [4, d]
     gamma, beta, g = (torch.randn(d, dtype=torch.float64, generator=gen) for _ in range(3))
     one = torch.ones(d, dtype=torch.float64)

@@ -7,29 +7,30 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 from deepnotes.core.config import GPU_MINUTES_PER_CHAPTER, Budget, chapter_rates, chapter_sizes
+from deepnotes.core.validate import Count, Depth, Repeats
 
 
 @dataclass(frozen=True)
 class MagnitudeBudget:
     """Chapter "Magnitude decomposition and the DeepNorm scalings"."""
 
-    probe_depth: int  # depth of the ∂L/∂λ grid over (α, λ)
+    probe_depth: Depth  # depth of the ∂L/∂λ grid over (α, λ)
     alphas: tuple[float, ...]  # α values of that grid
     lambdas: tuple[float, ...]  # λ values of that grid
     update_depths: tuple[int, ...]  # depths of the first-step relative-update sweep
     train_depths: tuple[int, ...]  # depths of the (α, λ) training comparison
-    train_steps: int
-    identity_depth: int  # depth of the near-identity probe
+    train_steps: Repeats
+    identity_depth: Depth  # depth of the near-identity probe
     slider_depths: tuple[int, ...]  # slider grid: depths (× the three optimizers)
-    slider_steps: int
-    probe_seeds: int = 3  # initializations per (α, λ) of the grid (its slope verdicts judge seed by seed)
+    slider_steps: Repeats
+    probe_seeds: Repeats = 3  # initializations per (α, λ) of the grid (its slope verdicts judge seed by seed)
     first_step_lrs: MappingProxyType = chapter_rates(sgd=0.1, adam=1e-3, lamb=1e-2)
     train_lrs: MappingProxyType = chapter_rates(sgd=(0.1, 0.5), adam=(1e-3,), lamb=(1e-2,))
-    track_every: int = 5  # steps between two measurements of λ_F(W_t)
-    train_seeds: int = 3  # initializations of every choice in the training comparison (its verdicts need 3)
+    track_every: Count = 5  # steps between two measurements of λ_F(W_t)
+    train_seeds: Repeats = 3  # initializations of every choice in the training comparison (its verdicts need 3)
     table_shapes: tuple[tuple[int, int], ...] = ((64, 64), (32, 128), (128, 32))  # W of the λ table
-    orthogonality_dim: int = 64  # d of the square Xavier matrix of the near-orthogonality check
-    check_depth: int = 4  # depth of the autograd check of ∂L/∂λ = ⟨∂L/∂W, U⟩
+    orthogonality_dim: Count = 64  # d of the square Xavier matrix of the near-orthogonality check
+    check_depth: Depth = 4  # depth of the autograd check of ∂L/∂λ = ⟨∂L/∂W, U⟩
     # live panel: every span is (min, start, max)
     live_depth: tuple[int, int, int] = (1, 24, 256)
     live_lr: tuple[float, float, float] = (1e-4, 0.1, 1.0)

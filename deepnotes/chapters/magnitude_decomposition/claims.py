@@ -25,7 +25,7 @@ from deepnotes.core import scaling
 from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.core.derive import N, alpha, depth_exponent, lam
 from deepnotes.core.measure import loglog_slope
-from deepnotes.core.validate import Finite
+from deepnotes.core.validate import Count, Finite
 from deepnotes.cost.model import Derivations
 from deepnotes.show.verdicts import (
     APPROX,
@@ -681,7 +681,7 @@ def softmax_gain_verdict(sweep) -> Verdict:
     )
 
 
-def article_story_verdicts(comp, early: int = EARLY_STEP) -> VerdictTable:
+def article_story_verdicts(comp, early: Count = EARLY_STEP) -> VerdictTable:
     """Su's story for SGD: α = 1, λ = (2N)^{-1/2} *may* leave its small initial scale within a few steps
     (read: λ at least :data:`DRIFT`-folds by step ``early``), and α = (2N)^{1/2}, λ = 1 *may* learn very
     slowly (read: its mean fraction learned at least :data:`SLOW_MARGIN` below λ = 1/α's, same seed):

@@ -22,6 +22,7 @@ from deepnotes.core.derive import (  # noqa: F401  (shared with "Training 1000 l
     two_n,
     z,
 )
+from deepnotes.core.validate import Symbolic
 
 # ---- the magnitude decomposition W = λU ---------------------------------------------------------
 
@@ -85,7 +86,7 @@ def xavier_lambda() -> dict[str, object]:
     }
 
 
-def lambda_gradient_identity(rows: int = 2, cols: int = 3) -> dict[str, object]:
+def lambda_gradient_identity(rows: Symbolic = 2, cols: Symbolic = 3) -> dict[str, object]:
     """∂L(λU)/∂λ = ⟨∂L/∂W |_{W=λU}, U⟩ for a concrete loss, L(W) = log Σ_j exp((xW)_j) + ‖W‖⁴ (a
     softmax-like term and a quartic), on symbolic rows × cols matrices. Returns both sides and
     their simplified difference."""

@@ -17,12 +17,23 @@ import torch
 
 from deepnotes.chapters.magnitude_decomposition.budget import sizes
 from deepnotes.core import scaling
-from deepnotes.core.config import Budget, resolve_budget
+from deepnotes.core.config import Budget, check_allocation, resolve_budget
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import MarkovLanguage, generator
 from deepnotes.core.data import probe_batch as core_probe_batch
 from deepnotes.core.models import build_model
-from deepnotes.core.validate import Finite, Positive, choice, given, int_at_least
+from deepnotes.core.validate import (
+    Count,
+    Depth,
+    NonNegativeCount,
+    Positive,
+    Real,
+    Repeats,
+    Seed,
+    choice,
+    given,
+    int_at_least,
+)
 from deepnotes.cost.model import Builds, ReferencePasses, StackPasses
 
 NORMS = ("fro", "spectral")
@@ -57,7 +68,7 @@ def lambda_eq27(w: torch.Tensor) -> float:
     return float(w.detach().double().norm() / math.sqrt(w.shape[0]))
 
 
-def decomposition_objective(w: torch.Tensor, kappa: Finite, norm: str = "fro") -> float:
+def decomposition_objective(w: torch.Tensor, kappa: Positive, norm: str = "fro") -> float:
     """‖WWᵀ/κ² − I‖ in the Frobenius or the spectral norm."""
     _check_norm(norm)
     w = w.detach().double()
@@ -65,7 +76,7 @@ def decomposition_objective(w: torch.Tensor, kappa: Finite, norm: str = "fro") -
     return float(r.norm() if norm == "fro" else torch.linalg.eigvalsh(r).abs().max())
 
 
-def lambda_numeric(w: torch.Tensor, norm: str = "fro", iters: int = 200) -> float:
+def lambda_numeric(w: torch.Tensor, norm: str = "fro", iters: Repeats = 200) -> float:
     """Minimize ``decomposition_objective`` over log κ by golden-section search on
     [λ₂₇/100, 100·λ₂₇] (the objective is unimodal in κ: a parabola / a convex max in 1/κ²)."""
     lo, hi = math.log(lambda_eq27(w) / 100), math.log(lambda_eq27(w) * 100)
@@ -91,16 +102,16 @@ def lambda_numeric(w: torch.Tensor, norm: str = "fro", iters: int = 200) -> floa
 @dataclass(frozen=True)
 class DecompositionRow:
     shape: tuple[int, int]
-    gain: Finite
-    closed: Finite  # Frobenius λ, closed form
-    numeric: Finite  # Frobenius λ, golden-section search
-    spectral_closed: Finite
-    spectral_numeric: Finite
-    eq27: Finite  # the annotated eq. (27)
-    xavier_predicted: Finite  # √(2g²(a+b+1)/(a+b)), SymPy's expectation
+    gain: Positive
+    closed: Real  # Frobenius λ, closed form
+    numeric: Real  # Frobenius λ, golden-section search
+    spectral_closed: Real
+    spectral_numeric: Real
+    eq27: Real  # the annotated eq. (27)
+    xavier_predicted: Real  # √(2g²(a+b+1)/(a+b)), SymPy's expectation
 
 
-def decomposition_table(shapes=None, gains=(1.0, 0.25), seed: int = 0, budget: Budget | str | None = None):
+def decomposition_table(shapes=None, gains=(1.0, 0.25), seed: Seed = 0, budget: Budget | str | None = None):
     """λ of Xavier-normal matrices (gain g, std g·√(2/(a+b))) by every route, one row per shape × gain;
     ``shapes`` default to the budget's ``table_shapes``."""
     budget = resolve_budget(budget)
@@ -129,17 +140,18 @@ def decomposition_table(shapes=None, gains=(1.0, 0.25), seed: int = 0, budget: B
 class Orthogonality:
     """How orthogonal a square Xavier-normal matrix W (d × d, entries N(0, 1/d)) is."""
 
-    d: int
+    d: Count
     mean_abs_cos: float  # mean |cos| between distinct rows (≈ √(2/(πd)) for random directions)
     mu_min: float  # extreme eigenvalues of WWᵀ/λ_F² (all 1 for an orthogonal matrix;
     mu_max: float  # Marchenko-Pastur spreads them over about [0, 2])
 
 
-def xavier_orthogonality(d: int | None = None, seed: int = 0, budget: Budget | str | None = None) -> Orthogonality:
+def xavier_orthogonality(d: Count | None = None, seed: Seed = 0, budget: Budget | str | None = None) -> Orthogonality:
     """Row cosines and the spectrum of WWᵀ/λ_F² for one draw of W (d: the budget's ``orthogonality_dim``)."""
     budget = resolve_budget(budget)
     d = given(d, sizes(resolve_budget(budget)).orthogonality_dim)
     int_at_least("d", d, 2, "row cosines need two rows")
+    check_allocation(6 * d * d, {"d": d}, bytes_each=8)  # W, its rows, their cosines, WWᵀ and eigvalsh's copies
     w = torch.randn(d, d, generator=generator(seed), dtype=torch.float64) / math.sqrt(d)  # [d, d]
     rows = w / w.norm(dim=1, keepdim=True)
     cos = (rows @ rows.T - torch.eye(d, dtype=w.dtype)).abs()  # [d, d]
@@ -164,14 +176,14 @@ def block_weights(block) -> dict[str, torch.Tensor]:
     return {kind: lin.weight for kind, lin in block_linears(block).items()}
 
 
-def probe_batch(budget: Budget | str, seed: int, device) -> torch.Tensor:
+def probe_batch(budget: Budget | str, seed: Seed, device) -> torch.Tensor:
     """The budget's probe batch ``seed`` [B, T] of the Markov language (task seed 0)."""
     budget = resolve_budget(budget)
     return core_probe_batch(MarkovLanguage(budget.vocab_size, seed=0), budget.batch_size, budget.seq_len, seed, device)
 
 
 def deepnorm_model(
-    n_layers: int, alpha: Finite, lam: Finite, budget: Budget | str, seed: int = 0, device=None, dtype=None
+    n_layers: Depth, alpha: Positive, lam: Positive, budget: Budget | str, seed: Seed = 0, device=None, dtype=None
 ):
     """The budget's DeepNorm Transformer with skip weight α and init gain λ on v/out/FFN."""
     budget = resolve_budget(budget)
@@ -196,7 +208,9 @@ def lambda_gradients(model, tokens: torch.Tensor) -> dict[str, list[float]]:
     return out
 
 
-def lambda_gradient_by_autograd(model, tokens: torch.Tensor, block: int = 0, kind: str = "fc1") -> tuple[float, float]:
+def lambda_gradient_by_autograd(
+    model, tokens: torch.Tensor, block: NonNegativeCount = 0, kind: str = "fc1"
+) -> tuple[float, float]:
     """(∂L/∂λ by autograd through W = λU, ⟨∂L/∂W, U⟩) for one matrix: the identity, checked."""
     if kind not in KINDS:
         raise ValueError(f"unknown kind {kind!r}; allowed: {', '.join(KINDS)}")
@@ -241,7 +255,7 @@ class GradientSweep:
     """rms[kind][i][j]: RMS over blocks and seeds of ∂L/∂λ at alphas[i], lambdas[j]; per_seed[kind][s][i][j]:
     the same over the blocks of seed s alone (what the verdicts judge, seed by seed)."""
 
-    n_layers: int
+    n_layers: Depth
     alphas: tuple[float, ...]
     lambdas: tuple[float, ...]
     rms: dict[str, list[list[float]]]
@@ -263,10 +277,10 @@ class GradientSweep:
 
 def lambda_gradient_sweep(
     budget: Budget | str | None = None,
-    n_layers: int | None = None,
+    n_layers: Depth | None = None,
     alphas=None,
     lambdas=None,
-    seeds: int | None = None,
+    seeds: Repeats | None = None,
     device=None,
 ) -> GradientSweep:
     """∂L/∂λ of every matrix in DeepNorm stacks over a grid of (α, λ), float64, at initialization."""
@@ -298,7 +312,7 @@ def lambda_gradient_sweep(
 
 @torch.no_grad()
 def block_changes(
-    n_layers: int, alpha: Finite, lam: Finite, budget: Budget | str | None = None, seed: int = 0, device=None
+    n_layers: Depth, alpha: Positive, lam: Positive, budget: Budget | str | None = None, seed: Seed = 0, device=None
 ) -> list[float]:
     """‖x_{l+1} − x_l‖/‖x_l‖ (RMS over the batch) for each block l = 0..N−1 at initialization."""
     budget = resolve_budget(budget)
@@ -316,7 +330,7 @@ def mean_change(changes: list[float]) -> float:
     return sum(tail) / len(tail)
 
 
-def choices(n_layers: int, optimizer: str) -> dict[str, tuple[float, float]]:
+def choices(n_layers: Depth, optimizer: str) -> dict[str, tuple[float, float]]:
     """The (α, λ) choices compared in the chapter: the three picks of the magnitude analysis for
     ``optimizer`` and DeepNet's encoder constants."""
     out = {pick: scaling.magnitude_solution(n_layers, optimizer, pick) for pick in scaling.PICKS}
@@ -325,13 +339,13 @@ def choices(n_layers: int, optimizer: str) -> dict[str, tuple[float, float]]:
 
 
 def first_step_relative_update(
-    n_layers: int,
-    alpha: Finite,
-    lam: Finite,
+    n_layers: Depth,
+    alpha: Positive,
+    lam: Positive,
     optimizer: str,
-    lr: Finite,
+    lr: Positive,
     budget: Budget | str | None = None,
-    seed: int = 0,
+    seed: Seed = 0,
     device=None,
 ) -> float:
     """‖ΔW‖_F/‖W‖_F of the first optimizer step, over the β-scaled matrices (v, o, fc1, fc2) of all
@@ -356,10 +370,10 @@ def first_step_relative_update(
 
 @dataclass(frozen=True)
 class FirstStep:
-    alpha: Finite
-    lam: Finite
+    alpha: Positive
+    lam: Positive
     relative_update: float  # ‖ΔW‖_F/‖W‖_F of the first step over the β-scaled matrices
-    lr: Finite
+    lr: Positive
 
 
 def first_step_sweep(budget: Budget | str | None = None, device=None) -> dict[tuple[str, int, str], FirstStep]:
@@ -388,8 +402,8 @@ def predicted_relative_update(optimizer: str, alpha: Positive, lam: Positive) ->
 
 @dataclass(frozen=True)
 class IdentityProbe:
-    alpha: Finite
-    lam: Finite
+    alpha: Positive
+    lam: Positive
     changes: list[float]  # ‖x_{l+1} − x_l‖/‖x_l‖ per block at init
     key: str  # the setting's key in deepnotes.show.palette.PALETTE
 
@@ -402,7 +416,7 @@ class IdentityProbe:
         return mean_change(self.changes)
 
 
-def identity_settings(n_layers: int) -> dict[str, tuple[str, tuple[float, float]]]:
+def identity_settings(n_layers: Depth) -> dict[str, tuple[str, tuple[float, float]]]:
     """label → (key, (α, λ)) of :func:`identity_sweep`: SGD's three picks, Su's Adam constants (LAMB's α = 1
     pick equals SGD's), the paper's, and Post-LN (α = λ = 1) for contrast."""
     settings = {f"SGD {LABELS[k]}": (k, v) for k, v in choices(n_layers, "sgd").items() if k != "paper"}
@@ -413,7 +427,7 @@ def identity_settings(n_layers: int) -> dict[str, tuple[str, tuple[float, float]
 
 
 def identity_sweep(
-    budget: Budget | str | None = None, n_layers: int | None = None, device=None
+    budget: Budget | str | None = None, n_layers: Depth | None = None, device=None
 ) -> dict[str, IdentityProbe]:
     """label → per-block ‖x_{l+1} − x_l‖/‖x_l‖ at init for every setting of :func:`identity_settings`."""
     budget = resolve_budget(budget)
@@ -428,7 +442,7 @@ HOMOGENEITY_SCALES = (0.5, 2.0)  # λ at which φ(λx) is compared with λφ(x)
 HOMOGENEITY_SAMPLES = 200_000  # draws of x ~ N(0, 1)
 
 
-def activation_homogeneity(seed: int = 0) -> dict[str, dict[float, float]]:
+def activation_homogeneity(seed: Seed = 0) -> dict[str, dict[float, float]]:
     """How far GELU and Swish are from positive homogeneity φ(λx) = λφ(x) (exact for ReLU): per
     activation and λ, the relative RMS deviation ‖φ(λx) − λφ(x)‖ / ‖λφ(x)‖ over x ~ N(0, 1), float64."""
     x = torch.randn(HOMOGENEITY_SAMPLES, generator=generator(seed), dtype=torch.float64)  # [S]
@@ -439,10 +453,12 @@ def activation_homogeneity(seed: int = 0) -> dict[str, dict[float, float]]:
     }
 
 
-def attention_average(tokens: int = 64, width: int = 32, draws: int = 100, seed: int = 0) -> dict[str, float]:
+def attention_average(tokens: Count = 64, width: Count = 32, draws: Repeats = 100, seed: Seed = 0) -> dict[str, float]:
     """For ``tokens`` independent N(0, I) vectors v_i of ``width``: the largest ‖Σ_i p_i v_i‖ / max_i ‖v_i‖
     over ``draws`` random softmax weights p (scores N(0, 9): from peaked to spread), and
     ‖Σ_i v_i/T‖ / mean_i ‖v_i‖ with uniform weights (attention spread evenly)."""
+    typed = {"tokens": tokens, "width": width, "draws": draws}
+    check_allocation(tokens * width + 2 * draws * tokens + draws * width, typed, bytes_each=8)
     gen = generator(seed)
     v = torch.randn(tokens, width, generator=gen, dtype=torch.float64)  # [T, d]
     p = torch.softmax(3 * torch.randn(draws, tokens, generator=gen, dtype=torch.float64), dim=1)  # [K, T]

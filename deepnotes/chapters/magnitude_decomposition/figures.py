@@ -20,7 +20,7 @@ from deepnotes.chapters.magnitude_decomposition.training import ChoiceRun, run_c
 from deepnotes.core import scaling
 from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.core.measure import loglog_slope
-from deepnotes.core.validate import Finite, choice
+from deepnotes.core.validate import Depth, Positive, choice
 from deepnotes.show.palette import MARKERS, PALETTE
 from deepnotes.show.readable import TEXT_PT, TITLE_PT
 
@@ -188,7 +188,7 @@ def lambda_drift(comp: dict[tuple[str, float, int], dict[str, ChoiceRun]]):
 
 
 def slider_figure(
-    depth: int, optimizer: str, lr: Finite | None = None, budget: Budget | str | None = None, progress: bool = False
+    depth: Depth, optimizer: str, lr: Positive | None = None, budget: Budget | str | None = None, progress: bool = False
 ):
     """The slider's panel at one depth and optimizer: the derived (α, λ, λ²/α) of each choice, and a
     short training run of each (lr: the optimizer's first rate of the budget's ``train_lrs``)."""

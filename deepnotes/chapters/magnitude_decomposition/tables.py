@@ -6,7 +6,7 @@ from __future__ import annotations
 from deepnotes.chapters.magnitude_decomposition.experiments import CHECK_BLOCK, KINDS, LABELS, DecompositionRow
 from deepnotes.chapters.magnitude_decomposition.training import ChoiceRun
 from deepnotes.core import scaling
-from deepnotes.core.validate import Finite
+from deepnotes.core.validate import NonNegative
 
 HALFWAY_WINDOW = 5  # losses averaged when reading the step at which a run is half-way to the floor
 HALFWAY = 0.5  # "half-way": this fraction of the way from the plateau to the floor
@@ -29,7 +29,7 @@ def decomposition_text(rows: list[DecompositionRow]) -> str:
     return "\n".join(lines)
 
 
-def autograd_check_text(worst: Finite, tolerance: Finite) -> str:
+def autograd_check_text(worst: NonNegative, tolerance: NonNegative) -> str:
     """One line: is the largest relative gap of the autograd check below ``tolerance``?"""
     tol = f"{tolerance:.0e}".replace("e-0", "e-")
     return (

@@ -19,7 +19,7 @@ from deepnotes.core.engine import Stack, load_reference
 from deepnotes.core.measure import Recorder
 from deepnotes.core.train import History, train_ensemble
 from deepnotes.core.train import progress as progress_bar
-from deepnotes.core.validate import Finite, given, positive_int
+from deepnotes.core.validate import Count, Depth, Positive, Repeats, Seed, given, positive_int
 from deepnotes.cost.model import Builds, ReferencePasses, StackPasses, TrainRuns
 
 # the runs of the training comparison: optimizer → the choices trained (all four for SGD, the
@@ -33,8 +33,8 @@ PLAN = {
 
 @dataclass
 class ChoiceRun:
-    alpha: Finite
-    lam: Finite
+    alpha: Positive
+    lam: Positive
     history: History
     lam_steps: list[int] = field(default_factory=list)  # steps at which λ was measured
     lam_ratio: list[float] = field(default_factory=list)  # mean over v/o/fc1/fc2 of λ_F(W_t)/λ_F(W_0)
@@ -59,17 +59,17 @@ def beta_lambdas(stack: Stack) -> torch.Tensor:
 
 
 def run_choices(
-    n_layers: int,
+    n_layers: Depth,
     picks: dict[str, tuple[float, float]],
     optimizer: str,
-    lr: Finite,
+    lr: Positive,
     budget: Budget | str | None = None,
-    steps: int | None = None,
-    seed: int = 0,
-    track_every: int | None = None,
+    steps: Repeats | None = None,
+    seed: Seed = 0,
+    track_every: Count | None = None,
     device=None,
     progress: bool = False,
-    seeds: int = 1,
+    seeds: Repeats = 1,
 ) -> dict[str, ChoiceRun]:
     """Train a DeepNorm stack for every (skip weight α, init gain λ) of ``picks`` and every one of ``seeds``
     initializations (seed, seed + 1, …) on the Markov language, as the members of one ensemble (α and λ
@@ -106,15 +106,15 @@ def run_choices(
 
 
 def run_choice(
-    n_layers: int,
-    alpha: Finite,
-    lam: Finite,
+    n_layers: Depth,
+    alpha: Positive,
+    lam: Positive,
     optimizer: str,
-    lr: Finite,
+    lr: Positive,
     budget: Budget | str | None = None,
-    steps: int | None = None,
-    seed: int = 0,
-    track_every: int | None = None,
+    steps: Repeats | None = None,
+    seed: Seed = 0,
+    track_every: Count | None = None,
     device=None,
     progress: bool = False,
 ) -> ChoiceRun:
@@ -144,7 +144,7 @@ def choice_comparison(
 # ---- the chapter's work, for its estimate ------------------------------------------------------------
 
 
-def choices_work(budget: Budget, n_layers: int, optimizer: str, lr: Finite, steps: int, members: int) -> list:
+def choices_work(budget: Budget, n_layers: Depth, optimizer: str, lr: Positive, steps: Repeats, members: Count) -> list:
     """:func:`run_choices`' work: a reference model built per choice and seed, then one ensemble of them."""
     model = budget.model_config(n_layers, norm="deepnorm")  # α and λ change no count
     return [Builds(model, members), TrainRuns(model, members, budget.train_config(optimizer, lr, steps))]

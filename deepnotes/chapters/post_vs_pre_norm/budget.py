@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from deepnotes.core.config import GPU_MINUTES_PER_CHAPTER, Budget, chapter_sizes
-from deepnotes.core.validate import Finite
+from deepnotes.core.validate import Depth, Positive, Repeats
 
 
 @dataclass(frozen=True)
@@ -15,13 +15,13 @@ class PostPreBudget:
 
     probe_depths: tuple[int, ...]  # depths of the stream/gradient probe at init (the last is drawn)
     slider_depths: tuple[int, ...]
-    slider_steps: int
+    slider_steps: Repeats
     paper_depths: tuple[int, ...]  # L of the papers' sweeps (Xiong et al. Theorem 1, Liu et al. output change)
-    paper_seeds: int  # initializations averaged per style and depth in those sweeps
-    profile_depth: int = 6  # Xiong et al. Fig. 3(a,b)'s layer-wise FFN gradients: their 6-layer model
-    perturbation: Finite = 1e-2  # Liu et al.: δ = ε·RMS(W)·N(0, 1) on every block matrix W, this ε
-    sgd_lr: Finite = 0.3  # the training comparison's SGD runs (Adam's rate is budget.warmup.lr)
-    slider_lr: Finite = 3e-3  # Adam
+    paper_seeds: Repeats  # initializations averaged per style and depth in those sweeps
+    profile_depth: Depth = 6  # Xiong et al. Fig. 3(a,b)'s layer-wise FFN gradients: their 6-layer model
+    perturbation: Positive = 1e-2  # Liu et al.: δ = ε·RMS(W)·N(0, 1) on every block matrix W, this ε
+    sgd_lr: Positive = 0.3  # the training comparison's SGD runs (Adam's rate is budget.warmup.lr)
+    slider_lr: Positive = 3e-3  # Adam
     # live panel: every span is (min, start, max)
     live_depth: tuple[int, int, int] = (1, 24, 256)
     live_lr: tuple[float, float, float] = (1e-5, 3e-3, 1e-1)  # Adam

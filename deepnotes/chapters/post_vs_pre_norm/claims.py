@@ -13,11 +13,11 @@ import sympy as sp
 
 from deepnotes.chapters.post_vs_pre_norm import derive
 from deepnotes.chapters.post_vs_pre_norm import experiments as ex
-from deepnotes.core.config import Budget, resolve_budget
+from deepnotes.core.config import Budget, check_allocation, resolve_budget
 from deepnotes.core.measure import loglog_slope, scaling_fits
 from deepnotes.core.models import truncated_normal_variance_factor
 from deepnotes.core.train import FRACTION_READ
-from deepnotes.core.validate import Finite
+from deepnotes.core.validate import Count, Depth, Positive, Seed
 from deepnotes.cost.model import Derivations
 from deepnotes.shared import warmup
 from deepnotes.show import verdicts as vd
@@ -63,10 +63,14 @@ EQ46_RATIO = 1.002
 
 
 def first_order_gap(
-    dim: int = JACOBIAN_DIM, layers: int = JACOBIAN_LAYERS, scale: Finite = JACOBIAN_SCALE, seed: int = JACOBIAN_SEED
+    dim: Count = JACOBIAN_DIM,
+    layers: Depth = JACOBIAN_LAYERS,
+    scale: Positive = JACOBIAN_SCALE,
+    seed: Seed = JACOBIAN_SEED,
 ) -> float:
     """max|∏(I + J_t) − (I + Σ J_t)| / max|∏(I + J_t)| for ``layers`` random J_t of entry std
     ``scale``: how far the chain rule's product is from its first-order sum."""
+    check_allocation(5 * dim * dim, {"dim": dim}, bytes_each=8)
     prod, total = np.eye(dim), np.eye(dim)
     rng = np.random.default_rng(seed)
     for _ in range(layers):

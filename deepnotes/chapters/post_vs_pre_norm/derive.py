@@ -7,7 +7,7 @@ import sympy as sp
 
 from deepnotes.core.derive import d, ell, eta, post_norm_unroll, pre_norm_second_moment, sigma, v, x  # noqa: F401  (shared with "Training 1000 layers")
 from deepnotes.core.models import ffn_branch_variance
-from deepnotes.core.validate import Finite
+from deepnotes.core.validate import Count, Depth, Positive, Symbolic
 
 s = sp.symbols("s", positive=True)  # i.i.d. weight std of the FFN branch
 c = sp.symbols("c", positive=True)  # the factor that weakens a gradient
@@ -19,7 +19,7 @@ BERT_WIDTH = 768  # BERT-base's d (source constant)
 BERT_PRINTED_STDS = (sp.Rational(2, 100), 1 / sp.sqrt(BERT_WIDTH))  # BERT's 0.02 and 1/√d
 
 
-def post_ln_moment_step(width: int = 3) -> dict:
+def post_ln_moment_step(width: Symbolic = 3) -> dict:
     """The annotated eq. (48), S_{l+1} = (S_l + v)/(1 + v), and its fixed point (solved); against what a
     LayerNorm does to any input u = x + F of ``width`` features: (u − μ)/σ with σ² = mean((u − μ)²),
     whose output second moment SymPy simplifies to 1 for symbolic u, whatever S was."""
@@ -103,7 +103,7 @@ def xiong_lemma2() -> dict:
     return out
 
 
-def lemma2_at(width: int, ffn_width: int, layers: int) -> dict[str, list[float]]:
+def lemma2_at(width: Count, ffn_width: Count, layers: Depth) -> dict[str, list[float]]:
     """:func:`xiong_lemma2` divided by d, as numbers, at l = 0..``layers``: the paper's (d_ff = d) and
     this model's (d_ff = ``ffn_width``) Post-LN FFN sum and Pre-LN bounds."""
     lem = xiong_lemma2()
@@ -129,7 +129,7 @@ def liu_output_change() -> dict:
     }
 
 
-def liu_shapes(depths, branch_ratio: Finite = 1.0) -> dict[str, list[float]]:
+def liu_shapes(depths, branch_ratio: Positive = 1.0) -> dict[str, list[float]]:
     """:func:`liu_output_change` at n = 2N sublayers for each depth N in ``depths`` (``branch_ratio``:
     Post-LN's v): the predicted growth, up to the constant C."""
     liu = liu_output_change()
@@ -139,7 +139,7 @@ def liu_shapes(depths, branch_ratio: Finite = 1.0) -> dict[str, list[float]]:
     }
 
 
-def two_sublayer_jacobian(n: int = 3) -> dict:
+def two_sublayer_jacobian(n: Count = 3) -> dict:
     """The chain rule through two residual sublayers without LayerNorm, y = x + Attn(x), z = y + FFN(y):
     ∂z/∂x = (I + ∂FFN/∂y)(I + ∂Attn/∂x), expanded with ``n`` × ``n`` non-commuting Jacobians A = ∂Attn/∂x,
     F = ∂FFN/∂y; and the annotated eq. (7) of seed 000 as printed, I + F(I + A)."""

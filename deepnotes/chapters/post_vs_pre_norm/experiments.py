@@ -32,7 +32,7 @@ from deepnotes.core.measure import block_matrices, every_for, per_block_grad_nor
 from deepnotes.core.models import build_model
 from deepnotes.core.scaling import predicted_identity_weight
 from deepnotes.core.train import History
-from deepnotes.core.validate import Finite, choice, given
+from deepnotes.core.validate import Count, Depth, Finite, NonNegativeCount, Positive, Real, Repeats, Seed, choice, given
 from deepnotes.cost.model import StackPasses, TrainRuns, planned_ensembles
 from deepnotes.shared import warmup as shared_warmup
 
@@ -40,7 +40,7 @@ STYLES = ("post", "pre", "deepnorm", "rezero")  # the norm styles this chapter c
 OPTIMIZERS = ("adam", "sgd")  # the optimizers of the training comparison
 
 
-def style_config(norm: str, n_layers: int, budget: Budget | str, beta: Finite | None = None) -> ModelConfig:
+def style_config(norm: str, n_layers: Depth, budget: Budget | str, beta: Positive | None = None) -> ModelConfig:
     budget = resolve_budget(budget)
     return budget.model_config(n_layers, norm=choice("norm style", norm, STYLES), beta=beta)
 
@@ -58,7 +58,12 @@ class StreamProbe:
 
 
 def stream_probe(
-    norm: str, n_layers: int, budget: Budget | str | None = None, beta: Finite | None = None, seed: int = 0, device=None
+    norm: str,
+    n_layers: Depth,
+    budget: Budget | str | None = None,
+    beta: Positive | None = None,
+    seed: Seed = 0,
+    device=None,
 ) -> StreamProbe:
     """One batch through a freshly initialized stack: stream RMS, cosine to x_0, branch ratios,
     per-block gradient norms of the LM loss."""
@@ -90,7 +95,7 @@ def stream_probe(
     )
 
 
-def stream_probe_work(norm: str, n_layers: int, budget: Budget) -> list[StackPasses]:
+def stream_probe_work(norm: str, n_layers: Depth, budget: Budget) -> list[StackPasses]:
     """:func:`stream_probe`'s work, for the chapter's plan: the stream without gradients, then the loss's
     forward and backward, on the budget's batch."""
     model = style_config(norm, n_layers, budget)
@@ -103,7 +108,7 @@ def stream_probe_work(norm: str, n_layers: int, budget: Budget) -> list[StackPas
 PROBE_SEEDS = 3  # initializations (and probe batches) of Experiment 1's probes: the door's fewest
 
 
-def init_probes(budget: Budget | str, depth: int | None = None) -> dict[str, list[StreamProbe]]:
+def init_probes(budget: Budget | str, depth: Depth | None = None) -> dict[str, list[StreamProbe]]:
     """:func:`stream_probe` of every style at ``depth`` (default: the budget's largest probe depth), one per
     seed s < PROBE_SEEDS (initialization s, probe batch s): style → one probe per seed."""
     budget = resolve_budget(budget)
@@ -133,15 +138,15 @@ def rates(budget: Budget | str) -> dict[str, float]:
 
 def run_plan(
     norm: str,
-    n_layers: int,
+    n_layers: Depth,
     budget: Budget | str,
     optimizer: str = "adam",
-    lr: Finite | None = None,
-    warmup: int = 0,
-    steps: int | None = None,
-    seed: int = 0,
-    beta: Finite | None = None,
-    gate_step: Finite | None = None,
+    lr: Positive | None = None,
+    warmup: NonNegativeCount = 0,
+    steps: Repeats | None = None,
+    seed: Seed = 0,
+    beta: Positive | None = None,
+    gate_step: Real | None = None,
 ) -> RunPlan:
     """One run of one norm style as a train_many call (``lr`` default: the training comparison's rate for
     ``optimizer``, ``steps`` its length) on the language of ``seed``; ``gate_step`` turns rezero into the
@@ -163,10 +168,10 @@ def run_plan(
 
 def run(
     norm: str,
-    n_layers: int,
+    n_layers: Depth,
     budget: Budget | str,
     optimizer: str = "adam",
-    lr: Finite | None = None,
+    lr: Positive | None = None,
     device=None,
     progress: bool = False,
     **settings,
@@ -270,7 +275,7 @@ def update_map_runs(budget: Budget | str) -> list[tuple[str, str]]:
     return [("adam", shared_warmup.NO_WARMUP), ("adam", shared_warmup.warmed(budget)), ("sgd", shared_warmup.NO_WARMUP)]
 
 
-def bottom_top_update_ratio(hist: History, steps: int | None = None) -> float:
+def bottom_top_update_ratio(hist: History, steps: Repeats | None = None) -> float:
     """Mean over the tracked steps (the first ``steps`` of them) of ‖Δθ_1‖/‖θ_1‖ ÷ ‖Δθ_N‖/‖θ_N‖:
     how much the first block learns relative to the last."""
     ups = hist.block_updates if steps is None else hist.block_updates[:steps]
@@ -281,21 +286,21 @@ def bottom_top_update_ratio(hist: History, steps: int | None = None) -> float:
 class SliderResult:
     """The slider's experiment at one setting."""
 
-    depth: int
+    depth: Depth
     norm: str
-    warmup: int
-    beta: Finite | None
-    lr: Finite
+    warmup: NonNegativeCount
+    beta: Positive | None
+    lr: Positive
     probe: StreamProbe  # per-block gradient norms at init
     history: History  # a short Adam run
 
 
 def slider_experiment(
-    depth: int,
+    depth: Depth,
     norm: str,
-    warmup: int = 0,
-    beta: Finite | None = None,
-    lr: Finite | None = None,
+    warmup: NonNegativeCount = 0,
+    beta: Positive | None = None,
+    lr: Positive | None = None,
     budget: Budget | str | None = None,
     progress: bool = False,
 ) -> SliderResult:
@@ -362,10 +367,10 @@ class XiongProbe:
     last-layer FFN gradient, their Fig. 3's layer-wise FFN gradients."""
 
     depths: tuple[int, ...]  # the Theorem 1 sweep over L (paper_depths)
-    profile_depth: int  # depth of the layer-wise gradient profile (the paper's 6 layers)
-    d_model: int
-    d_ff: int
-    seeds: int
+    profile_depth: Depth  # depth of the layer-wise gradient profile (the paper's 6 layers)
+    d_model: Count
+    d_ff: Count
+    seeds: Repeats
     stacks: dict[tuple[str, int], XiongStack]
 
     def last_w2(self, norm: str) -> list[float]:
@@ -426,7 +431,7 @@ class LiuProbe:
     """Liu et al. 2020's output change at initialization: E‖F(x, W) − F(x, W + δ)‖² per token."""
 
     depths: tuple[int, ...]  # N (blocks; 2N sublayers)
-    perturbation: Finite  # ε: δ = ε·RMS(W)·N(0, 1) on every weight matrix W of the blocks
+    perturbation: Positive  # ε: δ = ε·RMS(W)·N(0, 1) on every weight matrix W of the blocks
     changes: dict[str, list[list[float]]]  # style → per depth → per seed
 
     def mean(self, norm: str) -> list[float]:
@@ -435,7 +440,7 @@ class LiuProbe:
 
 
 @torch.no_grad()
-def output_change(model, tokens: torch.Tensor, eps: Finite, generator: torch.Generator) -> float:
+def output_change(model, tokens: torch.Tensor, eps: Positive, generator: torch.Generator) -> float:
     """E over tokens of ‖F(x, W) − F(x, W + δ)‖², F the final hidden state (after Pre-LN's final LN)
     [B, T, d], δ = ε·RMS(W)·N(0, I) drawn on the CPU from ``generator`` for every block matrix W; the
     model's weights are restored afterwards."""

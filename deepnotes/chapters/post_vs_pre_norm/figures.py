@@ -8,7 +8,7 @@ import numpy as np
 from deepnotes.chapters.post_vs_pre_norm import experiments as ex
 from deepnotes.core.config import resolve_budget
 from deepnotes.core.measure import loglog_slope
-from deepnotes.core.validate import Finite
+from deepnotes.core.validate import Depth, NonNegativeCount, Positive
 from deepnotes.show.palette import colour
 from deepnotes.show.readable import TEXT_PT, TITLE_PT
 
@@ -64,7 +64,7 @@ def depth_sweep(sweep: dict[tuple[str, int], ex.StreamProbe]):
     return fig
 
 
-def training_losses(runs: dict[str, dict], n_layers: int, lrs: dict[str, float]):
+def training_losses(runs: dict[str, dict], n_layers: Depth, lrs: dict[str, float]):
     """Loss curves of every variant, one panel per optimizer (floor dashed, plateau dotted): the
     median over seeds, with a band from the lowest to the highest seed."""
     from deepnotes.show import plots
@@ -121,11 +121,11 @@ def slider_result(result: ex.SliderResult):
 
 
 def slider_figure(
-    depth: int,
+    depth: Depth,
     norm: str,
-    warmup: int = 0,
-    beta: Finite | None = None,
-    lr: Finite | None = None,
+    warmup: NonNegativeCount = 0,
+    beta: Positive | None = None,
+    lr: Positive | None = None,
     budget=None,
     progress: bool = False,
 ):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from deepnotes.core.config import Budget, chapter_sizes
-from deepnotes.core.validate import Finite
+from deepnotes.core.validate import Count, Depth, Positive, Repeats
 
 
 @dataclass(frozen=True)
@@ -14,24 +14,24 @@ class ThousandLayersBudget:
     """Chapter "Training 1000 layers". One step count for every run, and the chapter's Adam rate for
     every run but the map's other columns and the deepest stack (experiments.deepest_rate)."""
 
-    depth: int  # the headline depth (DeepNet's 1000 blocks)
+    depth: Depth  # the headline depth (DeepNet's 1000 blocks)
     frontier_depths: tuple[int, ...]  # the shallower depths of the frontier (DeepNet's 6L and 18L sides among them)
     map_depths: tuple[int, ...]  # the map's rows: depths trained at every rate of the map
-    deepest: int  # past DeepNet: DeepNorm trained at this depth
-    train_steps: int
+    deepest: Depth  # past DeepNet: DeepNorm trained at this depth
+    train_steps: Repeats
     train_batch: tuple[int, int]  # (sequences, tokens per sequence) per step and member
-    seeds: int  # seeds of every frontier point (training-outcome verdicts read them: ≥ 3)
+    seeds: Repeats  # seeds of every frontier point (training-outcome verdicts read them: ≥ 3)
     live_depth: tuple[int, int, int]  # the live panel's depths: (min, start, max)
     slider_depths: tuple[int, ...]  # the precomputed slider's depths (frontier or headline depths)
-    lr: Finite = 5e-4  # Adam (DeepNet's rate for its deep models); the map's middle column
-    apart_seeds: int = 3  # seeds of DeepNorm's α only and β only at the headline depth (≥ 3, as seeds)
-    map_seeds: int = 2  # seeds of the map's other rates (DeepNet Fig. 5's rate row reads them: < 3 is not judged)
-    deepest_seeds: int = 3  # seeds of the deepest DeepNorm (§13.7's "and deeper" reads them: ≥ 3, as seeds)
-    contrast_seeds: int = 1  # seeds of Post-LN beside the deepest DeepNorm
-    map_rate_count: int = 5  # the map's columns: this many Adam rates …
-    map_decades: Finite = 2.0  # … evenly spaced in log over this many decades, centred on lr
-    update_steps: int = 10  # steps whose early model update ‖F(x,θ_t) − F(x,θ_0)‖ is recorded
-    loss_window: int = 10  # steps-to, final training loss: means over this many steps (fraction learned: held out)
+    lr: Positive = 5e-4  # Adam (DeepNet's rate for its deep models); the map's middle column
+    apart_seeds: Repeats = 3  # seeds of DeepNorm's α only and β only at the headline depth (≥ 3, as seeds)
+    map_seeds: Repeats = 2  # seeds of the map's other rates (DeepNet Fig. 5's rate row reads them: < 3 is not judged)
+    deepest_seeds: Repeats = 3  # seeds of the deepest DeepNorm (§13.7's "and deeper" reads them: ≥ 3, as seeds)
+    contrast_seeds: Repeats = 1  # seeds of Post-LN beside the deepest DeepNorm
+    map_rate_count: Repeats = 5  # the map's columns: this many Adam rates …
+    map_decades: Positive = 2.0  # … evenly spaced in log over this many decades, centred on lr
+    update_steps: Repeats = 10  # steps whose early model update ‖F(x,θ_t) − F(x,θ_0)‖ is recorded
+    loss_window: Count = 10  # steps-to, final training loss: means over this many steps (fraction learned: held out)
 
 
 SMOKE = ThousandLayersBudget(

@@ -17,7 +17,7 @@ from deepnotes.core import scaling
 from deepnotes.core.config import Budget, get_budget, resolve_budget
 from deepnotes.core.derive import N, alpha, deepnorm_ratio, lam
 from deepnotes.core.measure import NOISE_SIGMAS, StreamProfile, unrelated_cosine_floor
-from deepnotes.core.validate import Finite
+from deepnotes.core.validate import Count, Depth, Finite, Positive
 from deepnotes.cost.model import Derivations
 from deepnotes.show import verdicts as vd
 
@@ -49,7 +49,7 @@ PRE_VS_POST = (  # Pre trains more easily than Post
 GPT3_175B = (96, 12288, 50257)  # GPT-3 175B's layers, d_model, vocabulary (Brown et al. 2020, Table 2.1)
 
 
-def predictions(depth: int) -> vd.VerdictTable:
+def predictions(depth: Depth) -> vd.VerdictTable:
     """The derived constants against DeepNet's published formulas (the plain functions of
     :mod:`deepnotes.core.scaling`), and the warmup rule's consequence at ``depth``."""
     c = derive.deepnorm_constants(depth)
@@ -100,7 +100,7 @@ def predictions(depth: int) -> vd.VerdictTable:
 
 
 def at_initialization(
-    profiles: dict[str, list[StreamProfile]], predicted: dict[str, list[float]], width: int
+    profiles: dict[str, list[StreamProfile]], predicted: dict[str, list[float]], width: Count
 ) -> vd.VerdictTable:
     """The identity path and the gradient per block of each style at the headline depth, each row judged on
     every seed's profile (initialization and probe batch s) through the door: the fraction of seeds that show
@@ -157,7 +157,7 @@ def _stream_band(p: StreamProfile) -> tuple[float, float]:
     return min(p.stream_grads[1:]) / p.stream_grads[-1], max(p.stream_grads[1:]) / p.stream_grads[-1]
 
 
-def init_reading(profiles: dict[str, list[StreamProfile]], predicted: dict[str, list[float]], width: int) -> str:
+def init_reading(profiles: dict[str, list[StreamProfile]], predicted: dict[str, list[float]], width: Count) -> str:
     """The profiles at initialization in words, every number read from them (each the median over seeds, the
     seeds' spread where it matters): where Post-LN's cosine to x_0 reaches the noise floor and how it compares
     with the derived weight in the first blocks, its first-over-last gradient ratio; DeepNorm's largest distance
@@ -207,7 +207,7 @@ def _nearest(depths, target: int) -> int:
     return min(depths, key=lambda d: abs(d - target))
 
 
-def fractions_text(runs: ex.Runs, window: int, label: str, depth: int, lr: Finite | None = None) -> str:
+def fractions_text(runs: ex.Runs, window: Count, label: str, depth: Depth, lr: Positive | None = None) -> str:
     """One point's fractions learned as text: the seeds' median, then every seed ("0.61 (0.50, 0.73, 0.61)")."""
     return vd.seeds_text(runs.fractions(label, depth, window, lr))
 
@@ -478,7 +478,7 @@ def _deepest_verdict(runs: ex.Runs, budget: Budget | str) -> vd.Verdict:
     )
 
 
-def summary_rows(runs: ex.Runs, depth: int, window: int) -> list[tuple[str, str, str, str]]:
+def summary_rows(runs: ex.Runs, depth: Depth, window: Count) -> list[tuple[str, str, str, str]]:
     """Per headline variant trained at ``depth``: fractions learned per seed, the step it got half-way
     (per seed), and seconds per member-step of its ensemble."""
     rows = []
@@ -497,7 +497,7 @@ def summary_rows(runs: ex.Runs, depth: int, window: int) -> list[tuple[str, str,
     return rows
 
 
-def summary_markdown(runs: ex.Runs, depth: int, window: int) -> str:
+def summary_markdown(runs: ex.Runs, depth: Depth, window: Count) -> str:
     """:func:`summary_rows` as a Markdown table."""
     head = (
         "| variant | fraction learned (per seed) | step half-way (per seed) | s per member-step |\n"
@@ -506,7 +506,7 @@ def summary_markdown(runs: ex.Runs, depth: int, window: int) -> str:
     return head + "\n".join(f"| {a} | {b} | {c} | {d} |" for a, b, c, d in summary_rows(runs, depth, window))
 
 
-def frontier_markdown(runs: ex.Runs, window: int, depths: tuple[int, ...]) -> str:
+def frontier_markdown(runs: ex.Runs, window: Count, depths: tuple[int, ...]) -> str:
     """What the frontier's runs show, read from them (no typed result): for each curve, the depths where
     the seeds' median fraction learned reaches TRAINED and those where it does not, then whether Post-LN's
     warmup of T = N steps trains at any depth where Post-LN alone does not (among the depths it was run)."""

@@ -9,6 +9,7 @@ import sympy as sp
 
 from deepnotes.core import derive as core
 from deepnotes.core.derive import N, alpha, ell, eta, lam, v
+from deepnotes.core.validate import Depth, NonNegativeCount
 
 T = sp.symbols("T", positive=True)  # warmup length in steps
 
@@ -16,7 +17,7 @@ DEEPNET_DEPTH = 1000  # the depth the predictions are stated at (DeepNet's headl
 REFERENCE_DEPTH = 12  # the depth they are compared with (BERT-base, the original Transformer's 6+6)
 
 
-def deepnorm_constants(depth: int) -> dict:
+def deepnorm_constants(depth: Depth) -> dict:
     """DeepNet's (α, β) from S residual sublayers (:func:`deepnotes.core.derive.paper_constants`):
     the encoder and the decoder-only stack have S = 2N, the decoder of an encoder-decoder S = 3M;
     their values at N = M = ``depth``, and β/α, the factor on every branch gradient."""
@@ -56,7 +57,7 @@ def identity_weights() -> dict:
     }
 
 
-def identity_at(depth: int) -> dict:
+def identity_at(depth: Depth) -> dict:
     """:func:`identity_weights` after the 2N sublayers of ``depth`` blocks: Post-LN at v = 1 (Xavier
     branches keep their input's scale), DeepNorm at DeepNet's α with v = β⁴ (a branch's two matrices
     each scaled by β), Pre-LN's stream RMS at v = 1."""
@@ -71,7 +72,7 @@ def identity_at(depth: int) -> dict:
     }
 
 
-def loss_change_growth(depth: int, reference: int) -> dict:
+def loss_change_growth(depth: Depth, reference: NonNegativeCount) -> dict:
     """Adam's first-step loss change ΔL = −η·N·K·P·g (:func:`deepnotes.core.derive.loss_change`) at
     ``depth`` over ``reference`` blocks; and with DeepNet's constants, whose per-matrix gradients are
     O(β/α), the exponent of N in ΔL under Adam (:func:`deepnotes.core.derive.loss_change_exponent`)."""
@@ -100,7 +101,7 @@ def warmup_length() -> dict:
     return {"start_lr": start, "min_warmup": bound, "symbols": {"N": N, "T": T, "eta": eta}}
 
 
-def predicted_profiles(depth: int) -> dict[str, list[float]]:
+def predicted_profiles(depth: Depth) -> dict[str, list[float]]:
     """Per block l = 0..N, the weight of x_0 in x_l (cos(x_l, x_0) when the branches are orthogonal
     to x_0) from :func:`identity_weights` (2 sublayers per block): Post-LN at v = 1, DeepNorm at
     DeepNet's α with v = β⁴, Pre-LN 1/√(1 + 2l) (x_0 kept whole in a stream of second moment 1 + 2l,

@@ -34,7 +34,18 @@ from deepnotes.core.engine import Stack, graph_config
 from deepnotes.core.ensembles import RunPlan, default_workers, train_plan
 from deepnotes.core.measure import StreamProfile, stream_profiles
 from deepnotes.core.train import History
-from deepnotes.core.validate import Finite, choice, positive_float, positive_int
+from deepnotes.core.validate import (
+    Count,
+    Depth,
+    Finite,
+    Positive,
+    Repeats,
+    Seed,
+    Workers,
+    choice,
+    positive_float,
+    positive_int,
+)
 from deepnotes.cost.model import StackPasses, TrainRuns, planned_ensembles
 
 PROFILE_STYLES = ("post", "pre", "deepnorm", "rezero")  # the styles profiled at initialization
@@ -78,7 +89,7 @@ def variant(label: str) -> Variant:
     return VARIANTS[choice("variant", label, VARIANTS)]
 
 
-def variant_config(label: str, depth: int, budget: Budget | str) -> ModelConfig:
+def variant_config(label: str, depth: Depth, budget: Budget | str) -> ModelConfig:
     """The budget's Transformer at ``depth`` blocks in the variant's style; DeepNorm's constants
     from :func:`deepnotes.core.scaling.deepnorm_coefficients` (the encoder/decoder-only form)."""
     budget = resolve_budget(budget)
@@ -95,7 +106,7 @@ def variant_config(label: str, depth: int, budget: Budget | str) -> ModelConfig:
     return budget.model_config(depth, norm="deepnorm", **kept)
 
 
-def warmup_steps(depth: int, steps: int) -> int:
+def warmup_steps(depth: Depth, steps: Repeats) -> int:
     """The chapter's warmup rule at ``depth`` blocks: a linear warmup of T ≥ N steps, so that its first
     step, η/T, is at most η/N (:func:`~deepnotes.chapters.thousand_layers.derive.warmup_length`);
     T = N, capped at the run's ``steps`` (then the whole run warms up and its first step is η/steps)."""
@@ -103,7 +114,12 @@ def warmup_steps(depth: int, steps: int) -> int:
 
 
 def variant_train_config(
-    label: str, depth: int, budget: Budget | str, seed: int = 0, lr: Finite | None = None, steps: int | None = None
+    label: str,
+    depth: Depth,
+    budget: Budget | str,
+    seed: Seed = 0,
+    lr: Positive | None = None,
+    steps: Repeats | None = None,
 ) -> TrainConfig:
     """Adam at ``lr`` (default: the chapter's rate) on the chapter's batches; the "+ warmup" variants
     warm up for :func:`warmup_steps` (depth, steps)."""
@@ -118,7 +134,7 @@ def variant_train_config(
     )
 
 
-def map_rates(lr: Finite, count: int = 5, decades: Finite = 2.0) -> tuple[float, ...]:
+def map_rates(lr: Positive, count: Repeats = 5, decades: Positive = 2.0) -> tuple[float, ...]:
     """``count`` Adam rates evenly spaced in log over ``decades`` decades and centred on ``lr``:
     lr · 10^(decades · (i/(count − 1) − 1/2)), i = 0 … count − 1 (``lr`` itself is the middle one
     when ``count`` is odd, so the map's middle column is the chapter's rate)."""
@@ -169,7 +185,7 @@ def _profile_stacks(budget: Budget, depth: int, styles) -> list[list[tuple[str, 
 
 
 def init_profiles(
-    budget: Budget | str, depth: int | None = None, styles=PROFILE_STYLES
+    budget: Budget | str, depth: Depth | None = None, styles=PROFILE_STYLES
 ) -> dict[str, list[StreamProfile]]:
     """:func:`~deepnotes.core.measure.stream_profiles` of each style at ``depth`` (default the headline
     depth), one per seed s < PROFILE_SEEDS (initialization s, probe batch s of the language); the styles and
@@ -198,9 +214,9 @@ class Run:
     """One training run: a variant at a depth and an Adam rate, initialization and data stream ``seed``."""
 
     label: str
-    depth: int
-    lr: Finite
-    seed: int
+    depth: Depth
+    lr: Positive
+    seed: Seed
 
     @property
     def cell(self) -> tuple[str, int, float]:
@@ -250,8 +266,8 @@ class Runs:
     """Every training run of the chapter: (label, depth, lr) → one History per seed."""
 
     histories: dict[tuple[str, int, float], list[History]]
-    steps: int
-    lr: Finite  # the chapter's rate (the default of every lookup)
+    steps: Repeats
+    lr: Positive  # the chapter's rate (the default of every lookup)
     seconds: dict[tuple[str, int, float], float]  # wall seconds of the ensemble each point trained in
     members: dict[tuple[str, int, float], int]  # how many members that ensemble had
 
@@ -303,7 +319,7 @@ def training_plan(budget: Budget | str, runs: list[Run] | None = None) -> RunPla
 
 
 def train_runs(
-    budget: Budget | str, runs: list[Run] | None = None, progress: bool = False, workers: int | None = None
+    budget: Budget | str, runs: list[Run] | None = None, progress: bool = False, workers: Workers | None = None
 ) -> Runs:
     """Train every :class:`Run` of ``runs`` (default :func:`plan`) as :func:`training_plan` lays them out; seed
     s means initialization s and data stream s. The ensembles are spread over ``workers`` processes (default:
@@ -330,7 +346,7 @@ class TrainabilityMap:
     depths: tuple[int, ...]
     rates: tuple[float, ...]
     histories: dict[tuple[str, int, float], list[History]]
-    steps: int
+    steps: Repeats
 
     def fractions(self, style: str, depth: int, rate: Finite, window: int) -> list[float]:
         """Per seed: the fraction learned of one cell (−inf for a diverged seed)."""
@@ -368,10 +384,10 @@ def train_map(
     budget: Budget | str,
     depths: tuple[int, ...],
     rates: tuple[float, ...],
-    seeds: int = 1,
+    seeds: Repeats = 1,
     styles: tuple[str, ...] = MAP_STYLES,
     progress: bool = False,
-    workers: int | None = None,
+    workers: Workers | None = None,
 ) -> TrainabilityMap:
     """Train every style at every depth and Adam rate (no warmup, the chapter's steps and batches,
     seeds 0 … seeds − 1) on their own (the chapter trains its map in :func:`train_runs`' one call).
@@ -397,12 +413,12 @@ def train_map(
 # ---- reading the runs -----------------------------------------------------------------------------
 
 
-def fraction_learned(hists: list[History], window: int) -> list[float]:
+def fraction_learned(hists: list[History], window: Count) -> list[float]:
     """Per seed: (plateau − final loss)/(plateau − floor); −inf for a diverged run."""
     return [h.fraction_learned(window) for h in hists]
 
 
-def frontier(runs: Runs, window: int, depths: tuple[int, ...]) -> dict[str, dict[int, float]]:
+def frontier(runs: Runs, window: Count, depths: tuple[int, ...]) -> dict[str, dict[int, float]]:
     """label → depth → median fraction learned over seeds at the chapter's rate, for every frontier
     variant at those of ``depths`` it was trained at."""
     return {lab: {n: runs.median(lab, n, window) for n in depths if runs.has(lab, n)} for lab in FRONTIER}
@@ -417,7 +433,7 @@ def deepest_learning(curve: dict[int, float], threshold: Finite) -> int | None:
 # ---- the slider -----------------------------------------------------------------------------------
 
 
-def live_run(depth: int, label: str, budget: Budget | str | None = None, progress: bool = False) -> Runs:
+def live_run(depth: Depth, label: str, budget: Budget | str | None = None, progress: bool = False) -> Runs:
     """One seed of one variant at any depth (the live panel), with the chapter's rate and steps."""
     budget = resolve_budget(budget)
     return train_runs(

@@ -10,7 +10,7 @@ from deepnotes.chapters.thousand_layers import experiments as ex
 from deepnotes.chapters.thousand_layers.budget import sizes
 from deepnotes.core.config import resolve_budget
 from deepnotes.core.measure import StreamProfile
-from deepnotes.core.validate import Finite
+from deepnotes.core.validate import Count, Depth, Finite, Positive
 from deepnotes.show.palette import colour, line_style
 from deepnotes.show.readable import TEXT_PT
 
@@ -52,7 +52,7 @@ def _panels(labels: tuple[str, ...]) -> list[tuple[str, ...]]:
     return [tuple(lab for lab in labels if lab not in deep), deep]
 
 
-def training(runs: ex.Runs, depth: int, labels: tuple[str, ...] = ex.HEADLINE):
+def training(runs: ex.Runs, depth: Depth, labels: tuple[str, ...] = ex.HEADLINE):
     """Loss curves at ``depth`` and the chapter's rate (median over seeds, min–max band, ✕ where a seed
     diverged; floor dashed, context-free plateau dotted), in two panels, and the early model update RMS
     of F(x,θ_t) − F(x,θ_0) over the first steps (median over seeds). Variants not trained at ``depth``
@@ -89,13 +89,13 @@ def _point(values: list[float]) -> tuple[float, float, float]:
 
 def frontier(
     runs: ex.Runs,
-    window: int,
+    window: Count,
     depths: tuple[int, ...],
     threshold: Finite,
     deepest: tuple[int, float] | None = None,
     labels: tuple[str, ...] = ex.FRONTIER,
-    width: Finite = 6.0,
-    height: Finite = 3.2,
+    width: Positive = 6.0,
+    height: Positive = 3.2,
 ):
     """Fraction learned (median over seeds, the bar spanning them) against depth at the chapter's rate:
     solid without warmup, dashed with; a diverged run is an ✕ below zero. ``deepest`` (depth, rate):
@@ -165,7 +165,7 @@ def answer(runs: ex.Runs, budget, threshold: Finite):
     )
 
 
-def deepest(runs: ex.Runs, depth: int, deepest_depth: int, rate: Finite):
+def deepest(runs: ex.Runs, depth: Depth, deepest_depth: Depth, rate: Positive):
     """The deepest stack's runs (DeepNorm and Post-LN, warmup rule, ``rate``) beside DeepNorm at the
     headline depth and the chapter's rate."""
     from deepnotes.show import plots
@@ -188,7 +188,7 @@ def deepest(runs: ex.Runs, depth: int, deepest_depth: int, rate: Finite):
     return fig
 
 
-def slider_result(runs: ex.Runs, depth: int, label: str):
+def slider_result(runs: ex.Runs, depth: Depth, label: str):
     """One variant at one depth: its loss curve(s) and its early model update."""
     from deepnotes.show import plots
 
@@ -212,7 +212,7 @@ def slider_result(runs: ex.Runs, depth: int, label: str):
     return fig
 
 
-def slider_figure(depth: int, variant: str, budget=None, runs: ex.Runs | None = None, progress: bool = False):
+def slider_figure(depth: Depth, variant: str, budget=None, runs: ex.Runs | None = None, progress: bool = False):
     """The slider's render function: the stored run of (depth, variant) where ``runs`` has it, else a
     live run (:func:`.experiments.live_run`)."""
     budget = resolve_budget(budget)
@@ -221,7 +221,7 @@ def slider_figure(depth: int, variant: str, budget=None, runs: ex.Runs | None = 
     return slider_result(runs, depth, ex.variant(variant).label)
 
 
-def trainability_map(tmap: ex.TrainabilityMap, window: int, threshold: Finite):
+def trainability_map(tmap: ex.TrainabilityMap, window: Count, threshold: Finite):
     """One panel per style: depth (rows) × Adam rate (columns), the colour and the number the median
     fraction learned (0: the plateau, 1: the floor); ✕ where most seeds diverged; cells at or past
     ``threshold`` (what "trains" means in the chapter) framed."""

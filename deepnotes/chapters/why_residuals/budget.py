@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 from deepnotes.core.config import Budget, chapter_rates, chapter_sizes
-from deepnotes.core.validate import Finite
+from deepnotes.core.validate import Count, Positive, Real, Repeats
 
 
 @dataclass(frozen=True)
@@ -16,38 +16,38 @@ class ResidualsBudget:
 
     widths: tuple[int, ...]  # widths of the Jacobian-growth probe (1 = the 1-D model)
     depths: tuple[int, ...]  # its depths N (to 1000 at cpu)
-    probe_batch: int  # random (x_0, v) pairs per probe (×16 at width 1)
+    probe_batch: Count  # random (x_0, v) pairs per probe (×16 at width 1)
     grad_depths: tuple[int, ...]  # depths of the per-layer gradient probe (float64)
     grad_widths: tuple[int, ...]  # its widths
-    grad_seeds: int  # independent initializations per setting (the mean-field rows need MIN_SEEDS)
-    train_width: int  # width of the trained MLP language model
+    grad_seeds: Repeats  # independent initializations per setting (the mean-field rows need MIN_SEEDS)
+    train_width: Count  # width of the trained MLP language model
     train_depths: tuple[int, ...]  # depths of the plain-vs-residual training runs
-    train_steps: int
+    train_steps: Repeats
     transformer_depths: tuple[int, ...]  # the Transformer variant (no LayerNorm); () = skipped
     jacobian_depths: tuple[int, ...]  # encoder depths of the input-output Jacobian spectra (ReZero's 12 and 128)
-    jacobian_seeds: int  # initializations (one input each) pooled per spectrum
+    jacobian_seeds: Repeats  # initializations (one input each) pooled per spectrum
     slider_depths: tuple[int, ...]
     slider_widths: tuple[int, ...]
     slider_exponents: tuple[float, ...]
-    slider_steps: int
+    slider_steps: Repeats
     lrs: MappingProxyType = chapter_rates(adam=1e-3, sgd=0.1)  # fixed before the runs, for every kind and depth
-    train_seeds: int = 3  # seeds of every training run (MLP and Transformer): the verdicts' medians
-    transformer_lr: Finite = 3e-4  # Adam
-    moment_batch: int = 1024  # inputs of the plain stack's per-layer moments
-    moment_hidden_factor: int = 4  # the plain stack's moments: width d → 4d → d → …
-    width1_batch_factor: int = 16  # the Jacobian probe's batch × this at width 1
-    grad_batch: int = 64  # inputs of the per-layer gradient probe
-    track_points: int = 10
-    loss_window: int = 10  # steps averaged by steps_to (fraction_learned reads the held-out sample)
-    jacobian_tokens: int = 8  # T of the Jacobian's input x_0: [T, d]
-    jacobian_gate: Finite = 0.1  # ReZero's gates in the spectra (the authors' notebook: 0.1; 0 is J = I)
+    train_seeds: Repeats = 3  # seeds of every training run (MLP and Transformer): the verdicts' medians
+    transformer_lr: Positive = 3e-4  # Adam
+    moment_batch: Count = 1024  # inputs of the plain stack's per-layer moments
+    moment_hidden_factor: Count = 4  # the plain stack's moments: width d → 4d → d → …
+    width1_batch_factor: Count = 16  # the Jacobian probe's batch × this at width 1
+    grad_batch: Count = 64  # inputs of the per-layer gradient probe
+    track_points: Repeats = 10
+    loss_window: Count = 10  # steps averaged by steps_to (fraction_learned reads the held-out sample)
+    jacobian_tokens: Count = 8  # T of the Jacobian's input x_0: [T, d]
+    jacobian_gate: Real = 0.1  # ReZero's gates in the spectra (the authors' notebook: 0.1; 0 is J = I)
     paper_jacobian_depths: tuple[int, ...] = (4, 12, 64)  # the paper's figure: vanilla Transformer at these depths …
     paper_rezero_steps: tuple[int, ...] = (0, 10, 50)  # … and ReZero at the deepest after these training steps
     # live panel: every span is (min, start, max)
     live_depth: tuple[int, int, int] = (1, 100, 1000)
     live_width: tuple[int, int, int] = (1, 64, 512)
     live_exponent: tuple[float, float, float] = (0.0, 0.5, 1.5)  # p of ε = N^-p (eps_exponent accepts [0, 2])
-    live_exponent_step: Finite = 0.05
+    live_exponent_step: Positive = 0.05
 
 
 SMOKE = ResidualsBudget(

@@ -13,6 +13,7 @@ import math
 import sympy as sp
 
 from deepnotes.core.derive import N, depth_exponent, linear_second_moment, s_w, s_x
+from deepnotes.core.validate import Depth, Symbolic
 
 eps = sp.symbols("epsilon", positive=True)  # the residual branch's weight ε
 n_in, n_out = sp.symbols("n m", positive=True)  # the article's x ∈ R^n, W ∈ R^{n×m}
@@ -48,7 +49,7 @@ def plain_layer_moments() -> dict[str, object]:
     }
 
 
-def plain_stack_backward_gain(layers: int = 4) -> dict[str, object]:
+def plain_stack_backward_gain(layers: Depth = 4) -> dict[str, object]:
     """A plain stack of ``layers`` forward-stable layers with widths d_0 → d_1 → … → d_L: each
     multiplies the backward second moment by d_l/d_{l−1}, and the product telescopes to d_L/d_0,
     whatever the depth."""
@@ -209,7 +210,7 @@ def skip_vs_branch_scaling() -> dict[str, object]:
     }
 
 
-def layernorm_scale_invariance(dim: int = 3) -> dict:
+def layernorm_scale_invariance(dim: Symbolic = 3) -> dict:
     """LN(c·z) − LN(z) for z ∈ R^dim and c > 0 (LN without its ε and affine part), simplified
     ("difference"): 0, so LN(αx + f) = LN(α(x + εf)) = LN(x + εf)."""
     zs = sp.symbols(f"z1:{dim + 1}", real=True)

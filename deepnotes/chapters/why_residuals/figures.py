@@ -19,7 +19,7 @@ from deepnotes.chapters.why_residuals.probes import (
 from deepnotes.chapters.why_residuals.training import OPTIMIZERS, TransformerSweep, first_seed, mlp_run
 from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.core.train import History
-from deepnotes.core.validate import Finite
+from deepnotes.core.validate import Count, Depth, Positive, Real
 from deepnotes.show.cache import LIVE_RESULTS_KEPT, LRU
 from deepnotes.show.palette import PALETTE
 from deepnotes.show.readable import TEXT_PT, TITLE_PT
@@ -34,7 +34,7 @@ LOSS_TOP_FACTOR = 1.6  # loss curves clipped at this × the context-free plateau
 CLIPPED_KEY = "✕: diverged; a line along the top edge is clipped there"
 
 
-def loss_panel(ax, runs: dict, title: str = "", top_factor: Finite = LOSS_TOP_FACTOR, legend: bool = True) -> None:
+def loss_panel(ax, runs: dict, title: str = "", top_factor: Positive = LOSS_TOP_FACTOR, legend: bool = True) -> None:
     """Loss curves of ``runs`` (kind → History) clipped at ``top_factor`` × the context-free
     plateau, so that a run starting at a loss of 10^14 does not flatten the others: a clipped run
     runs along the top edge and gives its largest (and, unless diverged, its last) loss in its
@@ -322,7 +322,9 @@ def spectrum_figure(spectra: dict, depths) -> object:
 _PLAIN_RUNS = LRU(LIVE_RESULTS_KEPT)  # the slider's plain runs, by (budget, depth, width)
 
 
-def slider_figure(depth: int, width: int, exponent: Finite, budget: Budget | str | None = None, progress: bool = False):
+def slider_figure(
+    depth: Depth, width: Count, exponent: Real, budget: Budget | str | None = None, progress: bool = False
+):
     """The slider: Jacobian growth of a residual stack with ε = N^{−p}, and a short Adam run of the
     MLP language model, plain against residual with that ε."""
     from deepnotes.show import plots

@@ -22,10 +22,10 @@ import torch
 from torch import nn
 
 from deepnotes.chapters.why_residuals.budget import sizes
-from deepnotes.core.config import Budget, resolve_budget
+from deepnotes.core.config import Budget, check_allocation, resolve_budget
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import generator, seeded
-from deepnotes.core.validate import Count, Finite, positive_int
+from deepnotes.core.validate import Count, Depth, Positive, Real, Repeats, Seed, positive_int
 from deepnotes.cost.model import MLPPasses, ProbeCalls
 
 EPS_RULES = {"1": 0.0, "1/sqrt(N)": 0.5, "1/N": 1.0}  # name → p in ε = N^{−p}
@@ -51,7 +51,7 @@ def eps_exponent(rule) -> float:
     return float(rule)
 
 
-def eps_for_depth(rule, depth: int) -> float:
+def eps_for_depth(rule, depth: Depth) -> float:
     """ε = N^{−p} for a stack of ``depth`` = N layers (not :func:`deepnotes.core.scaling.branch_weight`,
     DeepNorm's λ²/α)."""
     positive_int("depth", depth)
@@ -61,8 +61,9 @@ def eps_for_depth(rule, depth: int) -> float:
 class Branch(nn.Module):
     """f(x) = relu(x W1) W2: [..., width] → [..., hidden] → [..., width]."""
 
-    def __init__(self, width: int, hidden: int):
+    def __init__(self, width: Count, hidden: Count):
         super().__init__()
+        check_allocation(2 * width * hidden, {"width": width, "hidden": hidden})  # W1, W2
         self.w1 = nn.Linear(width, hidden, bias=False)
         self.w2 = nn.Linear(hidden, width, bias=False)
         with torch.no_grad():
@@ -76,7 +77,9 @@ class Branch(nn.Module):
 class ResidualMLP(nn.Module):
     """``depth`` layers x ← x + ε f_l(x) (``residual``) or x ← f_l(x) (plain), built in a loop."""
 
-    def __init__(self, width: int, depth: int, eps: Finite = 1.0, residual: bool = True, hidden: int | None = None):
+    def __init__(
+        self, width: Count, depth: Depth, eps: Positive = 1.0, residual: bool = True, hidden: Count | None = None
+    ):
         super().__init__()
         positive_int("width", width)
         positive_int("depth", depth)
@@ -84,6 +87,7 @@ class ResidualMLP(nn.Module):
         positive_int("hidden", hidden)
         if not eps > 0:
             raise ValueError(f"eps must be > 0, got {eps!r}")
+        check_allocation(2 * depth * width * hidden, {"width": width, "depth": depth, "hidden": hidden})
         self.eps, self.residual = float(eps), residual
         self.blocks = nn.ModuleList([Branch(width, hidden) for _ in range(depth)])
 
@@ -94,7 +98,7 @@ class ResidualMLP(nn.Module):
 
 
 def build_stack(
-    kind: str | float, width: int, depth: int, seed: int = 0, hidden: int | None = None, device=None, dtype=None
+    kind: str | float, width: Count, depth: Depth, seed: Seed = 0, hidden: Count | None = None, device=None, dtype=None
 ) -> ResidualMLP:
     """``kind`` = "plain" or an ε rule (see :data:`EPS_RULES`), or a number p (ε = N^{−p})."""
     if kind == "plain":
@@ -111,9 +115,9 @@ class JacobianProbe:
     """‖v·∂x_N/∂x_0‖² / ‖v‖² for ``batch`` random inputs x_0 and vectors v (natural logs)."""
 
     kind: str | float
-    width: int
-    depth: int
-    eps: Finite
+    width: Count
+    depth: Depth
+    eps: Positive
     log_growth: list[float]  # per sample: log(‖v J‖²/‖v‖²) through all N layers
     curve: list[float]  # median over samples of the log growth through the top k layers, k = 0..N
     forward_log_growth: float  # median over samples of log(‖x_N‖²/‖x_0‖²)
@@ -129,7 +133,7 @@ class JacobianProbe:
         return float(torch.tensor(self.log_growth).median())
 
 
-def predicted_log_growth(kind: str | float, depth: Count) -> dict[str, float]:
+def predicted_log_growth(kind: str | float, depth: Depth) -> dict[str, float]:
     """log of the predicted ‖vJ‖² growth through N layers: the article's one-dimensional estimate
     (1+ε)^{2N} (the factor (1+ε)^N, squared), its high-dimensional (1+ε²)^N (exact in mean square
     for this branch), and 1 for a plain stack (He init keeps the backward second moment)."""
@@ -141,7 +145,14 @@ def predicted_log_growth(kind: str | float, depth: Count) -> dict[str, float]:
 
 @torch.no_grad()
 def jacobian_growth(
-    kind: str | float, width: int, depth: int, *, batch: int, seed: int = 0, hidden: int | None = None, device=None
+    kind: str | float,
+    width: Count,
+    depth: Depth,
+    *,
+    batch: Count,
+    seed: Seed = 0,
+    hidden: Count | None = None,
+    device=None,
 ) -> JacobianProbe:
     """Forward x_0 ~ N(0, I) through the stack, then pull v ~ N(0, I) back:
     v ← v + ε·((v W2) ⊙ 1[x W1ᵀ > 0]) W1  (the VJP of x + ε relu(x W1ᵀ) W2ᵀ; plain: without the v +).
@@ -150,6 +161,7 @@ def jacobian_growth(
     positively homogeneous, so rescaling x leaves the Jacobian unchanged.
     """
     positive_int("batch", batch)
+    _check_probe(width, depth, batch, hidden, where=device)
     stack = build_stack(kind, width, depth, seed, hidden, device)
     dev = next(stack.parameters()).device
     gen = generator(seed + 1, dev)
@@ -198,6 +210,13 @@ def jacobian_growth(
     )
 
 
+def _check_probe(width: int, depth: int, batch: int, hidden: int | None, where=None, bytes_each: int = 4) -> None:
+    """Refuse a probe whose weights (2·N·m·h) and kept activations (2·N·B·(m + h)) would not fit."""
+    hidden = width if hidden is None else hidden
+    numbers = 2 * depth * width * hidden + 2 * depth * batch * (width + hidden)
+    check_allocation(numbers, {"width": width, "depth": depth, "batch": batch, "hidden": hidden}, where, bytes_each)
+
+
 def _renorm_log(new: torch.Tensor, old: torch.Tensor) -> torch.Tensor:
     """log(‖new‖²/‖old‖²) per row, in float64 ([B]); a row that is or became 0 gives −inf (a
     one-dimensional plain ReLU stack stops every gradient the first time its unit is off)."""
@@ -213,11 +232,14 @@ def _rescaled(t: torch.Tensor) -> torch.Tensor:
 
 
 @torch.no_grad()
-def branch_jacobian_singular_values(width: int, hidden: int | None = None, seed: int = 0, device=None) -> list[float]:
+def branch_jacobian_singular_values(
+    width: Count, hidden: Count | None = None, seed: Seed = 0, device=None
+) -> list[float]:
     """Singular values (descending) of one branch's Jacobian ∂f/∂x = W2 · diag(1[x W1ᵀ > 0]) · W1
     ([width, hidden]·[hidden, hidden]·[hidden, width], the matrix that v·∂f/∂x multiplies) at a random
     x ~ N(0, I), in float64. A multiple of an orthogonal matrix would have them all equal; the ReLU
     zeroes about half of the hidden units, so about width − hidden/2 of them are 0."""
+    check_allocation(3 * width * (width if hidden is None else hidden), {"width": width, "hidden": hidden}, device, 8)
     stack = build_stack("1", width, 1, seed, hidden, device, torch.float64)
     f = stack.blocks[0]
     dev = next(stack.parameters()).device
@@ -229,12 +251,13 @@ def branch_jacobian_singular_values(width: int, hidden: int | None = None, seed:
 
 
 @torch.no_grad()
-def orthogonal_cosines(width: int, samples: int = 256, seed: int = 0) -> dict[str, float]:
+def orthogonal_cosines(width: Count, samples: Count = 256, seed: Seed = 0) -> dict[str, float]:
     """Mean |cos(x, xQ)| over ``samples`` random x ~ N(0, I_width) for a Haar-random orthogonal Q
     (QR of a Gaussian matrix, signs fixed by diag(R)) and for Q = I. An orthogonal matrix keeps
     norms, not angles: Q = I gives 1; a random Q gives about √(2/(π·width)) (returned as "expected")."""
     positive_int("width", width)
     positive_int("samples", samples)
+    check_allocation(3 * width * width + 3 * samples * width, {"width": width, "samples": samples}, bytes_each=8)
     gen = generator(seed)
     q, r = torch.linalg.qr(torch.randn(width, width, generator=gen, dtype=torch.float64))
     q = q * torch.sign(torch.diagonal(r))  # Haar measure
@@ -258,9 +281,12 @@ class PlainMoments:
     weight_grad: list[float]  # E[(∂L/∂W_k)²] per entry, k = 1..2N
 
 
-def plain_moments(width: int, hidden: int, depth: int, *, batch: int, seed: int = 0, device=None) -> PlainMoments:
+def plain_moments(
+    width: Count, hidden: Count, depth: Depth, *, batch: Count, seed: Seed = 0, device=None
+) -> PlainMoments:
     """A plain He/LeCun stack width → hidden → width → … (2N linear layers) in float64, loss
     L = Σ x_2N·r with r ~ N(0, 1) so that ∂L/∂x_2N has second moment 1."""
+    _check_probe(width, depth, batch, hidden, device, bytes_each=8)
     stack = build_stack("plain", width, depth, seed, hidden, device, torch.float64)
     dev = next(stack.parameters()).device
     gen = generator(seed + 1, dev)
@@ -287,14 +313,14 @@ def plain_moments(width: int, hidden: int, depth: int, *, batch: int, seed: int 
     )
 
 
-def branch_gradient_moment(width: int, hidden: int | None = None, *, batch: int) -> float:
+def branch_gradient_moment(width: Count, hidden: Count | None = None, *, batch: Count) -> float:
     """C = E‖∂L/∂θ_f‖² of one branch with unit moments in and out: width·(hidden + width/2)/batch
     (``derive.branch_gradient_moment``)."""
     hidden = width if hidden is None else hidden
     return width * (hidden + width / 2) / batch
 
 
-def predicted_total_gradient(kind: str | float, width: Count, depth: Count, *, batch: Count) -> float:
+def predicted_total_gradient(kind: str | float, width: Count, depth: Depth, *, batch: Count) -> float:
     """E‖∇_θL‖² of the whole stack at initialization, mean field: N·C for a plain stack (every
     layer sees unit moments both ways), N·ε²·(1+ε²)^{N−1}·C for x + εf (layer l's input has grown
     by (1+ε²)^{l−1}, the gradient reaching its output by (1+ε²)^{N−l}, and ε multiplies both
@@ -307,7 +333,7 @@ def predicted_total_gradient(kind: str | float, width: Count, depth: Count, *, b
     return depth * e * e * (1 + e * e) ** (depth - 1) * c
 
 
-def relu_correlation_map(c: Finite) -> float:
+def relu_correlation_map(c: Real) -> float:
     """ρ(c) = (√(1−c²) + (π − arccos c)·c)/π: the cosine of relu(u), relu(u') for jointly Gaussian
     pre-activations of cosine c, normalized by E[relu(u)²] (the degree-1 arc-cosine kernel of Cho &
     Saul, 2009). A linear layer after it keeps the cosine, so one branch maps c → ρ(c)."""
@@ -315,7 +341,7 @@ def relu_correlation_map(c: Finite) -> float:
     return (math.sqrt(1 - c * c) + (math.pi - math.acos(c)) * c) / math.pi
 
 
-def predicted_cosine(kind, depth: int, c0: Finite) -> float:
+def predicted_cosine(kind, depth: Depth, c0: Real) -> float:
     """Cosine of x_N, x'_N for inputs of cosine c0, mean field. Plain: c ← ρ(c) per layer (tends
     to 1: every input ends up in the same direction). Residual: E[(x + εf)·(x' + εf')] =
     x·x' + ε² f·f' and ‖x + εf‖² = (1 + ε²)‖x‖², so c ← (c + ε²ρ(c))/(1 + ε²)."""
@@ -328,10 +354,11 @@ def predicted_cosine(kind, depth: int, c0: Finite) -> float:
 
 
 def layer_gradients(
-    kind: str | float, width: Count, depth: Count, *, batch: Count, seed: int = 0, device=None
+    kind: str | float, width: Count, depth: Depth, *, batch: Count, seed: Seed = 0, device=None
 ) -> list[float]:
     """‖∂L/∂θ_l‖² per layer l = 1..N at initialization, L = Σ_b x_N,b·r_b/B (r ~ N(0, I)), in
     float64 (ε = 1 at N = 300 reaches ~2^300 without overflow)."""
+    _check_probe(width, depth, batch, None, device, bytes_each=8)
     stack = build_stack(kind, width, depth, seed, None, device, torch.float64)
     dev = next(stack.parameters()).device
     gen = generator(seed + 1, dev)
@@ -347,14 +374,14 @@ class GradientSweep:
     (one per seed) against :func:`predicted_total_gradient`, per (kind, width, N)."""
 
     moments: PlainMoments  # the plain stack width ↔ hidden, depth ``moment_depth``
-    moment_width: int
-    moment_hidden: int
-    moment_depth: int
-    moment_batch: int
+    moment_width: Count
+    moment_hidden: Count
+    moment_depth: Depth
+    moment_batch: Count
     kinds: tuple[str, ...]
     widths: tuple[int, ...]
     depths: tuple[int, ...]
-    seeds: int
+    seeds: Repeats
     samples: dict[tuple, list[float]]  # (kind, width, N) → measured ‖∇_θL‖², one per seed
     predicted: dict[tuple, float]  # (kind, width, N) → mean-field prediction
 
@@ -449,7 +476,7 @@ def _growth_probe(kind, width: int, depth: int, batch: int) -> None:
     jacobian_growth(kind, width, depth, batch=batch, device="cpu")
 
 
-def growth_probe_calls(kinds, width: int, depth: int, batch: int) -> list[ProbeCalls]:
+def growth_probe_calls(kinds, width: Count, depth: Depth, batch: Count) -> list[ProbeCalls]:
     """One :func:`jacobian_growth` per kind, counted by running it (a forward and a vector-Jacobian pass, no
     autograd, and its per-block read-backs of cosines, ratios and the running median); a plain stack has no
     ``v +`` and counts apart."""

@@ -25,7 +25,7 @@ from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import seeded
 from deepnotes.core.models import Block
-from deepnotes.core.validate import Finite, choice, positive_int
+from deepnotes.core.validate import Depth, Finite, Positive, Real, Seed, choice, positive_int
 from deepnotes.cost.model import StackPasses, TrainRuns
 
 SPECTRUM_STYLES = ("post", "pre", "rezero")  # the notebook's vanilla (Post-LN), pre-norm and ReZero
@@ -37,8 +37,8 @@ class Spectrum:
     """The singular values λ_io of one stack's input-output Jacobian, pooled over seeds."""
 
     style: str
-    depth: int
-    gate: Finite | None  # ReZero's gate value (None for the LayerNorm stacks)
+    depth: Depth
+    gate: Real | None  # ReZero's gate value (None for the LayerNorm stacks)
     singular: tuple[float, ...]  # every λ_io of every seed, descending per seed
 
     def near_one(self, factor: Finite = 2.0) -> float:
@@ -56,7 +56,7 @@ class Spectrum:
         return math.sqrt(sum((v - mean) ** 2 for v in logs) / len(logs))
 
 
-def encoder_stack(budget: Budget | str, style: str, depth: int, gate: Finite = 0.0) -> torch.nn.Sequential:
+def encoder_stack(budget: Budget | str, style: str, depth: Depth, gate: Real = 0.0) -> torch.nn.Sequential:
     """N encoder blocks of the budget's width (no embedding, no head, no final LayerNorm: the notebook's
     ``nn.TransformerEncoder``), in float64; ReZero's gates set to ``gate``."""
     budget = resolve_budget(budget)
@@ -82,7 +82,7 @@ def io_jacobian(stack: torch.nn.Module, x0: torch.Tensor) -> torch.Tensor:
     return copies.grad  # [T·d, T·d]: row i = ∂out_i/∂x_0
 
 
-def spectrum(budget: Budget | str, style: str, depth: int, gate: Finite = 0.0, device=None) -> Spectrum:
+def spectrum(budget: Budget | str, style: str, depth: Depth, gate: Real = 0.0, device=None) -> Spectrum:
     """λ_io of ``style`` at ``depth`` for the budget's seeds (one random x_0 ~ N(0, I) per seed)."""
     budget = resolve_budget(budget)
     sub = sizes(budget)
@@ -129,7 +129,7 @@ def zeros(values) -> int:
     return sum(s < NULL_SINGULAR for s in values)
 
 
-def model_spectrum(model: torch.nn.Module, budget: Budget | str, seed: int = 0) -> tuple[float, ...]:
+def model_spectrum(model: torch.nn.Module, budget: Budget | str, seed: Seed = 0) -> tuple[float, ...]:
     """λ_io of a language model's block stack (the book's causal blocks, as trained), in float64, at one
     x_0 ~ N(0, I) of ``jacobian_tokens`` tokens."""
     budget = resolve_budget(budget)
@@ -151,8 +151,8 @@ class PaperSpectra:
 
     vanilla: dict[int, list[tuple[float, ...]]]  # depth → λ_io per seed
     rezero: dict[int, list[tuple[float, ...]]]  # training steps → λ_io per seed
-    rezero_depth: int
-    lr: Finite
+    rezero_depth: Depth
+    lr: Positive
 
     @staticmethod
     def pooled(series: dict[int, list[tuple[float, ...]]]) -> dict[int, tuple[float, ...]]:

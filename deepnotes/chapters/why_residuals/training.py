@@ -31,15 +31,26 @@ from deepnotes.chapters.why_residuals.probes import (
     probes_work,
 )
 from deepnotes.chapters.why_residuals.spectrum import spectra_work
-from deepnotes.core.config import Budget, ModelConfig, TrainConfig, resolve_budget
+from deepnotes.core.config import Budget, ModelConfig, TrainConfig, check_allocation, resolve_budget
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import MarkovLanguage, generator, seeded
-from deepnotes.core.engine import Stack, load_reference
+from deepnotes.core.engine import Stack, load_reference, member_index
 from deepnotes.core.ensembles import RunPlan, default_workers, train_plan
 from deepnotes.core.measure import BlockGradNorms, every_for
 from deepnotes.core.models import TransformerLM, build_model, next_token_loss
 from deepnotes.core.train import History
-from deepnotes.core.validate import Count, Finite, choice, given, positive_int
+from deepnotes.core.validate import (
+    Count,
+    Depth,
+    Finite,
+    NonNegativeCount,
+    Positive,
+    Repeats,
+    Seed,
+    choice,
+    given,
+    positive_int,
+)
 from deepnotes.cost.model import MLPPasses, ProbeCalls, StackPasses, TrainRuns, planned_ensembles
 
 OPTIMIZERS = ("adam", "sgd")  # the MLP runs: every kind and depth under both
@@ -48,11 +59,12 @@ OPTIMIZERS = ("adam", "sgd")  # the MLP runs: every kind and depth under both
 class MLPLanguageModel(nn.Module):
     """tokens [B, T] → embedding [B, T, d] → N layers (plain or x + εf(x)) → logits [B, T, V]."""
 
-    def __init__(self, vocab_size: int, width: int, depth: int, kind: str | float):
+    def __init__(self, vocab_size: Count, width: Count, depth: Depth, kind: str | float):
         super().__init__()
         if kind not in STACK_KINDS and isinstance(kind, str):
             raise ValueError(f"unknown kind {kind!r}; allowed: {', '.join(STACK_KINDS)}")
         residual = kind != "plain"
+        check_allocation(2 * (vocab_size + 1) * width, {"vocab_size": vocab_size, "width": width})  # embed, head
         self.embed = nn.Embedding(vocab_size, width)
         self.stack = ResidualMLP(width, depth, eps_for_depth(kind, depth) if residual else 1.0, residual)
         self.head = nn.Linear(width, vocab_size)
@@ -82,7 +94,7 @@ def _config(budget: Budget | str, optimizer: str, lr: Finite | None, steps: int,
 
 
 def build_lm(
-    kind, depth: int, budget: Budget | str, width: int | None = None, seed: int = 0, device=None
+    kind, depth: Depth, budget: Budget | str, width: Count | None = None, seed: Seed = 0, device=None
 ) -> MLPLanguageModel:
     """The budget's MLP language model of ``kind`` at ``depth``, initialized from ``seed``."""
     budget = resolve_budget(budget)
@@ -95,7 +107,7 @@ MLP_WEIGHTS = ("fc1_w", "fc2_w")  # W1ᵀ and W2ᵀ of every block: what the MLP
 MLP_FROZEN = ("fc1_b", "fc2_b", "ffn_gate")  # the engine block's biases (held at 0) and gate (held at ε)
 
 
-def mlp_config(kind, depth: int, budget: Budget | str, width: int | None = None) -> ModelConfig:
+def mlp_config(kind, depth: Depth, budget: Budget | str, width: Count | None = None) -> ModelConfig:
     """:class:`MLPLanguageModel` as an engine config: one FFN sublayer per block (ReLU, hidden = width),
     no LayerNorm; ``plain`` is the style x ← f(x), an ε rule the style x ← x + g·f(x) whose gate g
     :func:`start_mlp` sets to ε and nothing trains."""
@@ -114,9 +126,12 @@ def mlp_config(kind, depth: int, budget: Budget | str, width: int | None = None)
 
 
 @torch.no_grad()
-def start_mlp(kind, depth: int, width: int, vocab_size: int, seed: int, stack: Stack, k: int) -> None:
+def start_mlp(
+    kind, depth: Depth, width: Count, vocab_size: Count, seed: Seed, stack: Stack, k: NonNegativeCount
+) -> None:
     """Member k of ``stack`` becomes :class:`MLPLanguageModel` (``kind``, ``depth``) as drawn from
     ``seed``: its embedding, W1ᵀ, W2ᵀ and head copied in, the block biases 0, the gate ε (residual kinds)."""
+    member_index(stack, k)
     with seeded(seed):
         model = MLPLanguageModel(vocab_size, width, depth, kind)
     stack.member("embed", k).copy_(model.embed.weight)  # [V, d]
@@ -163,13 +178,13 @@ def mlp_runs(settings: list[tuple], budget: Budget | str, device=None, progress:
 
 def mlp_run(
     kind: str | float,
-    depth: int,
+    depth: Depth,
     budget: Budget | str | None = None,
     optimizer: str = "adam",
-    lr: Finite | None = None,
-    steps: int | None = None,
-    width: int | None = None,
-    seed: int = 0,
+    lr: Positive | None = None,
+    steps: Repeats | None = None,
+    width: Count | None = None,
+    seed: Seed = 0,
     device=None,
     progress: bool = False,
 ) -> History:
@@ -181,13 +196,13 @@ def mlp_run(
 
 def mlp_setting(
     kind,
-    depth: int,
+    depth: Depth,
     budget: Budget | str,
     optimizer: str = "adam",
-    lr: Finite | None = None,
-    steps: int | None = None,
-    width: int | None = None,
-    seed: int = 0,
+    lr: Positive | None = None,
+    steps: Repeats | None = None,
+    width: Count | None = None,
+    seed: Seed = 0,
 ) -> tuple:
     """One run of :func:`mlp_runs`, (kind, depth, width, TrainConfig), with the budget's defaults (the
     chapter's rate for ``optimizer``, ``train_steps``, ``train_width``): what :func:`mlp_run` trains and
@@ -226,7 +241,7 @@ def transformer_sweep_settings(budget: Budget | str) -> list[tuple[tuple, tuple]
 
 @torch.no_grad()
 def token_cosines(
-    kind, depth: Count, budget: Budget | str | None = None, width: Count | None = None, seed: int = 0, device=None
+    kind, depth: Depth, budget: Budget | str | None = None, width: Count | None = None, seed: Seed = 0, device=None
 ) -> tuple[float, float]:
     """At initialization, the mean cosine between the final hidden states of the V different tokens
     (what the head must tell apart), measured and predicted from each pair's embedding cosine by
@@ -258,7 +273,7 @@ def forward_stable_init(model: TransformerLM) -> TransformerLM:
     return model
 
 
-def transformer_config(kind: str | float, depth: int, budget: Budget | str) -> ModelConfig:
+def transformer_config(kind: str | float, depth: Depth, budget: Budget | str) -> ModelConfig:
     """:func:`build_transformer`'s config: style ``plain``, or ``none`` with the branch gain β = √ε."""
     budget = resolve_budget(budget)
     if kind == "plain":
@@ -267,7 +282,7 @@ def transformer_config(kind: str | float, depth: int, budget: Budget | str) -> M
 
 
 def build_transformer(
-    kind: str | float, depth: int, budget: Budget | str | None = None, seed: int = 0, device=None
+    kind: str | float, depth: Depth, budget: Budget | str | None = None, seed: Seed = 0, device=None
 ) -> TransformerLM:
     """The budget's Transformer without normalization at ``depth``: ``kind`` = "plain" (x ← F(x),
     :func:`forward_stable_init`) or an ε rule (x ← x + F(x) with the branch weights, v and out, fc1
@@ -284,8 +299,9 @@ def build_transformer(
 
 
 @torch.no_grad()
-def start_transformer(kind: str | float, cfg: ModelConfig, seed: int, stack: Stack, k: int) -> None:
+def start_transformer(kind: str | float, cfg: ModelConfig, seed: Seed, stack: Stack, k: NonNegativeCount) -> None:
     """Member k of ``stack`` becomes :func:`build_transformer`'s model of ``kind`` (config ``cfg``) from ``seed``."""
+    member_index(stack, k)
     model = build_model(cfg, seed=seed, device="cpu")
     if kind == "plain":
         with seeded(seed):
@@ -328,12 +344,12 @@ def transformer_runs(settings: list[tuple], budget: Budget | str, device=None, p
 
 def transformer_run(
     kind: str | float,
-    depth: int,
+    depth: Depth,
     budget: Budget | str | None = None,
     optimizer: str = "adam",
-    lr: Finite | None = None,
-    steps: int | None = None,
-    seed: int = 0,
+    lr: Positive | None = None,
+    steps: Repeats | None = None,
+    seed: Seed = 0,
     device=None,
     progress: bool = False,
 ) -> History:
@@ -345,7 +361,7 @@ def transformer_run(
 
 @torch.no_grad()
 def position_cosine(
-    kind: str | float, depth: int, budget: Budget | str | None = None, seed: int = 0, device=None
+    kind: str | float, depth: Depth, budget: Budget | str | None = None, seed: Seed = 0, device=None
 ) -> tuple[float, float]:
     """At initialization, the mean cosine between the hidden states of different positions of the
     same sequence, at the input x_0 and at the output x_N: (cos_0, cos_N). Pure attention stacks
@@ -413,7 +429,7 @@ class TransformerSweep:
 
     depths: tuple[int, ...]
     kinds: tuple[str, ...]
-    lr: Finite
+    lr: Positive
     runs: dict[tuple, list[History]]  # (N, kind) → one History per seed
     cosines: dict[tuple, list[tuple[float, float]]]  # (N, kind) → (cos at x_0, cos at x_N), one random stack per seed
 

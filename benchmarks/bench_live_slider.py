@@ -53,4 +53,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from deepnotes import cli
+
+    cli.run(main)

@@ -103,4 +103,6 @@ def local_cluster(n_workers: int, glibc_malloc: bool = False):
 
 
 if __name__ == "__main__":
-    main()
+    from deepnotes import cli
+
+    cli.run(main)

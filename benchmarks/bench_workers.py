@@ -78,4 +78,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from deepnotes import cli
+
+    cli.run(main)

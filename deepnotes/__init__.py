@@ -21,13 +21,17 @@ from beartype.claw import beartype_this_package  # noqa: E402
 # first, or the system has no such pages, nothing changes. Worker processes inherit it.
 os.environ.setdefault("THP_MEM_ALLOC_ENABLE", "1")
 
+from deepnotes.errors import BadArgument  # noqa: E402  (imported before the claw: the one unchecked module)
+
 # Every annotated parameter in the package is checked against its annotation when it is called: a value of
-# the wrong kind (a string where a depth goes, a float where a count goes) is a TypeError naming the
-# parameter, raised at the door rather than inside torch, SymPy or a loop. An int is accepted for a float;
-# a list is checked by its first item (not a random one: the same call passes or fails on every run).
+# the wrong kind (a string where a depth goes, a float where a count goes) or outside its declared domain
+# (core.validate's Count, Depth, Positive, ...: a depth of 0, a negative std) is a BadArgument — a TypeError
+# and a ValueError at once — naming the parameter, raised at the door rather than inside torch, SymPy or a
+# loop. An int is accepted for a float; a list is checked by its first item (not a random one: the same call
+# passes or fails on every run).
 beartype_this_package(
     conf=BeartypeConf(
-        is_pep484_tower=True, violation_param_type=TypeError, is_color=False, claw_is_pep526=False, is_random=False
+        is_pep484_tower=True, violation_param_type=BadArgument, is_color=False, claw_is_pep526=False, is_random=False
     )
 )
 

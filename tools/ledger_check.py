@@ -28,9 +28,9 @@ def main() -> None:
     parser.add_argument("--unchecked", help="list this seed's items that no verdict cites")
     args = parser.parse_args()
     chapters = sorted(p.name for p in (ROOT / "deepnotes" / "chapters").iterdir() if (p / "__init__.py").exists())
-    if args.chapter and args.chapter not in chapters:  # checked before any record is needed
+    if args.chapter is not None and args.chapter not in chapters:  # checked before any record is needed
         parser.error(f"unknown chapter {args.chapter!r}; allowed: {', '.join(chapters)}")
-    if args.unchecked and args.unchecked not in SOURCES:
+    if args.unchecked is not None and args.unchecked not in SOURCES:
         parser.error(f"unknown seed {args.unchecked!r}; allowed: {', '.join(sorted(SOURCES))}")
     records = read_records(args.folder)
     if not records:
@@ -58,4 +58,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from deepnotes import cli
+
+    cli.run(main)

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import yaml
@@ -98,4 +97,6 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from deepnotes import cli
+
+    cli.run(main)

@@ -104,12 +104,16 @@ def main(argv: list[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
     check_arguments(parser, args)
+    from deepnotes.cli import about
+
     if args.scheduler is not None:
         from deepnotes.core.ensembles import SCHEDULER_VARIABLE
 
         os.environ[SCHEDULER_VARIABLE] = args.scheduler  # the kernel inherits it; every train_many submits there
     if not args.check_plan:
-        print(f"{args.chapter}: executed in {run(args.chapter, args.out):.1f} s -> {args.out}")
+        with about(args.chapter):  # not a notebook, a cell that raises: one line naming the file (exit 2)
+            seconds = run(args.chapter, args.out)
+        print(f"{args.chapter}: executed in {seconds:.1f} s -> {args.out}")
         return
     import nbformat
 
@@ -121,7 +125,8 @@ def main(argv: list[str] | None = None) -> None:
     os.environ[work_log.WORK_LOG_ENV] = str(log)
     stem = args.chapter.stem
     work_log.log_chapter(stem)  # the chapter's budget cell marks it again; a chapter without one is still found
-    seconds = run(args.chapter, args.out)
+    with about(args.chapter):
+        seconds = run(args.chapter, args.out)
     ran = cost_model.read_train_log(log).get(stem, [])
     plan = chapter_plan(stem, None)
     differences = cost_model.plan_differences(plan, ran)
@@ -140,4 +145,6 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from deepnotes import cli
+
+    cli.run(main)

@@ -51,9 +51,14 @@ def main(argv: list[str] | None = None) -> None:
     for path in args.chapters:
         if not path.is_file() or path.suffix != ".ipynb":
             parser.error(f"{path} is not a notebook file; give one or more of book/*.ipynb")
+    from deepnotes.cli import about
+
     for path in args.chapters:
-        store(path)
+        with about(path):  # not a notebook, a cell that raises: one line naming the file (exit 2)
+            store(path)
 
 
 if __name__ == "__main__":
-    main()
+    from deepnotes import cli
+
+    cli.run(main)

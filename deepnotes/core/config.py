@@ -366,11 +366,26 @@ def stack_bytes(cfg: ModelConfig, members: Count = 1, train: TrainConfig | None 
     return members * FLOAT_BYTES * (STATE_COPIES * params + activation_floats(cfg, train))
 
 
+def checked_device(where: torch.device | str | None) -> torch.device:
+    """``where`` as a torch.device (None: the CPU), refusing a CUDA device on a machine without one with a
+    ValueError that names it, rather than torch's AssertionError from deep inside the first allocation."""
+    try:
+        where = torch.device(where) if where is not None else torch.device("cpu")
+    except (RuntimeError, TypeError) as err:
+        raise ValueError(f"device {where!r} is not a device torch knows ('cpu', 'cuda', 'cuda:0'): {err}") from None
+    if where.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(
+            f"device {str(where)!r} was asked for, but this machine has no CUDA GPU; leave device out (CUDA when "
+            "present, else the CPU) or pass 'cpu'"
+        )
+    return where
+
+
 def available_bytes(where: torch.device | str | None = None) -> int | None:
     """Memory free for a new tensor on ``where``: a GPU's free memory (``torch.cuda.mem_get_info``), the
     system's available memory (``MemAvailable`` of /proc/meminfo on Linux; the physical memory elsewhere),
     or None where neither can be read."""
-    where = torch.device(where) if where is not None else torch.device("cpu")
+    where = checked_device(where)
     if where.type == "cuda":
         return torch.cuda.mem_get_info(where)[0]
     try:
@@ -384,6 +399,19 @@ def available_bytes(where: torch.device | str | None = None) -> int | None:
         return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (AttributeError, ValueError, OSError):
         return None
+
+
+def live_range(name: str, value: int, span: tuple[int, int, int], budget: Budget) -> int:
+    """``value`` if it lies in a live panel's range ``span`` = (lowest, default, highest) from the chapter's budget
+    row (the slider's own range), else a ValueError naming the argument, the range and the budget: a live panel
+    runs while the reader waits, so a depth or width past what the budget's slider offers is refused, not run."""
+    low, _, high = span
+    if not low <= value <= high:
+        raise ValueError(
+            f"{name}={value} is outside the live panel's range at the {budget.name!r} budget ({low} to {high}, the "
+            f"slider's range); a larger {name} belongs in a run of its own (the chapter's functions, not the panel)"
+        )
+    return value
 
 
 def check_allocation(

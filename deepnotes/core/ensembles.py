@@ -325,6 +325,8 @@ def train_many(
     single = len(members) == 1
     objective = objective if objective is not None else NextToken()
     spread = remote or (workers > 1 and not single)  # without an executor run_jobs trains one ensemble here
+    if spread:  # sent to other processes: refused here, by name, rather than as a pickling traceback mid-run
+        _check_picklable(trackers=trackers, objective=objective, tasks=tasks, inits=inits)
     for m in members:  # told here: a worker process has no observers
         _notify(model_cfgs[m[0]], len(m), train_cfgs[m[0]], objective, spread)
     shared = (objective, trackers, trainable, frozen, device, dtype, progress and single, remote)
@@ -336,6 +338,20 @@ def train_many(
         for i, h in zip(m, hists, strict=True):
             out[i] = h
     return out
+
+
+def _check_picklable(**arguments) -> None:
+    """Each argument must pickle to be sent to a worker process: a lambda or a local function does not."""
+    import pickle
+
+    for name, value in arguments.items():
+        try:
+            pickle.dumps(value)
+        except (pickle.PicklingError, AttributeError, TypeError) as err:
+            raise ValueError(
+                f"{name} must be picklable to train on worker processes (define it at module level, or pass "
+                f"workers=1): {err}"
+            ) from None
 
 
 @dataclass(frozen=True)

@@ -395,6 +395,12 @@ def train_ensemble(
     ``trainable``: the parameter names to update (default all).
     """
     objective = objective if objective is not None else NextToken()
+    if not isinstance(objective, (NextToken, Masked)):
+        raise TypeError(f"objective must be NextToken() or Masked(prob), got {objective!r}")
+    if isinstance(trainable, (str, bytes)):  # a string is a collection of its letters: 'qkv_w' is not q, k, v, _, w
+        raise TypeError(
+            f"trainable must be a collection of parameter names, such as {{{trainable!r}}}, got {trainable!r}"
+        )
     first = cfgs if isinstance(cfgs, TrainConfig) else list(cfgs)[0]
     check_fits(stack.cfg, stack.n_members, first, where=stack.embed.device)  # the gradients, moments, activations
     _notify(stack.cfgs[0], stack.n_members, first, objective)

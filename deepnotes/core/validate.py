@@ -19,9 +19,7 @@ def _is_finite(x) -> bool:
 
 
 SEED_LIMIT = 2**62  # seeds stay below this: torch's generators take < 2**63, and probe seeds add an offset
-MAGNITUDE_LIMIT = (
-    1e150  # a declared real stays at most this in size: its square (a variance, a second moment) is a float
-)
+MAGNITUDE_LIMIT = 1e150  # a declared real is at most this in size: its square (a variance, a moment) is a float
 INT64_LIMIT = 2**63  # torch and numpy hold sizes, counts and loop bounds as int64: an int at or above this is no size
 
 Finite = Annotated[float, Is[lambda x: _is_finite(x)]]
@@ -35,12 +33,7 @@ the parameter. A parameter where any finite value, of either sign, is meaningful
 # sweep (tests/test_fuzz_api.py) reads them: a zero, a negative or a huge value that a declared domain holds
 # may return a result; one that an undeclared ``int``, ``float`` or ``Finite`` parameter returns a result for
 # is counted silent.
-def _sized(x) -> bool:
-    """Finite, and at most :data:`MAGNITUDE_LIMIT` in size (10**400 and 1e308 are not)."""
-    return _is_finite(x) and abs(x) <= MAGNITUDE_LIMIT
-
-
-Real = Annotated[float, Is[lambda x: _sized(x)]]
+Real = Annotated[float, Is[lambda x: _is_finite(x) and abs(x) <= 1e150]]  # MAGNITUDE_LIMIT, written out
 """Any number up to 1e150 in size, either sign and zero meaningful: a measured value, a bound, a coordinate."""
 Integer = Annotated[int, Is[lambda n: -INT64_LIMIT <= n < INT64_LIMIT]]
 """Any int64, either sign and zero meaningful: an offset, an axis."""
@@ -52,23 +45,23 @@ SYMBOLIC_LIMIT = 12  # a size SymPy expands symbol by symbol (a 12 × 12 Jacobia
 DIGITS_LIMIT = 1000  # mpmath's working precision, in decimal digits
 WORKER_LIMIT = 512  # worker processes: more than any machine the book runs on has cores
 
-Depth = Annotated[int, Is[lambda n: 1 <= n <= DEPTH_LIMIT]]
+Depth = Annotated[int, Is[lambda n: 1 <= n <= 10**6]]  # DEPTH_LIMIT, written out for the message
 """A number of layers or blocks, 1 to a million."""
-Repeats = Annotated[int, Is[lambda n: 1 <= n <= REPEAT_LIMIT]]
+Repeats = Annotated[int, Is[lambda n: 1 <= n <= 10**6]]  # REPEAT_LIMIT
 """A number of steps, seeds, draws, rounds or points, 1 to a million."""
-Symbolic = Annotated[int, Is[lambda n: 1 <= n <= SYMBOLIC_LIMIT]]
+Symbolic = Annotated[int, Is[lambda n: 1 <= n <= 12]]  # SYMBOLIC_LIMIT
 """A size of a symbolic derivation (a matrix SymPy builds entry by entry, a series' order), 1 to 12."""
-Digits = Annotated[int, Is[lambda n: 1 <= n <= DIGITS_LIMIT]]
+Digits = Annotated[int, Is[lambda n: 1 <= n <= 1000]]  # DIGITS_LIMIT
 """Decimal digits of an mpmath evaluation, 1 to 1000."""
-Workers = Annotated[int, Is[lambda n: 1 <= n <= WORKER_LIMIT]]
+Workers = Annotated[int, Is[lambda n: 1 <= n <= 512]]  # WORKER_LIMIT
 """Worker processes, 1 to 512."""
 NonNegativeCount = Annotated[int, Is[lambda n: 0 <= n < INT64_LIMIT]]
 """A count or an index where 0 means something (no warm-up steps, the first block)."""
 Seed = Annotated[int, Is[lambda n: 0 <= n < SEED_LIMIT]]
 """A seed: an int in [0, 2**62) (see :func:`seed`)."""
-Positive = Annotated[float, Is[lambda x: _sized(x) and x > 0]]
+Positive = Annotated[float, Is[lambda x: _is_finite(x) and 0 < x <= 1e150]]
 """A number above 0 and at most 1e150: a rate, a gain, a scale, a standard deviation."""
-NonNegative = Annotated[float, Is[lambda x: _sized(x) and x >= 0]]
+NonNegative = Annotated[float, Is[lambda x: _is_finite(x) and 0 <= x <= 1e150]]
 """A number in [0, 1e150]: seconds, a tolerance, a count of FLOPs."""
 Probability = Annotated[float, Is[lambda x: _is_finite(x) and 0 <= x <= 1]]
 """A number in [0, 1]: a masking probability, a confidence level, a fraction of a norm."""

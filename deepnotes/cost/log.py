@@ -30,8 +30,22 @@ def unlogged():
             os.environ[WORK_LOG_ENV] = saved
 
 
-def _log(record: dict) -> None:
+def work_log_path() -> str | None:
+    """``$DEEPNOTES_WORK_LOG``, checked: None when unset, else a file path whose folder exists (a folder, or a
+    path in a folder that does not exist, is a ValueError naming the variable, not an OSError mid-training)."""
     path = os.environ.get(WORK_LOG_ENV)
+    if not path:
+        return None
+    if os.path.isdir(path):
+        raise ValueError(f"{WORK_LOG_ENV}={path!r} is a folder; set it to a file (the work log is appended to it)")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise ValueError(f"{WORK_LOG_ENV}={path!r}: its folder {folder!r} does not exist")
+    return path
+
+
+def _log(record: dict) -> None:
+    path = work_log_path()
     if path:
         with open(path, "a") as f:
             f.write(json.dumps(record) + "\n")

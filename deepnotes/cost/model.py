@@ -48,7 +48,7 @@ from torch import nn
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import FlopCounterMode
 
-from deepnotes.core.config import ModelConfig, TrainConfig
+from deepnotes.core.config import ModelConfig, TrainConfig, check_allocation
 from deepnotes.core.ensembles import RunPlan
 from deepnotes.core.validate import (
     Count as AtLeastOne,
@@ -223,6 +223,7 @@ class MLPPasses:
     def count(self) -> Count:
         for name in ("width", "depth", "batch", "passes", "members"):
             positive_int(name, getattr(self, name))
+        check_allocation(2 * self.width * self.width + 4 * self.width, {"width": self.width})  # counted at depth ≤ 2
         per = _mlp_counts(self.width, self.backward)
         return _through_modules(_scale(per, self.depth, self.passes, self.members, self.batch))
 

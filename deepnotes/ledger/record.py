@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from deepnotes.chapters import CHAPTERS
+from deepnotes.core.validate import choice
 from deepnotes.show import verdicts as vd
 
 RECORD_DIR = "_verdicts"  # relative to the notebook's folder, where the build runs it
@@ -85,6 +86,9 @@ def record_verdicts(chapter: str, budget, folder: str | os.PathLike | None = Non
     name = getattr(budget, "name", budget)
     if not isinstance(name, str):
         raise TypeError(f"budget must be a Budget or its name, got {budget!r}")
+    from deepnotes.core.config import BUDGETS
+
+    choice("budget", name, BUDGETS)
     recorder = _Recorder(chapter, name, record_dir(folder) / f"{chapter}.json")
     recorder.write()
     vd.on_display = recorder
@@ -110,8 +114,18 @@ def read_records(folder: str | os.PathLike | None = None) -> dict[str, ChapterRe
     for chapter in CHAPTERS:
         path = record_dir(folder) / f"{chapter}.json"
         if path.exists():
-            data = json.loads(path.read_text(encoding="utf-8"))
-            out[chapter] = ChapterRecord(
-                data["chapter"], data["budget"], data["recorded_at"], tuple(Record(**row) for row in data["verdicts"])
-            )
+            out[chapter] = _read_record(path)
     return out
+
+
+def _read_record(path: Path) -> ChapterRecord:
+    """One chapter's record; a file that is not JSON or lacks a field is a ValueError naming the file."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return ChapterRecord(
+            data["chapter"], data["budget"], data["recorded_at"], tuple(Record(**row) for row in data["verdicts"])
+        )
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path}: not a verdict record (not valid JSON: {err.msg} at line {err.lineno})") from None
+    except (KeyError, TypeError) as err:
+        raise ValueError(f"{path}: not a verdict record (a field is missing or unknown: {err})") from None

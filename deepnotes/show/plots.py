@@ -51,11 +51,14 @@ def loglog_sweep(
     """Measured values against depth on log-log axes, each with its fitted slope in the legend,
     and a dashed reference line of the predicted slope. Returns the fitted slopes. With ``legend``
     False the lines keep their plain labels and the slopes go to one key (:func:`slopes_key`)."""
-    slopes = {}
+    if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in depths):
+        raise ValueError(f"depths must be integers >= 1 (a log axis), got {list(depths)!r}")
+    slopes, dropped = {}, 0
     for label, values in series.items():
         if len(values) != len(depths):
             raise ValueError(f"series {label!r} has {len(values)} values for {len(depths)} depths")
         pts = [(n, v) for n, v in zip(depths, values, strict=True) if v is not None and math.isfinite(v) and v > 0]
+        dropped += sum(v is not None for v in values) - len(pts)  # None: not measured at that depth, not dropped
         if len(pts) < 2:
             continue
         xs, ys = zip(*pts, strict=True)
@@ -72,11 +75,38 @@ def loglog_sweep(
             lw=1,
             label=f"derivation: slope {predicted_slope:g}" if legend else "derivation",
         )
-    ax.set_xlabel("depth N (blocks)")
+    ax.set_xlabel("depth N (blocks)" + dropped_note(dropped))
     ax.set_ylabel(ylabel)
     if legend:
         ax.legend(fontsize=LEGEND_PT)
     return slopes
+
+
+def dropped_note(dropped: int) -> str:
+    """What a log axis left out, for the axis label: '' when nothing, else '(3 values ≤ 0 or not finite not
+    drawn)' on a line of its own."""
+    if not dropped:
+        return ""
+    return f"\n({dropped} value{'s' if dropped > 1 else ''} ≤ 0 or not finite not drawn)"
+
+
+def _loss_runs(runs: Mapping[str, History | Sequence[History]]) -> dict[str, list[History]]:
+    """:func:`_seeds`, refusing what a loss figure would draw wrongly or not at all: no runs, a run without a
+    loss that did not diverge, a NaN or ±inf loss in a run not marked diverged (History.observe marks it)."""
+    seeds = _seeds(runs)
+    if not seeds:
+        raise ValueError("runs is empty: a loss figure needs at least one run")
+    for label, hists in seeds.items():
+        for h in hists:
+            if not h.losses and not h.diverged:
+                raise ValueError(f"runs[{label!r}] has no losses and did not diverge: a run of 0 steps draws nothing")
+            bad = next((t for t, x in enumerate(h.losses) if not math.isfinite(x)), None)
+            if bad is not None and not h.diverged:
+                raise ValueError(
+                    f"runs[{label!r}] has loss {h.losses[bad]} at step {bad} but is not marked diverged "
+                    "(History.observe marks a run at its first non-finite loss)"
+                )
+    return seeds
 
 
 def slopes_key(fig, axes, slopes: Sequence[Mapping[str, float]], panels: Sequence[str], predicted=()) -> None:
@@ -146,7 +176,7 @@ def loss_curves(
     (no seed counts, which differ between panels) for one key under the figure (:func:`key_below`)."""
     floor = unigram = None
     used: set[tuple[str | None, str]] = set()
-    seeds = _seeds(runs)
+    seeds = _loss_runs(runs)
     finite = [h.losses[0] for hs in seeds.values() for h in hs if h.losses and math.isfinite(h.losses[0])]
     for label, hists in seeds.items():
         c = colours[label] if colours and label in colours else colour(label)
@@ -228,7 +258,13 @@ def key_below(fig, axes, title: str | None = None, ncol: Count | None = None) ->
 def update_curves(ax, runs: Mapping[str, History], title: str = "") -> None:
     """RMS of F(x,θ_t) − F(x,θ_0) against the step t; a run that took no step says so in the panel. The
     axis is scaled to the runs that did not diverge: a diverged run's values above that top (or not
-    finite) run along the top edge, and an ✕ marks its first non-finite value."""
+    finite) run along the top edge, and an ✕ marks its first non-finite value. No runs, or a NaN/inf in a run
+    not marked diverged, is a ValueError."""
+    if not runs:
+        raise ValueError("runs is empty: an update figure needs at least one run")
+    for label, hist in runs.items():
+        if not hist.diverged and not all(math.isfinite(u) for u in hist.update_rms):
+            raise ValueError(f"runs[{label!r}] has a NaN or inf update but is not marked diverged")
     healthy = [u for h in runs.values() if not h.diverged for u in h.update_rms if math.isfinite(u)]
     top = 1.2 * max(healthy) if healthy else None
     for label, hist in runs.items():
@@ -299,11 +335,13 @@ def moment_curves(ax, series, title: str = "", legend: bool = True) -> None:
     """Per-layer second moments: measured (solid) against the derivation's recursion (dashed),
     on a log axis; ``series`` maps a label to (measured, predicted). With ``legend`` False only the
     measured lines are labelled, for one key under the figure titled :data:`MOMENTS_KEY`."""
+    dropped = 0
     for label, (measured, predicted) in series.items():
         (line,) = ax.semilogy(range(len(measured)), measured, lw=1.2, label=f"{label} measured" if legend else label)
         derived = f"{label} derivation" if legend else None
         ax.semilogy(range(len(predicted)), predicted, "--", lw=1, color=line.get_color(), label=derived)
-    ax.set_xlabel("layer l")
+        dropped += sum(not (math.isfinite(v) and v > 0) for v in (*measured, *predicted))
+    ax.set_xlabel("layer l" + dropped_note(dropped))
     ax.set_ylabel(r"$E[x_l^2]$")
     if title:
         ax.set_title(title, fontsize=TITLE_PT)

@@ -188,6 +188,11 @@ def _truth(name: str, value) -> bool:
     if isinstance(value, sp.logic.boolalg.BooleanAtom):
         return bool(value)
     if "bool" in str(getattr(value, "dtype", "")):  # numpy.bool_, a boolean torch scalar
+        if math.prod(getattr(value, "shape", ())) != 1:
+            shape = tuple(getattr(value, "shape", ()))
+            raise ValueError(
+                f"{name} must be one truth value, got an array of shape {shape}: reduce it (.all(), .any())"
+            )
         return bool(value)
     raise ValueError(f"{name} must be a computed boolean (a comparison), got {value!r}")
 
@@ -754,6 +759,10 @@ def check_scaling(
     if not isinstance(var, sp.Symbol) or var not in symbols:
         named = ", ".join(sorted(map(str, symbols))) or "none"
         raise ValueError(f"var must be a symbol of the two expressions ({named}), got {var!r}")
+    for name, expr in (("claimed", claimed), ("computed", computed)):
+        expr = sp.sympify(expr)
+        if expr.is_zero or expr.has(sp.nan, sp.zoo, sp.oo, -sp.oo):
+            raise ValueError(f"{name} must be a finite, non-zero scale (a ratio of two scalings is read), got {expr}")
     ratio = sp.simplify(claimed / computed)
     if ratio == 1:
         status, why = HOLDS, "SymPy: identical"

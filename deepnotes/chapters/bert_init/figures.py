@@ -14,7 +14,7 @@ from deepnotes.chapters.bert_init.experiments import (
     cached_run,
     derived_ratios,
 )
-from deepnotes.core.config import Budget, resolve_budget
+from deepnotes.core.config import Budget, live_range, resolve_budget
 from deepnotes.core.validate import Depth, Positive
 from deepnotes.show.palette import PALETTE
 from deepnotes.show.readable import TEXT_PT, TITLE_PT
@@ -33,6 +33,7 @@ def init_figure(std: Positive, depth: Depth, budget: Budget | str | None = None,
     from deepnotes.show import plots
 
     budget = resolve_budget(budget)
+    live_range("depth", depth, sizes(budget).live_depth, budget)
     p = cached_probe(std, depth, sizes(budget).probe_width, budget)
     layers = range(1, depth + 1)
     fig, (ax_v, ax_w, ax_g, ax_key) = plots.new_figure(3, height=2.6, key=True)  # the fourth slot: v's key

@@ -16,7 +16,7 @@ import torch
 
 from deepnotes.chapters.increment_explosion.budget import sizes
 from deepnotes.core import measure, scaling
-from deepnotes.core.config import Budget, ModelConfig, TrainConfig, resolve_budget
+from deepnotes.core.config import Budget, ModelConfig, TrainConfig, live_range, resolve_budget
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import MarkovLanguage, probe_batch
 from deepnotes.core.engine import MATRICES, build_stack, graph_config
@@ -336,6 +336,7 @@ def slider_run(
     :func:`slider_grid` (the whole grid trained in ensembles, once)."""
     budget = resolve_budget(budget)
     sub = sizes(budget)
+    live_range("depth", depth, sub.live_depth, budget)
     choice("optimizer", optimizer, sub.slider_lrs)
     lr = lr if lr is not None else sub.slider_lrs[optimizer]
     grid = slider_grid(budget)

@@ -11,7 +11,7 @@ import math
 from deepnotes.chapters.initialization import experiments as ex
 from deepnotes.chapters.initialization.budget import sizes
 from deepnotes.chapters.initialization.mlp import weight_variance
-from deepnotes.core.config import Budget, resolve_budget
+from deepnotes.core.config import Budget, live_range, resolve_budget
 from deepnotes.core.validate import Count, Depth, Positive
 from deepnotes.show.readable import TEXT_PT, TITLE_PT
 
@@ -45,6 +45,7 @@ def moment_figure(act: str, gain: Positive, depth: Depth, budget: Budget | str |
     budget = resolve_budget(budget)
     from deepnotes.show import plots
 
+    live_range("depth", depth, sizes(budget).live_depth, budget)
     curve = ex.moment_curve(act, gain, depth, budget)
     fig, (ax,) = plots.new_figure(1, height=3.0)
     plots.moment_curves(
@@ -81,6 +82,7 @@ def softmax_figure(d: Count, scaled: bool, budget: Budget | str | None = None, p
     from deepnotes.show import plots
 
     b = sizes(resolve_budget(budget))
+    live_range("d", d, b.live_d, budget)
     probe = ex.softmax_probe(d, scaled, b.softmax_keys, b.softmax_queries)
     row = ex.attention_row(d, scaled, b.softmax_keys)
     fig, (ax,) = plots.new_figure(1, height=2.6)

@@ -18,7 +18,7 @@ from deepnotes.chapters.magnitude_decomposition.experiments import (
 )
 from deepnotes.chapters.magnitude_decomposition.training import ChoiceRun, run_choices
 from deepnotes.core import scaling
-from deepnotes.core.config import Budget, resolve_budget
+from deepnotes.core.config import Budget, live_range, resolve_budget
 from deepnotes.core.measure import loglog_slope
 from deepnotes.core.validate import Depth, Positive, choice
 from deepnotes.show.palette import MARKERS, PALETTE
@@ -196,6 +196,7 @@ def slider_figure(
 
     budget = resolve_budget(budget)
     mb = sizes(budget)
+    live_range("depth", depth, mb.live_depth, budget)
     lr = lr if lr is not None else mb.train_lrs[choice("optimizer", optimizer, mb.train_lrs)][0]
     picks = choices(depth, optimizer)
     runs = run_choices(depth, picks, optimizer, lr, budget, steps=mb.slider_steps, progress=progress)

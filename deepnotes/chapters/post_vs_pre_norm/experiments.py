@@ -23,7 +23,7 @@ import torch.nn.functional as F
 
 from deepnotes.chapters.post_vs_pre_norm.budget import sizes
 from deepnotes.core import measure
-from deepnotes.core.config import Budget, ModelConfig, resolve_budget
+from deepnotes.core.config import Budget, ModelConfig, live_range, resolve_budget
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import MarkovLanguage, generator, probe_batch
 from deepnotes.core.engine import GATES
@@ -308,6 +308,7 @@ def slider_experiment(
     budget's slider rate)."""
     budget = resolve_budget(budget)
     sub = sizes(budget)
+    live_range("depth", depth, sub.live_depth, budget)
     lr = lr if lr is not None else sub.slider_lr
     probe = stream_probe(norm, depth, budget, beta=beta)
     hist = run(norm, depth, budget, "adam", lr, warmup=warmup, steps=sub.slider_steps, beta=beta, progress=progress)

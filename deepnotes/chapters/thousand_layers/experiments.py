@@ -27,7 +27,7 @@ import torch
 
 from deepnotes.chapters.thousand_layers.budget import sizes
 from deepnotes.core import measure, scaling
-from deepnotes.core.config import Budget, ModelConfig, TrainConfig, resolve_budget
+from deepnotes.core.config import Budget, ModelConfig, TrainConfig, live_range, resolve_budget
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import MarkovLanguage, probe_batch
 from deepnotes.core.engine import Stack, graph_config
@@ -434,8 +434,9 @@ def deepest_learning(curve: dict[int, float], threshold: Finite) -> int | None:
 
 
 def live_run(depth: Depth, label: str, budget: Budget | str | None = None, progress: bool = False) -> Runs:
-    """One seed of one variant at any depth (the live panel), with the chapter's rate and steps."""
+    """One seed of one variant at a depth of the live panel's range, with the chapter's rate and steps."""
     budget = resolve_budget(budget)
+    live_range("depth", depth, sizes(budget).live_depth, budget)
     return train_runs(
         budget,
         [Run(variant(label).label, positive_int("depth", depth), sizes(budget).lr, 0)],

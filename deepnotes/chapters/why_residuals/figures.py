@@ -17,7 +17,7 @@ from deepnotes.chapters.why_residuals.probes import (
     predicted_log_growth,
 )
 from deepnotes.chapters.why_residuals.training import OPTIMIZERS, TransformerSweep, first_seed, mlp_run
-from deepnotes.core.config import Budget, resolve_budget
+from deepnotes.core.config import Budget, live_range, resolve_budget
 from deepnotes.core.train import History
 from deepnotes.core.validate import Count, Depth, Positive, Real
 from deepnotes.show.cache import LIVE_RESULTS_KEPT, LRU
@@ -331,6 +331,8 @@ def slider_figure(
 
     budget = resolve_budget(budget)
     rb = sizes(budget)
+    live_range("depth", depth, rb.live_depth, budget)
+    live_range("width", width, rb.live_width, budget)
     probe = jacobian_growth(exponent, width, depth, batch=rb.probe_batch)
     key = (budget.name, depth, width)
     plain = _PLAIN_RUNS.get_or_compute(  # the plain run does not depend on the exponent

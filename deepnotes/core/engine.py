@@ -576,7 +576,6 @@ def reference_layout(
     return out
 
 
-@torch.no_grad()
 def member_index(stack: Stack, k: NonNegativeCount) -> int:
     """``k`` if the stack has a member k (0 ≤ k < its members), else a ValueError naming k and the range."""
     if k >= stack.n_members:
@@ -586,6 +585,7 @@ def member_index(stack: Stack, k: NonNegativeCount) -> int:
     return k
 
 
+@torch.no_grad()
 def load_reference(stack: Stack, k: NonNegativeCount, model) -> Stack:
     """Copy the reference ``model`` (a TransformerLM, or a list of Blocks) into member k."""
     member_index(stack, k)

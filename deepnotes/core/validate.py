@@ -35,6 +35,8 @@ the parameter. A parameter where any finite value, of either sign, is meaningful
 # is counted silent.
 Real = Annotated[float, Is[lambda x: _is_finite(x) and abs(x) <= 1e150]]  # MAGNITUDE_LIMIT, written out
 """Any number up to 1e150 in size, either sign and zero meaningful: a measured value, a bound, a coordinate."""
+Bound = Annotated[float, Is[lambda x: _is_finite(x)]]
+"""A limit of an interval: any finite number, either sign (±1e300 stands for "no limit")."""
 Integer = Annotated[int, Is[lambda n: -INT64_LIMIT <= n < INT64_LIMIT]]
 """Any int64, either sign and zero meaningful: an offset, an axis."""
 Count = Annotated[int, Is[lambda n: 1 <= n < INT64_LIMIT]]
@@ -68,6 +70,7 @@ Probability = Annotated[float, Is[lambda x: _is_finite(x) and 0 <= x <= 1]]
 
 DECLARED = (
     Real,
+    Bound,
     Integer,
     Count,
     Depth,

@@ -37,7 +37,7 @@ import torch
 
 from deepnotes.core.config import ModelConfig, TrainConfig
 from deepnotes.core.validate import Count as AtLeastOne
-from deepnotes.core.validate import NonNegative, Positive, Repeats, choice
+from deepnotes.core.validate import NonNegative, Positive, choice
 from deepnotes.cost.kept import keep, read_table
 from deepnotes.cost.log import unlogged
 from deepnotes.cost.model import Count, TrainRuns, best_of_three, reference_derivation_seconds, total
@@ -456,7 +456,7 @@ class Estimate:
 
     chapter: str
     budget: str
-    count: Repeats
+    count: Count
     seconds: dict  # Rates.device → seconds
 
     def __repr__(self) -> str:

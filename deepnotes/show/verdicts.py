@@ -16,6 +16,7 @@ from typing import Callable
 import sympy as sp
 
 from deepnotes.core.validate import (
+    Bound,
     Count,
     Finite,
     NonNegative,
@@ -341,7 +342,7 @@ def late_training_gate(*, claim: str, source: str, claimed: str, computed: str, 
     return Verdict(claim, source, claimed, computed, UNCHECKABLE, why)
 
 
-def interval_status(lo: Real, hi: Real, low: Real, high: Real, approx: tuple[Finite, Finite] | None = None) -> str:
+def interval_status(lo: Bound, hi: Bound, low: Bound, high: Bound, approx: tuple[Finite, Finite] | None = None) -> str:
     """The one rule of the door: holds when [lo, hi] lies inside [low, high], wrong when wholly outside, else
     not checkable here (the samples cannot decide). With ``approx`` (a wider band around [low, high]): holds
     approximately when the interval lies inside it but not inside [low, high], wrong only when wholly outside it."""

@@ -387,7 +387,7 @@ def test_gain_order_and_best_std_need_something_to_order():
     assert row.status == vd.UNCHECKABLE and "too short" in row.reason
 
     def flat(final):  # a run whose loss ends `final` of the way from the plateau (3.0) to the floor (1.0)
-        return bert.MLMRun(0.0, False, History(losses=[3.0] * 20 + [3.0 - 2 * final] * 20, floor=1.0, unigram=3.0), 2)
+        return bert.MLMRun(0.02, False, History(losses=[3.0] * 20 + [3.0 - 2 * final] * 20, floor=1.0, unigram=3.0), 2)
 
     none = claims.training_verdicts({s: (flat(0.05),) * 3 for s in (0.01, 0.02, 0.05)}, SMOKE)
     assert [v.status for v in none] == [vd.UNCHECKABLE] * 3

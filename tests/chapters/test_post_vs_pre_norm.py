@@ -155,7 +155,7 @@ def test_fixed_step_gates_rise_linearly_and_are_not_trained(budget):
     assert len(hist.losses) == 3 and hist.block_updates
     with pytest.raises(ValueError, match="rezero"):
         pp.run("post", 2, budget, gate_step=0.5, steps=1)
-    with pytest.raises(ValueError, match="gate step size"):
+    with pytest.raises(ValueError, match="step_size=0"):
         GateSchedule(0)
 
 

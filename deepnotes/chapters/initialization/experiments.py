@@ -259,8 +259,6 @@ class AttentionRow:
 
 def attention_row(d: Count, scaled: bool, n_keys: Count | None = None, seed: Seed = ROW_SEED) -> AttentionRow:
     """One query's attention weights over ``n_keys`` keys (float32, N(0,1) entries)."""
-    if d < 1:
-        raise ValueError(f"d must be >= 1, got {d!r}")
     n_keys = given(n_keys, sizes(get_budget()).softmax_keys)
     check_allocation((n_keys + 1) * d + 2 * n_keys, {"d": d, "n_keys": n_keys})
     gen = generator(seed)

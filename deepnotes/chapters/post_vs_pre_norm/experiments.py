@@ -32,7 +32,19 @@ from deepnotes.core.measure import block_matrices, every_for, per_block_grad_nor
 from deepnotes.core.models import build_model
 from deepnotes.core.scaling import predicted_identity_weight
 from deepnotes.core.train import History
-from deepnotes.core.validate import Count, Depth, Finite, NonNegativeCount, Positive, Real, Repeats, Seed, choice, given
+from deepnotes.core.validate import (
+    Count,
+    Depth,
+    Finite,
+    NonNegative,
+    NonNegativeCount,
+    Positive,
+    Real,
+    Repeats,
+    Seed,
+    choice,
+    given,
+)
 from deepnotes.cost.model import StackPasses, TrainRuns, planned_ensembles
 from deepnotes.shared import warmup as shared_warmup
 
@@ -441,7 +453,7 @@ class LiuProbe:
 
 
 @torch.no_grad()
-def output_change(model, tokens: torch.Tensor, eps: Positive, generator: torch.Generator) -> float:
+def output_change(model, tokens: torch.Tensor, eps: NonNegative, generator: torch.Generator) -> float:
     """E over tokens of ‖F(x, W) − F(x, W + δ)‖², F the final hidden state (after Pre-LN's final LN)
     [B, T, d], δ = ε·RMS(W)·N(0, I) drawn on the CPU from ``generator`` for every block matrix W; the
     model's weights are restored afterwards."""

@@ -168,8 +168,14 @@ def _wrong_values(annotation: str) -> tuple:
     return ()
 
 
+# parameters whose name says more than their type: a member index of a one-member stack, token ids
+BY_NAME_FIRST = ("k", "tokens")
+
+
 def _sensible(param: inspect.Parameter, name_values: dict) -> object:
     """A value for a required parameter, by its kind, else by its name; raises LookupError where there is none."""
+    if param.name in BY_NAME_FIRST:
+        return name_values[param.name]
     base = _base(param.annotation)
     if _written(param.annotation) == "Budget":  # a piece of a chapter's plan: called with the Budget resolved
         import deepnotes as dn
@@ -195,6 +201,8 @@ def _name_values() -> dict:
         "Stack": build_stack(dn.ModelConfig(n_layers=2)),
         "History": History(losses=[2.0, 1.5, 1.2]),
         "torch.Tensor": torch.ones(2, 2),
+        "tokens": torch.zeros(2, 2, dtype=torch.long),  # ids of a batch of 2 sequences of 2 tokens
+        "k": 0,  # the first member of a stack
         "budget": "smoke",
         "name": "x",
         "label": "post",
@@ -212,7 +220,37 @@ def _name_values() -> dict:
         "style": "post",
         "ModelConfig": dn.ModelConfig(n_layers=2),
         "TrainConfig": dn.TrainConfig(steps=2),
+        # words a verdict, a table or a figure carries (issue 47: callables the sweep did not reach)
+        "source": "a source",
+        "claimed": "a claim",
+        "computed": "a result",
+        "reason": "a reason",
+        "ref": "eq. (1)",
+        "part": "main",
+        "title": "a title",
+        "section": "a section",
+        "key": "a key",
+        "estimator": "median",
+        # a fresh matplotlib Axes or Figure for each call (figures are closed after every call)
+        "ax": Fresh(lambda: _figure()[1][0]),
+        "fig": Fresh(lambda: _figure()[0]),
     }
+
+
+def _figure():
+    from deepnotes.show import plots
+
+    return plots.new_figure(1)
+
+
+@dataclass(frozen=True)
+class Fresh:
+    """A value built anew for each call (an Axes drawn on by one call is not the next call's)."""
+
+    build: object
+
+    def __repr__(self) -> str:
+        return "<fresh>"
 
 
 @dataclass(frozen=True)
@@ -231,7 +269,8 @@ class Call:
     def __call__(self):
         module, _, attr = self.target.rpartition(".")
         fn = getattr(importlib.import_module(module), attr)
-        return fn(**dict(self.kwargs), **{self.param: self.value})
+        kwargs = {k: v.build() if isinstance(v, Fresh) else v for k, v in self.kwargs}
+        return fn(**kwargs, **{self.param: self.value})
 
 
 def public_callables() -> list[tuple[str, object]]:

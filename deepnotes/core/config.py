@@ -414,9 +414,7 @@ def live_range(name: str, value: int, span: tuple[int, int, int], budget: Budget
     return value
 
 
-def check_allocation(
-    numbers: NonNegativeCount, sizes: dict[str, int], where=None, bytes_each: int = FLOAT_BYTES
-) -> int:
+def check_allocation(numbers: int, sizes: dict[str, int], where=None, bytes_each: int = FLOAT_BYTES) -> int:
     """Refuse, before anything is allocated, work that holds ``numbers`` numbers of ``bytes_each`` bytes at once
     when that exceeds :func:`available_bytes` (``bytes = numbers · bytes_each``). The message names the arguments
     as the reader typed them (``sizes``: name → value, e.g. ``{"depth": 10**9, "width": 64}``). Returns the

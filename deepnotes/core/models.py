@@ -35,7 +35,7 @@ from torch import nn
 
 from deepnotes.core.config import ModelConfig, check_allocation, check_fits
 from deepnotes.core.data import seeded
-from deepnotes.core.validate import Count, Finite, Positive, Real, Seed
+from deepnotes.core.validate import Count, Finite, NonNegative, Positive, Real, Seed
 
 
 def truncated_normal_variance_factor(k: Positive = 2.0) -> float:
@@ -75,7 +75,7 @@ def trunc_normal_(
 
 
 @functools.lru_cache(maxsize=1024)
-def gaussian_second_moment(phi: Callable[[float], float], q: Positive = 1.0, n: Count = 4001) -> float:
+def gaussian_second_moment(phi: Callable[[float], float], q: NonNegative = 1.0, n: Count = 4001) -> float:
     """E_z[φ(√q·z)²], z ~ N(0,1), by the trapezoid rule on [−10, 10] (error far below 1e-9); kept per
     (φ, q, n): the BERT chapter's figures ask for the same few q hundreds of times (16 ms each)."""
     h = 20.0 / (n - 1)
@@ -100,7 +100,7 @@ def gelu(x: Real) -> float:
 ACTIVATIONS: dict[str, Callable[[float], float]] = {"relu": relu, "gelu": gelu}
 
 
-def ffn_branch_variance(q: Positive, activation: str = "gelu", ffn_ratio: Count = 4) -> float:
+def ffn_branch_variance(q: NonNegative, activation: str = "gelu", ffn_ratio: Count = 4) -> float:
     """v_FFN = r·q·E[φ(h)²], h ~ N(0, q): the second moment that an FFN branch φ(xW₁)W₂ (d → r·d → d,
     i.i.d. weights of second moment s², q = d·s²) adds to a stream of second moment 1. ReLU gives
     r·q²/2 exactly; GELU, BERT's activation, by quadrature."""

@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt
 
 from deepnotes.core.measure import loglog_slope
 from deepnotes.core.train import History
-from deepnotes.core.validate import Count, Positive, Real, positive_float, positive_int
+from deepnotes.core.validate import Count, NonNegativeCount, Positive, Real, positive_float, positive_int
 from deepnotes.show.palette import MARKERS, PALETTE, colour, dash  # noqa: F401  (re-exported)
 from deepnotes.show.png import show_figures  # noqa: F401  (re-exported: the cell's way to show figures)
 from deepnotes.show.readable import FIGURE_WIDTH_IN, PANELS_PER_ROW, TEXT_PT, TITLE_PT
@@ -82,7 +82,7 @@ def loglog_sweep(
     return slopes
 
 
-def dropped_note(dropped: int) -> str:
+def dropped_note(dropped: NonNegativeCount) -> str:
     """What a log axis left out, for the axis label: '' when nothing, else '(3 values ≤ 0 or not finite not
     drawn)' on a line of its own."""
     if not dropped:

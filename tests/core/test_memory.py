@@ -49,9 +49,9 @@ def test_the_cpu_reports_the_memory_it_has():
 @pytest.mark.parametrize(
     "build",
     [
-        lambda: Stack([ModelConfig(n_layers=10**9)]),
+        lambda: Stack([ModelConfig(n_layers=10**6, d_model=1024, n_heads=16, d_ff=4096)]),
         lambda: Stack([ModelConfig(d_model=2**20, n_heads=1, d_ff=2**20)] * 2),
-        lambda: build_model(ModelConfig(n_layers=10**9)),
+        lambda: build_model(ModelConfig(n_layers=10**6, d_model=1024, n_heads=16, d_ff=4096)),
         lambda: train(ModelConfig(n_layers=2), TrainConfig(steps=1, batch_size=10**7, seq_len=10**4)),
     ],
     ids=["stack-depth", "stack-width", "reference-model-depth", "train-activations"],
@@ -66,7 +66,7 @@ def test_a_stack_that_cannot_fit_is_refused_at_once_with_the_estimate(build):
 def test_the_message_names_the_sizes(monkeypatch):
     monkeypatch.setattr(config, "available_bytes", lambda where=None: 10**6)
     cfg = ModelConfig(n_layers=100, d_model=64, n_heads=2, d_ff=128)
-    with pytest.raises(ValueError, match=r"n_layers=100, d_model=64, d_ff=128, vocab_size=16, batch_size=16"):
+    with pytest.raises(ValueError, match=r"n_layers=100, width d_model=64, d_ff=128, vocab_size=16, batch_size=16"):
         check_fits(cfg, 2, TrainConfig())
     assert check_fits(ModelConfig(n_layers=1, d_model=8, n_heads=1, d_ff=8), 1) < 10**6
 

@@ -45,6 +45,7 @@ from deepnotes.core.validate import (
     Count,
     Depth,
     Finite,
+    NonNegative,
     NonNegativeCount,
     Positive,
     Probability,
@@ -89,7 +90,7 @@ def q_of(std: Positive, truncated: bool = True) -> float:
     return BERT_WIDTH * std**2 * (truncated_normal_variance_factor(2.0) if truncated else 1.0)
 
 
-def gelu_second_moment(q: Positive) -> float:
+def gelu_second_moment(q: NonNegative) -> float:
     """E[gelu(h)²] for h ~ N(0, q) (numerical quadrature)."""
     return gaussian_second_moment(gelu, q)
 
@@ -199,7 +200,6 @@ def init_probe(
     loss = F.cross_entropy(all_logits[mask], tokens[mask])  # = model.mlm_loss(tokens, mask)
     loss.backward()
     logits = all_logits.detach()[mask].double()  # [n, V]
-    x0 = stream[0]
     interleaved = [v for pair in zip(ratios["attn"], ratios["ffn"], strict=True) for v in pair]
     derived = [v for r in rho for v in derived_ratios(std, r)]
     logp = logits.log_softmax(-1)
@@ -208,7 +208,7 @@ def init_probe(
         width=width,
         depth=depth,
         stream_var=[float(x.var(dim=-1, unbiased=False).mean()) for x in stream],
-        cos_x0=[float(F.cosine_similarity(x, x0, dim=-1).mean()) for x in stream],
+        cos_x0=[float(F.cosine_similarity(x, stream[0], dim=-1).mean()) for x in stream],
         attn_ratio=ratios["attn"],
         ffn_ratio=ratios["ffn"],
         rho=rho,

@@ -160,21 +160,13 @@ def jacobian_growth(
     Both x and v are rescaled to RMS 1 after every layer and their log-norms summed: f is
     positively homogeneous, so rescaling x leaves the Jacobian unchanged.
     """
-    positive_int("batch", batch)
     _check_probe(width, depth, batch, hidden, where=device)
     stack = build_stack(kind, width, depth, seed, hidden, device)
     dev = next(stack.parameters()).device
     gen = generator(seed + 1, dev)
     x = torch.randn(batch, width, generator=gen, device=dev)  # [B, m]
     v = torch.randn(batch, width, generator=gen, device=dev)  # [B, m]
-    fwd = torch.zeros(batch, device=dev, dtype=torch.float64)
-    masks = []
-    for f in stack.blocks:
-        pre = f.w1(x)  # [B, h]
-        masks.append(pre > 0)
-        y = x + stack.eps * f.w2(torch.relu(pre)) if stack.residual else f.w2(torch.relu(pre))
-        fwd += _renorm_log(y, x)
-        x = _rescaled(y)
+    fwd, masks = _forward_log_growth(stack, x)
     acc = torch.zeros(batch, device=dev, dtype=torch.float64)
     curve, cosines, ratios = [0.0], [], []
     cos_sum, ratio_sum, layers = (torch.zeros(batch, device=dev, dtype=torch.float64) for _ in range(3))  # [B]
@@ -215,6 +207,20 @@ def _check_probe(width: int, depth: int, batch: int, hidden: int | None, where=N
     hidden = width if hidden is None else hidden
     numbers = 2 * depth * width * hidden + 2 * depth * batch * (width + hidden)
     check_allocation(numbers, {"width": width, "depth": depth, "batch": batch, "hidden": hidden}, where, bytes_each)
+
+
+def _forward_log_growth(stack: ResidualMLP, x: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor]]:
+    """x [B, m] through the stack, rescaled to RMS 1 after every layer: (Σ log-growth per sample [B], float64;
+    each layer's ReLU mask [B, h], for the pull-back)."""
+    fwd = torch.zeros(x.shape[0], device=x.device, dtype=torch.float64)
+    masks = []
+    for f in stack.blocks:
+        pre = f.w1(x)  # [B, h]
+        masks.append(pre > 0)
+        y = x + stack.eps * f.w2(torch.relu(pre)) if stack.residual else f.w2(torch.relu(pre))
+        fwd += _renorm_log(y, x)
+        x = _rescaled(y)
+    return fwd, masks
 
 
 def _renorm_log(new: torch.Tensor, old: torch.Tensor) -> torch.Tensor:

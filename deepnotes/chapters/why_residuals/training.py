@@ -132,6 +132,10 @@ def start_mlp(
     """Member k of ``stack`` becomes :class:`MLPLanguageModel` (``kind``, ``depth``) as drawn from
     ``seed``: its embedding, W1ᵀ, W2ᵀ and head copied in, the block biases 0, the gate ε (residual kinds)."""
     member_index(stack, k)
+    built = {"depth": stack.n_layers, "width": stack.cfg.d_model, "vocab_size": stack.cfg.vocab_size}
+    asked = {"depth": depth, "width": width, "vocab_size": vocab_size}
+    if built != asked or stack.cfg.block != "mlp":
+        raise ValueError(f"start_mlp: the stack is a {stack.cfg.block} stack of {built}, not an MLP stack of {asked}")
     with seeded(seed):
         model = MLPLanguageModel(vocab_size, width, depth, kind)
     stack.member("embed", k).copy_(model.embed.weight)  # [V, d]

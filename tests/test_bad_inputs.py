@@ -1075,6 +1075,25 @@ def test_bad_input_gets_a_clear_error(case):
     assert outcome == "clear", detail
 
 
+def test_a_log_axis_says_how_many_values_it_dropped():
+    """Issue 47: a value ≤ 0 or not finite cannot sit on a log axis; the figure says how many it left out."""
+    ax = axes()
+    plots().moment_curves(ax, {"relu": ([1.0, 0.0, 0.5], [1.0, 0.7, -1.0])})
+    assert "2 values ≤ 0 or not finite not drawn" in ax.get_xlabel()
+    ax = axes()
+    plots().loglog_sweep(ax, [1, 2, 4], {"a": [1.0, 2.0, math.nan], "b": [1.0, None, 3.0]})
+    assert "1 value ≤ 0 or not finite not drawn" in ax.get_xlabel()  # None: not measured there, not dropped
+    ax = axes()
+    plots().loglog_sweep(ax, [1, 2, 4], {"a": [1.0, 2.0, 4.0]})
+    assert "not drawn" not in ax.get_xlabel()
+
+
+@pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="this machine has a CUDA GPU: 'cuda' is valid")
+def test_a_cuda_device_without_a_gpu_is_refused_by_name():
+    with pytest.raises(ValueError, match="device 'cuda' was asked for, but this machine has no CUDA GPU"):
+        chapter("initialization").forward_second_moments("relu", 2.0, 2, 4, 4, device="cuda")
+
+
 @pytest.mark.parametrize("tool", TOOLS, ids=[t.entry for t in TOOLS])
 def test_a_tool_given_bad_arguments_prints_its_usage(tool):
     outcome, detail = classify_tool(tool)

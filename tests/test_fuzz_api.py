@@ -174,14 +174,10 @@ def _wrong_values(annotation: str) -> tuple:
     return ()
 
 
-# parameters whose name says more than their type: a member index of a one-member stack, token ids
-BY_NAME_FIRST = ("k", "tokens")
-
-
 def _sensible(param: inspect.Parameter, name_values: dict) -> object:
     """A value for a required parameter, by its kind, else by its name; raises LookupError where there is none."""
     base = _base(param.annotation)
-    if param.name in BY_NAME_FIRST and base not in SENSIBLE:  # (a token count is an int: it goes by its type)
+    if param.name == "k" or (param.name == "tokens" and base not in SENSIBLE):  # a token count goes by its type
         return name_values[param.name]
     if _written(param.annotation) == "Budget":  # a piece of a chapter's plan: called with the Budget resolved
         import deepnotes as dn
@@ -207,6 +203,7 @@ def _name_values() -> dict:
         "Stack": build_stack(dn.ModelConfig(n_layers=2)),
         "History": History(losses=[2.0, 1.5, 1.2]),
         "torch.Tensor": torch.ones(2, 2),
+        "sympy.core.expr.Expr": __import__("sympy").Symbol("n"),
         "tokens": torch.zeros(2, 2, dtype=torch.long),  # ids of a batch of 2 sequences of 2 tokens
         "k": 0,  # the first member of a stack
         "budget": "smoke",

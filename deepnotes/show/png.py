@@ -14,6 +14,7 @@ import io
 
 import matplotlib.pyplot as plt
 
+from deepnotes.core.config import check_allocation
 from deepnotes.core.validate import Count
 from deepnotes.show import readable
 
@@ -28,6 +29,9 @@ def figure_png(fig, dpi: Count = DPI) -> bytes:
     and its readability problems; the figure is closed so it does not also print as an output."""
     from PIL import Image, PngImagePlugin
 
+    width_in, height_in = fig.get_size_inches()
+    pixels = int(width_in * dpi) * int(height_in * dpi)  # before the tight bounding box trims it
+    check_allocation(4 * pixels, {"dpi": dpi}, bytes_each=1)  # RGBA bytes of the rendered canvas
     _short_minor_log_labels(fig)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight", facecolor="white")

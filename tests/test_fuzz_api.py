@@ -360,7 +360,7 @@ def _smoke(monkeypatch, tmp_path):
 
 def test_the_sweep_reaches_most_of_the_package():
     reached = len({c.target for c in CALLS})
-    assert reached >= 280, (reached, SKIPPED)  # 292 on 2026-11-26: a drop means callables fell out of the sweep
+    assert reached >= 350, (reached, SKIPPED)  # 361 on 2026-11-28: a drop means callables fell out of the sweep
 
 
 WRONG_KIND = [c for c in CALLS if not c.domain]

@@ -179,6 +179,8 @@ def _sensible(param: inspect.Parameter, name_values: dict) -> object:
     base = _base(param.annotation)
     if param.name == "k" or (param.name == "tokens" and base not in SENSIBLE):  # a token count goes by its type
         return name_values[param.name]
+    if param.name == "seq_len":  # long enough for every objective (masking needs interior positions)
+        return 8
     if _written(param.annotation) == "Budget":  # a piece of a chapter's plan: called with the Budget resolved
         import deepnotes as dn
 
@@ -204,6 +206,10 @@ def _name_values() -> dict:
         "History": History(losses=[2.0, 1.5, 1.2]),
         "torch.Tensor": torch.ones(2, 2),
         "sympy.core.expr.Expr": __import__("sympy").Symbol("n"),
+        "torch._C.Generator": Fresh(lambda: torch.Generator().manual_seed(0)),
+        "objective": dn.NextToken(),
+        "tasks": [dn.MarkovLanguage()],  # one per member of a one-member stack
+        "samples": (0.1, 0.2, 0.3, 0.4, 0.5, 0.6),  # draws of a statistic, one per seed
         "tokens": torch.zeros(2, 2, dtype=torch.long),  # ids of a batch of 2 sequences of 2 tokens
         "k": 0,  # the first member of a stack
         "budget": "smoke",

@@ -136,6 +136,7 @@ def mask_positions(batch_size: Count, seq_len: Count, prob: Probability, generat
         raise ValueError(f"prob must be in (0, 1), got {prob!r}")
     positive_int("batch_size", batch_size)
     int_at_least("seq_len", seq_len, 3, "interior positions")
+    check_allocation(2 * batch_size * seq_len, {"batch_size": batch_size, "seq_len": seq_len})  # draw, mask
     draw = torch.rand(batch_size, seq_len, generator=generator) < prob  # [B, T]
     draw[:, 0] = draw[:, -1] = False
     for t in range(2, seq_len - 1):  # drop a pick next to a kept one

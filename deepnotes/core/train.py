@@ -27,7 +27,7 @@ from typing import TypeVar
 import torch
 from torch import nn
 
-from deepnotes.core.config import ModelConfig, TrainConfig, check_fits
+from deepnotes.core.config import ModelConfig, TrainConfig, check_allocation, check_fits
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import MarkovLanguage, generator, mask_positions
 from deepnotes.core.engine import Stack, check_slot_names
@@ -344,6 +344,7 @@ HELD_OUT_CHUNK = 64  # sequences per forward pass
 def held_out_sample(task: MarkovLanguage, sequences: Count, seq_len: Count, objective) -> tuple:
     """The task's held-out sample: tokens [S, T] and, for :class:`Masked`, the hidden positions [S, T] (None
     otherwise), S = ``sequences``, drawn by generator(HELD_OUT_SEED): the same for every run of the task."""
+    check_allocation(2 * sequences * seq_len, {"sequences": sequences, "seq_len": seq_len}, bytes_each=8)
     gen = generator(HELD_OUT_SEED)
     tokens = task.sample(sequences, seq_len, gen)
     return tokens, (objective.mask(sequences, seq_len, gen) if isinstance(objective, Masked) else None)

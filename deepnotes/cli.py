@@ -20,11 +20,12 @@ class ToolFailure(Exception):
 
 
 def _expected(err: BaseException) -> bool:
-    """OSError (missing file, a folder for a file), ValueError (bad JSON, a value deepnotes refuses), KeyError
-    and TypeError from a record of the wrong shape, nbformat's validation errors and nbclient's
-    CellExecutionError (a notebook whose cell raised), matched by name so that nothing heavy is imported here."""
+    """OSError (missing file, a folder for a file), ValueError (bad JSON, a record of the wrong shape, a value
+    deepnotes refuses), nbformat's validation errors and nbclient's CellExecutionError (a notebook whose cell
+    raised), matched by name so that nothing heavy is imported here. A KeyError or a TypeError is a bug: it keeps
+    its traceback."""
     names = {cls.__name__ for cls in type(err).__mro__}
-    return isinstance(err, (OSError, ValueError, KeyError, TypeError, ToolFailure)) or bool(
+    return isinstance(err, (OSError, ValueError, ToolFailure)) or bool(
         names & {"CellExecutionError", "DeadKernelError", "ValidationError", "NotJSONError", "CellTimeoutError"}
     )
 
@@ -37,8 +38,6 @@ def one_line(err: BaseException) -> str:
         text = f"not valid JSON ({err.msg} at line {err.lineno}, column {err.colno})"
     elif isinstance(err, OSError) and err.strerror:
         text = f"{err.strerror}" + (f": {err.filename}" if err.filename else "")
-    elif isinstance(err, KeyError):
-        text = f"missing field {err.args[0]!r}" if err.args else "missing field"
     else:
         text = str(err) or type(err).__name__
     lines = [line.strip() for line in text.splitlines() if line.strip()]

@@ -122,9 +122,7 @@ class TrainConfig:
     seq_len: Count = 16  # tokens per sequence
     seed: Seed = 0  # seeds the model's initialization and the data stream
     betas: tuple[float, float] = (0.9, 0.98)  # Adam/LAMB moment decays
-    held_out: NonNegativeCount = (
-        256  # sequences of the fixed held-out sample the final loss is read on (0: none; train.py)
-    )
+    held_out: NonNegativeCount = 256  # sequences of the held-out sample the final loss is read on (0: none)
 
     def __post_init__(self):
         choice("optimizer", self.optimizer, OPTIMIZER_NAMES)

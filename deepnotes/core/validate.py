@@ -24,12 +24,14 @@ INT64_LIMIT = 2**63  # torch and numpy hold sizes, counts and loop bounds as int
 
 Finite = Annotated[float, Is[lambda x: _is_finite(x)]]
 """A finite number whose domain is not said yet: the annotation of the package's float parameters before issue 47.
-The type check at the door (``deepnotes/__init__.py``) refuses NaN and ±inf (and 10**400) with a TypeError naming
+The type check at the door (``deepnotes/__init__.py``) refuses NaN and ±inf (and 10**400) with a BadArgument naming
 the parameter. A parameter where any finite value, of either sign, is meaningful is a :data:`Real`."""
 
 
 # Value domains said once in the annotation and checked at the same door (issue 47): a value outside is a
-# TypeError naming the parameter, its value and the rule (``Is[lambda n: 1 <= n < INT64_LIMIT]``). The API
+# deepnotes.errors.BadArgument (a TypeError and a ValueError) naming the parameter, its value and the rule.
+# Where a limit is written out in the rule (so that the message shows it), tests/core/test_domains.py holds it
+# equal to its constant. The API
 # sweep (tests/test_fuzz_api.py) reads them: a zero, a negative or a huge value that a declared domain holds
 # may return a result; one that an undeclared ``int``, ``float`` or ``Finite`` parameter returns a result for
 # is counted silent.

@@ -1,0 +1,51 @@
+"""The value domains of ``deepnotes.core.validate`` (issue 47): each admits its limit and refuses one past it, so a
+limit written out in a rule (for the door's message) cannot drift from the constant the docs and errors quote;
+and the door's exception is both a TypeError and a ValueError."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from beartype.door import is_bearable
+
+import deepnotes  # noqa: F401  (installs the door)
+from deepnotes.core import validate as v
+from deepnotes.errors import BadArgument
+
+# domain -> (values inside, values outside)
+EDGES = {
+    "Count": ((1, v.INT64_LIMIT - 1), (0, v.INT64_LIMIT)),
+    "NonNegativeCount": ((0, v.INT64_LIMIT - 1), (-1, v.INT64_LIMIT)),
+    "Depth": ((1, v.DEPTH_LIMIT), (0, v.DEPTH_LIMIT + 1)),
+    "Repeats": ((1, v.REPEAT_LIMIT), (0, v.REPEAT_LIMIT + 1)),
+    "Symbolic": ((1, v.SYMBOLIC_LIMIT), (0, v.SYMBOLIC_LIMIT + 1)),
+    "Digits": ((1, v.DIGITS_LIMIT), (0, v.DIGITS_LIMIT + 1)),
+    "Workers": ((1, v.WORKER_LIMIT), (0, v.WORKER_LIMIT + 1)),
+    "Seed": ((0, v.SEED_LIMIT - 1), (-1, v.SEED_LIMIT)),
+    "Positive": ((5e-324, v.MAGNITUDE_LIMIT), (0.0, v.MAGNITUDE_LIMIT * 1.01, math.nan, 10**400)),
+    "NonNegative": ((0.0, v.MAGNITUDE_LIMIT), (-1e-300, v.MAGNITUDE_LIMIT * 1.01, math.inf)),
+    "Real": ((-v.MAGNITUDE_LIMIT, 0.0, v.MAGNITUDE_LIMIT), (-v.MAGNITUDE_LIMIT * 1.01, math.nan, -(10**400))),
+    "Bound": ((-1e300, 1e300), (math.inf, math.nan, 10**400)),
+    "Probability": ((0.0, 1.0), (-1e-9, 1.0000001, math.nan)),
+    "Integer": ((-v.INT64_LIMIT, v.INT64_LIMIT - 1), (v.INT64_LIMIT, -v.INT64_LIMIT - 1)),
+}
+
+
+def test_every_declared_domain_has_its_edges_checked():
+    assert {name for name in EDGES} == {name for name in dir(v) if getattr(v, name) in v.DECLARED}
+
+
+@pytest.mark.parametrize("name", sorted(EDGES))
+def test_a_domain_admits_its_limits_and_refuses_past_them(name):
+    domain, (inside, outside) = getattr(v, name), EDGES[name]
+    assert all(is_bearable(x, domain) for x in inside), [x for x in inside if not is_bearable(x, domain)]
+    assert not any(is_bearable(x, domain) for x in outside), [x for x in outside if is_bearable(x, domain)]
+
+
+def test_the_door_raises_a_value_error_and_a_type_error_naming_the_argument():
+    from deepnotes.core.scaling import deepnorm_coefficients
+
+    with pytest.raises(BadArgument, match="n_layers=0") as caught:
+        deepnorm_coefficients(0)
+    assert isinstance(caught.value, ValueError) and isinstance(caught.value, TypeError)

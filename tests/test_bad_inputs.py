@@ -115,6 +115,48 @@ def _train_many_one():
     return train_many_small(tasks=dn().MarkovLanguage())
 
 
+def _engine_call(name: str, batch: int):
+    """One of core.blocks' stream functions on a 2-layer Stack's pieces, x [K, M = 4, d], with ``batch``."""
+    import torch
+
+    from deepnotes.core import blocks
+    from deepnotes.core.engine import build_stack
+
+    stack = build_stack(mc(n_layers=2))
+    names = list(stack.block_names)
+    params = [getattr(stack, n).detach() for n in names]
+    x = torch.zeros(stack.n_members, 4, stack.cfg.d_model)
+    if name == "compiled_forward":
+        return blocks.compiled_forward(stack.styles, names, params, x, batch, keep=False)
+    return blocks.run_blocks(stack.styles, names, params, x, batch, stack._score_bias(2, x))
+
+
+def _reference_call(name: str, k: int, **model_kw):
+    from deepnotes.core import engine
+
+    stack = engine.build_stack(mc(n_layers=2))
+    model = dn().build_model(mc(n_layers=2, **model_kw))
+    return (
+        engine.reference_layout(stack, model, k=k)
+        if name == "reference_layout"
+        else engine.load_reference(stack, k, model)
+    )
+
+
+def _magnitude_autograd(block: int):
+    import torch
+
+    ex = chapter("magnitude_decomposition")
+    model = ex.deepnorm_model(2, 1.0, 1.0, "smoke")
+    return ex.lambda_gradient_by_autograd(model, torch.zeros(2, 4, dtype=torch.long), block=block)
+
+
+def _linear():
+    import torch
+
+    return torch.nn.Linear(2, 2)
+
+
 def _check_scaling_of(claimed_factor, computed_factor):
     """check_scaling of claimed_factor·n against computed_factor·n (sympy's nan for math.nan)."""
     import sympy as sp
@@ -743,6 +785,67 @@ CASES: list[Case] = [
         "why slider_figure(width=4096)",
         lambda: chapter("why_residuals", "figures").slider_figure(10, 4096, 0.5, "smoke"),
         ("width=4096", "live panel", "1 to 512"),
+    ),
+    # issue 47, third slice: what the sweep found once it reached every callable (builders for runs, records, pieces)
+    Case(
+        "compiled_forward(batch that does not divide the rows)",  # was a SIGFPE: the kernel divided by M // batch = 0
+        lambda: _engine_call("compiled_forward", 2**40),
+        ("batch=1099511627776", "M = B·T"),
+    ),
+    Case("run_blocks(batch=3, rows 4)", lambda: _engine_call("run_blocks", 3), ("batch=3", "M = B·T")),
+    Case(
+        "reference_layout(k=2**40)",
+        lambda: _reference_call("reference_layout", 2**40),
+        ("k=1099511627776", "1 member"),
+    ),
+    Case(
+        "load_reference(a model of other sizes)",
+        lambda: _reference_call("load_reference", 0, d_model=64),
+        ("shape", "member k=0", "sizes"),
+    ),
+    Case(
+        "magnitude lambda_gradient_by_autograd(block=2**40)",
+        lambda: _magnitude_autograd(2**40),
+        ("block=1099511627776", "2 (0 to 1)"),
+    ),
+    Case(
+        "thousand Runs.at(a depth it did not train)",
+        lambda: chapter("thousand_layers").Runs({("post", 3, 0.5): []}, 10, 0.5, {}, {}).at("post", 2),
+        ("depth=2", "'post'", "(3, 0.5)"),
+    ),
+    Case(
+        "thousand deepest_learning(threshold=-2)",
+        lambda: chapter("thousand_layers").deepest_learning({2: 0.5}, -2.0),
+        ("threshold", "-2.0"),
+    ),
+    Case("Residual(norm='layer')", lambda: dn().Residual(_linear(), 2, "layer"), ("'layer'", "post")),
+    Case("Residual(d_model=2**40)", lambda: dn().Residual(_linear(), 2**40, "post"), ("d_model=1099511627776", "GiB")),
+    Case(
+        "check_allocation(numbers=10**400)",  # was an OverflowError formatting the GiB
+        lambda: __import__("deepnotes.core.config", fromlist=["x"]).check_allocation(10**400, {"width": 2}),
+        ("width=2", "e+391 GiB"),
+    ),
+    Case(
+        "check_allocation(numbers=-3)",
+        lambda: __import__("deepnotes.core.config", fromlist=["x"]).check_allocation(-3, {"width": 2}),
+        ("numbers", "-3"),
+    ),
+    Case(
+        "progress(total='3')",
+        lambda: __import__("deepnotes.core.train", fromlist=["x"]).progress([1], total="3"),
+        ("total", "'3'"),
+    ),
+    Case(
+        "float_slider(step wider than the range)",
+        lambda: __import__("deepnotes.show.widgets", fromlist=["x"]).float_slider("x", (0.0, 0.5, 1.0), 2.0),
+        ("step=2", "0 to 1"),
+    ),
+    Case(
+        "check_slope(samples_by_depth=3)",
+        lambda: vd().check_slope(
+            claim="c", source="s", want=1.0, atol=0.1, depths=[2, 4], samples_by_depth=3, reason=""
+        ),
+        ("samples_by_depth", "3"),
     ),
     # figures and estimates that refuse nonsense
     Case("History().final_loss()", lambda: dn().History().final_loss(), ("no losses",)),

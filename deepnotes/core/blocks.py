@@ -258,9 +258,22 @@ def _sublayer_backward(st: Styles, dy, p, g, sub: str, branch_backward, saved):
     return dx.add_(du) if dx is not dy else dx + du
 
 
+def sequence_length(x: torch.Tensor, batch: Count) -> int:
+    """T of a stream x [K, M = B·T, d] holding ``batch`` = B sequences; a ValueError naming ``batch`` where B does
+    not divide M (the attention and the compiled kernels would read the rows as sequences of the wrong length)."""
+    rows = x.shape[1] if x.dim() == 3 else None
+    if rows is None or rows % batch:
+        raise ValueError(
+            f"batch={batch} must divide the stream's rows M = B·T (x [K, M, d], got shape {tuple(x.shape)}): "
+            "give the number of sequences the rows hold"
+        )
+    return rows // batch
+
+
 def block_forward(st: Styles, x, p: dict, batch: Count, bias, keep: bool = False):
     """One block on x [K, M, d] with layer parameters ``p`` (views [K, r, c]); ``keep``: also return
     what :func:`block_backward` needs."""
+    sequence_length(x, batch)
     saved = {}
     if "qkv_w" in p:
         x, saved["attn"] = _sublayer_forward(
@@ -323,6 +336,7 @@ class BlocksFunction(torch.autograd.Function):
 
 def run_blocks(st: Styles, names: Sequence[str], params: list, x: torch.Tensor, batch: Count, bias) -> torch.Tensor:
     """x_N of x_0 [K, M, d]: one autograd node where gradients are wanted, else the plain forward."""
+    sequence_length(x, batch)
     if torch.is_grad_enabled() and (x.requires_grad or any(t.requires_grad for t in params)):
         return BlocksFunction.apply(st, tuple(names), batch, bias, x, *params)
     if compiled_usable(st, names, x, params):
@@ -474,7 +488,7 @@ def _layout(st, params: dict, x: torch.Tensor, batch: int) -> Layout:
         tokens=m,
         d=d,
         d_ff=params["fc1_w"].shape[-1],
-        seq=m // batch,
+        seq=sequence_length(x, batch),
         heads=st.n_heads,
         attention=int("qkv_w" in params),
         causal=int(st.causal),

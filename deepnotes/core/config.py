@@ -28,6 +28,7 @@ import torch
 
 from deepnotes.core import scaling
 from deepnotes.core.validate import (
+    Amount,
     Count,
     Depth,
     Finite,
@@ -412,20 +413,29 @@ def live_range(name: str, value: int, span: tuple[int, int, int], budget: Budget
     return value
 
 
-def check_allocation(numbers: int, sizes: dict[str, int], where=None, bytes_each: int = FLOAT_BYTES) -> int:
+def check_allocation(numbers: Amount, sizes: dict[str, int], where=None, bytes_each: Count = FLOAT_BYTES) -> int:
     """Refuse, before anything is allocated, work that holds ``numbers`` numbers of ``bytes_each`` bytes at once
     when that exceeds :func:`available_bytes` (``bytes = numbers · bytes_each``). The message names the arguments
-    as the reader typed them (``sizes``: name → value, e.g. ``{"depth": 10**9, "width": 64}``). Returns the
-    bytes."""
+    as the reader typed them (``sizes``: name → value, e.g. ``{"depth": 10**9, "width": 64}``) and the estimate.
+    Returns the bytes."""
     needed = numbers * bytes_each
     free = available_bytes(where)
     if free is not None and needed > free:
         typed = ", ".join(f"{name}={value}" for name, value in sizes.items())
         raise ValueError(
-            f"{typed} needs about {needed / 2**30:.3g} GiB at once by deepnotes' estimate, more than the "
-            f"{free / 2**30:.3g} GiB free on {torch.device(where or 'cpu')}; choose a smaller {' or '.join(sizes)}"
+            f"{typed} needs about {_gib(needed)} GiB at once by deepnotes' estimate (numbers={numbers} of "
+            f"bytes_each={bytes_each} bytes), more than the {_gib(free)} GiB free on {torch.device(where or 'cpu')}; "
+            f"choose a smaller {' or '.join(sizes)}"
         )
     return needed
+
+
+def _gib(size: int) -> str:
+    """Bytes in GiB to 3 significant digits, also past a float's range (10**400 bytes: "1e+391")."""
+    if size < 2**1000:
+        return f"{size / 2**30:.3g}"
+    digits = str(size // 2**30)
+    return f"{digits[0]}.{digits[1:3]}e+{len(digits) - 1}"
 
 
 def check_fits(cfg: ModelConfig, members: Count = 1, train: TrainConfig | None = None, where=None) -> int:

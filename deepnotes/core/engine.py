@@ -569,6 +569,7 @@ def reference_layout(
     """A reference model's tensors (``of``: the weight, or ``lambda t: t.grad``) in the engine's
     member layout: [N, r, c] for block tensors, [r, c] for the rest. ``model``: a TransformerLM, or
     a list of Blocks (block tensors only); the parameters member ``k``'s style has."""
+    member_index(stack, k)
     out = {}
     for name, pieces in _pieces(stack, model, k).items():
         rows = [to_engine(name, [of(t) for t in piece]) for piece in pieces]
@@ -588,9 +589,14 @@ def member_index(stack: Stack, k: NonNegativeCount) -> int:
 @torch.no_grad()
 def load_reference(stack: Stack, k: NonNegativeCount, model) -> Stack:
     """Copy the reference ``model`` (a TransformerLM, or a list of Blocks) into member k."""
-    member_index(stack, k)
     for name, tensor in reference_layout(stack, model, k=k).items():
-        stack.member(name, k).copy_(tensor)
+        member = stack.member(name, k)
+        if member.shape != tensor.shape:
+            raise ValueError(
+                f"the model's {name} has shape {tuple(tensor.shape)} in the engine's layout, member k={k}'s has "
+                f"{tuple(member.shape)}: the model must have the stack's depth and sizes"
+            )
+        member.copy_(tensor)
     return stack
 
 

@@ -33,9 +33,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from deepnotes.core.config import ModelConfig, check_allocation, check_fits
+from deepnotes.core.config import NORM_STYLES, ModelConfig, check_allocation, check_fits
 from deepnotes.core.data import seeded
-from deepnotes.core.validate import Count, Finite, NonNegative, Positive, Real, Seed
+from deepnotes.core.validate import Count, Finite, NonNegative, Positive, Real, Seed, choice
 
 
 def truncated_normal_variance_factor(k: Positive = 2.0) -> float:
@@ -158,6 +158,8 @@ class Residual(nn.Module):
 
     def __init__(self, sublayer: nn.Module, d_model: Count, norm: str, alpha: Positive = 1.0):
         super().__init__()
+        choice("norm", norm, NORM_STYLES)
+        check_allocation(2 * d_model, {"d_model": d_model})  # the norm's gain and bias
         self.sublayer = sublayer
         self.norm_style = norm
         self.alpha = alpha

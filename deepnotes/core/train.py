@@ -40,7 +40,12 @@ T = TypeVar("T")
 
 def progress(items: Iterable[T], enabled: bool = True, total: Count | None = None) -> Iterator[T]:
     """Yield ``items``; with ``enabled``, under a tqdm bar that is closed and removed at the end
-    (``total``: the number of items, for iterators that have no length)."""
+    (``total``: the number of items, for iterators that have no length). A plain function around the
+    generator, so that its arguments are checked at the call, not at the first item."""
+    return _progress(items, enabled, total)
+
+
+def _progress(items: Iterable[T], enabled: bool, total: int | None) -> Iterator[T]:
     if not enabled:
         yield from items
         return

@@ -61,6 +61,8 @@ Workers = Annotated[int, Is[lambda n: 1 <= n <= 512]]  # WORKER_LIMIT
 """Worker processes, 1 to 512."""
 NonNegativeCount = Annotated[int, Is[lambda n: 0 <= n < INT64_LIMIT]]
 """A count or an index where 0 means something (no warm-up steps, the first block)."""
+Amount = Annotated[int, Is[lambda n: n >= 0]]
+"""A whole amount computed from sizes, 0 or more (numbers to hold, bytes): a product of sizes may pass int64."""
 Seed = Annotated[int, Is[lambda n: 0 <= n < SEED_LIMIT]]
 """A seed: an int in [0, 2**62) (see :func:`seed`)."""
 Positive = Annotated[float, Is[lambda x: _is_finite(x) and 0 < x <= 1e150]]
@@ -81,6 +83,7 @@ DECLARED = (
     Digits,
     Workers,
     NonNegativeCount,
+    Amount,
     Seed,
     Positive,
     NonNegative,
@@ -102,7 +105,7 @@ def positive_int(name: str, value) -> int:
     return value
 
 
-def int_at_least(name: str, value, low: int, why: str = "") -> int:
+def int_at_least(name: str, value, low: Integer, why: str = "") -> int:
     """``value`` as an int ≥ ``low`` (bools are refused); ``why`` says what the bound is for."""
     if isinstance(value, bool) or not isinstance(value, int) or value < low:
         raise ValueError(f"{name} must be an integer >= {low}{f' ({why})' if why else ''}, got {value!r}")

@@ -10,6 +10,7 @@ import math
 import random
 import re
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Callable
 
@@ -79,7 +80,7 @@ class Outcome:
 
     expected: tuple[tuple[str, bool], ...]  # (run, the source says it trains)
     measured: tuple[tuple[str, float], ...]  # (run, median fraction learned over its seeds)
-    threshold: Finite
+    threshold: Probability
     seeds: Repeats = 1  # the fewest seeds behind any run
     setting: str = ""  # the shared experiment's name, "" for a chapter's own
 
@@ -242,7 +243,7 @@ def check_outcome(
     source: str,
     expected: dict[str, bool],
     measured: dict[str, list[float]],
-    threshold: Finite,
+    threshold: Probability,
     reason: str,
     computed: str | None = None,
     setting: str = "",
@@ -558,8 +559,8 @@ def check_slope(
     source: str,
     want: Real,
     atol: NonNegative,
-    depths,
-    samples_by_depth,
+    depths: Sequence[int],
+    samples_by_depth: Sequence[Sequence[float]],
     reason: str,
     band: tuple[Finite, Finite] | None = None,
     depth_name: str = "N",

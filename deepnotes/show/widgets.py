@@ -218,6 +218,8 @@ def float_slider(description: str, span: tuple[float, float, float], step: Finit
     """A linear slider over ``span`` = (min, start, max) in steps of ``step`` (> 0)."""
     lo, start, hi = _span(description, span)
     positive_float("step", step)
+    if hi > lo and step > hi - lo:
+        raise ValueError(f"step={step:g} is wider than the slider's range {lo:g} to {hi:g}: it offers one value")
     return W.FloatSlider(value=start, min=lo, max=hi, step=step, description=description)
 
 

@@ -22,6 +22,7 @@ EDGES = {
     "Symbolic": ((1, v.SYMBOLIC_LIMIT), (0, v.SYMBOLIC_LIMIT + 1)),
     "Digits": ((1, v.DIGITS_LIMIT), (0, v.DIGITS_LIMIT + 1)),
     "Workers": ((1, v.WORKER_LIMIT), (0, v.WORKER_LIMIT + 1)),
+    "Amount": ((0, 10**400), (-1, 2.0)),
     "Seed": ((0, v.SEED_LIMIT - 1), (-1, v.SEED_LIMIT)),
     "Positive": ((5e-324, v.MAGNITUDE_LIMIT), (0.0, v.MAGNITUDE_LIMIT * 1.01, math.nan, 10**400)),
     "NonNegative": ((0.0, v.MAGNITUDE_LIMIT), (-1e-300, v.MAGNITUDE_LIMIT * 1.01, math.inf)),

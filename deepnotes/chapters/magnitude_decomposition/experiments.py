@@ -214,6 +214,10 @@ def lambda_gradient_by_autograd(
     """(∂L/∂λ by autograd through W = λU, ⟨∂L/∂W, U⟩) for one matrix: the identity, checked."""
     if kind not in KINDS:
         raise ValueError(f"unknown kind {kind!r}; allowed: {', '.join(KINDS)}")
+    if block >= len(model.blocks):
+        raise ValueError(
+            f"block={block} is not a block of this model: it has {len(model.blocks)} (0 to {len(model.blocks) - 1})"
+        )
     linear = block_linears(model.blocks[block])[kind]
     w0 = linear.weight
     lam0 = lambda_closed_form(w0)

@@ -39,6 +39,7 @@ from deepnotes.core.validate import (
     Depth,
     Finite,
     Positive,
+    Probability,
     Repeats,
     Seed,
     Workers,
@@ -276,8 +277,15 @@ class Runs:
         return label, depth, self.lr if lr is None else lr
 
     def at(self, label: str, depth: int, lr: Finite | None = None) -> list[History]:
-        """The seeds' Histories of one point."""
-        return self.histories[self.key(label, depth, lr)]
+        """The seeds' Histories of one point; a ValueError naming the point and the depths that label trained at
+        where it was not trained."""
+        key = self.key(label, depth, lr)
+        if key not in self.histories:
+            trained = sorted({(n, r) for lab, n, r in self.histories if lab == label})
+            raise ValueError(
+                f"no run of {label!r} at depth={depth}, lr={key[2]:g}: it trained at (depth, lr) {trained or 'none'}"
+            )
+        return self.histories[key]
 
     def has(self, label: str, depth: int, lr: Finite | None = None) -> bool:
         return self.key(label, depth, lr) in self.histories
@@ -360,7 +368,7 @@ class TrainabilityMap:
         """Per seed: the step its loss diverged at, or None."""
         return [h.diverged_at for h in self.histories[(style, depth, rate)]]
 
-    def highest_trained_rate(self, style: str, depth: int, window: int, threshold: Finite) -> float | None:
+    def highest_trained_rate(self, style: str, depth: int, window: int, threshold: Probability) -> float | None:
         """The highest rate whose cell's median reaches ``threshold`` (None: no rate does)."""
         ok = [r for r in self.rates if self.fraction(style, depth, r, window) >= threshold]
         return max(ok) if ok else None
@@ -424,7 +432,7 @@ def frontier(runs: Runs, window: Count, depths: tuple[int, ...]) -> dict[str, di
     return {lab: {n: runs.median(lab, n, window) for n in depths if runs.has(lab, n)} for lab in FRONTIER}
 
 
-def deepest_learning(curve: dict[int, float], threshold: Finite) -> int | None:
+def deepest_learning(curve: dict[int, float], threshold: Probability) -> int | None:
     """The deepest depth at which the fraction learned reaches ``threshold`` (None: none does)."""
     ok = [n for n, f in curve.items() if f >= threshold]
     return max(ok) if ok else None

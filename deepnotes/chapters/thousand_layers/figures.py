@@ -10,7 +10,7 @@ from deepnotes.chapters.thousand_layers import experiments as ex
 from deepnotes.chapters.thousand_layers.budget import sizes
 from deepnotes.core.config import resolve_budget
 from deepnotes.core.measure import StreamProfile
-from deepnotes.core.validate import Count, Depth, Finite, Positive
+from deepnotes.core.validate import Count, Depth, Positive, Probability
 from deepnotes.show.palette import colour, line_style
 from deepnotes.show.readable import TEXT_PT
 
@@ -91,7 +91,7 @@ def frontier(
     runs: ex.Runs,
     window: Count,
     depths: tuple[int, ...],
-    threshold: Finite,
+    threshold: Probability,
     deepest: tuple[int, float] | None = None,
     labels: tuple[str, ...] = ex.FRONTIER,
     width: Positive = 6.0,
@@ -148,7 +148,7 @@ def frontier(
     return fig
 
 
-def answer(runs: ex.Runs, budget, threshold: Finite):
+def answer(runs: ex.Runs, budget, threshold: Probability):
     """The chapter's answer in one small figure: :func:`frontier` of the four styles at the chapter's
     rate from 3 to the headline depth, and the deepest stack's DeepNorm beside Post-LN."""
     budget = resolve_budget(budget)
@@ -221,7 +221,7 @@ def slider_figure(depth: Depth, variant: str, budget=None, runs: ex.Runs | None 
     return slider_result(runs, depth, ex.variant(variant).label)
 
 
-def trainability_map(tmap: ex.TrainabilityMap, window: Count, threshold: Finite):
+def trainability_map(tmap: ex.TrainabilityMap, window: Count, threshold: Probability):
     """One panel per style: depth (rows) × Adam rate (columns), the colour and the number the median
     fraction learned (0: the plateau, 1: the floor); ✕ where most seeds diverged; cells at or past
     ``threshold`` (what "trains" means in the chapter) framed."""

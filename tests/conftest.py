@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,6 +11,7 @@ import pytest
 from book_paths import ROOT
 
 sys.path.insert(0, str(ROOT / "tools"))
+import build_book  # noqa: E402
 import offline_widgets  # noqa: E402
 
 
@@ -37,25 +36,6 @@ def built_book(tmp_path_factory) -> BuiltBook:
             html, (html / "_static" / offline_widgets.STATIC_NAME).exists(), "", log if log.exists() else None
         )
     out = tmp_path_factory.mktemp("book")
-    args, local = [], False
-    try:
-        static = offline_widgets.install_html_manager()
-        args = ["--config", str(offline_widgets.write_offline_config(static, out / "_config.yml"))]
-        local = True
-    except (RuntimeError, subprocess.CalledProcessError) as err:
-        if os.environ.get("CI"):
-            raise
-        warnings.warn(f"building with the CDN widget manager: {err}")
-    work_log = out / "work.jsonl"
-    env = dict(os.environ, DEEPNOTES_BUDGET="smoke", DEEPNOTES_WORK_LOG=str(work_log))
-    env.pop("MPLBACKEND", None)  # the kernels must use the inline backend to emit figures
-    jb = Path(sys.executable).with_name("jupyter-book")
-    proc = subprocess.run(
-        [str(jb), "build", str(ROOT), "--path-output", str(out), "-W", "-n", "--keep-going", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=1800,
-    )
+    html, local, proc = build_book.build(out, "smoke", strict=bool(os.environ.get("CI")))
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
-    return BuiltBook(out / "_build" / "html", local, proc.stdout, work_log)
+    return BuiltBook(html, local, proc.stdout, out / "work.jsonl")

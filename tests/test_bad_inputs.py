@@ -1051,6 +1051,20 @@ TOOLS: list[Tool] = [
         one_line=True,
     ),
     Tool("tools/run_chapter.py (no arguments)", ("run_chapter.py",), ("chapter",)),
+    # issue 48: the release build at a budget
+    Tool("tools/build_book.py (no --out)", ("build_book.py",), ("--out",)),
+    Tool(
+        "tools/build_book.py --budget nope",
+        ("build_book.py", "--budget", "nope", "--out", str(BAD / "book")),
+        ("'nope'", "smoke", "cpu"),
+        one_line=True,
+    ),
+    Tool(
+        "tools/build_book.py --out a file",
+        ("build_book.py", "--out", str(BAD / "not_json.ipynb")),
+        ("not_json.ipynb", "is a file"),
+        one_line=True,
+    ),
     Tool(
         "tools/run_chapter.py book/missing.ipynb",
         ("run_chapter.py", "book/missing.ipynb", "/tmp/out.ipynb"),

@@ -116,12 +116,46 @@ def test_chapter_renders_and_its_slider_works_without_a_kernel(browser, server, 
     widget_area.screenshot(path=str(ARTIFACTS / f"{name}_slider_position_1.png"))
     assert after and after != before, "moving the slider did not change the displayed result"
 
+    resized = _tracks_that_resize(page)
+    assert resized == [], f"{chapter}: a slider's track changed width as its readout changed: {resized}"
+
+    page.set_viewport_size({"width": DESKTOP, "height": 800})
+    page.evaluate("window.scrollTo(0, 0)")
+    _record("answer_position.json", chapter, page.evaluate(ANSWER_POSITION))
+
     kernel_traffic = [u for u in requests if "/api/kernels" in u or "/api/sessions" in u]
     assert kernel_traffic == [] and sockets == [], "the page talked to a kernel"
     outside = [u for u in requests if not u.startswith((server + "/", "data:", "blob:", "about:"))]
     assert outside == [], f"the offline book asked a host other than the local server for {outside}"
     assert errors == [], f"{chapter}: the console reported {errors}"  # the slider's typesetting included
     page.close()
+
+
+TRACK_WIDTH = """h => Math.round(h.closest('.widget-hslider').querySelector('.slider-container')
+    .getBoundingClientRect().width)"""
+MAX_POSITIONS = 12  # a slider is stepped through at most this many of its positions
+
+
+def _tracks_that_resize(page) -> list[str]:
+    """Every visible slider stepped from its first position through its next ones by keyboard (issue 48: a
+    readout that grew with its value shrank the track, and taps near its end were lost): the sliders whose
+    track width changed, with the widths seen. Each slider is left at its first position."""
+    out = []
+    handles = page.locator(".widget-hslider .noUi-handle")
+    for i in range(handles.count()):
+        handle = handles.nth(i)
+        if not handle.is_visible():
+            continue
+        handle.focus()
+        page.keyboard.press("Home")
+        seen = {handle.evaluate(TRACK_WIDTH)}
+        for _ in range(MAX_POSITIONS):
+            page.keyboard.press("ArrowRight")
+            seen.add(handle.evaluate(TRACK_WIDTH))
+        page.keyboard.press("Home")
+        if len(seen) > 1:
+            out.append(f"slider {i}: track widths {sorted(seen)} px")
+    return out
 
 
 # WCAG 2.1 contrast (https://www.w3.org/TR/WCAG21/#dfn-contrast-ratio) of every element that holds text
@@ -169,6 +203,21 @@ PHONE_LAYOUT = """() => {
   }; }"""
 
 
+# Every visible table of the page's text column, measured against the column (issue 48): its width, the
+# column's (the article's content box) and how far it reaches past it. A table is never wider than the column,
+# also where the theme lets it scroll sideways: its long cells break (verdicts.code_html breaks a formula
+# after its operators) or sit in a scrolling box of their own inside the cell.
+WIDE_TABLES = """() => {
+  const column = document.querySelector('article.bd-article') || document.querySelector('main');
+  const style = getComputedStyle(column);
+  const room = column.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+  return [...column.querySelectorAll('table')].filter(t => t.offsetParent !== null).map(t => {
+    const width = t.getBoundingClientRect().width;
+    return {width: Math.round(width), column: Math.round(room), past: Math.round(width - room),
+            classes: t.className, first: (t.querySelector('td, th') || t).textContent.trim().slice(0, 40)};
+  }); }"""
+
+
 # Words of the verdict and ledger tables cut across two lines although they would fit on one
 # ("multilin/gual"): every run of three or more Latin or Greek letters whose client rects span two lines,
 # either inside a token (between spaces) narrower than its cell, or wider than its cell itself (a column
@@ -203,6 +252,20 @@ BROKEN_WORDS = r"""() => {
 }"""
 
 
+# The bytes the page loaded (document, scripts, styles, fonts, images): the sum of every entry's body size
+# as the local server sent it (uncompressed, as the static book is served by a plain file server).
+PAGE_BYTES = """() => performance.getEntriesByType('navigation').concat(performance.getEntriesByType('resource'))
+    .reduce((sum, e) => sum + (e.encodedBodySize || e.transferSize || 0), 0)"""
+
+# Where a chapter's answer starts on a laptop's first screen (issue 48): the top of the cell tagged "answer"
+# (None where the chapter has none yet) and of the page's first figure, in CSS px from the top of the page.
+ANSWER_POSITION = """() => {
+  const top = el => el ? Math.round(el.getBoundingClientRect().top + window.scrollY) : null;
+  return {answer: top(document.querySelector('.tag_answer')),
+          figure: top([...document.querySelectorAll('.cell_output img, img.widget-image')]
+                      .find(img => img.offsetParent !== null))}; }"""
+
+
 @pytest.mark.parametrize("doc", [TOC["root"], *CHAPTERS, *APPENDIX])
 def test_every_page_reads_in_light_and_dark_mode_and_on_a_phone(browser, server, doc):
     """No console error or page error in any view, and no word of a table cut where it would fit on a
@@ -214,7 +277,7 @@ def test_every_page_reads_in_light_and_dark_mode_and_on_a_phone(browser, server,
     errors = console_errors(page)
     name = doc.replace("/", "_")
     ARTIFACTS.mkdir(exist_ok=True)
-    problems = []
+    problems, widest = [], {}
     for scheme, width in READER_VIEWS:
         page.emulate_media(color_scheme=scheme)
         page.set_viewport_size({"width": width, "height": 900})
@@ -223,6 +286,8 @@ def test_every_page_reads_in_light_and_dark_mode_and_on_a_phone(browser, server,
         if doc in CHAPTERS:
             page.wait_for_selector(".widget-image", state="attached", timeout=30000)
         page.wait_for_timeout(500)
+        if (scheme, width) == READER_VIEWS[0]:
+            _record("page_bytes.json", doc, page.evaluate(PAGE_BYTES))
         view = f"{scheme} at {width} px"
         if errors:
             problems.append(f"{view}: console {errors}")
@@ -230,6 +295,11 @@ def test_every_page_reads_in_light_and_dark_mode_and_on_a_phone(browser, server,
         broken = page.evaluate(BROKEN_WORDS)
         if broken:
             problems.append(f"{view}: words cut across lines although they fit: {broken}")
+        tables = page.evaluate(WIDE_TABLES)
+        widest[width] = max([t["width"] for t in tables], default=0)
+        past = [t for t in tables if t["past"] > 1]
+        if past:
+            problems.append(f"{view}: tables past the column's edge: {past}")
         for what, selector in (("tables", OUR_TEXT), ("widgets", WIDGET_TEXT)):
             found = page.evaluate(CONTRAST, selector)
             if found["count"] and found["worst"][0]["ratio"] < MIN_CONTRAST:
@@ -255,7 +325,19 @@ def test_every_page_reads_in_light_and_dark_mode_and_on_a_phone(browser, server,
     if errors:
         problems.append(f"after the last view: console {errors}")
     page.close()
+    _record("widest_table.json", doc, widest)
     assert not problems, f"{doc}:\n" + "\n".join(problems)
+
+
+def _record(name: str, doc: str, value) -> None:
+    """``value`` under ``doc`` in test-artifacts/``name`` (a table per page: the before/after of issue 48)."""
+    import json
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    record = ARTIFACTS / name
+    table = json.loads(record.read_text()) if record.exists() else {}
+    table[doc] = value
+    record.write_text(json.dumps(table, indent=1, sort_keys=True))
 
 
 # Every figure image of the page (cell outputs and slider images, shown or not): the PNG text chunks the
@@ -294,8 +376,6 @@ def test_every_figure_is_readable_on_a_laptop_and_a_phone(browser, server, chapt
     width / natural width), is ≥ 9 CSS px in a 1280 px window and ≥ 7 px in a 390 px one; every figure,
     shown or behind a slider, came through the book's PNG writer and its legends tell their lines apart.
     The smallest text per page and width goes to test-artifacts/figure_text.json."""
-    import json
-
     from deepnotes.show import readable
 
     page = browser.new_page()
@@ -321,9 +401,5 @@ def test_every_figure_is_readable_on_a_laptop_and_a_phone(browser, server, chapt
                     problems.append(f"{width} px, figure {k} ({fig['src']}): smallest text {sizes[-1]:.1f} px")
         smallest[width] = round(min(sizes), 2) if sizes else None
     page.close()
-    ARTIFACTS.mkdir(exist_ok=True)
-    record = ARTIFACTS / "figure_text.json"
-    table = json.loads(record.read_text()) if record.exists() else {}
-    table[chapter] = smallest
-    record.write_text(json.dumps(table, indent=1, sort_keys=True))
+    _record("figure_text.json", chapter, smallest)
     assert not problems, f"{chapter}:\n" + "\n".join(dict.fromkeys(problems))

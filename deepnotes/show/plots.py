@@ -178,10 +178,15 @@ def loss_curves(
     used: set[tuple[str | None, str]] = set()
     seeds = _loss_runs(runs)
     finite = [h.losses[0] for hs in seeds.values() for h in hs if h.losses and math.isfinite(h.losses[0])]
+    first_floor = next(iter(seeds.values()))[0].floor
+    limits = (0.9 * first_floor, 1.2 * max(finite)) if first_floor is not None and finite else None
     for label, hists in seeds.items():
         c = colours[label] if colours and label in colours else colour(label)
         style = _unused_dash(c, dash(label), used)
         steps, med, lo, hi = median_and_range(hists)
+        capped = _cap_on_edges(ax, steps, med, limits, c) if limits else False
+        if limits:
+            lo, hi = ([min(max(v, limits[0]), limits[1]) for v in band] for band in (lo, hi))
         (line,) = ax.plot(steps, med, lw=1, ls=style, color=c, label=label)
         if len(hists) > 1:
             ax.fill_between(steps, lo, hi, color=line.get_color(), alpha=0.2, lw=0)
@@ -194,9 +199,11 @@ def loss_curves(
             line.set_label(f"{label} ({len(hists)} seeds" + (f", {len(diverged)} diverged)" if diverged else ")"))
         elif legend and diverged:
             line.set_label(f"{label} ({diverged[0].divergence_note()})")
+        if legend and capped:
+            line.set_label(f"{line.get_label()}, {CAPPED_NOTE}")
         floor, unigram = hists[0].floor, hists[0].unigram
-    if floor is not None and finite:  # a run that blew up would squash the rest: clip at 1.2× the start
-        ax.set_ylim(0.9 * floor, 1.2 * max(finite))
+    if limits:  # a run that blew up would squash the rest: the axes end at 1.2× the start (a capped run on its edge)
+        ax.set_ylim(*limits)
     longest = max((len(h.losses) for hs in seeds.values() for h in hs), default=0)
     if longest < 2:  # every run stopped at once: a readable step axis around the marks
         ax.set_xlim(-0.5, max([1] + [h.diverged_at + 1 for hs in seeds.values() for h in hs if h.diverged]))
@@ -213,6 +220,26 @@ def loss_curves(
 
 
 SEEDS_KEY = "lines: median over seeds, band: their min–max, ✕: a seed diverged there"
+CAPPED_NOTE = "▲▼ off the axes"
+
+
+def _cap_on_edges(ax, steps, values: list, limits: tuple[float, float], c: str) -> bool:
+    """``values`` capped in place to ``limits`` (low, high) = the axes' y range, each capped stretch marked by a
+    ▲ (above the top) or ▼ (below the bottom) on the edge at its first step: the axes never cut a curve off
+    unmarked (readable.clipped_curves). Returns whether anything was capped."""
+    low, high = limits
+    capped = False
+    for k, v in enumerate(values):
+        if not math.isfinite(v) or low <= v <= high:
+            continue
+        edge, marker = (high, "^") if v > high else (low, "v")
+        before = values[k - 1] if k else None
+        if before is None or before != edge:  # the first step of a capped stretch
+            ax.plot([steps[k]], [edge], marker, ms=6, color=c, clip_on=False, label="_capped")
+        values[k], capped = edge, True
+    return capped
+
+
 KEY_LINE_IN = LEGEND_PT * 1.45 / 72  # the height of one legend row
 
 

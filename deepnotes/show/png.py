@@ -51,7 +51,8 @@ def figure_png(fig, dpi: Count = DPI) -> bytes:
 
 def _short_minor_log_labels(fig) -> None:
     """On a log axis spanning less than a decade matplotlib labels minor ticks as "3×10⁻¹", which collide
-    at the book's font size in a half-column panel; label them "0.3" (major ticks keep their form)."""
+    at the book's font size in a half-column panel; label them "0.3", and the major ticks of such an axis
+    "1" rather than "10⁰" (one axis in one notation: "1.002" beside "10⁰" reads as two scales)."""
     from matplotlib.ticker import LogFormatter, LogFormatterSciNotation
 
     class Plain(LogFormatter):  # matplotlib's choice of which minor ticks to label, written as 0.3
@@ -62,6 +63,9 @@ def _short_minor_log_labels(fig) -> None:
         for axis in (ax.xaxis, ax.yaxis):
             if axis.get_scale() == "log" and isinstance(axis.get_minor_formatter(), LogFormatterSciNotation):
                 axis.set_minor_formatter(Plain(labelOnlyBase=False, minor_thresholds=(1, 0.4)))
+                low, high = sorted(axis.get_view_interval())
+                if low > 0 and high / low < 10 and isinstance(axis.get_major_formatter(), LogFormatterSciNotation):
+                    axis.set_major_formatter(Plain(labelOnlyBase=False))  # under a decade: minors are labelled
 
 
 def png_text(data: bytes) -> dict[str, str]:

@@ -10,12 +10,20 @@ must stay ≥ 9 CSS px on the laptop and ≥ 7 px on the phone: with a figure of
 ``font pt ≥ 7 · 72 · w / 358`` on the phone, which :data:`FIGURE_WIDTH_IN` and :data:`TEXT_PT` satisfy.
 
 A legend tells its lines apart: two entries never share colour, line style and marker, and a marker never
-sits on a dashed line (the short legend sample then shows the marker, not the dash).
+sits on a dashed line (the short legend sample then shows the marker, not the dash). No text shows TeX
+source ("Π(1+v)^{-1/2}" outside ``$…$``), and no curve runs past the edge of its axes unmarked: a plot that
+caps a curve draws the capped part on the edge (and says so), it does not let the axes cut it off.
 """
 
 from __future__ import annotations
 
+import re
+
 from deepnotes.core.validate import Count, Positive, choice
+
+_TEX_SOURCE = re.compile(r"\\[A-Za-z]+|[\^_]\{")  # \command, ^{…} or _{…}: TeX that only mathtext renders
+_MATH = re.compile(r"(?<!\\)\$.*?(?<!\\)\$")  # a $…$ span, which matplotlib renders as math
+EDGE_PX = 2.0  # a curve point this far past its axes' edge (display px) is cut off by it
 
 COLUMN_PX = {1280: 688, 390: 358}  # window width → the text column's width (CSS px)
 MIN_TEXT_PX = {1280: 9.0, 390: 7.0}  # window width → the smallest readable text (CSS px)
@@ -102,11 +110,53 @@ def legend_clashes(fig) -> list[str]:
     return out
 
 
+def raw_tex(fig) -> list[str]:
+    """Every visible text of ``fig`` that shows TeX source: a ``\\command``, ``^{`` or ``_{`` outside ``$…$``."""
+    from matplotlib.text import Text
+
+    out = []
+    for t in fig.findobj(Text):
+        text = t.get_text()
+        if t.get_visible() and _TEX_SOURCE.search(_MATH.sub("", text)):
+            out.append(f"text {text!r} shows TeX source (put it between $…$ or write it out)")
+    return out
+
+
+def clipped_curves(fig) -> list[str]:
+    """Every visible line of ``fig`` (clipped to its axes) with finite points more than :data:`EDGE_PX` past
+    its axes' box: the axes cut it off, and the reader cannot tell where it went."""
+    import numpy as np
+
+    out = []
+    for ax in fig.axes:
+        if not (ax.get_visible() and ax.axison):
+            continue
+        box = ax.bbox
+        for line in ax.get_lines():
+            if not (line.get_visible() and line.get_clip_on()) or not len(line.get_xdata()):
+                continue
+            try:
+                data = np.column_stack([line.get_xdata(), line.get_ydata()]).astype(float)
+            except (TypeError, ValueError):  # categories or dates: not positions this check can compare
+                continue
+            xy = line.get_transform().transform(data)
+            xy = xy[np.isfinite(xy).all(axis=1)]
+            below, above = xy[:, 1] < box.y0 - EDGE_PX, xy[:, 1] > box.y1 + EDGE_PX
+            outside = below | above | (xy[:, 0] < box.x0 - EDGE_PX) | (xy[:, 0] > box.x1 + EDGE_PX)
+            if outside.any():
+                where = "below" if below.any() else "above" if above.any() else "beside"
+                out.append(
+                    f"curve {line.get_label()!r} runs {where} its axes ({int(outside.sum())} points cut off): "
+                    "widen the limits, or cap it on the edge and say so"
+                )
+    return out
+
+
 def problems(fig, dpi: Positive, drawn: bool = False) -> list[str]:
     """Why ``fig`` would be hard to read in the book: text below the floor at either width (predicted
     from the figure's size before cropping), too many panels in a row, or legend entries that look alike.
     ``drawn`` as in :func:`smallest_text_pt`."""
-    out = legend_clashes(fig)
+    out = legend_clashes(fig) + raw_tex(fig) + clipped_curves(fig)
     smallest = smallest_text_pt(fig, drawn)
     width_px = fig.get_figwidth() * dpi
     for window, floor in MIN_TEXT_PX.items():

@@ -37,13 +37,21 @@ UNCHECKABLE = "not checkable here"  # no derivation given and nothing offline to
 STATUS_COLOUR = {HOLDS: "#116329", APPROX: "#7d4e00", WRONG: "#a40e26", UNCHECKABLE: "#424a53"}
 
 
+# where a formula may break across lines: after an operator, a comma or an opening bracket (a SymPy string
+# such as "h_att*lambda_o*sigma(S*lambda_k*lambda_q)/alpha" has no space to break at)
+_FORMULA_BREAKS = re.compile(r"(?<=[*/+=,(])(?=\S)")
+
+
 def code_html(text: str) -> str:
-    """Text as inline code that wraps at spaces, breaking a token only where it is longer than its
-    column (``break-word``: ``anywhere`` let the table shrink a column to one character and cut every
+    """Text as inline code that wraps at spaces and after an operator, a comma or an opening bracket
+    (``<wbr>``: a table sizes its column by the longest piece between them, not by the whole formula, so a
+    SymPy string no longer pushes the table past its column), breaking a token only where it is longer than
+    its column (``break-word``: ``anywhere`` let the table shrink a column to one character and cut every
     word, "multilin/gual"), and takes the text colour of whatever it sits on: the theme's code colour
     is meant for the page's own background, and in dark mode it is nearly invisible on the light output
     panel."""
-    return f"<code style='overflow-wrap:break-word;color:inherit'>{html.escape(text)}</code>"
+    pieces = _FORMULA_BREAKS.split(text)
+    return f"<code style='overflow-wrap:break-word;color:inherit'>{'<wbr>'.join(html.escape(p) for p in pieces)}</code>"
 
 
 # A verdict's ``source`` names an article by its file number, "seed 000 §增量爆炸 eq. (1)" (what

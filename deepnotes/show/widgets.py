@@ -74,6 +74,18 @@ def _grid_stack(render, names, grid, fixed, level, dpi):
     return stack, per_level
 
 
+READOUT_CH = 9  # characters the slider's readout shows in its own width (72 px in ipywidgets 8's style)
+READOUT_CH_MAX = 24  # the widest readout deepnotes.css has a class for
+
+
+def readout_class(values: Sequence) -> str:
+    """The CSS class (deepnotes.css) that fixes a slider's readout at the width of its longest value, or "" where
+    the readout's own width holds every value: a readout that grew with its value would shrink the track under
+    the reader's finger ("sigmoid_rescaled" took 44 px of a 184 px track)."""
+    longest = max(len(str(v)) for v in values)
+    return f"deepnotes-readout-{min(longest, READOUT_CH_MAX)}" if longest > READOUT_CH else ""
+
+
 def check_grid(grid) -> None:
     """A slider grid is a non-empty mapping of names to non-empty lists or tuples of values (a string is
     not a list of its characters, a scalar is not a list of one)."""
@@ -112,6 +124,10 @@ def slider_control(
         )
         for name in names
     ]
+    for slider, name in zip(sliders, names, strict=True):
+        readout = readout_class(grid[name])
+        if readout:
+            slider.add_class(readout)
     if HAS_STACK:
         shown, per_level = _grid_stack(render, names, grid, fixed, 0, dpi)
         links = [

@@ -213,7 +213,7 @@ def test_init_figure_draws_the_probe_and_the_derivation():
     assert list(v["FFN, derived"].get_ydata()) == pytest.approx([bert.derived_ratios(0.02, r)[1] for r in p.rho])
     w = _lines(ax_w)
     assert list(w["measured cos(x_l, x_0)"].get_ydata()) == pytest.approx(p.cos_x0)
-    assert list(w["derived Π(1+v)^{-1/2}"].get_ydata()) == pytest.approx(p.derived_cos)
+    assert list(w[r"derived $\prod (1+v)^{-1/2}$"].get_ydata()) == pytest.approx(p.derived_cos)
     g = _lines(ax_g)
     assert g["measured"].get_ydata()[-1] == pytest.approx(1.0)
     assert list(g["annotated eq. (42), real v"].get_ydata()) == pytest.approx(bert.article_gradient_prediction(p))

@@ -8,7 +8,7 @@ import pytest
 matplotlib.use("Agg")
 
 from deepnotes.core.train import History
-from deepnotes.show import plots
+from deepnotes.show import plots, readable
 
 
 def hist(losses, diverged_at=None):
@@ -45,8 +45,12 @@ def test_a_blown_up_run_keeps_the_axes_readable_and_says_how_it_ended():
         blown.losses.append(loss)
     fig, (ax,) = plots.new_figure(1)
     plots.loss_curves(ax, {"post": blown, "pre": hist([3, 2, 1])})
-    assert "post (diverged at step 3 (loss 4.9e+03 > 30))" in [line.get_label() for line in ax.get_lines()]
+    labels = [line.get_label() for line in ax.get_lines()]
+    assert "post (diverged at step 3 (loss 4.9e+03 > 30)), ▲▼ off the axes" in labels
     assert ax.get_ylim()[1] == pytest.approx(1.2 * 3.0)  # 1.2 × the first loss, not 4,900
+    (capped,) = [line for line in ax.get_lines() if line.get_marker() == "^"]  # step 2's 20.0 is off the top
+    assert list(capped.get_xdata()) == [2] and list(capped.get_ydata()) == [pytest.approx(3.6)]
+    assert readable.clipped_curves(fig) == []  # the curve runs along the edge, marked, not cut off
     marks = [line for line in ax.get_lines() if line.get_marker() == "x"]
     assert list(marks[0].get_xdata()) == [3] and marks[0].get_ydata()[0] <= 1.2 * 3.0
 

@@ -81,3 +81,45 @@ def test_the_palette_rule_maps_style_to_colour_and_qualifier_to_dash():
 def _close_figures():
     yield
     plt.close("all")
+
+
+def test_tex_source_outside_math_is_a_problem_inside_dollars_it_is_math():
+    fig, (ax,) = plots.new_figure(1)
+    ax.plot([0, 1], label="Π(1+v)^{-1/2}")  # what BERT's slider legend printed at cpu (issue 48)
+    ax.plot([1, 0], color="k", label=r"$\Pi(1+v)^{-1/2}$")
+    ax.set_title(r"\alpha written out")
+    ax.legend()
+    assert sorted(readable.raw_tex(fig)) == [
+        "text '\\\\alpha written out' shows TeX source (put it between $…$ or write it out)",
+        "text 'Π(1+v)^{-1/2}' shows TeX source (put it between $…$ or write it out)",
+    ]
+    plt.close("all")
+
+
+def test_a_curve_the_axes_cut_off_is_a_problem_one_capped_on_the_edge_is_not():
+    fig, (ax,) = plots.new_figure(1)
+    ax.plot([0, 1, 2], [1.0, 0.2, 0.5], label="loss")
+    ax.set_ylim(0.4, 1.1)  # the 1000-layer chapter's loss curves left their axes at the bottom (issue 48)
+    fig.canvas.draw()
+    assert readable.clipped_curves(fig) == [
+        "curve 'loss' runs below its axes (1 points cut off): widen the limits, or cap it on the edge and say so"
+    ]
+    ax.lines[0].set_ydata([1.0, 0.4, 0.5])  # capped on the edge
+    ax.axhline(0.7, color="k", ls=":")  # a reference line spans the axes in axes coordinates: not cut off
+    assert readable.clipped_curves(fig) == []
+    plt.close("all")
+
+
+def test_an_axis_under_a_decade_is_written_in_one_notation():
+    fig, (ax,) = plots.new_figure(1)
+    ax.semilogy([0, 1], [0.998, 1.004])
+    text = png_text(figure_png(fig))
+    assert text[PROBLEMS_KEY] == ""
+    fig, (ax,) = plots.new_figure(1)
+    ax.semilogy([0, 1], [0.998, 1.004])
+    png_module = __import__("deepnotes.show.png", fromlist=["_short_minor_log_labels"])
+    png_module._short_minor_log_labels(fig)
+    fig.canvas.draw()
+    labels = [t.get_text() for t in ax.get_yticklabels(which="both") if t.get_text()]
+    assert labels and not any("10^" in label or "mathdefault" in label for label in labels), labels
+    plt.close("all")

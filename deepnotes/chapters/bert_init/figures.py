@@ -46,7 +46,7 @@ def init_figure(std: Positive, depth: Depth, budget: Budget | str | None = None,
     ax_v.set_ylabel("branch ratio v = E[F²]/E[x²]")
     plots.legend_panel(ax_key, ax_v, title="top left")
     ax_w.plot(range(depth + 1), p.cos_x0, "o", color=MEASURED, ms=4, label="measured cos(x_l, x_0)")
-    ax_w.plot(range(depth + 1), p.derived_cos, "-", color=DERIVED, label="derived Π(1+v)^{-1/2}")
+    ax_w.plot(range(depth + 1), p.derived_cos, "-", color=DERIVED, label=r"derived $\prod (1+v)^{-1/2}$")
     ax_w.set_ylim(-0.05, 1.05)
     ax_w.set_xlabel("layer l")
     ax_w.set_ylabel("weight of x_0 in x_l")

@@ -184,10 +184,12 @@ def loss_curves(
         c = colours[label] if colours and label in colours else colour(label)
         style = _unused_dash(c, dash(label), used)
         steps, med, lo, hi = median_and_range(hists)
-        capped = _cap_on_edges(ax, steps, med, limits, c) if limits else False
+        capped = _cap_on_edges(steps, med, limits) if limits else []
         if limits:
             lo, hi = ([min(max(v, limits[0]), limits[1]) for v in band] for band in (lo, hi))
         (line,) = ax.plot(steps, med, lw=1, ls=style, color=c, label=label)
+        for step, edge, marker in capped:
+            ax.plot([step], [edge], marker, ms=6, color=line.get_color(), clip_on=False, label="_capped")
         if len(hists) > 1:
             ax.fill_between(steps, lo, hi, color=line.get_color(), alpha=0.2, lw=0)
         diverged = [h for h in hists if h.diverged]
@@ -223,21 +225,20 @@ SEEDS_KEY = "lines: median over seeds, band: their min–max, ✕: a seed diverg
 CAPPED_NOTE = "▲▼ off the axes"
 
 
-def _cap_on_edges(ax, steps, values: list, limits: tuple[float, float], c: str) -> bool:
-    """``values`` capped in place to ``limits`` (low, high) = the axes' y range, each capped stretch marked by a
-    ▲ (above the top) or ▼ (below the bottom) on the edge at its first step: the axes never cut a curve off
-    unmarked (readable.clipped_curves). Returns whether anything was capped."""
+def _cap_on_edges(steps, values: list, limits: tuple[float, float]) -> list[tuple[int, float, str]]:
+    """``values`` capped in place to ``limits`` (low, high) = the axes' y range; returns where each capped stretch
+    starts, (step, edge, marker), to be marked by a ▲ (above the top) or ▼ (below the bottom) on the edge: the
+    axes never cut a curve off unmarked (readable.clipped_curves)."""
     low, high = limits
-    capped = False
+    starts = []
     for k, v in enumerate(values):
         if not math.isfinite(v) or low <= v <= high:
             continue
         edge, marker = (high, "^") if v > high else (low, "v")
-        before = values[k - 1] if k else None
-        if before is None or before != edge:  # the first step of a capped stretch
-            ax.plot([steps[k]], [edge], marker, ms=6, color=c, clip_on=False, label="_capped")
-        values[k], capped = edge, True
-    return capped
+        if not k or values[k - 1] != edge:  # the first step of a capped stretch
+            starts.append((steps[k], edge, marker))
+        values[k] = edge
+    return starts
 
 
 KEY_LINE_IN = LEGEND_PT * 1.45 / 72  # the height of one legend row

@@ -96,3 +96,12 @@ def test_an_update_panel_keeps_a_blown_up_run_from_setting_the_axis():
     post = ax.get_lines()[0]
     assert list(post.get_ydata()) == pytest.approx([0.1, 0.36, 0.36])  # along the top edge
     assert any(line.get_marker() == "x" and list(line.get_xdata()) == [3] for line in ax.get_lines())
+
+
+def test_a_capped_run_of_a_label_without_its_own_colour_is_marked_in_the_line_colour():
+    fig, (ax,) = plots.new_figure(1)
+    plots.loss_curves(ax, {"a label no palette knows": History(losses=[3.0, 5.0, 0.5], floor=1.0, unigram=2.0)})
+    line, up, down = ax.get_lines()[:3]
+    assert (up.get_marker(), down.get_marker()) == ("^", "v")  # 5.0 above 1.2 × 3.0, 0.5 below 0.9 × 1.0
+    assert up.get_color() == down.get_color() == line.get_color()
+    assert readable.clipped_curves(fig) == []

@@ -149,7 +149,8 @@ def _depth_curves(ax_r, ax_t, ax_1, sweep: GradientSweep) -> None:
             color=PALETTE[kind],
             label=label(kind),
         )
-        ax.loglog(depths, [sweep.predicted[(kind, widths[-1], n)] for n in depths], "--", lw=1, color=PALETTE[kind])
+        # the derivation dash-dotted: dashed is a width of the top right panel ("plain, width 64" is black dashed)
+        ax.loglog(depths, [sweep.predicted[(kind, widths[-1], n)] for n in depths], "-.", lw=1, color=PALETTE[kind])
 
 
 def _label_depth_panels(ax_r, ax_t, ax_1, widths) -> None:
@@ -166,7 +167,7 @@ def _label_depth_panels(ax_r, ax_t, ax_1, widths) -> None:
     )
     for ax, what in ((ax_t, "plain and small ε"), (ax_1, "ε = 1")):
         plots.label_axes(ax, "depth N", r"$\|\nabla_\theta L\|^2$ at init", f"width {widths[-1]}: {what}", legend=None)
-    ax_t.plot([], [], "k--", lw=1, label="derivation (bottom panels)")
+    ax_t.plot([], [], "k-.", lw=1, label="derivation (bottom panels)")
     plots.key_below(
         ax_r.figure,
         [ax_r, ax_t, ax_1],

@@ -180,8 +180,7 @@ def init_probe(
         def hook(module, inputs, output):
             x = inputs[0].detach()  # [B, T, d]
             ratios[kind].append(float(output.detach().pow(2).mean() / x.pow(2).mean()))
-            if kind == "attn":  # ρ ≤ 1 (Jensen: ‖mean‖² ≤ mean ‖·‖²); float32 rounding passes 1 by an ulp where
-                # the tokens of a deep stack have become one vector (1.0000001 at the cpu budget)
+            if kind == "attn":  # ρ ≤ 1 (Jensen); float32 passed it by an ulp where the tokens became one (cpu)
                 rho.append(min(1.0, float(x.mean(dim=1).pow(2).sum(-1).mean() / x.pow(2).sum(-1).mean())))
 
         return hook

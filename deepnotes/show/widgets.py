@@ -81,7 +81,8 @@ READOUT_CH_MAX = 24  # the widest readout deepnotes.css has a class for
 def readout_class(values: Sequence) -> str:
     """The CSS class (deepnotes.css) that fixes a slider's readout at the width of its longest value, or "" where
     the readout's own width holds every value: a readout that grew with its value would shrink the track under
-    the reader's finger ("sigmoid_rescaled" took 44 px of a 184 px track)."""
+    the reader's finger (initialization's "act" slider: its 184 px track fell to 145 px at "sigmoid_rescaled" in
+    the browser test on 36ff7f8's cpu build)."""
     longest = max(len(str(v)) for v in values)
     return f"deepnotes-readout-{min(longest, READOUT_CH_MAX)}" if longest > READOUT_CH else ""
 

@@ -147,3 +147,17 @@ def test_a_late_training_claim_is_judged_only_on_long_enough_runs():
     assert vd.late_training_gate(**kw, steps=vd.LONG_TRAINING_STEPS) is None
     # the book's longest runs reach it, so the claim is judged somewhere
     assert max(b.warmup.steps for b in BUDGETS.values()) >= vd.LONG_TRAINING_STEPS
+
+
+def test_a_long_readout_gets_a_class_the_stylesheet_defines_and_a_short_one_none():
+    import re
+    from pathlib import Path
+
+    from deepnotes.show import widgets
+
+    assert widgets.readout_class(["linear", "relu"]) == ""  # within the readout's own 9 characters
+    assert widgets.readout_class(["relu", "sigmoid_rescaled"]) == "deepnotes-readout-16"
+    assert widgets.readout_class(["x" * 40]) == f"deepnotes-readout-{widgets.READOUT_CH_MAX}"
+    css = (Path(__file__).resolve().parents[2] / "_ext" / "static" / "deepnotes.css").read_text()
+    defined = {int(n) for n in re.findall(r"\.deepnotes-readout-(\d+) \.widget-readout", css)}
+    assert defined == set(range(widgets.READOUT_CH + 1, widgets.READOUT_CH_MAX + 1))

@@ -195,10 +195,14 @@ def _decomposition_rows():
     return ex.decomposition_table(budget="smoke")
 
 
-def _loss_change_probes():
+def _loss_change_sweep():
     from deepnotes.chapters.increment_explosion import experiments as ex
 
-    return ex.loss_change_sweep("smoke").probes
+    return ex.loss_change_sweep("smoke")
+
+
+def _loss_change_probes():
+    return _once(_loss_change_sweep).probes
 
 
 def _plain_moments():
@@ -396,6 +400,8 @@ def _annotations() -> dict:
         "dict[str, ChoiceRun]": made(lambda: next(iter(_once(_choice_comparison).values()))),
         "dict[str, list[StreamProbe]]": made(_post_pre_probes),
         "StreamProbe": made(lambda: next(iter(_once(_post_pre_probes).values()))[0]),
+        "list[StreamProbe]": made(lambda: next(iter(_once(_post_pre_probes).values()))),
+        "LossChangeSweep": made(_loss_change_sweep),
         "dict[str, dict]": made(_post_pre_runs),
         "list[tuple[str, str]]": made(_post_pre_show),
         "dict[tuple, list[History]]": made(_residual_runs),

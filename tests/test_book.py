@@ -92,11 +92,37 @@ def test_book_builds_with_every_chapter_and_its_figures(built_book):
         assert "| --- |" not in html, f"{chapter}: a Markdown output's table was printed as text, not rendered"
         if built_book.local_widgets:
             assert "html-manager/embed.js" in html and "cdn.jsdelivr.net/npm/@jupyter-widgets" not in html
+    pages = {p: p.read_text() for p in html_dir.rglob("*.html")}
+    heavy = [str(p.relative_to(html_dir)) for p, text in pages.items() if "fontawesome.js" in text]
+    assert heavy == [] and not (html_dir / "_static" / "scripts" / "fontawesome.js").exists(), heavy
     if built_book.local_widgets:
+        assert all("mathjax/tex-chtml.js" not in text for text in pages.values()), "MathJax's combined menu build"
+        assert (html_dir / "_static" / "mathjax" / "startup.js").exists()
         assert (html_dir / "_static" / "html-manager" / "embed.js").exists()
         assert "html-manager/embed.js" not in (html_dir / "book" / "intro.html").read_text(), (
             "the widget manager must load only on pages with widgets"
         )
+
+
+def test_lean_pages_removes_the_dropped_scripts_only(tmp_path):
+    """_ext/lean_pages.py removes the theme's fontawesome.js tag (with or without its digest) from every page and its
+    file, and leaves every other script."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "_ext"))
+    from lean_pages import drop_scripts
+
+    (tmp_path / "_static" / "scripts").mkdir(parents=True)
+    (tmp_path / "_static" / "scripts" / "fontawesome.js").write_text("icons")
+    (tmp_path / "book").mkdir()
+    kept = '<script defer src="../_static/scripts/bootstrap.js?digest=1"></script>'
+    page = tmp_path / "book" / "a.html"
+    page.write_text(f'<head>{kept}\n<script defer src="../_static/scripts/fontawesome.js?digest=1"></script>\n</head>')
+    (tmp_path / "b.html").write_text('<script src="_static/scripts/fontawesome.js"></script><p>x</p>')
+    (tmp_path / "c.html").write_text("<p>no scripts</p>")
+    assert drop_scripts(tmp_path) == 2
+    assert page.read_text() == f"<head>{kept}\n</head>" and (tmp_path / "b.html").read_text() == "<p>x</p>"
+    assert not (tmp_path / "_static" / "scripts" / "fontawesome.js").exists()
 
 
 def served_notebook(built_book, doc) -> dict:

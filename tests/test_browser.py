@@ -119,9 +119,15 @@ def test_chapter_renders_and_its_slider_works_without_a_kernel(browser, server, 
     resized = _tracks_that_resize(page)
     assert resized == [], f"{chapter}: a slider's track changed width as its readout changed: {resized}"
 
-    page.set_viewport_size({"width": DESKTOP, "height": 800})
+    page.set_viewport_size({"width": DESKTOP, "height": FIRST_SCREEN})
     page.evaluate("window.scrollTo(0, 0)")
-    _record("answer_position.json", chapter, page.evaluate(ANSWER_POSITION))
+    where = page.evaluate(ANSWER_POSITION)
+    _record("answer_position.json", chapter, where)
+    assert where["answer"] and where["answer_figure"], f"{chapter}: no cell tagged answer, or no figure in it: {where}"
+    assert where["answer_figure"][1] <= FIRST_SCREEN, (
+        f"{chapter}: the answer's figure ends at {where['answer_figure'][1]} px, below a laptop's first screen "
+        f"({DESKTOP} × {FIRST_SCREEN}): {where}"
+    )
 
     kernel_traffic = [u for u in requests if "/api/kernels" in u or "/api/sessions" in u]
     assert kernel_traffic == [] and sockets == [], "the page talked to a kernel"
@@ -257,17 +263,42 @@ BROKEN_WORDS = r"""() => {
 PAGE_BYTES = """() => performance.getEntriesByType('navigation').concat(performance.getEntriesByType('resource'))
     .reduce((sum, e) => sum + (e.encodedBodySize || e.transferSize || 0), 0)"""
 
-# Where a chapter's answer starts on a laptop's first screen (issue 48): the top of the cell tagged "answer"
-# (None where the chapter has none yet) and of the page's first figure, in CSS px from the top of the page.
+# Every visible icon of the theme (Font Awesome classes): drawn by the stylesheet's webfont (a ::before glyph) or by
+# an inline SVG. _ext/lean_pages.py drops the theme's fontawesome.js, which drew them as SVGs a second time.
+BLANK_ICONS = """() => [...document.querySelectorAll('i[class*="fa-"], span[class*="fa-"]')]
+    .filter(i => i.offsetParent !== null)
+    .filter(i => { const b = getComputedStyle(i, '::before').content;
+                   return !i.querySelector('svg') && (!b || b === 'none' || b === 'normal' || i.offsetWidth === 0); })
+    .map(i => i.className).slice(0, 10)"""
+PAGE_FILES = """() => performance.getEntriesByType('navigation').concat(performance.getEntriesByType('resource'))
+    .map(e => new URL(e.name).pathname)"""
+
+
+def _page_weight(page, html) -> dict:
+    """The bytes the page loaded as a plain file server sends them (PAGE_BYTES), and the same files gzipped (as
+    GitHub Pages and most static hosts send them): {"plain": bytes, "gzip": bytes}."""
+    import gzip
+    from urllib.parse import unquote
+
+    files = {html / unquote(path).lstrip("/") for path in page.evaluate(PAGE_FILES)}
+    files = {f / "index.html" if f.is_dir() else f for f in files}
+    return {"plain": page.evaluate(PAGE_BYTES), "gzip": sum(len(gzip.compress(f.read_bytes())) for f in files)}
+
+
+# Where a chapter's answer is on a laptop's first screen (issue 48): [top, bottom] of the cell tagged "answer", of the
+# figure it shows, and of the page's first figure, in CSS px from the top of the page (None where there is none).
+FIRST_SCREEN = 800  # CSS px: the height of a laptop's first screen (1280 × 800); the answer's figure ends above it
 ANSWER_POSITION = """() => {
-  const top = el => el ? Math.round(el.getBoundingClientRect().top + window.scrollY) : null;
-  return {answer: top(document.querySelector('.tag_answer')),
-          figure: top([...document.querySelectorAll('.cell_output img, img.widget-image')]
-                      .find(img => img.offsetParent !== null))}; }"""
+  const span = el => { if (!el) return null; const r = el.getBoundingClientRect();
+                       return [Math.round(r.top + window.scrollY), Math.round(r.bottom + window.scrollY)]; };
+  const answer = document.querySelector('.tag_answer');
+  return {answer: span(answer), answer_figure: span(answer && answer.querySelector('.cell_output img')),
+          figure: span([...document.querySelectorAll('.cell_output img, img.widget-image')]
+                       .find(img => img.offsetParent !== null))}; }"""
 
 
 @pytest.mark.parametrize("doc", [TOC["root"], *CHAPTERS, *APPENDIX])
-def test_every_page_reads_in_light_and_dark_mode_and_on_a_phone(browser, server, doc):
+def test_every_page_reads_in_light_and_dark_mode_and_on_a_phone(browser, server, built_book, doc):
     """No console error or page error in any view, and no word of a table cut where it would fit on a
     line. The theme's dark mode puts HTML outputs on a light panel: our tables and the widgets' text must
     keep WCAG AA contrast there as on white. At phone width the sliders keep a usable track, no control is
@@ -287,8 +318,11 @@ def test_every_page_reads_in_light_and_dark_mode_and_on_a_phone(browser, server,
             page.wait_for_selector(".widget-image", state="attached", timeout=30000)
         page.wait_for_timeout(500)
         if (scheme, width) == READER_VIEWS[0]:
-            _record("page_bytes.json", doc, page.evaluate(PAGE_BYTES))
+            _record("page_bytes.json", doc, _page_weight(page, built_book.html))
         view = f"{scheme} at {width} px"
+        blank = page.evaluate(BLANK_ICONS)
+        if blank:
+            problems.append(f"{view}: icons drawn by nothing: {blank}")
         if errors:
             problems.append(f"{view}: console {errors}")
             errors.clear()

@@ -8,8 +8,8 @@ a CDN by default; offline readers and the browser test use a copy installed from
 at build time (never committed). Only ``dist/embed.js`` and the fonts it loads are copied into a
 static folder of their own (not ``_static/``, whose every .js Jupyter Book adds to every page), and
 ``nb_ipywidgets_js`` points MyST-NB at it, so the script is added to the pages with widgets only.
-MathJax 3 (``tex-chtml.js`` with its TeX extensions, fonts and menu; not the speech engine) comes
-from the npm registry the same way and replaces Sphinx's CDN ``mathjax_path``.
+MathJax 3 (its loader with the TeX input, CommonHTML output, fonts and assistive MathML; not the menu or the
+speech engine) comes from the npm registry the same way and replaces Sphinx's CDN ``mathjax_path``.
 """
 
 from __future__ import annotations
@@ -26,7 +26,11 @@ CACHE = ROOT / ".cache"
 PACKAGE = "@jupyter-widgets/html-manager"
 STATIC_NAME = "html-manager"
 MATHJAX = "mathjax@3"
-MATHJAX_PARTS = ("tex-chtml.js", "input", "output/chtml", "ui", "a11y")
+# MathJax's loader and the components the book's pages use: TeX in, CommonHTML out, and the hidden MathML a screen
+# reader reads. Not the combined tex-chtml.js (1.16 MB): it adds the right-click menu (426 kB), which the pages do
+# without (issue 48: page weight). The TeX extensions the loader autoloads on demand come along in input/.
+MATHJAX_PARTS = ("startup.js", "core.js", "input", "output/chtml.js", "output/chtml", "a11y")
+MATHJAX_LOAD = ["core", "input/tex", "output/chtml", "a11y/assistive-mml"]
 
 
 def html_manager_version() -> str:
@@ -53,7 +57,7 @@ def install_html_manager(cache: Path = CACHE) -> Path:
     Returns the static folder to add to ``html_static_path``."""
     static = cache / "widgets-static"
     target, mathjax = static / STATIC_NAME, static / "mathjax"
-    if (target / "embed.js").exists() and (mathjax / "tex-chtml.js").exists():
+    if (target / "embed.js").exists() and all((mathjax / part).exists() for part in MATHJAX_PARTS):
         return static
     modules = _npm_install(cache / "npm", f"{PACKAGE}@{html_manager_version()}", MATHJAX)
     target.mkdir(parents=True, exist_ok=True)
@@ -75,8 +79,9 @@ def write_offline_config(static: Path, out: Path, extra: dict | None = None) -> 
     config = yaml.safe_load((ROOT / "_config.yml").read_text())
     sphinx_config = config.setdefault("sphinx", {}).setdefault("config", {})
     sphinx_config["html_static_path"] = [str(static.resolve())]
-    sphinx_config["nb_ipywidgets_js"] = {f"{STATIC_NAME}/embed.js": {}}
-    sphinx_config["mathjax_path"] = "mathjax/tex-chtml.js"
+    sphinx_config["nb_ipywidgets_js"] = {f"{STATIC_NAME}/embed.js": {"defer": "defer"}}  # not render-blocking
+    sphinx_config["mathjax_path"] = "mathjax/startup.js"
+    sphinx_config.setdefault("mathjax3_config", {})["loader"] = {"load": MATHJAX_LOAD}
     for key, value in (extra or {}).items():
         sphinx_config[key] = value
     # jupyter-book resolves local extensions' folders against the config file's folder: point them back here

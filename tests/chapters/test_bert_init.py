@@ -13,7 +13,7 @@ import sympy as sp
 import torch
 
 import deepnotes as dn
-from deepnotes.chapters.bert_init import claims, figures, report
+from deepnotes.chapters.bert_init import answer, claims, figures, report
 from deepnotes.chapters.bert_init import derive as sb
 from deepnotes.chapters.bert_init import experiments as bert
 from deepnotes.chapters.bert_init.budget import sizes as bert_init_sizes
@@ -401,3 +401,54 @@ def test_gain_order_and_best_std_need_something_to_order():
     assert claims.training_verdicts(never, SMOKE)[0].status == vd.WRONG
     one = claims.training_verdicts({0.01: (flat(0.05),), 0.02: (flat(0.9),), 0.05: (flat(0.05),)}, SMOKE)
     assert [v.status for v in one][:2] == [vd.UNCHECKABLE] * 2  # one seed (the cpu budget's) decides nothing
+
+
+# ---- answer ------------------------------------------------------------------------------------
+
+
+def test_xavier_scale_std_is_the_swept_std_nearest_q_one():
+    assert bert.xavier_std() == pytest.approx(1 / math.sqrt(768)) and bert.q_of(
+        bert.xavier_std(), False
+    ) == pytest.approx(1)
+    assert bert.xavier_scale_std((0.005, 0.01, 0.02, 0.0361, 0.05, 0.1)) == 0.0361  # q 0.77 beats 1.49
+    assert bert.xavier_scale_std((0.01, 0.02, 0.05)) == 0.05
+    assert bert.xavier_scale_std((0.02,)) is None
+
+
+def test_answer_verbs_follow_the_measured_weight_against_the_noise_floor():
+    probes = bert.sweep_probes(SMOKE)
+    bert_probe, other = probes[0.02], probes[bert.xavier_scale_std(list(probes))]
+    noise = 3 / math.sqrt(bert_probe.width)
+    assert answer.keeps(noise + 0.01, bert_probe.width) and not answer.keeps(noise - 0.01, bert_probe.width)
+    derived = bert.identity_weight(0.02, 0.0, 12)
+    text = answer.markdown(probes)
+    assert text.startswith("**The answer, from this page's derivation and runs.** Only q = d s² matters")
+    assert f"q = {bert.q_of(0.02):.2f}" in text and f"derived weight is {derived:.2f} against Xavier's 0.0026" in text
+
+    def at(cos: float, p):
+        return dataclasses.replace(p, cos_x0=[*p.cos_x0[:-1], cos])
+
+    kept = {**probes, 0.02: at(0.9, bert_probe), other.std: at(0.0, other)}
+    assert f"std 0.02 keeps it (0.90) while std {other.std:g}" in answer.markdown(kept)
+    assert "loses it (0.00)." in answer.markdown(kept)
+    # the verbs come from the numbers: swap them and the sentence turns round
+    swapped = {**probes, 0.02: at(0.0, bert_probe), other.std: at(0.9, other)}
+    assert "std 0.02 loses it (0.00) while" in answer.markdown(swapped) and "keeps it (0.90)." in answer.markdown(
+        swapped
+    )
+    both = {**probes, 0.02: at(0.9, bert_probe), other.std: at(0.8, other)}
+    assert "keeps it (0.90) and std" in answer.markdown(both)
+    assert f"below {noise:.2f} (3/√d)" in answer.details(probes)
+    assert "std 0.02 keeps it (0.90)." in answer.markdown({0.02: at(0.9, bert_probe)})  # nothing to contrast
+    with pytest.raises(ValueError, match="0.02"):
+        answer.sentences({other.std: other})
+
+
+def test_answer_figure_draws_both_stds_layer_by_layer():
+    probes = bert.sweep_probes(SMOKE)
+    fig = figures.answer(probes)
+    ax_s, ax_l = fig.axes[:2]
+    assert list(ax_s.get_lines()[0].get_ydata()) == pytest.approx([probes[s].cos_x0[-1] for s in sorted(probes)])
+    assert [t.get_text() for t in ax_l.texts] == ["std 0.02", f"std {bert.xavier_scale_std(list(probes)):g}"]
+    assert fig.get_size_inches()[1] <= 0.5 * fig.get_size_inches()[0]
+    matplotlib.pyplot.close(fig)

@@ -8,7 +8,7 @@ import sympy as sp
 import torch
 
 import deepnotes as dn
-from deepnotes.chapters.increment_explosion import claims, derive, equations, figures
+from deepnotes.chapters.increment_explosion import answer, claims, derive, equations, figures
 from deepnotes.chapters.increment_explosion import experiments as inc
 from deepnotes.chapters.increment_explosion.budget import sizes as increment_explosion_sizes
 from deepnotes.core import derive as sym
@@ -18,6 +18,8 @@ from deepnotes.core.measure import StepProbe, count_matrices, loglog_slope
 from deepnotes.core.train import History
 from deepnotes.shared import warmup
 from deepnotes.show import verdicts as vd
+from deepnotes.show.png import DPI
+from deepnotes.show.readable import problems as figure_problems
 
 matplotlib.use("Agg")
 
@@ -383,3 +385,72 @@ def test_deepnets_fig5_rows_read_every_seed_and_flip_with_them():
     assert [v.status for v in bad] == [vd.WRONG] * 3  # flat Post-LN; DeepNorm grows, and passes it at N = 100
     few = claims.early_update_verdicts(sweep(0.5, 0.0, seeds=2), budget)
     assert {v.status for v in few} == {vd.UNCHECKABLE}
+
+
+# the answer the page opens with
+
+
+def _sloped_sweep(slopes: dict[tuple[str, str], float], depths=(2, 4, 8)) -> inc.LossChangeSweep:
+    """A sweep whose −⟨∇L, Δθ⟩/η is exactly N^slope for each (variant, optimizer) of ``slopes``, three seeds."""
+    lrs = {"sgd": 1e-4, "adam": 1e-6}
+
+    def probe(n, lr, power):
+        fo = -lr * n**power
+        return StepProbe(loss_before=1.0, delta_loss=fo, first_order=fo, grad_sq=0.0, grad_l1=0.0, update_norm=0.0)
+
+    reps = {(v, o): [[probe(n, lrs[o], s)] * 3 for n in depths] for (v, o), s in slopes.items()}
+    return inc.LossChangeSweep(depths, lrs, reps)
+
+
+def test_the_answer_states_the_slopes_of_the_pages_sweep(budget):
+    sweep = inc.loss_change_sweep(budget, device="cpu")
+    head, rest = answer.markdown(sweep), answer.details(sweep)
+    assert head.startswith("**The answer, from this page's runs.**")
+    for v, o in [("post", "sgd"), ("post", "adam"), *answer.cures(sweep)]:
+        s = loglog_slope(sweep.depths, sweep.first_order_per_lr(v, o))
+        assert answer.slope(sweep, v, o) == s and f"{s:.2f}" in head
+    assert answer.cures(sweep) == [("deepnorm", "sgd"), ("deepnorm/adam", "adam")]  # the derivation's depth-free pairs
+    assert f"from N = {sweep.depths[0]} to {sweep.depths[-1]} blocks" in head
+    growth = sweep.first_order_per_lr("pre", "adam")[-1] / sweep.first_order_per_lr("pre", "adam")[0]
+    assert f"pre, Adam: ×{growth:.3g}" in rest
+    assert len(head.replace("**", "")) <= 330  # three to four lines above the figure
+
+
+def test_the_answers_words_follow_the_slopes():
+    grow, flat = claims.GROWTH_MIN_SLOPE, claims.SLOPE_ATOL
+    cures = {("deepnorm", "sgd"): flat / 3, ("deepnorm/adam", "adam"): -flat / 3}
+    head = answer.markdown(_sloped_sweep({("post", "sgd"): 1.0, ("post", "adam"): 2 * grow, **cures}))
+    assert f"grows with depth under SGD (log-log slope 1.00) and under Adam ({2 * grow:.2f})" in head
+    assert f"It stays flat with DeepNet's constants under SGD ({flat / 3:.2f}) and with Su's under Adam" in head
+    head = answer.markdown(_sloped_sweep({("post", "sgd"): 1.0, ("post", "adam"): grow / 2, **cures}))
+    assert (
+        f"grows with depth under SGD (log-log slope 1.00) and does not grow with depth under Adam ({grow / 2:.2f})"
+        in head
+    )
+    steep = {("deepnorm", "sgd"): 2 * flat, ("deepnorm/adam", "adam"): -2 * flat}
+    head = answer.markdown(_sloped_sweep({("post", "sgd"): 1.0, **steep}))
+    assert "It does not stay flat with DeepNet's constants under SGD" in head and "and with Su's under Adam" in head
+    mixed = answer.markdown(
+        _sloped_sweep({("post", "sgd"): 1.0, ("deepnorm", "sgd"): 0.0, ("deepnorm/adam", "adam"): 1.0})
+    )
+    assert (
+        "stays flat with DeepNet's constants under SGD (0.00) and does not stay flat with Su's under Adam (1.00)"
+        in mixed
+    )
+    pre = answer.details(_sloped_sweep({("post", "sgd"): 1.0, ("pre", "sgd"): 0.0, ("pre", "adam"): 0.5}))
+    assert (
+        "Pre-LN's does not grow with depth under SGD (slope 0.00) and grows with depth under Adam (slope 0.50)" in pre
+    )
+    assert "pre, SGD: ×1, slope 0.00 (1)" in pre and "pre, Adam: ×2, slope 0.50 (1)" in pre
+
+
+def test_the_answer_figure_draws_the_sweep_under_both_optimizers(budget):
+    sweep = inc.loss_change_sweep(budget, variants=("post", "deepnorm"), depths=(2, 4), device="cpu")
+    fig = figures.answer(sweep)
+    assert [ax.get_title() for ax in fig.axes] == [f"{o.upper()} (lr {sweep.lrs[o]:g})" for o in sweep.optimizers]
+    post = next(line for line in fig.axes[1].lines if line.get_label().startswith("post: "))
+    assert list(post.get_ydata()) == pytest.approx(sweep.first_order_per_lr("post", "adam"))
+    entries = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert f"post: {answer.slope(sweep, 'post', 'sgd'):.2f} / {answer.slope(sweep, 'post', 'adam'):.2f}" in entries
+    assert figure_problems(fig, DPI) == []
+    matplotlib.pyplot.close(fig)

@@ -5,6 +5,7 @@ import sympy as sp
 import torch
 
 import deepnotes as dn
+from deepnotes.chapters.magnitude_decomposition import answer as ma
 from deepnotes.chapters.magnitude_decomposition import claims as mv
 from deepnotes.chapters.magnitude_decomposition import derive as sd
 from deepnotes.chapters.magnitude_decomposition import experiments as mg
@@ -18,6 +19,7 @@ from deepnotes.core.engine import Stack, export_member
 from deepnotes.core.measure import loglog_slope
 from deepnotes.show import verdicts as vd
 from deepnotes.show.palette import PALETTE
+from deepnotes.show.png import PROBLEMS_KEY, figure_png, png_text
 from deepnotes.show.verdicts import APPROX, HOLDS, UNCHECKABLE, WRONG
 
 DEPTHS = (1, 3, 12, 100, 1000)
@@ -450,6 +452,84 @@ def test_training_figures_and_slider():
     picks = mg.choices(2, "adam")
     assert bars[: len(picks)] == pytest.approx([a for a, _ in picks.values()])
     assert bars[-len(picks) :] == pytest.approx([lam**2 / a for a, lam in picks.values()])
+    answer_fig = mf.answer(comp)
+    assert [ax.get_title() for ax in answer_fig.axes] == ["N=2, SGD lr 0.1", "N=2, ADAM lr 0.001"]
+    assert answer_fig.get_size_inches()[1] <= 0.5 * answer_fig.get_size_inches()[0]  # compact: under the answer
+    assert png_text(figure_png(answer_fig))[PROBLEMS_KEY] == ""
     plt.close("all")
     print(mtab.training_summary(comp))
     assert len(mtab.training_summary(comp).splitlines()) == len(comp)
+
+
+# ---- the answer at the top of the page -----------------------------------------------------------------------
+
+
+def _fake_comp(sgd: dict[str, list[float]], adam: dict[str, list[float]], n: int = 6) -> dict:
+    """A comparison whose runs end at the given fractions learned (one History per seed; -inf: diverged)."""
+
+    def run(fractions):
+        runs = [
+            mt.ChoiceRun(
+                1.0,
+                1.0,
+                dn.History(losses=[2.6] * 20, diverged_at=3, floor=1.6, unigram=2.6)
+                if f == -math.inf
+                else dn.History(losses=[2.6] * 5 + [2.6 - f] * 15, floor=1.6, unigram=2.6),
+            )
+            for f in fractions
+        ]
+        runs[0].seed_runs.extend(runs)
+        return runs[0]
+
+    settings = (("sgd", 0.1, sgd), ("adam", 1e-3, adam))
+    return {(opt, lr, n): {k: run(f) for k, f in runs.items()} for opt, lr, runs in settings}
+
+
+SGD_RUNS = {"lambda=1/alpha": [0.9] * 3, "alpha=1": [0.2, 0.6, 0.7], "lambda=1": [0.1] * 3, "paper": [0.8] * 3}
+
+
+def test_answer_derivation_comes_from_sympy():
+    """The λ/α each optimizer needs is SymPy's solve_pick, written in powers of 2N; the paper's constants meet SGD's
+    condition at every N with SymPy's spare factor and miss Adam's by a factor growing with N."""
+    assert ma.needed_ratio("sgd") == "1/\u2060√(2N)" and ma.needed_ratio("adam") == "1/\u2060(2N)"
+    for opt in ("sgd", "adam"):
+        a, lam = scaling.magnitude_solution(10, opt)
+        assert lam / a == pytest.approx({"sgd": 20**-0.5, "adam": 1 / 20}[opt])
+    lhs = sd.paper_constants_in_conditions()
+    for n in DEPTHS:
+        a, b = scaling.deepnorm_coefficients(n)
+        assert float(lhs["sgd"].subs(sd.N, n)) == pytest.approx(2 * n * (b / a) ** 2)
+        assert float(lhs["adam"].subs(sd.N, n)) == pytest.approx(2 * n * b / a)
+    assert ma.condition_reading("sgd") == (True, "SGD's at every N with a factor 2 to spare")
+    assert ma.condition_reading("adam") == (False, "Adam's (off by √N, growing with N)")
+    assert ma.as_text(sp.Rational(1, 3)) == "1/3" and ma.as_text(sp.sqrt(sd.N)) == "√N"
+
+
+ADAM_CASES = [  # paper's seeds, Adam's own (every seed), the sentence's lead and the rest after "they"
+    ([0.9, 0.8, 0.95], 0.7, "Yet under", "train (fraction learned 0.90), as do Adam's own constants (0.70)."),
+    ([0.1, 0.9, 0.2], 0.7, "Under", "do not train (fraction learned 0.20), while Adam's own constants do (0.70)."),
+    ([0.9] * 3, 0.1, "Yet under", "train (fraction learned 0.90), while Adam's own constants do not (0.10)."),
+    ([0.3] * 3, 0.4, "Under", "do not train (fraction learned 0.30), nor do Adam's own constants (0.40)."),
+    ([-math.inf] * 3, 0.4, "Under", "do not train (fraction learned diverged), nor do Adam's own constants (0.40)."),
+]
+
+
+@pytest.mark.parametrize(("paper", "own", "lead", "rest"), ADAM_CASES)
+def test_answer_verbs_follow_the_runs(paper, own, lead, rest):
+    """Every "train" / "do not train" of the answer compares the median of the seeds with claims.TRAINS: the verbs
+    and the linking words flip with the runs ("Yet" where the paper's constants train though they miss Adam's
+    condition), and the numbers are the runs' medians."""
+    text = ma.markdown(_fake_comp(SGD_RUNS, {"lambda=1/alpha": [own] * 3, "paper": paper}), "smoke")
+    assert text.replace("\u00a0", " ").startswith(
+        "**The answer, from this page's derivation and runs.** SymPy: SGD needs β/α = 1/\u2060√(2N)"
+    )
+    assert text.endswith(f"{lead} Adam at N = 6 they {rest}")
+
+
+def test_answer_details_name_every_sgd_pick_with_its_verb():
+    details = ma.details(_fake_comp(SGD_RUNS, {"lambda=1/alpha": [0.9] * 3, "paper": [0.9] * 3}), "smoke")
+    assert "median of 3 seeds after 4 steps (Adam at lr 0.001); under SGD at N = 6 and lr 0.1" in details
+    assert "λ=1/α trains (0.90), α=1 trains (0.60), λ=1 does not train (0.10)" in details
+    assert "the paper's constants train (0.80)" in details
+    with pytest.raises(ValueError, match="no adam runs"):
+        ma.sentences({k: v for k, v in _fake_comp(SGD_RUNS, {}).items() if k[0] == "sgd"}, "smoke")

@@ -13,14 +13,17 @@ import sympy as sp
 import torch
 
 import deepnotes as dn
-from deepnotes.chapters.post_vs_pre_norm import claims, derive, figures
+from deepnotes.chapters.post_vs_pre_norm import answer, claims, derive, figures
 from deepnotes.chapters.post_vs_pre_norm import experiments as pp
 from deepnotes.chapters.post_vs_pre_norm.budget import sizes as post_vs_pre_norm_sizes
 from deepnotes.core.data import MarkovLanguage
 from deepnotes.core.engine import GATES, build_stack
 from deepnotes.core.measure import GateSchedule
+from deepnotes.core.train import History
 from deepnotes.shared import warmup
 from deepnotes.show import verdicts as vd
+from deepnotes.show.png import DPI
+from deepnotes.show.readable import problems as figure_problems
 
 matplotlib.use("Agg")
 
@@ -547,4 +550,87 @@ def test_an_update_map_of_a_run_that_diverged_at_step_zero_says_so():
     fig = figures.update_maps({"adam": {"post": [stopped]}}, [("adam", "post")])
     (ax,) = fig.axes
     assert "diverged at step 0" in ax.texts[0].get_text() and not ax.axison
+    matplotlib.pyplot.close(fig)
+
+
+# the answer the page opens with
+
+
+def _probe(norm: str, top: float, grad_ratio: float, depth: int = 4) -> pp.StreamProbe:
+    """A hand-made probe whose top identity weight is ``top`` and whose ‖g_1‖/‖g_N‖ is ``grad_ratio``."""
+    cos = [1.0 - (1.0 - top) * l / depth for l in range(depth + 1)]
+    return pp.StreamProbe(norm, [1.0] * (depth + 1), cos, cos, [1.0] * 2 * depth, [grad_ratio] + [1.0] * (depth - 1))
+
+
+def _fake_probes(post_top: float, pre_top: float, post_grad: float = 0.5, pre_grad: float = 1.5) -> dict:
+    tops = {"post": (post_top, post_grad), "pre": (pre_top, pre_grad), "deepnorm": (0.9, 1.0), "rezero": (1.0, 1.0)}
+    return {norm: [_probe(norm, top, g)] * 3 for norm, (top, g) in tops.items()}
+
+
+def _run(fraction: float) -> History:
+    """A hand-made run that learned ``fraction`` of the way (held-out loss), or diverged (−inf)."""
+    if math.isinf(fraction):
+        return History(losses=[2.0, math.nan], diverged_at=1, floor=1.0, unigram=2.0)
+    return History(losses=[2.0], floor=1.0, unigram=2.0, held_out_loss=2.0 - fraction)
+
+
+def _fake_runs(budget, learned: dict[tuple[str, str], float], rest: float = 0.1) -> dict:
+    """optimizer → variant → three seeds, each learning ``learned[(opt, variant)]`` (``rest`` where not given)."""
+    return {
+        opt: {name: [_run(learned.get((opt, name), rest))] * 3 for name in pp.variants(budget)} for opt in pp.OPTIMIZERS
+    }
+
+
+def test_the_answer_states_the_probes_and_runs_of_the_page(budget, probes, runs):
+    head, rest = answer.markdown(probes, runs, budget), answer.details(probes, runs, budget)
+    assert head.startswith("**The answer, from this page's runs.**")
+    post, post_derived = answer.top_weight(probes["post"])
+    pre, _ = answer.top_weight(probes["pre"])
+    assert post == statistics.median(p.cos_x0[-1] for p in probes["post"])
+    assert f"{post:.2f}" in head and f"{pre:.2f}" in head and f"{post_derived:.2g}" in head
+    assert f"{budget.warmup.steps} steps at {budget.warmup.depth} blocks" in head
+    no_warmup = answer.median_learned(runs["adam"][warmup.NO_WARMUP])
+    verb = "trains" if no_warmup >= claims.LEARNED else "does not train"
+    assert f"post, no warmup {verb} ({no_warmup:.2f})" in rest
+    assert f"{answer.gradient_ratio(probes['post']):.2g}×" in rest
+    assert len(re.sub(r"\*\*", "", head)) <= 340  # three to four lines above the figure
+
+
+def test_the_answers_words_follow_the_measurements(budget):
+    runs = _fake_runs(budget, {})
+    head = answer.markdown(_fake_probes(0.1, 0.5), runs, budget)
+    assert "0.10 of the input x₀" in head and "less than Pre-LN's 0.50" in head
+    assert "no less than" in answer.markdown(_fake_probes(0.6, 0.5), runs, budget)
+    assert head.count("does not train under Adam or SGD") == 2
+    warm = warmup.warmed(budget)
+    mixed = _fake_runs(budget, {("adam", warmup.NO_WARMUP): 0.8, ("sgd", warm): 0.9, ("adam", warm): 0.9})
+    text = " ".join(answer.sentences(_fake_probes(0.1, 0.5), mixed, budget))
+    assert "without warmup trains under Adam but does not train under SGD" in text
+    assert "warmup it trains under Adam and SGD" in text
+    assert (
+        '"Post-LN needs warmup" does not hold under Adam' in text and '"Post-LN needs warmup" holds under SGD' in text
+    )
+    details = answer.details(_fake_probes(0.1, 0.5, post_grad=0.5, pre_grad=1.5), runs, budget)
+    assert (
+        "falls toward the input in Post-LN (block 1 gets 0.5×" in details
+        and "does not fall in Pre-LN (1.5×)" in details
+    )
+    flipped = answer.details(_fake_probes(0.1, 0.5, post_grad=1.2, pre_grad=0.7), runs, budget)
+    assert "does not fall toward the input in Post-LN" in flipped and "and falls in Pre-LN" in flipped
+    diverged = _fake_runs(budget, {("sgd", "pre"): -math.inf})
+    assert "pre does not train (diverged)" in answer.details(_fake_probes(0.1, 0.5), diverged, budget)
+
+
+def test_the_answer_figure_draws_both_experiments(budget, probes, runs):
+    fig = figures.answer(probes, runs, budget.warmup.depth, claims.LEARNED)
+    id_ax, tr_ax = fig.axes
+    medians = [line for line in id_ax.lines if line.get_label() == "post"]
+    assert np.allclose(medians[0].get_ydata(), np.median([p.cos_x0 for p in probes["post"]], axis=0))
+    names = [t.get_text() for t in tr_ax.get_yticklabels()]
+    assert len(names) == len(pp.variants(budget)) and names[-1] == "post, no warmup"
+    assert figure_problems(fig, DPI) == []
+    matplotlib.pyplot.close(fig)
+    diverged = _fake_runs(budget, {("sgd", "pre"): -math.inf})
+    fig = figures.answer(_fake_probes(0.1, 0.5), diverged, budget.warmup.depth, claims.LEARNED)
+    assert [line for line in fig.axes[1].lines if line.get_marker() == "x"], "a diverged median is marked"
     matplotlib.pyplot.close(fig)

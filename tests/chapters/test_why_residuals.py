@@ -12,6 +12,7 @@ import sympy as sp
 import torch
 
 import deepnotes as dn
+from deepnotes.chapters.why_residuals import answer as wa
 from deepnotes.chapters.why_residuals import claims as wc
 from deepnotes.chapters.why_residuals import derive as sr
 from deepnotes.chapters.why_residuals import figures as wf
@@ -19,6 +20,7 @@ from deepnotes.chapters.why_residuals import probes as rs
 from deepnotes.chapters.why_residuals import training as rt
 from deepnotes.chapters.why_residuals.budget import sizes as why_residuals_sizes
 from deepnotes.core import derive as sym
+from deepnotes.show.png import PROBLEMS_KEY, figure_png, png_text
 from deepnotes.show.verdicts import APPROX, HOLDS, UNCHECKABLE, WRONG
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -260,6 +262,15 @@ def test_figures_draw_the_measurements(sweeps):
     assert list(_lines(fig.axes[0])[0].get_ydata()) == pytest.approx(plain)
     assert len(wf.transformer_loss_figure(sweeps["tf"]).axes) == len(rb.transformer_depths)
     assert len(_lines(wf.transformer_gradient_figure(sweeps["tf"]).axes[0])) == len(rs.STACK_KINDS)
+    n, n_tf = rb.train_depths[-1], rb.transformer_depths[-1]
+    fig = wf.answer(sweeps["train"], sweeps["tf"], SMOKE)
+    assert [ax.get_title() for ax in fig.axes] == [
+        f"MLP, N = {n}, Adam 0.001",
+        f"Transformer, no norm, N = {n_tf}, Adam 0.0003",
+    ]
+    assert fig.get_size_inches()[1] <= 0.5 * fig.get_size_inches()[0]  # compact: under the answer
+    assert png_text(figure_png(fig))[PROBLEMS_KEY] == ""
+    assert wf.answer(sweeps["train"], None, SMOKE).axes[1].get_title() == f"MLP, N = {n}, SGD 0.1"
 
 
 def test_slider_figure_draws_growth_and_losses():
@@ -614,3 +625,68 @@ def test_rezeros_identity_start_is_decided_by_the_derivation():
     assert row.status == HOLDS and "agrees within" in row.reason
     off = {("rezero g=0", 4): dataclasses.make_dataclass("S", ["singular"])([1.0, 1.5])}
     assert "departs from it" in wc._isometry_row(off, 4).reason
+
+
+# --- the answer at the top of the page
+
+
+def _learned(f: float) -> dn.History:
+    """A run whose fraction learned is ``f`` (plateau 3, floor 1, the last 10 losses read), or a diverged one (nan)."""
+    if math.isnan(f):
+        return dn.History(losses=[3.0] * 3, diverged_at=3, floor=1.0, unigram=3.0)
+    return dn.History(losses=[3.0] * 10 + [3.0 - 2 * f] * 10, floor=1.0, unigram=3.0)
+
+
+def _answer_runs(plain=(0.1, 0.2, 0.0), scaled=(0.9,) * 3, shallow=(0.8,) * 3, sgd_plain=(0.1,) * 3):
+    """MLP runs at the cpu budget's depths (20, 100) and a Transformer sweep at (12, 48): (runs, sweep)."""
+    runs = {}
+    for n in (20, 100):
+        for opt in ("adam", "sgd"):
+            for kind in rs.STACK_KINDS:
+                f = {"plain": plain, "1/sqrt(N)": scaled, "1/N": (0.9,) * 3, "1": (math.nan,) * 3}[kind]
+                f = (
+                    shallow
+                    if (n, opt, kind) == (20, "adam", "plain")
+                    else sgd_plain
+                    if (opt, kind) == ("sgd", "plain")
+                    else f
+                )
+                runs[(n, opt, kind)] = [_learned(x) for x in f]
+    tf = {(n, k): [_learned(0.0 if k == "plain" else 0.9)] * 3 for n in (12, 48) for k in rs.STACK_KINDS}
+    return runs, rt.TransformerSweep((12, 48), rs.STACK_KINDS, 3e-4, tf, {})
+
+
+def _text(runs, sweep, part=wa.markdown) -> str:
+    """The answer's text at the cpu budget's sizes, its no-break spaces (ε = 1/√N kept on one line) as spaces."""
+    text = part(runs, sweep, "cpu")
+    assert wa.SCALED_TEXT in text
+    return text.replace("\u00a0", " ")
+
+
+def test_answer_reads_the_deepest_runs_and_flips_with_them():
+    """Every "trains" / "does not train" of the answer compares the median of the seeds with LEARNED_FRACTION (at
+    or past it trains, the verdicts' rule); the linking word follows whether the plain and the scaled stack agree."""
+    assert _text(*_answer_runs()) == (
+        "**The answer, from this page's runs.** At N = 100 layers a plain MLP stack under Adam does not train "
+        "(fraction learned 0.10), while with ε = 1/√N it trains (0.90); a plain Transformer of 48 blocks without "
+        "LayerNorm does not train (0.00), while with ε = 1/√N it trains (0.90)."
+    )
+    text = _text(*_answer_runs(plain=(0.5, 0.6, 0.4)))  # the median at the threshold: trains
+    assert "under Adam trains (fraction learned 0.50), and with ε = 1/√N it trains (0.90)" in text
+    text = _text(*_answer_runs(scaled=(0.1, 0.2, math.nan)))
+    assert "does not train (fraction learned 0.10), and with ε = 1/√N it does not train (0.10)" in text
+    text = _text(*_answer_runs(plain=(math.nan, math.nan, 0.2)))
+    assert "does not train (fraction learned 2 of 3 seeds diverged)" in text
+
+
+def test_answer_details_and_a_budget_without_transformers():
+    runs, sweep = _answer_runs(shallow=(0.3, 0.9, 0.8), sgd_plain=(math.nan,) * 3)
+    details = _text(runs, sweep, wa.details)
+    assert details.startswith("At N = 20 the plain MLP stack trains under Adam (0.80); at N = 100 under SGD the plain")
+    assert "stack does not train (3 of 3 seeds diverged), while with ε = 1/√N it trains (0.90)" in details
+    assert "the unscaled residual stack, ε = 1, does not train at N = 100 under Adam (3 of 3 seeds diverged)" in details
+    assert "of 3 seeds after 150 steps (Adam at lr 0.001, SGD at 0.1; Transformers Adam at 0.0003)" in details
+    assert _text(runs, None).endswith(
+        "; under SGD the plain stack does not train (3 of 3 seeds diverged), while with ε = 1/√N it trains (0.90)."
+    )
+    assert "Transformers" not in wa.details(runs, None, "cpu")

@@ -109,6 +109,18 @@ def identity_weight(std: Positive, rho: Probability, layers: NonNegativeCount = 
     return ((1 + v_att) * (1 + v_ffn)) ** (-layers / 2)
 
 
+def xavier_std() -> float:
+    """Xavier's std for BERT-base's square 768 × 768 matrices, drawn uncut: 1/√768 (q = 1)."""
+    return 1 / math.sqrt(BERT_WIDTH)
+
+
+def xavier_scale_std(stds: Sequence[float]) -> float | None:
+    """Of the swept stds (cut at ±2σ, BERT-base equivalent) other than BERT's, the one whose q is nearest Xavier's
+    q = 1 on a log scale (0.0361, q ≈ 0.77, where the budget sweeps it); None where BERT's is the only one."""
+    others = [s for s in stds if s != BERT_STD]
+    return min(others, key=lambda s: abs(math.log(q_of(s)))) if others else None
+
+
 def encoder_config(
     width: Count, depth: Depth, std: Positive, vocab: Count, seq_len: Count, head_transform: bool = True
 ) -> ModelConfig:

@@ -13,13 +13,15 @@ from deepnotes.chapters.bert_init.experiments import (
     cached_probe,
     cached_run,
     derived_ratios,
+    xavier_scale_std,
 )
 from deepnotes.core.config import Budget, live_range, resolve_budget
+from deepnotes.core.measure import unrelated_cosine_floor
 from deepnotes.core.validate import Depth, Positive
 from deepnotes.show.palette import PALETTE
 from deepnotes.show.readable import TEXT_PT, TITLE_PT
 
-FIGURES = 5  # the figures the page shows besides its sliders' frames (tests/test_book.py counts them)
+FIGURES = 6  # the figures the page shows besides its sliders' frames (tests/test_book.py counts them)
 
 # roles in the one palette: FFN and attention as Post-LN's and Pre-LN's colours, measured in black,
 # the derivation in green, the annotated section's prediction in orange, everything else grey
@@ -98,6 +100,16 @@ def gain_figure(std: Positive, head_transform: bool, budget: Budget | str | None
     return fig
 
 
+def _identity_after(ax, probes: dict[float, InitProbe]) -> None:
+    """The weight of x_0 at the top of the stack against the init std: measured cos(x_N, x_0) (black dots)
+    and the derived Π (1+v)^{-1/2} with the measured ρ (green line)."""
+    stds = sorted(probes)
+    ax.semilogx(stds, [probes[s].cos_x0[-1] for s in stds], "o", color=MEASURED, label="measured")
+    ax.semilogx(stds, [probes[s].derived_cos[-1] for s in stds], "-", color=DERIVED, label="derived")
+    ax.set_xlabel("init std")
+    ax.set_ylabel(f"weight of x_0 after {probes[stds[0]].depth} layers")
+
+
 def sweep_figure(probes: dict[float, InitProbe]):
     """Across init stds at one depth: branch ratios of layer 1, the weight of x_0 at the top, and the
     gradient ratio first/last block, each measured against the derivation."""
@@ -123,10 +135,7 @@ def sweep_figure(probes: dict[float, InitProbe]):
     ax_v.set_xlabel("init std (BERT-base equivalent)")
     ax_v.set_ylabel("branch ratio v, layer 1")
     plots.legend_panel(ax_key, ax_v, title="top left")
-    ax_w.semilogx(stds, [probes[s].cos_x0[-1] for s in stds], "o", color=MEASURED, label="measured")
-    ax_w.semilogx(stds, [probes[s].derived_cos[-1] for s in stds], "-", color=DERIVED, label="derived")
-    ax_w.set_xlabel("init std")
-    ax_w.set_ylabel(f"weight of x_0 after {depth} layers")
+    _identity_after(ax_w, probes)
     ax_w.legend(fontsize=TEXT_PT)
     ax_g.loglog(
         stds, [probes[s].grad_norms[0] / probes[s].grad_norms[-1] for s in stds], "o-", color=MEASURED, label="measured"
@@ -143,6 +152,50 @@ def sweep_figure(probes: dict[float, InitProbe]):
     ax_g.legend(fontsize=TEXT_PT)
     for ax in (ax_v, ax_w, ax_g):
         ax.axvline(BERT_STD, color=OTHER, lw=0.8, ls=":")
+    return fig
+
+
+def answer(probes: dict[float, InitProbe]):
+    """The chapter's answer in one small figure: left, the weight of x_0 after the stack against the std
+    (:func:`_identity_after`); right, layer by layer at BERT's std and at the swept std nearest Xavier's q = 1
+    (:func:`.experiments.xavier_scale_std`), each named at its curve's end; both with the band where a cosine
+    cannot be told from unrelated vectors' (:func:`deepnotes.core.measure.unrelated_cosine_floor`)."""
+    from matplotlib.ticker import NullFormatter
+
+    from deepnotes.show import plots
+
+    if BERT_STD not in probes:
+        raise ValueError(f"probes has no std {BERT_STD} (BERT's): got {sorted(probes)}")
+    bert = probes[BERT_STD]
+    noise = unrelated_cosine_floor(bert.width)
+    fig, (ax_s, ax_l) = plots.new_figure(2, height=2.0)
+    _identity_after(ax_s, probes)
+    ax_s.set_ylabel(f"weight of x_0\nafter {bert.depth} layers")  # two lines: the panel is short
+    ax_s.axvline(BERT_STD, color=OTHER, lw=0.8, ls=":")
+    ticks = sorted({min(probes), BERT_STD, max(probes)})  # the sweep's ends and BERT's std, written plainly
+    ax_s.set_xticks(ticks, [f"{t:g}" for t in ticks])
+    ax_s.xaxis.set_minor_formatter(NullFormatter())
+    shown = [s for s in (BERT_STD, xavier_scale_std(list(probes))) if s is not None]
+    lows = [v for p in probes.values() for v in (*p.cos_x0, *p.derived_cos)]  # cos ≤ 1 above; below, the data's
+    for s, marker in zip(shown, ("o", "s"), strict=False):
+        p = probes[s]
+        ax_l.plot(range(p.depth + 1), p.cos_x0, marker, color=MEASURED, ms=4)
+        ax_l.plot(range(p.depth + 1), p.derived_cos, "-", color=DERIVED, lw=1)
+        ax_l.annotate(
+            f"std {s:g}",
+            (p.depth, p.derived_cos[-1]),
+            xytext=(4, 0),
+            textcoords="offset points",
+            va="center",
+            fontsize=TEXT_PT,
+        )
+    ax_l.set_xlim(-0.3, bert.depth * 1.6)  # room for the names at the curves' ends
+    ax_l.set_xlabel("layer l")
+    ax_l.set_ylabel("weight of x_0 in x_l")
+    for ax in (ax_s, ax_l):
+        ax.axhspan(-noise, noise, color="0.88", lw=0, zorder=0, label=f"|cos| < {noise:.2f}: no relation")
+        ax.set_ylim(min(-noise, *lows) - 0.05, 1.08)
+    plots.key_below(fig, [ax_s], title=None, ncol=3)
     return fig
 
 

@@ -10,17 +10,16 @@ from deepnotes.core.train import History
 from deepnotes.core.validate import Depth, Finite, NonNegativeCount, Positive
 from deepnotes.show.readable import TITLE_PT
 
-FIGURES = 4  # the figures the page shows besides its sliders' frames (tests/test_book.py counts them)
+FIGURES = 5  # the figures the page shows besides its sliders' frames (tests/test_book.py counts them)
 
 
-def loss_change_figure(sweep: ex.LossChangeSweep):
-    """Experiment 1: −⟨∇L, Δθ⟩/η against N for SGD and Adam (log-log, with the derivation's slope
-    for Post-LN/Pre-LN dashed), and the per-block gradient norms at the deepest probed depth."""
+def _loss_change_panels(axes, sweep: ex.LossChangeSweep) -> list[dict[str, float]]:
+    """−⟨∇L, Δθ⟩/η against N, one log-log panel per optimizer (the derivation's Post-LN/Pre-LN slope dashed);
+    returns each panel's fitted slopes."""
     from deepnotes.show import plots
 
-    fig, axes = plots.new_figure(3, height=2.6)
     slopes = []
-    for ax, opt in zip(axes[:2], sweep.optimizers, strict=True):  # the third panel: block norms
+    for ax, opt in zip(axes, sweep.optimizers, strict=True):
         series = {v: sweep.first_order_per_lr(v, opt) for v in sweep.variants}
         slopes.append(
             plots.loglog_sweep(
@@ -33,6 +32,28 @@ def loss_change_figure(sweep: ex.LossChangeSweep):
             )
         )
         ax.set_title(f"{opt.upper()} (lr {sweep.lrs[opt]:g})", fontsize=TITLE_PT)
+    return slopes
+
+
+def answer(sweep: ex.LossChangeSweep):
+    """The chapter's answer in one small figure: the loss change of one step against depth under SGD and
+    Adam (Experiment 1's first two panels, :func:`loss_change_figure`), one key with the fitted slopes."""
+    from deepnotes.show import plots
+
+    fig, axes = plots.new_figure(len(sweep.optimizers), width=6.0, height=1.9)
+    slopes = _loss_change_panels(axes, sweep)
+    predicted = [ex.predicted_slope("post", opt) for opt in sweep.optimizers]
+    plots.slopes_key(fig, axes, slopes, [opt.upper() for opt in sweep.optimizers], predicted)
+    return fig
+
+
+def loss_change_figure(sweep: ex.LossChangeSweep):
+    """Experiment 1: −⟨∇L, Δθ⟩/η against N for SGD and Adam (log-log, with the derivation's slope
+    for Post-LN/Pre-LN dashed), and the per-block gradient norms at the deepest probed depth."""
+    from deepnotes.show import plots
+
+    fig, axes = plots.new_figure(3, height=2.6)
+    slopes = _loss_change_panels(axes[:2], sweep)  # the third panel: block norms
     ax = axes[2]
     for v in sweep.variants:
         norms = sweep.deepest_block_grad_norms(v)

@@ -7,6 +7,8 @@ the series it belongs to."""
 from __future__ import annotations
 
 import math
+import statistics
+from dataclasses import replace
 
 from deepnotes.chapters.initialization import experiments as ex
 from deepnotes.chapters.initialization.budget import sizes
@@ -15,7 +17,7 @@ from deepnotes.core.config import Budget, live_range, resolve_budget
 from deepnotes.core.validate import Count, Depth, Positive
 from deepnotes.show.readable import TEXT_PT, TITLE_PT
 
-FIGURES = 3  # the figures the page shows besides its sliders' frames (tests/test_book.py counts them)
+FIGURES = 4  # the figures the page shows besides its sliders' frames (tests/test_book.py counts them)
 
 SCALINGS = (False, True)  # the softmax series, in drawing order (without, with 1/√d)
 NTK_LAYER = 1  # the hidden layer whose relative updates are drawn (0-based)
@@ -25,19 +27,47 @@ def _scaling_label(scaled: bool) -> str:
     return "with 1/√d" if scaled else "without"
 
 
-def moment_panels(table: dict[tuple[str, str], ex.MomentCurve], budget: Budget | str | None = None):
-    """Experiment 1: measured vs predicted E[x_l²] per layer, one panel per init, one colour per activation."""
+def moment_panels(
+    table: dict[tuple[str, str], ex.MomentCurve],
+    budget: Budget | str | None = None,
+    height: Positive = 3.0,
+    band: Positive | None = None,
+    key: str | None = None,
+):
+    """Experiment 1: measured vs predicted E[x_l²] per layer, one panel per init, one colour per activation;
+    with ``band``, a grey band from 1/band to band (near 1; ``key`` should say so); ``key``: the key's title
+    (default: the width and :data:`~deepnotes.show.plots.MOMENTS_KEY`); with a band, the key in three columns."""
     from deepnotes.show import plots
 
     budget = resolve_budget(budget)
     inits = list(dict.fromkeys(init for init, _ in table))
-    fig, axes = plots.new_figure(len(inits), height=3.0)
+    fig, axes = plots.new_figure(len(inits), height=height)
     for ax, init in zip(axes, inits, strict=True):
+        if band is not None:
+            ax.axhspan(1 / band, band, color="0.85", lw=0, zorder=0)
         curves = {act: (c.measured, c.predicted) for (i, act), c in table.items() if i == init}
         title = f"{init}: E[w²] = {ex.INIT_GAINS[init]:g}/m"
         plots.moment_curves(ax, curves, title=title, legend=False)
-    plots.key_below(fig, axes, title=f"width {sizes(budget).moment_width}; {plots.MOMENTS_KEY}")
+    plots.key_below(
+        fig,
+        axes,
+        title=key or f"width {sizes(budget).moment_width}; {plots.MOMENTS_KEY}",
+        ncol=3 if band is not None else None,
+    )
     return fig
+
+
+def answer(table: dict[tuple[str, str], ex.MomentCurve], budget: Budget | str, factor: Positive):
+    """The chapter's answer in one small figure: :func:`moment_panels` of the mean over the weight draws
+    of E[x_l²] per layer (the value the answer's text judges), with the band within ×``factor`` of 1."""
+    budget = resolve_budget(budget)
+    means = {
+        k: replace(c, measured=[statistics.fmean(layer) for layer in zip(*c.draws, strict=True)]) if c.draws else c
+        for k, c in table.items()
+    }
+    draws = max((len(c.draws) for c in table.values()), default=1)
+    key = f"solid: measured (mean of {draws} draws), dashed: the recursion; grey: within ×{factor:g} of 1"
+    return moment_panels(means, budget, height=1.8, band=factor, key=key)
 
 
 def moment_figure(act: str, gain: Positive, depth: Depth, budget: Budget | str | None = None, progress: bool = False):

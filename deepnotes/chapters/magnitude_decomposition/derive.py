@@ -22,6 +22,7 @@ from deepnotes.core.derive import (  # noqa: F401  (shared with "Training 1000 l
     two_n,
     z,
 )
+from deepnotes.core.scaling import OPTIMIZERS
 from deepnotes.core.validate import Symbolic
 
 # ---- the magnitude decomposition W = λU ---------------------------------------------------------
@@ -188,6 +189,19 @@ def solve_pick(optimizer: str, pick: str) -> dict[str, object]:
         "branch_weight": sp.simplify(la**2 / al),
         "symbols": {"N": N, "alpha": alpha, "lambda": lam},
     }
+
+
+def paper_constants_in_conditions() -> dict[str, object]:
+    """Each optimizer's depth condition (:func:`deepnotes.core.derive.deepnorm_ratio`, whose left side = 1 keeps
+    ΔL independent of N) with DeepNet's encoder constants of :func:`paper_constants` put in for (α, λ): optimizer →
+    the simplified left side as a function of N (constant in N where the constants meet that optimizer's
+    condition up to a factor; growing with N where they do not)."""
+    al, be = paper_constants()["encoder"]
+    out: dict[str, object] = {
+        opt: sp.simplify(deepnorm_ratio(opt)["condition"].lhs.subs({alpha: al, lam: be})) for opt in OPTIMIZERS
+    }
+    out["symbols"] = {"N": N}
+    return out
 
 
 # ---- the annotated section's side claims ----------------------------------------------------------

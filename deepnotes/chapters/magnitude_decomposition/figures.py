@@ -24,11 +24,13 @@ from deepnotes.core.validate import Depth, Positive, choice
 from deepnotes.show.palette import MARKERS, PALETTE
 from deepnotes.show.readable import TEXT_PT, TITLE_PT
 
-FIGURES = 5  # the figures the page shows besides its sliders' frames (tests/test_book.py counts them)
+FIGURES = 6  # the figures the page shows besides its sliders' frames (tests/test_book.py counts them)
 
 LEGEND = TEXT_PT  # legend font size: the book's smallest figure text
 TITLE = 10  # title font size
 LAMB_YLIM = (0.5, 2)  # LAMB's first-step panel spans η/2 … 2η
+ANSWER_OPTIMIZERS = ("sgd", "adam")  # the answer's panels: the optimizer DeepNet's constants were derived for, and Adam
+ANSWER_SIZE = (6.0, 2.1)  # its width and panel height (in): the key below adds its two rows
 
 
 def _geometric_mean_ratio(xs, ys) -> float:
@@ -136,16 +138,17 @@ def identity(probes: dict[str, IdentityProbe]):
     return fig
 
 
-def choice_loss_curves(ax, runs: dict[str, ChoiceRun], title: str = "") -> None:
+def choice_loss_curves(ax, runs: dict[str, ChoiceRun], title: str = "", seeds: bool = False) -> None:
     """:func:`deepnotes.show.plots.loss_curves` for the runs of one setting (choice → run), each labelled
     by its choice and drawn in the choice's colour of :data:`~deepnotes.show.palette.PALETTE`, for one key
-    under the figure (the (α, λ) of each choice are in the tables; they differ between panels)."""
+    under the figure (the (α, λ) of each choice are in the tables; they differ between panels). With ``seeds``
+    each line is the median over the choice's seeds (:meth:`.ChoiceRun.per_seed`) in a band of their range."""
     from deepnotes.show import plots
 
     names = {k: LABELS[k] for k in runs}
     plots.loss_curves(
         ax,
-        {names[k]: r.history for k, r in runs.items()},
+        {names[k]: [s.history for s in r.per_seed()] if seeds else r.history for k, r in runs.items()},
         title=title,
         colours={names[k]: PALETTE[k] for k in runs},
         legend=False,
@@ -168,6 +171,22 @@ def training_grid(comp: dict[tuple[str, float, int], dict[str, ChoiceRun]]):
         for j, (opt, lr) in enumerate(settings):
             choice_loss_curves(axes[i * len(settings) + j], comp[(opt, lr, n)], title=f"N={n}, {opt.upper()} lr {lr:g}")
     plots.key_below(fig, axes, title=None)
+    return fig
+
+
+def answer(comp: dict[tuple[str, float, int], dict[str, ChoiceRun]]):
+    """The chapter's answer in one small figure: the loss curves of every choice at the deepest training depth,
+    under SGD at its first rate (left) and under Adam (right), each the median over seeds in a band of their range."""
+    from deepnotes.show import plots
+
+    settings, depths = _settings(comp)
+    panels = [next((s for s in settings if s[0] == opt), None) for opt in ANSWER_OPTIMIZERS]
+    if None in panels:
+        raise ValueError(f"comp needs runs of {' and '.join(ANSWER_OPTIMIZERS)}: pass training.choice_comparison's")
+    fig, axes = plots.new_figure(len(panels), height=ANSWER_SIZE[1], width=ANSWER_SIZE[0])
+    for ax, (opt, lr) in zip(axes, panels, strict=True):
+        choice_loss_curves(ax, comp[(opt, lr, depths[-1])], f"N={depths[-1]}, {opt.upper()} lr {lr:g}", seeds=True)
+    plots.key_below(fig, axes, title=None, ncol=3)  # what the lines and bands are: answer.details, under it
     return fig
 
 

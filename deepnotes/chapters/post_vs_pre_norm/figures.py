@@ -3,16 +3,19 @@
 
 from __future__ import annotations
 
+import math
+import statistics
+
 import numpy as np
 
 from deepnotes.chapters.post_vs_pre_norm import experiments as ex
 from deepnotes.core.config import resolve_budget
 from deepnotes.core.measure import loglog_slope
-from deepnotes.core.validate import Depth, NonNegativeCount, Positive
+from deepnotes.core.validate import Depth, NonNegativeCount, Positive, Probability
 from deepnotes.show.palette import colour
 from deepnotes.show.readable import TEXT_PT, TITLE_PT
 
-FIGURES = 6  # the figures the page shows besides its sliders' frames (tests/test_book.py counts them)
+FIGURES = 7  # the figures the page shows besides its sliders' frames (tests/test_book.py counts them)
 
 LOG_FLOOR = 1e-6  # added before a log axis/log10 so an exact 0 stays drawable
 UPDATE_LOG_FLOOR = 1e-12
@@ -41,6 +44,82 @@ def identity_path(probes: dict[str, list[ex.StreamProbe]]):
     axes[0].set_title(f"N = {depth}: identity path", fontsize=TITLE_PT)
     axes[1].set_title("stream scale", fontsize=TITLE_PT)
     axes[2].set_title("gradient per block", fontsize=TITLE_PT)
+    return fig
+
+
+SHORT_NAMES = {"rezero (trained gates)": "rezero", "rezero (fixed-step gates)": "rezero, fixed step"}
+# each optimizer's marker, its fill and its name in the key
+OPTIMIZER_MARKS = {"adam": ("o", "full", "Adam"), "sgd": ("s", "none", "SGD")}
+ROW_OFFSET = 0.17  # Adam's point sits this far above its variant's row, SGD's as far below
+
+
+def _identity_panel(ax, probes: dict[str, list[ex.StreamProbe]]) -> None:
+    """cos(x_l, x_0) per block, the median over seeds (solid, a band over their range) and the derivation's
+    weight from the measured branch ratios (dashed, median over seeds), one line per style."""
+    for norm, seeds in probes.items():
+        blocks = range(len(seeds[0].cos_x0))
+        cos = np.array([p.cos_x0 for p in seeds])
+        ax.plot(blocks, np.median(cos, axis=0), color=colour(norm), label=norm)
+        ax.fill_between(blocks, cos.min(axis=0), cos.max(axis=0), color=colour(norm), alpha=0.2, lw=0)
+        ax.plot(blocks, np.median([p.predicted_cos for p in seeds], axis=0), "--", color=colour(norm), lw=1)
+    ax.plot([], [], "k--", lw=1, label="derivation")
+    ax.axhline(0, color="k", lw=0.5)
+    ax.set_xlabel("block l")
+    ax.set_ylabel(r"weight of $x_0$: cos$(x_l, x_0)$")
+    ax.set_title(f"at init, N = {len(next(iter(probes.values()))[0].grad_norms)}", fontsize=TITLE_PT)
+
+
+def _learned_panel(ax, runs: dict[str, dict], n_layers: Depth, threshold: Probability) -> None:
+    """Fraction learned per variant (rows) and optimizer (Adam filled circles, SGD hollow squares): the
+    median over seeds with a bar over their range; a diverged seed sits at the left edge, an ✕ where the
+    median diverged. The dotted line is the threshold a run needs to count as trained."""
+    names = list(next(iter(runs.values())))
+    finite = [f for rs in runs.values() for hs in rs.values() for f in (h.fraction_learned() for h in hs)]
+    finite = [f for f in finite if math.isfinite(f)]
+    lo = min([0.0, *finite])
+    edge = lo - 0.15 * (max([threshold, 1.0, *finite]) - lo)  # where a diverged seed is drawn
+    for opt, sign in zip(runs, (1, -1), strict=False):
+        marker, fill, _ = OPTIMIZER_MARKS[opt]
+        for row, name in enumerate(names):
+            shown = [f if math.isfinite(f) else edge for f in (h.fraction_learned() for h in runs[opt][name])]
+            med, y = statistics.median(shown), len(names) - 1 - row + sign * ROW_OFFSET
+            c = colour(name)
+            ax.errorbar(
+                [med],
+                [y],
+                xerr=[[med - min(shown)], [max(shown) - med]],
+                fmt=marker,
+                fillstyle=fill,
+                ms=5,
+                capsize=2,
+                color=c,
+            )
+            if med == edge:
+                ax.plot([edge], [y], "x", ms=8, mew=2, color=c)
+    for opt, (marker, fill, name) in OPTIMIZER_MARKS.items():
+        if opt in runs:
+            ax.plot([], [], marker, fillstyle=fill, color="k", ls="none", label=name)
+    ax.axvline(threshold, color="k", ls=":", lw=1, label=f"trained: {threshold:g}")
+    ax.axvline(0, color="k", lw=0.5)
+    ax.set_yticks(range(len(names)), [SHORT_NAMES.get(n, n) for n in reversed(names)], fontsize=TEXT_PT)
+    ax.set_ylim(-0.6, len(names) - 0.4)
+    ax.set_xlabel("fraction learned (0 plateau, 1 floor)")
+    ax.set_title(f"trained, N = {n_layers}", fontsize=TITLE_PT)
+
+
+def answer(probes: dict[str, list[ex.StreamProbe]], runs: dict[str, dict], n_layers: Depth, threshold: Probability):
+    """The chapter's answer in one small figure: the identity path's weight per block at init (Experiment 1,
+    every style) beside the fraction learned of every trained variant under Adam and SGD (Experiment 2, at
+    ``n_layers`` blocks); one key under both."""
+    from deepnotes.show import plots
+
+    fig, (ax_id, ax_tr) = plots.new_figure(2, width=6.0, height=2.4)
+    _identity_panel(ax_id, probes)
+    _learned_panel(ax_tr, runs, n_layers, threshold)
+    handles, labels = (
+        a + b for a, b in zip(ax_id.get_legend_handles_labels(), ax_tr.get_legend_handles_labels(), strict=True)
+    )
+    fig.legend(handles, labels, fontsize=TEXT_PT, ncol=4, loc="outside lower center", frameon=False)
     return fig
 
 

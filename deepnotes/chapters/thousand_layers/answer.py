@@ -1,6 +1,7 @@
 """The chapter's answer, stated first: three sentences written from the runs (every number and every
-"trains" / "does not train" in them is computed here, against :data:`.claims.TRAINED`), and the small
-figure beside them (:func:`.figures.answer`)."""
+"trains" / "does not train" in them is computed here, against :data:`.claims.TRAINED`), the first above the
+small figure (:func:`.figures.answer`) and the other two under it, so that the first screen holds the question,
+the headline and the figure."""
 
 from __future__ import annotations
 
@@ -69,7 +70,12 @@ def sentences(runs: ex.Runs, budget: Budget | str) -> list[str]:
 
 
 def markdown(runs: ex.Runs, budget: Budget | str) -> str:
-    """:func:`sentences` as one paragraph, the answer in bold."""
+    """The headline shown above the answer's figure: the first of :func:`sentences`, after a bold lead."""
     budget = resolve_budget(budget)
-    s = sentences(runs, budget)
-    return f"**The answer, from this page's runs.** {' '.join(s)}"
+    return f"**The answer, from this page's runs.** {sentences(runs, budget)[0]}"
+
+
+def details(runs: ex.Runs, budget: Budget | str) -> str:
+    """The rest of :func:`sentences`, shown under the answer's figure: the deepest stack and the map."""
+    budget = resolve_budget(budget)
+    return " ".join(sentences(runs, budget)[1:])

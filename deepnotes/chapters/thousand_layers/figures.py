@@ -160,8 +160,8 @@ def answer(runs: ex.Runs, budget, threshold: Probability):
         threshold,
         (sub.deepest, ex.deepest_rate(budget)),
         labels=ex.MAP_STYLES,
-        width=5.2,
-        height=3.2,
+        width=6.0,
+        height=2.9,
     )
 
 

@@ -24,11 +24,12 @@ from deepnotes.show.cache import LIVE_RESULTS_KEPT, LRU
 from deepnotes.show.palette import PALETTE
 from deepnotes.show.readable import TEXT_PT, TITLE_PT
 
-FIGURES = 8  # the figures the page shows besides its sliders' frames (tests/test_book.py counts them)
+FIGURES = 9  # the figures the page shows besides its sliders' frames (tests/test_book.py counts them)
 
 LN10 = math.log(10)
 GROWTH_YLIM = (-1e3, 2e3)  # log10 axis of experiment 2: ε = 1's 2^N at N = 3000 fits; a stopped gradient at the bottom
 LOSS_TOP_FACTOR = 1.6  # loss curves clipped at this × the context-free plateau
+ANSWER_SIZE = (6.0, 2.1)  # the answer's width and panel height (in): the key below adds its two rows
 
 
 CLIPPED_KEY = "✕: diverged; a line along the top edge is clipped there"
@@ -243,6 +244,29 @@ def training_figure(runs: dict[tuple, list[History]], budget: Budget | str):
                 legend=False,
             )
     plots.key_below(fig, axes, title=CLIPPED_KEY)
+    return fig
+
+
+def answer(runs: dict[tuple, list[History]], sweep: TransformerSweep | None, budget: Budget | str):
+    """The chapter's answer in one small figure (seed 0, every kind): the MLP runs at the deepest training depth
+    under Adam (left) beside the deepest Transformers without LayerNorm (right; the deepest MLPs under SGD where
+    the budget skips the Transformers). What the ✕ and the top edge mean is said under it (answer.details)."""
+    budget = resolve_budget(budget)
+    from deepnotes.show import plots
+
+    rb = sizes(budget)
+    first, n = first_seed(runs), max(rb.train_depths)
+    kinds = list(dict.fromkeys(kind for _, _, kind in first))
+    panels = [({k: first[(n, "adam", k)] for k in kinds}, f"MLP, N = {n}, Adam {rb.lrs['adam']:g}")]
+    if sweep is None:
+        panels.append(({k: first[(n, "sgd", k)] for k in kinds}, f"MLP, N = {n}, SGD {rb.lrs['sgd']:g}"))
+    else:
+        n_tf, tf = max(sweep.depths), first_seed(sweep.runs)
+        panels.append(({k: tf[(n_tf, k)] for k in sweep.kinds}, f"Transformer, no norm, N = {n_tf}, Adam {sweep.lr:g}"))
+    fig, axes = plots.new_figure(len(panels), height=ANSWER_SIZE[1], width=ANSWER_SIZE[0])
+    for ax, (shown, title) in zip(axes, panels, strict=True):
+        loss_panel(ax, shown, title=title, legend=False)
+    plots.key_below(fig, axes, title=None, ncol=3)
     return fig
 
 

@@ -257,12 +257,12 @@ def answer(runs: dict[tuple, list[History]], sweep: TransformerSweep | None, bud
     rb = sizes(budget)
     first, n = first_seed(runs), max(rb.train_depths)
     kinds = list(dict.fromkeys(kind for _, _, kind in first))
-    panels = [({k: first[(n, "adam", k)] for k in kinds}, f"MLP, N = {n}, Adam {rb.lrs['adam']:g}")]
+    panels = [({k: first[(n, "adam", k)] for k in kinds}, f"MLP, N = {n}, Adam")]  # the rates: answer.details
     if sweep is None:
-        panels.append(({k: first[(n, "sgd", k)] for k in kinds}, f"MLP, N = {n}, SGD {rb.lrs['sgd']:g}"))
+        panels.append(({k: first[(n, "sgd", k)] for k in kinds}, f"MLP, N = {n}, SGD"))
     else:
         n_tf, tf = max(sweep.depths), first_seed(sweep.runs)
-        panels.append(({k: tf[(n_tf, k)] for k in sweep.kinds}, f"Transformer, no norm, N = {n_tf}, Adam {sweep.lr:g}"))
+        panels.append(({k: tf[(n_tf, k)] for k in sweep.kinds}, f"Transformer, no norm, N = {n_tf}, Adam"))
     fig, axes = plots.new_figure(len(panels), height=ANSWER_SIZE[1], width=ANSWER_SIZE[0])
     for ax, (shown, title) in zip(axes, panels, strict=True):
         loss_panel(ax, shown, title=title, legend=False)

@@ -439,7 +439,8 @@ def test_the_answers_words_follow_the_slopes():
     )
     pre = answer.details(_sloped_sweep({("post", "sgd"): 1.0, ("pre", "sgd"): 0.0, ("pre", "adam"): 0.5}))
     assert (
-        "Pre-LN's does not grow with depth under SGD (slope 0.00) and grows with depth under Adam (slope 0.50)" in pre
+        "Pre-LN's loss change does not grow with depth under SGD (slope 0.00) and grows with depth under Adam "
+        "(slope 0.50)" in pre
     )
     assert "pre, SGD: ×1, slope 0.00 (1)" in pre and "pre, Adam: ×2, slope 0.50 (1)" in pre
 

@@ -521,7 +521,7 @@ def test_answer_verbs_follow_the_runs(paper, own, lead, rest):
     condition), and the numbers are the runs' medians."""
     text = ma.markdown(_fake_comp(SGD_RUNS, {"lambda=1/alpha": [own] * 3, "paper": paper}), "smoke")
     assert text.replace("\u00a0", " ").startswith(
-        "**The answer, from this page's derivation and runs.** SymPy: SGD needs β/α = 1/\u2060√(2N)"
+        "**The answer, from this page's derivation and runs.** SymPy: SGD needs β/\u2060α = 1/\u2060√(2N)"
     )
     assert text.endswith(f"{lead} Adam at N = 6 they {rest}")
 

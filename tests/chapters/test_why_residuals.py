@@ -694,3 +694,12 @@ def test_answer_details_and_a_budget_without_transformers():
         "; under SGD the plain stack does not train (3 of 3 seeds diverged), while with ε = 1/√N it trains (0.90)."
     )
     assert "Transformers" not in wa.details(runs, None, "cpu")
+
+
+def test_answer_writes_a_run_far_above_the_plateau_in_two_digits():
+    """A finite fraction learned far below the plateau (the cpu build's ε = 1 stack: −17,407,343,806.54 in full)
+    is written to two significant digits; one under 100 keeps two decimals."""
+    runs, sweep = _answer_runs(plain=(-1.74e10,) * 3)
+    assert "(fraction learned -1.7e+10)" in _text(runs, sweep)
+    runs, sweep = _answer_runs(plain=(-12.345,) * 3)
+    assert "(fraction learned -12.35)" in _text(runs, sweep)

@@ -67,7 +67,7 @@ def sentences(probes: dict[float, InitProbe]) -> list[str]:
         + " and ".join(f"{_num(probes[s].derived_cos[-1])} at std {s:g}" for s in shown)
         + f" for the encoder measured (width {bert.width}, BERT-equivalent stds s·√(768/d)), whose weight of x_0 is "
         f"the mean cos(x_N, x_0) over the probe's tokens; below {unrelated_cosine_floor(bert.width):.2f} "
-        f"({NOISE_SIGMAS}/√d) a cosine cannot be told from unrelated vectors'."
+        f"({NOISE_SIGMAS}/√d) a cosine cannot be told from that of unrelated vectors."
     )
     return [first, second]
 

@@ -79,7 +79,7 @@ def sentences(sweep: ex.LossChangeSweep) -> list[str]:
         for o in sweep.optimizers
         if ("pre", o) in sweep.probes
     ]
-    third = f"Pre-LN's {_merged(pre)}." if pre else ""
+    third = f"Pre-LN's loss change {_merged(pre)}." if pre else ""
     seeds = min(len(reps) for per_depth in sweep.probes.values() for reps in per_depth)
     each = "; ".join(
         f"{v}, {OPTIMIZER_NAMES[o]}: ×{growth(sweep, v, o):.3g}, slope {slope(sweep, v, o):.2f} "

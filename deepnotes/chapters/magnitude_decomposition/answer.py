@@ -112,7 +112,8 @@ def _derivation_sentence() -> str:
     else:
         verdict = f"meet neither {one} nor {two}"
     sgd, adam = needed_ratio("sgd"), needed_ratio("adam")
-    return f"SymPy: SGD needs β/α\u00a0=\u00a0{sgd}, Adam {adam}; DeepNet's α, β {verdict}."  # no break around the =
+    ratio = f"β/{WORD_JOINER}α\u00a0=\u00a0{sgd}"  # no line break inside "β/α = …"
+    return f"SymPy: SGD needs {ratio}, Adam {adam}; DeepNet's α, β {verdict}."
 
 
 def sentences(comp: dict[tuple[str, float, int], dict[str, ChoiceRun]], budget: Budget | str) -> list[str]:

@@ -95,7 +95,8 @@ def _learned_text(opt: str, medians: dict[str, float], warm: str, seeds: int) ->
     needs = medians[warm] >= LEARNED > medians[shared_warmup.NO_WARMUP]
     each = "; ".join(f"{name} {_verb(m)} ({_shown(m)})" for name, m in medians.items())
     return (
-        f"Under {OPTIMIZER_NAMES[opt]} (median fraction learned of {seeds} seeds, trained from {LEARNED:g}): {each}; "
+        f"Under {OPTIMIZER_NAMES[opt]} (median fraction learned of {seeds} seeds; a run trains from {LEARNED:g} up): "
+        f"{each}; "
         f'so "Post-LN needs warmup" {"holds" if needs else "does not hold"} under {OPTIMIZER_NAMES[opt]}.'
     )
 

@@ -35,10 +35,11 @@ def _verb(x: float) -> str:
 
 
 def _value(hists: list[History], window: int) -> str:
-    """The median fraction learned, or how many seeds diverged where the median did."""
+    """The median fraction learned (two decimals; two significant digits from 100 up: "-1.7e+10"), or how many seeds
+    diverged where the median did."""
     x = _median_learned(hists, window)
     if math.isfinite(x):
-        return f"{x:.2f}"
+        return f"{x:.2f}" if abs(x) < 100 else f"{x:.2g}"
     return f"{sum(h.diverged for h in hists)} of {len(hists)} seeds diverged"
 
 

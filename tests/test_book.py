@@ -356,3 +356,19 @@ def test_binder_pins_the_tested_python_and_torch():
     binder = (ROOT / "binder" / "requirements.txt").read_text()
     assert f"\ntorch=={tested}+cpu\n" in binder and "download.pytorch.org/whl/cpu" in binder
     assert (ROOT / "binder" / "runtime.txt").read_text().strip() == "python-3.11"
+
+
+@pytest.mark.parametrize("doc", CHAPTERS)
+def test_each_chapter_opens_with_its_answer(doc):
+    """CONTRIBUTING rule 3 (issue 48): the title and a question of at most three lines, then the install cell, the
+    collapsed setup cell and the cell tagged ``answer`` that shows answer.markdown above figures.answer; the
+    browser test measures that its figure ends on a laptop's first screen."""
+    nb = json.loads((ROOT / f"{doc}.ipynb").read_text())
+    first, *_ = nb["cells"]
+    title, question = "".join(first["source"]).split("\n\n", 1)
+    assert title.startswith("# ") and question.startswith("**The question.**") and question.count("\n") <= 2, question
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"][:3]
+    assert [c["metadata"].get("tags") for c in code] == [["remove-cell"], ["hide-cell"], ["answer", "remove-input"]]
+    answer = "".join(code[2]["source"])
+    spots = [re.search(pattern, answer) for pattern in (r"\w+\.markdown\(", r"\w+\.answer\(", r"show_figures\(\)")]
+    assert all(spots) and spots[0].start() < spots[1].start() < spots[2].start(), answer

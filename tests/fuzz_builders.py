@@ -368,6 +368,7 @@ def _annotations() -> dict:
         "tuple[tuple[str, bool], ...]": (("a claim", True),),
         "tuple[tuple[str, float], ...]": (("a claim", 0.5),),
         "list[History]": Fresh(lambda: [_history()]),
+        "Sequence[History]": Fresh(lambda: [_history()]),
         "Mapping[str, History]": Fresh(lambda: {"post": _history()}),
         "Mapping[str, History | Sequence[History]]": Fresh(lambda: {"post": _history()}),
         "Callable[[list], float]": statistics.median,

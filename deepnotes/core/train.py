@@ -19,6 +19,7 @@ once per ensemble, before it trains, in the process that asked for it.
 from __future__ import annotations
 
 import math
+import statistics
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -183,6 +184,14 @@ class History:
     def record(self, name: str) -> tuple[list[int], list]:
         """(steps, values) recorded under ``name`` by a :class:`~deepnotes.core.measure.Recorder`."""
         return self.records.setdefault(name, ([], []))
+
+
+def median_fraction_learned(hists: Sequence[History], window: Count = 10) -> float:
+    """The median over seeds of :meth:`History.fraction_learned` (−inf for a seed that diverged, so a median over
+    mostly diverged seeds is −inf): how the chapters' answers and verdicts read an ensemble. Empty: ValueError."""
+    if not hists:
+        raise ValueError("hists is empty: the median fraction learned needs at least one run")
+    return float(statistics.median(h.fraction_learned(window) for h in hists))
 
 
 def check_setup(model, task, cfg: TrainConfig, objective) -> None:

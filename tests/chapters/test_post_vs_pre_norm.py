@@ -19,7 +19,7 @@ from deepnotes.chapters.post_vs_pre_norm.budget import sizes as post_vs_pre_norm
 from deepnotes.core.data import MarkovLanguage
 from deepnotes.core.engine import GATES, build_stack
 from deepnotes.core.measure import GateSchedule
-from deepnotes.core.train import History
+from deepnotes.core.train import History, median_fraction_learned
 from deepnotes.shared import warmup
 from deepnotes.show import verdicts as vd
 from deepnotes.show.png import DPI
@@ -589,7 +589,7 @@ def test_the_answer_states_the_probes_and_runs_of_the_page(budget, probes, runs)
     assert post == statistics.median(p.cos_x0[-1] for p in probes["post"])
     assert f"{post:.2f}" in head and f"{pre:.2f}" in head and f"{post_derived:.2g}" in head
     assert f"{budget.warmup.steps} steps at {budget.warmup.depth} blocks" in head
-    no_warmup = answer.median_learned(runs["adam"][warmup.NO_WARMUP])
+    no_warmup = median_fraction_learned(runs["adam"][warmup.NO_WARMUP])
     verb = "trains" if no_warmup >= claims.LEARNED else "does not train"
     assert f"post, no warmup {verb} ({no_warmup:.2f})" in rest
     assert f"{answer.gradient_ratio(probes['post']):.2g}×" in rest

@@ -372,3 +372,23 @@ def test_without_a_held_out_sample_the_fraction_reads_the_last_batches():
 def test_a_diverged_run_reads_minus_infinity_whatever_its_held_out_sample():
     h = dn.History(losses=[1.0], floor=0.5, unigram=2.0, held_out_loss=1.0, held_out_se=0.01, diverged_at=1)
     assert h.fraction_learned() == -math.inf and h.fraction_se() is None
+
+
+def test_median_fraction_learned_reads_every_seed_and_a_diverged_majority_is_minus_infinity():
+    """The one median over seeds the chapters' answers read (post_vs_pre_norm, magnitude_decomposition,
+    why_residuals): the middle seed, a diverged seed counted as −inf, an empty ensemble refused."""
+    import math
+
+    from deepnotes.core.train import History, median_fraction_learned
+
+    def run(fraction=None):
+        if fraction is None:
+            return History(losses=[3.0] * 3, diverged_at=3, floor=1.0, unigram=3.0)
+        return History(losses=[3.0 - 2 * fraction] * 10, floor=1.0, unigram=3.0)
+
+    assert median_fraction_learned([run(0.9), run(0.1), run(0.5)]) == pytest.approx(0.5)
+    assert median_fraction_learned([run(0.9), run(None), run(0.5)]) == pytest.approx(0.5)
+    assert median_fraction_learned([run(0.9), run(None), run(None)]) == -math.inf
+    assert median_fraction_learned([run(0.2), run(0.6)]) == pytest.approx(0.4)
+    with pytest.raises(ValueError, match="hists is empty"):
+        median_fraction_learned([])

@@ -9,7 +9,6 @@ every "train" / "do not train" compares the median fraction learned of the train
 from __future__ import annotations
 
 import math
-import statistics
 
 import sympy as sp
 
@@ -19,6 +18,7 @@ from deepnotes.chapters.magnitude_decomposition.claims import TRAINS
 from deepnotes.chapters.magnitude_decomposition.experiments import LABELS
 from deepnotes.chapters.magnitude_decomposition.training import ChoiceRun
 from deepnotes.core.config import Budget, resolve_budget
+from deepnotes.core.train import median_fraction_learned
 from deepnotes.core.validate import choice
 from deepnotes.show.plots import SEEDS_KEY
 
@@ -73,7 +73,7 @@ def condition_reading(optimizer: str) -> tuple[bool, str]:
 
 def _median_learned(run: ChoiceRun) -> float:
     """The median over the seeds of ``run`` (:meth:`.ChoiceRun.per_seed`) of the fraction learned (−inf: diverged)."""
-    return statistics.median(r.history.fraction_learned() for r in run.per_seed())
+    return median_fraction_learned([r.history for r in run.per_seed()])
 
 
 def _value(x: float) -> str:

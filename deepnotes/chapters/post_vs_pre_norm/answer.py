@@ -12,7 +12,7 @@ import statistics
 from deepnotes.chapters.post_vs_pre_norm import experiments as ex
 from deepnotes.chapters.post_vs_pre_norm.claims import LEARNED
 from deepnotes.core.config import Budget, resolve_budget
-from deepnotes.core.train import History
+from deepnotes.core.train import median_fraction_learned
 from deepnotes.core.validate import Real
 from deepnotes.shared import warmup as shared_warmup
 
@@ -31,11 +31,6 @@ def top_weight(probes: list[ex.StreamProbe]) -> tuple[float, float]:
 def gradient_ratio(probes: list[ex.StreamProbe]) -> float:
     """‖g_1‖/‖g_N‖, the gradient reaching the first block over the one reaching the last, median over seeds."""
     return statistics.median(p.grad_norms[0] / p.grad_norms[-1] for p in probes)
-
-
-def median_learned(hists: list[History]) -> float:
-    """The median over seeds of the fraction learned (−inf where most seeds diverged)."""
-    return statistics.median(h.fraction_learned() for h in hists)
 
 
 def _verb(median: float) -> str:
@@ -75,7 +70,7 @@ def sentences(probes: dict[str, list[ex.StreamProbe]], runs: dict[str, dict], bu
         f"({pre_derived:.2g})."
     )
     warm = shared_warmup.warmed(budget)
-    med = {opt: {name: median_learned(hs) for name, hs in rs.items()} for opt, rs in runs.items()}
+    med = {opt: {name: median_fraction_learned(hs) for name, hs in rs.items()} for opt, rs in runs.items()}
     second = (
         f"Trained {sub.steps} steps at {sub.depth} blocks, Post-LN without warmup "
         f"{_under({opt: m[shared_warmup.NO_WARMUP] for opt, m in med.items()})}; with a {sub.warmup}-step warmup "

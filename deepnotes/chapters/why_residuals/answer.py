@@ -8,22 +8,16 @@ figure (:func:`.figures.answer`), the other depths, SGD and ε = 1 under it."""
 from __future__ import annotations
 
 import math
-import statistics
 
 from deepnotes.chapters.why_residuals.budget import sizes
 from deepnotes.chapters.why_residuals.claims import LEARNED_FRACTION
 from deepnotes.chapters.why_residuals.training import TransformerSweep
 from deepnotes.core.config import Budget, resolve_budget
-from deepnotes.core.train import History
+from deepnotes.core.train import History, median_fraction_learned
 
 SCALED = "1/sqrt(N)"  # the residual stack the article recommends: ε = 1/√N
 SCALED_TEXT = "ε\u00a0=\u00a01/√N"  # as the text writes it, no line break inside
 UNSCALED = "1"  # the residual stack without depth scaling (the original ResNet's ε = 1)
-
-
-def _median_learned(hists: list[History], window: int) -> float:
-    """The median over the seeds of the fraction learned (−inf for a seed that diverged), as the verdicts read it."""
-    return float(statistics.median(h.fraction_learned(window) for h in hists))
 
 
 def _trains(x: float) -> bool:
@@ -37,7 +31,7 @@ def _verb(x: float) -> str:
 def _value(hists: list[History], window: int) -> str:
     """The median fraction learned (two decimals; two significant digits from 100 up: "-1.7e+10"), or how many seeds
     diverged where the median did."""
-    x = _median_learned(hists, window)
+    x = median_fraction_learned(hists, window)
     if math.isfinite(x):
         return f"{x:.2f}" if abs(x) < 100 else f"{x:.2g}"
     return f"{sum(h.diverged for h in hists)} of {len(hists)} seeds diverged"
@@ -51,7 +45,7 @@ def _contrast(plain: float, scaled: float) -> str:
 def _pair(what: str, hists: dict, window: int, named: bool = True) -> str:
     """'<what> does not train (fraction learned x), while with ε = 1/√N it trains (y)' for one setting (``hists``:
     kind → its seeds' histories); ``named`` False leaves out the words "fraction learned"."""
-    plain, scaled = (_median_learned(hists[k], window) for k in ("plain", SCALED))
+    plain, scaled = (median_fraction_learned(hists[k], window) for k in ("plain", SCALED))
     return (
         f"{what} {_verb(plain)} ({'fraction learned ' if named else ''}{_value(hists['plain'], window)}), "
         f"{_contrast(plain, scaled)} with {SCALED_TEXT} it {_verb(scaled)} ({_value(hists[SCALED], window)})"
@@ -83,15 +77,15 @@ def sentences(runs: dict[tuple, list[History]], sweep: TransformerSweep | None, 
     if n_lo < n_hi:
         shallow = _setting(runs, n_lo, "adam")["plain"]
         rest.append(
-            f"At N = {n_lo} the plain MLP stack {_verb(_median_learned(shallow, window))} under Adam "
+            f"At N = {n_lo} the plain MLP stack {_verb(median_fraction_learned(shallow, window))} under Adam "
             f"({_value(shallow, window)})"
         )
     if sweep is not None:
         rest.append(_pair(f"at N = {n_hi} under SGD the plain stack", deep["sgd"], window, named=False))
     unscaled = deep["adam"][UNSCALED]
+    verb = _verb(median_fraction_learned(unscaled, window))
     rest.append(
-        f"the unscaled residual stack, ε\u00a0=\u00a01, {_verb(_median_learned(unscaled, window))} at N = {n_hi} "
-        f"under Adam ({_value(unscaled, window)})"
+        f"the unscaled residual stack, ε\u00a0=\u00a01, {verb} at N = {n_hi} under Adam ({_value(unscaled, window)})"
     )
     seeds = min(len(hs) for hs in runs.values())
     tail = f"; Transformers Adam at {sweep.lr:g}" if sweep is not None else ""

@@ -1051,6 +1051,8 @@ TOOLS: list[Tool] = [
         one_line=True,
     ),
     Tool("tools/run_chapter.py (no arguments)", ("run_chapter.py",), ("chapter",)),
+    # issue 60: the CPU a run acts as
+    Tool("tools/as_cpu.py pentium4", ("as_cpu.py", "pentium4"), ("'pentium4'", "avx2", "default")),
     # issue 48: the release build at a budget
     Tool("tools/build_book.py (no --out)", ("build_book.py",), ("--out",)),
     Tool(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import json
 import os
 import shutil
 import threading
@@ -74,6 +75,8 @@ def console_errors(page) -> list[str]:
 
 VISIBLE_WIDGET_IMAGES = """() => Array.from(document.querySelectorAll('.widget-image'))
     .filter(img => img.offsetParent !== null).map(img => img.src)"""
+# every formula typeset: as many MathJax containers as formulas (a page with none is typeset already)
+TYPESET = "() => document.querySelectorAll('mjx-container').length >= document.querySelectorAll('.math').length"
 BROKEN_IMAGES = """() => Array.from(document.querySelectorAll('img'))
     .filter(img => img.offsetParent !== null && (!img.complete || img.naturalWidth === 0)).map(img => img.src)"""
 
@@ -89,7 +92,8 @@ def test_chapter_renders_and_its_slider_works_without_a_kernel(browser, server, 
 
     # math: the local MathJax typeset every formula (no raw TeX delimiters left in the text)
     page.wait_for_selector("mjx-container", state="attached", timeout=30000)
-    page.wait_for_timeout(1500)
+    # until MathJax has typeset every formula (a condition, not a fixed pause: a slow machine takes longer)
+    page.wait_for_function(TYPESET, timeout=30000)
     assert page.locator("mjx-container").count() >= page.locator(".math").count() > 0
     assert "\\(" not in page.inner_text("main"), "raw TeX left untypeset"
 
@@ -111,7 +115,12 @@ def test_chapter_renders_and_its_slider_works_without_a_kernel(browser, server, 
     handle = control.locator(".noUi-handle").first
     handle.focus()
     page.keyboard.press("ArrowRight")
-    page.wait_for_timeout(500)
+    try:  # until the shown result changes, or 10 s: what the assertion below reports
+        shown = json.dumps(json.dumps(before, separators=(",", ":"), ensure_ascii=False))  # as JS's JSON.stringify
+        changed = f"JSON.stringify(({VISIBLE_WIDGET_IMAGES})()) !== {shown}"
+        page.wait_for_function(changed, timeout=10000)
+    except playwright.TimeoutError:
+        pass
     after = page.evaluate(VISIBLE_WIDGET_IMAGES)
     widget_area.screenshot(path=str(ARTIFACTS / f"{name}_slider_position_1.png"))
     assert after and after != before, "moving the slider did not change the displayed result"
@@ -316,7 +325,8 @@ def test_every_page_reads_in_light_and_dark_mode_and_on_a_phone(browser, server,
         page.wait_for_function(f"document.documentElement.dataset.theme === '{scheme}'", timeout=10000)
         if doc in CHAPTERS:
             page.wait_for_selector(".widget-image", state="attached", timeout=30000)
-        page.wait_for_timeout(500)
+        page.wait_for_function(TYPESET, timeout=30000)  # the layout measured below is the typeset page's
+        page.evaluate("document.fonts.ready.then(() => true)")
         if (scheme, width) == READER_VIEWS[0]:
             _record("page_bytes.json", doc, _page_weight(page, built_book.html))
         view = f"{scheme} at {width} px"

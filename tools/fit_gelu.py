@@ -16,8 +16,8 @@ variable mapped onto [−1, 1] (u = (x − centre)·scale), where the monomial c
 float32's Horner rule stays accurate; each has the fewest coefficients whose error, times the largest
 factor it is multiplied by in erfc or e^y, is under a tenth of float32's ulp of 1 (:data:`TOLERANCE`).
 This script prints each fit's largest error and writes the header. ``tests/core/test_kernel_targets.py``
-checks the kernels' GELU against float64 values and PyTorch's float32 ones, and reruns this script to
-check the header is its output.
+checks the kernels' GELU against float64 values (within a fixed multiple of float32's floor) and reruns
+this script to check the header is its output.
 
     python tools/fit_gelu.py [--check]     # --check: exit 1 if the header differs from a fresh fit
 """

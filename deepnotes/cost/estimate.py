@@ -311,7 +311,10 @@ def _reference_seconds(dev: torch.device, rate: float) -> tuple[float, float]:
     tokens = torch.zeros(shape["batch"], shape["seq_len"], dtype=torch.long, device=dev)  # [B, T]
     passed = best_of_three(lambda: reference.loss(tokens).backward(), dev)
     count = ReferencePasses(model, shape["batch"], shape["seq_len"]).count()
-    return build, max(passed - count.flops / rate, 0.0) / count.module_launches
+    launches = passed - count.flops / rate
+    # where noise lets the FLOPs at ``rate`` explain the whole pass, the one-term fit (as :func:`_solve` falls
+    # back to): the pass's time per operator, never 0 (a Positive rate; 0 would refuse the calibration)
+    return build, (launches if launches > 0 else passed) / count.module_launches
 
 
 def _pool_seconds(workers: int) -> float:

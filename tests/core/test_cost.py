@@ -152,6 +152,14 @@ def test_calibration_gives_positive_finite_rates_and_an_estimate_uses_them():
     assert "smoke budget" in repr(est) and estimate.T4.device in repr(est)
 
 
+def test_a_noisy_reference_pass_still_prices_its_operators():
+    """Where the FLOPs at the measured rate explain the whole timed pass (a rate measured high by noise, here
+    one taken as slow as 1 FLOP/s), the per-operator time falls back to the pass's time per operator: a
+    positive rate, not a 0 that Rates refuses (a calibration that crashed on a noisy machine)."""
+    build, per_operator = estimate._reference_seconds(torch.device("cpu"), 1.0)
+    assert 0 < build and 0 < per_operator < math.inf
+
+
 def test_calibration_is_kept_for_this_boot_and_measured_again_on_request(tmp_path, monkeypatch):
     """calibrate() keeps its measurement beside the compiled kernels under a key naming the device, the
     kernels, torch, threads, workers and this boot; another key, a broken file or

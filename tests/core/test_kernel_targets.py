@@ -1,8 +1,8 @@
 """The compiled kernels built for every target this machine can run (``DEEPNOTES_TARGET``: x86-64-v2 with
 SSE's 16-byte vectors, x86-64-v3 with AVX2's 32-byte ones, x86-64-v4 with AVX-512's 64-byte ones, and
 native) compute what the PyTorch path computes; each build is sized for its vectors; the float32 GELU
-is as accurate as PyTorch's own; and, where a cross compiler and qemu are installed, the ARM build
-(16-byte NEON vectors) computes the same under emulation."""
+is within a fixed bound of the float64 truth, one PyTorch's own GELU' does not meet; and, where a cross
+compiler and qemu are installed, the ARM build (16-byte NEON vectors) computes the same under emulation."""
 
 from __future__ import annotations
 
@@ -16,17 +16,48 @@ from pathlib import Path
 
 import pytest
 import torch
-import torch.nn.functional as F
 from test_fused import assert_float32_close, float32_stack, outputs_and_gradients, random_stack, rel_err
 
 from deepnotes.core import blocks, kernels
 
 ROOT = Path(__file__).resolve().parents[2]
 needs_compiler = pytest.mark.skipif(kernels.compiler() is None, reason="no C++ compiler on this machine")
-RUNNABLE = [t for t in kernels.TARGETS if t != "armv8-a" and kernels.runs_here(t)]
+# DEEPNOTES_TARGET set to an x86-64 level for the whole run (``tools/as_cpu.py``) makes this machine act as a CPU
+# of that level: the per-target tests build the levels up to it, and not native (this CPU's own, maybe wider)
+AS_LEVEL = (
+    os.environ.get(kernels.TARGET_SWITCH) if os.environ.get(kernels.TARGET_SWITCH) in kernels.X86_TARGETS else None
+)
+
+
+def acts_as(target: str) -> bool:
+    """Whether the per-target tests run ``target`` here: every target this CPU runs (but ARM, tested under qemu
+    below), or, acting as a smaller CPU, the x86-64 levels up to its own."""
+    if AS_LEVEL is not None:
+        levels = kernels.X86_TARGETS
+        return target in levels and levels.index(target) <= levels.index(AS_LEVEL) and kernels.runs_here(target)
+    return target != "armv8-a" and kernels.runs_here(target)
+
+
+RUNNABLE = [t for t in kernels.TARGETS if acts_as(t)]
 NOT_RUNNABLE = [t for t in kernels.TARGETS if t not in RUNNABLE]
 # what each x86-64 level's build must be sized for: (vector bytes, registers, tile rows, tile vectors)
 SHAPES = {"x86-64-v2": (16, 16, 6, 2), "x86-64-v3": (32, 16, 6, 2), "x86-64-v4": (64, 32, 6, 4)}
+
+
+def native_shape() -> tuple[int, ...]:
+    """The shape target.h gives a -march=native build, from the macros the compiler defines for it (the
+    header's own source of truth, not /proc/cpuinfo's flags)."""
+    macros = subprocess.run(
+        [kernels.compiler(), "-march=native", "-dM", "-E", "-x", "c++", os.devnull],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    if "__AVX512F__" in macros:
+        return SHAPES["x86-64-v4"]
+    if "__AVX__" in macros:
+        return SHAPES["x86-64-v3"]
+    return (16, 32, 6, 4) if "__aarch64__" in macros else SHAPES["x86-64-v2"]
 
 
 def kernel_shape(lib) -> tuple[int, ...]:
@@ -48,7 +79,7 @@ def test_the_targets_this_machine_cannot_run_are_named():
     """Say which targets the per-target tests skip here (x86-64-v4 on a CPU without AVX-512, an ARM build
     on x86), so that a run on a smaller machine does not pass silently for a target it never ran."""
     print(f"targets run here: {RUNNABLE}; not run here: {NOT_RUNNABLE}")
-    assert "native" in RUNNABLE
+    assert ("native" in RUNNABLE) if AS_LEVEL is None else (AS_LEVEL in RUNNABLE and "native" not in RUNNABLE)
 
 
 @needs_compiler
@@ -58,10 +89,9 @@ def test_each_build_is_sized_for_its_vectors(target):
     assert rows * vectors + vectors + 1 <= registers
     if target in SHAPES:
         assert (vector, registers, rows, vectors) == SHAPES[target]
-    else:  # native: the widest level this CPU has
-        widest = next((t for t in reversed(kernels.X86_TARGETS) if kernels.runs_here(t)), None)
-        if widest is not None:
-            assert (vector, registers, rows, vectors) == SHAPES[widest]
+    else:  # native: what the compiler's own macros say -march=native has (an AVX-only CPU, or one a virtual
+        # machine shows fewer flags of, builds 32-byte vectors without being a whole x86-64-v3)
+        assert (vector, registers, rows, vectors) == native_shape()
     assert kernels.described().startswith(f"{target} ({vector}-byte vectors")
 
 
@@ -107,26 +137,54 @@ def kernel_gelu(lib, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return y, dy
 
 
-def assert_as_accurate_as_pytorch(y, dy, h):
-    """The kernels' float32 GELU and GELU' against float64 values: their largest error is no larger than
-    PyTorch's float32 ones', and point by point within (4 + 2a²) ulp of the value's scale (|GELU|, or
-    Φ + |h|φ for GELU', whose two terms cancel near h = −0.75), a = |h|/√2: float32's rounding of a² is
-    what e^(−a²) amplifies in the tail. Past a = 6, where the kernels clamp a, within 1e-14 absolute."""
+# The kernels' largest GELU and GELU' errors on gelu_grid() are held to this multiple of float32's floor (the
+# largest error of the float64 values rounded to float32 on the same grid: what a correctly rounded float32
+# function would make). A fixed bound, the same on every CPU: the floor is float64 erfc (within ~1e-16 on every
+# instruction set) rounded once to float32. It was the host PyTorch's own error until issue
+# 60, which differs by CPU: PyTorch's float32 GELU runs oneDNN's, jitted for the CPU at hand, 4.29× the floor
+# on AVX-512 and 1.56× on AVX2; with oneDNN off, ATen's, 1.91×; its GELU' is 3.85× on all three. The
+# kernels are 1.56× (GELU) and 1.79× (GELU'; 1.92× on x86-64-v2, without FMA) on every x86 target and on ARM.
+FLOOR_MULTIPLE = 2.5
+
+
+def float32_floor(truth: torch.Tensor) -> float:
+    """The largest |round₃₂(v) − v| over the float64 values v: no float32 result can have a smaller largest error."""
+    return float((truth.float().double() - truth).abs().max())
+
+
+def assert_gelu_within_bounds(y, dy, h):
+    """The kernels' float32 GELU and GELU' against float64 values: their largest error within
+    ``FLOOR_MULTIPLE`` × float32's floor, and point by point within (4 + 2a²) ulp of the value's scale
+    (|GELU|, or Φ + |h|φ for GELU', whose two terms cancel near h = −0.75), a = |h|/√2: float32's rounding
+    of a² is what e^(−a²) amplifies in the tail. Past a = 6, where the kernels clamp a, within 1e-14
+    absolute. Every bound is a fixed function of h and the float64 truth, never of what the host's PyTorch
+    computes (issue 60)."""
     gelu, grad, grad_scale = reference_gelu(h)
-    torch_y, torch_dy = F.gelu(h), torch.ops.aten.gelu_backward(torch.ones_like(h), h)
     a2 = h.double() ** 2 / 2
-    for ours, theirs, truth, scale in ((y, torch_y, gelu, gelu.abs()), (dy, torch_dy, grad, grad_scale)):
+    for ours, truth, scale in ((y, gelu, gelu.abs()), (dy, grad, grad_scale)):
         err = (ours.double() - truth).abs()
-        assert float(err.max()) <= float((theirs.double() - truth).abs().max())
+        assert float(err.max()) <= FLOOR_MULTIPLE * float32_floor(truth), (float(err.max()), float32_floor(truth))
         bound = torch.where(a2 <= 36, (4 + 2 * a2) * 2**-23 * scale, torch.full_like(scale, 1e-14))
         assert bool((err <= bound).all()), float(h[(err / bound).argmax()])
 
 
+def test_the_gelu_bound_refuses_a_gelu_one_ulp_off():
+    """The bound is no formality: the float64 truth rounded to float32 and then moved one ulp further from it
+    (a float32 GELU that is one ulp worse than correct rounding everywhere) breaks it, for GELU and GELU'."""
+    h = gelu_grid()
+    gelu, grad, _ = reference_gelu(h)
+    for truth in (gelu, grad):
+        rounded = truth.float()
+        away = torch.where(rounded.double() >= truth, torch.tensor(float("inf")), torch.tensor(float("-inf")))
+        one_off = torch.nextafter(rounded, away)
+        assert float((one_off.double() - truth).abs().max()) > FLOOR_MULTIPLE * float32_floor(truth)
+
+
 @needs_compiler
-def test_float32_gelu_is_as_accurate_as_pytorchs(target):
+def test_float32_gelu_is_within_a_fixed_bound_of_float64(target):
     h = gelu_grid()
     y, dy = kernel_gelu(kernels.library(), h)
-    assert_as_accurate_as_pytorch(y, dy, h)
+    assert_gelu_within_bounds(y, dy, h)
 
 
 def test_gelu_polynomials_are_the_fit_scripts_output():
@@ -146,9 +204,10 @@ def test_an_unknown_target_is_refused_by_name(monkeypatch):
 @needs_compiler
 def test_a_target_this_cpu_cannot_run_falls_back_to_the_pytorch_path(monkeypatch):
     """Loading a build for instructions the CPU lacks would crash the process: refused with one warning."""
-    if not NOT_RUNNABLE:
+    cannot = [t for t in kernels.TARGETS if not kernels.runs_here(t)]
+    if not cannot:
         pytest.skip("this CPU runs every target")
-    monkeypatch.setenv(kernels.TARGET_SWITCH, NOT_RUNNABLE[0])
+    monkeypatch.setenv(kernels.TARGET_SWITCH, cannot[0])
     with pytest.warns(RuntimeWarning, match="cannot run"):
         assert kernels.library() is None
     stack, x = random_stack(0)
@@ -237,4 +296,4 @@ def test_the_arm_build_equals_the_pytorch_path_under_qemu(trial, activation, arm
         {n: g.view_as(getattr(stack, n)) for n, g in zip(names, grads, strict=True)},
     )
     assert_float32_close(got, (y_ref, dx_ref, grads_ref))
-    assert_as_accurate_as_pytorch(gelu, gelu_grad, h)
+    assert_gelu_within_bounds(gelu, gelu_grad, h)

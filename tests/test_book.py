@@ -256,7 +256,7 @@ def test_the_claims_ledger_matches_every_verdict_the_chapters_showed(built_book)
     html = (built_book.html / "book" / "ledger.html").read_text()
     for cov in page.coverage(ledger):
         assert f"{source_name(cov.seed)}:" in html
-    assert "Every verdict cites items the inventory has" in html
+    assert "Every verdict names the items it tests" in html
     pages = {c: (built_book.html / "book" / f"{c}.html").read_text() for c in STEMS}
     for rows in ledger.rows.values():
         for row in rows:

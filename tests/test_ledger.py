@@ -7,6 +7,7 @@ import pytest
 
 from deepnotes.ledger.citations import Citation, citations
 from deepnotes.ledger.items import Item
+from deepnotes.show.cite import cite
 
 
 @pytest.mark.parametrize(
@@ -97,14 +98,14 @@ def test_chapters_record_the_verdicts_they_show_and_the_ledger_matches_them(tmp_
         record_verdicts("increment_explosion", "smoke", tmp_path)
         shown = vd.VerdictTable(
             [
-                vd.check_number("the first equation", "seed 000 §增量爆炸 eq. (1)", 1.0, 1.0),
-                vd.check_number("a cited item the inventory lacks", "seed 000 eq. (9)", 1.0, 2.0),
-                vd.check_number("cites nothing", "measured", 1.0, 1.0),
-                vd.check_number("cites a paper", "DeepNet Fig. 5; measured", 1.0, 1.0),
+                vd.check_number("the first equation", cite("seed 000 §增量爆炸 eq. (1)", tests="eq. (1)"), 1.0, 1.0),
+                vd.check_number("cites a paper", cite("DeepNet Fig. 5; measured", paper="DeepNet"), 1.0, 1.0),
             ]
         )
         html = shown._repr_html_()
         shown._repr_html_()  # shown twice, recorded once
+        with pytest.raises(ValueError, match="'names nothing' .* names no subject: give its source as cite"):
+            vd.VerdictTable([vd.check_number("names nothing", "seed 000 §增量爆炸 eq. (1)", 1.0, 1.0)])._repr_html_()
     finally:
         stop_recording()
     vd.VerdictTable([vd.check_number("after the recording stopped", "seed 000 eq. (1)", 1, 1)])._repr_html_()
@@ -112,6 +113,13 @@ def test_chapters_record_the_verdicts_they_show_and_the_ledger_matches_them(tmp_
     assert list(records) == ["increment_explosion"] and records["increment_explosion"].budget == "smoke"
     assert [v.claim for v in records["increment_explosion"].verdicts] == [v.claim for v in shown]
     assert all(f"id='{v.anchor}'" in html for v in shown)  # the ledger's links land on these rows
+    # what cite() refuses at once can still reach the ledger from a record file: listed, never given a status
+    lacking = _record(
+        "a cited item the inventory lacks", "seed 000 eq. (9)", vd.WRONG, subject=("000", "main", "eq. (9)")
+    )
+    unnamed = _record("names nothing", "measured", vd.HOLDS, subject=None)
+    chapter = records["increment_explosion"]
+    records = {"increment_explosion": dataclasses.replace(chapter, verdicts=(*chapter.verdicts, lacking, unnamed))}
     ledger = page.build(records, _items())
     states = [r.state for r in ledger.rows["000"]]
     assert states == ["checked", "needs no check", "not checked"]
@@ -122,34 +130,38 @@ def test_chapters_record_the_verdicts_they_show_and_the_ledger_matches_them(tmp_
     )
     assert only_uncheckable.state == "not checked"  # issue 30: cited, but nothing judged
     assert [(v.claim, c.ref) for v, c in ledger.dangling] == [("a cited item the inventory lacks", "eq. (9)")]
-    assert [v.claim for v in ledger.unsourced] == ["cites nothing"]
+    assert [v.claim for v in ledger.unsourced] == ["names nothing"]
     cov = page.coverage(ledger)[0]
     assert (cov.total, cov.checked, cov.no_check_needed, cov.not_checked) == (3, 1, 1, 1)
     table = page.source_table(ledger, "000")._repr_html_()
     assert f"increment_explosion.html#{shown[0].anchor}" in table and "definition: nothing to check" in table
-    assert "eq. (9)" in page.problems(ledger) and "cites nothing" in page.problems(ledger)
+    assert "eq. (9)" in page.problems(ledger) and "'names nothing' (measured) names no subject" in page.problems(ledger)
 
 
-def _record(claim: str, source: str, status: str, chapter: str = "increment_explosion"):
+def _record(
+    claim: str, source: str, status: str, chapter: str = "increment_explosion", subject=("000", "main", "claim 1")
+):
+    """A record as a chapter writes it, testing ``subject`` (seed, part, ref; None: naming nothing)."""
     from deepnotes.ledger.record import Record
 
-    return Record(chapter, "smoke", claim, source, "c", "c", status, "why", f"verdict-{abs(hash(claim)) % 10**10}")
+    tested = None if subject is None else {"subjects": [list(subject)], "paper": ""}
+    anchor = f"verdict-{abs(hash(claim)) % 10**10}"
+    return Record(chapter, "smoke", claim, source, "c", "c", status, "why", anchor, None, tested)
 
 
 def test_only_a_verdicts_subject_gets_its_status_the_rest_are_mentions():
-    """Issue 44: a verdict tests its subject, the first item its source cites; an item it cites after that
-    is context, listed as a mention with no status (a test of seed 000's eq. (1) must not mark claim 1)."""
+    """Issue 44, 61: a verdict tests the subjects its chapter names; an item it cites besides them is context,
+    listed as a mention with no status (a test of seed 000's eq. (1) must not mark claim 1)."""
     from deepnotes.ledger import page
-    from deepnotes.ledger.citations import subject
     from deepnotes.ledger.record import ChapterRecord
     from deepnotes.show import verdicts as vd
 
-    assert subject("seed 000 §增量爆炸 eq. (1); seed 000 claim 1; measured") == Citation("000", "main", "eq. (1)")
-    assert subject("DeepNet Fig. 5; measured") is None
-    # a source that opens with a paper tests the paper: the seed items after it are context
-    assert subject("DeepNet, Fig. 4; seed 000 §初步结论 claim 21") is None
-    assert subject("seed 000 §初步结论 claim 21; DeepNet") == Citation("000", "main", "claim 21")
-    tests_eq = _record("ΔL ≈ ⟨∇L, Δθ⟩", "seed 000 §增量爆炸 eq. (1); seed 000 §增量爆炸 claim 1", vd.WRONG)
+    tests_eq = _record(
+        "ΔL ≈ ⟨∇L, Δθ⟩",
+        "seed 000 §增量爆炸 eq. (1); seed 000 §增量爆炸 claim 1",
+        vd.WRONG,
+        subject=("000", "main", "eq. (1)"),
+    )
     records = {"increment_explosion": ChapterRecord("increment_explosion", "smoke", "now", (tests_eq,))}
     eq1, _, claim1 = page.build(records, _items()).rows["000"]
     assert eq1.verdicts == (tests_eq,) and eq1.mentions == () and eq1.state == "checked"
@@ -175,7 +187,12 @@ def test_an_item_gets_one_status_settings_that_disagree_make_it_mixed_one_settin
     settings = ledger_of(
         _record("N = 12: trains", "seed 000 §增量爆炸 claim 1", vd.HOLDS),
         _record("N = 24: trains", "seed 000 §增量爆炸 claim 1; measured", vd.WRONG, "post_vs_pre_norm"),
-        _record("context only", "seed 000 §增量爆炸 eq. (1); seed 000 §增量爆炸 claim 1", vd.WRONG),
+        _record(
+            "context only",
+            "seed 000 §增量爆炸 eq. (1); seed 000 §增量爆炸 claim 1",
+            vd.WRONG,
+            subject=("000", "main", "eq. (1)"),
+        ),
     )
     claim1 = settings.rows["000"][2]
     assert claim1.statuses == (vd.HOLDS, vd.WRONG) and claim1.status == page.MIXED
@@ -298,3 +315,45 @@ def test_the_inventory_lists_every_numbered_item_of_the_source_and_no_other(seed
     numbered = {(n.part, n.ref) for n in seedtext.seed_items(seed)}
     assert numbered - listed == set(), "numbered items of the source missing from the inventory"
     assert listed - numbered == set(), "the inventory names numbered items the source does not have"
+
+
+GOOD_ITEM = (
+    'ref = "eq. (1)"\npart = "main"\nsection = ""\nkind = "equation"\nclaim = "x = 1"\nchapter = "initialization"\n'
+)
+HEAD = '[source]\ntitle = "t"\nenglish = "e"\nauthor = "a"\ndate = "d"\nurl = ""\n'
+
+
+@pytest.mark.parametrize(
+    "text, says",
+    [
+        (
+            HEAD + "[[item]]\n" + GOOD_ITEM + 'clam = "a misspelt key"\n',
+            r"item 1 \('eq. \(1\)'\): unknown keys \['clam'\]",
+        ),
+        (HEAD + "[[item]]\n" + GOOD_ITEM.replace('kind = "equation"\n', ""), r"missing keys \['kind'\]"),
+        (HEAD + "[[item]]\n" + GOOD_ITEM.replace("equation", "poem"), r"kind must be one of .*'poem'"),
+        (HEAD + "[[item]]\n" + GOOD_ITEM + "[[item]]\n" + GOOD_ITEM, r"item 2 .*'eq. \(1\)' is listed twice in part"),
+        (
+            HEAD.replace('url = ""\n', "") + "[[item]]\n" + GOOD_ITEM,
+            r"\[source\]: unknown keys \[\], missing keys \['url'\]",
+        ),
+    ],
+    ids=["unknown-key", "missing-key", "bad-kind", "twice", "source-without-url"],
+)
+def test_an_inventory_file_with_a_bad_item_is_refused_naming_the_file_and_item(tmp_path, text, says):
+    """The inventories are data (issue 61): a misspelt or missing key is an error naming the file and the item,
+    never a key dropped silently."""
+    path = tmp_path / "999.toml"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=says) as err:
+        inv.read_source(path, "999")
+    assert str(path) in str(err.value)
+
+
+def test_every_source_file_is_read_in_the_articles_order():
+    """One file per article, its items in the article's order (the ledger lists them so): the first and last
+    refs of each part come from the file as written."""
+    assert sorted(p.stem for p in inv.SOURCE_FILES.glob("*.toml")) == list(inv.SEEDS) == list(inv.SOURCES)
+    for seed in inv.SEEDS:
+        raw = inv.tomllib.loads((inv.SOURCE_FILES / f"{seed}.toml").read_text())["item"]
+        assert [(t["part"], t["ref"]) for t in raw] == [(it.part, it.ref) for it in inv.items(seed)]

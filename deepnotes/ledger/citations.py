@@ -8,12 +8,10 @@ equations, tables, figures, side notes, comments and the inventory's numbered pr
 in the main text, "claim §9.1.2" in the annotated section). A clause without a seed cites nothing of
 the sources (a paper, a measurement).
 
-A verdict tests one item, its *subject*: the first item its source cites. The items cited after it are
-context (the same claim made elsewhere, an equation the test leans on); the ledger lists a verdict's
-status beside its subject only, and names it beside the context items as a mention without a status.
-A verdict whose source opens with a paper ("DeepNet, Fig. 4; seed 000 claim 21": its first clause names
-a paper and no seed) tests that paper's claim: it has no subject among the sources' items, and the items
-it cites are context."""
+Which of the cited items a verdict *tests* (its subjects) is not read from here: the chapter names them where
+it builds the verdict (:mod:`deepnotes.show.cite`, issue 61; the order of the citations says nothing). The
+ledger lists a verdict's status beside its subjects only, and names it beside the other cited items (context)
+as a mention without a status."""
 
 from __future__ import annotations
 
@@ -97,14 +95,3 @@ def citations(source: str) -> list[Citation]:
             for listed in pattern.findall(clause):
                 out += [Citation(seed, part, ref.format(n)) for n in _numbers(listed)]
     return list(dict.fromkeys(out))
-
-
-def subject(source: str) -> Citation | None:
-    """The item a verdict with this ``source`` tests: the first item it cites, or None (a verdict citing
-    only a paper or a measurement, or one whose first clause names a paper and no seed: it tests the
-    paper's claim, and the seed items it cites are context)."""
-    first = source.split(";")[0]
-    if not SEED.search(first) and any(paper in first for paper in PAPERS):
-        return None
-    cited = citations(source)
-    return cited[0] if cited else None

@@ -1,20 +1,29 @@
-"""The five source articles and the inventory of each (one module per source, or per half of a long one)."""
+"""The five source articles and the inventory of each, read from data: ``sources/<seed>.toml`` holds one article's
+title, author, date and address (``[source]``) and its claims in order (``[[item]]``, one per claim, the fields of
+:class:`~deepnotes.ledger.items.Item`), so that a reviewer reads the ledger's inventory without reading Python.
+
+A file with a key no Item has, a missing field or a ref given twice within a part is refused when it is read,
+naming the file and the item (no key is dropped silently)."""
 
 from __future__ import annotations
 
+import dataclasses
+import sys
 from dataclasses import dataclass
-from types import ModuleType
+from pathlib import Path
 
-from deepnotes.ledger import (
-    inventory_000_a,
-    inventory_000_b,
-    inventory_001,
-    inventory_002,
-    inventory_003_a,
-    inventory_003_b,
-    inventory_004,
-)
 from deepnotes.ledger.items import Item
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10: the same parser, as a package
+    import tomli as tomllib
+
+SOURCE_FILES = Path(__file__).with_name("sources")
+SEEDS = ("000", "001", "002", "003", "004")
+SOURCE_FIELDS = ("title", "english", "author", "date", "url")
+ITEM_FIELDS = tuple(f.name for f in dataclasses.fields(Item))
+REQUIRED_ITEM_FIELDS = tuple(f.name for f in dataclasses.fields(Item) if f.default is dataclasses.MISSING)
 
 
 @dataclass(frozen=True)
@@ -24,69 +33,48 @@ class Source:
     english: str  # the book's rendering of the title
     author: str
     date: str
-    url: str
-    modules: tuple[ModuleType, ...]  # the inventory modules (each with its ITEMS), in the article's order
+    url: str  # "" where the article has no address of its own (a repost)
+    items: tuple[Item, ...]  # its claims, in the article's order
 
 
-SOURCES = {
-    s.seed: s
-    for s in (
-        Source(
-            "000",
-            "训练1000层的Transformer究竟有什么困难？",
-            "What makes training a 1000-layer Transformer hard?",
-            "Su Jianlin",
-            "2022-03-09",
-            "https://kexue.fm/archives/8978",
-            (inventory_000_a, inventory_000_b),
-        ),
-        Source(
-            "001",
-            "DeepNet：成功训练 1000 层的 Transformer",
-            "DeepNet: training a 1000-layer Transformer (a repost with notes)",
-            "bookstall",
-            "2022",
-            "",
-            (inventory_001,),
-        ),
-        Source(
-            "002",
-            "浅谈Transformer的初始化、参数化与标准化",
-            "On initialization, parametrization and normalization of Transformers",
-            "Su Jianlin",
-            "2021-08-17",
-            "https://kexue.fm/archives/8620",
-            (inventory_002,),
-        ),
-        Source(
-            "003",
-            "模型优化漫谈：BERT的初始标准差为什么是0.02？",
-            "Why is BERT's initial standard deviation 0.02?",
-            "Su Jianlin",
-            "2021-11-08",
-            "https://kexue.fm/archives/8747",
-            (inventory_003_a, inventory_003_b),
-        ),
-        Source(
-            "004",
-            "为什么需要残差？一个来自DeepNet的视角",
-            "Why residuals? A view from DeepNet",
-            "Su Jianlin",
-            "2022-03-19",
-            "https://kexue.fm/archives/8994",
-            (inventory_004,),
-        ),
-    )
-}
+def _fields(table: dict, allowed: tuple[str, ...], required: tuple[str, ...], where: str) -> dict:
+    unknown = sorted(set(table) - set(allowed))
+    missing = [f for f in required if f not in table]
+    if unknown or missing:
+        raise ValueError(f"{where}: unknown keys {unknown}, missing keys {missing}; the keys are {list(allowed)}")
+    return table
+
+
+def read_source(path: Path, seed: str) -> Source:
+    """One article's ``[source]`` table and its ``[[item]]`` list, checked (see the module's docstring)."""
+    with open(path, "rb") as handle:
+        data = tomllib.load(handle)
+    _fields(data, ("source", "item"), ("source", "item"), str(path))
+    head = _fields(data["source"], SOURCE_FIELDS, SOURCE_FIELDS, f"{path} [source]")
+    items, seen = [], set()
+    for k, table in enumerate(data["item"], 1):
+        where = f"{path} item {k} ({table.get('ref', 'no ref')!r})"
+        try:
+            item = Item(**_fields(table, ITEM_FIELDS, REQUIRED_ITEM_FIELDS, where))
+        except ValueError as err:
+            raise ValueError(f"{where}: {err}") from None
+        if (item.part, item.ref) in seen:
+            raise ValueError(f"{where}: {item.ref!r} is listed twice in part {item.part!r}")
+        seen.add((item.part, item.ref))
+        items.append(item)
+    return Source(seed, *(head[f] for f in SOURCE_FIELDS), tuple(items))
+
+
+SOURCES: dict[str, Source] = {seed: read_source(SOURCE_FILES / f"{seed}.toml", seed) for seed in SEEDS}
 
 
 def items(seed: str) -> tuple[Item, ...]:
     """Every inventory item of source ``seed``, in the article's order."""
     if seed not in SOURCES:
-        raise ValueError(f"seed must be one of {tuple(SOURCES)}, got {seed!r}")
-    return tuple(item for module in SOURCES[seed].modules for item in module.ITEMS)
+        raise ValueError(f"seed must be one of {SEEDS}, got {seed!r}")
+    return SOURCES[seed].items
 
 
 def inventory() -> dict[str, tuple[Item, ...]]:
     """Every source's items, by seed."""
-    return {seed: items(seed) for seed in SOURCES}
+    return {seed: items(seed) for seed in SEEDS}

@@ -1,7 +1,8 @@
 """The claims ledger: every inventory item of the five sources beside the chapters' verdicts that test it.
 
 A verdict cites an item when its ``source`` names the item (see :mod:`deepnotes.ledger.citations`); it
-*tests* only its subject, the first item it cites, and mentions the others as context. An item is
+*tests* only its subjects, the items its chapter named (:mod:`deepnotes.show.cite`), and mentions the others as
+context. An item is
 *checked* when at least one recorded verdict has it as subject and judges it, *needs no check* when none
 does and its inventory entry says why (a definition, an algebra step), and *not checked* otherwise. Only a
 subject's status reaches the ledger: a verdict that names an item as context shows there as a mention,
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 
 from deepnotes.core.validate import Count, NonNegativeCount
 from deepnotes.ledger import unchecked
-from deepnotes.ledger.citations import PAPERS, Citation, citations, subject
+from deepnotes.ledger.citations import Citation, citations
 from deepnotes.ledger.inventory import SOURCES, inventory
 from deepnotes.ledger.items import Item
 from deepnotes.ledger.record import ChapterRecord, Record
@@ -92,11 +93,17 @@ class Row:
         return "needs no check" if self.item.if_unchecked else "not checked"
 
 
+def subjects(v: Record) -> tuple[Citation, ...]:
+    """The items verdict ``v`` tests, as its chapter named them (``Record.tested``; none where it tests a paper, or
+    where a record names nothing, which :func:`build` lists as unsourced)."""
+    return tuple(Citation(*s) for s in v.tested["subjects"]) if v.tested is not None else ()
+
+
 @dataclass(frozen=True)
 class Ledger:
     rows: dict[str, tuple[Row, ...]]  # by seed, in the article's order
     dangling: tuple[tuple[Record, Citation], ...]  # cited items the inventory lacks
-    unsourced: tuple[Record, ...]  # verdicts citing no source item and no paper
+    unsourced: tuple[Record, ...]  # verdicts naming no subject and no paper (show.cite)
     records: dict[str, ChapterRecord]  # what was read, by chapter
 
 
@@ -109,15 +116,15 @@ def build(records: dict[str, ChapterRecord], items: dict[str, tuple[Item, ...]] 
     dangling, unsourced = [], []
     for record in records.values():
         for v in record.verdicts:
-            cited, tested = citations(v.source), subject(v.source)
-            if not cited and not any(p in v.source for p in PAPERS):
+            cited, tested = citations(v.source), subjects(v)
+            if v.tested is None:
                 unsourced.append(v)
             for c in cited:
                 key = (c.seed, c.part, c.ref)
                 if key not in known:
                     dangling.append((v, c))
                 else:
-                    (testing if c == tested else mentioning).setdefault(key, []).append(v)
+                    (testing if c in tested else mentioning).setdefault(key, []).append(v)
     rows = {
         seed: tuple(
             Row(
@@ -394,14 +401,14 @@ def conflicts_text(ledger: Ledger) -> str:
 
 
 def problems(ledger: Ledger) -> str:
-    """The cited items the inventory lacks, the verdicts that cite nothing and the chapters that disagree
+    """The cited items the inventory lacks, the verdicts that name no subject and the chapters that disagree
     on one experiment (:func:`disagreements`), or a line saying there are none."""
     lines = [
         f"{v.chapter}: '{v.claim}' cites {source_name(c.seed)} {c.part} {c.ref}, which the inventory lacks"
         for v, c in ledger.dangling
     ]
     lines += [
-        f"{v.chapter}: '{v.claim}' ({source_labels(v.source)}) cites no item of the sources and no paper"
+        f"{v.chapter}: '{v.claim}' ({source_labels(v.source)}) names no subject and no paper (cite(text, tests=...))"
         for v in ledger.unsourced
     ]
     lines += disagreements(ledger.records)
@@ -409,7 +416,7 @@ def problems(ledger: Ledger) -> str:
         "\n".join(lines)
         if lines
         else (
-            "Every verdict cites items the inventory has, or a paper, and chapters "
+            "Every verdict names the items it tests, which the inventory has, or a paper, and chapters "
             "that report one experiment agree on it."
         )
     )

@@ -35,11 +35,21 @@ class Record:
     reason: str
     anchor: str
     outcome: dict | None = None  # a training-outcome verdict's direction and measurement (verdicts.Outcome)
+    # what it tests, as its chapter said (show.cite): {"subjects": [[seed, part, ref], ...], "paper": name}; a
+    # record without it (written before issue 61) is listed by the ledger as naming no subject
+    tested: dict | None = None
 
 
 def record_dir(folder: str | os.PathLike | None = None) -> Path:
     """The folder the records go to: ``folder``, else $DEEPNOTES_VERDICTS, else ``_verdicts``."""
     return Path(folder or os.environ.get(RECORD_ENV) or RECORD_DIR)
+
+
+def subjects_record(v: vd.Verdict) -> dict | None:
+    """What ``v`` tests, as a record keeps it (see :attr:`Record.tested`)."""
+    if v.tested is None:
+        return None
+    return {"subjects": [[c.seed, c.part, c.ref] for c in v.tested.subjects], "paper": v.tested.paper}
 
 
 class _Recorder:
@@ -49,6 +59,11 @@ class _Recorder:
 
     def __call__(self, shown: list[vd.Verdict]) -> None:
         for v in shown:
+            if v.tested is None:
+                raise ValueError(
+                    f"{self.chapter}: the verdict {v.claim!r} ({v.source}) names no subject: give its source as "
+                    "cite(text, tests=...) or cite(text, paper=...) (deepnotes.show.cite)"
+                )
             row = asdict(
                 Record(
                     self.chapter,
@@ -61,6 +76,7 @@ class _Recorder:
                     v.reason,
                     v.anchor,
                     asdict(v.outcome) if v.outcome else None,
+                    subjects_record(v),
                 )
             )
             self.rows[v.anchor] = row  # a table shown twice is recorded once

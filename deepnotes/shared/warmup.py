@@ -22,16 +22,25 @@ from deepnotes.core.train import FRACTION_READ, History
 from deepnotes.core.validate import Count, Depth, positive_int
 from deepnotes.cost.model import TrainRuns, planned_ensembles
 from deepnotes.show import verdicts as vd
+from deepnotes.show.cite import cite
 
 TRAINED = 0.5  # median fraction learned a run must reach to count as trained
 NO_WARMUP = "post, no warmup"
-SOURCES = {  # where the sources say so, per row of :func:`verdicts`
-    "fails": "seed 000 §增量爆炸 claim 7; seed 004 §增量爆炸 claim 7; seed 001 §1）增量爆炸 claim 10; "
-    "seed 003 §Warmup是怎样起作用的 claims 20, 25",
-    "needs warmup": "seed 002 §残差连接 claim 18; seed 000 §增量爆炸 claim 8.1; seed 004 §治标之法 claim 8; "
-    "seed 003 §Warmup是怎样起作用的 claims 20, 26; seed 003 §我们真的担心梯度消失吗 claims 15, 18",
-    "pre": "seed 002 §残差连接 claim 19; seed 003 §Warmup是怎样起作用的 claim 27",
-    "deepnorm": "DeepNet; seed 000 §初步结论 claim 21",
+SOURCES = {  # where the sources say so, per row of :func:`verdicts`, and what each row decides
+    "fails": cite(  # a deep stack at the full rate from step 0 stalls; claim 25's plateau-then-NaN is context
+        "seed 000 §增量爆炸 claim 7; seed 004 §增量爆炸 claim 7; seed 001 §1）增量爆炸 claim 10; "
+        "seed 003 §Warmup是怎样起作用的 claims 20, 25",
+        tests=("000 claim 7", "004 claim 7", "001 claim 10", "003 claim 20"),
+    ),
+    "needs warmup": cite(  # the contrast; claim 26's mechanism and Adam's claims 15, 18 (one half of it) are context
+        "seed 002 §残差连接 claim 18; seed 000 §增量爆炸 claim 8.1; seed 004 §治标之法 claim 8; "
+        "seed 003 §Warmup是怎样起作用的 claims 20, 26; seed 003 §我们真的担心梯度消失吗 claims 15, 18",
+        tests=("002 claim 18", "000 claim 8.1", "004 claim 8", "003 claim 20"),
+    ),
+    "pre": cite(
+        "seed 002 §残差连接 claim 19; seed 003 §Warmup是怎样起作用的 claim 27", tests=("002 claim 19", "003 claim 27")
+    ),
+    "deepnorm": cite("DeepNet; seed 000 §初步结论 claim 21", paper="DeepNet"),
 }
 
 
@@ -189,7 +198,7 @@ def gradient_verdicts(runs_at: dict[str, list[History]], budget: Budget | str, d
     rows = [
         vd.check_estimate(
             claim=f"Gradients are larger early in training than later (N = {depth})",
-            source="seed 000 annotated §10.2 claim §10.2.2",
+            source=cite("seed 000 annotated §10.2 claim §10.2.2", tests="claim §10.2.2"),
             claimed="‖∇L‖ at step 0 > its median over the run's second half, in most runs and seeds",
             computed="step-0 ÷ late ‖∇L‖ per seed: "
             + "; ".join(f"{k} " + ", ".join(f"{r:.2f}" for r in rs) for k, rs in early_late.items()),
@@ -205,7 +214,7 @@ def gradient_verdicts(runs_at: dict[str, list[History]], budget: Budget | str, d
         rows.append(
             vd.check_estimate(
                 claim=f"Warmup amounts to η(t)·‖∇L‖ ≈ constant (N = {depth})",
-                source="seed 000 annotated §10.2 eq. (61)",
+                source=cite("seed 000 annotated §10.2 eq. (61)", tests="eq. (61)"),
                 claimed=f"max/min of η(t)·‖∇L‖ over the warmup ≤ {CONSTANT_FACTOR:g}, in most seeds",
                 computed=f"{warmed(budget)}: max/min of η(t)·‖∇L‖ over {len(spreads[0][1])} tracked steps inside "
                 f"the warmup per seed "

@@ -28,6 +28,7 @@ from deepnotes.core.validate import (
     choice,
     nonnegative_float,
 )
+from deepnotes.show.cite import Cite, Source
 
 HOLDS, APPROX, WRONG = "holds", "holds approximately", "wrong"
 UNCHECKABLE = "not checkable here"  # no derivation given and nothing offline to measure it against
@@ -100,13 +101,24 @@ class Outcome:
 
 @dataclass(frozen=True)
 class Verdict:
+    """One row of a verdict table. ``source`` may be given as a :class:`~deepnotes.show.cite.Cite` (its text and
+    what the verdict tests): the row keeps the text in ``source`` and the Cite in ``tested``."""
+
     claim: str  # what the source says, in English
-    source: str  # where: seed file, section, equation
+    source: str | Cite  # where: seed file, section, equation (as the row prints it)
     claimed: str  # the source's value or formula, as text
     computed: str  # what the code computed, as text
     status: str  # HOLDS | APPROX | WRONG | UNCHECKABLE
     reason: str  # one line
     outcome: Outcome | None = None  # a training-outcome claim's direction and measurement (check_outcome)
+    tested: Cite | None = None  # what it tests (its subjects, or a paper); None: not said yet (issue 61)
+
+    def __post_init__(self):
+        if isinstance(self.source, Cite):
+            if self.tested is not None and self.tested != self.source:
+                raise ValueError(f"{self.claim!r}: two different Cites, {self.source} and {self.tested}")
+            object.__setattr__(self, "tested", self.source)
+            object.__setattr__(self, "source", self.source.text)
 
     @property
     def anchor(self) -> str:
@@ -140,7 +152,7 @@ def _finite_number(value) -> bool:
 
 def check_number(
     claim: str,
-    source: str,
+    source: Source,
     claimed: Real,
     computed: Real,
     reason: str = "",
@@ -163,7 +175,7 @@ def check_number(
     return Verdict(claim, source, _fmt(claimed), _fmt(computed), status, why)
 
 
-def check_expr(claim: str, source: str, claimed: sp.Expr, computed: sp.Expr, reason: str = "") -> Verdict:
+def check_expr(claim: str, source: Source, claimed: sp.Expr, computed: sp.Expr, reason: str = "") -> Verdict:
     """Holds when SymPy proves ``claimed − computed = 0``; wrong otherwise."""
     same = sp.simplify(claimed - computed) == 0
     why = reason or ("SymPy: the two are identical" if same else "SymPy: the two differ")
@@ -171,7 +183,7 @@ def check_expr(claim: str, source: str, claimed: sp.Expr, computed: sp.Expr, rea
 
 
 def check_order(
-    claim: str, source: str, claimed: sp.Expr, computed: sp.Expr, var: sp.Symbol, reason: str = ""
+    claim: str, source: Source, claimed: sp.Expr, computed: sp.Expr, var: sp.Symbol, reason: str = ""
 ) -> Verdict:
     """A claimed order of smallness, O(``claimed``) as ``var`` → 0, against the derived ``computed``
     (the deviation, e.g. a Jacobian minus the identity): holds when the orders are equal, holds
@@ -207,7 +219,7 @@ def _truth(name: str, value) -> bool:
     raise ValueError(f"{name} must be a computed boolean (a comparison), got {value!r}")
 
 
-def check_true(*, claim: str, source: str, claimed: str, computed: str, ok, reason: str) -> Verdict:
+def check_true(*, claim: str, source: Source, claimed: str, computed: str, ok, reason: str) -> Verdict:
     """A claim whose truth the caller computed as a boolean (``ok``: a comparison, never a literal;
     a test reads the sources and fails on ``ok=True``/``ok=False``)."""
     return Verdict(claim, source, claimed, computed, HOLDS if _truth("ok", ok) else WRONG, reason)
@@ -248,7 +260,7 @@ def seeds_text(values) -> str:
 def check_outcome(
     *,
     claim: str,
-    source: str,
+    source: Source,
     expected: dict[str, bool],
     measured: dict[str, list[float]],
     threshold: Probability,
@@ -341,7 +353,7 @@ def too_few_seeds(n: Count) -> str:
 LONG_TRAINING_STEPS = 2000
 
 
-def late_training_gate(*, claim: str, source: str, claimed: str, computed: str, steps: Repeats) -> Verdict | None:
+def late_training_gate(*, claim: str, source: Source, claimed: str, computed: str, steps: Repeats) -> Verdict | None:
     """ "Not checkable here" for a claim about late training whose runs took fewer than
     :data:`LONG_TRAINING_STEPS` steps (what they did shown in ``computed``); None where they are long enough
     to be judged, by the caller, through the door (:func:`check_estimate`)."""
@@ -370,7 +382,7 @@ def interval_status(lo: Bound, hi: Bound, low: Bound, high: Bound, approx: tuple
 def check_estimate(
     *,
     claim: str,
-    source: str,
+    source: Source,
     claimed: str,
     samples,
     estimator: str,
@@ -412,7 +424,7 @@ def check_estimate(
 def check_statistic(
     *,
     claim: str,
-    source: str,
+    source: Source,
     claimed: str,
     seeds: list,
     statistic: Callable[[list], float],
@@ -451,7 +463,7 @@ def check_statistic(
 
 
 def check_each_seed(
-    *, claim: str, source: str, claimed: str, shows: list[bool], reason: str, computed: str = ""
+    *, claim: str, source: Source, claimed: str, shows: list[bool], reason: str, computed: str = ""
 ) -> Verdict:
     """A claim about what each seed shows (one random initialization probed, or one run trained), read on every
     seed: holds where most seeds show it (the fraction's bootstrap interval inside MOST_SEEDS), wrong where most do
@@ -473,7 +485,7 @@ def check_each_seed(
 def check_near(
     *,
     claim: str,
-    source: str,
+    source: Source,
     claimed: str,
     value: Real,
     samples,
@@ -514,7 +526,7 @@ def check_near(
     )
 
 
-def check_possible(*, claim: str, source: str, claimed: str, observed: dict[str, bool], reason: str) -> Verdict:
+def check_possible(*, claim: str, source: Source, claimed: str, observed: dict[str, bool], reason: str) -> Verdict:
     """A hedged claim ("λ may leave its scale", "learning may be very slow"): it says something can happen,
     so a run that shows it confirms it and runs that do not show it refute nothing. ``observed``: for every
     run and seed tried (named), whether it shows it. Holds where at least one does (those are named), not
@@ -545,10 +557,10 @@ def in_both_settings(verdicts: list[Verdict], settings: tuple[str, ...]) -> Verd
     shown = "; ".join(v.computed for v in verdicts)
     statuses = [v.status for v in verdicts]
     if len(set(statuses)) == 1:
-        return Verdict(first.claim, first.source, first.claimed, shown, first.status, first.reason)
+        return Verdict(first.claim, first.source, first.claimed, shown, first.status, first.reason, tested=first.tested)
     said = ", ".join(f"{status} in {name}" for status, name in zip(statuses, settings, strict=True))
     why = f"the source names no setting that decides it, and the settings measured here disagree ({said})"
-    return Verdict(first.claim, first.source, first.claimed, shown, UNCHECKABLE, why)
+    return Verdict(first.claim, first.source, first.claimed, shown, UNCHECKABLE, why, tested=first.tested)
 
 
 def depth_ranges(depths) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -564,7 +576,7 @@ def depth_ranges(depths) -> tuple[tuple[int, ...], tuple[int, ...]]:
 def check_slope(
     *,
     claim: str,
-    source: str,
+    source: Source,
     want: Real,
     atol: NonNegative,
     depths: Sequence[int],
@@ -645,7 +657,7 @@ def spread_allows_mean(ratios: list[float]) -> bool:
 
 def check_mean_at_deepest(
     claim: str,
-    source: str,
+    source: Source,
     claimed: str,
     by_depth: dict[int, list[float]],
     band: tuple[float, float],
@@ -687,7 +699,7 @@ def outcome_of(record: dict) -> Outcome:
     )
 
 
-def check_graded(*, claim: str, source: str, claimed: str, computed: str, holds, approx, reason: str) -> Verdict:
+def check_graded(*, claim: str, source: Source, claimed: str, computed: str, holds, approx, reason: str) -> Verdict:
     """A claim with a partial outcome the caller computed: holds when ``holds``, holds approximately
     when only ``approx`` (e.g. the predicted ordering without the full effect), else wrong; both are
     comparisons, never literals."""
@@ -695,7 +707,7 @@ def check_graded(*, claim: str, source: str, claimed: str, computed: str, holds,
     return Verdict(claim, source, claimed, computed, status, reason)
 
 
-def uncheckable(claim: str, source: str, claimed: str, reason: str) -> Verdict:
+def uncheckable(claim: str, source: Source, claimed: str, reason: str) -> Verdict:
     """A claim the book cannot test (e.g. about a checkpoint it does not download); ``reason`` says why."""
     return Verdict(claim, source, claimed, "—", UNCHECKABLE, reason)
 
@@ -760,7 +772,7 @@ class VerdictTable(list):
 
 
 def check_scaling(
-    claim: str, source: str, claimed: sp.Expr, computed: sp.Expr, var: sp.Symbol, reason: str = ""
+    claim: str, source: Source, claimed: sp.Expr, computed: sp.Expr, var: sp.Symbol, reason: str = ""
 ) -> Verdict:
     """Holds if identical; holds approximately if claimed/computed is a constant in ``var`` (same
     scaling, another constant); wrong if the two scale differently. ``var`` must be a symbol of one of

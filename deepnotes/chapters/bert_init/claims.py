@@ -25,6 +25,7 @@ from deepnotes.core.train import FRACTION_READ
 from deepnotes.core.validate import Finite
 from deepnotes.cost.model import Derivations
 from deepnotes.show import verdicts as vd
+from deepnotes.show.cite import Source, cite
 
 # thresholds
 STD_RATIO_RTOL, STD_RATIO_APPROX_RTOL = 0.01, 0.05  # "about half of Xavier's"
@@ -83,24 +84,27 @@ def _backward_rows(lin: dict) -> list[vd.Verdict]:
     return [
         vd.check_expr(
             "Backward: Var[∂L/∂x_j] = n_out·σ_w²·Var[g_y]",
-            "seed 003 annotated eq. (7)",
+            cite("seed 003 annotated eq. (7)", tests="eq. (7)"),
             n_o * sym.s_w * s_g,
             backward["variance"],
             "SymPy: eq. (4)'s sum over the n_out upstream gradients; only its n_out diagonal terms survive",
         ),
         vd.check_expr(
-            "Backward variance is kept iff σ_w² = 1/n_out", "seed 003 annotated eq. (8)", 1 / n_o, backward["keeps"]
+            "Backward variance is kept iff σ_w² = 1/n_out",
+            cite("seed 003 annotated eq. (8)", tests="eq. (8)"),
+            1 / n_o,
+            backward["keeps"],
         ),
         vd.check_expr(
             "He: σ_w² = 2/n_in compensates ReLU",
-            "seed 003 annotated eq. (16)",
+            cite("seed 003 annotated eq. (16)", tests="eq. (16)"),
             2 / n_i,
             lin["he"].subs(sym.m, n_i),
             "SymPy: E[relu(z)²] = E[z²]/2 in eq. (4)'s sum",
         ),
         vd.check_true(
             claim="FP16 training raises the risk of gradient underflow",
-            source="seed 003 annotated §11.3 claim §11.3.1",
+            source=cite("seed 003 annotated §11.3 claim §11.3.1", tests="claim §11.3.1"),
             claimed="small gradients become 0 in float16",
             computed=f"{FP16_PROBE:g} → {float(tiny.half()):g} in float16 (smallest positive "
             f"{subnormal:.3g}), {float(tiny.float()):g} in float32",
@@ -121,27 +125,29 @@ def _bert_std_rows(stds: dict) -> list[vd.Verdict]:
     return [
         vd.check_number(
             "the cut at ±2σ leaves an actual std of 0.02/1.1368472",
-            f"{MAIN} claim 29",
+            cite(f"{MAIN} claim 29", tests="claim 29"),
             BERT_STD / DIVISOR,
             float(stds["actual"]),
             "SymPy's truncated-normal variance",
         ),
         vd.check_number(
             "1/√768 ≈ 0.0361 (Xavier for BERT-base)",
-            f"{MAIN} claim 30; seed 003 annotated eqs. (12), (22)",
+            cite(f"{MAIN} claim 30; seed 003 annotated eqs. (12), (22)", tests=("claim 30", "eq. (12)")),
             XAVIER_STD,
             float(stds["xavier"]),
         ),
         vd.check_number(
             "BERT's std is about half of Xavier's",
-            f"{MAIN} claim 31; seed 003 annotated eq. (23)",
+            cite(f"{MAIN} claim 31; seed 003 annotated eq. (23)", tests=("claim 31", "eq. (23)")),
             0.5,
             float(stds["ratio"]),
             "the ratio is 0.4875",
             rtol=STD_RATIO_RTOL,
             approx_rtol=STD_RATIO_APPROX_RTOL,
         ),
-        vd.check_number("the ratio is 0.487", "seed 003 annotated eq. (24)", 0.487, float(stds["ratio"])),
+        vd.check_number(
+            "the ratio is 0.487", cite("seed 003 annotated eq. (24)", tests="eq. (24)"), 0.487, float(stds["ratio"])
+        ),
     ]
 
 
@@ -153,26 +159,36 @@ def _init_rule_rows(lin: dict) -> list[vd.Verdict]:
     return [
         vd.check_expr(
             "Var[y] = n_in·σ_w²·Var[x] for y = Wx",
-            "seed 003 annotated eqs. (4)–(5)",
+            cite("seed 003 annotated eqs. (4)–(5)", tests=("eq. (4)", "eq. (5)")),
             sym.m * sym.s_w * sym.s_x,
             lin["E[y^2]"],
         ),
         vd.check_expr(
             "forward-only rule 1/n_in is 'Glorot uniform'",
-            "seed 003 annotated eq. (10)",
+            cite("seed 003 annotated eq. (10)", tests="eq. (10)"),
             1 / n_i,
             glorot,
             "Glorot-uniform U(±√(6/(n_in+n_out))) has variance 2/(n_in+n_out); 1/n_in is LeCun's",
         ),
-        vd.check_expr("Xavier's compromise 2/(n_in + n_out)", "seed 003 annotated eq. (9)", 2 / (n_i + n_o), glorot),
+        vd.check_expr(
+            "Xavier's compromise 2/(n_in + n_out)",
+            cite("seed 003 annotated eq. (9)", tests="eq. (9)"),
+            2 / (n_i + n_o),
+            glorot,
+        ),
         vd.check_expr(
             "Var[ReLU(x)] ≈ Var[x]/2",
-            "seed 003 annotated eq. (15)",
+            cite("seed 003 annotated eq. (15)", tests="eq. (15)"),
             sym.q / 2,
             relu["variance"],
             "q/2 is the second moment E[relu²] (what He's rule needs); the variance is q(π−1)/(2π) ≈ 0.34 q",
         ),
-        vd.check_number("He: √2/√768 ≈ 0.0510", "seed 003 annotated eq. (18)", 0.0510, (2 / sb.BERT_WIDTH) ** 0.5),
+        vd.check_number(
+            "He: √2/√768 ≈ 0.0510",
+            cite("seed 003 annotated eq. (18)", tests="eq. (18)"),
+            0.0510,
+            (2 / sb.BERT_WIDTH) ** 0.5,
+        ),
     ]
 
 
@@ -183,14 +199,19 @@ def _truncation_rows(stds: dict) -> list[vd.Verdict]:
     return [
         vd.check_expr(
             "variance of N(0,1) cut at ±a",
-            "seed 003 annotated eq. (19)",
+            cite("seed 003 annotated eq. (19)", tests="eq. (19)"),
             tv["printed_eq19"],
             tv["derived"],
             "the printed formula reduces to −2a (negative); the right one is 1 − 2aφ(a)/(2Φ(a)−1)",
         ),
-        vd.check_number("σ_actual/σ_nominal ≈ 0.8796", "seed 003 annotated eq. (20)", 0.8796, gamma_ratio),
         vd.check_number(
-            "actual std 0.02/1.1368 ≈ 0.0176", "seed 003 annotated eq. (21)", BERT_ACTUAL_STD, float(stds["actual"])
+            "σ_actual/σ_nominal ≈ 0.8796", cite("seed 003 annotated eq. (20)", tests="eq. (20)"), 0.8796, gamma_ratio
+        ),
+        vd.check_number(
+            "actual std 0.02/1.1368 ≈ 0.0176",
+            cite("seed 003 annotated eq. (21)", tests="eq. (21)"),
+            BERT_ACTUAL_STD,
+            float(stds["actual"]),
         ),
     ]
 
@@ -203,49 +224,49 @@ def _residual_rows(ffn: dict) -> list[vd.Verdict]:
     return [
         vd.check_number(
             "identity weight per residual at Xavier init 0.9994, i.e. a loss 1 − α of 6e-4",
-            "seed 003 annotated eqs. (27)–(28)",
+            cite("seed 003 annotated eqs. (27)–(28)", tests="eq. (28)"),
             1 - 1 / (1 + XAVIER_STD**2) ** 0.5,
             1 - w_xav,
             f"uses s² = 0.0013 for the branch variance; the FFN branch's v is {v_xav:.3f} (q = d s²), α = {w_xav:.4f}",
         ),
         vd.check_number(
             "identity weight per residual at BERT init 0.9998, i.e. a loss 1 − α of 1.5e-4",
-            "seed 003 annotated eqs. (27), (29)",
+            cite("seed 003 annotated eqs. (27), (29)", tests="eq. (29)"),
             1 - 1 / (1 + BERT_ACTUAL_STD**2) ** 0.5,
             1 - w_bert,
             f"the FFN branch's v is {v_bert:.4f}, not 0.0176² = 0.00031; α = {w_bert:.4f}",
         ),
         vd.check_number(
             "(1+σ²)^6 at BERT init ≈ 1.0019 (12 layers)",
-            "seed 003 annotated eq. (35)",
+            cite("seed 003 annotated eq. (35)", tests="eq. (35)"),
             1.0019,
             (1 + v_bert) ** layers,
             "with the FFN branch's real v (GELU); attention adds a little more, measured below",
         ),
         vd.check_number(
             "(1+σ²)^6 at Xavier init ≈ 1.0078",
-            "seed 003 annotated eq. (34)",
+            cite("seed 003 annotated eq. (34)", tests="eq. (34)"),
             1.0078,
             (1 + v_xav) ** layers,
             "with the real v",
         ),
         vd.check_number(
             "effective depth 1/σ² ≈ 3226 layers at BERT init",
-            "seed 003 annotated eq. (58)",
+            cite("seed 003 annotated eq. (58)", tests="eq. (58)"),
             3226,
             1 / float(sp.log(1 + v_bert)),
             "1/log(1+v) with the real FFN v, counted in FFN sublayers",
         ),
         vd.check_number(
             "LayerScale: σ_eff = 1e-4 × 0.02 = 2e-6",
-            "seed 003 annotated eq. (61)",
+            cite("seed 003 annotated eq. (61)", tests="eq. (61)"),
             2e-6,
             LAYERSCALE * BERT_STD,
             "arithmetic",
         ),
         vd.check_number(
             "LayerScale: L_eff = 1/(1e-8 · 0.02²) = 2.5e11",
-            "seed 003 annotated eq. (63)",
+            cite("seed 003 annotated eq. (63)", tests="eq. (63)"),
             2.5e11,
             1 / float(sp.log(1 + LAYERSCALE**2 * v_bert)),
             "with the real branch variance λ²·v the effective depth is 1/log(1+λ²v)",
@@ -257,10 +278,10 @@ def _logit_rows(q_bert: Finite) -> list[vd.Verdict]:
     """Annotated eq. (68), §8.1 and main-text claim 40: the MLM logits' scale at init (eq. (67)'s variance is
     tested measured, :func:`measured_verdicts`, its printed arithmetic in that row's reason)."""
     return [
-        vd.check_number("logit std ≈ 0.488", "seed 003 annotated eq. (68)", 0.488, q_bert**0.5),
+        vd.check_number("logit std ≈ 0.488", cite("seed 003 annotated eq. (68)", tests="eq. (68)"), 0.488, q_bert**0.5),
         vd.check_true(
             claim="0.02 init → MLM softmax too uniform without the extra layer",
-            source=f"{DENSE} claim 40; seed 003 annotated §8.1 claim §8.1.1",
+            source=cite(f"{DENSE} claim 40; seed 003 annotated §8.1 claim §8.1.1", tests=("claim 40", "claim §8.1.1")),
             claimed="nearly uniform",
             computed=f"log V − H = q/2 = {q_bert / 2:.3f} nats",
             ok=q_bert / 2 < UNIFORM_KL_NATS,
@@ -298,7 +319,7 @@ def _init_std_rows(probes: dict[float, list[InitProbe]], noise: Finite) -> list[
         rows.append(
             vd.check_near(
                 claim=f"std {s:g}: FFN branch ratio = r·q·E[gelu²]",
-                source=f"{MAIN} claim 33; {MEASURED}",
+                source=cite(f"{MAIN} claim 33; {MEASURED}", tests="claim 33"),
                 claimed=f"measured/derived = 1 (derived {derived[0]:.3g} at seed 0)",
                 value=1.0,
                 samples=[m / d for m, d in zip(measured, derived, strict=True)],
@@ -317,7 +338,10 @@ def _init_std_rows(probes: dict[float, list[InitProbe]], noise: Finite) -> list[
         rows.append(
             vd.check_each_seed(
                 claim=f"std {s:g}: identity weight after {depth} layers",
-                source=f"{MAIN} claims 32, 33; seed 003 annotated §3.3 eqs. (25), (26), claim §3.3.1; {MEASURED}",
+                source=cite(
+                    f"{MAIN} claims 32, 33; seed 003 annotated §3.3 eqs. (25), (26), claim §3.3.1; {MEASURED}",
+                    tests=("claim 33", "eq. (25)", "eq. (26)", "claim §3.3.1"),
+                ),
                 claimed="cos(x_N, x_0) = the derived weight",
                 shows=shows,
                 computed="measured / derived per seed: "
@@ -336,7 +360,7 @@ def _init_bert_std_rows(seeds: list[InitProbe], vocab: int) -> list[vd.Verdict]:
     return [
         vd.check_near(
             claim="attention at small std averages the sequence: v_att = ρ q²",
-            source=f"{MAIN} claim 33; {MEASURED}",
+            source=cite(f"{MAIN} claim 33; {MEASURED}", tests="claim 33"),
             claimed="measured/derived = 1 (layer 1)",
             value=1.0,
             samples=[p.attn_ratio[0] / v for p, v in zip(seeds, v_att, strict=True)],
@@ -349,7 +373,7 @@ def _init_bert_std_rows(seeds: list[InitProbe], vocab: int) -> list[vd.Verdict]:
         ),
         vd.check_near(
             claim="MLM logit variance = q at std 0.02",
-            source="seed 003 annotated eq. (67); measured",
+            source=cite("seed 003 annotated eq. (67); measured", tests="eq. (67)"),
             claimed=f"q = {q:.4g}",
             value=q,
             samples=[p.logit_var for p in seeds],
@@ -362,7 +386,7 @@ def _init_bert_std_rows(seeds: list[InitProbe], vocab: int) -> list[vd.Verdict]:
         ),
         vd.check_estimate(
             claim="MLM softmax at std 0.02 is nearly uniform (measured)",
-            source=f"{DENSE} claim 40; {MEASURED}",
+            source=cite(f"{DENSE} claim 40; {MEASURED}", tests="claim 40"),
             claimed=f"log V − H < {UNIFORM_KL_NATS:g} nats",
             samples=[p.softmax_kl for p in seeds],
             estimator="mean",
@@ -411,7 +435,7 @@ def _falloff_rows(ratios: dict[str, dict[float, list[float]]], falloff: dict[str
         rows.append(
             vd.check_each_seed(
                 claim="Post-LN gradients fall toward the input like the identity path's weight",
-                source="seed 003 annotated eqs. (42), (54); measured",
+                source=cite("seed 003 annotated eqs. (42), (54); measured", tests=("eq. (42)", "eq. (54)")),
                 claimed="‖g_1‖/‖g_L‖ = w_L/w_1 (w_l = cos(x_l, x_0)) at σ = 0.02",
                 shows=[abs(g - w) < GRADIENT_ATOL for g, w in zip(grads, weights, strict=True)],
                 computed=f"{TABLE_SETTINGS[k]}, ‖g_1‖/‖g_L‖ vs w_L/w_1 per seed: "
@@ -438,7 +462,7 @@ def _table_variance_rows(own: dict[float, ex.TableProbe], cut: dict[float, ex.In
     return [
         vd.check_true(
             claim="§9.1: Var[x_l] falls layer by layer (to 0.948 at σ = 0.05)",
-            source="seed 003 annotated §9.1 table",
+            source=cite("seed 003 annotated §9.1 table", tests="table §9.1"),
             claimed="falls",
             computed=f"{derived}; measured: every layer within {var_spread:.1e} of 1 (cut: {cut_spread:.1e})",
             ok=1 - floor > VAR_FALL_MIN,
@@ -446,7 +470,7 @@ def _table_variance_rows(own: dict[float, ex.TableProbe], cut: dict[float, ex.In
         ),
         vd.check_true(
             claim="eq. (73): Var[x_12] = (1+σ²)^{-6}",
-            source="seed 003 annotated §9.1 eq. (73)",
+            source=cite("seed 003 annotated §9.1 eq. (73)", tests="eq. (73)"),
             claimed=f"{claimed_var:.3f} at σ = 0.05",
             computed=f"{derived}; measured Var {t05.stream_var[-1]:.3f}, weight of x_0 {t05.cos_x0[-1]:.3f} "
             f"(cut: {cut[sigma].cos_x0[-1]:.3f})",
@@ -467,7 +491,7 @@ def _table_gradient_rows(ratios: dict[str, dict[float, list[float]]]) -> list[vd
             [
                 vd.check_near(
                     claim=f"§9.2: ‖g_0‖/‖g_12‖ at σ = {s:g}",
-                    source="seed 003 annotated §9.2 table",
+                    source=cite("seed 003 annotated §9.2 table", tests="table §9.2"),
                     claimed=f"{PRINTED_GRAD[s][0]:g}",
                     value=PRINTED_GRAD[s][0],
                     samples=ratios[name][s],
@@ -484,9 +508,10 @@ def _table_gradient_rows(ratios: dict[str, dict[float, list[float]]]) -> list[vd
         [
             vd.check_each_seed(
                 claim="§9.2: σ = 0.02 gives more uniform gradients than 0.0361",
-                source=(
+                source=cite(
                     f"seed 003 annotated §9.2 claim §9.2.1; seed 003 annotated §9.2 table; {MAIN} claim 34; "
-                    "seed 003 annotated §10.3 claim §10.3.3"
+                    "seed 003 annotated §10.3 claim §10.3.3",
+                    tests=("claim §9.2.1", "claim 34", "claim §10.3.3"),
                 ),
                 claimed="more uniform",
                 shows=[abs(1 - a) < abs(1 - b) for a, b in zip(ratios[name][0.02], ratios[name][0.0361], strict=True)],
@@ -511,7 +536,7 @@ def _table_diagnostic_rows(
     return [
         vd.check_true(
             claim="eq. (80): a good init keeps Var[x_L]/Var[x_0] in [0.9, 1.1]",
-            source="seed 003 annotated §10.3 eq. (80)",
+            source=cite("seed 003 annotated §10.3 eq. (80)", tests="eq. (80)"),
             claimed="a diagnostic: in the band at σ = 0.02, out of it at σ = 0.05",
             computed=f"Var[x_L] = Var[LN(x)] ∈ [{floor:.6f}, 1] at any init (SymPy); measured Var[x_L]/Var[x_0]: "
             f"σ = 0.02 {measured[0.02]:.3f}, σ = 0.05 {measured[0.05]:.3f}",
@@ -523,7 +548,7 @@ def _table_diagnostic_rows(
             [
                 vd.check_each_seed(
                     claim="eq. (81): ‖∇W_0‖/‖∇W_L‖ in [0.3, 3] for a good init",
-                    source="seed 003 annotated §10.3 eq. (81)",
+                    source=cite("seed 003 annotated §10.3 eq. (81)", tests="eq. (81)"),
                     claimed="a diagnostic: in 0.3 … 3 at σ = 0.02, out of it at σ = 0.05",
                     computed=f"{TABLE_SETTINGS[k]}, σ = 0.02: {vd.seeds_text(ratios[name][0.02])}; "
                     f"σ = 0.05: {vd.seeds_text(ratios[name][0.05])}",
@@ -576,8 +601,7 @@ def training_verdicts(runs: dict[float, tuple[MLMRun, ...]], budget: Budget | st
     rows = [
         vd.check_each_seed(
             claim="a smaller std (0.02) is the better choice for a Post-LN BERT",
-            source=f"{MAIN} claims 36, 35, 32; seed 003 annotated §9.3 eq. (74); "
-            "seed 003 annotated §11.3 claim §11.3.2",
+            source=_best_std_source(),
             claimed=f"best in [{lo:g}, {hi:g}], ahead of the stds on both sides",
             computed=f"{learned_text}; best per seed " + ", ".join(f"{best:g}" for best, _ in bests),
             shows=[ok for _, ok in bests],
@@ -590,7 +614,7 @@ def training_verdicts(runs: dict[float, tuple[MLMRun, ...]], budget: Budget | st
         rows.append(
             vd.check_each_seed(
                 claim="σ = 0.05 does not converge",
-                source="seed 003 annotated §9.3 claim §9.3.1; seed 003 annotated §9.3 table",
+                source=_not_converged_source(),
                 claimed=f"learned < {NOT_CONVERGED_LEARNED:g}",
                 computed="learned " + vd.seeds_text([seed[0.05] for seed in per_seed]),
                 shows=[seed[0.05] < NOT_CONVERGED_LEARNED for seed in per_seed],
@@ -600,11 +624,26 @@ def training_verdicts(runs: dict[float, tuple[MLMRun, ...]], budget: Budget | st
     return vd.VerdictTable([*rows, _section_93_numbers()])
 
 
+def _best_std_source() -> Source:
+    """The citation of "0.02 is the better choice", checked or not checkable alike: the best std lies in
+    [0.015, 0.025] (eq. (74), claim 36, §11.3.2's "near-optimal"), ahead of the larger stds (claim 32: smaller is
+    easier to optimize) and of the smaller ones (claim 35: too small hurts)."""
+    return cite(
+        f"{MAIN} claims 36, 35, 32; seed 003 annotated §9.3 eq. (74); seed 003 annotated §11.3 claim §11.3.2",
+        tests=("claim 36", "claim 35", "claim 32", "eq. (74)", "claim §11.3.2"),
+    )
+
+
+def _not_converged_source() -> Source:
+    """What "σ = 0.05 does not converge" tests: claim §9.3.1 (the table's step counts are their own row)."""
+    return cite("seed 003 annotated §9.3 claim §9.3.1; seed 003 annotated §9.3 table", tests="claim §9.3.1")
+
+
 def _section_93_numbers() -> vd.Verdict:
     """Annotated §9.3's BERT-scale step counts and losses: no setting is given to reproduce them."""
     return vd.uncheckable(
         "the §9.3 step counts (85k–120k) and losses (2.82–3.20)",
-        "seed 003 annotated §9.3 table",
+        cite("seed 003 annotated §9.3 table", tests="table §9.3"),
         "BERT-scale pretraining runs",
         "no setting, data or code is given; they cannot be reproduced",
     )
@@ -623,13 +662,13 @@ def _none_converged_rows(learned: dict[float, float], window: int) -> list[vd.Ve
     return [
         vd.uncheckable(
             "a smaller std (0.02) is the better choice for a Post-LN BERT",
-            f"{MAIN} claims 36, 35, 32; seed 003 annotated §9.3 eq. (74); seed 003 annotated §11.3 claim §11.3.2",
+            _best_std_source(),
             f"best in [{BEST_STD_BAND[0]:g}, {BEST_STD_BAND[1]:g}]",
             why,
         ),
         vd.uncheckable(
             "σ = 0.05 does not converge",
-            "seed 003 annotated §9.3 claim §9.3.1; seed 003 annotated §9.3 table",
+            _not_converged_source(),
             "not converged, where another std converges",
             why,
         ),
@@ -637,7 +676,7 @@ def _none_converged_rows(learned: dict[float, float], window: int) -> list[vd.Ve
     ]
 
 
-def _unmoved_gains(runs: tuple[MLMRun, ...], claim: str, source: str = f"{DENSE} claim 42") -> vd.Verdict | None:
+def _unmoved_gains(runs: tuple[MLMRun, ...], claim: str, source: Source) -> vd.Verdict | None:
     """Claim 42 is about where training grows γ: "not checkable here" when in most seeds no LN's mean γ moved
     MIN_GAIN_MOVE from its start (too short for an order to mean anything), else None."""
     moved = statistics.median(max(abs(g[-1] - g[0]) for g in run.gains.values()) for run in runs)
@@ -667,7 +706,8 @@ def _last_gain_row(std: Finite, runs: tuple[MLMRun, ...], window: int) -> vd.Ver
     every one, and nothing if the order changes inside the window; holds in most deciding seeds
     (check_estimate: fewer than MIN_SEEDS deciding seeds cannot decide)."""
     claim = f"std {std:g}: without the extra layer the last encoder LN's γ ends largest"
-    unmoved = _unmoved_gains(runs, claim)
+    source = cite(f"{DENSE} claim 42", tests="claim 42")
+    unmoved = _unmoved_gains(runs, claim, source)
     if unmoved is not None:
         return unmoved
     gaps = [_last_gain_largest(run, window) for run in runs]
@@ -678,10 +718,10 @@ def _last_gain_row(std: Finite, runs: tuple[MLMRun, ...], window: int) -> vd.Ver
         f"every record ({len(decided)} of {len(runs)} do)"
     )
     if not decided:
-        return vd.uncheckable(claim, f"{DENSE} claim 42", "largest γ", f"{computed}; {reason}: the order changes")
+        return vd.uncheckable(claim, source, "largest γ", f"{computed}; {reason}: the order changes")
     return vd.check_each_seed(
         claim=claim,
-        source=f"{DENSE} claim 42",
+        source=source,
         claimed="largest γ",
         computed=computed,
         shows=decided,
@@ -696,8 +736,9 @@ def _std_gain_rows(s: Finite, no_head: tuple[MLMRun, ...], with_head: tuple[MLMR
     last_no = [r.last_encoder_gain()[-1] for r in no_head]
     embed = [r.embed_rms[-1] / r.embed_rms[0] for r in no_head]
     moves_claim = f"std {s:g}: with the extra layer the growth moves to the head's LN"
-    moves_source = (
-        f"{DENSE} claim 42; seed 003 annotated §8.2 claims §8.2.1, §8.2.2; seed 003 annotated §8.3 claim §8.3.2"
+    moves_source = cite(
+        f"{DENSE} claim 42; seed 003 annotated §8.2 claims §8.2.1, §8.2.2; seed 003 annotated §8.3 claim §8.3.2",
+        tests=("claim 42", "claim §8.2.1", "claim §8.2.2", "claim §8.3.2"),
     )
     most = {"estimator": "fraction", "low": vd.MOST_SEEDS[0], "high": vd.MOST_SEEDS[1]}
     return [
@@ -715,7 +756,7 @@ def _std_gain_rows(s: Finite, no_head: tuple[MLMRun, ...], with_head: tuple[MLMR
         ),
         vd.check_estimate(
             claim=f"std {s:g}: the model scales up through γ rather than the embedding",
-            source=f"{DENSE} claim 41",
+            source=cite(f"{DENSE} claim 41", tests="claim 41"),
             claimed="γ grows faster, in most seeds",
             computed="γ vs embedding RMS growth per seed "
             + ", ".join(f"×{g:.2f} / ×{e:.2f}" for g, e in zip(last_no, embed, strict=True)),
@@ -725,7 +766,7 @@ def _std_gain_rows(s: Finite, no_head: tuple[MLMRun, ...], with_head: tuple[MLMR
         ),
         vd.check_estimate(
             claim=f"std {s:g}: the head LN's γ grows 2–5×",
-            source="seed 003 annotated §8.3 eq. (71), claim §8.3.1",
+            source=cite("seed 003 annotated §8.3 eq. (71), claim §8.3.1", tests="claim §8.3.1"),
             claimed="2 … 5 (median over seeds)",
             computed="per seed " + ", ".join(f"{h:.2f}" for h in head),
             samples=head,
@@ -750,13 +791,13 @@ def gain_verdicts(
     rows += [
         vd.uncheckable(
             "BERT checkpoint: encoder γ in [0.8, 1.2], MLM-head γ in [2, 5]",
-            "seed 003 annotated eq. (72)",
+            cite("seed 003 annotated eq. (72)", tests="eq. (72)"),
             "[0.8, 1.2] / [2, 5]",
             "needs the released checkpoint; nothing is downloaded at build time",
         ),
         vd.uncheckable(
             "η_opt ∝ 1/(σ√L); σ ∝ √(B_small/B_large); σ ≥ 0.015 in fp16",
-            "seed 003 annotated eqs. (82)–(84)",
+            cite("seed 003 annotated eqs. (82)–(84)", tests=("eq. (82)", "eq. (83)", "eq. (84)")),
             "rules of thumb",
             "stated without derivation or data",
         ),

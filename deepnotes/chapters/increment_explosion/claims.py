@@ -21,6 +21,7 @@ from deepnotes.core.train import History
 from deepnotes.cost.model import Derivations
 from deepnotes.shared import warmup
 from deepnotes.show import verdicts as vd
+from deepnotes.show.cite import cite
 
 # thresholds
 PRINTED_VALUE_RTOL = 0.05  # a number printed in the source "holds approximately" within 5 %
@@ -46,26 +47,35 @@ def _main_text_rows(d: dict) -> list[vd.Verdict]:
     return [
         vd.check_expr(
             "SGD: ΔL = O(ηNK), i.e. linear in depth N",
-            "seed 000 §增量爆炸 claims 5, 6; seed 004 §增量爆炸 claims 5, 6; seed 001 §1）增量爆炸 claims 8, 9; "
-            "seed 001 side note 2; seed 000 annotated eq. (9)",
+            cite(  # the depth law in each source; claims 5, 8 and eq. (9) (ΔL ≈ −η‖∇L‖²) are its premise
+                "seed 000 §增量爆炸 claims 5, 6; seed 004 §增量爆炸 claims 5, 6; seed 001 §1）增量爆炸 claims 8, 9; "
+                "seed 001 side note 2; seed 000 annotated eq. (9)",
+                tests=("000 claim 6", "004 claim 6", "001 claim 9", "side note 2"),
+            ),
             N,
             N ** d["exponent"]["sgd"],
         ),
         vd.check_expr(
             "Warmup: the early learning rate must not exceed order η/N",
-            "seed 000 §增量爆炸 claim 8; seed 001 §1）增量爆炸 claim 11",
+            cite("seed 000 §增量爆炸 claim 8; seed 001 §1）增量爆炸 claim 11", tests=("000 claim 8", "001 claim 11")),
             eta / N,
             d["warmup_lr"]["sgd"],
         ),
         vd.check_expr(
             "Gradients of order 1/√N cancel the depth (SGD)",
-            "seed 000 §增量爆炸 claim 9; seed 001 §1）增量爆炸 claim 12; seed 004 §治标之法 claim 10",
+            cite(
+                "seed 000 §增量爆炸 claim 9; seed 001 §1）增量爆炸 claim 12; seed 004 §治标之法 claim 10",
+                tests=("000 claim 9", "001 claim 12", "004 claim 10"),
+            ),
             sp.Rational(-1, 2),
             d["cancelling_exponent"]["sgd"],
         ),
         vd.check_expr(
             "Adam: ΔL ∝ ‖g‖₁, so gradients must shrink like 1/N (λ/α = 1/(2N))",
-            "seed 000 §多种优化 claim 23; seed 001 §6）多种优化器 claims 26, 27",
+            cite(  # claim 26 (Adam's ΔL ≈ −η‖∇L‖₁) is the premise
+                "seed 000 §多种优化 claim 23; seed 001 §6）多种优化器 claims 26, 27",
+                tests=("000 claim 23", "001 claim 27"),
+            ),
             1 / (2 * N),
             adam["lambda"] / adam["alpha"],
         ),
@@ -80,7 +90,7 @@ def _jacobian_rows() -> list[vd.Verdict]:
     return [
         vd.check_number(
             "0.9^99 ≈ 2.65e-5 (vanishing gradient example)",
-            "seed 000 annotated eq. (5)",
+            cite("seed 000 annotated eq. (5)", tests="eq. (5)"),
             2.65e-5,
             vanishing,
             approx_rtol=PRINTED_VALUE_RTOL,
@@ -89,7 +99,7 @@ def _jacobian_rows() -> list[vd.Verdict]:
         ),
         vd.check_number(
             "… so the gradient decays by about 10^5",
-            "seed 000 annotated §1.2 claim §1.2.1",
+            cite("seed 000 annotated §1.2 claim §1.2.1", tests="claim §1.2.1"),
             1e5,
             1 / vanishing,
             approx_rtol=PRINTED_VALUE_RTOL,
@@ -97,7 +107,7 @@ def _jacobian_rows() -> list[vd.Verdict]:
         ),
         vd.check_true(
             claim="‖J_i‖ = β > 1 for every layer ⇒ ‖Π J_i‖ ≥ β^{N−l} (gradient explosion)",
-            source="seed 000 annotated §1.2 eq. (4)",
+            source=cite("seed 000 annotated §1.2 eq. (4)", tests="eq. (4)"),
             claimed="‖J·J‖ ≥ β²",
             computed=f"J = [[0, β], [0, 0]]: ‖J‖ = {sp.sstr(lb['norm_J'])}, ‖J·J‖ = {sp.sstr(lb['norm_product'])}",
             ok=bool(
@@ -108,7 +118,10 @@ def _jacobian_rows() -> list[vd.Verdict]:
         ),
         vd.check_true(
             claim="The residual's I makes every eigenvalue of J_l at least 1",
-            source="seed 000 annotated §1.3 claim §1.3.1; seed 000 annotated §13 claim §13.3",
+            source=cite(  # one counterexample refutes the claim and the summary's J_l ⪰ I alike
+                "seed 000 annotated §1.3 claim §1.3.1; seed 000 annotated §13 claim §13.3",
+                tests=("claim §1.3.1", "claim §13.3"),
+            ),
             claimed="eigenvalues of I + A ≥ 1",
             computed=f"A = diag(−1/2, 1/2): eigenvalues of I + A {', '.join(map(sp.sstr, res['eigenvalues']))}",
             ok=min(res["eigenvalues"]) >= 1,
@@ -130,7 +143,7 @@ def _loss_change_rows(d: dict) -> list[vd.Verdict]:
     return [
         vd.check_number(
             "K ≈ 6 matrices per Transformer layer (q, k, v, o, two FFN)",
-            "seed 000 annotated §2.1 claim §2.1.1",
+            cite("seed 000 annotated §2.1 claim §2.1.1", tests="claim §2.1.1"),
             6,
             k_torch,
             reason=f"counted in PyTorch's nn.TransformerEncoderLayer (its packed in_proj holds "
@@ -138,21 +151,23 @@ def _loss_change_rows(d: dict) -> list[vd.Verdict]:
         ),
         vd.check_expr(
             "‖∇L‖² = NKg², so ΔL ≈ −ηNKg² = O(ηN)",
-            "seed 000 annotated eqs. (10)-(11)",
+            cite("seed 000 annotated eqs. (10)-(11)", tests=("eq. (10)", "eq. (11)")),
             -eta * N * K * g**2 * P,
             dl_sgd,
             reason="holds with g the per-entry size and P entries per matrix (the annotation folds P into g)",
         ),
         vd.check_number(
             "ΔL at N=100 is 10× ΔL at N=10 (same lr)",
-            "seed 000 annotated eq. (12)",
+            cite("seed 000 annotated eq. (12)", tests="eq. (12)"),
             10,
             float(ratio_deep_shallow),
             reason="follows from ΔL ∝ N; the experiment below measures it",
         ),
         vd.check_scaling(
             "Adam: ΔL = O(η√(NK)·λ/α), hence λ/α = 1/√N",
-            "seed 000 annotated eq. (49), §8.2 claim §8.2.3",
+            cite(  # the √(NK) of eq. (49) and the 1/√N drawn from it fall together
+                "seed 000 annotated eq. (49), §8.2 claim §8.2.3", tests=("eq. (49)", "claim §8.2.3")
+            ),
             1 / sp.sqrt(N),
             1 / (2 * N),
             N,
@@ -160,7 +175,7 @@ def _loss_change_rows(d: dict) -> list[vd.Verdict]:
         ),
         vd.check_scaling(
             "Adam: α = N^{1/2}, λ = N^{-1/2} (so λ/α = 1/N)",
-            "seed 000 annotated eq. (53)",
+            cite("seed 000 annotated eq. (53)", tests="eq. (53)"),
             1 / N,
             1 / (2 * N),
             N,
@@ -176,14 +191,14 @@ def _warmup_rows() -> list[vd.Verdict]:
     return [
         vd.check_number(
             "Warmup example: at t=1 of 1000 warmup steps to 1e-4 the step is 1e-7, 1000× smaller",
-            "seed 000 annotated eq. (62)",
+            cite("seed 000 annotated eq. (62)", tests="eq. (62)"),
             WARMUP_FIRST_LR,
             WARMUP_PEAK_LR * scaling.linear_warmup_factor(0, WARMUP_STEPS),
             reason="true at the first step only; at step t the factor is t/1000",
         ),
         vd.check_number(
             "G(1)/G(1000) = (1.045)^1000 ≈ 2.1 for a 1000-layer DeepNorm stack",
-            "seed 000 annotated eq. (72)",
+            cite("seed 000 annotated eq. (72)", tests="eq. (72)"),
             2.1,
             compounded,
             approx_rtol=PRINTED_VALUE_RTOL,
@@ -191,7 +206,9 @@ def _warmup_rows() -> list[vd.Verdict]:
         ),
         vd.check_true(
             claim="That warmup respects the η/N bound for N=100",
-            source="seed 000 annotated §10.3 claims §10.3.2, §10.3.3",
+            source=cite(  # §10.3.2 is the example's schedule; §10.3.3 says its early updates are small enough
+                "seed 000 annotated §10.3 claims §10.3.2, §10.3.3", tests="claim §10.3.3"
+            ),
             claimed="1e-7 ≤ η/N",
             computed=f"η/N = {bound:.0e}",
             ok=WARMUP_FIRST_LR <= bound,
@@ -207,16 +224,18 @@ def derivation_verdicts(d: dict) -> vd.VerdictTable:
 
 
 # the derivation each variant's predicted slope comes from (SGD: ΔL ∝ ‖g‖², Adam: ΔL ∝ ‖g‖₁)
-SLOPE_SOURCE = {  # (variant, optimizer) → the item the slope tests first: claim 6 is SGD's ΔL ≈ −η‖∇L‖²,
-    # claim 23 Adam's ΔL ≈ −η‖∇L‖₁ (both ∝ N with O(1) gradients per matrix), claim 27 carries them to Pre-LN
-    ("post", "sgd"): "seed 000 §增量爆炸 claim 6; seed 000 §多种优化 claim 23",
-    ("post", "adam"): "seed 000 §多种优化 claim 23; seed 000 §增量爆炸 claim 6",
-    ("pre", "sgd"): "seed 000 §事后分析 claim 27; seed 000 §增量爆炸 claim 6",
-    ("pre", "adam"): "seed 000 §事后分析 claim 27; seed 000 §多种优化 claim 23",
-    ("deepnorm", "sgd"): "seed 000 §初步结论 eq. (14); seed 000 §多种优化 claim 23",
-    ("deepnorm", "adam"): "seed 000 §初步结论 eq. (14); seed 000 §多种优化 claim 23",
-    ("deepnorm/adam", "sgd"): "seed 000 §多种优化 eq. (15), claim 23",
-    ("deepnorm/adam", "adam"): "seed 000 §多种优化 eq. (15), claim 23",
+SLOPE_SOURCE = {  # (variant, optimizer) → (the items the row cites, those the slope decides): claim 6 is SGD's
+    # ΔL = O(ηNK), claim 23 Adam's ΔL ≈ −η‖∇L‖₁ (both ∝ N with O(1) gradients per matrix), claim 27 carries them
+    # to Pre-LN; eq. (14) (SGD's constants) cancels the depth under SGD only: under Adam it leaves √N, claim 23's
+    # case; eq. (15) (Adam's constants) cancels it under Adam and over-cancels under SGD (‖g‖² against ‖g‖₁)
+    ("post", "sgd"): ("seed 000 §增量爆炸 claim 6; seed 000 §多种优化 claim 23", "claim 6"),
+    ("post", "adam"): ("seed 000 §多种优化 claim 23; seed 000 §增量爆炸 claim 6", "claim 23"),
+    ("pre", "sgd"): ("seed 000 §事后分析 claim 27; seed 000 §增量爆炸 claim 6", "claim 27"),
+    ("pre", "adam"): ("seed 000 §事后分析 claim 27; seed 000 §多种优化 claim 23", "claim 27"),
+    ("deepnorm", "sgd"): ("seed 000 §初步结论 eq. (14); seed 000 §多种优化 claim 23", "eq. (14)"),
+    ("deepnorm", "adam"): ("seed 000 §初步结论 eq. (14); seed 000 §多种优化 claim 23", "claim 23"),
+    ("deepnorm/adam", "sgd"): ("seed 000 §多种优化 eq. (15), claim 23", "claim 23"),
+    ("deepnorm/adam", "adam"): ("seed 000 §多种优化 eq. (15), claim 23", ("eq. (15)", "claim 23")),
 }
 
 
@@ -230,10 +249,11 @@ def loss_change_verdicts(sweep: ex.LossChangeSweep) -> vd.VerdictTable:
         fo = [-d for d in sweep.mean(variant, opt, "first_order")]
         dl = [-d for d in sweep.mean(variant, opt, "delta_loss")]
         want = ex.predicted_slope(variant, opt)
+        text, tests = SLOPE_SOURCE[(variant, opt)]
         rows.append(
             vd.check_slope(
                 claim=f"{variant}, {opt}: −ΔL ∝ N^{want:g} (the derivation's slope)",
-                source=f"{SLOPE_SOURCE[(variant, opt)]}; measured, N = {sweep.depths[0]}..{sweep.depths[-1]}",
+                source=cite(f"{text}; measured, N = {sweep.depths[0]}..{sweep.depths[-1]}", tests=tests),
                 want=want,
                 atol=SLOPE_ATOL,
                 depths=sweep.depths,
@@ -250,9 +270,10 @@ def _first_order_row(sweep: ex.LossChangeSweep, variant: str, opt: str, dl: list
     seed by seed; not checkable where the mean over seeds overshoots at some depth (the step is the book's)."""
     off = [n for n, a, b in zip(sweep.depths, dl, fo, strict=True) if abs(a - b) > FIRST_ORDER_RTOL * abs(b)]
     claim = f"{variant}, {opt}: the measured ΔL equals ⟨∇L, Δθ⟩ at lr {sweep.lrs[opt]:g}"
-    source = (
+    source = cite(  # the first-order expansion as each source states it (annotated eq. (8) restates main eq. (1))
         "seed 000 §增量爆炸 eq. (1); seed 000 annotated eq. (8); seed 001 §1）增量爆炸 eq. (1); "
-        "seed 004 §增量爆炸 eq. (1); measured"
+        "seed 004 §增量爆炸 eq. (1); measured",
+        tests=("000 main eq. (1)", "eq. (8)", "001 eq. (1)", "004 eq. (1)"),
     )
     claimed = f"within {FIRST_ORDER_RTOL:.0%} at every depth"
     if off:  # a first-order expansion holds for a small enough step; the source names no step size
@@ -292,7 +313,7 @@ def early_update_verdicts(
     which = which if size is None else f"{which}, {size}"
     depths = sizes(budget).update_depths
     samples = ex.first_step_samples(updates, depths)  # variant → per depth → per seed
-    source = f"{UPDATE_FIGURE}; measured N = {depths}, {which}"
+    source = cite(f"{UPDATE_FIGURE}; measured N = {depths}, {which}", paper="DeepNet")
     rows = [
         vd.check_slope(
             claim="Post-LN's early model update grows with depth",
@@ -324,7 +345,7 @@ def early_update_verdicts(
         rows.append(
             vd.check_each_seed(
                 claim=f"{v}: smaller early update than Post-LN at every depth",
-                source=f"{UPDATE_FIGURE}; measured, {which}",
+                source=cite(f"{UPDATE_FIGURE}; measured, {which}", paper="DeepNet"),
                 claimed="smaller at every depth",
                 computed="ratio to Post-LN per seed: " + "; ".join(f"{min(r):.2g}..{max(r):.2g}" for r in ratios),
                 shows=[max(r) < 1 for r in ratios],

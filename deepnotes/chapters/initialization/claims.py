@@ -17,6 +17,7 @@ from deepnotes.chapters.initialization.mlp import weight_variance
 from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.core.validate import Finite
 from deepnotes.cost.model import Derivations
+from deepnotes.show.cite import cite
 from deepnotes.show.verdicts import (
     HOLDS,
     UNCHECKABLE,
@@ -58,14 +59,15 @@ LN_GRAD_SPREAD = 2.0  # "O(1) whatever the input": ‖∂L/∂x‖ within this f
 UPDATE_RTOL, UPDATE_APPROX_RTOL = 0.05, 0.3
 
 SEED = "seed 002 §{}"
-# the item of seed 002 each activation's measured second moment tests
+# the item(s) of seed 002 each activation's measured second moment tests: (citation text, subjects)
 MOMENT_SOURCE = {
-    "linear": "seed 002 §稳定二阶矩 eq. (4), claim 7",
-    "relu": "seed 002 §激活函数 eq. (5)",
-    "tanh": "seed 002 §激活函数 claim 8",
-    "sigmoid": "seed 002 §激活函数 eq. (6)",
-    "sigmoid_rescaled": "seed 002 §激活函数 claim 9",
-    "selu": "seed 002 §激活函数 eq. (7)",
+    # LeCun + linear measures the recursion E[y²] = m·E[w²]·E[x²] and LeCun's keeping it: both decided
+    "linear": ("seed 002 §稳定二阶矩 eq. (4), claim 7", ("eq. (4)", "claim 7")),
+    "relu": ("seed 002 §激活函数 eq. (5)", "eq. (5)"),
+    "tanh": ("seed 002 §激活函数 claim 8", "claim 8"),
+    "sigmoid": ("seed 002 §激活函数 eq. (6)", "eq. (6)"),
+    "sigmoid_rescaled": ("seed 002 §激活函数 claim 9", "claim 9"),
+    "selu": ("seed 002 §激活函数 eq. (7)", "eq. (7)"),
 }
 
 
@@ -89,7 +91,11 @@ def _layernorm_gradient_rows() -> list[Verdict]:
     return [
         check_true(
             claim="LayerNorm normalizes its gradient automatically: ‖∂L/∂x‖ = O(1)",
-            source="seed 000 annotated §3.2 claim §3.2.1; seed 000 annotated §13 claim §13.4",
+            # §13.4 (the summary) says the same, checked nowhere else: the measurement refutes both
+            source=cite(
+                "seed 000 annotated §3.2 claim §3.2.1; seed 000 annotated §13 claim §13.4",
+                tests=("claim §3.2.1", "claim §13.4"),
+            ),
             claimed=f"‖∂L/∂x‖ stays O(1) whatever the input's scale (within ×{LN_GRAD_SPREAD:g})",
             computed="‖∂L/∂x‖ for one ∂L/∂y at input std " + ", ".join(f"{s:g}: {g:.3g}" for s, g in ln_grad.items()),
             ok=spread <= LN_GRAD_SPREAD,
@@ -109,36 +115,42 @@ def _sampling_rows(sampling: dict, samples: dict[str, ex.TruncSample]) -> list[V
     return [
         check_expr(
             "U[μ−√3σ, μ+√3σ] has mean μ and variance σ²",
-            SEED.format("采样分布") + " claim 2",
+            cite(SEED.format("采样分布") + " claim 2", tests="claim 2"),
             mu - sp.sqrt(3) * sigma,
             uni["a"],
         ),
         check_number(
             "Truncation at ±2σ keeps γ = 0.7737413… of the variance",
-            SEED.format("采样分布") + " eq. (1)",
+            cite(SEED.format("采样分布") + " eq. (1)", tests="eq. (1)"),
             0.7737413,
             gamma,
             rtol=PRINTED_7_DIGITS_RTOL,
         ),
         check_number(
             "…so pass σ/√γ = 1.1368472…σ",
-            SEED.format("采样分布") + " claim 5",
+            cite(SEED.format("采样分布") + " claim 5", tests="claim 5"),
             1.1368472,
             1 / math.sqrt(gamma),
             rtol=PRINTED_7_DIGITS_RTOL,
         ),
         uncheckable(
             "tf.random.truncated_normal cuts at μ±2σ",
-            SEED.format("采样分布") + " claim 4; seed 003 annotated §3.1 claim §3.1.1",
+            # about TensorFlow's sampler (claim 4); source 003's BERT truncation is context
+            cite(SEED.format("采样分布") + " claim 4; seed 003 annotated §3.1 claim §3.1.1", tests="claim 4"),
             f"±{k}σ",
             "TensorFlow is not a dependency of the book, so its sampler cannot be run here; its documentation "
             "says values beyond two standard deviations are re-drawn",
         ),
         check_true(
             claim="PyTorch's trunc_normal_ does not cut at μ±2σ",
-            source="torch.nn.init.trunc_normal_'s signature and draws; "
-            + SEED.format("采样分布")
-            + " claim 4 (the contrast)",
+            # the book's claim about PyTorch's API (the library it tests, as a paper's claim is tested): it decides
+            # no item of the inventory (claim 4, TensorFlow's sampler, is the contrast)
+            source=cite(
+                "torch.nn.init.trunc_normal_'s signature and draws; "
+                + SEED.format("采样分布")
+                + " claim 4 (the contrast)",
+                paper="torch.nn.init",
+            ),
             claimed=f"not ±{k}σ",
             computed=f"defaults a={torch_bounds.a}, b={torch_bounds.b} (absolute); largest |w| drawn: "
             f"{samples['torch'].max_over_std:.2f}σ with the defaults, {samples['cut'].max_over_std:.2f}σ "
@@ -158,27 +170,34 @@ def _moment_rows(moments: dict, selu: dict, bounded: dict[str, ex.BoundedMoments
     return [
         check_expr(
             "E[y²] = m·E[w²]·E[x²], with no zero-mean assumption on x",
-            SEED.format("稳定二阶矩") + " eqs. (3), (4); seed 000 annotated eq. (29)",
+            # the expansion (3) and its diagonal (4); source 000's eq. (29), the zero-mean-x variance form, is context
+            cite(
+                SEED.format("稳定二阶矩") + " eqs. (3), (4); seed 000 annotated eq. (29)",
+                tests=("eq. (3)", "eq. (4)"),
+            ),
             m * s_w * s_x,
             moments["E[y^2]"],
         ),
-        check_expr("LeCun: E[w²] = 1/m", SEED.format("稳定二阶矩") + " claim 7", 1 / m, moments["lecun"]),
+        check_expr(
+            "LeCun: E[w²] = 1/m", cite(SEED.format("稳定二阶矩") + " claim 7", tests="claim 7"), 1 / m, moments["lecun"]
+        ),
         check_expr(
             "He (ReLU): E[w²] = 2/m",
-            SEED.format("激活函数") + " eq. (5); seed 003 annotated eq. (16)",
+            # source 003's eq. (16) says the same and is tested in its own chapter (bert_init): context here
+            cite(SEED.format("激活函数") + " eq. (5); seed 003 annotated eq. (16)", tests="eq. (5)"),
             2 / m,
             moments["he"],
         ),
         check_number(
             "E[sigmoid(z)²] = 0.2933790… for z ~ N(0,1)",
-            SEED.format("激活函数") + " eq. (6)",
+            cite(SEED.format("激活函数") + " eq. (6)", tests="eq. (6)"),
             0.2933790,
             float(moments["E[sigmoid(z)^2]"]),
             rtol=PRINTED_7_DIGITS_RTOL,
         ),
         check_true(
             claim="No initialization keeps a unit second moment through tanh or sigmoid",
-            source=SEED.format("激活函数") + " claim 8",
+            source=cite(SEED.format("激活函数") + " claim 8", tests="claim 8"),
             claimed="E[φ²] < 1 for every gain",
             computed=f"max over gains {_gains_text(bounded['tanh'].gains)}: tanh {tanh_sup:.4f}, sigmoid {sig_sup:.4f}",
             ok=tanh_sup < UNIT_SECOND_MOMENT and sig_sup < UNIT_SECOND_MOMENT,
@@ -186,14 +205,14 @@ def _moment_rows(moments: dict, selu: dict, bounded: dict[str, ex.BoundedMoments
         ),
         check_number(
             "SELU λ = 1.0507…",
-            SEED.format("激活函数") + " eq. (7)",
+            cite(SEED.format("激活函数") + " eq. (7)", tests="eq. (7)"),
             1.0507,
             float(selu["lambda_value"]),
             rtol=PRINTED_5_DIGITS_RTOL,
         ),
         check_number(
             "SELU α = 1.6732…",
-            SEED.format("激活函数") + " eq. (7)",
+            cite(SEED.format("激活函数") + " eq. (7)", tests="eq. (7)"),
             1.6732,
             float(selu["alpha_value"]),
             rtol=PRINTED_5_DIGITS_RTOL,
@@ -211,7 +230,7 @@ def _norm_rows(layernorm: dict, norm_checks: dict[str, float]) -> list[Verdict]:
     return [
         check_true(
             claim="The LayerNorm formula",
-            source=SEED.format("直接标准化") + " eq. (8)",
+            source=cite(SEED.format("直接标准化") + " eq. (8)", tests="eq. (8)"),
             claimed="y = γ(x−μ)/√(σ²+ε) + β",
             computed=f"max |formula − torch| < {ROUNDOFF_ATOL:g}" if ln_err < ROUNDOFF_ATOL else "differs",
             ok=ln_err < ROUNDOFF_ATOL,
@@ -219,7 +238,7 @@ def _norm_rows(layernorm: dict, norm_checks: dict[str, float]) -> list[Verdict]:
         ),
         check_true(
             claim="The RMSNorm formula",
-            source=SEED.format("直接标准化") + " eq. (9)",
+            source=cite(SEED.format("直接标准化") + " eq. (9)", tests="eq. (9)"),
             claimed="y = γx/√(mean x² + ε)",
             computed=f"max |formula − torch| < {ROUNDOFF_ATOL:g}" if rms_err < ROUNDOFF_ATOL else "differs",
             ok=rms_err < ROUNDOFF_ATOL,
@@ -227,7 +246,7 @@ def _norm_rows(layernorm: dict, norm_checks: dict[str, float]) -> list[Verdict]:
         ),
         check_true(
             claim="∂x̂_i/∂x_j = (δ_ij − 1/d)/σ − x̂_i(x_j − μ)/(dσ²)",
-            source="seed 000 annotated eq. (14)",
+            source=cite("seed 000 annotated eq. (14)", tests="eq. (14)"),
             claimed="eq. (14)",
             computed=f"SymPy Jacobian, {len(layernorm['symbols'])} entries",
             ok=layernorm["zero"],
@@ -235,7 +254,7 @@ def _norm_rows(layernorm: dict, norm_checks: dict[str, float]) -> list[Verdict]:
         ),
         check_true(
             claim="LN input gradient with γ_i outside the bracket",
-            source="seed 000 annotated eq. (15)",
+            source=cite("seed 000 annotated eq. (15)", tests="eq. (15)"),
             claimed="eq. (15)",
             computed=f"max error: γ=1 {_below(eq15['gamma = 1'])}, random γ {eq15['random gamma']:.1g}",
             ok=eq15["random gamma"] < ANY_GAMMA_ATOL,
@@ -243,7 +262,7 @@ def _norm_rows(layernorm: dict, norm_checks: dict[str, float]) -> list[Verdict]:
         ),
         check_true(
             claim="RMSNorm input gradient with γ_i outside the bracket",
-            source="seed 000 annotated eq. (18)",
+            source=cite("seed 000 annotated eq. (18)", tests="eq. (18)"),
             claimed="eq. (18)",
             computed=f"max error: γ=1 {_below(eq18['gamma = 1'])}, random γ {eq18['random gamma']:.1g}",
             ok=eq18["random gamma"] < ANY_GAMMA_ATOL,
@@ -259,28 +278,32 @@ def _attention_rows(moments: dict, attention: dict) -> list[Verdict]:
     return [
         check_expr(
             "NTK parametrization keeps the second moment",
-            SEED.format("NTK参数化") + " eq. (10)",
+            cite(SEED.format("NTK参数化") + " eq. (10)", tests="eq. (10)"),
             s_x,
             attention["ntk_moment"],
         ),
         check_expr(
-            "E[(q·k)²] = d for unit-variance entries", SEED.format("NTK参数化") + " eq. (11)", d, attention["qk"]
+            "E[(q·k)²] = d for unit-variance entries",
+            cite(SEED.format("NTK参数化") + " eq. (11)", tests="eq. (11)"),
+            d,
+            attention["qk"],
         ),
         check_expr(
             "Dividing by √d gives unit second moment",
-            SEED.format("NTK参数化") + " claim 16",
+            cite(SEED.format("NTK参数化") + " claim 16", tests="claim 16"),
             sp.Integer(1),
             attention["qk_scaled"],
         ),
         check_expr(
             "T5: q, k init variance /√d instead (no 1/√d in attention)",
-            SEED.format("NTK参数化") + " claim 16; seed 002 (opening) claim 1",
+            # the derivation decides claim 16's T5 fix; claim 1's convergence story is not measured (context)
+            cite(SEED.format("NTK参数化") + " claim 16; seed 002 (opening) claim 1", tests="claim 16"),
             sp.Integer(1),
             attention["t5"],
         ),
         check_number(
             "Scores fall within ±3√d (Gaussian, ≈99.7%)",
-            SEED.format("NTK参数化") + " claim 14",
+            cite(SEED.format("NTK参数化") + " claim 14", tests="claim 14"),
             0.997,
             float(attention["within_3sd"]),
             rtol=PRINTED_3_DIGITS_RTOL,
@@ -339,7 +362,7 @@ def moment_verdicts(table: dict[tuple[str, str], ex.MomentCurve], budget: Budget
         rows.append(
             check_mean_at_deepest(
                 f"{init} + {act}: E[x_l²] matches the recursion (up to {depth} layers)",
-                MOMENT_SOURCE[act] + "; measured",
+                cite(MOMENT_SOURCE[act][0] + "; measured", tests=MOMENT_SOURCE[act][1]),
                 f"mean measured/predicted 1 (within × {MOMENT_FACTOR:g})",
                 by_layer,
                 (1 / MOMENT_FACTOR, MOMENT_FACTOR),
@@ -367,7 +390,7 @@ def softmax_verdicts(probes: dict[tuple[int, bool], list[ex.SoftmaxProbe]]) -> V
         [
             check_estimate(
                 claim=f"Without 1/√d, at d ≥ {ONE_HOT_D} the softmax is close to one-hot",
-                source=SEED.format("NTK参数化") + " claim 15",
+                source=cite(SEED.format("NTK参数化") + " claim 15", tests="claim 15"),
                 claimed=f"near one-hot: most of each row's weight on one key (max weight > {ONE_HOT_MAX_WEIGHT:g})",
                 samples=[p.max_weight for p in at],
                 estimator="mean",
@@ -380,7 +403,7 @@ def softmax_verdicts(probes: dict[tuple[int, bool], list[ex.SoftmaxProbe]]) -> V
             ),
             check_each_seed(
                 claim="…and its gradient shrinks with d",
-                source=SEED.format("NTK参数化") + " claim 15",
+                source=cite(SEED.format("NTK参数化") + " claim 15", tests="claim 15"),
                 claimed="vanishing",
                 shows=shows,
                 computed="Jacobian norm per seed, "
@@ -413,7 +436,9 @@ def ntk_verdicts(runs: dict[bool, list[ex.UpdateRun]]) -> VerdictTable:
         rows.append(
             check_near(
                 claim=claim,
-                source=SEED.format("NTK参数化") + source,
+                # both rows decide claim 13: Adam moves each weight by ≈ η, so the relative update is η/RMS(w),
+                # ≈ η only where every weight is O(1) (NTK); the He row is the contrast the claim's "so" rests on
+                source=cite(SEED.format("NTK参数化") + source, tests="claim 13"),
                 claimed=f"{value:.4g}",
                 value=value,
                 samples=firsts,
@@ -432,7 +457,11 @@ def norm_speed_verdicts(comparison: ex.NormComparison) -> VerdictTable:
     every interleaved round agrees by more than TIMING_MARGIN (each ratio below 1 − margin: holds; above
     1 + margin: wrong); otherwise the rounds are reported as a measurement, not a verdict."""
     claim = "RMSNorm is faster than LayerNorm"
-    source = SEED.format("直接标准化") + " claim 11 (after the RMSNorm paper); seed 000 annotated §3.3 claim §3.3.1"
+    # both sources claim RMSNorm is faster (source 000's claim is checked nowhere else): the timing decides both
+    source = cite(
+        SEED.format("直接标准化") + " claim 11 (after the RMSNorm paper); seed 000 annotated §3.3 claim §3.3.1",
+        tests=("claim 11", "claim §3.3.1"),
+    )
     rounds = comparison.round_ratios()
     computed = (
         f"RMSNorm/LayerNorm time: forward {comparison.ratio('forward'):.2f}, forward+backward "

@@ -27,6 +27,7 @@ from deepnotes.core.derive import N, alpha, depth_exponent, lam
 from deepnotes.core.measure import loglog_slope
 from deepnotes.core.validate import Count, Finite
 from deepnotes.cost.model import Derivations
+from deepnotes.show.cite import cite
 from deepnotes.show.verdicts import (
     APPROX,
     HOLDS,
@@ -66,6 +67,15 @@ EXAMPLE_DEPTH = 1000  # the annotated section's example depth (eqs. (56), (65); 
 HOMOGENEOUS_ATOL = 0.05  # φ(λx) = λφ(x) "holds" within this relative RMS deviation …
 ORDER_RTOL = 1.0  # … and "approximately" while the deviation stays below the value itself (same order)
 
+# what each measured ∂L/∂λ slope decides: the FFN matrices seed 000's eq. (8) and its O(1) assertion (claim 14),
+# the attention ones eq. (12) and claim 16 (σ(⋯)x_l U_v U_o is O(1)); the rest of the row's citation is context
+SLOPE_SUBJECTS = {
+    "fc1": ("eq. (8)", "claim 14"),
+    "fc2": ("eq. (8)", "claim 14"),
+    "v": ("eq. (12)", "claim 16"),
+    "o": ("eq. (12)", "claim 16"),
+}
+
 # seed 001 reposts seed 000's main text under its own headings
 SECTION_001 = {
     "量级分析": "2）量级分析",
@@ -96,7 +106,7 @@ def _xavier_orthogonality_verdict(budget=None) -> Verdict:
     status = HOLDS if spread < ORTHOGONAL_SPREAD else APPROX if x.mean_abs_cos < ORTHOGONAL_ROWS_COS else WRONG
     return Verdict(
         "Xavier's result is close to an orthogonal matrix (so U is near-orthogonal)",
-        main_source("量级分析", "claim 10", "claim 13; seed 001 side notes 3, 4"),
+        cite(main_source("量级分析", "claim 10", "claim 13; seed 001 side notes 3, 4"), tests="claim 10"),
         "WWᵀ/λ² ≈ I",
         f"d = {x.d}: rows' mean |cos| = {x.mean_abs_cos:.3f}; eigenvalues of WWᵀ/λ² in "
         f"[{x.mu_min:.3f}, {x.mu_max:.3f}]; λ(cW)/λ(W) = "
@@ -118,7 +128,7 @@ def _pre_ln_verdict() -> Verdict:
     )
     return check_true(
         claim="Pre-LN: the same analysis holds with every α = 1; recompute λ",
-        source=main_source("事后分析", "claim 27.1; seed 000 §事后分析 claim 27", "claim 33"),
+        source=cite(main_source("事后分析", "claim 27.1; seed 000 §事后分析 claim 27", "claim 33"), tests="claim 27.1"),
         claimed="α = 1, λ from the same condition",
         computed=", ".join(f"{o}: λ = {sp.sstr(sd.in_two_n(e))}" for o, e in sols.items()),
         ok=ok,
@@ -136,7 +146,10 @@ def _homogeneity_rows() -> list[Verdict]:
     return [
         check_graded(
             claim="ReLU and its variants (GELU, Swish) satisfy φ(λx) = λφ(x) for λ > 0, at least approximately",
-            source=main_source("前馈梯度", "claim 13", "claim 16") + "; seed 000 annotated §6.1 claim §6.1.1",
+            source=cite(
+                main_source("前馈梯度", "claim 13", "claim 16") + "; seed 000 annotated §6.1 claim §6.1.1",
+                tests="claim 13",
+            ),
             claimed="φ(λx) ≈ λφ(x)",
             computed=f"ReLU: max(0, λp) − λ·max(0, p) = {sp.sstr(relu_gap)} (SymPy, p of either sign); "
             + "relative RMS of φ(λx) − λφ(x), x ~ N(0, 1): "
@@ -152,7 +165,7 @@ def _homogeneity_rows() -> list[Verdict]:
         ),
         check_true(
             claim="sign(·) in Adam's large-step limit is an indicator function (as printed)",
-            source="seed 001 §6）多种优化器 side note 7",
+            source=cite("seed 001 §6）多种优化器 side note 7", tests="side note 7"),
             claimed="takes the values 0 and 1",
             computed=f"sign(−2, 0, 3) = {sorted(signs)}",
             ok=signs <= {0.0, 1.0},
@@ -168,28 +181,37 @@ def _lambda_gradient_rows(budget) -> list[Verdict]:
         _xavier_orthogonality_verdict(budget),
         check_expr(
             "∂L/∂λ = ⟨∂L/∂W, U⟩ for W = λU",
-            main_source("量级分析", "eq. (3), claim 11", "eq. (3), claim 14")
-            + "; seed 000 annotated eq. (28), §5.2 claim §5.2.1",
+            cite(
+                main_source("量级分析", "eq. (3), claim 11", "eq. (3), claim 14")
+                + "; seed 000 annotated eq. (28), §5.2 claim §5.2.1",
+                tests="000 main eq. (3)",
+            ),
             sp.Integer(0),
             sd.lambda_gradient_identity()["difference"],
             "SymPy: ∂L(λU)/∂λ − ⟨∂L/∂W, U⟩ simplifies to 0",
         ),
         check_expr(
             "FFN: ∂z/∂λ₁ = λ₂·φ(xU₁)U₂/α",
-            main_source("前馈梯度", "eq. (7)", "eq. (7)") + "; seed 000 annotated eq. (34)",
+            cite(
+                main_source("前馈梯度", "eq. (7)", "eq. (7)") + "; seed 000 annotated eq. (34)",
+                tests="000 main eq. (7)",
+            ),
             sd.lam2 * sd.h_ffn / alpha,
             grads["dz/dlambda_1"],
         ),
         check_expr(
             "Attention: ∂z/∂λ_v = λ_o·σ(λ_qλ_k S)·xU_vU_o/α",
-            main_source("自注意力", "eq. (11)", "eq. (11)"),
+            cite(main_source("自注意力", "eq. (11)", "eq. (11)"), tests="000 main eq. (11)"),
             sd.lam_o * sp.Function("sigma")(sd.lam_q * sd.lam_k * sd.score) * sd.h_att / alpha,
             grads["dz/dlambda_v"],
         ),
         check_expr(
             "With all λ equal, ∂L/∂λ = O(λ/α) (annotated eqs. 35, 36, 41-43)",
-            main_source("初步结论", "eqs. (8), (12), (13)", "eqs. (8), (12), (13)")
-            + "; seed 000 annotated eqs. (35), (36), (41)-(43)",
+            cite(
+                main_source("初步结论", "eqs. (8), (12), (13)", "eqs. (8), (12), (13)")
+                + "; seed 000 annotated eqs. (35), (36), (41)-(43)",
+                tests="000 main eq. (13)",
+            ),
             lam / alpha,
             grads["common (all lambda equal)"],
         ),
@@ -210,19 +232,19 @@ def _sgd_ratio_rows(sgd: dict[str, object]) -> list[Verdict]:
     return [
         check_expr(
             "SGD: λ/α = 1/√(2N) cancels the depth",
-            main_source("初步结论", "claim 17", "claims 20, 21"),
+            cite(main_source("初步结论", "claim 17", "claims 20, 21"), tests="claim 17"),
             1 / sp.sqrt(two),
             sp.simplify(sgd["lambda"] / sgd["alpha"]),
         ),
         check_expr(
             "The paper's constants give λ/α = 1/√(4N)",
-            main_source("初步结论", "claim 18", "claim 22"),
+            cite(main_source("初步结论", "claim 18", "claim 22"), tests="claim 18"),
             1 / sp.sqrt(4 * N),
             paper_ratio,
         ),
         check_true(
             claim="… equivalent in order to 1/√(2N)",
-            source=main_source("初步结论", "claim 18", "claim 22"),
+            source=cite(main_source("初步结论", "claim 18", "claim 22"), tests="claim 18"),
             claimed="same order",
             computed=f"ratio {sp.sstr(order)}",
             ok=not order.has(N),
@@ -237,26 +259,29 @@ def _sgd_pick_rows(sgd: dict[str, object], a1: dict[str, object], l1: dict[str, 
     return [
         check_expr(
             "SGD with λ = 1/α: α = (2N)^{1/4}",
-            main_source("初步结论", "eq. (14)", "eq. (14)")
-            + "; seed 000 §多种优化 table 1; seed 001 §6）多种优化器 table 1; seed 000 annotated eq. (52)",
+            cite(
+                main_source("初步结论", "eq. (14)", "eq. (14)")
+                + "; seed 000 §多种优化 table 1; seed 001 §6）多种优化器 table 1; seed 000 annotated eq. (52)",
+                tests="000 main eq. (14)",
+            ),
             two ** sp.Rational(1, 4),
             sgd["alpha"],
         ),
         check_expr(
             "SGD with λ = 1/α: λ = (2N)^{-1/4}",
-            main_source("初步结论", "eq. (14)", "eq. (14)"),
+            cite(main_source("初步结论", "eq. (14)", "eq. (14)"), tests="000 main eq. (14)"),
             two ** sp.Rational(-1, 4),
             sgd["lambda"],
         ),
         check_expr(
             "Another solution 1: α = 1, λ = (2N)^{-1/2}",
-            main_source("初步结论", "claim 19", "side note 5, claim 1"),
+            cite(main_source("初步结论", "claim 19", "side note 5, claim 1"), tests="claim 19"),
             two ** sp.Rational(-1, 2),
             a1["lambda"],
         ),
         check_expr(
             "Another solution 2: λ = 1, α = (2N)^{1/2}",
-            main_source("初步结论", "claim 20", "side note 5, claim 2"),
+            cite(main_source("初步结论", "claim 20", "side note 5, claim 2"), tests="claim 20"),
             sp.sqrt(two),
             l1["alpha"],
         ),
@@ -271,19 +296,22 @@ def _sgd_relative_step_rows(sgd: dict[str, object], a1: dict[str, object], l1: d
     return [
         check_expr(
             "Solution 1: SGD's relative step ‖ΔW‖/‖W‖ ∝ (λ/α)/λ is unchanged",
-            main_source("初步结论", "claim 19", "side note claim 1"),
+            cite(main_source("初步结论", "claim 19", "side note claim 1"), tests="claim 19"),
             sp.Integer(1),
             rel["α=1"],
         ),
         check_expr(
             "Solution 2: the relative step shrinks by (2N)^{-1/2}",
-            main_source("初步结论", "claim 20", "side note claim 2"),
+            cite(main_source("初步结论", "claim 20", "side note claim 2"), tests="claim 20"),
             1 / sp.sqrt(two),
             rel["λ=1"],
         ),
         check_true(
             claim="λ = 1/α lies between the two: a slower start, but not too slow",
-            source=main_source("初步结论", "claim 21", "eq. (15), claim 23") + "; seed 000 annotated §8.3 claim §8.3.1",
+            source=cite(
+                main_source("初步结论", "claim 21", "eq. (15), claim 23") + "; seed 000 annotated §8.3 claim §8.3.1",
+                tests="claim 21",
+            ),
             claimed="between",
             computed="relative step ∝ N^" + ", N^".join(f"{v} ({k})" for k, v in rel_pow.items()),
             ok=rel_pow["λ=1"] < rel_pow["λ=1/α"] < rel_pow["α=1"],
@@ -299,25 +327,27 @@ def _optimizer_rows() -> list[Verdict]:
     return [
         check_expr(
             "Adam: λ/α = 1/(2N), λ = 1/α → α = (2N)^{1/2}",
-            main_source("多种优化", "claim 23, eq. (15), table 1", "claim 27, eq. (16), table 1"),
+            cite(
+                main_source("多种优化", "claim 23, eq. (15), table 1", "claim 27, eq. (16), table 1"), tests="eq. (15)"
+            ),
             sp.sqrt(two),
             _sol("adam")["alpha"],
         ),
         check_expr(
             "Adam: … λ = (2N)^{-1/2}",
-            main_source("多种优化", "eq. (15)", "eq. (16)"),
+            cite(main_source("多种优化", "eq. (15)", "eq. (16)"), tests="eq. (15)"),
             1 / sp.sqrt(two),
             _sol("adam")["lambda"],
         ),
         check_expr(
             "LAMB: λ²/α = 1/(2N), α = 1 → λ = (2N)^{-1/2}",
-            main_source("多种优化", "claims 24, 25, table 1", "claims 29, 30, table 1"),
+            cite(main_source("多种优化", "claims 24, 25, table 1", "claims 29, 30, table 1"), tests="claim 25"),
             1 / sp.sqrt(two),
             _sol("lamb", "alpha=1")["lambda"],
         ),
         check_true(
             claim="Each branch starts with weight λ²/α, small for every optimizer",
-            source=main_source("事后分析", "claim 26", "claims 31, 32"),
+            source=cite(main_source("事后分析", "claim 26", "claims 31, 32"), tests="claim 26"),
             claimed="small",
             computed=", ".join(f"{o}: {sp.sstr(sd.in_two_n(w))}" for o, w in weights.items()),
             ok=all(depth_exponent(w) < 0 and w.subs(N, 1) < 1 for w in weights.values()),
@@ -326,7 +356,7 @@ def _optimizer_rows() -> list[Verdict]:
         _pre_ln_verdict(),
         uncheckable(
             "DeepNet's 200-layer 'deep and narrow' model (3.2B parameters) beats the 48-layer 12B SOTA",
-            main_source("事后分析", "claim 28, figure 1", "claim 34, figure 2"),
+            cite(main_source("事后分析", "claim 28, figure 1", "claim 34, figure 2"), tests=("claim 28", "figure 1")),
             "a figure of the paper",
             "a multilingual translation result of Wang et al.; nothing offline to reproduce it",
         ),
@@ -353,7 +383,7 @@ def _magnitude_rows() -> list[Verdict]:
     return [
         check_true(
             claim="Σ_i softmax(a)_i v_i ≈ O(‖v‖): an attention-weighted average is no larger than the vectors",
-            source="seed 000 annotated §7.2 eq. (40)",
+            source=cite("seed 000 annotated §7.2 eq. (40)", tests="eq. (40)"),
             claimed="‖Σ p_i v_i‖ ≤ C·max ‖v_i‖",
             computed=f"{avg['tokens']} independent N(0, I) vectors: ‖Σ p_i v_i‖ ≤ {avg['bound']:.2f}·max ‖v_i‖ "
             f"over random softmax p; uniform p gives {avg['uniform']:.3f}·mean ‖v_i‖ "
@@ -365,7 +395,7 @@ def _magnitude_rows() -> list[Verdict]:
         ),
         check_expr(
             "λ = argmin ‖WWᵀ/κ² − I‖_F = √(tr(WWᵀ)/d)",
-            "seed 000 annotated eqs. (26)-(27)",
+            cite("seed 000 annotated eqs. (26)-(27)", tests="eq. (27)"),
             mag["annotated_eq27"],
             mag["lambda"],
             "the Frobenius minimizer is √(tr(A²)/tr A), A = WWᵀ; the two agree only when A ∝ I "
@@ -373,14 +403,14 @@ def _magnitude_rows() -> list[Verdict]:
         ),
         check_number(
             "Xavier init makes W near-orthogonal: λ ≈ 1",
-            "seed 000 annotated §5.3 claim §5.3.1",
+            cite("seed 000 annotated §5.3 claim §5.3.1", tests="claim §5.3.1"),
             1.0,
             float(xav["lambda_over_gain_wide"]),
             reason="E: λ² = 2g²(a+b+1)/(a+b), so λ ≈ √2·g for every shape (measured below)",
         ),
         check_true(
             claim="σ(cx) = σ(x): softmax is insensitive to scaling",
-            source="seed 000 annotated eq. (39), §7.2 claim §7.2.1",
+            source=cite("seed 000 annotated eq. (39), §7.2 claim §7.2.1", tests=("eq. (39)", "claim §7.2.1")),
             claimed="σ(2x) = σ(x)",
             computed=f"max |σ(2x) − σ(x)| = {soft_gap:.3f} at x = (1, 2, 3)",
             ok=soft_gap < SOFTMAX_EQUAL_ATOL,
@@ -395,7 +425,7 @@ def _optimizer_scaling_rows() -> list[Verdict]:
     return [
         check_scaling(
             "SGD: λ/α = 1/√(2NK) = 1/√(2N) 'assuming K ≈ 1'",
-            "seed 000 annotated eqs. (44)-(48)",
+            cite("seed 000 annotated eqs. (44)-(48)", tests="eq. (48)"),
             1 / sp.sqrt(2 * N * ANNOTATED_K),
             1 / sp.sqrt(two),
             N,
@@ -403,7 +433,7 @@ def _optimizer_scaling_rows() -> list[Verdict]:
         ),
         check_scaling(
             "LAMB: λ²/α = 1/√(NK)",
-            "seed 000 annotated eq. (50), §8.2 claim §8.2.5",
+            cite("seed 000 annotated eq. (50), §8.2 claim §8.2.5", tests=("eq. (50)", "claim §8.2.5")),
             1 / sp.sqrt(N),
             _sol("lamb")["branch_weight"],
             N,
@@ -411,19 +441,29 @@ def _optimizer_scaling_rows() -> list[Verdict]:
         ),
         check_scaling(
             "LAMB: … so λ = 1, α = √N",
-            "seed 000 annotated eq. (50)",
+            cite("seed 000 annotated eq. (50), §8.2 claim §8.2.5", tests="claim §8.2.5"),
             sp.sqrt(N),
             _sol("lamb", "lambda=1")["alpha"],
             N,
             "with λ = 1 the condition λ²/α = 1/(2N) needs α = 2N",
         ),
-        check_scaling("Adam: α = N^{1/2}", "seed 000 annotated eqs. (53), (73)", sp.sqrt(N), _sol("adam")["alpha"], N),
         check_scaling(
-            "Adam: λ = N^{-1/2}", "seed 000 annotated eqs. (53), (73)", 1 / sp.sqrt(N), _sol("adam")["lambda"], N
+            "Adam: α = N^{1/2}",
+            cite("seed 000 annotated eqs. (53), (73)", tests="eq. (53)"),
+            sp.sqrt(N),
+            _sol("adam")["alpha"],
+            N,
+        ),
+        check_scaling(
+            "Adam: λ = N^{-1/2}",
+            cite("seed 000 annotated eqs. (53), (73)", tests="eq. (53)"),
+            1 / sp.sqrt(N),
+            _sol("adam")["lambda"],
+            N,
         ),
         check_scaling(
             "LAMB: α = 1, λ = N^{-1/2}",
-            "seed 000 annotated eqs. (54), (73)",
+            cite("seed 000 annotated eqs. (54), (73)", tests="eq. (54)"),
             1 / sp.sqrt(N),
             _sol("lamb", "alpha=1")["lambda"],
             N,
@@ -431,13 +471,13 @@ def _optimizer_scaling_rows() -> list[Verdict]:
         ),
         check_expr(
             "SGD: branch weight λ²/α = (2N)^{-3/4}",
-            "seed 000 annotated eq. (55)",
+            cite("seed 000 annotated eq. (55)", tests="eq. (55)"),
             two ** sp.Rational(-3, 4),
             _sol("sgd")["branch_weight"],
         ),
         check_number(
             "N = 1000: λ²/α = 2000^{-3/4} ≈ 0.0042 (a 0.4% change per branch)",
-            "seed 000 annotated eq. (56), §9.1 claim §9.1.1",
+            cite("seed 000 annotated eq. (56), §9.1 claim §9.1.1", tests="eq. (56)"),
             0.0042,
             float(_sol("sgd")["branch_weight"].subs(N, EXAMPLE_DEPTH)),
             reason=f"2000^(-3/4) = {(2 * EXAMPLE_DEPTH) ** -0.75:.5f}, i.e. {100 * (2 * EXAMPLE_DEPTH) ** -0.75:.2f}%",
@@ -457,7 +497,7 @@ def _pre_ln_rows() -> list[Verdict]:
     return [
         check_order(
             "Pre-LN: ∂x_{l+1}/∂x_l = I + O(λ) per layer",
-            "seed 000 annotated eq. (63)",
+            cite("seed 000 annotated eq. (63)", tests="eq. (63)"),
             lam,
             sp.expand(pre_jac - 1).subs(pre_h, 1),
             lam,
@@ -466,7 +506,7 @@ def _pre_ln_rows() -> list[Verdict]:
         ),
         check_graded(
             claim="Pre-LN: ‖∂L/∂x_1‖ ≈ ‖∂L/∂x_N‖(1 + O(λ))^N ≈ 1 when λ is small",
-            source="seed 000 annotated eqs. (64), (65), §11.1 claim §11.1.1",
+            source=cite("seed 000 annotated eqs. (64), (65), §11.1 claim §11.1.1", tests=("eq. (65)", "claim §11.1.1")),
             claimed="(1 + λ)^N ≈ 1",
             computed=f"(1 + λ)^N → {printed_limit} as N → ∞ ({(1 + lam_pre) ** EXAMPLE_DEPTH:.3g} at N = "
             f"{EXAMPLE_DEPTH}); the derived (1 + λ²)^(2N) → {pre_limit} = {float(pre_limit):.4g}",
@@ -478,7 +518,7 @@ def _pre_ln_rows() -> list[Verdict]:
         ),
         check_expr(
             "α = (2N)^{1/4} is 'optimal' so that the main path dominates after LN",
-            "seed 000 annotated eq. (68)",
+            cite("seed 000 annotated eq. (68)", tests="eq. (68)"),
             two ** sp.Rational(1, 4),
             _sol("sgd")["alpha"],
             "the value is SGD's λ = 1/α solution; 'the main path dominates' alone does not fix it "
@@ -486,7 +526,7 @@ def _pre_ln_rows() -> list[Verdict]:
         ),
         check_expr(
             "If x_{l+1} = x_l + εF(x_l) with ε → 0, then ∂x_{l+1}/∂x_l → I",
-            "seed 000 annotated eqs. (57)-(59)",
+            cite("seed 000 annotated eqs. (57)-(59)", tests="eq. (59)"),
             sp.Integer(1),
             near_id,
             "SymPy: the limit of the derivative; Experiment 3 measures how small ε (the branch weight λ²/α) is at init",
@@ -503,7 +543,7 @@ def _table_rows() -> list[Verdict]:
         rows.append(
             check_number(
                 f"Adam, N = {n}: α = {a_claim:g}, λ = {l_claim:g}",
-                "seed 000 annotated §12.1 table",
+                cite("seed 000 annotated §12.1 table", tests="table §12.1"),
                 a_claim,
                 a_su,
                 reason=f"Su's Adam constants: α = (2N)^(1/2) = {a_su:.3g}, λ = {l_su:.3g}; "
@@ -515,7 +555,9 @@ def _table_rows() -> list[Verdict]:
             rows.append(
                 check_number(
                     f"The {n}-layer example's α = {a_claim:g} (its λ = {l_claim:g} is 1/α)",
-                    "seed 000 annotated §12.3 claim §12.3.1; seed 000 annotated §12.1 table",
+                    cite(
+                        "seed 000 annotated §12.3 claim §12.3.1; seed 000 annotated §12.1 table", tests="claim §12.3.1"
+                    ),
                     a_claim,
                     a_su,
                     reason=f"the example repeats the table's N = {n} row; Su's Adam α = (2N)^(1/2) = {a_su:.3g}",
@@ -524,7 +566,7 @@ def _table_rows() -> list[Verdict]:
     rows += [
         uncheckable(
             "Healthy training: 0.1 ≤ G(l)/G(N) ≤ 10 and ‖Δθ‖/‖θ‖ ≈ 1e-3 … 1e-2",
-            "seed 000 annotated eqs. (70)-(71)",
+            cite("seed 000 annotated eqs. (70)-(71)", tests=("eq. (70)", "eq. (71)")),
             "rules of thumb",
             "no source or derivation given; Experiment 2 measures first-step ratios, which depend on the learning rate",
         ),
@@ -568,9 +610,12 @@ def _gradient_slope_rows(sweep) -> list[Verdict]:
         rows.append(
             check_each_seed(
                 claim=f"∂L/∂λ_{kind} = O(λ/α): slope 1 against λ/α, −1 against α at fixed λ",
-                source=f"seed 000 §前馈梯度 eq. (8), claim 14; seed 000 §自注意力 eq. (12), claim 16; "
-                "seed 001 §3）FFN 层梯度 claim 17; "
-                f"seed 001 §4）Self-Attention 梯度 claim 19; measured N={sweep.n_layers}",
+                source=cite(
+                    f"seed 000 §前馈梯度 eq. (8), claim 14; seed 000 §自注意力 eq. (12), claim 16; "
+                    "seed 001 §3）FFN 层梯度 claim 17; "
+                    f"seed 001 §4）Self-Attention 梯度 claim 19; measured N={sweep.n_layers}",
+                    tests=SLOPE_SUBJECTS[kind],
+                ),
                 claimed="slopes 1 and −1",
                 computed="per seed "
                 + ", ".join(f"{b:.2f}; {min(pa):.2f}..{max(pa):.2f}" for b, pa in zip(slopes, per_alpha, strict=True)),
@@ -596,9 +641,10 @@ def _first_step_rows(first_steps) -> list[Verdict]:
             rows.append(
                 check_true(
                     claim="LAMB: the relative update is η whatever α and λ",
-                    source=(
+                    source=cite(
                         "seed 000 §多种优化 claim 25; "
-                        "seed 000 annotated §8.2 claim §8.2.4; seed 001 §6）多种优化器 claim 28"
+                        "seed 000 annotated §8.2 claim §8.2.4; seed 001 §6）多种优化器 claim 28",
+                        tests="claim 25",
                     ),
                     claimed="‖ΔW‖/‖W‖ = η",
                     computed=f"{min(meas):.4g}..{max(meas):.4g} (spread ×{spread:.3f})",
@@ -613,9 +659,15 @@ def _first_step_rows(first_steps) -> list[Verdict]:
             check_true(
                 claim=f"{opt.upper()}: the first step's ‖ΔW‖/‖W‖ scales like {what}",
                 source=(
-                    "seed 000 §初步结论 claims 19, 20; seed 001 §5）初步结论 side note 6"
+                    cite(
+                        "seed 000 §初步结论 claims 19, 20; seed 001 §5）初步结论 side note 6",
+                        tests=("claim 19", "claim 20", "side note 6"),
+                    )
                     if opt == "sgd"
-                    else "seed 000 §多种优化 claim 23; seed 000 annotated §8.2 claim §8.2.2"
+                    else cite(
+                        "seed 000 §多种优化 claim 23; seed 000 annotated §8.2 claim §8.2.2",
+                        tests=("claim 23", "claim §8.2.2"),
+                    )
                 ),
                 claimed="slope 1",
                 computed=f"slope {slope:.2f}",
@@ -635,7 +687,9 @@ def _near_identity_rows(identity) -> list[Verdict]:
     rows.append(
         check_true(
             claim="The stack starts near the identity (each branch weighs λ²/α, small)",
-            source="seed 000 §事后分析 claim 26; seed 000 annotated §4.3 claim §4.3.1",
+            source=cite(
+                "seed 000 §事后分析 claim 26; seed 000 annotated §4.3 claim §4.3.1", tests=("claim 26", "claim §4.3.1")
+            ),
             claimed="‖x_{l+1} − x_l‖/‖x_l‖ small",
             computed=", ".join(f"{k} {y:.3g}" for k, y in zip(identity, ys, strict=True)),
             ok=max(deep.values()) < NEAR_IDENTITY,
@@ -647,7 +701,7 @@ def _near_identity_rows(identity) -> list[Verdict]:
     rows.append(
         check_true(
             claim="… and the change per block is proportional to λ²/α",
-            source="seed 000 §事后分析 claim 26; seed 000 annotated eq. (55)",
+            source=cite("seed 000 §事后分析 claim 26; seed 000 annotated eq. (55)", tests="claim 26"),
             claimed="slope 1 against λ²/α",
             computed=f"slope {slope:.2f}; change/(λ²/α) {min(per):.2f}..{max(per):.2f}",
             ok=abs(slope - 1) < SLOPE_ATOL,
@@ -672,7 +726,7 @@ def softmax_gain_verdict(sweep) -> Verdict:
     per_lam = [max(r for lam_, r in ratios if lam_ == lam0) for lam0 in sweep.lambdas]
     return Verdict(
         "∂L/∂λ_q, ∂L/∂λ_k are small next to ∂L/∂λ_v, ∂L/∂λ_o (softmax)",
-        "seed 000 §自注意力 claim 15; seed 001 §4）Self-Attention 梯度 claim 18",
+        cite("seed 000 §自注意力 claim 15; seed 001 §4）Self-Attention 梯度 claim 18", tests="claim 15"),
         "small",
         "max q,k/v per λ " + ", ".join(f"{lam_:g}: {r:.2f}" for lam_, r in zip(sweep.lambdas, per_lam, strict=True)),
         status,
@@ -701,7 +755,9 @@ def _adam_constants_row(n: int, lr: Finite, runs: dict) -> Verdict:
     su = [r.history.fraction_learned() for r in runs["lambda=1/alpha"].per_seed()]
     return check_each_seed(
         claim=f"N={n}, Adam lr {lr:g}: the paper's (SGD-derived) constants also train under Adam",
-        source="seed 000 §多种优化 claim 22 (the paper's own report); seed 001 §6）多种优化器 claim 25",
+        source=cite(
+            "seed 000 §多种优化 claim 22 (the paper's own report); seed 001 §6）多种优化器 claim 25", tests="claim 22"
+        ),
         claimed=f"trains (learned > {TRAINS})",
         computed=f"learned {seeds_text(paper)}; Su's Adam constants {seeds_text(su)}",
         shows=[f > TRAINS for f in paper],
@@ -719,7 +775,10 @@ def _sgd_drift_row(sgd: dict, early: int) -> Verdict:
             observed[f"N={n} lr {lr:g} seed {seed} (×{a1.lam_ratio[k]:.3g})"] = a1.lam_ratio[k] >= DRIFT
     return check_possible(
         claim="SGD: with α=1, λ=(2N)^-1/2 the magnitude λ may leave its initial scale within a few steps",
-        source="seed 000 §初步结论 claim 19.1 (another solution 1); seed 001 §5）初步结论 side note claim 1",
+        source=cite(
+            "seed 000 §初步结论 claim 19.1 (another solution 1); seed 001 §5）初步结论 side note claim 1",
+            tests="claim 19.1",
+        ),
         claimed=f"λ_t/λ_0 ≥ {DRIFT:g} by step {early} in some run",
         observed=observed,
         reason=f"mean over the v/o/fc1/fc2 matrices of all blocks at the record nearest step {early}; every SGD "
@@ -740,7 +799,10 @@ def _sgd_slow_row(sgd: dict) -> Verdict:
             observed[label] = gap is not None and gap >= SLOW_MARGIN
     return check_possible(
         claim="SGD: α=(2N)^1/2, λ=1 may learn very slowly, more slowly than λ=1/α",
-        source="seed 000 §初步结论 claim 20.1 (another solution 2); seed 001 §5）初步结论 side note claim 2",
+        source=cite(
+            "seed 000 §初步结论 claim 20.1 (another solution 2); seed 001 §5）初步结论 side note claim 2",
+            tests="claim 20.1",
+        ),
         claimed=f"mean fraction learned ≥ {SLOW_MARGIN} below λ=1/α's in some run",
         observed=observed,
         reason="mean over the run of (plateau − loss)/(plateau − floor), same seed; every SGD depth, rate and "

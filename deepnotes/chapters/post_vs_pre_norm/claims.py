@@ -21,6 +21,7 @@ from deepnotes.core.validate import Count, Depth, Positive, Seed
 from deepnotes.cost.model import Derivations
 from deepnotes.shared import warmup
 from deepnotes.show import verdicts as vd
+from deepnotes.show.cite import Source, cite
 
 # thresholds
 ORDER_OF_MAGNITUDE_RTOL = 0.5  # "approximately" for the annotated σ² and effective depths
@@ -124,7 +125,7 @@ def _sympy_derivation_rows() -> list[vd.Verdict]:
     return [
         vd.check_expr(
             "Through attention and FFN with residuals: J_l = I + ∂FFN/∂y (I + ∂Attention/∂x) (as printed)",
-            "seed 000 annotated §1.3 eq. (7)",
+            cite("seed 000 annotated §1.3 eq. (7)", tests="eq. (7)"),
             chain["printed"],
             chain["derived"],
             f"SymPy, the chain rule (I + F)(I + A): the printed form drops A = ∂Attention/∂x "
@@ -132,31 +133,40 @@ def _sympy_derivation_rows() -> list[vd.Verdict]:
         ),
         vd.check_expr(
             "Post-Norm at init: x_l = x_0/2^{l/2} + Σ F_k/2^{(l−k)/2} (v = 1)",
-            "seed 002 §残差连接 eqs. (13), (14); seed 003 §LN真的能缓解梯度消失 eqs. (3), (4)",
+            cite(  # the unrolled weight in each source; the one-step division by √2, eqs. (13), (3), is its premise
+                "seed 002 §残差连接 eqs. (13), (14); seed 003 §LN真的能缓解梯度消失 eqs. (3), (4)",
+                tests=("eq. (14)", "eq. (4)"),
+            ),
             2 ** (-ell / 2),
             post["weight_x0"].subs(v, 1),
         ),
         vd.check_expr(
             "With branch variance σ²: weight (1+σ²)^{−L/2}",
-            "seed 003 annotated eqs. (31)-(33)",
+            cite("seed 003 annotated eqs. (31)-(33)", tests="eq. (32)"),  # x_0's weight in the unroll; (31) its step
             (1 + v) ** (-ell / 2),
             post["weight_x0"],
         ),
         vd.check_expr(
             "Pre-Norm: Var[x_L] = Var[x_0] + Lσ²",
-            "seed 003 annotated eqs. (37)-(38), (49); seed 002 §残差连接 eq. (16), claim 17",
+            cite(  # the solved recursion; the one-step law (37), (49) and claim 17's additivity are its premise
+                "seed 003 annotated eqs. (37)-(38), (49); seed 002 §残差连接 eq. (16), claim 17",
+                tests="eq. (38)",
+            ),
             1 + ell * v,
             pre["second_moment"],
         ),
         vd.check_expr(
             "Adam's update is O(η) whatever the gradient's scale; SGD's scales with it",
-            "seed 003 §我们真的担心梯度消失吗 eq. (5), claims 16, 17; seed 003 annotated eq. (41)",
+            cite(  # Adam's O(η) step, as the main text and the annotation state it; eq. (5) is the update it simplifies
+                "seed 003 §我们真的担心梯度消失吗 eq. (5), claims 16, 17; seed 003 annotated eq. (41)",
+                tests=("claim 16", "eq. (41)"),
+            ),
             -eta * sp.sign(g),
             upd["adam"].rewrite(sp.sign),
         ),
         vd.check_expr(
             "Post-LN forward: S_{l+1} = (S_l + σ²)/(1 + σ²) keeps S = 1",
-            "seed 003 annotated eq. (48)",
+            cite("seed 003 annotated eq. (48)", tests="eq. (48)"),
             step["fixed_point"],
             step["ln_output"],
             "SymPy: S = 1 is the recursion's only fixed point, and LN of any input has second moment 1",
@@ -171,7 +181,7 @@ def _branch_variance_rows(v_bert: dict[float, float]) -> list[vd.Verdict]:
     return [
         vd.check_number(
             "…but σ² there is the branch's variance, not the weight's: FFN at s = 0.0361, d = 768",
-            "seed 003 annotated eqs. (34), (57)",
+            cite("seed 003 annotated eqs. (34), (57)", tests="eq. (34)"),  # (57) reuses this σ²: its own row
             hi**2,
             v_bert[hi],
             approx_rtol=ORDER_OF_MAGNITUDE_RTOL,
@@ -183,7 +193,7 @@ def _branch_variance_rows(v_bert: dict[float, float]) -> list[vd.Verdict]:
         ),
         vd.check_number(
             "…and at s = 0.0176",
-            "seed 003 annotated eqs. (35), (58)",
+            cite("seed 003 annotated eqs. (35), (58)", tests="eq. (35)"),  # (58) reuses this σ²: its own row
             lo**2,
             v_bert[lo],
             approx_rtol=ORDER_OF_MAGNITUDE_RTOL,
@@ -203,7 +213,7 @@ def _effective_depth_rows(v_bert: dict[float, float]) -> list[vd.Verdict]:
     return [
         vd.check_number(
             "Effective depth 1/σ² ≈ 769 layers (σ = 0.0361)",
-            "seed 003 annotated eq. (57)",
+            cite("seed 003 annotated eq. (57)", tests="eq. (57)"),
             EQ57_DEPTH,
             1 / math.log(1 + v_bert[hi]),
             approx_rtol=ORDER_OF_MAGNITUDE_RTOL,
@@ -215,7 +225,7 @@ def _effective_depth_rows(v_bert: dict[float, float]) -> list[vd.Verdict]:
         ),
         vd.check_number(
             "Effective depth ≈ 3226 layers (σ = 0.0176)",
-            "seed 003 annotated eq. (58)",
+            cite("seed 003 annotated eq. (58)", tests="eq. (58)"),
             EQ58_DEPTH,
             1 / math.log(1 + v_bert[lo]),
             approx_rtol=ORDER_OF_MAGNITUDE_RTOL,
@@ -231,7 +241,7 @@ def _chain_rule_and_warmup_rows(v_bert: dict[float, float]) -> list[vd.Verdict]:
     return [
         vd.check_true(
             claim="∂L/∂x_0 = ∂L/∂x_L·(I + Σ_t ∂F_t/∂x_t) for Pre-LN",
-            source="seed 003 annotated eq. (39)",
+            source=cite("seed 003 annotated eq. (39)", tests="eq. (39)"),
             claimed="I + Σ J_t",
             computed=(f"∏(I + J_t) differs by {gap:.2f} (relative, {JACOBIAN_LAYERS} layers, ‖J‖≈{JACOBIAN_SCALE:g})"),
             ok=gap < FIRST_ORDER_GAP,
@@ -239,7 +249,9 @@ def _chain_rule_and_warmup_rows(v_bert: dict[float, float]) -> list[vd.Verdict]:
         ),
         vd.check_number(
             "BERT: 1/r = (1+σ²)^{L/2} ≈ 1.002, so warmup barely matters (σ = 0.0176, L = 12)",
-            "seed 003 annotated eqs. (44)-(46)",
+            # eq. (44)'s form with the branch's measured E[F²] in place of the init's σ²: refutes (44) as the source
+            # reads it (σ² the init variance, which (46) substitutes) and (46)'s 1.002 with it (issue 61)
+            cite("seed 003 annotated eqs. (44)-(46)", tests=("eq. (44)", "eq. (46)")),
             EQ46_RATIO,
             (1 + v_bert[lo]) ** BERT_LAYERS_HALF,
             approx_rtol=WARMUP_RATIO_RTOL,
@@ -256,6 +268,11 @@ IDENTITY_SOURCE = {
     "deepnorm": "seed 003 annotated eqs. (31)-(33)",
     "pre": "seed 002 §残差连接 eq. (16), claim 21; seed 003 §那我们为什么还要加LN claim 9",
 }
+IDENTITY_TESTS = {  # what the measured weight decides: each source's unroll and claim 21's "not the identity"
+    "post": ("eq. (14)", "claim 21", "eq. (4)"),
+    "deepnorm": "eq. (32)",  # x_0's weight; eq. (31) is its step, eq. (33) a gradient read off it
+    "pre": ("eq. (16)", "claim 21", "claim 9"),
+}
 # what "trains at N" tests, per variant and per optimizer
 TRAINS_SOURCE = {
     "post, no warmup": "seed 002 §残差连接 claim 18",  # deeper-is-harder (seed 003 claim 19): Training 1000 layers
@@ -271,10 +288,28 @@ OPTIMIZER_SOURCE = {
     "adam": "seed 003 §我们真的担心梯度消失吗 claims 15, 18",
     "sgd": "seed 003 §我们真的担心梯度消失吗 claim 17",
 }
+# what each row decides (the optimizer's claims beside it are context: no outcome here decides them alone)
+WARMUP_TESTS = ("002 claim 18", "000 claim 8.1", "003 claim 20")  # the contrast; claim 26's mechanism is context
+TRAINS_TESTS = {
+    "post, no warmup": "002 claim 18",
+    "post, warmup": "000 claim 8.1",  # trains with warmup: the remedy, without the contrast
+    "pre": ("002 claim 19", "003 claim 27"),
+    "rezero (trained gates)": "002 claim 22",  # eq. (17), the identity start, is its own row
+    "rezero (fixed-step gates)": "002 claim 23",
+}
 
 
 def _trains_source(name: str) -> str:
     return WARMUP_TRAINS if name.startswith("post, warmup") else TRAINS_SOURCE[name]
+
+
+def _trains_cite(name: str, opt: str) -> Source:
+    """The source of "``name`` trains with ``opt``" and what it tests: DeepNet's claim for DeepNorm, else the
+    items of :data:`TRAINS_TESTS`."""
+    text = f"{_trains_source(name)}; {OPTIMIZER_SOURCE[opt]}; measured"
+    if name == "deepnorm":
+        return cite(text, paper="DeepNet")
+    return cite(text, tests=TRAINS_TESTS["post, warmup" if name.startswith("post, warmup") else name])
 
 
 def identity_path(probes: dict[str, list[ex.StreamProbe]], budget: Budget | str) -> vd.VerdictTable:
@@ -309,7 +344,7 @@ def _identity_weight_rows(seeds: list[dict[str, ex.StreamProbe]], budget: Budget
         rows.append(
             vd.check_each_seed(
                 claim=f"{norm}: the identity path's weight follows the derivation",
-                source=IDENTITY_SOURCE[norm] + "; measured",
+                source=cite(IDENTITY_SOURCE[norm] + "; measured", tests=IDENTITY_TESTS[norm]),
                 claimed="cos(x_l, x_0) = predicted weight",
                 shows=shows,
                 computed=computed,
@@ -347,8 +382,11 @@ def _stream_rows(seeds: list[dict[str, ex.StreamProbe]]) -> list[vd.Verdict]:
     return [
         vd.check_each_seed(
             claim="Post-LN: the gradient reaching the blocks falls toward the input",
-            source="seed 000 annotated §4.1 claim §4.1.1; seed 003 §LN真的能缓解梯度消失 claim 7; "
-            "seed 003 §梯度消失说的是什么意思 claim 1",
+            source=cite(  # claim 1 defines gradient vanishing
+                "seed 000 annotated §4.1 claim §4.1.1; seed 003 §LN真的能缓解梯度消失 claim 7; "
+                "seed 003 §梯度消失说的是什么意思 claim 1",
+                tests=("claim §4.1.1", "claim 7"),
+            ),
             claimed="falls",
             shows=falls[0],
             computed=f"‖g_1‖/‖g_N‖: {falls[1]}",
@@ -356,7 +394,10 @@ def _stream_rows(seeds: list[dict[str, ex.StreamProbe]]) -> list[vd.Verdict]:
         ),
         vd.check_each_seed(
             claim="Pre-LN: the stream's RMS grows with depth (a middle layer needs its own norm)",
-            source="seed 003 §那我们为什么还要加LN claims 8, 12; seed 002 §残差连接 claim 20",
+            source=cite(  # Pre-LN's stream is the un-normalized residual sum whose growth claim 8 states
+                "seed 003 §那我们为什么还要加LN claims 8, 12; seed 002 §残差连接 claim 20",
+                tests=("claim 8", "claim 12", "claim 20"),
+            ),
             claimed="grows like √(1 + l v)",
             shows=grows[0],
             computed=f"RMS, first → last block: {grows[1]}",
@@ -364,7 +405,7 @@ def _stream_rows(seeds: list[dict[str, ex.StreamProbe]]) -> list[vd.Verdict]:
         ),
         vd.check_each_seed(
             claim="Pre-LN's variance grows linearly in depth, instead of Post-LN's exponential decay (as printed)",
-            source="seed 003 annotated §4.2 claim §4.2.1",
+            source=cite("seed 003 annotated §4.2 claim §4.2.1", tests="claim §4.2.1"),
             claimed="Pre-LN grows; Post-LN decays",
             shows=both[0],
             computed=f"RMS of x_l, first → last block: {both[1]}",
@@ -389,7 +430,7 @@ def _kept_gradient_rows(seeds: list[dict[str, ex.StreamProbe]]) -> list[vd.Verdi
     return [
         vd.check_each_seed(
             claim="The direct residual path keeps Pre-LN's gradients from decaying severely toward the input",
-            source="seed 003 annotated §4.2 claim §4.2.2",
+            source=cite("seed 003 annotated §4.2 claim §4.2.2", tests="claim §4.2.2"),
             claimed=f"pre ‖g_1‖/‖g_N‖ ≥ {PRE_GRAD_KEPT:g}, above Post-LN's",
             shows=kept[0],
             computed=f"‖g_1‖/‖g_N‖: {kept[1]}",
@@ -398,7 +439,7 @@ def _kept_gradient_rows(seeds: list[dict[str, ex.StreamProbe]]) -> list[vd.Verdi
         ),
         vd.check_each_seed(
             claim="ReZero starts as the identity",
-            source="seed 002 §残差连接 eq. (17)",
+            source=cite("seed 002 §残差连接 eq. (17)", tests="eq. (17)"),
             claimed="x_l = x_0",
             shows=start[0],
             computed=f"min cos(x_l, x_0): {start[1]}",
@@ -429,7 +470,7 @@ def _needs_warmup_row(opt: str, rs: dict, depth: int) -> vd.Verdict | None:
     return vd.check_outcome(
         claim=f"{opt}: Post-LN needs warmup: it trains with a {warm.split()[-1]}-step warmup, not without "
         f"at N = {depth}",
-        source=f"{WARMUP_TRAINS}; {OPTIMIZER_SOURCE[opt]}; measured",
+        source=cite(f"{WARMUP_TRAINS}; {OPTIMIZER_SOURCE[opt]}; measured", tests=WARMUP_TESTS),
         expected=expected,
         measured={name: [h.fraction_learned() for h in rs[name]] for name in expected},
         threshold=LEARNED,
@@ -447,7 +488,10 @@ def _fixed_step_best_row(opt: str, rs: dict, depth: int) -> vd.Verdict:
     trained = [h.fraction_learned() for h in rs[TRAINED_GATES]]
     return vd.check_each_seed(
         claim=f"{opt}: fixed-step gates learn at least as much as trained gates at N = {depth}",
-        source=f"{TRAINS_SOURCE[FIXED_STEP]}; {TRAINS_SOURCE[TRAINED_GATES]}; {OPTIMIZER_SOURCE[opt]}; measured",
+        source=cite(
+            f"{TRAINS_SOURCE[FIXED_STEP]}; {TRAINS_SOURCE[TRAINED_GATES]}; {OPTIMIZER_SOURCE[opt]}; measured",
+            tests=TRAINS_TESTS[FIXED_STEP],  # "worked best": claim 22 (gates replace the Norm) is context
+        ),
         claimed="fixed-step ≥ trained gates",
         computed=f"fraction learned: fixed-step {vd.seeds_text(fixed)}; trained gates {vd.seeds_text(trained)}",
         shows=[math.isfinite(f) and f >= t for f, t in zip(fixed, trained, strict=True)],
@@ -478,7 +522,7 @@ def _trains_rows(runs: dict[str, dict], shared: dict[str, tuple[str, int]], dept
                         if trains
                         else f"{opt}: Post-LN without warmup does not train at N = {depth}"
                     ),
-                    source=f"{_trains_source(name)}; {OPTIMIZER_SOURCE[opt]}; measured",
+                    source=_trains_cite(name, opt),
                     expected={name: trains},
                     measured={name: [h.fraction_learned() for h in hists]},
                     threshold=LEARNED,
@@ -507,7 +551,7 @@ def _post_no_warmup_rows(runs: dict[str, dict], budget: Budget | str) -> list[vd
     )
     claim, source = (
         "Post-LN without warmup: the loss settles near a constant, then diverges",
-        "seed 003 §Warmup是怎样起作用的 claim 25",
+        cite("seed 003 §Warmup是怎样起作用的 claim 25", tests="claim 25"),
     )
     gate = vd.late_training_gate(
         claim=claim, source=source, claimed="plateau, then NaN", computed=computed, steps=budget.warmup.steps
@@ -545,7 +589,7 @@ def _first_step_row(adam: list[float], sgd: list[float]) -> vd.Verdict:
     most = {"estimator": "fraction", "low": vd.MOST_SEEDS[0], "high": vd.MOST_SEEDS[1]}
     row = vd.check_estimate(
         claim="Adam's first step moves every block by O(η), whatever its gradient",
-        source="seed 003 §我们真的担心梯度消失吗 claims 16, 17",
+        source=cite("seed 003 §我们真的担心梯度消失吗 claims 16, 17", tests=("claim 16", "claim 17")),
         claimed="block 1 ≈ block N, where SGD's are not, in most seeds",
         computed="first step, ‖Δθ_1‖/‖θ_1‖ ÷ ‖Δθ_N‖/‖θ_N‖ per seed: Adam "
         + ", ".join(f"{a:.2f}" for a in adam)
@@ -568,7 +612,10 @@ def _warmup_ratio_row(ratio: dict, adam, warm, sgd) -> vd.Verdict:
     """Seed 003 claims 23, 26: with warmup the bottom/top update ratio is higher, seed by seed."""
     return vd.check_each_seed(
         claim="Warmup keeps the lower blocks learning along with the top ones",
-        source="seed 003 §Warmup是怎样起作用的 claims 23, 26; seed 003 annotated §5.3 claim §5.3.1",
+        source=cite(  # claim 23 (which layers learn first without warmup) is the baseline, not the contrast judged
+            "seed 003 §Warmup是怎样起作用的 claims 23, 26; seed 003 annotated §5.3 claim §5.3.1",
+            tests=("claim 26", "claim §5.3.1"),
+        ),
         claimed="bottom/top update ratio higher with warmup",
         computed="mean over the run per seed: no warmup "
         + ", ".join(f"{r:.3f}" for r in ratio[adam])
@@ -608,13 +655,13 @@ def _xiong_lemma_rows(probe: ex.XiongProbe) -> list[vd.Verdict]:
     return [
         vd.check_expr(
             "Lemma 1: E‖ReLU(X)‖² = σ²d/2 for X ~ N(0, σ²I_d) (per coordinate σ²/2)",
-            f"{XIONG}, Lemma 1; SymPy",
+            cite(f"{XIONG}, Lemma 1; SymPy", paper="Xiong et al."),
             relu["symbols"]["sigma"] ** 2 / 2,
             relu["E[relu(X)^2]"],
         ),
         vd.check_expr(
             "Lemma 2, Post-LN: E‖x^{post,5}_l‖² = 3d/2 (the FFN sum before the LN)",
-            f"{XIONG}, Lemma 2; SymPy",
+            cite(f"{XIONG}, Lemma 2; SymPy", paper="Xiong et al."),
             sp.Rational(3, 2) * d_sym,
             lem["paper"]["post_ffn_sum"],
             f"SymPy: Lemma 1 through a d×d Xavier FFN; with this chapter's d_ff = {probe.d_ff} (d = {d}) the "
@@ -622,14 +669,14 @@ def _xiong_lemma_rows(probe: ex.XiongProbe) -> list[vd.Verdict]:
         ),
         vd.check_expr(
             "Lemma 2, Pre-LN: (1 + l/2)d ≤ E‖x_l‖² (lower bound)",
-            f"{XIONG}, Lemma 2; SymPy",
+            cite(f"{XIONG}, Lemma 2; SymPy", paper="Xiong et al."),
             (1 + ell / 2) * d_sym,
             lem["paper"]["pre_lower"],
             f"SymPy: FFN adds d/2 per layer, attention ≥ 0; at d_ff = {probe.d_ff}: (1 + {f_ours:.3f}·l)d",
         ),
         vd.check_expr(
             "Lemma 2, Pre-LN: E‖x_l‖² ≤ (1 + 3l/2)d (upper bound)",
-            f"{XIONG}, Lemma 2; SymPy",
+            cite(f"{XIONG}, Lemma 2; SymPy", paper="Xiong et al."),
             (1 + 3 * ell / 2) * d_sym,
             lem["paper"]["pre_upper"],
             f"SymPy: FFN adds d/2 per layer, attention ≤ d; at d_ff = {probe.d_ff}: (1 + {1 + f_ours:.3f}·l)d",
@@ -652,11 +699,11 @@ def _xiong_lemma2_post_rows(probe: ex.XiongProbe, bounds: dict) -> list[vd.Verdi
     level = bounds["ours post_ffn_sum"][0]  # Lemma 1 through this chapter's d → d_ff → d FFN, in units of d
     off_sphere = [max(abs(s / d - 1) for s in seed[1:]) for seed in post.sq_norms_per_seed]
     sums = [[s / d for s in seed] for seed in post.ffn_sum_per_seed]  # seeds × L
-    source = f"{XIONG}, Lemma 2; measured L = {deep}"
+    source = cite(f"{XIONG}, Lemma 2; measured L = {deep}", paper="Xiong et al.")
     return [
         vd.check_each_seed(
             claim="Post-LN: every LayerNorm output has ‖x_l‖² = d",
-            source=f"{XIONG}, Lemma 2 (its proof); measured L = {deep}",
+            source=cite(f"{XIONG}, Lemma 2 (its proof); measured L = {deep}", paper="Xiong et al."),
             claimed="‖x_l‖²/d = 1",
             shows=[x <= LN_NORM_ATOL for x in off_sphere],
             computed="max over l of |E‖x_l‖²/d − 1| per seed: " + ", ".join(f"{x:.1e}" for x in off_sphere),
@@ -700,7 +747,7 @@ def _xiong_lemma2_pre_rows(probe: ex.XiongProbe, bounds: dict) -> list[vd.Verdic
     d, deep = probe.d_model, max(n for _, n in probe.stacks)
     pre_sq = [[s / d for s in seed] for seed in probe.stacks[("pre", deep)].sq_norms_per_seed]  # seeds × (L+1)
     lo, hi = bounds["paper pre_lower"], bounds["paper pre_upper"]
-    source = f"{XIONG}, Lemma 2; measured L = {deep}"
+    source = cite(f"{XIONG}, Lemma 2; measured L = {deep}", paper="Xiong et al.")
     top = [seed[-1] for seed in pre_sq]
     return [
         vd.check_statistic(
@@ -733,7 +780,7 @@ def _xiong_theorem1_rows(probe: ex.XiongProbe) -> list[vd.Verdict]:
     """Xiong et al.'s Theorem 1 and Fig. 3(c,d), measured: ‖∂L/∂W^{2,L}‖_F against the depth L, each seed's
     value at every depth, the growth law over two depth ranges (:func:`~deepnotes.show.verdicts.check_slope`)."""
     depths = probe.depths
-    source = f"{XIONG}, Theorem 1 and Fig. 3(c,d); measured L = {depths}"
+    source = cite(f"{XIONG}, Theorem 1 and Fig. 3(c,d); measured L = {depths}", paper="Xiong et al.")
     per_depth = {norm: [probe.stacks[(norm, n)].last_w2_per_seed for n in depths] for norm in ex.PAPER_STYLES}
     return [
         vd.check_slope(
@@ -766,7 +813,7 @@ def _xiong_profile_rows(probe: ex.XiongProbe) -> list[vd.Verdict]:
     """Xiong et al.'s Fig. 3(a,b) and §3.4, measured: the FFN gradient norms layer by layer, the drift of their
     mean over seeds with its bootstrap over seeds."""
     n = probe.profile_depth
-    source = f"{XIONG}, Fig. 3(a,b) and §3.4; measured L = {n}"
+    source = cite(f"{XIONG}, Fig. 3(a,b) and §3.4; measured L = {n}", paper="Xiong et al.")
     stacks = {norm: probe.stacks[(norm, n)] for norm in ex.PAPER_STYLES}
     seeds = {norm: list(zip(s.w1_per_seed, s.w2_per_seed, strict=True)) for norm, s in stacks.items()}
 
@@ -822,9 +869,10 @@ def liu_verdicts(probe: ex.LiuProbe) -> vd.VerdictTable:
     form fits best and within FIT_RTOL; "in trend" when only the ordering (Post-LN's grows faster)
     holds. The log-log slopes are shown beside them."""
     fit = _LiuFit.of(probe)
-    source = (
+    source = cite(  # Liu et al.'s growth laws; the seed claims that report Admin's finding are context
         f"{LIU}, Theorem 2, Corollaries 1-2 and Fig. 4; seed 000 (opening) claim 3; seed 001 §前言 claims 3, 4; "
-        f"measured N = {fit.depths}"
+        f"measured N = {fit.depths}",
+        paper="Liu et al.",
     )
     return vd.VerdictTable([_liu_post_row(fit, probe, source), _liu_pre_row(fit, source)])
 
@@ -903,7 +951,7 @@ class _LiuFit:
         return ", ".join(f"{name} {r:.3f}" for name, r in self.fits[norm].items()) + f" (best: {self.best[norm]})"
 
 
-def _liu_post_row(fit: _LiuFit, probe: ex.LiuProbe, source: str) -> vd.Verdict:
+def _liu_post_row(fit: _LiuFit, probe: ex.LiuProbe, source: Source) -> vd.Verdict:
     """Liu et al.'s Theorem 2 / Corollary 1, measured: Post-LN's output change grows like O(N)."""
     mean, slope = fit.mean, fit.slope
     post_grows = slope["post"] > SLOPE_ATOL and fit.apart
@@ -930,7 +978,7 @@ def _liu_post_row(fit: _LiuFit, probe: ex.LiuProbe, source: str) -> vd.Verdict:
     )
 
 
-def _liu_pre_row(fit: _LiuFit, source: str) -> vd.Verdict:
+def _liu_pre_row(fit: _LiuFit, source: Source) -> vd.Verdict:
     """Liu et al.'s Theorem 2 / Corollary 2, measured: Pre-LN's output change grows only like O(log N)."""
     depths, mean, slope, apart = fit.depths, fit.mean, fit.slope, fit.apart
     pre_ok = fit.best["pre"] == "log N" and fit.fits["pre"]["log N"] <= FIT_RTOL
@@ -956,7 +1004,7 @@ def _liu_pre_row(fit: _LiuFit, source: str) -> vd.Verdict:
     )
 
 
-def _range_dependent_row(claim: str, source: str, fit: _LiuFit, norm: str) -> vd.Verdict:
+def _range_dependent_row(claim: str, source: Source, fit: _LiuFit, norm: str) -> vd.Verdict:
     """A growth law whose preferred form changes with the depth range fitted: not judged (issue 44)."""
     return vd.Verdict(
         claim,

@@ -20,6 +20,7 @@ from deepnotes.core.measure import NOISE_SIGMAS, StreamProfile, unrelated_cosine
 from deepnotes.core.validate import Count, Depth, Finite, Positive
 from deepnotes.cost.model import Derivations
 from deepnotes.show import verdicts as vd
+from deepnotes.show.cite import cite
 
 # Thresholds, fixed from the task before any run. A run's "fraction learned" is
 # (plateau − final loss)/(plateau − floor): 0 on the Markov language's context-free plateau (the loss of
@@ -64,7 +65,10 @@ def predictions(depth: Depth) -> vd.VerdictTable:
         [
             vd.check_true(
                 claim="GPT-3 has over a hundred billion parameters yet only 96 layers",
-                source="seed 000 claim 1; seed 001 §前言 claim 1; Brown et al. 2020 (GPT-3), Table 2.1",
+                source=cite(
+                    "seed 000 claim 1; seed 001 §前言 claim 1; Brown et al. 2020 (GPT-3), Table 2.1",
+                    tests="000 claim 1",
+                ),
                 claimed="> 1e11 parameters at 96 layers",
                 computed=f"12·L·d² + V·d at L = {layers}, d = {width}, V = {vocab}: {gpt3:.3g}",
                 ok=gpt3 > 1e11,
@@ -73,23 +77,22 @@ def predictions(depth: Depth) -> vd.VerdictTable:
             ),
             vd.check_number(
                 f"Encoder / decoder-only at N = {depth}: α = (2N)^(1/4)",
-                f"{DEEPNET} Fig. 2; seed 000 §初步结论 eq. (14); seed 001 §5）初步结论 eq. (14)",
+                cite(f"{DEEPNET} Fig. 2; seed 000 §初步结论 eq. (14); seed 001 §5）初步结论 eq. (14)", paper="DeepNet"),
                 paper_enc[0],
                 enc[0],
                 rtol=ARITHMETIC_RTOL,
             ),
-            vd.check_number("… and β = (8N)^(-1/4)", f"{DEEPNET} Fig. 2", paper_enc[1], enc[1], rtol=ARITHMETIC_RTOL),
-            vd.check_number(
-                f"Decoder of an encoder-decoder at M = {depth}: α = (3M)^(1/4)",
-                f"{DEEPNET} Fig. 2",
-                paper_dec[0],
-                dec[0],
-                rtol=ARITHMETIC_RTOL,
+            *(
+                vd.check_number(claim, cite(f"{DEEPNET} Fig. 2", paper="DeepNet"), said, got, rtol=ARITHMETIC_RTOL)
+                for claim, said, got in (
+                    ("… and β = (8N)^(-1/4)", paper_enc[1], enc[1]),
+                    (f"Decoder of an encoder-decoder at M = {depth}: α = (3M)^(1/4)", paper_dec[0], dec[0]),
+                    ("… and β = (12M)^(-1/4)", paper_dec[1], dec[1]),
+                )
             ),
-            vd.check_number("… and β = (12M)^(-1/4)", f"{DEEPNET} Fig. 2", paper_dec[1], dec[1], rtol=ARITHMETIC_RTOL),
             vd.check_expr(
                 "Warmup: start at a learning rate of order η/N",
-                WARMUP_SOURCE,
+                cite(WARMUP_SOURCE, tests="claim 8"),
                 derive.eta / N,
                 wl["start_lr"],
                 f"SymPy: ΔL_N(η') = ΔL_1(η) gives η' = η/N; a linear warmup of T steps starts at η/T, so "
@@ -117,8 +120,11 @@ def at_initialization(
         [
             vd.check_each_seed(
                 claim=f"Post-LN loses the identity path: x_0's weight (1+v)^(-l/2) is gone at N = {depth}",
-                source="seed 002 §残差连接 eq. (14); seed 003 §LN真的能缓解梯度消失 eq. (4), claim 7; "
-                "seed 000 annotated §11.3 claim §11.3.1",
+                source=cite(
+                    "seed 002 §残差连接 eq. (14); seed 003 §LN真的能缓解梯度消失 eq. (4), claim 7; "
+                    "seed 000 annotated §11.3 claim §11.3.1",
+                    tests=("eq. (14)", "claim 7"),
+                ),
                 claimed=f"2^(-{depth}) = {predicted['post'][-1]:.3g} (v = 1)",
                 computed=f"cos(x_N, x_0): post {vd.seeds_text(cos['post'])}, deepnorm {vd.seeds_text(cos['deepnorm'])} "
                 f"(derived {predicted['deepnorm'][-1]:.3f})",
@@ -129,8 +135,11 @@ def at_initialization(
             ),
             vd.check_each_seed(
                 claim="Post-LN's lowest blocks get vanishing gradients at depth",
-                source="seed 003 §LN真的能缓解梯度消失 claim 7; seed 003 §梯度消失说的是什么意思 claim 1; "
-                "seed 000 annotated §9.2 claim §9.2.1",
+                source=cite(
+                    "seed 003 §LN真的能缓解梯度消失 claim 7; seed 003 §梯度消失说的是什么意思 claim 1; "
+                    "seed 000 annotated §9.2 claim §9.2.1",
+                    tests="claim 7",
+                ),
                 claimed="‖g_1‖/‖g_N‖ → 0 with depth",
                 computed=", ".join(f"{s} {vd.seeds_text(r)}" for s, r in ratio.items()),
                 shows=[ratio["post"][k] < VANISHED < ratio["deepnorm"][k] for k in each],
@@ -138,7 +147,9 @@ def at_initialization(
             ),
             vd.check_each_seed(
                 claim=f"A {depth}-block DeepNorm stack's G(l)/G(N) lies in the 'healthy' band {lo:g}–{hi:g} at init",
-                source="seed 000 annotated §12.3 claim §12.3.2; seed 000 annotated eqs. (70), (72)",
+                source=cite(
+                    "seed 000 annotated §12.3 claim §12.3.2; seed 000 annotated eqs. (70), (72)", tests="claim §12.3.2"
+                ),
                 claimed=f"DeepNorm: {lo:g} ≤ G(l)/G(N) ≤ {hi:g} for every l",
                 computed="; ".join(
                     f"{s} " + ", ".join(f"{low:.3g}–{high:.3g}" for low, high in bands) for s, bands in band.items()
@@ -228,8 +239,11 @@ def _headline_rows(runs: ex.Runs, budget: Budget | str) -> list[vd.Verdict]:
     return [
         vd.check_outcome(
             claim=f"Post-LN does not train at N = {n} (without help), where DeepNorm does",
-            source=f"{DEEPNET} §5, Table 1 (Post-LN unstable from 50L-50L on WMT-17, DeepNet to 100L-100L); "
-            f"§6, Table 2 (1,000 layers); {THOUSAND_LAYERS}",
+            source=cite(
+                f"{DEEPNET} §5, Table 1 (Post-LN unstable from 50L-50L on WMT-17, DeepNet to 100L-100L); "
+                f"§6, Table 2 (1,000 layers); {THOUSAND_LAYERS}",
+                paper="DeepNet",
+            ),
             expected={"post": False, "deepnorm": True},
             measured={"post": per_seed("post", n), "deepnorm": per_seed("deepnorm", n)},
             threshold=TRAINED,
@@ -240,7 +254,10 @@ def _headline_rows(runs: ex.Runs, budget: Budget | str) -> list[vd.Verdict]:
         _shallow_post_verdict(runs, w, shallow, failing),
         vd.check_outcome(
             claim=f"DeepNorm trains {n} blocks with the learning rate that trains {shallow}",
-            source=f"{DEEPNET} title, abstract, §6 Fig. 8 (BLEU rising with depth to 1,000 layers); {THOUSAND_LAYERS}",
+            source=cite(
+                f"{DEEPNET} title, abstract, §6 Fig. 8 (BLEU rising with depth to 1,000 layers); {THOUSAND_LAYERS}",
+                tests="claim 4",
+            ),
             expected={f"deepnorm N = {shallow}": True, f"deepnorm N = {n}": True},
             measured={
                 f"deepnorm N = {shallow}": per_seed("deepnorm", shallow),
@@ -254,8 +271,11 @@ def _headline_rows(runs: ex.Runs, budget: Budget | str) -> list[vd.Verdict]:
         vd.check_outcome(
             claim="DeepNet's bound 2N(β/α)² ≤ 1 separates the runs that train from those that do not "
             "(one constant removed breaks it)",
-            source=f"{DEEPNET} §4 (the update bound on α and β); seed 000 §初步结论 claim 17; "
-            "seed 001 §5）初步结论 claims 20, 21 (λ/α = 1/√(2N))",
+            source=cite(
+                f"{DEEPNET} §4 (the update bound on α and β); seed 000 §初步结论 claim 17; "
+                "seed 001 §5）初步结论 claims 20, 21 (λ/α = 1/√(2N))",
+                paper="DeepNet",
+            ),
             expected={"deepnorm": True, **{lab: False for lab in ex.APART}},
             measured={lab: per_seed(lab, n) for lab in ("deepnorm", *ex.APART)},
             threshold=TRAINED,
@@ -281,13 +301,13 @@ def _pre_easier_row(trained: dict[str, set[int]], same: str) -> vd.Verdict:
     if not (trained["pre"] or trained["post"]):  # a comparison of two failures says nothing about which is easier
         return vd.uncheckable(
             "Pre-LN is easier to train than Post-LN",
-            PRE_VS_POST,
+            cite(PRE_VS_POST, tests="claim 12"),
             claimed,
             f"neither style trained at any of the frontier's depths ({computed}; {same}): no contrast to judge",
         )
     return vd.check_true(
         claim="Pre-LN is easier to train than Post-LN",
-        source=PRE_VS_POST,
+        source=cite(PRE_VS_POST, tests="claim 12"),
         claimed=claimed,
         computed=computed,
         ok=bool(pre_only) and not post_only,
@@ -309,7 +329,7 @@ def _beyond_headline_rows(runs: ex.Runs, budget: Budget | str) -> list[vd.Verdic
     rows.append(
         vd.uncheckable(
             "…but Post-LN ends better than Pre-LN",
-            POST_ENDS_BETTER,
+            cite(POST_ENDS_BETTER, tests="claim 12.1"),
             "post's final quality is better",
             f"needs runs trained to convergence; these stop after {runs.steps} steps",
         )
@@ -317,9 +337,10 @@ def _beyond_headline_rows(runs: ex.Runs, budget: Budget | str) -> list[vd.Verdic
     rows.append(
         vd.check_outcome(
             claim="ReZero (every gate starting at 0) trains deep stacks without warmup",
-            source=(
+            source=cite(
                 "seed 002 §残差连接 claim 22; seed 002 §残差连接 eq. (17); "
-                "ReZero (arXiv 2003.04887) §4, Fig. 3 (Transformers to 128 layers)"
+                "ReZero (arXiv 2003.04887) §4, Fig. 3 (Transformers to 128 layers)",
+                tests="claim 22",
             ),
             expected={f"rezero N = {n}": True},
             measured={f"rezero N = {n}": per_seed("rezero", n)},
@@ -334,7 +355,7 @@ def _beyond_headline_rows(runs: ex.Runs, budget: Budget | str) -> list[vd.Verdic
     rows.append(
         vd.uncheckable(
             "A 200-layer deep and narrow model (3.2 B parameters) beats a 48-layer wide one (12 B)",
-            "seed 000 §事后分析 claim 28, figure 1; seed 001 §7）事后分析 claim 34, figure 2",
+            cite("seed 000 §事后分析 claim 28, figure 1; seed 001 §7）事后分析 claim 34, figure 2", tests="claim 28"),
             "200L beats 48L on multilingual translation",
             "needs multilingual translation at billions of parameters; nothing offline measures it",
         )
@@ -352,9 +373,10 @@ def training(runs: ex.Runs, budget: Budget | str) -> vd.VerdictTable:
 def _shallow_post_verdict(runs: ex.Runs, w: int, shallow: int, failing: int) -> vd.Verdict:
     """DeepNet's Post-LN: its 6L-6L trains, its 18L-18L does not (the frontier depths nearest those)."""
     claim = f"Post-LN trains DeepNet's shallow stack but not its {FAILING_DEPTH}-layer one"
-    source = (
+    source = cite(
         f"{DEEPNET} §5, Table 1 (6L-6L Post-LN trains); §3, Fig. 3(c) (18L-18L Post-LN does not converge); "
-        "seed 003 §我们真的担心梯度消失吗 claim 19 (deeper Post-Norm is harder to train)"
+        "seed 003 §我们真的担心梯度消失吗 claim 19 (deeper Post-Norm is harder to train)",
+        tests="claim 19",
     )
     claimed = f"trains at N = {SHALLOW_DEPTH}, not at N = {FAILING_DEPTH}"
     if failing <= shallow:
@@ -384,13 +406,15 @@ def _warmup_verdict(runs: ex.Runs, w: int, depths: tuple[int, ...]) -> vd.Verdic
     if not tested:
         return vd.uncheckable(
             claim,
-            WARMUP_WORKS,
+            cite(WARMUP_WORKS, tests="claim 8.1"),
             "post + warmup (T = N) trains where post fails",
             "no depth here where Post-LN without warmup fails and a warmup of N steps fits in the run",
         )
     return vd.check_outcome(  # the depths are those where Post-LN without warmup fails: the contrast is shown
         claim=claim,
-        source=f"{WARMUP_WORKS}; {DEEPNET} §3, Fig. 4(a) (warmup steadies 18L-18L Post-LN's updates)",
+        source=cite(
+            f"{WARMUP_WORKS}; {DEEPNET} §3, Fig. 4(a) (warmup steadies 18L-18L Post-LN's updates)", tests="claim 8.1"
+        ),
         expected={f"post + warmup N = {d}": True for d in tested},
         measured={f"post + warmup N = {d}": runs.fractions(ex.WARMED, d, w) for d in tested},
         threshold=TRAINED,
@@ -420,7 +444,10 @@ def _rates_verdict(tmap: ex.TrainabilityMap, w: int) -> vd.Verdict:
         "DeepNorm's bound on the model update, derived for SGD, works for Adam: the rates that train it do "
         "not shrink with depth"
     )
-    source = f'{DEEPNET} §4.3 ("our analysis is based on SGD update, and we empirically verify it works well for Adam")'
+    source = cite(
+        f'{DEEPNET} §4.3 ("our analysis is based on SGD update, and we empirically verify it works well for Adam")',
+        paper="DeepNet",
+    )
     claimed = f"highest trained rate at N = {top} ≥ at N = {bottom}"
     if top == bottom:
         return vd.uncheckable(claim, source, claimed, f"the map has one depth ({top}) at this budget")
@@ -465,7 +492,7 @@ def _deepest_verdict(runs: ex.Runs, budget: Budget | str) -> vd.Verdict:
     at_depth, deepest = _stably_trained(runs, "deepnorm", sub.depth, w), _stably_trained(runs, deep, n, w, rate)
     return vd.check_each_seed(
         claim="The analysis lets 1000 layers and deeper train stably",
-        source="seed 000 annotated §13 claim §13.7",
+        source=cite("seed 000 annotated §13 claim §13.7", tests="claim §13.7"),
         claimed=f"DeepNorm trained and stable at N = {sub.depth} and N = {n}",
         computed=f"deepnorm at N = {sub.depth}: {fractions_text(runs, w, 'deepnorm', sub.depth)}; {deep} at N = {n}: "
         f"{fractions_text(runs, w, deep, n, rate)}, {runs.seconds_per_member_step(deep, n, rate):.2f} s per "

@@ -30,6 +30,7 @@ from deepnotes.core.train import FRACTION_READ, History
 from deepnotes.core.validate import Finite
 from deepnotes.cost.model import Derivations
 from deepnotes.show import verdicts as vd
+from deepnotes.show.cite import Source, cite
 
 # --- the derivation
 BELOW_E_CHECKED_UP_TO = 100_000  # (1 + 1/N)^N < e checked for N = 1..this
@@ -85,37 +86,37 @@ def _variance_rule_rows() -> list[vd.Verdict]:
     return [
         vd.check_expr(
             "With O(1) gradients ΔL = O(ηNK); to cancel N the gradients must be O(1/√N)",
-            "seed 004 §治标之法 claim 10",
+            cite("seed 004 §治标之法 claim 10", tests="claim 10"),
             -sp.Rational(1, 2),
             depth_cancelling_exponent("sgd"),
         ),
         vd.check_expr(
             "Forward-stable init of y = xW: zero mean, variance 1/n",
-            "seed 004 §稳定传播 claim 13; seed 000 annotated eq. (30)",
+            cite("seed 004 §稳定传播 claim 13; seed 000 annotated eq. (30)", tests="claim 13"),
             1 / n_,
             pl["forward_var"],
         ),
         vd.check_expr(
             "With ReLU the variance becomes 2/n",
-            "seed 004 §稳定传播 claim 14; seed 003 annotated eq. (16)",
+            cite("seed 004 §稳定传播 claim 14; seed 003 annotated eq. (16)", tests="claim 14"),
             2 / n_,
             pl["he_forward_var"],
         ),
         vd.check_expr(
             "Backward-stable init: variance 1/m",
-            "seed 004 §稳定传播 eq. (3), claim 15; seed 003 annotated eq. (8)",
+            cite("seed 004 §稳定传播 eq. (3), claim 15; seed 003 annotated eq. (8)", tests="claim 15"),
             1 / m_,
             pl["backward_var"],
         ),
         vd.check_expr(
             "Xavier averages the two: 2/(n+m)",
-            "seed 004 §稳定传播 claim 16; seed 000 annotated eq. (31)",
+            cite("seed 004 §稳定传播 claim 16; seed 000 annotated eq. (31)", tests="claim 16"),
             2 / (n_ + m_),
             pl["xavier"],
         ),
         vd.check_expr(
             "With the forward-stable init the backward second moment is m/n times the original",
-            "seed 004 §稳定传播 claim 17; seed 003 annotated eq. (7)",
+            cite("seed 004 §稳定传播 claim 17; seed 003 annotated eq. (7)", tests="claim 17"),
             m_ / n_,
             pl["backward_gain"],
         ),
@@ -129,7 +130,7 @@ def _stable_gradient_rows() -> list[vd.Verdict]:
     return [
         vd.check_true(
             claim="Forward stable ⇒ backward fixed: no depth-dependent gradient scale is left",
-            source="seed 004 §稳定传播 claims 18, 19",
+            source=cite("seed 004 §稳定传播 claims 18, 19", tests=("claim 18", "claim 19")),
             claimed="gradients independent of N",
             computed=f"every layer stable: {sp.sstr(pg['grad_every_layer_stable'])}; "
             f"output only: {sp.sstr(pg['grad_output_stable'])}, "
@@ -142,7 +143,7 @@ def _stable_gradient_rows() -> list[vd.Verdict]:
         ),
         vd.check_true(
             claim="Only shrinking the gradients is easy: lower the init variance",
-            source="seed 004 §稳定传播 claim 11; asked by 小刘lhy, 2022-03-19",
+            source=cite("seed 004 §稳定传播 claim 11; asked by 小刘lhy, 2022-03-19", tests="claim 11"),
             claimed="gradients shrink",
             computed=f"gradient {sp.sstr(pg['grad'].subs(sr.out_gain, 1))}, "
             f"hidden moments {sp.sstr(pg['hidden_moment'])}; "
@@ -163,23 +164,31 @@ def _residual_rows() -> list[vd.Verdict]:
     return [
         vd.check_expr(
             "Residual Jacobian: ∂y/∂x = I + ε ∂f/∂x",
-            "seed 004 §残差初现 eq. (6)",
+            cite("seed 004 §残差初现 eq. (6)", tests="eq. (6)"),
             1 + e_ * sp.Derivative(res["f"], x_),
             res["dy/dx"],
         ),
         vd.check_expr(
-            "Parameter gradient: ∂L/∂θ = ε ∂L/∂y ∂f/∂θ", "seed 004 §残差初现 eq. (7)", e_, res["param_grad_scale"]
+            "Parameter gradient: ∂L/∂θ = ε ∂L/∂y ∂f/∂θ",
+            cite("seed 004 §残差初现 eq. (7)", tests="eq. (7)"),
+            e_,
+            res["param_grad_scale"],
         ),
         vd.check_expr(
             "ε = 1/√N scales the gradients by 1/√N and removes N from ΔL",
-            "seed 004 §残差初现 claim 23",
+            cite("seed 004 §残差初现 claim 23", tests="claim 23"),
             sp.Integer(0),
             inc["exponent"].subs(inc["symbols"]["p"], sp.Rational(1, 2)),
         ),
-        vd.check_expr("(1 + 1/N)^N tends to e", "seed 004 §足够的小 eq. (8)", sp.E, lim["1/N"]["one_d_limit"]),
+        vd.check_expr(
+            "(1 + 1/N)^N tends to e",
+            cite("seed 004 §足够的小 eq. (8)", tests="eq. (8)"),
+            sp.E,
+            lim["1/N"]["one_d_limit"],
+        ),
         vd.check_true(
             claim="(1 + 1/N)^N < e",
-            source="seed 004 §足够的小 eq. (8)",
+            source=cite("seed 004 §足够的小 eq. (8)", tests="eq. (8)"),
             claimed="< e for every N",
             computed=f"N = 1..{BELOW_E_CHECKED_UP_TO} checked",
             ok=below_e,
@@ -187,7 +196,7 @@ def _residual_rows() -> list[vd.Verdict]:
         ),
         vd.check_true(
             claim="1-D: ε = 1/√N is not enough, (1 + 1/√N)^N is unbounded",
-            source="seed 004 §足够的小 claims 26, 25",
+            source=cite("seed 004 §足够的小 claims 26, 25", tests="claim 26"),
             claimed="unbounded",
             computed=sp.sstr(lim["1/sqrt(N)"]["one_d_limit"]),
             ok=lim["1/sqrt(N)"]["one_d_limit"] == sp.oo,
@@ -195,20 +204,20 @@ def _residual_rows() -> list[vd.Verdict]:
         ),
         vd.check_expr(
             "1-D: ε must be O(1/N), i.e. ε = N^{-p} with p ≥ 1",
-            "seed 004 §足够的小 claim 26",
+            cite("seed 004 §足够的小 claim 26", tests="claim 26"),
             sp.Integer(1),
             one_d_p,
             "log(1+ε)^N ≈ Nε is bounded iff N^{1-p} is",
         ),
         vd.check_expr(
             "High-D: ‖v ∂y/∂x‖² ≈ (1 + ε²)‖v‖² when v·∂f/∂x ⟂ v with the same norm",
-            "seed 004 §足够的小 eqs. (9), (10)",
+            cite("seed 004 §足够的小 eqs. (9), (10)", tests="eq. (10)"),
             1 + e_**2,
             hd["factor"],
         ),
         vd.check_expr(
             "High-D: ε = 1/√N basically suffices, (1 + 1/N)^N → e",
-            "seed 004 §足够的小 claim 28",
+            cite("seed 004 §足够的小 claim 28", tests="claim 28"),
             sp.E,
             lim["1/sqrt(N)"]["high_d_limit"],
         ),
@@ -223,14 +232,14 @@ def _comment_rows() -> list[vd.Verdict]:
     return [
         vd.check_expr(
             "Reader: with ε = 1/√N the expansion factor tends to e²",
-            "seed 004 comment 4 (2022-03-21)",
+            cite("seed 004 comment 4 (2022-03-21)", tests="comment 4"),
             sp.exp(2),
             ce["limit"],
             f"the limit is {sp.sstr(ce['limit'])}: the factor grows without bound",
         ),
         vd.check_scaling(
             "Su's reply: (1 + 1/√N)^N ≈ e^{√N}",
-            "seed 004 comment 5 (2022-03-21)",
+            cite("seed 004 comment 5 (2022-03-21)", tests="comment 5"),
             sp.exp(sp.sqrt(N)),
             sp.exp(sp.sqrt(N)) * ce["ratio_limit"],
             N,
@@ -239,7 +248,7 @@ def _comment_rows() -> list[vd.Verdict]:
         ),
         vd.check_true(
             claim="王珣: the limit is not e²",
-            source="seed 004 comment 6 (2022-03-21)",
+            source=cite("seed 004 comment 6 (2022-03-21)", tests="comment 6"),
             claimed="≠ e²",
             computed=sp.sstr(ce["limit"]),
             ok=ce["limit"] != sp.exp(2),
@@ -247,20 +256,23 @@ def _comment_rows() -> list[vd.Verdict]:
         ),
         vd.check_expr(
             "于锡祥: e² would need the exponent 2√N; with exponent N Su is right",
-            "seed 004 comment 7 (2022-04-06)",
+            cite("seed 004 comment 7 (2022-04-06)", tests="comment 7"),
             sp.exp(2),
             ce["e_squared_case"],
         ),
         vd.check_expr(
             "Su to alann (1): with a Norm after it, αx + f(x) and x + εf(x) are equivalent",
-            "seed 004 comment 1 (2022-03-21); seed 000 annotated eq. (24); seed 001 §3）FFN 层梯度 eq. (4)",
+            cite(
+                "seed 004 comment 1 (2022-03-21); seed 000 annotated eq. (24); seed 001 §3）FFN 层梯度 eq. (4)",
+                tests="comment 1",
+            ),
             sp.Integer(0),
             sp.simplify(ln["difference"].norm()),
             "‖LN(c z) − LN(z)‖ = 0 for c > 0, so LN(αx + f) = LN(α(x + εf)) = LN(x + εf)",
         ),
         vd.check_true(
             claim="Su to alann (2): without a Norm, x + εf(x) diverges less easily",
-            source="seed 004 comment 2 (2022-03-21)",
+            source=cite("seed 004 comment 2 (2022-03-21)", tests="comment 2"),
             claimed="x + εf grows slower",
             computed=f"per-layer factors α² + 1 vs 1 + 1/α²; the first is larger for {sp.sstr(alpha_wins)}",
             ok=alpha_wins.as_set() == sp.Interval.open(1, sp.oo),
@@ -268,7 +280,7 @@ def _comment_rows() -> list[vd.Verdict]:
         ),
         vd.check_true(
             claim="Su to alann (3): trained with the same lr, ε learns faster (relatively) than α",
-            source="seed 004 comment 3 (2022-03-21)",
+            source=cite("seed 004 comment 3 (2022-03-21)", tests="comment 3"),
             claimed="ε faster",
             computed=f"relative Adam step of ε over that of α: {sp.sstr(sk['relative_speed'])}",
             ok=sk["relative_speed"].subs(a_, SPEED_ALPHA) > 1,
@@ -293,7 +305,7 @@ def _per_layer_mn_row(sweep: GradientSweep) -> vd.Verdict:
     ]
     return vd.check_estimate(
         claim="Backward second moment per layer × m/n under the forward-stable init",
-        source="seed 004 §稳定传播 claim 17; measured",
+        source=cite("seed 004 §稳定传播 claim 17; measured", tests="claim 17"),
         claimed=f"each layer's factor = its m/n on average (within × {MN_RULE_FACTOR:g})",
         samples=factors,
         estimator="mean",
@@ -311,9 +323,9 @@ def _mean_field_row(sweep: GradientSweep, kind: str, width: int) -> vd.Verdict:
     ε-scaled gradient; the plain stack tests §稳定传播 claim 19's depth-fixed one."""
     depths = sweep.depths
     source = (
-        "seed 004 §稳定传播 claim 19; measured"
+        cite("seed 004 §稳定传播 claim 19; measured", tests="claim 19")
         if kind == "plain"
-        else "seed 004 §残差初现 eq. (7); seed 004 §稳定传播 claim 19; measured"
+        else cite("seed 004 §残差初现 eq. (7); seed 004 §稳定传播 claim 19; measured", tests="eq. (7)")
     )
     medians = ", ".join(f"{sweep.ratio[(kind, width, n)]:.2g}" for n in depths)
     return vd.check_mean_at_deepest(
@@ -345,7 +357,10 @@ def _backward_growth_rows(sweep: GrowthSweep) -> list[vd.Verdict]:
                     vd.check_estimate(
                         claim=f"width {width}, N = {n_max}, ε = {kind}: per-layer growth of ‖vJ‖² is of order 1+ε², "
                         "not 1+ε",
-                        source="seed 004 §足够的小 eq. (10), claim 28; seed 004 §残差初现 claim 22; measured",
+                        source=cite(
+                            "seed 004 §足够的小 eq. (10), claim 28; seed 004 §残差初现 claim 22; measured",
+                            tests=("eq. (10)", "claim 28"),
+                        ),
                         claimed=f"log ‖vJ‖²/‖v‖² ≲ N log(1+ε²) = {pred['high_d']:.3g}, nearer it than the 1-D "
                         f"N log(1+ε)² = {pred['one_d']:.3g}",
                         samples=p.log_growth,
@@ -362,7 +377,7 @@ def _backward_growth_rows(sweep: GrowthSweep) -> list[vd.Verdict]:
                 rows.append(
                     vd.check_estimate(
                         claim=f"width {width}, N = {n_max}, ε = {kind}: growth ≈ 1",
-                        source="seed 004 §足够的小 eq. (10); measured",
+                        source=cite("seed 004 §足够的小 eq. (10); measured", tests="eq. (10)"),
                         claimed=f"log ≈ {pred['high_d']:.2g}",
                         samples=p.log_growth,
                         estimator="median",
@@ -375,7 +390,7 @@ def _backward_growth_rows(sweep: GrowthSweep) -> list[vd.Verdict]:
     return rows
 
 
-def _very_deep_gate(claim: str, claimed: str, n: int, source: str = COMMENT_11) -> vd.Verdict | None:
+def _very_deep_gate(claim: str, claimed: str, n: int, source: Source) -> vd.Verdict | None:
     """Comment 11 speaks of very deep stacks (层数非常深): "not checkable here" below VERY_DEEP blocks."""
     if n >= VERY_DEEP:
         return None
@@ -392,9 +407,10 @@ def _comment_11_growth_row(sweep: GrowthSweep) -> vd.Verdict:
     e1, n_max = sweep.probes[(sweep.wide, "1", sweep.deepest)], sweep.deepest
     claim = "Kk/Su: with ε = 1 (the original ResNet) very deep stacks become unstable"
     claimed = f"‖vJ‖² grows by more than 10^{UNSTABLE_LOG10}"
-    return _very_deep_gate(claim, claimed, n_max) or vd.check_estimate(
+    source = cite(COMMENT_11, tests="comment 11")
+    return _very_deep_gate(claim, claimed, n_max, source) or vd.check_estimate(
         claim=claim,
-        source=COMMENT_11,
+        source=source,
         claimed=claimed,
         computed=f"log10 of ‖vJ‖²'s growth at N = {n_max}",
         samples=[g / math.log(10) for g in e1.log_growth],
@@ -411,9 +427,10 @@ def _comment_11_forward_row(sweep: GrowthSweep) -> vd.Verdict:
     p, n_max, wide = sweep.probes[(sweep.wide, "1", sweep.deepest)], sweep.deepest, sweep.wide
     claim = f"ε = 1: the forward pass of a very deep stack is not stable (width {wide}, N = {n_max})"
     claimed = f"log ‖x_N‖²/‖x_0‖² > {UNSTABLE_LOG10} ln 10"
-    return _very_deep_gate(claim, claimed, n_max) or vd.check_estimate(
+    gate = _very_deep_gate(claim, claimed, n_max, cite(COMMENT_11, tests="comment 11"))
+    return gate or vd.check_estimate(
         claim=claim,
-        source=COMMENT_11 + "; seed 004 §残差初现 claim 21",
+        source=cite(COMMENT_11 + "; seed 004 §残差初现 claim 21", tests="comment 11"),
         claimed=claimed,
         computed=f"log ‖x_N‖²/‖x_0‖² (N log 2 = {n_max * math.log(2):.3g})",
         samples=p.forward_samples,
@@ -435,7 +452,7 @@ def _premise_rows(sweep: GrowthSweep) -> list[vd.Verdict]:
         rows.append(
             vd.check_estimate(
                 claim="A random width-1 stack grows like the 1-D estimate (1+ε)^(2N)",
-                source="seed 004 §足够的小 claim 25 (premise ∂f/∂x ≈ 1); measured",
+                source=cite("seed 004 §足够的小 claim 25 (premise ∂f/∂x ≈ 1); measured", tests="claim 25"),
                 claimed=f"log = {pred1['one_d']:.3g}",
                 computed=f"median log = {one:.3g} at N = {n_max} (mean-field (1+ε²)^N: {pred1['high_d']:.3g})",
                 samples=[g for g in probes[(1, "1", n_max)].log_growth if math.isfinite(g)],
@@ -452,7 +469,7 @@ def _premise_rows(sweep: GrowthSweep) -> list[vd.Verdict]:
         rows.append(
             vd.check_estimate(
                 claim=f"Forward pass, width {wide}, N = {n_max}, ε = {kind}: log ‖x_N‖²/‖x_0‖² ≈ N log(1+ε²)",
-                source="seed 004 §残差初现 claim 21 (small ε: stable forward pass); measured",
+                source=cite("seed 004 §残差初现 claim 21 (small ε: stable forward pass); measured", tests="claim 21"),
                 claimed=f"{pred:.3g}",
                 samples=p.forward_samples,
                 estimator="median",
@@ -472,7 +489,7 @@ def _orthogonal_premise_rows(p, width: int) -> list[vd.Verdict]:
     return [
         vd.check_estimate(
             claim=f"Su's reply: v·∂f/∂x ⟂ v (width {width})",
-            source=source,
+            source=cite(source, tests=("comment 8", "comment 10")),
             claimed=f"mean |cos| ≤ {ORTHO_COS_FACTOR:g}/√m = {bound:.3f}",
             samples=p.cos_samples,
             estimator="mean",
@@ -482,7 +499,7 @@ def _orthogonal_premise_rows(p, width: int) -> list[vd.Verdict]:
         ),
         vd.check_estimate(
             claim=f"Su's reply: ‖v·∂f/∂x‖ ≈ ‖v‖ (width {width})",
-            source=source,
+            source=cite(source, tests="comment 8"),
             claimed=f"mean ‖v·∂f/∂x‖²/‖v‖² = 1 ± {NORM_RATIO_ATOL:g}",
             samples=p.ratio_samples,
             estimator="mean",
@@ -509,7 +526,7 @@ def _branch_spectrum_row(wide: int, spectra: list[list[float]]) -> vd.Verdict:
     small = [sum(x < NEAR_ZERO_SINGULAR * max(sv) for x in sv) / len(sv) for sv in spectra]
     return vd.check_each_seed(
         claim="At init ∂f/∂x is close to (a multiple of) an orthogonal matrix",
-        source="seed 004 §足够的小 claim 27; seed 004 comment 10 (2022-05-16)",
+        source=cite("seed 004 §足够的小 claim 27; seed 004 comment 10 (2022-05-16)", tests="claim 27"),
         claimed=f"σ_min > {SINGULAR_SPREAD:g} σ_max in a random branch",
         computed=f"width {wide}, {len(spread)} random branches: σ_min/σ_max {vd.seeds_text(spread)}; "
         f"share of σ < {NEAR_ZERO_SINGULAR:.0%} of the largest {vd.seeds_text(small)}",
@@ -525,7 +542,7 @@ def _orthogonal_w_row(width: int, random_cos: Finite) -> vd.Verdict:
     expected, identity = math.sqrt(2 / (math.pi * width)), identity_cosine()  # E|cos(x, xQ)|, Q random orthogonal
     return vd.check_true(
         claim="Dreamer312: if W is orthogonal, xW is orthogonal to x",
-        source="seed 004 comment 9 (2022-05-16)",
+        source=cite("seed 004 comment 9 (2022-05-16)", tests="comment 9"),
         claimed="cos(x, xW) = 0",
         computed=f"W = I (orthogonal): cos(x, xI) = {identity:g} for every x (SymPy); random orthogonal W "
         f"(width {width}), measured: mean |cos| = {random_cos:.3f} (√(2/(π·width)) = {expected:.3f})",
@@ -550,7 +567,7 @@ def _plain_second_moment_row(sweep: GrowthSweep) -> vd.Verdict:
     deep = sweep.probes[(wide, "plain", deepest)]
     return vd.check_mean_at_deepest(
         f"A plain stack (forward-stable init) keeps the backward second moment fixed: E‖vJ‖²/‖v‖² = 1 at width {wide}",
-        "seed 004 §稳定传播 claim 19; measured",
+        cite("seed 004 §稳定传播 claim 19; measured", tests="claim 19"),
         f"E[‖vJ‖²/‖v‖²] = 1 (within e^±{PLAIN_DRIFT_LOG:g})",
         {n: [math.exp(g) for g in sweep.probes[(wide, "plain", n)].log_growth] for n in sweep.depths},  # per sample
         (math.exp(-PLAIN_DRIFT_LOG), math.exp(PLAIN_DRIFT_LOG)),
@@ -563,20 +580,23 @@ def growth_verdicts(sweep: GrowthSweep) -> vd.VerdictTable:
     return vd.VerdictTable(_backward_growth_rows(sweep) + _premise_rows(sweep) + _orthogonality_rows(sweep))
 
 
-# what a training run tests, in the source's direction, by kind of stack: its subject first (the item the
-# verdict tests; the rest is context). A deep plain stack is "necessarily hard to train" (§稳定传播 claim
-# 20); the original ResNet, ε = 1 with a depth-independent init, "does not avoid increment explosion:
-# very deep ones fail" (comment 11); residual branches scaled down with depth "stabilise the passes and
-# scale the gradients against increment explosion" (§残差初现 claim 24)
+# what a training run tests, in the source's direction, by kind of stack (TRAINS_TESTS: the items a run
+# decides; the rest of its source is context). A deep plain stack is "necessarily hard to train" (§稳定传播
+# claim 20; claim 4 says it before the argument); the original ResNet, ε = 1 with a depth-independent init,
+# "does not avoid increment explosion: very deep ones fail" (comment 11; claim 3 is the contrast it
+# qualifies); residual branches scaled down with depth "stabilise the passes and scale the gradients against
+# increment explosion" (§残差初现 claim 24), so that residual nets are trainable deep (§增量爆炸 claim 3)
 TRAINS_SOURCE = {
     "plain": "seed 004 §稳定传播 claim 20; seed 004 (opening) claim 4; measured",
     "1": "seed 004 comment 11; seed 004 §增量爆炸 claim 3; measured",
     "scaled": "seed 004 §残差初现 claim 24; seed 004 §增量爆炸 claim 3; measured",
 }
+TRAINS_TESTS = {"plain": "claim 20", "1": "comment 11", "scaled": ("claim 24", "claim 3")}
 
 
-def _trains_source(kind) -> str:
-    return TRAINS_SOURCE.get(kind, TRAINS_SOURCE["scaled"])
+def _trains_source(kind) -> Source:
+    key = kind if kind in TRAINS_SOURCE else "scaled"
+    return cite(TRAINS_SOURCE[key], tests=TRAINS_TESTS[key])
 
 
 def _trains(kind) -> bool:
@@ -602,7 +622,7 @@ def token_cosine_verdicts(cosines: dict[tuple, list[tuple[float, float]]]) -> vd
         rows.append(
             vd.check_estimate(
                 claim=f"N = {n}, {label(kind)}: token cosine at init follows the arc-cosine iteration",
-                source="the arc-cosine kernel (Cho & Saul 2009); measured",
+                source=cite("the arc-cosine kernel (Cho & Saul 2009); measured", paper="Cho & Saul"),
                 claimed=f"mean measured − predicted within ±{TOKEN_COS_ATOL:g}",
                 computed=f"measured {vd.seeds_text([got for got, _ in pairs])}; predicted "
                 f"{vd.seeds_text([want for _, want in pairs])}",
@@ -681,7 +701,7 @@ def _position_verdict(n: int, kind, seeds: list[tuple[float, float]]) -> vd.Verd
         claim=f"Transformer N = {n}: without skip paths the positions collapse to one direction at init"
         if plain
         else f"Transformer N = {n}: {label(kind)} keeps positions apart at init",
-        source="Dong et al. 2021; measured",
+        source=cite("Dong et al. 2021; measured", paper="Dong et al."),
         claimed=f"cos(x_N) {'≥' if plain else '<'} {POSITION_COS_MAX:g}",
         shows=[(cn >= POSITION_COS_MAX) == plain for _, cn in seeds],
         computed=shown,
@@ -820,7 +840,7 @@ def _isometry_row(spectra: dict, deep: int) -> vd.Verdict:
     derived = rezero_gate_zero_jacobian()
     return vd.check_true(
         claim=f"ReZero with every gate at 0 is the identity: every λ_io = 1 (N = {deep})",
-        source="ReZero (Bachlechner et al. 2020) §3, dynamical isometry; measured",
+        source=cite("ReZero (Bachlechner et al. 2020) §3, dynamical isometry; measured", paper="ReZero"),
         claimed="λ_io = 1",
         computed=f"∂(x + g·F(x))/∂x at g = 0: {derived} (SymPy); measured max |λ_io − 1| = {worst:.1e}",
         ok=derived == 1,
@@ -837,7 +857,7 @@ def _shallow_spectrum_row(
     f = NEAR_ONE_FACTOR
     return vd.check_true(
         claim=f"N = {shallow}: all three stacks keep most λ_io near one",
-        source=f"{REZERO_NOTEBOOK}; measured",
+        source=cite(f"{REZERO_NOTEBOOK}; measured", paper="ReZero"),
         claimed=f"> {MOST:g} within ×{f:g} of 1 for each",
         computed=f"fraction within ×{f:g}: {_near_text(near, shallow)}",
         ok=all(near[(k, shallow)] > MOST for k in ("post", "pre", "rezero")),
@@ -873,7 +893,7 @@ def _deep_spectrum_row(
     return vd.check_graded(
         claim=f"N = {deep}: Post-LN and Pre-LN spread λ_io far from one; ReZero (g = {gate:g}) "
         "keeps them much closer to one",
-        source=f"{REZERO_NOTEBOOK}; measured",
+        source=cite(f"{REZERO_NOTEBOOK}; measured", paper="ReZero"),
         claimed=f"ReZero's ln λ spread < {SPREAD_RATIO:g} × each LayerNorm stack's",
         computed=f"ln λ spread {_spread_text(spread, deep)}; within ×{f:g}: {_near_text(near, deep)}; "
         f"Post-LN exact zeros {zeros:.0%}",
@@ -940,7 +960,7 @@ def paper_spectrum_verdicts(paper: PaperSpectra) -> vd.VerdictTable:
     rows = [
         vd.check_statistic(
             claim="The vanilla (Post-LN) Transformer's log λ_io histogram widens with depth, away from isometry",
-            source=f"{REZERO_PAPER}; measured",
+            source=cite(f"{REZERO_PAPER}; measured", paper="ReZero"),
             claimed=f"the width grows at every step over N = {', '.join(map(str, depths))}",
             seeds=widths,
             statistic=least_step,
@@ -954,12 +974,16 @@ def paper_spectrum_verdicts(paper: PaperSpectra) -> vd.VerdictTable:
         )
     ]
     if not trained:
-        rows.append(vd.uncheckable(rezero_claim, f"{REZERO_PAPER}; measured", "stays narrow", "no training steps"))
+        rows.append(
+            vd.uncheckable(
+                rezero_claim, cite(f"{REZERO_PAPER}; measured", paper="ReZero"), "stays narrow", "no training steps"
+            )
+        )
         return vd.VerdictTable(rows)
     rows.append(
         vd.check_each_seed(
             claim=rezero_claim,
-            source=f"{REZERO_PAPER}; measured",
+            source=cite(f"{REZERO_PAPER}; measured", paper="ReZero"),
             claimed=f"every width < {SPREAD_RATIO:g} × vanilla's at N = {deep} (the same seed)",
             shows=stays,
             computed="ReZero width per seed, "

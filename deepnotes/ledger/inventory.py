@@ -8,6 +8,7 @@ naming the file and the item (no key is dropped silently)."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,7 +46,7 @@ def _fields(table: dict, allowed: tuple[str, ...], required: tuple[str, ...], wh
     return table
 
 
-def read_source(path: Path, seed: str) -> Source:
+def read_source(path: str | os.PathLike, seed: str) -> Source:
     """One article's ``[source]`` table and its ``[[item]]`` list, checked (see the module's docstring)."""
     with open(path, "rb") as handle:
         data = tomllib.load(handle)

@@ -447,19 +447,12 @@ def _optimizer_scaling_rows() -> list[Verdict]:
             N,
             "with λ = 1 the condition λ²/α = 1/(2N) needs α = 2N",
         ),
-        check_scaling(
-            "Adam: α = N^{1/2}",
-            cite("seed 000 annotated eqs. (53), (73)", tests="eq. (53)"),
-            sp.sqrt(N),
-            _sol("adam")["alpha"],
-            N,
-        ),
-        check_scaling(
-            "Adam: λ = N^{-1/2}",
-            cite("seed 000 annotated eqs. (53), (73)", tests="eq. (53)"),
-            1 / sp.sqrt(N),
-            _sol("adam")["lambda"],
-            N,
+        *(
+            check_scaling(f"Adam: {said}", cite("seed 000 annotated eqs. (53), (73)", tests="eq. (53)"), law, got, N)
+            for said, law, got in (
+                ("α = N^{1/2}", sp.sqrt(N), _sol("adam")["alpha"]),
+                ("λ = N^{-1/2}", 1 / sp.sqrt(N), _sol("adam")["lambda"]),
+            )
         ),
         check_scaling(
             "LAMB: α = 1, λ = N^{-1/2}",

@@ -30,7 +30,7 @@ from deepnotes.core.train import FRACTION_READ, History
 from deepnotes.core.validate import Finite
 from deepnotes.cost.model import Derivations
 from deepnotes.show import verdicts as vd
-from deepnotes.show.cite import Source, cite
+from deepnotes.show.cite import Cite, Source, cite
 
 # --- the derivation
 BELOW_E_CHECKED_UP_TO = 100_000  # (1 + 1/N)^N < e checked for N = 1..this
@@ -154,6 +154,11 @@ def _stable_gradient_rows() -> list[vd.Verdict]:
     ]
 
 
+def _main(section: str, ref: str) -> Cite:
+    """One item of source 004's main text, ``ref`` in §``section``, as the verdict's citation and its subject."""
+    return cite(f"seed 004 §{section} {ref}", tests=ref)
+
+
 def _residual_rows() -> list[vd.Verdict]:
     """§残差初现 eqs. (6), (7) and §足够的小: the residual's Jacobian, ε = 1/√N, 1-D and high-D growth."""
     res, inc, lim, hd = sr.residual_layer(), sr.increment_with_eps(), sr.growth_limits(), sr.high_dim_layer()
@@ -164,31 +169,23 @@ def _residual_rows() -> list[vd.Verdict]:
     return [
         vd.check_expr(
             "Residual Jacobian: ∂y/∂x = I + ε ∂f/∂x",
-            cite("seed 004 §残差初现 eq. (6)", tests="eq. (6)"),
+            _main("残差初现", "eq. (6)"),
             1 + e_ * sp.Derivative(res["f"], x_),
             res["dy/dx"],
         ),
         vd.check_expr(
-            "Parameter gradient: ∂L/∂θ = ε ∂L/∂y ∂f/∂θ",
-            cite("seed 004 §残差初现 eq. (7)", tests="eq. (7)"),
-            e_,
-            res["param_grad_scale"],
+            "Parameter gradient: ∂L/∂θ = ε ∂L/∂y ∂f/∂θ", _main("残差初现", "eq. (7)"), e_, res["param_grad_scale"]
         ),
         vd.check_expr(
             "ε = 1/√N scales the gradients by 1/√N and removes N from ΔL",
-            cite("seed 004 §残差初现 claim 23", tests="claim 23"),
+            _main("残差初现", "claim 23"),
             sp.Integer(0),
             inc["exponent"].subs(inc["symbols"]["p"], sp.Rational(1, 2)),
         ),
-        vd.check_expr(
-            "(1 + 1/N)^N tends to e",
-            cite("seed 004 §足够的小 eq. (8)", tests="eq. (8)"),
-            sp.E,
-            lim["1/N"]["one_d_limit"],
-        ),
+        vd.check_expr("(1 + 1/N)^N tends to e", _main("足够的小", "eq. (8)"), sp.E, lim["1/N"]["one_d_limit"]),
         vd.check_true(
             claim="(1 + 1/N)^N < e",
-            source=cite("seed 004 §足够的小 eq. (8)", tests="eq. (8)"),
+            source=_main("足够的小", "eq. (8)"),
             claimed="< e for every N",
             computed=f"N = 1..{BELOW_E_CHECKED_UP_TO} checked",
             ok=below_e,
@@ -204,7 +201,7 @@ def _residual_rows() -> list[vd.Verdict]:
         ),
         vd.check_expr(
             "1-D: ε must be O(1/N), i.e. ε = N^{-p} with p ≥ 1",
-            cite("seed 004 §足够的小 claim 26", tests="claim 26"),
+            _main("足够的小", "claim 26"),
             sp.Integer(1),
             one_d_p,
             "log(1+ε)^N ≈ Nε is bounded iff N^{1-p} is",
@@ -217,11 +214,15 @@ def _residual_rows() -> list[vd.Verdict]:
         ),
         vd.check_expr(
             "High-D: ε = 1/√N basically suffices, (1 + 1/N)^N → e",
-            cite("seed 004 §足够的小 claim 28", tests="claim 28"),
+            _main("足够的小", "claim 28"),
             sp.E,
             lim["1/sqrt(N)"]["high_d_limit"],
         ),
     ]
+
+
+# Su's first reply to alann, and where the other sources state the same LayerNorm equivalence
+ALANN_SOURCE = "seed 004 comment 1 (2022-03-21); seed 000 annotated eq. (24); seed 001 §3）FFN 层梯度 eq. (4)"
 
 
 def _comment_rows() -> list[vd.Verdict]:
@@ -262,10 +263,7 @@ def _comment_rows() -> list[vd.Verdict]:
         ),
         vd.check_expr(
             "Su to alann (1): with a Norm after it, αx + f(x) and x + εf(x) are equivalent",
-            cite(
-                "seed 004 comment 1 (2022-03-21); seed 000 annotated eq. (24); seed 001 §3）FFN 层梯度 eq. (4)",
-                tests="comment 1",
-            ),
+            cite(ALANN_SOURCE, tests="comment 1"),
             sp.Integer(0),
             sp.simplify(ln["difference"].norm()),
             "‖LN(c z) − LN(z)‖ = 0 for c > 0, so LN(αx + f) = LN(α(x + εf)) = LN(x + εf)",
@@ -939,8 +937,7 @@ def paper_spectrum_verdicts(paper: PaperSpectra) -> vd.VerdictTable:
     (does each seed stay narrower than SPREAD_RATIO × the same seed's vanilla width at that depth, in most
     seeds). ReZero's start at isometry is a derivation (the row beside the notebook's spectra,
     :func:`_isometry_row`); the step-0 histogram shows it."""
-    depths = sorted(paper.vanilla)
-    deep = paper.rezero_depth
+    depths, deep = sorted(paper.vanilla), paper.rezero_depth
     widths = [[_width(paper.vanilla[n][k]) for n in depths] for k in range(len(paper.vanilla[depths[0]]))]
 
     def least_step(rows):  # seeds × depths → the smallest rise of the mean width between neighbouring depths
@@ -957,10 +954,11 @@ def paper_spectrum_verdicts(paper: PaperSpectra) -> vd.VerdictTable:
         f"ReZero ({deep} layers) stays near isometry over its first {max(paper.rezero)} training steps, where "
         "vanilla's histogram has spread"
     )
+    measured = cite(f"{REZERO_PAPER}; measured", paper="ReZero")
     rows = [
         vd.check_statistic(
             claim="The vanilla (Post-LN) Transformer's log λ_io histogram widens with depth, away from isometry",
-            source=cite(f"{REZERO_PAPER}; measured", paper="ReZero"),
+            source=measured,
             claimed=f"the width grows at every step over N = {', '.join(map(str, depths))}",
             seeds=widths,
             statistic=least_step,
@@ -974,16 +972,12 @@ def paper_spectrum_verdicts(paper: PaperSpectra) -> vd.VerdictTable:
         )
     ]
     if not trained:
-        rows.append(
-            vd.uncheckable(
-                rezero_claim, cite(f"{REZERO_PAPER}; measured", paper="ReZero"), "stays narrow", "no training steps"
-            )
-        )
+        rows.append(vd.uncheckable(rezero_claim, measured, "stays narrow", "no training steps"))
         return vd.VerdictTable(rows)
     rows.append(
         vd.check_each_seed(
             claim=rezero_claim,
-            source=cite(f"{REZERO_PAPER}; measured", paper="ReZero"),
+            source=measured,
             claimed=f"every width < {SPREAD_RATIO:g} × vanilla's at N = {deep} (the same seed)",
             shows=stays,
             computed="ReZero width per seed, "

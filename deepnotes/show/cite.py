@@ -6,7 +6,7 @@ of the items it cites the verdict tests ("eq. (27)": the closed form it refutes)
 its context (the definition it leans on). Each subject is checked at once: it must be an item of the inventory
 (``deepnotes/ledger/sources/<seed>.toml``) and one the row's text cites, so that what the reader sees and what the
 ledger records agree. ``cite(text, paper="DeepNet")`` says the verdict tests a paper's claim; the source items the
-text cites are then all context.
+text cites are then context, unless ``tests`` names those that report the same finding.
 
     check_number(claim, cite("seed 000 annotated eqs. (26), (27)", tests="eq. (27)"), ...)
     check_outcome(claim=..., source=cite("seed 003 annotated eqs. (44), (46)", tests=("eq. (44)", "eq. (46)")), ...)
@@ -43,16 +43,15 @@ def _known(item: Citation) -> bool:
 def cite(text: str, tests: str | tuple[str, ...] = (), paper: str = "") -> Cite:
     """The citation ``text`` of a verdict that tests the items ``tests`` names (each one of the items the text cites,
     by its ref, "eq. (27)", "claim 42", "table §9.1"; or "seed part ref" where two cited items share a ref:
-    "003 annotated eq. (44)"), or, with ``paper``, the claim of that paper (one of ``citations.PAPERS``, named in
-    the text). Refused at once, naming it: a subject the text does not cite or the inventory lacks, a paper not
-    named, neither or both."""
+    "003 annotated eq. (44)"), and/or, with ``paper``, the claim of that paper (one of ``citations.PAPERS``, named in
+    the text; with ``tests`` too: a paper's finding that those source items report, each getting the status).
+    Refused at once, naming it: a subject the text does not cite or the inventory lacks, a paper not named, or
+    neither."""
     tests = (tests,) if isinstance(tests, str) else tuple(tests)
-    if bool(tests) == bool(paper):
+    if not tests and not paper:
         raise ValueError(f"{text!r}: say what the verdict tests, tests= (items it cites) or paper= (one of {PAPERS})")
-    if paper:
-        if paper not in PAPERS or paper not in text:
-            raise ValueError(f"{text!r}: paper={paper!r} must be one of {PAPERS} and named in the text")
-        return Cite(text, (), paper)
+    if paper and (paper not in PAPERS or paper not in text):
+        raise ValueError(f"{text!r}: paper={paper!r} must be one of {PAPERS} and named in the text")
     cited = citations(text)
     subjects = []
     for name in tests:
@@ -64,7 +63,7 @@ def cite(text: str, tests: str | tuple[str, ...] = (), paper: str = "") -> Cite:
             c = found[0]
             raise ValueError(f"{text!r}: {c.seed} {c.part} {c.ref} is not an item of source {c.seed}'s inventory")
         subjects.append(found[0])
-    return Cite(text, tuple(dict.fromkeys(subjects)), "")
+    return Cite(text, tuple(dict.fromkeys(subjects)), paper)
 
 
 Source = str | Cite  # what a check function takes as a verdict's source: its text, or a Cite (text and subjects)

@@ -340,7 +340,7 @@ def _init_std_rows(probes: dict[float, list[InitProbe]], noise: Finite) -> list[
                 claim=f"std {s:g}: identity weight after {depth} layers",
                 source=cite(
                     f"{MAIN} claims 32, 33; seed 003 annotated §3.3 eqs. (25), (26), claim §3.3.1; {MEASURED}",
-                    tests=("claim 33", "eq. (25)", "eq. (26)", "claim §3.3.1"),
+                    tests=("claim 32", "claim 33", "eq. (25)", "eq. (26)", "claim §3.3.1"),
                 ),
                 claimed="cos(x_N, x_0) = the derived weight",
                 shows=shows,

@@ -67,13 +67,14 @@ EXAMPLE_DEPTH = 1000  # the annotated section's example depth (eqs. (56), (65); 
 HOMOGENEOUS_ATOL = 0.05  # φ(λx) = λφ(x) "holds" within this relative RMS deviation …
 ORDER_RTOL = 1.0  # … and "approximately" while the deviation stays below the value itself (same order)
 
-# what each measured ∂L/∂λ slope decides: the FFN matrices seed 000's eq. (8) and its O(1) assertion (claim 14),
-# the attention ones eq. (12) and claim 16 (σ(⋯)x_l U_v U_o is O(1)); the rest of the row's citation is context
+# what each measured ∂L/∂λ slope decides: the FFN matrices seed 000's eq. (8) and its O(1) assertion (claim 14,
+# reposted as seed 001's claim 17), the attention ones eq. (12) and claim 16 (σ(⋯)x_l U_v U_o is O(1); seed 001's
+# claim 19); the rest of the row's citation (the other sublayer's items) is context
 SLOPE_SUBJECTS = {
-    "fc1": ("eq. (8)", "claim 14"),
-    "fc2": ("eq. (8)", "claim 14"),
-    "v": ("eq. (12)", "claim 16"),
-    "o": ("eq. (12)", "claim 16"),
+    "fc1": ("eq. (8)", "claim 14", "claim 17"),
+    "fc2": ("eq. (8)", "claim 14", "claim 17"),
+    "v": ("eq. (12)", "claim 16", "claim 19"),
+    "o": ("eq. (12)", "claim 16", "claim 19"),
 }
 
 # seed 001 reposts seed 000's main text under its own headings
@@ -106,7 +107,9 @@ def _xavier_orthogonality_verdict(budget=None) -> Verdict:
     status = HOLDS if spread < ORTHOGONAL_SPREAD else APPROX if x.mean_abs_cos < ORTHOGONAL_ROWS_COS else WRONG
     return Verdict(
         "Xavier's result is close to an orthogonal matrix (so U is near-orthogonal)",
-        cite(main_source("量级分析", "claim 10", "claim 13; seed 001 side notes 3, 4"), tests="claim 10"),
+        cite(
+            main_source("量级分析", "claim 10", "claim 13; seed 001 side notes 3, 4"), tests=("claim 10", "side note 4")
+        ),
         "WWᵀ/λ² ≈ I",
         f"d = {x.d}: rows' mean |cos| = {x.mean_abs_cos:.3f}; eigenvalues of WWᵀ/λ² in "
         f"[{x.mu_min:.3f}, {x.mu_max:.3f}]; λ(cW)/λ(W) = "
@@ -128,7 +131,10 @@ def _pre_ln_verdict() -> Verdict:
     )
     return check_true(
         claim="Pre-LN: the same analysis holds with every α = 1; recompute λ",
-        source=cite(main_source("事后分析", "claim 27.1; seed 000 §事后分析 claim 27", "claim 33"), tests="claim 27.1"),
+        source=cite(
+            main_source("事后分析", "claim 27.1; seed 000 §事后分析 claim 27", "claim 33"),
+            tests=("claim 27.1", "claim 33"),
+        ),
         claimed="α = 1, λ from the same condition",
         computed=", ".join(f"{o}: λ = {sp.sstr(sd.in_two_n(e))}" for o, e in sols.items()),
         ok=ok,
@@ -148,7 +154,7 @@ def _homogeneity_rows() -> list[Verdict]:
             claim="ReLU and its variants (GELU, Swish) satisfy φ(λx) = λφ(x) for λ > 0, at least approximately",
             source=cite(
                 main_source("前馈梯度", "claim 13", "claim 16") + "; seed 000 annotated §6.1 claim §6.1.1",
-                tests="claim 13",
+                tests=("claim 13", "claim 16", "claim §6.1.1"),
             ),
             claimed="φ(λx) ≈ λφ(x)",
             computed=f"ReLU: max(0, λp) − λ·max(0, p) = {sp.sstr(relu_gap)} (SymPy, p of either sign); "
@@ -184,7 +190,7 @@ def _lambda_gradient_rows(budget) -> list[Verdict]:
             cite(
                 main_source("量级分析", "eq. (3), claim 11", "eq. (3), claim 14")
                 + "; seed 000 annotated eq. (28), §5.2 claim §5.2.1",
-                tests="000 main eq. (3)",
+                tests=("000 main eq. (3)", "001 main eq. (3)", "eq. (28)"),
             ),
             sp.Integer(0),
             sd.lambda_gradient_identity()["difference"],
@@ -194,14 +200,14 @@ def _lambda_gradient_rows(budget) -> list[Verdict]:
             "FFN: ∂z/∂λ₁ = λ₂·φ(xU₁)U₂/α",
             cite(
                 main_source("前馈梯度", "eq. (7)", "eq. (7)") + "; seed 000 annotated eq. (34)",
-                tests="000 main eq. (7)",
+                tests=("000 main eq. (7)", "001 main eq. (7)", "eq. (34)"),
             ),
             sd.lam2 * sd.h_ffn / alpha,
             grads["dz/dlambda_1"],
         ),
         check_expr(
             "Attention: ∂z/∂λ_v = λ_o·σ(λ_qλ_k S)·xU_vU_o/α",
-            cite(main_source("自注意力", "eq. (11)", "eq. (11)"), tests="000 main eq. (11)"),
+            cite(main_source("自注意力", "eq. (11)", "eq. (11)"), tests=("000 main eq. (11)", "001 main eq. (11)")),
             sd.lam_o * sp.Function("sigma")(sd.lam_q * sd.lam_k * sd.score) * sd.h_att / alpha,
             grads["dz/dlambda_v"],
         ),
@@ -210,7 +216,7 @@ def _lambda_gradient_rows(budget) -> list[Verdict]:
             cite(
                 main_source("初步结论", "eqs. (8), (12), (13)", "eqs. (8), (12), (13)")
                 + "; seed 000 annotated eqs. (35), (36), (41)-(43)",
-                tests="000 main eq. (13)",
+                tests=("000 main eq. (13)", "001 main eq. (13)", "eq. (43)"),
             ),
             lam / alpha,
             grads["common (all lambda equal)"],
@@ -232,19 +238,19 @@ def _sgd_ratio_rows(sgd: dict[str, object]) -> list[Verdict]:
     return [
         check_expr(
             "SGD: λ/α = 1/√(2N) cancels the depth",
-            cite(main_source("初步结论", "claim 17", "claims 20, 21"), tests="claim 17"),
+            cite(main_source("初步结论", "claim 17", "claims 20, 21"), tests=("claim 17", "claim 21")),
             1 / sp.sqrt(two),
             sp.simplify(sgd["lambda"] / sgd["alpha"]),
         ),
         check_expr(
             "The paper's constants give λ/α = 1/√(4N)",
-            cite(main_source("初步结论", "claim 18", "claim 22"), tests="claim 18"),
+            cite(main_source("初步结论", "claim 18", "claim 22"), tests=("claim 18", "claim 22")),
             1 / sp.sqrt(4 * N),
             paper_ratio,
         ),
         check_true(
             claim="… equivalent in order to 1/√(2N)",
-            source=cite(main_source("初步结论", "claim 18", "claim 22"), tests="claim 18"),
+            source=cite(main_source("初步结论", "claim 18", "claim 22"), tests=("claim 18", "claim 22")),
             claimed="same order",
             computed=f"ratio {sp.sstr(order)}",
             ok=not order.has(N),
@@ -262,26 +268,32 @@ def _sgd_pick_rows(sgd: dict[str, object], a1: dict[str, object], l1: dict[str, 
             cite(
                 main_source("初步结论", "eq. (14)", "eq. (14)")
                 + "; seed 000 §多种优化 table 1; seed 001 §6）多种优化器 table 1; seed 000 annotated eq. (52)",
-                tests="000 main eq. (14)",
+                tests=("000 main eq. (14)", "001 main eq. (14)", "000 table 1", "eq. (52)"),
             ),
             two ** sp.Rational(1, 4),
             sgd["alpha"],
         ),
         check_expr(
             "SGD with λ = 1/α: λ = (2N)^{-1/4}",
-            cite(main_source("初步结论", "eq. (14)", "eq. (14)"), tests="000 main eq. (14)"),
+            cite(main_source("初步结论", "eq. (14)", "eq. (14)"), tests=("000 main eq. (14)", "001 main eq. (14)")),
             two ** sp.Rational(-1, 4),
             sgd["lambda"],
         ),
         check_expr(
             "Another solution 1: α = 1, λ = (2N)^{-1/2}",
-            cite(main_source("初步结论", "claim 19", "side note 5, claim 1"), tests="claim 19"),
+            cite(
+                main_source("初步结论", "claim 19", "side note 5, claim 1"),
+                tests=("claim 19", "side note 5", "001 side note claim 1"),
+            ),
             two ** sp.Rational(-1, 2),
             a1["lambda"],
         ),
         check_expr(
             "Another solution 2: λ = 1, α = (2N)^{1/2}",
-            cite(main_source("初步结论", "claim 20", "side note 5, claim 2"), tests="claim 20"),
+            cite(
+                main_source("初步结论", "claim 20", "side note 5, claim 2"),
+                tests=("claim 20", "side note 5", "001 side note claim 2"),
+            ),
             sp.sqrt(two),
             l1["alpha"],
         ),
@@ -296,13 +308,13 @@ def _sgd_relative_step_rows(sgd: dict[str, object], a1: dict[str, object], l1: d
     return [
         check_expr(
             "Solution 1: SGD's relative step ‖ΔW‖/‖W‖ ∝ (λ/α)/λ is unchanged",
-            cite(main_source("初步结论", "claim 19", "side note claim 1"), tests="claim 19"),
+            cite(main_source("初步结论", "claim 19", "side note claim 1"), tests=("claim 19", "001 side note claim 1")),
             sp.Integer(1),
             rel["α=1"],
         ),
         check_expr(
             "Solution 2: the relative step shrinks by (2N)^{-1/2}",
-            cite(main_source("初步结论", "claim 20", "side note claim 2"), tests="claim 20"),
+            cite(main_source("初步结论", "claim 20", "side note claim 2"), tests=("claim 20", "001 side note claim 2")),
             1 / sp.sqrt(two),
             rel["λ=1"],
         ),
@@ -310,7 +322,7 @@ def _sgd_relative_step_rows(sgd: dict[str, object], a1: dict[str, object], l1: d
             claim="λ = 1/α lies between the two: a slower start, but not too slow",
             source=cite(
                 main_source("初步结论", "claim 21", "eq. (15), claim 23") + "; seed 000 annotated §8.3 claim §8.3.1",
-                tests="claim 21",
+                tests=("claim 21", "claim 23"),
             ),
             claimed="between",
             computed="relative step ∝ N^" + ", N^".join(f"{v} ({k})" for k, v in rel_pow.items()),
@@ -328,26 +340,32 @@ def _optimizer_rows() -> list[Verdict]:
         check_expr(
             "Adam: λ/α = 1/(2N), λ = 1/α → α = (2N)^{1/2}",
             cite(
-                main_source("多种优化", "claim 23, eq. (15), table 1", "claim 27, eq. (16), table 1"), tests="eq. (15)"
+                main_source("多种优化", "claim 23, eq. (15), table 1", "claim 27, eq. (16), table 1"),
+                tests=("eq. (15)", "eq. (16)", "000 table 1"),
             ),
             sp.sqrt(two),
             _sol("adam")["alpha"],
         ),
         check_expr(
             "Adam: … λ = (2N)^{-1/2}",
-            cite(main_source("多种优化", "eq. (15)", "eq. (16)"), tests="eq. (15)"),
+            cite(main_source("多种优化", "eq. (15)", "eq. (16)"), tests=("eq. (15)", "eq. (16)")),
             1 / sp.sqrt(two),
             _sol("adam")["lambda"],
         ),
         check_expr(
             "LAMB: λ²/α = 1/(2N), α = 1 → λ = (2N)^{-1/2}",
-            cite(main_source("多种优化", "claims 24, 25, table 1", "claims 29, 30, table 1"), tests="claim 25"),
+            cite(
+                main_source("多种优化", "claims 24, 25, table 1", "claims 29, 30, table 1"),
+                tests=("claim 25", "claim 30", "000 table 1"),
+            ),
             1 / sp.sqrt(two),
             _sol("lamb", "alpha=1")["lambda"],
         ),
         check_true(
             claim="Each branch starts with weight λ²/α, small for every optimizer",
-            source=cite(main_source("事后分析", "claim 26", "claims 31, 32"), tests="claim 26"),
+            source=cite(
+                main_source("事后分析", "claim 26", "claims 31, 32"), tests=("claim 26", "claim 31", "claim 32")
+            ),
             claimed="small",
             computed=", ".join(f"{o}: {sp.sstr(sd.in_two_n(w))}" for o, w in weights.items()),
             ok=all(depth_exponent(w) < 0 and w.subs(N, 1) < 1 for w in weights.values()),
@@ -356,7 +374,10 @@ def _optimizer_rows() -> list[Verdict]:
         _pre_ln_verdict(),
         uncheckable(
             "DeepNet's 200-layer 'deep and narrow' model (3.2B parameters) beats the 48-layer 12B SOTA",
-            cite(main_source("事后分析", "claim 28, figure 1", "claim 34, figure 2"), tests=("claim 28", "figure 1")),
+            cite(
+                main_source("事后分析", "claim 28, figure 1", "claim 34, figure 2"),
+                tests=("claim 28", "figure 1", "claim 34"),
+            ),
             "a figure of the paper",
             "a multilingual translation result of Wang et al.; nothing offline to reproduce it",
         ),
@@ -470,7 +491,7 @@ def _optimizer_scaling_rows() -> list[Verdict]:
         ),
         check_number(
             "N = 1000: λ²/α = 2000^{-3/4} ≈ 0.0042 (a 0.4% change per branch)",
-            cite("seed 000 annotated eq. (56), §9.1 claim §9.1.1", tests="eq. (56)"),
+            cite("seed 000 annotated eq. (56), §9.1 claim §9.1.1", tests=("eq. (56)", "claim §9.1.1")),
             0.0042,
             float(_sol("sgd")["branch_weight"].subs(N, EXAMPLE_DEPTH)),
             reason=f"2000^(-3/4) = {(2 * EXAMPLE_DEPTH) ** -0.75:.5f}, i.e. {100 * (2 * EXAMPLE_DEPTH) ** -0.75:.2f}%",
@@ -549,7 +570,8 @@ def _table_rows() -> list[Verdict]:
                 check_number(
                     f"The {n}-layer example's α = {a_claim:g} (its λ = {l_claim:g} is 1/α)",
                     cite(
-                        "seed 000 annotated §12.3 claim §12.3.1; seed 000 annotated §12.1 table", tests="claim §12.3.1"
+                        "seed 000 annotated §12.3 claim §12.3.1; seed 000 annotated §12.1 table",
+                        tests=("claim §12.3.1", "table §12.1"),
                     ),
                     a_claim,
                     a_su,
@@ -719,7 +741,7 @@ def softmax_gain_verdict(sweep) -> Verdict:
     per_lam = [max(r for lam_, r in ratios if lam_ == lam0) for lam0 in sweep.lambdas]
     return Verdict(
         "∂L/∂λ_q, ∂L/∂λ_k are small next to ∂L/∂λ_v, ∂L/∂λ_o (softmax)",
-        cite("seed 000 §自注意力 claim 15; seed 001 §4）Self-Attention 梯度 claim 18", tests="claim 15"),
+        cite("seed 000 §自注意力 claim 15; seed 001 §4）Self-Attention 梯度 claim 18", tests=("claim 15", "claim 18")),
         "small",
         "max q,k/v per λ " + ", ".join(f"{lam_:g}: {r:.2f}" for lam_, r in zip(sweep.lambdas, per_lam, strict=True)),
         status,
@@ -749,7 +771,8 @@ def _adam_constants_row(n: int, lr: Finite, runs: dict) -> Verdict:
     return check_each_seed(
         claim=f"N={n}, Adam lr {lr:g}: the paper's (SGD-derived) constants also train under Adam",
         source=cite(
-            "seed 000 §多种优化 claim 22 (the paper's own report); seed 001 §6）多种优化器 claim 25", tests="claim 22"
+            "seed 000 §多种优化 claim 22 (the paper's own report); seed 001 §6）多种优化器 claim 25",
+            tests=("claim 22", "claim 25"),
         ),
         claimed=f"trains (learned > {TRAINS})",
         computed=f"learned {seeds_text(paper)}; Su's Adam constants {seeds_text(su)}",
@@ -770,7 +793,7 @@ def _sgd_drift_row(sgd: dict, early: int) -> Verdict:
         claim="SGD: with α=1, λ=(2N)^-1/2 the magnitude λ may leave its initial scale within a few steps",
         source=cite(
             "seed 000 §初步结论 claim 19.1 (another solution 1); seed 001 §5）初步结论 side note claim 1",
-            tests="claim 19.1",
+            tests=("claim 19.1", "001 side note claim 1"),
         ),
         claimed=f"λ_t/λ_0 ≥ {DRIFT:g} by step {early} in some run",
         observed=observed,
@@ -794,7 +817,7 @@ def _sgd_slow_row(sgd: dict) -> Verdict:
         claim="SGD: α=(2N)^1/2, λ=1 may learn very slowly, more slowly than λ=1/α",
         source=cite(
             "seed 000 §初步结论 claim 20.1 (another solution 2); seed 001 §5）初步结论 side note claim 2",
-            tests="claim 20.1",
+            tests=("claim 20.1", "001 side note claim 2"),
         ),
         claimed=f"mean fraction learned ≥ {SLOW_MARGIN} below λ=1/α's in some run",
         observed=observed,

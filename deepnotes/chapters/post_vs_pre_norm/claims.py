@@ -869,9 +869,10 @@ def liu_verdicts(probe: ex.LiuProbe) -> vd.VerdictTable:
     form fits best and within FIT_RTOL; "in trend" when only the ordering (Post-LN's grows faster)
     holds. The log-log slopes are shown beside them."""
     fit = _LiuFit.of(probe)
-    source = cite(  # Liu et al.'s growth laws; the seed claims that report Admin's finding are context
+    source = cite(  # Liu et al.'s growth laws, and the seed claims that report Admin's finding (001's repost 000's)
         f"{LIU}, Theorem 2, Corollaries 1-2 and Fig. 4; seed 000 (opening) claim 3; seed 001 §前言 claims 3, 4; "
         f"measured N = {fit.depths}",
+        tests=("000 claim 3", "001 claim 3", "001 claim 4"),
         paper="Liu et al.",
     )
     return vd.VerdictTable([_liu_post_row(fit, probe, source), _liu_pre_row(fit, source)])

@@ -46,6 +46,7 @@ POST_ENDS_BETTER = "seed 000 §前馈梯度 claim 12.1; seed 001 §3）FFN 层�
 PRE_VS_POST = (  # Pre trains more easily than Post
     "seed 000 §前馈梯度 claim 12; seed 001 §3）FFN 层梯度 claim 15; seed 002 §残差连接 claim 19"
 )
+PRE_VS_POST_TESTS = ("claim 12", "claim 15", "claim 19")  # each states it (claim 15 with 12.1's "Post ends better")
 
 GPT3_175B = (96, 12288, 50257)  # GPT-3 175B's layers, d_model, vocabulary (Brown et al. 2020, Table 2.1)
 
@@ -67,7 +68,7 @@ def predictions(depth: Depth) -> vd.VerdictTable:
                 claim="GPT-3 has over a hundred billion parameters yet only 96 layers",
                 source=cite(
                     "seed 000 claim 1; seed 001 §前言 claim 1; Brown et al. 2020 (GPT-3), Table 2.1",
-                    tests="000 claim 1",
+                    tests=("000 claim 1", "001 claim 1"),
                 ),
                 claimed="> 1e11 parameters at 96 layers",
                 computed=f"12·L·d² + V·d at L = {layers}, d = {width}, V = {vocab}: {gpt3:.3g}",
@@ -92,7 +93,7 @@ def predictions(depth: Depth) -> vd.VerdictTable:
             ),
             vd.check_expr(
                 "Warmup: start at a learning rate of order η/N",
-                cite(WARMUP_SOURCE, tests="claim 8"),
+                cite(WARMUP_SOURCE, tests=("claim 8", "claim 11")),
                 derive.eta / N,
                 wl["start_lr"],
                 f"SymPy: ΔL_N(η') = ΔL_1(η) gives η' = η/N; a linear warmup of T steps starts at η/T, so "
@@ -123,7 +124,7 @@ def at_initialization(
                 source=cite(
                     "seed 002 §残差连接 eq. (14); seed 003 §LN真的能缓解梯度消失 eq. (4), claim 7; "
                     "seed 000 annotated §11.3 claim §11.3.1",
-                    tests=("eq. (14)", "claim 7"),
+                    tests=("eq. (14)", "eq. (4)", "claim 7"),
                 ),
                 claimed=f"2^(-{depth}) = {predicted['post'][-1]:.3g} (v = 1)",
                 computed=f"cos(x_N, x_0): post {vd.seeds_text(cos['post'])}, deepnorm {vd.seeds_text(cos['deepnorm'])} "
@@ -233,7 +234,7 @@ POST_FAILS = cite(
 )
 DEEPNORM_TRAINS = cite(
     f"{DEEPNET} title, abstract, §6 Fig. 8 (BLEU rising with depth to 1,000 layers); {THOUSAND_LAYERS}",
-    tests="claim 4",
+    tests=("claim 4", "claim 5"),
 )
 UPDATE_BOUND = cite(
     f"{DEEPNET} §4 (the update bound on α and β); seed 000 §初步结论 claim 17; "
@@ -309,13 +310,13 @@ def _pre_easier_row(trained: dict[str, set[int]], same: str) -> vd.Verdict:
     if not (trained["pre"] or trained["post"]):  # a comparison of two failures says nothing about which is easier
         return vd.uncheckable(
             "Pre-LN is easier to train than Post-LN",
-            cite(PRE_VS_POST, tests="claim 12"),
+            cite(PRE_VS_POST, tests=PRE_VS_POST_TESTS),
             claimed,
             f"neither style trained at any of the frontier's depths ({computed}; {same}): no contrast to judge",
         )
     return vd.check_true(
         claim="Pre-LN is easier to train than Post-LN",
-        source=cite(PRE_VS_POST, tests="claim 12"),
+        source=cite(PRE_VS_POST, tests=PRE_VS_POST_TESTS),
         claimed=claimed,
         computed=computed,
         ok=bool(pre_only) and not post_only,
@@ -337,7 +338,7 @@ def _beyond_headline_rows(runs: ex.Runs, budget: Budget | str) -> list[vd.Verdic
     rows.append(
         vd.uncheckable(
             "…but Post-LN ends better than Pre-LN",
-            cite(POST_ENDS_BETTER, tests="claim 12.1"),
+            cite(POST_ENDS_BETTER, tests=("claim 12.1", "claim 15")),
             "post's final quality is better",
             f"needs runs trained to convergence; these stop after {runs.steps} steps",
         )
@@ -363,7 +364,10 @@ def _beyond_headline_rows(runs: ex.Runs, budget: Budget | str) -> list[vd.Verdic
     rows.append(
         vd.uncheckable(
             "A 200-layer deep and narrow model (3.2 B parameters) beats a 48-layer wide one (12 B)",
-            cite("seed 000 §事后分析 claim 28, figure 1; seed 001 §7）事后分析 claim 34, figure 2", tests="claim 28"),
+            cite(
+                "seed 000 §事后分析 claim 28, figure 1; seed 001 §7）事后分析 claim 34, figure 2",
+                tests=("claim 28", "figure 1", "claim 34"),
+            ),
             "200L beats 48L on multilingual translation",
             "needs multilingual translation at billions of parameters; nothing offline measures it",
         )

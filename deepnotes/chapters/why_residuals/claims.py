@@ -92,25 +92,25 @@ def _variance_rule_rows() -> list[vd.Verdict]:
         ),
         vd.check_expr(
             "Forward-stable init of y = xW: zero mean, variance 1/n",
-            cite("seed 004 §稳定传播 claim 13; seed 000 annotated eq. (30)", tests="claim 13"),
+            cite("seed 004 §稳定传播 claim 13; seed 000 annotated eq. (30)", tests=("claim 13", "eq. (30)")),
             1 / n_,
             pl["forward_var"],
         ),
         vd.check_expr(
             "With ReLU the variance becomes 2/n",
-            cite("seed 004 §稳定传播 claim 14; seed 003 annotated eq. (16)", tests="claim 14"),
+            cite("seed 004 §稳定传播 claim 14; seed 003 annotated eq. (16)", tests=("claim 14", "eq. (16)")),
             2 / n_,
             pl["he_forward_var"],
         ),
         vd.check_expr(
             "Backward-stable init: variance 1/m",
-            cite("seed 004 §稳定传播 eq. (3), claim 15; seed 003 annotated eq. (8)", tests="claim 15"),
+            cite("seed 004 §稳定传播 eq. (3), claim 15; seed 003 annotated eq. (8)", tests=("claim 15", "eq. (8)")),
             1 / m_,
             pl["backward_var"],
         ),
         vd.check_expr(
             "Xavier averages the two: 2/(n+m)",
-            cite("seed 004 §稳定传播 claim 16; seed 000 annotated eq. (31)", tests="claim 16"),
+            cite("seed 004 §稳定传播 claim 16; seed 000 annotated eq. (31)", tests=("claim 16", "eq. (31)")),
             2 / (n_ + m_),
             pl["xavier"],
         ),
@@ -263,7 +263,7 @@ def _comment_rows() -> list[vd.Verdict]:
         ),
         vd.check_expr(
             "Su to alann (1): with a Norm after it, αx + f(x) and x + εf(x) are equivalent",
-            cite(ALANN_SOURCE, tests="comment 1"),
+            cite(ALANN_SOURCE, tests=("comment 1", "eq. (24)", "eq. (4)")),
             sp.Integer(0),
             sp.simplify(ln["difference"].norm()),
             "‖LN(c z) − LN(z)‖ = 0 for c > 0, so LN(αx + f) = LN(α(x + εf)) = LN(x + εf)",
@@ -524,7 +524,7 @@ def _branch_spectrum_row(wide: int, spectra: list[list[float]]) -> vd.Verdict:
     small = [sum(x < NEAR_ZERO_SINGULAR * max(sv) for x in sv) / len(sv) for sv in spectra]
     return vd.check_each_seed(
         claim="At init ∂f/∂x is close to (a multiple of) an orthogonal matrix",
-        source=cite("seed 004 §足够的小 claim 27; seed 004 comment 10 (2022-05-16)", tests="claim 27"),
+        source=cite("seed 004 §足够的小 claim 27; seed 004 comment 10 (2022-05-16)", tests=("claim 27", "comment 10")),
         claimed=f"σ_min > {SINGULAR_SPREAD:g} σ_max in a random branch",
         computed=f"width {wide}, {len(spread)} random branches: σ_min/σ_max {vd.seeds_text(spread)}; "
         f"share of σ < {NEAR_ZERO_SINGULAR:.0%} of the largest {vd.seeds_text(small)}",
@@ -580,16 +580,17 @@ def growth_verdicts(sweep: GrowthSweep) -> vd.VerdictTable:
 
 # what a training run tests, in the source's direction, by kind of stack (TRAINS_TESTS: the items a run
 # decides; the rest of its source is context). A deep plain stack is "necessarily hard to train" (§稳定传播
-# claim 20; claim 4 says it before the argument); the original ResNet, ε = 1 with a depth-independent init,
-# "does not avoid increment explosion: very deep ones fail" (comment 11; claim 3 is the contrast it
-# qualifies); residual branches scaled down with depth "stabilise the passes and scale the gradients against
-# increment explosion" (§残差初现 claim 24), so that residual nets are trainable deep (§增量爆炸 claim 3)
+# claim 20, and claim 4, which says it before the argument); the original ResNet, ε = 1 with a
+# depth-independent init, "does not avoid increment explosion: very deep ones fail" (comment 11; claim 3 is
+# the contrast it qualifies); residual branches scaled down with depth "stabilise the passes and scale the
+# gradients against increment explosion" (§残差初现 claim 24), so that residual nets are trainable deep
+# (§增量爆炸 claim 3)
 TRAINS_SOURCE = {
     "plain": "seed 004 §稳定传播 claim 20; seed 004 (opening) claim 4; measured",
     "1": "seed 004 comment 11; seed 004 §增量爆炸 claim 3; measured",
     "scaled": "seed 004 §残差初现 claim 24; seed 004 §增量爆炸 claim 3; measured",
 }
-TRAINS_TESTS = {"plain": "claim 20", "1": "comment 11", "scaled": ("claim 24", "claim 3")}
+TRAINS_TESTS = {"plain": ("claim 20", "claim 4"), "1": "comment 11", "scaled": ("claim 24", "claim 3")}
 
 
 def _trains_source(kind) -> Source:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 import pytest
 
 from deepnotes.ledger import page
@@ -79,3 +82,37 @@ def test_a_papers_finding_and_the_source_items_that_report_it():
     is named, and the reporting items get the status."""
     c = cite("Liu et al. 2020 (Admin), Fig. 3; seed 000 claim 3", tests="claim 3", paper="Liu et al.")
     assert c.paper == "Liu et al." and c.subjects == (Citation("000", "main", "claim 3"),) and c.context == ()
+
+
+CHECKS = {
+    "check_number", "check_expr", "check_order", "check_true", "check_outcome", "late_training_gate", "check_estimate",
+    "check_statistic", "check_each_seed", "check_near", "check_possible", "check_slope", "check_mean_at_deepest",
+    "check_graded", "uncheckable", "check_scaling", "Verdict",
+}  # fmt: skip
+
+
+def _plain_text(node) -> bool:
+    """A source written as text where a Cite goes: a string, an f-string, or a sum of them."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str)
+    if isinstance(node, ast.JoinedStr):
+        return True
+    return isinstance(node, ast.BinOp) and (_plain_text(node.left) or _plain_text(node.right))
+
+
+def test_no_chapter_gives_a_verdict_a_source_without_its_subject():
+    """Static, so that a branch no smoke run reaches is held too (the recorder refuses what a run shows): every
+    verdict a chapter or shared experiment builds takes its source as cite(...), never as plain text."""
+    package = Path(__file__).resolve().parents[2] / "deepnotes"
+    found = []
+    for path in sorted([*package.glob("chapters/*/*.py"), *package.glob("shared/*.py")]):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Call):
+                continue
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if name not in CHECKS:
+                continue
+            given = [k.value for k in node.keywords if k.arg == "source"] + node.args[1:2]
+            if any(_plain_text(g) for g in given):
+                found.append(f"{path.relative_to(package.parent)}:{node.lineno} {name}")
+    assert not found, found

@@ -587,6 +587,11 @@ def _first_step_row(adam: list[float], sgd: list[float]) -> vd.Verdict:
     lo, hi = ADAM_FIRST_STEP_BAND
     even = [lo < a < hi for a in adam]
     most = {"estimator": "fraction", "low": vd.MOST_SEEDS[0], "high": vd.MOST_SEEDS[1]}
+    rule = (
+        f"inside ({lo:g}, {hi:g}) counts as ≈; SGD's ratio is the gradients' own. Holds when SGD's falls outside, so "
+        "the gradients do differ; approximately when only Adam's is inside in most seeds, because then the gradients "
+        "at this depth are too even for the contrast to show"
+    )
     row = vd.check_estimate(
         claim="Adam's first step moves every block by O(η), whatever its gradient",
         source=cite("seed 003 §我们真的担心梯度消失吗 claims 16, 17", tests=("claim 16", "claim 17")),
@@ -596,15 +601,15 @@ def _first_step_row(adam: list[float], sgd: list[float]) -> vd.Verdict:
         + "; SGD "
         + ", ".join(f"{g:.2f}" for g in sgd),
         samples=[e and not lo < g < hi for e, g in zip(even, sgd, strict=True)],
-        reason=f"inside ({lo:g}, {hi:g}) counts as ≈; SGD's ratio is the gradients' own. Holds when SGD's "
-        "falls outside, so the gradients do differ; approximately when only Adam's is inside in most seeds, "
-        "because then the gradients at this depth are too even for the contrast to show",
+        reason=rule,
         **most,
     )
     if row.status != vd.HOLDS and len(adam) >= vd.MIN_SEEDS:
         only_adam = vd.check_estimate(claim=row.claim, source=row.source, claimed="", samples=even, reason="", **most)
-        if only_adam.status == vd.HOLDS:
-            return dataclasses.replace(row, status=vd.APPROX)
+        if only_adam.status == vd.HOLDS:  # the reason says what decided it, not the contrast's undecided interval
+            return dataclasses.replace(
+                row, status=vd.APPROX, reason=f"{rule}; Adam's alone, inside in most seeds: {only_adam.computed}"
+            )
     return row
 
 

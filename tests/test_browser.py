@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 import http.server
-import json
 import os
 import shutil
 import threading
@@ -116,9 +115,8 @@ def test_chapter_renders_and_its_slider_works_without_a_kernel(browser, server, 
     handle.focus()
     page.keyboard.press("ArrowRight")
     try:  # until the shown result changes, or 10 s: what the assertion below reports
-        shown = json.dumps(json.dumps(before, separators=(",", ":"), ensure_ascii=False))  # as JS's JSON.stringify
-        changed = f"JSON.stringify(({VISIBLE_WIDGET_IMAGES})()) !== {shown}"
-        page.wait_for_function(changed, timeout=10000)
+        changed = f"before => JSON.stringify(({VISIBLE_WIDGET_IMAGES})()) !== JSON.stringify(before)"
+        page.wait_for_function(changed, arg=before, timeout=10000)
     except playwright.TimeoutError:
         pass
     after = page.evaluate(VISIBLE_WIDGET_IMAGES)

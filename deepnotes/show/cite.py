@@ -22,7 +22,7 @@ from deepnotes.ledger.citations import PAPERS, Citation, citations
 @dataclass(frozen=True)
 class Cite:
     """A verdict's citation text as its row prints it, and what the verdict tests: ``subjects`` (inventory items,
-    each recorded with the verdict's status) or ``paper`` (a paper's claim; no item gets the status)."""
+    each recorded with the verdict's status) and/or ``paper`` (a paper's claim; alone, no item gets the status)."""
 
     text: str
     subjects: tuple[Citation, ...] = ()

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_flatten
+from torch.overrides import TorchFunctionMode
 
 from deepnotes.core import config
 from deepnotes.core.config import ModelConfig, TrainConfig, check_fits, parameter_counts, stack_bytes
@@ -65,17 +64,25 @@ def test_a_stack_that_cannot_fit_is_refused_at_once_with_the_estimate(build):
     assert spy.elements <= ALLOWED_ELEMENTS, spy.elements
 
 
-class Allocations(TorchDispatchMode):
-    """Counts the elements of every tensor that a torch operator returns while the mode is on."""
+class Allocations(TorchFunctionMode):
+    """Counts the elements of every tensor that a torch function or tensor method returns while the mode is on."""
 
     def __init__(self):
         super().__init__()
         self.elements = 0
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
-        self.elements += sum(t.numel() for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor))
+        results = out if isinstance(out, (tuple, list)) else (out,)
+        self.elements += sum(t.numel() for t in results if isinstance(t, torch.Tensor))
         return out
+
+
+def test_the_allocation_count_sees_a_layer_being_built():
+    """The spy can fail: one d_model = 1024 linear layer is past the allowance."""
+    with Allocations() as spy:
+        torch.nn.Linear(1024, 1024)
+    assert spy.elements > ALLOWED_ELEMENTS
 
 
 # less than one of the refused models' layers: a d_model = 1024 layer's attention weights alone are 4·1024²

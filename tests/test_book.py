@@ -241,6 +241,18 @@ def test_each_chapter_trains_exactly_the_ensembles_its_cost_plan_counts(built_bo
     assert cost_model.plan_differences(chapter_plan(stem, "smoke"), ran[stem]) == []
 
 
+def test_every_answer_and_glued_sentence_reads_its_verdicts(built_book):
+    """Issue 61: every chapter's answer (and every value glued into its prose) was rendered from its verdict rows: no
+    outcome word outside a verdict's clause, no clause over a row of another status or not on the page, no single
+    seed's value where the row gives the median (tools/check_sentences.py; tests/show/test_say.py shows that it
+    fails on each kind of problem and on c1850d2's typed answers)."""
+    import check_sentences
+
+    assert check_sentences.record_problems(ROOT / "book" / "_verdicts") == []
+    page = (built_book.html / "book" / "initialization.html").read_text()
+    assert 'title="this page&#x27;s verdict row:' in page or "title=\"this page's verdict row:" in page
+
+
 def test_the_claims_ledger_matches_every_verdict_the_chapters_showed(built_book):
     """The build ran every chapter, each recorded its verdicts, and the ledger page read them last."""
     from deepnotes.chapters import CHAPTERS as STEMS

@@ -189,23 +189,35 @@ def test_a_statistic_of_all_seeds_goes_through_the_same_door():
     assert by_estimate.computed == by_statistic.computed
 
 
-def test_a_row_the_books_setting_would_decide_is_not_judged():
-    """Issues 30, 44: a claim measured in two settings where the source names none (BERT's §9.2 tables, eqs. (42),
-    (54), (81)) is judged the same way on every page: agreeing settings give their status, disagreeing ones "not
-    checkable here", every setting's value shown either way."""
-    own = vd.check_number("§9.2 row", "seed 003 annotated §9.2 table", 0.98, 0.558)
-    cut = vd.check_number("§9.2 row", "seed 003 annotated §9.2 table", 0.98, 0.98)
+def test_a_law_falls_to_one_counterexample_and_a_particular_claim_is_judged_in_its_setting():
+    """Issue 61: a claim measured in several settings is declared a law (refuted by any setting where it fails, holds
+    only where every setting agrees) or particular to one setting (judged there, the others context); each row says
+    which. The rule it replaces made BERT's eqs. (42)/(54) "not checkable" because a setting the book chose agreed."""
+    fails = vd.check_number("§9.2 row", "seed 003 annotated §9.2 table", 0.98, 0.558)
+    agrees = vd.check_number("§9.2 row", "seed 003 annotated §9.2 table", 0.98, 0.98)
+    near = vd.check_number("§9.2 row", "seed 003 annotated §9.2 table", 0.98, 0.9)
+    undecided = vd.Verdict("§9.2 row", "seed 003 annotated §9.2 table", "0.98", "—", vd.UNCHECKABLE, "2 seeds")
     settings = ("the tables' setting", "BERT's")
-    v = vd.in_both_settings([own, cut], settings)
-    assert v.status == vd.UNCHECKABLE and "0.558" in v.computed and "0.98" in v.computed
-    assert "(wrong in the tables' setting, holds in BERT's)" in v.reason
-    agreed = vd.in_both_settings([cut, cut], settings)
-    assert agreed.status == cut.status and agreed.computed == "0.98; 0.98" and agreed.reason == cut.reason
+    law = vd.judge_settings([agrees, fails], settings, vd.LAW)
+    assert law.status == vd.WRONG and "0.558" in law.computed and "0.98" in law.computed
+    assert law.reason.startswith("a law, refuted by a setting inside its premises (BERT's)")
+    assert vd.judge_settings([agrees, agrees], settings, vd.LAW).status == vd.HOLDS
+    assert vd.judge_settings([agrees, near], settings, vd.LAW).status == vd.APPROX
+    assert vd.judge_settings([agrees, undecided], settings, vd.LAW).status == vd.UNCHECKABLE
+    assert vd.judge_settings([undecided, fails], settings, vd.LAW).status == vd.WRONG  # a counterexample still counts
+    mine = vd.judge_settings([fails, agrees], settings, vd.PARTICULAR, own=1)
+    assert mine.status == vd.HOLDS and mine.reason.startswith("particular to BERT's, judged there")
+    assert "wrong in the tables' setting" in mine.reason
+    assert vd.judge_settings([agrees, fails], settings, vd.PARTICULAR, own=1).status == vd.WRONG
     with pytest.raises(ValueError, match="one verdict per setting"):
-        vd.in_both_settings([cut], settings[:1])
+        vd.judge_settings([agrees], settings[:1], vd.LAW)
+    with pytest.raises(ValueError, match="kind"):
+        vd.judge_settings([agrees, agrees], settings, "usually")
+    with pytest.raises(ValueError, match="own must index"):
+        vd.judge_settings([agrees, agrees], settings, vd.PARTICULAR, own=2)
     other = vd.check_number("another row", "seed 003 annotated §9.2 table", 0.98, 0.98)
     with pytest.raises(ValueError, match="one claim of one source"):
-        vd.in_both_settings([cut, other], settings)
+        vd.judge_settings([agrees, other], settings, vd.LAW)
 
 
 def _near(samples, value=1.0, rtol=0.1, approx_rtol=0.3):

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from deepnotes.chapters import CHAPTERS
 from deepnotes.core.validate import choice
+from deepnotes.show import say
 from deepnotes.show import verdicts as vd
 
 RECORD_DIR = "_verdicts"  # relative to the notebook's folder, where the build runs it
@@ -56,6 +57,7 @@ class _Recorder:
     def __init__(self, chapter: str, budget: str, path: Path):
         self.chapter, self.budget, self.path = chapter, budget, path
         self.rows: dict[str, dict] = {}
+        self.sentences: dict[str, dict] = {}  # text → its recorded form (a statement shown twice is recorded once)
 
     def __call__(self, shown: list[vd.Verdict]) -> None:
         for v in shown:
@@ -82,6 +84,12 @@ class _Recorder:
             self.rows[v.anchor] = row  # a table shown twice is recorded once
         self.write()
 
+    def said(self, shown: list[say.Sentence]) -> None:
+        """Record the sentences of a :class:`~deepnotes.show.say.Statement` the chapter shows (its answer)."""
+        for s in shown:
+            self.sentences[s.text] = {"text": s.text, "spans": [asdict(span) for span in s.spans]}
+        self.write()
+
     def write(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         payload = {
@@ -89,6 +97,7 @@ class _Recorder:
             "budget": self.budget,
             "recorded_at": time.strftime("%Y-%m-%d %H:%M"),
             "verdicts": list(self.rows.values()),
+            "sentences": list(self.sentences.values()),
         }
         self.path.write_text(json.dumps(payload, ensure_ascii=False, indent=1), encoding="utf-8")
 
@@ -108,12 +117,14 @@ def record_verdicts(chapter: str, budget, folder: str | os.PathLike | None = Non
     recorder = _Recorder(chapter, name, record_dir(folder) / f"{chapter}.json")
     recorder.write()
     vd.on_display = recorder
+    say.on_display = recorder.said
     return recorder.path
 
 
 def stop_recording() -> None:
     """Record nothing more (tests; a kernel that leaves a chapter)."""
     vd.on_display = None
+    say.on_display = None
 
 
 @dataclass(frozen=True)
@@ -122,6 +133,12 @@ class ChapterRecord:
     budget: str
     recorded_at: str
     verdicts: tuple[Record, ...]
+    sentences: tuple[say.Sentence, ...] = ()  # the answer's sentences, each with the spans verdicts rendered
+
+    def problems(self) -> list[str]:
+        """Every sentence's problems against this chapter's rows (:func:`deepnotes.show.say.problems`)."""
+        rows = {r.anchor: asdict(r) for r in self.verdicts}
+        return [f"{self.chapter}: {p}" for s in self.sentences for p in say.problems(s, rows)]
 
 
 def read_records(folder: str | os.PathLike | None = None) -> dict[str, ChapterRecord]:
@@ -139,7 +156,14 @@ def _read_record(path: Path) -> ChapterRecord:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         return ChapterRecord(
-            data["chapter"], data["budget"], data["recorded_at"], tuple(Record(**row) for row in data["verdicts"])
+            data["chapter"],
+            data["budget"],
+            data["recorded_at"],
+            tuple(Record(**row) for row in data["verdicts"]),
+            tuple(
+                say.Sentence(s["text"], tuple(say.Span(**span) for span in s["spans"]))
+                for s in data.get("sentences", [])
+            ),
         )
     except json.JSONDecodeError as err:
         raise ValueError(f"{path}: not a verdict record (not valid JSON: {err.msg} at line {err.lineno})") from None

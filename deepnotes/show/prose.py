@@ -9,11 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from deepnotes.show import say
+from deepnotes.show.say import Sentence
+
 FAR_ABOVE_PLATEAU = -1.0  # a run that ends more than a plateau–floor gap above the plateau: far from any threshold
 
 
-def glue_values(values: Mapping[str, str]) -> None:
-    """Glue each ``key → text`` for the markdown below (``{glue:text}`key```), without output in the book.
+def glue_values(values: Mapping[str, str | Sentence]) -> None:
+    """Glue each ``key → text`` for the markdown below (``{glue:text}`key```), without output in the book. A value
+    that states an outcome is a :class:`~deepnotes.show.say.Sentence` rendered from its verdicts; every value is
+    recorded with the chapter's answer (:data:`deepnotes.show.say.on_display`), so the sentence test reads it.
 
     Where MyST-NB is not installed (Colab opens the notebook without the book's tools), the values are
     shown as one line instead, so the reader of the raw markdown still sees what each key stands for.
@@ -21,6 +26,8 @@ def glue_values(values: Mapping[str, str]) -> None:
     bad = [key for key in values if not key.isidentifier()]
     if bad:
         raise ValueError(f"glue keys must be identifiers (letters, digits, _), got {bad}")
+    if say.on_display is not None:
+        say.on_display([v if isinstance(v, Sentence) else Sentence(str(v)) for v in values.values()])
     try:
         from myst_nb import glue
     except ImportError:

@@ -544,23 +544,43 @@ def check_possible(*, claim: str, source: Source, claimed: str, observed: dict[s
     return Verdict(claim, source, claimed, computed, status, f"{reason}; {why}")
 
 
-def in_both_settings(verdicts: list[Verdict], settings: tuple[str, ...]) -> Verdict:
-    """One verdict on a claim measured in several settings (``verdicts[k]`` in ``settings[k]``) where the source
-    names none that decides it, so the book's choice of setting must not decide the status: where every setting
-    gives the same status, that one (the first's text, every setting's value shown); where they disagree, not
-    checkable here, each setting's status and value shown. The same rule on every page (issue 44)."""
+LAW, PARTICULAR = "law", "particular"  # how a claim measured in several settings is judged (judge_settings)
+
+
+def judge_settings(verdicts: list[Verdict], settings: tuple[str, ...], kind: str, own: int = 0) -> Verdict:
+    """One verdict on a claim measured in several settings (``verdicts[k]`` in ``settings[k]``), by what the claim is.
+    A ``"law"`` (stated without conditions, every setting inside its premises): wrong where any setting's verdict is
+    wrong (a counterexample, itself resting on at least MIN_SEEDS seeds), holds where every setting holds (holds
+    approximately where each at least does), else not checkable here. ``"particular"`` to one setting (a claim about
+    BERT is about BERT's setting): the verdict in ``settings[own]``, the others shown as context. The row's reason
+    says which rule judged it. One rule on every page (issue 61; it replaces a rule that let any disagreement
+    between settings undo a counterexample)."""
+    choice("kind", kind, (LAW, PARTICULAR))
     if len(verdicts) != len(settings) or len(verdicts) < 2:
         raise ValueError(f"one verdict per setting, at least two: got {len(verdicts)} for settings {settings!r}")
-    first = verdicts[0]
+    if not 0 <= own < len(settings):
+        raise ValueError(f"own must index one of the settings {settings!r}, got {own!r}")
+    first = verdicts[own]
     if {(v.claim, v.source) for v in verdicts} != {(first.claim, first.source)}:
         raise ValueError(f"the settings' verdicts must test one claim of one source, got {[v.claim for v in verdicts]}")
     shown = "; ".join(v.computed for v in verdicts)
+    each = ", ".join(f"{v.status} in {name}" for v, name in zip(verdicts, settings, strict=True))
+    if kind == PARTICULAR:
+        why = f"particular to {settings[own]}, judged there ({first.reason}); the other settings are context ({each})"
+        return Verdict(first.claim, first.source, first.claimed, shown, first.status, why, tested=first.tested)
     statuses = [v.status for v in verdicts]
-    if len(set(statuses)) == 1:
-        return Verdict(first.claim, first.source, first.claimed, shown, first.status, first.reason, tested=first.tested)
-    said = ", ".join(f"{status} in {name}" for status, name in zip(statuses, settings, strict=True))
-    why = f"the source names no setting that decides it, and the settings measured here disagree ({said})"
-    return Verdict(first.claim, first.source, first.claimed, shown, UNCHECKABLE, why, tested=first.tested)
+    wrong = [name for v, name in zip(verdicts, settings, strict=True) if v.status == WRONG]
+    if wrong:
+        status, why = WRONG, f"a law, refuted by a setting inside its premises ({', '.join(wrong)})"
+    elif set(statuses) == {HOLDS}:
+        status, why = HOLDS, "a law: every setting tried agrees"
+    elif set(statuses) <= {HOLDS, APPROX}:
+        status, why = APPROX, "a law: every setting tried agrees, approximately"
+    else:
+        status, why = UNCHECKABLE, "a law that no setting here refutes, but some setting cannot decide"
+    return Verdict(
+        first.claim, first.source, first.claimed, shown, status, f"{why} ({each}); {first.reason}", tested=first.tested
+    )
 
 
 def depth_ranges(depths) -> tuple[tuple[int, ...], tuple[int, ...]]:

@@ -406,49 +406,6 @@ def _sloped_sweep(slopes: dict[tuple[str, str], float], depths=(2, 4, 8)) -> inc
     return inc.LossChangeSweep(depths, lrs, reps)
 
 
-def test_the_answer_states_the_slopes_of_the_pages_sweep(budget):
-    sweep = inc.loss_change_sweep(budget, device="cpu")
-    head, rest = answer.markdown(sweep), answer.details(sweep)
-    assert head.startswith("**The answer, from this page's runs.**")
-    for v, o in [("post", "sgd"), ("post", "adam"), *answer.cures(sweep)]:
-        s = loglog_slope(sweep.depths, sweep.first_order_per_lr(v, o))
-        assert answer.slope(sweep, v, o) == s and f"{s:.2f}" in head
-    assert answer.cures(sweep) == [("deepnorm", "sgd"), ("deepnorm/adam", "adam")]  # the derivation's depth-free pairs
-    assert f"from N = {sweep.depths[0]} to {sweep.depths[-1]} blocks" in head
-    growth = sweep.first_order_per_lr("pre", "adam")[-1] / sweep.first_order_per_lr("pre", "adam")[0]
-    assert f"pre, Adam: ×{growth:.3g}" in rest
-    assert len(head.replace("**", "")) <= 330  # three to four lines above the figure
-
-
-def test_the_answers_words_follow_the_slopes():
-    grow, flat = claims.GROWTH_MIN_SLOPE, claims.SLOPE_ATOL
-    cures = {("deepnorm", "sgd"): flat / 3, ("deepnorm/adam", "adam"): -flat / 3}
-    head = answer.markdown(_sloped_sweep({("post", "sgd"): 1.0, ("post", "adam"): 2 * grow, **cures}))
-    assert f"grows with depth under SGD (log-log slope 1.00) and under Adam ({2 * grow:.2f})" in head
-    assert f"It stays flat with DeepNet's constants under SGD ({flat / 3:.2f}) and with Su's under Adam" in head
-    head = answer.markdown(_sloped_sweep({("post", "sgd"): 1.0, ("post", "adam"): grow / 2, **cures}))
-    assert (
-        f"grows with depth under SGD (log-log slope 1.00) and does not grow with depth under Adam ({grow / 2:.2f})"
-        in head
-    )
-    steep = {("deepnorm", "sgd"): 2 * flat, ("deepnorm/adam", "adam"): -2 * flat}
-    head = answer.markdown(_sloped_sweep({("post", "sgd"): 1.0, **steep}))
-    assert "It does not stay flat with DeepNet's constants under SGD" in head and "and with Su's under Adam" in head
-    mixed = answer.markdown(
-        _sloped_sweep({("post", "sgd"): 1.0, ("deepnorm", "sgd"): 0.0, ("deepnorm/adam", "adam"): 1.0})
-    )
-    assert (
-        "stays flat with DeepNet's constants under SGD (0.00) and does not stay flat with Su's under Adam (1.00)"
-        in mixed
-    )
-    pre = answer.details(_sloped_sweep({("post", "sgd"): 1.0, ("pre", "sgd"): 0.0, ("pre", "adam"): 0.5}))
-    assert (
-        "Pre-LN's loss change does not grow with depth under SGD (slope 0.00) and grows with depth under Adam "
-        "(slope 0.50)" in pre
-    )
-    assert "pre, SGD: ×1, slope 0.00 (1)" in pre and "pre, Adam: ×2, slope 0.50 (1)" in pre
-
-
 def test_the_answer_figure_draws_the_sweep_under_both_optimizers(budget):
     sweep = inc.loss_change_sweep(budget, variants=("post", "deepnorm"), depths=(2, 4), device="cpu")
     fig = figures.answer(sweep)

@@ -11,7 +11,7 @@ import sympy as sp
 import torch
 
 import deepnotes as dn
-from deepnotes.chapters.initialization import answer, claims, derive, figures, mlp, norms
+from deepnotes.chapters.initialization import claims, derive, figures, mlp, norms
 from deepnotes.chapters.initialization import experiments as ex
 from deepnotes.chapters.initialization.budget import sizes as initialization_sizes
 from deepnotes.core import models as ini
@@ -373,53 +373,3 @@ def _curve(act: str, last: float, predicted: float = 1.0, gain: float = 1.0) -> 
     """A two-layer MomentCurve whose three draws end at ``last`` on average (0.9, 1.0, 1.1 times it)."""
     draws = tuple((1.0, f * last) for f in (0.9, 1.0, 1.1))
     return ex.MomentCurve(act, gain, list(draws[0]), [1.0, predicted], draws)
-
-
-def test_answer_number_and_fate_follow_the_value():
-    assert [answer.number(v) for v in (0.0047, 350, 0.99951, 4.6e-19, 1.1e18)] == [
-        "0.0047",
-        "350",
-        "1.0",
-        "4.6 × 10⁻¹⁹",
-        "1.1 × 10¹⁸",
-    ]
-    f = claims.MOMENT_FACTOR
-    assert answer.fate(1.0) == "stays" and answer.fate(0.99 / f) == "falls" and answer.fate(1.01 * f) == "grows"
-    assert answer.fate(1.01 / f) == answer.fate(0.99 * f) == "stays"
-
-
-def test_answer_states_who_stays_falls_and_grows_from_the_table(smoke):
-    table = {
-        ("lecun", "linear"): _curve("linear", 1.2),
-        ("lecun", "relu"): _curve("relu", 0.004, predicted=0.004),
-        ("he", "linear"): _curve("linear", 250.0, predicted=250.0, gain=2.0),
-        ("he", "relu"): _curve("relu", 0.9, gain=2.0),
-    }
-    text = answer.markdown(table, smoke)
-    assert text.startswith("**The answer, from this page's runs.** After 1 layer of")
-    assert "stays within ×1.5 of 1 for LeCun with linear and He with ReLU (0.90–1.2)" in text
-    assert "1 falls (to 0.0040, LeCun + ReLU) and 1 grows (to 250, He + linear)" in text
-    assert "for 4 of the 4 settings." in answer.details(table, smoke)
-    # He + ReLU drops out of the band: it now falls, and ends off the recursion by its ratio
-    table[("he", "relu")] = _curve("relu", 0.3, gain=2.0)
-    text = answer.markdown(table, smoke)
-    assert "for LeCun with linear (1.2)" in text and "2 fall (to 0.0040, LeCun + ReLU)" in text
-    assert "3 of the 4 settings; not for He + ReLU (measured/predicted 0.30)" in answer.details(table, smoke)
-    # nothing in the band, nothing that grows
-    none = {k: _curve(k[1], 0.01) for k in table}
-    text = answer.markdown(none, smoke)
-    assert "for none of the 4 settings; 4 fall (to 0.010" in text and "grow" not in text
-    with pytest.raises(ValueError, match="empty"):
-        answer.sentences({}, smoke)
-
-
-def test_answer_at_smoke_quotes_the_measured_extremes(smoke):
-    table = ex.moment_table(smoke)
-    last = {k: answer.last_moment(c) for k, c in table.items()}
-    text = answer.markdown(table, smoke)
-    low = min(last, key=last.__getitem__)
-    assert f"(to {answer.number(last[low])}, {answer.INIT_NAMES[low[0]]} + {answer.ACT_NAMES[low[1]]})" in text
-    assert f"After {initialization_sizes(smoke).moment_depth} layers" in text
-    fig = figures.answer(table, smoke, claims.MOMENT_FACTOR)
-    assert len(fig.axes) == 2 and fig.get_size_inches()[1] <= 0.5 * fig.get_size_inches()[0]
-    matplotlib.pyplot.close(fig)

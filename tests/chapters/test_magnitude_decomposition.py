@@ -362,7 +362,7 @@ def test_sweeps_use_the_budget_rates_and_return_dataclasses():
 
 
 def _synthetic_sweep(extra_power: float = 0.0):
-    alphas, lambdas = (1.0, 4.0, 16.0), (0.1, 0.2, 0.4)
+    alphas, lambdas = (1.0, 4.0, 16.0), (0.05, 0.1, 0.2)  # inside the first-order premise (λ ≤ 0.25)
     rms = {
         k: [
             [(lam ** (1 + extra_power)) / a * (0.01 * lam if k in ("q", "k") else 1) for lam in lambdas] for a in alphas
@@ -512,24 +512,3 @@ ADAM_CASES = [  # paper's seeds, Adam's own (every seed), the sentence's lead an
     ([0.3] * 3, 0.4, "Under", "do not train (fraction learned 0.30), nor do Adam's own constants (0.40)."),
     ([-math.inf] * 3, 0.4, "Under", "do not train (fraction learned diverged), nor do Adam's own constants (0.40)."),
 ]
-
-
-@pytest.mark.parametrize(("paper", "own", "lead", "rest"), ADAM_CASES)
-def test_answer_verbs_follow_the_runs(paper, own, lead, rest):
-    """Every "train" / "do not train" of the answer compares the median of the seeds with claims.TRAINS: the verbs
-    and the linking words flip with the runs ("Yet" where the paper's constants train though they miss Adam's
-    condition), and the numbers are the runs' medians."""
-    text = ma.markdown(_fake_comp(SGD_RUNS, {"lambda=1/alpha": [own] * 3, "paper": paper}), "smoke")
-    assert text.replace("\u00a0", " ").startswith(
-        "**The answer, from this page's derivation and runs.** SymPy: SGD needs β/\u2060α = 1/\u2060√(2N)"
-    )
-    assert text.endswith(f"{lead} Adam at N = 6 they {rest}")
-
-
-def test_answer_details_name_every_sgd_pick_with_its_verb():
-    details = ma.details(_fake_comp(SGD_RUNS, {"lambda=1/alpha": [0.9] * 3, "paper": [0.9] * 3}), "smoke")
-    assert "median of 3 seeds after 4 steps (Adam at lr 0.001); under SGD at N = 6 and lr 0.1" in details
-    assert "λ=1/α trains (0.90), α=1 trains (0.60), λ=1 does not train (0.10)" in details
-    assert "the paper's constants train (0.80)" in details
-    with pytest.raises(ValueError, match="no adam runs"):
-        ma.sentences({k: v for k, v in _fake_comp(SGD_RUNS, {}).items() if k[0] == "sgd"}, "smoke")

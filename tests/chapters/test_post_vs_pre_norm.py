@@ -13,13 +13,13 @@ import sympy as sp
 import torch
 
 import deepnotes as dn
-from deepnotes.chapters.post_vs_pre_norm import answer, claims, derive, figures
+from deepnotes.chapters.post_vs_pre_norm import claims, derive, figures
 from deepnotes.chapters.post_vs_pre_norm import experiments as pp
 from deepnotes.chapters.post_vs_pre_norm.budget import sizes as post_vs_pre_norm_sizes
 from deepnotes.core.data import MarkovLanguage
 from deepnotes.core.engine import GATES, build_stack
 from deepnotes.core.measure import GateSchedule
-from deepnotes.core.train import History, median_fraction_learned
+from deepnotes.core.train import History
 from deepnotes.shared import warmup
 from deepnotes.show import verdicts as vd
 from deepnotes.show.png import DPI
@@ -582,46 +582,6 @@ def _fake_runs(budget, learned: dict[tuple[str, str], float], rest: float = 0.1)
     return {
         opt: {name: [_run(learned.get((opt, name), rest))] * 3 for name in pp.variants(budget)} for opt in pp.OPTIMIZERS
     }
-
-
-def test_the_answer_states_the_probes_and_runs_of_the_page(budget, probes, runs):
-    head, rest = answer.markdown(probes, runs, budget), answer.details(probes, runs, budget)
-    assert head.startswith("**The answer, from this page's runs.**")
-    post, post_derived = answer.top_weight(probes["post"])
-    pre, _ = answer.top_weight(probes["pre"])
-    assert post == statistics.median(p.cos_x0[-1] for p in probes["post"])
-    assert f"{post:.2f}" in head and f"{pre:.2f}" in head and f"{post_derived:.2g}" in head
-    assert f"{budget.warmup.steps} steps at {budget.warmup.depth} blocks" in head
-    no_warmup = median_fraction_learned(runs["adam"][warmup.NO_WARMUP])
-    verb = "trains" if no_warmup >= claims.LEARNED else "does not train"
-    assert f"post, no warmup {verb} ({no_warmup:.2f})" in rest
-    assert f"{answer.gradient_ratio(probes['post']):.2g}×" in rest
-    assert len(re.sub(r"\*\*", "", head)) <= 340  # three to four lines above the figure
-
-
-def test_the_answers_words_follow_the_measurements(budget):
-    runs = _fake_runs(budget, {})
-    head = answer.markdown(_fake_probes(0.1, 0.5), runs, budget)
-    assert "0.10 of the input x₀" in head and "less than Pre-LN's 0.50" in head
-    assert "no less than" in answer.markdown(_fake_probes(0.6, 0.5), runs, budget)
-    assert head.count("does not train under Adam or SGD") == 2
-    warm = warmup.warmed(budget)
-    mixed = _fake_runs(budget, {("adam", warmup.NO_WARMUP): 0.8, ("sgd", warm): 0.9, ("adam", warm): 0.9})
-    text = " ".join(answer.sentences(_fake_probes(0.1, 0.5), mixed, budget))
-    assert "without warmup trains under Adam but does not train under SGD" in text
-    assert "warmup it trains under Adam and SGD" in text
-    assert (
-        '"Post-LN needs warmup" does not hold under Adam' in text and '"Post-LN needs warmup" holds under SGD' in text
-    )
-    details = answer.details(_fake_probes(0.1, 0.5, post_grad=0.5, pre_grad=1.5), runs, budget)
-    assert (
-        "falls toward the input in Post-LN (block 1 gets 0.5×" in details
-        and "does not fall in Pre-LN (1.5×)" in details
-    )
-    flipped = answer.details(_fake_probes(0.1, 0.5, post_grad=1.2, pre_grad=0.7), runs, budget)
-    assert "does not fall toward the input in Post-LN" in flipped and "and falls in Pre-LN" in flipped
-    diverged = _fake_runs(budget, {("sgd", "pre"): -math.inf})
-    assert "pre does not train (diverged)" in answer.details(_fake_probes(0.1, 0.5), diverged, budget)
 
 
 def test_the_answer_figure_draws_both_experiments(budget, probes, runs):

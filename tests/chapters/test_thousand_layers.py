@@ -375,24 +375,3 @@ def test_a_map_row_is_one_ensemble_and_the_figure_marks_divergence(budget):
     plt.close(fig)
     with pytest.raises(ValueError, match="map style"):
         ex.train_map(budget, (3,), rates, styles=("postnorm",))
-
-
-def test_the_answer_headline_follows_the_runs(budget, restored):
-    """Issue 48: the answer the page opens with (above its figure) is read from the runs: Post-LN's and DeepNorm's
-    verbs flip with their fraction learned, and the deepest stack and the map go under the figure."""
-    from deepnotes.chapters.thousand_layers import answer
-
-    runs, sub = restored, thousand_layers_sizes(budget)
-    for hs in runs.histories.values():
-        _set_fraction(hs, 0.0)
-    _set_fraction(runs.at("deepnorm", sub.depth), 0.9)
-    head = answer.markdown(runs, budget)
-    assert head.startswith("**The answer, from this page's runs.**")
-    assert f"Post-LN does not train at {sub.depth} blocks" in head and "while DeepNorm trains (0.90)" in head
-    assert "it trains at no depth here" in head and "Past DeepNet" not in head
-    _set_fraction(runs.at("post", sub.depth), 0.9)
-    _set_fraction(runs.at("deepnorm", sub.depth), 0.2)
-    head = answer.markdown(runs, budget)
-    assert f"Post-LN trains at {sub.depth} blocks" in head and "while DeepNorm does not train (0.20)" in head
-    rest = answer.details(runs, budget)
-    assert rest.startswith(f"Past DeepNet, DeepNorm does not train {sub.deepest} blocks") and "map" in rest

@@ -1,8 +1,9 @@
 """The chapter's answer, stated first: sentences written from the derivation (q = d·s² and the identity path's
 weight ((1+v_att)(1+v_ffn))^{-L/2}, :func:`.experiments.identity_weight`) and from Experiment 1's encoder at
 initialization (:func:`.experiments.sweep_probes`). Every number in them is computed here, and so is every
-"keeps it" / "loses it": a measured cos(x_N, x_0) keeps the identity path where it exceeds the cosine of
-unrelated vectors at that width (:func:`deepnotes.core.measure.unrelated_cosine_floor`). The first sentence
+whether a measured cos(x_N, x_0) (seed 0's, said so) lies above the cosine of unrelated vectors at that width
+(:func:`deepnotes.core.measure.unrelated_cosine_floor`); the sentences state no outcome (the verdicts on these
+probes, over every seed, are the page's identity-weight rows). The first sentence
 stands above the small figure (:func:`.figures.answer`), the rest under it."""
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from deepnotes.chapters.bert_init.experiments import (
 )
 from deepnotes.core.measure import NOISE_SIGMAS, unrelated_cosine_floor
 from deepnotes.core.validate import Count, Real
+from deepnotes.show.say import Sentence, Statement
 
 
 def keeps(cos: Real, width: Count) -> bool:
@@ -26,8 +28,9 @@ def keeps(cos: Real, width: Count) -> bool:
     return cos > unrelated_cosine_floor(width)
 
 
-def _verb(cos: Real, width: Count) -> str:
-    return "keeps it" if keeps(cos, width) else "loses it"
+def _side(cos: Real, width: Count) -> str:
+    """Where a measured cosine lies against the floor of unrelated vectors: "above" or "not above"."""
+    return "above" if keeps(cos, width) else "not above"
 
 
 def _num(x: Real) -> str:
@@ -51,14 +54,19 @@ def sentences(probes: dict[float, InitProbe]) -> list[str]:
     first = (
         f"Only q = d s² matters: {BERT_STD:g} cut at ±2σ has q = {q_of(BERT_STD):.2f} at d = {BERT_WIDTH}, Xavier's "
         f"1/√{BERT_WIDTH} has q = {q_of(xavier_std(), False):.0f}, and after {BERT_DEPTH} Post-LN layers the identity "
-        f"path's derived weight is {_num(w_bert)} against Xavier's {_num(w_xav)}. Measured over {bert.depth} layers, "
-        f"std {BERT_STD:g} {_verb(bert.cos_x0[-1], bert.width)} ({_cos(bert.cos_x0[-1])})"
+        f"path's derived weight is {_num(w_bert)} against Xavier's {_num(w_xav)}. Measured on seed 0 over "
+        f"{bert.depth} layers, std {BERT_STD:g} leaves cos(x_N, x_0) = {_cos(bert.cos_x0[-1])}, "
+        f"{_side(bert.cos_x0[-1], bert.width)} the floor of unrelated vectors "
+        f"({unrelated_cosine_floor(bert.width):.2f})"
     )
     other = xavier_scale_std(list(probes))
     if other is not None:
         o = probes[other]
         link = "while" if keeps(o.cos_x0[-1], o.width) != keeps(bert.cos_x0[-1], bert.width) else "and"
-        first += f" {link} std {other:g} (q = {q_of(other):.2f}) {_verb(o.cos_x0[-1], o.width)} ({_cos(o.cos_x0[-1])})"
+        first += (
+            f" {link} std {other:g} (q = {q_of(other):.2f}) leaves {_cos(o.cos_x0[-1])}, "
+            f"{_side(o.cos_x0[-1], o.width)} it"
+        )
     first += "."
     shown = [BERT_STD] + ([other] if other is not None else [])
     second = (
@@ -72,11 +80,11 @@ def sentences(probes: dict[float, InitProbe]) -> list[str]:
     return [first, second]
 
 
-def markdown(probes: dict[float, InitProbe]) -> str:
+def markdown(probes: dict[float, InitProbe]) -> Statement:
     """The headline shown above the answer's figure: the first of :func:`sentences`, after a bold lead."""
-    return f"**The answer, from this page's derivation and runs.** {sentences(probes)[0]}"
+    return Statement([Sentence(sentences(probes)[0])], lead="The answer, from this page's derivation and runs.")
 
 
-def details(probes: dict[float, InitProbe]) -> str:
+def details(probes: dict[float, InitProbe]) -> Statement:
     """The rest of :func:`sentences`, shown under the answer's figure."""
-    return " ".join(sentences(probes)[1:])
+    return Statement([Sentence(s) for s in sentences(probes)[1:]])

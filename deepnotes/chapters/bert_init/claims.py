@@ -401,10 +401,19 @@ def _init_bert_std_rows(seeds: list[InitProbe], vocab: int) -> list[vd.Verdict]:
 TABLE_SETTINGS = ("the tables' setting", "BERT's")  # the two settings every annotated-table row is measured in
 
 
-def _in_both_settings(pair: list[vd.Verdict]) -> list[vd.Verdict]:
-    """:func:`~deepnotes.show.verdicts.in_both_settings` over the tables' setting and BERT's: the annotation names
-    no loss, data or model, so the book's choice of setting must not decide the status."""
-    return [vd.in_both_settings(pair, TABLE_SETTINGS)]
+BERTS = TABLE_SETTINGS.index("BERT's")
+
+
+def _as_law(pair: list[vd.Verdict]) -> list[vd.Verdict]:
+    """A formula or rule the annotation states without conditions, measured in the tables' setting and BERT's: a law
+    (:func:`~deepnotes.show.verdicts.judge_settings`), refuted by either where it fails across the seeds."""
+    return [vd.judge_settings(pair, TABLE_SETTINGS, vd.LAW)]
+
+
+def _in_berts_setting(pair: list[vd.Verdict]) -> list[vd.Verdict]:
+    """A number or comparison about BERT's initialization (the annotation's tables, at BERT's σ): particular to BERT's
+    setting, judged there, the tables' setting shown as context (:func:`~deepnotes.show.verdicts.judge_settings`)."""
+    return [vd.judge_settings(pair, TABLE_SETTINGS, vd.PARTICULAR, own=BERTS)]
 
 
 def table_verdicts(
@@ -444,7 +453,7 @@ def _falloff_rows(ratios: dict[str, dict[float, list[float]]], falloff: dict[str
                 "path's weight is measured, so the rule is tested whatever σ² stands for",
             )
         )
-    return _in_both_settings(rows)
+    return _as_law(rows)
 
 
 def _table_variance_rows(own: dict[float, ex.TableProbe], cut: dict[float, ex.InitProbe]) -> list[vd.Verdict]:
@@ -487,7 +496,7 @@ def _table_gradient_rows(ratios: dict[str, dict[float, list[float]]]) -> list[vd
     rows = []
     for s in (0.02, 0.0361):
         where = f" (there q = {ex.q_of(s):.2f}, not Xavier's 1)" if s == 0.0361 else ""
-        rows += _in_both_settings(
+        rows += _in_berts_setting(
             [
                 vd.check_near(
                     claim=f"§9.2: ‖g_0‖/‖g_12‖ at σ = {s:g}",
@@ -504,7 +513,7 @@ def _table_gradient_rows(ratios: dict[str, dict[float, list[float]]]) -> list[vd
                 for k, name in enumerate(("own", "cut"))
             ]
         )
-    rows += _in_both_settings(
+    rows += _in_berts_setting(
         [
             vd.check_each_seed(
                 claim="§9.2: σ = 0.02 gives more uniform gradients than 0.0361",
@@ -544,7 +553,7 @@ def _table_diagnostic_rows(
             reason="a diagnostic must tell the good init from the bad one; for Post-LN Var[x_L] is that of a "
             "LayerNorm output whatever the init (x_0 ~ N(0, I) has variance 1 in expectation)",
         ),
-        *_in_both_settings(
+        *_as_law(
             [
                 vd.check_each_seed(
                     claim="eq. (81): ‖∇W_0‖/‖∇W_L‖ in [0.3, 3] for a good init",

@@ -1,18 +1,18 @@
 """The chapter's answer, stated first: sentences written from Experiment 1's one-step probe
-(:func:`.experiments.loss_change_sweep`). Every number and every "grows"/"does not grow", "stays flat"/"does
-not stay flat" in them is computed here: the log-log slope of −⟨∇L, Δθ⟩/η against the depth N (the mean over
-seeds at each depth, the slope the figure's key shows) against the chapter's threshold for "grows with depth"
-(:data:`.claims.GROWTH_MIN_SLOPE`) and, for "stays flat", against the derivation's slope 0 within the tolerance
-the page's verdicts on this sweep allow (:data:`.claims.SLOPE_ATOL`). The cures are the variants whose constants
+(:func:`.experiments.loss_change_sweep`) and read from its slope rows (:func:`.claims.loss_change_verdicts`, through
+:func:`deepnotes.show.say.say`): every "grows like N^1" / "stays flat" is a row's status on the derivation's law
+(the slope of the mean over seeds over two depth ranges, its bootstrap over seeds), linked to that row; the fitted
+slope over all depths (the one the figure's key shows) stands beside it. The cures are the variants whose constants
 the derivation makes depth-free for an optimizer (:func:`.experiments.predicted_slope` of 0). The first two
 sentences sit above the small figure (:func:`.figures.answer`), the rest under it."""
 
 from __future__ import annotations
 
 from deepnotes.chapters.increment_explosion import experiments as ex
-from deepnotes.chapters.increment_explosion.claims import GROWTH_MIN_SLOPE, SLOPE_ATOL
+from deepnotes.chapters.increment_explosion.claims import loss_change_verdicts
 from deepnotes.core.measure import loglog_slope
-from deepnotes.core.validate import Real
+from deepnotes.show.say import Sentence, Statement, joined, say, sentence
+from deepnotes.show.verdicts import Verdict
 
 OPTIMIZER_NAMES = {"sgd": "SGD", "adam": "Adam"}
 CONSTANTS = {"deepnorm": "DeepNet's constants", "deepnorm/adam": "Su's"}  # the cures, by variant
@@ -34,70 +34,72 @@ def cures(sweep: ex.LossChangeSweep) -> list[tuple[str, str]]:
     return [(v, o) for v, o in sweep.probes if ex.predicted_slope(v, o) == 0]
 
 
-def _grows(s: Real) -> str:
-    return "grows with depth" if s > GROWTH_MIN_SLOPE else "does not grow with depth"
-
-
-def _flat(s: Real) -> str:
-    return "stays flat" if abs(s) <= SLOPE_ATOL else "does not stay flat"
-
-
-def _merged(parts: list[tuple[str, str]]) -> str:
-    """(verb, what) pairs as one clause, the verb said once where every pair has the same one: "grows with
-    depth under SGD (1.6) and under Adam (1.2)", else with each verb: "grows … and does not grow …"."""
-    if len({verb for verb, _ in parts}) == 1:
-        return f"{parts[0][0]} " + " and ".join(what for _, what in parts)
-    return " and ".join(f"{verb} {what}" for verb, what in parts)
-
-
-def sentences(sweep: ex.LossChangeSweep) -> list[str]:
-    """Four sentences ("" where the sweep lacks the variant): Post-LN's one-step loss change against depth
-    under each optimizer, with the derivation's slope; what the depth-free constants do for the optimizer
-    they were derived for; Pre-LN's growth; every variant's factor from the shallowest depth to the deepest
-    and its slope beside the derivation's."""
-    lo, hi = sweep.depths[0], sweep.depths[-1]
-    has = [o for o in sweep.optimizers if ("post", o) in sweep.probes]
-    post = [
-        (_grows(slope(sweep, "post", o)), f"under {OPTIMIZER_NAMES[o]} ({slope(sweep, 'post', o):.2f})") for o in has
-    ]
-    if post:  # the first names what the number is
-        post[0] = (post[0][0], f"under {OPTIMIZER_NAMES[has[0]]} (log-log slope {slope(sweep, 'post', has[0]):.2f})")
-    derived = " and ".join(sorted({f"{ex.predicted_slope('post', o):g}" for o in has}))
-    first = (
-        f"At initialization, Post-LN's loss change in one step, −⟨∇L, Δθ⟩/η, {_merged(post)} from N = {lo} to "
-        f"{hi} blocks (the derivation: slope {derived})."
-        if post
-        else ""
+def _law(rows: dict[tuple[str, str], Verdict], sweep: ex.LossChangeSweep, variant: str, opt: str) -> Sentence:
+    """The slope row of (variant, optimizer) read: "grows like N^1, as derived" / "stays flat, as derived" (the
+    derivation's slope 0) or its negation, or "cannot be …" where the row cannot decide; the fitted slope beside it."""
+    want = ex.predicted_slope(variant, opt)
+    law = "stays flat" if want == 0 else f"grows like N^{want:g}"
+    shape = "flat" if want == 0 else f"N^{want:g}"
+    clause = say(
+        rows[(variant, opt)],
+        holds=f"{law}, as derived",
+        approx=f"{law} approximately, as derived",
+        wrong=f"does not stay {shape}" if want == 0 else f"does not scale like {shape}",
+        undecided="cannot be told depth-free or not from these seeds"
+        if want == 0
+        else f"cannot be fitted to {shape} from these seeds",
     )
-    cured = [
-        (_flat(slope(sweep, v, o)), f"with {CONSTANTS.get(v, v)} under {OPTIMIZER_NAMES[o]} ({slope(sweep, v, o):.2f})")
-        for v, o in cures(sweep)
-    ]
-    second = f"{'It' if first else 'The loss change of one step'} {_merged(cured)}." if cured else ""
-    pre = [
-        (_grows(slope(sweep, "pre", o)), f"under {OPTIMIZER_NAMES[o]} (slope {slope(sweep, 'pre', o):.2f})")
-        for o in sweep.optimizers
-        if ("pre", o) in sweep.probes
-    ]
-    third = f"Pre-LN's loss change {_merged(pre)}." if pre else ""
+    return sentence(f"under {OPTIMIZER_NAMES[opt]} ", clause, f" (log-log slope {slope(sweep, variant, opt):.2f})")
+
+
+def sentences(sweep: ex.LossChangeSweep) -> list[Sentence]:
+    """Four sentences ("" where the sweep lacks the variant), each law read from its slope row
+    (:func:`.claims.loss_change_verdicts`, linked): Post-LN's one-step loss change against depth under each optimizer;
+    what the depth-free constants do for the optimizer they were derived for; Pre-LN's; every variant's factor from the
+    shallowest depth to the deepest and its slope beside the derivation's."""
+    lo, hi = sweep.depths[0], sweep.depths[-1]
+    rows = {
+        (variant, opt): v
+        for v in loss_change_verdicts(sweep)
+        for variant, opt in sweep.probes
+        if v.claim.startswith(f"{variant}, {opt}: −ΔL ∝")
+    }
+    post = [_law(rows, sweep, "post", o) for o in sweep.optimizers if ("post", o) in sweep.probes]
+    first = (
+        sentence(
+            f"At initialization, Post-LN's loss change in one step, −⟨∇L, Δθ⟩/η, from N = {lo} to {hi} blocks ",
+            joined(post, "; and"),
+            ".",
+        )
+        if post
+        else Sentence("")
+    )
+    cured = [sentence(f"with {CONSTANTS.get(v, v)} ", _law(rows, sweep, v, o)) for v, o in cures(sweep)]
+    second = (
+        sentence("With the constants the derivation makes depth-free, the loss change ", joined(cured, "; and"), ".")
+        if cured
+        else Sentence("")
+    )
+    pre = [_law(rows, sweep, "pre", o) for o in sweep.optimizers if ("pre", o) in sweep.probes]
+    third = sentence("Pre-LN's loss change ", joined(pre, "; and"), ".") if pre else Sentence("")
     seeds = min(len(reps) for per_depth in sweep.probes.values() for reps in per_depth)
     each = "; ".join(
         f"{v}, {OPTIMIZER_NAMES[o]}: ×{growth(sweep, v, o):.3g}, slope {slope(sweep, v, o):.2f} "
         f"({ex.predicted_slope(v, o):g})"
         for v, o in sweep.probes
     )
-    fourth = (
+    fourth = sentence(
         f"From N = {lo} to {hi} the mean over {seeds} seeds changes by these factors (fitted log-log slope, the "
         f"derivation's in brackets): {each}."
     )
     return [first, second, third, fourth]
 
 
-def markdown(sweep: ex.LossChangeSweep) -> str:
+def markdown(sweep: ex.LossChangeSweep) -> Statement:
     """The headline shown above the answer's figure: the first two of :func:`sentences`, after a bold lead."""
-    return " ".join(["**The answer, from this page's runs.**", *(s for s in sentences(sweep)[:2] if s)])
+    return Statement(sentences(sweep)[:2], lead="The answer, from this page's runs.")
 
 
-def details(sweep: ex.LossChangeSweep) -> str:
+def details(sweep: ex.LossChangeSweep) -> Statement:
     """The rest of :func:`sentences`, shown under the answer's figure: Pre-LN and every variant's growth."""
-    return " ".join(s for s in sentences(sweep)[2:] if s)
+    return Statement(sentences(sweep)[2:])

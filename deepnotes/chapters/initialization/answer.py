@@ -1,7 +1,9 @@
-"""The chapter's answer, stated first: sentences written from Experiment 1's runs (:func:`.experiments.moment_table`),
-every number and every "stays" / "falls" / "grows" in them computed here, by comparing the mean over the weight
-draws of E[x²] at the MLP's last layer with 1 within the chapter's factor :data:`.claims.MOMENT_FACTOR`. The first
-sentence stands above the small figure (:func:`.figures.answer`), the second under it."""
+"""The chapter's answer, stated first: sentences written from Experiment 1's runs (:func:`.experiments.moment_table`)
+and read from their verdict rows (:func:`.claims.moment_verdicts`, through :func:`deepnotes.show.say.say`): what the
+recursion gives for E[x²] at the MLP's last layer (an expectation over the weights), whether the measured draws
+follow it (each row's status, linked to the row), and where a typical draw sits (the median over the draws and the
+spread of log E[x²]), which for ReLU and linear is not the mean. The first sentence stands above the small figure
+(:func:`.figures.answer`), the second under it."""
 
 from __future__ import annotations
 
@@ -10,9 +12,10 @@ import statistics
 
 from deepnotes.chapters.initialization import experiments as ex
 from deepnotes.chapters.initialization.budget import sizes
-from deepnotes.chapters.initialization.claims import MOMENT_FACTOR
+from deepnotes.chapters.initialization.claims import HOMOGENEOUS, MOMENT_FACTOR, moment_verdicts
 from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.core.validate import NonNegative, Positive, Real
+from deepnotes.show.say import Sentence, Statement, joined, link, say, sentence
 
 INIT_NAMES = {"lecun": "LeCun", "he": "He", "xavier": "Xavier"}
 ACT_NAMES = {
@@ -31,10 +34,10 @@ def last_moment(curve: ex.MomentCurve) -> float:
 
 
 def fate(moment: NonNegative, factor: Positive = MOMENT_FACTOR) -> str:
-    """The word for ``moment``: "stays" within ×``factor`` of 1, "falls" below that band, "grows" above it."""
+    """Where ``moment`` lies: "within" ×``factor`` of 1, "below" that band or "above" it."""
     if moment < 1 / factor:
-        return "falls"
-    return "grows" if moment > factor else "stays"
+        return "below"
+    return "above" if moment > factor else "within"
 
 
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
@@ -60,64 +63,101 @@ def _grouped(keys: list[tuple[str, str]]) -> str:
     parts = []
     for init in inits:
         acts = [ACT_NAMES.get(a, a) for i, a in keys if i == init]
-        joined = acts[0] if len(acts) == 1 else ", ".join(acts[:-1]) + " or " + acts[-1]
-        parts.append(f"{INIT_NAMES.get(init, init)} with {joined}")
+        joined_acts = acts[0] if len(acts) == 1 else ", ".join(acts[:-1]) + " or " + acts[-1]
+        parts.append(f"{INIT_NAMES.get(init, init)} with {joined_acts}")
     return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
-def _extreme(last: dict[tuple[str, str], float], keys: list[tuple[str, str]], verb: str) -> str:
-    """'6 fall (to 4.6 × 10⁻¹⁹, LeCun + ReLU)': how many settings ``verb``, and the farthest of them."""
-    key = (min if verb == "falls" else max)(keys, key=last.__getitem__)
-    return f"{len(keys)} {verb[:-1] if len(keys) > 1 else verb} (to {number(last[key])}, {_setting(key)})"
+def _expectations(table: dict[tuple[str, str], ex.MomentCurve]) -> str:
+    """Which settings the recursion keeps within ×MOMENT_FACTOR of 1 at the last layer, and the range of the rest."""
+    predicted = {k: c.predicted[-1] for k, c in table.items()}
+    kept = [k for k, q in predicted.items() if fate(q) == "within"]
+    rest = [k for k in predicted if k not in kept]
+    text = f"is within ×{MOMENT_FACTOR:g} of 1 for " + (_grouped(kept) if kept else "none of the settings")
+    if rest:
+        lo, hi = min(rest, key=predicted.__getitem__), max(rest, key=predicted.__getitem__)
+        text += f", and between {number(predicted[lo])} ({_setting(lo)}) and {number(predicted[hi])} ({_setting(hi)})"
+        text += " for the rest"
+    return text
 
 
-def sentences(table: dict[tuple[str, str], ex.MomentCurve], budget: Budget | str) -> list[str]:
-    """Two sentences: which settings keep E[x²] within ×MOMENT_FACTOR of 1 at the last layer of the plain MLP and
-    how far the others fall or grow; then the draws behind those values and how many settings end within that
-    factor of the derivation's recursion."""
+def _verdicts_read(table: dict[tuple[str, str], ex.MomentCurve], budget: Budget) -> Sentence:
+    """The measured draws against the recursion, one clause per status, each setting linked to its row."""
+    rows = {v.claim.split(":")[0]: v for v in moment_verdicts(table, budget)}
+    keyed = {k: rows[f"{k[0]} + {k[1]}"] for k in table if f"{k[0]} + {k[1]}" in rows}
+    groups: dict[str, list] = {}
+    for key, v in keyed.items():
+        groups.setdefault(v.status, []).append((key, v))
+    clauses = []
+    for members in groups.values():
+        verb = say(
+            members[0][1],
+            holds="follow it",
+            approx="follow it approximately",
+            wrong="do not follow it",
+            undecided="cannot be judged against it at this budget",
+        )
+        clauses.append(
+            sentence("for ", joined([link(v, _setting(k)) for k, v in members]), " the measured draws ", verb)
+        )
+    return joined(clauses, "; and")
+
+
+def _typical(table: dict[tuple[str, str], ex.MomentCurve]) -> str:
+    """Where a typical draw sits for the positively homogeneous settings: the median over the draws of E[x²] at the
+    last layer against the recursion, the mean beside it, and the variance of log E[x²] across draws there."""
+    homogeneous = [
+        k
+        for k, c in table.items()
+        if k[1] in HOMOGENEOUS and len(c.draws) > 1 and fate(c.predicted[-1]) == "within"  # the scale-keeping ones
+    ]
+    if not homogeneous:
+        return ""
+    parts = []
+    for k in homogeneous:
+        ratios = [draw[-1] / table[k].predicted[-1] for draw in table[k].draws]
+        logs = [math.log(r) for r in ratios if r > 0]
+        spread = f", variance of log {number(statistics.variance(logs))}" if len(logs) > 1 else ""
+        parts.append(
+            f"{_setting(k)} {number(statistics.median(ratios))} (mean {number(statistics.fmean(ratios))}{spread})"
+        )
+    return (
+        "A typical draw is not the mean: E[x²] at the last layer is a product of one factor per layer, and its median "
+        f"over the draws, as a multiple of the recursion's value, is {'; '.join(parts)}"
+    )
+
+
+def sentences(table: dict[tuple[str, str], ex.MomentCurve], budget: Budget | str) -> list[Sentence]:
+    """Two sentences: where the recursion puts E[x²] (an expectation over the weights) at the last layer of the plain
+    MLP, and whether the measured draws follow it (read from :func:`.claims.moment_verdicts`, each row linked); then
+    the draws behind it and where a typical draw sits for ReLU and linear (:func:`_typical`)."""
     budget = resolve_budget(budget)
     if not table:
         raise ValueError("table is empty: the answer needs Experiment 1's curves")
-    last = {key: last_moment(c) for key, c in table.items()}
-    by_fate = {verb: [k for k in table if fate(last[k]) == verb] for verb in ("stays", "falls", "grows")}
     curve = next(iter(table.values()))
     depth, draws = len(curve.measured) - 1, max(len(curve.draws), 1)
     width = sizes(budget).moment_width
-    kept = by_fate["stays"]
     layers = f"{depth} layer{'s' if depth != 1 else ''}"
-    first = f"After {layers} of a plain MLP, the second moment stays within ×{MOMENT_FACTOR:g} of 1 "
-    if kept:
-        lo, hi = number(min(last[k] for k in kept)), number(max(last[k] for k in kept))
-        first += f"for {_grouped(kept)} ({lo if lo == hi else f'{lo}–{hi}'})"
-    else:
-        first += f"for none of the {len(table)} settings"
-    others = [_extreme(last, by_fate[v], v) for v in ("falls", "grows") if by_fate[v]]
-    if others:
-        first += ("; of the rest, " if kept else "; ") + " and ".join(others)
-    first += "."
-    ratios = {k: last[k] / c.predicted[-1] for k, c in table.items() if c.predicted[-1] > 0}
-    off = [k for k, r in ratios.items() if fate(r) != "stays"]
-    second = (
-        f"Each value is the mean of E[x²] at the last layer over {draws} weight draws of a width-{width} MLP; the "
-        f"derivation's recursion predicts it within "
-        f"×{MOMENT_FACTOR:g} for {len(ratios) - len(off)} of the {len(ratios)} settings"
-        + (
-            "; not for " + ", ".join(f"{_setting(k)} (measured/predicted {number(ratios[k])})" for k in off)
-            if off
-            else ""
-        )
-        + "."
+    first = sentence(
+        f"After {layers} of a plain MLP, the expected second moment E[x²] (the recursion "
+        f"E[x_(l+1)²] = m E[w²] E[φ(x_l)²]) {_expectations(table)}; ",
+        _verdicts_read(table, budget),
+        ".",
+    )
+    typical = _typical(table)
+    second = sentence(
+        f"Each row judges {draws} weight draws of a width-{width} MLP. " + (f"{typical}." if typical else "")
     )
     return [first, second]
 
 
-def markdown(table: dict[tuple[str, str], ex.MomentCurve], budget: Budget | str) -> str:
+def markdown(table: dict[tuple[str, str], ex.MomentCurve], budget: Budget | str) -> Statement:
     """The headline shown above the answer's figure: the first of :func:`sentences`, after a bold lead."""
     budget = resolve_budget(budget)
-    return f"**The answer, from this page's runs.** {sentences(table, budget)[0]}"
+    return Statement(sentences(table, budget)[:1], lead="The answer, from this page's runs.")
 
 
-def details(table: dict[tuple[str, str], ex.MomentCurve], budget: Budget | str) -> str:
-    """The rest of :func:`sentences`, shown under the answer's figure: the draws and the recursion."""
+def details(table: dict[tuple[str, str], ex.MomentCurve], budget: Budget | str) -> Statement:
+    """The rest of :func:`sentences`, shown under the answer's figure: the draws and a typical draw."""
     budget = resolve_budget(budget)
-    return " ".join(sentences(table, budget)[1:])
+    return Statement(sentences(table, budget)[1:])

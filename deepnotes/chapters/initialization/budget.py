@@ -30,7 +30,7 @@ class InitializationBudget:
     norm_shape: tuple[int, int, int] = (64, 128, 512)  # [B, T, d] of the LayerNorm/RMSNorm comparison
     norm_timer_seconds: Positive = 0.5  # min_run_time of each benchmark timer, over all rounds
     norm_rounds: Repeats = 5  # LayerNorm and RMSNorm timed in turn this many times (median, range)
-    moment_seeds: Repeats = 3  # weight draws of moment_table's MLPs: its verdicts judge the mean over them
+    moment_seeds: Repeats = 8  # weight draws of moment_table's MLPs: its verdicts judge the mean over them
     # live panels: every span is (min, start, max)
     live_depth: tuple[int, int, int] = (1, 60, 200)  # the moment panel's depths
     live_gain: tuple[float, float, float] = (0.1, 1.0, 10.0)  # its E[w²]·m (log slider: never ≤ 0)

@@ -6,6 +6,7 @@ status is decided by :mod:`deepnotes.show.verdicts` from a comparison against th
 from __future__ import annotations
 
 import math
+import statistics
 from itertools import pairwise
 
 import sympy as sp
@@ -48,6 +49,10 @@ ANY_GAMMA_ATOL = 1e-9
 UNIT_SECOND_MOMENT = 1.0
 # Experiment 1: the mean over weight draws of measured E[x_l²] within this factor of the recursion
 MOMENT_FACTOR = 1.5
+# … and, for a positively homogeneous φ (linear, ReLU), the mean factor of one layer, E[x_{l+1}²] / (the recursion's
+# step from the measured E[x_l²]), within this of 1 (one layer's factor is light-tailed; their product is not)
+LAYER_STEP_RTOL = 0.02
+HOMOGENEOUS = {"linear": 1.0, "relu": 0.5}  # φ with E[φ(z)²] = c·E[z²] for every z ~ N(0, v): the c
 # Experiment 2: "for d ≥ 64 the softmax is close to one-hot": most of a row's weight on one key
 ONE_HOT_D = 64
 ONE_HOT_MAX_WEIGHT = 0.5
@@ -344,15 +349,47 @@ def _claimed(init: str, act: str) -> bool:
     return init == "lecun" or (init, act) == ("he", "relu")
 
 
+def layer_factors(c: ex.MomentCurve) -> list[float]:
+    """Per weight draw of ``c`` (a positively homogeneous φ), the mean over layers of E[x_{l+1}²] / (gain·c_φ·E[x_l²]):
+    given x_l, each pre-activation is exactly N(0, gain·E_units[x_l²]) over the draw of W_l, so the recursion's step
+    gain·c_φ·E[x_l²] is the exact conditional expectation of E[x_{l+1}²], and the factor has mean 1 wherever the
+    recursion holds."""
+    step = c.gain * HOMOGENEOUS[c.act]
+    return [statistics.fmean(b / (step * a) for a, b in pairwise(draw) if a > 0) for draw in c.draws]
+
+
+def _layer_step_row(init: str, act: str, c: ex.MomentCurve, depth: int) -> Verdict:
+    """The recursion for a positively homogeneous φ judged one layer at a time (:func:`layer_factors`): E[x_L²] is a
+    product of L such factors, whose mean no few draws reach (a typical draw sits below it), while each factor's mean
+    is within reach of a few; by the tower property E[x_L²] follows the recursion exactly where every step does."""
+    return check_estimate(
+        claim=f"{init} + {act}: E[x_l²] matches the recursion (up to {depth} layers)",
+        source=cite(MOMENT_SOURCE[act][0] + "; measured", tests=MOMENT_SOURCE[act][1]),
+        claimed=f"mean one-layer factor 1 (within {LAYER_STEP_RTOL:.0%})",
+        samples=layer_factors(c),
+        estimator="mean",
+        low=1 - LAYER_STEP_RTOL,
+        high=1 + LAYER_STEP_RTOL,
+        reason=f"an expectation through {depth} layers, judged one layer at a time: the factor E[x_(l+1)²] / (the "
+        f"recursion's step from the measured E[x_l²]), averaged over layers per draw, over {len(c.draws)} weight "
+        "draws; its mean is 1 at every layer exactly when the recursion holds, and then E[x_L²] follows it (the tower "
+        "property), however far a typical draw strays",
+    )
+
+
 def moment_verdicts(table: dict[tuple[str, str], ex.MomentCurve], budget: Budget | str | None = None) -> VerdictTable:
-    """Experiment 1: per (init, activation) the source pairs, E[x_l²] — an expectation over the weights — by the
-    mean over the weight draws of measured/predicted, at the deepest layer where the draws' spread lets a mean
-    reach it (:func:`deepnotes.show.verdicts.check_mean_at_deepest`)."""
+    """Experiment 1: per (init, activation) the source pairs, E[x_l²] — an expectation over the weights: for a
+    positively homogeneous φ one layer at a time (:func:`_layer_step_row`), else by the mean over the weight draws of
+    measured/predicted at the deepest layer where the draws' spread lets a mean reach it
+    (:func:`deepnotes.show.verdicts.check_mean_at_deepest`)."""
     budget = resolve_budget(budget)
     depth = sizes(resolve_budget(budget)).moment_depth
     rows = []
     for (init, act), c in table.items():
         if not _claimed(init, act):
+            continue
+        if act in HOMOGENEOUS:
+            rows.append(_layer_step_row(init, act, c, depth))
             continue
         by_layer = {
             layer: [draw[layer] / c.predicted[layer] for draw in c.draws]

@@ -2,9 +2,9 @@
 depend on the optimizer, in sentences written from the page's derivation and runs. The λ/α each optimizer needs
 comes from :func:`.derive.solve_pick`; what the paper's constants make of each condition from
 :func:`.derive.paper_constants_in_conditions` ("meet" / "not", "growing with N" read off SymPy's derivative in N);
-every "train" / "do not train" compares the median fraction learned of the training runs
-(:func:`.training.choice_comparison`) with :data:`.claims.TRAINS`. The headline goes above the small figure
-(:func:`.figures.answer`), the SGD runs under it."""
+"meet" and "train" are read from the page's rows (:func:`.claims.main_text_verdicts`,
+:func:`.claims.article_story_verdicts`, through :func:`deepnotes.show.say.say`), each linked to its row; the SGD runs
+are given as medians. The headline goes above the small figure (:func:`.figures.answer`), the SGD runs under it."""
 
 from __future__ import annotations
 
@@ -14,13 +14,14 @@ import sympy as sp
 
 from deepnotes.chapters.magnitude_decomposition import derive
 from deepnotes.chapters.magnitude_decomposition.budget import sizes
-from deepnotes.chapters.magnitude_decomposition.claims import TRAINS
+from deepnotes.chapters.magnitude_decomposition.claims import article_story_verdicts, main_text_verdicts
 from deepnotes.chapters.magnitude_decomposition.experiments import LABELS
 from deepnotes.chapters.magnitude_decomposition.training import ChoiceRun
 from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.core.train import median_fraction_learned
 from deepnotes.core.validate import choice
-from deepnotes.show.plots import SEEDS_KEY
+from deepnotes.show.say import Sentence, Statement, say, sentence
+from deepnotes.show.verdicts import Verdict
 
 NAMES = {"sgd": "SGD", "adam": "Adam", "lamb": "LAMB"}
 PAPER = "the paper's constants"
@@ -80,17 +81,6 @@ def _value(x: float) -> str:
     return f"{x:.2f}" if math.isfinite(x) else "diverged"
 
 
-def _trains(x: float) -> bool:
-    return x > TRAINS
-
-
-def _verb(x: float, plural: bool) -> str:
-    """The verb for a median fraction learned ``x``: train(s) above :data:`.claims.TRAINS`, else do(es) not train."""
-    if _trains(x):
-        return "train" if plural else "trains"
-    return "do not train" if plural else "does not train"
-
-
 def _setting(comp, optimizer: str) -> tuple[float, int]:
     """(the optimizer's first rate, the deepest depth) of the comparison ``comp``."""
     keys = [(lr, n) for opt, lr, n in comp if opt == optimizer]
@@ -99,62 +89,75 @@ def _setting(comp, optimizer: str) -> tuple[float, int]:
     return min(lr for lr, _ in keys), max(n for _, n in keys)
 
 
-def _derivation_sentence() -> str:
-    """Which λ/α SGD and Adam need, and which of the two conditions DeepNet's constants meet."""
-    readings = {opt: condition_reading(opt) for opt in ("sgd", "adam")}
-    first, other = sorted(readings, key=lambda opt: not readings[opt][0])  # a met condition first
-    one = readings[first][1].replace("'s", "'s condition", 1)
-    two = readings[other][1]
-    if readings[first][0] and not readings[other][0]:
-        verdict = f"meet {one}, not {two}"
-    elif readings[first][0]:
-        verdict = f"meet {one} and {two}"
-    else:
-        verdict = f"meet neither {one} nor {two}"
+def _row(rows: list[Verdict], claim: str) -> Verdict:
+    found = [v for v in rows if v.claim == claim]
+    if len(found) != 1:
+        raise ValueError(f"{len(found)} rows claim {claim!r}")
+    return found[0]
+
+
+def _derivation_sentence(budget: Budget) -> Sentence:
+    """Which λ/α SGD and Adam need, and where DeepNet's constants put each condition; that they meet SGD's in order is
+    read from the main text's row on it (:func:`.claims.main_text_verdicts`)."""
+    readings = {opt: condition_reading(opt)[1] for opt in ("sgd", "adam")}
     sgd, adam = needed_ratio("sgd"), needed_ratio("adam")
     ratio = f"β/{WORD_JOINER}α\u00a0=\u00a0{sgd}"  # no line break inside "β/α = …"
-    return f"SymPy: SGD needs {ratio}, Adam {adam}; DeepNet's α, β {verdict}."
+    order = _row(main_text_verdicts(budget), "… equivalent in order to 1/√(2N)")
+    return sentence(
+        f"SymPy: SGD needs {ratio}, Adam {adam}; DeepNet's α, β ",
+        say(
+            order,
+            holds="meet SGD's condition in order",
+            wrong="do not meet SGD's condition in order",
+            undecided="cannot be placed against SGD's condition",
+        ),
+        f" (their values put in, SymPy reads {readings['sgd']}; {readings['adam']}).",
+    )
 
 
-def sentences(comp: dict[tuple[str, float, int], dict[str, ChoiceRun]], budget: Budget | str) -> list[str]:
-    """Three sentences: the derivation (what SGD and Adam need, which the paper's constants meet), the Adam runs
-    at the deepest training depth (the paper's constants beside Adam's own, train or not), and the SGD runs of
-    every pick at that depth."""
+def sentences(comp: dict[tuple[str, float, int], dict[str, ChoiceRun]], budget: Budget | str) -> list[Sentence]:
+    """Three sentences: the derivation (what SGD and Adam need, where the paper's constants put each condition), the
+    paper's constants under Adam at the deepest training depth (read from :func:`.claims.article_story_verdicts`'s row,
+    Adam's own constants beside them), and the SGD runs of every pick at that depth (their medians)."""
     budget = resolve_budget(budget)
     steps = sizes(budget).train_steps
     lr, n = _setting(comp, "adam")
     runs = comp[("adam", lr, n)]
-    paper, own = _median_learned(runs["paper"]), _median_learned(runs[OWN])
-    adam_met = condition_reading("adam")[0]
-    lead = "Yet under" if adam_met != _trains(paper) else "Under"
-    if _trains(paper) == _trains(own):
-        tail = f"{'as do' if _trains(own) else 'nor do'} Adam's own constants ({_value(own)})"
-    else:
-        tail = f"while Adam's own constants {'do' if _trains(own) else 'do not'} ({_value(own)})"
-    second = f"{lead} Adam at N = {n} they {_verb(paper, True)} (fraction learned {_value(paper)}), {tail}."
+    own = _median_learned(runs[OWN])
+    adam_row = _row(
+        article_story_verdicts(comp),
+        f"N={n}, Adam lr {lr:g}: the paper's (SGD-derived) constants also train under Adam",
+    )
+    second = sentence(
+        f"Under Adam at N = {n} they ",
+        say(
+            adam_row,
+            holds="train in most seeds",
+            wrong="do not train in most seeds",
+            undecided="cannot be judged from these seeds",
+        ),
+        f" (median fraction learned {_value(_median_learned(runs['paper']))}; Adam's own constants {_value(own)}).",
+    )
     lr_sgd, n_sgd = _setting(comp, "sgd")
     sgd = comp[("sgd", lr_sgd, n_sgd)]
-    each = [
-        f"{PAPER if k == 'paper' else LABELS[k]} {_verb(m, k == 'paper')} ({_value(m)})"
-        for k, m in ((k, _median_learned(r)) for k, r in sgd.items())
-    ]
-    third = (
+    each = [f"{PAPER if k == 'paper' else LABELS[k]} {_value(_median_learned(r))}" for k, r in sgd.items()]
+    third = sentence(
         f"Each fraction learned is the median of {len(runs['paper'].per_seed())} seeds after {steps} steps (Adam at "
-        f"lr {lr:g}); under SGD at N = {n_sgd} and lr {lr_sgd:g}, "
-        f"{', '.join(each[:-1])} and {each[-1]}. In the figure, {SEEDS_KEY}; every depth and rate is under "
+        f"lr {lr:g}); under SGD at N = {n_sgd} and lr {lr_sgd:g} the medians are "
+        f"{', '.join(each[:-1])} and {each[-1]}. In the figure, lines are medians over seeds and bands their range "
+        "(✕ marks a seed whose loss left the finite range); every depth and rate is under "
         "Experiment 4."
     )
-    return [_derivation_sentence(), second, third]
+    return [_derivation_sentence(budget), second, third]
 
 
-def markdown(comp: dict[tuple[str, float, int], dict[str, ChoiceRun]], budget: Budget | str) -> str:
+def markdown(comp: dict[tuple[str, float, int], dict[str, ChoiceRun]], budget: Budget | str) -> Statement:
     """The headline shown above the answer's figure: the derivation and the Adam runs, after a bold lead."""
     budget = resolve_budget(budget)
-    first, second, _ = sentences(comp, budget)
-    return f"**The answer, from this page's derivation and runs.** {first} {second}"
+    return Statement(sentences(comp, budget)[:2], lead="The answer, from this page's derivation and runs.")
 
 
-def details(comp: dict[tuple[str, float, int], dict[str, ChoiceRun]], budget: Budget | str) -> str:
+def details(comp: dict[tuple[str, float, int], dict[str, ChoiceRun]], budget: Budget | str) -> Statement:
     """The last of :func:`sentences`, shown under the answer's figure: the steps, rates and the SGD runs."""
     budget = resolve_budget(budget)
-    return sentences(comp, budget)[2]
+    return Statement(sentences(comp, budget)[2:])

@@ -54,6 +54,9 @@ PRE_LN_CHECK_DEPTHS = (1, 12, 1000)  # depths at which SymPy's α = 1 solutions 
 SOFTMAX_EQUAL_ATOL = 1e-12  # σ(2x) "equals" σ(x) when no entry differs by more
 AUTOGRAD_RTOL = 1e-9  # autograd's ∂L/∂λ and ⟨∂L/∂W, U⟩ agree to this (float64)
 SLOPE_ATOL = 0.15  # a fitted log-log slope "is" the predicted one within this
+# ∂L/∂λ = O(λ/α) is a first-order result: it assumes each branch small next to x_l. Judged on the grid's λ up to this
+# (a branch weight λ²/α ≤ 1/16), fixed before the runs; the larger λ are shown beside it, outside the premise
+FIRST_ORDER_LAMBDA = 0.25
 LAMB_SPREAD = 1.05  # LAMB's relative update "is η whatever α, λ": max/min below this
 NEAR_IDENTITY = 0.3  # "near the identity": mean ‖x_{l+1} − x_l‖/‖x_l‖ below this
 APPROX_ONE = 0.05  # a factor "≈ 1": within 5 % of 1
@@ -610,18 +613,28 @@ def probe_verdicts(sweep, first_steps, identity) -> VerdictTable:
     )
 
 
+def _premise_slopes(sweep, kind: str, seed: int) -> tuple[float, list[float], list[float]]:
+    """One seed's log-log slopes of ∂L/∂λ_kind: against λ/α over the grid's points inside the first-order premise
+    (λ ≤ FIRST_ORDER_LAMBDA), against α at each such λ, and against α at each λ outside it (context)."""
+    grid = sweep.per_seed[kind][seed]
+    inside = [j for j, lam in enumerate(sweep.lambdas) if lam <= FIRST_ORDER_LAMBDA]
+    xs = [sweep.lambdas[j] / a for a in sweep.alphas for j in inside]
+    ys = [grid[i][j] for i in range(len(sweep.alphas)) for j in inside]
+    per_alpha = [loglog_slope(sweep.alphas, [row[j] for row in grid]) for j in range(len(sweep.lambdas))]
+    return loglog_slope(xs, ys), [per_alpha[j] for j in inside], [p for j, p in enumerate(per_alpha) if j not in inside]
+
+
 def _gradient_slope_rows(sweep) -> list[Verdict]:
-    """§前馈梯度 eq. (8), claim 14 and §自注意力 eq. (12), claim 16, measured: ∂L/∂λ = O(λ/α) for v, o, fc1, fc2,
-    seed by seed (a seed counts where its slope against λ/α and every slope against α at fixed λ lie within
-    SLOPE_ATOL of 1 and −1; check_estimate over the seeds)."""
+    """§前馈梯度 eq. (8), claim 14 and §自注意力 eq. (12), claim 16, measured: ∂L/∂λ = O(λ/α) for v, o, fc1, fc2, judged
+    inside the derivation's first-order premise (λ ≤ FIRST_ORDER_LAMBDA), seed by seed (a seed counts where its slope
+    against λ/α and every slope against α at a fixed λ there lie within SLOPE_ATOL of 1 and −1; check_each_seed over
+    the seeds); the slopes at larger λ are shown beside it."""
     rows = []
-    seeds = sweep.seeds
+    inside = [lam for lam in sweep.lambdas if lam <= FIRST_ORDER_LAMBDA]
+    outside = [lam for lam in sweep.lambdas if lam > FIRST_ORDER_LAMBDA]
     for kind in BETA_KINDS:
-        slopes, per_alpha = [], []
-        for s in range(seeds):
-            grid = sweep.per_seed[kind][s]
-            slopes.append(loglog_slope(*sweep.series(kind, s)))
-            per_alpha.append([loglog_slope(sweep.alphas, [row[j] for row in grid]) for j in range(len(sweep.lambdas))])
+        fits = [_premise_slopes(sweep, kind, s) for s in range(sweep.seeds)]
+        beyond = [p for _, _, out in fits for p in out]
         rows.append(
             check_each_seed(
                 claim=f"∂L/∂λ_{kind} = O(λ/α): slope 1 against λ/α, −1 against α at fixed λ",
@@ -631,14 +644,18 @@ def _gradient_slope_rows(sweep) -> list[Verdict]:
                     f"seed 001 §4）Self-Attention 梯度 claim 19; measured N={sweep.n_layers}",
                     tests=SLOPE_SUBJECTS[kind],
                 ),
-                claimed="slopes 1 and −1",
+                claimed=f"slopes 1 and −1 for λ ≤ {FIRST_ORDER_LAMBDA:g}",
                 computed="per seed "
-                + ", ".join(f"{b:.2f}; {min(pa):.2f}..{max(pa):.2f}" for b, pa in zip(slopes, per_alpha, strict=True)),
-                shows=[
-                    abs(b - 1) < SLOPE_ATOL and all(abs(x + 1) < SLOPE_ATOL for x in pa)
-                    for b, pa in zip(slopes, per_alpha, strict=True)
-                ],
-                reason=f"RMS over blocks, grid α {sweep.alphas}, λ {sweep.lambdas}, within {SLOPE_ATOL:g}",
+                + ", ".join(f"{b:.2f}; {min(pa):.2f}..{max(pa):.2f}" for b, pa, _ in fits)
+                + (
+                    f"; outside the premise (λ = {', '.join(f'{x:g}' for x in outside)}): against α "
+                    f"{min(beyond):.2f}..{max(beyond):.2f}"
+                    if beyond
+                    else ""
+                ),
+                shows=[abs(b - 1) < SLOPE_ATOL and all(abs(x + 1) < SLOPE_ATOL for x in pa) for b, pa, _ in fits],
+                reason=f"RMS over blocks, grid α {sweep.alphas}, λ {tuple(inside)} (the first-order premise: each "
+                f"branch small next to x_l, weight λ²/α ≤ {FIRST_ORDER_LAMBDA**2:g}), within {SLOPE_ATOL:g}",
             )
         )
     return rows

@@ -3,10 +3,13 @@ notebook prints, built from the measurements of :mod:`.experiments` and :mod:`.t
 
 from __future__ import annotations
 
+from deepnotes.chapters.magnitude_decomposition.claims import FIRST_ORDER_LAMBDA
 from deepnotes.chapters.magnitude_decomposition.experiments import CHECK_BLOCK, KINDS, LABELS, DecompositionRow
 from deepnotes.chapters.magnitude_decomposition.training import ChoiceRun
 from deepnotes.core import scaling
 from deepnotes.core.validate import NonNegative
+from deepnotes.show.say import Sentence, joined, link, say, sentence
+from deepnotes.show.verdicts import Verdict
 
 HALFWAY_WINDOW = 5  # losses averaged when reading the step at which a run is half-way to the floor
 HALFWAY = 0.5  # "half-way": this fraction of the way from the plateau to the floor
@@ -80,3 +83,29 @@ def training_summary(comp: dict[tuple[str, float, int], dict[str, ChoiceRun]]) -
         )
         for (opt, lr, n), runs in comp.items()
     )
+
+
+def law_reading(table: list[Verdict]) -> Sentence:
+    """Experiment 1's O(λ/α) law, read from its rows (:func:`.claims.probe_verdicts`'s ∂L/∂λ rows): per status, the
+    matrices with it (each linked to its row) and what that status says, inside the first-order premise."""
+    rows = [v for v in table if v.claim.startswith("∂L/∂λ_") and "O(λ/α)" in v.claim]
+    if not rows:
+        raise ValueError("the table has no ∂L/∂λ = O(λ/α) rows: pass claims.probe_verdicts(...)")
+    groups: dict[str, list[Verdict]] = {}
+    for v in rows:
+        groups.setdefault(v.status, []).append(v)
+    clauses = [
+        sentence(
+            "for ",
+            joined([link(v, v.claim.split(" ")[0].replace("∂L/∂λ_", "λ_")) for v in members]),
+            " the O(λ/α) law ",
+            say(
+                members[0],
+                holds=f"holds in most seeds for λ ≤ {FIRST_ORDER_LAMBDA:g}",
+                wrong=f"fails in most seeds for λ ≤ {FIRST_ORDER_LAMBDA:g}",
+                undecided="cannot be decided from these seeds",
+            ),
+        )
+        for members in groups.values()
+    ]
+    return joined(clauses, "; and")

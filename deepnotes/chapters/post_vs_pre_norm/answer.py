@@ -1,20 +1,20 @@
 """The chapter's answer, stated first: sentences written from Experiment 1's probes at initialization and
-Experiment 2's training runs (every number, every "less"/"no less", "falls"/"does not fall", "trains"/"does
-not train" and "holds"/"does not hold" in them is computed here: a run trains when the median over its seeds
-of the fraction learned reaches :data:`.claims.LEARNED`, as the chapter's verdicts read it). The first two
-sit above the small figure (:func:`.figures.answer`), the rest under it."""
+Experiment 2's training runs; every "falls", "trains" and "holds" in them is read from the page's rows
+(:func:`.claims.identity_path`, :func:`.claims.training`, through :func:`deepnotes.show.say.say`) and links to its
+row. The first two sit above the small figure (:func:`.figures.answer`), the rest under it."""
 
 from __future__ import annotations
 
 import math
 import statistics
 
+from deepnotes.chapters.post_vs_pre_norm import claims
 from deepnotes.chapters.post_vs_pre_norm import experiments as ex
-from deepnotes.chapters.post_vs_pre_norm.claims import LEARNED
 from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.core.train import median_fraction_learned
-from deepnotes.core.validate import Real
 from deepnotes.shared import warmup as shared_warmup
+from deepnotes.show.say import Sentence, Statement, joined, say, say_run, sentence
+from deepnotes.show.verdicts import Verdict
 
 OPTIMIZER_NAMES = {"adam": "Adam", "sgd": "SGD"}
 
@@ -33,76 +33,113 @@ def gradient_ratio(probes: list[ex.StreamProbe]) -> float:
     return statistics.median(p.grad_norms[0] / p.grad_norms[-1] for p in probes)
 
 
-def _verb(median: float) -> str:
-    return "trains" if median >= LEARNED else "does not train"
-
-
 def _shown(median: float) -> str:
-    return f"{median:.2f}" if math.isfinite(median) else "diverged"
+    return f"{median:.2f}" if math.isfinite(median) else "div."  # as the tables write a diverged median
 
 
-def _under(medians: dict[str, float]) -> str:
-    """Whether one variant trains, per optimizer: "does not train under Adam or SGD", "trains under Adam but
-    does not train under SGD"."""
-    verbs = {opt: _verb(m) for opt, m in medians.items()}
-    names = [OPTIMIZER_NAMES[opt] for opt in verbs]
-    if len(set(verbs.values())) == 1:
-        verb = next(iter(verbs.values()))
-        return f"{verb} under {(' and ' if verb == 'trains' else ' or ').join(names)}"
-    return " but ".join(f"{verb} under {OPTIMIZER_NAMES[opt]}" for opt, verb in verbs.items())
+def _needs_row(rows: list[Verdict], opt: str) -> Verdict:
+    """The "Post-LN needs warmup" row of ``opt`` (the shared warmup comparison's for Adam, the chapter's own else)."""
+    found = [
+        v
+        for v in rows
+        if "Post-LN needs warmup" in v.claim
+        and (v.claim.startswith(f"{opt}:") or (opt == "adam" and v.claim[0] == "P"))
+    ]
+    if len(found) != 1:
+        raise ValueError(f"{len(found)} 'Post-LN needs warmup' rows for {opt}")
+    return found[0]
 
 
-def _falls(ratio: Real) -> str:
-    return "falls" if ratio < 1 else "does not fall"
+def _row(rows: list[Verdict], claim: str) -> Verdict:
+    found = [v for v in rows if v.claim == claim]
+    if len(found) != 1:
+        raise ValueError(f"{len(found)} rows claim {claim!r}")
+    return found[0]
 
 
-def sentences(probes: dict[str, list[ex.StreamProbe]], runs: dict[str, dict], budget: Budget | str) -> list[str]:
-    """Four sentences: the input's weight left at the top of Post-LN and Pre-LN at init; whether Post-LN
-    trains without and with warmup, per optimizer; the gradient reaching the first block; and the other
-    variants' fractions learned with the verdict on "Post-LN needs warmup"."""
+def _post_runs(rows: list[Verdict], runs: dict[str, dict], run: str | None) -> Sentence:
+    """Post-LN without warmup (``run`` None) or with it, per optimizer, each read from its "needs warmup" row."""
+    parts = []
+    for opt in runs:
+        v = _needs_row(rows, opt)
+        name = run or next(r for r, _ in v.outcome.expected if r != shared_warmup.NO_WARMUP)
+        parts.append(
+            say_run(
+                v,
+                name,
+                trains=f"trains under {OPTIMIZER_NAMES[opt]}",
+                fails=f"does not train under {OPTIMIZER_NAMES[opt]}",
+            )
+        )
+    return joined(parts, "and")
+
+
+def sentences(probes: dict[str, list[ex.StreamProbe]], runs: dict[str, dict], budget: Budget | str) -> list[Sentence]:
+    """Four sentences: the input's weight left at the top of Post-LN and Pre-LN at init; whether Post-LN trains without
+    and with warmup, per optimizer; the gradient reaching the first block; and the other variants' fractions learned
+    with the verdict on "Post-LN needs warmup". Every outcome is read from its row (:func:`.claims.training`,
+    :func:`.claims.identity_path`) and links to it."""
     budget = resolve_budget(budget)
     sub = budget.warmup
     depth = len(probes["post"][0].grad_norms)
     (post, post_derived), (pre, pre_derived) = top_weight(probes["post"]), top_weight(probes["pre"])
-    first = (
-        f"At initialization, after {depth} blocks, Post-LN keeps a weight of {post:.2f} of the input x₀ "
+    first = sentence(
+        f"At initialization, after {depth} blocks, Post-LN's weight on the input x₀ is {post:.2f} "
         f"(derived {post_derived:.2g}), {'less than' if post < pre else 'no less than'} Pre-LN's {pre:.2f} "
         f"({pre_derived:.2g})."
     )
-    warm = shared_warmup.warmed(budget)
-    med = {opt: {name: median_fraction_learned(hs) for name, hs in rs.items()} for opt, rs in runs.items()}
-    second = (
-        f"Trained {sub.steps} steps at {sub.depth} blocks, Post-LN without warmup "
-        f"{_under({opt: m[shared_warmup.NO_WARMUP] for opt, m in med.items()})}; with a {sub.warmup}-step warmup "
-        f"it {_under({opt: m[warm] for opt, m in med.items()})}."
+    rows = list(claims.training(runs, budget))
+    second = sentence(
+        f"After {sub.steps} training steps at {sub.depth} blocks, Post-LN without warmup ",
+        _post_runs(rows, runs, shared_warmup.NO_WARMUP),
+        f"; with a {sub.warmup}-step warmup it ",
+        _post_runs(rows, runs, None),
+        ".",
     )
+    init_rows = list(claims.identity_path(probes, budget))
     g_post, g_pre = gradient_ratio(probes["post"]), gradient_ratio(probes["pre"])
-    third = (
-        f"At initialization the gradient {_falls(g_post)} toward the input in Post-LN (block 1 gets {g_post:.2g}× "
-        f"block {depth}'s) and {_falls(g_pre)} in Pre-LN ({g_pre:.2g}×)."
+    third = sentence(
+        "At initialization the gradient ",
+        say(
+            _row(init_rows, "Post-LN: the gradient reaching the blocks falls toward the input"),
+            holds="falls toward the input in Post-LN in most seeds",
+            wrong="does not fall toward the input in Post-LN in most seeds",
+            undecided="cannot be judged toward the input in Post-LN from these seeds",
+        ),
+        f" (block 1 gets {g_post:.2g}× block {depth}'s) and ",
+        say(
+            _row(
+                init_rows, "The direct residual path keeps Pre-LN's gradients from decaying severely toward the input"
+            ),
+            holds="is kept within reach in Pre-LN",
+            wrong="is not kept within reach in Pre-LN",
+            undecided="cannot be judged in Pre-LN from these seeds",
+        ),
+        f" ({g_pre:.2g}×; medians over seeds).",
     )
-    fourth = " ".join(_learned_text(opt, m, warm, sub.seeds) for opt, m in med.items())
+    med = {opt: {name: median_fraction_learned(hs) for name, hs in rs.items()} for opt, rs in runs.items()}
+    fourth = sentence(*(_learned_text(opt, m, _needs_row(rows, opt), sub.seeds) for opt, m in med.items()))
     return [first, second, third, fourth]
 
 
-def _learned_text(opt: str, medians: dict[str, float], warm: str, seeds: int) -> str:
-    """One optimizer's fractions learned, every variant, and whether "Post-LN needs warmup" holds there."""
-    needs = medians[warm] >= LEARNED > medians[shared_warmup.NO_WARMUP]
-    each = "; ".join(f"{name} {_verb(m)} ({_shown(m)})" for name, m in medians.items())
-    return (
-        f"Under {OPTIMIZER_NAMES[opt]} (median fraction learned of {seeds} seeds; a run trains from {LEARNED:g} up): "
-        f"{each}; "
-        f'so "Post-LN needs warmup" {"holds" if needs else "does not hold"} under {OPTIMIZER_NAMES[opt]}.'
+def _learned_text(opt: str, medians: dict[str, float], needs: Verdict, seeds: int) -> Sentence:
+    """One optimizer's fractions learned, every variant, and the row on "Post-LN needs warmup" there."""
+    # ReZero's "trained gates" are its learnable gates: named so, the sentence keeps "trained" for outcomes
+    each = "; ".join(f"{name.replace('trained gates', 'learnable gates')} {_shown(m)}" for name, m in medians.items())
+    return sentence(
+        f'Under {OPTIMIZER_NAMES[opt]} (median fraction learned of {seeds} seeds): {each}; so "Post-LN needs warmup" ',
+        say(needs, holds="holds", wrong="does not hold", undecided="cannot be decided"),
+        f" under {OPTIMIZER_NAMES[opt]}. ",
     )
 
 
-def markdown(probes: dict[str, list[ex.StreamProbe]], runs: dict[str, dict], budget: Budget | str) -> str:
+def markdown(probes: dict[str, list[ex.StreamProbe]], runs: dict[str, dict], budget: Budget | str) -> Statement:
     """The headline shown above the answer's figure: the first two of :func:`sentences`, after a bold lead."""
     budget = resolve_budget(budget)
-    return "**The answer, from this page's runs.** " + " ".join(sentences(probes, runs, budget)[:2])
+    return Statement(sentences(probes, runs, budget)[:2], lead="The answer, from this page's runs.")
 
 
-def details(probes: dict[str, list[ex.StreamProbe]], runs: dict[str, dict], budget: Budget | str) -> str:
+def details(probes: dict[str, list[ex.StreamProbe]], runs: dict[str, dict], budget: Budget | str) -> Statement:
     """The rest of :func:`sentences`, shown under the answer's figure: the gradients and every run's verdict."""
     budget = resolve_budget(budget)
-    return " ".join(sentences(probes, runs, budget)[2:])
+    return Statement(sentences(probes, runs, budget)[2:])

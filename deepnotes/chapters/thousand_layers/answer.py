@@ -1,81 +1,113 @@
-"""The chapter's answer, stated first: three sentences written from the runs (every number and every
-"trains" / "does not train" in them is computed here, against :data:`.claims.TRAINED`), the first above the
-small figure (:func:`.figures.answer`) and the other two under it, so that the first screen holds the question,
-the headline and the figure."""
+"""The chapter's answer, stated first: three sentences read from the page's verdict rows on the runs
+(:func:`.claims.training`, through :func:`deepnotes.show.say.say` and :func:`~deepnotes.show.say.say_run`): who
+trains at the headline depth and where Post-LN stops, the deepest stack, and what the depth × rate map says about
+DeepNorm's rates; every "trains" is a run's median against :data:`.claims.TRAINED` inside a row, and every clause links
+to its row. The first sentence stands above the small figure (:func:`.figures.answer`), the other two under it, so
+that the first screen holds the question, the headline and the figure."""
 
 from __future__ import annotations
 
+from deepnotes.chapters.thousand_layers import claims
 from deepnotes.chapters.thousand_layers import experiments as ex
 from deepnotes.chapters.thousand_layers.budget import sizes
-from deepnotes.chapters.thousand_layers.claims import TRAINED
 from deepnotes.core.config import Budget, resolve_budget
-from deepnotes.core.validate import Finite
+from deepnotes.show.say import Sentence, Statement, say, say_run, sentence
+from deepnotes.show.verdicts import Verdict
 
 
-def _verb(median: Finite) -> str:
-    return "trains" if median >= TRAINED else "does not train"
+def _row(rows: list[Verdict], start: str) -> Verdict:
+    """The row whose claim begins with ``start``."""
+    found = [v for v in rows if v.claim.startswith(start)]
+    if len(found) != 1:
+        raise ValueError(f"the training table has {len(found)} rows starting {start!r}")
+    return found[0]
 
 
-def sentences(runs: ex.Runs, budget: Budget | str) -> list[str]:
-    """Three sentences: who trains at the headline depth (and where Post-LN stops), the deepest stack
-    beside Post-LN, and what the map says about DeepNorm's rates."""
+def _trains(v: Verdict, run: str):
+    return say_run(v, run, trains="trains", fails="does not train")
+
+
+def _headline(rows: list[Verdict], runs: ex.Runs, budget: Budget) -> Sentence:
+    """Post-LN and DeepNorm at N (the headline row), Post-LN at the frontier's shallow and failing depths, ReZero at
+    N, and Pre-LN against Post-LN over the frontier."""
+    sub = sizes(budget)
+    n = sub.depth
+    head = _row(rows, "Post-LN does not train at N")
+    shallow = _row(rows, "Post-LN trains DeepNet's shallow stack")
+    rezero = _row(rows, "ReZero")
+    pre = _row(rows, "Pre-LN is easier")
+    frontier = (
+        [sentence("; on the frontier it ")]
+        + [
+            sentence(_trains(shallow, run), f" at {run.split('= ')[-1]} blocks", " and " if k == 0 else "")
+            for k, run in enumerate(dict(shallow.outcome.expected))
+        ]
+        if shallow.outcome
+        else []
+    )
+    return sentence(
+        f"With one Adam rate ({sub.lr:g}) and {runs.steps} steps, Post-LN ",
+        _trains(head, "post"),
+        f" at {n} blocks (median fraction learned)",
+        *frontier,
+        ", DeepNorm ",
+        _trains(head, "deepnorm"),
+        ", ReZero ",
+        _trains(rezero, f"rezero N = {n}"),
+        ", and Pre-LN ",
+        say(
+            pre,
+            holds="trains at depths where Post-LN does not, never the reverse",
+            wrong="is not easier to train than Post-LN on the frontier",
+            undecided="cannot be compared with Post-LN on the frontier here",
+        ),
+        ".",
+    )
+
+
+def sentences(runs: ex.Runs, budget: Budget | str) -> list[Sentence]:
+    """Three sentences: who trains at the headline depth (and where Post-LN stops), the deepest stack beside
+    Post-LN, and what the map says about DeepNorm's rates; each read from its row of :func:`.claims.training`."""
     budget = resolve_budget(budget)
     sub = sizes(budget)
-    n, w = sub.depth, sub.loss_window
-    med = {lab: runs.median(lab, n, w) for lab in ex.MAP_STYLES}
-    post_curve = ex.frontier(runs, w, (*sub.frontier_depths, n))["post"]
-    post_reach = ex.deepest_learning(post_curve, TRAINED)
-    fails_from = min((d for d in post_curve if d > (post_reach or 0) and post_curve[d] < TRAINED), default=None)
-    where = (
-        "at no depth here"
-        if post_reach is None
-        else f"up to {post_reach} blocks" + (f" and not from {fails_from} up" if fails_from else "")
-    )
-    first = (
-        f"With one Adam rate ({sub.lr:g}) and {runs.steps} steps, Post-LN {_verb(med['post'])} at {n} blocks "
-        f"(fraction learned {med['post']:.2f}; it trains {where}), "
-        f"{'while' if (med['post'] >= TRAINED) != (med['deepnorm'] >= TRAINED) else 'and'} DeepNorm "
-        f"{_verb(med['deepnorm'])} "
-        f"({med['deepnorm']:.2f}), Pre-LN {_verb(med['pre'])} ({med['pre']:.2f}) and ReZero "
-        f"{_verb(med['rezero'])} ({med['rezero']:.2f})."
-    )
+    rows = list(claims.training(runs, budget))
     rate = ex.deepest_rate(budget)
-    deep, post = (runs.median(lab, sub.deepest, w, rate) for lab in ex.DEEPEST)
+    deep, post = (runs.median(lab, sub.deepest, sub.loss_window, rate) for lab in ex.DEEPEST)
     steps = runs.warmup(ex.DEEPEST[0], sub.deepest)
     warm = "a warmup over the whole run" if steps == runs.steps else f"a warmup of {steps} steps"
-    second = (
-        f"Past DeepNet, DeepNorm {_verb(deep)} {sub.deepest} blocks ({deep:.2f}, median of "
-        f"{len(runs.at(ex.DEEPEST[0], sub.deepest, rate))} seeds) at the rate the derivation carries down "
-        f"from {n} blocks ({rate:.2g}) with {warm}; Post-LN with the same settings "
-        f"{_verb(post)} ({post:.2f})."
+    second = sentence(
+        f"Past DeepNet, at {sub.deepest} blocks, the rate the derivation carries down from {sub.depth} ({rate:.2g}) "
+        f"and {warm} (medians of {len(runs.at(ex.DEEPEST[0], sub.deepest, rate))} seeds: DeepNorm {deep:.2f}, "
+        f"Post-LN {post:.2f}), the annotation's claim of stable training at 1000 layers and deeper ",
+        say(
+            _row(rows, "The analysis lets 1000 layers"),
+            holds="holds at both depths",
+            wrong="fails at one depth at least",
+            undecided="cannot be decided from these seeds",
+        ),
+        ".",
     )
-    tmap = ex.trainability_map(runs, budget)
-    lo, hi = min(tmap.depths), max(tmap.depths)
-    best = {d: tmap.highest_trained_rate("deepnorm", d, w, TRAINED) for d in (lo, hi)}
-    if None in best.values():
-        third = f"On the depth × rate map, DeepNorm trains at no rate at N = {lo if best[lo] is None else hi}."
-    elif best[hi] < best[lo]:
-        third = (
-            f"But DeepNet's constants were derived for SGD: under Adam the highest rate that trains DeepNorm "
-            f"falls with depth ({best[lo]:.2g} at {lo} blocks, {best[hi]:.2g} at {hi}), the direction the "
-            f"chapter's derivation of a leftover √N predicts."
-        )
-    else:
-        third = (
-            f"On the depth × rate map the highest rate that trains DeepNorm does not fall with depth "
-            f"({best[lo]:.2g} at {lo} blocks, {best[hi]:.2g} at {hi}), although the chapter's derivation "
-            f"leaves Adam a factor √N."
-        )
-    return [first, second, third]
+    third = sentence(
+        "On the depth × rate map, DeepNet's claim that its SGD-derived bound carries over to Adam (DeepNorm's highest "
+        "workable rate does not shrink with depth) ",
+        say(
+            _row(rows, "DeepNorm's bound on the model update"),
+            holds="holds in most seeds",
+            wrong="fails in most seeds, as the chapter's derivation of a leftover √N predicts",
+            undecided="cannot be decided from these seeds",
+        ),
+        ".",
+    )
+    return [_headline(rows, runs, budget), second, third]
 
 
-def markdown(runs: ex.Runs, budget: Budget | str) -> str:
+def markdown(runs: ex.Runs, budget: Budget | str) -> Statement:
     """The headline shown above the answer's figure: the first of :func:`sentences`, after a bold lead."""
     budget = resolve_budget(budget)
-    return f"**The answer, from this page's runs.** {sentences(runs, budget)[0]}"
+    return Statement(sentences(runs, budget)[:1], lead="The answer, from this page's runs.")
 
 
-def details(runs: ex.Runs, budget: Budget | str) -> str:
+def details(runs: ex.Runs, budget: Budget | str) -> Statement:
     """The rest of :func:`sentences`, shown under the answer's figure: the deepest stack and the map."""
     budget = resolve_budget(budget)
-    return " ".join(sentences(runs, budget)[1:])
+    return Statement(sentences(runs, budget)[1:])

@@ -495,26 +495,39 @@ def _stably_trained(runs: ex.Runs, label: str, n: int, w: int, rate: Finite | No
 
 
 def _deepest_verdict(runs: ex.Runs, budget: Budget | str) -> vd.Verdict:
-    """Annotated §13.7, "1000 layers and deeper train stably": every DeepNorm seed at the headline depth
-    (no warmup, the chapter's rate) and past DeepNet (with warmup, the carried rate), pooled, judged as a
-    fraction of seeds trained and never diverged (check_estimate); Post-LN with the same settings beside it."""
+    """Annotated §13.7, "1000 layers and deeper train stably", a law over depth: judged at the headline depth (no
+    warmup, the chapter's rate) and past DeepNet (with warmup, the carried rate) apart, each as the fraction of DeepNorm
+    seeds trained and never diverged (check_each_seed), then by :func:`~deepnotes.show.verdicts.judge_settings`
+    (refuted by either depth where most seeds fail; never pooled); Post-LN with the same settings beside it."""
     sub = sizes(budget)
     w, n, rate = sub.loss_window, sub.deepest, ex.deepest_rate(budget)
     deep, post = ex.DEEPEST
-    at_depth, deepest = _stably_trained(runs, "deepnorm", sub.depth, w), _stably_trained(runs, deep, n, w, rate)
-    return vd.check_each_seed(
-        claim="The analysis lets 1000 layers and deeper train stably",
-        source=cite("seed 000 annotated §13 claim §13.7", tests="claim §13.7"),
-        claimed=f"DeepNorm trained and stable at N = {sub.depth} and N = {n}",
-        computed=f"deepnorm at N = {sub.depth}: {fractions_text(runs, w, 'deepnorm', sub.depth)}; {deep} at N = {n}: "
-        f"{fractions_text(runs, w, deep, n, rate)}, {runs.seconds_per_member_step(deep, n, rate):.2f} s per "
-        f"member-step; {post}: {fractions_text(runs, w, post, n, rate)}",
-        shows=at_depth + deepest,
-        reason=f"a seed counts if it learned ≥ {TRAINED} and never diverged; at N = {sub.depth} Adam "
-        f"{runs.lr:g} without warmup, at N = {n} Adam {rate:.2g} (the chapter's rate carried by the derived "
-        f"N^(-1/2)) with a warmup of {runs.warmup(deep, n)} steps; {runs.steps} steps; Post-LN with the same "
-        "settings beside it",
+    claim, source = (
+        "The analysis lets 1000 layers and deeper train stably",
+        cite("seed 000 annotated §13 claim §13.7", tests="claim §13.7"),
     )
+    claimed = f"DeepNorm trained and stable at N = {sub.depth} and at N = {n}"
+    counts = f"a seed counts if it learned ≥ {TRAINED} and never diverged; {runs.steps} steps"
+    at_depth = vd.check_each_seed(
+        claim=claim,
+        source=source,
+        claimed=claimed,
+        computed=f"deepnorm at N = {sub.depth}: {fractions_text(runs, w, 'deepnorm', sub.depth)}",
+        shows=_stably_trained(runs, "deepnorm", sub.depth, w),
+        reason=f"{counts}; at N = {sub.depth} Adam {runs.lr:g} without warmup",
+    )
+    deepest = vd.check_each_seed(
+        claim=claim,
+        source=source,
+        claimed=claimed,
+        computed=f"{deep} at N = {n}: {fractions_text(runs, w, deep, n, rate)}, "
+        f"{runs.seconds_per_member_step(deep, n, rate):.2f} s per member-step; {post}: "
+        f"{fractions_text(runs, w, post, n, rate)}",
+        shows=_stably_trained(runs, deep, n, w, rate),
+        reason=f"{counts}; at N = {n} Adam {rate:.2g} (the chapter's rate carried by the derived N^(-1/2)) with a "
+        f"warmup of {runs.warmup(deep, n)} steps, Post-LN with the same settings beside it",
+    )
+    return vd.judge_settings([at_depth, deepest], (f"N = {sub.depth}", f"N = {n}"), vd.LAW)
 
 
 def summary_rows(runs: ex.Runs, depth: Depth, window: Count) -> list[tuple[str, str, str, str]]:

@@ -1,31 +1,26 @@
 """The chapter's answer, stated first: whether deep plain stacks, whose initialization keeps the gradients in range,
 train where residual stacks with ε = 1/√N do, in sentences written from the page's training runs (the MLPs of
 :func:`.training.train_sweep`, the Transformers without LayerNorm of :func:`.training.transformer_sweep`). Every
-"trains" / "does not train" compares the median over the seeds of the fraction learned with
-:data:`.claims.LEARNED_FRACTION`, the rule of the chapter's training verdicts. The headline goes above the small
-figure (:func:`.figures.answer`), the other depths, SGD and ε = 1 under it."""
+"trains" / "does not train" is read from the run's row (:func:`.claims.training_verdicts`,
+:func:`.claims.transformer_verdicts`, through :func:`deepnotes.show.say.say_run`) and links to it. The headline goes
+above the small figure (:func:`.figures.answer`), the other depths, SGD and ε = 1 under it."""
 
 from __future__ import annotations
 
 import math
 
 from deepnotes.chapters.why_residuals.budget import sizes
-from deepnotes.chapters.why_residuals.claims import LEARNED_FRACTION
+from deepnotes.chapters.why_residuals.claims import _trains_claim, training_verdicts, transformer_verdicts
+from deepnotes.chapters.why_residuals.probes import label
 from deepnotes.chapters.why_residuals.training import TransformerSweep
 from deepnotes.core.config import Budget, resolve_budget
 from deepnotes.core.train import History, median_fraction_learned
+from deepnotes.show.say import Said, Sentence, Statement, joined, say_run, sentence
+from deepnotes.show.verdicts import Verdict
 
 SCALED = "1/sqrt(N)"  # the residual stack the article recommends: ε = 1/√N
 SCALED_TEXT = "ε\u00a0=\u00a01/√N"  # as the text writes it, no line break inside
 UNSCALED = "1"  # the residual stack without depth scaling (the original ResNet's ε = 1)
-
-
-def _trains(x: float) -> bool:
-    return x >= LEARNED_FRACTION
-
-
-def _verb(x: float) -> str:
-    return "trains" if _trains(x) else "does not train"
 
 
 def _value(hists: list[History], window: int) -> str:
@@ -37,18 +32,30 @@ def _value(hists: list[History], window: int) -> str:
     return f"{sum(h.diverged for h in hists)} of {len(hists)} seeds diverged"
 
 
-def _contrast(plain: float, scaled: float) -> str:
-    """The word between "plain …" and "ε = 1/√N …": "while" where they differ, "and" where they agree."""
-    return "while" if _trains(plain) != _trains(scaled) else "and"
+def _row(rows: list[Verdict], prefix: str, kind) -> Verdict:
+    """The training row of ``kind`` whose claim starts with ``prefix`` ("N = 20, adam", "Transformer N = 8")."""
+    found = [v for v in rows if v.claim.startswith(f"{prefix}: ") and v.claim == _trains_claim(prefix, kind)]
+    found = found or [v for v in rows if v.claim.startswith(_trains_claim(prefix, kind))]
+    if len(found) != 1:
+        raise ValueError(f"{len(found)} rows for {prefix!r}, {kind!r}")
+    return found[0]
 
 
-def _pair(what: str, hists: dict, window: int, named: bool = True) -> str:
-    """'<what> does not train (fraction learned x), while with ε = 1/√N it trains (y)' for one setting (``hists``:
-    kind → its seeds' histories); ``named`` False leaves out the words "fraction learned"."""
-    plain, scaled = (median_fraction_learned(hists[k], window) for k in ("plain", SCALED))
-    return (
-        f"{what} {_verb(plain)} ({'fraction learned ' if named else ''}{_value(hists['plain'], window)}), "
-        f"{_contrast(plain, scaled)} with {SCALED_TEXT} it {_verb(scaled)} ({_value(hists[SCALED], window)})"
+def _run(v: Verdict, kind, hists: list[History], window: int) -> Said | str:
+    """One run read from its row: "trains (0.93)" / "does not train (…)"; where the row judges nothing (ε = 1 below
+    the very-deep gate), the median and what the row says, without an outcome word."""
+    if v.outcome is not None:
+        return say_run(v, label(kind), trains="trains", fails="does not train")
+    return f"ends at fraction learned {_value(hists, window)} ({v.status}: {v.reason.rsplit('; ', 1)[-1]})"
+
+
+def _pair(what: str, rows: list[Verdict], prefix: str, hists: dict, window: int) -> Sentence:
+    """'<what> does not train (x), with ε = 1/√N it trains (y)' for one setting, each read from its row."""
+    return sentence(
+        f"{what} ",
+        _run(_row(rows, prefix, "plain"), "plain", hists["plain"], window),
+        f", with {SCALED_TEXT} it ",
+        _run(_row(rows, prefix, SCALED), SCALED, hists[SCALED], window),
     )
 
 
@@ -57,53 +64,67 @@ def _setting(runs: dict[tuple, list[History]], n: int, optimizer: str) -> dict[s
     return {kind: hs for (m, opt, kind), hs in runs.items() if (m, opt) == (n, optimizer)}
 
 
-def sentences(runs: dict[tuple, list[History]], sweep: TransformerSweep | None, budget: Budget | str) -> list[str]:
-    """Two sentences: the headline (the deepest MLPs under Adam, plain against ε = 1/√N, and the deepest
-    Transformers without LayerNorm, or the deepest MLPs under SGD where the budget skips the Transformers), and the
-    rest (the shallower MLPs, SGD, the unscaled ε = 1, the seeds, steps and rates)."""
+def sentences(runs: dict[tuple, list[History]], sweep: TransformerSweep | None, budget: Budget | str) -> list[Sentence]:
+    """Two sentences, every outcome read from its row (:func:`.claims.training_verdicts`,
+    :func:`.claims.transformer_verdicts`): the headline (the deepest MLPs under Adam, plain against ε = 1/√N, and the
+    deepest Transformers without LayerNorm, or the deepest MLPs under SGD where the budget skips the Transformers),
+    and the rest (the shallower MLPs, SGD, the unscaled ε = 1, the seeds, steps and rates)."""
     budget = resolve_budget(budget)
     rb = sizes(budget)
     window, (n_lo, n_hi) = rb.loss_window, (min(rb.train_depths), max(rb.train_depths))
+    rows = list(training_verdicts(runs, budget))
     deep = {opt: _setting(runs, n_hi, opt) for opt in ("adam", "sgd")}
-    first = _pair(f"At N = {n_hi} layers a plain MLP stack under Adam", deep["adam"], window)
+    first = _pair(f"At N = {n_hi} layers a plain MLP stack under Adam", rows, f"N = {n_hi}, adam", deep["adam"], window)
     if sweep is None:
-        second = _pair("under SGD the plain stack", deep["sgd"], window, named=False)
+        second = _pair("under SGD the plain stack", rows, f"N = {n_hi}, sgd", deep["sgd"], window)
     else:
         n_tf = max(sweep.depths)
         tf = {kind: hs for (n, kind), hs in sweep.runs.items() if n == n_tf}
-        second = _pair(f"a plain Transformer of {n_tf} blocks without LayerNorm", tf, window, named=False)
-    headline = f"{first}; {second}."
-    rest = []
+        tf_rows = list(transformer_verdicts(sweep, budget))
+        second = _pair(
+            f"a plain Transformer of {n_tf} blocks without LayerNorm", tf_rows, f"Transformer N = {n_tf}", tf, window
+        )
+    headline = sentence(first, "; ", second, ".")
+    rest: list = []
     if n_lo < n_hi:
-        shallow = _setting(runs, n_lo, "adam")["plain"]
+        shallow = _setting(runs, n_lo, "adam")
         rest.append(
-            f"At N = {n_lo} the plain MLP stack {_verb(median_fraction_learned(shallow, window))} under Adam "
-            f"({_value(shallow, window)})"
+            sentence(
+                f"At N = {n_lo} the plain MLP stack under Adam ",
+                _run(_row(rows, f"N = {n_lo}, adam", "plain"), "plain", shallow["plain"], window),
+            )
         )
     if sweep is not None:
-        rest.append(_pair(f"at N = {n_hi} under SGD the plain stack", deep["sgd"], window, named=False))
-    unscaled = deep["adam"][UNSCALED]
-    verb = _verb(median_fraction_learned(unscaled, window))
+        rest.append(_pair(f"at N = {n_hi} under SGD the plain stack", rows, f"N = {n_hi}, sgd", deep["sgd"], window))
+    unscaled = _row(rows, f"N = {n_hi}, adam", UNSCALED)
     rest.append(
-        f"the unscaled residual stack, ε\u00a0=\u00a01, {verb} at N = {n_hi} under Adam ({_value(unscaled, window)})"
+        sentence(
+            f"the unscaled residual stack, ε\u00a0=\u00a01, at N = {n_hi} under Adam ",
+            _run(unscaled, UNSCALED, deep["adam"][UNSCALED], window),
+        )
     )
     seeds = min(len(hs) for hs in runs.values())
     tail = f"; Transformers Adam at {sweep.lr:g}" if sweep is not None else ""
-    details = (
-        "; ".join(rest) + f". Every value is the median fraction learned of {seeds} seeds after {rb.train_steps} "
+    details = sentence(
+        joined(rest, ";"),
+        f". Every value is the median fraction learned of {seeds} seeds after {rb.train_steps} "
         f"steps (Adam at lr {rb.lrs['adam']:g}, SGD at {rb.lrs['sgd']:g}{tail}); the figure draws seed 0, and "
-        "Experiment 3 shows every run."
+        "Experiment 3 shows every run.",
     )
-    return [headline[0].upper() + headline[1:], details[0].upper() + details[1:]]
+    return [_capitalized(headline), _capitalized(details)]
 
 
-def markdown(runs: dict[tuple, list[History]], sweep: TransformerSweep | None, budget: Budget | str) -> str:
+def _capitalized(s: Sentence) -> Sentence:
+    return Sentence(s.text[:1].upper() + s.text[1:], s.spans)
+
+
+def markdown(runs: dict[tuple, list[History]], sweep: TransformerSweep | None, budget: Budget | str) -> Statement:
     """The headline shown above the answer's figure, after a bold lead."""
     budget = resolve_budget(budget)
-    return f"**The answer, from this page's runs.** {sentences(runs, sweep, budget)[0]}"
+    return Statement(sentences(runs, sweep, budget)[:1], lead="The answer, from this page's runs.")
 
 
-def details(runs: dict[tuple, list[History]], sweep: TransformerSweep | None, budget: Budget | str) -> str:
+def details(runs: dict[tuple, list[History]], sweep: TransformerSweep | None, budget: Budget | str) -> Statement:
     """The rest, shown under the answer's figure: the shallower MLPs, SGD, ε = 1, and the runs' settings."""
     budget = resolve_budget(budget)
-    return sentences(runs, sweep, budget)[1]
+    return Statement(sentences(runs, sweep, budget)[1:])

@@ -31,6 +31,7 @@ from deepnotes.core.validate import Finite
 from deepnotes.cost.model import Derivations
 from deepnotes.show import verdicts as vd
 from deepnotes.show.cite import Cite, Source, cite
+from deepnotes.show.say import Sentence, joined, link, say, sentence
 
 # --- the derivation
 BELOW_E_CHECKED_UP_TO = 100_000  # (1 + 1/N)^N < e checked for N = 1..this
@@ -760,37 +761,46 @@ def measured_summary(runs: dict[tuple, list[History]], budget: Budget | str) -> 
     )
 
 
-def _trained_count(hs: list[History], window: int) -> int:
-    """How many of a run's seeds trained: past LEARNED_FRACTION of the way from the plateau to the floor."""
-    return sum(not h.diverged and h.fraction_learned(window) > LEARNED_FRACTION for h in hs)
-
-
-def _runs_count_text(groups: list[list[History]], window: int) -> str:
-    """ "in every one of its 12 runs" or "in 7 of its 12 runs" (runs: every seed of every setting)."""
-    trained = sum(_trained_count(hs, window) for hs in groups)
-    total = sum(len(hs) for hs in groups)
-    return f"in every one of its {total} runs" if trained == total else f"in {trained} of its {total} runs"
+def _rows_read(rows: list[vd.Verdict], kind) -> Sentence:
+    """The training rows of ``kind`` (one per setting), per status: the settings (each linked to its row) and what that
+    status says the runs did, "trains" / "does not train" in their source's direction."""
+    mine = [v for v in rows if v.claim.split(": ", 1)[1].startswith(_trains_claim("", kind).split(": ", 1)[1])]
+    groups: dict[str, list[vd.Verdict]] = {}
+    for v in mine:
+        groups.setdefault(v.status, []).append(v)
+    says = {
+        True: {"holds": "trains", "wrong": "does not train"},
+        False: {"holds": "does not train", "wrong": "trains"},
+    }[_trains(kind)]
+    return joined(
+        [
+            sentence(
+                say(members[0], **says, undecided="is not judged"),
+                " at ",
+                joined([link(v, v.claim.split(": ", 1)[0]) for v in members]),
+            )
+            for members in groups.values()
+        ],
+        "; and",
+        sep="; ",
+    )
 
 
 def run_takeaways(runs: dict[tuple, list[History]], sweep: TransformerSweep | None, budget: Budget | str) -> dict:
-    """The take-aways' measured phrases, glued into the page's prose (every seed of every setting counted, a run
-    "trains" past LEARNED_FRACTION): how many of the MLP runs with ε = 1/√N trained, and per Transformer wiring how
-    many runs trained and diverged (or that the budget skips the Transformers)."""
+    """The take-aways' measured phrases, glued into the page's prose, read from the training rows
+    (:func:`training_verdicts`, :func:`transformer_verdicts`; through :func:`deepnotes.show.say.say`): where the MLP
+    with ε = 1/√N trains, and per Transformer wiring where it does (or that the budget skips the Transformers)."""
     budget = resolve_budget(budget)
-    window = sizes(budget).loss_window
-    sqrt_runs = [hs for (_, _, kind), hs in runs.items() if kind == "1/sqrt(N)"]
-    out = {"mlp_sqrt_trained": f"trained {_runs_count_text(sqrt_runs, window)} here"}
-    if sweep is None:
-        out["tf_outcomes"] = f"the {budget.name} budget skips them"
-        return out
-    parts = []
-    for kind in sweep.kinds:
-        groups = [hs for (_, k), hs in sweep.runs.items() if k == kind]
-        diverged = sum(h.diverged for hs in groups for h in hs)
-        parts.append(
-            f"{label(kind)} trains {_runs_count_text(groups, window)}" + (f" ({diverged} diverged)" if diverged else "")
+    out = {
+        "mlp_sqrt_trained": sentence(
+            "with them the MLP ", _rows_read(list(training_verdicts(runs, budget)), CONTRAST_KIND)
         )
-    out["tf_outcomes"] = "; ".join(parts)
+    }
+    if sweep is None:
+        out["tf_outcomes"] = Sentence(f"the {budget.name} budget skips them")
+        return out
+    tf_rows = list(transformer_verdicts(sweep, budget))
+    out["tf_outcomes"] = joined([sentence(f"{label(k)} ", _rows_read(tf_rows, k)) for k in sweep.kinds], ";", sep="; ")
     return out
 
 

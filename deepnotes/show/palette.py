@@ -16,6 +16,7 @@ PALETTE = {
     "pre": "tab:blue",
     "deepnorm": "tab:green",
     "deepnorm/adam": "tab:olive",
+    "pre/λ": "tab:cyan",  # Pre-LN with λ recomputed (α = 1)
     "none": "tab:gray",
     "rezero": "tab:purple",
     "plain": "black",

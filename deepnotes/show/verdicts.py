@@ -583,6 +583,22 @@ def judge_settings(verdicts: list[Verdict], settings: tuple[str, ...], kind: str
     )
 
 
+def in_another_setting(v: Verdict, differences: str) -> Verdict:
+    """A paper's observation (a curve of one of its figures) measured in a setting that differs from the paper's
+    (``differences`` names how): the observation is particular to the paper's setting, so the book does not judge it
+    (not checkable here; "wrong" is kept for claims tested inside their own premises); the reason says whether these
+    runs reproduce it ("reproduced here" / "not reproduced here", with the status they would give) and names the
+    differences (issue 61)."""
+    said = {
+        HOLDS: "reproduced here",
+        APPROX: "reproduced here approximately",
+        WRONG: "not reproduced here",
+        UNCHECKABLE: "neither reproduced nor refuted here",
+    }[v.status]
+    why = f"{said} (these runs: {v.status}), in a setting that differs from the paper's: {differences}; {v.reason}"
+    return Verdict(v.claim, v.source, v.claimed, v.computed, UNCHECKABLE, why, v.outcome, v.tested)
+
+
 def depth_ranges(depths) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """The lower and the upper half of ``depths`` (sorted; they share the middle depth where the count is
     odd): the two ranges a growth law is fitted over."""

@@ -368,8 +368,10 @@ def test_gradient_verdicts_follow_the_recorded_gradients(budget):
 
 
 def test_deepnets_fig5_rows_read_every_seed_and_flip_with_them():
-    """Issue 44: made-up first-step updates over three seeds: Post-LN growing like √N and DeepNorm flat and
-    smaller hold; the reverse is wrong; two seeds cannot decide."""
+    """Issues 44, 61: made-up first-step updates over three seeds: Post-LN growing like √N and DeepNorm flat and
+    smaller are reproduced; the reverse is not reproduced; two seeds cannot decide. The figure's curves are particular
+    to DeepNet's setting, which these runs do not share, so no row is judged wrong or right: each says whether the
+    runs reproduce the figure and names the differences."""
     from deepnotes.core.train import History
 
     depths = (6, 12, 24, 50, 100)
@@ -384,11 +386,14 @@ def test_deepnets_fig5_rows_read_every_seed_and_flip_with_them():
         return out
 
     good = claims.early_update_verdicts(sweep(0.5, 0.0), budget)
-    assert [v.status for v in good] == [vd.HOLDS] * 3
-    bad = claims.early_update_verdicts(sweep(0.0, 0.6), budget)
-    assert [v.status for v in bad] == [vd.WRONG] * 3  # flat Post-LN; DeepNorm grows, and passes it at N = 100
+    assert {v.status for v in good} == {vd.UNCHECKABLE} and all(v.reason.startswith("reproduced here (") for v in good)
+    bad = claims.early_update_verdicts(sweep(0.0, 0.6), budget)  # flat Post-LN; DeepNorm grows, passes it at N = 100
+    assert {v.status for v in bad} == {vd.UNCHECKABLE}
+    assert all(v.reason.startswith("not reproduced here (these runs: wrong)") for v in bad)
+    assert all("encoder-decoder" in v.reason and "without warmup" in v.reason for v in bad)
     few = claims.early_update_verdicts(sweep(0.5, 0.0, seeds=2), budget)
     assert {v.status for v in few} == {vd.UNCHECKABLE}
+    assert all(v.reason.startswith("neither reproduced nor refuted here") for v in few)
 
 
 # the answer the page opens with

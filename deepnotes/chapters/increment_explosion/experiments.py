@@ -29,8 +29,9 @@ from deepnotes.cost.model import StackPasses, TrainRuns, planned_ensembles
 from deepnotes.shared import warmup as shared_warmup
 from deepnotes.show.cache import BUDGET_RESULTS_KEPT
 
-VARIANTS = ("post", "pre", "deepnorm", "deepnorm/adam", "none", "rezero")  # what model_config accepts
-PROBED_VARIANTS = VARIANTS[:4]  # the one-step probe's variants (Post-LN, Pre-LN, both DeepNorms)
+# what model_config accepts; "pre/λ" is Pre-LN with α = 1 and λ recomputed from SGD's condition (source 000 claim 27)
+VARIANTS = ("post", "pre", "deepnorm", "deepnorm/adam", "none", "rezero", "pre/λ")
+PROBED_VARIANTS = ("post", "pre", "pre/λ", "deepnorm", "deepnorm/adam")  # the one-step probe's variants
 EARLY_UPDATE_VARIANTS = ("post", "deepnorm", "deepnorm/adam")  # DeepNet's Fig. 5 comparison
 PARAM_SETS = ("all", "matrices")  # what the optimizer updates: everything, or the block matrices only
 PROBE_OPTIMIZERS = ("sgd", "adam")  # the one-step probe's optimizers
@@ -48,23 +49,30 @@ def variant_config(
     if variant == "deepnorm/adam":
         alpha, lam = scaling.su_coefficients(n_layers, "adam")
         return replace(budget.model_config(n_layers, norm="deepnorm", alpha=alpha, beta=lam), **size)
+    if variant == "pre/λ":  # Pre-LN has no α: λ from the same condition with α = 1 (SGD's, 2N λ² = 1)
+        return replace(budget.model_config(n_layers, norm="pre", beta=scaling.pre_ln_lambda(n_layers, "sgd")), **size)
     return replace(budget.model_config(n_layers, norm=variant), **size)
 
 
+SCALED_VARIANTS = ("deepnorm", "deepnorm/adam", "pre/λ")  # the variants whose λ/α depends on N
+
+
 def _gain_ratio(variant: str, n: int) -> float:
-    """λ/α of a DeepNorm variant at depth ``n`` (from :mod:`deepnotes.core.scaling`)."""
+    """λ/α of a depth-scaled variant at depth ``n`` (from :mod:`deepnotes.core.scaling`)."""
+    if variant == "pre/λ":
+        return scaling.pre_ln_lambda(n, "sgd")
     alpha, lam = scaling.deepnorm_coefficients(n) if variant == "deepnorm" else scaling.su_coefficients(n, "adam")
     return lam / alpha
 
 
 def predicted_slope(variant: str, optimizer: str) -> float:
     """The derivation's power of N in ΔL: 1 for Post-LN and Pre-LN (O(1) gradients per matrix);
-    for DeepNorm, ΔL ∝ 2N·(λ/α)^k (k = 2 SGD, 1 Adam) with the variant's λ/α taken from
-    :mod:`scaling`, read off as the log-log slope between N = 10 and 10⁴ (exact for a power law;
+    for DeepNorm and Pre-LN with λ recomputed, ΔL ∝ 2N·(λ/α)^k (k = 2 SGD, 1 Adam) with the variant's λ/α taken
+    from :mod:`scaling`, read off as the log-log slope between N = 10 and 10⁴ (exact for a power law;
     ``tests`` check it against SymPy's exponent)."""
     choice("variant", variant, VARIANTS)
     k = {"sgd": 2, "adam": 1}[choice("optimizer", optimizer, ("sgd", "adam"))]
-    if variant not in ("deepnorm", "deepnorm/adam"):
+    if variant not in SCALED_VARIANTS:
         return 1.0
     values = [2 * n * _gain_ratio(variant, n) ** k for n in SLOPE_DEPTHS]
     return round(loglog_slope(SLOPE_DEPTHS, values), 9)

@@ -47,11 +47,13 @@ GROWTH_OVER_BOUND = 0.35  # eq. (10)'s order bound: the measured log growth may 
 VISIBLE_LOG_GROWTH = 0.1  # a predicted log growth above this is compared relatively ...
 BOUNDED_LOG_GROWTH = 0.1  # ... below it, the measured one must stay within ± this
 UNSTABLE_LOG10 = 10  # ε = 1 is unstable if ‖vJ‖² (or ‖x_N‖²) grows by more than 10^this
-VERY_DEEP = 100  # comment 11's "very deep" (层数非常深): the article's own scale is hundreds to thousands of layers
+# "deep" as the article means it: "这里的深层可能是百层、千层甚至万层" (opening: a hundred, a thousand or ten thousand
+# layers); comment 11's "very deep" (层数非常深) is at least that. One rule for every claim that deep stacks fail (a
+# plain stack "is hard to train", ε = 1 "fails"): judged at N ≥ DEEP only, "not checkable here" below (issue 61)
+DEEP = 100
 COMMENT_11 = "seed 004 comment 11 (2022-06-30)"
 ORTHO_COS_FACTOR = 1.5  # mean |cos(v, v∂f/∂x)| below this × 1/√width
 NORM_RATIO_ATOL = 0.2  # ‖v∂f/∂x‖²/‖v‖² within this of 1
-ONE_D_RTOL = 0.2  # width 1 against the 1-D estimate
 NO_BOUND = vd.NO_BOUND
 FORWARD_ATOL, FORWARD_RTOL = 0.1, 0.05  # forward log growth against N log(1+ε²)
 SINGULAR_SPREAD = 0.5  # "close to orthogonal": smallest singular value above this × the largest
@@ -389,15 +391,17 @@ def _backward_growth_rows(sweep: GrowthSweep) -> list[vd.Verdict]:
     return rows
 
 
-def _very_deep_gate(claim: str, claimed: str, n: int, source: Source) -> vd.Verdict | None:
-    """Comment 11 speaks of very deep stacks (层数非常深): "not checkable here" below VERY_DEEP blocks."""
-    if n >= VERY_DEEP:
+def _deep_gate(claim: str, claimed: str, n: int, source: Source) -> vd.Verdict | None:
+    """A claim that deep stacks fail (§稳定传播's plain stack, comment 11's ε = 1) speaks of the article's deep stacks,
+    hundreds of layers or more: "not checkable here" below DEEP."""
+    if n >= DEEP:
         return None
     return vd.uncheckable(
         claim,
         source,
         claimed,
-        f"comment 11 speaks of very deep stacks (≥ {VERY_DEEP} blocks here); the deepest here is N = {n}",
+        f"a claim about deep stacks, which the article puts at a hundred layers or more (百层、千层甚至万层; "
+        f"comment 11: 层数非常深): judged at N ≥ {DEEP}, and this is N = {n}",
     )
 
 
@@ -407,7 +411,7 @@ def _comment_11_growth_row(sweep: GrowthSweep) -> vd.Verdict:
     claim = "Kk/Su: with ε = 1 (the original ResNet) very deep stacks become unstable"
     claimed = f"‖vJ‖² grows by more than 10^{UNSTABLE_LOG10}"
     source = cite(COMMENT_11, tests="comment 11")
-    return _very_deep_gate(claim, claimed, n_max, source) or vd.check_estimate(
+    return _deep_gate(claim, claimed, n_max, source) or vd.check_estimate(
         claim=claim,
         source=source,
         claimed=claimed,
@@ -426,7 +430,7 @@ def _comment_11_forward_row(sweep: GrowthSweep) -> vd.Verdict:
     p, n_max, wide = sweep.probes[(sweep.wide, "1", sweep.deepest)], sweep.deepest, sweep.wide
     claim = f"ε = 1: the forward pass of a very deep stack is not stable (width {wide}, N = {n_max})"
     claimed = f"log ‖x_N‖²/‖x_0‖² > {UNSTABLE_LOG10} ln 10"
-    gate = _very_deep_gate(claim, claimed, n_max, cite(COMMENT_11, tests="comment 11"))
+    gate = _deep_gate(claim, claimed, n_max, cite(COMMENT_11, tests="comment 11"))
     return gate or vd.check_estimate(
         claim=claim,
         source=cite(COMMENT_11 + "; seed 004 §残差初现 claim 21", tests="comment 11"),
@@ -440,28 +444,34 @@ def _comment_11_forward_row(sweep: GrowthSweep) -> vd.Verdict:
     )
 
 
+def _one_d_row(probes: dict, n_max: int | None) -> vd.Verdict:
+    """Seed 004 claim 25, inside its premise (∂f/∂x ≈ +1 in every layer): SymPy's product of the N factors 1 + ε·1 is
+    (1+ε)^N, and for 0 ≤ ∂f/∂x ≤ 1 it is the largest (the worst case the page's prose calls it). A random width-1
+    stack, whose ∂f/∂x = w₁w₂·1[xw₁ > 0] has random sign, lies outside that premise: its growth is shown, not judged."""
+    eps, d, n, layer = sp.symbols("epsilon d N l", positive=True)
+    product = sp.simplify(sp.product(1 + eps * 1, (layer, 1, n)))
+    worst = sp.simplify(sp.diff((1 + eps * d) ** n, d) / ((1 + eps * d) ** (n - 1)))  # N ε > 0: rises with d
+    shown = ""
+    if n_max is not None:
+        one = probes[(1, "1", n_max)].typical
+        shown = f"; a random width-1 stack (outside the premise) at N = {n_max}, ε = 1: median log growth {one:.3g}"
+    return vd.check_expr(
+        "1-D model: with ∂f/∂x = 1 in every layer the factor over N layers is (1+ε)^N, the largest for 0 ≤ ∂f/∂x ≤ 1",
+        cite("seed 004 §足够的小 claim 25 (premise ∂f/∂x ≈ 1)", tests="claim 25"),
+        (1 + eps) ** n,
+        product,
+        f"SymPy: Π_(l=1..N) (1 + ε·1) = {sp.sstr(product)}; d/d(∂f/∂x) of (1+ε ∂f/∂x)^N is (1+ε ∂f/∂x)^(N−1) "
+        f"times {sp.sstr(worst)}, {'> 0' if worst.is_positive else 'of undecided sign'}{shown}",
+    )
+
+
 def _premise_rows(sweep: GrowthSweep) -> list[vd.Verdict]:
     """Su's premises, measured: v·∂f/∂x ⟂ v (comments 8, 10), the 1-D estimate at width 1, the forward pass."""
     probes, wide, n_max = sweep.probes, sweep.wide, sweep.deepest
     rows = []
     for width in sweep.widths[1:]:
         rows += _orthogonal_premise_rows(probes[(width, "1/sqrt(N)", n_max)], width)
-    if 1 in sweep.widths:
-        one, pred1 = probes[(1, "1", n_max)].typical, predicted_log_growth("1", n_max)
-        rows.append(
-            vd.check_estimate(
-                claim="A random width-1 stack grows like the 1-D estimate (1+ε)^(2N)",
-                source=cite("seed 004 §足够的小 claim 25 (premise ∂f/∂x ≈ 1); measured", tests="claim 25"),
-                claimed=f"log = {pred1['one_d']:.3g}",
-                computed=f"median log = {one:.3g} at N = {n_max} (mean-field (1+ε²)^N: {pred1['high_d']:.3g})",
-                samples=[g for g in probes[(1, "1", n_max)].log_growth if math.isfinite(g)],
-                estimator="median",
-                low=(1 - ONE_D_RTOL) * pred1["one_d"],
-                high=(1 + ONE_D_RTOL) * pred1["one_d"],
-                reason="a random ∂f/∂x = w₁w₂·1[xw₁>0] has random sign: the typical growth is far below both; the "
-                "median over the probe's (x, v) samples",
-            )
-        )
+    rows.append(_one_d_row(probes, n_max if 1 in sweep.widths else None))
     for kind in EPS_NAMES[1:]:  # ε = 1 is not "small enough": comment 11's row below
         p, pred = probes[(wide, kind, n_max)], predicted_log_growth(kind, n_max)["high_d"]
         tol = FORWARD_ATOL + FORWARD_RTOL * pred
@@ -642,18 +652,18 @@ CONTRAST_KIND = "1/sqrt(N)"  # comment 11's ε = 1 is judged beside the depth-sc
 
 def _trains_row(prefix: str, kind, n: int, seeds: dict, window: int, reason: str) -> vd.Verdict:
     """Does the run of ``kind`` at depth ``n`` learn, in its source's direction (``seeds``: kind → the
-    setting's histories, one per seed)? ε = 1 (comment 11) is judged only where the stack is very deep,
-    and as a contrast (ε = 1 does not train where ε = 1/√N does), so that a setting where nothing trains
-    cannot make it hold."""
+    setting's histories, one per seed)? The claims that deep stacks fail (a plain stack, ε = 1) are judged only at
+    N ≥ DEEP (:func:`_deep_gate`), and ε = 1 as a contrast (ε = 1 does not train where ε = 1/√N does), so that a
+    setting where nothing trains cannot make it hold."""
     claim, source = _trains_claim(prefix, kind), _trains_source(kind)
     run_kinds = [kind]
-    if kind == "1":
-        gate = _very_deep_gate(claim, "does not train", n, source)
+    if not _trains(kind):  # a claim that deep stacks fail: one depth rule for the plain stack and ε = 1
+        gate = _deep_gate(claim, "does not train", n, source)
         if gate is not None:
             return gate
-        if CONTRAST_KIND in seeds:
-            run_kinds.append(CONTRAST_KIND)
-            claim += f", where {label(CONTRAST_KIND)} does"
+    if kind == "1" and CONTRAST_KIND in seeds:
+        run_kinds.append(CONTRAST_KIND)
+        claim += f", where {label(CONTRAST_KIND)} does"
     return vd.check_outcome(
         claim=claim,
         source=source,

@@ -480,7 +480,31 @@ BY_NAME = {
     "items_001": "claim 1",
     "plan": [],
     "series": {"a layer": ([1.0, 0.5], [1.0, 0.5])},
+    # a sentence rendered from verdicts (deepnotes.show.say)
+    "verdict": Fresh(lambda: _verdict()),
+    "v": Fresh(lambda: _verdict()),
+    "wrong": "does not hold",
+    "undecided": "cannot be decided here",
+    "differences": "the paper's setting differs",
+    "trains": "trains",
+    "fails": "does not train",
+    "sentences": Fresh(lambda: [__import__("deepnotes.show.say", fromlist=["Sentence"]).Sentence("a sentence")]),
+    "parts": Fresh(lambda: ["a", "b"]),
 }
+
+
+def _verdict():
+    from deepnotes.show import verdicts as vd
+
+    return vd.check_number("a claim", "a source", 1.0, 1.0)
+
+
+def _outcome_verdict():
+    from deepnotes.show import verdicts as vd
+
+    return vd.check_outcome(
+        claim="c", source="s", expected={"post": True}, measured={"post": [0.9, 0.8, 0.7]}, threshold=0.5, reason="r"
+    )
 
 
 def _mlp_setting():
@@ -508,6 +532,8 @@ def _thousand_rows() -> dict:
 
 
 BY_TARGET: dict[str, dict[str, object]] = {
+    "deepnotes.show.say.say_run": {"verdict": Fresh(_outcome_verdict), "run": "post"},  # a run of that verdict
+    "deepnotes.show.say.say": {"holds": "holds"},  # a phrase (check_graded's holds is a comparison)
     "deepnotes.core.engine.load_reference": {"model": Fresh(_setup_model)},  # the sweep's Stack's sizes
     "deepnotes.core.engine.reference_layout": {"model": Fresh(_setup_model)},
     "deepnotes.core.train.check_setup": {

@@ -21,7 +21,10 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
+from deepnotes.core.validate import NonNegativeCount, choice
 from deepnotes.show.verdicts import APPROX, HOLDS, UNCHECKABLE, WRONG, Verdict
+
+STATUSES = (HOLDS, APPROX, WRONG, UNCHECKABLE)
 
 # Words that state how a claim or a run came out. A sentence may use them only inside a clause rendered from a verdict
 # whose status is decided (holds, approximately or wrong); "cannot be judged", "not checkable" state none.
@@ -130,10 +133,17 @@ def link(verdict: Verdict, text: str) -> Said:
 
 @dataclass(frozen=True)
 class Span:
-    start: int
-    end: int
+    """Where a verdict's clause lies in its sentence's text (characters ``start`` to ``end``), and its row."""
+
+    start: NonNegativeCount
+    end: NonNegativeCount
     anchor: str
     status: str
+
+    def __post_init__(self):
+        if self.end < self.start:
+            raise ValueError(f"a span's end ({self.end}) must not come before its start ({self.start})")
+        choice("status", self.status, STATUSES)
 
 
 @dataclass(frozen=True)

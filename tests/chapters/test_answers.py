@@ -115,6 +115,6 @@ def test_the_initialization_answer_changes_its_words_with_the_rows_status(monkey
         head = answer.markdown(table, "smoke").text
         assert words in head and "falls" not in head
     monkeypatch.setattr(answer, "moment_verdicts", forced(vd.UNCHECKABLE))
-    assert "cannot be judged against it at this budget" in answer.markdown(table, "smoke").text
+    assert "the measured draws are undecided for" in answer.markdown(table, "smoke").text
     details = answer.details(table, "smoke").text
     assert "A typical draw is not the mean" in details and "He + ReLU" in details

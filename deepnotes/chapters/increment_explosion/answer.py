@@ -11,15 +11,11 @@ from __future__ import annotations
 from deepnotes.chapters.increment_explosion import experiments as ex
 from deepnotes.chapters.increment_explosion.claims import loss_change_verdicts
 from deepnotes.core.measure import loglog_slope
-from deepnotes.show.say import Sentence, Statement, joined, say, sentence
+from deepnotes.show.say import Said, Sentence, Statement, joined, link, say, sentence
 from deepnotes.show.verdicts import Verdict
 
 OPTIMIZER_NAMES = {"sgd": "SGD", "adam": "Adam"}
-CONSTANTS = {  # the cures, by variant
-    "deepnorm": "DeepNet's constants",
-    "deepnorm/adam": "Su's",
-    "pre/λ": "Pre-LN's recomputed λ (α = 1)",
-}
+CONSTANTS = {"deepnorm": "DeepNet's", "deepnorm/adam": "Su's", "pre/λ": "Pre-LN's recomputed λ"}  # the cures
 
 
 def slope(sweep: ex.LossChangeSweep, variant: str, optimizer: str) -> float:
@@ -38,22 +34,18 @@ def cures(sweep: ex.LossChangeSweep) -> list[tuple[str, str]]:
     return [(v, o) for v, o in sweep.probes if ex.predicted_slope(v, o) == 0]
 
 
-def _law(rows: dict[tuple[str, str], Verdict], sweep: ex.LossChangeSweep, variant: str, opt: str) -> Sentence:
-    """The slope row of (variant, optimizer) read: "grows like N^1, as derived" / "stays flat, as derived" (the
-    derivation's slope 0) or its negation, or "cannot be …" where the row cannot decide; the fitted slope beside it."""
+def _law(rows: dict[tuple[str, str], Verdict], variant: str, opt: str) -> Said:
+    """The slope row of (variant, optimizer) read: "grows like N^1, as derived" / "stays flat" (the derivation's slope
+    0) or its negation, or "is undecided" where the row cannot decide."""
     want = ex.predicted_slope(variant, opt)
-    law = "stays flat" if want == 0 else f"grows like N^{want:g}"
     shape = "flat" if want == 0 else f"N^{want:g}"
-    clause = say(
+    return say(
         rows[(variant, opt)],
-        holds=f"{law}, as derived",
-        approx=f"{law} approximately, as derived",
-        wrong=f"does not stay {shape}" if want == 0 else f"does not scale like {shape}",
-        undecided="cannot be told depth-free or not from these seeds"
-        if want == 0
-        else f"cannot be fitted to {shape} from these seeds",
+        holds="stays flat" if want == 0 else f"grows like {shape}, as derived",
+        approx="stays nearly flat" if want == 0 else f"grows about like {shape}",
+        wrong="is not flat" if want == 0 else f"does not scale like {shape}",
+        undecided="is undecided against N^0" if want == 0 else f"is undecided against {shape}",
     )
-    return sentence(f"under {OPTIMIZER_NAMES[opt]} ", clause, f" (log-log slope {slope(sweep, variant, opt):.2f})")
 
 
 def sentences(sweep: ex.LossChangeSweep) -> list[Sentence]:
@@ -68,24 +60,49 @@ def sentences(sweep: ex.LossChangeSweep) -> list[Sentence]:
         for variant, opt in sweep.probes
         if v.claim.startswith(f"{variant}, {opt}: −ΔL ∝")
     }
-    post = [_law(rows, sweep, "post", o) for o in sweep.optimizers if ("post", o) in sweep.probes]
+    post = [
+        sentence(
+            f"under {OPTIMIZER_NAMES[o]} it ",
+            _law(rows, "post", o),
+            f" ({'slope ' if k == 0 else ''}{slope(sweep, 'post', o):.2f})",
+        )
+        for k, o in enumerate(o for o in sweep.optimizers if ("post", o) in sweep.probes)
+    ]
     first = (
         sentence(
-            f"At initialization, Post-LN's loss change in one step, −⟨∇L, Δθ⟩/η, from N = {lo} to {hi} blocks ",
-            joined(post, "; and"),
+            f"From N = {lo} to {hi} blocks, Post-LN's one-step loss change −⟨∇L, Δθ⟩/η: ",
+            joined(post, "; and", sep="; "),
             ".",
         )
         if post
         else Sentence("")
     )
-    cured = [sentence(f"with {CONSTANTS.get(v, v)} ", _law(rows, sweep, v, o)) for v, o in cures(sweep)]
+    by_status: dict[str, list[tuple[str, str]]] = {}
+    for v, o in cures(sweep):  # one clause per status, each setting linked to its row
+        by_status.setdefault(rows[(v, o)].status, []).append((v, o))
+    cured = [
+        sentence(
+            _law(rows, *pairs[0]),
+            " ",
+            joined(
+                [
+                    sentence(
+                        link(rows[(v, o)], f"under {OPTIMIZER_NAMES[o]} with {CONSTANTS.get(v, v)}"),
+                        f" ({slope(sweep, v, o):.2f})",
+                    )
+                    for v, o in pairs
+                ]
+            ),
+        )
+        for pairs in by_status.values()
+    ]
     second = (
-        sentence("With the constants the derivation makes depth-free, the loss change ", joined(cured, "; and"), ".")
+        sentence("With the depth-free constants it ", joined(cured, "; it", sep="; it "), ".")
         if cured
         else Sentence("")
     )
     pre = [
-        f"under {OPTIMIZER_NAMES[o]} ×{growth(sweep, 'pre', o):.3g} (slope {slope(sweep, 'pre', o):.2f})"
+        f"×{growth(sweep, 'pre', o):.3g} under {OPTIMIZER_NAMES[o]} (slope {slope(sweep, 'pre', o):.2f})"
         for o in sweep.optimizers
         if ("pre", o) in sweep.probes
     ]

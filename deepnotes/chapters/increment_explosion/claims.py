@@ -22,6 +22,7 @@ from deepnotes.cost.model import Derivations
 from deepnotes.shared import warmup
 from deepnotes.show import verdicts as vd
 from deepnotes.show.cite import cite
+from deepnotes.show.say import Statement, joined, link, sentence
 
 # thresholds
 PRINTED_VALUE_RTOL = 0.05  # a number printed in the source "holds approximately" within 5 %
@@ -402,38 +403,44 @@ def paper_size_verdicts(updates: dict[tuple[str, int], list[History]], budget: B
     return early_update_verdicts(updates, budget, size=f"{d_model}-{d_ff}-{heads} (DeepNet's size)")
 
 
-def paper_size_reading(updates: dict[tuple[str, int], list[History]], budget: Budget | str) -> str:
-    """What the runs at DeepNet Fig. 5's size show, in words, every number read from the runs (the median over
-    seeds at each depth): Post-LN's first-step update against depth (log-log slope, first and last depth), and
-    for each other variant how much smaller its update is than Post-LN's and whether it looks flat (the
-    verdicts' thresholds; the table judges each over the seeds)."""
+def paper_size_reading(updates: dict[tuple[str, int], list[History]], budget: Budget | str) -> Statement:
+    """What the runs at DeepNet Fig. 5's size show, read from :func:`paper_size_verdicts`' rows and the runs (the median
+    over seeds at each depth): per variant, the fitted log-log slope of the first-step update against depth and its
+    range, each linked to its row, which says whether the figure's curve is reproduced here (the figure's setting
+    differs: :data:`FIGURE_DIFFERENCES`); for the DeepNorms, how much smaller their update is than Post-LN's."""
     budget = resolve_budget(budget)
     depths = sizes(budget).update_depths
     first = ex.first_step_updates(updates, depths)
-    post, s_post = first["post"], loglog_slope(depths, first["post"])
-    trend = "grows" if s_post > GROWTH_MIN_SLOPE else "does not grow"
-    lines = [
-        f"In these runs Post-LN's first-step update {trend} with depth (log-log slope {s_post:.2f}, "
-        f"from {post[0]:.2g} at {depths[0]} blocks to {post[-1]:.2g} at {depths[-1]})."
-    ]
+    rows = {v.claim: v for v in paper_size_verdicts(updates, budget)}
+    parts = []
     for v, ups in first.items():
-        if v == "post":
-            continue
-        s_v = loglog_slope(depths, ups)
-        times = [p / u for p, u in zip(post, ups, strict=True)]
-        size = (
-            f"{min(times):.2g} to {max(times):.2g} times smaller than Post-LN's at every depth"
-            if min(times) > 1
-            else f"between {min(times):.2g} and {max(times):.2g} times smaller than Post-LN's (not at every depth)"
+        row = rows[
+            "Post-LN's early model update grows with depth"
+            if v == "post"
+            else f"{v}: the early update stays nearly flat in depth"
+        ]
+        head = row.reason.split(" (these runs", 1)[0]  # "reproduced here" / "not reproduced here" / …
+        times = (
+            ""
+            if v == "post"
+            else f", {min(p / u for p, u in zip(first['post'], ups, strict=True)):.2g} to "
+            f"{max(p / u for p, u in zip(first['post'], ups, strict=True)):.2g} times smaller than Post-LN's"
         )
-        shape = "nearly flat" if abs(s_v) < FLAT_MAX_SLOPE else "not flat"
-        lines.append(f"`{v}`'s update is {size}, and {shape}: slope {s_v:.2f} ({ups[0]:.2g} to {ups[-1]:.2g}).")
-    lines.append(
-        "The Adam argument above predicts slope ½ for the paper's constants, which were derived for SGD, and "
-        "0 for Su's Adam constants; the values are medians over the seeds, and the table above judges each claim "
-        "over them."
+        parts.append(
+            sentence(
+                f"`{v}`: slope {loglog_slope(depths, ups):.2f} ({ups[0]:.2g} at {depths[0]} blocks to {ups[-1]:.2g} at "
+                f"{depths[-1]}{times}), DeepNet's curve ",
+                link(row, head),
+            )
+        )
+    lead = sentence(
+        "In these runs (medians over seeds), the first-step update against depth: ", joined(parts, ";", sep="; "), "."
     )
-    return " ".join(lines)
+    tail = sentence(
+        "The Adam argument above predicts slope ½ for the paper's constants, which were derived for SGD, and 0 for "
+        "Su's Adam constants; the rows say how the figure's setting differs from these runs."
+    )
+    return Statement([lead, tail])
 
 
 def derivations(budget: Budget) -> Derivations:

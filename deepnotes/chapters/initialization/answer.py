@@ -57,50 +57,59 @@ def _setting(key: tuple[str, str]) -> str:
     return f"{INIT_NAMES.get(init, init)} + {ACT_NAMES.get(act, act)}"
 
 
-def _grouped(keys: list[tuple[str, str]]) -> str:
-    """'LeCun with linear or SELU and He with ReLU': the settings grouped by initialization."""
+def _grouped(keys: list[tuple[str, str]], word: str = "with") -> str:
+    """'LeCun with linear or SELU and He with ReLU' (``word`` between them): the settings grouped by initialization."""
     inits = list(dict.fromkeys(init for init, _ in keys))
     parts = []
     for init in inits:
         acts = [ACT_NAMES.get(a, a) for i, a in keys if i == init]
         joined_acts = acts[0] if len(acts) == 1 else ", ".join(acts[:-1]) + " or " + acts[-1]
-        parts.append(f"{INIT_NAMES.get(init, init)} with {joined_acts}")
+        parts.append(f"{INIT_NAMES.get(init, init)} {word} {joined_acts}")
     return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
 def _expectations(table: dict[tuple[str, str], ex.MomentCurve]) -> str:
-    """Which settings the recursion keeps within ×MOMENT_FACTOR of 1 at the last layer, and the range of the rest."""
-    predicted = {k: c.predicted[-1] for k, c in table.items()}
-    kept = [k for k, q in predicted.items() if fate(q) == "within"]
-    rest = [k for k in predicted if k not in kept]
-    text = f"is within ×{MOMENT_FACTOR:g} of 1 for " + (_grouped(kept) if kept else "none of the settings")
-    if rest:
-        lo, hi = min(rest, key=predicted.__getitem__), max(rest, key=predicted.__getitem__)
-        text += f", and between {number(predicted[lo])} ({_setting(lo)}) and {number(predicted[hi])} ({_setting(hi)})"
-        text += " for the rest"
-    return text
+    """Which settings the recursion keeps within ×MOMENT_FACTOR of 1 at the last layer."""
+    kept = [k for k, c in table.items() if fate(c.predicted[-1]) == "within"]
+    return f"is within ×{MOMENT_FACTOR:g} of 1 for " + (_grouped(kept, "+") if kept else "none of the settings")
+
+
+def _the_rest(table: dict[tuple[str, str], ex.MomentCurve]) -> str:
+    """The range of the recursion's last-layer value over the settings it does not keep within ×MOMENT_FACTOR of 1."""
+    predicted = {k: c.predicted[-1] for k, c in table.items() if fate(c.predicted[-1]) != "within"}
+    if not predicted:
+        return ""
+    lo, hi = min(predicted, key=predicted.__getitem__), max(predicted, key=predicted.__getitem__)
+    return (
+        f"For the other settings the recursion puts E[x²] at the last layer between {number(predicted[lo])} "
+        f"({_setting(lo)}) and {number(predicted[hi])} ({_setting(hi)}). "
+    )
 
 
 def _verdicts_read(table: dict[tuple[str, str], ex.MomentCurve], budget: Budget) -> Sentence:
-    """The measured draws against the recursion, one clause per status, each setting linked to its row."""
+    """The measured draws against the recursion, one clause per status: the settings grouped by initialization,
+    each activation linked to its row."""
     rows = {v.claim.split(":")[0]: v for v in moment_verdicts(table, budget)}
-    keyed = {k: rows[f"{k[0]} + {k[1]}"] for k in table if f"{k[0]} + {k[1]}" in rows}
     groups: dict[str, list] = {}
-    for key, v in keyed.items():
-        groups.setdefault(v.status, []).append((key, v))
+    for key in table:
+        v = rows.get(f"{key[0]} + {key[1]}")
+        if v is not None:
+            groups.setdefault(v.status, []).append((key, v))
     clauses = []
     for members in groups.values():
+        by_init: dict[str, list] = {}
+        for (init, act), v in members:
+            by_init.setdefault(init, []).append(link(v, ACT_NAMES.get(act, act)))
+        settings = joined([sentence(f"{INIT_NAMES.get(i, i)} + ", joined(acts, "or")) for i, acts in by_init.items()])
         verb = say(
             members[0][1],
             holds="follow it",
             approx="follow it approximately",
             wrong="do not follow it",
-            undecided="cannot be judged against it at this budget",
+            undecided="are undecided",
         )
-        clauses.append(
-            sentence("for ", joined([link(v, _setting(k)) for k, v in members]), " the measured draws ", verb)
-        )
-    return joined(clauses, "; and")
+        clauses.append(sentence(verb, " for ", settings))
+    return sentence("the measured draws ", joined(clauses, "; and they", sep="; they "))
 
 
 def _typical(table: dict[tuple[str, str], ex.MomentCurve]) -> str:
@@ -139,14 +148,15 @@ def sentences(table: dict[tuple[str, str], ex.MomentCurve], budget: Budget | str
     width = sizes(budget).moment_width
     layers = f"{depth} layer{'s' if depth != 1 else ''}"
     first = sentence(
-        f"After {layers} of a plain MLP, the expected second moment E[x²] (the recursion "
-        f"E[x_(l+1)²] = m E[w²] E[φ(x_l)²]) {_expectations(table)}; ",
+        f"After {layers} of a plain MLP, the recursion's E[x²] {_expectations(table)}; ",
         _verdicts_read(table, budget),
         ".",
     )
     typical = _typical(table)
     second = sentence(
-        f"Each row judges {draws} weight draws of a width-{width} MLP. " + (f"{typical}." if typical else "")
+        _the_rest(table)
+        + f"Each row judges {draws} weight draws of a width-{width} MLP. "
+        + (f"{typical}." if typical else "")
     )
     return [first, second]
 

@@ -67,7 +67,7 @@ def answer(table: dict[tuple[str, str], ex.MomentCurve], budget: Budget | str, f
     }
     draws = max((len(c.draws) for c in table.values()), default=1)
     key = f"solid: measured (mean of {draws} draws), dashed: the recursion; grey: within ×{factor:g} of 1"
-    return moment_panels(means, budget, height=1.8, band=factor, key=key)
+    return moment_panels(means, budget, height=1.6, band=factor, key=key)
 
 
 def moment_figure(act: str, gain: Positive, depth: Depth, budget: Budget | str | None = None, progress: bool = False):

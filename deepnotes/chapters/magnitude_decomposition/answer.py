@@ -99,7 +99,7 @@ def _row(rows: list[Verdict], claim: str) -> Verdict:
 def _derivation_sentence(budget: Budget) -> Sentence:
     """Which λ/α SGD and Adam need, and where DeepNet's constants put each condition; that they meet SGD's in order is
     read from the main text's row on it (:func:`.claims.main_text_verdicts`)."""
-    readings = {opt: condition_reading(opt)[1] for opt in ("sgd", "adam")}
+    adam_lhs = derive.paper_constants_in_conditions()["adam"]
     sgd, adam = needed_ratio("sgd"), needed_ratio("adam")
     ratio = f"β/{WORD_JOINER}α\u00a0=\u00a0{sgd}"  # no line break inside "β/α = …"
     order = _row(main_text_verdicts(budget), "… equivalent in order to 1/√(2N)")
@@ -111,7 +111,7 @@ def _derivation_sentence(budget: Budget) -> Sentence:
             wrong="do not meet SGD's condition in order",
             undecided="cannot be placed against SGD's condition",
         ),
-        f" (their values put in, SymPy reads {readings['sgd']}; {readings['adam']}).",
+        f"; Adam's is off by {as_text(adam_lhs)}.",
     )
 
 
@@ -141,8 +141,10 @@ def sentences(comp: dict[tuple[str, float, int], dict[str, ChoiceRun]], budget: 
     lr_sgd, n_sgd = _setting(comp, "sgd")
     sgd = comp[("sgd", lr_sgd, n_sgd)]
     each = [f"{PAPER if k == 'paper' else LABELS[k]} {_value(_median_learned(r))}" for k, r in sgd.items()]
+    readings = [condition_reading(opt)[1] for opt in ("sgd", "adam")]
     third = sentence(
-        f"Each fraction learned is the median of {len(runs['paper'].per_seed())} seeds after {steps} steps (Adam at "
+        f"SymPy reads the conditions with DeepNet's α, β put in: {readings[0]}, {readings[1]}. Each fraction "
+        f"learned is the median of {len(runs['paper'].per_seed())} seeds after {steps} steps (Adam at "
         f"lr {lr:g}); under SGD at N = {n_sgd} and lr {lr_sgd:g} the medians are "
         f"{', '.join(each[:-1])} and {each[-1]}. In the figure, lines are medians over seeds and bands their range "
         "(✕ marks a seed whose loss left the finite range); every depth and rate is under "

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 from deepnotes.chapters.why_residuals.budget import sizes
-from deepnotes.chapters.why_residuals.claims import _trains_claim, training_verdicts, transformer_verdicts
+from deepnotes.chapters.why_residuals.claims import DEEP, _trains_claim, training_verdicts, transformer_verdicts
 from deepnotes.chapters.why_residuals.probes import label
 from deepnotes.chapters.why_residuals.training import TransformerSweep
 from deepnotes.core.config import Budget, resolve_budget
@@ -46,7 +46,7 @@ def _run(v: Verdict, kind, hists: list[History], window: int) -> Said | str:
     the very-deep gate), the median and what the row says, without an outcome word."""
     if v.outcome is not None:
         return say_run(v, label(kind), trains="trains", fails="does not train")
-    return f"ends at fraction learned {_value(hists, window)} ({v.status}: {v.reason.rsplit('; ', 1)[-1]})"
+    return f"ends at fraction learned {_value(hists, window)} (a claim about deep stacks, judged at N ≥ {DEEP})"
 
 
 def _pair(what: str, rows: list[Verdict], prefix: str, hists: dict, window: int) -> Sentence:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from deepnotes.core.validate import NonNegativeCount, choice
-from deepnotes.show.verdicts import APPROX, HOLDS, UNCHECKABLE, WRONG, Verdict
+from deepnotes.show.verdicts import APPROX, HOLDS, LARGE_VALUE, UNCHECKABLE, WRONG, Verdict
 
 STATUSES = (HOLDS, APPROX, WRONG, UNCHECKABLE)
 
@@ -117,8 +117,8 @@ def say_run(verdict: Verdict, run: str, *, trains: str, fails: str) -> Said:
     medians = dict(verdict.outcome.measured)
     if run not in medians:
         raise ValueError(f"{verdict.claim!r} has no run {run!r}; its runs: {list(medians)}")
-    m = medians[run]
-    shown = f"{m:.2f}" if m != float("-inf") else "diverged"
+    m = medians[run]  # two decimals, two significant digits where large (−1.7e+10), "diverged" where it did
+    shown = "diverged" if m == float("-inf") else f"{m:.2f}" if abs(m) < LARGE_VALUE else f"{m:.2g}"
     phrase = trains if m >= verdict.outcome.threshold else fails
     return Said(f"{phrase} ({shown})", verdict.anchor, verdict.status, verdict.claim)
 

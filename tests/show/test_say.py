@@ -74,6 +74,10 @@ def test_a_runs_clause_reads_its_median_and_links_the_row():
     )
     assert sy.say_run(v, "post", trains="trains", fails="does not train").text == "does not train (0.20)"
     assert sy.say_run(v, "pre", trains="trains", fails="does not train").text == "trains (0.80)"
+    huge = vd.check_outcome(
+        claim="c", source="s", expected={"x": False}, measured={"x": [-1.7e10] * 3}, threshold=0.5, reason="r"
+    )
+    assert sy.say_run(huge, "x", trains="t", fails="does not train").text == "does not train (-1.7e+10)"
     with pytest.raises(ValueError, match="no run 'deep'"):
         sy.say_run(v, "deep", trains="t", fails="f")
     with pytest.raises(ValueError, match="not a training-outcome verdict"):

@@ -48,18 +48,18 @@ def _law(rows: dict[tuple[str, str], Verdict], variant: str, opt: str) -> Said:
     )
 
 
-def sentences(sweep: ex.LossChangeSweep) -> list[Sentence]:
-    """Four sentences ("" where the sweep lacks the variant), each law read from its slope row
-    (:func:`.claims.loss_change_verdicts`, linked): Post-LN's one-step loss change against depth under each optimizer;
-    what the depth-free constants do for the optimizer they were derived for; Pre-LN's; every variant's factor from the
-    shallowest depth to the deepest and its slope beside the derivation's."""
-    lo, hi = sweep.depths[0], sweep.depths[-1]
-    rows = {
+def _slope_rows(sweep: ex.LossChangeSweep) -> dict[tuple[str, str], Verdict]:
+    """(variant, optimizer) → its slope row of :func:`.claims.loss_change_verdicts` (the variants with a law)."""
+    return {
         (variant, opt): v
         for v in loss_change_verdicts(sweep)
         for variant, opt in sweep.probes
         if v.claim.startswith(f"{variant}, {opt}: −ΔL ∝")
     }
+
+
+def _post_sentence(sweep: ex.LossChangeSweep, rows: dict) -> Sentence:
+    """Post-LN's law under each optimizer, read from its rows, the fitted slope beside each."""
     post = [
         sentence(
             f"under {OPTIMIZER_NAMES[o]} it ",
@@ -68,17 +68,20 @@ def sentences(sweep: ex.LossChangeSweep) -> list[Sentence]:
         )
         for k, o in enumerate(o for o in sweep.optimizers if ("post", o) in sweep.probes)
     ]
-    first = (
-        sentence(
-            f"From N = {lo} to {hi} blocks, Post-LN's one-step loss change −⟨∇L, Δθ⟩/η: ",
-            joined(post, "; and", sep="; "),
-            ".",
-        )
-        if post
-        else Sentence("")
+    if not post:
+        return Sentence("")
+    lo, hi = sweep.depths[0], sweep.depths[-1]
+    return sentence(
+        f"From N = {lo} to {hi} blocks, Post-LN's one-step loss change −⟨∇L, Δθ⟩/η: ",
+        joined(post, "; and", sep="; "),
+        ".",
     )
+
+
+def _cures_sentence(sweep: ex.LossChangeSweep, rows: dict) -> Sentence:
+    """The depth-free constants under the optimizer they were derived for: a clause per status, each setting linked."""
     by_status: dict[str, list[tuple[str, str]]] = {}
-    for v, o in cures(sweep):  # one clause per status, each setting linked to its row
+    for v, o in cures(sweep):
         by_status.setdefault(rows[(v, o)].status, []).append((v, o))
     cured = [
         sentence(
@@ -96,25 +99,36 @@ def sentences(sweep: ex.LossChangeSweep) -> list[Sentence]:
         )
         for pairs in by_status.values()
     ]
-    second = (
+    return (
         sentence("With the depth-free constants it ", joined(cured, "; it", sep="; it "), ".")
         if cured
         else Sentence("")
     )
+
+
+def _pre_sentence(sweep: ex.LossChangeSweep) -> Sentence:
+    """Standard Pre-LN's growth, which no source's law covers (the rows judge Pre-LN with λ recomputed)."""
     pre = [
         f"×{growth(sweep, 'pre', o):.3g} under {OPTIMIZER_NAMES[o]} (slope {slope(sweep, 'pre', o):.2f})"
         for o in sweep.optimizers
         if ("pre", o) in sweep.probes
     ]
-    third = (
-        sentence(
-            f"Standard Pre-LN (λ = 1), for which no source states a law, changes from N = {lo} to {hi} by "
-            f"{' and '.join(pre)}; the derivation's slope 1 assumes O(1) gradients per matrix (the third panel of "
-            "Experiment 1 shows each block's gradient at the deepest depth)."
-        )
-        if pre
-        else Sentence("")
+    if not pre:
+        return Sentence("")
+    lo, hi = sweep.depths[0], sweep.depths[-1]
+    return sentence(
+        f"Standard Pre-LN (λ = 1), for which no source states a law, changes from N = {lo} to {hi} by "
+        f"{' and '.join(pre)}; the derivation's slope 1 assumes O(1) gradients per matrix (the third panel of "
+        "Experiment 1 shows each block's gradient at the deepest depth)."
     )
+
+
+def sentences(sweep: ex.LossChangeSweep) -> list[Sentence]:
+    """Four sentences ("" where the sweep lacks the variant), each law read from its slope row
+    (:func:`.claims.loss_change_verdicts`, linked): Post-LN's one-step loss change against depth under each optimizer;
+    what the depth-free constants do for the optimizer they were derived for; standard Pre-LN's growth; every
+    variant's factor from the shallowest depth to the deepest and its slope beside the derivation's."""
+    rows = _slope_rows(sweep)
     seeds = min(len(reps) for per_depth in sweep.probes.values() for reps in per_depth)
     each = "; ".join(
         f"{v}, {OPTIMIZER_NAMES[o]}: ×{growth(sweep, v, o):.3g}, slope {slope(sweep, v, o):.2f} "
@@ -122,10 +136,10 @@ def sentences(sweep: ex.LossChangeSweep) -> list[Sentence]:
         for v, o in sweep.probes
     )
     fourth = sentence(
-        f"From N = {lo} to {hi} the mean over {seeds} seeds changes by these factors (fitted log-log slope, the "
-        f"derivation's in brackets): {each}."
+        f"From N = {sweep.depths[0]} to {sweep.depths[-1]} the mean over {seeds} seeds changes by these factors "
+        f"(fitted log-log slope, the derivation's in brackets): {each}."
     )
-    return [first, second, third, fourth]
+    return [_post_sentence(sweep, rows), _cures_sentence(sweep, rows), _pre_sentence(sweep), fourth]
 
 
 def markdown(sweep: ex.LossChangeSweep) -> Statement:

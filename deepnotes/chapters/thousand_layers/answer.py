@@ -36,28 +36,22 @@ def _headline(rows: list[Verdict], runs: ex.Runs, budget: Budget) -> Sentence:
     shallow = _row(rows, "Post-LN trains DeepNet's shallow stack")
     rezero = _row(rows, "ReZero")
     pre = _row(rows, "Pre-LN is easier")
-    frontier = (
-        [sentence("; on the frontier it ")]
-        + [
-            sentence(_trains(shallow, run), f" at {run.split('= ')[-1]} blocks", " and " if k == 0 else "")
-            for k, run in enumerate(dict(shallow.outcome.expected))
-        ]
-        if shallow.outcome
-        else []
-    )
+    frontier = [
+        sentence(_trains(shallow, run), f" at {run.split('= ')[-1]}", " and " if k == 0 else "")
+        for k, run in enumerate(dict(shallow.outcome.expected) if shallow.outcome else {})
+    ]
     return sentence(
-        f"With one Adam rate ({sub.lr:g}) and {runs.steps} steps, Post-LN ",
+        f"At one Adam rate ({sub.lr:g}), {runs.steps} steps, {n} blocks: Post-LN ",
         _trains(head, "post"),
-        f" at {n} blocks (median fraction learned)",
-        *frontier,
         ", DeepNorm ",
         _trains(head, "deepnorm"),
-        ", ReZero ",
+        " and ReZero ",
         _trains(rezero, f"rezero N = {n}"),
-        ", and Pre-LN ",
+        *([sentence("; Post-LN ", *frontier, " blocks")] if frontier else []),
+        "; Pre-LN ",
         say(
             pre,
-            holds="trains at depths where Post-LN does not, never the reverse",
+            holds="trains where Post-LN does not, never the reverse",
             wrong="is not easier to train than Post-LN on the frontier",
             undecided="cannot be compared with Post-LN on the frontier here",
         ),
@@ -76,6 +70,7 @@ def sentences(runs: ex.Runs, budget: Budget | str) -> list[Sentence]:
     steps = runs.warmup(ex.DEEPEST[0], sub.deepest)
     warm = "a warmup over the whole run" if steps == runs.steps else f"a warmup of {steps} steps"
     second = sentence(
+        "Every value is the median over seeds of the fraction learned. "
         f"Past DeepNet, at {sub.deepest} blocks, the rate the derivation carries down from {sub.depth} ({rate:.2g}) "
         f"and {warm} (medians of {len(runs.at(ex.DEEPEST[0], sub.deepest, rate))} seeds: DeepNorm {deep:.2f}, "
         f"Post-LN {post:.2f}), the annotation's claim of stable training at 1000 layers and deeper ",

@@ -490,6 +490,7 @@ BY_NAME = {
     "fails": "does not train",
     "sentences": Fresh(lambda: [__import__("deepnotes.show.say", fromlist=["Sentence"]).Sentence("a sentence")]),
     "parts": Fresh(lambda: ["a", "b"]),
+    "prefix": "N = 4, adam",  # a training row's setting (why residuals)
 }
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 from deepnotes.chapters.why_residuals.budget import sizes
-from deepnotes.chapters.why_residuals.claims import DEEP, _trains_claim, training_verdicts, transformer_verdicts
+from deepnotes.chapters.why_residuals.claims import DEEP, training_verdicts, trains_claim, transformer_verdicts
 from deepnotes.chapters.why_residuals.probes import label
 from deepnotes.chapters.why_residuals.training import TransformerSweep
 from deepnotes.core.config import Budget, resolve_budget
@@ -34,8 +34,7 @@ def _value(hists: list[History], window: int) -> str:
 
 def _row(rows: list[Verdict], prefix: str, kind) -> Verdict:
     """The training row of ``kind`` whose claim starts with ``prefix`` ("N = 20, adam", "Transformer N = 8")."""
-    found = [v for v in rows if v.claim.startswith(f"{prefix}: ") and v.claim == _trains_claim(prefix, kind)]
-    found = found or [v for v in rows if v.claim.startswith(_trains_claim(prefix, kind))]
+    found = [v for v in rows if v.claim.startswith(trains_claim(prefix, kind))]  # ε = 1's adds its contrast
     if len(found) != 1:
         raise ValueError(f"{len(found)} rows for {prefix!r}, {kind!r}")
     return found[0]

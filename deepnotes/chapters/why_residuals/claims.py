@@ -614,7 +614,7 @@ def _trains(kind) -> bool:
     return kind not in ("plain", "1")
 
 
-def _trains_claim(prefix: str, kind) -> str:
+def trains_claim(prefix: str, kind) -> str:
     """The claim on one run in its source's direction."""
     if kind == "plain":
         return f"{prefix}: a deep plain stack is hard to train (does not train)"
@@ -655,7 +655,7 @@ def _trains_row(prefix: str, kind, n: int, seeds: dict, window: int, reason: str
     setting's histories, one per seed)? The claims that deep stacks fail (a plain stack, ε = 1) are judged only at
     N ≥ DEEP (:func:`_deep_gate`), and ε = 1 as a contrast (ε = 1 does not train where ε = 1/√N does), so that a
     setting where nothing trains cannot make it hold."""
-    claim, source = _trains_claim(prefix, kind), _trains_source(kind)
+    claim, source = trains_claim(prefix, kind), _trains_source(kind)
     run_kinds = [kind]
     if not _trains(kind):  # a claim that deep stacks fail: one depth rule for the plain stack and ε = 1
         gate = _deep_gate(claim, "does not train", n, source)
@@ -774,7 +774,7 @@ def measured_summary(runs: dict[tuple, list[History]], budget: Budget | str) -> 
 def _rows_read(rows: list[vd.Verdict], kind) -> Sentence:
     """The training rows of ``kind`` (one per setting), per status: the settings (each linked to its row) and what that
     status says the runs did, "trains" / "does not train" in their source's direction."""
-    mine = [v for v in rows if v.claim.split(": ", 1)[1].startswith(_trains_claim("", kind).split(": ", 1)[1])]
+    mine = [v for v in rows if v.claim.split(": ", 1)[1].startswith(trains_claim("", kind).split(": ", 1)[1])]
     groups: dict[str, list[vd.Verdict]] = {}
     for v in mine:
         groups.setdefault(v.status, []).append(v)

@@ -416,6 +416,7 @@ BY_ANNOTATION = _annotations()
 
 BY_NAME = {
     "init": "he",
+    "markdown": "The main text holds: {glue:text}`main_tally`.",
     "device": "cpu",
     "how": "measured",
     "path": "notes.py",
@@ -535,6 +536,7 @@ def _thousand_rows() -> dict:
 BY_TARGET: dict[str, dict[str, object]] = {
     "deepnotes.show.say.say_run": {"verdict": Fresh(_outcome_verdict), "run": "post"},  # a run of that verdict
     "deepnotes.show.say.say": {"holds": "holds"},  # a phrase (check_graded's holds is a comparison)
+    "deepnotes.show.say.grouped": {"holds": "holds", "name": lambda v: "a setting"},  # a phrase; names a row
     "deepnotes.core.engine.load_reference": {"model": Fresh(_setup_model)},  # the sweep's Stack's sizes
     "deepnotes.core.engine.reference_layout": {"model": Fresh(_setup_model)},
     "deepnotes.core.train.check_setup": {

@@ -69,6 +69,8 @@ OUTCOME_WORDS = (
     "matches",
 )
 OUTCOME = re.compile(r"\b(" + "|".join(OUTCOME_WORDS) + r")\b", re.IGNORECASE)
+# A run's recorded event, not a judgement: the step at which a seed's loss became NaN/inf (History.diverged_at)
+EVENT = re.compile(r"\bdiverged at steps? \d+(?:, \d+)*")
 
 
 @dataclass(frozen=True)
@@ -185,6 +187,38 @@ def joined(parts: list[str | Said | Sentence], word: str = "and", sep: str = ", 
     return sentence(*pieces)
 
 
+def grouped(
+    rows: list[Verdict],
+    name: Callable[[Verdict], str],
+    *,
+    holds: str,
+    wrong: str,
+    undecided: str,
+    before: str = "",
+    between: str = " ",
+    word: str = "; and",
+    sep: str = ", ",
+) -> Sentence:
+    """``rows`` read per status, in the order each status first appears: ``before``, the rows' names (``name(row)``,
+    each linked to its row), ``between`` and the phrase that status chose (:func:`say` on the group's first row); the
+    groups :func:`joined` by ``word`` and ``sep``. No rows: refused, naming what was expected."""
+    if not rows:
+        raise ValueError(f"grouped got no verdict rows to read (phrases {holds!r} / {wrong!r})")
+    groups: dict[str, list[Verdict]] = {}
+    for v in rows:
+        groups.setdefault(v.status, []).append(v)
+    clauses = [
+        sentence(
+            before,
+            joined([link(v, name(v)) for v in members]),
+            between,
+            say(members[0], holds=holds, wrong=wrong, undecided=undecided),
+        )
+        for members in groups.values()
+    ]
+    return joined(clauses, word, sep=sep)
+
+
 # Called with every Statement a notebook displays; deepnotes.ledger.record sets it to record the chapter's sentences.
 on_display: Callable[[list[Sentence]], None] | None = None
 
@@ -202,16 +236,18 @@ def linked(s: Sentence) -> str:
 
 class Statement:
     """Sentences shown as one Markdown paragraph (after an optional bold ``lead``), each verdict clause a link to its
-    row; recorded while a chapter records its verdicts."""
+    row; recorded while a chapter records its verdicts. ``sep`` joins them ("\n" for a list whose sentences begin
+    "- ")."""
 
-    def __init__(self, sentences: list[Sentence], lead: str = ""):
+    def __init__(self, sentences: list[Sentence], lead: str = "", sep: str = " "):
         self.sentences = [s for s in sentences if s.text]
         self.lead = lead
+        self.sep = sep
 
     @property
     def text(self) -> str:
         """The plain text (no links): what a test reads."""
-        return " ".join([f"**{self.lead}**"] * bool(self.lead) + [s.text for s in self.sentences])
+        return self.sep.join([f"**{self.lead}**"] * bool(self.lead) + [s.text for s in self.sentences])
 
     def __str__(self) -> str:
         return self.text
@@ -219,7 +255,7 @@ class Statement:
     def _repr_markdown_(self) -> str:
         if on_display is not None:
             on_display(self.sentences)
-        return " ".join([f"**{self.lead}**"] * bool(self.lead) + [linked(s) for s in self.sentences])
+        return self.sep.join([f"**{self.lead}**"] * bool(self.lead) + [linked(s) for s in self.sentences])
 
 
 # "0.88 (0.10, 0.91, 0.88)": a row's median and its seeds' values (verdicts.seeds_text)
@@ -241,9 +277,10 @@ def problems(sentence: Sentence, rows: dict[str, dict]) -> list[str]:
     """What is wrong with a recorded ``sentence`` against its page's verdict ``rows`` (anchor → a row with "status",
     "computed"): an outcome word outside every verdict's clause; a clause whose verdict is not on the page, or whose
     status there differs; a clause of a not-checkable row stating an outcome; a number that is one seed's value where
-    its row gives the median of several, unless "seed k" names it."""
+    its row gives the median of several, unless "seed k" names it. A run's recorded event ("diverged at step 14",
+    :data:`EVENT`) is a measurement, not an outcome claimed."""
     text, found = sentence.text, []
-    inside = [(s.start, s.end) for s in sentence.spans]
+    inside = [(s.start, s.end) for s in sentence.spans] + [m.span() for m in EVENT.finditer(sentence.text)]
     for m in OUTCOME.finditer(text):
         if not any(a <= m.start() < b for a, b in inside):
             found.append(
@@ -271,3 +308,77 @@ def problems(sentence: Sentence, rows: dict[str, dict]) -> list[str]:
 def unrendered(text: str) -> list[str]:
     """The outcome words of a sentence that was not rendered from verdicts at all (a page that records no spans)."""
     return problems(Sentence(text), {})
+
+
+# One status group's words in a tally: (one row, several rows)
+_TALLY_WORDS = {
+    HOLDS: ("holds", "hold"),
+    APPROX: ("holds approximately", "hold approximately"),
+    WRONG: ("is wrong", "are wrong"),
+    UNCHECKABLE: ("is not checkable here", "are not checkable here"),
+}
+
+
+def tally(rows: list[Verdict], what: str) -> Sentence:
+    """``what`` summed up from its verdict ``rows`` so the words and the table cannot disagree: "the main text: all 9
+    rows hold" when every row holds, else the count per status ("the main text: 7 rows hold, 1 is wrong and 1 is
+    not checkable here"), each count a clause of its group's first row (wrong first, then approximate, holds, not
+    checkable). No rows: refused (a tally of nothing states nothing)."""
+    if not rows:
+        raise ValueError(f"tally of {what!r} got no verdict rows: pass the rows the sentence sums up")
+    order = (WRONG, APPROX, HOLDS, UNCHECKABLE)
+    groups = {s: [v for v in rows if v.status == s] for s in order}
+    if len(groups[HOLDS]) == len(rows):
+        first = rows[0]
+        return sentence(
+            f"{what}: ", _said(first, f"all {len(rows)} rows hold" if len(rows) > 1 else "its one row holds")
+        )
+    parts = [
+        _said(
+            members[0], f"{len(members)} {'row' if len(members) == 1 else 'rows'} " + _TALLY_WORDS[s][len(members) > 1]
+        )
+        for s, members in groups.items()
+        if members
+    ]
+    return sentence(f"{what}: ", joined(parts))
+
+
+def _said(verdict: Verdict, text: str) -> Said:
+    """``text``, chosen by the caller from ``verdict``'s status, as that row's clause."""
+    return Said(text, verdict.anchor, verdict.status, verdict.claim)
+
+
+def tallies(rows: list[Verdict], main: str = "The main text", annotated: str = "the annotated derivations") -> dict:
+    """A derivation table summed up twice for the prose (glue keys ``main_tally`` and ``annotated_tally``): the rows
+    that test the articles' main text and those that test only their appended annotated derivations
+    (:attr:`~deepnotes.show.verdicts.Verdict.annotated`), each through :func:`tally`; a kind with no rows is left
+    out."""
+    kinds = {
+        "main_tally": (main, [v for v in rows if not v.annotated]),
+        "annotated_tally": (annotated, [v for v in rows if v.annotated]),
+    }
+    return {key: tally(members, what) for key, (what, members) in kinds.items() if members}
+
+
+# A verdict typed into a chapter's prose by hand: the words that state a row's status
+VERDICT_WORDS = re.compile(
+    r"\b(holds?|is wrong|are wrong|is right|are right|borne out|as predicted|confirm(?:s|ed)?|refute(?:s|d)?)\b",
+    re.IGNORECASE,
+)
+# Not a verdict: a glued value, math, code; a status named as a word (*holds*, "holds"); a rule's condition
+_NOT_PROSE = re.compile(r"\{glue:text\}`[^`]*`|\$\$.*?\$\$|\$[^$]*\$|`[^`]*`", re.DOTALL)
+_CONDITION = re.compile(r"\s+(?:only\s+)?(?:when|where|if|while|whenever|for (?:a|every|any))\b", re.IGNORECASE)
+
+
+def typed_verdicts(markdown: str) -> list[str]:
+    """The verdicts a chapter's Markdown states by hand (:data:`VERDICT_WORDS` outside glued values, math and code;
+    a status named as a word, ``*holds*`` or ``"holds"``, and a rule's condition, "holds only where …", are not
+    verdicts): each such outcome belongs in a glued sentence rendered from its rows."""
+    text = _NOT_PROSE.sub(lambda m: " " * len(m[0]), markdown)
+    found = []
+    for m in VERDICT_WORDS.finditer(text):
+        before, after = text[m.start() - 1 : m.start()], text[m.end() : m.end() + 1]
+        if before in "*\"'“" and before or after in "*\"'”" and after or _CONDITION.match(text, m.end()):
+            continue
+        found.append(f"{m[0]!r} states a verdict by hand: …{text[max(0, m.start() - 70) : m.end() + 30]}…")
+    return found

@@ -121,6 +121,12 @@ class Verdict:
             object.__setattr__(self, "source", self.source.text)
 
     @property
+    def annotated(self) -> bool:
+        """Whether every item the verdict tests is in a source's appended annotated derivations (none tested: no)."""
+        subjects = self.tested.subjects if self.tested else ()
+        return bool(subjects) and all(c.part == "annotated" for c in subjects)
+
+    @property
     def anchor(self) -> str:
         """The HTML id of this verdict's row on its chapter page (the claims ledger links to it): a
         hash of the claim and its source, so it stays put when a measured value changes."""

@@ -118,3 +118,20 @@ def test_the_initialization_answer_changes_its_words_with_the_rows_status(monkey
     assert "the measured draws are undecided for" in answer.markdown(table, "smoke").text
     details = answer.details(table, "smoke").text
     assert "A typical draw is not the mean" in details and "He + ReLU" in details
+
+
+def test_no_chapter_prose_states_a_verdict_by_hand():
+    """Issue 61: a take-away or a paragraph that says "holds", "is wrong", "is right", "borne out" or "as predicted"
+    does so through a glued sentence rendered from its rows (:func:`deepnotes.show.say.typed_verdicts`)."""
+    import nbformat
+    from book_paths import ROOT
+
+    found = [
+        f"{path.name} cell {k}: {p}"
+        for path in sorted((ROOT / "book").glob("*.ipynb"))
+        if path.stem not in ("intro", "ledger")
+        for k, cell in enumerate(nbformat.read(path, as_version=4).cells)
+        if cell.cell_type == "markdown"
+        for p in say.typed_verdicts(cell.source)
+    ]
+    assert found == []

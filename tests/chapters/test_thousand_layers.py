@@ -1,5 +1,6 @@
 """Chapter "Training 1000 layers": predictions, variants, runs, verdicts, figures and the slider."""
 
+import dataclasses
 import itertools
 import math
 
@@ -13,6 +14,7 @@ from deepnotes.chapters.thousand_layers import experiments as ex
 from deepnotes.core import scaling
 from deepnotes.core.measure import StreamProfile
 from deepnotes.core.train import History
+from deepnotes.show import say
 from deepnotes.show import verdicts as vd
 
 matplotlib.use("Agg")
@@ -232,12 +234,15 @@ def test_the_frontier_reading_follows_the_runs(budget, restored):
     depths = (*sub.frontier_depths, sub.depth)
     for hs in runs.histories.values():
         _set_fraction(hs, 0.0)
-    text = claims.frontier_markdown(runs, sub.loss_window, depths)
-    assert "- **post** trains at none of N = 3, 6, 12" in text and "does not move Post-LN's frontier" in text
+    text = claims.frontier_markdown(runs, sub.loss_window, depths).text
+    assert "- **post**: ≥ 0.5 at N = none; below at N = 3, 6, 12" in text and "does not move Post-LN's frontier" in text
     _set_fraction(runs.at(ex.WARMED, 3), 0.9)
-    text = claims.frontier_markdown(runs, sub.loss_window, depths)
-    assert "- **post, warmup** trains at every depth it ran, N = 3" in text
-    assert "moves Post-LN's frontier: it trains at N = 3" in text
+    said = claims.frontier_markdown(runs, sub.loss_window, depths)
+    assert "- **post, warmup**: ≥ 0.5 at N = 3; below at N = none" in said.text
+    assert "Warmup (T = N) moves Post-LN's frontier (median fraction learned with warmup, N = 3: 0.90" in said.text
+    rows = {v.anchor: dataclasses.asdict(v) for v in claims.training(runs, budget)}  # issue 61: its row, its status
+    assert [p for s in said.sentences for p in say.problems(s, rows)] == []
+    assert "verdict row: holds\">moves Post-LN's frontier</a>" in said._repr_markdown_()  # linked to its row
 
 
 def test_the_rates_verdict_reads_the_map():
@@ -332,10 +337,14 @@ def test_the_init_verdicts_follow_the_profiles():
     healthy = claims.at_initialization(good, predicted, 1024)[2]  # issue 44: the band on G = ‖∂L/∂x_l‖, subject first
     assert healthy.source.startswith("seed 000 annotated §12.3 claim §12.3.2") and "deepnorm 0.9–1" in healthy.computed
     # issue 44: the paragraph under the table is read from the same profiles, not typed at one budget
-    text = claims.init_reading(good, predicted, 1024)
-    assert "falls below the noise floor" in text and "at block 2, 2, 2 (per seed)" in text
+    said = claims.init_reading(good, predicted, 1024)
+    text = said.text
+    assert "is first below the noise floor" in text and "at block 2, 2, 2 (per seed)" in text
     assert "first block's gradient is 1e-09 times" in text and "spans 0.9–1 of $G(N)$" in text
-    assert "does not reach the noise floor in every seed" in claims.init_reading(bad, predicted, 1024)
+    assert "is not below the noise floor in every seed" in claims.init_reading(bad, predicted, 1024).text
+    rows = {v.anchor: dataclasses.asdict(v) for v in claims.at_initialization(good, predicted, 1024)}
+    assert [p for s in said.sentences for p in say.problems(s, rows)] == []  # issue 61: measurements, rows linked
+    assert {s.anchor for x in said.sentences for s in x.spans} == rows.keys()
     split = {**good, "deepnorm": good["deepnorm"][:2] + bad["deepnorm"][:1]}  # two seeds healthy, one not
     assert claims.at_initialization(split, predicted, 1024)[2].status == vd.UNCHECKABLE  # 3 seeds cannot decide
     few = {s: ps[:2] for s, ps in good.items()}

@@ -367,7 +367,9 @@ def test_measured_verdicts_and_summary(sweeps):
         shows = [(cn >= wc.POSITION_COS_MAX) == (kind == "plain") for _, cn in seeds]
         assert v.status == (HOLDS if all(shows) else WRONG if not any(shows) else UNCHECKABLE)  # 3 stacks, each read
     assert len(wc.transformer_verdicts(sweeps["tf"], SMOKE)) == 2 * len(sweeps["tf"].runs)
-    text = wc.measured_summary(sweeps["train"], SMOKE)
+    summary = wc.measured_summary(sweeps["train"], SMOKE)
+    text = summary.text
+    assert all(say.unrendered(x.text) == [] for x in summary.sentences)  # issue 61: measurements, no outcome claimed
     seeds = why_residuals_sizes(SMOKE).train_seeds
     assert text.startswith(f"**Measured at the smoke budget, {seeds} seeds per run.**")
     assert text.count("\n- **") == len(rs.STACK_KINDS)  # issue 44: every seed's fraction learned, not seed 0's

@@ -13,6 +13,7 @@ from book_paths import ROOT
 from deepnotes.ledger import record
 from deepnotes.show import say as sy
 from deepnotes.show import verdicts as vd
+from deepnotes.show.cite import cite
 from deepnotes.show.prose import glue_values
 
 sys.path.insert(0, str(ROOT / "tools"))
@@ -111,3 +112,51 @@ def test_the_tool_fails_on_plain_sentences_and_on_records_without_sentences(tmp_
     assert "'falls'" in out and "'stays'" in out and "'flat'" in out
     assert check_sentences.main([str(tmp_path)]) == 1
     assert "no record" in capsys.readouterr().out
+
+
+def test_a_tally_counts_each_status_and_links_each_group_to_one_of_its_rows():
+    """Issue 61: "the main text holds" is a tally of its rows, so a wrong row changes the words."""
+    held = [_row(vd.HOLDS), vd.Verdict("b", "seed 002 §激活函数 eq. (6)", "1", "1", vd.HOLDS, "r")]
+    assert sy.tally(held, "The main text").text == "The main text: all 2 rows hold"
+    assert sy.tally(held[:1], "The main text").text == "The main text: its one row holds"
+    mixed = [*held] + [
+        vd.Verdict(s, "seed 002 §激活函数 eq. (5)", "1", "1", s, "r") for s in (vd.WRONG, vd.UNCHECKABLE, vd.APPROX)
+    ]
+    said = sy.tally(mixed, "The main text")
+    assert said.text == (
+        "The main text: 1 row is wrong, 1 row holds approximately, 2 rows hold and 1 row is not checkable here"
+    )
+    assert [s.status for s in said.spans] == [vd.WRONG, vd.APPROX, vd.HOLDS, vd.UNCHECKABLE]
+    assert sy.problems(said, _rows(*mixed)) == []
+    with pytest.raises(ValueError, match="no verdict rows"):
+        sy.tally([], "The main text")
+    annotated = vd.Verdict("c", cite("seed 000 annotated eqs. (26), (27)", tests="eq. (27)"), "1", "2", vd.WRONG, "r")
+    assert annotated.annotated and not held[0].annotated
+    split = sy.tallies([*held, annotated])
+    assert split["main_tally"].text == "The main text: all 2 rows hold"
+    assert split["annotated_tally"].text == "the annotated derivations: 1 row is wrong"
+    assert list(sy.tallies(held)) == ["main_tally"]
+
+
+def test_typed_verdicts_in_prose_are_found_and_rules_and_glued_values_are_not():
+    """Issue 61: a chapter's Markdown that states a status by hand is found; a glued sentence, a status named as a
+    word, a rule's condition and math are not."""
+    assert sy.typed_verdicts("The main text holds. The reader's e² is wrong; the replies are right.") != []
+    assert len(sy.typed_verdicts("The main text holds. The reader's e² is wrong.")) == 2
+    assert sy.typed_verdicts("So the post-hoc argument is borne out, as predicted.") != []
+    clean = (
+        '{glue:text}`main_tally`. A row *holds* when the runs did it, "holds" in its column; the second holds '
+        "only where the gradient falls like $1/t$; $a \\text{ holds}$ and `holds`."
+    )
+    assert sy.typed_verdicts(clean) == []
+
+
+def test_a_runs_recorded_event_is_not_an_outcome_claimed():
+    """A seed's loss that became NaN/inf at step k is a measurement ("diverged at step 14"), not a verdict."""
+    assert sy.unrendered("N = 50 ADAM learned 0.10 (0.10, 0.20, 0.05), diverged at step 14, 30") == []
+    assert sy.unrendered("the plain stack diverged") != []
+
+
+def test_a_statement_of_several_lines_keeps_its_separator():
+    said = sy.Statement([sy.Sentence("head\n"), sy.Sentence("- a"), sy.Sentence("- b")], lead="Measured.", sep="\n")
+    assert said.text == "**Measured.**\nhead\n\n- a\n- b" and said._repr_markdown_() == said.text

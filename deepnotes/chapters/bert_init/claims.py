@@ -26,6 +26,7 @@ from deepnotes.core.validate import Finite
 from deepnotes.cost.model import Derivations
 from deepnotes.show import verdicts as vd
 from deepnotes.show.cite import Source, cite
+from deepnotes.show.say import Sentence, say, sentence, tallies
 
 # thresholds
 STD_RATIO_RTOL, STD_RATIO_APPROX_RTOL = 0.01, 0.05  # "about half of Xavier's"
@@ -216,12 +217,28 @@ def _truncation_rows(stds: dict) -> list[vd.Verdict]:
     ]
 
 
+def _closer_row(ffn: dict) -> vd.Verdict:
+    """Main-text claim 32's first half, derived: a smaller std leaves more of the identity path after BERT's depth."""
+    kept = {k: ffn["rows"][k]["w_depth"] for k in ("BERT 0.02 (cut at 2σ)", "Xavier 1/√768")}
+    return vd.check_true(
+        claim="A smaller init std keeps Post-Norm BERT closer to the identity",
+        source=cite(f"{MAIN} claim 32", tests="claim 32"),
+        claimed=f"the identity path's weight after {sb.BERT_DEPTH} layers is larger at 0.02 than at 1/√768",
+        computed=", ".join(f"{k}: {w:.3g}" for k, w in kept.items()),
+        ok=kept["BERT 0.02 (cut at 2σ)"] > kept["Xavier 1/√768"],
+        reason="the derived weight ∏(1+v)^(-1/2) with each std's FFN branch ratio v; that a closer start is "
+        "easier to optimize is the training runs' question (Experiment 2)",
+    )
+
+
 def _residual_rows(ffn: dict) -> list[vd.Verdict]:
-    """Annotated eqs. (27)–(29), (34), (35), (58), (61), (63): the identity path's weight, the effective depth."""
+    """Main-text claim 32 and annotated eqs. (27)–(29), (34), (35), (58), (61), (63): the identity path's weight, the
+    effective depth."""
     v_bert, v_xav = ffn["v_ffn"]["BERT 0.02 (cut at 2σ)"], ffn["v_ffn"]["Xavier 1/√768"]
     w_bert, w_xav = (1 + v_bert) ** -0.5, (1 + v_xav) ** -0.5
     layers = sb.BERT_DEPTH // 2  # the article's (1+σ²)^6: two sublayers per σ² term
     return [
+        _closer_row(ffn),
         vd.check_number(
             "identity weight per residual at Xavier init 0.9994, i.e. a loss 1 − α of 6e-4",
             cite("seed 003 annotated eqs. (27)–(28)", tests="eq. (28)"),
@@ -297,6 +314,22 @@ def derivation_verdicts(ffn: dict | None = None, logits: dict | None = None) -> 
     q_bert = (logits or sb.bert_logit_scale())["q"]
     lin = sym.linear_second_moment()
     return vd.VerdictTable(_backward_rows(lin) + _std_rows(lin) + _residual_rows(ffn) + _logit_rows(q_bert))
+
+
+def derivation_readings(table: list[vd.Verdict]) -> dict[str, Sentence]:
+    """The derivation's outcomes the prose states, rendered from ``table`` (:func:`derivation_verdicts`): Su's
+    argument for the small std (claim 32), "too uniform" (claim 40), and the main text and the annotated section
+    each summed up from their rows (:func:`deepnotes.show.say.tally`)."""
+    row = {v.claim: v for v in table}
+    closer = row["A smaller init std keeps Post-Norm BERT closer to the identity"]
+    uniform = row["0.02 init → MLM softmax too uniform without the extra layer"]
+    return {
+        "su_identity": sentence(say(closer, holds="holds", wrong="does not hold", undecided="cannot be judged here")),
+        "too_uniform": sentence(
+            '"too uniform" ', say(uniform, holds="is right", wrong="is wrong", undecided="cannot be judged here")
+        ),
+        **tallies(table, "The main text's derivations", "the annotated section's derivations"),
+    }
 
 
 def init_verdicts(probes: dict[float, list[InitProbe]], budget: Budget | str | None = None) -> vd.VerdictTable:

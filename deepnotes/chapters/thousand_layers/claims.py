@@ -21,6 +21,7 @@ from deepnotes.core.validate import Count, Depth, Finite, Positive
 from deepnotes.cost.model import Derivations
 from deepnotes.show import verdicts as vd
 from deepnotes.show.cite import cite
+from deepnotes.show.say import Sentence, Statement, link, say, sentence
 
 # Thresholds, fixed from the task before any run. A run's "fraction learned" is
 # (plateau − final loss)/(plateau − floor): 0 on the Markov language's context-free plateau (the loss of
@@ -169,12 +170,16 @@ def _stream_band(p: StreamProfile) -> tuple[float, float]:
     return min(p.stream_grads[1:]) / p.stream_grads[-1], max(p.stream_grads[1:]) / p.stream_grads[-1]
 
 
-def init_reading(profiles: dict[str, list[StreamProfile]], predicted: dict[str, list[float]], width: Count) -> str:
+def init_reading(
+    profiles: dict[str, list[StreamProfile]], predicted: dict[str, list[float]], width: Count
+) -> Statement:
     """The profiles at initialization in words, every number read from them (each the median over seeds, the
-    seeds' spread where it matters): where Post-LN's cosine to x_0 reaches the noise floor and how it compares
-    with the derived weight in the first blocks, its first-over-last gradient ratio; DeepNorm's largest distance
-    from the derived weight and its G(l)/G(N) band; Pre-LN's stream RMS at the top against √(1 + 2N) and its
-    gradient ratio; ReZero's largest distance from the identity."""
+    seeds' spread where it matters), each style's name linked to the row of :func:`at_initialization` that judges
+    it: where Post-LN's cosine to x_0 is first below the noise floor and how it compares with the derived weight in
+    the first blocks, its first-over-last gradient ratio; DeepNorm's largest distance from the derived weight and
+    its G(l)/G(N) band; Pre-LN's stream RMS at the top against √(1 + 2N) and its gradient ratio; ReZero's largest
+    distance from the identity. Measurements only: the rows' statuses say what they decide."""
+    identity, vanishing, healthy = at_initialization(profiles, predicted, width)
     gone = max(IDENTITY_GONE, unrelated_cosine_floor(width))
     med = statistics.median
 
@@ -183,9 +188,9 @@ def init_reading(profiles: dict[str, list[StreamProfile]], predicted: dict[str, 
 
     reached = [first_below(p) for p in profiles["post"]]
     where = (
-        f"falls below the noise floor ({gone:.2g}) at block " + ", ".join(str(l) for l in reached) + " (per seed)"
+        f"is first below the noise floor ({gone:.2g}) at block " + ", ".join(str(l) for l in reached) + " (per seed)"
         if all(l is not None for l in reached)
-        else "does not reach the noise floor in every seed"
+        else "is not below the noise floor in every seed"
     )
     early = range(1, min(4, len(predicted["post"])))
     post_early = [med(p.cos_x0[l] for p in profiles["post"]) for l in early]
@@ -197,21 +202,32 @@ def init_reading(profiles: dict[str, list[StreamProfile]], predicted: dict[str, 
     band = f"{med(lo for lo, _ in bands):.3g}–{med(hi for _, hi in bands):.3g}" if bands else "not measured"
     pre_top = med(p.rms[-1] / p.rms[0] for p in profiles["pre"])
     rezero_gap = max(abs(c - 1) for p in profiles["rezero"] for c in p.cos_x0)
-    return (
-        f"Read from the profiles above, the median over {len(profiles['post'])} seeds. Post-LN's cosine to $x_0$ "
-        f"{where}; in blocks {early[0]}–{early[-1]} it reads "
-        + ", ".join(f"{c:.3f}" for c in post_early)
-        + " against the derived weight "
-        + ", ".join(f"{predicted['post'][l]:.3f}" for l in early)
-        + f" (the derivation takes the branches orthogonal to $x_0$, of second moment exactly 1). Its first block's "
-        f"gradient is {ratio['post']:.2g} times its last one's. DeepNorm's cosine stays within {deep_gap:.3f} of the "
-        f"derived weight at every block, and the gradient reaching each block's output, "
-        f"$G(l) = \\lVert\\partial L/\\partial x_l\\rVert$ (the quantity of source 000's annotated eq. (70), not the "
-        f"parameter gradients the figure plots), spans {band} of $G(N)$. Pre-LN's stream RMS grows "
-        f"{pre_top:.3g}-fold over the stack, against $\\sqrt{{1+2N}}$ = {predicted['pre_rms'][-1]:.3g}; its first "
-        f"block's gradient is {ratio['pre']:.3g} times its last one's (each deep branch's output is divided by an "
-        f"ever larger stream). ReZero's cosine to $x_0$ is 1 within {rezero_gap:.1e} at every block: the identity "
-        "at initialization."
+    return Statement(
+        [
+            Sentence(f"Read from the profiles above, the median over {len(profiles['post'])} seeds."),
+            sentence(
+                link(identity, "Post-LN's cosine to $x_0$"),
+                f" {where}; in blocks {early[0]}–{early[-1]} it reads "
+                + ", ".join(f"{c:.3f}" for c in post_early)
+                + " against the derived weight "
+                + ", ".join(f"{predicted['post'][l]:.3f}" for l in early)
+                + " (the derivation takes the branches orthogonal to $x_0$, of second moment exactly 1). ",
+                link(vanishing, "Its first block's gradient"),
+                f" is {ratio['post']:.2g} times its last one's.",
+            ),
+            sentence(
+                f"DeepNorm's cosine is within {deep_gap:.3f} of the derived weight at every block, and ",
+                link(healthy, "the gradient reaching each block's output"),
+                f", $G(l) = \\lVert\\partial L/\\partial x_l\\rVert$ (the quantity of source 000's annotated eq. "
+                f"(70), not the parameter gradients the figure plots), spans {band} of $G(N)$.",
+            ),
+            Sentence(
+                f"Pre-LN's stream RMS at the top is {pre_top:.3g} times its input's, against $\\sqrt{{1+2N}}$ = "
+                f"{predicted['pre_rms'][-1]:.3g}; its first block's gradient is {ratio['pre']:.3g} times its last "
+                "one's (each deep branch's output is divided by an ever larger stream). ReZero's cosine to $x_0$ is "
+                f"1 within {rezero_gap:.1e} at every block: the identity at initialization."
+            ),
+        ]
     )
 
 
@@ -558,41 +574,43 @@ def summary_markdown(runs: ex.Runs, depth: Depth, window: Count) -> str:
     return head + "\n".join(f"| {a} | {b} | {c} | {d} |" for a, b, c, d in summary_rows(runs, depth, window))
 
 
-def frontier_markdown(runs: ex.Runs, window: Count, depths: tuple[int, ...]) -> str:
-    """What the frontier's runs show, read from them (no typed result): for each curve, the depths where
-    the seeds' median fraction learned reaches TRAINED and those where it does not, then whether Post-LN's
-    warmup of T = N steps trains at any depth where Post-LN alone does not (among the depths it was run)."""
+def frontier_markdown(runs: ex.Runs, window: Count, depths: tuple[int, ...]) -> Statement:
+    """What the frontier's runs show, read from them: for each curve, the depths where the seeds' median fraction
+    learned reaches TRAINED and those where it does not (measurements, the threshold named); then warmup's row
+    (:func:`_warmup_verdict`, the one this page's table shows) read by its status, each depth it tested with the
+    medians with and without warmup."""
 
     def text(ns):
         return ", ".join(str(n) for n in ns) or "none"
 
-    trained = {}
-    lines = [f"Read from the runs (trained: the seeds' median fraction learned ≥ {TRAINED:g}):", ""]
+    lines = [Sentence(f"Read from the runs: the seeds' median fraction learned per depth against {TRAINED:g}.\n")]
     for label in ex.FRONTIER:
         ran = [n for n in depths if runs.has(label, n)]
-        trained[label] = [n for n in ran if runs.median(label, n, window) >= TRAINED]
-        rest = [n for n in ran if n not in trained[label]]
-        said = (
-            f"trains at none of N = {text(rest)}"
-            if not trained[label]
-            else f"trains at every depth it ran, N = {text(trained[label])}"
-            if not rest
-            else f"trains at N = {text(trained[label])}; not at N = {text(rest)}"
+        high = [n for n in ran if runs.median(label, n, window) >= TRAINED]
+        low = [n for n in ran if n not in high]
+        lines.append(Sentence(f"- **{label}**: ≥ {TRAINED:g} at N = {text(high)}; below at N = {text(low)}"))
+    row = _warmup_verdict(runs, window, depths)
+    tested = [int(run.rsplit("= ", 1)[1]) for run in dict(row.outcome.measured)] if row.outcome else []
+    medians = "; ".join(
+        f"N = {d}: {runs.median(ex.WARMED, d, window):.2f} against Post-LN alone's {runs.median('post', d, window):.2f}"
+        for d in tested
+    )
+    lines.append(
+        sentence(
+            "\n",
+            link(row, "Warmup (T = N)"),
+            " ",
+            say(
+                row,
+                holds="moves Post-LN's frontier",
+                wrong="does not move Post-LN's frontier",
+                undecided="is not judged here: no depth where Post-LN alone is below the threshold also ran with it",
+            ),
+            f" (median fraction learned with warmup, {medians})" if medians else "",
+            ".",
         )
-        lines.append(f"- **{label}** {said}")
-    both = [n for n in depths if runs.has("post", n) and runs.has(ex.WARMED, n)]
-    rescued = [n for n in both if n in trained[ex.WARMED] and n not in trained["post"]]
-    lines += [
-        "",
-        f"Warmup (T = N) {'moves' if rescued else 'does not move'} Post-LN's frontier: "
-        + (
-            f"it trains at N = {text(rescued)}, where Post-LN alone does not"
-            if rescued
-            else f"at every depth where both ran (N = {text(both)}) it trains exactly where Post-LN alone does"
-        )
-        + ".",
-    ]
-    return "\n".join(lines)
+    )
+    return Statement(lines, sep="\n")
 
 
 def budget_numbers(budget: Budget | str) -> dict[str, str]:

@@ -31,7 +31,7 @@ from deepnotes.core.validate import Finite
 from deepnotes.cost.model import Derivations
 from deepnotes.show import verdicts as vd
 from deepnotes.show.cite import Cite, Source, cite
-from deepnotes.show.say import Sentence, joined, link, say, sentence
+from deepnotes.show.say import Sentence, Statement, grouped, joined, link, say, sentence, tally
 
 # --- the derivation
 BELOW_E_CHECKED_UP_TO = 100_000  # (1 + 1/N)^N < e checked for N = 1..this
@@ -735,7 +735,7 @@ def _outcome_text(hs: list[History], window: int) -> str:
     return f"learned {learned}" + (f", diverged at step {', '.join(diverged)}" if diverged else "")
 
 
-def measured_summary(runs: dict[tuple, list[History]], budget: Budget | str) -> str:
+def measured_summary(runs: dict[tuple, list[History]], budget: Budget | str) -> Statement:
     """The Markdown paragraph "Measured at the <budget> budget" over every seed: the per-layer gradient norm at
     step 0 of the deepest Adam runs (each seed's median over layers, the median over seeds), each run's fraction
     learned per seed and the step at which each seed is half-way to the floor."""
@@ -747,28 +747,29 @@ def measured_summary(runs: dict[tuple, list[History]], budget: Budget | str) -> 
     n_hi = rb.train_depths[-1]
     g_step0 = {k: statistics.median(float(np.median(h.grad_norms[0])) for h in runs[(n_hi, "adam", k)]) for k in kinds}
     lines = [
-        f"- **{label(k)}**: "
-        + "; ".join(
-            f"N = {n} {opt.upper()} {_outcome_text(runs[(n, opt, k)], window)}"
-            + _half_way_text(runs[(n, opt, k)], window)
-            for n in rb.train_depths
-            for opt in opts
-        )
-        + (
-            " (first loss " + ", ".join(f"{h.losses[0]:.3g}" for h in runs[(n_hi, "adam", k)]) + f" at N = {n_hi})"
-            if k == "1"
-            else ""
+        Sentence(
+            f"- **{label(k)}**: "
+            + "; ".join(
+                f"N = {n} {opt.upper()} {_outcome_text(runs[(n, opt, k)], window)}"
+                + _half_way_text(runs[(n, opt, k)], window)
+                for n in rb.train_depths
+                for opt in opts
+            )
+            + (
+                " (first loss " + ", ".join(f"{h.losses[0]:.3g}" for h in runs[(n_hi, "adam", k)]) + f" at N = {n_hi})"
+                if k == "1"
+                else ""
+            )
         )
         for k in kinds
     ]
     seeds = min(len(hs) for hs in runs.values())
-    return (
-        f"**Measured at the {budget.name} budget, {seeds} seeds per run.** Per-layer gradient norm at step 0, "
-        f"N = {n_hi} (median over layers and seeds): "
+    head = Sentence(
+        f"Per-layer gradient norm at step 0, N = {n_hi} (median over layers and seeds): "
         + ", ".join(f"{label(k)} {g:.2g}" for k, g in g_step0.items())
-        + ".\n\n"
-        + "\n".join(lines)
+        + ".\n"
     )
+    return Statement([head, *lines], lead=f"Measured at the {budget.name} budget, {seeds} seeds per run.", sep="\n")
 
 
 def _rows_read(rows: list[vd.Verdict], kind) -> Sentence:
@@ -1012,7 +1013,7 @@ def paper_spectrum_verdicts(paper: PaperSpectra) -> vd.VerdictTable:
     return vd.VerdictTable(rows)
 
 
-def transformer_reading(sweep: TransformerSweep, budget: Budget | str) -> str:
+def transformer_reading(sweep: TransformerSweep, budget: Budget | str) -> Statement:
     """The Transformer runs in words, every number read from the sweep: per wiring and depth, the mean cosine
     between the positions of a sequence at x_0 and at x_N before training (the mean over the random stacks of the
     seeds), what each seed
@@ -1033,8 +1034,8 @@ def transformer_reading(sweep: TransformerSweep, budget: Budget | str) -> str:
         g0 = sweep.runs[(deep, kind)][0].grad_norms[0]  # [N] per-block gradient norms at step 0
         if g0:
             parts.append(f"gradient per block at step 0, N = {deep}: {min(g0):.2g} to {max(g0):.2g}")
-        lines.append(f"- **{label(kind)}**: " + "; ".join(parts) + ".")
-    return "\n".join(lines)
+        lines.append(Sentence(f"- **{label(kind)}**: " + "; ".join(parts) + "."))
+    return Statement(lines, sep="\n")
 
 
 def budget_numbers(budget: Budget | str) -> dict[str, str]:
@@ -1062,3 +1063,113 @@ def derivations(budget: Budget) -> Derivations:
             (sr.branch_gradient_moment, ()),
         )
     )
+
+
+def derivation_readings(table: list[vd.Verdict]) -> dict[str, Sentence]:
+    """The derivation table in the prose (:func:`derivation_verdicts`): the article's own rows summed up
+    (:func:`~deepnotes.show.say.tally`), Su's three answers to alann summed up, and the comment thread's e² with the
+    two replies correcting it, each by its row's status."""
+    row = {v.claim: v for v in table}
+    article = [v for v in table if v.tested and all(c.part == "main" for c in v.tested.subjects)]
+    reader = row["Reader: with ε = 1/√N the expansion factor tends to e²"]
+    replies = [
+        row["王珣: the limit is not e²"],
+        row["于锡祥: e² would need the exponent 2√N; with exponent N Su is right"],
+    ]
+    alann = [v for v in table if v.claim.startswith("Su to alann")]
+    return {
+        "article_tally": tally(article, "The article's derivations"),
+        "alann_answers": tally(alann, "Su's answers on αx + f versus x + εf"),
+        "comment_e2": sentence(
+            "The reader's e² ",
+            say(reader, holds="is right", wrong="is wrong", undecided="is not judged here"),
+            "; ",
+            joined(
+                [
+                    sentence(
+                        link(r, r.claim.split(":")[0] + "'s correction"),
+                        " ",
+                        say(r, holds="holds", wrong="is wrong", undecided="is not judged here"),
+                    )
+                    for r in replies
+                ]
+            ),
+        ),
+    }
+
+
+def gradient_readings(table: list[vd.Verdict]) -> dict[str, Sentence]:
+    """Experiment 1's rows in the prose (:func:`gradient_verdicts`): the m/n rule per layer, and the stacks against the
+    mean-field prediction, per status, each stack linked to its row."""
+    mn, *field = table
+    return {
+        "mn_rule": sentence(
+            link(mn, "The m/n rule"),
+            " ",
+            say(
+                mn,
+                holds="holds layer by layer",
+                wrong="does not hold layer by layer",
+                undecided="cannot be judged layer by layer from this stack",
+            ),
+        ),
+        "mean_field": grouped(
+            field,
+            lambda v: v.claim.split(":")[0],
+            between=": ",
+            holds="the mean meets it",
+            wrong="the mean misses it",
+            undecided="no mean over so few initializations can reach it",
+            word=";",
+            sep="; ",
+        ),
+    }
+
+
+def growth_readings(table: list[vd.Verdict]) -> dict[str, Sentence]:
+    """Experiment 2's rows in the prose (:func:`growth_verdicts`): the growth per layer at the widest width (the rows
+    of eq. (10), per ε), ∂f/∂x as a matrix, Su's reply for a given v (orthogonal to v, as long), and the reader's
+    orthogonal-W guess, each by its row's status."""
+    matrix = next(v for v in table if v.claim.startswith("At init ∂f/∂x is close to"))
+    reply = [v for v in table if v.claim.startswith("Su's reply:")]
+    guess = next(v for v in table if v.claim.startswith("Dreamer312:"))
+    widths = [int(v.claim.split(",")[0].split()[1]) for v in table if "per-layer growth of ‖vJ‖²" in v.claim]
+    wide = [v for v in table if "per-layer growth of ‖vJ‖²" in v.claim and v.claim.startswith(f"width {max(widths)},")]
+    return {
+        "wide_growth": joined(
+            [
+                sentence(
+                    link(v, v.claim.split(": ")[0]),
+                    " ",
+                    say(
+                        v,
+                        holds="of order 1+ε² per layer, not 1+ε",
+                        wrong="not of order 1+ε² per layer",
+                        undecided="not decided by these samples",
+                    ),
+                )
+                for v in wide
+            ],
+            ";",
+            sep="; ",
+        ),
+        "branch_matrix": sentence(
+            "as a statement about the matrix that ",
+            say(matrix, holds="holds", wrong="is wrong", undecided="is not judged here"),
+            " for this branch",
+        ),
+        "reply_step": joined(
+            [
+                sentence(
+                    link(v, v.claim.split(": ", 1)[1]),
+                    " ",
+                    say(v, holds="holds", wrong="is wrong", undecided="is not judged here"),
+                )
+                for v in reply
+            ]
+        ),
+        "orthogonal_guess": sentence(
+            "The reader's guess that an orthogonal W makes xW orthogonal to x ",
+            say(guess, holds="holds", wrong="is wrong (W = I)", undecided="is not judged here"),
+        ),
+    }

@@ -537,6 +537,14 @@ BY_TARGET: dict[str, dict[str, object]] = {
     "deepnotes.show.say.say_run": {"verdict": Fresh(_outcome_verdict), "run": "post"},  # a run of that verdict
     "deepnotes.show.say.say": {"holds": "holds"},  # a phrase (check_graded's holds is a comparison)
     "deepnotes.show.say.grouped": {"holds": "holds", "name": lambda v: "a setting"},  # a phrase; names a row
+    "deepnotes.core.train.BatchesAhead": {  # a draw of one member's batch of 2 tokens, on the CPU
+        "draw": lambda: (__import__("torch").zeros((1, 1, 2), dtype=__import__("torch").long), None),
+        "device": __import__("torch").device("cpu"),
+    },
+    "deepnotes.core.train.LossRecord": {  # one member's History and its rates
+        "hists": Fresh(lambda: [__import__("deepnotes.core.train", fromlist=["History"]).History(unigram=1.0)]),
+        "lr_values": lambda step: [0.1],
+    },
     "deepnotes.core.engine.load_reference": {"model": Fresh(_setup_model)},  # the sweep's Stack's sizes
     "deepnotes.core.engine.reference_layout": {"model": Fresh(_setup_model)},
     "deepnotes.core.train.check_setup": {

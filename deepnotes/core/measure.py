@@ -2,7 +2,8 @@
 
 Trackers, passed to :func:`deepnotes.core.train.train_ensemble` as ``trackers=[...]``, implement any
 of ``start(stack, tasks, cfgs)``, ``before_step(stack, step, hists, alive)``,
-``after_backward(…)`` and ``after_step(…)`` and write ``hists[k]`` for the members k still alive;
+``after_backward(…)`` and ``after_step(…)`` and write ``hists[k]`` for the members k still alive, and say at which
+steps they read those (``needs_host(step)``: the loop reads the losses back first; without it, every step);
 none changes what is trained (reading gradients and weights only, or, for :class:`GateSchedule`,
 setting gates that are not trained).
 
@@ -55,6 +56,10 @@ class BlockGradNorms:
         self.every = positive_int("every", every)
         self.names = None if names is None else tuple(names)
 
+    def needs_host(self, step: int) -> bool:
+        """It writes the Histories of the members alive at the steps it records."""
+        return step % self.every == 0
+
     def after_backward(self, stack: Stack, step: int, hists, alive) -> None:
         if step % self.every == 0:
             norms = stack.block_grad_norms(self.names).tolist()  # [K][N]
@@ -70,6 +75,10 @@ class BlockUpdates:
     def __init__(self, every: Count = 1):
         self.every = positive_int("every", every)
         self._before = None
+
+    def needs_host(self, step: int) -> bool:
+        """It writes the Histories of the members alive at the steps it records."""
+        return step % self.every == 0
 
     def after_backward(self, stack: Stack, step: int, hists, alive) -> None:
         if step % self.every == 0:
@@ -98,6 +107,10 @@ class UpdateSize:
     def __init__(self, first: NonNegativeCount | None = None):
         self.first = first
 
+    def needs_host(self, step: int) -> bool:
+        """It writes the Histories of the members alive after every step it records."""
+        return self.first is None or step < self.first
+
     def start(self, stack: Stack, tasks, cfgs) -> None:
         self._probe = torch.stack(
             [t.sample(c.batch_size, c.seq_len, generator(c.seed + 2)) for t, c in zip(tasks, cfgs, strict=True)]
@@ -123,6 +136,10 @@ class Recorder:
     def __init__(self, name: str, fn: Callable[[Stack], list], every: Count = 1):
         self.name, self.fn, self.every = name, fn, positive_int("every", every)
 
+    def needs_host(self, step: int) -> bool:
+        """It writes the Histories of the members alive at the steps it records."""
+        return step % self.every == 0
+
     @torch.no_grad()
     def before_step(self, stack: Stack, step: int, hists, alive) -> None:
         if step % self.every == 0:
@@ -139,6 +156,10 @@ class GateSchedule:
 
     def __init__(self, step_size: Positive):
         self.step_size = positive_float("gate step size", step_size)
+
+    def needs_host(self, step: int) -> bool:
+        """It sets gates from the step's number only: never."""
+        return False
 
     def value(self, step: int) -> float:
         """α_t = min(1, (t+1)·step_size)."""

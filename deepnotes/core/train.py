@@ -7,7 +7,9 @@ summed before ``backward``; their parameters are disjoint slices, so each slice 
 gradient. What is trained on is an *objective* (:class:`NextToken`, :class:`Masked`); what is measured
 along the way are *trackers* (:mod:`deepnotes.core.measure`), passed in. A member whose loss turns
 NaN/inf, or blows up (:data:`BLOWUP_FACTOR`), is recorded as diverged at that step and stops
-recording; the others go on (its slice can hold NaN: no operation mixes members). Nothing raises.
+recording; the others go on (its slice can hold NaN: no operation mixes members). Nothing raises. The step reads
+nothing back from the device: divergence is judged there and the losses are read every :data:`READ_EVERY` steps
+(:class:`LossRecord`; the section "the step's device side").
 
 :func:`train` is one run; :func:`deepnotes.core.ensembles.train_many` trains any list of runs in as
 few ensembles as possible, on worker processes. Progress bars (:func:`progress`): tqdm's (a widget in
@@ -34,7 +36,17 @@ from deepnotes.core.data import MarkovLanguage, generator, mask_positions
 from deepnotes.core.engine import Stack, check_slot_names
 from deepnotes.core.models import model_vocab
 from deepnotes.core.optim import EnsembleOptimizer, check_members
-from deepnotes.core.validate import Count, Finite, NonNegative, NonNegativeCount, Probability, Real, positive_int
+from deepnotes.core.validate import (
+    Count,
+    Finite,
+    NonNegative,
+    NonNegativeCount,
+    Positive,
+    Probability,
+    Real,
+    positive_float,
+    positive_int,
+)
 
 T = TypeVar("T")
 
@@ -312,13 +324,125 @@ def _tasks(tasks, k: int) -> list[MarkovLanguage]:
     return tasks
 
 
-def member_batches(stack: Stack, tasks, cfgs, gens, objective) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """Each member's batch from its own stream, in the reference's order (tokens, then the mask):
+# ---- the step's device side (issue 62) ----------------------------------------------------------
+# The step reads nothing back from the device: the members' losses are judged where they were computed, and the host
+# reads them every few steps. The loop used to read every step's K losses back to decide which members had
+# diverged, a host–device sync per step (on a GPU, the queue drains every step and a CUDA graph cannot hold the step).
+# Here, with ℓ_k(t) member k's loss at step t and P_k its context-free plateau:
+#
+#     ok_k(t) = ok_k(t−1) ∧ isfinite(ℓ_k(t)) ∧ ℓ_k(t) ≤ B_k,   B_k = BLOWUP · max(ℓ_k(0), P_k)   (B_k = ∞ at t = 0)
+#
+# is a [K] mask on the device, the loss backpropagated is Σ_k [ok_k(t)] ℓ_k(t) (a member that diverged gets no
+# gradient from its own loss, as before), and the losses ℓ(t) [K] go into a buffer [R, K] that
+# :meth:`LossRecord.read_back` copies to the host every R steps (or when a tracker needs the histories), where
+# :meth:`History.observe` decides the same in double precision, step by step, and the two must agree (else: a bug,
+# raised). Nothing here mixes members.
+#
+# :class:`BatchesAhead` draws the next R steps' batches on the CPU generators, in the order the step would draw them
+# (:func:`drawn_batches`' rules), and copies them to the device in one transfer.
+
+READ_EVERY = 32  # steps between read-backs where no tracker needs the histories sooner
+
+
+class LossRecord:
+    """The members' losses of the steps not yet read back, on the device, and which members still train
+    (``ok`` [K]); the host's view (``alive``, the Histories) as of the last :meth:`read_back`."""
+
+    def __init__(self, hists: Sequence, lr_values: Callable[[int], list[float]], blowup: Positive, rows: Count):
+        self.hists, self.lr_values, self.blowup = list(hists), lr_values, positive_float("blowup", blowup)
+        self.rows = positive_int("rows", rows)
+        self.alive = list(range(len(self.hists)))
+        self.steps: list[int] = []  # the steps held in the buffer, in order
+        self.ok = self.limit = self.plateau = self.losses = self.oks = None
+
+    def _start(self, losses: torch.Tensor) -> None:
+        """The device state, shaped after the first losses [K] (their dtype and device)."""
+        k, dev = losses.shape[0], losses.device
+        self.ok = torch.ones(k, dtype=torch.bool, device=dev)
+        self.limit = torch.full((k,), math.inf, dtype=torch.float64, device=dev)
+        self.plateau = torch.tensor([h.unigram or 0.0 for h in self.hists], dtype=torch.float64, device=dev)
+        self.losses = torch.empty((self.rows, k), dtype=losses.dtype, device=dev)  # [R, K]
+        self.oks = torch.empty((self.rows, k), dtype=torch.bool, device=dev)  # [R, K]
+
+    def judge(self, step: int, losses: torch.Tensor) -> torch.Tensor:
+        """Step ``step``'s losses [K]: the members that still train (ok ∧ finite ∧ ≤ B_k) updated on the device, the
+        losses kept for the read-back, and the loss to backpropagate returned, [K]: ℓ_k where ok_k, else 0."""
+        if self.ok is None:
+            self._start(losses)
+        if len(self.steps) == self.rows:
+            raise RuntimeError(f"the loss buffer holds {self.rows} steps: read it back before step {step}")
+        seen = losses.detach()
+        wide = seen.double()  # the host compares doubles: the same rounding here
+        self.ok &= torch.isfinite(wide) & (wide <= self.limit)
+        if step == 0:  # History.blowup_threshold, from the first recorded loss
+            self.limit.copy_(torch.where(self.ok, self.blowup * torch.maximum(wide, self.plateau), self.limit))
+        row = len(self.steps)
+        self.losses[row].copy_(seen)
+        self.oks[row].copy_(self.ok)
+        self.steps.append(step)
+        return torch.where(self.ok, losses, torch.zeros_like(losses))
+
+    def due(self) -> bool:
+        """Whether the buffer is full (the next step needs a read-back first)."""
+        return len(self.steps) == self.rows
+
+    def read_back(self) -> list[int]:
+        """Copy the pending steps' losses to the host (one sync) and append them to the Histories in order, each step
+        judged again by :meth:`History.observe` with its learning rates; the members alive after the last one."""
+        if not self.steps:
+            return self.alive
+        values = self.losses[: len(self.steps)].tolist()  # [S][K]
+        oks = self.oks[: len(self.steps)].tolist()
+        for step, row, ok in zip(self.steps, values, oks, strict=True):
+            alive = [i for i in self.alive if self.hists[i].observe(step, row[i])]
+            if alive != [i for i in self.alive if ok[i]]:
+                raise RuntimeError(f"step {step}: the device and the host disagree on which members diverged")
+            lrs = self.lr_values(step)
+            for i in alive:
+                self.hists[i].losses.append(row[i])
+                self.hists[i].lrs.append(lrs[i])
+            self.alive = alive
+        self.steps = []
+        return self.alive
+
+
+class BatchesAhead:
+    """Each step's batch, drawn ``ahead`` steps at a time by ``draw()`` (tokens [K, B, T] and a mask or None, on the
+    CPU) and moved to ``device`` in one copy: the same batches, in the same order, as drawing one per step."""
+
+    def __init__(self, draw: Callable[[], tuple], steps: Count, ahead: Count, device: torch.device):
+        self.draw, self.left, self.ahead = draw, positive_int("steps", steps), positive_int("ahead", ahead)
+        self.device = device
+        self.queue: list[tuple] = []
+
+    def _fill(self) -> None:
+        drawn = [self.draw() for _ in range(min(self.ahead, self.left))]
+        self.left -= len(drawn)
+        tokens = torch.stack([t for t, _ in drawn])  # [S, K, B, T]
+        masks = torch.stack([m for _, m in drawn]) if drawn[0][1] is not None else None
+        if self.device.type == "cuda":  # one transfer from pinned memory, queued behind the running step
+            tokens = tokens.pin_memory().to(self.device, non_blocking=True)
+            masks = masks.pin_memory().to(self.device, non_blocking=True) if masks is not None else None
+        else:
+            tokens = tokens.to(self.device)
+            masks = masks.to(self.device) if masks is not None else None
+        self.queue = [(tokens[s], None if masks is None else masks[s]) for s in range(tokens.shape[0])][::-1]
+
+    def next(self) -> tuple:
+        """The next step's tokens [K, B, T] and mask [K, B, T] (or None)."""
+        if not self.queue:
+            if self.left == 0:
+                raise RuntimeError("every planned step's batch was already taken")
+            self._fill()
+        return self.queue.pop()
+
+
+def drawn_batches(tasks, cfgs, gens, objective) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Each member's batch from its own stream, in the reference's order (tokens, then the mask), on the CPU:
     tokens [K, B, T] and, for :class:`Masked`, the mask [K, B, T]. Members whose generators are in the
     same state, with the same task and batch shape, would draw the same batch (members of one seed):
     it is drawn once and the others' generators are moved to where the drawing one ends (sampling a
     small batch costs more than a block at small depth)."""
-    device = stack.embed.device
     groups: dict[tuple, list[int]] = {}
     for k, (task, cfg, gen) in enumerate(zip(tasks, cfgs, gens, strict=True)):
         groups.setdefault((id(task), cfg.batch_size, cfg.seq_len, gen.get_state().numpy().tobytes()), []).append(k)
@@ -332,8 +456,15 @@ def member_batches(stack: Stack, tasks, cfgs, gens, objective) -> tuple[torch.Te
             drawn[k] = tokens, mask
             if k != first:
                 gens[k].set_state(state)
-    tokens = torch.stack([t for t, _ in drawn]).to(device)
-    return tokens, (torch.stack([m for _, m in drawn]).to(device) if isinstance(objective, Masked) else None)
+    tokens = torch.stack([t for t, _ in drawn])
+    return tokens, (torch.stack([m for _, m in drawn]) if isinstance(objective, Masked) else None)
+
+
+def member_batches(stack: Stack, tasks, cfgs, gens, objective) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """:func:`drawn_batches` on the stack's device: tokens [K, B, T] and the mask [K, B, T] (or None)."""
+    device = stack.embed.device
+    tokens, mask = drawn_batches(tasks, cfgs, gens, objective)
+    return tokens.to(device), (mask.to(device) if mask is not None else None)
 
 
 def member_losses(stack: Stack, objective, tokens: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
@@ -422,9 +553,25 @@ def train_ensemble(
     return _train_stack(stack, tasks, cfgs, objective, trackers, trainable, progress)
 
 
+def needs_host(tracker) -> Callable[[int], bool] | None:
+    """A tracker's ``needs_host(step)``: whether at ``step`` it reads the members' Histories or which are alive
+    (the loop then reads the losses back first, a device sync). None for a tracker that does not say: it is given
+    them every step (every step syncs)."""
+    return getattr(tracker, "needs_host", None)
+
+
 def _train_stack(
-    stack: Stack, tasks, cfgs, objective, trackers: Sequence, trainable: Collection[str] | None, progress: bool
+    stack: Stack,
+    tasks,
+    cfgs,
+    objective,
+    trackers: Sequence,
+    trainable: Collection[str] | None,
+    progress: bool,
+    read_every: Count = READ_EVERY,
 ) -> list[History]:
+    """The loop: the losses judged on the device and backpropagated where members still train (:class:`LossRecord`),
+    read back every ``read_every`` steps or where a tracker needs the Histories (:func:`needs_host`)."""
     k = stack.n_members
     if isinstance(cfgs, TrainConfig):
         cfgs = [cfgs] if k == 1 else [replace(cfgs, seed=s) for s in stack.seeds]
@@ -441,39 +588,48 @@ def _train_stack(
     }
     for hook in hooks["start"]:
         hook(stack, tasks, cfgs)
-    alive = list(range(k))
+    steps = cfgs[0].steps
+    rows = 1 if any(needs_host(t) is None for t in trackers) else read_every
+    record = LossRecord(hists, opt.lr_values, BLOWUP_FACTOR, min(rows, steps))
+    batches = BatchesAhead(lambda: drawn_batches(tasks, cfgs, gens, objective), steps, record.rows, stack.embed.device)
     started = time.perf_counter()
-    for step in _bar(range(cfgs[0].steps), progress):
+    for step in _bar(range(steps), progress):
+        host = any(needs_host(t) is None or needs_host(t)(step) for t in trackers)  # one reads the Histories now
+        if host or record.due():
+            record.read_back()
+        if not record.alive:
+            break
         for hook in hooks["before_step"]:
-            hook(stack, step, hists, alive)
-        tokens, mask = member_batches(stack, tasks, cfgs, gens, objective)
-        losses = member_losses(stack, objective, tokens, mask)  # [K]
-        values = losses.tolist()
-        alive = [i for i in alive if hists[i].observe(step, values[i])]  # drops diverged members
-        if not alive:
+            hook(stack, step, hists, record.alive)
+        tokens, mask = batches.next()
+        loss = record.judge(step, member_losses(stack, objective, tokens, mask))  # [K], 0 where diverged
+        if host and not record.read_back():  # the hooks below see this step's survivors, as they always did
             break
         opt.zero_grad()
         if not hooks["after_backward"]:  # no one reads the gradients: step in the backward
             opt.arm(step)
-        losses[alive].sum().backward()
+        loss.sum().backward()
         for hook in hooks["after_backward"]:
-            hook(stack, step, hists, alive)
-        lrs = opt.lr_values(step)
-        for i in alive:
-            hists[i].losses.append(values[i])
-            hists[i].lrs.append(lrs[i])
+            hook(stack, step, hists, record.alive)
         opt.step(step)
         for hook in hooks["after_step"]:
-            hook(stack, step, hists, alive)
+            hook(stack, step, hists, record.alive)
+    alive = record.read_back()
     seconds = time.perf_counter() - started
-    if alive and cfgs[0].held_out > 1:
-        for i, (loss, se) in enumerate(held_out_losses(stack, tasks, cfgs[0].held_out, cfgs[0].seq_len, objective)):
-            if i in alive:
-                hists[i].held_out_loss, hists[i].held_out_se = loss, se
-                hists[i].held_out_sequences = cfgs[0].held_out
+    _read_held_out(stack, tasks, cfgs[0], objective, hists, alive)
     for h in hists:
         h.seconds, h.ensemble_size = seconds, k
     return hists
+
+
+def _read_held_out(stack: Stack, tasks, cfg: TrainConfig, objective, hists: list[History], alive: list[int]) -> None:
+    """Each surviving member's loss on its task's held-out sample (:func:`held_out_losses`), into its History."""
+    if not alive or cfg.held_out <= 1:
+        return
+    for i, (loss, se) in enumerate(held_out_losses(stack, tasks, cfg.held_out, cfg.seq_len, objective)):
+        if i in alive:
+            hists[i].held_out_loss, hists[i].held_out_se = loss, se
+            hists[i].held_out_sequences = cfg.held_out
 
 
 def train(

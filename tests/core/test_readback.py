@@ -1,0 +1,235 @@
+"""Issue 62: the step that reads nothing back (:mod:`deepnotes.core.readback`) trains exactly as the loop it replaced.
+
+The oracle is that loop as it was at d54a8be (each step's K losses read to the host, the diverged members dropped
+from a list ``alive``, ``losses[alive].sum()`` backpropagated), kept here verbatim. Compared bit for bit: every
+field of every History but the wall time, and the final weights of every member that did not diverge; on small
+ensembles with every optimizer and a member forced to diverge, with trackers, and on every chapter's plan at
+``smoke``."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import replace
+
+import pytest
+import torch
+
+from deepnotes.chapters import CHAPTERS
+from deepnotes.chapters.catalog import chapter_plan
+from deepnotes.core import measure
+from deepnotes.core import train as tr
+from deepnotes.core.config import ModelConfig, TrainConfig
+from deepnotes.core.data import MarkovLanguage, generator
+from deepnotes.core.engine import Stack
+from deepnotes.core.optim import EnsembleOptimizer, check_members
+from deepnotes.cost.model import TrainRuns
+
+
+def reference_train_stack(stack, tasks, cfgs, objective, trackers, trainable, progress) -> list:
+    """deepnotes.core.train._train_stack at d54a8be (the oracle): a host read of the losses every step."""
+    k = stack.n_members
+    if isinstance(cfgs, TrainConfig):
+        cfgs = [cfgs] if k == 1 else [dataclasses.replace(cfgs, seed=s) for s in stack.seeds]
+    cfgs = check_members(stack, cfgs)
+    tasks = tr._tasks(tasks, k)
+    gens = [generator(c.seed + 1) for c in cfgs]
+    opt = EnsembleOptimizer(stack, cfgs, trainable)
+    hists = [tr.History(floor=objective.floor(t), unigram=t.unigram_entropy()) for t in tasks]
+    hooks = {
+        name: [getattr(t, name) for t in trackers if hasattr(t, name)]
+        for name in ("start", "before_step", "after_backward", "after_step")
+    }
+    for hook in hooks["start"]:
+        hook(stack, tasks, cfgs)
+    alive = list(range(k))
+    for step in range(cfgs[0].steps):
+        for hook in hooks["before_step"]:
+            hook(stack, step, hists, alive)
+        tokens, mask = tr.member_batches(stack, tasks, cfgs, gens, objective)
+        losses = tr.member_losses(stack, objective, tokens, mask)
+        values = losses.tolist()
+        alive = [i for i in alive if hists[i].observe(step, values[i])]
+        if not alive:
+            break
+        opt.zero_grad()
+        if not hooks["after_backward"]:
+            opt.arm(step)
+        losses[alive].sum().backward()
+        for hook in hooks["after_backward"]:
+            hook(stack, step, hists, alive)
+        lrs = opt.lr_values(step)
+        for i in alive:
+            hists[i].losses.append(values[i])
+            hists[i].lrs.append(lrs[i])
+        opt.step(step)
+        for hook in hooks["after_step"]:
+            hook(stack, step, hists, alive)
+    if alive and cfgs[0].held_out > 1:
+        for i, (loss, se) in enumerate(tr.held_out_losses(stack, tasks, cfgs[0].held_out, cfgs[0].seq_len, objective)):
+            if i in alive:
+                hists[i].held_out_loss, hists[i].held_out_se = loss, se
+                hists[i].held_out_sequences = cfgs[0].held_out
+    for h in hists:
+        h.ensemble_size = k
+    return hists
+
+
+def _record(h: tr.History) -> dict:
+    """A History's fields but the wall time, NaN made comparable."""
+    out = dataclasses.asdict(h)
+    out.pop("seconds")
+    return {k: ("nan" if isinstance(v, float) and math.isnan(v) else v) for k, v in out.items()}
+
+
+def _survivors(stack: Stack, hists) -> dict:
+    """Every parameter slice of the members that did not diverge."""
+    return {
+        (name, k): stack.member(name, k).detach().clone()
+        for name in stack.slots
+        for k, h in enumerate(hists)
+        if not h.diverged
+    }
+
+
+def _same(a, b) -> None:
+    (ha, wa), (hb, wb) = a, b
+    assert [_record(h) for h in ha] == [_record(h) for h in hb]
+    assert wa.keys() == wb.keys()
+    for key in wa:
+        assert torch.equal(wa[key], wb[key]), key
+
+
+def _both(build, run, monkeypatch, read_every: int = tr.READ_EVERY):
+    """``run(stack, train_stack)`` with the oracle and with the new loop, each on a fresh ``build()``: (histories,
+    survivors' weights) of each."""
+    out = []
+    for loop in (reference_train_stack, lambda *a: tr._train_stack(*a, read_every=read_every)):
+        stack = build()
+        hists = run(stack, loop)
+        out.append((hists, _survivors(stack, hists)))
+    return out
+
+
+def _cfg(norm="post", n_layers=3):
+    return ModelConfig(n_layers=n_layers, d_model=8, n_heads=2, d_ff=16, vocab_size=6, max_len=8, norm=norm)
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adam", "lamb"])
+@pytest.mark.parametrize("read_every", [1, 3, 32])
+def test_the_new_step_trains_as_the_old_one_with_a_member_forced_to_diverge(optimizer, read_every, monkeypatch):
+    """Four members, one of them at a learning rate that makes it diverge within the run, one with a warmup: the
+    same Histories (losses, rates, the diverged-at step and loss) and the survivors' weights, bit for bit."""
+    lrs = {"sgd": (0.1, 1e4, 0.05, 0.1), "adam": (1e-2, 1e3, 3e-3, 1e-2), "lamb": (1e-2, 1e3, 3e-3, 1e-2)}[optimizer]
+    tcfgs = [
+        TrainConfig(optimizer=optimizer, lr=lr, steps=12, warmup_steps=w, batch_size=3, seq_len=6, seed=s)
+        for lr, w, s in zip(lrs, (0, 0, 4, 0), (0, 1, 2, 3), strict=True)
+    ]
+    cfgs = [_cfg(n) for n in ("post", "post", "pre", "deepnorm")]
+    task = MarkovLanguage(6, seed=0)
+    a, b = _both(
+        lambda: Stack(cfgs, seeds=[c.seed for c in tcfgs]),
+        lambda stack, loop: loop(stack, task, tcfgs, tr.NextToken(), (), None, False),
+        monkeypatch,
+        read_every,
+    )
+    assert a[0][1].diverged and not any(a[0][k].diverged for k in (0, 2, 3))  # the run tests what it says
+    _same(a, b)
+
+
+def test_trackers_see_the_same_members_and_record_the_same_values(monkeypatch):
+    """With trackers (one that says when it reads the Histories, one that does not), a masked objective and a
+    diverging member: the same Histories, tracker records included."""
+    rates = ((1e-2, 0), (1e3, 1))  # (lr, seed): the second diverges
+    tcfgs = [TrainConfig(optimizer="adam", lr=lr, steps=9, batch_size=3, seq_len=8, seed=s) for lr, s in rates]
+    cfg = dataclasses.replace(_cfg(), causal=False)
+
+    class Silent:  # no needs_host: every step reads the histories
+        def after_step(self, stack, step, hists, alive):
+            for k in alive:
+                hists[k].update_rms.append(float(step))
+
+    def trackers():
+        return [measure.BlockGradNorms(every=2), measure.Recorder("g", lambda s: [1.0, 2.0], every=3), Silent()]
+
+    a, b = _both(
+        lambda: Stack([cfg, cfg], seeds=[0, 1]),
+        lambda stack, loop: loop(stack, MarkovLanguage(6, seed=0), tcfgs, tr.Masked(0.3), trackers(), None, False),
+        monkeypatch,
+    )
+    assert a[0][1].diverged and a[0][0].grad_norms and a[0][0].update_rms
+    _same(a, b)
+
+
+def test_a_nan_in_one_member_never_reaches_another():
+    """Member 1 starts with NaN weights: it is recorded as diverged at step 0, and members 0 and 2 train exactly as
+    in an ensemble where member 1 is healthy."""
+    tcfgs = [TrainConfig(optimizer="adam", lr=1e-2, steps=6, batch_size=3, seq_len=6, seed=s) for s in (0, 1, 2)]
+    task = MarkovLanguage(6, seed=0)
+    runs = []
+    for poison in (False, True):
+        stack = Stack([_cfg()] * 3, seeds=[0, 1, 2])
+        if poison:
+            with torch.no_grad():
+                for name in stack.slots:
+                    stack.member(name, 1).fill_(math.nan)
+        hists = tr._train_stack(stack, task, tcfgs, tr.NextToken(), (), None, False)
+        runs.append((hists, {key: w for key, w in _survivors(stack, hists).items() if key[1] != 1}))
+    (clean, w_clean), (poisoned, w_poisoned) = runs
+    assert poisoned[1].diverged_at == 0 and not clean[1].diverged
+    assert [_record(clean[k]) for k in (0, 2)] == [_record(poisoned[k]) for k in (0, 2)]
+    assert all(torch.equal(w_clean[key], w_poisoned[key]) for key in w_clean)
+
+
+def test_batches_drawn_ahead_are_the_batches_drawn_step_by_step():
+    tasks, cfgs = [MarkovLanguage(6, seed=0)] * 3, [TrainConfig(batch_size=2, seq_len=5, seed=s) for s in (0, 0, 1)]
+    gens = [[generator(c.seed + 1) for c in cfgs] for _ in range(2)]
+    ahead = tr.BatchesAhead(lambda: tr.drawn_batches(tasks, cfgs, gens[0], tr.Masked(0.3)), 7, 3, torch.device("cpu"))
+    for _ in range(7):
+        (t1, m1), (t2, m2) = ahead.next(), tr.drawn_batches(tasks, cfgs, gens[1], tr.Masked(0.3))
+        assert torch.equal(t1, t2) and torch.equal(m1, m2)
+    with pytest.raises(RuntimeError, match="already taken"):
+        ahead.next()
+
+
+def test_the_record_refuses_a_full_buffer_and_a_disagreement():
+    hists = [tr.History(unigram=1.0) for _ in range(2)]
+    record = tr.LossRecord(hists, lambda step: [0.1, 0.1], tr.BLOWUP_FACTOR, 2)
+    record.judge(0, torch.tensor([1.0, 2.0]))
+    record.judge(1, torch.tensor([1.0, math.inf]))
+    assert record.due()
+    with pytest.raises(RuntimeError, match="read it back before step 2"):
+        record.judge(2, torch.tensor([1.0, 1.0]))
+    assert record.read_back() == [0] and hists[1].diverged_at == 1 and hists[0].losses == [1.0, 1.0]
+    record.judge(2, torch.tensor([5.0, 1.0]))
+    record.oks[0, 0] = False  # the device says member 0 diverged; the host sees 5 ≤ 10 × max(1, 1)
+    with pytest.raises(RuntimeError, match="disagree"):
+        record.read_back()
+
+
+def _plans():
+    """Every ensemble every chapter trains at smoke, as its plan lists it (the items tests/core/test_plans_kept.py
+    keeps): (chapter, index, TrainRuns)."""
+    return [
+        (stem, k, item)
+        for stem in CHAPTERS
+        for k, item in enumerate(chapter_plan(stem, "smoke", 1))
+        if isinstance(item, TrainRuns)
+    ]
+
+
+@pytest.mark.parametrize("stem, index, item", _plans(), ids=lambda x: x if isinstance(x, (str, int)) else "")
+def test_every_chapters_smoke_plan_trains_as_before(stem, index, item, monkeypatch):
+    """Each ensemble of every chapter's smoke plan (its model, member count, train config and objective; members
+    seeded 0, 1, …), trained by the oracle and by the new step: the same Histories and the same final weights of
+    every member that did not diverge."""
+    cfgs = [replace(item.train, seed=s) for s in range(item.members)]
+    objective = tr.Masked(item.masked) if item.masked is not None else tr.NextToken()
+    task = MarkovLanguage(item.model.vocab_size, seed=0)
+    _same(
+        *_both(
+            lambda: Stack([item.model] * item.members, seeds=range(item.members)),
+            lambda stack, loop: loop(stack, task, cfgs, objective, (), None, False),
+            monkeypatch,
+        )
+    )

@@ -537,6 +537,7 @@ BY_TARGET: dict[str, dict[str, object]] = {
     "deepnotes.show.say.say_run": {"verdict": Fresh(_outcome_verdict), "run": "post"},  # a run of that verdict
     "deepnotes.show.say.say": {"holds": "holds"},  # a phrase (check_graded's holds is a comparison)
     "deepnotes.show.say.grouped": {"holds": "holds", "name": lambda v: "a setting"},  # a phrase; names a row
+    "deepnotes.core.models.gaussian_second_moment": {"phi": __import__("math").tanh},  # an activation
     "deepnotes.core.train.BatchesAhead": {  # a draw of one member's batch of 2 tokens, on the CPU
         "draw": lambda: (__import__("torch").zeros((1, 1, 2), dtype=__import__("torch").long), None),
         "device": __import__("torch").device("cpu"),

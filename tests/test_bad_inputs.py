@@ -249,6 +249,62 @@ def hist(**kw):
     return dn().History(floor=1.0, unigram=2.0, **kw)
 
 
+def _measure():
+    from deepnotes.core import measure
+
+    return measure
+
+
+def _bert_experiments():
+    from deepnotes.chapters.bert_init import experiments
+
+    return experiments
+
+
+def _increment_answer():
+    from deepnotes.chapters.increment_explosion import answer
+
+    return answer
+
+
+def _loss_change_sweep():
+    from deepnotes.chapters.increment_explosion import experiments
+
+    return experiments.loss_change_sweep("smoke")
+
+
+def _magnitude_experiments():
+    from deepnotes.chapters.magnitude_decomposition import experiments
+
+    return experiments
+
+
+def _verdicts():
+    from deepnotes.show import verdicts
+
+    return verdicts
+
+
+def _torch():
+    import torch
+
+    return torch
+
+
+def _tiny_cfg():
+    return dn().ModelConfig(n_layers=1, d_model=8, n_heads=2, d_ff=16, vocab_size=6, max_len=8)
+
+
+def _bad_log():
+    import tempfile
+
+    from deepnotes.cost.model import read_train_log
+
+    path = Path(tempfile.mkdtemp(prefix="deepnotes-bad-")) / "work.jsonl"
+    path.write_text('{"chapter": "x"}\nnot json\n', encoding="utf-8")
+    return read_train_log(path)
+
+
 CASES: list[Case] = [
     # ModelConfig: every field
     Case("ModelConfig(n_layers=0)", lambda: mc(n_layers=0), ("n_layers", "0")),
@@ -989,6 +1045,36 @@ CASES: list[Case] = [
         lambda: hist(losses=[2.0, 1.0]).fraction_learned(window=0),
         ("window", "0"),
     ),
+    # issue 64, fourth pass: each class closed where it starts
+    Case(
+        "every_for(steps=True, points=2) (a bool as a count)", lambda: _measure().every_for(True, 2), ("steps", "True")
+    ),
+    Case(
+        "bert_init cached_probe(std=[0.02]) (unhashable, behind a cache)",
+        lambda: _bert_experiments().cached_probe([0.02], 2, 8, "smoke"),
+        ("std", "[0.02]"),
+    ),
+    Case(
+        "increment explosion slope(sweep, 'post', 'lamb') (an optimizer the sweep did not probe)",
+        lambda: _increment_answer().slope(_loss_change_sweep(), "post", "lamb"),
+        ("'lamb'", "sgd, adam"),
+    ),
+    Case(
+        "TransformerLM(tokens past the vocabulary) (the forward pass, not only the loss)",
+        lambda: dn().build_model(_tiny_cfg())(_torch().full((2, 4), 9)),
+        ("[0, 6)", "9"),
+    ),
+    Case(
+        "magnitude decomposition lambda_closed_form(zero matrix)",
+        lambda: _magnitude_experiments().lambda_closed_form(_torch().zeros(3, 4)),
+        ("zero matrix", "(3, 4)"),
+    ),
+    Case(
+        "Verdict(status='maybe')",
+        lambda: _verdicts().Verdict("c", "s", "1", "1", "maybe", "r"),
+        ("'maybe'", "holds approximately"),
+    ),
+    Case("read_train_log(a line that is not JSON)", lambda: _bad_log(), ("line 2", "not json")),
 ]
 
 
@@ -1208,9 +1294,12 @@ def test_a_log_axis_says_how_many_values_it_dropped():
 
 
 @pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="this machine has a CUDA GPU: 'cuda' is valid")
+@pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="a machine with a GPU has the device")
 def test_a_cuda_device_without_a_gpu_is_refused_by_name():
     with pytest.raises(ValueError, match="device 'cuda' was asked for, but this machine has no CUDA GPU"):
         chapter("initialization").forward_second_moments("relu", 2.0, 2, 4, 4, device="cuda")
+    with pytest.raises(ValueError, match="device 'cuda' was asked for, but this machine has no CUDA GPU"):
+        dn().build_model(_tiny_cfg(), device="cuda")  # issue 64: not torch's AssertionError
 
 
 @pytest.mark.parametrize("tool", TOOLS, ids=[t.entry for t in TOOLS])

@@ -33,9 +33,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from deepnotes.core.config import NORM_STYLES, ModelConfig, check_allocation, check_fits
+from deepnotes.core.config import NORM_STYLES, ModelConfig, check_allocation, check_fits, checked_device
 from deepnotes.core.data import seeded
-from deepnotes.core.validate import Count, Finite, NonNegative, Positive, Real, Seed, choice
+from deepnotes.core.validate import Count, Finite, NonNegative, Positive, Real, Repeats, Seed, choice
 
 
 def truncated_normal_variance_factor(k: Positive = 2.0) -> float:
@@ -74,10 +74,15 @@ def trunc_normal_(
     return tensor.clamp_(-k * sigma, k * sigma)
 
 
-@functools.lru_cache(maxsize=1024)
-def gaussian_second_moment(phi: Callable[[float], float], q: NonNegative = 1.0, n: Count = 4001) -> float:
+def gaussian_second_moment(phi: Callable[[float], float], q: NonNegative = 1.0, n: Repeats = 4001) -> float:
     """E_z[φ(√q·z)²], z ~ N(0,1), by the trapezoid rule on [−10, 10] (error far below 1e-9); kept per
     (φ, q, n): the BERT chapter's figures ask for the same few q hundreds of times (16 ms each)."""
+    return _gaussian_second_moment(phi, q, n)
+
+
+@functools.lru_cache(maxsize=1024)
+def _gaussian_second_moment(phi: Callable[[float], float], q: NonNegative = 1.0, n: Repeats = 4001) -> float:
+    """The cache behind :func:`gaussian_second_moment` (the door checks the arguments there, before they are hashed)."""
     h = 20.0 / (n - 1)
     total = 0.0
     for k in range(n):
@@ -268,7 +273,9 @@ class TransformerLM(nn.Module):
                 nn.init.zeros_(self.head.bias)
 
     def hidden(self, tokens: torch.Tensor, return_stream: bool = False):
-        """Final hidden states [B, T, d]; with ``return_stream`` also [x_0, x_1, …, x_N]."""
+        """Final hidden states [B, T, d]; with ``return_stream`` also [x_0, x_1, …, x_N]. Token ids are checked as the
+        loss checks them (an id past the vocabulary is refused by value, not torch's IndexError)."""
+        check_tokens(tokens, self.cfg.vocab_size + (not self.cfg.causal))  # an encoder's [MASK] id is the last row
         x = self.embed(tokens)  # [B, T, d]
         if self.positions is not None:  # BERT: LN(token + position)
             x = self.embed_norm(x + self.positions.weight[: tokens.size(1)])
@@ -333,7 +340,9 @@ def next_token_loss(model: nn.Module, tokens: torch.Tensor) -> torch.Tensor:
 def build_model(
     cfg: ModelConfig, seed: Seed = 0, device: torch.device | str | None = None, dtype: torch.dtype | None = None
 ) -> TransformerLM:
-    """A :class:`TransformerLM` initialized from ``seed`` (the global RNG is left untouched)."""
+    """A :class:`TransformerLM` initialized from ``seed`` (the global RNG is left untouched); ``device`` None: the
+    CPU (a CUDA device on a machine without one is refused by name)."""
+    where = checked_device(device)
     with seeded(seed):
         model = TransformerLM(cfg)
-    return model.to(device=device, dtype=dtype)
+    return model.to(device=where, dtype=dtype)

@@ -44,6 +44,7 @@ from deepnotes.core.validate import (
     Positive,
     Probability,
     Real,
+    Recorded,
     positive_float,
     positive_int,
 )
@@ -96,7 +97,7 @@ class History:
     block_updates: list[list[float]] = field(default_factory=list)  # [len(update_steps)][N] ‖Δθ_l‖/‖θ_l‖ of that step
     records: dict[str, tuple[list[int], list]] = field(default_factory=dict)  # name → (steps, values) of a Recorder
     diverged_at: NonNegativeCount | None = None  # first step with a non-finite or blown-up loss
-    diverged_loss: Real | None = None  # the loss at that step (nan, inf, or the blow-up)
+    diverged_loss: Recorded | None = None  # the loss at that step (nan, inf, or the blow-up)
     floor: Real | None = None  # the objective's loss floor
     unigram: Real | None = None  # the context-free plateau
     held_out_loss: Real | None = None  # the final model's expected loss on its task's held-out sample

@@ -29,7 +29,8 @@ the parameter. A parameter where any finite value, of either sign, is meaningful
 
 
 # Value domains said once in the annotation and checked at the same door (issue 47): a value outside is a
-# deepnotes.errors.BadArgument (a TypeError and a ValueError) naming the parameter, its value and the rule.
+# deepnotes.errors.BadArgument (a TypeError and a ValueError) naming the parameter, its value and the rule. An
+# integer domain refuses True and False: a bool is an int to Python, never a width or a count here (issue 64).
 # Where a limit is written out in the rule (so that the message shows it), tests/core/test_domains.py holds it
 # equal to its constant. The API
 # sweep (tests/test_fuzz_api.py) reads them: a zero, a negative or a huge value that a declared domain holds
@@ -39,9 +40,9 @@ Real = Annotated[float, Is[lambda x: _is_finite(x) and abs(x) <= 1e150]]  # MAGN
 """Any number up to 1e150 in size, either sign and zero meaningful: a measured value, a bound, a coordinate."""
 Bound = Annotated[float, Is[lambda x: _is_finite(x)]]
 """A limit of an interval: any finite number, either sign (±1e300 stands for "no limit")."""
-Integer = Annotated[int, Is[lambda n: -INT64_LIMIT <= n < INT64_LIMIT]]
+Integer = Annotated[int, Is[lambda n: not isinstance(n, bool) and -INT64_LIMIT <= n < INT64_LIMIT]]
 """Any int64, either sign and zero meaningful: an offset, an axis."""
-Count = Annotated[int, Is[lambda n: 1 <= n < INT64_LIMIT]]
+Count = Annotated[int, Is[lambda n: not isinstance(n, bool) and 1 <= n < INT64_LIMIT]]
 """A size that must be at least 1: a depth, a width, a batch, a number of keys, steps or seeds."""
 DEPTH_LIMIT = 10**6  # layers: every stack, probe and product over layers loops over them in Python
 REPEAT_LIMIT = 10**6  # steps, seeds, draws, rounds: each one a Python loop iteration (a million is hours of training)
@@ -49,21 +50,21 @@ SYMBOLIC_LIMIT = 12  # a size SymPy expands symbol by symbol (a 12 × 12 Jacobia
 DIGITS_LIMIT = 1000  # mpmath's working precision, in decimal digits
 WORKER_LIMIT = 512  # worker processes: more than any machine the book runs on has cores
 
-Depth = Annotated[int, Is[lambda n: 1 <= n <= 10**6]]  # DEPTH_LIMIT, written out for the message
+Depth = Annotated[int, Is[lambda n: not isinstance(n, bool) and 1 <= n <= 10**6]]  # DEPTH_LIMIT, written out
 """A number of layers or blocks, 1 to a million."""
-Repeats = Annotated[int, Is[lambda n: 1 <= n <= 10**6]]  # REPEAT_LIMIT
+Repeats = Annotated[int, Is[lambda n: not isinstance(n, bool) and 1 <= n <= 10**6]]  # REPEAT_LIMIT
 """A number of steps, seeds, draws, rounds or points, 1 to a million."""
-Symbolic = Annotated[int, Is[lambda n: 1 <= n <= 12]]  # SYMBOLIC_LIMIT
+Symbolic = Annotated[int, Is[lambda n: not isinstance(n, bool) and 1 <= n <= 12]]  # SYMBOLIC_LIMIT
 """A size of a symbolic derivation (a matrix SymPy builds entry by entry, a series' order), 1 to 12."""
-Digits = Annotated[int, Is[lambda n: 1 <= n <= 1000]]  # DIGITS_LIMIT
+Digits = Annotated[int, Is[lambda n: not isinstance(n, bool) and 1 <= n <= 1000]]  # DIGITS_LIMIT
 """Decimal digits of an mpmath evaluation, 1 to 1000."""
-Workers = Annotated[int, Is[lambda n: 1 <= n <= 512]]  # WORKER_LIMIT
+Workers = Annotated[int, Is[lambda n: not isinstance(n, bool) and 1 <= n <= 512]]  # WORKER_LIMIT
 """Worker processes, 1 to 512."""
-NonNegativeCount = Annotated[int, Is[lambda n: 0 <= n < INT64_LIMIT]]
+NonNegativeCount = Annotated[int, Is[lambda n: not isinstance(n, bool) and 0 <= n < INT64_LIMIT]]
 """A count or an index where 0 means something (no warm-up steps, the first block)."""
-Amount = Annotated[int, Is[lambda n: n >= 0]]
+Amount = Annotated[int, Is[lambda n: not isinstance(n, bool) and n >= 0]]
 """A whole amount computed from sizes, 0 or more (numbers to hold, bytes): a product of sizes may pass int64."""
-Seed = Annotated[int, Is[lambda n: 0 <= n < SEED_LIMIT]]
+Seed = Annotated[int, Is[lambda n: not isinstance(n, bool) and 0 <= n < SEED_LIMIT]]
 """A seed: an int in [0, 2**62) (see :func:`seed`)."""
 Positive = Annotated[float, Is[lambda x: _is_finite(x) and 0 < x <= 1e150]]
 """A number above 0 and at most 1e150: a rate, a gain, a scale, a standard deviation."""
@@ -71,6 +72,8 @@ NonNegative = Annotated[float, Is[lambda x: _is_finite(x) and 0 <= x <= 1e150]]
 """A number in [0, 1e150]: seconds, a tolerance, a count of FLOPs."""
 Probability = Annotated[float, Is[lambda x: _is_finite(x) and 0 <= x <= 1]]
 """A number in [0, 1]: a masking probability, a confidence level, a fraction of a norm."""
+Recorded = Annotated[float, Is[lambda x: not isinstance(x, bool)]]
+"""Any float, NaN and ±inf included: a value as a run recorded it (a diverged run's loss is NaN, inf or huge)."""
 
 DECLARED = (
     Real,
@@ -88,6 +91,7 @@ DECLARED = (
     Positive,
     NonNegative,
     Probability,
+    Recorded,
 )
 """The annotations that say a domain (``Finite``, plain ``int`` and ``float`` do not)."""
 

@@ -386,11 +386,16 @@ def _store_rates(key: str, rates: Rates) -> None:
     keep(cache_dir() / CALIBRATION_FILE, key, {"at": time.time(), "rates": asdict(rates)})
 
 
-@functools.lru_cache(maxsize=4)
 def calibrate(device: str | None = None) -> Rates:
     """This device's rates (:func:`measure`), measured once per boot of the machine and kept beside the
     compiled kernels (``DEEPNOTES_RECALIBRATE=1`` measures again), with the setup this process has paid
     (importing the package, and this calibration or reading it)."""
+    return _calibrate(device)
+
+
+@functools.lru_cache(maxsize=4)
+def _calibrate(device: str | None = None) -> Rates:
+    """The cache behind :func:`calibrate` (the door checks the arguments there, before they are hashed)."""
     from deepnotes import IMPORT_SECONDS
     from deepnotes.core.config import device as default_device
 

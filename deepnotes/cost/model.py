@@ -685,24 +685,35 @@ def read_train_log(path) -> dict[str, list]:
     chapter = "(before any chapter)"
     if not Path(path).exists():  # nothing trained, nothing marked
         return out
-    for line in Path(path).read_text().splitlines():
-        rec = json.loads(line)
-        if "chapter" in rec:
-            chapter = rec["chapter"]
-            out.setdefault(chapter, [])  # marked twice (tool and budget cell): one list
-            continue
-        train = rec["train"]
-        train["betas"] = tuple(train["betas"])
-        out.setdefault(chapter, []).append(
-            TrainRuns(
-                ModelConfig(**rec["model"]),
-                rec["members"],
-                TrainConfig(**train),
-                rec["masked"],
-                rec.get("spread", False),
-            )
-        )
+    for number, line in enumerate(Path(path).read_text().splitlines(), start=1):
+        try:
+            chapter = _read_log_line(json.loads(line), chapter, out)
+        except (ValueError, KeyError, TypeError) as err:  # JSON, a missing field, a config the door refuses
+            raise ValueError(
+                f"the work log {path}, line {number}, is not a work record ({err!r}): {line[:200]}"
+            ) from None
     return out
+
+
+def _read_log_line(rec: dict, chapter: str, out: dict[str, list]) -> str:
+    """One record of the work log added to ``out``: a chapter mark (the chapter now logging, returned) or one
+    trained ensemble of the chapter ``chapter``."""
+    if "chapter" in rec:
+        chapter = rec["chapter"]
+        out.setdefault(chapter, [])  # marked twice (tool and budget cell): one list
+        return chapter
+    train = rec["train"]
+    train["betas"] = tuple(train["betas"])
+    out.setdefault(chapter, []).append(
+        TrainRuns(
+            ModelConfig(**rec["model"]),
+            rec["members"],
+            TrainConfig(**train),
+            rec["masked"],
+            rec.get("spread", False),
+        )
+    )
+    return chapter
 
 
 def _run_key(work) -> tuple:

@@ -69,8 +69,10 @@ OUTCOME_WORDS = (
     "matches",
 )
 OUTCOME = re.compile(r"\b(" + "|".join(OUTCOME_WORDS) + r")\b", re.IGNORECASE)
-# A run's recorded event, not a judgement: the step at which a seed's loss became NaN/inf (History.diverged_at)
-EVENT = re.compile(r"\bdiverged at steps? \d+(?:, \d+)*")
+# A run's recorded event, not a judgement: the step at which a seed's loss became NaN/inf (History.diverged_at), or
+# "diverged" as the median of seeds' values (verdicts.seeds_text: "diverged (div., div., -0.05)")
+_VALUE = r"(?:-?[\d.]+(?:e[+-]?\d+)?|div\.)"  # one seed's value as verdicts.seeds_text writes it
+EVENT = re.compile(rf"\bdiverged at steps? \d+(?:, \d+)*|\bdiverged(?= \({_VALUE}(?:, {_VALUE})+\))")
 
 
 @dataclass(frozen=True)
@@ -259,18 +261,17 @@ class Statement:
 
 
 # "0.88 (0.10, 0.91, 0.88)": a row's median and its seeds' values (verdicts.seeds_text)
-_VALUE = r"(?:-?[\d.]+(?:e[+-]?\d+)?|div\.)"
 _SEEDS = re.compile(rf"(-?\d+(?:\.\d+)?(?:e[+-]?\d+)?|diverged) \(({_VALUE}(?:, {_VALUE})+)\)")
 _NUMBER = re.compile(r"(?<![\w.])[-−]?\d+(?:\.\d+)?(?![\w.]*\d)")
 _SEED_LABEL = re.compile(r"seed \d+\D{0,12}$")
 
 
 def _single_seed_values(computed: str) -> set[str]:
-    """The values in ``computed`` that are one seed's among several whose median the row gives (not the median)."""
-    out = set()
-    for median, each in _SEEDS.findall(computed):
-        out |= {v for v in each.split(", ") if v != median and v != "div."}
-    return out
+    """The values in ``computed`` that are only ever one seed's among several whose median the row gives (a value
+    that is some run's median there too may be that median, quoted)."""
+    found = _SEEDS.findall(computed)
+    medians = {median for median, _ in found}
+    return {v for _, each in found for v in each.split(", ") if v not in medians and v != "div."}
 
 
 def problems(sentence: Sentence, rows: dict[str, dict]) -> list[str]:

@@ -114,6 +114,10 @@ class Verdict:
     tested: Cite | None = None  # what it tests (its subjects, or a paper); None: not said yet (issue 61)
 
     def __post_init__(self):
+        if self.status not in (HOLDS, APPROX, WRONG, UNCHECKABLE):
+            raise ValueError(
+                f"{self.claim!r}: unknown status {self.status!r}; allowed: {HOLDS}, {APPROX}, {WRONG}, {UNCHECKABLE}"
+            )
         if isinstance(self.source, Cite):
             if self.tested is not None and self.tested != self.source:
                 raise ValueError(f"{self.claim!r}: two different Cites, {self.source} and {self.tested}")

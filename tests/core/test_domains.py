@@ -15,21 +15,22 @@ from deepnotes.errors import BadArgument
 
 # domain -> (values inside, values outside)
 EDGES = {
-    "Count": ((1, v.INT64_LIMIT - 1), (0, v.INT64_LIMIT)),
-    "NonNegativeCount": ((0, v.INT64_LIMIT - 1), (-1, v.INT64_LIMIT)),
-    "Depth": ((1, v.DEPTH_LIMIT), (0, v.DEPTH_LIMIT + 1)),
-    "Repeats": ((1, v.REPEAT_LIMIT), (0, v.REPEAT_LIMIT + 1)),
-    "Symbolic": ((1, v.SYMBOLIC_LIMIT), (0, v.SYMBOLIC_LIMIT + 1)),
-    "Digits": ((1, v.DIGITS_LIMIT), (0, v.DIGITS_LIMIT + 1)),
-    "Workers": ((1, v.WORKER_LIMIT), (0, v.WORKER_LIMIT + 1)),
-    "Amount": ((0, 10**400), (-1, 2.0)),
-    "Seed": ((0, v.SEED_LIMIT - 1), (-1, v.SEED_LIMIT)),
+    "Count": ((1, v.INT64_LIMIT - 1), (0, v.INT64_LIMIT, True, False)),
+    "NonNegativeCount": ((0, v.INT64_LIMIT - 1), (-1, v.INT64_LIMIT, True, False)),
+    "Depth": ((1, v.DEPTH_LIMIT), (0, v.DEPTH_LIMIT + 1, True, False)),
+    "Repeats": ((1, v.REPEAT_LIMIT), (0, v.REPEAT_LIMIT + 1, True, False)),
+    "Symbolic": ((1, v.SYMBOLIC_LIMIT), (0, v.SYMBOLIC_LIMIT + 1, True, False)),
+    "Digits": ((1, v.DIGITS_LIMIT), (0, v.DIGITS_LIMIT + 1, True, False)),
+    "Workers": ((1, v.WORKER_LIMIT), (0, v.WORKER_LIMIT + 1, True, False)),
+    "Amount": ((0, 10**400), (-1, 2.0, True, False)),
+    "Seed": ((0, v.SEED_LIMIT - 1), (-1, v.SEED_LIMIT, True, False)),
     "Positive": ((5e-324, v.MAGNITUDE_LIMIT), (0.0, v.MAGNITUDE_LIMIT * 1.01, math.nan, 10**400)),
     "NonNegative": ((0.0, v.MAGNITUDE_LIMIT), (-1e-300, v.MAGNITUDE_LIMIT * 1.01, math.inf)),
     "Real": ((-v.MAGNITUDE_LIMIT, 0.0, v.MAGNITUDE_LIMIT), (-v.MAGNITUDE_LIMIT * 1.01, math.nan, -(10**400))),
     "Bound": ((-1e300, 1e300), (math.inf, math.nan, 10**400)),
     "Probability": ((0.0, 1.0), (-1e-9, 1.0000001, math.nan)),
-    "Integer": ((-v.INT64_LIMIT, v.INT64_LIMIT - 1), (v.INT64_LIMIT, -v.INT64_LIMIT - 1)),
+    "Recorded": ((math.nan, math.inf, -math.inf, 0.0, 1e300), ("1.0", True, None)),
+    "Integer": ((-v.INT64_LIMIT, v.INT64_LIMIT - 1), (v.INT64_LIMIT, -v.INT64_LIMIT - 1, True, False)),
 }
 
 

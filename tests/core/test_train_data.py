@@ -392,3 +392,20 @@ def test_median_fraction_learned_reads_every_seed_and_a_diverged_majority_is_min
     assert median_fraction_learned([run(0.2), run(0.6)]) == pytest.approx(0.4)
     with pytest.raises(ValueError, match="hists is empty"):
         median_fraction_learned([])
+
+
+def test_a_diverged_history_is_a_valid_history():
+    """Issue 64: History.observe writes an infinite or NaN loss into diverged_loss; the class accepts what it writes
+    (dataclasses.replace on a diverged run works), and still refuses a bool there."""
+    import dataclasses
+    import math
+
+    import deepnotes as dn
+
+    for loss in (math.inf, -math.inf, math.nan, 1e300):
+        h = dn.History(unigram=1.0, losses=[2.0])  # 1e300 is a blow-up past 10 × max(2, 1)
+        assert not h.observe(1, loss)
+        assert h.diverged_loss == loss or math.isnan(loss) and math.isnan(h.diverged_loss)
+        assert dataclasses.replace(h, seconds=1.0).diverged_at == 1
+    with pytest.raises(ValueError, match="diverged_loss"):
+        dn.History(diverged_loss=True)

@@ -154,9 +154,21 @@ def test_typed_verdicts_in_prose_are_found_and_rules_and_glued_values_are_not():
 def test_a_runs_recorded_event_is_not_an_outcome_claimed():
     """A seed's loss that became NaN/inf at step k is a measurement ("diverged at step 14"), not a verdict."""
     assert sy.unrendered("N = 50 ADAM learned 0.10 (0.10, 0.20, 0.05), diverged at step 14, 30") == []
+    assert sy.unrendered("N = 20 SGD learned diverged (div., div., -0.05), diverged at step 3, 9") == []  # a median
     assert sy.unrendered("the plain stack diverged") != []
+    assert sy.unrendered("the plain stack diverged (all of it)") != []
 
 
 def test_a_statement_of_several_lines_keeps_its_separator():
     said = sy.Statement([sy.Sentence("head\n"), sy.Sentence("- a"), sy.Sentence("- b")], lead="Measured.", sep="\n")
     assert said.text == "**Measured.**\nhead\n\n- a\n- b" and said._repr_markdown_() == said.text
+
+
+def test_a_value_that_is_also_a_median_of_the_row_may_be_quoted():
+    """A row listing several runs: "-0.01" is seed 0's value in one run and the median of another; quoting it is
+    quoting that median (the cpu build's warmup row, issue 61), while a value that is only ever one seed's is not."""
+    row = _row(vd.WRONG, "N = 18: -0.01 (-0.01, -0.01, -0.04); N = 30: -0.02 (-0.01, -0.02, -0.02)")
+    quoted = sy.sentence(sy.link(row, "warmup"), " learned -0.01 at N = 18")
+    assert sy.problems(quoted, _rows(row)) == []
+    single = sy.sentence(sy.link(row, "warmup"), " learned -0.04 at N = 18")
+    assert any("one seed's value" in p for p in sy.problems(single, _rows(row)))

@@ -449,9 +449,14 @@ def mlm_run(
     return mlm_runs([(std, head_transform)], budget, (seed,), lr, depth, device, progress)[(std, head_transform, seed)]
 
 
-@functools.lru_cache(maxsize=LIVE_RESULTS_KEPT)
 def cached_probe(std: Positive, depth: Depth, width: Count, budget: Budget | str) -> InitProbe:
     """:func:`init_probe`, computed once per setting (the experiment and the slider share them)."""
+    return _cached_probe(std, depth, width, budget)
+
+
+@functools.lru_cache(maxsize=LIVE_RESULTS_KEPT)
+def _cached_probe(std: Positive, depth: Depth, width: Count, budget: Budget | str) -> InitProbe:
+    """The cache behind :func:`cached_probe` (the door checks the arguments there, before they are hashed)."""
     budget = resolve_budget(budget)
     return init_probe(std, depth, width, budget)
 
@@ -464,20 +469,30 @@ def run_settings(budget: Budget | str) -> list[tuple[float, bool]]:
     return list(dict.fromkeys([(s, True) for s in b.train_stds] + [(s, h) for s in b.gain_stds for h in (True, False)]))
 
 
-@functools.lru_cache(maxsize=BUDGET_RESULTS_KEPT)
 def chapter_runs(budget: Budget | str) -> dict[tuple[float, bool], tuple[MLMRun, ...]]:
     """:func:`mlm_runs` over :func:`run_settings` and the budget's ``train_seeds`` (seeds 0, 1, …), trained
     once: (std, extra head layer) → one run per seed."""
+    return _chapter_runs(budget)
+
+
+@functools.lru_cache(maxsize=BUDGET_RESULTS_KEPT)
+def _chapter_runs(budget: Budget | str) -> dict[tuple[float, bool], tuple[MLMRun, ...]]:
+    """The cache behind :func:`chapter_runs` (the door checks the arguments there, before they are hashed)."""
     budget = resolve_budget(budget)
     seeds = tuple(range(sizes(budget).train_seeds))
     trained = mlm_runs(run_settings(budget), budget, seeds)
     return {key: tuple(trained[(*key, seed)] for seed in seeds) for key in run_settings(budget)}
 
 
-@functools.lru_cache(maxsize=LIVE_RESULTS_KEPT)
 def cached_run(std: Positive, head_transform: bool, budget: Budget | str) -> MLMRun:
     """:func:`mlm_run` at the budget's defaults (seed 0), computed once per setting (the chapter's settings
     come from :func:`chapter_runs`): what the figures and sliders draw."""
+    return _cached_run(std, head_transform, budget)
+
+
+@functools.lru_cache(maxsize=LIVE_RESULTS_KEPT)
+def _cached_run(std: Positive, head_transform: bool, budget: Budget | str) -> MLMRun:
+    """The cache behind :func:`cached_run` (the door checks the arguments there, before they are hashed)."""
     budget = resolve_budget(budget)
     if (std, head_transform) in run_settings(budget):
         return chapter_runs(budget)[(std, head_transform)][0]
@@ -527,11 +542,16 @@ def sweep_probe_seeds(budget: Budget | str | None = None) -> dict[float, list[In
     }
 
 
-@functools.lru_cache(maxsize=BUDGET_RESULTS_KEPT)
 def table_seed_probes(budget: Budget | str) -> dict[str, dict[float, list]]:
     """The annotated tables' stds over ``table_seeds`` seeds (seed s: initialization s and probe batch s) at the
     budget's table width and depth, in the tables' own setting ("own": :func:`table_setting_probe`) and in BERT's
     ("cut": :func:`init_probe`; seed 0 is :func:`table_probes`'): setting → std → one probe per seed."""
+    return _table_seed_probes(budget)
+
+
+@functools.lru_cache(maxsize=BUDGET_RESULTS_KEPT)
+def _table_seed_probes(budget: Budget | str) -> dict[str, dict[float, list]]:
+    """The cache behind :func:`table_seed_probes` (the door checks the arguments there, before they are hashed)."""
     budget = resolve_budget(budget)
     b = sizes(budget)
     probes = {

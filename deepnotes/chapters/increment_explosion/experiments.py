@@ -99,9 +99,18 @@ class LossChangeSweep:
     def optimizers(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(o for _, o in self.probes))
 
+    def probed(self, variant: str, optimizer: str) -> list[list[StepProbe]]:
+        """The StepProbes of (``variant``, ``optimizer``) per depth; a pair the sweep did not probe is refused,
+        naming what it did (an optimizer the package knows, LAMB, is not one this chapter probes)."""
+        choice("variant", variant, self.variants)
+        choice("optimizer this sweep probed", optimizer, self.optimizers)
+        if (variant, optimizer) not in self.probes:
+            raise ValueError(f"this sweep did not probe {variant!r} with {optimizer!r}; it probed {list(self.probes)}")
+        return self.probes[(variant, optimizer)]
+
     def mean(self, variant: str, optimizer: str, field: str) -> list[float]:
         """The mean over repeats of ``field`` (e.g. ``"delta_loss"``, ``"grad_sq"``) per depth."""
-        return [statistics.fmean(getattr(p, field) for p in reps) for reps in self.probes[(variant, optimizer)]]
+        return [statistics.fmean(getattr(p, field) for p in reps) for reps in self.probed(variant, optimizer)]
 
     def first_order_per_lr(self, variant: str, optimizer: str) -> list[float]:
         """−⟨∇L, Δθ⟩/η per depth: ‖∇L‖² for SGD, ‖∇L‖₁ for Adam."""
@@ -109,7 +118,7 @@ class LossChangeSweep:
 
     def deepest_block_grad_norms(self, variant: str, optimizer: str = "sgd") -> tuple[float, ...]:
         """Per-block gradient norms at the deepest probed depth (first repeat)."""
-        return self.probes[(variant, optimizer)][-1][0].block_grad_norms
+        return self.probed(variant, optimizer)[-1][0].block_grad_norms
 
 
 def graph_groups(variants, n_layers: Depth, budget: Budget | str) -> list[tuple[str, ...]]:
@@ -362,10 +371,15 @@ def slider_grid_settings(budget: Budget) -> tuple[list[tuple[int, str, str]], li
     return keys, [(v, n, budget.train_config(o, sub.slider_lrs[o], sub.slider_steps)) for n, v, o in keys]
 
 
-@functools.lru_cache(maxsize=BUDGET_RESULTS_KEPT)
 def slider_grid(budget: Budget | str) -> dict[tuple[int, str, str], History]:
     """(depth, norm, optimizer) → the short run of every setting of the slider's grid, at the budget's
     slider rates, the norms that share a graph at each depth and optimizer trained as one ensemble."""
+    return _slider_grid(budget)
+
+
+@functools.lru_cache(maxsize=BUDGET_RESULTS_KEPT)
+def _slider_grid(budget: Budget | str) -> dict[tuple[int, str, str], History]:
+    """The cache behind :func:`slider_grid` (the door checks the arguments there, before they are hashed)."""
     budget = resolve_budget(budget)
     keys, settings = slider_grid_settings(budget)
     return dict(zip(keys, runs(settings, budget), strict=True))

@@ -48,6 +48,19 @@ def _check_norm(norm: str) -> None:
     choice("norm", norm, NORMS)
 
 
+def _checked_matrix(w: torch.Tensor) -> torch.Tensor:
+    """``w`` as a float64 matrix [a, b] with finite, not all zero entries: λ = ‖WWᵀ‖_F/‖W‖_F and every κ of the
+    decomposition are 0/0 for W = 0 (W = λU has no magnitude to find), refused by name rather than NaN."""
+    if not isinstance(w, torch.Tensor) or w.dim() != 2 or not w.is_floating_point():
+        raise ValueError(f"w must be a floating-point matrix [rows, cols], got {getattr(w, 'shape', type(w).__name__)}")
+    w = w.detach().double()
+    if not bool(torch.isfinite(w).all()):
+        raise ValueError("w must have finite entries (it holds NaN or inf)")
+    if not bool(w.any()):
+        raise ValueError(f"w is a zero matrix {tuple(w.shape)}: W = λU has no magnitude λ to find (0/0)")
+    return w
+
+
 def lambda_closed_form(w: torch.Tensor, norm: str = "fro") -> float:
     """λ = argmin_κ ‖WWᵀ/κ² − I‖ in closed form (w: [a, b]).
 
@@ -55,7 +68,7 @@ def lambda_closed_form(w: torch.Tensor, norm: str = "fro") -> float:
     spectral: λ² = (μ_max + μ_min)/2, μ the eigenvalues of WWᵀ (the minimax of |μ/κ² − 1|)
     """
     _check_norm(norm)
-    w = w.detach().double()
+    w = _checked_matrix(w)
     gram = w @ w.T  # [a, a]
     if norm == "fro":
         return float((gram.pow(2).sum() / gram.trace()).sqrt())
@@ -65,13 +78,13 @@ def lambda_closed_form(w: torch.Tensor, norm: str = "fro") -> float:
 
 def lambda_eq27(w: torch.Tensor) -> float:
     """The annotated eq. (27): λ = ‖W‖_F/√d with d the size of WWᵀ (w: [d, b])."""
-    return float(w.detach().double().norm() / math.sqrt(w.shape[0]))
+    return float(_checked_matrix(w).norm() / math.sqrt(w.shape[0]))
 
 
 def decomposition_objective(w: torch.Tensor, kappa: Positive, norm: str = "fro") -> float:
     """‖WWᵀ/κ² − I‖ in the Frobenius or the spectral norm."""
     _check_norm(norm)
-    w = w.detach().double()
+    w = _checked_matrix(w)
     r = w @ w.T / kappa**2 - torch.eye(w.shape[0], dtype=w.dtype)
     return float(r.norm() if norm == "fro" else torch.linalg.eigvalsh(r).abs().max())
 

@@ -1115,7 +1115,7 @@ def gradient_readings(table: list[vd.Verdict]) -> dict[str, Sentence]:
         ),
         "mean_field": grouped(
             field,
-            lambda v: v.claim.split(":")[0],
+            lambda v: " at ".join(reversed(v.claim.split(":")[0].split(", ", 1))),  # "plain at width 16"
             between=": ",
             holds="the mean meets it",
             wrong="the mean misses it",
@@ -1136,37 +1136,29 @@ def growth_readings(table: list[vd.Verdict]) -> dict[str, Sentence]:
     widths = [int(v.claim.split(",")[0].split()[1]) for v in table if "per-layer growth of ‖vJ‖²" in v.claim]
     wide = [v for v in table if "per-layer growth of ‖vJ‖²" in v.claim and v.claim.startswith(f"width {max(widths)},")]
     return {
-        "wide_growth": joined(
-            [
-                sentence(
-                    link(v, v.claim.split(": ")[0]),
-                    " ",
-                    say(
-                        v,
-                        holds="of order 1+ε² per layer, not 1+ε",
-                        wrong="not of order 1+ε² per layer",
-                        undecided="not decided by these samples",
-                    ),
-                )
-                for v in wide
-            ],
-            ";",
-            sep="; ",
+        "wide_growth": sentence(
+            f"at width {max(widths)}, N = {wide[0].claim.split('N = ')[1].split(',')[0]}: ",
+            grouped(
+                wide,
+                lambda v: "ε = " + v.claim.split("ε = ")[1].split(":")[0],
+                between=": ",
+                holds="of order 1+ε² per layer, not 1+ε",
+                wrong="not of order 1+ε² per layer",
+                undecided="not decided by these samples",
+            ),
         ),
         "branch_matrix": sentence(
             "as a statement about the matrix that ",
             say(matrix, holds="holds", wrong="is wrong", undecided="is not judged here"),
             " for this branch",
         ),
-        "reply_step": joined(
-            [
-                sentence(
-                    link(v, v.claim.split(": ", 1)[1]),
-                    " ",
-                    say(v, holds="holds", wrong="is wrong", undecided="is not judged here"),
-                )
-                for v in reply
-            ]
+        "reply_step": grouped(
+            reply,
+            lambda v: v.claim.split(": ", 1)[1],
+            between=": ",
+            holds="as he says",
+            wrong="not as he says",
+            undecided="not judged here",
         ),
         "orthogonal_guess": sentence(
             "The reader's guess that an orthogonal W makes xW orthogonal to x ",

@@ -451,6 +451,7 @@ def mlm_run(
 
 def cached_probe(std: Positive, depth: Depth, width: Count, budget: Budget | str) -> InitProbe:
     """:func:`init_probe`, computed once per setting (the experiment and the slider share them)."""
+    budget = resolve_budget(budget)  # the cache's key: the resolved budget, whatever name it was given
     return _cached_probe(std, depth, width, budget)
 
 
@@ -472,6 +473,7 @@ def run_settings(budget: Budget | str) -> list[tuple[float, bool]]:
 def chapter_runs(budget: Budget | str) -> dict[tuple[float, bool], tuple[MLMRun, ...]]:
     """:func:`mlm_runs` over :func:`run_settings` and the budget's ``train_seeds`` (seeds 0, 1, …), trained
     once: (std, extra head layer) → one run per seed."""
+    budget = resolve_budget(budget)  # the cache's key: the resolved budget, whatever name it was given
     return _chapter_runs(budget)
 
 
@@ -487,6 +489,7 @@ def _chapter_runs(budget: Budget | str) -> dict[tuple[float, bool], tuple[MLMRun
 def cached_run(std: Positive, head_transform: bool, budget: Budget | str) -> MLMRun:
     """:func:`mlm_run` at the budget's defaults (seed 0), computed once per setting (the chapter's settings
     come from :func:`chapter_runs`): what the figures and sliders draw."""
+    budget = resolve_budget(budget)  # the cache's key: the resolved budget, whatever name it was given
     return _cached_run(std, head_transform, budget)
 
 
@@ -546,6 +549,7 @@ def table_seed_probes(budget: Budget | str) -> dict[str, dict[float, list]]:
     """The annotated tables' stds over ``table_seeds`` seeds (seed s: initialization s and probe batch s) at the
     budget's table width and depth, in the tables' own setting ("own": :func:`table_setting_probe`) and in BERT's
     ("cut": :func:`init_probe`; seed 0 is :func:`table_probes`'): setting → std → one probe per seed."""
+    budget = resolve_budget(budget)  # the cache's key: the resolved budget, whatever name it was given
     return _table_seed_probes(budget)
 
 

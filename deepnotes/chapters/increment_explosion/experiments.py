@@ -374,6 +374,7 @@ def slider_grid_settings(budget: Budget) -> tuple[list[tuple[int, str, str]], li
 def slider_grid(budget: Budget | str) -> dict[tuple[int, str, str], History]:
     """(depth, norm, optimizer) → the short run of every setting of the slider's grid, at the budget's
     slider rates, the norms that share a graph at each depth and optimizer trained as one ensemble."""
+    budget = resolve_budget(budget)  # the cache's key: the resolved budget, whatever name it was given
     return _slider_grid(budget)
 
 

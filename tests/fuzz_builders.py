@@ -538,6 +538,15 @@ BY_TARGET: dict[str, dict[str, object]] = {
     "deepnotes.show.say.say": {"holds": "holds"},  # a phrase (check_graded's holds is a comparison)
     "deepnotes.show.say.grouped": {"holds": "holds", "name": lambda v: "a setting"},  # a phrase; names a row
     "deepnotes.core.models.gaussian_second_moment": {"phi": __import__("math").tanh},  # an activation
+    "deepnotes.core.train.train_stack": {  # the loop: a one-member stack, two steps of its task
+        "stack": Fresh(lambda: _stack()),
+        "tasks": Fresh(lambda: __import__("deepnotes").MarkovLanguage(_stack().cfg.vocab_size, seed=0)),
+        "cfgs": Fresh(lambda: [__import__("deepnotes").TrainConfig(steps=2, batch_size=2, seq_len=8)]),
+        "objective": Fresh(lambda: __import__("deepnotes").NextToken()),
+        "trackers": (),
+        "trainable": None,
+        "progress": False,
+    },
     "deepnotes.core.train.BatchesAhead": {  # a draw of one member's batch of 2 tokens, on the CPU
         "draw": lambda: (__import__("torch").zeros((1, 1, 2), dtype=__import__("torch").long), None),
         "device": __import__("torch").device("cpu"),

@@ -536,3 +536,18 @@ def test_no_chapter_or_budget_is_reached_by_a_name_in_a_string():
         if re.search(r"import_module|__import__|__getattr__", line)
     ]
     assert not found, found
+
+
+def test_no_module_imports_another_modules_private_name():
+    """Issue 64: a module uses another's public names only (ensembles imported train's _notify and _train_stack)."""
+    import ast
+
+    found = [
+        f"{path.relative_to(ROOT)}:{node.lineno} {alias.name} from {node.module}"
+        for path in sorted((ROOT / "deepnotes").rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("deepnotes")
+        for alias in node.names
+        if alias.name.startswith("_") and not alias.name.startswith("__")
+    ]
+    assert not found, found

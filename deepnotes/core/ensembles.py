@@ -44,7 +44,7 @@ import torch
 from deepnotes.core.config import ModelConfig, TrainConfig, check_fits, stack_bytes
 from deepnotes.core.engine import Stack, check_slot_names, graph_config
 from deepnotes.core.optim import SHARED_FIELDS
-from deepnotes.core.train import History, NextToken, _notify, _tasks, _train_stack, progress
+from deepnotes.core.train import History, NextToken, member_tasks, notify_observers, progress, train_stack
 from deepnotes.core.validate import Count, Workers, positive_int
 
 _bar = progress  # run_jobs' own argument is called progress
@@ -212,7 +212,7 @@ def _train_group(
             if init is not None:
                 init(stack, k)
     names = [n for n in (stack.slots if trainable is None else trainable) if n in stack.slots and n not in frozen]
-    return _train_stack(stack, tasks, train_cfgs, objective, trackers(), names, progress)
+    return train_stack(stack, tasks, train_cfgs, objective, trackers(), names, progress)
 
 
 # The fixed work of an ensemble's step (drawing tokens, the loss, Python) in members' blocks: on the CPU,
@@ -313,7 +313,7 @@ def train_many(
     check_slot_names("frozen", frozen, empty_ok=True)
     if len(model_cfgs) != len(train_cfgs):
         raise ValueError(f"{len(model_cfgs)} model configs for {len(train_cfgs)} train configs")
-    tasks = _tasks(tasks, len(model_cfgs))
+    tasks = member_tasks(tasks, len(model_cfgs))
     inits = [None] * len(model_cfgs) if inits is None else list(inits)
     if len(inits) != len(model_cfgs):
         raise ValueError(f"{len(inits)} inits for {len(model_cfgs)} model configs")
@@ -328,7 +328,7 @@ def train_many(
     if spread:  # sent to other processes: refused here, by name, rather than as a pickling traceback mid-run
         _check_picklable(trackers=trackers, objective=objective, tasks=tasks, inits=inits)
     for m in members:  # told here: a worker process has no observers
-        _notify(model_cfgs[m[0]], len(m), train_cfgs[m[0]], objective, spread)
+        notify_observers(model_cfgs[m[0]], len(m), train_cfgs[m[0]], objective, spread)
     shared = (objective, trackers, trainable, frozen, device, dtype, progress and single, remote)
     jobs = [_group_job(m, model_cfgs, train_cfgs, tasks, inits) + shared for m in members]
     costs = [ensemble_cost(model_cfgs[m[0]], train_cfgs[m[0]], len(m)) for m in members]

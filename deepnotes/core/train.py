@@ -308,12 +308,14 @@ class Masked:
 ENSEMBLE_OBSERVERS: list[Callable[[ModelConfig, int, TrainConfig, float | None, bool], None]] = []
 
 
-def _notify(model_cfg: ModelConfig, members: int, cfg: TrainConfig, objective, spread: bool = False) -> None:
+def notify_observers(model_cfg: ModelConfig, members: Count, cfg: TrainConfig, objective, spread: bool = False) -> None:
+    """Tell every function of :data:`ENSEMBLE_OBSERVERS` that an ensemble of ``members`` runs of ``model_cfg`` is about
+    to train with ``cfg`` (``spread``: in a worker process beside others)."""
     for observer in ENSEMBLE_OBSERVERS:
         observer(model_cfg, members, cfg, objective.prob if isinstance(objective, Masked) else None, spread)
 
 
-def _tasks(tasks, k: int) -> list[MarkovLanguage]:
+def member_tasks(tasks, k: Count) -> list[MarkovLanguage]:
     """One task per member: the same task for all, or a list or tuple of k tasks."""
     if not isinstance(tasks, (MarkovLanguage, list, tuple)):
         raise TypeError(
@@ -550,8 +552,8 @@ def train_ensemble(
         )
     first = cfgs if isinstance(cfgs, TrainConfig) else list(cfgs)[0]
     check_fits(stack.cfg, stack.n_members, first, where=stack.embed.device)  # the gradients, moments, activations
-    _notify(stack.cfgs[0], stack.n_members, first, objective)
-    return _train_stack(stack, tasks, cfgs, objective, trackers, trainable, progress)
+    notify_observers(stack.cfgs[0], stack.n_members, first, objective)
+    return train_stack(stack, tasks, cfgs, objective, trackers, trainable, progress)
 
 
 def needs_host(tracker) -> Callable[[int], bool] | None:
@@ -561,7 +563,7 @@ def needs_host(tracker) -> Callable[[int], bool] | None:
     return getattr(tracker, "needs_host", None)
 
 
-def _train_stack(
+def train_stack(
     stack: Stack,
     tasks,
     cfgs,
@@ -577,7 +579,7 @@ def _train_stack(
     if isinstance(cfgs, TrainConfig):
         cfgs = [cfgs] if k == 1 else [replace(cfgs, seed=s) for s in stack.seeds]
     cfgs = check_members(stack, cfgs)  # the memory was checked by the caller (train_ensemble, train_many)
-    tasks = _tasks(tasks, k)
+    tasks = member_tasks(tasks, k)
     for task, cfg in zip(tasks, cfgs, strict=True):
         check_setup(stack, task, cfg, objective)
     gens = [generator(c.seed + 1) for c in cfgs]
@@ -655,5 +657,5 @@ def train(
     task = task if task is not None else MarkovLanguage(model_cfg.vocab_size, seed=cfg.seed)
     stack = Stack([model_cfg], seeds=[cfg.seed], device=device or default_device(), memory_checked=True)
     objective = objective if objective is not None else NextToken()
-    _notify(model_cfg, 1, cfg, objective)
-    return _train_stack(stack, task, [cfg], objective, trackers, trainable, progress)[0]
+    notify_observers(model_cfg, 1, cfg, objective)
+    return train_stack(stack, task, [cfg], objective, trackers, trainable, progress)[0]

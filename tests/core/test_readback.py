@@ -27,12 +27,12 @@ from deepnotes.cost.model import TrainRuns
 
 
 def reference_train_stack(stack, tasks, cfgs, objective, trackers, trainable, progress) -> list:
-    """deepnotes.core.train._train_stack at d54a8be (the oracle): a host read of the losses every step."""
+    """deepnotes.core.train.train_stack at d54a8be (the oracle): a host read of the losses every step."""
     k = stack.n_members
     if isinstance(cfgs, TrainConfig):
         cfgs = [cfgs] if k == 1 else [dataclasses.replace(cfgs, seed=s) for s in stack.seeds]
     cfgs = check_members(stack, cfgs)
-    tasks = tr._tasks(tasks, k)
+    tasks = tr.member_tasks(tasks, k)
     gens = [generator(c.seed + 1) for c in cfgs]
     opt = EnsembleOptimizer(stack, cfgs, trainable)
     hists = [tr.History(floor=objective.floor(t), unigram=t.unigram_entropy()) for t in tasks]
@@ -104,7 +104,7 @@ def _both(build, run, monkeypatch, read_every: int = tr.READ_EVERY):
     """``run(stack, train_stack)`` with the oracle and with the new loop, each on a fresh ``build()``: (histories,
     survivors' weights) of each."""
     out = []
-    for loop in (reference_train_stack, lambda *a: tr._train_stack(*a, read_every=read_every)):
+    for loop in (reference_train_stack, lambda *a: tr.train_stack(*a, read_every=read_every)):
         stack = build()
         hists = run(stack, loop)
         out.append((hists, _survivors(stack, hists)))
@@ -173,7 +173,7 @@ def test_a_nan_in_one_member_never_reaches_another():
             with torch.no_grad():
                 for name in stack.slots:
                     stack.member(name, 1).fill_(math.nan)
-        hists = tr._train_stack(stack, task, tcfgs, tr.NextToken(), (), None, False)
+        hists = tr.train_stack(stack, task, tcfgs, tr.NextToken(), (), None, False)
         runs.append((hists, {key: w for key, w in _survivors(stack, hists).items() if key[1] != 1}))
     (clean, w_clean), (poisoned, w_poisoned) = runs
     assert poisoned[1].diverged_at == 0 and not clean[1].diverged

@@ -27,6 +27,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--device", default=None, help="cpu or cuda (default: CUDA where present)")
+    ap.add_argument("--read-every", type=int, default=None, help="steps between read-backs (default: the loop's)")
     ap.add_argument("--smoke", action="store_true", help="smoke sizes, 2 steps, one repeat")
     args = ap.parse_args(argv)
 
@@ -40,14 +41,17 @@ def main(argv: list[str] | None = None) -> None:
     from deepnotes.core.ensembles import ensemble_groups
     from deepnotes.core.train import train_ensemble
 
-    try:
-        from deepnotes.core.train import READ_EVERY
-    except ImportError:  # the loop before issue 62 read the losses every step
-        READ_EVERY = 1
     budget = get_budget("smoke" if args.smoke else "cpu")
     steps, repeats = (2, 1) if args.smoke else (args.steps, args.repeats)
     n = 3 if args.smoke else args.depth
     device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    try:  # the loop's read-back interval on this device (issue 62), or as asked
+        from deepnotes.core.train import READ_EVERY, READ_EVERY_CPU
+
+        read_every = args.read_every or (READ_EVERY if device.type == "cuda" else READ_EVERY_CPU)
+        options = {"read_every": read_every}
+    except ImportError:  # the loop before issue 62 read the losses every step
+        read_every, options = 1, {}
     runs = [(lab, s) for lab in HEADLINE for s in range(sizes(budget).seeds)]
     model_cfgs = [variant_config(lab, n, budget) for lab, _ in runs]
     train_cfgs = []
@@ -63,7 +67,7 @@ def main(argv: list[str] | None = None) -> None:
         ]
         start = time.perf_counter()
         for stack, members in zip(stacks, groups, strict=True):
-            train_ensemble(stack, task, [train_cfgs[i] for i in members])
+            train_ensemble(stack, task, [train_cfgs[i] for i in members], **options)
         if device.type == "cuda":
             torch.cuda.synchronize()
         times.append(time.perf_counter() - start)
@@ -71,7 +75,7 @@ def main(argv: list[str] | None = None) -> None:
     per = statistics.median(times) / steps / len(runs)
     print(
         f"train_step N={n}: members={len(runs)} steps={steps} member_step_ms={per * 1e3:.2f} "
-        f"read_every={READ_EVERY} device={device.type}"
+        f"read_every={read_every} device={device.type}"
     )
 
 

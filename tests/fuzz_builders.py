@@ -78,6 +78,18 @@ def _thousand_profiles():
     return ex.init_profiles("smoke")
 
 
+def _growth_sweep():
+    from deepnotes.chapters.why_residuals import probes
+
+    return probes.growth_sweep("smoke")
+
+
+def _growth_rows():
+    from deepnotes.chapters.why_residuals import claims
+
+    return list(claims.growth_verdicts(_growth_sweep()))
+
+
 def _thousand_predicted():
     from deepnotes.chapters.thousand_layers import derive
     from deepnotes.chapters.thousand_layers.budget import sizes
@@ -538,6 +550,10 @@ BY_TARGET: dict[str, dict[str, object]] = {
     "deepnotes.show.say.say": {"holds": "holds"},  # a phrase (check_graded's holds is a comparison)
     "deepnotes.show.say.grouped": {"holds": "holds", "name": lambda v: "a setting"},  # a phrase; names a row
     "deepnotes.core.models.gaussian_second_moment": {"phi": __import__("math").tanh},  # an activation
+    "deepnotes.chapters.why_residuals.claims.growth_readings": {  # the rows of that sweep
+        "table": made(_growth_rows),
+        "sweep": made(_growth_sweep),
+    },
     "deepnotes.core.train.train_stack": {  # the loop: a one-member stack, two steps of its task
         "stack": Fresh(lambda: _stack()),
         "tasks": Fresh(lambda: __import__("deepnotes").MarkovLanguage(_stack().cfg.vocab_size, seed=0)),

@@ -32,7 +32,7 @@ SUMMARIES = {
         r"thousand_layers plan \(smoke, cpu\)",
     ),
     "bench_trainability_map.py": ([], r"\d+ runs of 2 steps in [\d.]+ s"),
-    "bench_train_step.py": ([], r"train_step N=3: members=\d+ steps=2 member_step_ms=[\d.]+ read_every=32 device=cpu"),
+    "bench_train_step.py": ([], r"train_step N=3: members=\d+ steps=2 member_step_ms=[\d.]+ read_every=1 device=cpu"),
     "bench_workers.py": ([], r"workers N=2: two_threads_s=[\d.]+ one_thread_s=[\d.]+ side_by_side_s="),
 }
 

@@ -82,7 +82,7 @@ def gaussian_second_moment(phi: Callable[[float], float], q: NonNegative = 1.0, 
 
 @functools.lru_cache(maxsize=1024)
 def _gaussian_second_moment(phi: Callable[[float], float], q: NonNegative = 1.0, n: Repeats = 4001) -> float:
-    """The cache behind :func:`gaussian_second_moment` (the door checks the arguments there, before they are hashed)."""
+    """The cache behind :func:`gaussian_second_moment`: the door checks the arguments there, before hashing."""
     h = 20.0 / (n - 1)
     total = 0.0
     for k in range(n):

@@ -45,6 +45,7 @@ from deepnotes.core.validate import (
     Probability,
     Real,
     Recorded,
+    given,
     positive_float,
     positive_int,
 )
@@ -344,7 +345,10 @@ def member_tasks(tasks, k: Count) -> list[MarkovLanguage]:
 # :class:`BatchesAhead` draws the next R steps' batches on the CPU generators, in the order the step would draw them
 # (:func:`drawn_batches`' rules), and copies them to the device in one transfer.
 
-READ_EVERY = 32  # steps between read-backs where no tracker needs the histories sooner
+READ_EVERY = 32  # steps between read-backs on a GPU where no tracker needs the histories sooner
+# On the CPU a read is free and a read every step stops an ensemble whose every member diverged at once (with 32, up
+# to 31 steps more were computed: +3–5 % per member-step on the 1000-layer headline, RESULTS.md 2026-11-29).
+READ_EVERY_CPU = 1
 
 
 class LossRecord:
@@ -535,13 +539,15 @@ def train_ensemble(
     trackers: Sequence = (),
     trainable: Collection[str] | None = None,
     progress: bool = False,
+    read_every: Count | None = None,
 ) -> list[History]:
     """Train every member of ``stack`` for ``steps`` steps; one History per member.
 
     ``tasks``: one task for all members or one per member. ``cfgs``: one TrainConfig per member (or
     one for all, with per-member seeds taken from the stack). ``objective``: :class:`NextToken`
     (default) or :class:`Masked`. ``trackers``: from :mod:`deepnotes.core.measure`.
-    ``trainable``: the parameter names to update (default all).
+    ``trainable``: the parameter names to update (default all). ``read_every``: steps between read-backs of the
+    losses (default: :data:`READ_EVERY` on a GPU, every step on the CPU; :func:`train_stack`).
     """
     objective = objective if objective is not None else NextToken()
     if not isinstance(objective, (NextToken, Masked)):
@@ -553,7 +559,25 @@ def train_ensemble(
     first = cfgs if isinstance(cfgs, TrainConfig) else list(cfgs)[0]
     check_fits(stack.cfg, stack.n_members, first, where=stack.embed.device)  # the gradients, moments, activations
     notify_observers(stack.cfgs[0], stack.n_members, first, objective)
-    return train_stack(stack, tasks, cfgs, objective, trackers, trainable, progress)
+    return train_stack(stack, tasks, cfgs, objective, trackers, trainable, progress, read_every)
+
+
+def _checked_members(stack: Stack, tasks, cfgs, objective) -> tuple[list[TrainConfig], list[MarkovLanguage]]:
+    """One train config and one task per member, each checked against the stack and the objective (one config for
+    all: each member's seed from the stack)."""
+    k = stack.n_members
+    if isinstance(cfgs, TrainConfig):
+        cfgs = [cfgs] if k == 1 else [replace(cfgs, seed=s) for s in stack.seeds]
+    cfgs = check_members(stack, cfgs)  # the memory was checked by the caller (train_ensemble, train_many)
+    tasks = member_tasks(tasks, k)
+    for task, cfg in zip(tasks, cfgs, strict=True):
+        check_setup(stack, task, cfg, objective)
+    return cfgs, tasks
+
+
+def _read_every(stack: Stack) -> int:
+    """The loop's default steps between read-backs on the stack's device: READ_EVERY on a GPU, READ_EVERY_CPU."""
+    return READ_EVERY if stack.embed.device.type == "cuda" else READ_EVERY_CPU
 
 
 def needs_host(tracker) -> Callable[[int], bool] | None:
@@ -571,17 +595,13 @@ def train_stack(
     trackers: Sequence,
     trainable: Collection[str] | None,
     progress: bool,
-    read_every: Count = READ_EVERY,
+    read_every: Count | None = None,
 ) -> list[History]:
     """The loop: the losses judged on the device and backpropagated where members still train (:class:`LossRecord`),
-    read back every ``read_every`` steps or where a tracker needs the Histories (:func:`needs_host`)."""
+    read back every ``read_every`` steps (default: :data:`READ_EVERY` on a GPU, every step on the CPU) or where a
+    tracker needs the Histories (:func:`needs_host`)."""
     k = stack.n_members
-    if isinstance(cfgs, TrainConfig):
-        cfgs = [cfgs] if k == 1 else [replace(cfgs, seed=s) for s in stack.seeds]
-    cfgs = check_members(stack, cfgs)  # the memory was checked by the caller (train_ensemble, train_many)
-    tasks = member_tasks(tasks, k)
-    for task, cfg in zip(tasks, cfgs, strict=True):
-        check_setup(stack, task, cfg, objective)
+    cfgs, tasks = _checked_members(stack, tasks, cfgs, objective)
     gens = [generator(c.seed + 1) for c in cfgs]
     opt = EnsembleOptimizer(stack, cfgs, trainable)
     hists = [History(floor=objective.floor(t), unigram=t.unigram_entropy()) for t in tasks]
@@ -592,7 +612,7 @@ def train_stack(
     for hook in hooks["start"]:
         hook(stack, tasks, cfgs)
     steps = cfgs[0].steps
-    rows = 1 if any(needs_host(t) is None for t in trackers) else read_every
+    rows = 1 if any(needs_host(t) is None for t in trackers) else given(read_every, _read_every(stack))
     record = LossRecord(hists, opt.lr_values, BLOWUP_FACTOR, min(rows, steps))
     batches = BatchesAhead(lambda: drawn_batches(tasks, cfgs, gens, objective), steps, record.rows, stack.embed.device)
     started = time.perf_counter()

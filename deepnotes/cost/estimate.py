@@ -395,7 +395,7 @@ def calibrate(device: str | None = None) -> Rates:
 
 @functools.lru_cache(maxsize=4)
 def _calibrate(device: str | None = None) -> Rates:
-    """The cache behind :func:`calibrate` (the door checks the arguments there, before they are hashed)."""
+    """The cache behind :func:`calibrate`: the door checks the arguments there, before hashing."""
     from deepnotes import IMPORT_SECONDS
     from deepnotes.core.config import device as default_device
 

@@ -100,7 +100,7 @@ def _same(a, b) -> None:
         assert torch.equal(wa[key], wb[key]), key
 
 
-def _both(build, run, monkeypatch, read_every: int = tr.READ_EVERY):
+def _both(build, run, read_every: int = tr.READ_EVERY):
     """``run(stack, train_stack)`` with the oracle and with the new loop, each on a fresh ``build()``: (histories,
     survivors' weights) of each."""
     out = []
@@ -117,7 +117,7 @@ def _cfg(norm="post", n_layers=3):
 
 @pytest.mark.parametrize("optimizer", ["sgd", "adam", "lamb"])
 @pytest.mark.parametrize("read_every", [1, 3, 32])
-def test_the_new_step_trains_as_the_old_one_with_a_member_forced_to_diverge(optimizer, read_every, monkeypatch):
+def test_the_new_step_trains_as_the_old_one_with_a_member_forced_to_diverge(optimizer, read_every):
     """Four members, one of them at a learning rate that makes it diverge within the run, one with a warmup: the
     same Histories (losses, rates, the diverged-at step and loss) and the survivors' weights, bit for bit."""
     lrs = {"sgd": (0.1, 1e4, 0.05, 0.1), "adam": (1e-2, 1e3, 3e-3, 1e-2), "lamb": (1e-2, 1e3, 3e-3, 1e-2)}[optimizer]
@@ -130,14 +130,13 @@ def test_the_new_step_trains_as_the_old_one_with_a_member_forced_to_diverge(opti
     a, b = _both(
         lambda: Stack(cfgs, seeds=[c.seed for c in tcfgs]),
         lambda stack, loop: loop(stack, task, tcfgs, tr.NextToken(), (), None, False),
-        monkeypatch,
         read_every,
     )
     assert a[0][1].diverged and not any(a[0][k].diverged for k in (0, 2, 3))  # the run tests what it says
     _same(a, b)
 
 
-def test_trackers_see_the_same_members_and_record_the_same_values(monkeypatch):
+def test_trackers_see_the_same_members_and_record_the_same_values():
     """With trackers (one that says when it reads the Histories, one that does not), a masked objective and a
     diverging member: the same Histories, tracker records included."""
     rates = ((1e-2, 0), (1e3, 1))  # (lr, seed): the second diverges
@@ -155,7 +154,7 @@ def test_trackers_see_the_same_members_and_record_the_same_values(monkeypatch):
     a, b = _both(
         lambda: Stack([cfg, cfg], seeds=[0, 1]),
         lambda stack, loop: loop(stack, MarkovLanguage(6, seed=0), tcfgs, tr.Masked(0.3), trackers(), None, False),
-        monkeypatch,
+        tr.READ_EVERY,
     )
     assert a[0][1].diverged and a[0][0].grad_norms and a[0][0].update_rms
     _same(a, b)
@@ -219,7 +218,7 @@ def _plans():
 
 
 @pytest.mark.parametrize("stem, index, item", _plans(), ids=lambda x: x if isinstance(x, (str, int)) else "")
-def test_every_chapters_smoke_plan_trains_as_before(stem, index, item, monkeypatch):
+def test_every_chapters_smoke_plan_trains_as_before(stem, index, item):
     """Each ensemble of every chapter's smoke plan (its model, member count, train config and objective; members
     seeded 0, 1, …), trained by the oracle and by the new step: the same Histories and the same final weights of
     every member that did not diverge."""
@@ -230,6 +229,6 @@ def test_every_chapters_smoke_plan_trains_as_before(stem, index, item, monkeypat
         *_both(
             lambda: Stack([item.model] * item.members, seeds=range(item.members)),
             lambda stack, loop: loop(stack, task, cfgs, objective, (), None, False),
-            monkeypatch,
+            tr.READ_EVERY,  # the GPU's default, read every 32 steps (on the CPU the default reads every step)
         )
     )

@@ -456,9 +456,8 @@ def cached_probe(std: Positive, depth: Depth, width: Count, budget: Budget | str
 
 
 @functools.lru_cache(maxsize=LIVE_RESULTS_KEPT)
-def _cached_probe(std: Positive, depth: Depth, width: Count, budget: Budget | str) -> InitProbe:
-    """The cache behind :func:`cached_probe` (the door checks the arguments there, before they are hashed)."""
-    budget = resolve_budget(budget)
+def _cached_probe(std: Positive, depth: Depth, width: Count, budget: Budget) -> InitProbe:
+    """The cache behind :func:`cached_probe`: the door checks the arguments there, before hashing."""
     return init_probe(std, depth, width, budget)
 
 
@@ -478,9 +477,8 @@ def chapter_runs(budget: Budget | str) -> dict[tuple[float, bool], tuple[MLMRun,
 
 
 @functools.lru_cache(maxsize=BUDGET_RESULTS_KEPT)
-def _chapter_runs(budget: Budget | str) -> dict[tuple[float, bool], tuple[MLMRun, ...]]:
-    """The cache behind :func:`chapter_runs` (the door checks the arguments there, before they are hashed)."""
-    budget = resolve_budget(budget)
+def _chapter_runs(budget: Budget) -> dict[tuple[float, bool], tuple[MLMRun, ...]]:
+    """The cache behind :func:`chapter_runs`: the door checks the arguments there, before hashing."""
     seeds = tuple(range(sizes(budget).train_seeds))
     trained = mlm_runs(run_settings(budget), budget, seeds)
     return {key: tuple(trained[(*key, seed)] for seed in seeds) for key in run_settings(budget)}
@@ -494,9 +492,8 @@ def cached_run(std: Positive, head_transform: bool, budget: Budget | str) -> MLM
 
 
 @functools.lru_cache(maxsize=LIVE_RESULTS_KEPT)
-def _cached_run(std: Positive, head_transform: bool, budget: Budget | str) -> MLMRun:
-    """The cache behind :func:`cached_run` (the door checks the arguments there, before they are hashed)."""
-    budget = resolve_budget(budget)
+def _cached_run(std: Positive, head_transform: bool, budget: Budget) -> MLMRun:
+    """The cache behind :func:`cached_run`: the door checks the arguments there, before hashing."""
     if (std, head_transform) in run_settings(budget):
         return chapter_runs(budget)[(std, head_transform)][0]
     return mlm_run(std, head_transform, budget)
@@ -554,9 +551,8 @@ def table_seed_probes(budget: Budget | str) -> dict[str, dict[float, list]]:
 
 
 @functools.lru_cache(maxsize=BUDGET_RESULTS_KEPT)
-def _table_seed_probes(budget: Budget | str) -> dict[str, dict[float, list]]:
-    """The cache behind :func:`table_seed_probes` (the door checks the arguments there, before they are hashed)."""
-    budget = resolve_budget(budget)
+def _table_seed_probes(budget: Budget) -> dict[str, dict[float, list]]:
+    """The cache behind :func:`table_seed_probes`: the door checks the arguments there, before hashing."""
     b = sizes(budget)
     probes = {
         "own": lambda s, seed: table_setting_probe(s, b.table_depth, b.table_width, budget, seed),

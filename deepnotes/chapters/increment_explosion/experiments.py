@@ -379,9 +379,8 @@ def slider_grid(budget: Budget | str) -> dict[tuple[int, str, str], History]:
 
 
 @functools.lru_cache(maxsize=BUDGET_RESULTS_KEPT)
-def _slider_grid(budget: Budget | str) -> dict[tuple[int, str, str], History]:
-    """The cache behind :func:`slider_grid` (the door checks the arguments there, before they are hashed)."""
-    budget = resolve_budget(budget)
+def _slider_grid(budget: Budget) -> dict[tuple[int, str, str], History]:
+    """The cache behind :func:`slider_grid`: the door checks the arguments there, before hashing."""
     keys, settings = slider_grid_settings(budget)
     return dict(zip(keys, runs(settings, budget), strict=True))
 

@@ -1126,18 +1126,18 @@ def gradient_readings(table: list[vd.Verdict]) -> dict[str, Sentence]:
     }
 
 
-def growth_readings(table: list[vd.Verdict]) -> dict[str, Sentence]:
-    """Experiment 2's rows in the prose (:func:`growth_verdicts`): the growth per layer at the widest width (the rows
-    of eq. (10), per ε), ∂f/∂x as a matrix, Su's reply for a given v (orthogonal to v, as long), and the reader's
-    orthogonal-W guess, each by its row's status."""
+def growth_readings(table: list[vd.Verdict], sweep: GrowthSweep) -> dict[str, Sentence]:
+    """Experiment 2's rows in the prose (:func:`growth_verdicts` of ``sweep``): the growth per layer at the sweep's
+    widest width (the rows of eq. (10), per ε), ∂f/∂x as a matrix, Su's reply for a given v (orthogonal to v, as
+    long), and the reader's orthogonal-W guess, each by its row's status."""
     matrix = next(v for v in table if v.claim.startswith("At init ∂f/∂x is close to"))
     reply = [v for v in table if v.claim.startswith("Su's reply:")]
     guess = next(v for v in table if v.claim.startswith("Dreamer312:"))
-    widths = [int(v.claim.split(",")[0].split()[1]) for v in table if "per-layer growth of ‖vJ‖²" in v.claim]
-    wide = [v for v in table if "per-layer growth of ‖vJ‖²" in v.claim and v.claim.startswith(f"width {max(widths)},")]
+    at = f"width {sweep.wide}, N = {sweep.deepest}"  # the rows of eq. (10) at the sweep's widest width
+    wide = [v for v in table if v.claim.startswith(at) and "per-layer growth of ‖vJ‖²" in v.claim]
     return {
         "wide_growth": sentence(
-            f"at width {max(widths)}, N = {wide[0].claim.split('N = ')[1].split(',')[0]}: ",
+            f"at {at}: ",
             grouped(
                 wide,
                 lambda v: "ε = " + v.claim.split("ε = ")[1].split(":")[0],

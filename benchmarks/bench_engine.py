@@ -26,11 +26,13 @@ the Markov language, Adam, next-token loss, forward + backward + step) trained t
 (the compiled kernels off, ``DEEPNOTES_FUSED=0``), taking turns; compile time reported apart. Its last line:
 
     chapter N=…: members=K member_step_ms=P reference_ms=R speedup_vs_reference=X gflops=G
-    peak_gflops=Q compile_s=C pytorch_path_ms=T target=NAME launches=L captured=0|1
+    peak_gflops=Q compile_s=C pytorch_path_ms=T target=NAME launches=L cpu_form_ops=O captured=0|1
 
 ``launches``: per training step of all the ensembles, the kernel launches PyTorch's profiler records on CUDA
-(``cudaLaunchKernel`` and its kin), or on a CPU the ATen operators dispatched (what a GPU would launch, about
-one kernel each). ``captured``: whether the step ran as a captured CUDA graph (issue 46; not built yet: 0).
+(``cudaLaunchKernel`` and its kin), or on a CPU the ATen operators the PyTorch path dispatches in the form a GPU
+runs (``DEEPNOTES_BLOCK_FORM=gpu``: what a GPU would launch, about one kernel each); ``cpu_form_ops``: the same
+count in the CPU's form (on CUDA: the launches again). ``captured``: whether the step ran as a captured CUDA
+graph (issue 46; not built yet: 0).
 ``--device cuda`` insists on the GPU (an error without one); the default is CUDA where present.
 
 ``--compile`` adds the engine with ``torch.compile`` over its blocks (compile time reported).
@@ -147,13 +149,20 @@ def chosen_device(name: str) -> torch.device:
     return torch.device(name)
 
 
-def launches_per_step(step, dev: torch.device) -> int:
-    """One call of ``step``: the kernel launches the profiler records on CUDA, or the ATen operators it
-    dispatches on a CPU (:func:`deepnotes.cost.model.counted`)."""
+def launches_per_step(step, dev: torch.device, form: str = "gpu") -> int:
+    """One call of ``step``: the kernel launches the profiler records on CUDA, or on a CPU the ATen operators
+    it dispatches on the PyTorch path in ``form`` (:func:`deepnotes.core.blocks.block_form`; ``gpu``: the
+    operators a GPU would launch, :func:`deepnotes.cost.model.counted`)."""
     if dev.type != "cuda":
+        from deepnotes.core.blocks import FORM_SWITCH
         from deepnotes.cost.model import counted
 
-        return int(counted(step).launches)
+        before = os.environ.get(FORM_SWITCH)
+        os.environ[FORM_SWITCH] = form
+        try:
+            return int(counted(step).launches)
+        finally:
+            os.environ.pop(FORM_SWITCH) if before is None else os.environ.__setitem__(FORM_SWITCH, before)
     from torch.profiler import ProfilerActivity, profile
 
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
@@ -260,10 +269,12 @@ def chapter_workload(args) -> None:
     compile_s = max(first_s - p * k, 0.0) if args.compile else 0.0  # first step beyond a step: compiling
     print(f"build + first step, all        {first_s:10.1f} s (compiling: {compile_s:.1f} s)")
     launches = launches_per_step(engine_all, dev)
+    cpu_form = launches_per_step(engine_all, dev, "cpu") if dev.type != "cuda" else launches
     print(
         f"chapter N={n}: members={k} member_step_ms={p * 1e3:.1f} reference_ms={r * 1e3:.0f} "
         f"speedup_vs_reference={r / p:.2f} gflops={g:.1f} peak_gflops={q:.1f} compile_s={compile_s:.1f} "
-        f"pytorch_path_ms={t * 1e3:.1f} target={kernels.target()} launches={launches} captured=0"
+        f"pytorch_path_ms={t * 1e3:.1f} target={kernels.target()} launches={launches} "
+        f"cpu_form_ops={cpu_form} captured=0"
     )
 
 

@@ -240,8 +240,8 @@ def _stack():
 
 
 def _engine_pieces() -> dict:
-    """A 2-layer Stack's styles, block names, tensors, a stream x [K, M = B·T, d] (B = 2, T = 2) and its score
-    bias: what :func:`deepnotes.core.blocks.run_blocks` is called with."""
+    """A 2-layer Stack's styles, block names, tensors and a stream x [K, M = B·T, d] (B = 2, T = 2): what
+    :func:`deepnotes.core.blocks.run_blocks` is called with."""
     import torch
 
     stack = _stack()
@@ -253,7 +253,6 @@ def _engine_pieces() -> dict:
         "params": [getattr(stack, n).detach() for n in names],
         "x": x,
         "batch": 2,
-        "bias": stack._score_bias(2, x),
         "p": stack.layers()[0],
     }
 
@@ -606,4 +605,4 @@ BY_TARGET: dict[str, dict[str, object]] = {
     "deepnotes.chapters.thousand_layers.claims.init_reading": {"predicted": made(_thousand_predicted)},
 }
 for _target in ("block_forward", "run_blocks", "compiled_forward", "compiled_usable"):
-    BY_TARGET[f"deepnotes.core.blocks.{_target}"] = {k: _piece(k) for k in ("st", "names", "params", "x", "bias", "p")}
+    BY_TARGET[f"deepnotes.core.blocks.{_target}"] = {k: _piece(k) for k in ("st", "names", "params", "x", "p")}

@@ -128,7 +128,7 @@ def _engine_call(name: str, batch: int):
     x = torch.zeros(stack.n_members, 4, stack.cfg.d_model)
     if name == "compiled_forward":
         return blocks.compiled_forward(stack.styles, names, params, x, batch, keep=False)
-    return blocks.run_blocks(stack.styles, names, params, x, batch, stack._score_bias(2, x))
+    return blocks.run_blocks(stack.styles, names, params, x, batch)
 
 
 def _reference_call(name: str, k: int, **model_kw):

@@ -20,7 +20,7 @@ SUMMARIES = {
     "bench_engine.py --workload chapter": (
         ["--workload", "chapter", "--target", "native"],
         r"chapter N=3: members=\d+ member_step_ms=[\d.]+ .* pytorch_path_ms=[\d.]+ target=native launches=[1-9]\d* "
-        r"captured=0",
+        r"cpu_form_ops=[1-9]\d* captured=0",
     ),
     "bench_kernel_shapes.py": ([], r"kernel shapes target=native: shapes=2 rule_slower=\d+ worst_rule_ratio=[\d.]+"),
     "bench_live_slider.py": ([], r"increment explosion, depth    3, post      adam: live run +[\d.]+ s"),

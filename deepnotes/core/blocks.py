@@ -52,6 +52,7 @@ style, block kind and target this machine runs.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 from collections.abc import Sequence
@@ -100,12 +101,111 @@ def mask_of(flags: list[bool], values: torch.Tensor) -> Mask:
     return m, 1 - m
 
 
-def _blend(mask: Mask, other, chosen):
-    """chosen where the mask is 1, other where it is 0 (mask not None)."""
-    if mask is True:
+def _linear(x, w, b):
+    """x W + b per member: x [K, M, r], W [K, r, c], b [K, 1, c] (a ``bmm`` and an in-place add:
+    ``baddbmm`` broadcasts b into its output first, 12 µs of 51 at K = 14, M = 32, 32 → 96)."""
+    return torch.bmm(x, w).add_(b)
+
+
+# ---- LayerNorm with a per-member affine, at a position some members use ------------------------
+
+
+def norm_forward(x, w, b):
+    """LN(x)·γ + β per member: x [K, M, d], γ and β [K, 1, d] → (y, (x, x̂, mean, rstd))."""
+    xhat, mean, rstd = torch.native_layer_norm(x, x.shape[-1:], None, None, LN_EPS)
+    return torch.addcmul(b, xhat, w), (x, xhat, mean, rstd)
+
+
+def _norm_at(mask: Mask, x, w, b):
+    """LN(x)·γ + β for the members of ``mask``, x for the rest, given γ·m and β·m (:func:`coefficients`):
+    (γ·m) x̂ + β·m + (1 − m) x, which is the member's LN or x exactly (m ∈ {0, 1}, x̂ finite)."""
+    y, saved = norm_forward(x, w, b)
+    return (y if mask is True else y.addcmul_(x, mask[1])), saved
+
+
+def _norm_at_backward(mask: Mask, dy, w, saved):
+    """∂L/∂x of :func:`_norm_at` given ∂L/∂y: LNᵀ(∂L/∂y ⊙ γ·m) + (1 − m) ∂L/∂y. (Its γ and β gradients,
+    Σ_m ∂L/∂y ⊙ x̂ and Σ_m ∂L/∂y, are summed for all layers at once: :func:`_bulk_gradients`.)"""
+    x, _, mean, rstd = saved
+    mask_in = [True, False, False]  # ∂L/∂x only
+    dx = torch.ops.aten.native_layer_norm_backward(dy * w, x, x.shape[-1:], mean, rstd, None, None, mask_in)[0]
+    return dx if mask is True else dx.addcmul_(dy, mask[1])
+
+
+def coefficients(st: Styles, p: dict) -> dict[str, torch.Tensor]:
+    """What each sublayer's blend multiplies, from the parameters ``p`` (one layer's [K, r, c] or all layers'
+    [N, K, r, c]): ``{sub}_pre_w/_b`` and ``{sub}_post_w/_b``, the LayerNorm's γ·m and β·m at each position
+    (m: the members with an LN there), and ``{sub}_gate``, g_k·m_k + (1 − m_k) (m: ReZero's members). Computed
+    once per step for all N layers, so that a block pays no operation for the members' mix."""
+    c = {}
+    for sub in ("attn", "ffn"):
+        if f"{sub}_norm_w" in p:
+            for where, mask in (("pre", st.pre), ("post", st.post)):
+                if mask is not None:
+                    for part in ("w", "b"):
+                        value = p[f"{sub}_norm_{part}"]
+                        c[f"{sub}_{where}_{part}"] = value if mask is True else value * mask[0]
+        if f"{sub}_gate" in p and st.gated is not None:
+            gate = p[f"{sub}_gate"]
+            c[f"{sub}_gate"] = gate if st.gated is True else torch.addcmul(st.gated[1], gate, st.gated[0])
+    return c
+
+
+# ---- the two branches ---------------------------------------------------------------------------
+
+
+class Tape(dict):
+    """What a backward pass hands to :func:`_bulk_gradients`, per key a list with one tensor per layer
+    (appended from the last layer to the first): ``{w}:x`` and ``{w}:dy``, a matrix's input and the gradient
+    of its output; ``{sub}_{pre|post}:x̂`` and ``:dy``; ``{sub}_gate:f`` and ``:ds``."""
+
+    def __init__(self, st: Styles, owner: torch.Tensor):
+        super().__init__()
+        self.owner = owner  # the parameter that keeps the bulk gradients' buffers between steps
+        # each LN position's members as bool [K, 1, 1] (None: every member), computed once per backward pass
+        self.members = {w: (None if m is True else m[0] > 0) for w, m in (("pre", st.pre), ("post", st.post)) if m}
+
+    def add(self, key: str, **tensors) -> None:
+        for name, t in tensors.items():
+            self.setdefault(f"{key}:{name}", []).append(t)
+
+
+def _ffn_forward(st: Styles, u, p):
+    """φ(u W₁ + b₁) W₂ + b₂ on u [K, M, d]."""
+    h = _linear(u, p["fc1_w"], p["fc1_b"])  # [K, M, d_ff]
+    a = torch.relu(h) if st.activation == "relu" else F.gelu(h)
+    return _linear(a, p["fc2_w"], p["fc2_b"]), (u, h if st.activation == "gelu" else None, a)
+
+
+def _ffn_backward(st: Styles, df, p, saved, tape: Tape):
+    u, h, a = saved
+    tape.add("fc2", x=a, dy=df)
+    da = torch.bmm(df, p["fc2_wT"])  # [K, M, d_ff]
+    dh = torch.ops.aten.threshold_backward(da, a, 0) if h is None else torch.ops.aten.gelu_backward(da, h)
+    tape.add("fc1", x=u, dy=dh)
+    return torch.bmm(dh, p["fc1_wT"])  # [K, M, d]
+
+
+FORM_SWITCH = "DEEPNOTES_BLOCK_FORM"  # "gpu" or "cpu": the PyTorch path's form on every device (tests, op counts)
+
+
+def block_form(device: torch.device) -> str:
+    """The form the PyTorch path takes on ``device``, the same function either way (``tests/core/test_engine.py``):
+
+    * ``gpu``, the fewest operators, each a kernel launch on a GPU: attention by PyTorch's fused
+      ``scaled_dot_product_attention`` (one operator forward, one backward), and every parameter's gradient
+      summed for all N layers at once at the end of the backward pass (one ``bmm`` over N·K per matrix);
+    * ``cpu``, what a CPU's caches favour: the softmax written out (:func:`softmax`, ``bmm``), each layer's
+      gradients computed while its backward's tensors are in cache. Measured on a 2-core CPU (RESULTS.md,
+      2026-11-29), the fused attention's CPU kernel costs about three times the written-out one at the
+      chapters' 8–16 tokens per sequence, and the all-layer gradients read back from memory what the
+      per-layer ones find in cache: the ``gpu`` form ran a 100-block step 1.3–1.9× slower there.
+
+    ``$DEEPNOTES_BLOCK_FORM`` names one for every device; else ``gpu`` on CUDA, ``cpu`` elsewhere."""
+    chosen = os.environ.get(FORM_SWITCH)
+    if chosen in ("gpu", "cpu"):
         return chosen
-    m, keep = mask
-    return torch.addcmul(other * keep, chosen, m)
+    return "gpu" if device.type == "cuda" else "cpu"
 
 
 def softmax(scores: torch.Tensor) -> torch.Tensor:
@@ -119,80 +219,60 @@ def softmax(scores: torch.Tensor) -> torch.Tensor:
     return torch.softmax(scores, dim=-1)
 
 
-def _linear(x, w, b):
-    """x W + b per member: x [K, M, r], W [K, r, c], b [K, 1, c] (a ``bmm`` and an in-place add:
-    ``baddbmm`` broadcasts b into its output first, 12 µs of 51 at K = 14, M = 32, 32 → 96)."""
-    return torch.bmm(x, w).add_(b)
+_SCORE_BIAS: dict = {}  # (T, causal, device, dtype) → [T, T]
 
 
-def _linear_backward(dy, x, w, gw, gb):
-    """∂L/∂x = ∂L/∂y Wᵀ; ∂L/∂W = xᵀ ∂L/∂y and ∂L/∂b = Σ_m ∂L/∂y written into gw, gb."""
-    torch.bmm(x.transpose(1, 2), dy, out=gw)
-    torch.sum(dy, 1, keepdim=True, out=gb)
-    return torch.bmm(dy, w.transpose(1, 2))
+def score_bias(t: Count, causal: bool, like: torch.Tensor) -> torch.Tensor:
+    """[T, T]: −inf above the diagonal for a causal model (position i sees j ≤ i), else 0 (kept per shape)."""
+    key = (t, causal, like.device, like.dtype)
+    if key not in _SCORE_BIAS:
+        bias = torch.zeros(t, t, device=like.device, dtype=like.dtype)
+        _SCORE_BIAS[key] = (
+            bias.masked_fill_(torch.ones_like(bias, dtype=torch.bool).triu(1), float("-inf")) if causal else bias
+        )
+    return _SCORE_BIAS[key]
 
 
-# ---- LayerNorm with a per-member affine ---------------------------------------------------------
+def _fused_attention(st: Styles, qkv, batch: int, keep: bool):
+    """softmax(QKᵀ/√d_h + mask)·V by ``scaled_dot_product_attention`` on qkv [K, M, 3d] → ([K, M, d], saved).
+    With ``keep`` autograd records it from a leaf copy of q, k, v, whose gradient the backward asks of it."""
+    k_, m, d3 = qkv.shape
+    h, t, d = st.n_heads, m // batch, d3 // 3
+    with torch.enable_grad() if keep else contextlib.nullcontext():
+        leaf = qkv.detach().requires_grad_() if keep else qkv
+        q, k, v = leaf.view(k_ * batch, t, 3, h, d // h).permute(2, 0, 3, 1, 4).unbind(0)  # each [KB, h, T, d/h]
+        heads = F.scaled_dot_product_attention(q, k, v, is_causal=st.causal)  # [KB, h, T, d/h]
+    y = heads.transpose(1, 2).reshape(k_, m, d)  # [K, M, d]
+    return (y.detach(), (leaf, heads)) if keep else (y, None)
 
 
-def norm_forward(x, w, b):
-    """LN(x)·γ + β per member: x [K, M, d], γ and β [K, 1, d] → (y, (x, x̂, mean, rstd))."""
-    xhat, mean, rstd = torch.native_layer_norm(x, x.shape[-1:], None, None, LN_EPS)
-    return torch.addcmul(b, xhat, w), (x, xhat, mean, rstd)
+def _fused_attention_backward(dy, saved):
+    leaf, heads = saved
+    kb, h, t, dh = heads.shape
+    return torch.autograd.grad(heads, leaf, dy.view(kb, t, h, dh).transpose(1, 2))[0]  # [K, M, 3d]
 
 
-def _norm_backward(dy, w, saved, gw, gb, accumulate: bool):
-    """∂L/∂x of LN; ∂L/∂γ = Σ_m ∂L/∂y ⊙ x̂ and ∂L/∂β = Σ_m ∂L/∂y into gw, gb [K, 1, d] (added where
-    ``accumulate``). ``dy`` is already zero for members without this LN."""
-    x, xhat, mean, rstd = saved
-    if accumulate:
-        gw.add_((dy * xhat).sum(1, keepdim=True))
-        gb.add_(dy.sum(1, keepdim=True))
-    else:
-        torch.sum(dy * xhat, 1, keepdim=True, out=gw)
-        torch.sum(dy, 1, keepdim=True, out=gb)
-    return torch.ops.aten.native_layer_norm_backward(
-        dy * w, x, x.shape[-1:], mean, rstd, None, None, [True, False, False]
-    )[0]
-
-
-# ---- the two branches ---------------------------------------------------------------------------
-
-
-def _ffn_forward(st: Styles, u, p):
-    """φ(u W₁ + b₁) W₂ + b₂ on u [K, M, d]."""
-    h = _linear(u, p["fc1_w"], p["fc1_b"])  # [K, M, d_ff]
-    a = torch.relu(h) if st.activation == "relu" else F.gelu(h)
-    return _linear(a, p["fc2_w"], p["fc2_b"]), (u, h if st.activation == "gelu" else None, a)
-
-
-def _ffn_backward(st: Styles, df, p, g, saved):
-    u, h, a = saved
-    da = _linear_backward(df, a, p["fc2_w"], g["fc2_w"], g["fc2_b"])  # [K, M, d_ff]
-    dh = torch.ops.aten.threshold_backward(da, a, 0) if h is None else torch.ops.aten.gelu_backward(da, h)
-    return _linear_backward(dh, u, p["fc1_w"], g["fc1_w"], g["fc1_b"])  # [K, M, d]
-
-
-def _attention_forward(st: Styles, u, p, batch: int, bias):
-    """softmax(QKᵀ/√d_h + mask)·V per head, then the out-projection, on u [K, M = B·T, d]."""
-    k_, m, d = u.shape
-    h, t = st.n_heads, m // batch
-    qkv = _linear(u, p["qkv_w"], p["qkv_b"])  # [K, M, 3d]
+def _written_attention(st: Styles, qkv, batch: int, keep: bool):
+    """The same as :func:`_fused_attention`, the softmax written out: P = softmax(QKᵀ/√d_h + mask), Y = PV."""
+    k_, m, d3 = qkv.shape
+    h, t, d = st.n_heads, m // batch, d3 // 3
     heads = qkv.view(k_ * batch, t, 3, h, d // h).permute(2, 0, 3, 1, 4).reshape(3, -1, t, d // h)  # [3, KBh, T, d/h]
     q, k, v = heads.unbind(0)
+    bias = score_bias(t, st.causal, qkv)
     probs = softmax(torch.baddbmm(bias, q, k.transpose(1, 2), alpha=(d // h) ** -0.5))  # [KBh, T, T]
     y = torch.bmm(probs, v).view(k_, batch, h, t, d // h).permute(0, 1, 3, 2, 4).reshape(k_, m, d)  # [K, M, d]
-    return _linear(y, p["out_w"], p["out_b"]), (u, heads, probs, y)
+    return y, ((heads, probs, batch) if keep else None)
 
 
-def _attention_backward(st: Styles, df, p, g, saved):
-    u, heads, probs, y = saved
-    k_, m, d = u.shape
-    h, dh = st.n_heads, d // st.n_heads
-    kb, t = heads.shape[1] // h, heads.shape[2]
+def _written_attention_backward(dy, saved):
+    """∂L/∂qkv [K, M, 3d] given ∂L/∂Y [K, M, d]: ∂P = ∂Y Vᵀ, ∂V = Pᵀ∂Y, ∂S = P ⊙ (∂P − rowsum(∂P ⊙ P)),
+    ∂Q = ∂S K/√d_h, ∂K = ∂Sᵀ Q/√d_h."""
+    heads, probs, batch = saved
+    k_, m, d = dy.shape
+    kbh, t, dh = heads.shape[1:]
+    h = kbh // (k_ * batch)
     q, k, v = heads.unbind(0)
-    dy = _linear_backward(df, y, p["out_w"], g["out_w"], g["out_b"])  # [K, M, d]
-    dyh = dy.view(k_, kb // k_, t, h, dh).permute(0, 1, 3, 2, 4).reshape(-1, t, dh)  # [KBh, T, d/h]
+    dyh = dy.view(k_, batch, t, h, dh).permute(0, 1, 3, 2, 4).reshape(-1, t, dh)  # [KBh, T, d/h]
     dheads = torch.empty_like(heads)  # [3, KBh, T, d/h]
     dp = torch.bmm(dyh, v.transpose(1, 2))  # [KBh, T, T]
     torch.bmm(probs.transpose(1, 2), dyh, out=dheads[2])
@@ -201,61 +281,68 @@ def _attention_backward(st: Styles, df, p, g, saved):
     scale = dh**-0.5
     torch.baddbmm(dheads[0], ds, k, beta=0, alpha=scale, out=dheads[0])
     torch.baddbmm(dheads[1], ds.transpose(1, 2), q, beta=0, alpha=scale, out=dheads[1])
-    dqkv = dheads.view(3, kb, h, t, dh).permute(1, 3, 0, 2, 4).reshape(k_, m, 3 * d)  # [K, M, 3d]
-    return _linear_backward(dqkv, u, p["qkv_w"], g["qkv_w"], g["qkv_b"])  # [K, M, d]
+    return dheads.view(3, k_ * batch, h, t, dh).permute(1, 3, 0, 2, 4).reshape(k_, m, 3 * d)  # [K, M, 3d]
+
+
+_ATTENTION = {  # per form: the attention core and its backward
+    "gpu": (_fused_attention, _fused_attention_backward),
+    "cpu": (_written_attention, _written_attention_backward),
+}
+
+
+def _attention_forward(st: Styles, u, p, batch: int, keep: bool):
+    """softmax(QKᵀ/√d_h + mask)·V per head (the core of the device's :func:`block_form`), then the
+    out-projection, on u [K, M = B·T, d]."""
+    core = block_form(u.device)
+    qkv = _linear(u, p["qkv_w"], p["qkv_b"])  # [K, M, 3d]
+    y, saved = _ATTENTION[core][0](st, qkv, batch, keep)  # [K, M, d]
+    return _linear(y, p["out_w"], p["out_b"]), (u, core, saved, y)
+
+
+def _attention_backward(st: Styles, df, p, saved, tape: Tape):
+    u, core, inner, y = saved
+    tape.add("out", x=y, dy=df)
+    dy = torch.bmm(df, p["out_wT"])  # [K, M, d]
+    dqkv = _ATTENTION[core][1](dy, inner)  # [K, M, 3d]
+    tape.add("qkv", x=u, dy=dqkv)
+    return torch.bmm(dqkv, p["qkv_wT"])  # [K, M, d]
 
 
 # ---- one sublayer, one block --------------------------------------------------------------------
 
 
-def _sublayer_forward(st: Styles, x, p, sub: str, branch, keep: bool):
-    """y of one residual sublayer (the module docstring's four lines) and what its backward needs."""
+def _sublayer_forward(st: Styles, x, c, sub: str, branch, keep: bool):
+    """y of one residual sublayer (the module docstring's four lines) and what its backward needs; ``c``:
+    the layer's :func:`coefficients`."""
     u, pre = x, None
     if st.pre is not None:
-        normed, pre = norm_forward(x, p[f"{sub}_norm_w"], p[f"{sub}_norm_b"])
-        u = _blend(st.pre, x, normed)
+        u, pre = _norm_at(st.pre, x, c[f"{sub}_pre_w"], c[f"{sub}_pre_b"])
     f, inner = branch(u)
-    gate = None
-    if st.gated is True:
-        gate = p[f"{sub}_gate"]
-    elif st.gated is not None:  # g_k·m_k + (1 − m_k): 1 off ReZero
-        gate = torch.addcmul(st.gated[1], p[f"{sub}_gate"], st.gated[0])
-    skip = x if st.alpha is None else x * st.alpha
-    s = torch.addcmul(skip, gate, f) if gate is not None else skip + f
+    gate = c.get(f"{sub}_gate")
+    if gate is not None:
+        s = torch.addcmul(x if st.alpha is None else x * st.alpha, gate, f)
+    else:
+        s = x + f if st.alpha is None else torch.addcmul(f, x, st.alpha)
     y, post = s, None
     if st.post is not None:
-        normed, post = norm_forward(s, p[f"{sub}_norm_w"], p[f"{sub}_norm_b"])
-        y = _blend(st.post, s, normed)
+        y, post = _norm_at(st.post, s, c[f"{sub}_post_w"], c[f"{sub}_post_b"])
     return y, ((pre, inner, f, gate, post) if keep else None)
 
 
-def _masked(mask: Mask, dy):
-    """(the part of ∂L/∂y that goes through the LN, the part that passes by)."""
-    if mask is True:
-        return dy, None
-    return dy * mask[0], dy * mask[1]
-
-
-def _sublayer_backward(st: Styles, dy, p, g, sub: str, branch_backward, saved):
+def _sublayer_backward(st: Styles, dy, c, sub: str, branch_backward, saved, tape: Tape):
+    """∂L/∂x of one sublayer given ∂L/∂y; what its parameters' gradients need goes on the tape."""
     pre, inner, f, gate, post = saved
-    w, gw, gb = p.get(f"{sub}_norm_w"), g.get(f"{sub}_norm_w"), g.get(f"{sub}_norm_b")
     ds = dy
     if post is not None:
-        through, past = _masked(st.post, dy)
-        ds = _norm_backward(through, w, post, gw, gb, False)
-        if past is not None:
-            ds = ds.add_(past)
+        tape.add(f"{sub}_post", xhat=post[1], dy=dy)
+        ds = _norm_at_backward(st.post, dy, c[f"{sub}_post_w"], post)
     if gate is not None:
-        dg = torch.sum(ds * f, (1, 2), keepdim=True, out=g[f"{sub}_gate"])
-        if st.gated is not True:
-            dg.mul_(st.gated[0])
-    dx = ds if st.alpha is None else ds * st.alpha
-    du = branch_backward(ds if gate is None else ds * gate, p, g, inner)
+        tape.add(f"{sub}_gate", f=f, ds=ds)
+    du = branch_backward(ds if gate is None else ds * gate, inner, tape)
     if pre is not None:
-        through, past = _masked(st.pre, du)
-        dln = _norm_backward(through, w, pre, gw, gb, post is not None)
-        du = dln if past is None else dln.add_(past)
-    return dx.add_(du) if dx is not dy else dx + du
+        tape.add(f"{sub}_pre", xhat=pre[1], dy=du)
+        du = _norm_at_backward(st.pre, du, c[f"{sub}_pre_w"], pre)
+    return du + ds if st.alpha is None else torch.addcmul(du, ds, st.alpha)
 
 
 def sequence_length(x: torch.Tensor, batch: Count) -> int:
@@ -270,27 +357,105 @@ def sequence_length(x: torch.Tensor, batch: Count) -> int:
     return rows // batch
 
 
-def block_forward(st: Styles, x, p: dict, batch: Count, bias, keep: bool = False):
-    """One block on x [K, M, d] with layer parameters ``p`` (views [K, r, c]); ``keep``: also return
-    what :func:`block_backward` needs."""
+def block_forward(st: Styles, x, p: dict, batch: Count, keep: bool = False, c: dict | None = None):
+    """One block on x [K, M, d] with layer parameters ``p`` (views [K, r, c]) and their
+    :func:`coefficients` ``c`` (computed here when not given); ``keep``: also return what
+    :func:`block_backward` needs."""
     sequence_length(x, batch)
+    c = coefficients(st, p) if c is None else c
     saved = {}
     if "qkv_w" in p:
         x, saved["attn"] = _sublayer_forward(
-            st, x, p, "attn", lambda u: _attention_forward(st, u, p, batch, bias), keep
+            st, x, c, "attn", lambda u: _attention_forward(st, u, p, batch, keep), keep
         )
-    x, saved["ffn"] = _sublayer_forward(st, x, p, "ffn", lambda u: _ffn_forward(st, u, p), keep)
+    x, saved["ffn"] = _sublayer_forward(st, x, c, "ffn", lambda u: _ffn_forward(st, u, p), keep)
     return x, saved
 
 
-def block_backward(st: Styles, dy, p: dict, g: dict, saved: dict):
-    """∂L/∂x of one block given ∂L/∂y [K, M, d]; its parameter gradients written into ``g``."""
-    dx = _sublayer_backward(st, dy, p, g, "ffn", lambda df, p, g, s: _ffn_backward(st, df, p, g, s), saved["ffn"])
+def block_backward(st: Styles, dy, p: dict, c: dict, saved: dict, tape: Tape):
+    """∂L/∂x of one block given ∂L/∂y [K, M, d]; what its parameters' gradients need goes on ``tape``."""
+    dx = _sublayer_backward(st, dy, c, "ffn", lambda df, s, tape: _ffn_backward(st, df, p, s, tape), saved["ffn"], tape)
     if "attn" in saved:
         dx = _sublayer_backward(
-            st, dx, p, g, "attn", lambda df, p, g, s: _attention_backward(st, df, p, g, s), saved["attn"]
+            st, dx, c, "attn", lambda df, s, tape: _attention_backward(st, df, p, s, tape), saved["attn"], tape
         )
     return dx
+
+
+def _stacked(tape: Tape, key: str) -> torch.Tensor:
+    """The tape's tensors under ``key`` as one [N, K, M, c], layer 0 first, in a buffer reused from step to
+    step (:func:`_reused`); one layer's as it is, [K, M, c]."""
+    layers = tape[key][::-1]
+    if len(layers) == 1:
+        return layers[0]
+    return torch.stack(layers, out=_scratch(tape, key, (len(layers), *layers[0].shape)))
+
+
+def _product(tape: Tape, key: str, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """a ⊙ b, for all layers [N, K, M, c] in a buffer reused from step to step."""
+    return torch.mul(a, b, out=_scratch(tape, f"{key}:product", a.shape)) if a.dim() == 4 else a * b
+
+
+def _scratch(tape: Tape, key: str, shape: tuple) -> torch.Tensor:
+    """A buffer for ``key`` kept on the tape's owner (a parameter) between steps: at a thousand blocks these
+    are hundreds of MB, which a new allocation each step gets from the OS page by page on the CPU."""
+    return _reused(tape.owner, f"_tape_{key}", tuple(shape), tape.owner.dtype)
+
+
+def _bulk_gradients(st: Styles, tape: Tape, grads: dict) -> None:
+    """Every block parameter's gradient, for the N layers on the tape at once, into ``grads`` ([N, K, r, c];
+    one layer's, [K, r, c], where the tape holds one):
+
+    ∂L/∂W = xᵀ ∂L/∂y (one ``bmm`` over N·K),  ∂L/∂b = Σ_m ∂L/∂y,
+    ∂L/∂γ = Σ_m ∂L/∂y ⊙ x̂ and ∂L/∂β = Σ_m ∂L/∂y at the members' LN position (0 for a member without it),
+    ∂L/∂g = Σ ∂L/∂s ⊙ f for ReZero's members (0 for the rest)."""
+    for w in ("qkv", "out", "fc1", "fc2"):
+        if f"{w}:x" in tape:
+            x, dy = _stacked(tape, f"{w}:x"), _stacked(tape, f"{w}:dy")  # [(N,) K, M, r], [(N,) K, M, c]
+            m, r = x.shape[-2:]
+            gw = grads[f"{w}_w"]
+            torch.bmm(x.view(-1, m, r).transpose(1, 2), dy.view(-1, m, dy.shape[-1]), out=gw.view(-1, r, gw.shape[-1]))
+            torch.sum(dy, -2, keepdim=True, out=grads[f"{w}_b"])
+    for sub in ("attn", "ffn"):
+        _norm_gradients(tape, sub, grads)
+        if f"{sub}_gate:f" in tape:
+            ds, f = _stacked(tape, f"{sub}_gate:ds"), _stacked(tape, f"{sub}_gate:f")
+            g = torch.sum(_product(tape, f"{sub}_gate", ds, f), (-2, -1), keepdim=True, out=grads[f"{sub}_gate"])
+            if st.gated is not True:
+                g.mul_(st.gated[0])
+
+
+def _norm_gradients(tape: Tape, sub: str, grads: dict) -> None:
+    """∂L/∂γ = Σ_m ∂L/∂y ⊙ x̂ and ∂L/∂β = Σ_m ∂L/∂y of ``sub``'s LayerNorm, each member's from the position
+    (pre or post) where its LN sits, 0 for a member without one."""
+    parts = {}
+    for where, members in tape.members.items():
+        if f"{sub}_{where}:dy" in tape:
+            dy, xhat = _stacked(tape, f"{sub}_{where}:dy"), _stacked(tape, f"{sub}_{where}:xhat")
+            parts[where] = (members, _product(tape, f"{sub}_{where}", dy, xhat), dy)
+    gw, gb = grads.get(f"{sub}_norm_w"), grads.get(f"{sub}_norm_b")
+    if len(parts) == 1 and next(iter(parts.values()))[0] is None:  # every member's LN sits here: straight in
+        _, products, dy = next(iter(parts.values()))
+        torch.sum(products, -2, keepdim=True, out=gw)
+        torch.sum(dy, -2, keepdim=True, out=gb)
+    elif parts:
+        _at_positions([(members, products.sum(-2, keepdim=True)) for members, products, _ in parts.values()], gw)
+        _at_positions([(members, dy.sum(-2, keepdim=True)) for members, _, dy in parts.values()], gb)
+
+
+def _at_positions(pieces: list, out: torch.Tensor) -> None:
+    """``out`` ← per member the value of its position: ``pieces`` [(members, value [N, K, 1, d])], members a
+    bool [K, 1, 1], disjoint; a member in none gets 0 (it has no LayerNorm there, and its slice
+    trains to nothing)."""
+    (members, value), *others = pieces
+    rest = value.new_zeros(())
+    for other, other_value in others:
+        rest = torch.where(other, other_value, rest)
+    torch.where(members, value, rest, out=out)
+
+
+# the blocks' weight matrices, stored [.., in, out] (what DeepNet's analysis scales)
+MATRICES = ("qkv_w", "out_w", "fc1_w", "fc2_w")
 
 
 def _layers(names, tensors) -> list[dict[str, torch.Tensor]]:
@@ -300,10 +465,11 @@ def _layers(names, tensors) -> list[dict[str, torch.Tensor]]:
 
 class BlocksFunction(torch.autograd.Function):
     """x_N of x_0 [K, M, d] through the N blocks whose parameters are ``params`` ([N, K, r, c], in
-    the order of ``names``); one autograd node, backward per layer as the module docstring writes it."""
+    the order of ``names``); one autograd node, backward per layer as the module docstring writes it,
+    the parameters' gradients summed per layer or for all layers at once at its end (:func:`block_form`)."""
 
     @staticmethod
-    def forward(ctx, st: Styles, names: tuple, batch: int, bias, x, *params):
+    def forward(ctx, st: Styles, names: tuple, batch: int, x, *params):
         ctx.names = names
         if compiled_usable(st, names, x, params):  # the same formulas, compiled
             y, ctx.fused = compiled_forward(st, names, params, x, batch, keep=True)
@@ -311,11 +477,14 @@ class BlocksFunction(torch.autograd.Function):
             return y
         ctx.fused = None
         layers = _layers(names, params)
+        ctx.stacked = dict(zip(names, params, strict=True))
+        every = coefficients(st, ctx.stacked)  # [N, K, ...] each, once per step
+        coeffs = _layers(tuple(every), every.values()) if every else [{} for _ in layers]
         saved = []
-        for p in layers:
-            x, s = block_forward(st, x, p, batch, bias, keep=True)
+        for p, c in zip(layers, coeffs, strict=True):
+            x, s = block_forward(st, x, p, batch, keep=True, c=c)
             saved.append(s)
-        ctx.st, ctx.names, ctx.layers, ctx.saved = st, names, layers, saved
+        ctx.st, ctx.layers, ctx.coeffs, ctx.saved = st, layers, coeffs, saved
         ctx.shapes = [(t.shape, t.dtype, t.device) for t in params]
         return x
 
@@ -324,26 +493,37 @@ class BlocksFunction(torch.autograd.Function):
         if ctx.fused is not None:
             dx, grads = compiled_backward(ctx.names, ctx.params, ctx.fused, dx)
             ctx.fused = ctx.params = None
-            return (None, None, None, None, dx, *grads)
-        grads = [torch.empty(s, dtype=dt, device=dev) for s, dt, dev in ctx.shapes]
-        glayers = _layers(ctx.names, grads)
+            return (None, None, None, dx, *grads)
+        tape = Tape(ctx.st, ctx.stacked[ctx.names[0]])
         dx = dx.contiguous()
+        grads = {n: torch.empty(s, dtype=dt, device=dev) for n, (s, dt, dev) in zip(ctx.names, ctx.shapes, strict=True)}
+        per_layer = block_form(dx.device) == "cpu"  # each layer's gradients while its tensors are in cache
+        layer_grads = _layers(ctx.names, grads.values()) if per_layer else None
+        matrices = [n for n in ctx.names if n in MATRICES]
+        transposed = _layers([f"{n}T" for n in matrices], [ctx.stacked[n].transpose(2, 3) for n in matrices])
         for i in reversed(range(len(ctx.layers))):
-            dx = block_backward(ctx.st, dx, ctx.layers[i], glayers[i], ctx.saved[i])
-            ctx.saved[i] = None  # free layer i's activations
-        return (None, None, None, None, dx, *grads)
+            p = {**ctx.layers[i], **transposed[i]}  # Wᵀ of every layer: one transpose per step, not per block
+            dx = block_backward(ctx.st, dx, p, ctx.coeffs[i], ctx.saved[i], tape)
+            ctx.saved[i] = None  # what the tape does not hold of layer i is freed
+            if per_layer:
+                _bulk_gradients(ctx.st, tape, layer_grads[i])
+                tape.clear()
+        if not per_layer:
+            one = len(ctx.layers) == 1  # the tape holds each tensor as it is, unstacked
+            _bulk_gradients(ctx.st, tape, _layers(ctx.names, grads.values())[0] if one else grads)  # all written
+        return (None, None, None, dx, *(grads[n] for n in ctx.names))
 
 
-def run_blocks(st: Styles, names: Sequence[str], params: list, x: torch.Tensor, batch: Count, bias) -> torch.Tensor:
+def run_blocks(st: Styles, names: Sequence[str], params: list, x: torch.Tensor, batch: Count) -> torch.Tensor:
     """x_N of x_0 [K, M, d]: one autograd node where gradients are wanted, else the plain forward."""
     sequence_length(x, batch)
     if torch.is_grad_enabled() and (x.requires_grad or any(t.requires_grad for t in params)):
-        return BlocksFunction.apply(st, tuple(names), batch, bias, x, *params)
+        return BlocksFunction.apply(st, tuple(names), batch, x, *params)
     if compiled_usable(st, names, x, params):
         return compiled_forward(st, names, params, x, batch, keep=False)[0]
     with torch.no_grad():
         for p in _layers(names, params):
-            x, _ = block_forward(st, x, p, batch, bias)
+            x, _ = block_forward(st, x, p, batch)
     return x
 
 
@@ -571,7 +751,7 @@ def _reused(owner: torch.Tensor, attr: str, shape: tuple, dtype: torch.dtype) ->
         or _ALONE is None
         or _storage_count(buffer) != _ALONE
     ):
-        buffer = torch.empty(shape, dtype=dtype)
+        buffer = torch.empty(shape, dtype=dtype, device=owner.device)
         setattr(owner, attr, buffer)
     return buffer.view_as(buffer)
 

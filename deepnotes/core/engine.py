@@ -51,7 +51,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from deepnotes.core.blocks import Styles, block_forward, mask_of, norm_forward, run_blocks
+from deepnotes.core.blocks import MATRICES, Styles, block_forward, mask_of, norm_forward, run_blocks
 from deepnotes.core.config import ModelConfig, check_fits
 from deepnotes.core.data import generator
 from deepnotes.core.models import Block, TransformerLM, check_tokens, trunc_normal_
@@ -59,7 +59,6 @@ from deepnotes.core.validate import Count, Finite, NonNegativeCount, Positive, p
 from deepnotes.core.validate import seed as seed_value
 
 NORMED = ("post", "deepnorm", "pre")  # styles with a LayerNorm per sublayer
-MATRICES = ("qkv_w", "out_w", "fc1_w", "fc2_w")  # the blocks' weight matrices (what DeepNet's analysis scales)
 GATES = ("attn_gate", "ffn_gate")  # ReZero's gates
 
 
@@ -146,7 +145,6 @@ class Stack(nn.Module):
             self._add(name, (self.n_layers, self.n_members, *shape), Slot(1, parts), device, dtype)
         for name, shape, parts in self._top_shapes():
             self._add(name, (self.n_members, *shape), Slot(0, parts), device, dtype)
-        self._bias_cache: dict = {}
         self._styles: dict = {}
         self.register_buffer("alpha", torch.tensor(self.flags["alpha"], device=device, dtype=dtype))  # [K]
         for name in ("pre", "post", "gated"):
@@ -312,23 +310,11 @@ class Stack(nn.Module):
         """LayerNorm with member-wise affine: x [K, M, d], w and b [K, 1, d]."""
         return norm_forward(x, w, b)[0]
 
-    def _score_bias(self, t: int, like: torch.Tensor) -> torch.Tensor:
-        """[T, T]: −inf above the diagonal for a causal model (position i sees j ≤ i), else 0."""
-        key = (t, like.device, like.dtype)
-        if key not in self._bias_cache:
-            bias = torch.zeros(t, t, device=like.device, dtype=like.dtype)
-            self._bias_cache[key] = (
-                bias.masked_fill_(torch.ones_like(bias, dtype=torch.bool).triu(1), float("-inf"))
-                if self.cfg.causal
-                else bias
-            )
-        return self._bias_cache[key]
-
     def block(self, x: torch.Tensor, p: dict[str, torch.Tensor], batch: int) -> torch.Tensor:
         """One block on x [K, M = B·T, d] with layer parameters ``p`` (views [K, r, c]), recorded by
         autograd op by op (the probes that read the stream's gradients; the oracle of the
         hand-written backward)."""
-        return block_forward(self.styles, x, p, batch, self._score_bias(x.shape[1] // batch, x))[0]
+        return block_forward(self.styles, x, p, batch)[0]
 
     def layers(self) -> list[dict[str, torch.Tensor]]:
         """Per layer l, the views {name: [K, r, c]} of its parameters (one ``unbind`` per tensor)."""
@@ -344,7 +330,7 @@ class Stack(nn.Module):
         x = x.reshape(k_, b * t, d)
         if not return_stream:  # one autograd node, backward written out (blocks.BlocksFunction)
             names = self.block_names
-            return run_blocks(self.styles, names, [getattr(self, n) for n in names], x, b, self._score_bias(t, x)).view(
+            return run_blocks(self.styles, names, [getattr(self, n) for n in names], x, b).view(
                 k_, b, t, d
             )
         stream = [x.view(k_, b, t, d)]  # each x_l is what the next block reads: a backward reaches it

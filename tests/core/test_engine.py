@@ -10,7 +10,7 @@ import torch
 from oracle import one_step_loss_change, train
 
 from deepnotes.core import measure
-from deepnotes.core.blocks import ENV_SWITCH, softmax
+from deepnotes.core.blocks import ENV_SWITCH, FORM_SWITCH, softmax
 from deepnotes.core.config import NORM_STYLES, ModelConfig, TrainConfig
 from deepnotes.core.data import MarkovLanguage, seeded
 from deepnotes.core.engine import (
@@ -329,8 +329,11 @@ MIXED = [
 
 
 @pytest.mark.parametrize("causal", [True, False])
-def test_every_member_of_a_mixed_ensemble_is_its_reference_model(causal):
-    """One graph for every style: each member's loss and every gradient equal its own reference model's."""
+@pytest.mark.parametrize("form", ["cpu", "gpu"])
+def test_every_member_of_a_mixed_ensemble_is_its_reference_model(causal, form, monkeypatch):
+    """One graph for every style: each member's loss and every gradient equal its own reference model's,
+    in both forms of the PyTorch path (the compiled kernels where they run)."""
+    monkeypatch.setenv(FORM_SWITCH, form)
     extra = {} if causal else dict(causal=False, head_transform=True, activation="gelu", max_len=10)
     cfgs = [ModelConfig(**{**c.__dict__, **extra}) for c in MIXED]
     with seeded(4):
@@ -360,10 +363,12 @@ def test_every_member_of_a_mixed_ensemble_is_its_reference_model(causal):
 
 
 @pytest.mark.parametrize("compiled", ["all", "0"])
-def test_hand_written_backward_equals_autograd(compiled, monkeypatch):
-    """The stack's one autograd node (the compiled kernels, or blocks.py's PyTorch path) against
-    autograd through the same blocks, op by op."""
+@pytest.mark.parametrize("form", ["cpu", "gpu"])
+def test_hand_written_backward_equals_autograd(compiled, form, monkeypatch):
+    """The stack's one autograd node (the compiled kernels, or blocks.py's PyTorch path in either
+    form) against autograd through the same blocks, op by op."""
     monkeypatch.setenv(ENV_SWITCH, compiled)
+    monkeypatch.setenv(FORM_SWITCH, form)
     with seeded(6):
         stack = randomize(Stack(MIXED, seeds=list(range(len(MIXED))), dtype=F64))
     x = torch.randn(len(MIXED), 3, 6, 8, dtype=F64, requires_grad=True)  # [K, B, T, d]
@@ -406,12 +411,14 @@ def test_a_mixed_ensemble_trains_like_its_members_apart(optimizer, lr):
             ), (cfg.norm, field)
 
 
-@pytest.mark.parametrize("compiled", ["all", "0"])
+@pytest.mark.parametrize("path", ["compiled", "cpu", "gpu"])
 @pytest.mark.parametrize("trial", range(12))
-def test_hand_written_backward_equals_autograd_on_random_stacks(trial, compiled, monkeypatch):
+def test_hand_written_backward_equals_autograd_on_random_stacks(trial, path, monkeypatch):
     """Seeded random shapes and member mixes: heads 1–4, T from 1, MLP blocks, GELU, encoders, α ≠ 1;
-    the compiled kernels and blocks.py's PyTorch path."""
-    monkeypatch.setenv(ENV_SWITCH, compiled)
+    the compiled kernels and blocks.py's PyTorch path in both forms (autograd's oracle in the same form)."""
+    monkeypatch.setenv(ENV_SWITCH, "all" if path == "compiled" else "0")
+    if path != "compiled":
+        monkeypatch.setenv(FORM_SWITCH, path)
     import random
 
     rnd = random.Random(trial)
@@ -495,3 +502,27 @@ def test_every_slot_a_stack_can_have_is_a_name_train_many_accepts():
         seen |= set(Stack([cfg]).slots)
     assert seen <= SLOT_NAMES, seen - SLOT_NAMES
     assert SLOT_NAMES - seen == set(), "a name no stack has"
+
+
+def _operators_per_block_step(cfgs, form: str, monkeypatch) -> int:
+    """ATen operators one training step of ``cfgs``' ensemble dispatches per block on the PyTorch path in
+    ``form`` (a step at depth 3 less one at depth 2: what depth adds)."""
+    from deepnotes.cost.model import counted
+
+    monkeypatch.setenv(FORM_SWITCH, form)
+
+    def step_at(depth):
+        stack = Stack([ModelConfig(**{**c.__dict__, "n_layers": depth}) for c in cfgs], seeds=range(len(cfgs)))
+        tokens = torch.randint(0, 6, (len(cfgs), 4, 8), generator=torch.Generator().manual_seed(0))
+        return counted(lambda: stack.next_token_losses(tokens).sum().backward()).launches
+
+    return int(step_at(3) - step_at(2))
+
+
+@pytest.mark.parametrize("styles", ["mixed", "post"])
+def test_the_gpu_form_dispatches_at_most_half_the_cpu_forms_operators_per_block(styles, monkeypatch):
+    """Issue 62: on a GPU each operator is a kernel launch; the ``gpu`` form (fused attention, every layer's
+    gradients at once) dispatches at most half of what the written-out ``cpu`` form does per block-step."""
+    cfgs = MIXED if styles == "mixed" else [small("post")] * 3
+    gpu, cpu = (_operators_per_block_step(cfgs, form, monkeypatch) for form in ("gpu", "cpu"))
+    assert 0 < gpu <= cpu / 2, (gpu, cpu)

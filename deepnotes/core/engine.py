@@ -330,9 +330,7 @@ class Stack(nn.Module):
         x = x.reshape(k_, b * t, d)
         if not return_stream:  # one autograd node, backward written out (blocks.BlocksFunction)
             names = self.block_names
-            return run_blocks(self.styles, names, [getattr(self, n) for n in names], x, b).view(
-                k_, b, t, d
-            )
+            return run_blocks(self.styles, names, [getattr(self, n) for n in names], x, b).view(k_, b, t, d)
         stream = [x.view(k_, b, t, d)]  # each x_l is what the next block reads: a backward reaches it
         for p in self.layers():
             stream.append(self.block(stream[-1].view(k_, b * t, d), p, b).view(k_, b, t, d))

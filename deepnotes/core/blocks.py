@@ -88,6 +88,7 @@ class Styles:
     n_heads: Count
     causal: bool = True  # position i sees j ≤ i (the compiled path's score mask; here: bias)
     flags: dict | None = None  # per member, Python: alpha, pre, post, gated (the compiled path's data)
+    scores: dict = field(default_factory=dict, compare=False)  # the written-out attention's score biases, per T
 
 
 def mask_of(flags: list[bool], values: torch.Tensor) -> Mask:
@@ -219,18 +220,15 @@ def softmax(scores: torch.Tensor) -> torch.Tensor:
     return torch.softmax(scores, dim=-1)
 
 
-_SCORE_BIAS: dict = {}  # (T, causal, device, dtype) → [T, T]
-
-
-def score_bias(t: Count, causal: bool, like: torch.Tensor) -> torch.Tensor:
-    """[T, T]: −inf above the diagonal for a causal model (position i sees j ≤ i), else 0 (kept per shape)."""
-    key = (t, causal, like.device, like.dtype)
-    if key not in _SCORE_BIAS:
+def score_bias(st: Styles, t: Count, like: torch.Tensor) -> torch.Tensor:
+    """[T, T]: −inf above the diagonal for a causal model (position i sees j ≤ i), else 0; made once per stack
+    (its :class:`Styles`), device, dtype and T."""
+    key = (t, like.device, like.dtype)
+    if key not in st.scores:
         bias = torch.zeros(t, t, device=like.device, dtype=like.dtype)
-        _SCORE_BIAS[key] = (
-            bias.masked_fill_(torch.ones_like(bias, dtype=torch.bool).triu(1), float("-inf")) if causal else bias
-        )
-    return _SCORE_BIAS[key]
+        causal = torch.ones_like(bias, dtype=torch.bool).triu(1)
+        st.scores[key] = bias.masked_fill_(causal, float("-inf")) if st.causal else bias
+    return st.scores[key]
 
 
 def _fused_attention(st: Styles, qkv, batch: int, keep: bool):
@@ -258,7 +256,7 @@ def _written_attention(st: Styles, qkv, batch: int, keep: bool):
     h, t, d = st.n_heads, m // batch, d3 // 3
     heads = qkv.view(k_ * batch, t, 3, h, d // h).permute(2, 0, 3, 1, 4).reshape(3, -1, t, d // h)  # [3, KBh, T, d/h]
     q, k, v = heads.unbind(0)
-    bias = score_bias(t, st.causal, qkv)
+    bias = score_bias(st, t, qkv)
     probs = softmax(torch.baddbmm(bias, q, k.transpose(1, 2), alpha=(d // h) ** -0.5))  # [KBh, T, T]
     y = torch.bmm(probs, v).view(k_, batch, h, t, d // h).permute(0, 1, 3, 2, 4).reshape(k_, m, d)  # [K, M, d]
     return y, ((heads, probs, batch) if keep else None)

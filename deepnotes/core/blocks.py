@@ -220,7 +220,7 @@ def softmax(scores: torch.Tensor) -> torch.Tensor:
     return torch.softmax(scores, dim=-1)
 
 
-def score_bias(st: Styles, t: Count, like: torch.Tensor) -> torch.Tensor:
+def _score_bias(st: Styles, t: Count, like: torch.Tensor) -> torch.Tensor:
     """[T, T]: −inf above the diagonal for a causal model (position i sees j ≤ i), else 0; made once per stack
     (its :class:`Styles`), device, dtype and T."""
     key = (t, like.device, like.dtype)
@@ -256,7 +256,7 @@ def _written_attention(st: Styles, qkv, batch: int, keep: bool):
     h, t, d = st.n_heads, m // batch, d3 // 3
     heads = qkv.view(k_ * batch, t, 3, h, d // h).permute(2, 0, 3, 1, 4).reshape(3, -1, t, d // h)  # [3, KBh, T, d/h]
     q, k, v = heads.unbind(0)
-    bias = score_bias(st, t, qkv)
+    bias = _score_bias(st, t, qkv)
     probs = softmax(torch.baddbmm(bias, q, k.transpose(1, 2), alpha=(d // h) ** -0.5))  # [KBh, T, T]
     y = torch.bmm(probs, v).view(k_, batch, h, t, d // h).permute(0, 1, 3, 2, 4).reshape(k_, m, d)  # [K, M, d]
     return y, ((heads, probs, batch) if keep else None)

@@ -32,7 +32,7 @@ the Markov language, Adam, next-token loss, forward + backward + step) trained t
 (``cudaLaunchKernel`` and its kin), or on a CPU the ATen operators the PyTorch path dispatches in the form a GPU
 runs (``DEEPNOTES_BLOCK_FORM=gpu``: what a GPU would launch, about one kernel each); ``cpu_form_ops``: the same
 count in the CPU's form (on CUDA: the launches again). ``captured``: whether the step ran as a captured CUDA
-graph (issue 46; not built yet: 0).
+graph (``--capture 1``, the default on CUDA: :class:`deepnotes.core.train.CapturedStep`).
 ``--device cuda`` insists on the GPU (an error without one); the default is CUDA where present.
 
 ``--compile`` adds the engine with ``torch.compile`` over its blocks (compile time reported).
@@ -178,12 +178,13 @@ def chapter_workload(args) -> None:
     from deepnotes.core.data import MarkovLanguage, generator
     from deepnotes.core.engine import Stack
     from deepnotes.core.ensembles import ensemble_groups
-    from deepnotes.core.models import build_model
-    from deepnotes.core.train import NextToken, member_batches, member_losses
+    from deepnotes.core.models import build_model, ids_checked_on_host
+    from deepnotes.core.train import CapturedStep, NextToken, member_batches, member_losses
 
     budget = get_budget("smoke" if args.smoke else "cpu")
     sub = thousand_layers_sizes(budget)
     dev = chosen_device(args.device)
+    capture = args.capture if args.capture is not None else int(dev.type == "cuda")
     n = args.depth
     runs = [(lab, s) for lab in HEADLINE for s in range(sub.seeds)]
     model_cfgs = [variant_config(lab, n, budget) for lab, _ in runs]
@@ -202,14 +203,25 @@ def chapter_workload(args) -> None:
         gens = [generator(c.seed + 1) for c in cfgs]
         count = iter(range(10**9))
 
-        def step():
-            i = next(count)
-            tokens, mask = member_batches(stack, [task] * len(members), cfgs, gens, objective)
+        def device_step(tokens, mask, i):
             losses = member_losses(stack, objective, tokens, mask)  # [K]
             opt.zero_grad()
             opt.arm(i)  # as train_ensemble without gradient trackers: Adam in the backward
             losses.sum().backward()
             opt.step(i)
+
+        # --capture 1: as train_ensemble's loop on a GPU (3 warmup steps, then one captured and replayed; the
+        # warmups' rates are baked into the graph: a timing, not a training run); on a CPU without the graph
+        captured = CapturedStep(device_step, opt, 0, "graph" if dev.type == "cuda" else "emulate") if capture else None
+
+        def step():
+            i = next(count)
+            tokens, mask = member_batches(stack, [task] * len(members), cfgs, gens, objective)
+            with ids_checked_on_host():  # the sampler's ids, in range (the training loop checks them on the host)
+                if captured is not None:
+                    captured.run(i, tokens, mask)
+                else:
+                    device_step(tokens, mask, i)
 
         return step
 
@@ -274,7 +286,7 @@ def chapter_workload(args) -> None:
         f"chapter N={n}: members={k} member_step_ms={p * 1e3:.1f} reference_ms={r * 1e3:.0f} "
         f"speedup_vs_reference={r / p:.2f} gflops={g:.1f} peak_gflops={q:.1f} compile_s={compile_s:.1f} "
         f"pytorch_path_ms={t * 1e3:.1f} target={kernels.target()} launches={launches} "
-        f"cpu_form_ops={cpu_form} captured=0"
+        f"cpu_form_ops={cpu_form} captured={int(bool(capture) and dev.type == 'cuda')}"
     )
 
 
@@ -305,6 +317,13 @@ def main() -> None:
     )
     ap.add_argument(
         "--device", choices=("auto", "cpu", "cuda"), default="auto", help="--workload chapter's device (default: auto)"
+    )
+    ap.add_argument(
+        "--capture",
+        type=int,
+        choices=(0, 1),
+        help="--workload chapter: run each ensemble's step as train_ensemble's captured step (a CUDA graph on a GPU, "
+        "the same code without one on a CPU); default: 1 on CUDA, 0 elsewhere",
     )
     ap.add_argument("--smoke", action="store_true", help="a tiny run that checks the script works (the tests')")
     args = ap.parse_args()

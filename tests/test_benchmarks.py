@@ -18,7 +18,7 @@ SUMMARIES = {
     "bench_door_checks.py": ([], r"shape=deep N=200 d=32 device=\S+ ms_per_step=[\d.]+"),
     "bench_engine.py": ([], r"engine N=3: reference_ms=\d+ engine_ms=\d+ .* peak_gflops=[\d.]+"),
     "bench_engine.py --workload chapter": (
-        ["--workload", "chapter", "--target", "native"],
+        ["--workload", "chapter", "--target", "native", "--capture", "1"],
         r"chapter N=3: members=\d+ member_step_ms=[\d.]+ .* pytorch_path_ms=[\d.]+ target=native launches=[1-9]\d* "
         r"cpu_form_ops=[1-9]\d* captured=0",
     ),

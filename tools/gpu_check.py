@@ -2,12 +2,14 @@
 
     python tools/gpu_check.py OUT_DIR [--device cuda] [--depth 1000]
 
-1. **Same numbers.** Five steps of SGD, Adam and LAMB on a small four-member ensemble with one member forced to
-   diverge, trained on the device and on the CPU (float32 both): the same diverged-at steps, the losses and the
-   survivors' weights within float32 rounding (relative error printed). ``captured``: whether the step ran as a
-   CUDA graph; the capture path is not built yet, so the column says so.
-2. **The engine's speed.** ``benchmarks/bench_engine.py --workload chapter`` (member-step, launches per step) and
-   ``benchmarks/bench_train_step.py`` (the training loop with its read-backs), on the device.
+1. **Same numbers.** Ten steps of SGD, Adam and LAMB on a small four-member ensemble with one member forced to
+   diverge and one warming up, trained on the CPU, on the device uncaptured and on the device captured as a CUDA
+   graph (``deepnotes.core.train.CapturedStep``: steps 3–5 warm up, 6 is captured, 7–9 replay; LAMB is never
+   captured), float32 all: the same diverged-at steps, the losses and the survivors' weights within float32
+   rounding (relative errors printed) and the steps the captured step took.
+2. **The engine's speed.** ``benchmarks/bench_engine.py --workload chapter`` with the step captured and not
+   (member-step, launches per step) and ``benchmarks/bench_train_step.py`` (the training loop with its read-backs),
+   on the device.
 3. **The 1000-layer plan.** ``benchmarks/bench_thousand_layers_plan.py``: a 30-step slice of the plan at ``cpu``
    sizes and one at ``gpu`` sizes, on the device (seconds per step of each ensemble; the whole plan is that times
    its steps).
@@ -22,8 +24,10 @@ pieces on the CPU.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
+import os
 import re
 import subprocess
 import sys
@@ -31,22 +35,33 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-LIMITS_S = {"same_numbers": 90, "bench_engine": 150, "bench_train_step": 90, "plan_cpu": 120, "plan_gpu": 120}
+LIMITS_S = {
+    "same_numbers": 90,
+    "bench_engine": 120,
+    "bench_engine_captured": 120,
+    "bench_train_step": 60,
+    "plan_cpu": 90,
+    "plan_gpu": 90,
+}
 SUMMARY = re.compile(r"(\w+)=([^\s]+)")  # the key=value pairs of a benchmark's last line
 NO_CUDA = "gpu_check: PyTorch finds no CUDA device here (torch.cuda.is_available() is False): nothing to check"
 
 
-def same_numbers(device: str, optimizers: tuple[str, ...] = ("sgd", "adam", "lamb"), steps: int = 5) -> list[dict]:
-    """Per optimizer: four members (Post-LN, Post-LN at a rate that diverges, Pre-LN with a warmup, DeepNorm) trained
-    ``steps`` steps on ``device`` and on the CPU from the same seeds: whether the diverged-at steps agree, the
-    largest relative difference of a recorded loss and of a survivor's weight."""
+def same_numbers(device: str, optimizers: tuple[str, ...] = ("sgd", "adam", "lamb"), steps: int = 10) -> list[dict]:
+    """Per optimizer: four members (Post-LN, Post-LN at a rate that diverges, Pre-LN with a 3-step warmup, DeepNorm)
+    trained ``steps`` steps from the same seeds on the CPU, on ``device`` uncaptured (``DEEPNOTES_CAPTURE=0``) and on
+    ``device`` as the loop runs there by default (captured on CUDA from step 3 + CAPTURE_WARMUP on; on a CPU, the
+    captured loop's code without a graph): whether the diverged-at steps agree, the largest relative difference of a
+    recorded loss and of a survivor's weight between the CPU and each device run, and how many steps the captured
+    step took (0: none, as for LAMB)."""
     import torch
 
+    from deepnotes.core import train as tr
     from deepnotes.core.config import ModelConfig, TrainConfig
     from deepnotes.core.data import MarkovLanguage
     from deepnotes.core.engine import Stack
-    from deepnotes.core.train import train_ensemble
 
+    cpu_capture = "emulate" if torch.device(device).type == "cpu" else "1"
     rows = []
     for opt in optimizers:
         lrs = (0.1, 1e4, 0.05, 0.1) if opt == "sgd" else (1e-2, 1e3, 3e-3, 1e-2)
@@ -59,29 +74,64 @@ def same_numbers(device: str, optimizers: tuple[str, ...] = ("sgd", "adam", "lam
             for lr, w, s in zip(lrs, (0, 0, 3, 0), (0, 1, 2, 3), strict=True)
         ]
         out = {}
-        for where in ("cpu", device):
-            stack = Stack(cfgs, seeds=[c.seed for c in tcfgs], device=where)
-            hists = train_ensemble(stack, MarkovLanguage(8, seed=0), tcfgs)
+        for name, where, capture in (
+            ("cpu", "cpu", "0"),
+            ("uncaptured", device, "0"),
+            ("captured", device, cpu_capture),
+        ):
+            taken = []
+            with _environ(tr.CAPTURE_SWITCH, capture), _counting_captured_steps(tr, taken):
+                stack = Stack(cfgs, seeds=[c.seed for c in tcfgs], device=where)
+                hists = tr.train_ensemble(stack, MarkovLanguage(8, seed=0), tcfgs)
             weights = {(n, k): stack.member(n, k).detach().cpu() for n in stack.slots for k in (0, 2, 3)}
-            out[where] = hists, weights
-        (ha, wa), (hb, wb) = out["cpu"], out[device]
-        loss_err = max(
-            (_rel(a, b) for x, y in zip(ha, hb, strict=True) for a, b in zip(x.losses, y.losses, strict=True)),
-            default=0.0,
-        )
-        weight_err = max(float((wa[key] - wb[key]).abs().max() / wa[key].abs().max().clamp_min(1e-30)) for key in wa)
-        rows.append(
-            {
-                "optimizer": opt,
-                "diverged_at": [h.diverged_at for h in hb],
-                "diverged_match": [h.diverged_at for h in ha] == [h.diverged_at for h in hb],
-                "max_loss_rel": loss_err,
-                "max_weight_rel": weight_err,
-                "captured": "not built",
-                "device": str(torch.device(device)),
-            }
-        )
+            out[name] = hists, weights, len(taken)
+        row = {"optimizer": opt, "device": str(torch.device(device)), "captured_steps": out["captured"][2]}
+        for name in ("uncaptured", "captured"):
+            row.update({f"{name}_{k}": v for k, v in _compared(out["cpu"], out[name]).items()})
+        rows.append(row)
     return rows
+
+
+def _compared(a, b) -> dict:
+    """Two runs' (histories, survivors' weights): whether the diverged-at steps agree and the largest relative
+    difference of a recorded loss and of a weight."""
+    (ha, wa, _), (hb, wb, _) = a, b
+    loss_err = max(
+        (_rel(x, y) for p, q in zip(ha, hb, strict=True) for x, y in zip(p.losses, q.losses, strict=True)), default=0.0
+    )
+    weight_err = max(float((wa[key] - wb[key]).abs().max() / wa[key].abs().max().clamp_min(1e-30)) for key in wa)
+    return {
+        "diverged_at": [h.diverged_at for h in hb],
+        "diverged_match": [h.diverged_at for h in ha] == [h.diverged_at for h in hb],
+        "max_loss_rel": loss_err,
+        "max_weight_rel": weight_err,
+    }
+
+
+@contextlib.contextmanager
+def _environ(name: str, value: str):
+    before = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        os.environ.pop(name) if before is None else os.environ.__setitem__(name, before)
+
+
+@contextlib.contextmanager
+def _counting_captured_steps(tr, taken: list):
+    """Records in ``taken`` each step that deepnotes.core.train.CapturedStep runs (a warmup, the capture, a replay)."""
+    run = tr.CapturedStep.run
+
+    def counting(self, step, tokens, mask):
+        taken.append(step)
+        return run(self, step, tokens, mask)
+
+    tr.CapturedStep.run = counting
+    try:
+        yield
+    finally:
+        tr.CapturedStep.run = run
 
 
 def _rel(a: float, b: float) -> float:
@@ -130,7 +180,8 @@ def pieces(device: str, depth: int) -> dict:
     results["same_numbers"]["seconds"] = time.perf_counter() - start
     engine = ["benchmarks/bench_engine.py", "--workload", "chapter", "--device", device, "--depth", str(depth)]
     scripts = {
-        "bench_engine": (engine + ["--repeats", "3", "--warmup", "1"], "chapter N="),
+        "bench_engine": (engine + ["--repeats", "3", "--warmup", "1", "--capture", "0"], "chapter N="),
+        "bench_engine_captured": (engine + ["--repeats", "3", "--warmup", "4", "--capture", "1"], "chapter N="),
         "bench_train_step": (["benchmarks/bench_train_step.py", "--device", device, "--steps", "10"], "train_step"),
         "plan_cpu": (["benchmarks/bench_thousand_layers_plan.py", "30", "1", "cpu"], "thousand_layers plan"),
         "plan_gpu": (["benchmarks/bench_thousand_layers_plan.py", "30", "1", "gpu"], "thousand_layers plan"),
@@ -146,13 +197,17 @@ def table(results: dict, device_name: str) -> str:
     rows = [f"GPU check on {device_name}", "", "| piece | figure | value |", "| --- | --- | --- |"]
     same = results.get("same_numbers", {})
     for r in same.get("rows", []):
-        rows.append(
-            f"| same numbers, {r['optimizer']} | diverged-at equal; loss, weight rel. error; captured | "
-            f"{r['diverged_match']}; {r['max_loss_rel']:.2g}, {r['max_weight_rel']:.2g}; {r['captured']} |"
-        )
+        for run in ("uncaptured", "captured"):
+            rows.append(
+                f"| same numbers, {r['optimizer']}, {run} | diverged-at equal to the CPU's; loss, weight rel. error"
+                + ("; steps through the captured step" if run == "captured" else "")
+                + f" | {r[f'{run}_diverged_match']}; {r[f'{run}_max_loss_rel']:.2g}, {r[f'{run}_max_weight_rel']:.2g}"
+                + (f"; {r['captured_steps']}" if run == "captured" else "")
+                + " |"
+            )
     if not same.get("rows"):
         rows.append(f"| same numbers | status | {same.get('status', 'not run')} |")
-    for name in ("bench_engine", "bench_train_step", "plan_cpu", "plan_gpu"):
+    for name in ("bench_engine", "bench_engine_captured", "bench_train_step", "plan_cpu", "plan_gpu"):
         piece = results.get(name, {})
         got = piece.get("summary") or {}
         shown = ", ".join(f"{k}={_shown(v)}" for k, v in got.items()) or "—"

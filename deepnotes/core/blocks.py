@@ -320,7 +320,7 @@ def _sublayer_forward(st: Styles, x, c, sub: str, branch, keep: bool):
     if gate is not None:
         s = torch.addcmul(x if st.alpha is None else x * st.alpha, gate, f)
     else:
-        s = x + f if st.alpha is None else torch.addcmul(f, x, st.alpha)
+        s = x + f if st.alpha is None else x * st.alpha + f  # not addcmul: its CPU kernel fuses a·b + c (FMA)
     y, post = s, None
     if st.post is not None:
         y, post = _norm_at(st.post, s, c[f"{sub}_post_w"], c[f"{sub}_post_b"])
@@ -340,7 +340,7 @@ def _sublayer_backward(st: Styles, dy, c, sub: str, branch_backward, saved, tape
     if pre is not None:
         tape.add(f"{sub}_pre", xhat=pre[1], dy=du)
         du = _norm_at_backward(st.pre, du, c[f"{sub}_pre_w"], pre)
-    return du + ds if st.alpha is None else torch.addcmul(du, ds, st.alpha)
+    return du + ds if st.alpha is None else (ds * st.alpha).add_(du)  # rounded as the forward's α·x + f
 
 
 def sequence_length(x: torch.Tensor, batch: Count) -> int:

@@ -25,9 +25,11 @@ with pre-activations y ~ N(0, q), the next second moment is E_z[φ(√q z)²], z
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import torch
 import torch.nn.functional as F
@@ -315,14 +317,32 @@ def model_vocab(model) -> int | None:
     return embed.num_embeddings if isinstance(embed, nn.Embedding) else None
 
 
+_IDS_CHECKED = contextvars.ContextVar("ids_checked_on_host", default=False)
+
+
+@contextlib.contextmanager
+def ids_checked_on_host() -> Iterator[None]:
+    """Within it, :func:`check_tokens` takes the ids' range as checked: the caller checked them on the CPU before
+    moving them to the device (the training loop, :class:`deepnotes.core.train.BatchesAhead`), where reading their
+    smallest and largest value would stop a GPU's queue twice a step (and cannot run inside a CUDA graph)."""
+    token = _IDS_CHECKED.set(True)
+    try:
+        yield
+    finally:
+        _IDS_CHECKED.reset(token)
+
+
 def check_tokens(tokens: torch.Tensor, vocab: Count | None) -> None:
     """Token ids [..., B, T] must be integers in [0, vocab): refused here, not as an index error in torch
-    (or, in a stack of members, a silent read of the next member's embedding row)."""
+    (or, in a stack of members, a silent read of the next member's embedding row). Their type is checked always,
+    their range unless :func:`ids_checked_on_host` says the caller did."""
     if not isinstance(tokens, torch.Tensor) or tokens.dtype not in (torch.int64, torch.int32):
         raise TypeError(
             f"tokens must be an integer tensor [..., batch, seq_len], got {type(tokens).__name__}"
             + (f" of {tokens.dtype}" if isinstance(tokens, torch.Tensor) else "")
         )
+    if _IDS_CHECKED.get():
+        return
     if vocab is not None and tokens.numel() and (int(tokens.min()) < 0 or int(tokens.max()) >= vocab):
         raise ValueError(f"token ids must lie in [0, {vocab}), got ids from {int(tokens.min())} to {int(tokens.max())}")
 

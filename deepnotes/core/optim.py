@@ -64,15 +64,31 @@ class EnsembleOptimizer:
         self.counts = dict.fromkeys(names, 0)  # the same t, read without a device sync
         self.buffers: dict[str, torch.Tensor] = {}
         self.pending: blocks.AdamStep | None = None
+        self._lrs: tuple[tuple[float, ...], torch.Tensor] | None = None  # the last rates and their tensor
 
     def lr_values(self, step: int) -> list[float]:
         """η_k(step) = η_k · min(1, (step+1)/T_k), as Python floats (what each History records)."""
         return [lr * scaling.linear_warmup_factor(step, w) for lr, w in zip(self.peaks, self.warmups, strict=True)]
 
     def lrs(self, step: int) -> torch.Tensor:
-        """η_k(step): [K], in the parameters' dtype."""
-        p0 = next(self.stack.parameters())
-        return torch.tensor(self.lr_values(step), dtype=p0.dtype, device=p0.device)
+        """η_k(step): [K], in the parameters' dtype; the same tensor while the rates stay the same (no copy to the
+        device each step, and one tensor for a captured step to read, :class:`deepnotes.core.train.CapturedStep`)."""
+        values = tuple(self.lr_values(step))
+        if self._lrs is None or self._lrs[0] != values:
+            p0 = next(self.stack.parameters())
+            self._lrs = values, torch.tensor(values, dtype=p0.dtype, device=p0.device)
+        return self._lrs[1]
+
+    def counters(self) -> tuple[int, dict[str, int]]:
+        """The host's step counters (t, and per tensor the steps it took): what :meth:`replayed` advances."""
+        return self.t, dict(self.counts)
+
+    def replayed(self, before: tuple[int, dict[str, int]], after: tuple[int, dict[str, int]]) -> None:
+        """A replay of a captured step counted on the host: it moved θ, m, v and the device's step counts; the
+        host's counters advance by what the captured step added to them (``after`` less ``before``)."""
+        self.t += after[0] - before[0]
+        for name in self.counts:
+            self.counts[name] += after[1][name] - before[1][name]
 
     def _per_member(self, values: torch.Tensor, name: str) -> torch.Tensor:
         """[K] values shaped to broadcast over parameter ``name``."""

@@ -21,8 +21,10 @@ once per ensemble, before it trains, in the process that asked for it.
 from __future__ import annotations
 
 import math
+import os
 import statistics
 import time
+import warnings
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
@@ -34,7 +36,7 @@ from deepnotes.core.config import ModelConfig, TrainConfig, check_allocation, ch
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import MarkovLanguage, generator, mask_positions
 from deepnotes.core.engine import Stack, check_slot_names
-from deepnotes.core.models import model_vocab
+from deepnotes.core.models import check_tokens, ids_checked_on_host, model_vocab
 from deepnotes.core.optim import EnsembleOptimizer, check_members
 from deepnotes.core.validate import (
     Count,
@@ -360,7 +362,7 @@ class LossRecord:
         self.rows = positive_int("rows", rows)
         self.alive = list(range(len(self.hists)))
         self.steps: list[int] = []  # the steps held in the buffer, in order
-        self.ok = self.limit = self.plateau = self.losses = self.oks = None
+        self.ok = self.limit = self.plateau = self.losses = self.oks = self.seen = None
 
     def _start(self, losses: torch.Tensor) -> None:
         """The device state, shaped after the first losses [K] (their dtype and device)."""
@@ -374,20 +376,30 @@ class LossRecord:
     def judge(self, step: int, losses: torch.Tensor) -> torch.Tensor:
         """Step ``step``'s losses [K]: the members that still train (ok ∧ finite ∧ ≤ B_k) updated on the device, the
         losses kept for the read-back, and the loss to backpropagate returned, [K]: ℓ_k where ok_k, else 0."""
+        masked = self.judged(losses, first=step == 0)
+        self.keep(step)
+        return masked
+
+    def judged(self, losses: torch.Tensor, first: bool = False) -> torch.Tensor:
+        """:meth:`judge`'s device part, which a CUDA graph can hold (no Python value of the step in it): ok updated,
+        the losses held in ``seen`` for :meth:`keep`; ``first``: the first step, whose loss sets each limit B_k."""
         if self.ok is None:
             self._start(losses)
+        self.seen = losses.detach()
+        wide = self.seen.double()  # the host compares doubles: the same rounding here
+        self.ok &= torch.isfinite(wide) & (wide <= self.limit)
+        if first:  # History.blowup_threshold, from the first recorded loss
+            self.limit.copy_(torch.where(self.ok, self.blowup * torch.maximum(wide, self.plateau), self.limit))
+        return torch.where(self.ok, losses, torch.zeros_like(losses))
+
+    def keep(self, step: int) -> None:
+        """:meth:`judge`'s bookkeeping: the last judged losses and ok as step ``step``'s row of the buffer."""
         if len(self.steps) == self.rows:
             raise RuntimeError(f"the loss buffer holds {self.rows} steps: read it back before step {step}")
-        seen = losses.detach()
-        wide = seen.double()  # the host compares doubles: the same rounding here
-        self.ok &= torch.isfinite(wide) & (wide <= self.limit)
-        if step == 0:  # History.blowup_threshold, from the first recorded loss
-            self.limit.copy_(torch.where(self.ok, self.blowup * torch.maximum(wide, self.plateau), self.limit))
         row = len(self.steps)
-        self.losses[row].copy_(seen)
+        self.losses[row].copy_(self.seen)
         self.oks[row].copy_(self.ok)
         self.steps.append(step)
-        return torch.where(self.ok, losses, torch.zeros_like(losses))
 
     def due(self) -> bool:
         """Whether the buffer is full (the next step needs a read-back first)."""
@@ -415,17 +427,21 @@ class LossRecord:
 
 class BatchesAhead:
     """Each step's batch, drawn ``ahead`` steps at a time by ``draw()`` (tokens [K, B, T] and a mask or None, on the
-    CPU) and moved to ``device`` in one copy: the same batches, in the same order, as drawing one per step."""
+    CPU), their ids checked against ``vocab`` there, and moved to ``device`` in one copy: the same batches, in the
+    same order, as drawing one per step."""
 
-    def __init__(self, draw: Callable[[], tuple], steps: Count, ahead: Count, device: torch.device):
+    def __init__(
+        self, draw: Callable[[], tuple], steps: Count, ahead: Count, device: torch.device, vocab: Count | None = None
+    ):
         self.draw, self.left, self.ahead = draw, positive_int("steps", steps), positive_int("ahead", ahead)
-        self.device = device
+        self.device, self.vocab = device, vocab
         self.queue: list[tuple] = []
 
     def _fill(self) -> None:
         drawn = [self.draw() for _ in range(min(self.ahead, self.left))]
         self.left -= len(drawn)
         tokens = torch.stack([t for t, _ in drawn])  # [S, K, B, T]
+        check_tokens(tokens, self.vocab)  # here on the CPU: the device's forward takes them as checked
         masks = torch.stack([m for _, m in drawn]) if drawn[0][1] is not None else None
         if self.device.type == "cuda":  # one transfer from pinned memory, queued behind the running step
             tokens = tokens.pin_memory().to(self.device, non_blocking=True)
@@ -599,50 +615,175 @@ def train_stack(
 ) -> list[History]:
     """The loop: the losses judged on the device and backpropagated where members still train (:class:`LossRecord`),
     read back every ``read_every`` steps (default: :data:`READ_EVERY` on a GPU, every step on the CPU) or where a
-    tracker needs the Histories (:func:`needs_host`)."""
+    tracker needs the Histories (:func:`needs_host`); on a GPU the steps after the warmups replay one captured
+    step (:class:`CapturedStep`)."""
     k = stack.n_members
     cfgs, tasks = _checked_members(stack, tasks, cfgs, objective)
     gens = [generator(c.seed + 1) for c in cfgs]
     opt = EnsembleOptimizer(stack, cfgs, trainable)
     hists = [History(floor=objective.floor(t), unigram=t.unigram_entropy()) for t in tasks]
-    hooks = {
-        name: [getattr(t, name) for t in trackers if hasattr(t, name)]
-        for name in ("start", "before_step", "after_backward", "after_step")
-    }
-    for hook in hooks["start"]:
-        hook(stack, tasks, cfgs)
+    hooks = _started_hooks(trackers, stack, tasks, cfgs)
     steps = cfgs[0].steps
     rows = 1 if any(needs_host(t) is None for t in trackers) else given(read_every, _read_every(stack))
     record = LossRecord(hists, opt.lr_values, BLOWUP_FACTOR, min(rows, steps))
-    batches = BatchesAhead(lambda: drawn_batches(tasks, cfgs, gens, objective), steps, record.rows, stack.embed.device)
-    started = time.perf_counter()
-    for step in _bar(range(steps), progress):
-        host = any(needs_host(t) is None or needs_host(t)(step) for t in trackers)  # one reads the Histories now
-        if host or record.due():
-            record.read_back()
-        if not record.alive:
-            break
-        for hook in hooks["before_step"]:
-            hook(stack, step, hists, record.alive)
-        tokens, mask = batches.next()
-        loss = record.judge(step, member_losses(stack, objective, tokens, mask))  # [K], 0 where diverged
-        if host and not record.read_back():  # the hooks below see this step's survivors, as they always did
-            break
+    vocab = stack.embed.shape[1]
+    batches = BatchesAhead(
+        lambda: drawn_batches(tasks, cfgs, gens, objective), steps, record.rows, stack.embed.device, vocab
+    )
+
+    def device_step(tokens: torch.Tensor, mask: torch.Tensor | None, step: int) -> None:
+        """The step past the loss's judging: backward (Adam in it where no one reads the gradients), the update."""
+        loss = record.judged(member_losses(stack, objective, tokens, mask), first=step == 0)
         opt.zero_grad()
-        if not hooks["after_backward"]:  # no one reads the gradients: step in the backward
+        if not hooks["after_backward"]:
             opt.arm(step)
         loss.sum().backward()
-        for hook in hooks["after_backward"]:
-            hook(stack, step, hists, record.alive)
         opt.step(step)
-        for hook in hooks["after_step"]:
-            hook(stack, step, hists, record.alive)
+
+    captured = CapturedStep.planned(stack, cfgs, trackers, device_step, opt)
+    started = time.perf_counter()
+    with ids_checked_on_host():
+        for step in _bar(range(steps), progress):
+            host = any(needs_host(t) is None or needs_host(t)(step) for t in trackers)  # one reads the Histories now
+            if host or record.due():
+                record.read_back()
+            if not record.alive:
+                break
+            if captured is not None and captured.takes(step):
+                captured.run(step, *batches.next())
+                record.keep(step)
+            elif not _hooked_step(stack, objective, opt, record, hooks, step, batches, host):
+                break
     alive = record.read_back()
     seconds = time.perf_counter() - started
     _read_held_out(stack, tasks, cfgs[0], objective, hists, alive)
     for h in hists:
         h.seconds, h.ensemble_size = seconds, k
     return hists
+
+
+def _started_hooks(trackers: Sequence, stack: Stack, tasks, cfgs) -> dict[str, list]:
+    """The trackers' hooks by name (start, before_step, after_backward, after_step), the start hooks called."""
+    hooks = {
+        name: [getattr(t, name) for t in trackers if hasattr(t, name)]
+        for name in ("start", "before_step", "after_backward", "after_step")
+    }
+    for hook in hooks["start"]:
+        hook(stack, tasks, cfgs)
+    return hooks
+
+
+def _hooked_step(stack, objective, opt, record, hooks, step: int, batches: BatchesAhead, host: bool) -> bool:
+    """One step with the trackers' hooks between its parts; False where a read-back finds no member alive."""
+    hists = record.hists
+    for hook in hooks["before_step"]:
+        hook(stack, step, hists, record.alive)
+    tokens, mask = batches.next()
+    loss = record.judge(step, member_losses(stack, objective, tokens, mask))  # [K], 0 where diverged
+    if host and not record.read_back():  # the hooks below see this step's survivors, as they always did
+        return False
+    opt.zero_grad()
+    if not hooks["after_backward"]:  # no one reads the gradients: step in the backward
+        opt.arm(step)
+    loss.sum().backward()
+    for hook in hooks["after_backward"]:
+        hook(stack, step, hists, record.alive)
+    opt.step(step)
+    for hook in hooks["after_step"]:
+        hook(stack, step, hists, record.alive)
+    return True
+
+
+# ---- the captured step ------------------------------------------------------------------------------------------
+# On a GPU a step of a thousand blocks is some sixty thousand small kernels (blocks.block_form's "gpu" form), each
+# launched by the CPU; captured once as a CUDA graph (torch.cuda.graph), the step is replayed by one call. What a
+# graph holds must not change from step to step: the batch is copied into the graph's own input tensors, the
+# learning rates are the optimizer's tensor (constant once every member's warmup is over), judging divergence and
+# counting Adam's steps are device operations (LossRecord.judged, the fused Adam's step tensors), and the host's
+# bookkeeping (LossRecord.keep, the optimizer's counters) runs around each replay. Steps with trackers (their
+# hooks run host code between the step's parts) and LAMB's (its bias corrections are numbers of the step) are not
+# captured. tools/gpu_check.py compares captured, uncaptured and CPU runs on a GPU.
+
+CAPTURE_SWITCH = "DEEPNOTES_CAPTURE"  # "0": never; "1" (default): on CUDA; "emulate": the same steps without a graph
+CAPTURE_WARMUP = 3  # steps run on a side stream before the capture (PyTorch's rule for capturing autograd)
+
+
+class CapturedStep:
+    """Steps ``first`` on of one ensemble's loop: :data:`CAPTURE_WARMUP` of them run as they are (on a side stream
+    on CUDA), the next is captured as a CUDA graph and run by a replay, and so is every later one, its batch copied
+    into the graph's inputs first. ``mode`` ``emulate`` runs the same code with no graph: each replay is
+    ``device_step`` called on the input tensors (the tests' way to check on a CPU everything but the graph)."""
+
+    def __init__(self, device_step: Callable, opt: EnsembleOptimizer, first: NonNegativeCount, mode: str):
+        if mode not in ("graph", "emulate"):
+            raise ValueError(f"mode must be 'graph' or 'emulate', got {mode!r}")
+        self.device_step, self.opt, self.first, self.mode = device_step, opt, first, mode
+        self.inputs: tuple | None = None
+        self.graph = self.advance = None
+
+    @classmethod
+    def planned(cls, stack: Stack, cfgs: Sequence[TrainConfig], trackers: Sequence, device_step, opt):
+        """The captured step of this loop, or None where its steps run uncaptured: on a CPU (one warning where
+        ``$DEEPNOTES_CAPTURE=1`` asked for a graph), with trackers, with LAMB, or ``$DEEPNOTES_CAPTURE=0``. The
+        first step it takes is the first whose rates are every member's peak rate (after the longest warmup)."""
+        switch = os.environ.get(CAPTURE_SWITCH, "")
+        if switch == "0" or trackers or cfgs[0].optimizer == "lamb":
+            return None
+        first = max(max(c.warmup_steps for c in cfgs), 1)  # step 0 sets the blow-up limits: never captured
+        if switch == "emulate":
+            return cls(device_step, opt, first, "emulate")
+        if stack.embed.device.type != "cuda":
+            if switch == "1":
+                warnings.warn(
+                    f"{CAPTURE_SWITCH}=1: a CUDA graph needs a CUDA device, and this stack is on "
+                    f"{stack.embed.device}: its steps run uncaptured",
+                    stacklevel=3,
+                )
+            return None
+        return cls(device_step, opt, first, "graph")
+
+    def takes(self, step: int) -> bool:
+        """Whether step ``step`` is one of this captured step's."""
+        return step >= self.first
+
+    def run(self, step: int, tokens: torch.Tensor, mask: torch.Tensor | None) -> None:
+        """Step ``step`` on tokens [K, B, T] (and the mask): a warmup step, the capture, or a replay."""
+        if self.inputs is None:
+            if step < self.first + CAPTURE_WARMUP:
+                self._warm(step, tokens, mask)
+                return
+            self.inputs = (tokens.clone(), None if mask is None else mask.clone())
+            if self.mode == "graph":
+                self._capture(step)
+                self.graph.replay()  # the capture ran the host's part of this step, and no kernel
+                return
+        else:
+            self.inputs[0].copy_(tokens)
+            if mask is not None:
+                self.inputs[1].copy_(mask)
+        if self.mode == "emulate":
+            self.device_step(*self.inputs, step)
+        else:
+            self.graph.replay()
+            self.opt.replayed(*self.advance)
+
+    def _warm(self, step: int, tokens, mask) -> None:
+        if self.mode == "emulate":
+            self.device_step(tokens, mask, step)
+            return
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            self.device_step(tokens, mask, step)
+        torch.cuda.current_stream().wait_stream(side)
+
+    def _capture(self, step: int) -> None:
+        self.opt.zero_grad()  # the gradients are the graph's own tensors from here on
+        before = self.opt.counters()
+        self.graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(self.graph):
+            self.device_step(*self.inputs, step)
+        self.advance = before, self.opt.counters()
 
 
 def _read_held_out(stack: Stack, tasks, cfg: TrainConfig, objective, hists: list[History], alive: list[int]) -> None:

@@ -217,11 +217,13 @@ def _plans():
     ]
 
 
+@pytest.mark.parametrize("capture", ["0", "emulate"])
 @pytest.mark.parametrize("stem, index, item", _plans(), ids=lambda x: x if isinstance(x, (str, int)) else "")
-def test_every_chapters_smoke_plan_trains_as_before(stem, index, item):
+def test_every_chapters_smoke_plan_trains_as_before(stem, index, item, capture, monkeypatch):
     """Each ensemble of every chapter's smoke plan (its model, member count, train config and objective; members
-    seeded 0, 1, …), trained by the oracle and by the new step: the same Histories and the same final weights of
-    every member that did not diverge."""
+    seeded 0, 1, …), trained by the oracle and by the new step, uncaptured and as a GPU's captured loop runs it
+    (without the graph): the same Histories and the same final weights of every member that did not diverge."""
+    monkeypatch.setenv(tr.CAPTURE_SWITCH, capture)
     cfgs = [replace(item.train, seed=s) for s in range(item.members)]
     objective = tr.Masked(item.masked) if item.masked is not None else tr.NextToken()
     task = MarkovLanguage(item.model.vocab_size, seed=0)
@@ -232,3 +234,82 @@ def test_every_chapters_smoke_plan_trains_as_before(stem, index, item):
             tr.READ_EVERY,  # the GPU's default, read every 32 steps (on the CPU the default reads every step)
         )
     )
+
+
+def _count_captured(monkeypatch) -> list[int]:
+    """The steps CapturedStep.run takes from here on (the run still happens)."""
+    taken, run = [], tr.CapturedStep.run
+
+    def counting(self, step, tokens, mask):
+        taken.append(step)
+        return run(self, step, tokens, mask)
+
+    monkeypatch.setattr(tr.CapturedStep, "run", counting)
+    return taken
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
+@pytest.mark.parametrize("objective", ["next", "masked"])
+@pytest.mark.parametrize("read_every", [1, 32])
+def test_the_captured_loop_trains_as_the_old_one(optimizer, objective, read_every, monkeypatch):
+    """The loop a GPU captures (DEEPNOTES_CAPTURE=emulate: its static inputs, judging on the device and host
+    bookkeeping around each step, the graph left out) against the d54a8be oracle, with a member forced to diverge
+    and one with a warmup: the same Histories and survivors' weights, bit for bit; the steps after the warmups
+    went through the captured step."""
+    monkeypatch.setenv(tr.CAPTURE_SWITCH, "emulate")
+    taken = _count_captured(monkeypatch)
+    lrs = {"sgd": (0.1, 1e4, 0.05, 0.1), "adam": (1e-2, 1e3, 3e-3, 1e-2)}[optimizer]
+    tcfgs = [
+        TrainConfig(optimizer=optimizer, lr=lr, steps=14, warmup_steps=w, batch_size=3, seq_len=6, seed=s)
+        for lr, w, s in zip(lrs, (0, 0, 4, 0), (0, 1, 2, 3), strict=True)
+    ]
+    masked = objective == "masked"
+    cfgs = [dataclasses.replace(_cfg(n), causal=not masked) for n in ("post", "post", "pre", "deepnorm")]
+    a, b = _both(
+        lambda: Stack(cfgs, seeds=[c.seed for c in tcfgs]),
+        lambda stack, loop: loop(
+            stack, MarkovLanguage(6, seed=0), tcfgs, tr.Masked(0.3) if masked else tr.NextToken(), (), None, False
+        ),
+        read_every,
+    )
+    assert a[0][1].diverged and not any(a[0][k].diverged for k in (0, 2, 3))
+    assert taken == list(range(4, 14))  # after the longest warmup (4 steps): 3 warm, one captured, 6 replays
+    _same(a, b)
+
+
+def test_the_captured_step_stays_out_where_it_cannot_hold_the_step(monkeypatch):
+    """Not captured: LAMB (bias corrections are numbers of the step), runs with trackers, DEEPNOTES_CAPTURE=0; on a
+    CPU, DEEPNOTES_CAPTURE=1 says in one warning that the steps run uncaptured."""
+    stack = Stack([_cfg()], seeds=[0])
+    sgd, lamb = TrainConfig(optimizer="sgd"), TrainConfig(optimizer="lamb")
+    opt, step = EnsembleOptimizer(stack, [sgd]), lambda tokens, mask, step: None
+
+    def planned(cfg, trackers=()):
+        return tr.CapturedStep.planned(stack, [cfg], trackers, step, opt)
+
+    monkeypatch.setenv(tr.CAPTURE_SWITCH, "emulate")
+    assert planned(sgd) is not None and planned(lamb) is None
+    assert planned(sgd, [measure.BlockGradNorms()]) is None
+    monkeypatch.setenv(tr.CAPTURE_SWITCH, "0")
+    assert planned(sgd) is None
+    monkeypatch.setenv(tr.CAPTURE_SWITCH, "1")
+    with pytest.warns(UserWarning, match=r"DEEPNOTES_CAPTURE=1: a CUDA graph needs a CUDA device.*run uncaptured"):
+        assert planned(sgd) is None
+    monkeypatch.delenv(tr.CAPTURE_SWITCH)
+    assert planned(sgd) is None  # the CPU's default: quietly uncaptured
+    with pytest.raises(ValueError, match="mode must be 'graph' or 'emulate'"):
+        tr.CapturedStep(step, opt, 1, "cuda")
+
+
+def test_the_loop_checks_token_ids_on_the_host_before_they_reach_the_device():
+    """Batches drawn ahead are checked on the CPU (a task whose ids pass the model's vocabulary is refused there,
+    naming the ids), so that the device's forward, inside ids_checked_on_host, reads no id back."""
+    from deepnotes.core.models import check_tokens, ids_checked_on_host
+
+    ahead = tr.BatchesAhead(lambda: (torch.full((1, 2, 3), 9), None), 2, 2, torch.device("cpu"), vocab=6)
+    with pytest.raises(ValueError, match=r"token ids must lie in \[0, 6\), got ids from 9 to 9"):
+        ahead.next()
+    with ids_checked_on_host():
+        check_tokens(torch.full((2, 3), 9), 6)  # taken as checked
+    with pytest.raises(ValueError, match="token ids"):
+        check_tokens(torch.full((2, 3), 9), 6)  # and checked again outside

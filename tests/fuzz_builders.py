@@ -544,7 +544,18 @@ def _thousand_rows() -> dict:
     return {"rows": budget.ROWS, "kind": budget.ThousandLayersBudget}
 
 
+def _optimizer():
+    from deepnotes.core.optim import EnsembleOptimizer
+
+    return EnsembleOptimizer(_stack(), [__import__("deepnotes").TrainConfig()])
+
+
 BY_TARGET: dict[str, dict[str, object]] = {
+    "deepnotes.core.train.CapturedStep": {  # a step that does nothing, an optimizer, the CPU's mode
+        "device_step": lambda tokens, mask, step: None,
+        "opt": Fresh(_optimizer),
+        "mode": "emulate",
+    },
     "deepnotes.show.say.say_run": {"verdict": Fresh(_outcome_verdict), "run": "post"},  # a run of that verdict
     "deepnotes.show.say.say": {"holds": "holds"},  # a phrase (check_graded's holds is a comparison)
     "deepnotes.show.say.grouped": {"holds": "holds", "name": lambda v: "a setting"},  # a phrase; names a row

@@ -48,6 +48,16 @@ alike; ``DEEPNOTES_FUSED=0`` turns it off, ``=all`` takes it wherever it can run
 PyTorch path. ``tests/core/test_fused.py`` and ``tests/core/test_kernel_targets.py`` check every output
 and gradient against that path (float64, relative 1e-10; float32 to its rounding) for every norm
 style, block kind and target this machine runs.
+
+**The PyTorch path's two forms** (:func:`block_form`). What the members' styles multiply (each LayerNorm's
+γ·m and β·m at the pre and post positions, ReZero's gate blend) is computed once per step for all N layers
+(:func:`coefficients`), so that a block pays no operation for the mix of styles. Then, on a GPU, where every
+operator is a kernel launch, the ``gpu`` form takes PyTorch's fused attention (``scaled_dot_product_attention``,
+its backward asked of autograd) and leaves every parameter's gradient to the end of the backward pass, one
+``bmm`` or sum over all N·K layer-members at once (:func:`_bulk_gradients`, from what a :class:`Tape` kept):
+65 ATen operators per block-step of the 1000-layer chapter's mixed ensemble against 141 before issue 62. On a
+CPU the ``cpu`` form writes the softmax out and takes each layer's gradients while its tensors are in cache
+(the same arithmetic as before issue 62, bit for bit); the ``gpu`` form ran 1.3–1.9× slower there.
 """
 
 from __future__ import annotations

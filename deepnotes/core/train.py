@@ -9,7 +9,8 @@ along the way are *trackers* (:mod:`deepnotes.core.measure`), passed in. A membe
 NaN/inf, or blows up (:data:`BLOWUP_FACTOR`), is recorded as diverged at that step and stops
 recording; the others go on (its slice can hold NaN: no operation mixes members). Nothing raises. The step reads
 nothing back from the device: divergence is judged there and the losses are read every :data:`READ_EVERY` steps
-(:class:`LossRecord`; the section "the step's device side").
+(:class:`LossRecord`; the section "the step's device side"); on a GPU the steps after the warmups replay one step
+captured as a CUDA graph (:class:`CapturedStep`; the section "the captured step").
 
 :func:`train` is one run; :func:`deepnotes.core.ensembles.train_many` trains any list of runs in as
 few ensembles as possible, on worker processes. Progress bars (:func:`progress`): tqdm's (a widget in

@@ -560,6 +560,7 @@ BY_TARGET: dict[str, dict[str, object]] = {
     "deepnotes.show.say.say": {"holds": "holds"},  # a phrase (check_graded's holds is a comparison)
     "deepnotes.show.say.grouped": {"holds": "holds", "name": lambda v: "a setting"},  # a phrase; names a row
     "deepnotes.core.models.gaussian_second_moment": {"phi": __import__("math").tanh},  # an activation
+    "deepnotes.core.validate.described": {"hint": int},  # an annotation
     "deepnotes.chapters.why_residuals.claims.growth_readings": {  # the rows of that sweep
         "table": made(_growth_rows),
         "sweep": made(_growth_sweep),

@@ -318,7 +318,7 @@ CASES: list[Case] = [
     Case("ModelConfig(vocab_size=1)", lambda: mc(vocab_size=1), ("vocab_size", "1")),
     Case("ModelConfig(norm='layer')", lambda: mc(norm="layer"), ("'layer'", "post")),
     Case("ModelConfig(norm='Post')", lambda: mc(norm="Post"), ("'Post'", "post")),
-    Case("ModelConfig(norm=None)", lambda: mc(norm=None), ('norm="None"', "str")),
+    Case("ModelConfig(norm=None)", lambda: mc(norm=None), ("norm=None", "str")),
     Case("ModelConfig(block='cnn')", lambda: mc(block="cnn"), ("'cnn'", "transformer")),
     Case("ModelConfig(activation='tanh')", lambda: mc(activation="tanh"), ("'tanh'", "gelu")),
     Case("ModelConfig(alpha=2, norm='post')", lambda: mc(alpha=2.0, norm="post"), ("alpha", "'post'")),
@@ -416,8 +416,8 @@ CASES: list[Case] = [
         ("seq_len", "-1"),
     ),
     Case("Masked(prob=0)", lambda: dn().Masked(0), ("probability", "0")),
-    Case("Masked(prob=1.5)", lambda: dn().Masked(1.5), ("prob=1.5", "0 <= x <= 1")),
-    Case("Masked(prob='0.15')", lambda: dn().Masked("0.15"), ("prob='0.15'", "float")),
+    Case("Masked(prob=1.5)", lambda: dn().Masked(1.5), ("prob=1.5", "from 0 to 1")),
+    Case("Masked(prob='0.15')", lambda: dn().Masked("0.15"), ("prob='0.15'", "a number")),
     Case(
         "mask_positions(seq_len=2)",
         lambda: __import__("deepnotes.core.data", fromlist=["x"]).mask_positions(
@@ -469,7 +469,7 @@ CASES: list[Case] = [
     Case(
         "a chapter run with budget=5",
         lambda: chapter("thousand_layers").live_run(4, "post", budget=5),
-        ("budget", "int"),
+        ("budget=5", "a Budget"),
     ),
     Case(
         "a chapter run with budget='fast'",
@@ -483,7 +483,7 @@ CASES: list[Case] = [
     Case("branch_weight(alpha=0)", lambda: scaling().branch_weight(0.0, 1.0), ("alpha", "0")),
     Case("branch_weight(alpha=True)", lambda: scaling().branch_weight(True, 1.0), ("alpha", "True")),
     Case("branch_weight(5e-324, 1e150)", lambda: scaling().branch_weight(5e-324, 1e150), ("overflows", "1e+150")),
-    Case("branch_weight(1.0, 1e308)", lambda: scaling().branch_weight(1.0, 1e308), ("lam=1e+308", "1e+150")),
+    Case("branch_weight(1.0, 1e308)", lambda: scaling().branch_weight(1.0, 1e308), ("lam=1e+308", "1e150")),
     Case("linear_warmup_factor(step=-1)", lambda: scaling().linear_warmup_factor(-1, 10), ("step", "-1")),
     Case(
         "linear_warmup_factor(warmup=False)",
@@ -723,67 +723,67 @@ CASES: list[Case] = [
     Case(
         "why predicted_log_growth(depth=-3)",
         lambda: chapter("why_residuals", "probes").predicted_log_growth("plain", -3),
-        ("depth=-3", "1 <= n"),
+        ("depth=-3", "from 1"),
     ),
     Case(
         "why predicted_total_gradient(batch=0)",
         lambda: chapter("why_residuals", "probes").predicted_total_gradient(0.5, 4, 4, batch=0),
-        ("batch=0", "1 <= n"),
+        ("batch=0", "from 1"),
     ),
     Case(
         "why layer_gradients(batch=0)",
         lambda: chapter("why_residuals", "probes").layer_gradients("plain", 4, 4, batch=0),
-        ("batch=0", "1 <= n"),
+        ("batch=0", "from 1"),
     ),
     Case(
         "why token_cosines(width=-1)",
         lambda: chapter("why_residuals", "training").token_cosines("plain", 4, "smoke", width=-1),
-        ("width=-1", "1 <= n"),
+        ("width=-1", "from 1"),
     ),
     Case(
         "bert identity_weight(layers=-3)",
         lambda: chapter("bert_init").identity_weight(0.02, 1.0, layers=-3),
-        ("layers=-3", "0 <= n"),
+        ("layers=-3", "from 0"),
     ),
     Case(
         "init predicted_second_moments(gain=-2.0)",
         lambda: chapter("initialization", "mlp").predicted_second_moments("relu", -2.0, 3),
-        ("gain=-2.0", "0 < x"),
+        ("gain=-2.0", "above 0"),
     ),
     Case(
         "init weight_variance(fan_in=0)",
         lambda: chapter("initialization", "mlp").weight_variance("he", 0, 4),
-        ("fan_in=0", "1 <= n"),
+        ("fan_in=0", "from 1"),
     ),
     Case(
         "init softmax_probe(n_keys=0)",
         lambda: chapter("initialization").softmax_probe(8, True, n_keys=0),
-        ("n_keys=0", "1 <= n"),
+        ("n_keys=0", "from 1"),
     ),
     Case(
         "init attention_row(n_keys=-1)",
         lambda: chapter("initialization").attention_row(8, True, n_keys=-1),
-        ("n_keys=-1", "1 <= n"),
+        ("n_keys=-1", "from 1"),
     ),
     Case(
         "magnitude predicted_relative_update(lam=-2.0)",
         lambda: chapter("magnitude_decomposition").predicted_relative_update("adam", 1.0, -2.0),
-        ("lam=-2.0", "0 < x"),
+        ("lam=-2.0", "above 0"),
     ),
     Case(
         "magnitude predicted_relative_update('sgd', alpha=0.0)",
         lambda: chapter("magnitude_decomposition").predicted_relative_update("sgd", 0.0, 1.0),
-        ("alpha=0.0", "0 < x"),
+        ("alpha=0.0", "above 0"),
     ),
     Case(
         "cost Rates(flops_per_second=0)",
         lambda: __import__("deepnotes.cost.estimate", fromlist=["Rates"]).Rates("x", 0, 1e-6, "y"),
-        ("flops_per_second=0", "0 < x"),
+        ("flops_per_second=0", "above 0"),
     ),
     Case(
         "cost format_seconds(-5)",
         lambda: __import__("deepnotes.cost.estimate", fromlist=["format_seconds"]).format_seconds(-5),
-        ("seconds=-5", "0 <= x"),
+        ("seconds=-5", "from 0"),
     ),
     # issue 47, second slice: memory before every allocation, named as the reader typed it
     Case(
@@ -814,7 +814,7 @@ CASES: list[Case] = [
     Case(
         "init moment_curve(depth=10**9)",
         lambda: chapter("initialization").moment_curve("relu", 2.0, 10**9, "smoke"),
-        ("depth=1000000000", "10 ** 6"),
+        ("depth=1000000000", "1,000,000"),
     ),
     Case(
         "bert init_probe(depth=10**5): the training check names depth",
@@ -830,7 +830,7 @@ CASES: list[Case] = [
     Case(
         "why slider_figure(depth=10**9)",
         lambda: chapter("why_residuals", "figures").slider_figure(10**9, 64, 0.5, "smoke"),
-        ("depth=1000000000", "10 ** 6"),
+        ("depth=1000000000", "1,000,000"),
     ),
     Case(
         "why slider_figure(depth=5000)",

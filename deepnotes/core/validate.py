@@ -22,27 +22,63 @@ SEED_LIMIT = 2**62  # seeds stay below this: torch's generators take < 2**63, an
 MAGNITUDE_LIMIT = 1e150  # a declared real is at most this in size: its square (a variance, a moment) is a float
 INT64_LIMIT = 2**63  # torch and numpy hold sizes, counts and loop bounds as int64: an int at or above this is no size
 
-Finite = Annotated[float, Is[lambda x: _is_finite(x)]]
+_WORDS: list[tuple[object, str]] = []  # (domain, what it admits in words), for the door's messages
+
+
+def _power(n: int) -> str:
+    """``n`` as a reader would write it: 2**62 for a large power of two, else with thousands separators."""
+    return f"2**{n.bit_length() - 1}" if n >= 2**20 and n & (n - 1) == 0 else f"{n:,}"
+
+
+def _integers(low: int | None, high: int | None = None, *, below: bool = False):
+    """An int domain [low, high] ([low, high) with ``below``; None: unbounded on that side) that refuses True and
+    False (a bool is an int to Python, never a width or a count here, issue 64): its bounds said once, for the check
+    and for the message (:func:`described`)."""
+
+    def admits(n):  # unannotated: the door leaves it as it is (Is[] needs its one parameter)
+        return (
+            not isinstance(n, bool)
+            and (low is None or n >= low)
+            and (high is None or (n < high if below else n <= high))
+        )
+
+    words = "an integer" + (f" from {_power(low) if low >= 0 else '-' + _power(-low)}" if low is not None else "")
+    if high is not None:
+        words += f" below {_power(high)}" if below else f" to {_power(high)}"
+    domain = Annotated[int, Is[admits]]
+    _WORDS.append((domain, words))
+    return domain
+
+
+def _numbers(words: str, admits):
+    """A float domain (an int is accepted for a float, PEP 484's tower) admitted by ``admits``, read as ``words``."""
+    domain = Annotated[float, Is[admits]]
+    _WORDS.append((domain, words))
+    return domain
+
+
+SEED_LIMIT = 2**62  # seeds stay below this: torch's generators take < 2**63, and probe seeds add an offset
+MAGNITUDE_LIMIT = 1e150  # a declared real is at most this in size: its square (a variance, a moment) is a float
+INT64_LIMIT = 2**63  # torch and numpy hold sizes, counts and loop bounds as int64: an int at or above this is no size
+
+Finite = _numbers("a finite number", lambda x: _is_finite(x))
 """A finite number whose domain is not said yet: the annotation of the package's float parameters before issue 47.
 The type check at the door (``deepnotes/__init__.py``) refuses NaN and ±inf (and 10**400) with a BadArgument naming
 the parameter. A parameter where any finite value, of either sign, is meaningful is a :data:`Real`."""
 
 
-# Value domains said once in the annotation and checked at the same door (issue 47): a value outside is a
-# deepnotes.errors.BadArgument (a TypeError and a ValueError) naming the parameter, its value and the rule. An
-# integer domain refuses True and False: a bool is an int to Python, never a width or a count here (issue 64).
-# Where a limit is written out in the rule (so that the message shows it), tests/core/test_domains.py holds it
-# equal to its constant. The API
-# sweep (tests/test_fuzz_api.py) reads them: a zero, a negative or a huge value that a declared domain holds
-# may return a result; one that an undeclared ``int``, ``float`` or ``Finite`` parameter returns a result for
-# is counted silent.
-Real = Annotated[float, Is[lambda x: _is_finite(x) and abs(x) <= 1e150]]  # MAGNITUDE_LIMIT, written out
+# Value domains said once, bounds and words together, and checked at the same door (issue 47): a value outside is a
+# deepnotes.errors.BadArgument (a TypeError and a ValueError) whose message names the function, the parameter, its
+# value and the domain in the words made from its bounds (issue 64). The API sweep (tests/test_fuzz_api.py) reads
+# them: a zero, a negative or a huge value that a declared domain holds may return a result; one that an undeclared
+# ``int``, ``float`` or ``Finite`` parameter returns a result for is counted silent.
+Real = _numbers("a number from -1e150 to 1e150", lambda x: _is_finite(x) and abs(x) <= MAGNITUDE_LIMIT)
 """Any number up to 1e150 in size, either sign and zero meaningful: a measured value, a bound, a coordinate."""
-Bound = Annotated[float, Is[lambda x: _is_finite(x)]]
+Bound = _numbers("a finite number", lambda x: _is_finite(x))
 """A limit of an interval: any finite number, either sign (±1e300 stands for "no limit")."""
-Integer = Annotated[int, Is[lambda n: not isinstance(n, bool) and -INT64_LIMIT <= n < INT64_LIMIT]]
+Integer = _integers(-INT64_LIMIT, INT64_LIMIT, below=True)
 """Any int64, either sign and zero meaningful: an offset, an axis."""
-Count = Annotated[int, Is[lambda n: not isinstance(n, bool) and 1 <= n < INT64_LIMIT]]
+Count = _integers(1, INT64_LIMIT, below=True)
 """A size that must be at least 1: a depth, a width, a batch, a number of keys, steps or seeds."""
 DEPTH_LIMIT = 10**6  # layers: every stack, probe and product over layers loops over them in Python
 REPEAT_LIMIT = 10**6  # steps, seeds, draws, rounds: each one a Python loop iteration (a million is hours of training)
@@ -50,29 +86,29 @@ SYMBOLIC_LIMIT = 12  # a size SymPy expands symbol by symbol (a 12 × 12 Jacobia
 DIGITS_LIMIT = 1000  # mpmath's working precision, in decimal digits
 WORKER_LIMIT = 512  # worker processes: more than any machine the book runs on has cores
 
-Depth = Annotated[int, Is[lambda n: not isinstance(n, bool) and 1 <= n <= 10**6]]  # DEPTH_LIMIT, written out
+Depth = _integers(1, DEPTH_LIMIT)
 """A number of layers or blocks, 1 to a million."""
-Repeats = Annotated[int, Is[lambda n: not isinstance(n, bool) and 1 <= n <= 10**6]]  # REPEAT_LIMIT
+Repeats = _integers(1, REPEAT_LIMIT)
 """A number of steps, seeds, draws, rounds or points, 1 to a million."""
-Symbolic = Annotated[int, Is[lambda n: not isinstance(n, bool) and 1 <= n <= 12]]  # SYMBOLIC_LIMIT
+Symbolic = _integers(1, SYMBOLIC_LIMIT)
 """A size of a symbolic derivation (a matrix SymPy builds entry by entry, a series' order), 1 to 12."""
-Digits = Annotated[int, Is[lambda n: not isinstance(n, bool) and 1 <= n <= 1000]]  # DIGITS_LIMIT
+Digits = _integers(1, DIGITS_LIMIT)
 """Decimal digits of an mpmath evaluation, 1 to 1000."""
-Workers = Annotated[int, Is[lambda n: not isinstance(n, bool) and 1 <= n <= 512]]  # WORKER_LIMIT
+Workers = _integers(1, WORKER_LIMIT)
 """Worker processes, 1 to 512."""
-NonNegativeCount = Annotated[int, Is[lambda n: not isinstance(n, bool) and 0 <= n < INT64_LIMIT]]
+NonNegativeCount = _integers(0, INT64_LIMIT, below=True)
 """A count or an index where 0 means something (no warm-up steps, the first block)."""
-Amount = Annotated[int, Is[lambda n: not isinstance(n, bool) and n >= 0]]
+Amount = _integers(0)
 """A whole amount computed from sizes, 0 or more (numbers to hold, bytes): a product of sizes may pass int64."""
-Seed = Annotated[int, Is[lambda n: not isinstance(n, bool) and 0 <= n < SEED_LIMIT]]
+Seed = _integers(0, SEED_LIMIT, below=True)
 """A seed: an int in [0, 2**62) (see :func:`seed`)."""
-Positive = Annotated[float, Is[lambda x: _is_finite(x) and 0 < x <= 1e150]]
+Positive = _numbers("a number above 0, at most 1e150", lambda x: _is_finite(x) and 0 < x <= MAGNITUDE_LIMIT)
 """A number above 0 and at most 1e150: a rate, a gain, a scale, a standard deviation."""
-NonNegative = Annotated[float, Is[lambda x: _is_finite(x) and 0 <= x <= 1e150]]
+NonNegative = _numbers("a number from 0 to 1e150", lambda x: _is_finite(x) and 0 <= x <= MAGNITUDE_LIMIT)
 """A number in [0, 1e150]: seconds, a tolerance, a count of FLOPs."""
-Probability = Annotated[float, Is[lambda x: _is_finite(x) and 0 <= x <= 1]]
+Probability = _numbers("a number from 0 to 1", lambda x: _is_finite(x) and 0 <= x <= 1)
 """A number in [0, 1]: a masking probability, a confidence level, a fraction of a norm."""
-Recorded = Annotated[float, Is[lambda x: not isinstance(x, bool)]]
+Recorded = _numbers("a number (NaN and ±inf included), not True or False", lambda x: not isinstance(x, bool))
 """Any float, NaN and ±inf included: a value as a run recorded it (a diverged run's loss is NaN, inf or huge)."""
 
 DECLARED = (
@@ -94,6 +130,33 @@ DECLARED = (
     Recorded,
 )
 """The annotations that say a domain (``Finite``, plain ``int`` and ``float`` do not)."""
+
+
+_KINDS = {int: "an integer", float: "a number", str: "a string", bool: "True or False", type(None): "None"}
+
+
+def described(hint) -> str | None:
+    """What an annotation admits, in words: a declared domain's (made from its bounds), a plain type's ("an integer",
+    "a ModelConfig"), a union's joined by "or", a Literal's values; None where there are no plain words for it."""
+    import typing
+
+    for domain, words in _WORDS:
+        if hint is domain or hint == domain:
+            return words
+    if hint in _KINDS:
+        return _KINDS[hint]
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is typing.Union or type(hint).__name__ == "UnionType":
+        parts = [described(a) for a in args]
+        return None if None in parts else ", or ".join(parts)
+    if origin is typing.Literal:
+        return "one of " + ", ".join(repr(a) for a in args)
+    if origin is not None and args and origin in (list, tuple, set, frozenset, dict) and described(args[0]):
+        return f"a {origin.__name__} of values each {described(args[0])}" if origin is not dict else None
+    if isinstance(hint, type):
+        name = hint.__name__
+        return f"{'an' if name[0].lower() in 'aeiou' else 'a'} {name}"
+    return None
 
 
 def given(value, default):

@@ -11,7 +11,7 @@ from beartype.door import is_bearable
 
 import deepnotes  # noqa: F401  (installs the door)
 from deepnotes.core import validate as v
-from deepnotes.errors import BadArgument
+from deepnotes.errors import VALUE_SHOWN, BadArgument
 
 # domain -> (values inside, values outside)
 EDGES = {
@@ -51,3 +51,45 @@ def test_the_door_raises_a_value_error_and_a_type_error_naming_the_argument():
     with pytest.raises(BadArgument, match="n_layers=0") as caught:
         deepnorm_coefficients(0)
     assert isinstance(caught.value, ValueError) and isinstance(caught.value, TypeError)
+
+
+def probe(x):
+    """A function the tests annotate with one domain at a time and check at a door like the package's."""
+    return x
+
+
+def _checked_probe(domain):
+    from beartype import BeartypeConf, beartype
+
+    probe.__annotations__ = {"x": domain}
+    return beartype(conf=BeartypeConf(is_pep484_tower=True, violation_param_type=BadArgument))(probe)
+
+
+@pytest.mark.parametrize("name", sorted(EDGES))
+def test_a_refused_value_is_named_with_its_domain_in_words(name):
+    """Issue 64: the door's message is one sentence, the function, the parameter and its value, and the domain in the
+    words made from its declared bounds, not beartype's report of a lambda (kept in ``detail``)."""
+    domain, (_, outside) = getattr(v, name), EDGES[name]
+    words = v.described(domain)
+    assert words and "lambda" not in words
+    for bad in outside:
+        with pytest.raises(BadArgument) as caught:
+            _checked_probe(domain)(bad)
+        message, shown = str(caught.value), repr(bad)
+        shown = shown if len(shown) <= VALUE_SHOWN else shown[: VALUE_SHOWN - 1] + "…"  # 10**400: its first digits
+        assert message.startswith(f"probe(x={shown}): x must be {words}"), message
+        assert "violates" in caught.value.detail  # beartype's report, for whoever debugs the door
+
+
+def test_the_words_say_each_domains_bounds():
+    """The bounds in the words are the constants the rules use (declared once: the rule and the words are made from
+    the same numbers)."""
+    assert v.described(v.Count) == "an integer from 1 below 2**63"
+    assert v.described(v.Depth) == f"an integer from 1 to {v.DEPTH_LIMIT:,}"
+    assert v.described(v.Seed) == "an integer from 0 below 2**62"
+    assert v.described(v.Positive) == "a number above 0, at most 1e150"
+    assert v.described(v.Probability) == "a number from 0 to 1"
+    assert v.described(v.Count | None) == "an integer from 1 below 2**63, or None"
+    from deepnotes.core.config import ModelConfig
+
+    assert v.described(ModelConfig) == "a ModelConfig" and v.described(int) == "an integer"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import importlib
 import re
+import sys
 
 # beartype's message opens "Function pkg.mod.f() parameter name=value violates type hint ..." (or "Method ...")
 _BEARTYPE_OPENING = re.compile(r"^\w+ ([\w.]+)\(\) parameter (\w+)=")
@@ -53,10 +53,9 @@ def _hints(where: str) -> dict:
     import typing
 
     parts = where.split(".")
-    for cut in range(len(parts) - 1, 0, -1):  # the longest importable module, then attributes
-        try:
-            obj = importlib.import_module(".".join(parts[:cut]))
-        except ImportError:
+    for cut in range(len(parts) - 1, 0, -1):  # the longest module name (it ran: it is loaded), then attributes
+        obj = sys.modules.get(".".join(parts[:cut]))
+        if obj is None:
             continue
         for attr in parts[cut:]:
             obj = getattr(obj, attr)

@@ -1293,6 +1293,31 @@ def test_a_log_axis_says_how_many_values_it_dropped():
     assert "not drawn" not in ax.get_xlabel()
 
 
+def test_a_figure_that_can_draw_nothing_says_so_and_keys_no_undrawn_line():
+    """Issue 64: an empty panel says it draws nothing and why; a series with nothing to draw is named under the axis
+    and gets no legend entry (a key entry for a line that is not there reads as a line hidden behind another)."""
+    ax = axes()
+    plots().moment_curves(ax, {})
+    assert [t.get_text() for t in ax.texts] == ["nothing to draw:\nno series given"]
+    ax = axes()
+    plots().moment_curves(ax, {"relu": ([1.0, 0.5], [math.nan, math.nan]), "tanh": ([0.0, -1.0], [1.0, 0.5])})
+    keyed = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert keyed == ["relu measured", "tanh derivation"], keyed
+    assert "(not drawn, no positive finite value: relu derivation, tanh measured)" in ax.get_xlabel()
+    ax = axes()
+    plots().moment_curves(ax, {"relu": ([math.nan], [0.0])})
+    assert ax.get_legend() is None and "nothing to draw" in ax.texts[0].get_text()
+    ax = axes()
+    assert plots().loglog_sweep(ax, [1, 2, 4], {"a": [1.0, 2.0, 4.0], "b": [1.0, math.nan, -1.0]}) == {"a": 1.0}
+    assert "(not drawn, fewer than 2 values to draw: b)" in ax.get_xlabel() and not ax.texts
+    ax = axes()
+    assert plots().loglog_sweep(ax, [1, 2], {}) == {}
+    assert "nothing to draw:\nno series given" == ax.texts[0].get_text() and ax.get_legend() is None
+    ax = axes()
+    plots().loglog_sweep(ax, [1, 2], {"a": [math.inf, 1.0]})
+    assert "no series has two positive finite values" in ax.texts[0].get_text()
+
+
 @pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="this machine has a CUDA GPU: 'cuda' is valid")
 @pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="a machine with a GPU has the device")
 def test_a_cuda_device_without_a_gpu_is_refused_by_name():

@@ -53,13 +53,14 @@ def loglog_sweep(
     False the lines keep their plain labels and the slopes go to one key (:func:`slopes_key`)."""
     if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in depths):
         raise ValueError(f"depths must be integers >= 1 (a log axis), got {list(depths)!r}")
-    slopes, dropped = {}, 0
+    slopes, dropped, undrawn = {}, 0, []
     for label, values in series.items():
         if len(values) != len(depths):
             raise ValueError(f"series {label!r} has {len(values)} values for {len(depths)} depths")
         pts = [(n, v) for n, v in zip(depths, values, strict=True) if v is not None and math.isfinite(v) and v > 0]
         dropped += sum(v is not None for v in values) - len(pts)  # None: not measured at that depth, not dropped
-        if len(pts) < 2:
+        if len(pts) < 2:  # no line through fewer than two points: the axis label names the series
+            undrawn.append(label)
             continue
         xs, ys = zip(*pts, strict=True)
         slopes[label] = loglog_slope(xs, ys)
@@ -75,11 +76,24 @@ def loglog_sweep(
             lw=1,
             label=f"derivation: slope {predicted_slope:g}" if legend else "derivation",
         )
-    ax.set_xlabel("depth N (blocks)" + dropped_note(dropped))
+    ax.set_xlabel("depth N (blocks)" + dropped_note(dropped) + undrawn_note(undrawn, "fewer than 2 values to draw"))
     ax.set_ylabel(ylabel)
-    if legend:
+    if not slopes:
+        nothing_drawn(ax, "no series has two positive finite values" if series else "no series given")
+    if legend and slopes:
         ax.legend(fontsize=LEGEND_PT)
     return slopes
+
+
+def undrawn_note(labels: Sequence[str], why: str) -> str:
+    """The series an axes could not draw, for its axis label: '' when none, else '(not drawn, fewer than 2 values
+    to draw: a, b)' on a line of its own."""
+    return f"\n(not drawn, {why}: {', '.join(map(str, labels))})" if labels else ""
+
+
+def nothing_drawn(ax, why: str) -> None:
+    """Say in the middle of an empty panel that it draws nothing and why, rather than leave blank axes."""
+    ax.text(0.5, 0.5, f"nothing to draw:\n{why}", ha="center", va="center", transform=ax.transAxes, fontsize=LEGEND_PT)
 
 
 def dropped_note(dropped: NonNegativeCount) -> str:
@@ -363,15 +377,21 @@ def moment_curves(ax, series, title: str = "", legend: bool = True) -> None:
     """Per-layer second moments: measured (solid) against the derivation's recursion (dashed),
     on a log axis; ``series`` maps a label to (measured, predicted). With ``legend`` False only the
     measured lines are labelled, for one key under the figure titled :data:`MOMENTS_KEY`."""
-    dropped = 0
+    dropped, undrawn, drawn = 0, [], 0
     for label, (measured, predicted) in series.items():
-        (line,) = ax.semilogy(range(len(measured)), measured, lw=1.2, label=f"{label} measured" if legend else label)
-        derived = f"{label} derivation" if legend else None
+        shown = [sum(math.isfinite(v) and v > 0 for v in values) for values in (measured, predicted)]
+        undrawn += [f"{label} {what}" for what, n in zip(("measured", "derivation"), shown, strict=True) if not n]
+        drawn += sum(shown)
+        name = f"{label} measured" if legend else label
+        (line,) = ax.semilogy(range(len(measured)), measured, lw=1.2, label=name if shown[0] else "_undrawn")
+        derived = f"{label} derivation" if legend and shown[1] else None
         ax.semilogy(range(len(predicted)), predicted, "--", lw=1, color=line.get_color(), label=derived)
         dropped += sum(not (math.isfinite(v) and v > 0) for v in (*measured, *predicted))
-    ax.set_xlabel("layer l" + dropped_note(dropped))
+    ax.set_xlabel("layer l" + dropped_note(dropped) + undrawn_note(undrawn, "no positive finite value"))
     ax.set_ylabel(r"$E[x_l^2]$")
     if title:
         ax.set_title(title, fontsize=TITLE_PT)
-    if legend:
+    if not drawn:
+        nothing_drawn(ax, "no positive finite second moment" if series else "no series given")
+    if legend and drawn:
         ax.legend(fontsize=LEGEND_PT)

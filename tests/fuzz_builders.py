@@ -561,6 +561,8 @@ BY_TARGET: dict[str, dict[str, object]] = {
     "deepnotes.show.say.grouped": {"holds": "holds", "name": lambda v: "a setting"},  # a phrase; names a row
     "deepnotes.core.models.gaussian_second_moment": {"phi": __import__("math").tanh},  # an activation
     "deepnotes.core.validate.described": {"hint": int},  # an annotation
+    "deepnotes.show.plots.nothing_drawn": {"why": "no series given"},  # a reason
+    "deepnotes.show.plots.undrawn_note": {"labels": ["a", "b"], "why": "no positive finite value"},  # series, reason
     "deepnotes.chapters.why_residuals.claims.growth_readings": {  # the rows of that sweep
         "table": made(_growth_rows),
         "sweep": made(_growth_sweep),

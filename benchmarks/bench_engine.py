@@ -54,6 +54,7 @@ import statistics
 import subprocess
 import sys
 import time
+from unittest import mock
 
 import torch
 from torch import nn
@@ -157,12 +158,8 @@ def launches_per_step(step, dev: torch.device, form: str = "gpu") -> int:
         from deepnotes.core.blocks import FORM_SWITCH
         from deepnotes.cost.model import counted
 
-        before = os.environ.get(FORM_SWITCH)
-        os.environ[FORM_SWITCH] = form
-        try:
+        with mock.patch.dict(os.environ, {FORM_SWITCH: form}):
             return int(counted(step).launches)
-        finally:
-            os.environ.pop(FORM_SWITCH) if before is None else os.environ.__setitem__(FORM_SWITCH, before)
     from torch.profiler import ProfilerActivity, profile
 
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:

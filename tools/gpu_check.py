@@ -33,6 +33,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from unittest import mock
 
 ROOT = Path(__file__).resolve().parents[1]
 LIMITS_S = {
@@ -80,7 +81,7 @@ def same_numbers(device: str, optimizers: tuple[str, ...] = ("sgd", "adam", "lam
             ("captured", device, cpu_capture),
         ):
             taken = []
-            with _environ(tr.CAPTURE_SWITCH, capture), _counting_captured_steps(tr, taken):
+            with mock.patch.dict(os.environ, {tr.CAPTURE_SWITCH: capture}), _counting_captured_steps(tr, taken):
                 stack = Stack(cfgs, seeds=[c.seed for c in tcfgs], device=where)
                 hists = tr.train_ensemble(stack, MarkovLanguage(8, seed=0), tcfgs)
             weights = {(n, k): stack.member(n, k).detach().cpu() for n in stack.slots for k in (0, 2, 3)}
@@ -106,16 +107,6 @@ def _compared(a, b) -> dict:
         "max_loss_rel": loss_err,
         "max_weight_rel": weight_err,
     }
-
-
-@contextlib.contextmanager
-def _environ(name: str, value: str):
-    before = os.environ.get(name)
-    os.environ[name] = value
-    try:
-        yield
-    finally:
-        os.environ.pop(name) if before is None else os.environ.__setitem__(name, before)
 
 
 @contextlib.contextmanager

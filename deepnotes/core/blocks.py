@@ -57,7 +57,7 @@ its backward asked of autograd) and leaves every parameter's gradient to the end
 ``bmm`` or sum over all N·K layer-members at once (:func:`_bulk_gradients`, from what a :class:`Tape` kept):
 65 ATen operators per block-step of the 1000-layer chapter's mixed ensemble against 141 before issue 62. On a
 CPU the ``cpu`` form writes the softmax out and takes each layer's gradients while its tensors are in cache
-(the same arithmetic as before issue 62, bit for bit); the ``gpu`` form ran 1.3–1.9× slower there.
+(the same arithmetic as before issue 62, bit for bit); the ``gpu`` form ran 1.06–1.83× slower there.
 """
 
 from __future__ import annotations
@@ -208,9 +208,9 @@ def block_form(device: torch.device) -> str:
       summed for all N layers at once at the end of the backward pass (one ``bmm`` over N·K per matrix);
     * ``cpu``, what a CPU's caches favour: the softmax written out (:func:`softmax`, ``bmm``), each layer's
       gradients computed while its backward's tensors are in cache. Measured on a 2-core CPU (RESULTS.md,
-      2026-11-29), the fused attention's CPU kernel costs about three times the written-out one at the
-      chapters' 8–16 tokens per sequence, and the all-layer gradients read back from memory what the
-      per-layer ones find in cache: the ``gpu`` form ran a 100-block step 1.3–1.9× slower there.
+      2026-11-29), the fused attention's CPU kernel took 0.48 ms a backward call at 16 tokens per sequence,
+      and the all-layer gradients read back from memory what the per-layer ones find in cache: the ``gpu``
+      form ran a training step 1.06–1.83× slower there (three shapes, two rounds each).
 
     ``$DEEPNOTES_BLOCK_FORM`` names one for every device; else ``gpu`` on CUDA, ``cpu`` elsewhere."""
     chosen = os.environ.get(FORM_SWITCH)

@@ -1,4 +1,5 @@
-"""Issue 62: the step that reads nothing back (:mod:`deepnotes.core.readback`) trains exactly as the loop it replaced.
+"""Issue 62: the step that reads nothing back (:mod:`deepnotes.core.train`, section "the step's device side") trains
+exactly as the loop it replaced.
 
 The oracle is that loop as it was at d54a8be (each step's K losses read to the host, the diverged members dropped
 from a list ``alive``, ``losses[alive].sum()`` backpropagated), kept here verbatim. Compared bit for bit: every

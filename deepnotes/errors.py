@@ -45,7 +45,8 @@ def _plain_message(message: str, culprits: tuple) -> str | None:
     kind = type(culprits[0]).__name__
     article = "an" if kind[0] in "aeiou" else "a"
     given = "" if kind in ("int", "float", "bool", "NoneType") else f" (got {article} {kind})"
-    return f"{function}({name}={shown}): {name} must be {domain}{given}"
+    hint_words = getattr(hint, "door_hint", None)  # a class may say how to make one from what was given
+    return f"{function}({name}={shown}): {name} must be {domain}{given}{hint_words(culprits[0]) if hint_words else ''}"
 
 
 def _hints(where: str) -> dict:

@@ -39,6 +39,13 @@ def made(producer) -> Fresh:
     return Fresh(lambda: copy.deepcopy(_once(producer)))
 
 
+def _smoke():
+    """The smoke budget, resolved as a page's setup cell resolves it (chapter functions take a Budget, not its name)."""
+    from deepnotes import get_budget
+
+    return get_budget("smoke")
+
+
 def _figure():
     from deepnotes.show import plots
 
@@ -57,31 +64,31 @@ def _history():
 def _thousand_runs():
     from deepnotes.chapters.thousand_layers import experiments as ex
 
-    return ex.train_runs("smoke", workers=1)
+    return ex.train_runs(_smoke(), workers=1)
 
 
 def _thousand_depth() -> int:
     from deepnotes.chapters.thousand_layers.budget import sizes
 
-    return sizes("smoke").depth
+    return sizes(_smoke()).depth
 
 
 def _thousand_map():
     from deepnotes.chapters.thousand_layers import experiments as ex
 
-    return ex.trainability_map(_once(_thousand_runs), "smoke")
+    return ex.trainability_map(_once(_thousand_runs), _smoke())
 
 
 def _thousand_profiles():
     from deepnotes.chapters.thousand_layers import experiments as ex
 
-    return ex.init_profiles("smoke")
+    return ex.init_profiles(_smoke())
 
 
 def _growth_sweep():
     from deepnotes.chapters.why_residuals import probes
 
-    return probes.growth_sweep("smoke")
+    return probes.growth_sweep(_smoke())
 
 
 def _growth_rows():
@@ -94,13 +101,13 @@ def _thousand_predicted():
     from deepnotes.chapters.thousand_layers import derive
     from deepnotes.chapters.thousand_layers.budget import sizes
 
-    return derive.predicted_profiles(sizes("smoke").depth)
+    return derive.predicted_profiles(sizes(_smoke()).depth)
 
 
 def _warmup_runs():
     from deepnotes.shared import warmup
 
-    return warmup.runs("smoke")
+    return warmup.runs(_smoke())
 
 
 def _warmup_depth() -> int:
@@ -114,79 +121,79 @@ def _warmup_runs_at():
 def _post_pre_runs():
     from deepnotes.chapters.post_vs_pre_norm import experiments as ex
 
-    return ex.training_runs("smoke")
+    return ex.training_runs(_smoke())
 
 
 def _post_pre_probes():
     from deepnotes.chapters.post_vs_pre_norm import experiments as ex
 
-    return ex.init_probes("smoke")
+    return ex.init_probes(_smoke())
 
 
 def _post_pre_show():
     from deepnotes.chapters.post_vs_pre_norm import experiments as ex
 
-    return ex.update_map_runs("smoke")
+    return ex.update_map_runs(_smoke())
 
 
 def _residual_runs():
     from deepnotes.chapters.why_residuals import training
 
-    return training.train_sweep("smoke")
+    return training.train_sweep(_smoke())
 
 
 def _residual_sweep():
     from deepnotes.chapters.why_residuals import training
 
-    return training.transformer_sweep("smoke")
+    return training.transformer_sweep(_smoke())
 
 
 def _bert_runs():
     from deepnotes.chapters.bert_init import experiments as ex
 
-    return ex.training_runs("smoke")
+    return ex.training_runs(_smoke())
 
 
 def _bert_gain_runs():
     from deepnotes.chapters.bert_init import experiments as ex
 
-    return ex.gain_runs("smoke")
+    return ex.gain_runs(_smoke())
 
 
 def _increment_updates():
     from deepnotes.chapters.increment_explosion import experiments as ex
 
-    return ex.early_updates("smoke")
+    return ex.early_updates(_smoke())
 
 
 def _increment_comparisons():
     from deepnotes.chapters.increment_explosion import experiments as ex
 
-    return ex.training_comparisons("smoke")
+    return ex.training_comparisons(_smoke())
 
 
 def _moment_table():
     from deepnotes.chapters.initialization import experiments as ex
 
-    return ex.moment_table("smoke")
+    return ex.moment_table(_smoke())
 
 
 def _ntk_runs():
     from deepnotes.chapters.initialization import experiments as ex
 
-    return ex.ntk_comparison("smoke")
+    return ex.ntk_comparison(_smoke())
 
 
 def _choice_comparison():
     from deepnotes.chapters.magnitude_decomposition import training
 
-    return training.choice_comparison("smoke")
+    return training.choice_comparison(_smoke())
 
 
 def _bert(producer: str):
     from deepnotes.chapters.bert_init import experiments as ex
 
-    return getattr(ex, producer)("smoke")
+    return getattr(ex, producer)(_smoke())
 
 
 def _jacobian_probe():
@@ -198,19 +205,19 @@ def _jacobian_probe():
 def _spectra():
     from deepnotes.chapters.why_residuals import spectrum
 
-    return spectrum.jacobian_spectra("smoke")
+    return spectrum.jacobian_spectra(_smoke())
 
 
 def _decomposition_rows():
     from deepnotes.chapters.magnitude_decomposition import experiments as ex
 
-    return ex.decomposition_table(budget="smoke")
+    return ex.decomposition_table(budget=_smoke())
 
 
 def _loss_change_sweep():
     from deepnotes.chapters.increment_explosion import experiments as ex
 
-    return ex.loss_change_sweep("smoke")
+    return ex.loss_change_sweep(_smoke())
 
 
 def _loss_change_probes():
@@ -226,7 +233,7 @@ def _plain_moments():
 def _magnitude_model():
     from deepnotes.chapters.magnitude_decomposition import experiments as ex
 
-    return ex.deepnorm_model(2, 1.0, 1.0, "smoke")
+    return ex.deepnorm_model(2, 1.0, 1.0, _smoke())
 
 
 # ---- the engine's pieces, out of one small Stack -----------------------------------------------------------
@@ -523,13 +530,13 @@ def _outcome_verdict():
 def _mlp_setting():
     from deepnotes.chapters.why_residuals import training
 
-    return [training.mlp_setting("plain", 2, "smoke", steps=2)]
+    return [training.mlp_setting("plain", 2, _smoke(), steps=2)]
 
 
 def _transformer_setting():
     from deepnotes.chapters.why_residuals import training
 
-    return [training.transformer_sweep_settings("smoke")[0][1]]
+    return [training.transformer_sweep_settings(_smoke())[0][1]]
 
 
 def _setup_model():

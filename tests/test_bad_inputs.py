@@ -147,7 +147,7 @@ def _magnitude_autograd(block: int):
     import torch
 
     ex = chapter("magnitude_decomposition")
-    model = ex.deepnorm_model(2, 1.0, 1.0, "smoke")
+    model = ex.deepnorm_model(2, 1.0, 1.0, smoke())
     return ex.lambda_gradient_by_autograd(model, torch.zeros(2, 4, dtype=torch.long), block=block)
 
 
@@ -270,7 +270,7 @@ def _increment_answer():
 def _loss_change_sweep():
     from deepnotes.chapters.increment_explosion import experiments
 
-    return experiments.loss_change_sweep("smoke")
+    return experiments.loss_change_sweep(smoke())
 
 
 def _magnitude_experiments():
@@ -472,9 +472,9 @@ CASES: list[Case] = [
         ("budget=5", "a Budget"),
     ),
     Case(
-        "a chapter run with budget='fast'",
-        lambda: chapter("increment_explosion").slider_run(2, "post", "adam", budget="fast"),
-        ("'fast'", "smoke"),
+        "a chapter run with budget='smoke' (a name where the page's resolved Budget goes)",
+        lambda: chapter("increment_explosion").slider_run(2, "post", "adam", budget="smoke"),
+        ("budget='smoke'", "get_budget"),
     ),
     # scaling formulas
     Case("deepnorm_coefficients(0)", lambda: scaling().deepnorm_coefficients(0), ("0",)),
@@ -496,32 +496,32 @@ CASES: list[Case] = [
     # chapter: increment explosion
     Case(
         "increment slider_run(depth=0)",
-        lambda: chapter("increment_explosion").slider_run(0, "post", "adam", budget="smoke"),
+        lambda: chapter("increment_explosion").slider_run(0, "post", "adam", budget=smoke()),
         ("0",),
     ),
     Case(
         "increment slider_run(norm='layer')",
-        lambda: chapter("increment_explosion").slider_run(2, "layer", "adam", budget="smoke"),
+        lambda: chapter("increment_explosion").slider_run(2, "layer", "adam", budget=smoke()),
         ("'layer'", "post"),
     ),
     Case(
         "increment slider_run(optimizer='rmsprop')",
-        lambda: chapter("increment_explosion").slider_run(2, "post", "rmsprop", budget="smoke"),
+        lambda: chapter("increment_explosion").slider_run(2, "post", "rmsprop", budget=smoke()),
         ("'rmsprop'", "adam"),
     ),
     Case(
         "increment slider_run(lr=0)",
-        lambda: chapter("increment_explosion").slider_run(2, "post", "adam", lr=0, budget="smoke"),
+        lambda: chapter("increment_explosion").slider_run(2, "post", "adam", lr=0, budget=smoke()),
         ("lr", "0"),
     ),
     Case(
         "increment slider_run(lr=inf)",
-        lambda: chapter("increment_explosion").slider_run(2, "post", "adam", lr=INF, budget="smoke"),
+        lambda: chapter("increment_explosion").slider_run(2, "post", "adam", lr=INF, budget=smoke()),
         ("lr", "inf"),
     ),
     Case(
         "increment slider_run(warmup=-1)",
-        lambda: chapter("increment_explosion").slider_run(2, "post", "adam", warmup=-1, budget="smoke"),
+        lambda: chapter("increment_explosion").slider_run(2, "post", "adam", warmup=-1, budget=smoke()),
         ("warmup", "-1"),
     ),
     Case(
@@ -531,7 +531,7 @@ CASES: list[Case] = [
     ),
     Case(
         "increment slider_figure(optimizer='sgdm')",
-        lambda: chapter("increment_explosion", "figures").slider_figure(2, "post", "sgdm", budget="smoke"),
+        lambda: chapter("increment_explosion", "figures").slider_figure(2, "post", "sgdm", budget=smoke()),
         ("'sgdm'", "adam"),
     ),
     Case(
@@ -554,84 +554,84 @@ CASES: list[Case] = [
     Case("post/pre run(budget='cpu ')", lambda: chapter("post_vs_pre_norm").run("post", 2, "cpu "), ("'cpu '",)),
     Case(
         "post/pre stream_probe(norm='bad')",
-        lambda: chapter("post_vs_pre_norm").stream_probe("bad", 2, "smoke"),
+        lambda: chapter("post_vs_pre_norm").stream_probe("bad", 2, smoke()),
         ("'bad'", "post"),
     ),
     Case(
         "post/pre stream_probe(n_layers=0)",
-        lambda: chapter("post_vs_pre_norm").stream_probe("post", 0, "smoke"),
+        lambda: chapter("post_vs_pre_norm").stream_probe("post", 0, smoke()),
         ("n_layers", "0"),
     ),
     Case(
         "post/pre stream_probe(beta=-1)",
-        lambda: chapter("post_vs_pre_norm").stream_probe("post", 2, "smoke", beta=-1.0),
+        lambda: chapter("post_vs_pre_norm").stream_probe("post", 2, smoke(), beta=-1.0),
         ("beta", "-1"),
     ),
     Case(
         "post/pre slider_experiment(warmup=-1)",
-        lambda: chapter("post_vs_pre_norm").slider_experiment(2, "post", warmup=-1, budget="smoke"),
+        lambda: chapter("post_vs_pre_norm").slider_experiment(2, "post", warmup=-1, budget=smoke()),
         ("warmup", "-1"),
     ),
     Case(
         "post/pre slider_experiment(lr=0)",
-        lambda: chapter("post_vs_pre_norm").slider_experiment(2, "post", lr=0, budget="smoke"),
+        lambda: chapter("post_vs_pre_norm").slider_experiment(2, "post", lr=0, budget=smoke()),
         ("lr", "0"),
     ),
     Case("post/pre init_probes(depth=0)", lambda: chapter("post_vs_pre_norm").init_probes(smoke(), depth=0), ("0",)),
     # chapter: BERT's 0.02
-    Case("bert init_probe(std=-0.02)", lambda: chapter("bert_init").init_probe(-0.02, 2, budget="smoke"), ("-0.02",)),
-    Case("bert init_probe(depth=0)", lambda: chapter("bert_init").init_probe(0.02, 0, budget="smoke"), ("0",)),
-    Case("bert init_probe(width=0)", lambda: chapter("bert_init").init_probe(0.02, 2, width=0, budget="smoke"), ("0",)),
-    Case("bert mlm_run(std=0)", lambda: chapter("bert_init").mlm_run(0.0, budget="smoke"), ("0",)),
+    Case("bert init_probe(std=-0.02)", lambda: chapter("bert_init").init_probe(-0.02, 2, budget=smoke()), ("-0.02",)),
+    Case("bert init_probe(depth=0)", lambda: chapter("bert_init").init_probe(0.02, 0, budget=smoke()), ("0",)),
+    Case("bert init_probe(width=0)", lambda: chapter("bert_init").init_probe(0.02, 2, width=0, budget=smoke()), ("0",)),
+    Case("bert mlm_run(std=0)", lambda: chapter("bert_init").mlm_run(0.0, budget=smoke()), ("0",)),
     Case(
         "bert mlm_run(head_transform='yes')",
-        lambda: chapter("bert_init").mlm_run(0.02, head_transform="yes", budget="smoke"),
+        lambda: chapter("bert_init").mlm_run(0.02, head_transform="yes", budget=smoke()),
         ("'yes'",),
     ),
-    Case("bert mlm_run(depth=0)", lambda: chapter("bert_init").mlm_run(0.02, budget="smoke", depth=0), ("0",)),
+    Case("bert mlm_run(depth=0)", lambda: chapter("bert_init").mlm_run(0.02, budget=smoke(), depth=0), ("0",)),
     Case("bert q_of(std=-1)", lambda: chapter("bert_init").q_of(-1.0), ("-1",)),
     Case("bert equivalent_std(width=0)", lambda: chapter("bert_init").equivalent_std(0.02, 0), ("0",)),
-    Case("bert init_figure(std=inf)", lambda: chapter("bert_init", "figures").init_figure(INF, 2, "smoke"), ("inf",)),
+    Case("bert init_figure(std=inf)", lambda: chapter("bert_init", "figures").init_figure(INF, 2, smoke()), ("inf",)),
     # chapter: magnitude decomposition
     Case(
         "magnitude run_choice(lr=0)",
-        lambda: chapter("magnitude_decomposition", "training").run_choice(2, 1.0, 1.0, "adam", 0.0, "smoke"),
+        lambda: chapter("magnitude_decomposition", "training").run_choice(2, 1.0, 1.0, "adam", 0.0, smoke()),
         ("lr", "0"),
     ),
     Case(
         "magnitude run_choice(alpha=0)",
-        lambda: chapter("magnitude_decomposition", "training").run_choice(2, 0.0, 1.0, "adam", 1e-3, "smoke"),
+        lambda: chapter("magnitude_decomposition", "training").run_choice(2, 0.0, 1.0, "adam", 1e-3, smoke()),
         ("alpha", "0"),
     ),
     Case(
         "magnitude run_choice(steps=0)",
-        lambda: chapter("magnitude_decomposition", "training").run_choice(2, 1.0, 1.0, "adam", 1e-3, "smoke", steps=0),
+        lambda: chapter("magnitude_decomposition", "training").run_choice(2, 1.0, 1.0, "adam", 1e-3, smoke(), steps=0),
         ("steps", "0"),
     ),
     Case(
         "magnitude run_choices({})",
-        lambda: chapter("magnitude_decomposition", "training").run_choices(2, {}, "adam", 1e-3, "smoke"),
+        lambda: chapter("magnitude_decomposition", "training").run_choices(2, {}, "adam", 1e-3, smoke()),
         ("picks", "empty"),
     ),
     Case(
         "magnitude run_choice(optimizer='rmsprop')",
-        lambda: chapter("magnitude_decomposition", "training").run_choice(2, 1.0, 1.0, "rmsprop", 1e-3, "smoke"),
+        lambda: chapter("magnitude_decomposition", "training").run_choice(2, 1.0, 1.0, "rmsprop", 1e-3, smoke()),
         ("'rmsprop'", "adam"),
     ),
     Case(
         "magnitude lambda_gradient_sweep(n_layers=0)",
-        lambda: chapter("magnitude_decomposition").lambda_gradient_sweep("smoke", n_layers=0),
+        lambda: chapter("magnitude_decomposition").lambda_gradient_sweep(smoke(), n_layers=0),
         ("0",),
     ),
     Case(
         "magnitude identity_sweep(n_layers=0)",
-        lambda: chapter("magnitude_decomposition").identity_sweep("smoke", n_layers=0),
+        lambda: chapter("magnitude_decomposition").identity_sweep(smoke(), n_layers=0),
         ("0",),
     ),
     Case("magnitude choices(0, 'sgd')", lambda: chapter("magnitude_decomposition").choices(0, "sgd"), ("0",)),
     Case(
         "magnitude slider_figure(optimizer='rmsprop')",
-        lambda: chapter("magnitude_decomposition", "figures").slider_figure(2, "rmsprop", budget="smoke"),
+        lambda: chapter("magnitude_decomposition", "figures").slider_figure(2, "rmsprop", budget=smoke()),
         ("'rmsprop'", "adam"),
     ),
     Case(
@@ -640,48 +640,48 @@ CASES: list[Case] = [
         ("'max'", "fro"),
     ),
     Case(
-        "magnitude xavier_orthogonality(d=0)",
-        lambda: chapter("magnitude_decomposition").xavier_orthogonality(d=0),
+        "magnitude xavier_orthogonality(d=0, budget=smoke())",
+        lambda: chapter("magnitude_decomposition").xavier_orthogonality(d=0, budget=smoke()),
         ("0",),
     ),
     # chapter: training 1000 layers
-    Case("thousand live_run(depth=0)", lambda: chapter("thousand_layers").live_run(0, "post", "smoke"), ("0",)),
+    Case("thousand live_run(depth=0)", lambda: chapter("thousand_layers").live_run(0, "post", smoke()), ("0",)),
     Case(
         "thousand live_run(variant='layer')",
-        lambda: chapter("thousand_layers").live_run(4, "layer", "smoke"),
+        lambda: chapter("thousand_layers").live_run(4, "layer", smoke()),
         ("'layer'", "post, warmup"),
     ),
     Case(
         "thousand variant_train_config(lr=-1)",
-        lambda: chapter("thousand_layers").variant_train_config("post", 4, dn().get_budget("smoke"), lr=-1.0),
+        lambda: chapter("thousand_layers").variant_train_config("post", 4, dn().get_budget(smoke()), lr=-1.0),
         ("lr", "-1"),
     ),
     Case("thousand variant('foo')", lambda: chapter("thousand_layers").variant("foo"), ("'foo'",)),
     # chapter: why residuals
-    Case("why mlp_run(depth=0)", lambda: chapter("why_residuals", "training").mlp_run("plain", 0, "smoke"), ("0",)),
+    Case("why mlp_run(depth=0)", lambda: chapter("why_residuals", "training").mlp_run("plain", 0, smoke()), ("0",)),
     Case(
         "why mlp_run(kind='wide')",
-        lambda: chapter("why_residuals", "training").mlp_run("wide", 4, "smoke"),
+        lambda: chapter("why_residuals", "training").mlp_run("wide", 4, smoke()),
         ("'wide'",),
     ),
     Case(
         "why mlp_run(steps=0)",
-        lambda: chapter("why_residuals", "training").mlp_run("plain", 4, "smoke", steps=0),
+        lambda: chapter("why_residuals", "training").mlp_run("plain", 4, smoke(), steps=0),
         ("steps", "0"),
     ),
     Case(
         "why mlp_run(lr=0)",
-        lambda: chapter("why_residuals", "training").mlp_run("plain", 4, "smoke", lr=0),
+        lambda: chapter("why_residuals", "training").mlp_run("plain", 4, smoke(), lr=0),
         ("lr", "0"),
     ),
     Case(
         "why mlp_run(optimizer='rmsprop')",
-        lambda: chapter("why_residuals", "training").mlp_run("plain", 4, "smoke", optimizer="rmsprop"),
+        lambda: chapter("why_residuals", "training").mlp_run("plain", 4, smoke(), optimizer="rmsprop"),
         ("'rmsprop'",),
     ),
     Case(
         "why mlp_run(width=0)",
-        lambda: chapter("why_residuals", "training").mlp_run("plain", 4, "smoke", width=0),
+        lambda: chapter("why_residuals", "training").mlp_run("plain", 4, smoke(), width=0),
         ("width", "0"),
     ),
     Case(
@@ -699,23 +699,23 @@ CASES: list[Case] = [
     ),
     Case(
         "why slider_figure(width=0)",
-        lambda: chapter("why_residuals", "figures").slider_figure(4, 0, 0.5, "smoke"),
+        lambda: chapter("why_residuals", "figures").slider_figure(4, 0, 0.5, smoke()),
         ("width", "0"),
     ),
     # chapter: initialization
     Case(
         "init moment_curve(gain=-1)",
-        lambda: chapter("initialization").moment_curve("tanh", -1.0, 4, "smoke"),
+        lambda: chapter("initialization").moment_curve("tanh", -1.0, 4, smoke()),
         ("gain", "-1"),
     ),
     Case(
         "init moment_curve(act='swish')",
-        lambda: chapter("initialization").moment_curve("swish", 1.0, 4, "smoke"),
+        lambda: chapter("initialization").moment_curve("swish", 1.0, 4, smoke()),
         ("'swish'",),
     ),
     Case(
         "init moment_curve(depth=0)",
-        lambda: chapter("initialization").moment_curve("tanh", 1.0, 0, "smoke"),
+        lambda: chapter("initialization").moment_curve("tanh", 1.0, 0, smoke()),
         ("depth", "0"),
     ),
     Case("init softmax_probe(d=0)", lambda: chapter("initialization").softmax_probe(0, True), ("d", "0")),
@@ -737,7 +737,7 @@ CASES: list[Case] = [
     ),
     Case(
         "why token_cosines(width=-1)",
-        lambda: chapter("why_residuals", "training").token_cosines("plain", 4, "smoke", width=-1),
+        lambda: chapter("why_residuals", "training").token_cosines("plain", 4, smoke(), width=-1),
         ("width=-1", "from 1"),
     ),
     Case(
@@ -793,7 +793,7 @@ CASES: list[Case] = [
     ),
     Case(
         "magnitude xavier_orthogonality(d=10**6)",
-        lambda: chapter("magnitude_decomposition").xavier_orthogonality(10**6),
+        lambda: chapter("magnitude_decomposition").xavier_orthogonality(10**6, budget=smoke()),
         ("d=1000000", "GiB"),
     ),
     Case(
@@ -813,33 +813,33 @@ CASES: list[Case] = [
     ),
     Case(
         "init moment_curve(depth=10**9)",
-        lambda: chapter("initialization").moment_curve("relu", 2.0, 10**9, "smoke"),
+        lambda: chapter("initialization").moment_curve("relu", 2.0, 10**9, smoke()),
         ("depth=1000000000", "1,000,000"),
     ),
     Case(
         "bert init_probe(depth=10**5): the training check names depth",
-        lambda: chapter("bert_init").init_probe(0.02, 10**5, 2**16),
+        lambda: chapter("bert_init").init_probe(0.02, 10**5, 2**16, budget=smoke()),
         ("depth", "width", "GiB"),
     ),
     # live panels run at most what their slider offers
     Case(
         "increment slider_run(depth=10**5)",
-        lambda: chapter("increment_explosion").slider_run(10**5, "post", "adam", budget="smoke"),
+        lambda: chapter("increment_explosion").slider_run(10**5, "post", "adam", budget=smoke()),
         ("depth=100000", "live panel", "1 to 256"),
     ),
     Case(
         "why slider_figure(depth=10**9)",
-        lambda: chapter("why_residuals", "figures").slider_figure(10**9, 64, 0.5, "smoke"),
+        lambda: chapter("why_residuals", "figures").slider_figure(10**9, 64, 0.5, smoke()),
         ("depth=1000000000", "1,000,000"),
     ),
     Case(
         "why slider_figure(depth=5000)",
-        lambda: chapter("why_residuals", "figures").slider_figure(5000, 64, 0.5, "smoke"),
+        lambda: chapter("why_residuals", "figures").slider_figure(5000, 64, 0.5, smoke()),
         ("depth=5000", "live panel", "1 to 1000"),
     ),
     Case(
         "why slider_figure(width=4096)",
-        lambda: chapter("why_residuals", "figures").slider_figure(10, 4096, 0.5, "smoke"),
+        lambda: chapter("why_residuals", "figures").slider_figure(10, 4096, 0.5, smoke()),
         ("width=4096", "live panel", "1 to 512"),
     ),
     # issue 47, third slice: what the sweep found once it reached every callable (builders for runs, records, pieces)
@@ -992,7 +992,7 @@ CASES: list[Case] = [
     ),
     Case(
         "init truncation_samples(std=0)",
-        lambda: chapter("initialization").truncation_samples("smoke", std=0.0),
+        lambda: chapter("initialization").truncation_samples(smoke(), std=0.0),
         ("std", "0"),
     ),
     # sliders and live panels
@@ -1051,7 +1051,7 @@ CASES: list[Case] = [
     ),
     Case(
         "bert_init cached_probe(std=[0.02]) (unhashable, behind a cache)",
-        lambda: _bert_experiments().cached_probe([0.02], 2, 8, "smoke"),
+        lambda: _bert_experiments().cached_probe([0.02], 2, 8, smoke()),
         ("std", "[0.02]"),
     ),
     Case(

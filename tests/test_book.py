@@ -181,7 +181,9 @@ def test_the_plan_counts_the_figures_the_page_draws(built_book, doc):
     shown = sum("image/png" in o.get("data", {}) for c in code for o in c["outputs"])
     assert shown == importlib.import_module(f"deepnotes.chapters.{stem}.figures").FIGURES
     frames = len(figure_pngs(served)) - shown
-    sliders = importlib.import_module(f"deepnotes.chapters.{stem}.controls").sliders("smoke")
+    from deepnotes import get_budget
+
+    sliders = importlib.import_module(f"deepnotes.chapters.{stem}.controls").sliders(get_budget("smoke"))
     assert frames == slider_frames(sliders.values())
 
 

@@ -467,26 +467,35 @@ def test_every_package_folder_is_a_regular_package():
     assert not missing, missing
 
 
-def test_every_chapter_function_taking_a_budget_takes_one_by_name():
-    """CONTRIBUTING.md rule 9: a budget is passed by name through resolve_budget. Every public function of a chapter
-    with a ``budget`` parameter resolves it first (``budget="smoke"`` raised AttributeError in several), unless
-    the parameter is annotated ``Budget`` alone: a function the chapter calls with the Budget it resolved (its
-    plan's pieces), where a name is refused at the door (beartype's TypeError names the parameter)."""
+RESOLVE_LINES = 30  # issue 64: resolve_budget at the package's entry points only (249 lines at c1850d2)
+BUDGET_ENTRIES = {"deepnotes/core/config.py", "deepnotes/chapters/catalog.py"}  # get_budget/resolve_budget; the plans
+
+
+def test_a_budget_is_resolved_at_the_entry_points_only():
+    """Issue 64 (CONTRIBUTING.md rule 9): a page's setup cell resolves its budget once and passes the Budget down.
+    ``resolve_budget`` is named on at most RESOLVE_LINES lines of the package, only in the entry-point modules;
+    no function of a chapter or of ``shared`` takes a budget's name (``budget: Budget | str``), so none re-resolves
+    one: a name given there is refused at the door (test_call_path)."""
     import ast
 
-    missing = []
-    for path in sorted((ROOT / "deepnotes" / "chapters").glob("*/*.py")):
-        if path.name == "budget.py":  # its sizes(budget) hands the budget to chapter_sizes, which resolves it
-            continue
+    lines, outside, by_name = 0, [], []
+    for path in sorted((ROOT / "deepnotes").rglob("*.py")):
+        rel = str(path.relative_to(ROOT))
         src = path.read_text()
-        for node in ast.parse(src).body:
-            if not isinstance(node, ast.FunctionDef) or node.name.startswith("_"):
-                continue
-            params = {a.arg: a.annotation for a in node.args.args + node.args.kwonlyargs}
-            if "budget" in params and ast.unparse(params["budget"] or ast.Constant(None)) != "Budget":
-                if "budget = resolve_budget(budget)" not in ast.get_source_segment(src, node):
-                    missing.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}")
-    assert not missing, missing
+        named = sum("resolve_budget" in line for line in src.splitlines())
+        lines += named
+        if named and rel not in BUDGET_ENTRIES:
+            outside.append(rel)
+        if not rel.startswith(("deepnotes/chapters/", "deepnotes/shared/")) or rel in BUDGET_ENTRIES:
+            continue
+        for node in ast.walk(ast.parse(src)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for arg in node.args.args + node.args.kwonlyargs + node.args.posonlyargs:
+                    if arg.arg == "budget" and ast.unparse(arg.annotation or ast.Constant(None)) != "Budget":
+                        by_name.append(f"{rel}:{node.lineno} {node.name}")
+    assert lines <= RESOLVE_LINES, f"resolve_budget on {lines} lines"
+    assert not outside, f"resolve_budget below the entry points: {outside}"
+    assert not by_name, f"chapter functions whose budget is not annotated Budget: {by_name}"
 
 
 README_LINES = 120  # issue 45: what it is, the two commands, how to read it; contributors' rules are elsewhere

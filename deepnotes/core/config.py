@@ -178,6 +178,10 @@ class WarmupBudget:
 
 @dataclass(frozen=True)
 class Budget:
+    """The sizes every chapter's runs share at one budget (smoke, cpu, gpu, full). A page's setup cell resolves its
+    budget once (``get_budget()``: the name in $DEEPNOTES_BUDGET, else the machine's default) and hands this object
+    down; the chapters' functions take it and never a name (issue 64)."""
+
     name: str
     # the tiny Transformer every chapter trains (width is fixed; depth is what varies)
     d_model: Count  # residual-stream width d
@@ -197,6 +201,15 @@ class Budget:
         that chapter's own row: :func:`chapter_sizes` returns it for the chapter whose class it is."""
         kept = tuple(o for o in self.overrides if type(o) is not type(sizes))
         return replace(self, overrides=(*kept, sizes))
+
+    @staticmethod
+    def door_hint(value) -> str:
+        """What the door's message adds when a budget's parameter is given ``value`` instead: how to resolve a name."""
+        return (
+            f"; resolve a budget's name once, as a page does: deepnotes.get_budget({value!r})"
+            if isinstance(value, str)
+            else ""
+        )
 
     def model_config(self, n_layers: int, **overrides) -> ModelConfig:
         """The budget's tiny Transformer at depth ``n_layers`` (``overrides``: norm, alpha, beta, …)."""
@@ -302,7 +315,7 @@ def resolve_budget(budget: Budget | str | None = None) -> Budget:
     return budget
 
 
-def chapter_sizes(budget: Budget | str | None, rows: Mapping[str, T], kind: type[T]) -> T:
+def chapter_sizes(budget: Budget, rows: Mapping[str, T], kind: type[T]) -> T:
     """A chapter's sizes at ``budget``: the sizes of class ``kind`` the budget carries (:meth:`Budget.with_sizes`),
     else ``rows[budget.name]``, the chapter's own row (``rows`` must give one for every budget of :data:`BUDGETS`).
     Each chapter's ``budget.py`` defines ``sizes(budget)`` as this call on its rows."""
@@ -310,7 +323,6 @@ def chapter_sizes(budget: Budget | str | None, rows: Mapping[str, T], kind: type
         raise ValueError(
             f"{kind.__name__} rows give budgets {sorted(rows)}; every one of {sorted(BUDGETS)} needs a row"
         )
-    budget = resolve_budget(budget)
     for sizes in budget.overrides:
         if type(sizes) is kind:
             return sizes

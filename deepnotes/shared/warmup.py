@@ -13,7 +13,7 @@ import functools
 import statistics
 
 from deepnotes.core import measure
-from deepnotes.core.config import Budget, ModelConfig, TrainConfig, resolve_budget
+from deepnotes.core.config import Budget, ModelConfig, TrainConfig
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import MarkovLanguage
 from deepnotes.core.ensembles import RunPlan, default_workers, train_plan
@@ -44,15 +44,13 @@ SOURCES = {  # where the sources say so, per row of :func:`verdicts`, and what e
 }
 
 
-def warmed(budget: Budget | str) -> str:
+def warmed(budget: Budget) -> str:
     """The label of the Post-LN run with warmup: "post, warmup 200"."""
-    budget = resolve_budget(budget)
     return f"post, warmup {budget.warmup.warmup}"
 
 
-def variants(budget: Budget | str) -> dict[str, tuple[str, int]]:
+def variants(budget: Budget) -> dict[str, tuple[str, int]]:
     """label → (norm style, warmup steps), in the order the pages show them."""
-    budget = resolve_budget(budget)
     return {
         NO_WARMUP: ("post", 0),
         warmed(budget): ("post", budget.warmup.warmup),
@@ -62,10 +60,9 @@ def variants(budget: Budget | str) -> dict[str, tuple[str, int]]:
 
 
 def settings(
-    budget: Budget | str, depths: tuple[int, ...] | None = None
+    budget: Budget, depths: tuple[int, ...] | None = None
 ) -> list[tuple[tuple[int, str, int], ModelConfig, TrainConfig]]:
     """((depth, label, seed), model, training) of every run at ``depths`` (default: the entry's depth)."""
-    budget = resolve_budget(budget)
     sub = budget.warmup
     depths = (sub.depth,) if depths is None else tuple(positive_int("depth", n) for n in depths)
     return [
@@ -86,11 +83,10 @@ def trackers(every: Count) -> list:
     return [measure.BlockGradNorms(every), measure.BlockUpdates(every)]
 
 
-def training_plan(budget: Budget | str, depths: tuple[int, ...] | None = None) -> RunPlan:
+def training_plan(budget: Budget, depths: tuple[int, ...] | None = None) -> RunPlan:
     """:func:`settings`' runs as one train_many call on one Markov language (seed 0), every ensemble tracking its
     blocks' gradients and updates at ``track_points`` steps (the runs of one depth share a graph and train as
     one ensemble)."""
-    budget = resolve_budget(budget)
     todo = settings(budget, depths)
     return RunPlan(
         [m for _, m, _ in todo],
@@ -101,11 +97,10 @@ def training_plan(budget: Budget | str, depths: tuple[int, ...] | None = None) -
 
 
 def runs(
-    budget: Budget | str | None = None, depths: tuple[int, ...] | None = None, progress: bool = False
+    budget: Budget, depths: tuple[int, ...] | None = None, progress: bool = False
 ) -> dict[int, dict[str, list[History]]]:
     """depth → label → one History per seed, for :func:`variants` at ``depths`` (default: the entry's depth),
     trained as :func:`training_plan` lays them out."""
-    budget = resolve_budget(budget)
     device = default_device()
     hists = train_plan(training_plan(budget, depths), device=device, progress=progress, workers=default_workers(device))
     out: dict[int, dict[str, list[History]]] = {}
@@ -114,14 +109,13 @@ def runs(
     return out
 
 
-def work(budget: Budget | str, depths: tuple[int, ...] | None = None) -> list[TrainRuns]:
+def work(budget: Budget, depths: tuple[int, ...] | None = None) -> list[TrainRuns]:
     """:func:`runs`' training work, for a chapter's plan: the ensembles of :func:`training_plan`."""
     return planned_ensembles(training_plan(budget, depths))
 
 
-def setting(budget: Budget | str, depth: Depth) -> str:
+def setting(budget: Budget, depth: Depth) -> str:
     """The experiment's name in a verdict's record: the same on both pages when they ran the same runs."""
-    budget = resolve_budget(budget)
     sub = budget.warmup
     return (
         f"warmup comparison, {budget.name} budget: N = {depth}, Adam {sub.lr:g}, {sub.steps} steps, "
@@ -129,11 +123,10 @@ def setting(budget: Budget | str, depth: Depth) -> str:
     )
 
 
-def verdicts(runs_at: dict[str, list[History]], budget: Budget | str, depth: Depth) -> vd.VerdictTable:
+def verdicts(runs_at: dict[str, list[History]], budget: Budget, depth: Depth) -> vd.VerdictTable:
     """The sources' claims on these runs, each in its source's direction: Post-LN without warmup does
     not train; with warmup it does where it did not without (the contrast that makes "needs warmup"
     informative); Pre-LN and DeepNorm train without."""
-    budget = resolve_budget(budget)
     learned = {label: [h.fraction_learned() for h in hs] for label, hs in runs_at.items()}
     warm = warmed(budget)
     reason = (
@@ -186,11 +179,10 @@ def _warmup_spread(h: History, w: int) -> tuple[float, list[float]]:
     return (max(product) / min(product) if product else float("nan")), product
 
 
-def gradient_verdicts(runs_at: dict[str, list[History]], budget: Budget | str, depth: Depth) -> vd.VerdictTable:
+def gradient_verdicts(runs_at: dict[str, list[History]], budget: Budget, depth: Depth) -> vd.VerdictTable:
     """What the annotated §10.2 says of gradients along a run, on these runs' recorded block gradients, seed
     by seed (check_estimate): larger early than late (claim §10.2.2, every run and seed), and warmup keeping
     η(t)·‖∇L‖ about constant (eq. (61)) on the runs with warmup, over the tracked steps inside its warmup."""
-    budget = resolve_budget(budget)
     early_late = {label: [_early_over_late(h) for h in hs] for label, hs in runs_at.items()}
     warm, w = runs_at[warmed(budget)], budget.warmup.warmup
     steps = warm[0].grad_steps

@@ -8,64 +8,67 @@ import dataclasses
 
 import pytest
 
+import deepnotes as dn
 from deepnotes.show import say
 from deepnotes.show import verdicts as vd
+
+SMOKE = dn.get_budget("smoke")
 
 
 def _initialization():
     from deepnotes.chapters.initialization import answer, claims
     from deepnotes.chapters.initialization import experiments as ex
 
-    table = ex.moment_table("smoke")
-    return [answer.markdown(table, "smoke"), answer.details(table, "smoke")], claims.moment_verdicts(table, "smoke")
+    table = ex.moment_table(SMOKE)
+    return [answer.markdown(table, SMOKE), answer.details(table, SMOKE)], claims.moment_verdicts(table, SMOKE)
 
 
 def _increment_explosion():
     from deepnotes.chapters.increment_explosion import answer, claims
     from deepnotes.chapters.increment_explosion import experiments as ex
 
-    sweep = ex.loss_change_sweep("smoke")
+    sweep = ex.loss_change_sweep(SMOKE)
     return [answer.markdown(sweep), answer.details(sweep)], claims.loss_change_verdicts(sweep)
 
 
 def _magnitude_decomposition():
     from deepnotes.chapters.magnitude_decomposition import answer, claims, training
 
-    comp = training.choice_comparison("smoke")
-    rows = list(claims.main_text_verdicts("smoke")) + list(claims.article_story_verdicts(comp))
-    return [answer.markdown(comp, "smoke"), answer.details(comp, "smoke")], rows
+    comp = training.choice_comparison(SMOKE)
+    rows = list(claims.main_text_verdicts(SMOKE)) + list(claims.article_story_verdicts(comp))
+    return [answer.markdown(comp, SMOKE), answer.details(comp, SMOKE)], rows
 
 
 def _post_vs_pre_norm():
     from deepnotes.chapters.post_vs_pre_norm import answer, claims
     from deepnotes.chapters.post_vs_pre_norm import experiments as ex
 
-    probes, runs = ex.init_probes("smoke"), ex.training_runs("smoke")
-    rows = list(claims.identity_path(probes, "smoke")) + list(claims.training(runs, "smoke"))
-    return [answer.markdown(probes, runs, "smoke"), answer.details(probes, runs, "smoke")], rows
+    probes, runs = ex.init_probes(SMOKE), ex.training_runs(SMOKE)
+    rows = list(claims.identity_path(probes, SMOKE)) + list(claims.training(runs, SMOKE))
+    return [answer.markdown(probes, runs, SMOKE), answer.details(probes, runs, SMOKE)], rows
 
 
 def _thousand_layers():
     from deepnotes.chapters.thousand_layers import answer, claims
     from deepnotes.chapters.thousand_layers import experiments as ex
 
-    runs = ex.train_runs("smoke")
-    return [answer.markdown(runs, "smoke"), answer.details(runs, "smoke")], claims.training(runs, "smoke")
+    runs = ex.train_runs(SMOKE)
+    return [answer.markdown(runs, SMOKE), answer.details(runs, SMOKE)], claims.training(runs, SMOKE)
 
 
 def _why_residuals():
     from deepnotes.chapters.why_residuals import answer, claims, training
 
-    runs, sweep = training.train_sweep("smoke"), training.transformer_sweep("smoke")
-    rows = list(claims.training_verdicts(runs, "smoke")) + list(claims.transformer_verdicts(sweep, "smoke"))
-    return [answer.markdown(runs, sweep, "smoke"), answer.details(runs, sweep, "smoke")], rows
+    runs, sweep = training.train_sweep(SMOKE), training.transformer_sweep(SMOKE)
+    rows = list(claims.training_verdicts(runs, SMOKE)) + list(claims.transformer_verdicts(sweep, SMOKE))
+    return [answer.markdown(runs, sweep, SMOKE), answer.details(runs, sweep, SMOKE)], rows
 
 
 def _bert_init():
     from deepnotes.chapters.bert_init import answer
     from deepnotes.chapters.bert_init import experiments as ex
 
-    probes = ex.sweep_probes("smoke")
+    probes = ex.sweep_probes(SMOKE)
     return [answer.markdown(probes), answer.details(probes)], []  # numbers and a derivation: no outcome stated
 
 
@@ -98,7 +101,7 @@ def test_the_initialization_answer_changes_its_words_with_the_rows_status(monkey
     from deepnotes.chapters.initialization import answer, claims
     from deepnotes.chapters.initialization import experiments as ex
 
-    table = ex.moment_table("smoke")
+    table = ex.moment_table(SMOKE)
     original = claims.moment_verdicts
 
     def forced(status):
@@ -112,11 +115,11 @@ def test_the_initialization_answer_changes_its_words_with_the_rows_status(monkey
         (vd.WRONG, "the measured draws do not follow it"),
     ):
         monkeypatch.setattr(answer, "moment_verdicts", forced(status))
-        head = answer.markdown(table, "smoke").text
+        head = answer.markdown(table, SMOKE).text
         assert words in head and "falls" not in head
     monkeypatch.setattr(answer, "moment_verdicts", forced(vd.UNCHECKABLE))
-    assert "the measured draws are undecided for" in answer.markdown(table, "smoke").text
-    details = answer.details(table, "smoke").text
+    assert "the measured draws are undecided for" in answer.markdown(table, SMOKE).text
+    details = answer.details(table, SMOKE).text
     assert "A typical draw is not the mean" in details and "He + ReLU" in details
 
 

@@ -163,16 +163,16 @@ def test_encoder_has_positions_embedding_norm_and_a_tied_head():
 
 
 def test_init_probe_agrees_with_the_derivation_at_bert_scale():
-    p = bert.init_probe(0.02, 3, 64, SMOKE)
+    p = bert.init_probe(0.02, 3, 64, budget=SMOKE)
     assert len(p.ffn_ratio) == len(p.attn_ratio) == len(p.rho) == 3 and len(p.cos_x0) == 4
     _, v_ffn = bert.derived_ratios(0.02, sum(p.rho) / 3)
     assert all(abs(v / v_ffn - 1) < 0.4 for v in p.ffn_ratio)
     assert all(abs(v - 1) < 0.01 for v in p.stream_var[1:])  # LayerNorm outputs
     assert abs(p.cos_x0[-1] - p.derived_cos[-1]) < 0.1
     assert all(g > 0 and math.isfinite(g) for g in p.grad_norms)
-    big = bert.init_probe(0.1, 3, 64, SMOKE)
+    big = bert.init_probe(0.1, 3, 64, budget=SMOKE)
     assert big.cos_x0[-1] < p.cos_x0[-1] and big.logit_var > p.logit_var
-    assert bert.init_probe(0.02, 3, 64, SMOKE).grad_norms == p.grad_norms  # same seed, same batch
+    assert bert.init_probe(0.02, 3, 64, budget=SMOKE).grad_norms == p.grad_norms  # same seed, same batch
 
 
 def test_probe_depth_and_shown_std_come_from_the_budget():
@@ -184,7 +184,7 @@ def test_probe_depth_and_shown_std_come_from_the_budget():
 
 def test_mlm_run_records_every_layer_norm_gain():
     for head in (True, False):
-        run = bert.mlm_run(0.02, head, SMOKE)
+        run = bert.mlm_run(0.02, head, budget=SMOKE)
         assert len(run.history.losses) == bert_init_sizes(SMOKE).train_steps
         names = set(run.gains)
         assert (

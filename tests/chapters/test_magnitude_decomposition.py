@@ -61,7 +61,9 @@ def test_paper_constants_symbolic_match_scaling():
 
 
 def test_closed_form_lambda_matches_numeric_minimization():
-    for row in mg.decomposition_table(shapes=((16, 16), (8, 24), (24, 8)), gains=(1.0, 0.3)):
+    for row in mg.decomposition_table(
+        shapes=((16, 16), (8, 24), (24, 8)), gains=(1.0, 0.3), budget=dn.get_budget("smoke")
+    ):
         assert row.closed == pytest.approx(row.numeric, rel=1e-6)
         assert row.closed == pytest.approx(row.xavier_predicted, rel=0.15)
         if row.shape[0] <= row.shape[1]:
@@ -205,7 +207,7 @@ def test_choices_trained_as_one_ensemble_match_each_choice_trained_alone():
 
 
 def test_derivation_verdicts_have_the_expected_statuses():
-    main = {v.claim: v.status for v in mv.main_text_verdicts()}
+    main = {v.claim: v.status for v in mv.main_text_verdicts(dn.get_budget("smoke"))}
     assert set(main.values()) == {HOLDS, APPROX, WRONG, UNCHECKABLE}
     assert [c for c, s in main.items() if s == APPROX] == [
         # issue 44: one row on the family, as strong as its weakest member (ReLU exact, GELU and Swish not)
@@ -215,9 +217,11 @@ def test_derivation_verdicts_have_the_expected_statuses():
     assert [c for c, s in main.items() if s == WRONG] == [
         "sign(·) in Adam's large-step limit is an indicator function (as printed)"
     ]
-    family = next(v for v in mv.main_text_verdicts() if v.claim.startswith("ReLU and its variants"))
+    family = next(
+        v for v in mv.main_text_verdicts(dn.get_budget("smoke")) if v.claim.startswith("ReLU and its variants")
+    )
     assert "ReLU: max(0, λp) − λ·max(0, p) = 0" in family.computed
-    x = mg.xavier_orthogonality(d=32)
+    x = mg.xavier_orthogonality(d=32, budget=dn.get_budget("smoke"))
     assert x.mean_abs_cos < 0.2 and x.mu_min < 0.1 and x.mu_max > 1.5
     status = {v.source + v.claim: v.status for v in mv.annotated_verdicts()}
     assert status["seed 000 annotated eqs. (26)-(27)λ = argmin ‖WWᵀ/κ² − I‖_F = √(tr(WWᵀ)/d)"] == WRONG

@@ -16,7 +16,8 @@ SMOKE = "smoke"
 
 
 def _chapters(budget: dn.Budget | str = SMOKE):
-    """Each chapter's run function with a tiny run at ``budget`` (a Budget, or a budget's name)."""
+    """Each chapter's run function with a tiny run at ``budget`` (the Budget a page's setup cell resolved; a name
+    here only to see it refused)."""
     from deepnotes.chapters.bert_init import experiments as bert
     from deepnotes.chapters.increment_explosion import experiments as inc
     from deepnotes.chapters.magnitude_decomposition import training as mag
@@ -77,11 +78,12 @@ def test_a_budget_reaches_the_optimizer_step_through_each_module_once(entry, mon
 
 
 @pytest.mark.parametrize("entry", CHAPTERS)
-def test_a_budget_named_at_the_entry_is_resolved_once_and_passed_down(entry, monkeypatch):
-    """Issue 45: a chapter's walk given the budget's name turns it into a Budget once, at its entry, and passes
-    that Budget down to the step: config.get_budget (what resolve_budget calls for a name) runs once, and never
-    for a walk given a Budget."""
+def test_a_budget_is_resolved_once_by_the_page_and_never_below(entry, monkeypatch):
+    """Issue 64: the page's setup cell (or a tool's entry point) resolves the budget once; a chapter's run function
+    takes that Budget and resolves nothing on its way to the step (config.get_budget, what resolve_budget calls,
+    never runs). Given a budget's name instead, it is refused at the door in words that say what to pass."""
     from deepnotes.core import config
+    from deepnotes.errors import BadArgument
 
     for module in list(sys.modules.values()):  # serial: every call is seen in this process
         if getattr(module, "__name__", "").startswith("deepnotes") and hasattr(module, "default_workers"):
@@ -96,6 +98,8 @@ def test_a_budget_named_at_the_entry_is_resolved_once_and_passed_down(entry, mon
     monkeypatch.setattr(config, "get_budget", counted)
     given()
     assert calls == [], f"{entry} resolved a budget it was given as a Budget: {calls}"
-    by_name()
-    expected = [] if entry == "deepnotes.train" else [SMOKE]  # dn.train takes configs, not a budget
-    assert calls == expected, f"{entry} resolved the budget's name {len(calls)} times: {calls}"
+    if entry == "deepnotes.train":  # dn.train takes configs, not a budget
+        return
+    with pytest.raises(BadArgument, match=r"budget='smoke'.*get_budget\('smoke'\)"):
+        by_name()
+    assert calls == []

@@ -97,7 +97,7 @@ ROWS = {"smoke": SMOKE, "cpu": CPU, "gpu": GPU, "full": FULL}
 GPU_MINUTES = GPU_MINUTES_PER_CHAPTER
 
 
-def sizes(budget: Budget | str | None = None) -> BertBudget:
-    """This chapter's sizes at ``budget`` (a Budget, a budget's name, or None for the default budget): its row
+def sizes(budget: Budget) -> BertBudget:
+    """This chapter's sizes at ``budget`` (resolved once, by the page's setup cell or an entry point): its row
     of :data:`ROWS`, or the sizes the budget carries in its place (``Budget.with_sizes``)."""
     return chapter_sizes(budget, ROWS, BertBudget)

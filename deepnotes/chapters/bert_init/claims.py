@@ -19,7 +19,7 @@ from deepnotes.chapters.bert_init.experiments import (
     q_of,
 )
 from deepnotes.core import derive as sym
-from deepnotes.core.config import Budget, resolve_budget
+from deepnotes.core.config import Budget
 from deepnotes.core.measure import NOISE_SIGMAS, unrelated_cosine_floor
 from deepnotes.core.train import FRACTION_READ
 from deepnotes.core.validate import Finite
@@ -332,11 +332,10 @@ def derivation_readings(table: list[vd.Verdict]) -> dict[str, Sentence]:
     }
 
 
-def init_verdicts(probes: dict[float, list[InitProbe]], budget: Budget | str | None = None) -> vd.VerdictTable:
+def init_verdicts(probes: dict[float, list[InitProbe]], budget: Budget) -> vd.VerdictTable:
     """Experiment 1: the measured encoder at init against the derivation, every row read over the seeds
     (``probes``: std → one probe per seed, :func:`.experiments.sweep_probe_seeds`)."""
-    budget = resolve_budget(budget)
-    b = sizes(resolve_budget(budget))
+    b = sizes(budget)
     noise = unrelated_cosine_floor(b.probe_width)  # |cos| of unrelated vectors at this width stays below this
     return vd.VerdictTable(_init_std_rows(probes, noise) + _init_bert_std_rows(probes[BERT_STD], b.vocab))
 
@@ -628,10 +627,9 @@ def _best_std_ok(learned: dict[float, float]) -> tuple[float, bool]:
     return best, lo <= best <= hi and bracketed and lead >= BEST_STD_MARGIN
 
 
-def training_verdicts(runs: dict[float, tuple[MLMRun, ...]], budget: Budget | str | None = None) -> vd.VerdictTable:
+def training_verdicts(runs: dict[float, tuple[MLMRun, ...]], budget: Budget) -> vd.VerdictTable:
     """Experiment 2: which std learns most within the run (main text, eq. (74), annotated §9.3), judged over
     the seeds (the fraction of seeds where it holds, check_estimate: one seed decides nothing)."""
-    budget = resolve_budget(budget)
     window = sizes(budget).loss_window
     per_seed = _learned_by_seed(runs, window)
     medians = {s: statistics.median(seed[s] for seed in per_seed) for s in runs}
@@ -820,12 +818,9 @@ def _std_gain_rows(s: Finite, no_head: tuple[MLMRun, ...], with_head: tuple[MLMR
     ]
 
 
-def gain_verdicts(
-    gain_runs: dict[tuple[float, bool], tuple[MLMRun, ...]], budget: Budget | str | None = None
-) -> vd.VerdictTable:
+def gain_verdicts(gain_runs: dict[tuple[float, bool], tuple[MLMRun, ...]], budget: Budget) -> vd.VerdictTable:
     """Experiment 3: where the model grows its logit scale, with and without the extra Dense + LN (the
     final γ order read over the budget's ``loss_window``), each claim over the seeds."""
-    budget = resolve_budget(budget)
     window = sizes(budget).loss_window
     rows = []
     for s in dict.fromkeys(std for std, _ in gain_runs):

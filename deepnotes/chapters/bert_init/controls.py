@@ -6,13 +6,12 @@ from __future__ import annotations
 
 from deepnotes.chapters.bert_init import figures
 from deepnotes.chapters.bert_init.budget import sizes
-from deepnotes.core.config import Budget, resolve_budget
+from deepnotes.core.config import Budget
 from deepnotes.show import widgets as ui
 
 
-def sliders(budget: Budget | str) -> dict[str, ui.Slider]:
+def sliders(budget: Budget) -> dict[str, ui.Slider]:
     """ "init": the encoder at initialization; "gains": LayerNorm gains during MLM training."""
-    budget = resolve_budget(budget)
     b = sizes(budget)
 
     def live_init():

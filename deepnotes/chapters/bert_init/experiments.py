@@ -25,7 +25,7 @@ from torch import nn
 
 from deepnotes.chapters.bert_init.budget import sizes
 from deepnotes.core import measure
-from deepnotes.core.config import Budget, ModelConfig, TrainConfig, resolve_budget
+from deepnotes.core.config import Budget, ModelConfig, TrainConfig
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import MarkovLanguage, mask_positions, probe_generator
 from deepnotes.core.engine import Stack
@@ -175,12 +175,12 @@ def init_probe(
     std: Positive,
     depth: Depth,
     width: Count | None = None,
-    budget: Budget | str | None = None,
+    *,
+    budget: Budget,
     seed: Seed = 0,
     device=None,
 ) -> InitProbe:
     """Measure the stream, the branch ratios, the gradients and the logits of an encoder at init."""
-    budget = resolve_budget(budget)
     width = given(width, sizes(budget).probe_width)
     device = device or default_device()
     cfg = encoder_config(width, depth, std, sizes(budget).vocab, sizes(budget).probe_tokens[1])
@@ -248,12 +248,11 @@ class TableProbe:
 
 
 def table_setting_probe(
-    std: Positive, depth: Depth, width: Count, budget: Budget | str | None = None, seed: Seed = 0, device=None
+    std: Positive, depth: Depth, width: Count, budget: Budget, seed: Seed = 0, device=None
 ) -> TableProbe:
     """One batch of x_0 ~ N(0, I) through ``depth`` Post-LN blocks of BERT's shape at ``width``, every
     block matrix from N(0, s²) without the ±2σ cut. The tables name no loss: the gradients are of
     L = mean over tokens of (x_L·u)², u ~ N(0, I/d) fixed, and only their ratios are read."""
-    budget = resolve_budget(budget)
     device = device or default_device()
     n_seq, seq_len = sizes(budget).probe_tokens
     with torch.device("meta"):  # no initialization drawn only to be overwritten (at width 768, most of the time)
@@ -365,9 +364,8 @@ def mlm_trackers(every: Count) -> list:
     ]
 
 
-def mlm_train_config(budget: Budget | str, seed: Seed, lr: Positive | None = None) -> TrainConfig:
+def mlm_train_config(budget: Budget, seed: Seed, lr: Positive | None = None) -> TrainConfig:
     """The MLM runs' training: Adam at the budget's rate (or ``lr``) with its linear warmup, on its batch."""
-    budget = resolve_budget(budget)
     b = sizes(budget)
     n_seq, seq_len = b.train_batch
     return TrainConfig(
@@ -383,7 +381,7 @@ def mlm_train_config(budget: Budget | str, seed: Seed, lr: Positive | None = Non
 
 def mlm_plan(
     settings: Sequence[tuple[float, bool]],
-    budget: Budget | str,
+    budget: Budget,
     seeds: Sequence[int] = (0,),
     lr: Positive | None = None,
     depth: Depth | None = None,
@@ -392,7 +390,6 @@ def mlm_plan(
     (std, extra head layer) setting × seed, on masked tokens of the Markov language of its seed, Adam with
     linear warmup, every ensemble recording its LayerNorms' mean γ and the embedding's RMS. Settings with the
     same head share a graph and train together."""
-    budget = resolve_budget(budget)
     b = sizes(budget)
     depth = given(depth, b.train_depth)
     seq_len = b.train_batch[1]
@@ -408,7 +405,7 @@ def mlm_plan(
 
 def mlm_runs(
     settings: Sequence[tuple[float, bool]],
-    budget: Budget | str | None = None,
+    budget: Budget,
     seeds: Sequence[int] = (0,),
     lr: Positive | None = None,
     depth: Depth | None = None,
@@ -417,7 +414,6 @@ def mlm_runs(
 ) -> dict[tuple[float, bool, int], MLMRun]:
     """Train :func:`mlm_plan`'s runs: the budget's encoder on masked tokens with Adam and linear warmup, for
     every (std, extra head layer) setting × seed. Returns (std, head, seed) → run."""
-    budget = resolve_budget(budget)
     depth = given(depth, sizes(budget).train_depth)
     keys, plan = mlm_plan(settings, budget, seeds, lr, depth)
     device = device or default_device()
@@ -437,7 +433,8 @@ def _mlm_result(std: Finite, head_transform: bool, depth: int, hist: History) ->
 def mlm_run(
     std: Positive,
     head_transform: bool = True,
-    budget: Budget | str | None = None,
+    *,
+    budget: Budget,
     seed: Seed = 0,
     lr: Positive | None = None,
     depth: Depth | None = None,
@@ -445,34 +442,30 @@ def mlm_run(
     progress: bool = False,
 ) -> MLMRun:
     """One run of :func:`mlm_runs`."""
-    budget = resolve_budget(budget)
     return mlm_runs([(std, head_transform)], budget, (seed,), lr, depth, device, progress)[(std, head_transform, seed)]
 
 
-def cached_probe(std: Positive, depth: Depth, width: Count, budget: Budget | str) -> InitProbe:
+def cached_probe(std: Positive, depth: Depth, width: Count, budget: Budget) -> InitProbe:
     """:func:`init_probe`, computed once per setting (the experiment and the slider share them)."""
-    budget = resolve_budget(budget)  # the cache's key: the resolved budget, whatever name it was given
     return _cached_probe(std, depth, width, budget)
 
 
 @functools.lru_cache(maxsize=LIVE_RESULTS_KEPT)
 def _cached_probe(std: Positive, depth: Depth, width: Count, budget: Budget) -> InitProbe:
     """The cache behind :func:`cached_probe`: the door checks the arguments there, before hashing."""
-    return init_probe(std, depth, width, budget)
+    return init_probe(std, depth, width, budget=budget)
 
 
-def run_settings(budget: Budget | str) -> list[tuple[float, bool]]:
+def run_settings(budget: Budget) -> list[tuple[float, bool]]:
     """Every (std, extra head layer) the chapter trains: the §9.3 stds with the head, the gain stds
     with and without it."""
-    budget = resolve_budget(budget)
     b = sizes(budget)
     return list(dict.fromkeys([(s, True) for s in b.train_stds] + [(s, h) for s in b.gain_stds for h in (True, False)]))
 
 
-def chapter_runs(budget: Budget | str) -> dict[tuple[float, bool], tuple[MLMRun, ...]]:
+def chapter_runs(budget: Budget) -> dict[tuple[float, bool], tuple[MLMRun, ...]]:
     """:func:`mlm_runs` over :func:`run_settings` and the budget's ``train_seeds`` (seeds 0, 1, …), trained
     once: (std, extra head layer) → one run per seed."""
-    budget = resolve_budget(budget)  # the cache's key: the resolved budget, whatever name it was given
     return _chapter_runs(budget)
 
 
@@ -484,10 +477,9 @@ def _chapter_runs(budget: Budget) -> dict[tuple[float, bool], tuple[MLMRun, ...]
     return {key: tuple(trained[(*key, seed)] for seed in seeds) for key in run_settings(budget)}
 
 
-def cached_run(std: Positive, head_transform: bool, budget: Budget | str) -> MLMRun:
+def cached_run(std: Positive, head_transform: bool, budget: Budget) -> MLMRun:
     """:func:`mlm_run` at the budget's defaults (seed 0), computed once per setting (the chapter's settings
     come from :func:`chapter_runs`): what the figures and sliders draw."""
-    budget = resolve_budget(budget)  # the cache's key: the resolved budget, whatever name it was given
     return _cached_run(std, head_transform, budget)
 
 
@@ -496,7 +488,7 @@ def _cached_run(std: Positive, head_transform: bool, budget: Budget) -> MLMRun:
     """The cache behind :func:`cached_run`: the door checks the arguments there, before hashing."""
     if (std, head_transform) in run_settings(budget):
         return chapter_runs(budget)[(std, head_transform)][0]
-    return mlm_run(std, head_transform, budget)
+    return mlm_run(std, head_transform, budget=budget)
 
 
 def article_gradient_prediction(probe: InitProbe) -> list[float]:
@@ -505,48 +497,43 @@ def article_gradient_prediction(probe: InitProbe) -> list[float]:
     return [w[-1] / w_l for w_l in w[1:]]
 
 
-def probe_depth(budget: Budget | str | None = None) -> int:
+def probe_depth(budget: Budget) -> int:
     """The depth of the init sweep: BERT-base's 12 where the budget probes it, else its deepest."""
-    budget = resolve_budget(budget)
-    depths = sizes(resolve_budget(budget)).probe_depths
+    depths = sizes(budget).probe_depths
     return BERT_DEPTH if BERT_DEPTH in depths else depths[-1]
 
 
-def sweep_probes(budget: Budget | str | None = None) -> dict[float, InitProbe]:
+def sweep_probes(budget: Budget) -> dict[float, InitProbe]:
     """Experiment 1: one :class:`InitProbe` per std of the budget at :func:`probe_depth`."""
-    budget = resolve_budget(budget)
     b = sizes(budget)
     return {s: cached_probe(s, probe_depth(budget), b.probe_width, budget) for s in b.stds}
 
 
-def table_probes(budget: Budget | str | None = None) -> dict[float, InitProbe]:
+def table_probes(budget: Budget) -> dict[float, InitProbe]:
     """The annotated §9.1/§9.2 tables' stds 0.02, 0.0361, 0.05 in the book's BERT setting (weights cut
     at ±2σ, Markov-language tokens through the embedding) at the budget's table width and depth (12)."""
-    budget = resolve_budget(budget)
     b = sizes(budget)
     return {s: cached_probe(s, b.table_depth, b.table_width, budget) for s in TABLE_STDS}
 
 
-def sweep_probe_seeds(budget: Budget | str | None = None) -> dict[float, list[InitProbe]]:
+def sweep_probe_seeds(budget: Budget) -> dict[float, list[InitProbe]]:
     """Experiment 1's verdicts: per std of the budget, one :class:`InitProbe` at :func:`probe_depth` for each
     of ``probe_seeds`` seeds (seed s: initialization s and probe batch s; seed 0 is :func:`sweep_probes`')."""
-    budget = resolve_budget(budget)
     b = sizes(budget)
     depth = probe_depth(budget)
     return {
         s: [
             sweep_probes(budget)[s],
-            *(init_probe(s, depth, b.probe_width, budget, seed) for seed in range(1, b.probe_seeds)),
+            *(init_probe(s, depth, b.probe_width, budget=budget, seed=seed) for seed in range(1, b.probe_seeds)),
         ]
         for s in b.stds
     }
 
 
-def table_seed_probes(budget: Budget | str) -> dict[str, dict[float, list]]:
+def table_seed_probes(budget: Budget) -> dict[str, dict[float, list]]:
     """The annotated tables' stds over ``table_seeds`` seeds (seed s: initialization s and probe batch s) at the
     budget's table width and depth, in the tables' own setting ("own": :func:`table_setting_probe`) and in BERT's
     ("cut": :func:`init_probe`; seed 0 is :func:`table_probes`'): setting → std → one probe per seed."""
-    budget = resolve_budget(budget)  # the cache's key: the resolved budget, whatever name it was given
     return _table_seed_probes(budget)
 
 
@@ -559,7 +546,7 @@ def _table_seed_probes(budget: Budget) -> dict[str, dict[float, list]]:
         "cut": lambda s, seed: (
             cached_probe(s, b.table_depth, b.table_width, budget)
             if seed == 0  # table_probes'
-            else init_probe(s, b.table_depth, b.table_width, budget, seed)
+            else init_probe(s, b.table_depth, b.table_width, budget=budget, seed=seed)
         ),
     }
     return {
@@ -568,52 +555,46 @@ def _table_seed_probes(budget: Budget) -> dict[str, dict[float, list]]:
     }
 
 
-def table_setting_probes(budget: Budget | str | None = None) -> dict[float, TableProbe]:
+def table_setting_probes(budget: Budget) -> dict[float, TableProbe]:
     """The same stds in the tables' own setting (:func:`table_setting_probe`: uncut, Gaussian x_0), seed 0."""
-    budget = resolve_budget(budget)
     return {s: seeds[0] for s, seeds in table_seed_probes(budget)["own"].items()}
 
 
-def table_gradient_ratios(budget: Budget | str | None = None) -> dict[str, dict[float, list[float]]]:
+def table_gradient_ratios(budget: Budget) -> dict[str, dict[float, list[float]]]:
     """The §9.2 ratio ‖g_1‖/‖g_L‖ (first block over last) at each of TABLE_STDS over ``table_seeds``
     seeds (:func:`table_seed_probes`), in the tables' own setting ("own") and in BERT's ("cut"): setting →
     std → one ratio per seed. One batch is one draw; the verdicts read the median."""
-    budget = resolve_budget(budget)
     return {
         name: {s: [p.grad_norms[0] / p.grad_norms[-1] for p in seeds] for s, seeds in by_std.items()}
         for name, by_std in table_seed_probes(budget).items()
     }
 
 
-def table_identity_falloff(budget: Budget | str | None = None) -> dict[str, list[float]]:
+def table_identity_falloff(budget: Budget) -> dict[str, list[float]]:
     """The identity path's weight at the top over its weight after the first block, cos(x_L, x_0)/cos(x_1, x_0),
     at BERT's std 0.02 over ``table_seeds`` seeds, in both settings (:func:`table_seed_probes`): setting → one
     value per seed. The annotated eqs. (42), (54) say the first block's gradient falls by this factor."""
-    budget = resolve_budget(budget)
     return {
         name: [p.cos_x0[-1] / p.cos_x0[1] for p in by_std[BERT_STD]]
         for name, by_std in table_seed_probes(budget).items()
     }
 
 
-def training_runs(budget: Budget | str | None = None) -> dict[float, tuple[MLMRun, ...]]:
+def training_runs(budget: Budget) -> dict[float, tuple[MLMRun, ...]]:
     """Experiment 2: MLM runs (with the extra Dense+LN head) per std of the annotated §9.3 table, one per seed."""
-    budget = resolve_budget(budget)
     return {s: chapter_runs(budget)[(s, True)] for s in sizes(budget).train_stds}
 
 
-def gain_runs(budget: Budget | str | None = None) -> dict[tuple[float, bool], tuple[MLMRun, ...]]:
+def gain_runs(budget: Budget) -> dict[tuple[float, bool], tuple[MLMRun, ...]]:
     """Experiment 3: (std, extra head layer) → MLM runs, one per seed, for every gain std, with and without
     the head."""
-    budget = resolve_budget(budget)
     runs = chapter_runs(budget)
     return {(s, head): runs[(s, head)] for s in sizes(budget).gain_stds for head in (True, False)}
 
 
-def gain_show_std(budget: Budget | str | None = None) -> float:
+def gain_show_std(budget: Budget) -> float:
     """The std whose gain runs are drawn: BERT's 0.02 where the budget trains it, else its first."""
-    budget = resolve_budget(budget)
-    stds = sizes(resolve_budget(budget)).gain_stds
+    stds = sizes(budget).gain_stds
     return BERT_STD if BERT_STD in stds else stds[0]
 
 
@@ -644,7 +625,7 @@ def table_setting_probe_work(budget: Budget) -> list[Draws | StackPasses]:
     return [Draws(model.n_layers * sum(block_matrices(model))), StackPasses(model, 1, *b.probe_tokens)]
 
 
-def work(budget: Budget | str) -> list[Builds | ReferencePasses | Draws | StackPasses | TrainRuns]:
+def work(budget: Budget) -> list[Builds | ReferencePasses | Draws | StackPasses | TrainRuns]:
     """What the experiments above compute at ``budget``, as :mod:`deepnotes.cost.model` counts it (the page
     adds its derivations and figures: :mod:`deepnotes.chapters.catalog`):
 
@@ -661,7 +642,6 @@ def work(budget: Budget | str) -> list[Builds | ReferencePasses | Draws | StackP
     Probes are counted once per distinct setting (the first four lines share them): ``cached_probe`` keeps
     16, so at the cpu and gpu budgets the slider's grid evicts and recomputes a few sweep probes (3 of ~30),
     left out. Nothing here depends on results; the live panels run nothing at build time."""
-    budget = resolve_budget(budget)
     b = sizes(budget)
     depth = probe_depth(budget)
     probes = dict.fromkeys(  # (std, depth, width) of every init_probe, each computed once

@@ -15,7 +15,7 @@ from deepnotes.chapters.bert_init.experiments import (
     derived_ratios,
     xavier_scale_std,
 )
-from deepnotes.core.config import Budget, live_range, resolve_budget
+from deepnotes.core.config import Budget, live_range
 from deepnotes.core.measure import unrelated_cosine_floor
 from deepnotes.core.validate import Depth, Positive
 from deepnotes.show.palette import PALETTE
@@ -30,11 +30,10 @@ MEASURED, DERIVED, ARTICLE, OTHER = PALETTE["plain"], PALETTE["deepnorm"], PALET
 GRID_POINTS = 41  # points of the derived curves across the std sweep
 
 
-def init_figure(std: Positive, depth: Depth, budget: Budget | str | None = None, progress: bool = False):
+def init_figure(std: Positive, depth: Depth, budget: Budget, progress: bool = False):
     """Slider 1: branch ratios, the identity path's weight and the per-block gradients at init."""
     from deepnotes.show import plots
 
-    budget = resolve_budget(budget)
     live_range("depth", depth, sizes(budget).live_depth, budget)
     p = cached_probe(std, depth, sizes(budget).probe_width, budget)
     layers = range(1, depth + 1)
@@ -63,12 +62,11 @@ def init_figure(std: Positive, depth: Depth, budget: Budget | str | None = None,
     return fig
 
 
-def gain_figure(std: Positive, head_transform: bool, budget: Budget | str | None = None, progress: bool = False):
+def gain_figure(std: Positive, head_transform: bool, budget: Budget, progress: bool = False):
     """Slider 2: every LayerNorm's mean γ during MLM training, the last encoder LN and the head's LN
     highlighted, and the RMS of the (tied) output embedding rows."""
     from deepnotes.show import plots
 
-    budget = resolve_budget(budget)
     run = cached_run(std, head_transform, budget)
     fig, (ax_g, ax_l) = plots.new_figure(2, height=2.8)
     for name, values in run.gains.items():
@@ -199,13 +197,12 @@ def answer(probes: dict[float, InitProbe]):
     return fig
 
 
-def training_figure(runs: dict[float, tuple[MLMRun, ...]], budget: Budget | str | None = None):
+def training_figure(runs: dict[float, tuple[MLMRun, ...]], budget: Budget):
     """Experiment 2: the MLM loss of every std's runs (the seeds' median, their range shaded), with the floor
     and the context-free plateau."""
-    budget = resolve_budget(budget)
     from deepnotes.show import plots
 
-    b = sizes(resolve_budget(budget))
+    b = sizes(budget)
     fig, (ax,) = plots.new_figure(1, height=3.2)
     plots.loss_curves(
         ax,

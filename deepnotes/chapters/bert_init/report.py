@@ -12,16 +12,13 @@ from deepnotes.chapters.bert_init.claims import (
     PRINTED_VAR,
 )
 from deepnotes.chapters.bert_init.experiments import InitProbe, MLMRun, TableProbe, q_of
-from deepnotes.core.config import Budget, resolve_budget
+from deepnotes.core.config import Budget
 
 
-def annotated_tables_text(
-    own: dict[float, TableProbe], cut: dict[float, InitProbe], budget: Budget | str | None = None
-) -> str:
+def annotated_tables_text(own: dict[float, TableProbe], cut: dict[float, InitProbe], budget: Budget) -> str:
     """§9.1 (Var[x_l] and the weight of x_0) and §9.2 (‖g_l‖/‖g_12‖): printed | measured in the tables'
     own setting (uncut N(0, σ²), x_0 ~ N(0, I)) | measured in BERT's (cut at ±2σ, Markov tokens)."""
-    budget = resolve_budget(budget)
-    b = sizes(resolve_budget(budget))
+    b = sizes(budget)
     lines = [
         f"{b.table_depth} layers, width {b.table_width}. Columns: printed | the tables' setting: W ~ N(0, σ²) uncut, "
         "x_0 ~ N(0, I) | BERT's: W cut at ±2σ, Markov-language tokens",
@@ -56,12 +53,11 @@ def _seed_label(k: int, runs: tuple) -> str:
     return f" seed {k}" if len(runs) > 1 else ""
 
 
-def training_table_text(runs: dict[float, tuple[MLMRun, ...]], budget: Budget | str | None = None) -> str:
+def training_table_text(runs: dict[float, tuple[MLMRun, ...]], budget: Budget) -> str:
     """§9.3 printed (steps to converge, final loss) beside each run's (each seed's) steps to 50 % / 80 % of
     the way from the plateau to the floor (0-based, :meth:`History.steps_to`), the loss on the held-out sample
     and fraction learned."""
-    budget = resolve_budget(budget)
-    w = sizes(resolve_budget(budget)).loss_window
+    w = sizes(budget).loss_window
     lines = [
         "§9.3 (printed: steps to converge, final loss | measured here: steps to 50 % / 80 % of the way to "
         "the floor, held-out loss, learned)"
@@ -78,13 +74,10 @@ def training_table_text(runs: dict[float, tuple[MLMRun, ...]], budget: Budget | 
     return "\n".join(lines)
 
 
-def gain_summary_text(
-    gain_runs: dict[tuple[float, bool], tuple[MLMRun, ...]], budget: Budget | str | None = None
-) -> str:
+def gain_summary_text(gain_runs: dict[tuple[float, bool], tuple[MLMRun, ...]], budget: Budget) -> str:
     """Per run: the last encoder γ from start to end, the range of the other LNs' final γ, the head
     LN's final γ, the embedding's growth and the fraction learned."""
-    budget = resolve_budget(budget)
-    w = sizes(resolve_budget(budget)).loss_window
+    w = sizes(budget).loss_window
     lines = []
     for (s, head), seeds in gain_runs.items():
         lines += [_gain_line(s, head, k, seeds, w) for k in range(len(seeds))]

@@ -14,7 +14,7 @@ from deepnotes.chapters.increment_explosion import experiments as ex
 from deepnotes.chapters.increment_explosion.budget import sizes
 from deepnotes.chapters.increment_explosion.derive import EXAMPLE_DEPTH, depth_ratio, jacobian_counterexamples
 from deepnotes.core import scaling
-from deepnotes.core.config import Budget, ModelConfig, resolve_budget
+from deepnotes.core.config import Budget, ModelConfig
 from deepnotes.core.measure import count_matrices, loglog_slope
 from deepnotes.core.models import Block
 from deepnotes.core.train import History
@@ -319,13 +319,12 @@ def _first_order_row(sweep: ex.LossChangeSweep, variant: str, opt: str, dl: list
 
 
 def early_update_verdicts(
-    updates: dict[tuple[str, int], list[History]], budget: Budget | str, params: str = "all", size: str | None = None
+    updates: dict[tuple[str, int], list[History]], budget: Budget, params: str = "all", size: str | None = None
 ) -> vd.VerdictTable:
     """DeepNet Fig. 5 at toy scale: does Post-LN's first-step update grow with depth, and DeepNorm's
     stay flat? Each over the sweep's seeds: the growth laws by :func:`~deepnotes.show.verdicts.check_slope`
     (the slope of the mean over seeds in both depth halves), "smaller than Post-LN at every depth" by the
     fraction of seeds where it is. ``size`` names a model size other than the budget's (e.g. 64-128-2)."""
-    budget = resolve_budget(budget)
     which = {"all": "all parameters trained", "matrices": "block matrices trained only"}[params]
     which = which if size is None else f"{which}, {size}"
     depths = sizes(budget).update_depths
@@ -373,42 +372,35 @@ def early_update_verdicts(
     return vd.VerdictTable([vd.in_another_setting(v, FIGURE_DIFFERENCES) for v in rows])
 
 
-def early_update_table(
-    updates: dict[str, dict[tuple[str, int], list[History]]], budget: Budget | str
-) -> vd.VerdictTable:
+def early_update_table(updates: dict[str, dict[tuple[str, int], list[History]]], budget: Budget) -> vd.VerdictTable:
     """:func:`early_update_verdicts` for each parameter set of :func:`.experiments.early_updates`."""
-    budget = resolve_budget(budget)
     return vd.VerdictTable([v for which in ex.PARAM_SETS for v in early_update_verdicts(updates[which], budget, which)])
 
 
-def training_table(runs: dict[int, dict[str, list]], budget: Budget | str) -> vd.VerdictTable:
+def training_table(runs: dict[int, dict[str, list]], budget: Budget) -> vd.VerdictTable:
     """The shared warmup comparison's verdicts (:func:`deepnotes.shared.warmup.verdicts`) at each depth
     of :func:`.experiments.training_comparisons`: at the comparison's own depth the rows Post-Norm vs
     Pre-Norm shows too."""
-    budget = resolve_budget(budget)
     return vd.VerdictTable([v for n, r in runs.items() for v in warmup.verdicts(r, budget, n)])
 
 
-def gradient_table(runs: dict[int, dict[str, list]], budget: Budget | str) -> vd.VerdictTable:
+def gradient_table(runs: dict[int, dict[str, list]], budget: Budget) -> vd.VerdictTable:
     """The annotated §10.2's claims on gradients along a run (:func:`deepnotes.shared.warmup.gradient_verdicts`)
     at each depth of :func:`.experiments.training_comparisons`."""
-    budget = resolve_budget(budget)
     return vd.VerdictTable([v for n, r in runs.items() for v in warmup.gradient_verdicts(r, budget, n)])
 
 
-def paper_size_verdicts(updates: dict[tuple[str, int], list[History]], budget: Budget | str) -> vd.VerdictTable:
+def paper_size_verdicts(updates: dict[tuple[str, int], list[History]], budget: Budget) -> vd.VerdictTable:
     """:func:`early_update_verdicts` for the runs at DeepNet Fig. 5's own model size."""
-    budget = resolve_budget(budget)
     d_model, d_ff, heads = sizes(budget).paper_shape
     return early_update_verdicts(updates, budget, size=f"{d_model}-{d_ff}-{heads} (DeepNet's size)")
 
 
-def paper_size_reading(updates: dict[tuple[str, int], list[History]], budget: Budget | str) -> Statement:
+def paper_size_reading(updates: dict[tuple[str, int], list[History]], budget: Budget) -> Statement:
     """What the runs at DeepNet Fig. 5's size show, read from :func:`paper_size_verdicts`' rows and the runs (the median
     over seeds at each depth): per variant, the fitted log-log slope of the first-step update against depth and its
     range, each linked to its row, which says whether the figure's curve is reproduced here (the figure's setting
     differs: :data:`FIGURE_DIFFERENCES`); for the DeepNorms, how much smaller their update is than Post-LN's."""
-    budget = resolve_budget(budget)
     depths = sizes(budget).update_depths
     first = ex.first_step_updates(updates, depths)
     rows = {v.claim: v for v in paper_size_verdicts(updates, budget)}

@@ -7,13 +7,12 @@ from __future__ import annotations
 from deepnotes.chapters.increment_explosion import figures
 from deepnotes.chapters.increment_explosion.budget import sizes
 from deepnotes.chapters.increment_explosion.experiments import VARIANTS
-from deepnotes.core.config import Budget, resolve_budget
+from deepnotes.core.config import Budget
 from deepnotes.show import widgets as ui
 
 
-def sliders(budget: Budget | str) -> dict[str, ui.Slider]:
+def sliders(budget: Budget) -> dict[str, ui.Slider]:
     """ "training": short runs at initialization, depth × norm style × optimizer."""
-    budget = resolve_budget(budget)
     sub = sizes(budget)
 
     def live():

@@ -16,7 +16,7 @@ import torch
 
 from deepnotes.chapters.increment_explosion.budget import sizes
 from deepnotes.core import measure, scaling
-from deepnotes.core.config import Budget, ModelConfig, TrainConfig, live_range, resolve_budget
+from deepnotes.core.config import Budget, ModelConfig, TrainConfig, live_range
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import MarkovLanguage, probe_batch
 from deepnotes.core.engine import MATRICES, build_stack, graph_config
@@ -39,11 +39,10 @@ SLOPE_DEPTHS = (10, 10_000)  # the two depths the DeepNorm power law is read off
 
 
 def variant_config(
-    variant: str, n_layers: Depth, budget: Budget | str, shape: tuple[int, int, int] | None = None
+    variant: str, n_layers: Depth, budget: Budget, shape: tuple[int, int, int] | None = None
 ) -> ModelConfig:
     """The budget's tiny Transformer at depth ``n_layers`` in the given variant (``shape``: another
     (d_model, d_ff, heads), e.g. DeepNet Fig. 5's 64-128-2)."""
-    budget = resolve_budget(budget)
     choice("variant", variant, VARIANTS)
     size = {} if shape is None else dict(zip(("d_model", "d_ff", "n_heads"), shape, strict=True))
     if variant == "deepnorm/adam":
@@ -78,8 +77,7 @@ def predicted_slope(variant: str, optimizer: str) -> float:
     return round(loglog_slope(SLOPE_DEPTHS, values), 9)
 
 
-def task_for(budget: Budget | str, seed: Seed = 0) -> MarkovLanguage:
-    budget = resolve_budget(budget)
+def task_for(budget: Budget, seed: Seed = 0) -> MarkovLanguage:
     return MarkovLanguage(budget.vocab_size, seed=seed)
 
 
@@ -121,9 +119,8 @@ class LossChangeSweep:
         return self.probed(variant, optimizer)[-1][0].block_grad_norms
 
 
-def graph_groups(variants, n_layers: Depth, budget: Budget | str) -> list[tuple[str, ...]]:
+def graph_groups(variants, n_layers: Depth, budget: Budget) -> list[tuple[str, ...]]:
     """The variants grouped by the graph their stacks share (Post-LN and both DeepNorms: one group)."""
-    budget = resolve_budget(budget)
     groups: dict = {}
     for v in variants:
         groups.setdefault(graph_config(variant_config(v, n_layers, budget)), []).append(v)
@@ -131,7 +128,7 @@ def graph_groups(variants, n_layers: Depth, budget: Budget | str) -> list[tuple[
 
 
 def loss_change_sweep(
-    budget: Budget | str | None = None,
+    budget: Budget,
     variants=PROBED_VARIANTS,
     optimizers=PROBE_OPTIMIZERS,
     lrs: dict[str, float] | None = None,
@@ -146,7 +143,6 @@ def loss_change_sweep(
     rate is measured exactly. Variants that share a graph and the repeats (seeds) are members of
     one engine stack per depth.
     """
-    budget = resolve_budget(budget)
     sub = sizes(budget)
     depths = tuple(given(depths, sub.probe_depths))
     lrs = dict(sub.probe_lrs, **(lrs or {}))
@@ -182,7 +178,7 @@ def _trackers(every: int, track_update: bool) -> list:
 
 def runs_plan(
     settings: list[tuple[str, int, TrainConfig]],
-    budget: Budget | str,
+    budget: Budget,
     track_update: bool = True,
     params: str = "all",
     shape: tuple[int, int, int] | None = None,
@@ -192,7 +188,6 @@ def runs_plan(
     trains together). ``params="matrices"`` updates only the blocks' weight matrices (the parameters the
     magnitude analysis scales), leaving embeddings, head, biases and LayerNorm gains at their initial values.
     ``shape``: another (d_model, d_ff, heads)."""
-    budget = resolve_budget(budget)
     choice("params", params, PARAM_SETS)
     every = every_for(max(cfg.steps for _, _, cfg in settings), sizes(budget).track_points)
     return RunPlan(
@@ -206,7 +201,7 @@ def runs_plan(
 
 def runs(
     settings: list[tuple[str, int, TrainConfig]],
-    budget: Budget | str,
+    budget: Budget,
     device=None,
     progress: bool = False,
     track_update: bool = True,
@@ -214,7 +209,6 @@ def runs(
     shape: tuple[int, int, int] | None = None,
 ) -> list[History]:
     """Train :func:`runs_plan` of the settings (:func:`deepnotes.core.ensembles.train_plan`), one History each."""
-    budget = resolve_budget(budget)
     device = device or default_device()
     plan = runs_plan(settings, budget, track_update, params, shape)
     return train_plan(plan, progress=progress, device=device, workers=default_workers(device))
@@ -223,7 +217,7 @@ def runs(
 def run(
     variant: str,
     n_layers: Depth,
-    budget: Budget | str,
+    budget: Budget,
     optimizer: str = "adam",
     lr: Positive | None = None,
     steps: Repeats | None = None,
@@ -237,7 +231,6 @@ def run(
     """Train the budget's model in ``variant`` at depth ``n_layers`` on the Markov language
     (``lr`` defaults to the slider's rate for ``optimizer``, ``steps`` to the warmup comparison's
     length; ``params`` as in :func:`runs`)."""
-    budget = resolve_budget(budget)
     sub = sizes(budget)
     lr = lr if lr is not None else sub.slider_lrs[optimizer]
     cfg = budget.train_config(optimizer, lr, given(steps, budget.warmup.steps), warmup, seed)
@@ -263,7 +256,7 @@ def early_update_settings(
 
 
 def early_update_sweep(
-    budget: Budget | str | None = None,
+    budget: Budget,
     variants=EARLY_UPDATE_VARIANTS,
     optimizer: str = "adam",
     lr: Positive | None = None,
@@ -276,7 +269,6 @@ def early_update_sweep(
     at each of ``update_depths`` (at ``update_lr``) from ``update_seeds`` seeds, tracking
     ‖F(x,θ_t) − F(x,θ_0)‖; ``params`` and ``shape`` as in :func:`runs`. The variants and seeds at one depth
     train as one ensemble. (variant, N) → one History per seed."""
-    budget = resolve_budget(budget)
     keys = early_update_keys(budget, variants)
     hists = runs(
         early_update_settings(budget, keys, optimizer, lr), budget, device, progress, params=params, shape=shape
@@ -287,20 +279,14 @@ def early_update_sweep(
     return out
 
 
-def paper_size_updates(
-    budget: Budget | str | None = None, progress: bool = False
-) -> dict[tuple[str, int], list[History]]:
+def paper_size_updates(budget: Budget, progress: bool = False) -> dict[tuple[str, int], list[History]]:
     """:func:`early_update_sweep` with every parameter trained, at DeepNet Fig. 5's model size
     (``paper_shape``: 64-128-2) instead of the budget's."""
-    budget = resolve_budget(budget)
     return early_update_sweep(budget, progress=progress, shape=sizes(budget).paper_shape)
 
 
-def early_updates(
-    budget: Budget | str | None = None, progress: bool = False
-) -> dict[str, dict[tuple[str, int], list[History]]]:
+def early_updates(budget: Budget, progress: bool = False) -> dict[str, dict[tuple[str, int], list[History]]]:
     """:func:`early_update_sweep` once per parameter set of :data:`PARAM_SETS`."""
-    budget = resolve_budget(budget)
     return {which: early_update_sweep(budget, params=which, progress=progress) for which in PARAM_SETS}
 
 
@@ -317,13 +303,10 @@ def first_step_updates(updates: dict[tuple[str, int], list[History]], depths) ->
     }
 
 
-def training_comparisons(
-    budget: Budget | str | None = None, progress: bool = False
-) -> dict[int, dict[str, list[History]]]:
+def training_comparisons(budget: Budget, progress: bool = False) -> dict[int, dict[str, list[History]]]:
     """depth → label → one History per seed: the shared warmup comparison
     (:func:`deepnotes.shared.warmup.runs`, the runs Post-Norm vs Pre-Norm also shows) at each of the
     budget's ``train_depths``, the first being the comparison's own depth; one training call."""
-    budget = resolve_budget(budget)
     return shared_warmup.runs(budget, sizes(budget).train_depths, progress)
 
 
@@ -345,13 +328,13 @@ def slider_run(
     optimizer: str,
     lr: Positive | None = None,
     warmup: NonNegativeCount = 0,
-    budget: Budget | str | None = None,
+    *,
+    budget: Budget,
     progress: bool = False,
 ) -> SliderRun:
     """The slider's experiment: a short run (``slider_steps``) at one setting; ``lr`` defaults to
     the budget's ``slider_lrs[optimizer]``. A setting of the precomputed grid comes from
     :func:`slider_grid` (the whole grid trained in ensembles, once)."""
-    budget = resolve_budget(budget)
     sub = sizes(budget)
     live_range("depth", depth, sub.live_depth, budget)
     choice("optimizer", optimizer, sub.slider_lrs)
@@ -371,10 +354,9 @@ def slider_grid_settings(budget: Budget) -> tuple[list[tuple[int, str, str]], li
     return keys, [(v, n, budget.train_config(o, sub.slider_lrs[o], sub.slider_steps)) for n, v, o in keys]
 
 
-def slider_grid(budget: Budget | str) -> dict[tuple[int, str, str], History]:
+def slider_grid(budget: Budget) -> dict[tuple[int, str, str], History]:
     """(depth, norm, optimizer) → the short run of every setting of the slider's grid, at the budget's
     slider rates, the norms that share a graph at each depth and optimizer trained as one ensemble."""
-    budget = resolve_budget(budget)  # the cache's key: the resolved budget, whatever name it was given
     return _slider_grid(budget)
 
 
@@ -405,7 +387,7 @@ def loss_change_work(budget: Budget) -> list[StackPasses]:
     return out
 
 
-def work(budget: Budget | str) -> list[StackPasses | TrainRuns]:
+def work(budget: Budget) -> list[StackPasses | TrainRuns]:
     """What the experiments above compute at ``budget``, as :mod:`deepnotes.cost.model` counts it (the page
     adds its derivations and figures: :mod:`deepnotes.chapters.catalog`):
 
@@ -417,7 +399,6 @@ def work(budget: Budget | str) -> list[StackPasses | TrainRuns]:
 
     Nothing here depends on results; the live panel runs nothing at build time (every slider setting drawn at
     build time comes from slider_grid)."""
-    budget = resolve_budget(budget)
     early = early_update_settings(budget, early_update_keys(budget))
     return [
         *loss_change_work(budget),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from deepnotes.chapters.increment_explosion import experiments as ex
 from deepnotes.chapters.increment_explosion.budget import sizes
-from deepnotes.core.config import Budget, resolve_budget
+from deepnotes.core.config import Budget
 from deepnotes.core.train import History
 from deepnotes.core.validate import Depth, Finite, NonNegativeCount, Positive
 from deepnotes.show.readable import TITLE_PT
@@ -66,10 +66,9 @@ def loss_change_figure(sweep: ex.LossChangeSweep):
     return fig
 
 
-def early_update_figure(updates: dict[str, dict[tuple[str, int], list[History]]], budget: Budget | str):
+def early_update_figure(updates: dict[str, dict[tuple[str, int], list[History]]], budget: Budget):
     """Experiment 2: the model update per step with every parameter trained (darker = deeper; seed 0), and
     the first-step update against depth for each parameter set (``updates[which]``; the median over seeds)."""
-    budget = resolve_budget(budget)
     from deepnotes.show import plots
 
     depths = sizes(budget).update_depths
@@ -104,9 +103,8 @@ def _update_curves(ax, updates: dict[tuple[str, int], list[History]], depths, ti
     ax.set_title(title, fontsize=TITLE_PT)
 
 
-def paper_size_figure(updates: dict[tuple[str, int], list[History]], budget: Budget | str):
+def paper_size_figure(updates: dict[tuple[str, int], list[History]], budget: Budget):
     """DeepNet Fig. 5 at the paper's 64-128-2: the update per step and the first-step update against depth."""
-    budget = resolve_budget(budget)
     from deepnotes.show import plots
 
     depths = sizes(budget).update_depths
@@ -126,10 +124,9 @@ def _short(lr: Finite) -> str:
     return f"{mantissa}e{int(exponent)}"
 
 
-def training_figure(runs: dict[int, dict[str, list[History]]], budget: Budget | str):
+def training_figure(runs: dict[int, dict[str, list[History]]], budget: Budget):
     """Experiment 3: the loss curves of :func:`experiments.training_comparisons`, one panel per depth
     (the median over seeds, a band from the lowest to the highest seed)."""
-    budget = resolve_budget(budget)
     from deepnotes.show import plots
 
     lr = _short(budget.warmup.lr)
@@ -146,15 +143,15 @@ def slider_figure(
     optimizer: str,
     lr: Positive | None = None,
     warmup: NonNegativeCount = 0,
-    budget: Budget | str | None = None,
+    *,
+    budget: Budget,
     progress: bool = False,
 ):
     """The slider's figure: :func:`experiments.slider_run` at one setting; loss and
     ‖F(x,θ_t) − F(x,θ_0)‖ per step."""
     from deepnotes.show import plots
 
-    budget = resolve_budget(budget)
-    res = ex.slider_run(depth, norm, optimizer, lr, warmup, budget, progress)
+    res = ex.slider_run(depth, norm, optimizer, lr, warmup, budget=budget, progress=progress)
     fig, (ax_loss, ax_upd) = plots.new_figure(2, height=2.6)
     title = f"N={res.depth}, {res.norm}, {res.optimizer} η={res.lr:g}, warmup {res.warmup}"
     plots.loss_curves(ax_loss, {norm: res.history}, title=title, legend=False)

@@ -13,7 +13,7 @@ import statistics
 from deepnotes.chapters.initialization import experiments as ex
 from deepnotes.chapters.initialization.budget import sizes
 from deepnotes.chapters.initialization.claims import HOMOGENEOUS, MOMENT_FACTOR, moment_verdicts
-from deepnotes.core.config import Budget, resolve_budget
+from deepnotes.core.config import Budget
 from deepnotes.core.validate import NonNegative, Positive, Real
 from deepnotes.show.say import Sentence, Statement, joined, link, say, sentence
 
@@ -136,11 +136,10 @@ def _typical(table: dict[tuple[str, str], ex.MomentCurve]) -> str:
     )
 
 
-def sentences(table: dict[tuple[str, str], ex.MomentCurve], budget: Budget | str) -> list[Sentence]:
+def sentences(table: dict[tuple[str, str], ex.MomentCurve], budget: Budget) -> list[Sentence]:
     """Two sentences: where the recursion puts E[x²] (an expectation over the weights) at the last layer of the plain
     MLP, and whether the measured draws follow it (read from :func:`.claims.moment_verdicts`, each row linked); then
     the draws behind it and where a typical draw sits for ReLU and linear (:func:`_typical`)."""
-    budget = resolve_budget(budget)
     if not table:
         raise ValueError("table is empty: the answer needs Experiment 1's curves")
     curve = next(iter(table.values()))
@@ -161,13 +160,11 @@ def sentences(table: dict[tuple[str, str], ex.MomentCurve], budget: Budget | str
     return [first, second]
 
 
-def markdown(table: dict[tuple[str, str], ex.MomentCurve], budget: Budget | str) -> Statement:
+def markdown(table: dict[tuple[str, str], ex.MomentCurve], budget: Budget) -> Statement:
     """The headline shown above the answer's figure: the first of :func:`sentences`, after a bold lead."""
-    budget = resolve_budget(budget)
     return Statement(sentences(table, budget)[:1], lead="The answer, from this page's runs.")
 
 
-def details(table: dict[tuple[str, str], ex.MomentCurve], budget: Budget | str) -> Statement:
+def details(table: dict[tuple[str, str], ex.MomentCurve], budget: Budget) -> Statement:
     """The rest of :func:`sentences`, shown under the answer's figure: the draws and a typical draw."""
-    budget = resolve_budget(budget)
     return Statement(sentences(table, budget)[1:])

@@ -15,7 +15,7 @@ from deepnotes.chapters.initialization import derive, norms
 from deepnotes.chapters.initialization import experiments as ex
 from deepnotes.chapters.initialization.budget import sizes
 from deepnotes.chapters.initialization.mlp import weight_variance
-from deepnotes.core.config import Budget, resolve_budget
+from deepnotes.core.config import Budget
 from deepnotes.core.validate import Finite
 from deepnotes.cost.model import Derivations
 from deepnotes.show.cite import cite
@@ -377,13 +377,12 @@ def _layer_step_row(init: str, act: str, c: ex.MomentCurve, depth: int) -> Verdi
     )
 
 
-def moment_verdicts(table: dict[tuple[str, str], ex.MomentCurve], budget: Budget | str | None = None) -> VerdictTable:
+def moment_verdicts(table: dict[tuple[str, str], ex.MomentCurve], budget: Budget) -> VerdictTable:
     """Experiment 1: per (init, activation) the source pairs, E[x_l²] — an expectation over the weights: for a
     positively homogeneous φ one layer at a time (:func:`_layer_step_row`), else by the mean over the weight draws of
     measured/predicted at the deepest layer where the draws' spread lets a mean reach it
     (:func:`deepnotes.show.verdicts.check_mean_at_deepest`)."""
-    budget = resolve_budget(budget)
-    depth = sizes(resolve_budget(budget)).moment_depth
+    depth = sizes(budget).moment_depth
     rows = []
     for (init, act), c in table.items():
         if not _claimed(init, act):

@@ -7,15 +7,14 @@ from __future__ import annotations
 from deepnotes.chapters.initialization import figures
 from deepnotes.chapters.initialization.budget import sizes
 from deepnotes.chapters.initialization.mlp import ACTIVATIONS
-from deepnotes.core.config import Budget, resolve_budget
+from deepnotes.core.config import Budget
 from deepnotes.show import widgets as ui
 
 LIVE_ACT = "tanh"  # the live panel's first activation
 
 
-def sliders(budget: Budget | str) -> dict[str, ui.Slider]:
+def sliders(budget: Budget) -> dict[str, ui.Slider]:
     """ "moments": second moments through a plain MLP; "softmax": one query's attention weights."""
-    budget = resolve_budget(budget)
     b = sizes(budget)
 
     def live_moments():

@@ -15,7 +15,7 @@ import torch
 from deepnotes.chapters.initialization.budget import sizes
 from deepnotes.chapters.initialization.mlp import ACTIVATIONS, plain_mlp, predicted_second_moments, scalar_activation
 from deepnotes.core import models as ini
-from deepnotes.core.config import Budget, check_allocation, get_budget, resolve_budget
+from deepnotes.core.config import Budget, check_allocation, get_budget
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import generator, seeded
 from deepnotes.core.validate import (
@@ -67,14 +67,11 @@ def torch_trunc_defaults() -> TorchTruncDefaults:
     return TorchTruncDefaults(params["a"].default, params["b"].default)
 
 
-def truncation_samples(
-    budget: Budget | str | None = None, std: Positive = BERT_STD, seed: Seed = 0
-) -> dict[str, TruncSample]:
+def truncation_samples(budget: Budget, std: Positive = BERT_STD, seed: Seed = 0) -> dict[str, TruncSample]:
     """``sizes(budget).trunc_samples`` draws of: torch's trunc_normal_ with its default bounds,
     deepnotes' cut at ±2σ, and deepnotes' cut at ±2σ with the std corrected (``match_std``)."""
-    budget = resolve_budget(budget)
     positive_float("std", std)
-    n = sizes(resolve_budget(budget)).trunc_samples
+    n = sizes(budget).trunc_samples
     t = torch.empty(n)
     gamma = ini.truncated_normal_variance_factor(TRUNCATION_K)
     defaults = torch_trunc_defaults()
@@ -162,13 +159,10 @@ class MomentCurve:
         return self.measured[-1] / self.predicted[-1] if self.predicted[-1] else float("nan")
 
 
-def moment_curve(
-    act: str, gain: Positive, depth: Depth, budget: Budget | str | None = None, seeds: Repeats = 1
-) -> MomentCurve:
+def moment_curve(act: str, gain: Positive, depth: Depth, budget: Budget, seeds: Repeats = 1) -> MomentCurve:
     """Measured and predicted per-layer second moments at the budget's width and batch, over ``seeds``
     weight draws (the curve shown is draw 0's)."""
-    budget = resolve_budget(budget)
-    b = sizes(resolve_budget(budget))
+    b = sizes(budget)
     draws = tuple(
         tuple(forward_second_moments(act, gain, depth, b.moment_width, b.moment_batch, seed=s))
         for s in range(positive_int("seeds", seeds))
@@ -176,12 +170,9 @@ def moment_curve(
     return MomentCurve(act, gain, list(draws[0]), predicted_second_moments(act, gain, depth), draws)
 
 
-def moment_table(
-    budget: Budget | str | None = None, inits=MOMENT_INITS, acts=ACTIVATIONS
-) -> dict[tuple[str, str], MomentCurve]:
+def moment_table(budget: Budget, inits=MOMENT_INITS, acts=ACTIVATIONS) -> dict[tuple[str, str], MomentCurve]:
     """{(init, act): MomentCurve} at the budget's depth/width over its ``moment_seeds`` weight draws. LeCun =
     gain 1, He = gain 2 (in units of 1/m); Xavier equals LeCun for these square layers."""
-    budget = resolve_budget(budget)
     b = sizes(budget)
     return {
         (init, act): moment_curve(act, INIT_GAINS[init], b.moment_depth, budget, b.moment_seeds)
@@ -229,19 +220,17 @@ def softmax_probe(
     )
 
 
-def softmax_sweep(budget: Budget | str | None = None) -> dict[tuple[int, bool], SoftmaxProbe]:
+def softmax_sweep(budget: Budget) -> dict[tuple[int, bool], SoftmaxProbe]:
     """{(d, scaled): SoftmaxProbe} over the budget's ``softmax_dims``, without and with 1/√d."""
-    budget = resolve_budget(budget)
-    b = sizes(resolve_budget(budget))
+    b = sizes(budget)
     return {
         (dd, s): softmax_probe(dd, s, b.softmax_keys, b.softmax_queries) for dd in b.softmax_dims for s in (False, True)
     }
 
 
-def softmax_seeds(budget: Budget | str | None = None) -> dict[tuple[int, bool], list[SoftmaxProbe]]:
+def softmax_seeds(budget: Budget) -> dict[tuple[int, bool], list[SoftmaxProbe]]:
     """{(d, scaled): one SoftmaxProbe per seed s < PROBE_SEEDS (queries and keys drawn from seed s; seed 0 is
     :func:`softmax_sweep`'s)}: what the verdicts read."""
-    budget = resolve_budget(budget)
     b = sizes(budget)
     return {
         (dd, s): [softmax_probe(dd, s, b.softmax_keys, b.softmax_queries, seed) for seed in range(PROBE_SEEDS)]
@@ -322,20 +311,18 @@ def relative_updates(
     return UpdateRun(ntk, lr, width, history)
 
 
-def ntk_comparison(budget: Budget | str | None = None) -> dict[bool, UpdateRun]:
+def ntk_comparison(budget: Budget) -> dict[bool, UpdateRun]:
     """{ntk: UpdateRun} for the standard (He) and the NTK parametrization at the budget's sizes."""
-    budget = resolve_budget(budget)
-    b = sizes(resolve_budget(budget))
+    b = sizes(budget)
     return {
         ntk: relative_updates(ntk, b.ntk_width, b.ntk_depth, b.ntk_steps, b.ntk_lr, b.ntk_batch)
         for ntk in PARAMETRIZATIONS
     }
 
 
-def ntk_first_steps(budget: Budget | str, runs: dict[bool, UpdateRun]) -> dict[bool, list[UpdateRun]]:
+def ntk_first_steps(budget: Budget, runs: dict[bool, UpdateRun]) -> dict[bool, list[UpdateRun]]:
     """{ntk: the run of :func:`ntk_comparison` (seed 0, ``runs``), then one first Adam step for each further seed
     s < PROBE_SEEDS (initialization and data drawn from seed s)}: the first step's relative update per seed."""
-    budget = resolve_budget(budget)
     b = sizes(budget)
     return {
         ntk: [
@@ -371,13 +358,12 @@ class NormComparison:
         return self.rounds or (self.ratio("forward_backward"),)
 
 
-def norm_comparison(budget: Budget | str | None = None, seed: Seed = 0) -> NormComparison:
+def norm_comparison(budget: Budget, seed: Seed = 0) -> NormComparison:
     """PyTorch's LayerNorm and RMSNorm (no affine) on the same input: the outputs' difference on a
     zero-mean and a shifted input, and the median time of forward and forward+backward."""
-    budget = resolve_budget(budget)
     from torch.utils import benchmark
 
-    b = sizes(resolve_budget(budget))
+    b = sizes(budget)
     shape = tuple(b.norm_shape)
     with seeded(seed):
         xb = torch.randn(*shape) + NORM_INPUT_SHIFT  # [B, T, d]
@@ -437,7 +423,7 @@ def layernorm_input_gradient(width: Count = 64, seed: Seed = 0) -> dict[float, f
 # ---- the chapter's work, for its estimate ------------------------------------------------------------
 
 
-def work(budget: Budget | str) -> list[MLPPasses | Timed]:
+def work(budget: Budget) -> list[MLPPasses | Timed]:
     """What the experiments above compute at ``budget``, as :mod:`deepnotes.cost.model` counts it (the page
     adds its derivations and figures: :mod:`deepnotes.chapters.catalog`). The chapter trains no Transformer;
     its device work is plain MLPs:
@@ -453,7 +439,6 @@ def work(budget: Budget | str) -> list[MLPPasses | Timed]:
     Left out as too small to matter: the truncated-normal draws, the mean-field recursions (scalar work on the
     CPU), the softmax probes and attention rows (at most 256 × 1024 scores). The live panels run nothing at
     build time."""
-    budget = resolve_budget(budget)
     b = sizes(budget)
 
     def moments(curves: int) -> MLPPasses:  # each curve builds its own MLP: the same cost

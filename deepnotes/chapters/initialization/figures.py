@@ -13,7 +13,7 @@ from dataclasses import replace
 from deepnotes.chapters.initialization import experiments as ex
 from deepnotes.chapters.initialization.budget import sizes
 from deepnotes.chapters.initialization.mlp import weight_variance
-from deepnotes.core.config import Budget, live_range, resolve_budget
+from deepnotes.core.config import Budget, live_range
 from deepnotes.core.validate import Count, Depth, Positive
 from deepnotes.show.readable import TEXT_PT, TITLE_PT
 
@@ -29,7 +29,7 @@ def _scaling_label(scaled: bool) -> str:
 
 def moment_panels(
     table: dict[tuple[str, str], ex.MomentCurve],
-    budget: Budget | str | None = None,
+    budget: Budget,
     height: Positive = 3.0,
     band: Positive | None = None,
     key: str | None = None,
@@ -39,7 +39,6 @@ def moment_panels(
     (default: the width and :data:`~deepnotes.show.plots.MOMENTS_KEY`); with a band, the key in three columns."""
     from deepnotes.show import plots
 
-    budget = resolve_budget(budget)
     inits = list(dict.fromkeys(init for init, _ in table))
     fig, axes = plots.new_figure(len(inits), height=height)
     for ax, init in zip(axes, inits, strict=True):
@@ -57,10 +56,9 @@ def moment_panels(
     return fig
 
 
-def answer(table: dict[tuple[str, str], ex.MomentCurve], budget: Budget | str, factor: Positive):
+def answer(table: dict[tuple[str, str], ex.MomentCurve], budget: Budget, factor: Positive):
     """The chapter's answer in one small figure: :func:`moment_panels` of the mean over the weight draws
     of E[x_l²] per layer (the value the answer's text judges), with the band within ×``factor`` of 1."""
-    budget = resolve_budget(budget)
     means = {
         k: replace(c, measured=[statistics.fmean(layer) for layer in zip(*c.draws, strict=True)]) if c.draws else c
         for k, c in table.items()
@@ -70,9 +68,8 @@ def answer(table: dict[tuple[str, str], ex.MomentCurve], budget: Budget | str, f
     return moment_panels(means, budget, height=1.6, band=factor, key=key)
 
 
-def moment_figure(act: str, gain: Positive, depth: Depth, budget: Budget | str | None = None, progress: bool = False):
+def moment_figure(act: str, gain: Positive, depth: Depth, budget: Budget, progress: bool = False):
     """The slider's experiment: measured vs predicted per-layer second moment of a plain MLP."""
-    budget = resolve_budget(budget)
     from deepnotes.show import plots
 
     live_range("depth", depth, sizes(budget).live_depth, budget)
@@ -105,13 +102,12 @@ def softmax_sweep_figure(probes: dict[tuple[int, bool], ex.SoftmaxProbe]):
     return fig
 
 
-def softmax_figure(d: Count, scaled: bool, budget: Budget | str | None = None, progress: bool = False):
+def softmax_figure(d: Count, scaled: bool, budget: Budget, progress: bool = False):
     """The slider's second experiment: one row of attention weights at this d, scaled or not,
     titled with the probe's mean max weight and entropy."""
-    budget = resolve_budget(budget)
     from deepnotes.show import plots
 
-    b = sizes(resolve_budget(budget))
+    b = sizes(budget)
     live_range("d", d, b.live_d, budget)
     probe = ex.softmax_probe(d, scaled, b.softmax_keys, b.softmax_queries)
     row = ex.attention_row(d, scaled, b.softmax_keys)

@@ -17,7 +17,7 @@ from deepnotes.chapters.magnitude_decomposition.budget import sizes
 from deepnotes.chapters.magnitude_decomposition.claims import article_story_verdicts, main_text_verdicts
 from deepnotes.chapters.magnitude_decomposition.experiments import LABELS
 from deepnotes.chapters.magnitude_decomposition.training import ChoiceRun
-from deepnotes.core.config import Budget, resolve_budget
+from deepnotes.core.config import Budget
 from deepnotes.core.train import median_fraction_learned
 from deepnotes.core.validate import choice
 from deepnotes.show.say import Sentence, Statement, say, sentence
@@ -115,11 +115,10 @@ def _derivation_sentence(budget: Budget) -> Sentence:
     )
 
 
-def sentences(comp: dict[tuple[str, float, int], dict[str, ChoiceRun]], budget: Budget | str) -> list[Sentence]:
+def sentences(comp: dict[tuple[str, float, int], dict[str, ChoiceRun]], budget: Budget) -> list[Sentence]:
     """Three sentences: the derivation (what SGD and Adam need, where the paper's constants put each condition), the
     paper's constants under Adam at the deepest training depth (read from :func:`.claims.article_story_verdicts`'s row,
     Adam's own constants beside them), and the SGD runs of every pick at that depth (their medians)."""
-    budget = resolve_budget(budget)
     steps = sizes(budget).train_steps
     lr, n = _setting(comp, "adam")
     runs = comp[("adam", lr, n)]
@@ -153,13 +152,11 @@ def sentences(comp: dict[tuple[str, float, int], dict[str, ChoiceRun]], budget: 
     return [_derivation_sentence(budget), second, third]
 
 
-def markdown(comp: dict[tuple[str, float, int], dict[str, ChoiceRun]], budget: Budget | str) -> Statement:
+def markdown(comp: dict[tuple[str, float, int], dict[str, ChoiceRun]], budget: Budget) -> Statement:
     """The headline shown above the answer's figure: the derivation and the Adam runs, after a bold lead."""
-    budget = resolve_budget(budget)
     return Statement(sentences(comp, budget)[:2], lead="The answer, from this page's derivation and runs.")
 
 
-def details(comp: dict[tuple[str, float, int], dict[str, ChoiceRun]], budget: Budget | str) -> Statement:
+def details(comp: dict[tuple[str, float, int], dict[str, ChoiceRun]], budget: Budget) -> Statement:
     """The last of :func:`sentences`, shown under the answer's figure: the steps, rates and the SGD runs."""
-    budget = resolve_budget(budget)
     return Statement(sentences(comp, budget)[2:])

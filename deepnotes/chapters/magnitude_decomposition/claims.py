@@ -22,7 +22,7 @@ from deepnotes.chapters.magnitude_decomposition.experiments import (
     xavier_orthogonality,
 )
 from deepnotes.core import scaling
-from deepnotes.core.config import Budget, resolve_budget
+from deepnotes.core.config import Budget
 from deepnotes.core.derive import N, alpha, depth_exponent, lam
 from deepnotes.core.measure import loglog_slope
 from deepnotes.core.validate import Count, Finite
@@ -101,7 +101,7 @@ def _sol(opt: str, pick: str = "lambda=1/alpha") -> dict[str, object]:
     return sd.solve_pick(opt, pick)
 
 
-def _xavier_orthogonality_verdict(budget=None) -> Verdict:
+def _xavier_orthogonality_verdict(budget: Budget) -> Verdict:
     """Su: "Xavier's result is close to an orthogonal matrix". Holds if WWᵀ/λ² is within
     :data:`ORTHOGONAL_SPREAD` of I in the spectral norm; holds approximately if only the rows are nearly
     orthogonal (mean |cos| < :data:`ORTHOGONAL_ROWS_COS`); wrong otherwise."""
@@ -183,7 +183,7 @@ def _homogeneity_rows() -> list[Verdict]:
     ]
 
 
-def _lambda_gradient_rows(budget) -> list[Verdict]:
+def _lambda_gradient_rows(budget: Budget) -> list[Verdict]:
     """§量级分析, §前馈梯度, §自注意力 and §初步结论's eqs.: Xavier's λ and the gradients ∂L/∂λ = O(λ/α)."""
     grads = sd.sublayer_lambda_gradients()
     return [
@@ -387,9 +387,8 @@ def _optimizer_rows() -> list[Verdict]:
     ]
 
 
-def main_text_verdicts(budget=None) -> VerdictTable:
+def main_text_verdicts(budget: Budget) -> VerdictTable:
     """The claims of the main text (and the repost's copy of it)."""
-    budget = resolve_budget(budget)
     return VerdictTable(_homogeneity_rows() + _lambda_gradient_rows(budget) + _sgd_solution_rows() + _optimizer_rows())
 
 

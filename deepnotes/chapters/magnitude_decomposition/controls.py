@@ -6,13 +6,12 @@ from __future__ import annotations
 from deepnotes.chapters.magnitude_decomposition import figures
 from deepnotes.chapters.magnitude_decomposition.budget import sizes
 from deepnotes.core import scaling
-from deepnotes.core.config import Budget, resolve_budget
+from deepnotes.core.config import Budget
 from deepnotes.show import widgets as ui
 
 
-def sliders(budget: Budget | str) -> dict[str, ui.Slider]:
+def sliders(budget: Budget) -> dict[str, ui.Slider]:
     """ "choices": the (α, λ) choices of the magnitude analysis, derived and trained."""
-    budget = resolve_budget(budget)
     mb = sizes(budget)
 
     def live():

@@ -17,7 +17,7 @@ import torch
 
 from deepnotes.chapters.magnitude_decomposition.budget import sizes
 from deepnotes.core import scaling
-from deepnotes.core.config import Budget, check_allocation, resolve_budget
+from deepnotes.core.config import Budget, check_allocation
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import MarkovLanguage, generator
 from deepnotes.core.data import probe_batch as core_probe_batch
@@ -124,11 +124,10 @@ class DecompositionRow:
     xavier_predicted: Real  # √(2g²(a+b+1)/(a+b)), SymPy's expectation
 
 
-def decomposition_table(shapes=None, gains=(1.0, 0.25), seed: Seed = 0, budget: Budget | str | None = None):
+def decomposition_table(shapes=None, gains=(1.0, 0.25), seed: Seed = 0, *, budget: Budget):
     """λ of Xavier-normal matrices (gain g, std g·√(2/(a+b))) by every route, one row per shape × gain;
     ``shapes`` default to the budget's ``table_shapes``."""
-    budget = resolve_budget(budget)
-    shapes = given(shapes, sizes(resolve_budget(budget)).table_shapes)
+    shapes = given(shapes, sizes(budget).table_shapes)
     gen = generator(seed)
     rows = []
     for a, b in shapes:
@@ -159,10 +158,9 @@ class Orthogonality:
     mu_max: float  # Marchenko-Pastur spreads them over about [0, 2])
 
 
-def xavier_orthogonality(d: Count | None = None, seed: Seed = 0, budget: Budget | str | None = None) -> Orthogonality:
+def xavier_orthogonality(d: Count | None = None, seed: Seed = 0, *, budget: Budget) -> Orthogonality:
     """Row cosines and the spectrum of WWᵀ/λ_F² for one draw of W (d: the budget's ``orthogonality_dim``)."""
-    budget = resolve_budget(budget)
-    d = given(d, sizes(resolve_budget(budget)).orthogonality_dim)
+    d = given(d, sizes(budget).orthogonality_dim)
     int_at_least("d", d, 2, "row cosines need two rows")
     check_allocation(6 * d * d, {"d": d}, bytes_each=8)  # W, its rows, their cosines, WWᵀ and eigvalsh's copies
     w = torch.randn(d, d, generator=generator(seed), dtype=torch.float64) / math.sqrt(d)  # [d, d]
@@ -189,17 +187,15 @@ def block_weights(block) -> dict[str, torch.Tensor]:
     return {kind: lin.weight for kind, lin in block_linears(block).items()}
 
 
-def probe_batch(budget: Budget | str, seed: Seed, device) -> torch.Tensor:
+def probe_batch(budget: Budget, seed: Seed, device) -> torch.Tensor:
     """The budget's probe batch ``seed`` [B, T] of the Markov language (task seed 0)."""
-    budget = resolve_budget(budget)
     return core_probe_batch(MarkovLanguage(budget.vocab_size, seed=0), budget.batch_size, budget.seq_len, seed, device)
 
 
 def deepnorm_model(
-    n_layers: Depth, alpha: Positive, lam: Positive, budget: Budget | str, seed: Seed = 0, device=None, dtype=None
+    n_layers: Depth, alpha: Positive, lam: Positive, budget: Budget, seed: Seed = 0, device=None, dtype=None
 ):
     """The budget's DeepNorm Transformer with skip weight α and init gain λ on v/out/FFN."""
-    budget = resolve_budget(budget)
     return build_model(
         budget.model_config(n_layers, norm="deepnorm", alpha=alpha, beta=lam),
         seed=seed,
@@ -251,10 +247,9 @@ def lambda_gradient_by_autograd(
     return float(d_scale), inner
 
 
-def autograd_identity_check(budget: Budget | str | None = None) -> dict[str, tuple[float, float]]:
+def autograd_identity_check(budget: Budget) -> dict[str, tuple[float, float]]:
     """kind → (∂L/∂λ by autograd, ⟨∂L/∂W, U⟩) for the six matrices of block 2 of a float64 DeepNorm
     stack of the budget's ``check_depth`` on CPU."""
-    budget = resolve_budget(budget)
     model = deepnorm_model(
         sizes(budget).check_depth, CHECK_ALPHA, CHECK_LAMBDA, budget, device="cpu", dtype=torch.float64
     )
@@ -293,7 +288,7 @@ class GradientSweep:
 
 
 def lambda_gradient_sweep(
-    budget: Budget | str | None = None,
+    budget: Budget,
     n_layers: Depth | None = None,
     alphas=None,
     lambdas=None,
@@ -301,7 +296,6 @@ def lambda_gradient_sweep(
     device=None,
 ) -> GradientSweep:
     """∂L/∂λ of every matrix in DeepNorm stacks over a grid of (α, λ), float64, at initialization."""
-    budget = resolve_budget(budget)
     seeds = given(seeds, sizes(budget).probe_seeds)
     n_layers = given(n_layers, sizes(budget).probe_depth)
     alphas, lambdas = (
@@ -329,10 +323,9 @@ def lambda_gradient_sweep(
 
 @torch.no_grad()
 def block_changes(
-    n_layers: Depth, alpha: Positive, lam: Positive, budget: Budget | str | None = None, seed: Seed = 0, device=None
+    n_layers: Depth, alpha: Positive, lam: Positive, budget: Budget, seed: Seed = 0, device=None
 ) -> list[float]:
     """‖x_{l+1} − x_l‖/‖x_l‖ (RMS over the batch) for each block l = 0..N−1 at initialization."""
-    budget = resolve_budget(budget)
     device = device or default_device()
     model = deepnorm_model(n_layers, alpha, lam, budget, seed=seed, device=device)
     _, stream = model.hidden(probe_batch(budget, seed, device), return_stream=True)  # N+1 × [B, T, d]
@@ -361,7 +354,7 @@ def first_step_relative_update(
     lam: Positive,
     optimizer: str,
     lr: Positive,
-    budget: Budget | str | None = None,
+    budget: Budget,
     seed: Seed = 0,
     device=None,
 ) -> float:
@@ -371,7 +364,6 @@ def first_step_relative_update(
     from deepnotes.core.engine import stack_of
     from deepnotes.core.optim import EnsembleOptimizer
 
-    budget = resolve_budget(budget)
     device = device or default_device()
     stack = stack_of(
         [deepnorm_model(n_layers, alpha, lam, budget, seed=seed, device=device, dtype=torch.float64)], [seed]
@@ -393,9 +385,8 @@ class FirstStep:
     lr: Positive
 
 
-def first_step_sweep(budget: Budget | str | None = None, device=None) -> dict[tuple[str, int, str], FirstStep]:
+def first_step_sweep(budget: Budget, device=None) -> dict[tuple[str, int, str], FirstStep]:
     """(optimizer, depth, choice) → the first step at the budget's ``first_step_lrs``, over its update depths."""
-    budget = resolve_budget(budget)
     mb = sizes(budget)
     return {
         (opt, n, label): FirstStep(a, lam, first_step_relative_update(n, a, lam, opt, lr, budget, device=device), lr)
@@ -443,11 +434,8 @@ def identity_settings(n_layers: Depth) -> dict[str, tuple[str, tuple[float, floa
     return settings
 
 
-def identity_sweep(
-    budget: Budget | str | None = None, n_layers: Depth | None = None, device=None
-) -> dict[str, IdentityProbe]:
+def identity_sweep(budget: Budget, n_layers: Depth | None = None, device=None) -> dict[str, IdentityProbe]:
     """label → per-block ‖x_{l+1} − x_l‖/‖x_l‖ at init for every setting of :func:`identity_settings`."""
-    budget = resolve_budget(budget)
     n = given(n_layers, sizes(budget).identity_depth)
     return {
         label: IdentityProbe(a, lam, block_changes(n, a, lam, budget, device=device), key)

@@ -18,7 +18,7 @@ from deepnotes.chapters.magnitude_decomposition.experiments import (
 )
 from deepnotes.chapters.magnitude_decomposition.training import ChoiceRun, run_choices
 from deepnotes.core import scaling
-from deepnotes.core.config import Budget, live_range, resolve_budget
+from deepnotes.core.config import Budget, live_range
 from deepnotes.core.measure import loglog_slope
 from deepnotes.core.validate import Depth, Positive, choice
 from deepnotes.show.palette import MARKERS, PALETTE
@@ -206,14 +206,11 @@ def lambda_drift(comp: dict[tuple[str, float, int], dict[str, ChoiceRun]]):
     return fig
 
 
-def slider_figure(
-    depth: Depth, optimizer: str, lr: Positive | None = None, budget: Budget | str | None = None, progress: bool = False
-):
+def slider_figure(depth: Depth, optimizer: str, lr: Positive | None = None, *, budget: Budget, progress: bool = False):
     """The slider's panel at one depth and optimizer: the derived (α, λ, λ²/α) of each choice, and a
     short training run of each (lr: the optimizer's first rate of the budget's ``train_lrs``)."""
     from deepnotes.show import plots
 
-    budget = resolve_budget(budget)
     mb = sizes(budget)
     live_range("depth", depth, mb.live_depth, budget)
     lr = lr if lr is not None else mb.train_lrs[choice("optimizer", optimizer, mb.train_lrs)][0]

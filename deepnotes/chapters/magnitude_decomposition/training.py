@@ -12,7 +12,7 @@ import torch
 from deepnotes.chapters.magnitude_decomposition.budget import sizes
 from deepnotes.chapters.magnitude_decomposition.experiments import choices, deepnorm_model, probes_work
 from deepnotes.core import scaling
-from deepnotes.core.config import Budget, resolve_budget
+from deepnotes.core.config import Budget
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import MarkovLanguage
 from deepnotes.core.engine import Stack, load_reference
@@ -63,7 +63,7 @@ def run_choices(
     picks: dict[str, tuple[float, float]],
     optimizer: str,
     lr: Positive,
-    budget: Budget | str | None = None,
+    budget: Budget,
     steps: Repeats | None = None,
     seed: Seed = 0,
     track_every: Count | None = None,
@@ -79,7 +79,6 @@ def run_choices(
     batches. Returns choice → its first seed's run, which holds every seed's (:meth:`ChoiceRun.per_seed`)."""
     if not picks:
         raise ValueError("picks is empty; give at least one label → (alpha, lam)")
-    budget = resolve_budget(budget)
     steps = given(steps, sizes(budget).train_steps)
     every = given(track_every, sizes(budget).track_every)
     device = device or default_device()
@@ -111,7 +110,7 @@ def run_choice(
     lam: Positive,
     optimizer: str,
     lr: Positive,
-    budget: Budget | str | None = None,
+    budget: Budget,
     steps: Repeats | None = None,
     seed: Seed = 0,
     track_every: Count | None = None,
@@ -119,19 +118,17 @@ def run_choice(
     progress: bool = False,
 ) -> ChoiceRun:
     """One choice (α, λ) trained alone: :func:`run_choices` with one pick."""
-    budget = resolve_budget(budget)
     return run_choices(n_layers, {"": (alpha, lam)}, optimizer, lr, budget, steps, seed, track_every, device, progress)[
         ""
     ]
 
 
 def choice_comparison(
-    budget: Budget | str | None = None, depths=None, device=None, progress: bool = False
+    budget: Budget, depths=None, device=None, progress: bool = False
 ) -> dict[tuple[str, float, int], dict[str, ChoiceRun]]:
     """(optimizer, lr, depth) → {choice: run} for the choices of :data:`PLAN` at the budget's
     ``train_lrs`` and training depths, each trained at the budget's ``train_seeds`` (the run drawn is seed 0's;
     :meth:`ChoiceRun.per_seed` holds every seed's)."""
-    budget = resolve_budget(budget)
     mb = sizes(budget)
     jobs = [(opt, lr, n) for n in given(depths, mb.train_depths) for opt, lrs in mb.train_lrs.items() for lr in lrs]
     out: dict[tuple[str, float, int], dict[str, ChoiceRun]] = {}
@@ -150,7 +147,7 @@ def choices_work(budget: Budget, n_layers: Depth, optimizer: str, lr: Positive, 
     return [Builds(model, members), TrainRuns(model, members, budget.train_config(optimizer, lr, steps))]
 
 
-def work(budget: Budget | str) -> list[Builds | ReferencePasses | StackPasses | TrainRuns]:
+def work(budget: Budget) -> list[Builds | ReferencePasses | StackPasses | TrainRuns]:
     """What the chapter computes at ``budget``, as :mod:`deepnotes.cost.model` counts it (the page adds its
     derivations and figures: :mod:`deepnotes.chapters.catalog`): the probes
     (:func:`~deepnotes.chapters.magnitude_decomposition.experiments.probes_work`), then
@@ -162,7 +159,6 @@ def work(budget: Budget | str) -> list[Builds | ReferencePasses | StackPasses | 
 
     Left out: the λ_F tracker of the training runs (every track_every steps, a Gram matrix per β-scaled
     matrix). Nothing depends on results; the live panel runs nothing at build time."""
-    budget = resolve_budget(budget)
     mb = sizes(budget)
     return [
         *probes_work(budget),

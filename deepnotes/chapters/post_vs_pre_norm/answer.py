@@ -10,7 +10,7 @@ import statistics
 
 from deepnotes.chapters.post_vs_pre_norm import claims
 from deepnotes.chapters.post_vs_pre_norm import experiments as ex
-from deepnotes.core.config import Budget, resolve_budget
+from deepnotes.core.config import Budget
 from deepnotes.core.train import median_fraction_learned
 from deepnotes.shared import warmup as shared_warmup
 from deepnotes.show.say import Sentence, Statement, joined, say, say_run, sentence
@@ -74,12 +74,11 @@ def _post_runs(rows: list[Verdict], runs: dict[str, dict], run: str | None) -> S
     return joined(parts, "and")
 
 
-def sentences(probes: dict[str, list[ex.StreamProbe]], runs: dict[str, dict], budget: Budget | str) -> list[Sentence]:
+def sentences(probes: dict[str, list[ex.StreamProbe]], runs: dict[str, dict], budget: Budget) -> list[Sentence]:
     """Four sentences: the input's weight left at the top of Post-LN and Pre-LN at init; whether Post-LN trains without
     and with warmup, per optimizer; the gradient reaching the first block; and the other variants' fractions learned
     with the verdict on "Post-LN needs warmup". Every outcome is read from its row (:func:`.claims.training`,
     :func:`.claims.identity_path`) and links to it."""
-    budget = resolve_budget(budget)
     sub = budget.warmup
     depth = len(probes["post"][0].grad_norms)
     (post, post_derived), (pre, pre_derived) = top_weight(probes["post"]), top_weight(probes["pre"])
@@ -133,13 +132,11 @@ def _learned_text(opt: str, medians: dict[str, float], needs: Verdict, seeds: in
     )
 
 
-def markdown(probes: dict[str, list[ex.StreamProbe]], runs: dict[str, dict], budget: Budget | str) -> Statement:
+def markdown(probes: dict[str, list[ex.StreamProbe]], runs: dict[str, dict], budget: Budget) -> Statement:
     """The headline shown above the answer's figure: the first two of :func:`sentences`, after a bold lead."""
-    budget = resolve_budget(budget)
     return Statement(sentences(probes, runs, budget)[:2], lead="The answer, from this page's runs.")
 
 
-def details(probes: dict[str, list[ex.StreamProbe]], runs: dict[str, dict], budget: Budget | str) -> Statement:
+def details(probes: dict[str, list[ex.StreamProbe]], runs: dict[str, dict], budget: Budget) -> Statement:
     """The rest of :func:`sentences`, shown under the answer's figure: the gradients and every run's verdict."""
-    budget = resolve_budget(budget)
     return Statement(sentences(probes, runs, budget)[2:])

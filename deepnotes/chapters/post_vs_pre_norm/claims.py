@@ -13,7 +13,7 @@ import sympy as sp
 
 from deepnotes.chapters.post_vs_pre_norm import derive
 from deepnotes.chapters.post_vs_pre_norm import experiments as ex
-from deepnotes.core.config import Budget, check_allocation, resolve_budget
+from deepnotes.core.config import Budget, check_allocation
 from deepnotes.core.measure import loglog_slope, scaling_fits
 from deepnotes.core.models import truncated_normal_variance_factor
 from deepnotes.core.train import FRACTION_READ
@@ -312,11 +312,10 @@ def _trains_cite(name: str, opt: str) -> Source:
     return cite(text, tests=TRAINS_TESTS["post, warmup" if name.startswith("post, warmup") else name])
 
 
-def identity_path(probes: dict[str, list[ex.StreamProbe]], budget: Budget | str) -> vd.VerdictTable:
+def identity_path(probes: dict[str, list[ex.StreamProbe]], budget: Budget) -> vd.VerdictTable:
     """Experiment 1 against the derivation: the identity weight per style, Post-LN's gradients,
     Pre-LN's growing stream, ReZero's identity start; each row read on every seed's probe
     (:func:`~deepnotes.show.verdicts.check_each_seed`)."""
-    budget = resolve_budget(budget)
     seeds = [{norm: ps[k] for norm, ps in probes.items()} for k in range(min(len(ps) for ps in probes.values()))]
     return vd.VerdictTable(_identity_weight_rows(seeds, budget) + _stream_rows(seeds) + _kept_gradient_rows(seeds))
 
@@ -327,7 +326,7 @@ def _per_seed(seeds: list[dict[str, ex.StreamProbe]], shown) -> tuple[list[bool]
     return [ok for ok, _ in each], "; ".join(f"seed {k}: {text}" for k, (_, text) in enumerate(each))
 
 
-def _identity_weight_rows(seeds: list[dict[str, ex.StreamProbe]], budget: Budget | str) -> list[vd.Verdict]:
+def _identity_weight_rows(seeds: list[dict[str, ex.StreamProbe]], budget: Budget) -> list[vd.Verdict]:
     """Seed 002 eqs. (14), (16), claim 21; seed 003 annotated eqs. (31)-(33): the measured identity weight per style."""
     rows = []
     for norm in ("post", "deepnorm", "pre"):
@@ -448,11 +447,10 @@ def _kept_gradient_rows(seeds: list[dict[str, ex.StreamProbe]]) -> list[vd.Verdi
     ]
 
 
-def training(runs: dict[str, dict], budget: Budget | str) -> vd.VerdictTable:
+def training(runs: dict[str, dict], budget: Budget) -> vd.VerdictTable:
     """Experiment 2: which variants train (the median over seeds), and whether Post-LN without
     warmup diverges. The Adam runs of the shared warmup comparison get its verdicts, the same rows the
     increment chapter shows (:func:`deepnotes.shared.warmup.verdicts`)."""
-    budget = resolve_budget(budget)
     depth = budget.warmup.depth
     shared = warmup.variants(budget)
     rows = list(warmup.verdicts({name: runs["adam"][name] for name in shared}, budget, depth))
@@ -532,7 +530,7 @@ def _trains_rows(runs: dict[str, dict], shared: dict[str, tuple[str, int]], dept
     return rows
 
 
-def _post_no_warmup_rows(runs: dict[str, dict], budget: Budget | str) -> list[vd.Verdict]:
+def _post_no_warmup_rows(runs: dict[str, dict], budget: Budget) -> list[vd.Verdict]:
     """Seed 003 §Warmup是怎样起作用的 claim 25: Post-LN without warmup settles near a constant, then diverges."""
     rows = []
     post_nw = runs["adam"]["post, no warmup"]

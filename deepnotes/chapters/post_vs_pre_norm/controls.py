@@ -7,13 +7,12 @@ from __future__ import annotations
 from deepnotes.chapters.post_vs_pre_norm import figures
 from deepnotes.chapters.post_vs_pre_norm.budget import sizes
 from deepnotes.chapters.post_vs_pre_norm.experiments import STYLES
-from deepnotes.core.config import Budget, resolve_budget
+from deepnotes.core.config import Budget
 from deepnotes.show import widgets as ui
 
 
-def sliders(budget: Budget | str) -> dict[str, ui.Slider]:
+def sliders(budget: Budget) -> dict[str, ui.Slider]:
     """ "init": per-block gradients at init and the first Adam steps."""
-    budget = resolve_budget(budget)
     sub = sizes(budget)
 
     def live():

@@ -23,7 +23,7 @@ import torch.nn.functional as F
 
 from deepnotes.chapters.post_vs_pre_norm.budget import sizes
 from deepnotes.core import measure
-from deepnotes.core.config import Budget, ModelConfig, live_range, resolve_budget
+from deepnotes.core.config import Budget, ModelConfig, live_range
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import MarkovLanguage, generator, probe_batch
 from deepnotes.core.engine import GATES
@@ -52,8 +52,7 @@ STYLES = ("post", "pre", "deepnorm", "rezero")  # the norm styles this chapter c
 OPTIMIZERS = ("adam", "sgd")  # the optimizers of the training comparison
 
 
-def style_config(norm: str, n_layers: Depth, budget: Budget | str, beta: Positive | None = None) -> ModelConfig:
-    budget = resolve_budget(budget)
+def style_config(norm: str, n_layers: Depth, budget: Budget, beta: Positive | None = None) -> ModelConfig:
     return budget.model_config(n_layers, norm=choice("norm style", norm, STYLES), beta=beta)
 
 
@@ -72,14 +71,13 @@ class StreamProbe:
 def stream_probe(
     norm: str,
     n_layers: Depth,
-    budget: Budget | str | None = None,
+    budget: Budget,
     beta: Positive | None = None,
     seed: Seed = 0,
     device=None,
 ) -> StreamProbe:
     """One batch through a freshly initialized stack: stream RMS, cosine to x_0, branch ratios,
     per-block gradient norms of the LM loss."""
-    budget = resolve_budget(budget)
     device = device or default_device()
     cfg = style_config(norm, n_layers, budget, beta)
     model = build_model(cfg, seed=seed, device=device)
@@ -120,20 +118,18 @@ def stream_probe_work(norm: str, n_layers: Depth, budget: Budget) -> list[StackP
 PROBE_SEEDS = 3  # initializations (and probe batches) of Experiment 1's probes: the door's fewest
 
 
-def init_probes(budget: Budget | str, depth: Depth | None = None) -> dict[str, list[StreamProbe]]:
+def init_probes(budget: Budget, depth: Depth | None = None) -> dict[str, list[StreamProbe]]:
     """:func:`stream_probe` of every style at ``depth`` (default: the budget's largest probe depth), one per
     seed s < PROBE_SEEDS (initialization s, probe batch s): style → one probe per seed."""
-    budget = resolve_budget(budget)
     depth = given(depth, sizes(budget).probe_depths[-1])
     return {norm: [stream_probe(norm, depth, budget, seed=s) for s in range(PROBE_SEEDS)] for norm in STYLES}
 
 
 def depth_sweep(
-    budget: Budget | str, probes: dict[str, list[StreamProbe]] | None = None
+    budget: Budget, probes: dict[str, list[StreamProbe]] | None = None
 ) -> dict[tuple[str, int], StreamProbe]:
     """:func:`stream_probe` of every style at each of the budget's probe depths (seed 0); ``probes`` (of
     :func:`init_probes`) are reused at the largest depth instead of measured again."""
-    budget = resolve_budget(budget)
     depths = sizes(budget).probe_depths
     return {
         (norm, n): (probes[norm][0] if probes is not None and n == depths[-1] else stream_probe(norm, n, budget))
@@ -142,16 +138,15 @@ def depth_sweep(
     }
 
 
-def rates(budget: Budget | str) -> dict[str, float]:
+def rates(budget: Budget) -> dict[str, float]:
     """optimizer → the training comparison's rate: Adam's is the shared warmup comparison's peak."""
-    budget = resolve_budget(budget)
     return {"adam": budget.warmup.lr, "sgd": sizes(budget).sgd_lr}
 
 
 def run_plan(
     norm: str,
     n_layers: Depth,
-    budget: Budget | str,
+    budget: Budget,
     optimizer: str = "adam",
     lr: Positive | None = None,
     warmup: NonNegativeCount = 0,
@@ -163,7 +158,6 @@ def run_plan(
     """One run of one norm style as a train_many call (``lr`` default: the training comparison's rate for
     ``optimizer``, ``steps`` its length) on the language of ``seed``; ``gate_step`` turns rezero into the
     fixed-step schedule (the gates are then frozen and set by :class:`~deepnotes.core.measure.GateSchedule`)."""
-    budget = resolve_budget(budget)
     steps = given(steps, budget.warmup.steps)
     lr = lr if lr is not None else rates(budget)[choice("optimizer", optimizer, OPTIMIZERS)]
     every = every_for(steps, budget.warmup.track_points)
@@ -181,7 +175,7 @@ def run_plan(
 def run(
     norm: str,
     n_layers: Depth,
-    budget: Budget | str,
+    budget: Budget,
     optimizer: str = "adam",
     lr: Positive | None = None,
     device=None,
@@ -190,16 +184,14 @@ def run(
 ) -> History:
     """Train :func:`run_plan`'s one run on the engine, as the training comparison's runs train (``settings``:
     run_plan's warmup, steps, seed, beta, gate_step)."""
-    budget = resolve_budget(budget)
     plan = run_plan(norm, n_layers, budget, optimizer, lr, **settings)
     return train_plan(plan, device=device or default_device(), progress=progress)[0]
 
 
-def variants(budget: Budget | str) -> dict[str, dict]:
+def variants(budget: Budget) -> dict[str, dict]:
     """The variants of the training comparison: label → keyword arguments of :func:`run`. The shared
     warmup comparison's four (Post-LN without and with warmup, Pre-LN, DeepNorm), then ReZero with
     trained gates and with Su's fixed-step gates (α_t = min(1, t/T), T the warmup length)."""
-    budget = resolve_budget(budget)
     w = budget.warmup.warmup
     shared = {
         label: dict(norm=norm, **({"warmup": steps} if steps else {}))
@@ -218,10 +210,9 @@ def _training_trackers(every: int, gate_step: Finite | None) -> list:
     return shared_warmup.trackers(every) + ([] if gate_step is None else [measure.GateSchedule(gate_step)])
 
 
-def own_runs(budget: Budget | str) -> list[tuple[str, str, int]]:
+def own_runs(budget: Budget) -> list[tuple[str, str, int]]:
     """The (optimizer, label, seed) runs this chapter trains itself: every run of :func:`variants`
     but the Adam runs of the shared warmup comparison."""
-    budget = resolve_budget(budget)
     shared = shared_warmup.variants(budget)
     return [
         (opt, name, seed)
@@ -232,11 +223,10 @@ def own_runs(budget: Budget | str) -> list[tuple[str, str, int]]:
     ]
 
 
-def own_training_plans(budget: Budget | str) -> list[tuple[list[tuple[str, str, int]], RunPlan]]:
+def own_training_plans(budget: Budget) -> list[tuple[list[tuple[str, str, int]], RunPlan]]:
     """The runs of :func:`own_runs` as train_many calls, each with its (optimizer, label, seed) keys: the runs
     with trained gates (every style shares one graph), then the fixed-step ReZero, whose gates are set rather
     than trained, in a call of its own; all at the warmup comparison's depth on one language (seed 0)."""
-    budget = resolve_budget(budget)
     sub = budget.warmup
     plan = variants(budget)
     every = every_for(sub.steps, sub.track_points)
@@ -259,13 +249,12 @@ def own_training_plans(budget: Budget | str) -> list[tuple[list[tuple[str, str, 
     return out
 
 
-def training_runs(budget: Budget | str, progress: bool = False) -> dict[str, dict[str, list[History]]]:
+def training_runs(budget: Budget, progress: bool = False) -> dict[str, dict[str, list[History]]]:
     """Every variant of :func:`variants` at the warmup comparison's depth, with each optimizer
     at its rate (:func:`rates`) and ``budget.warmup.seeds`` seeds (seed s: initialization s and data
     stream s, on one language): optimizer → label → one History per seed. The Adam runs of Post-LN
     (both), Pre-LN and DeepNorm are :func:`deepnotes.shared.warmup.runs`, the same runs the increment
     chapter shows; the others train here as :func:`own_training_plans` lays them out."""
-    budget = resolve_budget(budget)
     sub = budget.warmup
     out: dict[tuple[str, str, int], History] = {}
     device = default_device()
@@ -280,10 +269,9 @@ def training_runs(budget: Budget | str, progress: bool = False) -> dict[str, dic
     }
 
 
-def update_map_runs(budget: Budget | str) -> list[tuple[str, str]]:
+def update_map_runs(budget: Budget) -> list[tuple[str, str]]:
     """The (optimizer, label) runs whose per-block updates are compared: Post-LN with Adam without
     and with warmup, and with SGD."""
-    budget = resolve_budget(budget)
     return [("adam", shared_warmup.NO_WARMUP), ("adam", shared_warmup.warmed(budget)), ("sgd", shared_warmup.NO_WARMUP)]
 
 
@@ -313,12 +301,12 @@ def slider_experiment(
     warmup: NonNegativeCount = 0,
     beta: Positive | None = None,
     lr: Positive | None = None,
-    budget: Budget | str | None = None,
+    *,
+    budget: Budget,
     progress: bool = False,
 ) -> SliderResult:
     """The slider's experiment: the probe at init and a short Adam run (``lr`` default: the
     budget's slider rate)."""
-    budget = resolve_budget(budget)
     sub = sizes(budget)
     live_range("depth", depth, sub.live_depth, budget)
     lr = lr if lr is not None else sub.slider_lr
@@ -391,7 +379,7 @@ class XiongProbe:
         return [sum(s) / len(s) for s in (self.stacks[(norm, n)].last_w2_per_seed for n in self.depths)]
 
 
-def _xiong_stack(norm: str, n_layers: int, budget: Budget | str, seeds: int, device) -> XiongStack:
+def _xiong_stack(norm: str, n_layers: int, budget: Budget, seeds: int, device) -> XiongStack:
     """Per seed: one probe batch through a fresh stack, the squared norms of x_l and (Post-LN) of the
     FFN sum before its LN, then ∂L/∂W^{1,l}, ∂L/∂W^{2,l} of the LM loss; kept per seed."""
     cfg = style_config(norm, n_layers, budget)
@@ -422,14 +410,13 @@ def _xiong_stack(norm: str, n_layers: int, budget: Budget | str, seeds: int, dev
     return XiongStack(sq, ffn_sum, w2, w1)
 
 
-def xiong_probe(budget: Budget | str | None = None, device=None) -> XiongProbe:
+def xiong_probe(budget: Budget, device=None) -> XiongProbe:
     """Xiong et al. 2020 with the chapter's Post-LN and Pre-LN stacks at initialization, at each of
     ``paper_depths`` and ``profile_depth``:
 
         Lemma 2     Post-LN E‖x^{post,5}_l‖² = (3/2)d;  Pre-LN (1 + l/2)d ≤ E‖x_l‖² ≤ (1 + 3l/2)d
         Theorem 1   ‖∂L/∂W^{2,L}‖_F = O(d√(ln d)) (Post-LN),  O(d√(ln d / L)) (Pre-LN)
         Fig. 3(a,b) ‖∂L/∂W^{·,l}‖_F grows with l (Post-LN), stays about the same (Pre-LN)"""
-    budget = resolve_budget(budget)
     device = device or default_device()
     sub = sizes(budget)
     depths = sorted(set(sub.paper_depths) | {sub.profile_depth})
@@ -469,11 +456,10 @@ def output_change(model, tokens: torch.Tensor, eps: NonNegative, generator: torc
     return float((after - before).pow(2).sum(-1).mean())
 
 
-def liu_output_change(budget: Budget | str | None = None, device=None) -> LiuProbe:
+def liu_output_change(budget: Budget, device=None) -> LiuProbe:
     """Liu et al. 2020 (Theorem 2, Corollaries 1-2, Fig. 4) with the chapter's stacks: how far a small
     random perturbation of every block matrix moves the output, Post-LN against Pre-LN, at each of
     ``paper_depths`` (``paper_seeds`` initializations, each with its own probe batch and δ)."""
-    budget = resolve_budget(budget)
     device = device or default_device()
     sub = sizes(budget)
     task = MarkovLanguage(budget.vocab_size, seed=0)
@@ -495,7 +481,7 @@ def liu_output_change(budget: Budget | str | None = None, device=None) -> LiuPro
 # ---- the chapter's work, for its estimate ------------------------------------------------------------
 
 
-def work(budget: Budget | str) -> list[StackPasses | TrainRuns]:
+def work(budget: Budget) -> list[StackPasses | TrainRuns]:
     """What the experiments above compute at ``budget``, as :mod:`deepnotes.cost.model` counts it (the page
     adds its derivations and figures: :mod:`deepnotes.chapters.catalog`):
 
@@ -509,7 +495,6 @@ def work(budget: Budget | str) -> list[StackPasses | TrainRuns]:
                            :func:`run_plan`'s one-member Adam run of slider_steps steps at slider_lr
 
     Nothing here depends on results; the live panel runs nothing at build time."""
-    budget = resolve_budget(budget)
     sub = sizes(budget)
     b, t = budget.batch_size, budget.seq_len
     last = sub.probe_depths[-1]

@@ -9,7 +9,7 @@ import statistics
 import numpy as np
 
 from deepnotes.chapters.post_vs_pre_norm import experiments as ex
-from deepnotes.core.config import resolve_budget
+from deepnotes.core.config import Budget
 from deepnotes.core.measure import loglog_slope
 from deepnotes.core.validate import Depth, NonNegativeCount, Positive, Probability
 from deepnotes.show.palette import colour
@@ -205,12 +205,12 @@ def slider_figure(
     warmup: NonNegativeCount = 0,
     beta: Positive | None = None,
     lr: Positive | None = None,
-    budget=None,
+    *,
+    budget: Budget,
     progress: bool = False,
 ):
     """The slider's render function: runs :func:`.experiments.slider_experiment` and draws it."""
-    budget = resolve_budget(budget)
-    return slider_result(ex.slider_experiment(depth, norm, warmup, beta, lr, budget, progress))
+    return slider_result(ex.slider_experiment(depth, norm, warmup, beta, lr, budget=budget, progress=progress))
 
 
 # Reproducing the papers

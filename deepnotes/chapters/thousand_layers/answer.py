@@ -10,7 +10,7 @@ from __future__ import annotations
 from deepnotes.chapters.thousand_layers import claims
 from deepnotes.chapters.thousand_layers import experiments as ex
 from deepnotes.chapters.thousand_layers.budget import sizes
-from deepnotes.core.config import Budget, resolve_budget
+from deepnotes.core.config import Budget
 from deepnotes.show.say import Sentence, Statement, say, say_run, sentence
 from deepnotes.show.verdicts import Verdict
 
@@ -59,10 +59,9 @@ def _headline(rows: list[Verdict], runs: ex.Runs, budget: Budget) -> Sentence:
     )
 
 
-def sentences(runs: ex.Runs, budget: Budget | str) -> list[Sentence]:
+def sentences(runs: ex.Runs, budget: Budget) -> list[Sentence]:
     """Three sentences: who trains at the headline depth (and where Post-LN stops), the deepest stack beside
     Post-LN, and what the map says about DeepNorm's rates; each read from its row of :func:`.claims.training`."""
-    budget = resolve_budget(budget)
     sub = sizes(budget)
     rows = list(claims.training(runs, budget))
     rate = ex.deepest_rate(budget)
@@ -96,13 +95,11 @@ def sentences(runs: ex.Runs, budget: Budget | str) -> list[Sentence]:
     return [_headline(rows, runs, budget), second, third]
 
 
-def markdown(runs: ex.Runs, budget: Budget | str) -> Statement:
+def markdown(runs: ex.Runs, budget: Budget) -> Statement:
     """The headline shown above the answer's figure: the first of :func:`sentences`, after a bold lead."""
-    budget = resolve_budget(budget)
     return Statement(sentences(runs, budget)[:1], lead="The answer, from this page's runs.")
 
 
-def details(runs: ex.Runs, budget: Budget | str) -> Statement:
+def details(runs: ex.Runs, budget: Budget) -> Statement:
     """The rest of :func:`sentences`, shown under the answer's figure: the deepest stack and the map."""
-    budget = resolve_budget(budget)
     return Statement(sentences(runs, budget)[1:])

@@ -14,7 +14,7 @@ from deepnotes.chapters.thousand_layers import derive
 from deepnotes.chapters.thousand_layers import experiments as ex
 from deepnotes.chapters.thousand_layers.budget import sizes
 from deepnotes.core import scaling
-from deepnotes.core.config import Budget, get_budget, resolve_budget
+from deepnotes.core.config import Budget, get_budget
 from deepnotes.core.derive import N, alpha, deepnorm_ratio, lam
 from deepnotes.core.measure import NOISE_SIGMAS, StreamProfile, unrelated_cosine_floor
 from deepnotes.core.validate import Count, Depth, Finite, Positive
@@ -259,7 +259,7 @@ UPDATE_BOUND = cite(
 )
 
 
-def _headline_rows(runs: ex.Runs, budget: Budget | str) -> list[vd.Verdict]:
+def _headline_rows(runs: ex.Runs, budget: Budget) -> list[vd.Verdict]:
     """DeepNet's headline at N: Post-LN fails where DeepNorm trains, shallow Post-LN, both constants needed."""
     sub = sizes(budget)
     n, w = sub.depth, sub.loss_window
@@ -340,7 +340,7 @@ def _pre_easier_row(trained: dict[str, set[int]], same: str) -> vd.Verdict:
     )
 
 
-def _beyond_headline_rows(runs: ex.Runs, budget: Budget | str) -> list[vd.Verdict]:
+def _beyond_headline_rows(runs: ex.Runs, budget: Budget) -> list[vd.Verdict]:
     """Pre-LN vs Post-LN on the frontier, ReZero, warmup, the trainability map, past DeepNet, 200 layers."""
     sub = sizes(budget)
     n, w = sub.depth, sub.loss_window
@@ -391,10 +391,9 @@ def _beyond_headline_rows(runs: ex.Runs, budget: Budget | str) -> list[vd.Verdic
     return rows
 
 
-def training(runs: ex.Runs, budget: Budget | str) -> vd.VerdictTable:
+def training(runs: ex.Runs, budget: Budget) -> vd.VerdictTable:
     """The claims about training at the headline depth, on the frontier, on the map and past DeepNet;
     each tested in the direction its source makes it, on the seeds' median (the range beside it)."""
-    budget = resolve_budget(budget)
     return vd.VerdictTable(_headline_rows(runs, budget) + _beyond_headline_rows(runs, budget))
 
 
@@ -510,7 +509,7 @@ def _stably_trained(runs: ex.Runs, label: str, n: int, w: int, rate: Finite | No
     return [f >= TRAINED and not h.diverged for f, h in zip(fractions, hists, strict=True)]
 
 
-def _deepest_verdict(runs: ex.Runs, budget: Budget | str) -> vd.Verdict:
+def _deepest_verdict(runs: ex.Runs, budget: Budget) -> vd.Verdict:
     """Annotated §13.7, "1000 layers and deeper train stably", a law over depth: judged at the headline depth (no
     warmup, the chapter's rate) and past DeepNet (with warmup, the carried rate) apart, each as the fraction of DeepNorm
     seeds trained and never diverged (check_each_seed), then by :func:`~deepnotes.show.verdicts.judge_settings`
@@ -613,11 +612,10 @@ def frontier_markdown(runs: ex.Runs, window: Count, depths: tuple[int, ...]) -> 
     return Statement(lines, sep="\n")
 
 
-def budget_numbers(budget: Budget | str) -> dict[str, str]:
+def budget_numbers(budget: Budget) -> dict[str, str]:
     """The sizes and the threshold the page's prose quotes (glued into it): the map's depths at this budget
     and the `gpu` budget's deepest, the live panel's largest depth, and the fraction learned that counts as
     trained (:data:`TRAINED`, fixed before any run)."""
-    budget = resolve_budget(budget)
     sub, gpu = sizes(budget), sizes(get_budget("gpu"))
     *head, last = sub.map_depths
     return {

@@ -8,14 +8,13 @@ from __future__ import annotations
 from deepnotes.chapters.thousand_layers import figures
 from deepnotes.chapters.thousand_layers.budget import sizes
 from deepnotes.chapters.thousand_layers.experiments import MAP_STYLES, VARIANTS, Runs
-from deepnotes.core.config import Budget, resolve_budget
+from deepnotes.core.config import Budget
 from deepnotes.show import widgets as ui
 
 
-def sliders(budget: Budget | str, runs: Runs | None = None) -> dict[str, ui.Slider]:
+def sliders(budget: Budget, runs: Runs | None = None) -> dict[str, ui.Slider]:
     """ "frontier": the loss and the early update of one variant at one depth. ``runs`` (of
     :func:`.experiments.train_runs`) serve the grid; without them every setting trains live."""
-    budget = resolve_budget(budget)
     sub = sizes(budget)
 
     def live():

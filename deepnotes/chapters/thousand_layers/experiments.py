@@ -27,7 +27,7 @@ import torch
 
 from deepnotes.chapters.thousand_layers.budget import sizes
 from deepnotes.core import measure, scaling
-from deepnotes.core.config import Budget, ModelConfig, TrainConfig, live_range, resolve_budget
+from deepnotes.core.config import Budget, ModelConfig, TrainConfig, live_range
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import MarkovLanguage, probe_batch
 from deepnotes.core.engine import Stack, graph_config
@@ -90,10 +90,9 @@ def variant(label: str) -> Variant:
     return VARIANTS[choice("variant", label, VARIANTS)]
 
 
-def variant_config(label: str, depth: Depth, budget: Budget | str) -> ModelConfig:
+def variant_config(label: str, depth: Depth, budget: Budget) -> ModelConfig:
     """The budget's Transformer at ``depth`` blocks in the variant's style; DeepNorm's constants
     from :func:`deepnotes.core.scaling.deepnorm_coefficients` (the encoder/decoder-only form)."""
-    budget = resolve_budget(budget)
     var = variant(label)
     positive_int("depth", depth)
     if var.norm != "deepnorm":
@@ -117,14 +116,13 @@ def warmup_steps(depth: Depth, steps: Repeats) -> int:
 def variant_train_config(
     label: str,
     depth: Depth,
-    budget: Budget | str,
+    budget: Budget,
     seed: Seed = 0,
     lr: Positive | None = None,
     steps: Repeats | None = None,
 ) -> TrainConfig:
     """Adam at ``lr`` (default: the chapter's rate) on the chapter's batches; the "+ warmup" variants
     warm up for :func:`warmup_steps` (depth, steps)."""
-    budget = resolve_budget(budget)
     sub = sizes(budget)
     steps = sub.train_steps if steps is None else positive_int("steps", steps)
     lr = sub.lr if lr is None else positive_float("lr", lr)
@@ -145,19 +143,17 @@ def map_rates(lr: Positive, count: Repeats = 5, decades: Positive = 2.0) -> tupl
     return tuple(lr * 10 ** (decades * (i / (count - 1) - 0.5)) for i in range(count))
 
 
-def budget_map_rates(budget: Budget | str) -> tuple[float, ...]:
+def budget_map_rates(budget: Budget) -> tuple[float, ...]:
     """The map's columns at ``budget``: :func:`map_rates` around the chapter's rate."""
-    budget = resolve_budget(budget)
     sub = sizes(budget)
     return map_rates(sub.lr, sub.map_rate_count, sub.map_decades)
 
 
-def deepest_rate(budget: Budget | str) -> float:
+def deepest_rate(budget: Budget) -> float:
     """The Adam rate of the deepest stack: the chapter's rate η at the headline depth N₀, carried to the
     deepest depth N so that DeepNorm's first-step loss change stays where it is at N₀. Under Adam
     that change grows like N^p (p = 1/2: the exponent :func:`.derive.loss_change_growth` derives),
     so η_N = η·(N₀/N)^p."""
-    budget = resolve_budget(budget)
     sub = sizes(budget)
     return sub.lr * (sub.depth / sub.deepest) ** _deepnorm_adam_exponent()
 
@@ -185,13 +181,10 @@ def _profile_stacks(budget: Budget, depth: int, styles) -> list[list[tuple[str, 
     return [[(style, seed) for style in names for seed in range(PROFILE_SEEDS)] for names in groups.values()]
 
 
-def init_profiles(
-    budget: Budget | str, depth: Depth | None = None, styles=PROFILE_STYLES
-) -> dict[str, list[StreamProfile]]:
+def init_profiles(budget: Budget, depth: Depth | None = None, styles=PROFILE_STYLES) -> dict[str, list[StreamProfile]]:
     """:func:`~deepnotes.core.measure.stream_profiles` of each style at ``depth`` (default the headline
     depth), one per seed s < PROFILE_SEEDS (initialization s, probe batch s of the language); the styles and
     seeds of one graph are the members of one stack (:func:`_profile_stacks`). style → one profile per seed."""
-    budget = resolve_budget(budget)
     depth = sizes(budget).depth if depth is None else positive_int("depth", depth)
     dev = default_device()
     batch, seq = sizes(budget).train_batch
@@ -225,7 +218,7 @@ class Run:
         return self.label, self.depth, self.lr
 
 
-def plan(budget: Budget | str) -> list[Run]:
+def plan(budget: Budget) -> list[Run]:
     """Every run of the chapter, each with the budget's ``seeds`` unless named otherwise:
 
     - the frontier: MAP_STYLES at the chapter's rate at every frontier depth and the headline depth;
@@ -236,7 +229,6 @@ def plan(budget: Budget | str) -> list[Run]:
       (``map_seeds`` seeds: no training-outcome verdict reads one cell's runs);
     - past DeepNet: DeepNorm with the warmup rule at the deepest depth and :func:`deepest_rate`
       (``deepest_seeds`` seeds), beside Post-LN with the same warmup and rate (``contrast_seeds`` seeds)."""
-    budget = resolve_budget(budget)
     sub = sizes(budget)
     seeds = range(sub.seeds)
     depths = (*sub.frontier_depths, sub.depth)
@@ -311,12 +303,11 @@ class Runs:
         return self.seconds_per_step(label, depth, lr) / self.members[self.key(label, depth, lr)]
 
 
-def training_plan(budget: Budget | str, runs: list[Run] | None = None) -> RunPlan:
+def training_plan(budget: Budget, runs: list[Run] | None = None) -> RunPlan:
     """The runs of ``runs`` (default :func:`plan`) as one train_many call: each variant's model at its depth,
     Adam at its rate and seed (:func:`variant_train_config`), on the Markov language (seed 0), every ensemble
     tracking its first ``update_steps`` updates. Runs that share a graph and a depth train as one ensemble
     whatever their rate and warmup."""
-    budget = resolve_budget(budget)
     runs = plan(budget) if runs is None else list(runs)
     return RunPlan(
         [variant_config(r.label, r.depth, budget) for r in runs],
@@ -327,12 +318,11 @@ def training_plan(budget: Budget | str, runs: list[Run] | None = None) -> RunPla
 
 
 def train_runs(
-    budget: Budget | str, runs: list[Run] | None = None, progress: bool = False, workers: Workers | None = None
+    budget: Budget, runs: list[Run] | None = None, progress: bool = False, workers: Workers | None = None
 ) -> Runs:
     """Train every :class:`Run` of ``runs`` (default :func:`plan`) as :func:`training_plan` lays them out; seed
     s means initialization s and data stream s. The ensembles are spread over ``workers`` processes (default:
     one per core, at most two; one on CUDA)."""
-    budget = resolve_budget(budget)
     sub = sizes(budget)
     runs = plan(budget) if runs is None else list(runs)
     dev = default_device()
@@ -374,10 +364,9 @@ class TrainabilityMap:
         return max(ok) if ok else None
 
 
-def trainability_map(runs: Runs, budget: Budget | str) -> TrainabilityMap:
+def trainability_map(runs: Runs, budget: Budget) -> TrainabilityMap:
     """The map's cells out of the chapter's runs: MAP_STYLES × the map depths × :func:`budget_map_rates`
     (the middle column is the frontier's runs at the chapter's rate)."""
-    budget = resolve_budget(budget)
     return _map_of(runs, MAP_STYLES, tuple(sizes(budget).map_depths), budget_map_rates(budget))
 
 
@@ -389,7 +378,7 @@ def _map_of(runs: Runs, styles: tuple[str, ...], depths: tuple[int, ...], rates:
 
 
 def train_map(
-    budget: Budget | str,
+    budget: Budget,
     depths: tuple[int, ...],
     rates: tuple[float, ...],
     seeds: Repeats = 1,
@@ -401,7 +390,6 @@ def train_map(
     seeds 0 … seeds − 1) on their own (the chapter trains its map in :func:`train_runs`' one call).
     Runs of one style and depth differ only in their rate, so they share one graph: a row of the
     map is one ensemble (halved where that balances the worker processes)."""
-    budget = resolve_budget(budget)
     for style in styles:
         choice("map style", style, MAP_STYLES)
     depths = tuple(positive_int("depth", n) for n in depths)
@@ -441,9 +429,8 @@ def deepest_learning(curve: dict[int, float], threshold: Probability) -> int | N
 # ---- the slider -----------------------------------------------------------------------------------
 
 
-def live_run(depth: Depth, label: str, budget: Budget | str | None = None, progress: bool = False) -> Runs:
+def live_run(depth: Depth, label: str, budget: Budget, progress: bool = False) -> Runs:
     """One seed of one variant at a depth of the live panel's range, with the chapter's rate and steps."""
-    budget = resolve_budget(budget)
     live_range("depth", depth, sizes(budget).live_depth, budget)
     return train_runs(
         budget,
@@ -456,7 +443,7 @@ def live_run(depth: Depth, label: str, budget: Budget | str | None = None, progr
 # ---- the chapter's work, for its estimate ------------------------------------------------------------
 
 
-def work(budget: Budget | str) -> list[StackPasses | TrainRuns]:
+def work(budget: Budget) -> list[StackPasses | TrainRuns]:
     """What the experiments above compute at ``budget``, as :mod:`deepnotes.cost.model` counts it (the page
     adds its derivations and figures: :mod:`deepnotes.chapters.catalog`):
 
@@ -467,7 +454,6 @@ def work(budget: Budget | str) -> list[StackPasses | TrainRuns]:
                           setting they lack is a :func:`live_run` (one run, its own train_many call)
 
     Nothing here depends on results."""
-    budget = resolve_budget(budget)
     sub = sizes(budget)
     batch, seq = sub.train_batch
     runs = plan(budget)

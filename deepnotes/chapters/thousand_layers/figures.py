@@ -8,7 +8,7 @@ import statistics
 
 from deepnotes.chapters.thousand_layers import experiments as ex
 from deepnotes.chapters.thousand_layers.budget import sizes
-from deepnotes.core.config import resolve_budget
+from deepnotes.core.config import Budget
 from deepnotes.core.measure import StreamProfile
 from deepnotes.core.validate import Count, Depth, Positive, Probability
 from deepnotes.show.palette import colour, line_style
@@ -148,10 +148,9 @@ def frontier(
     return fig
 
 
-def answer(runs: ex.Runs, budget, threshold: Probability):
+def answer(runs: ex.Runs, budget: Budget, threshold: Probability):
     """The chapter's answer in one small figure: :func:`frontier` of the four styles at the chapter's
     rate from 3 to the headline depth, and the deepest stack's DeepNorm beside Post-LN."""
-    budget = resolve_budget(budget)
     sub = sizes(budget)
     return frontier(
         runs,
@@ -212,10 +211,9 @@ def slider_result(runs: ex.Runs, depth: Depth, label: str):
     return fig
 
 
-def slider_figure(depth: Depth, variant: str, budget=None, runs: ex.Runs | None = None, progress: bool = False):
+def slider_figure(depth: Depth, variant: str, budget: Budget, runs: ex.Runs | None = None, progress: bool = False):
     """The slider's render function: the stored run of (depth, variant) where ``runs`` has it, else a
     live run (:func:`.experiments.live_run`)."""
-    budget = resolve_budget(budget)
     if runs is None or not runs.has(variant, depth):
         runs = ex.live_run(depth, variant, budget, progress=progress)
     return slider_result(runs, depth, ex.variant(variant).label)

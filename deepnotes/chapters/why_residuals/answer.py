@@ -13,7 +13,7 @@ from deepnotes.chapters.why_residuals.budget import sizes
 from deepnotes.chapters.why_residuals.claims import DEEP, training_verdicts, trains_claim, transformer_verdicts
 from deepnotes.chapters.why_residuals.probes import label
 from deepnotes.chapters.why_residuals.training import TransformerSweep
-from deepnotes.core.config import Budget, resolve_budget
+from deepnotes.core.config import Budget
 from deepnotes.core.train import History, median_fraction_learned
 from deepnotes.show.say import Said, Sentence, Statement, joined, say_run, sentence
 from deepnotes.show.verdicts import Verdict
@@ -63,12 +63,11 @@ def _setting(runs: dict[tuple, list[History]], n: int, optimizer: str) -> dict[s
     return {kind: hs for (m, opt, kind), hs in runs.items() if (m, opt) == (n, optimizer)}
 
 
-def sentences(runs: dict[tuple, list[History]], sweep: TransformerSweep | None, budget: Budget | str) -> list[Sentence]:
+def sentences(runs: dict[tuple, list[History]], sweep: TransformerSweep | None, budget: Budget) -> list[Sentence]:
     """Two sentences, every outcome read from its row (:func:`.claims.training_verdicts`,
     :func:`.claims.transformer_verdicts`): the headline (the deepest MLPs under Adam, plain against ε = 1/√N, and the
     deepest Transformers without LayerNorm, or the deepest MLPs under SGD where the budget skips the Transformers),
     and the rest (the shallower MLPs, SGD, the unscaled ε = 1, the seeds, steps and rates)."""
-    budget = resolve_budget(budget)
     rb = sizes(budget)
     window, (n_lo, n_hi) = rb.loss_window, (min(rb.train_depths), max(rb.train_depths))
     rows = list(training_verdicts(runs, budget))
@@ -117,13 +116,11 @@ def _capitalized(s: Sentence) -> Sentence:
     return Sentence(s.text[:1].upper() + s.text[1:], s.spans)
 
 
-def markdown(runs: dict[tuple, list[History]], sweep: TransformerSweep | None, budget: Budget | str) -> Statement:
+def markdown(runs: dict[tuple, list[History]], sweep: TransformerSweep | None, budget: Budget) -> Statement:
     """The headline shown above the answer's figure, after a bold lead."""
-    budget = resolve_budget(budget)
     return Statement(sentences(runs, sweep, budget)[:1], lead="The answer, from this page's runs.")
 
 
-def details(runs: dict[tuple, list[History]], sweep: TransformerSweep | None, budget: Budget | str) -> Statement:
+def details(runs: dict[tuple, list[History]], sweep: TransformerSweep | None, budget: Budget) -> Statement:
     """The rest, shown under the answer's figure: the shallower MLPs, SGD, ε = 1, and the runs' settings."""
-    budget = resolve_budget(budget)
     return Statement(sentences(runs, sweep, budget)[1:])

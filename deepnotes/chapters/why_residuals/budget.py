@@ -114,7 +114,7 @@ ROWS = {"smoke": SMOKE, "cpu": CPU, "gpu": GPU, "full": FULL}
 GPU_MINUTES = 25  # more than GPU_MINUTES_PER_CHAPTER: its deep stacks are launch-bound on a GPU (RESULTS.md)
 
 
-def sizes(budget: Budget | str | None = None) -> ResidualsBudget:
-    """This chapter's sizes at ``budget`` (a Budget, a budget's name, or None for the default budget): its row
+def sizes(budget: Budget) -> ResidualsBudget:
+    """This chapter's sizes at ``budget`` (resolved once, by the page's setup cell or an entry point): its row
     of :data:`ROWS`, or the sizes the budget carries in its place (``Budget.with_sizes``)."""
     return chapter_sizes(budget, ROWS, ResidualsBudget)

@@ -24,7 +24,7 @@ from deepnotes.chapters.why_residuals.probes import (
 )
 from deepnotes.chapters.why_residuals.spectrum import PaperSpectra, log10_quartiles, zeros
 from deepnotes.chapters.why_residuals.training import TransformerSweep
-from deepnotes.core.config import Budget, resolve_budget
+from deepnotes.core.config import Budget
 from deepnotes.core.derive import N, depth_cancelling_exponent
 from deepnotes.core.train import FRACTION_READ, History
 from deepnotes.core.validate import Finite
@@ -674,9 +674,8 @@ def _trains_row(prefix: str, kind, n: int, seeds: dict, window: int, reason: str
     )
 
 
-def training_verdicts(runs: dict[tuple, list[History]], budget: Budget | str) -> vd.VerdictTable:
+def training_verdicts(runs: dict[tuple, list[History]], budget: Budget) -> vd.VerdictTable:
     """Does each MLP run ((N, optimizer, kind) → one History per seed) learn? (the seeds' median)"""
-    budget = resolve_budget(budget)
     window = sizes(budget).loss_window
     rows = []
     for (n, opt, kind), hs in runs.items():
@@ -686,9 +685,8 @@ def training_verdicts(runs: dict[tuple, list[History]], budget: Budget | str) ->
     return vd.VerdictTable(rows)
 
 
-def transformer_verdicts(sweep: TransformerSweep, budget: Budget | str) -> vd.VerdictTable:
+def transformer_verdicts(sweep: TransformerSweep, budget: Budget) -> vd.VerdictTable:
     """The Transformers without normalization: does each train, and does each keep positions apart at init?"""
-    budget = resolve_budget(budget)
     window = sizes(budget).loss_window
     rows = []
     for (n, k), hs in sweep.runs.items():
@@ -735,11 +733,10 @@ def _outcome_text(hs: list[History], window: int) -> str:
     return f"learned {learned}" + (f", diverged at step {', '.join(diverged)}" if diverged else "")
 
 
-def measured_summary(runs: dict[tuple, list[History]], budget: Budget | str) -> Statement:
+def measured_summary(runs: dict[tuple, list[History]], budget: Budget) -> Statement:
     """The Markdown paragraph "Measured at the <budget> budget" over every seed: the per-layer gradient norm at
     step 0 of the deepest Adam runs (each seed's median over layers, the median over seeds), each run's fraction
     learned per seed and the step at which each seed is half-way to the floor."""
-    budget = resolve_budget(budget)
     rb = sizes(budget)
     window = rb.loss_window
     kinds = list(dict.fromkeys(kind for _, _, kind in runs))
@@ -797,11 +794,10 @@ def _rows_read(rows: list[vd.Verdict], kind) -> Sentence:
     )
 
 
-def run_takeaways(runs: dict[tuple, list[History]], sweep: TransformerSweep | None, budget: Budget | str) -> dict:
+def run_takeaways(runs: dict[tuple, list[History]], sweep: TransformerSweep | None, budget: Budget) -> dict:
     """The take-aways' measured phrases, glued into the page's prose, read from the training rows
     (:func:`training_verdicts`, :func:`transformer_verdicts`; through :func:`deepnotes.show.say.say`): where the MLP
     with ε = 1/√N trains, and per Transformer wiring where it does (or that the budget skips the Transformers)."""
-    budget = resolve_budget(budget)
     out = {
         "mlp_sqrt_trained": sentence(
             "with them the MLP ", _rows_read(list(training_verdicts(runs, budget)), CONTRAST_KIND)
@@ -818,11 +814,10 @@ def run_takeaways(runs: dict[tuple, list[History]], sweep: TransformerSweep | No
 REZERO_NOTEBOOK = "ReZero (Bachlechner et al. 2020), the authors' notebook ReZero-Deep_Fast_Transformer, plot_jacobians"
 
 
-def spectrum_verdicts(spectra: dict, budget: Budget | str) -> vd.VerdictTable:
+def spectrum_verdicts(spectra: dict, budget: Budget) -> vd.VerdictTable:
     """ReZero's signal-propagation claims on the measured input-output Jacobian spectra: g = 0 is an
     isometry; at the shallow depth all three stacks keep most λ_io near one; at the deep one the LayerNorm
     stacks spread theirs while ReZero (g = 0.1) stays much closer to one."""
-    budget = resolve_budget(budget)
     sub = sizes(budget)
     shallow, deep = min(sub.jacobian_depths), max(sub.jacobian_depths)
     f = NEAR_ONE_FACTOR
@@ -1013,13 +1008,12 @@ def paper_spectrum_verdicts(paper: PaperSpectra) -> vd.VerdictTable:
     return vd.VerdictTable(rows)
 
 
-def transformer_reading(sweep: TransformerSweep, budget: Budget | str) -> Statement:
+def transformer_reading(sweep: TransformerSweep, budget: Budget) -> Statement:
     """The Transformer runs in words, every number read from the sweep: per wiring and depth, the mean cosine
     between the positions of a sequence at x_0 and at x_N before training (the mean over the random stacks of the
     seeds), what each seed
     learned (the seeds' median first; "div." for a seed that diverged), and, at the deepest depth, the range of
     the per-block gradient norms at step 0 (seed 0)."""
-    budget = resolve_budget(budget)
     window = sizes(budget).loss_window
     deep = max(sweep.depths)
     lines = []
@@ -1038,10 +1032,9 @@ def transformer_reading(sweep: TransformerSweep, budget: Budget | str) -> Statem
     return Statement(lines, sep="\n")
 
 
-def budget_numbers(budget: Budget | str) -> dict[str, str]:
+def budget_numbers(budget: Budget) -> dict[str, str]:
     """The sizes the page's prose quotes (glued into it): the Jacobian-growth probe's narrowest and widest
     width and its deepest stack at this budget."""
-    budget = resolve_budget(budget)
     sub = sizes(budget)
     return {"probe_widths": f"{min(sub.widths)} to {max(sub.widths)}", "probe_deepest": str(max(sub.depths))}
 

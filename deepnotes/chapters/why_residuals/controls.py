@@ -6,13 +6,12 @@ from __future__ import annotations
 
 from deepnotes.chapters.why_residuals import figures
 from deepnotes.chapters.why_residuals.budget import sizes
-from deepnotes.core.config import Budget, resolve_budget
+from deepnotes.core.config import Budget
 from deepnotes.show import widgets as ui
 
 
-def sliders(budget: Budget | str) -> dict[str, ui.Slider]:
+def sliders(budget: Budget) -> dict[str, ui.Slider]:
     """ "growth": Jacobian growth and a short training run."""
-    budget = resolve_budget(budget)
     rb = sizes(budget)
 
     def live():

@@ -17,7 +17,7 @@ from deepnotes.chapters.why_residuals.probes import (
     predicted_log_growth,
 )
 from deepnotes.chapters.why_residuals.training import OPTIMIZERS, TransformerSweep, first_seed, mlp_run
-from deepnotes.core.config import Budget, live_range, resolve_budget
+from deepnotes.core.config import Budget, live_range
 from deepnotes.core.train import History
 from deepnotes.core.validate import Count, Depth, Positive, Real
 from deepnotes.show.cache import LIVE_RESULTS_KEPT, LRU
@@ -225,10 +225,9 @@ def growth_figure(sweep: GrowthSweep):
     return fig
 
 
-def training_figure(runs: dict[tuple, list[History]], budget: Budget | str):
+def training_figure(runs: dict[tuple, list[History]], budget: Budget):
     """The MLP runs (seed 0): one row per depth, one column per optimizer (``runs``: (N, optimizer,
     kind) → one History per seed)."""
-    budget = resolve_budget(budget)
     from deepnotes.show import plots
 
     rb = sizes(budget)
@@ -247,11 +246,10 @@ def training_figure(runs: dict[tuple, list[History]], budget: Budget | str):
     return fig
 
 
-def answer(runs: dict[tuple, list[History]], sweep: TransformerSweep | None, budget: Budget | str):
+def answer(runs: dict[tuple, list[History]], sweep: TransformerSweep | None, budget: Budget):
     """The chapter's answer in one small figure (seed 0, every kind): the MLP runs at the deepest training depth
     under Adam (left) beside the deepest Transformers without LayerNorm (right; the deepest MLPs under SGD where
     the budget skips the Transformers). What the ✕ and the top edge mean is said under it (answer.details)."""
-    budget = resolve_budget(budget)
     from deepnotes.show import plots
 
     rb = sizes(budget)
@@ -270,9 +268,8 @@ def answer(runs: dict[tuple, list[History]], sweep: TransformerSweep | None, bud
     return fig
 
 
-def first_step_gradient_figure(runs: dict[tuple, list[History]], budget: Budget | str):
+def first_step_gradient_figure(runs: dict[tuple, list[History]], budget: Budget):
     """‖∂L/∂θ_l‖ per layer at step 0 of the deepest Adam runs (seed 0)."""
-    budget = resolve_budget(budget)
     from deepnotes.show import plots
 
     rb = sizes(budget)
@@ -347,14 +344,11 @@ def spectrum_figure(spectra: dict, depths) -> object:
 _PLAIN_RUNS = LRU(LIVE_RESULTS_KEPT)  # the slider's plain runs, by (budget, depth, width)
 
 
-def slider_figure(
-    depth: Depth, width: Count, exponent: Real, budget: Budget | str | None = None, progress: bool = False
-):
+def slider_figure(depth: Depth, width: Count, exponent: Real, budget: Budget, progress: bool = False):
     """The slider: Jacobian growth of a residual stack with ε = N^{−p}, and a short Adam run of the
     MLP language model, plain against residual with that ε."""
     from deepnotes.show import plots
 
-    budget = resolve_budget(budget)
     rb = sizes(budget)
     live_range("depth", depth, rb.live_depth, budget)
     live_range("width", width, rb.live_width, budget)

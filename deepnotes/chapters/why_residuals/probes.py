@@ -22,7 +22,7 @@ import torch
 from torch import nn
 
 from deepnotes.chapters.why_residuals.budget import sizes
-from deepnotes.core.config import Budget, check_allocation, resolve_budget
+from deepnotes.core.config import Budget, check_allocation
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import generator, seeded
 from deepnotes.core.validate import Count, Depth, Positive, Real, Repeats, Seed, positive_int
@@ -406,9 +406,8 @@ class GradientSweep:
         return [t / self.predicted[key] for t in self.samples[key]]
 
 
-def gradient_sweep(budget: Budget | str) -> GradientSweep:
+def gradient_sweep(budget: Budget) -> GradientSweep:
     """Experiment 1 at the budget's sizes."""
-    budget = resolve_budget(budget)
     rb = sizes(budget)
     width, depth = rb.train_width, rb.grad_depths[0]
     hidden = rb.moment_hidden_factor * width
@@ -457,9 +456,8 @@ class GrowthSweep:
         return self.depths[-1]
 
 
-def growth_sweep(budget: Budget | str) -> GrowthSweep:
+def growth_sweep(budget: Budget) -> GrowthSweep:
     """Experiment 2 at the budget's sizes (width 1 gets ``width1_batch_factor`` × the probe batch)."""
-    budget = resolve_budget(budget)
     rb = sizes(budget)
     probes = {
         (w, k, n): jacobian_growth(k, w, n, batch=rb.probe_batch * (rb.width1_batch_factor if w == 1 else 1))

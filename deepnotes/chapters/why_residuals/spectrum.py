@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 import torch
 
 from deepnotes.chapters.why_residuals.budget import sizes
-from deepnotes.core.config import Budget, resolve_budget
+from deepnotes.core.config import Budget
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import seeded
 from deepnotes.core.models import Block
@@ -56,10 +56,9 @@ class Spectrum:
         return math.sqrt(sum((v - mean) ** 2 for v in logs) / len(logs))
 
 
-def encoder_stack(budget: Budget | str, style: str, depth: Depth, gate: Real = 0.0) -> torch.nn.Sequential:
+def encoder_stack(budget: Budget, style: str, depth: Depth, gate: Real = 0.0) -> torch.nn.Sequential:
     """N encoder blocks of the budget's width (no embedding, no head, no final LayerNorm: the notebook's
     ``nn.TransformerEncoder``), in float64; ReZero's gates set to ``gate``."""
-    budget = resolve_budget(budget)
     choice("norm style", style, SPECTRUM_STYLES)
     positive_int("depth", depth)
     cfg = budget.model_config(depth, norm=style, causal=False)
@@ -82,9 +81,8 @@ def io_jacobian(stack: torch.nn.Module, x0: torch.Tensor) -> torch.Tensor:
     return copies.grad  # [T·d, T·d]: row i = ∂out_i/∂x_0
 
 
-def spectrum(budget: Budget | str, style: str, depth: Depth, gate: Real = 0.0, device=None) -> Spectrum:
+def spectrum(budget: Budget, style: str, depth: Depth, gate: Real = 0.0, device=None) -> Spectrum:
     """λ_io of ``style`` at ``depth`` for the budget's seeds (one random x_0 ~ N(0, I) per seed)."""
-    budget = resolve_budget(budget)
     sub = sizes(budget)
     device = device or default_device()
     values: list[float] = []
@@ -96,10 +94,9 @@ def spectrum(budget: Budget | str, style: str, depth: Depth, gate: Real = 0.0, d
     return Spectrum(style, depth, gate if style == "rezero" else None, tuple(values))
 
 
-def jacobian_spectra(budget: Budget | str, device=None) -> dict[tuple[str, int], Spectrum]:
+def jacobian_spectra(budget: Budget, device=None) -> dict[tuple[str, int], Spectrum]:
     """Every style of SPECTRUM_STYLES at every depth of ``sizes(budget).jacobian_depths``
     (ReZero with the notebook's gate), plus ReZero with g = 0 (the identity) at the deepest."""
-    budget = resolve_budget(budget)
     sub = sizes(budget)
     out = {
         (style, n): spectrum(budget, style, n, sub.jacobian_gate, device)
@@ -129,10 +126,9 @@ def zeros(values) -> int:
     return sum(s < NULL_SINGULAR for s in values)
 
 
-def model_spectrum(model: torch.nn.Module, budget: Budget | str, seed: Seed = 0) -> tuple[float, ...]:
+def model_spectrum(model: torch.nn.Module, budget: Budget, seed: Seed = 0) -> tuple[float, ...]:
     """λ_io of a language model's block stack (the book's causal blocks, as trained), in float64, at one
     x_0 ~ N(0, I) of ``jacobian_tokens`` tokens."""
-    budget = resolve_budget(budget)
     blocks = copy.deepcopy(torch.nn.Sequential(*model.blocks)).double()
     gen = torch.Generator().manual_seed(seed)
     x0 = torch.randn(sizes(budget).jacobian_tokens, budget.d_model, generator=gen, dtype=torch.float64)
@@ -160,13 +156,12 @@ class PaperSpectra:
         return {key: tuple(v for seed in seeds for v in seed) for key, seeds in series.items()}
 
 
-def paper_spectra(budget: Budget | str, device=None) -> PaperSpectra:
+def paper_spectra(budget: Budget, device=None) -> PaperSpectra:
     """The book's causal language model in the paper's two panels, each from PAPER_SEEDS seeds: Post-LN at each
     of ``paper_jacobian_depths`` at initialization, and ReZero at the deepest of them after each of
     ``paper_rezero_steps`` Adam steps on the Markov language (0 = at init, every gate 0: J = I), the seeds trained
     together as one ensemble (seed s: initialization, data and input x_0); a run of k steps is the first k steps
     of the longest (same seeds, same data, no schedule)."""
-    budget = resolve_budget(budget)
     from deepnotes.core.data import MarkovLanguage
     from deepnotes.core.engine import export_member, stack_of
     from deepnotes.core.models import build_model

@@ -31,7 +31,7 @@ from deepnotes.chapters.why_residuals.probes import (
     probes_work,
 )
 from deepnotes.chapters.why_residuals.spectrum import spectra_work
-from deepnotes.core.config import Budget, ModelConfig, TrainConfig, check_allocation, resolve_budget
+from deepnotes.core.config import Budget, ModelConfig, TrainConfig, check_allocation
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import MarkovLanguage, generator, seeded
 from deepnotes.core.engine import Stack, load_reference, member_index
@@ -88,16 +88,15 @@ class MLPLanguageModel(nn.Module):
         return next_token_loss(self, tokens)
 
 
-def _config(budget: Budget | str, optimizer: str, lr: Finite | None, steps: int, seed: int) -> TrainConfig:
+def _config(budget: Budget, optimizer: str, lr: Finite | None, steps: int, seed: int) -> TrainConfig:
     lrs = sizes(budget).lrs
     return budget.train_config(optimizer, given(lr, lrs[choice("optimizer", optimizer, lrs)]), steps, seed=seed)
 
 
 def build_lm(
-    kind, depth: Depth, budget: Budget | str, width: Count | None = None, seed: Seed = 0, device=None
+    kind, depth: Depth, budget: Budget, width: Count | None = None, seed: Seed = 0, device=None
 ) -> MLPLanguageModel:
     """The budget's MLP language model of ``kind`` at ``depth``, initialized from ``seed``."""
-    budget = resolve_budget(budget)
     with seeded(seed):
         model = MLPLanguageModel(budget.vocab_size, given(width, sizes(budget).train_width), depth, kind)
     return model.to(device or default_device())
@@ -107,11 +106,10 @@ MLP_WEIGHTS = ("fc1_w", "fc2_w")  # W1ᵀ and W2ᵀ of every block: what the MLP
 MLP_FROZEN = ("fc1_b", "fc2_b", "ffn_gate")  # the engine block's biases (held at 0) and gate (held at ε)
 
 
-def mlp_config(kind, depth: Depth, budget: Budget | str, width: Count | None = None) -> ModelConfig:
+def mlp_config(kind, depth: Depth, budget: Budget, width: Count | None = None) -> ModelConfig:
     """:class:`MLPLanguageModel` as an engine config: one FFN sublayer per block (ReLU, hidden = width),
     no LayerNorm; ``plain`` is the style x ← f(x), an ε rule the style x ← x + g·f(x) whose gate g
     :func:`start_mlp` sets to ε and nothing trains."""
-    budget = resolve_budget(budget)
     width = positive_int("width", given(width, sizes(budget).train_width))
     return ModelConfig(
         n_layers=depth,
@@ -154,11 +152,10 @@ def _mlp_trackers(every: int) -> list:
     return [BlockGradNorms(every, names=MLP_WEIGHTS)]
 
 
-def mlp_plan(settings: list[tuple], budget: Budget | str) -> RunPlan:
+def mlp_plan(settings: list[tuple], budget: Budget) -> RunPlan:
     """The MLP language model for every (kind, depth, width, TrainConfig) of ``settings`` (seed: the config's) as
     one train_many call, as few ensembles as the settings allow: each run starts from :func:`start_mlp`'s weights
     on the Markov language of its seed, the block biases frozen, W1 and W2's gradients tracked per block."""
-    budget = resolve_budget(budget)
     if not settings:
         raise ValueError("settings is empty: give at least one (kind, depth, width, TrainConfig)")
     return RunPlan(
@@ -171,9 +168,8 @@ def mlp_plan(settings: list[tuple], budget: Budget | str) -> RunPlan:
     )
 
 
-def mlp_runs(settings: list[tuple], budget: Budget | str, device=None, progress: bool = False) -> list[History]:
+def mlp_runs(settings: list[tuple], budget: Budget, device=None, progress: bool = False) -> list[History]:
     """Train :func:`mlp_plan` of ``settings`` (none: no run) on the machine's workers."""
-    budget = resolve_budget(budget)
     if not settings:
         return []
     device = device or default_device()
@@ -183,7 +179,7 @@ def mlp_runs(settings: list[tuple], budget: Budget | str, device=None, progress:
 def mlp_run(
     kind: str | float,
     depth: Depth,
-    budget: Budget | str | None = None,
+    budget: Budget,
     optimizer: str = "adam",
     lr: Positive | None = None,
     steps: Repeats | None = None,
@@ -193,7 +189,6 @@ def mlp_run(
     progress: bool = False,
 ) -> History:
     """Train the MLP language model of ``kind`` ("plain" or an ε rule) at ``depth``."""
-    budget = resolve_budget(budget)
     setting = mlp_setting(kind, depth, budget, optimizer, lr, steps, width, seed)
     return mlp_runs([setting], budget, device, progress)[0]
 
@@ -201,7 +196,7 @@ def mlp_run(
 def mlp_setting(
     kind,
     depth: Depth,
-    budget: Budget | str,
+    budget: Budget,
     optimizer: str = "adam",
     lr: Positive | None = None,
     steps: Repeats | None = None,
@@ -211,15 +206,13 @@ def mlp_setting(
     """One run of :func:`mlp_runs`, (kind, depth, width, TrainConfig), with the budget's defaults (the
     chapter's rate for ``optimizer``, ``train_steps``, ``train_width``): what :func:`mlp_run` trains and
     the chapter's plan counts (:func:`work`)."""
-    budget = resolve_budget(budget)
     rb = sizes(budget)
     return kind, depth, given(width, rb.train_width), _config(budget, optimizer, lr, given(steps, rb.train_steps), seed)
 
 
-def train_sweep_settings(budget: Budget | str) -> list[tuple[tuple, tuple]]:
+def train_sweep_settings(budget: Budget) -> list[tuple[tuple, tuple]]:
     """:func:`train_sweep`'s runs: ((N, optimizer, kind), :func:`mlp_setting`) for every kind at the budget's
     ``train_depths`` under both optimizers and ``train_seeds`` seeds (:func:`work` counts the same list)."""
-    budget = resolve_budget(budget)
     rb = sizes(budget)
     return [
         ((n, opt, kind), mlp_setting(kind, n, budget, opt, seed=s))
@@ -230,10 +223,9 @@ def train_sweep_settings(budget: Budget | str) -> list[tuple[tuple, tuple]]:
     ]
 
 
-def transformer_sweep_settings(budget: Budget | str) -> list[tuple[tuple, tuple]]:
+def transformer_sweep_settings(budget: Budget) -> list[tuple[tuple, tuple]]:
     """:func:`transformer_sweep`'s runs: ((N, kind), (kind, N, TrainConfig)), Adam at ``transformer_lr``,
     ``train_seeds`` seeds each (:func:`work` counts the same list)."""
-    budget = resolve_budget(budget)
     rb = sizes(budget)
     return [
         ((n, kind), (kind, n, _config(budget, "adam", rb.transformer_lr, rb.train_steps, s)))
@@ -245,13 +237,12 @@ def transformer_sweep_settings(budget: Budget | str) -> list[tuple[tuple, tuple]
 
 @torch.no_grad()
 def token_cosines(
-    kind, depth: Depth, budget: Budget | str | None = None, width: Count | None = None, seed: Seed = 0, device=None
+    kind, depth: Depth, budget: Budget, width: Count | None = None, seed: Seed = 0, device=None
 ) -> tuple[float, float]:
     """At initialization, the mean cosine between the final hidden states of the V different tokens
     (what the head must tell apart), measured and predicted from each pair's embedding cosine by
     :func:`.probes.predicted_cosine`. Returns (measured, predicted)."""
-    budget = resolve_budget(budget)
-    model = build_lm(kind, depth, resolve_budget(budget), width, seed, device)
+    model = build_lm(kind, depth, budget, width, seed, device)
     tokens = torch.arange(model.head.out_features, device=next(model.parameters()).device)  # all V tokens
     x0, xn = model.embed(tokens), model.hidden(tokens)  # [V, d] each
 
@@ -277,25 +268,19 @@ def forward_stable_init(model: TransformerLM) -> TransformerLM:
     return model
 
 
-def transformer_config(kind: str | float, depth: Depth, budget: Budget | str) -> ModelConfig:
+def transformer_config(kind: str | float, depth: Depth, budget: Budget) -> ModelConfig:
     """:func:`build_transformer`'s config: style ``plain``, or ``none`` with the branch gain β = √ε."""
-    budget = resolve_budget(budget)
     if kind == "plain":
         return budget.model_config(depth, norm="plain")
     return budget.model_config(depth, norm="none", beta=math.sqrt(eps_for_depth(kind, depth)))
 
 
-def build_transformer(
-    kind: str | float, depth: Depth, budget: Budget | str | None = None, seed: Seed = 0, device=None
-) -> TransformerLM:
+def build_transformer(kind: str | float, depth: Depth, budget: Budget, seed: Seed = 0, device=None) -> TransformerLM:
     """The budget's Transformer without normalization at ``depth``: ``kind`` = "plain" (x ← F(x),
     :func:`forward_stable_init`) or an ε rule (x ← x + F(x) with the branch weights, v and out, fc1
     and fc2, initialized with gain β = √ε, so every branch starts as ε·F: ReLU and attention's value
     path are linear in each)."""
-    budget = resolve_budget(budget)
-    model = build_model(
-        transformer_config(kind, depth, resolve_budget(budget)), seed=seed, device=device or default_device()
-    )
+    model = build_model(transformer_config(kind, depth, budget), seed=seed, device=device or default_device())
     if kind == "plain":
         with seeded(seed):
             forward_stable_init(model)
@@ -318,11 +303,10 @@ def _transformer_trackers(every: int) -> list:
     return [BlockGradNorms(every)]
 
 
-def transformer_plan(settings: list[tuple], budget: Budget | str) -> RunPlan:
+def transformer_plan(settings: list[tuple], budget: Budget) -> RunPlan:
     """:func:`build_transformer`'s model for every (kind, depth, TrainConfig) of ``settings`` as one train_many
     call, on the Markov language of each run's seed (the config's), as few ensembles as the settings allow, each
     run starting from :func:`start_transformer`'s weights, gradients tracked per block."""
-    budget = resolve_budget(budget)
     if not settings:
         raise ValueError("settings is empty: give at least one (kind, depth, TrainConfig)")
     cfgs = [transformer_config(kind, n, budget) for kind, n, _ in settings]
@@ -338,9 +322,8 @@ def transformer_plan(settings: list[tuple], budget: Budget | str) -> RunPlan:
     )
 
 
-def transformer_runs(settings: list[tuple], budget: Budget | str, device=None, progress: bool = False) -> list[History]:
+def transformer_runs(settings: list[tuple], budget: Budget, device=None, progress: bool = False) -> list[History]:
     """Train :func:`transformer_plan` of ``settings``."""
-    budget = resolve_budget(budget)
     device = device or default_device()
     plan = transformer_plan(settings, budget)
     return train_plan(plan, device=device, progress=progress, workers=default_workers(device))
@@ -349,7 +332,7 @@ def transformer_runs(settings: list[tuple], budget: Budget | str, device=None, p
 def transformer_run(
     kind: str | float,
     depth: Depth,
-    budget: Budget | str | None = None,
+    budget: Budget,
     optimizer: str = "adam",
     lr: Positive | None = None,
     steps: Repeats | None = None,
@@ -358,19 +341,17 @@ def transformer_run(
     progress: bool = False,
 ) -> History:
     """Train :func:`build_transformer`'s model of ``kind`` at ``depth`` on the Markov language."""
-    budget = resolve_budget(budget)
     cfg = _config(budget, optimizer, lr, given(steps, sizes(budget).train_steps), seed)
     return transformer_runs([(kind, depth, cfg)], budget, device, progress)[0]
 
 
 @torch.no_grad()
 def position_cosine(
-    kind: str | float, depth: Depth, budget: Budget | str | None = None, seed: Seed = 0, device=None
+    kind: str | float, depth: Depth, budget: Budget, seed: Seed = 0, device=None
 ) -> tuple[float, float]:
     """At initialization, the mean cosine between the hidden states of different positions of the
     same sequence, at the input x_0 and at the output x_N: (cos_0, cos_N). Pure attention stacks
     drive it to 1 (the rank collapse of Dong et al., 2021), leaving the head nothing to tell apart."""
-    budget = resolve_budget(budget)
     model = build_transformer(kind, depth, budget, seed, device)
     dev = next(model.parameters()).device
     gen = generator(seed)
@@ -395,11 +376,10 @@ def outcome(hist: History) -> str:
     return f"learned {hist.fraction_learned():.3g}"
 
 
-def train_sweep(budget: Budget | str, progress: bool = False) -> dict[tuple, list[History]]:
+def train_sweep(budget: Budget, progress: bool = False) -> dict[tuple, list[History]]:
     """The MLP language models of every kind at the budget's ``train_depths`` under both optimizers,
     from ``train_seeds`` seeds each (initialization and data stream): (N, optimizer, kind) → one
     History per seed."""
-    budget = resolve_budget(budget)
     runs = train_sweep_settings(budget)
     hists = mlp_runs([setting for _, setting in runs], budget, progress=progress)
     out: dict[tuple, list[History]] = {}
@@ -416,10 +396,9 @@ def first_seed(runs: dict[tuple, list[History]]) -> dict[tuple, History]:
 TOKEN_COSINE_SEEDS = 3  # random stacks per (N, kind) whose token (and position) cosines are read (the door's fewest)
 
 
-def token_cosine_sweep(budget: Budget | str) -> dict[tuple, list[tuple[float, float]]]:
+def token_cosine_sweep(budget: Budget) -> dict[tuple, list[tuple[float, float]]]:
     """:func:`token_cosines` at every (N, kind) of the training runs, one random stack per seed:
     (N, kind) → [(measured, predicted) per seed]."""
-    budget = resolve_budget(budget)
     return {
         (n, kind): [token_cosines(kind, n, budget, seed=s) for s in range(TOKEN_COSINE_SEEDS)]
         for n in sizes(budget).train_depths
@@ -438,10 +417,9 @@ class TransformerSweep:
     cosines: dict[tuple, list[tuple[float, float]]]  # (N, kind) → (cos at x_0, cos at x_N), one random stack per seed
 
 
-def transformer_sweep(budget: Budget | str, progress: bool = False) -> TransformerSweep | None:
+def transformer_sweep(budget: Budget, progress: bool = False) -> TransformerSweep | None:
     """Every kind at the budget's ``transformer_depths``, ``train_seeds`` seeds each, and the position cosines of
     TOKEN_COSINE_SEEDS random stacks per setting (None when the budget skips the variant)."""
-    budget = resolve_budget(budget)
     rb = sizes(budget)
     if not rb.transformer_depths:
         return None
@@ -461,7 +439,7 @@ def transformer_sweep(budget: Budget | str, progress: bool = False) -> Transform
 # ---- the chapter's work, for its estimate ------------------------------------------------------------
 
 
-def work(budget: Budget | str) -> list[MLPPasses | ProbeCalls | StackPasses | TrainRuns]:
+def work(budget: Budget) -> list[MLPPasses | ProbeCalls | StackPasses | TrainRuns]:
     """What the chapter computes at ``budget``, as :mod:`deepnotes.cost.model` counts it (the page adds its
     derivations and figures: :mod:`deepnotes.chapters.catalog`): the probes
     (:func:`~deepnotes.chapters.why_residuals.probes.probes_work`), then
@@ -478,7 +456,6 @@ def work(budget: Budget | str) -> list[MLPPasses | ProbeCalls | StackPasses | Tr
     small: plain_moments (one float64 pass of a train_width stack of grad_depths[0] blocks), the branch singular
     values and orthogonal cosines, token_cosine_sweep and position_cosine (one forward each at init, beside
     hundreds of training steps). Nothing depends on results; the live panel runs nothing at build time."""
-    budget = resolve_budget(budget)
     rb = sizes(budget)
     transformers = [setting for _, setting in transformer_sweep_settings(budget)]
     slider = [

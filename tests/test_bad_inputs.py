@@ -653,7 +653,7 @@ CASES: list[Case] = [
     ),
     Case(
         "thousand variant_train_config(lr=-1)",
-        lambda: chapter("thousand_layers").variant_train_config("post", 4, dn().get_budget(smoke()), lr=-1.0),
+        lambda: chapter("thousand_layers").variant_train_config("post", 4, dn().get_budget("smoke"), lr=-1.0),
         ("lr", "-1"),
     ),
     Case("thousand variant('foo')", lambda: chapter("thousand_layers").variant("foo"), ("'foo'",)),

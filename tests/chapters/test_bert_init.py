@@ -328,7 +328,7 @@ def test_chapter_verdict_tables_and_reports():
     runs = bert.training_runs(SMOKE)
     assert len(claims.training_verdicts(runs, SMOKE)) == 3
     gains = bert.gain_runs(SMOKE)
-    assert len(claims.gain_verdicts(gains)) == 4 * len(bert_init_sizes(SMOKE).gain_stds) + 2
+    assert len(claims.gain_verdicts(gains, SMOKE)) == 4 * len(bert_init_sizes(SMOKE).gain_stds) + 2
     text = report.annotated_tables_text(bert.table_setting_probes(SMOKE), bert.table_probes(SMOKE), SMOKE)
     assert len(text.splitlines()) == (
         3

@@ -234,8 +234,8 @@ def test_moment_panels_draw_measured_and_predicted(smoke):
     matplotlib.pyplot.close(fig)
 
 
-def test_moment_figure_is_the_slider_setting():
-    fig = figures.moment_figure("relu", 2.0, 3)
+def test_moment_figure_is_the_slider_setting(smoke):
+    fig = figures.moment_figure("relu", 2.0, 3, smoke)
     (ax,) = fig.axes
     assert list(ax.get_lines()[1].get_ydata()) == pytest.approx([1.0] * 4)
     assert "3 layers" in ax.get_title()
@@ -253,7 +253,7 @@ def test_softmax_figures_draw_the_probes(smoke):
         math.log(initialization_sizes(smoke).softmax_keys)
     )
     matplotlib.pyplot.close(fig)
-    fig = figures.softmax_figure(64, False)
+    fig = figures.softmax_figure(64, False, smoke)
     heights = [p.get_height() for p in fig.axes[0].patches]
     assert heights == pytest.approx(ex.attention_row(64, False).weights) and sum(heights) == pytest.approx(
         1.0, rel=1e-5

@@ -4,6 +4,7 @@ import torch
 import deepnotes as dn
 from deepnotes.chapters.increment_explosion.budget import sizes as increment_explosion_sizes
 from deepnotes.core import scaling as scaling
+from deepnotes.errors import BadArgument
 
 
 @pytest.mark.parametrize(
@@ -99,7 +100,9 @@ def test_a_chapters_sizes_are_its_row_unless_the_budget_carries_its_own():
     from deepnotes.core.config import chapter_sizes
 
     smoke = dn.get_budget("smoke")
-    assert increment.sizes("smoke") is increment.sizes(smoke) is increment.ROWS["smoke"]
+    assert increment.sizes(smoke) is increment.ROWS["smoke"]
+    with pytest.raises(BadArgument, match="get_budget"):  # a name: the page resolves its budget once
+        increment.sizes("smoke")
     shorter = dataclasses.replace(thousand.sizes(smoke), train_steps=1)
     cut = smoke.with_sizes(shorter)
     assert thousand.sizes(cut) is shorter and increment.sizes(cut) is increment.ROWS["smoke"]

@@ -853,7 +853,7 @@ def derivations(budget: Budget) -> Derivations:
             (sd.relu_homogeneity, ()),
             *((sd.solve_pick, (opt, pick)) for opt in scaling.OPTIMIZERS for pick in scaling.PICKS),
             (sd.paper_constants, ()),
-            (main_text_verdicts, (budget.name,)),
+            (main_text_verdicts, (budget,)),
             (annotated_verdicts, ()),
             (annotated_verdicts, ()),  # twice: the verdicts and the summary
         )

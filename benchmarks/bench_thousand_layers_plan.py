@@ -23,9 +23,9 @@ from dataclasses import replace
 
 from deepnotes.chapters.thousand_layers import experiments as ex
 from deepnotes.chapters.thousand_layers.budget import sizes as thousand_layers_sizes
+from deepnotes.core.cluster import SCHEDULER_VARIABLE
 from deepnotes.core.config import device as default_device
 from deepnotes.core.config import get_budget
-from deepnotes.core.ensembles import SCHEDULER_VARIABLE
 
 
 def main() -> None:
@@ -79,7 +79,7 @@ def local_cluster(n_workers: int, glibc_malloc: bool = False):
     import dask
     from distributed import LocalCluster
 
-    from deepnotes.core.ensembles import close_scheduler_clients
+    from deepnotes.core.cluster import close_scheduler_clients
 
     quiet = 40  # logging.ERROR: the cluster's start and stop are not the benchmark's output
     unset = {"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None} if glibc_malloc else {}

@@ -3,7 +3,7 @@ stack (engine, one member) run three ways, in one run:
 
 * one process, the default intra-op threads (2 on a 2-core machine);
 * one process, one thread;
-* two one-thread worker processes side by side (:func:`deepnotes.core.ensembles.run_jobs`), each
+* two one-thread worker processes side by side (:func:`deepnotes.core.workers.run_jobs`), each
   timing its own steps: what two ensembles of a chapter get.
 
     python benchmarks/bench_workers.py [--depth 1000] [--members 1] [--batch 4] [--seq 8] [--steps 6] [--smoke]
@@ -23,8 +23,8 @@ import torch
 
 from deepnotes.core.config import TrainConfig, get_budget
 from deepnotes.core.engine import Stack
-from deepnotes.core.ensembles import run_jobs
 from deepnotes.core.train import EnsembleOptimizer
+from deepnotes.core.workers import run_jobs
 
 
 def step_seconds(depth: int, members: int, batch: int, seq: int, steps: int) -> float:

@@ -23,7 +23,7 @@ from deepnotes.core.validate import Finite
 from deepnotes.cost import estimate as est
 from deepnotes.cost.model import TrainRuns
 from deepnotes.ledger.inventory import SOURCES
-from deepnotes.show.verdicts import source_name
+from deepnotes.show.verdict_words import source_name
 
 COST_BUDGETS = ("cpu", "gpu")  # the budgets a reader runs: a laptop or Binder, and Colab's T4
 NOT_A_BUDGET = "huge"  # a name the table lacks, to show what get_budget does with it

@@ -608,11 +608,8 @@ BY_TARGET: dict[str, dict[str, object]] = {
     "deepnotes.chapters.why_residuals.training.transformer_runs": {"settings": Fresh(_transformer_setting)},
     # the reader's argument name, which the refusal repeats: the one this sweep varies
     "deepnotes.core.config.live_range": {"name": "value"},
-    "deepnotes.core.validate.int_at_least": {"name": "value", "value": 2**62},  # above any bound low may set
     "deepnotes.core.validate.positive_int": {"name": "value"},
     "deepnotes.core.validate.positive_float": {"name": "value"},
-    "deepnotes.core.validate.nonnegative_int": {"name": "value"},
-    "deepnotes.core.validate.nonnegative_float": {"name": "value"},
     "deepnotes.shared.warmup.verdicts": {"depth": Fresh(_warmup_depth)},
     "deepnotes.shared.warmup.gradient_verdicts": {"depth": Fresh(_warmup_depth)},
     "deepnotes.chapters.initialization.norms.layer_norm_input_grad": {

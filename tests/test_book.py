@@ -260,7 +260,7 @@ def test_the_claims_ledger_matches_every_verdict_the_chapters_showed(built_book)
     from deepnotes.chapters import CHAPTERS as STEMS
     from deepnotes.ledger import page
     from deepnotes.ledger.record import read_records
-    from deepnotes.show.verdicts import source_name
+    from deepnotes.show.verdict_words import source_name
 
     records = read_records(ROOT / "book" / "_verdicts")
     assert sorted(f"book/{c}" for c in STEMS) == sorted(CHAPTERS), "the ledger knows every chapter of the toc"

@@ -218,7 +218,7 @@ PHONE_LAYOUT = """() => {
 
 # Every visible table of the page's text column, measured against the column (issue 48): its width, the
 # column's (the article's content box) and how far it reaches past it. A table is never wider than the column,
-# also where the theme lets it scroll sideways: its long cells break (verdicts.code_html breaks a formula
+# also where the theme lets it scroll sideways: its long cells break (verdict_words.code_html breaks a formula
 # after its operators) or sit in a scrolling box of their own inside the cell.
 WIDE_TABLES = """() => {
   const column = document.querySelector('article.bd-article') || document.querySelector('main');

@@ -15,6 +15,7 @@ from deepnotes.chapters import catalog
 from deepnotes.core import config
 from deepnotes.cost import estimate as est
 from deepnotes.ledger.inventory import SOURCES
+from deepnotes.show import verdict_words as words
 from deepnotes.show import verdicts as vd
 
 NOTEBOOK = ROOT / f"{TOC['root']}.ipynb"
@@ -142,9 +143,9 @@ def test_the_intro_calls_no_source_a_seed_and_names_them_as_the_tables_do():
     text = "\n".join("".join(c["source"]) for c in nb["cells"]) + json.dumps([c.get("outputs") for c in nb["cells"]])
     assert not SOURCE_AS_SEED.search(text), SOURCE_AS_SEED.search(text)
     sources = {r[0]: r for r in table(intro.sources_table())}
-    assert list(sources) == [vd.source_name(n) for n in SOURCES]
-    assert sources[vd.source_name("001")][2].startswith("bookstall")
-    assert all(sources[vd.source_name(n)][2].startswith("Su Jianlin") for n in SOURCES if n != "001")
+    assert list(sources) == [words.source_name(n) for n in SOURCES]
+    assert sources[words.source_name("001")][2].startswith("bookstall")
+    assert all(sources[words.source_name(n)][2].startswith("Su Jianlin") for n in SOURCES if n != "001")
     prose = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
     assert "five articles by Su Jianlin" not in prose and "arXiv:2203.00555" in prose and "Wang et al." in prose
 

@@ -7,6 +7,8 @@ from dataclasses import asdict
 
 import pytest
 
+from deepnotes.show import statistics as stats
+from deepnotes.show import verdict_words as words
 from deepnotes.show import verdicts as vd
 
 
@@ -93,7 +95,7 @@ def test_a_take_away_is_written_from_the_verdict_table():
     from deepnotes.chapters.magnitude_decomposition import claims
 
     table = claims.annotated_verdicts()
-    text = vd.summary_markdown(table, "The annotated section")
+    text = words.summary_markdown(table, "The annotated section")
     for status in (vd.WRONG, vd.APPROX, vd.HOLDS):
         count = sum(v.status == status for v in table)
         assert f"**{status}** ({count}):" in text
@@ -114,8 +116,7 @@ def test_a_sampled_quantity_is_judged_through_its_estimator_and_interval():
             claimed="1",
             samples=samples,
             estimator=estimator,
-            low=low,
-            high=high,
+            limits=vd.Limits(low, high),
             reason="r",
         )
 
@@ -123,7 +124,7 @@ def test_a_sampled_quantity_is_judged_through_its_estimator_and_interval():
     assert judge([0.1, 0.1, 0.1, 3.7]).status == vd.UNCHECKABLE  # mean 1, but four heavy-tailed samples
     assert "cannot decide" in judge([0.1, 0.1, 0.1, 3.7]).reason
     assert judge([1, 1, 0, 1, 1, 1, 1, 1], "fraction", 0.5, 1.0).computed.startswith("fraction 0.875")
-    assert vd.bootstrap_interval(near, "median") == vd.bootstrap_interval(near, "median")
+    assert stats.bootstrap_interval(near, "median") == stats.bootstrap_interval(near, "median")
     with pytest.raises(ValueError, match="unknown estimator 'mode'; allowed: mean, median, fraction"):
         judge(near, "mode")
     one_seed = judge([1.0])  # a budget that trains one seed: said, not judged
@@ -153,8 +154,7 @@ def test_a_statistic_of_all_seeds_goes_through_the_same_door():
             seeds=profiles,
             statistic=statistic,
             name="drift of the mean",
-            low=low,
-            high=high,
+            limits=vd.Limits(low, high),
             reason="r",
         )
 
@@ -173,7 +173,7 @@ def test_a_statistic_of_all_seeds_goes_through_the_same_door():
     # check_estimate is this door for one number per seed: the same interval either way
     values = [1.0, 1.2, 0.9, 1.1, 1.05]
     by_estimate = vd.check_estimate(
-        claim="c", source="s", claimed="1", samples=values, estimator="mean", low=0.5, high=1.5, reason="r"
+        claim="c", source="s", claimed="1", samples=values, estimator="mean", limits=vd.Limits(0.5, 1.5), reason="r"
     )
     by_statistic = vd.check_statistic(
         claim="c",
@@ -182,8 +182,7 @@ def test_a_statistic_of_all_seeds_goes_through_the_same_door():
         seeds=values,
         statistic=lambda v: sum(v) / len(v),
         name="mean",
-        low=0.5,
-        high=1.5,
+        limits=vd.Limits(0.5, 1.5),
         reason="r",
     )
     assert by_estimate.computed == by_statistic.computed

@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> None:
     from deepnotes.cli import about
 
     if args.scheduler is not None:
-        from deepnotes.core.ensembles import SCHEDULER_VARIABLE
+        from deepnotes.core.cluster import SCHEDULER_VARIABLE
 
         os.environ[SCHEDULER_VARIABLE] = args.scheduler  # the kernel inherits it; every train_many submits there
     if not args.check_plan:

@@ -29,6 +29,7 @@ import torch
 from deepnotes.core import scaling
 from deepnotes.core.validate import (
     Amount,
+    AtLeastTwo,
     Count,
     Depth,
     Finite,
@@ -36,14 +37,8 @@ from deepnotes.core.validate import (
     Positive,
     Repeats,
     Seed,
-    boolean,
     choice,
-    int_at_least,
-    nonnegative_int,
-    positive_float,
-    positive_int,
 )
-from deepnotes.core.validate import seed as seed_value
 
 T = TypeVar("T")  # a chapter's sizes class
 
@@ -58,7 +53,7 @@ class ModelConfig:
     d_model: Count = 32  # d: width of the residual stream
     n_heads: Count = 2  # attention heads (d_model must divide by it)
     d_ff: Count = 64  # FFN hidden width
-    vocab_size: Count = 16  # tokens in and out (transformer only)
+    vocab_size: AtLeastTwo = 16  # tokens in and out (transformer only; one token predicts nothing)
     norm: str = "post"  # one of NORM_STYLES
     block: str = "transformer"  # one of BLOCK_KINDS
     alpha: Positive | None = None  # skip weight, deepnorm only: LN(α·x + F(x)); None = DeepNet's (2N)^{1/4}
@@ -70,9 +65,6 @@ class ModelConfig:
     max_len: Count = 128  # encoders (causal=False): rows of the learned position embedding
 
     def __post_init__(self):
-        for name in ("n_layers", "d_model", "n_heads", "d_ff", "vocab_size", "max_len"):
-            positive_int(name, getattr(self, name))
-        int_at_least("vocab_size", self.vocab_size, 2, "one token predicts nothing")
         choice("norm style", self.norm, NORM_STYLES)
         choice("block kind", self.block, BLOCK_KINDS)
         choice("FFN activation", self.activation, FFN_ACTIVATIONS)
@@ -83,15 +75,8 @@ class ModelConfig:
                 raise ValueError(
                     f"alpha is the DeepNorm skip weight; norm={self.norm!r} has none (use norm='deepnorm')"
                 )
-            positive_float("alpha", self.alpha)
-        if self.beta is not None:
-            positive_float("beta", self.beta)
-        for name in ("causal", "head_transform"):
-            boolean(name, getattr(self, name))
-        if self.init_std is not None:
-            positive_float("init_std", self.init_std)
-            if self.beta is not None:
-                raise ValueError("init_std replaces the Xavier init that beta scales; give one of them")
+        if self.init_std is not None and self.beta is not None:
+            raise ValueError("init_std replaces the Xavier init that beta scales; give one of them")
 
     @property
     def skip_alpha(self) -> float:
@@ -120,21 +105,15 @@ class TrainConfig:
     steps: Repeats = 100  # optimizer steps
     warmup_steps: NonNegativeCount = 0  # linear warmup length (0 = none)
     batch_size: Count = 16  # sequences per step
-    seq_len: Count = 16  # tokens per sequence
+    seq_len: AtLeastTwo = 16  # tokens per sequence (a token and the next one it predicts)
     seed: Seed = 0  # seeds the model's initialization and the data stream
     betas: tuple[float, float] = (0.9, 0.98)  # Adam/LAMB moment decays
     held_out: NonNegativeCount = 256  # sequences of the held-out sample the final loss is read on (0: none)
 
     def __post_init__(self):
         choice("optimizer", self.optimizer, OPTIMIZER_NAMES)
-        nonnegative_int("held_out", self.held_out)
         if self.held_out == 1:
             raise ValueError("held_out=1: a standard error needs at least 2 held-out sequences; give 0 (none) or >= 2")
-        positive_float("lr", self.lr)
-        for name in ("steps", "batch_size", "seq_len"):
-            positive_int(name, getattr(self, name))
-        int_at_least("seq_len", self.seq_len, 2, "a token and the next one it predicts")
-        nonnegative_int("warmup_steps", self.warmup_steps)
         if self.warmup_steps > self.steps:
             raise ValueError(
                 f"warmup_steps={self.warmup_steps} is longer than the run (steps={self.steps}): the rate would never "
@@ -146,7 +125,6 @@ class TrainConfig:
             or not all(isinstance(b, (int, float)) and not isinstance(b, bool) and 0 <= b < 1 for b in self.betas)
         ):
             raise ValueError(f"betas must be a tuple of two numbers in [0, 1), got {self.betas!r}")
-        seed_value("seed", self.seed)
 
 
 BUDGET_ENV = "DEEPNOTES_BUDGET"
@@ -291,7 +269,7 @@ def default_budget_name(cuda: bool | None = None) -> str:
     it is; None asks PyTorch), else ``cpu``."""
     if cuda is None:
         cuda = torch.cuda.is_available()
-    return "gpu" if boolean("cuda", cuda) else "cpu"
+    return "gpu" if cuda else "cpu"
 
 
 def get_budget(name: str | None = None) -> Budget:

@@ -22,21 +22,19 @@ import torch
 
 from deepnotes.core.config import check_allocation
 from deepnotes.core.validate import (
+    AtLeastThree,
+    AtLeastTwo,
     Count,
     Positive,
     Probability,
     Seed,
-    int_at_least,
-    positive_float,
-    positive_int,
 )
-from deepnotes.core.validate import seed as seed_value
 
 
 def seeded(seed: Seed) -> AbstractContextManager[None]:
     """Run the block with torch's CPU RNG seeded by ``seed``; restore the global state afterwards. The seed is
     checked when this is called, not when the block is entered."""
-    return _seeded(seed_value("seed", seed))
+    return _seeded(seed)
 
 
 @contextmanager
@@ -48,7 +46,6 @@ def _seeded(seed: int) -> Iterator[None]:
 
 def generator(seed: Seed, device=None) -> torch.Generator:
     """A generator seeded by ``seed`` (data streams, probe batches), on the CPU unless ``device``."""
-    seed_value("seed", seed)
     return torch.Generator(device=device if device is not None else "cpu").manual_seed(seed)
 
 
@@ -61,19 +58,16 @@ MAX_TEMPERATURE = 1e6  # hotter is uniform to float64's precision (and tiny logi
 
 
 class MarkovLanguage:
-    def __init__(self, vocab_size: Count = 16, seed: Seed = 0, temperature: Positive = 0.5):
+    def __init__(self, vocab_size: AtLeastTwo = 16, seed: Seed = 0, temperature: Positive = 0.5):
         """Transition matrix P = softmax(Z / temperature), Z ~ N(0, 1) from a generator seeded ``seed``.
 
         A lower temperature makes the next token more predictable (a lower floor).
         """
-        int_at_least("vocab_size", vocab_size, 2)
         if vocab_size > MAX_VOCAB:
             raise ValueError(
                 f"vocab_size must be at most {MAX_VOCAB} (π is an eigendecomposition, V³ time; the masked floor a "
                 f"V³ tensor, {8 * vocab_size**3 / 1e9:.3g} GB at this size), got {vocab_size!r}"
             )
-        seed_value("seed", seed)
-        positive_float("temperature", temperature)
         if not MIN_TEMPERATURE <= temperature <= MAX_TEMPERATURE:
             raise ValueError(
                 f"temperature must be in [{MIN_TEMPERATURE:g}, {MAX_TEMPERATURE:g}] (colder overflows Z / temperature, "
@@ -106,8 +100,6 @@ class MarkovLanguage:
 
     def sample(self, batch_size: Count, seq_len: Count, generator: torch.Generator) -> torch.Tensor:
         """Token sequences [batch_size, seq_len] (int64), the first token drawn from π."""
-        positive_int("batch_size", batch_size)
-        positive_int("seq_len", seq_len)
         check_allocation(2 * batch_size * seq_len, {"batch_size": batch_size, "seq_len": seq_len}, bytes_each=8)
         pi = self.stationary.float()
         p = self.transition.float()
@@ -127,15 +119,15 @@ def _stationary(p: torch.Tensor) -> torch.Tensor:
     return pi.clamp_min(0) / pi.clamp_min(0).sum()
 
 
-def mask_positions(batch_size: Count, seq_len: Count, prob: Probability, generator: torch.Generator) -> torch.Tensor:
+def mask_positions(
+    batch_size: Count, seq_len: AtLeastThree, prob: Probability, generator: torch.Generator
+) -> torch.Tensor:
     """A boolean mask [batch_size, seq_len] of positions to hide for masked-language modelling:
     interior positions only (1..T−2), each chosen with probability ``prob``, never two adjacent,
     so every hidden token has both neighbours visible and :meth:`MarkovLanguage.masked_entropy`
     is the exact loss floor."""
     if isinstance(prob, bool) or not isinstance(prob, (int, float)) or not 0 < prob < 1:
         raise ValueError(f"prob must be in (0, 1), got {prob!r}")
-    positive_int("batch_size", batch_size)
-    int_at_least("seq_len", seq_len, 3, "interior positions")
     check_allocation(2 * batch_size * seq_len, {"batch_size": batch_size, "seq_len": seq_len})  # draw, mask
     draw = torch.rand(batch_size, seq_len, generator=generator) < prob  # [B, T]
     draw[:, 0] = draw[:, -1] = False

@@ -37,15 +37,13 @@ from deepnotes.core.validate import (
     Real,
     Repeats,
     choice,
-    positive_float,
-    positive_int,
 )
 
 
 # ---- trackers --------------------------------------------------------------------------------
 def every_for(steps: Repeats, points: Repeats) -> int:
     """The interval that records about ``points`` times over a run of ``steps`` steps."""
-    return max(1, steps // positive_int("points", points))
+    return max(1, steps // points)
 
 
 class BlockGradNorms:
@@ -53,7 +51,7 @@ class BlockGradNorms:
     block parameters ``names`` (default all: a frozen parameter's gradient counts too)."""
 
     def __init__(self, every: Count = 1, names: Sequence[str] | None = None):
-        self.every = positive_int("every", every)
+        self.every = every
         self.names = None if names is None else tuple(names)
 
     def needs_host(self, step: int) -> bool:
@@ -73,7 +71,7 @@ class BlockUpdates:
     ``block_updates``."""
 
     def __init__(self, every: Count = 1):
-        self.every = positive_int("every", every)
+        self.every = every
         self._before = None
 
     def needs_host(self, step: int) -> bool:
@@ -134,7 +132,7 @@ class Recorder:
     ``hists[k].record(name)``."""
 
     def __init__(self, name: str, fn: Callable[[Stack], list], every: Count = 1):
-        self.name, self.fn, self.every = name, fn, positive_int("every", every)
+        self.name, self.fn, self.every = name, fn, every
 
     def needs_host(self, step: int) -> bool:
         """It writes the Histories of the members alive at the steps it records."""
@@ -155,7 +153,7 @@ class GateSchedule:
     set to α_t = min(1, (t+1)·step_size). Train with the gates frozen (:data:`~deepnotes.core.engine.GATES`)."""
 
     def __init__(self, step_size: Positive):
-        self.step_size = positive_float("gate step size", step_size)
+        self.step_size = step_size
 
     def needs_host(self, step: int) -> bool:
         """It sets gates from the step's number only: never."""
@@ -215,7 +213,7 @@ NOISE_SIGMAS = 3  # a cosine of two unrelated vectors stays below this many of i
 def unrelated_cosine_floor(width: Count) -> float:
     """NOISE_SIGMAS/√d: the cosine of two independent random width-``width`` vectors has mean 0 and spread
     1/√d, so a measured |cos| below this cannot be told from no relation at all."""
-    return NOISE_SIGMAS / math.sqrt(positive_int("width", width))
+    return NOISE_SIGMAS / math.sqrt(width)
 
 
 def loglog_slope(xs: Sequence[float], ys: Sequence[float]) -> float:

@@ -18,17 +18,10 @@ from deepnotes.core.validate import (
     NonNegativeCount,
     Positive,
     choice,
-    nonnegative_int,
-    positive_float,
-    positive_int,
 )
 
 OPTIMIZERS = ("sgd", "adam", "lamb")
 ARCHITECTURES = ("encoder", "decoder", "encoder-decoder")
-
-
-def _check_depth(n: int, name: str = "n_layers") -> None:
-    positive_int(name, n)
 
 
 def _check_optimizer(optimizer: str) -> None:
@@ -45,21 +38,18 @@ def deepnorm_coefficients(
     encoder-decoder, returned for the *encoder*:  α = 0.81 (N⁴M)^{1/16}, β = 0.87 (N⁴M)^{-1/16}
     (use :func:`deepnorm_decoder_coefficients_encdec` for its decoder).
     """
-    _check_depth(n_layers)
     if architecture not in ARCHITECTURES:
         raise ValueError(f"unknown architecture {architecture!r}; allowed: {', '.join(ARCHITECTURES)}")
     if architecture in ("encoder", "decoder"):
         return (2 * n_layers) ** 0.25, (8 * n_layers) ** -0.25
     if n_decoder_layers is None:
         raise ValueError("encoder-decoder needs n_decoder_layers (M)")
-    _check_depth(n_decoder_layers, "n_decoder_layers")
     base = (n_layers**4 * n_decoder_layers) ** (1 / 16)
     return 0.81 * base, 0.87 / base
 
 
 def deepnorm_decoder_coefficients_encdec(n_decoder_layers: Depth) -> tuple[float, float]:
     """DeepNet encoder-decoder, decoder side: α = (3M)^{1/4}, β = (12M)^{-1/4}."""
-    _check_depth(n_decoder_layers, "n_decoder_layers")
     return (3 * n_decoder_layers) ** 0.25, (12 * n_decoder_layers) ** -0.25
 
 
@@ -70,7 +60,6 @@ def su_coefficients(n_layers: Depth, optimizer: str) -> tuple[float, float]:
     Adam: λ/α = (2N)^{-1},   λ = 1/α  →  α = (2N)^{1/2}, λ = (2N)^{-1/2}
     LAMB: λ²/α = (2N)^{-1},  α = 1    →  α = 1,          λ = (2N)^{-1/2}
     """
-    _check_depth(n_layers)
     _check_optimizer(optimizer)
     two_n = 2 * n_layers
     if optimizer == "sgd":
@@ -109,15 +98,11 @@ def depth_cancelling_grad_exponent(optimizer: str) -> float:
 
 def warmup_start_lr(lr: Positive, n_layers: Depth) -> float:
     """The largest early learning rate that keeps ΔL = O(η) at depth N: η/N."""
-    positive_float("lr", lr)
-    _check_depth(n_layers)
     return lr / n_layers
 
 
 def linear_warmup_factor(step: NonNegativeCount, warmup_steps: NonNegativeCount) -> float:
     """Learning-rate multiplier of a linear warmup: min(1, (t+1)/T_warmup); 1 when T_warmup = 0."""
-    nonnegative_int("step", step)
-    nonnegative_int("warmup_steps", warmup_steps)
     if warmup_steps == 0:
         return 1.0
     return min(1.0, (step + 1) / warmup_steps)
@@ -139,7 +124,6 @@ def magnitude_solution(n_layers: Depth, optimizer: str, pick: str = "lambda=1/al
     Adam: λ=1/α → ((2N)^{1/2}, (2N)^{-1/2});  α=1 → (1, (2N)^{-1});    λ=1 → (2N, 1)
     LAMB: λ=1/α → ((2N)^{1/3}, (2N)^{-1/3});  α=1 → (1, (2N)^{-1/2});  λ=1 → (2N, 1)
     """
-    _check_depth(n_layers)
     _check_optimizer(optimizer)
     if pick not in PICKS:
         raise ValueError(f"unknown pick {pick!r}; allowed: {', '.join(PICKS)}")
@@ -161,8 +145,6 @@ def pre_ln_lambda(n_layers: Depth, optimizer: str) -> float:
 
 def branch_weight(alpha: Positive, lam: Positive) -> float:
     """Initial weight of a residual branch relative to the skip path, λ₁λ₂/α with λ₁ = λ₂ = λ."""
-    positive_float("alpha", alpha)
-    positive_float("lambda", lam)
     weight = lam * lam / alpha  # λ² (a product: inf, not an OverflowError, past the float range)
     if not math.isfinite(weight):
         raise ValueError(f"lambda²/alpha overflows a float: alpha={alpha!r}, lambda={lam!r}")
@@ -173,7 +155,6 @@ def paper_sublayer_coefficients(n_sublayers: Depth) -> tuple[float, float]:
     """DeepNet's constants written by the number S of residual sublayers of one stack:
     α = S^{1/4}, β = (4S)^{-1/4}; S = 2N gives the encoder (and decoder-only) constants, S = 3M
     the decoder side of an encoder-decoder. They solve 2S(β/α)² = 1 with αβ = 1/√2."""
-    _check_depth(n_sublayers, "n_sublayers")
     return n_sublayers**0.25, (4 * n_sublayers) ** -0.25
 
 

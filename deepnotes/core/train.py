@@ -49,8 +49,6 @@ from deepnotes.core.validate import (
     Real,
     Recorded,
     given,
-    positive_float,
-    positive_int,
 )
 
 T = TypeVar("T")
@@ -142,7 +140,7 @@ class History:
             return f"{text} (loss {loss})"
         return f"{text} (loss {loss:.3g} > {self.blowup_threshold():.3g})"
 
-    def fraction_learned(self, window: int = 10) -> float:
+    def fraction_learned(self, window: Count = 10) -> float:
         """(plateau − final loss) / (plateau − floor): 0 on the context-free plateau, 1 at the floor,
         −inf for a run that diverged. The final loss is the held-out loss where the run measured one (the
         trained model on a fixed sample, :func:`held_out_losses`), else the mean of the last ``window``
@@ -155,10 +153,9 @@ class History:
             )
         return (self.unigram - self.end_loss(window)) / (self.unigram - self.floor)
 
-    def end_loss(self, window: int = 10) -> float:
+    def end_loss(self, window: Count = 10) -> float:
         """The loss :meth:`fraction_learned` reads: the held-out loss where the run measured one, else
         :meth:`final_loss` (inf for a run that diverged)."""
-        positive_int("window", window)
         return self.held_out_loss if self.held_out_loss is not None and not self.diverged else self.final_loss(window)
 
     def fraction_se(self) -> float | None:
@@ -168,9 +165,8 @@ class History:
             return None
         return self.held_out_se / (self.unigram - self.floor)
 
-    def final_loss(self, window: int = 10) -> float:
+    def final_loss(self, window: Count = 10) -> float:
         """Mean of the last ``window`` finite losses (inf if the run diverged)."""
-        positive_int("window", window)
         if self.diverged:
             return math.inf
         if not self.losses:
@@ -178,11 +174,10 @@ class History:
         tail = self.losses[-window:]
         return sum(tail) / len(tail)
 
-    def steps_to(self, fraction: Finite = 0.5, window: int = 10) -> int | None:
+    def steps_to(self, fraction: Finite = 0.5, window: Count = 10) -> int | None:
         """The first step t at which the mean of the ``window`` losses up to and including step t
         has gone ``fraction`` of the way from the context-free plateau to the floor; None if never
         or if the run diverged."""
-        positive_int("window", window)
         if self.diverged:
             return None
         target = self.unigram - fraction * (self.unigram - self.floor)
@@ -359,8 +354,8 @@ class LossRecord:
     (``ok`` [K]); the host's view (``alive``, the Histories) as of the last :meth:`read_back`."""
 
     def __init__(self, hists: Sequence, lr_values: Callable[[int], list[float]], blowup: Positive, rows: Count):
-        self.hists, self.lr_values, self.blowup = list(hists), lr_values, positive_float("blowup", blowup)
-        self.rows = positive_int("rows", rows)
+        self.hists, self.lr_values, self.blowup = list(hists), lr_values, blowup
+        self.rows = rows
         self.alive = list(range(len(self.hists)))
         self.steps: list[int] = []  # the steps held in the buffer, in order
         self.ok = self.limit = self.plateau = self.losses = self.oks = self.seen = None
@@ -434,7 +429,7 @@ class BatchesAhead:
     def __init__(
         self, draw: Callable[[], tuple], steps: Count, ahead: Count, device: torch.device, vocab: Count | None = None
     ):
-        self.draw, self.left, self.ahead = draw, positive_int("steps", steps), positive_int("ahead", ahead)
+        self.draw, self.left, self.ahead = draw, steps, ahead
         self.device, self.vocab = device, vocab
         self.queue: list[tuple] = []
 
@@ -661,6 +656,23 @@ def train_stack(
     for h in hists:
         h.seconds, h.ensemble_size = seconds, k
     return hists
+
+
+def train_group(
+    model_cfgs, train_cfgs, tasks, inits, objective, trackers, trainable, frozen, device, dtype, progress, check_memory
+) -> list[History]:
+    """One ensemble of :func:`~deepnotes.core.ensembles.train_many` (the job a worker runs): build its Stack,
+    start each member, train it, return its Histories. Its memory is checked once: here where ``check_memory`` (on
+    an executor's machine), else by train_many before any ensemble started."""
+    if check_memory:
+        check_fits(model_cfgs[0], len(model_cfgs), train_cfgs[0], where=device)
+    stack = Stack(model_cfgs, seeds=[c.seed for c in train_cfgs], device=device, dtype=dtype, memory_checked=True)
+    with torch.no_grad():
+        for k, init in enumerate(inits):
+            if init is not None:
+                init(stack, k)
+    names = [n for n in (stack.slots if trainable is None else trainable) if n in stack.slots and n not in frozen]
+    return train_stack(stack, tasks, train_cfgs, objective, trackers(), names, progress)
 
 
 def _started_hooks(trackers: Sequence, stack: Stack, tasks, cfgs) -> dict[str, list]:

@@ -352,7 +352,7 @@ def _calibration_key(dev: torch.device) -> str:
     a hash of their source and flags), torch, the threads and workers, this boot, the estimate's own
     code (a changed calibration measures again)."""
     from deepnotes.core import kernels
-    from deepnotes.core.ensembles import default_workers
+    from deepnotes.core.workers import default_workers
 
     lib = kernels.library() if dev.type == "cpu" else None
     parts = {
@@ -419,7 +419,7 @@ def measure(dev: torch.device) -> Rates:
     from two shapes at two depths each (one thread), a figure drawn, a reference model built and passed
     through, a reference SymPy derivation, the start of a train_many call's worker processes. No setup
     (:func:`calibrate` adds it)."""
-    from deepnotes.core.ensembles import default_workers
+    from deepnotes.core.workers import default_workers
 
     rate, per_launch, worker_rate, how = _pytorch_rates(dev)
     kernel = _kernel_rates(dev)

@@ -59,9 +59,6 @@ from deepnotes.core.validate import (
     NonNegativeCount,
     Probability,
     Real,
-    nonnegative_float,
-    nonnegative_int,
-    positive_int,
 )
 from deepnotes.cost.kept import keep, read_table
 from deepnotes.cost.log import unlogged
@@ -154,7 +151,6 @@ class TrainRuns:
     call: NonNegativeCount = 0
 
     def count(self) -> Count:
-        positive_int("members", self.members)
         loop = replace(self.train, steps=1, warmup_steps=min(self.train.warmup_steps, 1), batch_size=1, lr=1e-3, seed=0)
         per = _train_counts(_cost_shape(self.model), replace(loop, held_out=0), self.masked)
         n, steps, batch = self.model.n_layers, self.train.steps, self.train.batch_size
@@ -196,8 +192,6 @@ class StackPasses:
     compiled: bool = True
 
     def count(self) -> Count:
-        for name in ("members", "batch", "seq_len", "passes"):
-            positive_int(name, getattr(self, name))
         per = _pass_counts(_cost_shape(self.model), self.seq_len, self.backward)
         n = self.model.n_layers
         kernels = _kernel_part(self.model, per, n, self.passes, self.members, self.batch, self.seq_len)
@@ -221,8 +215,6 @@ class MLPPasses:
     members: AtLeastOne = 1
 
     def count(self) -> Count:
-        for name in ("width", "depth", "batch", "passes", "members"):
-            positive_int(name, getattr(self, name))
         check_allocation(2 * self.width * self.width + 4 * self.width, {"width": self.width})  # counted at depth ≤ 2
         per = _mlp_counts(self.width, self.backward)
         return _through_modules(_scale(per, self.depth, self.passes, self.members, self.batch))
@@ -242,8 +234,6 @@ class ProbeCalls:
     calls: AtLeastOne = 1
 
     def count(self) -> Count:
-        for name in ("depth", "batch", "calls"):
-            positive_int(name, getattr(self, name))
         return _scale(_probe_counts(self.probe, self.args), self.depth, self.calls, 1, self.batch)
 
 
@@ -255,7 +245,7 @@ class Render:
     figures: NonNegativeCount
 
     def count(self) -> Count:
-        return Count(0.0, 0.0, figures=float(nonnegative_int("figures", self.figures)))
+        return Count(0.0, 0.0, figures=float(self.figures))
 
 
 @dataclass(frozen=True)
@@ -266,7 +256,7 @@ class Draws:
     numbers: NonNegativeCount
 
     def count(self) -> Count:
-        return Count(0.0, 0.0, draws=float(nonnegative_int("numbers", self.numbers)))
+        return Count(0.0, 0.0, draws=float(self.numbers))
 
 
 @dataclass(frozen=True)
@@ -281,7 +271,7 @@ class Builds:
     models: AtLeastOne = 1
 
     def count(self) -> Count:
-        models = positive_int("models", self.models)
+        models = self.models
         return Count(
             0.0, 0.0, built_blocks=float(self.model.n_layers * models), draws=float(init_draws(self.model) * models)
         )
@@ -302,8 +292,6 @@ class ReferencePasses:
     backward: bool = True
 
     def count(self) -> Count:
-        for name in ("batch", "seq_len", "passes"):
-            positive_int(name, getattr(self, name))
         per = _reference_counts(_cost_shape(self.model), self.seq_len, self.backward)
         return _through_modules(_scale(per, self.model.n_layers, self.passes, 1, self.batch))
 
@@ -394,7 +382,7 @@ class Timed:
     seconds: NonNegative
 
     def count(self) -> Count:
-        return Count(0.0, 0.0, timed=nonnegative_float("seconds", self.seconds))
+        return Count(0.0, 0.0, timed=float(self.seconds))
 
 
 def slider_frames(sliders) -> int:
@@ -417,7 +405,7 @@ def planned_for(workers: AtLeastOne) -> contextlib.AbstractContextManager[None]:
     whatever this machine's CPU uses otherwise. train_many cuts ensembles to balance the workers, so
     the same runs form other ensembles on a GPU than on a 2-core CPU. A bad count is refused here, at
     the call, not when the ``with`` block is entered."""
-    return _planning(positive_int("workers", workers))
+    return _planning(workers)
 
 
 @contextlib.contextmanager
@@ -435,7 +423,8 @@ def ensembles(
     """The ensembles :func:`~deepnotes.core.ensembles.train_many` trains for these runs (same grouping,
     for ``workers`` processes: by default :func:`planned_for`'s, else as many as the chapters use on
     this machine's CPU)."""
-    from deepnotes.core.ensembles import default_workers, ensemble_groups
+    from deepnotes.core.ensembles import ensemble_groups
+    from deepnotes.core.workers import default_workers
 
     model_cfgs, train_cfgs = list(model_cfgs), list(train_cfgs)
     if workers is None:

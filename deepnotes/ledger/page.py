@@ -23,16 +23,16 @@ from deepnotes.ledger.citations import Citation, citations
 from deepnotes.ledger.inventory import SOURCES, inventory
 from deepnotes.ledger.items import Item
 from deepnotes.ledger.record import ChapterRecord, Record
-from deepnotes.show.verdicts import (
+from deepnotes.show.verdict_words import (
     APPROX,
     HOLDS,
     STATUS_COLOUR,
     UNCHECKABLE,
     code_html,
-    outcome_of,
     source_labels,
     source_name,
 )
+from deepnotes.show.verdicts import outcome_of
 
 # An item that some settings confirm and others refute (holds at N = 12, wrong at N = 24): its one status in
 # the ledger, with the settings behind each side listed (Row.status). The rule is the same for every item.

@@ -16,10 +16,11 @@ from deepnotes.core import measure
 from deepnotes.core.config import Budget, ModelConfig, TrainConfig
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import MarkovLanguage
-from deepnotes.core.ensembles import RunPlan, default_workers, train_plan
+from deepnotes.core.ensembles import RunPlan, train_plan
 from deepnotes.core.measure import every_for
 from deepnotes.core.train import FRACTION_READ, History
 from deepnotes.core.validate import Count, Depth, positive_int
+from deepnotes.core.workers import default_workers
 from deepnotes.cost.model import TrainRuns, planned_ensembles
 from deepnotes.show import verdicts as vd
 from deepnotes.show.cite import cite
@@ -186,7 +187,7 @@ def gradient_verdicts(runs_at: dict[str, list[History]], budget: Budget, depth: 
     early_late = {label: [_early_over_late(h) for h in hs] for label, hs in runs_at.items()}
     warm, w = runs_at[warmed(budget)], budget.warmup.warmup
     steps = warm[0].grad_steps
-    most = {"estimator": "fraction", "low": vd.MOST_SEEDS[0], "high": vd.MOST_SEEDS[1]}
+    most = {"estimator": "fraction", "limits": vd.MOST}
     rows = [
         vd.check_estimate(
             claim=f"Gradients are larger early in training than later (N = {depth})",

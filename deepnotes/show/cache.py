@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 
-from deepnotes.core.validate import Count, positive_int
+from deepnotes.core.validate import Count
 
 LIVE_RESULTS_KEPT = 16  # live-panel figures and off-grid runs kept per slider / per helper
 BUDGET_RESULTS_KEPT = 3  # whole-chapter results kept, one per budget (smoke, cpu, gpu)
@@ -19,7 +19,7 @@ class LRU:
     """At most ``size`` values by key; :meth:`get` and :meth:`put` make an entry the most recent."""
 
     def __init__(self, size: Count = LIVE_RESULTS_KEPT):
-        self.size = positive_int("size", size)
+        self.size = size
         self._items: OrderedDict = OrderedDict()
 
     def get(self, key: Hashable, default=None):

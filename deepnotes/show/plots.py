@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt
 
 from deepnotes.core.measure import loglog_slope
 from deepnotes.core.train import History
-from deepnotes.core.validate import Count, NonNegativeCount, Positive, Real, positive_float, positive_int
+from deepnotes.core.validate import Count, NonNegativeCount, Positive, Real
 from deepnotes.show.palette import MARKERS, PALETTE, colour, dash  # noqa: F401  (re-exported)
 from deepnotes.show.png import show_figures  # noqa: F401  (re-exported: the cell's way to show figures)
 from deepnotes.show.readable import FIGURE_WIDTH_IN, PANELS_PER_ROW, TEXT_PT, TITLE_PT
@@ -341,8 +341,6 @@ def new_figure(panels: Count = 1, height: Positive = 2.6, width: Positive | None
     row is ``height`` inches tall; the figure ``width`` inches wide (default 4.6 for one panel,
     6.0 for two), never wider than :data:`~deepnotes.show.readable.FIGURE_WIDTH_IN`, so that text of
     :data:`LEGEND_PT` points stays readable on a phone. Returns (fig, axes) with axes row by row."""
-    positive_int("panels", panels)
-    positive_float("height", height)
     if panels > MAX_PANELS or height > MAX_ROW_HEIGHT_IN:
         raise ValueError(
             f"a figure of the book has at most {MAX_PANELS} panels of at most {MAX_ROW_HEIGHT_IN} inches a row, "
@@ -352,7 +350,6 @@ def new_figure(panels: Count = 1, height: Positive = 2.6, width: Positive | None
     ncols = min(slots, PANELS_PER_ROW)
     nrows = math.ceil(slots / ncols)
     width = (SINGLE_WIDTH_IN if ncols == 1 else FIGURE_WIDTH_IN) if width is None else width
-    positive_float("width", width)
     if width > FIGURE_WIDTH_IN:
         raise ValueError(f"width must be at most the column's {FIGURE_WIDTH_IN} inches, got {width!r}")
     fig, grid = plt.subplots(nrows, ncols, figsize=(width, height * nrows), squeeze=False, layout="constrained")

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 from deepnotes.core.validate import NonNegativeCount, choice
-from deepnotes.show.verdicts import APPROX, HOLDS, LARGE_VALUE, UNCHECKABLE, WRONG, Verdict
+from deepnotes.show.verdict_words import APPROX, HOLDS, LARGE_VALUE, UNCHECKABLE, WRONG
+from deepnotes.show.verdicts import Verdict
 
 STATUSES = (HOLDS, APPROX, WRONG, UNCHECKABLE)
 

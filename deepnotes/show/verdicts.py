@@ -5,10 +5,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import html
 import math
-import random
-import re
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,55 +21,29 @@ from deepnotes.core.validate import (
     Probability,
     Real,
     Repeats,
-    Seed,
     choice,
-    nonnegative_float,
 )
 from deepnotes.show.cite import Cite, Source
+from deepnotes.show.statistics import (
+    BOOTSTRAP_LEVEL,
+    ESTIMATORS,
+    MIN_SEEDS,
+    SPREAD_CONFIDENCE,
+    bootstrap_statistic,
+    depth_ranges,
+    estimate,
+    spread_allows_mean,
+)
+from deepnotes.show.verdict_words import (
+    APPROX,
+    HOLDS,
+    UNCHECKABLE,
+    WRONG,
+    seeds_text,
+    source_labels,
+    table_html,
+)
 
-HOLDS, APPROX, WRONG = "holds", "holds approximately", "wrong"
-UNCHECKABLE = "not checkable here"  # no derivation given and nothing offline to measure it against
-
-# Status colours with WCAG AA contrast (>= 4.5:1) both on white and on the light grey panel that the
-# book's dark mode (pydata-sphinx-theme) puts under every HTML output; tests/test_browser.py measures it.
-STATUS_COLOUR = {HOLDS: "#116329", APPROX: "#7d4e00", WRONG: "#a40e26", UNCHECKABLE: "#424a53"}
-
-
-# where a formula may break across lines: after an operator, a comma or an opening bracket (a SymPy string
-# such as "h_att*lambda_o*sigma(S*lambda_k*lambda_q)/alpha" has no space to break at)
-_FORMULA_BREAKS = re.compile(r"(?<=[*/+=,(])(?=\S)")
-
-
-def code_html(text: str) -> str:
-    """Text as inline code that wraps at spaces and after an operator, a comma or an opening bracket
-    (``<wbr>``: a table sizes its column by the longest piece between them, not by the whole formula, so a
-    SymPy string no longer pushes the table past its column), breaking a token only where it is longer than
-    its column (``break-word``: ``anywhere`` let the table shrink a column to one character and cut every
-    word, "multilin/gual"), and takes the text colour of whatever it sits on: the theme's code colour
-    is meant for the page's own background, and in dark mode it is nearly invisible on the light output
-    panel."""
-    pieces = _FORMULA_BREAKS.split(text)
-    return f"<code style='overflow-wrap:break-word;color:inherit'>{'<wbr>'.join(html.escape(p) for p in pieces)}</code>"
-
-
-# A verdict's ``source`` names an article by its file number, "seed 000 §增量爆炸 eq. (1)" (what
-# deepnotes.ledger.citations parses); the tables call it "source 000": the book keeps "seed" for random seeds.
-SOURCE_WORD = "source"
-_SEED_NAMED = re.compile(r"\b[Ss]eed(s?) (?=\d{3}\b)")
-
-
-def source_name(number: str) -> str:
-    """How the book's tables name a source article: ``"000"`` → "source 000"."""
-    return f"{SOURCE_WORD} {number}"
-
-
-def source_labels(text: str) -> str:
-    """``text`` as the tables print it: every "seed 000" (a source article's number, three digits) reads
-    "source 000", "seeds 002 and 003" reads "sources 002 and 003"; a random seed ("seed 0") is left alone."""
-    return _SEED_NAMED.sub(lambda m: f"{SOURCE_WORD.capitalize() if m[0][0] == 'S' else SOURCE_WORD}{m[1]} ", text)
-
-
-MIN_SEEDS = 3  # a training-outcome verdict rests on at least this many seeds per run
 # "in most seeds": a claim about what runs do holds where the fraction of seeds doing it (its bootstrap
 # interval, check_estimate) lies in this range, and is wrong where it lies below
 MOST_SEEDS = (0.5, 1.0)
@@ -175,8 +146,6 @@ def check_number(
     for name, value in (("claimed", claimed), ("computed", computed)):
         if not _finite_number(value):
             raise ValueError(f"{claim!r}: the {name} value must be a finite number, got {value!r}")
-    nonnegative_float("rtol", rtol)
-    nonnegative_float("approx_rtol", approx_rtol)
     if rtol > approx_rtol:
         raise ValueError(f"rtol ({rtol!r}) must not exceed approx_rtol ({approx_rtol!r})")
     rel = abs(claimed - computed) / max(abs(computed), 1e-300)
@@ -250,23 +219,6 @@ def _seed_values(claim: str, run: str, values) -> tuple[float, ...]:
     return out
 
 
-LARGE_VALUE = 1e3  # seeds_text writes values this large in two significant digits (−3.6e+10, not −35714856846.96)
-
-
-def _seed_value(v: float) -> str:
-    """One seed's value: two decimals, two significant digits where it is large, "div." where it diverged."""
-    if not math.isfinite(v):
-        return "div."
-    return f"{v:.2f}" if abs(v) < LARGE_VALUE else f"{v:.2g}"
-
-
-def seeds_text(values) -> str:
-    """The seeds' median and every seed's value: "0.88 (0.10, 0.91, 0.88)"; a diverged seed is "div."."""
-    each = ", ".join(_seed_value(v) for v in values)
-    med = statistics.median(values)
-    return f"{_seed_value(med)} ({each})" if math.isfinite(med) else f"diverged ({each})"
-
-
 def check_outcome(
     *,
     claim: str,
@@ -306,51 +258,6 @@ def check_outcome(
     )
 
 
-ESTIMATORS = ("mean", "median", "fraction")  # an expectation, "typically", "always / in most runs"
-BOOTSTRAP_RESAMPLES = 2000
-BOOTSTRAP_LEVEL = 0.95
-
-
-def _estimate(estimator: str, values: list[float]) -> float:
-    """The median, or the mean (a fraction is the mean of 0/1 values)."""
-    return float(statistics.median(values)) if estimator == "median" else statistics.fmean(values)
-
-
-def bootstrap_statistic(
-    samples,
-    statistic: Callable[[list], float],
-    resamples: Repeats = BOOTSTRAP_RESAMPLES,
-    level: Probability = BOOTSTRAP_LEVEL,
-    seed: Seed = 0,
-) -> tuple[float, float, float]:
-    """(estimate, low, high): ``statistic`` of ``samples`` (one per seed) and its percentile bootstrap interval
-    at ``level``: the statistic of ``resamples`` resamples of the seeds, drawn with replacement by a seeded
-    generator (the same samples give the same interval)."""
-    rng = random.Random(seed)
-    samples = list(samples)
-    boots = [statistic(rng.choices(samples, k=len(samples))) for _ in range(resamples)]
-    if not all(math.isfinite(b) for b in boots):  # a NaN would sort anywhere and min/max skip it: refuse it
-        raise ValueError(f"the statistic is not finite on some resample of the seeds: {samples!r}")
-    boots.sort()
-    cut = (1 - level) / 2
-    return statistic(samples), boots[int(cut * resamples)], boots[min(resamples - 1, int((1 - cut) * resamples))]
-
-
-def bootstrap_interval(
-    values,
-    estimator: str,
-    resamples: Repeats = BOOTSTRAP_RESAMPLES,
-    level: Probability = BOOTSTRAP_LEVEL,
-    seed: Seed = 0,
-) -> tuple[float, float, float]:
-    """(estimate, low, high): ``estimator`` of ``values`` and its percentile bootstrap interval
-    (:func:`bootstrap_statistic`)."""
-    choice("estimator", estimator, ESTIMATORS)
-    return bootstrap_statistic(
-        [float(v) for v in values], functools.partial(_estimate, estimator), resamples, level, seed
-    )
-
-
 def too_few_seeds(n: Count) -> str:
     """Why a measured row with ``n`` < MIN_SEEDS seeds is not judged (the same words on every page)."""
     return f"{n} seed{'s' if n != 1 else ''} at this budget: a measured outcome needs at least {MIN_SEEDS}"
@@ -373,14 +280,34 @@ def late_training_gate(*, claim: str, source: Source, claimed: str, computed: st
     return Verdict(claim, source, claimed, computed, UNCHECKABLE, why)
 
 
-def interval_status(lo: Bound, hi: Bound, low: Bound, high: Bound, approx: tuple[Finite, Finite] | None = None) -> str:
-    """The one rule of the door: holds when [lo, hi] lies inside [low, high], wrong when wholly outside, else
-    not checkable here (the samples cannot decide). With ``approx`` (a wider band around [low, high]): holds
-    approximately when the interval lies inside it but not inside [low, high], wrong only when wholly outside it."""
-    if not (low <= high and lo <= hi):
-        raise ValueError(
-            f"interval_status needs low <= high and lo <= hi; got low={low}, high={high}, lo={lo}, hi={hi}"
-        )
+@dataclass(frozen=True)
+class Limits:
+    """The claimed range a door judges an interval against, said once for every door that takes one: [low, high],
+    and where given the wider band ``approx`` (around it) of "holds approximately" (:func:`interval_status`). A
+    one-sided claim gives :data:`NO_BOUND` (or its negative) for the open side."""
+
+    low: Bound
+    high: Bound
+    approx: tuple[Finite, Finite] | None = None
+
+    def __post_init__(self):
+        if not self.low <= self.high:
+            raise ValueError(f"Limits: low ({self.low!r}) must not exceed high ({self.high!r})")
+        if self.approx is not None and not (self.approx[0] <= self.low and self.high <= self.approx[1]):
+            raise ValueError(f"Limits: approx {self.approx!r} must contain [{self.low!r}, {self.high!r}]")
+
+
+MOST = Limits(*MOST_SEEDS)  # "in most seeds": the fraction's claimed range, for check_estimate
+
+
+def interval_status(lo: Bound, hi: Bound, limits: Limits) -> str:
+    """The one rule of the door: holds when [lo, hi] lies inside [low, high] of ``limits``, wrong when wholly
+    outside, else not checkable here (the samples cannot decide). With ``limits.approx`` (a wider band around
+    [low, high]): holds approximately when the interval lies inside it but not inside [low, high], wrong only when
+    wholly outside it."""
+    if not lo <= hi:
+        raise ValueError(f"interval_status needs lo <= hi; got lo={lo}, hi={hi}")
+    low, high, approx = limits.low, limits.high, limits.approx
     if low <= lo and hi <= high:
         return HOLDS
     a_low, a_high = approx if approx is not None else (low, high)
@@ -396,20 +323,17 @@ def check_estimate(
     claimed: str,
     samples,
     estimator: str,
-    low: Bound,
-    high: Bound,
+    limits: Limits,
     reason: str,
     computed: str = "",
-    approx: tuple[Finite, Finite] | None = None,
 ) -> Verdict:
     """A claim about a quantity that runs or random probes measure, judged through one door: the stated
     ``estimator`` of the ``samples`` (one per seed: ``"mean"`` for an expectation, ``"median"`` for
     "typically", ``"fraction"`` of true samples for "always / most"), with its bootstrap interval
-    (:func:`bootstrap_interval`). Holds when the whole interval lies in [``low``, ``high``], wrong when it
-    lies wholly outside, and is not checkable here when it straddles a bound (the samples cannot decide) or
-    when there are fewer than :data:`MIN_SEEDS` samples (a budget that trains one seed: the row says so).
-    ``computed``, where given, is shown before the estimate (the per-seed values behind a fraction); ``approx``:
-    the wider band of "holds approximately" (:func:`interval_status`)."""
+    (:func:`~deepnotes.show.statistics.bootstrap_interval`), judged against ``limits`` by :func:`check_statistic`
+    (holds inside, wrong wholly outside, not checkable here across a bound or with fewer than :data:`MIN_SEEDS`
+    samples: a budget that trains one seed, and the row says so). ``computed``, where given, is shown before the
+    estimate (the per-seed values behind a fraction)."""
     choice("estimator", estimator, ESTIMATORS)
     values = [float(x) for x in samples]
     if not values or not all(math.isfinite(x) for x in values):
@@ -421,13 +345,11 @@ def check_estimate(
         source=source,
         claimed=claimed,
         seeds=values,
-        statistic=functools.partial(_estimate, estimator),
+        statistic=functools.partial(estimate, estimator),
         name=estimator,
-        low=low,
-        high=high,
+        limits=limits,
         reason=reason,
         computed=computed,
-        approx=approx,
     )
 
 
@@ -439,23 +361,17 @@ def check_statistic(
     seeds: list,
     statistic: Callable[[list], float],
     name: str,
-    low: Bound,
-    high: Bound,
+    limits: Limits,
     reason: str,
     computed: str = "",
-    approx: tuple[Finite, Finite] | None = None,
 ) -> Verdict:
     """The door for a quantity that is computed from all seeds together (the drift of the mean profile over
     layers, the worst layer of a mean): ``statistic(seeds)`` (``seeds``: one measurement per seed, any type)
     and its bootstrap interval over the seeds (:func:`bootstrap_statistic`), judged by :func:`interval_status`
-    against [``low``, ``high``]; not checkable here with fewer than :data:`MIN_SEEDS` seeds. ``name`` says what
-    the estimate is ("mean", "drift of the mean profile"); :func:`check_estimate` is this door for a mean, a
-    median or a fraction of one number per seed. ``approx``: a wider band (around [low, high]) where the status
-    is "holds approximately" (:func:`interval_status`)."""
-    if not low <= high:
-        raise ValueError(f"{claim!r}: low ({low!r}) must not exceed high ({high!r})")
-    if approx is not None and not (approx[0] <= low and high <= approx[1]):
-        raise ValueError(f"{claim!r}: approx {approx!r} must contain [{low!r}, {high!r}]")
+    against ``limits`` (its [low, high], and the wider band of "holds approximately" where it has one); not
+    checkable here with fewer than :data:`MIN_SEEDS` seeds. ``name`` says what the estimate is ("mean", "drift of
+    the mean profile"); :func:`check_estimate` is this door for a mean, a median or a fraction of one number per
+    seed."""
     lead = f"{computed}; " if computed else ""
     n = len(seeds)
     if n < MIN_SEEDS:
@@ -464,7 +380,7 @@ def check_statistic(
     est, lo, hi = bootstrap_statistic(seeds, statistic)
     if not all(math.isfinite(x) for x in (est, lo, hi)):
         raise ValueError(f"{claim!r}: the {name} of the seeds is not finite ({est!r}, interval {lo!r}–{hi!r})")
-    status = interval_status(lo, hi, low, high, approx)
+    status = interval_status(lo, hi, limits)
     shown = f"{lead}{name} {est:.3g} ({BOOTSTRAP_LEVEL:.0%} bootstrap interval {lo:.3g}–{hi:.3g}, n = {n})"
     why = reason + (
         "" if status != UNCHECKABLE else "; the interval straddles the claimed range: the samples cannot decide"
@@ -486,8 +402,7 @@ def check_each_seed(
         computed=computed,
         samples=list(shows),
         estimator="fraction",
-        low=MOST_SEEDS[0],
-        high=MOST_SEEDS[1],
+        limits=MOST,
         reason=reason,
     )
 
@@ -515,8 +430,6 @@ def check_near(
         raise ValueError(
             f"{claim!r}: value must not be 0 for a relative tolerance; compare with check_estimate's bounds"
         )
-    nonnegative_float("rtol", rtol)
-    nonnegative_float("approx_rtol", approx_rtol)
     if rtol > approx_rtol:
         raise ValueError(f"rtol ({rtol!r}) must not exceed approx_rtol ({approx_rtol!r})")
     spread = abs(value)
@@ -526,9 +439,11 @@ def check_near(
         claimed=claimed,
         samples=samples,
         estimator=estimator,
-        low=value - rtol * spread,
-        high=value + rtol * spread,
-        approx=(value - approx_rtol * spread, value + approx_rtol * spread),
+        limits=Limits(
+            value - rtol * spread,
+            value + rtol * spread,
+            approx=(value - approx_rtol * spread, value + approx_rtol * spread),
+        ),
         reason=f"{reason}; within {rtol:.0%} of {_fmt(value)}: holds, within {approx_rtol:.0%}: approximately"
         if rtol < approx_rtol
         else f"{reason}; within {rtol:.0%} of {_fmt(value)}",
@@ -609,16 +524,6 @@ def in_another_setting(v: Verdict, differences: str) -> Verdict:
     return Verdict(v.claim, v.source, v.claimed, v.computed, UNCHECKABLE, why, v.outcome, v.tested)
 
 
-def depth_ranges(depths) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """The lower and the upper half of ``depths`` (sorted; they share the middle depth where the count is
-    odd): the two ranges a growth law is fitted over."""
-    ds = sorted(depths)
-    if len(ds) < 3:
-        raise ValueError(f"two depth ranges need at least 3 depths, got {list(depths)!r}")
-    half = (len(ds) + 1) // 2
-    return tuple(ds[:half]), tuple(ds[len(ds) - half :])
-
-
 def check_slope(
     *,
     claim: str,
@@ -662,7 +567,7 @@ def check_slope(
             return loglog_slope(rng, [statistics.fmean(by_depth[n][k] for k in idx) for n in rng])
 
         est, lo, hi = bootstrap_statistic(list(range(seeds)), slope_of_mean)
-        statuses.append(interval_status(lo, hi, low, high))
+        statuses.append(interval_status(lo, hi, Limits(low, high)))
         shown.append(f"{depth_name} = {rng[0]}..{rng[-1]}: {est:.3g} ({lo:.3g}–{hi:.3g}, {statuses[-1]})")
     status = statuses[0] if len(set(statuses)) == 1 else UNCHECKABLE
     why = f"{reason}; {band}, {seeds} seeds, over two depth ranges"
@@ -671,34 +576,6 @@ def check_slope(
     elif status == UNCHECKABLE:
         why += ": the ranges disagree, so the law depends on the depths fitted"
     return Verdict(claim, source, claimed, "; ".join(shown), status, why)
-
-
-SPREAD_CONFIDENCE = 0.9  # a mean is trusted where this upper confidence bound on its log-spread allows it
-
-
-def log_variance_bound(logs: list[float]) -> float:
-    """A one-sided SPREAD_CONFIDENCE upper bound on the variance σ² of the normal the ``logs`` are drawn
-    from: (n−1)s²/χ²_{1−c}(n−1), the chi-square quantile from the regularized lower incomplete gamma
-    (mpmath, SymPy's own dependency). Few samples of a heavy-tailed ratio understate its spread: three
-    logs with sample variance 0.85 allow σ² up to 8."""
-    import mpmath
-
-    k = len(logs) - 1
-    quantile = mpmath.findroot(  # bracketed: the CDF rises from 0 at x → 0 to 1 far above k
-        lambda x: mpmath.gammainc(k / 2, 0, x / 2, regularized=True) - (1 - SPREAD_CONFIDENCE),
-        (1e-12, 10.0 * k + 100.0),
-        solver="illinois",
-    )
-    return k * statistics.variance(logs) / float(mpmath.re(quantile))
-
-
-def spread_allows_mean(ratios: list[float]) -> bool:
-    """Whether ``ratios`` (positive, one per sample) can estimate their expectation by their mean: at least
-    MIN_SEEDS of them, and the spread σ² of their logs (its upper bound, :func:`_log_variance_bound`) small
-    enough that the draws which carry a lognormal-like mean turn up among them (about once in e^{σ²}
-    draws: e^{σ²} ≤ n). The spread is the samples' own, whatever the claimed value."""
-    logs = [math.log(r) for r in ratios]
-    return len(logs) >= MIN_SEEDS and log_variance_bound(logs) <= math.log(len(logs))
 
 
 def check_mean_at_deepest(
@@ -727,8 +604,7 @@ def check_mean_at_deepest(
         claimed=f"{claimed} at {depth_name} = {n}",
         samples=by_depth[n],
         estimator="mean",
-        low=band[0],
-        high=band[1],
+        limits=Limits(band[0], band[1]),
         reason=f"the claim is an expectation: the mean over samples at the deepest {depth_name} where {rule}; "
         f"{context}",
     )
@@ -758,35 +634,6 @@ def uncheckable(claim: str, source: Source, claimed: str, reason: str) -> Verdic
     return Verdict(claim, source, claimed, "—", UNCHECKABLE, reason)
 
 
-SUMMARY_ORDER = (WRONG, APPROX, HOLDS, UNCHECKABLE)
-
-
-def summary_markdown(table: list[Verdict], what: str) -> str:
-    """A chapter's take-away on ``what`` (e.g. "The annotated section"), written from its verdict
-    table so the two cannot disagree: the claims grouped by status, wrong first, each with its count."""
-    groups = {s: [source_labels(v.claim) for v in table if v.status == s] for s in SUMMARY_ORDER}
-    parts = [f"**{s}** ({len(claims)}): " + "; ".join(claims) for s, claims in groups.items() if claims]
-    return f"{what}, by its verdict table ({len(table)} rows):\n\n" + "\n".join(f"- {p}" for p in parts)
-
-
-def decides_markdown(table: list[Verdict], what: str) -> str:
-    """What ``what`` (e.g. "The training runs") can and cannot decide, from its verdict table: the claims
-    it judges, by status, then those it leaves not checkable here, each with the last clause of its reason
-    (the seeds it rests on, an interval across the claimed range, a run too short to order)."""
-    judged = [v for v in table if v.status != UNCHECKABLE]
-    open_ = [v for v in table if v.status == UNCHECKABLE]
-    lines = [f"{what} decide {len(judged)} of {len(table)} rows here" + (":" if judged else ".")]
-    lines += [
-        f"- **{s}**: " + "; ".join(source_labels(v.claim) for v in judged if v.status == s)
-        for s in SUMMARY_ORDER
-        if any(v.status == s for v in judged)
-    ]
-    if open_:
-        lines += ["", f"They cannot decide {len(open_)}:"]
-        lines += [f"- {source_labels(v.claim)}: {v.reason.rsplit('; ', 1)[-1]}" for v in open_]
-    return "\n".join(lines)
-
-
 # Called with every table a notebook displays as HTML; the claims ledger sets it to record the chapter's
 # verdicts (deepnotes.ledger.record), and nothing is recorded while it is None.
 on_display: Callable[[list[Verdict]], None] | None = None
@@ -801,20 +648,7 @@ class VerdictTable(list):
     def _repr_html_(self) -> str:
         if on_display is not None:
             on_display(list(self))
-        rows = "".join(
-            f"<tr id='{v.anchor}'><td>{html.escape(source_labels(v.claim))}<br>"
-            f"<small>{html.escape(source_labels(v.source))}</small></td>"
-            f"<td data-label='claimed'>{code_html(v.claimed)}</td>"
-            f"<td data-label='computed'>{code_html(v.computed)}</td>"
-            f"<td data-label='verdict' style='color:{STATUS_COLOUR[v.status]};font-weight:bold'>{v.status}</td>"
-            f"<td data-label='why'>{html.escape(source_labels(v.reason))}</td></tr>"
-            for v in self
-        )
-        return (
-            "<table class='verdicts' style='font-size:0.85em;width:100%'><thead><tr>"
-            "<th style='width:34%'>claim</th><th>claimed</th><th>computed</th><th>verdict</th>"
-            f"<th style='width:28%'>why</th></tr></thead><tbody>{rows}</tbody></table>"
-        )
+        return table_html(self)
 
 
 def check_scaling(

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import ipywidgets as W
 import matplotlib.pyplot as plt
 
-from deepnotes.core.validate import Count, Finite, positive_float
+from deepnotes.core.validate import Count, Positive
 from deepnotes.show.cache import LIVE_RESULTS_KEPT, LRU
 from deepnotes.show.png import figure_png
 
@@ -231,10 +231,9 @@ def int_slider(description: str, span: tuple[int, int, int]) -> W.IntSlider:
     return W.IntSlider(value=start, min=lo, max=hi, description=description)
 
 
-def float_slider(description: str, span: tuple[float, float, float], step: Finite) -> W.FloatSlider:
+def float_slider(description: str, span: tuple[float, float, float], step: Positive) -> W.FloatSlider:
     """A linear slider over ``span`` = (min, start, max) in steps of ``step`` (> 0)."""
     lo, start, hi = _span(description, span)
-    positive_float("step", step)
     if hi > lo and step > hi - lo:
         raise ValueError(f"step={step:g} is wider than the slider's range {lo:g} to {hi:g}: it offers one value")
     return W.FloatSlider(value=start, min=lo, max=hi, step=step, description=description)

@@ -19,6 +19,7 @@ from deepnotes.chapters.bert_init import experiments as bert
 from deepnotes.chapters.bert_init.budget import sizes as bert_init_sizes
 from deepnotes.core import derive as sym
 from deepnotes.core.models import gaussian_second_moment, truncated_normal_variance_factor
+from deepnotes.show import verdict_words as words
 from deepnotes.show import verdicts as vd
 
 matplotlib.use("Agg")
@@ -271,7 +272,7 @@ def test_table_verdicts_are_computed_eq73_and_eq80():
     eq81 = next(v for v in table if v.claim.startswith("eq. (81)"))
     flipped = {name: {**r, 0.02: [1.0] * 3, 0.05: [9.0] * 3} for name, r in ratios.items()}
     again = next(v for v in claims.table_verdicts(own, tables, flipped, falloff) if v.claim.startswith("eq. (81)"))
-    assert again.status == vd.HOLDS and eq81.status in vd.STATUS_COLOUR  # seed by seed: 0.02 in, 0.05 out
+    assert again.status == vd.HOLDS and eq81.status in words.STATUS_COLOUR  # seed by seed: 0.02 in, 0.05 out
     one_setting = {**ratios, "own": flipped["own"], "cut": {**ratios["cut"], 0.02: [9.0] * 3, 0.05: [9.0] * 3}}
     again = next(v for v in claims.table_verdicts(own, tables, one_setting, falloff) if v.claim.startswith("eq. (81)"))
     # eq. (81) is a law (a diagnostic stated without conditions): one setting where it fails across the seeds refutes it
@@ -284,7 +285,7 @@ def test_table_verdicts_are_computed_eq73_and_eq80():
     uniform = next(v for v in table if "more uniform" in v.claim)
     flipped = {name: {0.02: [9.0] * 3, 0.0361: [1.0] * 3, 0.05: r[0.05]} for name, r in ratios.items()}
     again = next(v for v in claims.table_verdicts(own, tables, flipped, falloff) if "more uniform" in v.claim)
-    assert again.status == vd.WRONG and "seed by seed" in again.reason and uniform.status in vd.STATUS_COLOUR
+    assert again.status == vd.WRONG and "seed by seed" in again.reason and uniform.status in words.STATUS_COLOUR
     # issue 44: eqs. (42), (54) measured in both settings, every seed: the gradient's fall against the identity path's
     assert all(len(f) == bert_init_sizes(SMOKE).table_seeds for f in falloff.values())
     assert falloff["own"][0] == pytest.approx(own[0.02].cos_x0[-1] / own[0.02].cos_x0[1])
@@ -324,7 +325,7 @@ def test_chapter_verdict_tables_and_reports():
     assert all(ps[0] is bert.sweep_probes(SMOKE)[s] for s, ps in probes.items())  # seed 0: the drawn sweep's
     init = claims.init_verdicts(probes, SMOKE)
     assert len(init) == 2 * len(probes) + 3
-    assert all(v.status in vd.STATUS_COLOUR and "bootstrap interval" in v.computed for v in init)
+    assert all(v.status in words.STATUS_COLOUR and "bootstrap interval" in v.computed for v in init)
     runs = bert.training_runs(SMOKE)
     assert len(claims.training_verdicts(runs, SMOKE)) == 3
     gains = bert.gain_runs(SMOKE)

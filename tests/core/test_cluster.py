@@ -10,7 +10,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 import deepnotes as dn
-from deepnotes.core import ensembles
+from deepnotes.core import cluster as dask_cluster
+from deepnotes.core import ensembles, workers
 
 distributed = pytest.importorskip("distributed")
 
@@ -48,11 +49,11 @@ def test_train_many_on_a_dask_cluster_equals_the_local_worker_processes_bit_for_
     there = ensembles.train_many(models, trains, task, workers=2, executor=client.get_executor())
     assert _losses(there) == _losses(here)
     # the chapters' way: no code change, the scheduler's address in the environment
-    monkeypatch.setenv(ensembles.SCHEDULER_VARIABLE, local.scheduler_address)
+    monkeypatch.setenv(dask_cluster.SCHEDULER_VARIABLE, local.scheduler_address)
     try:
         assert _losses(ensembles.train_many(models, trains, task, workers=2)) == _losses(here)
     finally:
-        ensembles.close_scheduler_clients()
+        dask_cluster.close_scheduler_clients()
 
 
 def test_any_executor_gets_the_jobs_costliest_first_in_one_thread_each():
@@ -66,7 +67,7 @@ def test_any_executor_gets_the_jobs_costliest_first_in_one_thread_each():
 
     before = torch.get_num_threads()
     with ThreadPoolExecutor(max_workers=1) as pool:
-        out = ensembles.run_jobs(job, [(0,), (1,), (2,)], costs=[1, 3, 2], executor=pool)
+        out = workers.run_jobs(job, [(0,), (1,), (2,)], costs=[1, 3, 2], executor=pool)
     assert [k for k, _ in out] == [0, 1, 2] and order == [1, 2, 0]
     assert {threads for _, threads in out} == {1}
     assert torch.get_num_threads() == before  # the pool ran in this process: its thread count is given back
@@ -74,11 +75,11 @@ def test_any_executor_gets_the_jobs_costliest_first_in_one_thread_each():
 
 def test_a_scheduler_that_does_not_answer_is_a_clear_error(monkeypatch):
     monkeypatch.setattr(ensembles, "SCHEDULER_TIMEOUT", 1)
-    monkeypatch.setenv(ensembles.SCHEDULER_VARIABLE, "tcp://127.0.0.1:1")
+    monkeypatch.setenv(dask_cluster.SCHEDULER_VARIABLE, "tcp://127.0.0.1:1")
     with pytest.raises(ValueError, match=r"DEEPNOTES_SCHEDULER='tcp://127.0.0.1:1': no Dask scheduler answers there"):
-        ensembles.run_jobs(pow, [(2, 3)])
-    monkeypatch.setenv(ensembles.SCHEDULER_VARIABLE, "  ")
-    assert ensembles.scheduler_executor() is None and ensembles.run_jobs(pow, [(2, 3)]) == [8]
+        workers.run_jobs(pow, [(2, 3)])
+    monkeypatch.setenv(dask_cluster.SCHEDULER_VARIABLE, "  ")
+    assert dask_cluster.scheduler_executor() is None and workers.run_jobs(pow, [(2, 3)]) == [8]
 
 
 def test_on_a_cluster_each_ensemble_checks_its_memory_where_it_trains(cluster, monkeypatch):

@@ -197,7 +197,7 @@ def test_progress_bar_is_closed_and_removed_when_the_loop_ends_early(monkeypatch
 
 
 def test_run_jobs_keeps_the_order_and_refuses_bad_worker_counts():
-    from deepnotes.core.ensembles import default_workers, run_jobs
+    from deepnotes.core.workers import default_workers, run_jobs
 
     assert run_jobs(pow, [(2, 3), (3, 2), (5, 1)], workers=2, costs=[1, 3, 2]) == [8, 9, 5]
     assert run_jobs(pow, [(2, 3)], workers=1) == [8]
@@ -272,7 +272,7 @@ def test_masked_training_with_rare_masks_does_not_diverge():
 
 UNGUARDED_SCRIPT = """
 import math
-from deepnotes.core.ensembles import run_jobs
+from deepnotes.core.workers import run_jobs
 print("results", run_jobs(math.factorial, [(3,), (4,), (5,)], workers=2))
 """
 

@@ -422,8 +422,7 @@ def _init_bert_std_rows(seeds: list[InitProbe], vocab: int) -> list[vd.Verdict]:
             claimed=f"log V − H < {UNIFORM_KL_NATS:g} nats",
             samples=[p.softmax_kl for p in seeds],
             estimator="mean",
-            low=0.0,
-            high=UNIFORM_KL_NATS,
+            limits=vd.Limits(0.0, UNIFORM_KL_NATS),
             computed=f"log V − H per seed (V = {vocab}): " + ", ".join(f"{p.softmax_kl:.4f}" for p in seeds),
             reason=f"the derivation's q/2 = {q / 2:.3f} nats is the large-V limit",
         ),
@@ -780,7 +779,7 @@ def _std_gain_rows(s: Finite, no_head: tuple[MLMRun, ...], with_head: tuple[MLMR
         f"{DENSE} claim 42; seed 003 annotated §8.2 claims §8.2.1, §8.2.2; seed 003 annotated §8.3 claim §8.3.2",
         tests=("claim 42", "claim §8.2.1", "claim §8.2.2", "claim §8.3.2"),
     )
-    most = {"estimator": "fraction", "low": vd.MOST_SEEDS[0], "high": vd.MOST_SEEDS[1]}
+    most = {"estimator": "fraction", "limits": vd.MOST}
     return [
         _last_gain_row(s, no_head, window),
         _unmoved_gains(with_head, moves_claim, moves_source)
@@ -811,8 +810,7 @@ def _std_gain_rows(s: Finite, no_head: tuple[MLMRun, ...], with_head: tuple[MLMR
             computed="per seed " + ", ".join(f"{h:.2f}" for h in head),
             samples=head,
             estimator="median",
-            low=HEAD_GAIN_BAND[0],
-            high=HEAD_GAIN_BAND[1],
+            limits=vd.Limits(HEAD_GAIN_BAND[0], HEAD_GAIN_BAND[1]),
             reason="this toy run; BERT's checkpoint is not available offline",
         ),
     ]

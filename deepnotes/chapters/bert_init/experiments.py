@@ -29,7 +29,7 @@ from deepnotes.core.config import Budget, ModelConfig, TrainConfig
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import MarkovLanguage, mask_positions, probe_generator
 from deepnotes.core.engine import Stack
-from deepnotes.core.ensembles import RunPlan, default_workers, train_plan
+from deepnotes.core.ensembles import RunPlan, train_plan
 from deepnotes.core.measure import every_for, per_block_grad_norms
 from deepnotes.core.models import (
     TransformerLM,
@@ -50,10 +50,9 @@ from deepnotes.core.validate import (
     Positive,
     Probability,
     Seed,
-    boolean,
     given,
-    positive_float,
 )
+from deepnotes.core.workers import default_workers
 from deepnotes.cost.model import (
     Builds,
     Draws,
@@ -85,8 +84,6 @@ def equivalent_std(std: Positive, width: Count) -> float:
 def q_of(std: Positive, truncated: bool = True) -> float:
     """q = 768·s_eff² with s_eff = s·√γ(2), the std left after cutting N(0, s²) at ±2s
     (``truncated=False``: s_eff = s, e.g. Xavier-normal's 1/√768)."""
-    positive_float("std", std)
-    boolean("truncated", truncated)
     return BERT_WIDTH * std**2 * (truncated_normal_variance_factor(2.0) if truncated else 1.0)
 
 

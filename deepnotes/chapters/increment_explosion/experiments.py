@@ -20,11 +20,12 @@ from deepnotes.core.config import Budget, ModelConfig, TrainConfig, live_range
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import MarkovLanguage, probe_batch
 from deepnotes.core.engine import MATRICES, build_stack, graph_config
-from deepnotes.core.ensembles import RunPlan, default_workers, train_plan
+from deepnotes.core.ensembles import RunPlan, train_plan
 from deepnotes.core.measure import StepProbe, every_for, loglog_slope, step_probes
 from deepnotes.core.train import History
 from deepnotes.core.train import progress as progress_bar
 from deepnotes.core.validate import Depth, NonNegativeCount, Positive, Repeats, Seed, choice, given
+from deepnotes.core.workers import default_workers
 from deepnotes.cost.model import StackPasses, TrainRuns, planned_ensembles
 from deepnotes.shared import warmup as shared_warmup
 from deepnotes.show.cache import BUDGET_RESULTS_KEPT

@@ -23,6 +23,7 @@ from deepnotes.show.verdicts import (
     HOLDS,
     UNCHECKABLE,
     WRONG,
+    Limits,
     Verdict,
     VerdictTable,
     check_each_seed,
@@ -368,8 +369,7 @@ def _layer_step_row(init: str, act: str, c: ex.MomentCurve, depth: int) -> Verdi
         claimed=f"mean one-layer factor 1 (within {LAYER_STEP_RTOL:.0%})",
         samples=layer_factors(c),
         estimator="mean",
-        low=1 - LAYER_STEP_RTOL,
-        high=1 + LAYER_STEP_RTOL,
+        limits=Limits(1 - LAYER_STEP_RTOL, 1 + LAYER_STEP_RTOL),
         reason=f"an expectation through {depth} layers, judged one layer at a time: the factor E[x_(l+1)²] / (the "
         f"recursion's step from the measured E[x_l²]), averaged over layers per draw, over {len(c.draws)} weight "
         "draws; its mean is 1 at every layer exactly when the recursion holds, and then E[x_L²] follows it (the tower "
@@ -430,8 +430,7 @@ def softmax_verdicts(probes: dict[tuple[int, bool], list[ex.SoftmaxProbe]]) -> V
                 claimed=f"near one-hot: most of each row's weight on one key (max weight > {ONE_HOT_MAX_WEIGHT:g})",
                 samples=[p.max_weight for p in at],
                 estimator="mean",
-                low=ONE_HOT_MAX_WEIGHT,
-                high=1.0,
+                limits=Limits(ONE_HOT_MAX_WEIGHT, 1.0),
                 computed=f"d={ONE_HOT_D}: mean max weight per seed "
                 + ", ".join(f"{p.max_weight:.2f}" for p in at)
                 + f" (entropy {at[0].entropy:.2f} of {math.log(at[0].n_keys):.2f} at seed 0)",

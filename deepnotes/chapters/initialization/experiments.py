@@ -26,8 +26,6 @@ from deepnotes.core.validate import (
     Repeats,
     Seed,
     given,
-    positive_float,
-    positive_int,
 )
 from deepnotes.cost.model import MLPPasses, Timed
 
@@ -70,7 +68,6 @@ def torch_trunc_defaults() -> TorchTruncDefaults:
 def truncation_samples(budget: Budget, std: Positive = BERT_STD, seed: Seed = 0) -> dict[str, TruncSample]:
     """``sizes(budget).trunc_samples`` draws of: torch's trunc_normal_ with its default bounds,
     deepnotes' cut at ±2σ, and deepnotes' cut at ±2σ with the std corrected (``match_std``)."""
-    positive_float("std", std)
     n = sizes(budget).trunc_samples
     t = torch.empty(n)
     gamma = ini.truncated_normal_variance_factor(TRUNCATION_K)
@@ -128,9 +125,6 @@ def forward_second_moments(
 ) -> list[float]:
     """Measured E[x_l²] (mean over batch and units) for l = 0..depth of a plain MLP
     x_{l+1} = φ(x_l W_l), E[w²] = gain/m, on inputs x_0 ~ N(0, 1)."""
-    positive_float("gain", gain)
-    for name, value in (("depth", depth), ("width", width), ("batch", batch)):
-        positive_int(name, value)
     device = device or default_device()
     check_allocation(
         depth * width * width + 2 * batch * width, {"depth": depth, "width": width, "batch": batch}, device
@@ -164,8 +158,7 @@ def moment_curve(act: str, gain: Positive, depth: Depth, budget: Budget, seeds: 
     weight draws (the curve shown is draw 0's)."""
     b = sizes(budget)
     draws = tuple(
-        tuple(forward_second_moments(act, gain, depth, b.moment_width, b.moment_batch, seed=s))
-        for s in range(positive_int("seeds", seeds))
+        tuple(forward_second_moments(act, gain, depth, b.moment_width, b.moment_batch, seed=s)) for s in range(seeds)
     )
     return MomentCurve(act, gain, list(draws[0]), predicted_second_moments(act, gain, depth), draws)
 
@@ -282,9 +275,6 @@ def relative_updates(
     """Train a plain ReLU MLP (He init, or NTK parametrization with N(0,1) weights) with Adam on a
     random linear regression target; per step and hidden layer, ‖ΔW‖/‖W‖ of the *effective*
     weight (W/√m for NTK)."""
-    for name, value in (("width", width), ("depth", depth), ("steps", steps), ("batch", batch)):
-        positive_int(name, value)
-    positive_float("lr", lr)
     device = device or default_device()
     typed = {"width": width, "depth": depth, "batch": batch}
     check_allocation(4 * depth * width * width + 2 * depth * batch * width, typed, device)  # weights, Adam, activations

@@ -23,6 +23,7 @@ from deepnotes.core.data import MarkovLanguage, generator
 from deepnotes.core.data import probe_batch as core_probe_batch
 from deepnotes.core.models import build_model
 from deepnotes.core.validate import (
+    AtLeastTwo,
     Count,
     Depth,
     NonNegativeCount,
@@ -32,7 +33,6 @@ from deepnotes.core.validate import (
     Seed,
     choice,
     given,
-    int_at_least,
 )
 from deepnotes.cost.model import Builds, ReferencePasses, StackPasses
 
@@ -158,10 +158,9 @@ class Orthogonality:
     mu_max: float  # Marchenko-Pastur spreads them over about [0, 2])
 
 
-def xavier_orthogonality(d: Count | None = None, seed: Seed = 0, *, budget: Budget) -> Orthogonality:
+def xavier_orthogonality(d: AtLeastTwo | None = None, seed: Seed = 0, *, budget: Budget) -> Orthogonality:
     """Row cosines and the spectrum of WWᵀ/λ_F² for one draw of W (d: the budget's ``orthogonality_dim``)."""
     d = given(d, sizes(budget).orthogonality_dim)
-    int_at_least("d", d, 2, "row cosines need two rows")
     check_allocation(6 * d * d, {"d": d}, bytes_each=8)  # W, its rows, their cosines, WWᵀ and eigvalsh's copies
     w = torch.randn(d, d, generator=generator(seed), dtype=torch.float64) / math.sqrt(d)  # [d, d]
     rows = w / w.norm(dim=1, keepdim=True)

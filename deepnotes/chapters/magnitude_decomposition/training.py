@@ -19,7 +19,7 @@ from deepnotes.core.engine import Stack, load_reference
 from deepnotes.core.measure import Recorder
 from deepnotes.core.train import History, train_ensemble
 from deepnotes.core.train import progress as progress_bar
-from deepnotes.core.validate import Count, Depth, Positive, Repeats, Seed, given, positive_int
+from deepnotes.core.validate import Count, Depth, Positive, Repeats, Seed, given
 from deepnotes.cost.model import Builds, ReferencePasses, StackPasses, TrainRuns
 
 # the runs of the training comparison: optimizer → the choices trained (all four for SGD, the
@@ -82,7 +82,7 @@ def run_choices(
     steps = given(steps, sizes(budget).train_steps)
     every = given(track_every, sizes(budget).track_every)
     device = device or default_device()
-    keys = [(label, s) for label in picks for s in range(seed, seed + positive_int("seeds", seeds))]
+    keys = [(label, s) for label in picks for s in range(seed, seed + seeds)]
     models = [deepnorm_model(n_layers, *picks[label], budget, seed=s, device=device) for label, s in keys]
     stack = Stack([m.cfg for m in models], seeds=[s for _, s in keys], device=device)
     for k, model in enumerate(models):

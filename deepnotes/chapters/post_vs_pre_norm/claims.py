@@ -584,7 +584,7 @@ def _first_step_row(adam: list[float], sgd: list[float]) -> vd.Verdict:
     too even at this depth for the contrast to show)."""
     lo, hi = ADAM_FIRST_STEP_BAND
     even = [lo < a < hi for a in adam]
-    most = {"estimator": "fraction", "low": vd.MOST_SEEDS[0], "high": vd.MOST_SEEDS[1]}
+    most = {"estimator": "fraction", "limits": vd.MOST}
     rule = (
         f"inside ({lo:g}, {hi:g}) counts as ≈; SGD's ratio is the gradients' own. Holds when SGD's falls outside, so "
         "the gradients do differ; approximately when only Adam's is inside in most seeds, because then the gradients "
@@ -718,8 +718,7 @@ def _xiong_lemma2_post_rows(probe: ex.XiongProbe, bounds: dict) -> list[vd.Verdi
             claimed=f"1.5·d at the paper's d_ff = d; the same steps give {level:.3f}·d at this d_ff = {probe.d_ff}",
             samples=[statistics.fmean(seed) for seed in sums],
             estimator="mean",
-            low=level * (1 - PAPER_VALUE_RTOL),
-            high=level * (1 + PAPER_VALUE_RTOL),
+            limits=vd.Limits(level * (1 - PAPER_VALUE_RTOL), level * (1 + PAPER_VALUE_RTOL)),
             computed="per seed, the mean over l of E‖x^{post,5}_l‖²/d",
             reason=f"an expectation: the mean over seeds within {PAPER_VALUE_RTOL:.0%} of Lemma 1's value through this "
             f"chapter's FFN (the paper's 3/2 assumes a d × d FFN)",
@@ -731,8 +730,7 @@ def _xiong_lemma2_post_rows(probe: ex.XiongProbe, bounds: dict) -> list[vd.Verdi
             seeds=sums,
             statistic=lambda rows: layer_drift(ex.mean_over_seeds(rows)),
             name="drift across layers of the mean over seeds",
-            low=-LAYER_DRIFT,
-            high=LAYER_DRIFT,
+            limits=vd.Limits(-LAYER_DRIFT, LAYER_DRIFT),
             reason=f"drift: a line fitted over l = 1..{deep}, how far it moves relative to its mean",
         ),
     ]
@@ -760,8 +758,7 @@ def _xiong_lemma2_pre_rows(probe: ex.XiongProbe, bounds: dict) -> list[vd.Verdic
             seeds=pre_sq,
             statistic=lambda rows: _worst_bound_ratio(ex.mean_over_seeds(rows), lo, hi),
             name="worst ratio to a bound of the mean over seeds",
-            low=0.0,
-            high=1 + BOUND_RTOL,
+            limits=vd.Limits(0.0, 1 + BOUND_RTOL),
             computed=f"E‖x_{deep}‖²/d per seed {min(top):.1f}..{max(top):.1f}",
             reason="an expectation: the mean over seeds at every layer, its worst layer's lo/x or x/hi "
             f"(1 on a bound; {BOUND_RTOL:.0%} allowed past it)",
@@ -832,8 +829,7 @@ def _xiong_profile_rows(probe: ex.XiongProbe) -> list[vd.Verdict]:
             seeds=seeds["post"],
             statistic=lambda pairs: min(drifts(pairs)),
             name="the smaller drift",
-            low=LAYER_DRIFT,
-            high=vd.NO_BOUND,
+            limits=vd.Limits(LAYER_DRIFT, vd.NO_BOUND),
             computed=shown["post"],
             reason="drift: a line fitted over the layers, how far it moves relative to its mean",
         ),
@@ -844,8 +840,7 @@ def _xiong_profile_rows(probe: ex.XiongProbe) -> list[vd.Verdict]:
             seeds=seeds["pre"],
             statistic=lambda pairs: max(abs(x) for x in drifts(pairs)),
             name="the larger |drift|",
-            low=0.0,
-            high=LAYER_DRIFT,
+            limits=vd.Limits(0.0, LAYER_DRIFT),
             computed=shown["pre"],
             reason="drift: a line fitted over the layers, how far it moves relative to its mean",
         ),

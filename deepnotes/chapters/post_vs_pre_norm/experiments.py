@@ -27,7 +27,7 @@ from deepnotes.core.config import Budget, ModelConfig, live_range
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import MarkovLanguage, generator, probe_batch
 from deepnotes.core.engine import GATES
-from deepnotes.core.ensembles import RunPlan, default_workers, train_plan
+from deepnotes.core.ensembles import RunPlan, train_plan
 from deepnotes.core.measure import block_matrices, every_for, per_block_grad_norms
 from deepnotes.core.models import build_model
 from deepnotes.core.scaling import predicted_identity_weight
@@ -45,6 +45,7 @@ from deepnotes.core.validate import (
     choice,
     given,
 )
+from deepnotes.core.workers import default_workers
 from deepnotes.cost.model import StackPasses, TrainRuns, planned_ensembles
 from deepnotes.shared import warmup as shared_warmup
 

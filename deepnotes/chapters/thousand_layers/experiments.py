@@ -31,7 +31,7 @@ from deepnotes.core.config import Budget, ModelConfig, TrainConfig, live_range
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import MarkovLanguage, probe_batch
 from deepnotes.core.engine import Stack, graph_config
-from deepnotes.core.ensembles import RunPlan, default_workers, train_plan
+from deepnotes.core.ensembles import RunPlan, train_plan
 from deepnotes.core.measure import StreamProfile, stream_profiles
 from deepnotes.core.train import History
 from deepnotes.core.validate import (
@@ -44,9 +44,11 @@ from deepnotes.core.validate import (
     Seed,
     Workers,
     choice,
+    given,
     positive_float,
     positive_int,
 )
+from deepnotes.core.workers import default_workers
 from deepnotes.cost.model import StackPasses, TrainRuns, planned_ensembles
 
 PROFILE_STYLES = ("post", "pre", "deepnorm", "rezero")  # the styles profiled at initialization
@@ -94,7 +96,6 @@ def variant_config(label: str, depth: Depth, budget: Budget) -> ModelConfig:
     """The budget's Transformer at ``depth`` blocks in the variant's style; DeepNorm's constants
     from :func:`deepnotes.core.scaling.deepnorm_coefficients` (the encoder/decoder-only form)."""
     var = variant(label)
-    positive_int("depth", depth)
     if var.norm != "deepnorm":
         return budget.model_config(depth, norm=var.norm)
     alpha, beta = scaling.deepnorm_coefficients(depth)
@@ -110,7 +111,7 @@ def warmup_steps(depth: Depth, steps: Repeats) -> int:
     """The chapter's warmup rule at ``depth`` blocks: a linear warmup of T ≥ N steps, so that its first
     step, η/T, is at most η/N (:func:`~deepnotes.chapters.thousand_layers.derive.warmup_length`);
     T = N, capped at the run's ``steps`` (then the whole run warms up and its first step is η/steps)."""
-    return min(positive_int("depth", depth), positive_int("steps", steps))
+    return min(depth, steps)
 
 
 def variant_train_config(
@@ -124,8 +125,7 @@ def variant_train_config(
     """Adam at ``lr`` (default: the chapter's rate) on the chapter's batches; the "+ warmup" variants
     warm up for :func:`warmup_steps` (depth, steps)."""
     sub = sizes(budget)
-    steps = sub.train_steps if steps is None else positive_int("steps", steps)
-    lr = sub.lr if lr is None else positive_float("lr", lr)
+    steps, lr = given(steps, sub.train_steps), given(lr, sub.lr)
     batch, seq = sub.train_batch
     warm = warmup_steps(depth, steps) if variant(label).warmup else 0
     return TrainConfig(
@@ -137,8 +137,7 @@ def map_rates(lr: Positive, count: Repeats = 5, decades: Positive = 2.0) -> tupl
     """``count`` Adam rates evenly spaced in log over ``decades`` decades and centred on ``lr``:
     lr · 10^(decades · (i/(count − 1) − 1/2)), i = 0 … count − 1 (``lr`` itself is the middle one
     when ``count`` is odd, so the map's middle column is the chapter's rate)."""
-    lr, decades = positive_float("lr", lr), positive_float("decades", decades)
-    if positive_int("count", count) < 2:
+    if count < 2:
         raise ValueError(f"count must be at least 2 (a map needs two rates), got {count}")
     return tuple(lr * 10 ** (decades * (i / (count - 1) - 0.5)) for i in range(count))
 
@@ -185,7 +184,7 @@ def init_profiles(budget: Budget, depth: Depth | None = None, styles=PROFILE_STY
     """:func:`~deepnotes.core.measure.stream_profiles` of each style at ``depth`` (default the headline
     depth), one per seed s < PROFILE_SEEDS (initialization s, probe batch s of the language); the styles and
     seeds of one graph are the members of one stack (:func:`_profile_stacks`). style → one profile per seed."""
-    depth = sizes(budget).depth if depth is None else positive_int("depth", depth)
+    depth = given(depth, sizes(budget).depth)
     dev = default_device()
     batch, seq = sizes(budget).train_batch
     language = MarkovLanguage(budget.vocab_size, seed=0)
@@ -396,13 +395,7 @@ def train_map(
     rates = tuple(positive_float("rate", r) for r in rates)
     if not depths or not rates:
         raise ValueError(f"a map needs at least one depth and one rate, got depths {depths} and rates {rates}")
-    cells = [
-        Run(style, n, r, seed)
-        for n in depths
-        for style in styles
-        for r in rates
-        for seed in range(positive_int("seeds", seeds))
-    ]
+    cells = [Run(style, n, r, seed) for n in depths for style in styles for r in rates for seed in range(seeds)]
     return _map_of(train_runs(budget, cells, progress=progress, workers=workers), tuple(styles), depths, rates)
 
 
@@ -434,7 +427,7 @@ def live_run(depth: Depth, label: str, budget: Budget, progress: bool = False) -
     live_range("depth", depth, sizes(budget).live_depth, budget)
     return train_runs(
         budget,
-        [Run(variant(label).label, positive_int("depth", depth), sizes(budget).lr, 0)],
+        [Run(variant(label).label, depth, sizes(budget).lr, 0)],
         progress=progress,
         workers=1,
     )

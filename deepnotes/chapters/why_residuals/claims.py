@@ -310,8 +310,7 @@ def _per_layer_mn_row(sweep: GradientSweep) -> vd.Verdict:
         claimed=f"each layer's factor = its m/n on average (within × {MN_RULE_FACTOR:g})",
         samples=factors,
         estimator="mean",
-        low=1 / MN_RULE_FACTOR,
-        high=MN_RULE_FACTOR,
+        limits=vd.Limits(1 / MN_RULE_FACTOR, MN_RULE_FACTOR),
         reason=f"measured/(m/n) per layer from {min(factors):.2f} to {max(factors):.2f}: per-entry second moments "
         f"of one plain stack (width {sweep.moment_width} ↔ {sweep.moment_hidden}), {sweep.moment_batch} inputs, "
         "each layer one draw of the claim's per-layer factor (the product over layers is claim 19's)",
@@ -366,8 +365,10 @@ def _backward_growth_rows(sweep: GrowthSweep) -> list[vd.Verdict]:
                         f"N log(1+ε)² = {pred['one_d']:.3g}",
                         samples=p.log_growth,
                         estimator="median",
-                        low=-NO_BOUND,
-                        high=min((1 + GROWTH_OVER_BOUND) * pred["high_d"], (pred["high_d"] + pred["one_d"]) / 2),
+                        limits=vd.Limits(
+                            -NO_BOUND,
+                            min((1 + GROWTH_OVER_BOUND) * pred["high_d"], (pred["high_d"] + pred["one_d"]) / 2),
+                        ),
                         reason=f"eq. (10) is an order bound, O((1+ε²)‖v‖²), and the text's point is 1+ε² rather "
                         f"than 1+ε: at most {1 + GROWTH_OVER_BOUND:g} × the bound, and nearer it than the 1-D "
                         "estimate; the median over the probe's (x, v) samples (a typical v: a median sits below the "
@@ -382,8 +383,7 @@ def _backward_growth_rows(sweep: GrowthSweep) -> list[vd.Verdict]:
                         claimed=f"log ≈ {pred['high_d']:.2g}",
                         samples=p.log_growth,
                         estimator="median",
-                        low=-BOUNDED_LOG_GROWTH,
-                        high=BOUNDED_LOG_GROWTH,
+                        limits=vd.Limits(-BOUNDED_LOG_GROWTH, BOUNDED_LOG_GROWTH),
                         reason="bounded, as for ε = O(1/N); the median over the probe's (x, v) samples",
                     )
                 )
@@ -418,8 +418,7 @@ def _comment_11_growth_row(sweep: GrowthSweep) -> vd.Verdict:
         computed=f"log10 of ‖vJ‖²'s growth at N = {n_max}",
         samples=[g / math.log(10) for g in e1.log_growth],
         estimator="median",
-        low=UNSTABLE_LOG10,
-        high=NO_BOUND,
+        limits=vd.Limits(UNSTABLE_LOG10, NO_BOUND),
         reason="the backward factor explodes like 2^N; the median over the probe's (x, v) samples",
     )
 
@@ -438,8 +437,7 @@ def _comment_11_forward_row(sweep: GrowthSweep) -> vd.Verdict:
         computed=f"log ‖x_N‖²/‖x_0‖² (N log 2 = {n_max * math.log(2):.3g})",
         samples=p.forward_samples,
         estimator="median",
-        low=UNSTABLE_LOG10 * math.log(10),
-        high=NO_BOUND,
+        limits=vd.Limits(UNSTABLE_LOG10 * math.log(10), NO_BOUND),
         reason="the forward second moment grows by about (1+ε²) = 2 per block; the median over the probe's inputs",
     )
 
@@ -482,8 +480,7 @@ def _premise_rows(sweep: GrowthSweep) -> list[vd.Verdict]:
                 claimed=f"{pred:.3g}",
                 samples=p.forward_samples,
                 estimator="median",
-                low=pred - tol,
-                high=pred + tol,
+                limits=vd.Limits(pred - tol, pred + tol),
                 reason="the forward second moment grows by the same (1+ε²) per layer as the backward one; the median "
                 "over the probe's inputs",
             )
@@ -502,8 +499,7 @@ def _orthogonal_premise_rows(p, width: int) -> list[vd.Verdict]:
             claimed=f"mean |cos| ≤ {ORTHO_COS_FACTOR:g}/√m = {bound:.3f}",
             samples=p.cos_samples,
             estimator="mean",
-            low=0.0,
-            high=bound,
+            limits=vd.Limits(0.0, bound),
             reason="near-orthogonal up to ~1/√width; each sample's |cos(v, v·∂f/∂x)| averaged over the layers",
         ),
         vd.check_estimate(
@@ -512,8 +508,7 @@ def _orthogonal_premise_rows(p, width: int) -> list[vd.Verdict]:
             claimed=f"mean ‖v·∂f/∂x‖²/‖v‖² = 1 ± {NORM_RATIO_ATOL:g}",
             samples=p.ratio_samples,
             estimator="mean",
-            low=1 - NORM_RATIO_ATOL,
-            high=1 + NORM_RATIO_ATOL,
+            limits=vd.Limits(1 - NORM_RATIO_ATOL, 1 + NORM_RATIO_ATOL),
             reason="He-initialized branch: E‖v·∂f/∂x‖² = ‖v‖²; each sample's ratio averaged over the layers",
         ),
     ]
@@ -638,8 +633,7 @@ def token_cosine_verdicts(cosines: dict[tuple, list[tuple[float, float]]]) -> vd
                 f"{vd.seeds_text([want for _, want in pairs])}",
                 samples=gaps,
                 estimator="mean",
-                low=-TOKEN_COS_ATOL,
-                high=TOKEN_COS_ATOL,
+                limits=vd.Limits(-TOKEN_COS_ATOL, TOKEN_COS_ATOL),
                 reason="mean over token pairs per random stack; 1 = every token maps to the same direction; the "
                 "iteration is an expectation, so the mean over the stacks is what it predicts",
             )
@@ -980,8 +974,7 @@ def paper_spectrum_verdicts(paper: PaperSpectra) -> vd.VerdictTable:
             seeds=widths,
             statistic=least_step,
             name="the smallest rise of the mean width",
-            low=0.0,
-            high=NO_BOUND,
+            limits=vd.Limits(0.0, NO_BOUND),
             computed="width per seed, " + _seeds_text(paper.vanilla, "N", depths),
             reason="the histogram's width is the interquartile range of log10 λ_io over the non-zero λ "
             "(exact zeros, below 1e-8, are left out: a zero is further from isometry still); the claim is about "

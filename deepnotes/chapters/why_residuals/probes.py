@@ -25,7 +25,7 @@ from deepnotes.chapters.why_residuals.budget import sizes
 from deepnotes.core.config import Budget, check_allocation
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import generator, seeded
-from deepnotes.core.validate import Count, Depth, Positive, Real, Repeats, Seed, positive_int
+from deepnotes.core.validate import Count, Depth, Positive, Real, Repeats, Seed
 from deepnotes.cost.model import MLPPasses, ProbeCalls
 
 EPS_RULES = {"1": 0.0, "1/sqrt(N)": 0.5, "1/N": 1.0}  # name → p in ε = N^{−p}
@@ -54,7 +54,6 @@ def eps_exponent(rule) -> float:
 def eps_for_depth(rule, depth: Depth) -> float:
     """ε = N^{−p} for a stack of ``depth`` = N layers (not :func:`deepnotes.core.scaling.branch_weight`,
     DeepNorm's λ²/α)."""
-    positive_int("depth", depth)
     return float(depth) ** -eps_exponent(rule)
 
 
@@ -81,10 +80,7 @@ class ResidualMLP(nn.Module):
         self, width: Count, depth: Depth, eps: Positive = 1.0, residual: bool = True, hidden: Count | None = None
     ):
         super().__init__()
-        positive_int("width", width)
-        positive_int("depth", depth)
         hidden = width if hidden is None else hidden
-        positive_int("hidden", hidden)
         if not eps > 0:
             raise ValueError(f"eps must be > 0, got {eps!r}")
         check_allocation(2 * depth * width * hidden, {"width": width, "depth": depth, "hidden": hidden})
@@ -261,8 +257,6 @@ def orthogonal_cosines(width: Count, samples: Count = 256, seed: Seed = 0) -> di
     """Mean |cos(x, xQ)| over ``samples`` random x ~ N(0, I_width) for a Haar-random orthogonal Q
     (QR of a Gaussian matrix, signs fixed by diag(R)) and for Q = I. An orthogonal matrix keeps
     norms, not angles: Q = I gives 1; a random Q gives about √(2/(π·width)) (returned as "expected")."""
-    positive_int("width", width)
-    positive_int("samples", samples)
     check_allocation(3 * width * width + 3 * samples * width, {"width": width, "samples": samples}, bytes_each=8)
     gen = generator(seed)
     q, r = torch.linalg.qr(torch.randn(width, width, generator=gen, dtype=torch.float64))
@@ -333,7 +327,6 @@ def predicted_total_gradient(kind: str | float, width: Count, depth: Depth, *, b
     weight gradients' chain once)."""
     c = branch_gradient_moment(width, None, batch=batch)
     if kind == "plain":
-        positive_int("depth", depth)
         return depth * c
     e = eps_for_depth(kind, depth)
     return depth * e * e * (1 + e * e) ** (depth - 1) * c
@@ -351,7 +344,6 @@ def predicted_cosine(kind, depth: Depth, c0: Real) -> float:
     """Cosine of x_N, x'_N for inputs of cosine c0, mean field. Plain: c ← ρ(c) per layer (tends
     to 1: every input ends up in the same direction). Residual: E[(x + εf)·(x' + εf')] =
     x·x' + ε² f·f' and ‖x + εf‖² = (1 + ε²)‖x‖², so c ← (c + ε²ρ(c))/(1 + ε²)."""
-    positive_int("depth", depth)
     c = c0
     e2 = None if kind == "plain" else eps_for_depth(kind, depth) ** 2
     for _ in range(depth):

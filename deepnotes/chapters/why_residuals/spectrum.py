@@ -25,7 +25,7 @@ from deepnotes.core.config import Budget
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import seeded
 from deepnotes.core.models import Block
-from deepnotes.core.validate import Depth, Finite, Positive, Real, Seed, choice, positive_int
+from deepnotes.core.validate import Depth, Finite, Positive, Real, Seed, choice
 from deepnotes.cost.model import StackPasses, TrainRuns
 
 SPECTRUM_STYLES = ("post", "pre", "rezero")  # the notebook's vanilla (Post-LN), pre-norm and ReZero
@@ -60,7 +60,6 @@ def encoder_stack(budget: Budget, style: str, depth: Depth, gate: Real = 0.0) ->
     """N encoder blocks of the budget's width (no embedding, no head, no final LayerNorm: the notebook's
     ``nn.TransformerEncoder``), in float64; ReZero's gates set to ``gate``."""
     choice("norm style", style, SPECTRUM_STYLES)
-    positive_int("depth", depth)
     cfg = budget.model_config(depth, norm=style, causal=False)
     blocks = torch.nn.Sequential(*[Block(cfg) for _ in range(depth)]).double()
     with torch.no_grad():

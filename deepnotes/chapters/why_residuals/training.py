@@ -35,7 +35,7 @@ from deepnotes.core.config import Budget, ModelConfig, TrainConfig, check_alloca
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import MarkovLanguage, generator, seeded
 from deepnotes.core.engine import Stack, load_reference, member_index
-from deepnotes.core.ensembles import RunPlan, default_workers, train_plan
+from deepnotes.core.ensembles import RunPlan, train_plan
 from deepnotes.core.measure import BlockGradNorms, every_for
 from deepnotes.core.models import TransformerLM, build_model, next_token_loss
 from deepnotes.core.train import History
@@ -49,8 +49,8 @@ from deepnotes.core.validate import (
     Seed,
     choice,
     given,
-    positive_int,
 )
+from deepnotes.core.workers import default_workers
 from deepnotes.cost.model import MLPPasses, ProbeCalls, StackPasses, TrainRuns, planned_ensembles
 
 OPTIMIZERS = ("adam", "sgd")  # the MLP runs: every kind and depth under both
@@ -110,7 +110,7 @@ def mlp_config(kind, depth: Depth, budget: Budget, width: Count | None = None) -
     """:class:`MLPLanguageModel` as an engine config: one FFN sublayer per block (ReLU, hidden = width),
     no LayerNorm; ``plain`` is the style x ← f(x), an ε rule the style x ← x + g·f(x) whose gate g
     :func:`start_mlp` sets to ε and nothing trains."""
-    width = positive_int("width", given(width, sizes(budget).train_width))
+    width = given(width, sizes(budget).train_width)
     return ModelConfig(
         n_layers=depth,
         d_model=width,

@@ -314,6 +314,13 @@ def _item():
     return inventory.inventory()[next(iter(inventory.SOURCES))][0]
 
 
+def _limits():
+    """A claimed range [0, 1] (a fraction's), as the seeds' doors take it."""
+    from deepnotes.show.verdicts import Limits
+
+    return Limits(0.0, 1.0)
+
+
 def _verdicts() -> list:
     from deepnotes.show import verdicts as vd
 
@@ -360,6 +367,7 @@ def _annotations() -> dict:
         "Symbol": sympy.Symbol("n", positive=True),
         "Basic": sympy.Symbol("n", positive=True),
         "list[Verdict]": Fresh(_verdicts),
+        "Limits": Fresh(_limits),
         "tuple[Record, ...]": Fresh(lambda: (_record(),)),
         "dict[str, ChapterRecord]": Fresh(_records),
         "Ledger": Fresh(_ledger),
@@ -569,6 +577,8 @@ BY_TARGET: dict[str, dict[str, object]] = {
     "deepnotes.core.models.gaussian_second_moment": {"phi": __import__("math").tanh},  # an activation
     "deepnotes.core.validate.described": {"hint": int},  # an annotation
     "deepnotes.show.plots.nothing_drawn": {"why": "no series given"},  # a reason
+    "deepnotes.show.verdict_words.decides_markdown": {"table": Fresh(_verdicts)},  # a page's verdict rows
+    "deepnotes.show.verdict_words.summary_markdown": {"table": Fresh(_verdicts)},
     "deepnotes.show.plots.undrawn_note": {"labels": ["a", "b"], "why": "no positive finite value"},  # series, reason
     "deepnotes.chapters.why_residuals.claims.growth_readings": {  # the rows of that sweep
         "table": made(_growth_rows),

@@ -51,8 +51,9 @@ def _integers(low: int | None, high: int | None = None, *, below: bool = False):
 
 
 def _numbers(words: str, admits):
-    """A float domain (an int is accepted for a float, PEP 484's tower) admitted by ``admits``, read as ``words``."""
-    domain = Annotated[float, Is[admits]]
+    """A float domain (an int is accepted for a float, PEP 484's tower; True and False are not) admitted by ``admits``,
+    read as ``words``."""
+    domain = Annotated[float, Is[lambda x: not isinstance(x, bool) and admits(x)]]  # True is no number here
     _WORDS.append((domain, words))
     return domain
 

@@ -74,7 +74,7 @@ def test_any_executor_gets_the_jobs_costliest_first_in_one_thread_each():
 
 
 def test_a_scheduler_that_does_not_answer_is_a_clear_error(monkeypatch):
-    monkeypatch.setattr(ensembles, "SCHEDULER_TIMEOUT", 1)
+    monkeypatch.setattr(dask_cluster, "SCHEDULER_TIMEOUT", 1)
     monkeypatch.setenv(dask_cluster.SCHEDULER_VARIABLE, "tcp://127.0.0.1:1")
     with pytest.raises(ValueError, match=r"DEEPNOTES_SCHEDULER='tcp://127.0.0.1:1': no Dask scheduler answers there"):
         workers.run_jobs(pow, [(2, 3)])
@@ -84,7 +84,7 @@ def test_a_scheduler_that_does_not_answer_is_a_clear_error(monkeypatch):
 
 def test_on_a_cluster_each_ensemble_checks_its_memory_where_it_trains(cluster, monkeypatch):
     """With an executor the machine that trains checks the memory (once per ensemble), not the one that submits."""
-    from deepnotes.core import config
+    from deepnotes.core import config, train
 
     calls = []
 
@@ -92,7 +92,8 @@ def test_on_a_cluster_each_ensemble_checks_its_memory_where_it_trains(cluster, m
         calls.append(args[:2])
         return config.check_fits(*args, **kwargs)
 
-    monkeypatch.setattr(ensembles, "check_fits", counting)
+    monkeypatch.setattr(ensembles, "check_fits", counting)  # where train_many checks, before any ensemble starts
+    monkeypatch.setattr(train, "check_fits", counting)  # where a job checks, on the machine that trains it
     models, trains = _runs()
     with ThreadPoolExecutor(max_workers=1) as pool:  # in this process, so the count is seen
         ensembles.train_many(models, trains, dn.MarkovLanguage(16), executor=pool)

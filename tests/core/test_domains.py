@@ -16,6 +16,8 @@ from deepnotes.errors import VALUE_SHOWN, BadArgument
 # domain -> (values inside, values outside)
 EDGES = {
     "Count": ((1, v.INT64_LIMIT - 1), (0, v.INT64_LIMIT, True, False)),
+    "AtLeastTwo": ((2, v.INT64_LIMIT - 1), (1, v.INT64_LIMIT, True, False)),
+    "AtLeastThree": ((3, v.INT64_LIMIT - 1), (2, v.INT64_LIMIT, True, False)),
     "NonNegativeCount": ((0, v.INT64_LIMIT - 1), (-1, v.INT64_LIMIT, True, False)),
     "Depth": ((1, v.DEPTH_LIMIT), (0, v.DEPTH_LIMIT + 1, True, False)),
     "Repeats": ((1, v.REPEAT_LIMIT), (0, v.REPEAT_LIMIT + 1, True, False)),
@@ -24,11 +26,11 @@ EDGES = {
     "Workers": ((1, v.WORKER_LIMIT), (0, v.WORKER_LIMIT + 1, True, False)),
     "Amount": ((0, 10**400), (-1, 2.0, True, False)),
     "Seed": ((0, v.SEED_LIMIT - 1), (-1, v.SEED_LIMIT, True, False)),
-    "Positive": ((5e-324, v.MAGNITUDE_LIMIT), (0.0, v.MAGNITUDE_LIMIT * 1.01, math.nan, 10**400)),
-    "NonNegative": ((0.0, v.MAGNITUDE_LIMIT), (-1e-300, v.MAGNITUDE_LIMIT * 1.01, math.inf)),
-    "Real": ((-v.MAGNITUDE_LIMIT, 0.0, v.MAGNITUDE_LIMIT), (-v.MAGNITUDE_LIMIT * 1.01, math.nan, -(10**400))),
-    "Bound": ((-1e300, 1e300), (math.inf, math.nan, 10**400)),
-    "Probability": ((0.0, 1.0), (-1e-9, 1.0000001, math.nan)),
+    "Positive": ((5e-324, v.MAGNITUDE_LIMIT), (0.0, v.MAGNITUDE_LIMIT * 1.01, math.nan, 10**400, True)),
+    "NonNegative": ((0.0, v.MAGNITUDE_LIMIT), (-1e-300, v.MAGNITUDE_LIMIT * 1.01, math.inf, False)),
+    "Real": ((-v.MAGNITUDE_LIMIT, 0.0, v.MAGNITUDE_LIMIT), (-v.MAGNITUDE_LIMIT * 1.01, math.nan, -(10**400), True)),
+    "Bound": ((-1e300, 1e300), (math.inf, math.nan, 10**400, False)),
+    "Probability": ((0.0, 1.0), (-1e-9, 1.0000001, math.nan, True)),
     "Recorded": ((math.nan, math.inf, -math.inf, 0.0, 1e300), ("1.0", True, None)),
     "Integer": ((-v.INT64_LIMIT, v.INT64_LIMIT - 1), (v.INT64_LIMIT, -v.INT64_LIMIT - 1, True, False)),
 }

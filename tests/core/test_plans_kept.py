@@ -25,7 +25,12 @@ SETTINGS = [(stem, budget, workers) for stem in CHAPTERS for budget in ("smoke",
 
 def _fields(x):
     """An item as plain data: a dataclass by its class name and fields (not ``call``, the number of the
-    train_many call, which counts every plan made in the process), a function by its name."""
+    train_many call, which counts every plan made in the process), a function by its name, a Budget by its name
+    (issue 64: a derivation is called with the page's resolved Budget where it was called with the name)."""
+    from deepnotes.core.config import Budget
+
+    if isinstance(x, Budget):
+        return repr(x.name)
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
         return [
             type(x).__name__,

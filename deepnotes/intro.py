@@ -10,7 +10,7 @@ import dataclasses
 from numbers import Real
 
 from deepnotes.chapters import CHAPTERS
-from deepnotes.chapters.catalog import GPU_MINUTES, ROWS, chapter_plan
+from deepnotes.chapters.catalog import CATALOG, chapter_plan
 from deepnotes.core.config import (
     BUDGET_ENV,
     BUDGET_USES,
@@ -117,8 +117,8 @@ def gpu_against_full() -> str:
     rows += [
         (
             f"`{c}`",
-            GPU_MINUTES[c],
-            differences(ROWS[c]["gpu"], ROWS[c]["full"]),
+            CATALOG[c].gpu_minutes,
+            differences(CATALOG[c].rows["gpu"], CATALOG[c].rows["full"]),
         )
         for c in CHAPTERS
     ]

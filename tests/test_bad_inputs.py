@@ -932,8 +932,8 @@ CASES: list[Case] = [
         ("depths", "[0, 1, 2]"),
     ),
     Case(
-        "cost estimate(chapter='nope')",
-        lambda: __import__("deepnotes.cost.estimate", fromlist=["estimate"]).estimate("nope", [], "smoke", []),
+        "chapter_estimate(chapter='nope')",
+        lambda: __import__("deepnotes.chapters.catalog", fromlist=["chapter_estimate"]).chapter_estimate("nope"),
         ("chapter", "'nope'"),
     ),
     Case("check_scaling(claimed=0)", lambda: _check_scaling_of(0, 1), ("claimed", "non-zero")),

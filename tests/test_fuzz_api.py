@@ -137,6 +137,8 @@ def _written(annotation) -> str:
         return ""
     if getattr(annotation, "__metadata__", None) is not None:  # Annotated[base, validators]
         annotation = annotation.__origin__
+    if hasattr(annotation, "__value__"):  # a declared domain: its name (Count, Positive), as the source writes it
+        return annotation.__name__
     text = inspect.formatannotation(annotation)
     return re.sub(r"\bdeepnotes(\.\w+)*\.(?=[A-Z])", "", text).replace("typing.", "")
 
@@ -181,7 +183,7 @@ def _declared_domain(annotation, namespace: dict):
 def _domain_values(annotation, namespace: dict) -> tuple:
     """Zero, negative, huge and 10**400 for an int or float parameter, declared or not."""
     domain = _declared_domain(annotation, namespace)
-    base = domain.__origin__.__name__ if domain is not None else _base(annotation)
+    base = domain.__value__.__origin__.__name__ if domain is not None else _base(annotation)  # the alias's base
     return DOMAIN_VALUES.get(base, ())
 
 

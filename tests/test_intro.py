@@ -92,8 +92,8 @@ def test_gpu_against_full_lists_exactly_the_fields_that_differ():
         if stem == "shared sizes":
             gpu, full = (fields(config.BUDGETS[b]) for b in ("gpu", "full"))
         else:
-            gpu, full = (fields(catalog.ROWS[stem][b]) for b in ("gpu", "full"))
-            assert int(minutes) == catalog.GPU_MINUTES[stem]
+            gpu, full = (fields(catalog.CATALOG[stem].rows[b]) for b in ("gpu", "full"))
+            assert int(minutes) == catalog.CATALOG[stem].gpu_minutes
         differ = sorted(k for k in gpu if gpu[k] != full[k])
         listed = sorted(part.split(" ")[0] for part in said.split("; ")) if differ else []
         assert listed == differ, stem

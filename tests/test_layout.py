@@ -378,14 +378,16 @@ def test_show_does_not_import_chapters():
 def test_cost_and_ledger_import_no_chapter():
     """Issue 45: the chapters depend on deepnotes.cost, never the reverse (cost/estimate.py loading each
     chapter's cost.py was a hidden package circle); deepnotes.chapters.catalog is where a plan meets the cost
-    model. The ledger reads the one list of chapters only."""
+    model. The ledger reads the one list of chapters only; the cost model not even that (issue 64: it is handed
+    what it prices)."""
     imports = package_imports()  # module → the package's modules it imports
     problems = [
         f"{module}: {name}"
         for module, names in imports.items()
         if module.startswith(("deepnotes.cost", "deepnotes.ledger"))
         for name in names
-        if name.startswith("deepnotes.chapters") and name != "deepnotes.chapters"
+        if name.startswith("deepnotes.chapters")
+        and (name != "deepnotes.chapters" or module.startswith("deepnotes.cost"))
     ]
     assert not problems, problems
 
@@ -406,8 +408,8 @@ def test_the_import_scan_sees_importlib_and_relative_imports():
     } <= names
 
 
-def test_core_has_at_most_twelve_modules_and_no_mirrored_pair():
-    """At most 12 modules (``__init__`` aside), and no public class or function defined in two of them
+def test_core_has_at_most_fourteen_modules_and_no_mirrored_pair():
+    """At most MAX_CORE_MODULES modules (``__init__`` aside), and no public class or function defined in two of them
     (a mirrored pair: a tracker, probe or optimizer written once for the reference and once for the engine)."""
     modules = sorted(p for p in CORE.glob("*.py") if p.name != "__init__.py")
     assert len(modules) <= MAX_CORE_MODULES, [p.name for p in modules]
@@ -569,8 +571,32 @@ def test_the_chapters_are_listed_once_in_the_books_order():
     assert list(CHAPTERS) == [entry.split("/")[-1] for entry in TOC_CHAPTERS]
     folders = sorted(p.name for p in (ROOT / "deepnotes" / "chapters").iterdir() if (p / "__init__.py").is_file())
     assert folders == sorted(CHAPTERS)
-    assert tuple(catalog.SIZES) == tuple(catalog.PLANS) == tuple(catalog.GPU_MINUTES) == CHAPTERS
+    assert tuple(catalog.CATALOG) == CHAPTERS
     assert items.CHAPTERS is CHAPTERS
+
+
+def test_every_chapter_declares_itself_and_its_notebook_agrees():
+    """Issue 64: each chapter package's ``chapter.py`` declares one Chapter: its stem is the package's, its title the
+    notebook's first heading (test_book holds the built page to its figures and slider frames); the catalog imports
+    that one object per chapter and nothing else of a chapter."""
+    import ast
+
+    import nbformat
+
+    from deepnotes.chapters import CHAPTERS, catalog
+    from deepnotes.chapters.chapter import Chapter
+
+    for stem in CHAPTERS:
+        declared = catalog.CATALOG[stem]
+        assert isinstance(declared, Chapter) and declared.stem == stem
+        cells = nbformat.read(ROOT / "book" / f"{stem}.ipynb", as_version=4).cells
+        lines = (line for c in cells if c.cell_type == "markdown" for line in c.source.splitlines())
+        assert next(line for line in lines if line.startswith("# ")) == f"# {declared.title}", stem
+    tree = ast.parse((ROOT / "deepnotes" / "chapters" / "catalog.py").read_text())
+    from_chapters = [
+        node.module for node in tree.body if isinstance(node, ast.ImportFrom) and node.module.count(".") == 3
+    ]
+    assert from_chapters == [f"deepnotes.chapters.{stem}.chapter" for stem in sorted(CHAPTERS)], from_chapters
 
 
 def test_no_chapter_or_budget_is_reached_by_a_name_in_a_string():

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from typing import Annotated
 
 from beartype.vale import Is
+from typing_extensions import TypeAliasType
 
 
 def _is_finite(x) -> bool:
@@ -30,10 +31,11 @@ def _power(n: int) -> str:
     return f"2**{n.bit_length() - 1}" if n >= 2**20 and n & (n - 1) == 0 else f"{n:,}"
 
 
-def _integers(low: int | None, high: int | None = None, *, below: bool = False):
+def _integers(name: str, low: int | None, high: int | None = None, *, below: bool = False):
     """An int domain [low, high] ([low, high) with ``below``; None: unbounded on that side) that refuses True and
     False (a bool is an int to Python, never a width or a count here, issue 64): its bounds said once, for the check
-    and for the message (:func:`described`)."""
+    and for the message (:func:`described`); a type alias called ``name``, so that a signature (Jupyter's
+    Shift-Tab, ``help``) shows ``depth: Depth``, not the validator."""
 
     def admits(n):  # unannotated: the door leaves it as it is (Is[] needs its one parameter)
         return (
@@ -45,15 +47,15 @@ def _integers(low: int | None, high: int | None = None, *, below: bool = False):
     words = "an integer" + (f" from {_power(low) if low >= 0 else '-' + _power(-low)}" if low is not None else "")
     if high is not None:
         words += f" below {_power(high)}" if below else f" to {_power(high)}"
-    domain = Annotated[int, Is[admits]]
+    domain = TypeAliasType(name, Annotated[int, Is[admits]])
     _WORDS.append((domain, words))
     return domain
 
 
-def _numbers(words: str, admits):
+def _numbers(name: str, words: str, admits):
     """A float domain (an int is accepted for a float, PEP 484's tower; True and False are not) admitted by ``admits``,
-    read as ``words``."""
-    domain = Annotated[float, Is[lambda x: not isinstance(x, bool) and admits(x)]]  # True is no number here
+    read as ``words``; a type alias called ``name``, as :func:`_integers`'s."""
+    domain = TypeAliasType(name, Annotated[float, Is[lambda x: not isinstance(x, bool) and admits(x)]])  # True: no
     _WORDS.append((domain, words))
     return domain
 
@@ -62,7 +64,7 @@ SEED_LIMIT = 2**62  # seeds stay below this: torch's generators take < 2**63, an
 MAGNITUDE_LIMIT = 1e150  # a declared real is at most this in size: its square (a variance, a moment) is a float
 INT64_LIMIT = 2**63  # torch and numpy hold sizes, counts and loop bounds as int64: an int at or above this is no size
 
-Finite = _numbers("a finite number", lambda x: _is_finite(x))
+Finite = _numbers("Finite", "a finite number", lambda x: _is_finite(x))
 """A finite number whose domain is not said yet: the annotation of the package's float parameters before issue 47.
 The type check at the door (``deepnotes/__init__.py``) refuses NaN and ±inf (and 10**400) with a BadArgument naming
 the parameter. A parameter where any finite value, of either sign, is meaningful is a :data:`Real`."""
@@ -73,13 +75,13 @@ the parameter. A parameter where any finite value, of either sign, is meaningful
 # value and the domain in the words made from its bounds (issue 64). The API sweep (tests/test_fuzz_api.py) reads
 # them: a zero, a negative or a huge value that a declared domain holds may return a result; one that an undeclared
 # ``int``, ``float`` or ``Finite`` parameter returns a result for is counted silent.
-Real = _numbers("a number from -1e150 to 1e150", lambda x: _is_finite(x) and abs(x) <= MAGNITUDE_LIMIT)
+Real = _numbers("Real", "a number from -1e150 to 1e150", lambda x: _is_finite(x) and abs(x) <= MAGNITUDE_LIMIT)
 """Any number up to 1e150 in size, either sign and zero meaningful: a measured value, a bound, a coordinate."""
-Bound = _numbers("a finite number", lambda x: _is_finite(x))
+Bound = _numbers("Bound", "a finite number", lambda x: _is_finite(x))
 """A limit of an interval: any finite number, either sign (±1e300 stands for "no limit")."""
-Integer = _integers(-INT64_LIMIT, INT64_LIMIT, below=True)
+Integer = _integers("Integer", -INT64_LIMIT, INT64_LIMIT, below=True)
 """Any int64, either sign and zero meaningful: an offset, an axis."""
-Count = _integers(1, INT64_LIMIT, below=True)
+Count = _integers("Count", 1, INT64_LIMIT, below=True)
 """A size that must be at least 1: a depth, a width, a batch, a number of keys, steps or seeds."""
 DEPTH_LIMIT = 10**6  # layers: every stack, probe and product over layers loops over them in Python
 REPEAT_LIMIT = 10**6  # steps, seeds, draws, rounds: each one a Python loop iteration (a million is hours of training)
@@ -87,34 +89,36 @@ SYMBOLIC_LIMIT = 12  # a size SymPy expands symbol by symbol (a 12 × 12 Jacobia
 DIGITS_LIMIT = 1000  # mpmath's working precision, in decimal digits
 WORKER_LIMIT = 512  # worker processes: more than any machine the book runs on has cores
 
-AtLeastTwo = _integers(2, INT64_LIMIT, below=True)
+AtLeastTwo = _integers("AtLeastTwo", 2, INT64_LIMIT, below=True)
 """A count that needs two: a vocabulary (one token predicts nothing), a sequence (a token and the next), rows whose
 cosines are measured."""
-AtLeastThree = _integers(3, INT64_LIMIT, below=True)
+AtLeastThree = _integers("AtLeastThree", 3, INT64_LIMIT, below=True)
 """A count that needs three: a masked sequence (its interior positions 1..T−2)."""
-Depth = _integers(1, DEPTH_LIMIT)
+Depth = _integers("Depth", 1, DEPTH_LIMIT)
 """A number of layers or blocks, 1 to a million."""
-Repeats = _integers(1, REPEAT_LIMIT)
+Repeats = _integers("Repeats", 1, REPEAT_LIMIT)
 """A number of steps, seeds, draws, rounds or points, 1 to a million."""
-Symbolic = _integers(1, SYMBOLIC_LIMIT)
+Symbolic = _integers("Symbolic", 1, SYMBOLIC_LIMIT)
 """A size of a symbolic derivation (a matrix SymPy builds entry by entry, a series' order), 1 to 12."""
-Digits = _integers(1, DIGITS_LIMIT)
+Digits = _integers("Digits", 1, DIGITS_LIMIT)
 """Decimal digits of an mpmath evaluation, 1 to 1000."""
-Workers = _integers(1, WORKER_LIMIT)
+Workers = _integers("Workers", 1, WORKER_LIMIT)
 """Worker processes, 1 to 512."""
-NonNegativeCount = _integers(0, INT64_LIMIT, below=True)
+NonNegativeCount = _integers("NonNegativeCount", 0, INT64_LIMIT, below=True)
 """A count or an index where 0 means something (no warm-up steps, the first block)."""
-Amount = _integers(0)
+Amount = _integers("Amount", 0)
 """A whole amount computed from sizes, 0 or more (numbers to hold, bytes): a product of sizes may pass int64."""
-Seed = _integers(0, SEED_LIMIT, below=True)
+Seed = _integers("Seed", 0, SEED_LIMIT, below=True)
 """A seed: an int in [0, 2**62) (see :func:`seed`)."""
-Positive = _numbers("a number above 0, at most 1e150", lambda x: _is_finite(x) and 0 < x <= MAGNITUDE_LIMIT)
+Positive = _numbers("Positive", "a number above 0, at most 1e150", lambda x: _is_finite(x) and 0 < x <= MAGNITUDE_LIMIT)
 """A number above 0 and at most 1e150: a rate, a gain, a scale, a standard deviation."""
-NonNegative = _numbers("a number from 0 to 1e150", lambda x: _is_finite(x) and 0 <= x <= MAGNITUDE_LIMIT)
+NonNegative = _numbers("NonNegative", "a number from 0 to 1e150", lambda x: _is_finite(x) and 0 <= x <= MAGNITUDE_LIMIT)
 """A number in [0, 1e150]: seconds, a tolerance, a count of FLOPs."""
-Probability = _numbers("a number from 0 to 1", lambda x: _is_finite(x) and 0 <= x <= 1)
+Probability = _numbers("Probability", "a number from 0 to 1", lambda x: _is_finite(x) and 0 <= x <= 1)
 """A number in [0, 1]: a masking probability, a confidence level, a fraction of a norm."""
-Recorded = _numbers("a number (NaN and ±inf included), not True or False", lambda x: not isinstance(x, bool))
+Recorded = _numbers(
+    "Recorded", "a number (NaN and ±inf included), not True or False", lambda x: not isinstance(x, bool)
+)
 """Any float, NaN and ±inf included: a value as a run recorded it (a diverged run's loss is NaN, inf or huge)."""
 
 DECLARED = (

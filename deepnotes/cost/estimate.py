@@ -487,10 +487,8 @@ def format_seconds(seconds: NonNegative) -> str:
 
 def estimate(chapter: str, plan: list, budget: str, rates: list[Rates], plan_for=None) -> Estimate:
     """``plan`` timed with each of ``rates``; ``plan_for(workers)``, where given, regroups the plan for a
-    device's own number of workers (a GPU trains in one process)."""
-    from deepnotes.chapters import CHAPTERS  # the list only: no chapter is imported
-
-    choice("chapter", chapter, (*CHAPTERS, "intro"))
+    device's own number of workers (a GPU trains in one process). ``chapter`` labels the estimate: the cost model
+    is handed the plan it prices and imports no chapter (the catalog checks the chapter's name)."""
     seconds = {r.device: r.plan_seconds(plan if plan_for is None else plan_for(r.workers)) for r in rates}
     return Estimate(chapter, budget, total(plan), seconds)
 

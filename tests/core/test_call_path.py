@@ -104,3 +104,44 @@ def test_a_budget_is_resolved_once_by_the_page_and_never_below(entry, monkeypatc
     with pytest.raises(BadArgument, match=r"budget='smoke'.*get_budget\('smoke'\)"):
         by_name()
     assert calls == []
+
+
+WALK_RETURNS = 10  # issue 64: following the budget from thousand_layers.train_runs (29 at c1850d2)
+
+
+def test_the_budget_s_walk_from_train_runs_comes_back_to_a_module_at_most_ten_times(monkeypatch):
+    """Issue 64: follow the Budget from ``thousand_layers.train_runs`` (two runs of its plan, serial): every call of
+    a package function that receives that Budget object, and the module it is called from. A call from another
+    module returns to a module already left; at most WALK_RETURNS of them (the budget is resolved by the page and
+    handed down, not resolved and re-resolved on the way)."""
+    from deepnotes.chapters.thousand_layers import experiments as tl
+
+    for module in list(sys.modules.values()):  # serial: every call is seen in this process
+        if getattr(module, "__name__", "").startswith("deepnotes") and hasattr(module, "default_workers"):
+            monkeypatch.setattr(module, "default_workers", lambda device=None: 1)
+    budget = dn.get_budget(SMOKE)
+    runs = tl.plan(budget)[:2]
+    walk: list[tuple[str, str]] = []
+
+    def module_of(frame) -> str:
+        while frame is not None and (frame.f_code.co_filename.startswith("<") or "deepnotes" not in _name(frame)):
+            frame = frame.f_back  # beartype's wrappers and the test's own frames are not the package's
+        return _name(frame) if frame is not None else ""
+
+    def seen(frame, event, arg):
+        if event == "call" and not frame.f_code.co_filename.startswith("<") and _name(frame).startswith("deepnotes"):
+            if any(value is budget for value in frame.f_locals.values()):
+                walk.append((module_of(frame.f_back), _name(frame)))
+
+    sys.setprofile(seen)
+    try:
+        tl.train_runs(budget, runs)
+    finally:
+        sys.setprofile(None)
+    returns = [(caller, callee) for caller, callee in walk[1:] if caller != callee]
+    assert walk and walk[0][1] == tl.__name__
+    assert len(returns) <= WALK_RETURNS, returns
+
+
+def _name(frame) -> str:
+    return frame.f_globals.get("__name__", "")

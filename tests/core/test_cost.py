@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from deepnotes.chapters import CHAPTERS
-from deepnotes.chapters.catalog import GPU_MINUTES, chapter_plan
+from deepnotes.chapters.catalog import CATALOG, chapter_plan
 from deepnotes.core import blocks, kernels
 from deepnotes.core.config import get_budget
 from deepnotes.core.data import MarkovLanguage
@@ -296,7 +296,7 @@ def test_the_cuda_default_budget_fits_a_t4_in_ten_minutes_by_the_estimate(chapte
     """Issue 18: the budget a CUDA machine picks (gpu) finishes each chapter within
     GPU_MINUTES_PER_CHAPTER on a T4 by the counted estimate; the full sizes are opt-in ('full')."""
     gpu = cost.total(chapter_plan(chapter, "gpu", workers=1))  # a GPU trains in one process
-    minutes = GPU_MINUTES[chapter]
+    minutes = CATALOG[chapter].gpu_minutes
     assert estimate.T4.seconds(gpu) <= minutes * 60, estimate.format_seconds(estimate.T4.seconds(gpu))
     full, cpu = (cost.total(chapter_plan(chapter, b)) for b in ("full", "cpu"))
     assert full.flops >= gpu.flops >= cpu.flops > cost.total(chapter_plan(chapter, "smoke")).flops

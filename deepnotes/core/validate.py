@@ -55,7 +55,7 @@ def _integers(name: str, low: int | None, high: int | None = None, *, below: boo
 def _numbers(name: str, words: str, admits):
     """A float domain (an int is accepted for a float, PEP 484's tower; True and False are not) admitted by ``admits``,
     read as ``words``; a type alias called ``name``, as :func:`_integers`'s."""
-    domain = TypeAliasType(name, Annotated[float, Is[lambda x: not isinstance(x, bool) and admits(x)]])  # True: no
+    domain = TypeAliasType(name, Annotated[float, Is[lambda x: not isinstance(x, bool) and admits(x)]])
     _WORDS.append((domain, words))
     return domain
 

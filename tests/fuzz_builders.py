@@ -314,6 +314,12 @@ def _item():
     return inventory.inventory()[next(iter(inventory.SOURCES))][0]
 
 
+def _first_chapter():
+    from deepnotes.chapters.catalog import CATALOG
+
+    return next(iter(CATALOG.values()))
+
+
 def _limits():
     """A claimed range [0, 1] (a fraction's), as the seeds' doors take it."""
     from deepnotes.show.verdicts import Limits
@@ -578,6 +584,11 @@ BY_TARGET: dict[str, dict[str, object]] = {
     "deepnotes.core.validate.described": {"hint": int},  # an annotation
     "deepnotes.show.plots.nothing_drawn": {"why": "no series given"},  # a reason
     "deepnotes.show.verdict_words.decides_markdown": {"table": Fresh(_verdicts)},  # a page's verdict rows
+    "deepnotes.chapters.chapter.Chapter": {  # a chapter's declaration: the first chapter's own pieces
+        name: Fresh(lambda name=name: getattr(_first_chapter(), name))
+        for name in ("stem", "title", "sizes", "rows", "gpu_minutes", "work", "derivations", "figures", "sliders")
+        + ("answer",)
+    },
     "deepnotes.show.verdict_words.summary_markdown": {"table": Fresh(_verdicts)},
     "deepnotes.show.plots.undrawn_note": {"labels": ["a", "b"], "why": "no positive finite value"},  # series, reason
     "deepnotes.chapters.why_residuals.claims.growth_readings": {  # the rows of that sweep

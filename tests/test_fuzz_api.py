@@ -128,6 +128,20 @@ SENSIBLE = {
 }
 
 
+def _unaliased(annotation):
+    """A declared domain (core.validate's named alias, issue 64) as the check it names, ``Annotated[base, Is[...]]``,
+    alone or in a union (``Count | None``)."""
+    import types
+    import typing
+
+    if hasattr(annotation, "__value__"):
+        return annotation.__value__
+    args = typing.get_args(annotation)
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType) and any(hasattr(a, "__value__") for a in args):
+        return typing.Union[tuple(_unaliased(a) for a in args)]
+    return annotation
+
+
 def _written(annotation) -> str:
     """An annotation as the source writes it: a string (postponed), or the object beartype resolved it to
     (``<class 'int'>`` -> ``int``; ``Annotated[float, Is[...]]`` -> ``float``; deepnotes' module paths dropped)."""
@@ -135,10 +149,9 @@ def _written(annotation) -> str:
         return annotation
     if annotation is inspect.Parameter.empty:
         return ""
+    annotation = _unaliased(annotation)
     if getattr(annotation, "__metadata__", None) is not None:  # Annotated[base, validators]
         annotation = annotation.__origin__
-    if hasattr(annotation, "__value__"):  # a declared domain: its name (Count, Positive), as the source writes it
-        return annotation.__name__
     text = inspect.formatannotation(annotation)
     return re.sub(r"\bdeepnotes(\.\w+)*\.(?=[A-Z])", "", text).replace("typing.", "")
 

@@ -1,6 +1,7 @@
 """Issue 64: ``tools/new_chapter.py STEM "Title"`` writes a chapter that passes its tests unchanged. In a copy of the
-repository: the skeleton is written and listed, the layout rules and the lint pass with it, its own test passes,
-and its notebook runs at smoke; a malformed or taken stem is refused in one line."""
+repository: the skeleton is written and listed, the layout rules and the lint pass with it, its own test passes, its
+plans are kept and its derivation priced, the intro's stored tables count it, and its notebook runs at smoke; a
+malformed or taken stem is refused in one line."""
 
 from __future__ import annotations
 
@@ -62,8 +63,15 @@ def test_the_skeleton_is_listed_everywhere_a_chapter_is(copy):
 
 
 @pytest.mark.slow
-def test_the_skeleton_passes_the_layout_rules_the_lint_and_its_own_test(copy):
-    tests = ("tests/test_layout.py", "tests/test_lint.py", f"tests/chapters/test_{STEM}.py")
+def test_the_skeleton_passes_the_layout_rules_the_lint_its_own_test_and_the_book_s_tables(copy):
+    tests = (
+        "tests/test_layout.py",
+        "tests/test_lint.py",
+        f"tests/chapters/test_{STEM}.py",
+        "tests/core/test_plans_kept.py",  # its plans kept beside the others, theirs unchanged
+        f"tests/core/test_cost.py::test_every_chapter_prices_the_derivations_its_page_shows[{STEM}]",
+        "tests/test_intro.py::test_the_stored_intro_shows_the_package_tables_as_they_are_now",  # re-stored with it
+    )
     run = _run(copy, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests)
     assert run.returncode == 0, run.stdout[-3000:]
 

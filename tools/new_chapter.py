@@ -134,12 +134,12 @@ def work(budget: Budget) -> list[TrainRuns]:
     single = [RunPlan(p.model_cfgs[:1], p.train_cfgs[:1], p.tasks) for p in frames]
     return [*planned_ensembles(plan(budget)), *(w for p in single for w in planned_ensembles(p))]
 ''',
-        "claims.py": '''"""The chapter's verdicts: each claim judged from the runs through the seeds' door
-(replace the skeleton's claim
-with the sources' own, cited from their inventories: :func:`deepnotes.show.cite.cite`)."""
+        "claims.py": f'''"""The chapter's verdicts: each claim judged from the runs through the seeds' door (replace
+the skeleton's claim with the sources' own, cited from their inventories: :func:`deepnotes.show.cite.cite`)."""
 
 from __future__ import annotations
 
+from deepnotes.chapters.{stem} import derive
 from deepnotes.core.config import Budget
 from deepnotes.core.train import History
 from deepnotes.cost.model import Derivations
@@ -151,7 +151,7 @@ def training(runs: dict[str, list[History]], budget: Budget) -> vd.VerdictTable:
     """Xiong et al. (2020): without warmup, Pre-LN trains better than Post-LN. Judged seed by seed: Pre-LN's
     fraction learned at least Post-LN's, in most seeds."""
     post, pre = runs["post"], runs["pre"]
-    shown = [f"{a.fraction_learned():.2f} / {b.fraction_learned():.2f}" for a, b in zip(pre, post, strict=True)]
+    shown = [f"{{a.fraction_learned():.2f}} / {{b.fraction_learned():.2f}}" for a, b in zip(pre, post, strict=True)]
     return vd.VerdictTable(
         [
             vd.check_estimate(
@@ -162,15 +162,15 @@ def training(runs: dict[str, list[History]], budget: Budget) -> vd.VerdictTable:
                 samples=[b.fraction_learned() >= a.fraction_learned() for a, b in zip(post, pre, strict=True)],
                 estimator="fraction",
                 limits=vd.MOST,
-                reason=f"Adam, no warmup, {len(post)} seeds per style at the chapter's depth ({budget.name} sizes)",
+                reason=f"Adam, no warmup, {{len(post)}} seeds per style at the chapter's depth ({{budget.name}} sizes)",
             )
         ]
     )
 
 
 def derivations(budget: Budget) -> Derivations:
-    """The page's SymPy derivations and the verdict tables that run no experiment (none yet)."""
-    return Derivations(())
+    """The page's SymPy derivations and the verdict tables that run no experiment, as its cells call them."""
+    return Derivations(((derive.pre_ln_stream_moment, ()),))
 ''',
         "figures.py": f'''"""The chapter's figures: the answer (every style's loss, the median over seeds
 and their range) and the
@@ -256,6 +256,22 @@ def markdown(runs: dict[str, list[History]], budget: Budget) -> Statement:
         lead="The answer, from this page's runs.",
     )
 ''',
+        "derive.py": '''"""The chapter's derivations, by SymPy (replace the skeleton's with the chapter's own)."""
+
+from __future__ import annotations
+
+import sympy as sp
+
+
+def pre_ln_stream_moment() -> dict:
+    """Pre-LN's stream at init: each block adds a branch of unit second moment, independent of the stream, so
+    E[x_(l+1)²] = E[x_l²] + 1; solved from E[x_0²] = 1, E[x_l²] = 1 + l (the stream grows with depth, the identity
+    path's share 1/(1 + l) falls)."""
+    l = sp.symbols("l", integer=True, nonnegative=True)
+    m = sp.Function("m")
+    moment = sp.rsolve(m(l + 1) - m(l) - 1, m(l), {m(0): 1})
+    return {"recursion": sp.Eq(m(l + 1), m(l) + 1), "moment": sp.simplify(moment), "share": sp.simplify(1 / moment)}
+''',
         "chapter.py": f'''"""This chapter as the book sees it (:class:`~deepnotes.chapters.chapter.Chapter`)."""
 
 from deepnotes.chapters.{stem} import answer, budget, claims, controls, figures
@@ -290,7 +306,7 @@ def notebook(stem: str, title: str) -> dict:
         "import deepnotes as dn\n"
         "from deepnotes.chapters.catalog import chapter_estimate\n"
         "from deepnotes.ledger.record import record_verdicts\n"
-        f"from deepnotes.chapters.{stem} import answer, claims, controls, figures\n"
+        f"from deepnotes.chapters.{stem} import answer, claims, controls, derive, figures\n"
         f"from deepnotes.chapters.{stem} import experiments as ex\n"
         "from deepnotes.show.png import show_figures\n\n"
         "budget = dn.get_budget()\n"
@@ -317,6 +333,11 @@ def notebook(stem: str, title: str) -> dict:
             "warmup from several seeds; the verdict below reads every seed."
         ),
         nbformat.v4.new_code_cell("claims.training(runs, budget)"),
+        nbformat.v4.new_markdown_cell(
+            "## The derivation\n\nEach Pre-LN block adds a branch of unit second moment to a stream it is independent "
+            "of; SymPy solves the recursion:"
+        ),
+        nbformat.v4.new_code_cell("derive.pre_ln_stream_moment()", metadata={"tags": ["nbval-check-output"]}),
         nbformat.v4.new_markdown_cell("**Try it.** One short run at a depth and a norm style of your choice."),
         nbformat.v4.new_code_cell('controls.sliders(budget)["runs"].build()'),
     ]
@@ -333,7 +354,9 @@ from __future__ import annotations
 import matplotlib
 
 import deepnotes as dn
-from deepnotes.chapters.{stem} import answer, claims, controls, experiments, figures
+import sympy as sp
+
+from deepnotes.chapters.{stem} import answer, claims, controls, derive, experiments, figures
 from deepnotes.show.verdict_words import HOLDS, UNCHECKABLE, WRONG
 
 matplotlib.use("Agg")
@@ -347,6 +370,11 @@ def test_the_runs_the_verdict_and_the_answer_agree():
     assert row.status in (HOLDS, WRONG, UNCHECKABLE) and "bootstrap interval" in row.computed
     assert answer.markdown(runs, SMOKE).text
     matplotlib.pyplot.close(figures.answer(runs))
+
+
+def test_the_derivation_solves_the_recursion():
+    moment = derive.pre_ln_stream_moment()["moment"]
+    assert sp.simplify(moment - (1 + sp.Symbol("l", integer=True, nonnegative=True))) == 0
 
 
 def test_the_slider_panel_trains_one_run_and_refuses_a_depth_outside_its_range():
@@ -413,7 +441,30 @@ def write(stem: str, title: str) -> list[Path]:
     register(stem)
     written += [ROOT / "book" / f"{stem}.ipynb", test]
     tidy([*written, ROOT / "deepnotes" / "chapters" / "catalog.py"])
-    return written
+    keep_plans()
+    store_outputs([ROOT / "book" / f"{stem}.ipynb", ROOT / "book" / "intro.ipynb"])
+    return [*written, ROOT / "tests" / "data" / "plans_kept.json", ROOT / "book" / "intro.ipynb"]
+
+
+def _run(script: Path, *args: str) -> None:
+    """``python script args`` in the repository, this checkout's package first on the path."""
+    import os
+    import subprocess
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    subprocess.run([sys.executable, str(script), *args], cwd=ROOT, env=env, check=True)
+
+
+def store_outputs(notebooks: list[Path]) -> None:
+    """The checked cells' outputs, stored at smoke (the new page's derivation; the intro's budget table, which
+    counts the new chapter's runs): ``tools/store_checked_outputs.py``."""
+    _run(ROOT / "tools" / "store_checked_outputs.py", *map(str, notebooks))
+
+
+def keep_plans() -> None:
+    """The chapter's plans at smoke and cpu, for 1 and 2 workers, added to ``tests/data/plans_kept.json`` (the file
+    rewritten by ``tests/core/test_plans_kept.py``; every other chapter's rows come out as they were)."""
+    _run(ROOT / "tests" / "core" / "test_plans_kept.py")
 
 
 def main(argv: list[str] | None = None) -> int:

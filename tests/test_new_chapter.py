@@ -88,3 +88,13 @@ def test_the_skeleton_s_notebook_runs_at_smoke(copy, tmp_path):
 def test_a_malformed_or_taken_stem_is_refused_in_one_line(copy, stem, said):
     run = _run(copy, "tools/new_chapter.py", stem, "Title")
     assert run.returncode == 2 and said in run.stderr and "Traceback" not in run.stderr, run.stderr
+
+
+def test_a_chapter_is_appended_after_the_last_one_listed():
+    """The tool adds an item after whatever the tuple ends with (a second new chapter after the first)."""
+    import new_chapter
+
+    text = 'CHAPTERS = (\n    "initialization",\n    "demo",\n)\nOTHER = (\n    "x",\n)\n'
+    assert new_chapter._appended(text, "CHAPTERS = (", '"second"') == (
+        'CHAPTERS = (\n    "initialization",\n    "demo",\n    "second",\n)\nOTHER = (\n    "x",\n)\n'
+    )

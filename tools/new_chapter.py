@@ -195,6 +195,15 @@ def answer(runs: dict[str, list[History]]):
     return fig
 
 
+def model_code():
+    """The code this chapter is about, read from the package when the cell runs (file and line numbers included):
+    ``Residual.forward``, where the norm style places its LayerNorm."""
+    from deepnotes.core.models import Residual
+    from deepnotes.show.source import source_of
+
+    return source_of(Residual.forward, "one residual sublayer in every norm style")
+
+
 def slider_figure(depth: Depth, style: str, *, budget: Budget, progress: bool = False):
     """The slider's panel: :func:`.experiments.slider_run` at one setting, its loss."""
     from deepnotes.show import plots
@@ -334,8 +343,12 @@ def notebook(stem: str, title: str) -> dict:
         ),
         nbformat.v4.new_code_cell("claims.training(runs, budget)"),
         nbformat.v4.new_markdown_cell(
+            "**The code this chapter is about.** Where a residual sublayer puts its LayerNorm, from the package:"
+        ),
+        nbformat.v4.new_code_cell("figures.model_code()"),
+        nbformat.v4.new_markdown_cell(
             "## The derivation\n\nEach Pre-LN block adds a branch of unit second moment to a stream it is independent "
-            "of; SymPy solves the recursion:"
+            "of, $\\mathbb{E}[x_{l+1}^2] = \\mathbb{E}[x_l^2] + 1$; SymPy solves the recursion:"
         ),
         nbformat.v4.new_code_cell("derive.pre_ln_stream_moment()", metadata={"tags": ["nbval-check-output"]}),
         nbformat.v4.new_markdown_cell("**Try it.** One short run at a depth and a norm style of your choice."),
@@ -398,14 +411,19 @@ def register(stem: str) -> None:
     last = re.findall(r"^      - file: book/\w+$", text.split("  - caption: Appendix")[0], re.M)[-1]
     toc.write_text(text.replace(last, f"{last}\n      - file: book/{stem}", 1))
     listed = ROOT / "deepnotes" / "chapters" / "__init__.py"
-    text = listed.read_text()
-    listed.write_text(text.replace('    "thousand_layers",\n)', f'    "thousand_layers",\n    "{stem}",\n)', 1))
+    listed.write_text(_appended(listed.read_text(), "CHAPTERS = (", f'"{stem}"'))
     catalog = ROOT / "deepnotes" / "chapters" / "catalog.py"
     text = catalog.read_text()
     last = re.findall(r"^from deepnotes\.chapters\.\w+\.chapter import CHAPTER as \w+$", text, re.M)[-1]
-    ours = f"from deepnotes.chapters.{stem}.chapter import CHAPTER as {stem.upper()}"
-    text = text.replace(last, f"{last}\n{ours}", 1)
-    catalog.write_text(text.replace("    THOUSAND_LAYERS,\n)", f"    THOUSAND_LAYERS,\n    {stem.upper()},\n)", 1))
+    text = text.replace(last, f"{last}\nfrom deepnotes.chapters.{stem}.chapter import CHAPTER as {stem.upper()}", 1)
+    catalog.write_text(_appended(text, "_DECLARED = (", stem.upper()))
+
+
+def _appended(text: str, opening: str, item: str) -> str:
+    """``text`` with ``item`` added as the last line of the tuple that ``opening`` starts (one item per line)."""
+    start = text.index(opening)
+    end = text.index("\n)", start)
+    return f"{text[:end]}\n    {item},{text[end:]}"
 
 
 def tidy(paths: list[Path]) -> None:

@@ -156,7 +156,7 @@ def training(runs: dict[str, list[History]], budget: Budget) -> vd.VerdictTable:
         [
             vd.check_estimate(
                 claim="Without warmup, Pre-LN trains at least as well as Post-LN",
-                source=cite("Xiong et al. 2020, §3", paper="Xiong et al."),
+                source=cite("Xiong et al. 2020", paper="Xiong et al."),
                 claimed="Pre-LN's fraction learned ≥ Post-LN's, in most seeds",
                 computed="Pre-LN / Post-LN fraction learned per seed: " + ", ".join(shown),
                 samples=[b.fraction_learned() >= a.fraction_learned() for a, b in zip(post, pre, strict=True)],
@@ -287,18 +287,8 @@ from deepnotes.chapters.{stem} import answer, budget, claims, controls, figures
 from deepnotes.chapters.{stem} import experiments as runs
 from deepnotes.chapters.chapter import Chapter
 
-CHAPTER = Chapter(
-    stem="{stem}",
-    title={title!r},
-    sizes=budget.sizes,
-    rows=budget.ROWS,
-    gpu_minutes=budget.GPU_MINUTES,
-    work=runs.work,
-    derivations=claims.derivations,
-    figures=figures.FIGURES,
-    sliders=controls.sliders,
-    answer=answer.markdown,
-)
+TITLE = {title!r}  # the notebook's first heading
+CHAPTER = Chapter.from_modules("{stem}", TITLE, budget, runs, claims, figures, controls, answer)
 ''',
     }
 

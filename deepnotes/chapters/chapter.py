@@ -49,6 +49,24 @@ class Chapter:
                 "needs a row"
             )
 
+    @classmethod
+    def from_modules(cls, stem: str, title: str, budget, runs, claims, figures, controls, answer) -> Chapter:
+        """The Chapter a package's modules make, each field read where the contract above says: ``budget.sizes``,
+        ``budget.ROWS``, ``budget.GPU_MINUTES``, ``runs.work``, ``claims.derivations``, ``figures.FIGURES``,
+        ``controls.sliders``, ``answer.markdown``."""
+        return cls(
+            stem=stem,
+            title=title,
+            sizes=budget.sizes,
+            rows=budget.ROWS,
+            gpu_minutes=budget.GPU_MINUTES,
+            work=runs.work,
+            derivations=claims.derivations,
+            figures=figures.FIGURES,
+            sliders=controls.sliders,
+            answer=answer.markdown,
+        )
+
     def plan(self, budget: Budget) -> list:
         """The page's work at ``budget``, as the cost model prices it: the runs (``work``), the derivations, and the
         figures and slider frames it draws."""

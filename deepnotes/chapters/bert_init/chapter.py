@@ -4,15 +4,5 @@ from deepnotes.chapters.bert_init import answer, budget, claims, controls, figur
 from deepnotes.chapters.bert_init import experiments as runs
 from deepnotes.chapters.chapter import Chapter
 
-CHAPTER = Chapter(
-    stem="bert_init",
-    title="Why is BERT's initial standard deviation 0.02?",
-    sizes=budget.sizes,
-    rows=budget.ROWS,
-    gpu_minutes=budget.GPU_MINUTES,
-    work=runs.work,
-    derivations=claims.derivations,
-    figures=figures.FIGURES,
-    sliders=controls.sliders,
-    answer=answer.markdown,
-)
+TITLE = "Why is BERT's initial standard deviation 0.02?"  # the notebook's first heading
+CHAPTER = Chapter.from_modules("bert_init", TITLE, budget, runs, claims, figures, controls, answer)

@@ -4,15 +4,5 @@ from deepnotes.chapters.chapter import Chapter
 from deepnotes.chapters.increment_explosion import answer, budget, claims, controls, figures
 from deepnotes.chapters.increment_explosion import experiments as runs
 
-CHAPTER = Chapter(
-    stem="increment_explosion",
-    title="Increment explosion",
-    sizes=budget.sizes,
-    rows=budget.ROWS,
-    gpu_minutes=budget.GPU_MINUTES,
-    work=runs.work,
-    derivations=claims.derivations,
-    figures=figures.FIGURES,
-    sliders=controls.sliders,
-    answer=answer.markdown,
-)
+TITLE = "Increment explosion"  # the notebook's first heading
+CHAPTER = Chapter.from_modules("increment_explosion", TITLE, budget, runs, claims, figures, controls, answer)

@@ -4,15 +4,5 @@ from deepnotes.chapters.chapter import Chapter
 from deepnotes.chapters.initialization import answer, budget, claims, controls, figures
 from deepnotes.chapters.initialization import experiments as runs
 
-CHAPTER = Chapter(
-    stem="initialization",
-    title="Initialization, parametrization and normalization",
-    sizes=budget.sizes,
-    rows=budget.ROWS,
-    gpu_minutes=budget.GPU_MINUTES,
-    work=runs.work,
-    derivations=claims.derivations,
-    figures=figures.FIGURES,
-    sliders=controls.sliders,
-    answer=answer.markdown,
-)
+TITLE = "Initialization, parametrization and normalization"  # the notebook's first heading
+CHAPTER = Chapter.from_modules("initialization", TITLE, budget, runs, claims, figures, controls, answer)

@@ -4,15 +4,5 @@ from deepnotes.chapters.chapter import Chapter
 from deepnotes.chapters.magnitude_decomposition import answer, budget, claims, controls, figures
 from deepnotes.chapters.magnitude_decomposition import training as runs
 
-CHAPTER = Chapter(
-    stem="magnitude_decomposition",
-    title="Magnitude decomposition and the DeepNorm scalings",
-    sizes=budget.sizes,
-    rows=budget.ROWS,
-    gpu_minutes=budget.GPU_MINUTES,
-    work=runs.work,
-    derivations=claims.derivations,
-    figures=figures.FIGURES,
-    sliders=controls.sliders,
-    answer=answer.markdown,
-)
+TITLE = "Magnitude decomposition and the DeepNorm scalings"  # the notebook's first heading
+CHAPTER = Chapter.from_modules("magnitude_decomposition", TITLE, budget, runs, claims, figures, controls, answer)

@@ -4,15 +4,5 @@ from deepnotes.chapters.chapter import Chapter
 from deepnotes.chapters.why_residuals import answer, budget, claims, controls, figures
 from deepnotes.chapters.why_residuals import training as runs
 
-CHAPTER = Chapter(
-    stem="why_residuals",
-    title="Why residuals?",
-    sizes=budget.sizes,
-    rows=budget.ROWS,
-    gpu_minutes=budget.GPU_MINUTES,
-    work=runs.work,
-    derivations=claims.derivations,
-    figures=figures.FIGURES,
-    sliders=controls.sliders,
-    answer=answer.markdown,
-)
+TITLE = "Why residuals?"  # the notebook's first heading
+CHAPTER = Chapter.from_modules("why_residuals", TITLE, budget, runs, claims, figures, controls, answer)

@@ -50,16 +50,16 @@ class Chapter:
             )
 
     @classmethod
-    def from_modules(cls, stem: str, title: str, budget, runs, claims, figures, controls, answer) -> Chapter:
-        """The Chapter a package's modules make, each field read where the contract above says: ``budget.sizes``,
-        ``budget.ROWS``, ``budget.GPU_MINUTES``, ``runs.work``, ``claims.derivations``, ``figures.FIGURES``,
-        ``controls.sliders``, ``answer.markdown``."""
+    def from_modules(cls, stem: str, title: str, budget_module, runs, claims, figures, controls, answer) -> Chapter:
+        """The Chapter a package's modules make, each field read where the contract above says
+        (``budget_module``: the package's ``budget.py``, whose ``sizes``, ``ROWS`` and ``GPU_MINUTES`` it reads;
+        ``runs.work``, ``claims.derivations``, ``figures.FIGURES``, ``controls.sliders``, ``answer.markdown``)."""
         return cls(
             stem=stem,
             title=title,
-            sizes=budget.sizes,
-            rows=budget.ROWS,
-            gpu_minutes=budget.GPU_MINUTES,
+            sizes=budget_module.sizes,
+            rows=budget_module.ROWS,
+            gpu_minutes=budget_module.GPU_MINUTES,
             work=runs.work,
             derivations=claims.derivations,
             figures=figures.FIGURES,

@@ -21,6 +21,7 @@ import os
 import time
 from dataclasses import replace
 
+from deepnotes import RunContext
 from deepnotes.chapters.thousand_layers import experiments as ex
 from deepnotes.chapters.thousand_layers.budget import sizes as thousand_layers_sizes
 from deepnotes.core.cluster import SCHEDULER_VARIABLE
@@ -47,7 +48,7 @@ def main() -> None:
     budget = budget.with_sizes(replace(thousand_layers_sizes(budget), train_steps=steps))
     with local_cluster(args.dask, args.glibc_malloc) as where:
         start = time.perf_counter()
-        runs = ex.train_runs(budget, workers=workers, progress=True)
+        runs = ex.train_runs(RunContext.here(budget, progress=True, workers=workers))
         total = time.perf_counter() - start
     print(f"trained on {where}")
     ensembles = {(n, round(h.seconds, 3), h.ensemble_size) for (_, n, _), hs in runs.histories.items() for h in hs}

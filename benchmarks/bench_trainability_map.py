@@ -17,6 +17,7 @@ import argparse
 import time
 from dataclasses import replace
 
+from deepnotes import RunContext
 from deepnotes.chapters.thousand_layers import experiments as ex
 from deepnotes.chapters.thousand_layers.budget import sizes as thousand_layers_sizes
 from deepnotes.core.config import get_budget
@@ -38,7 +39,7 @@ def main() -> None:
     depths = [int(d) for d in args.depths.split(",")]
     budget = budget.with_sizes(replace(thousand_layers_sizes(budget), train_steps=steps))
     start = time.perf_counter()
-    tmap = ex.train_map(budget, tuple(depths), RATES, styles=STYLES, workers=2)
+    tmap = ex.train_map(RunContext.here(budget, workers=2), tuple(depths), RATES, styles=STYLES)
     print(f"{len(STYLES) * len(depths) * len(RATES)} runs of {steps} steps in {time.perf_counter() - start:.1f} s")
     window = thousand_layers_sizes(budget).loss_window
     print("depth style    " + " ".join(f"{lr:>7g}" for lr in RATES))

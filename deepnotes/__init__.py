@@ -38,6 +38,7 @@ beartype_this_package(
 # ruff: noqa: E402  (the checks above must be in place before any module of the package is imported)
 from deepnotes.core.config import BUDGETS, NORM_STYLES, Budget, ModelConfig, TrainConfig, device, get_budget
 from deepnotes.core.data import MarkovLanguage
+from deepnotes.core.ensembles import RunContext
 from deepnotes.core.models import Block, Residual, TransformerLM, build_model
 from deepnotes.core.train import History, Masked, NextToken, train
 
@@ -49,6 +50,7 @@ __all__ = [
     "Budget",
     "device",
     "get_budget",
+    "RunContext",
     "NORM_STYLES",
     "ModelConfig",
     "TrainConfig",

@@ -6,7 +6,7 @@ import re
 import sys
 
 # beartype's message opens "Function pkg.mod.f() parameter name=value violates type hint ..." (or "Method ...")
-_BEARTYPE_OPENING = re.compile(r"^\w+ ([\w.]+)\(\) parameter (\w+)=")
+_BEARTYPE_OPENING = re.compile(r"^[A-Za-z ]+? ([\w.]+)\(\) parameter (\w+)=")
 VALUE_SHOWN = 60  # characters of the refused value's repr in the message
 
 

@@ -46,6 +46,14 @@ def _smoke():
     return get_budget("smoke")
 
 
+def _context(workers=None):
+    """The smoke budget's RunContext on this machine, as a page's setup cell builds it (chapter functions that
+    train take it)."""
+    from deepnotes import RunContext
+
+    return RunContext.here(_smoke(), workers=workers)
+
+
 def _figure():
     from deepnotes.show import plots
 
@@ -64,7 +72,7 @@ def _history():
 def _thousand_runs():
     from deepnotes.chapters.thousand_layers import experiments as ex
 
-    return ex.train_runs(_smoke(), workers=1)
+    return ex.train_runs(_context(workers=1))
 
 
 def _thousand_depth() -> int:
@@ -107,7 +115,7 @@ def _thousand_predicted():
 def _warmup_runs():
     from deepnotes.shared import warmup
 
-    return warmup.runs(_smoke())
+    return warmup.runs(_context())
 
 
 def _warmup_depth() -> int:
@@ -121,7 +129,7 @@ def _warmup_runs_at():
 def _post_pre_runs():
     from deepnotes.chapters.post_vs_pre_norm import experiments as ex
 
-    return ex.training_runs(_smoke())
+    return ex.training_runs(_context())
 
 
 def _post_pre_probes():
@@ -139,37 +147,37 @@ def _post_pre_show():
 def _residual_runs():
     from deepnotes.chapters.why_residuals import training
 
-    return training.train_sweep(_smoke())
+    return training.train_sweep(_context())
 
 
 def _residual_sweep():
     from deepnotes.chapters.why_residuals import training
 
-    return training.transformer_sweep(_smoke())
+    return training.transformer_sweep(_context())
 
 
 def _bert_runs():
     from deepnotes.chapters.bert_init import experiments as ex
 
-    return ex.training_runs(_smoke())
+    return ex.training_runs(_context())
 
 
 def _bert_gain_runs():
     from deepnotes.chapters.bert_init import experiments as ex
 
-    return ex.gain_runs(_smoke())
+    return ex.gain_runs(_context())
 
 
 def _increment_updates():
     from deepnotes.chapters.increment_explosion import experiments as ex
 
-    return ex.early_updates(_smoke())
+    return ex.early_updates(_context())
 
 
 def _increment_comparisons():
     from deepnotes.chapters.increment_explosion import experiments as ex
 
-    return ex.training_comparisons(_smoke())
+    return ex.training_comparisons(_context())
 
 
 def _moment_table():
@@ -187,7 +195,7 @@ def _ntk_runs():
 def _choice_comparison():
     from deepnotes.chapters.magnitude_decomposition import training
 
-    return training.choice_comparison(_smoke())
+    return training.choice_comparison(_context())
 
 
 def _bert(producer: str):
@@ -217,7 +225,7 @@ def _decomposition_rows():
 def _loss_change_sweep():
     from deepnotes.chapters.increment_explosion import experiments as ex
 
-    return ex.loss_change_sweep(_smoke())
+    return ex.loss_change_sweep(_context())
 
 
 def _loss_change_probes():
@@ -412,6 +420,9 @@ def _annotations() -> dict:
         "Collection": ("a", "b"),
         "MarkovLanguage": dn.MarkovLanguage(),
         "WarmupBudget": dn.get_budget("smoke").warmup,
+        "RunContext": made(
+            lambda: _context(workers=1)
+        ),  # where a page's runs train (serial: the fuzzer's calls are tiny)
         "Sequence[ModelConfig]": (dn.ModelConfig(n_layers=2),),
         "Sequence[TrainConfig]": (dn.TrainConfig(steps=2),),
         "TrainConfig | Sequence[TrainConfig]": dn.TrainConfig(steps=2),

@@ -62,6 +62,17 @@ def smoke():
     return dn().get_budget("smoke")
 
 
+def mlp_once(kind, depth, **settings):
+    """why_residuals' one MLP run, as its slider trains it: mlp_runs of one mlp_setting."""
+    training = chapter("why_residuals", "training")
+    return training.mlp_runs([training.mlp_setting(kind, depth, smoke(), **settings)], context())
+
+
+def context():
+    """The smoke budget's RunContext, as a page's setup cell builds it (what a chapter's trainers take)."""
+    return dn().RunContext.here(smoke())
+
+
 def mc(**kw):
     return dn().ModelConfig(**kw)
 
@@ -270,7 +281,7 @@ def _increment_answer():
 def _loss_change_sweep():
     from deepnotes.chapters.increment_explosion import experiments
 
-    return experiments.loss_change_sweep(smoke())
+    return experiments.loss_change_sweep(context())
 
 
 def _magnitude_experiments():
@@ -526,7 +537,7 @@ CASES: list[Case] = [
     ),
     Case(
         "increment run(steps=0)",
-        lambda: chapter("increment_explosion").run("post", 2, smoke(), steps=0),
+        lambda: chapter("increment_explosion").run("post", 2, context(), steps=0),
         ("steps", "0"),
     ),
     Case(
@@ -545,13 +556,17 @@ CASES: list[Case] = [
         ("'rmsprop'",),
     ),
     # chapter: Post-Norm vs Pre-Norm
-    Case("post/pre run(steps=0)", lambda: chapter("post_vs_pre_norm").run("post", 2, smoke(), steps=0), ("steps", "0")),
+    Case(
+        "post/pre run(steps=0)", lambda: chapter("post_vs_pre_norm").run("post", 2, context(), steps=0), ("steps", "0")
+    ),
     Case(
         "post/pre run(optimizer='rmsprop')",
-        lambda: chapter("post_vs_pre_norm").run("post", 2, smoke(), optimizer="rmsprop"),
+        lambda: chapter("post_vs_pre_norm").run("post", 2, context(), optimizer="rmsprop"),
         ("'rmsprop'", "adam"),
     ),
-    Case("post/pre run(budget='cpu ')", lambda: chapter("post_vs_pre_norm").run("post", 2, "cpu "), ("'cpu '",)),
+    Case("post/pre run(context='cpu ')", lambda: chapter("post_vs_pre_norm").run("post", 2, "cpu "), ("'cpu '",)),
+    Case("RunContext.here(budget='cpu ')", lambda: dn().RunContext.here("cpu "), ("'cpu '", "get_budget")),
+    Case("RunContext.here(workers=0)", lambda: dn().RunContext.here(smoke(), workers=0), ("workers", "0")),
     Case(
         "post/pre stream_probe(norm='bad')",
         lambda: chapter("post_vs_pre_norm").stream_probe("bad", 2, smoke()),
@@ -582,40 +597,46 @@ CASES: list[Case] = [
     Case("bert init_probe(std=-0.02)", lambda: chapter("bert_init").init_probe(-0.02, 2, budget=smoke()), ("-0.02",)),
     Case("bert init_probe(depth=0)", lambda: chapter("bert_init").init_probe(0.02, 0, budget=smoke()), ("0",)),
     Case("bert init_probe(width=0)", lambda: chapter("bert_init").init_probe(0.02, 2, width=0, budget=smoke()), ("0",)),
-    Case("bert mlm_run(std=0)", lambda: chapter("bert_init").mlm_run(0.0, budget=smoke()), ("0",)),
+    Case("bert mlm_run(std=0)", lambda: chapter("bert_init").mlm_run(0.0, context=context()), ("0",)),
     Case(
         "bert mlm_run(head_transform='yes')",
-        lambda: chapter("bert_init").mlm_run(0.02, head_transform="yes", budget=smoke()),
+        lambda: chapter("bert_init").mlm_run(0.02, head_transform="yes", context=context()),
         ("'yes'",),
     ),
-    Case("bert mlm_run(depth=0)", lambda: chapter("bert_init").mlm_run(0.02, budget=smoke(), depth=0), ("0",)),
+    Case("bert mlm_run(depth=0)", lambda: chapter("bert_init").mlm_run(0.02, context=context(), depth=0), ("0",)),
     Case("bert q_of(std=-1)", lambda: chapter("bert_init").q_of(-1.0), ("-1",)),
     Case("bert equivalent_std(width=0)", lambda: chapter("bert_init").equivalent_std(0.02, 0), ("0",)),
     Case("bert init_figure(std=inf)", lambda: chapter("bert_init", "figures").init_figure(INF, 2, smoke()), ("inf",)),
     # chapter: magnitude decomposition
     Case(
-        "magnitude run_choice(lr=0)",
-        lambda: chapter("magnitude_decomposition", "training").run_choice(2, 1.0, 1.0, "adam", 0.0, smoke()),
+        "magnitude run_choices(lr=0)",
+        lambda: chapter("magnitude_decomposition", "training").run_choices(2, {"": (1.0, 1.0)}, "adam", 0.0, context()),
         ("lr", "0"),
     ),
     Case(
-        "magnitude run_choice(alpha=0)",
-        lambda: chapter("magnitude_decomposition", "training").run_choice(2, 0.0, 1.0, "adam", 1e-3, smoke()),
+        "magnitude run_choices(alpha=0)",
+        lambda: chapter("magnitude_decomposition", "training").run_choices(
+            2, {"": (0.0, 1.0)}, "adam", 1e-3, context()
+        ),
         ("alpha", "0"),
     ),
     Case(
-        "magnitude run_choice(steps=0)",
-        lambda: chapter("magnitude_decomposition", "training").run_choice(2, 1.0, 1.0, "adam", 1e-3, smoke(), steps=0),
+        "magnitude run_choices(steps=0)",
+        lambda: chapter("magnitude_decomposition", "training").run_choices(
+            2, {"": (1.0, 1.0)}, "adam", 1e-3, context(), steps=0
+        ),
         ("steps", "0"),
     ),
     Case(
         "magnitude run_choices({})",
-        lambda: chapter("magnitude_decomposition", "training").run_choices(2, {}, "adam", 1e-3, smoke()),
+        lambda: chapter("magnitude_decomposition", "training").run_choices(2, {}, "adam", 1e-3, context()),
         ("picks", "empty"),
     ),
     Case(
-        "magnitude run_choice(optimizer='rmsprop')",
-        lambda: chapter("magnitude_decomposition", "training").run_choice(2, 1.0, 1.0, "rmsprop", 1e-3, smoke()),
+        "magnitude run_choices(optimizer='rmsprop')",
+        lambda: chapter("magnitude_decomposition", "training").run_choices(
+            2, {"": (1.0, 1.0)}, "rmsprop", 1e-3, context()
+        ),
         ("'rmsprop'", "adam"),
     ),
     Case(
@@ -658,30 +679,30 @@ CASES: list[Case] = [
     ),
     Case("thousand variant('foo')", lambda: chapter("thousand_layers").variant("foo"), ("'foo'",)),
     # chapter: why residuals
-    Case("why mlp_run(depth=0)", lambda: chapter("why_residuals", "training").mlp_run("plain", 0, smoke()), ("0",)),
+    Case("why mlp_run(depth=0)", lambda: mlp_once("plain", 0), ("0",)),
     Case(
         "why mlp_run(kind='wide')",
-        lambda: chapter("why_residuals", "training").mlp_run("wide", 4, smoke()),
+        lambda: mlp_once("wide", 4),
         ("'wide'",),
     ),
     Case(
         "why mlp_run(steps=0)",
-        lambda: chapter("why_residuals", "training").mlp_run("plain", 4, smoke(), steps=0),
+        lambda: mlp_once("plain", 4, steps=0),
         ("steps", "0"),
     ),
     Case(
         "why mlp_run(lr=0)",
-        lambda: chapter("why_residuals", "training").mlp_run("plain", 4, smoke(), lr=0),
+        lambda: mlp_once("plain", 4, lr=0),
         ("lr", "0"),
     ),
     Case(
         "why mlp_run(optimizer='rmsprop')",
-        lambda: chapter("why_residuals", "training").mlp_run("plain", 4, smoke(), optimizer="rmsprop"),
+        lambda: mlp_once("plain", 4, optimizer="rmsprop"),
         ("'rmsprop'",),
     ),
     Case(
         "why mlp_run(width=0)",
-        lambda: chapter("why_residuals", "training").mlp_run("plain", 4, smoke(), width=0),
+        lambda: mlp_once("plain", 4, width=0),
         ("width", "0"),
     ),
     Case(

@@ -500,6 +500,55 @@ def test_a_budget_is_resolved_at_the_entry_points_only():
     assert not by_name, f"chapter functions whose budget is not annotated Budget: {by_name}"
 
 
+def _chapter_functions():
+    """(file, function node) of every function in a chapter's package or in ``shared``."""
+    import ast
+
+    for path in sorted([*(ROOT / "deepnotes/chapters").rglob("*.py"), *(ROOT / "deepnotes/shared").rglob("*.py")]):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                yield str(path.relative_to(ROOT)), node
+
+
+def _calls(node, name: str) -> bool:
+    """Whether ``node``'s body calls ``name`` (a plain name or an attribute's last part)."""
+    import ast
+
+    return any(
+        isinstance(c, ast.Call) and ast.unparse(c.func).split(".")[-1] == name for c in ast.walk(node) if c is not node
+    )
+
+
+def test_a_page_s_runs_train_where_its_one_run_context_says():
+    """Issue 64: run settings are one object. A page's setup cell builds one ``RunContext`` (budget, device, worker
+    processes, progress bars) and hands it to every function that trains; none takes the device, the progress flag
+    or the workers beside it, none takes the budget beside it (it is ``context.budget``), none picks the workers
+    (``default_workers``) or trains a plan but through the context (``context.train``). A slider's render function is
+    the one other door (the widget calls it with the page's Budget and ``progress``): it builds its context there,
+    and only such a function does."""
+    bad = []
+    for rel, node in _chapter_functions():
+        if rel in BUDGET_ENTRIES:  # the catalog plans (a plan for so many workers); it trains nothing
+            continue
+        args = {a.arg: a for a in node.args.args + node.args.kwonlyargs + node.args.posonlyargs}
+        where = f"{rel}:{node.lineno} {node.name}"
+        if "context" in args and "RunContext" not in ast_text(args["context"].annotation):
+            continue  # another meaning of the word (a verdict's context sentence)
+        if "context" in args and ({"budget", "device", "progress", "workers"} & set(args)):
+            bad.append(f"{where} takes the context and {sorted({'budget', 'device', 'progress', 'workers'} & set(args))}")
+        if "workers" in args or _calls(node, "default_workers") or _calls(node, "train_plan"):
+            bad.append(f"{where} picks workers or trains a plan without the context")
+        if _calls(node, "here") and "progress" not in args:
+            bad.append(f"{where} builds a RunContext below the page (only a slider's render function may)")
+    assert not bad, bad
+
+
+def ast_text(annotation) -> str:
+    import ast
+
+    return ast.unparse(annotation) if annotation is not None else ""
+
+
 RECHECKS = {"positive_int", "positive_float", "seed", "seed_value"}
 
 

@@ -77,10 +77,9 @@ from __future__ import annotations
 from deepnotes.chapters.{stem}.budget import sizes
 from deepnotes.core.config import Budget, ModelConfig, TrainConfig, live_range
 from deepnotes.core.data import MarkovLanguage
-from deepnotes.core.ensembles import RunPlan, train_plan
+from deepnotes.core.ensembles import RunContext, RunPlan
 from deepnotes.core.train import History
 from deepnotes.core.validate import Depth, Seed, choice, given
-from deepnotes.core.workers import default_workers
 from deepnotes.cost.model import TrainRuns, planned_ensembles
 
 STYLES = ("post", "pre")  # the norm styles the chapter compares
@@ -109,10 +108,10 @@ def plan(budget: Budget, depth: Depth | None = None, styles: tuple[str, ...] = S
     )
 
 
-def train_runs(budget: Budget, progress: bool = False, device=None) -> dict[str, list[History]]:
-    """style → its runs (one History per seed) at the chapter's depth."""
-    hists = train_plan(plan(budget), progress=progress, device=device, workers=default_workers(device))
-    seeds = sizes(budget).seeds
+def train_runs(context: RunContext) -> dict[str, list[History]]:
+    """style → its runs (one History per seed) at the chapter's depth, trained where ``context`` says."""
+    hists = context.train(plan(context.budget))
+    seeds = sizes(context.budget).seeds
     return {{style: hists[k * seeds : (k + 1) * seeds] for k, style in enumerate(STYLES)}}
 
 
@@ -121,7 +120,8 @@ def slider_run(depth: Depth, style: str, *, budget: Budget, progress: bool = Fal
     live_range("depth", depth, sizes(budget).live_depth, budget)
     one = plan(budget, depth, (choice("norm style", style, STYLES),))
     single = RunPlan(one.model_cfgs[:1], one.train_cfgs[:1], one.tasks)
-    return train_plan(single, progress=progress)[0]
+    context = RunContext.here(budget, progress=progress)  # the slider is an entry point: the widget calls it
+    return context.train(single)[0]
 
 
 def work(budget: Budget) -> list[TrainRuns]:
@@ -310,11 +310,12 @@ def notebook(stem: str, title: str) -> dict:
         "from deepnotes.show.png import show_figures\n\n"
         "budget = dn.get_budget()\n"
         f'record_verdicts("{stem}", budget)   # this chapter\'s verdicts go to the claims ledger (appendix)\n'
-        'print(f"budget: {budget.name}, device: {dn.device()}")\n'
+        "context = dn.RunContext.here(budget, progress=True)   # where this page trains: device, worker processes\n"
+        "print(context)\n"
         f"print(chapter_estimate(\"{stem}\", budget))   # counted work × this device's measured rates, and a T4's"
     )
     answer_cell = (
-        "runs = ex.train_runs(budget, progress=True)   # Post-LN and Pre-LN, Adam, every seed\n"
+        "runs = ex.train_runs(context)   # Post-LN and Pre-LN, Adam, every seed\n"
         "display(answer.markdown(runs, budget))\n"
         "figures.answer(runs)\n"
         "show_figures()"
@@ -367,7 +368,7 @@ SMOKE = dn.get_budget("smoke")
 
 
 def test_the_runs_the_verdict_and_the_answer_agree():
-    runs = experiments.train_runs(SMOKE)
+    runs = experiments.train_runs(dn.RunContext.here(SMOKE))
     assert set(runs) == set(experiments.STYLES) and all(len(h) == 3 for h in runs.values())
     (row,) = claims.training(runs, SMOKE)
     assert row.status in (HOLDS, WRONG, UNCHECKABLE) and "bootstrap interval" in row.computed

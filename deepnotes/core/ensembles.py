@@ -2,23 +2,24 @@
 :class:`~deepnotes.core.engine.Stack` each (:func:`ensemble_groups`, sized by the device's memory on a GPU),
 starts their members, and trains the ensembles with :func:`~deepnotes.core.train.train_ensemble`'s loop on
 the machine's cores or a cluster (:func:`deepnotes.core.workers.run_jobs`); a chapter's runs are one
-:class:`RunPlan` (:func:`train_plan`)."""
+:class:`RunPlan` (:func:`train_plan`), trained where a page's :class:`RunContext` says."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import Executor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 
 from deepnotes.core.cluster import scheduler_executor
-from deepnotes.core.config import ModelConfig, TrainConfig, check_fits, stack_bytes
+from deepnotes.core.config import Budget, ModelConfig, TrainConfig, check_fits, stack_bytes
+from deepnotes.core.config import device as default_device
 from deepnotes.core.engine import check_slot_names, graph_config
 from deepnotes.core.optim import SHARED_FIELDS
 from deepnotes.core.train import History, NextToken, member_tasks, notify_observers, train_group
 from deepnotes.core.validate import Count, Workers
-from deepnotes.core.workers import run_jobs
+from deepnotes.core.workers import default_workers, run_jobs
 
 # The fixed work of an ensemble's step (drawing tokens, the loss, Python) in members' blocks: on the CPU,
 # where ensembles are spread over worker processes, a member's blocks cost about the same whichever
@@ -217,3 +218,35 @@ def train_plan(
         workers=workers,
         executor=executor,
     )
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """Where and how a page's runs train: its budget, the device, the worker processes and whether to draw
+    progress bars. A page's setup cell builds it once (:meth:`here`) and hands it to every function that
+    trains; below that, nothing picks a device, counts workers or resolves a budget again."""
+
+    budget: Budget
+    device: torch.device
+    workers: Workers = 1
+    progress: bool = False
+
+    @classmethod
+    def here(
+        cls, budget: Budget, *, progress: bool = False, device: torch.device | str | None = None, workers=None
+    ) -> RunContext:
+        """This machine's context: ``device`` (default CUDA when present, else the CPU) and ``workers`` (default
+        :func:`~deepnotes.core.workers.default_workers` of the device: 1 on a GPU, else the cores up to a limit)."""
+        dev = torch.device(device) if device is not None else default_device()
+        return cls(budget, dev, default_workers(dev) if workers is None else workers, progress)
+
+    def quiet(self) -> RunContext:
+        """The same context with no progress bars (a run inside another's bar, or a precomputed frame)."""
+        return replace(self, progress=False)
+
+    def train(self, plan: RunPlan) -> list[History]:
+        """:func:`train_plan` of ``plan`` here: the Histories in the plan's order."""
+        return train_plan(plan, progress=self.progress, device=self.device, workers=self.workers)
+
+    def __str__(self) -> str:
+        return f"budget: {self.budget.name}, device: {self.device}, worker processes: {self.workers}"

@@ -14,13 +14,11 @@ import statistics
 
 from deepnotes.core import measure
 from deepnotes.core.config import Budget, ModelConfig, TrainConfig
-from deepnotes.core.config import device as default_device
 from deepnotes.core.data import MarkovLanguage
-from deepnotes.core.ensembles import RunPlan, train_plan
+from deepnotes.core.ensembles import RunContext, RunPlan
 from deepnotes.core.measure import every_for
 from deepnotes.core.train import FRACTION_READ, History
 from deepnotes.core.validate import Count, Depth, positive_int
-from deepnotes.core.workers import default_workers
 from deepnotes.cost.model import TrainRuns, planned_ensembles
 from deepnotes.show import verdicts as vd
 from deepnotes.show.cite import cite
@@ -97,13 +95,11 @@ def training_plan(budget: Budget, depths: tuple[int, ...] | None = None) -> RunP
     )
 
 
-def runs(
-    budget: Budget, depths: tuple[int, ...] | None = None, progress: bool = False
-) -> dict[int, dict[str, list[History]]]:
+def runs(context: RunContext, depths: tuple[int, ...] | None = None) -> dict[int, dict[str, list[History]]]:
     """depth → label → one History per seed, for :func:`variants` at ``depths`` (default: the entry's depth),
-    trained as :func:`training_plan` lays them out."""
-    device = default_device()
-    hists = train_plan(training_plan(budget, depths), device=device, progress=progress, workers=default_workers(device))
+    trained as :func:`training_plan` lays them out, where ``context`` says."""
+    budget = context.budget
+    hists = context.train(training_plan(budget, depths))
     out: dict[int, dict[str, list[History]]] = {}
     for ((n, label, _), _, _), h in zip(settings(budget, depths), hists, strict=True):
         out.setdefault(n, {}).setdefault(label, []).append(h)

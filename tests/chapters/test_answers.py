@@ -27,14 +27,14 @@ def _increment_explosion():
     from deepnotes.chapters.increment_explosion import answer, claims
     from deepnotes.chapters.increment_explosion import experiments as ex
 
-    sweep = ex.loss_change_sweep(SMOKE)
+    sweep = ex.loss_change_sweep(dn.RunContext.here(SMOKE))
     return [answer.markdown(sweep), answer.details(sweep)], claims.loss_change_verdicts(sweep)
 
 
 def _magnitude_decomposition():
     from deepnotes.chapters.magnitude_decomposition import answer, claims, training
 
-    comp = training.choice_comparison(SMOKE)
+    comp = training.choice_comparison(dn.RunContext.here(SMOKE))
     rows = list(claims.main_text_verdicts(SMOKE)) + list(claims.article_story_verdicts(comp))
     return [answer.markdown(comp, SMOKE), answer.details(comp, SMOKE)], rows
 
@@ -43,7 +43,7 @@ def _post_vs_pre_norm():
     from deepnotes.chapters.post_vs_pre_norm import answer, claims
     from deepnotes.chapters.post_vs_pre_norm import experiments as ex
 
-    probes, runs = ex.init_probes(SMOKE), ex.training_runs(SMOKE)
+    probes, runs = ex.init_probes(SMOKE), ex.training_runs(dn.RunContext.here(SMOKE))
     rows = list(claims.identity_path(probes, SMOKE)) + list(claims.training(runs, SMOKE))
     return [answer.markdown(probes, runs, SMOKE), answer.details(probes, runs, SMOKE)], rows
 
@@ -52,14 +52,14 @@ def _thousand_layers():
     from deepnotes.chapters.thousand_layers import answer, claims
     from deepnotes.chapters.thousand_layers import experiments as ex
 
-    runs = ex.train_runs(SMOKE)
+    runs = ex.train_runs(dn.RunContext.here(SMOKE))
     return [answer.markdown(runs, SMOKE), answer.details(runs, SMOKE)], claims.training(runs, SMOKE)
 
 
 def _why_residuals():
     from deepnotes.chapters.why_residuals import answer, claims, training
 
-    runs, sweep = training.train_sweep(SMOKE), training.transformer_sweep(SMOKE)
+    runs, sweep = training.train_sweep(dn.RunContext.here(SMOKE)), training.transformer_sweep(dn.RunContext.here(SMOKE))
     rows = list(claims.training_verdicts(runs, SMOKE)) + list(claims.transformer_verdicts(sweep, SMOKE))
     return [answer.markdown(runs, sweep, SMOKE), answer.details(runs, sweep, SMOKE)], rows
 

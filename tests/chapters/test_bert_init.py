@@ -185,7 +185,7 @@ def test_probe_depth_and_shown_std_come_from_the_budget():
 
 def test_mlm_run_records_every_layer_norm_gain():
     for head in (True, False):
-        run = bert.mlm_run(0.02, head, budget=SMOKE)
+        run = bert.mlm_run(0.02, head, context=dn.RunContext.here(SMOKE))
         assert len(run.history.losses) == bert_init_sizes(SMOKE).train_steps
         names = set(run.gains)
         assert (
@@ -236,13 +236,13 @@ def test_sweep_figure_marks_bert_std_and_spans_the_sweep():
 
 
 def test_gain_and_training_figures_draw_the_runs():
-    run = bert.cached_run(0.02, True, SMOKE)
+    run = bert.cached_run(0.02, True, dn.RunContext.here(SMOKE))
     fig = figures.gain_figure(0.02, True, SMOKE)
     g = _lines(fig.axes[0])
     assert list(g["last encoder LN"].get_ydata()) == pytest.approx(run.last_encoder_gain())
     assert list(g["extra head LN"].get_ydata()) == pytest.approx(run.gains["head"])
     assert "extra head LN" not in _lines(figures.gain_figure(0.02, False, SMOKE).axes[0])
-    runs = bert.training_runs(SMOKE)
+    runs = bert.training_runs(dn.RunContext.here(SMOKE))
     ax = figures.training_figure(runs, SMOKE).axes[0]
     curves = [line for line in ax.get_lines() if line.get_label().startswith("std")]
     assert [list(c.get_ydata()) for c in curves] == [
@@ -326,9 +326,9 @@ def test_chapter_verdict_tables_and_reports():
     init = claims.init_verdicts(probes, SMOKE)
     assert len(init) == 2 * len(probes) + 3
     assert all(v.status in words.STATUS_COLOUR and "bootstrap interval" in v.computed for v in init)
-    runs = bert.training_runs(SMOKE)
+    runs = bert.training_runs(dn.RunContext.here(SMOKE))
     assert len(claims.training_verdicts(runs, SMOKE)) == 3
-    gains = bert.gain_runs(SMOKE)
+    gains = bert.gain_runs(dn.RunContext.here(SMOKE))
     assert len(claims.gain_verdicts(gains, SMOKE)) == 4 * len(bert_init_sizes(SMOKE).gain_stds) + 2
     text = report.annotated_tables_text(bert.table_setting_probes(SMOKE), bert.table_probes(SMOKE), SMOKE)
     assert len(text.splitlines()) == (

@@ -11,6 +11,7 @@ from dataclasses import replace
 
 import pytest
 
+from deepnotes import RunContext
 from deepnotes.core import ensembles as ensemble
 from deepnotes.core import optim
 from deepnotes.core.config import get_budget
@@ -42,13 +43,13 @@ def _histories(result) -> list:
 def _thousand_layers():
     from deepnotes.chapters.thousand_layers.experiments import train_runs
 
-    return train_runs(SMOKE, workers=1)
+    return train_runs(RunContext.here(SMOKE, workers=1))
 
 
 def _post_vs_pre_norm():
     from deepnotes.chapters.post_vs_pre_norm.experiments import training_runs
 
-    return training_runs(SMOKE)
+    return training_runs(RunContext.here(SMOKE))
 
 
 @pytest.mark.parametrize("chapter", [_thousand_layers, _post_vs_pre_norm], ids=["thousand_layers", "post_vs_pre_norm"])

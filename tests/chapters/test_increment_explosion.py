@@ -112,7 +112,9 @@ def test_derivation_verdicts_are_the_computed_ones(d):
 
 
 def test_loss_change_sweep_probes_each_depth_on_the_shared_probe_batch(budget):
-    sweep = inc.loss_change_sweep(budget, variants=("post", "deepnorm"), depths=(2, 4), device="cpu")
+    sweep = inc.loss_change_sweep(
+        dn.RunContext.here(budget, device="cpu"), variants=("post", "deepnorm"), depths=(2, 4)
+    )
     assert sweep.variants == ("post", "deepnorm") and sweep.optimizers == ("sgd", "adam")
     assert sweep.lrs == dict(increment_explosion_sizes(budget).probe_lrs)
     for (v, o), per_depth in sweep.probes.items():
@@ -135,7 +137,8 @@ def test_post_ln_early_update_grows_with_depth_and_dwarfs_deepnorms(budget):
     depths = (2, 8, 32)
     lr = increment_explosion_sizes(budget).update_lr
     first = {
-        v: [inc.run(v, n, budget, "adam", lr, steps=1).update_rms[0] for n in depths] for v in ("post", "deepnorm")
+        v: [inc.run(v, n, dn.RunContext.here(budget), "adam", lr, steps=1).update_rms[0] for n in depths]
+        for v in ("post", "deepnorm")
     }
     assert loglog_slope(depths, first["post"]) > 0.1
     assert all(d < p / 3 for d, p in zip(first["deepnorm"], first["post"], strict=True))
@@ -147,7 +150,7 @@ def test_bad_settings_raise(budget):
     with pytest.raises(ValueError, match="allowed: post, pre, deepnorm"):
         inc.variant_config("plain", 4, budget)
     with pytest.raises(ValueError, match="allowed: all, matrices"):
-        inc.run("post", 2, budget, params="some")
+        inc.run("post", 2, dn.RunContext.here(budget), params="some")
     with pytest.raises(ValueError, match="allowed: adam, sgd, lamb"):
         inc.slider_run(2, "post", "rmsprop", budget=budget)
 
@@ -173,7 +176,7 @@ def test_slider_figure_draws_the_run_it_titles(budget):
 
 
 def test_loss_change_figure_plots_first_order_per_lr_and_block_norms(budget):
-    sweep = inc.loss_change_sweep(budget, variants=("post", "pre"), depths=(2, 4), device="cpu")
+    sweep = inc.loss_change_sweep(dn.RunContext.here(budget, device="cpu"), variants=("post", "pre"), depths=(2, 4))
     fig = figures.loss_change_figure(sweep)
     assert len(fig.axes) == 3
     sgd_ax, adam_ax, blocks_ax = fig.axes
@@ -193,7 +196,7 @@ def test_loss_change_figure_plots_first_order_per_lr_and_block_norms(budget):
 
 
 def test_early_update_and_training_figures_and_tables(budget):
-    updates = inc.early_updates(budget)
+    updates = inc.early_updates(dn.RunContext.here(budget))
     assert set(updates) == set(inc.PARAM_SETS)
     fig = figures.early_update_figure(updates, budget)
     depths = increment_explosion_sizes(budget).update_depths
@@ -210,7 +213,7 @@ def test_early_update_and_training_figures_and_tables(budget):
     # DeepNet Fig. 5 at the paper's own size, 64-128-2
     cfg = inc.variant_config("deepnorm", 6, budget, increment_explosion_sizes(budget).paper_shape)
     assert (cfg.d_model, cfg.d_ff, cfg.n_heads) == (64, 128, 2) and cfg.n_layers == 6
-    paper = inc.paper_size_updates(budget)
+    paper = inc.paper_size_updates(dn.RunContext.here(budget))
     assert set(paper) == set(updates["all"]) and all(len(h.update_rms) for hs in paper.values() for h in hs)
     assert paper[("post", depths[0])][0].update_rms != updates["all"][("post", depths[0])][0].update_rms
     seeds = increment_explosion_sizes(budget).update_seeds
@@ -221,7 +224,7 @@ def test_early_update_and_training_figures_and_tables(budget):
     assert fig.axes[0].get_title().startswith("64-128-2")
     assert all("64-128-2 (DeepNet's size)" in v.source for v in claims.paper_size_verdicts(paper, budget))
 
-    runs = inc.training_comparisons(budget)
+    runs = inc.training_comparisons(dn.RunContext.here(budget))
     assert list(runs) == list(increment_explosion_sizes(budget).train_depths)
     fig = figures.training_figure(runs, budget)
     assert fig.axes[0].get_title().endswith("peak lr 3e-3")
@@ -412,7 +415,9 @@ def _sloped_sweep(slopes: dict[tuple[str, str], float], depths=(2, 4, 8)) -> inc
 
 
 def test_the_answer_figure_draws_the_sweep_under_both_optimizers(budget):
-    sweep = inc.loss_change_sweep(budget, variants=("post", "deepnorm"), depths=(2, 4), device="cpu")
+    sweep = inc.loss_change_sweep(
+        dn.RunContext.here(budget, device="cpu"), variants=("post", "deepnorm"), depths=(2, 4)
+    )
     fig = figures.answer(sweep)
     assert [ax.get_title() for ax in fig.axes] == [f"{o.upper()} (lr {sweep.lrs[o]:g})" for o in sweep.optimizers]
     post = next(line for line in fig.axes[1].lines if line.get_label().startswith("post: "))

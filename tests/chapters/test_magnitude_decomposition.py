@@ -124,14 +124,16 @@ def test_first_step_and_identity_follow_the_analysis():
 
 def test_training_run_tracks_lambda_and_records_divergence():
     budget = dn.get_budget("smoke")
-    run = mt.run_choice(2, 1.0, 0.5, "sgd", 0.1, budget, steps=4, track_every=2, device="cpu")
+    run = mt.run_choices(
+        2, {"": (1.0, 0.5)}, "sgd", 0.1, dn.RunContext.here(budget, device="cpu"), steps=4, track_every=2
+    )[""]
     assert run.lam_steps == [0, 2] and run.lam_ratio[0] == pytest.approx(1.0)
     assert len(run.history.losses) == 4
     assert 0 < run.history.unigram - run.history.floor
     area = run.history.mean_fraction_learned()
     h = run.history
     assert area == pytest.approx(sum((h.unigram - x) / (h.unigram - h.floor) for x in h.losses) / 4)
-    blown = mt.run_choice(2, 1.0, 1.0, "sgd", 1e6, budget, steps=6, device="cpu")
+    blown = mt.run_choices(2, {"": (1.0, 1.0)}, "sgd", 1e6, dn.RunContext.here(budget, device="cpu"), steps=6)[""]
     assert (
         blown.history.diverged and blown.history.steps_to(0.5) is None and blown.history.mean_fraction_learned() is None
     )
@@ -142,8 +144,10 @@ def test_choices_train_at_several_seeds_in_one_ensemble():
     (the same as a one-seed run) and per_seed() holds every seed's, initialized differently."""
     budget = dn.get_budget("smoke")
     picks = {"a": (1.0, 0.5), "b": (3.0, 1.0)}
-    one = mt.run_choices(3, picks, "sgd", 0.1, budget, steps=3, track_every=1, device="cpu")
-    two = mt.run_choices(3, picks, "sgd", 0.1, budget, steps=3, track_every=1, device="cpu", seeds=2)
+    one = mt.run_choices(3, picks, "sgd", 0.1, dn.RunContext.here(budget, device="cpu"), steps=3, track_every=1)
+    two = mt.run_choices(
+        3, picks, "sgd", 0.1, dn.RunContext.here(budget, device="cpu"), steps=3, track_every=1, seeds=2
+    )
     for label in picks:
         assert one[label].per_seed() == [one[label]]
         first, second = two[label].per_seed()
@@ -192,9 +196,11 @@ def test_choices_trained_as_one_ensemble_match_each_choice_trained_alone():
     are those of the choice trained alone, and the batched λ_F equals lambda_closed_form per matrix."""
     budget = dn.get_budget("smoke")
     picks = {"a": (1.0, 0.5), "b": (3.0, 1.0), "c": (1.5, 2.0)}
-    together = mt.run_choices(3, picks, "sgd", 0.1, budget, steps=5, track_every=2, device="cpu")
+    together = mt.run_choices(3, picks, "sgd", 0.1, dn.RunContext.here(budget, device="cpu"), steps=5, track_every=2)
     for label, (a, lam) in picks.items():
-        alone = mt.run_choice(3, a, lam, "sgd", 0.1, budget, steps=5, track_every=2, device="cpu")
+        alone = mt.run_choices(
+            3, {"": (a, lam)}, "sgd", 0.1, dn.RunContext.here(budget, device="cpu"), steps=5, track_every=2
+        )[""]
         assert together[label].lam_steps == alone.lam_steps == [0, 2, 4]
         assert together[label].history.losses == pytest.approx(alone.history.losses, rel=1e-5)
         assert together[label].lam_ratio == pytest.approx(alone.lam_ratio, rel=1e-5)
@@ -444,7 +450,7 @@ def test_probe_figures_draw_the_measurements():
 def test_training_figures_and_slider():
     plt = _figure_setup()
     budget = dn.get_budget("smoke")
-    comp = mt.choice_comparison(budget, depths=(2,), device="cpu")
+    comp = mt.choice_comparison(dn.RunContext.here(budget, device="cpu"), depths=(2,))
     assert set(comp) == {(o, lr, 2) for o, lrs in magnitude_decomposition_sizes(budget).train_lrs.items() for lr in lrs}
     grid = mf.training_grid(comp)
     assert len(grid.axes) == len(comp)

@@ -40,7 +40,7 @@ def probes(budget):
 
 @pytest.fixture(scope="module")
 def runs(budget):
-    return pp.training_runs(budget)
+    return pp.training_runs(dn.RunContext.here(budget))
 
 
 # derivations
@@ -154,17 +154,17 @@ def test_fixed_step_gates_rise_linearly_and_are_not_trained(budget):
     for step, want in ((0, 0.25), (2, 0.75), (9, 1.0)):
         schedule.before_step(stack, step, None, [0, 1])
         assert all(bool((getattr(stack, name) == want).all()) for name in GATES)
-    hist = pp.run("rezero", 2, budget, gate_step=0.5, steps=3)
+    hist = pp.run("rezero", 2, dn.RunContext.here(budget), gate_step=0.5, steps=3)
     assert len(hist.losses) == 3 and hist.block_updates
     with pytest.raises(ValueError, match="rezero"):
-        pp.run("post", 2, budget, gate_step=0.5, steps=1)
+        pp.run("post", 2, dn.RunContext.here(budget), gate_step=0.5, steps=1)
     with pytest.raises(ValueError, match="step_size=0"):
         GateSchedule(0)
 
 
 def test_block_updates_under_adam_are_uniform_and_under_sgd_follow_gradients(budget):
-    adam = pp.run("post", 6, budget, "adam", 1e-3, steps=1)
-    sgd = pp.run("post", 6, budget, "sgd", 0.1, steps=1)
+    adam = pp.run("post", 6, dn.RunContext.here(budget), "adam", 1e-3, steps=1)
+    sgd = pp.run("post", 6, dn.RunContext.here(budget), "sgd", 0.1, steps=1)
     a, s = adam.block_updates[0], sgd.block_updates[0]
     assert max(a) / min(a) < 3
     g = sgd.grad_norms[0]
@@ -186,7 +186,7 @@ def test_training_runs_follow_the_plan_at_the_budget_rates(budget, runs):
     warm = runs["adam"][f"post, warmup {sub.warmup}"][0]
     assert warm.lrs[0] < warm.lrs[sub.warmup] == rates["adam"]
     # the Adam runs the increment chapter shows too are the shared comparison's, loss for loss
-    shared = warmup.runs(budget)[sub.depth]
+    shared = warmup.runs(dn.RunContext.here(budget))[sub.depth]
     assert all([h.losses for h in shared[name]] == [h.losses for h in runs["adam"][name]] for name in shared)
     # seeds are other initializations and data streams of the same language
     a, b = runs["adam"]["pre"][:2]

@@ -30,7 +30,7 @@ def budget():
 
 @pytest.fixture(scope="module")
 def runs(budget):
-    return ex.train_runs(budget)
+    return ex.train_runs(dn.RunContext.here(budget))
 
 
 # predictions
@@ -145,9 +145,9 @@ def test_every_budget_trains_the_frontier_and_the_map_as_the_issue_asks():
 
 def test_runs_are_reproducible_and_do_not_depend_on_the_worker_count(budget):
     plan = [ex.Run("deepnorm", 3, 5e-4, 0), ex.Run("pre", 3, 5e-4, 0)]
-    one = ex.train_runs(budget, plan, workers=1)
-    two = ex.train_runs(budget, plan, workers=2)
-    again = ex.train_runs(budget, plan, workers=2)
+    one = ex.train_runs(dn.RunContext.here(budget, workers=1), plan)
+    two = ex.train_runs(dn.RunContext.here(budget, workers=2), plan)
+    again = ex.train_runs(dn.RunContext.here(budget, workers=2), plan)
     for key in one.histories:
         assert two.histories[key][0].losses == again.histories[key][0].losses
         assert two.histories[key][0].losses == pytest.approx(one.histories[key][0].losses, rel=1e-5)
@@ -370,7 +370,7 @@ def test_warmup_rule_and_map_rates():
 
 def test_a_map_row_is_one_ensemble_and_the_figure_marks_divergence(budget):
     rates = ex.map_rates(thousand_layers_sizes(budget).lr, 2)
-    tmap = ex.train_map(budget, (3,), rates, seeds=2, workers=1)
+    tmap = ex.train_map(dn.RunContext.here(budget, workers=1), (3,), rates, seeds=2)
     assert set(tmap.histories) == {(s, 3, r) for s in ex.MAP_STYLES for r in rates}
     members = {h.ensemble_size for hs in tmap.histories.values() for h in hs}
     assert members == {len(ex.MAP_STYLES) * len(rates) * 2}  # every style, rate and seed together
@@ -383,4 +383,4 @@ def test_a_map_row_is_one_ensemble_and_the_figure_marks_divergence(budget):
     assert "✕" in [t.get_text() for t in fig.axes[0].texts]
     plt.close(fig)
     with pytest.raises(ValueError, match="map style"):
-        ex.train_map(budget, (3,), rates, styles=("postnorm",))
+        ex.train_map(dn.RunContext.here(budget), (3,), rates, styles=("postnorm",))

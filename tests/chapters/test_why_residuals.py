@@ -138,13 +138,19 @@ def test_layer_gradients_scale_with_eps():
 
 
 def test_training_runs_record_histories_and_divergence():
-    h = rt.mlp_run("1/sqrt(N)", 4, SMOKE, steps=3, device="cpu")
+    h = rt.mlp_runs([rt.mlp_setting("1/sqrt(N)", 4, SMOKE, steps=3)], dn.RunContext.here(SMOKE, device="cpu"))[0]
     assert len(h.losses) == 3 and len(h.grad_norms[0]) == 4 and not h.diverged
-    boom = rt.mlp_run("1", 60, SMOKE, optimizer="sgd", lr=1.0, steps=5, device="cpu")
+    boom = rt.mlp_runs(
+        [rt.mlp_setting("1", 60, SMOKE, optimizer="sgd", lr=1.0, steps=5)], dn.RunContext.here(SMOKE, device="cpu")
+    )[0]
     assert boom.diverged and "diverged" in rt.outcome(boom)
-    t = rt.transformer_run("1/N", 2, SMOKE, steps=2, device="cpu")
+    t = rt.transformer_runs(
+        [rt.transformer_setting("1/N", 2, SMOKE, steps=2)], dn.RunContext.here(SMOKE, device="cpu")
+    )[0]
     assert len(t.losses) == 2
-    p = rt.transformer_run("plain", 2, SMOKE, steps=2, device="cpu")
+    p = rt.transformer_runs(
+        [rt.transformer_setting("plain", 2, SMOKE, steps=2)], dn.RunContext.here(SMOKE, device="cpu")
+    )[0]
     assert len(p.losses) == 2 and len(p.grad_norms[0]) == 2
 
 
@@ -210,8 +216,8 @@ def sweeps():
     return {
         "grad": rs.gradient_sweep(SMOKE),
         "growth": rs.growth_sweep(SMOKE),
-        "train": rt.train_sweep(SMOKE),
-        "tf": rt.transformer_sweep(SMOKE),
+        "train": rt.train_sweep(dn.RunContext.here(SMOKE)),
+        "tf": rt.transformer_sweep(dn.RunContext.here(SMOKE)),
     }
 
 

@@ -29,16 +29,19 @@ def _chapters(budget: dn.Budget | str = SMOKE):
 
     resolved = dn.get_budget(SMOKE)
     runs = tl.plan(resolved)[:2]
+    here = lambda: dn.RunContext.here(budget, workers=1)  # noqa: E731  (the page's context; serial)
     return {
-        "post_vs_pre_norm.run": lambda: pp.run("post", 2, budget, steps=1),
-        "why_residuals.mlp_run": lambda: wr.mlp_run("1/N", 3, budget, steps=1),
-        "why_residuals.transformer_run": lambda: wr.transformer_run("plain", 2, budget, steps=1),
+        "post_vs_pre_norm.run": lambda: pp.run("post", 2, here(), steps=1),
+        "why_residuals.mlp_runs": lambda: wr.mlp_runs([wr.mlp_setting("1/N", 3, budget, steps=1)], here()),
+        "why_residuals.transformer_runs": lambda: wr.transformer_runs(
+            [wr.transformer_setting("plain", 2, budget, steps=1)], here()
+        ),
         "why_residuals.paper_spectra": lambda: spectrum.paper_spectra(budget),
-        "shared.warmup.runs": lambda: warmup.runs(budget),
-        "increment_explosion.run": lambda: inc.run("post", 2, budget, steps=1),
-        "magnitude_decomposition.run_choices": lambda: mag.run_choices(2, {"a": (1.0, 1.0)}, "adam", 1e-3, budget, 1),
-        "bert_init.mlm_run": lambda: bert.mlm_run(0.02, budget=budget),
-        "thousand_layers.train_runs": lambda: tl.train_runs(budget, runs),
+        "shared.warmup.runs": lambda: warmup.runs(here()),
+        "increment_explosion.run": lambda: inc.run("post", 2, here(), steps=1),
+        "magnitude_decomposition.run_choices": lambda: mag.run_choices(2, {"a": (1.0, 1.0)}, "adam", 1e-3, here(), 1),
+        "bert_init.mlm_run": lambda: bert.mlm_run(0.02, context=here()),
+        "thousand_layers.train_runs": lambda: tl.train_runs(here(), runs),
         "deepnotes.train": lambda: dn.train(resolved.model_config(2), resolved.train_config("adam", 1e-3, 1)),
     }
 
@@ -110,16 +113,17 @@ WALK_RETURNS = 10  # issue 64: following the budget from thousand_layers.train_r
 
 
 def test_the_budget_s_walk_from_train_runs_comes_back_to_a_module_at_most_ten_times(monkeypatch):
-    """Issue 64: follow the Budget from ``thousand_layers.train_runs`` (two runs of its plan, serial): every call of
-    a package function that receives that Budget object, and the module it is called from. A call from another
-    module returns to a module already left; at most WALK_RETURNS of them (the budget is resolved by the page and
-    handed down, not resolved and re-resolved on the way)."""
+    """Issue 64: follow the page's RunContext and its Budget from ``thousand_layers.train_runs`` (two runs of its
+    plan, serial): every call of a package function that receives either object, and the module it is called from.
+    A call from another module returns to a module already left; at most WALK_RETURNS of them (the context is built
+    by the page and handed down, not rebuilt or re-resolved on the way)."""
     from deepnotes.chapters.thousand_layers import experiments as tl
 
     for module in list(sys.modules.values()):  # serial: every call is seen in this process
         if getattr(module, "__name__", "").startswith("deepnotes") and hasattr(module, "default_workers"):
             monkeypatch.setattr(module, "default_workers", lambda device=None: 1)
     budget = dn.get_budget(SMOKE)
+    context = dn.RunContext.here(budget, workers=1)
     runs = tl.plan(budget)[:2]
     walk: list[tuple[str, str]] = []
 
@@ -130,12 +134,12 @@ def test_the_budget_s_walk_from_train_runs_comes_back_to_a_module_at_most_ten_ti
 
     def seen(frame, event, arg):
         if event == "call" and not frame.f_code.co_filename.startswith("<") and _name(frame).startswith("deepnotes"):
-            if any(value is budget for value in frame.f_locals.values()):
+            if any(value is budget or value is context for value in frame.f_locals.values()):
                 walk.append((module_of(frame.f_back), _name(frame)))
 
     sys.setprofile(seen)
     try:
-        tl.train_runs(budget, runs)
+        tl.train_runs(context, runs)
     finally:
         sys.setprofile(None)
     returns = [(caller, callee) for caller, callee in walk[1:] if caller != callee]

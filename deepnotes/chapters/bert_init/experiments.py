@@ -29,7 +29,7 @@ from deepnotes.core.config import Budget, ModelConfig, TrainConfig
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import MarkovLanguage, mask_positions, probe_generator
 from deepnotes.core.engine import Stack
-from deepnotes.core.ensembles import RunPlan, train_plan
+from deepnotes.core.ensembles import RunContext, RunPlan
 from deepnotes.core.measure import every_for, per_block_grad_norms
 from deepnotes.core.models import (
     TransformerLM,
@@ -52,7 +52,6 @@ from deepnotes.core.validate import (
     Seed,
     given,
 )
-from deepnotes.core.workers import default_workers
 from deepnotes.cost.model import (
     Builds,
     Draws,
@@ -402,19 +401,16 @@ def mlm_plan(
 
 def mlm_runs(
     settings: Sequence[tuple[float, bool]],
-    budget: Budget,
+    context: RunContext,
     seeds: Sequence[int] = (0,),
     lr: Positive | None = None,
     depth: Depth | None = None,
-    device=None,
-    progress: bool = False,
 ) -> dict[tuple[float, bool, int], MLMRun]:
-    """Train :func:`mlm_plan`'s runs: the budget's encoder on masked tokens with Adam and linear warmup, for
-    every (std, extra head layer) setting × seed. Returns (std, head, seed) → run."""
-    depth = given(depth, sizes(budget).train_depth)
-    keys, plan = mlm_plan(settings, budget, seeds, lr, depth)
-    device = device or default_device()
-    hists = train_plan(plan, device=device, workers=default_workers(device), progress=progress)
+    """Train :func:`mlm_plan`'s runs where ``context`` says: the budget's encoder on masked tokens with Adam and
+    linear warmup, for every (std, extra head layer) setting × seed. Returns (std, head, seed) → run."""
+    depth = given(depth, sizes(context.budget).train_depth)
+    keys, plan = mlm_plan(settings, context.budget, seeds, lr, depth)
+    hists = context.train(plan)
     return {key: _mlm_result(key[0], key[1], depth, hist) for key, hist in zip(keys, hists, strict=True)}
 
 
@@ -431,15 +427,13 @@ def mlm_run(
     std: Positive,
     head_transform: bool = True,
     *,
-    budget: Budget,
+    context: RunContext,
     seed: Seed = 0,
     lr: Positive | None = None,
     depth: Depth | None = None,
-    device=None,
-    progress: bool = False,
 ) -> MLMRun:
     """One run of :func:`mlm_runs`."""
-    return mlm_runs([(std, head_transform)], budget, (seed,), lr, depth, device, progress)[(std, head_transform, seed)]
+    return mlm_runs([(std, head_transform)], context, (seed,), lr, depth)[(std, head_transform, seed)]
 
 
 def cached_probe(std: Positive, depth: Depth, width: Count, budget: Budget) -> InitProbe:
@@ -460,32 +454,34 @@ def run_settings(budget: Budget) -> list[tuple[float, bool]]:
     return list(dict.fromkeys([(s, True) for s in b.train_stds] + [(s, h) for s in b.gain_stds for h in (True, False)]))
 
 
-def chapter_runs(budget: Budget) -> dict[tuple[float, bool], tuple[MLMRun, ...]]:
+def chapter_runs(context: RunContext) -> dict[tuple[float, bool], tuple[MLMRun, ...]]:
     """:func:`mlm_runs` over :func:`run_settings` and the budget's ``train_seeds`` (seeds 0, 1, …), trained
-    once: (std, extra head layer) → one run per seed."""
-    return _chapter_runs(budget)
+    once per budget and device (without progress bars: the slider's frames reuse them): (std, extra head
+    layer) → one run per seed."""
+    return _chapter_runs(context.quiet())
 
 
 @functools.lru_cache(maxsize=BUDGET_RESULTS_KEPT)
-def _chapter_runs(budget: Budget) -> dict[tuple[float, bool], tuple[MLMRun, ...]]:
+def _chapter_runs(context: RunContext) -> dict[tuple[float, bool], tuple[MLMRun, ...]]:
     """The cache behind :func:`chapter_runs`: the door checks the arguments there, before hashing."""
-    seeds = tuple(range(sizes(budget).train_seeds))
-    trained = mlm_runs(run_settings(budget), budget, seeds)
-    return {key: tuple(trained[(*key, seed)] for seed in seeds) for key in run_settings(budget)}
+    settings = run_settings(context.budget)
+    seeds = tuple(range(sizes(context.budget).train_seeds))
+    trained = mlm_runs(settings, context, seeds)
+    return {key: tuple(trained[(*key, seed)] for seed in seeds) for key in settings}
 
 
-def cached_run(std: Positive, head_transform: bool, budget: Budget) -> MLMRun:
+def cached_run(std: Positive, head_transform: bool, context: RunContext) -> MLMRun:
     """:func:`mlm_run` at the budget's defaults (seed 0), computed once per setting (the chapter's settings
     come from :func:`chapter_runs`): what the figures and sliders draw."""
-    return _cached_run(std, head_transform, budget)
+    return _cached_run(std, head_transform, context.quiet())
 
 
 @functools.lru_cache(maxsize=LIVE_RESULTS_KEPT)
-def _cached_run(std: Positive, head_transform: bool, budget: Budget) -> MLMRun:
+def _cached_run(std: Positive, head_transform: bool, context: RunContext) -> MLMRun:
     """The cache behind :func:`cached_run`: the door checks the arguments there, before hashing."""
-    if (std, head_transform) in run_settings(budget):
-        return chapter_runs(budget)[(std, head_transform)][0]
-    return mlm_run(std, head_transform, budget=budget)
+    if (std, head_transform) in run_settings(context.budget):
+        return chapter_runs(context)[(std, head_transform)][0]
+    return mlm_run(std, head_transform, context=context)
 
 
 def article_gradient_prediction(probe: InitProbe) -> list[float]:
@@ -577,16 +573,16 @@ def table_identity_falloff(budget: Budget) -> dict[str, list[float]]:
     }
 
 
-def training_runs(budget: Budget) -> dict[float, tuple[MLMRun, ...]]:
+def training_runs(context: RunContext) -> dict[float, tuple[MLMRun, ...]]:
     """Experiment 2: MLM runs (with the extra Dense+LN head) per std of the annotated §9.3 table, one per seed."""
-    return {s: chapter_runs(budget)[(s, True)] for s in sizes(budget).train_stds}
+    return {s: chapter_runs(context)[(s, True)] for s in sizes(context.budget).train_stds}
 
 
-def gain_runs(budget: Budget) -> dict[tuple[float, bool], tuple[MLMRun, ...]]:
+def gain_runs(context: RunContext) -> dict[tuple[float, bool], tuple[MLMRun, ...]]:
     """Experiment 3: (std, extra head layer) → MLM runs, one per seed, for every gain std, with and without
     the head."""
-    runs = chapter_runs(budget)
-    return {(s, head): runs[(s, head)] for s in sizes(budget).gain_stds for head in (True, False)}
+    runs = chapter_runs(context)
+    return {(s, head): runs[(s, head)] for s in sizes(context.budget).gain_stds for head in (True, False)}
 
 
 def gain_show_std(budget: Budget) -> float:

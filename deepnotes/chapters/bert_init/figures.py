@@ -16,6 +16,7 @@ from deepnotes.chapters.bert_init.experiments import (
     xavier_scale_std,
 )
 from deepnotes.core.config import Budget, live_range
+from deepnotes.core.ensembles import RunContext
 from deepnotes.core.measure import unrelated_cosine_floor
 from deepnotes.core.validate import Depth, Positive
 from deepnotes.show.palette import PALETTE
@@ -67,7 +68,7 @@ def gain_figure(std: Positive, head_transform: bool, budget: Budget, progress: b
     highlighted, and the RMS of the (tied) output embedding rows."""
     from deepnotes.show import plots
 
-    run = cached_run(std, head_transform, budget)
+    run = cached_run(std, head_transform, RunContext.here(budget, progress=progress))  # an entry point: the widget's
     fig, (ax_g, ax_l) = plots.new_figure(2, height=2.8)
     for name, values in run.gains.items():
         if name in (run.last_name, "head"):

@@ -17,15 +17,13 @@ import torch
 from deepnotes.chapters.increment_explosion.budget import sizes
 from deepnotes.core import measure, scaling
 from deepnotes.core.config import Budget, ModelConfig, TrainConfig, live_range
-from deepnotes.core.config import device as default_device
 from deepnotes.core.data import MarkovLanguage, probe_batch
 from deepnotes.core.engine import MATRICES, build_stack, graph_config
-from deepnotes.core.ensembles import RunPlan, train_plan
+from deepnotes.core.ensembles import RunContext, RunPlan
 from deepnotes.core.measure import StepProbe, every_for, loglog_slope, step_probes
 from deepnotes.core.train import History
 from deepnotes.core.train import progress as progress_bar
 from deepnotes.core.validate import Depth, NonNegativeCount, Positive, Repeats, Seed, choice, given
-from deepnotes.core.workers import default_workers
 from deepnotes.cost.model import StackPasses, TrainRuns, planned_ensembles
 from deepnotes.shared import warmup as shared_warmup
 from deepnotes.show.cache import BUDGET_RESULTS_KEPT
@@ -129,32 +127,30 @@ def graph_groups(variants, n_layers: Depth, budget: Budget) -> list[tuple[str, .
 
 
 def loss_change_sweep(
-    budget: Budget,
+    context: RunContext,
     variants=PROBED_VARIANTS,
     optimizers=PROBE_OPTIMIZERS,
     lrs: dict[str, float] | None = None,
     depths: tuple[int, ...] | None = None,
-    device=None,
-    progress: bool = False,
 ) -> LossChangeSweep:
     """ΔL after one optimizer step at initialization, for each variant × optimizer × depth × repeat.
 
     Only the blocks' N·K weight matrices step (the derivation's parameters); embedding, head,
     biases and norms stay put. The probe runs in float64 so that the tiny ΔL of a small learning
     rate is measured exactly. Variants that share a graph and the repeats (seeds) are members of
-    one engine stack per depth.
+    one engine stack per depth (on ``context``'s device).
     """
+    budget, device = context.budget, context.device
     sub = sizes(budget)
     depths = tuple(given(depths, sub.probe_depths))
     lrs = dict(sub.probe_lrs, **(lrs or {}))
-    device = device or default_device()
     task = task_for(budget)
     repeats = range(sub.probe_repeats)
     out: dict[tuple[str, str], list[list[StepProbe]]] = {
         (v, o): [[] for _ in depths] for v in variants for o in optimizers
     }
     groups = [(n, group) for n in depths for group in graph_groups(variants, n, budget)]
-    for n, group in progress_bar(groups, progress):  # one stack per (depth, graph): variants × seeds
+    for n, group in progress_bar(groups, context.progress):  # one stack per (depth, graph): variants × seeds
         members = [(v, r) for v in group for r in repeats]
         stack = build_stack(
             [variant_config(v, n, budget) for v, _ in members],
@@ -202,40 +198,34 @@ def runs_plan(
 
 def runs(
     settings: list[tuple[str, int, TrainConfig]],
-    budget: Budget,
-    device=None,
-    progress: bool = False,
+    context: RunContext,
     track_update: bool = True,
     params: str = "all",
     shape: tuple[int, int, int] | None = None,
 ) -> list[History]:
-    """Train :func:`runs_plan` of the settings (:func:`deepnotes.core.ensembles.train_plan`), one History each."""
-    device = device or default_device()
-    plan = runs_plan(settings, budget, track_update, params, shape)
-    return train_plan(plan, progress=progress, device=device, workers=default_workers(device))
+    """Train :func:`runs_plan` of the settings where ``context`` says, one History each."""
+    return context.train(runs_plan(settings, context.budget, track_update, params, shape))
 
 
 def run(
     variant: str,
     n_layers: Depth,
-    budget: Budget,
+    context: RunContext,
     optimizer: str = "adam",
     lr: Positive | None = None,
     steps: Repeats | None = None,
     warmup: NonNegativeCount = 0,
     seed: Seed = 0,
-    device=None,
-    progress: bool = False,
     track_update: bool = True,
     params: str = "all",
 ) -> History:
     """Train the budget's model in ``variant`` at depth ``n_layers`` on the Markov language
     (``lr`` defaults to the slider's rate for ``optimizer``, ``steps`` to the warmup comparison's
     length; ``params`` as in :func:`runs`)."""
-    sub = sizes(budget)
-    lr = lr if lr is not None else sub.slider_lrs[optimizer]
+    budget = context.budget
+    lr = lr if lr is not None else sizes(budget).slider_lrs[optimizer]
     cfg = budget.train_config(optimizer, lr, given(steps, budget.warmup.steps), warmup, seed)
-    return runs([(variant, n_layers, cfg)], budget, device, progress, track_update, params)[0]
+    return runs([(variant, n_layers, cfg)], context, track_update, params)[0]
 
 
 def early_update_keys(budget: Budget, variants=EARLY_UPDATE_VARIANTS) -> list[tuple[str, int, int]]:
@@ -257,38 +247,34 @@ def early_update_settings(
 
 
 def early_update_sweep(
-    budget: Budget,
+    context: RunContext,
     variants=EARLY_UPDATE_VARIANTS,
     optimizer: str = "adam",
     lr: Positive | None = None,
     params: str = "all",
-    device=None,
-    progress: bool = False,
     shape: tuple[int, int, int] | None = None,
 ) -> dict[tuple[str, int], list[History]]:
     """DeepNet's early-update setting at toy scale: the first ``update_steps`` steps of each variant
     at each of ``update_depths`` (at ``update_lr``) from ``update_seeds`` seeds, tracking
     ‖F(x,θ_t) − F(x,θ_0)‖; ``params`` and ``shape`` as in :func:`runs`. The variants and seeds at one depth
     train as one ensemble. (variant, N) → one History per seed."""
-    keys = early_update_keys(budget, variants)
-    hists = runs(
-        early_update_settings(budget, keys, optimizer, lr), budget, device, progress, params=params, shape=shape
-    )
+    keys = early_update_keys(context.budget, variants)
+    hists = runs(early_update_settings(context.budget, keys, optimizer, lr), context, params=params, shape=shape)
     out: dict[tuple[str, int], list[History]] = {}
     for (v, n, _), h in zip(keys, hists, strict=True):
         out.setdefault((v, n), []).append(h)
     return out
 
 
-def paper_size_updates(budget: Budget, progress: bool = False) -> dict[tuple[str, int], list[History]]:
+def paper_size_updates(context: RunContext) -> dict[tuple[str, int], list[History]]:
     """:func:`early_update_sweep` with every parameter trained, at DeepNet Fig. 5's model size
     (``paper_shape``: 64-128-2) instead of the budget's."""
-    return early_update_sweep(budget, progress=progress, shape=sizes(budget).paper_shape)
+    return early_update_sweep(context, shape=sizes(context.budget).paper_shape)
 
 
-def early_updates(budget: Budget, progress: bool = False) -> dict[str, dict[tuple[str, int], list[History]]]:
+def early_updates(context: RunContext) -> dict[str, dict[tuple[str, int], list[History]]]:
     """:func:`early_update_sweep` once per parameter set of :data:`PARAM_SETS`."""
-    return {which: early_update_sweep(budget, params=which, progress=progress) for which in PARAM_SETS}
+    return {which: early_update_sweep(context, params=which) for which in PARAM_SETS}
 
 
 def first_step_samples(updates: dict[tuple[str, int], list[History]], depths) -> dict[str, list[list[float]]]:
@@ -304,11 +290,11 @@ def first_step_updates(updates: dict[tuple[str, int], list[History]], depths) ->
     }
 
 
-def training_comparisons(budget: Budget, progress: bool = False) -> dict[int, dict[str, list[History]]]:
+def training_comparisons(context: RunContext) -> dict[int, dict[str, list[History]]]:
     """depth → label → one History per seed: the shared warmup comparison
     (:func:`deepnotes.shared.warmup.runs`, the runs Post-Norm vs Pre-Norm also shows) at each of the
     budget's ``train_depths``, the first being the comparison's own depth; one training call."""
-    return shared_warmup.runs(budget, sizes(budget).train_depths, progress)
+    return shared_warmup.runs(context, sizes(context.budget).train_depths)
 
 
 @dataclass
@@ -340,10 +326,11 @@ def slider_run(
     live_range("depth", depth, sub.live_depth, budget)
     choice("optimizer", optimizer, sub.slider_lrs)
     lr = lr if lr is not None else sub.slider_lrs[optimizer]
-    grid = slider_grid(budget)
+    context = RunContext.here(budget, progress=progress)  # the slider is an entry point: the widget calls it
+    grid = slider_grid(context)
     if warmup == 0 and lr == sub.slider_lrs[optimizer] and (depth, norm, optimizer) in grid:
         return SliderRun(depth, norm, optimizer, lr, warmup, grid[(depth, norm, optimizer)])
-    hist = run(norm, depth, budget, optimizer, lr, steps=sub.slider_steps, warmup=warmup, progress=progress)
+    hist = run(norm, depth, context, optimizer, lr, steps=sub.slider_steps, warmup=warmup)
     return SliderRun(depth, norm, optimizer, lr, warmup, hist)
 
 
@@ -355,17 +342,17 @@ def slider_grid_settings(budget: Budget) -> tuple[list[tuple[int, str, str]], li
     return keys, [(v, n, budget.train_config(o, sub.slider_lrs[o], sub.slider_steps)) for n, v, o in keys]
 
 
-def slider_grid(budget: Budget) -> dict[tuple[int, str, str], History]:
+def slider_grid(context: RunContext) -> dict[tuple[int, str, str], History]:
     """(depth, norm, optimizer) → the short run of every setting of the slider's grid, at the budget's
     slider rates, the norms that share a graph at each depth and optimizer trained as one ensemble."""
-    return _slider_grid(budget)
+    return _slider_grid(context.quiet())
 
 
 @functools.lru_cache(maxsize=BUDGET_RESULTS_KEPT)
-def _slider_grid(budget: Budget) -> dict[tuple[int, str, str], History]:
+def _slider_grid(context: RunContext) -> dict[tuple[int, str, str], History]:
     """The cache behind :func:`slider_grid`: the door checks the arguments there, before hashing."""
-    keys, settings = slider_grid_settings(budget)
-    return dict(zip(keys, runs(settings, budget), strict=True))
+    keys, settings = slider_grid_settings(context.budget)
+    return dict(zip(keys, runs(settings, context), strict=True))
 
 
 # ---- the chapter's work, for its estimate ------------------------------------------------------------

@@ -19,6 +19,7 @@ from deepnotes.chapters.magnitude_decomposition.experiments import (
 from deepnotes.chapters.magnitude_decomposition.training import ChoiceRun, run_choices
 from deepnotes.core import scaling
 from deepnotes.core.config import Budget, live_range
+from deepnotes.core.ensembles import RunContext
 from deepnotes.core.measure import loglog_slope
 from deepnotes.core.validate import Depth, Positive, choice
 from deepnotes.show.palette import MARKERS, PALETTE
@@ -215,7 +216,8 @@ def slider_figure(depth: Depth, optimizer: str, lr: Positive | None = None, *, b
     live_range("depth", depth, mb.live_depth, budget)
     lr = lr if lr is not None else mb.train_lrs[choice("optimizer", optimizer, mb.train_lrs)][0]
     picks = choices(depth, optimizer)
-    runs = run_choices(depth, picks, optimizer, lr, budget, steps=mb.slider_steps, progress=progress)
+    context = RunContext.here(budget, progress=progress)  # the slider is an entry point: the widget calls it
+    runs = run_choices(depth, picks, optimizer, lr, context, steps=mb.slider_steps)
     fig, (ax_c, ax_l) = plots.new_figure(2, height=2.8)
     xs = range(len(picks))
     constants = {

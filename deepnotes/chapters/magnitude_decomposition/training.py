@@ -13,9 +13,9 @@ from deepnotes.chapters.magnitude_decomposition.budget import sizes
 from deepnotes.chapters.magnitude_decomposition.experiments import choices, deepnorm_model, probes_work
 from deepnotes.core import scaling
 from deepnotes.core.config import Budget
-from deepnotes.core.config import device as default_device
 from deepnotes.core.data import MarkovLanguage
 from deepnotes.core.engine import Stack, load_reference
+from deepnotes.core.ensembles import RunContext
 from deepnotes.core.measure import Recorder
 from deepnotes.core.train import History, train_ensemble
 from deepnotes.core.train import progress as progress_bar
@@ -63,25 +63,24 @@ def run_choices(
     picks: dict[str, tuple[float, float]],
     optimizer: str,
     lr: Positive,
-    budget: Budget,
+    context: RunContext,
     steps: Repeats | None = None,
     seed: Seed = 0,
     track_every: Count | None = None,
-    device=None,
-    progress: bool = False,
     seeds: Repeats = 1,
 ) -> dict[str, ChoiceRun]:
     """Train a DeepNorm stack for every (skip weight α, init gain λ) of ``picks`` and every one of ``seeds``
-    initializations (seed, seed + 1, …) on the Markov language, as the members of one ensemble (α and λ
-    change no shape, so the choices share one pass per step); every ``track_every`` steps record how far each
-    member's β-scaled matrices' magnitudes moved from their start (mean of λ_F(W_t)/λ_F(W_0)). Member (k, s)
-    starts from the weights of ``deepnorm_model(n_layers, α_k, λ_k, seed=s)``; every member sees the same
-    batches. Returns choice → its first seed's run, which holds every seed's (:meth:`ChoiceRun.per_seed`)."""
+    initializations (seed, seed + 1, …) on the Markov language, as the members of one ensemble on ``context``'s
+    device (α and λ change no shape, so the choices share one pass per step); every ``track_every`` steps record
+    how far each member's β-scaled matrices' magnitudes moved from their start (mean of λ_F(W_t)/λ_F(W_0)).
+    Member (k, s) starts from the weights of ``deepnorm_model(n_layers, α_k, λ_k, seed=s)``; every member sees
+    the same batches. Returns choice → its first seed's run, which holds every seed's (:meth:`ChoiceRun.per_seed`);
+    one choice alone is ``run_choices(n, {"": (α, λ)}, …)[""]``."""
     if not picks:
         raise ValueError("picks is empty; give at least one label → (alpha, lam)")
+    budget, device = context.budget, context.device
     steps = given(steps, sizes(budget).train_steps)
     every = given(track_every, sizes(budget).track_every)
-    device = device or default_device()
     keys = [(label, s) for label in picks for s in range(seed, seed + seeds)]
     models = [deepnorm_model(n_layers, *picks[label], budget, seed=s, device=device) for label, s in keys]
     stack = Stack([m.cfg for m in models], seeds=[s for _, s in keys], device=device)
@@ -91,7 +90,7 @@ def run_choices(
     tracker = Recorder("lam_ratio", lambda st: (beta_lambdas(st) / lam0).mean(dim=1).tolist(), every)
     cfgs = [budget.train_config(optimizer, lr, steps, seed=s) for _, s in keys]
     hists = train_ensemble(
-        stack, MarkovLanguage(budget.vocab_size, seed=seed), cfgs, progress=progress, trackers=[tracker]
+        stack, MarkovLanguage(budget.vocab_size, seed=seed), cfgs, progress=context.progress, trackers=[tracker]
     )
     out: dict[str, ChoiceRun] = {}
     for (label, _), hist in zip(keys, hists, strict=True):
@@ -104,37 +103,16 @@ def run_choices(
     return out
 
 
-def run_choice(
-    n_layers: Depth,
-    alpha: Positive,
-    lam: Positive,
-    optimizer: str,
-    lr: Positive,
-    budget: Budget,
-    steps: Repeats | None = None,
-    seed: Seed = 0,
-    track_every: Count | None = None,
-    device=None,
-    progress: bool = False,
-) -> ChoiceRun:
-    """One choice (α, λ) trained alone: :func:`run_choices` with one pick."""
-    return run_choices(n_layers, {"": (alpha, lam)}, optimizer, lr, budget, steps, seed, track_every, device, progress)[
-        ""
-    ]
-
-
-def choice_comparison(
-    budget: Budget, depths=None, device=None, progress: bool = False
-) -> dict[tuple[str, float, int], dict[str, ChoiceRun]]:
+def choice_comparison(context: RunContext, depths=None) -> dict[tuple[str, float, int], dict[str, ChoiceRun]]:
     """(optimizer, lr, depth) → {choice: run} for the choices of :data:`PLAN` at the budget's
     ``train_lrs`` and training depths, each trained at the budget's ``train_seeds`` (the run drawn is seed 0's;
-    :meth:`ChoiceRun.per_seed` holds every seed's)."""
-    mb = sizes(budget)
+    :meth:`ChoiceRun.per_seed` holds every seed's); one progress bar over the ensembles."""
+    mb = sizes(context.budget)
     jobs = [(opt, lr, n) for n in given(depths, mb.train_depths) for opt, lrs in mb.train_lrs.items() for lr in lrs]
     out: dict[tuple[str, float, int], dict[str, ChoiceRun]] = {}
-    for opt, lr, n in progress_bar(jobs, progress):
+    for opt, lr, n in progress_bar(jobs, context.progress):
         picks = {label: choices(n, opt)[label] for label in PLAN[opt]}
-        out[(opt, lr, n)] = run_choices(n, picks, opt, lr, budget, device=device, seeds=mb.train_seeds)
+        out[(opt, lr, n)] = run_choices(n, picks, opt, lr, context.quiet(), seeds=mb.train_seeds)
     return out
 
 

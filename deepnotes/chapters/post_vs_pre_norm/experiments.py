@@ -27,7 +27,7 @@ from deepnotes.core.config import Budget, ModelConfig, live_range
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import MarkovLanguage, generator, probe_batch
 from deepnotes.core.engine import GATES
-from deepnotes.core.ensembles import RunPlan, train_plan
+from deepnotes.core.ensembles import RunContext, RunPlan
 from deepnotes.core.measure import block_matrices, every_for, per_block_grad_norms
 from deepnotes.core.models import build_model
 from deepnotes.core.scaling import predicted_identity_weight
@@ -45,7 +45,6 @@ from deepnotes.core.validate import (
     choice,
     given,
 )
-from deepnotes.core.workers import default_workers
 from deepnotes.cost.model import StackPasses, TrainRuns, planned_ensembles
 from deepnotes.shared import warmup as shared_warmup
 
@@ -176,17 +175,14 @@ def run_plan(
 def run(
     norm: str,
     n_layers: Depth,
-    budget: Budget,
+    context: RunContext,
     optimizer: str = "adam",
     lr: Positive | None = None,
-    device=None,
-    progress: bool = False,
     **settings,
 ) -> History:
-    """Train :func:`run_plan`'s one run on the engine, as the training comparison's runs train (``settings``:
-    run_plan's warmup, steps, seed, beta, gate_step)."""
-    plan = run_plan(norm, n_layers, budget, optimizer, lr, **settings)
-    return train_plan(plan, device=device or default_device(), progress=progress)[0]
+    """Train :func:`run_plan`'s one run where ``context`` says, as the training comparison's runs train
+    (``settings``: run_plan's warmup, steps, seed, beta, gate_step)."""
+    return context.train(run_plan(norm, n_layers, context.budget, optimizer, lr, **settings))[0]
 
 
 def variants(budget: Budget) -> dict[str, dict]:
@@ -250,19 +246,18 @@ def own_training_plans(budget: Budget) -> list[tuple[list[tuple[str, str, int]],
     return out
 
 
-def training_runs(budget: Budget, progress: bool = False) -> dict[str, dict[str, list[History]]]:
+def training_runs(context: RunContext) -> dict[str, dict[str, list[History]]]:
     """Every variant of :func:`variants` at the warmup comparison's depth, with each optimizer
     at its rate (:func:`rates`) and ``budget.warmup.seeds`` seeds (seed s: initialization s and data
     stream s, on one language): optimizer → label → one History per seed. The Adam runs of Post-LN
     (both), Pre-LN and DeepNorm are :func:`deepnotes.shared.warmup.runs`, the same runs the increment
     chapter shows; the others train here as :func:`own_training_plans` lays them out."""
+    budget = context.budget
     sub = budget.warmup
     out: dict[tuple[str, str, int], History] = {}
-    device = default_device()
     for part, runs in own_training_plans(budget):
-        hists = train_plan(runs, device=device, progress=progress, workers=default_workers(device))
-        out.update(zip(part, hists, strict=True))
-    shared = shared_warmup.runs(budget, progress=progress)[sub.depth]
+        out.update(zip(part, context.train(runs), strict=True))
+    shared = shared_warmup.runs(context)[sub.depth]
     out.update({("adam", name, seed): h for name, hs in shared.items() for seed, h in enumerate(hs)})
     return {
         opt: {name: [out[(opt, name, seed)] for seed in range(sub.seeds)] for name in variants(budget)}
@@ -312,7 +307,8 @@ def slider_experiment(
     live_range("depth", depth, sub.live_depth, budget)
     lr = lr if lr is not None else sub.slider_lr
     probe = stream_probe(norm, depth, budget, beta=beta)
-    hist = run(norm, depth, budget, "adam", lr, warmup=warmup, steps=sub.slider_steps, beta=beta, progress=progress)
+    context = RunContext.here(budget, progress=progress)  # the slider is an entry point: the widget calls it
+    hist = run(norm, depth, context, "adam", lr, warmup=warmup, steps=sub.slider_steps, beta=beta)
     return SliderResult(depth, norm, warmup, beta, lr, probe, hist)
 
 

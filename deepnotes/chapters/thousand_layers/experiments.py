@@ -25,13 +25,13 @@ from dataclasses import dataclass
 
 import torch
 
-from deepnotes.chapters.thousand_layers.budget import sizes
+from deepnotes.chapters.thousand_layers.budget import ThousandLayersBudget, sizes
 from deepnotes.core import measure, scaling
 from deepnotes.core.config import Budget, ModelConfig, TrainConfig, live_range
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import MarkovLanguage, probe_batch
 from deepnotes.core.engine import Stack, graph_config
-from deepnotes.core.ensembles import RunPlan, train_plan
+from deepnotes.core.ensembles import RunContext, RunPlan
 from deepnotes.core.measure import StreamProfile, stream_profiles
 from deepnotes.core.train import History
 from deepnotes.core.validate import (
@@ -42,13 +42,11 @@ from deepnotes.core.validate import (
     Probability,
     Repeats,
     Seed,
-    Workers,
     choice,
     given,
     positive_float,
     positive_int,
 )
-from deepnotes.core.workers import default_workers
 from deepnotes.cost.model import StackPasses, TrainRuns, planned_ensembles
 
 PROFILE_STYLES = ("post", "pre", "deepnorm", "rezero")  # the styles profiled at initialization
@@ -124,7 +122,13 @@ def variant_train_config(
 ) -> TrainConfig:
     """Adam at ``lr`` (default: the chapter's rate) on the chapter's batches; the "+ warmup" variants
     warm up for :func:`warmup_steps` (depth, steps)."""
-    sub = sizes(budget)
+    return _train_config(label, depth, sizes(budget), seed, lr, steps)
+
+
+def _train_config(
+    label: str, depth: int, sub: ThousandLayersBudget, seed: int, lr: float | None, steps: int | None = None
+) -> TrainConfig:
+    """:func:`variant_train_config` at the chapter's sizes ``sub`` (looked up once for a whole plan)."""
     steps, lr = given(steps, sub.train_steps), given(lr, sub.lr)
     batch, seq = sub.train_batch
     warm = warmup_steps(depth, steps) if variant(label).warmup else 0
@@ -307,26 +311,22 @@ def training_plan(budget: Budget, runs: list[Run] | None = None) -> RunPlan:
     Adam at its rate and seed (:func:`variant_train_config`), on the Markov language (seed 0), every ensemble
     tracking its first ``update_steps`` updates. Runs that share a graph and a depth train as one ensemble
     whatever their rate and warmup."""
-    runs = plan(budget) if runs is None else list(runs)
+    runs, sub = plan(budget) if runs is None else list(runs), sizes(budget)
     return RunPlan(
         [variant_config(r.label, r.depth, budget) for r in runs],
-        [variant_train_config(r.label, r.depth, budget, r.seed, r.lr) for r in runs],
+        [_train_config(r.label, r.depth, sub, r.seed, r.lr) for r in runs],
         MarkovLanguage(budget.vocab_size, seed=0),
-        trackers=functools.partial(_trackers, sizes(budget).update_steps),
+        trackers=functools.partial(_trackers, sub.update_steps),
     )
 
 
-def train_runs(
-    budget: Budget, runs: list[Run] | None = None, progress: bool = False, workers: Workers | None = None
-) -> Runs:
-    """Train every :class:`Run` of ``runs`` (default :func:`plan`) as :func:`training_plan` lays them out; seed
-    s means initialization s and data stream s. The ensembles are spread over ``workers`` processes (default:
-    one per core, at most two; one on CUDA)."""
+def train_runs(context: RunContext, runs: list[Run] | None = None) -> Runs:
+    """Train every :class:`Run` of ``runs`` (default :func:`plan`) as :func:`training_plan` lays them out, where
+    ``context`` says (its device and worker processes); seed s means initialization s and data stream s."""
+    budget = context.budget
     sub = sizes(budget)
     runs = plan(budget) if runs is None else list(runs)
-    dev = default_device()
-    workers = default_workers(dev) if workers is None else workers
-    hists = train_plan(training_plan(budget, runs), device=dev, workers=workers, progress=progress)
+    hists = context.train(training_plan(budget, runs))
     histories: dict[tuple[str, int, float], list[History]] = {}
     seconds, members = {}, {}
     for run, hist in zip(runs, hists, strict=True):
@@ -377,13 +377,11 @@ def _map_of(runs: Runs, styles: tuple[str, ...], depths: tuple[int, ...], rates:
 
 
 def train_map(
-    budget: Budget,
+    context: RunContext,
     depths: tuple[int, ...],
     rates: tuple[float, ...],
     seeds: Repeats = 1,
     styles: tuple[str, ...] = MAP_STYLES,
-    progress: bool = False,
-    workers: Workers | None = None,
 ) -> TrainabilityMap:
     """Train every style at every depth and Adam rate (no warmup, the chapter's steps and batches,
     seeds 0 … seeds − 1) on their own (the chapter trains its map in :func:`train_runs`' one call).
@@ -396,7 +394,7 @@ def train_map(
     if not depths or not rates:
         raise ValueError(f"a map needs at least one depth and one rate, got depths {depths} and rates {rates}")
     cells = [Run(style, n, r, seed) for n in depths for style in styles for r in rates for seed in range(seeds)]
-    return _map_of(train_runs(budget, cells, progress=progress, workers=workers), tuple(styles), depths, rates)
+    return _map_of(train_runs(context, cells), tuple(styles), depths, rates)
 
 
 # ---- reading the runs -----------------------------------------------------------------------------
@@ -425,12 +423,8 @@ def deepest_learning(curve: dict[int, float], threshold: Probability) -> int | N
 def live_run(depth: Depth, label: str, budget: Budget, progress: bool = False) -> Runs:
     """One seed of one variant at a depth of the live panel's range, with the chapter's rate and steps."""
     live_range("depth", depth, sizes(budget).live_depth, budget)
-    return train_runs(
-        budget,
-        [Run(variant(label).label, depth, sizes(budget).lr, 0)],
-        progress=progress,
-        workers=1,
-    )
+    context = RunContext.here(budget, progress=progress, workers=1)  # the slider is an entry point: the widget's
+    return train_runs(context, [Run(variant(label).label, depth, sizes(budget).lr, 0)])
 
 
 # ---- the chapter's work, for its estimate ------------------------------------------------------------

@@ -16,8 +16,9 @@ from deepnotes.chapters.why_residuals.probes import (
     label,
     predicted_log_growth,
 )
-from deepnotes.chapters.why_residuals.training import OPTIMIZERS, TransformerSweep, first_seed, mlp_run
+from deepnotes.chapters.why_residuals.training import OPTIMIZERS, TransformerSweep, first_seed, mlp_runs, mlp_setting
 from deepnotes.core.config import Budget, live_range
+from deepnotes.core.ensembles import RunContext
 from deepnotes.core.train import History
 from deepnotes.core.validate import Count, Depth, Positive, Real
 from deepnotes.show.cache import LIVE_RESULTS_KEPT, LRU
@@ -354,13 +355,13 @@ def slider_figure(depth: Depth, width: Count, exponent: Real, budget: Budget, pr
     live_range("width", width, rb.live_width, budget)
     probe = jacobian_growth(exponent, width, depth, batch=rb.probe_batch)
     key = (budget.name, depth, width)
-    plain = _PLAIN_RUNS.get_or_compute(  # the plain run does not depend on the exponent
-        key, lambda: mlp_run("plain", depth, budget, steps=rb.slider_steps, width=width, progress=progress)
-    )
-    runs = {
-        "plain": plain,
-        exponent: mlp_run(exponent, depth, budget, steps=rb.slider_steps, width=width, progress=progress),
-    }
+    context = RunContext.here(budget, progress=progress)  # the slider is an entry point: the widget calls it
+
+    def short_run(kind) -> History:
+        return mlp_runs([mlp_setting(kind, depth, budget, steps=rb.slider_steps, width=width)], context)[0]
+
+    plain = _PLAIN_RUNS.get_or_compute(key, lambda: short_run("plain"))  # the plain run does not depend on the exponent
+    runs = {"plain": plain, exponent: short_run(exponent)}
     fig, (ax_j, ax_l) = plots.new_figure(2, height=2.8)
     growth_curves(ax_j, probe, f"N={depth}, width {width}, ε = N^-{exponent:g} = {probe.eps:.3g}")
     loss_panel(ax_l, runs, title=f"Adam lr {rb.lrs['adam']:g}, {rb.slider_steps} steps", legend=False)

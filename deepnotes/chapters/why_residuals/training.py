@@ -35,7 +35,7 @@ from deepnotes.core.config import Budget, ModelConfig, TrainConfig, check_alloca
 from deepnotes.core.config import device as default_device
 from deepnotes.core.data import MarkovLanguage, generator, seeded
 from deepnotes.core.engine import Stack, load_reference, member_index
-from deepnotes.core.ensembles import RunPlan, train_plan
+from deepnotes.core.ensembles import RunContext, RunPlan
 from deepnotes.core.measure import BlockGradNorms, every_for
 from deepnotes.core.models import TransformerLM, build_model, next_token_loss
 from deepnotes.core.train import History
@@ -50,7 +50,6 @@ from deepnotes.core.validate import (
     choice,
     given,
 )
-from deepnotes.core.workers import default_workers
 from deepnotes.cost.model import MLPPasses, ProbeCalls, StackPasses, TrainRuns, planned_ensembles
 
 OPTIMIZERS = ("adam", "sgd")  # the MLP runs: every kind and depth under both
@@ -168,29 +167,11 @@ def mlp_plan(settings: list[tuple], budget: Budget) -> RunPlan:
     )
 
 
-def mlp_runs(settings: list[tuple], budget: Budget, device=None, progress: bool = False) -> list[History]:
-    """Train :func:`mlp_plan` of ``settings`` (none: no run) on the machine's workers."""
+def mlp_runs(settings: list[tuple], context: RunContext) -> list[History]:
+    """Train :func:`mlp_plan` of ``settings`` (each one :func:`mlp_setting`; none: no run) where ``context`` says."""
     if not settings:
         return []
-    device = device or default_device()
-    return train_plan(mlp_plan(settings, budget), device=device, progress=progress, workers=default_workers(device))
-
-
-def mlp_run(
-    kind: str | float,
-    depth: Depth,
-    budget: Budget,
-    optimizer: str = "adam",
-    lr: Positive | None = None,
-    steps: Repeats | None = None,
-    width: Count | None = None,
-    seed: Seed = 0,
-    device=None,
-    progress: bool = False,
-) -> History:
-    """Train the MLP language model of ``kind`` ("plain" or an ε rule) at ``depth``."""
-    setting = mlp_setting(kind, depth, budget, optimizer, lr, steps, width, seed)
-    return mlp_runs([setting], budget, device, progress)[0]
+    return context.train(mlp_plan(settings, context.budget))
 
 
 def mlp_setting(
@@ -204,7 +185,7 @@ def mlp_setting(
     seed: Seed = 0,
 ) -> tuple:
     """One run of :func:`mlp_runs`, (kind, depth, width, TrainConfig), with the budget's defaults (the
-    chapter's rate for ``optimizer``, ``train_steps``, ``train_width``): what :func:`mlp_run` trains and
+    chapter's rate for ``optimizer``, ``train_steps``, ``train_width``): what the slider trains and
     the chapter's plan counts (:func:`work`)."""
     rb = sizes(budget)
     return kind, depth, given(width, rb.train_width), _config(budget, optimizer, lr, given(steps, rb.train_steps), seed)
@@ -228,7 +209,7 @@ def transformer_sweep_settings(budget: Budget) -> list[tuple[tuple, tuple]]:
     ``train_seeds`` seeds each (:func:`work` counts the same list)."""
     rb = sizes(budget)
     return [
-        ((n, kind), (kind, n, _config(budget, "adam", rb.transformer_lr, rb.train_steps, s)))
+        ((n, kind), transformer_setting(kind, n, budget, "adam", rb.transformer_lr, seed=s))
         for n in rb.transformer_depths
         for kind in STACK_KINDS
         for s in range(rb.train_seeds)
@@ -322,14 +303,13 @@ def transformer_plan(settings: list[tuple], budget: Budget) -> RunPlan:
     )
 
 
-def transformer_runs(settings: list[tuple], budget: Budget, device=None, progress: bool = False) -> list[History]:
-    """Train :func:`transformer_plan` of ``settings``."""
-    device = device or default_device()
-    plan = transformer_plan(settings, budget)
-    return train_plan(plan, device=device, progress=progress, workers=default_workers(device))
+def transformer_runs(settings: list[tuple], context: RunContext) -> list[History]:
+    """Train :func:`transformer_plan` of ``settings`` (each one :func:`transformer_setting`) where ``context``
+    says."""
+    return context.train(transformer_plan(settings, context.budget))
 
 
-def transformer_run(
+def transformer_setting(
     kind: str | float,
     depth: Depth,
     budget: Budget,
@@ -337,12 +317,11 @@ def transformer_run(
     lr: Positive | None = None,
     steps: Repeats | None = None,
     seed: Seed = 0,
-    device=None,
-    progress: bool = False,
-) -> History:
-    """Train :func:`build_transformer`'s model of ``kind`` at ``depth`` on the Markov language."""
-    cfg = _config(budget, optimizer, lr, given(steps, sizes(budget).train_steps), seed)
-    return transformer_runs([(kind, depth, cfg)], budget, device, progress)[0]
+) -> tuple:
+    """One run of :func:`transformer_runs`, (kind, depth, TrainConfig): :func:`build_transformer`'s model of
+    ``kind`` at ``depth`` on the Markov language, with the budget's defaults (the chapter's rate for
+    ``optimizer``, ``train_steps``)."""
+    return kind, depth, _config(budget, optimizer, lr, given(steps, sizes(budget).train_steps), seed)
 
 
 @torch.no_grad()
@@ -376,12 +355,12 @@ def outcome(hist: History) -> str:
     return f"learned {hist.fraction_learned():.3g}"
 
 
-def train_sweep(budget: Budget, progress: bool = False) -> dict[tuple, list[History]]:
+def train_sweep(context: RunContext) -> dict[tuple, list[History]]:
     """The MLP language models of every kind at the budget's ``train_depths`` under both optimizers,
     from ``train_seeds`` seeds each (initialization and data stream): (N, optimizer, kind) → one
     History per seed."""
-    runs = train_sweep_settings(budget)
-    hists = mlp_runs([setting for _, setting in runs], budget, progress=progress)
+    runs = train_sweep_settings(context.budget)
+    hists = mlp_runs([setting for _, setting in runs], context)
     out: dict[tuple, list[History]] = {}
     for (key, _), h in zip(runs, hists, strict=True):
         out.setdefault(key, []).append(h)
@@ -417,14 +396,15 @@ class TransformerSweep:
     cosines: dict[tuple, list[tuple[float, float]]]  # (N, kind) → (cos at x_0, cos at x_N), one random stack per seed
 
 
-def transformer_sweep(budget: Budget, progress: bool = False) -> TransformerSweep | None:
+def transformer_sweep(context: RunContext) -> TransformerSweep | None:
     """Every kind at the budget's ``transformer_depths``, ``train_seeds`` seeds each, and the position cosines of
     TOKEN_COSINE_SEEDS random stacks per setting (None when the budget skips the variant)."""
+    budget = context.budget
     rb = sizes(budget)
     if not rb.transformer_depths:
         return None
     settings = transformer_sweep_settings(budget)
-    hists = transformer_runs([setting for _, setting in settings], budget, progress=progress)
+    hists = transformer_runs([setting for _, setting in settings], context)
     runs: dict[tuple, list[History]] = {}
     for (key, _), h in zip(settings, hists, strict=True):
         runs.setdefault(key, []).append(h)
@@ -449,8 +429,8 @@ def work(budget: Budget) -> list[MLPPasses | ProbeCalls | StackPasses | TrainRun
                            has no transformer_depths)
         spectra            :func:`~deepnotes.chapters.why_residuals.spectrum.spectra_work`
         slider "growth"    the precomputed grid (slider_depths × slider_widths × slider_exponents): a
-                           jacobian_growth probe and a one-run mlp_run of slider_steps steps per setting, and one
-                           plain mlp_run per depth and width (cached across exponents)
+                           jacobian_growth probe and a one-run mlp_runs of slider_steps steps per setting, and one
+                           plain mlp_runs per depth and width (cached across exponents)
 
     The training ensembles are exact (checked against the build's log); the rest are estimates. Left out as
     small: plain_moments (one float64 pass of a train_width stack of grad_depths[0] blocks), the branch singular
@@ -464,7 +444,7 @@ def work(budget: Budget) -> list[MLPPasses | ProbeCalls | StackPasses | TrainRun
         for width in rb.slider_widths
         for w in [
             *growth_probe_calls(rb.slider_exponents, width, n, rb.probe_batch),
-            *(  # one one-run mlp_run per setting, as the slider calls it
+            *(  # one one-run mlp_runs per setting, as the slider calls it
                 run
                 for kind in ("plain", *rb.slider_exponents)
                 for run in planned_ensembles(

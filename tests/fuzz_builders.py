@@ -145,13 +145,13 @@ def _post_pre_show():
 
 
 def _residual_runs():
-    from deepnotes.chapters.why_residuals import training
+    from deepnotes.chapters.why_residuals import experiments as training
 
     return training.train_sweep(_context())
 
 
 def _residual_sweep():
-    from deepnotes.chapters.why_residuals import training
+    from deepnotes.chapters.why_residuals import experiments as training
 
     return training.transformer_sweep(_context())
 
@@ -193,7 +193,7 @@ def _ntk_runs():
 
 
 def _choice_comparison():
-    from deepnotes.chapters.magnitude_decomposition import training
+    from deepnotes.chapters.magnitude_decomposition import experiments as training
 
     return training.choice_comparison(_context())
 
@@ -217,7 +217,7 @@ def _spectra():
 
 
 def _decomposition_rows():
-    from deepnotes.chapters.magnitude_decomposition import experiments as ex
+    from deepnotes.chapters.magnitude_decomposition import probes as ex
 
     return ex.decomposition_table(budget=_smoke())
 
@@ -239,7 +239,7 @@ def _plain_moments():
 
 
 def _magnitude_model():
-    from deepnotes.chapters.magnitude_decomposition import experiments as ex
+    from deepnotes.chapters.magnitude_decomposition import probes as ex
 
     return ex.deepnorm_model(2, 1.0, 1.0, _smoke())
 
@@ -553,13 +553,13 @@ def _outcome_verdict():
 
 
 def _mlp_setting():
-    from deepnotes.chapters.why_residuals import training
+    from deepnotes.chapters.why_residuals import experiments as training
 
     return [training.mlp_setting("plain", 2, _smoke(), steps=2)]
 
 
 def _transformer_setting():
-    from deepnotes.chapters.why_residuals import training
+    from deepnotes.chapters.why_residuals import experiments as training
 
     return [training.transformer_sweep_settings(_smoke())[0][1]]
 
@@ -634,10 +634,10 @@ BY_TARGET: dict[str, dict[str, object]] = {
     "deepnotes.core.config.chapter_sizes": {k: Fresh(lambda k=k: _thousand_rows()[k]) for k in ("rows", "kind")},
     "deepnotes.core.engine.check_slot_names": {"names": Fresh(lambda: list(_stack().block_names))},
     "deepnotes.cost.model.ProbeCalls": {"probe": _probe},
-    "deepnotes.chapters.why_residuals.training.mlp_plan": {"settings": Fresh(_mlp_setting)},
-    "deepnotes.chapters.why_residuals.training.mlp_runs": {"settings": Fresh(_mlp_setting)},
-    "deepnotes.chapters.why_residuals.training.transformer_plan": {"settings": Fresh(_transformer_setting)},
-    "deepnotes.chapters.why_residuals.training.transformer_runs": {"settings": Fresh(_transformer_setting)},
+    "deepnotes.chapters.why_residuals.experiments.mlp_plan": {"settings": Fresh(_mlp_setting)},
+    "deepnotes.chapters.why_residuals.experiments.mlp_runs": {"settings": Fresh(_mlp_setting)},
+    "deepnotes.chapters.why_residuals.experiments.transformer_plan": {"settings": Fresh(_transformer_setting)},
+    "deepnotes.chapters.why_residuals.experiments.transformer_runs": {"settings": Fresh(_transformer_setting)},
     # the reader's argument name, which the refusal repeats: the one this sweep varies
     "deepnotes.core.config.live_range": {"name": "value"},
     "deepnotes.core.validate.positive_int": {"name": "value"},

@@ -64,7 +64,7 @@ def smoke():
 
 def mlp_once(kind, depth, **settings):
     """why_residuals' one MLP run, as its slider trains it: mlp_runs of one mlp_setting."""
-    training = chapter("why_residuals", "training")
+    training = chapter("why_residuals")
     return training.mlp_runs([training.mlp_setting(kind, depth, smoke(), **settings)], context())
 
 
@@ -157,7 +157,7 @@ def _reference_call(name: str, k: int, **model_kw):
 def _magnitude_autograd(block: int):
     import torch
 
-    ex = chapter("magnitude_decomposition")
+    ex = chapter("magnitude_decomposition", "probes")
     model = ex.deepnorm_model(2, 1.0, 1.0, smoke())
     return ex.lambda_gradient_by_autograd(model, torch.zeros(2, 4, dtype=torch.long), block=block)
 
@@ -284,10 +284,10 @@ def _loss_change_sweep():
     return experiments.loss_change_sweep(context())
 
 
-def _magnitude_experiments():
-    from deepnotes.chapters.magnitude_decomposition import experiments
+def _magnitude_probes():
+    from deepnotes.chapters.magnitude_decomposition import probes
 
-    return experiments
+    return probes
 
 
 def _verdicts():
@@ -610,46 +610,40 @@ CASES: list[Case] = [
     # chapter: magnitude decomposition
     Case(
         "magnitude run_choices(lr=0)",
-        lambda: chapter("magnitude_decomposition", "training").run_choices(2, {"": (1.0, 1.0)}, "adam", 0.0, context()),
+        lambda: chapter("magnitude_decomposition").run_choices(2, {"": (1.0, 1.0)}, "adam", 0.0, context()),
         ("lr", "0"),
     ),
     Case(
         "magnitude run_choices(alpha=0)",
-        lambda: chapter("magnitude_decomposition", "training").run_choices(
-            2, {"": (0.0, 1.0)}, "adam", 1e-3, context()
-        ),
+        lambda: chapter("magnitude_decomposition").run_choices(2, {"": (0.0, 1.0)}, "adam", 1e-3, context()),
         ("alpha", "0"),
     ),
     Case(
         "magnitude run_choices(steps=0)",
-        lambda: chapter("magnitude_decomposition", "training").run_choices(
-            2, {"": (1.0, 1.0)}, "adam", 1e-3, context(), steps=0
-        ),
+        lambda: chapter("magnitude_decomposition").run_choices(2, {"": (1.0, 1.0)}, "adam", 1e-3, context(), steps=0),
         ("steps", "0"),
     ),
     Case(
         "magnitude run_choices({})",
-        lambda: chapter("magnitude_decomposition", "training").run_choices(2, {}, "adam", 1e-3, context()),
+        lambda: chapter("magnitude_decomposition").run_choices(2, {}, "adam", 1e-3, context()),
         ("picks", "empty"),
     ),
     Case(
         "magnitude run_choices(optimizer='rmsprop')",
-        lambda: chapter("magnitude_decomposition", "training").run_choices(
-            2, {"": (1.0, 1.0)}, "rmsprop", 1e-3, context()
-        ),
+        lambda: chapter("magnitude_decomposition").run_choices(2, {"": (1.0, 1.0)}, "rmsprop", 1e-3, context()),
         ("'rmsprop'", "adam"),
     ),
     Case(
         "magnitude lambda_gradient_sweep(n_layers=0)",
-        lambda: chapter("magnitude_decomposition").lambda_gradient_sweep(smoke(), n_layers=0),
+        lambda: chapter("magnitude_decomposition", "probes").lambda_gradient_sweep(smoke(), n_layers=0),
         ("0",),
     ),
     Case(
         "magnitude identity_sweep(n_layers=0)",
-        lambda: chapter("magnitude_decomposition").identity_sweep(smoke(), n_layers=0),
+        lambda: chapter("magnitude_decomposition", "probes").identity_sweep(smoke(), n_layers=0),
         ("0",),
     ),
-    Case("magnitude choices(0, 'sgd')", lambda: chapter("magnitude_decomposition").choices(0, "sgd"), ("0",)),
+    Case("magnitude choices(0, 'sgd')", lambda: chapter("magnitude_decomposition", "probes").choices(0, "sgd"), ("0",)),
     Case(
         "magnitude slider_figure(optimizer='rmsprop')",
         lambda: chapter("magnitude_decomposition", "figures").slider_figure(2, "rmsprop", budget=smoke()),
@@ -657,12 +651,12 @@ CASES: list[Case] = [
     ),
     Case(
         "magnitude lambda_closed_form(norm='max')",
-        lambda: chapter("magnitude_decomposition").lambda_closed_form(__import__("torch").eye(3), norm="max"),
+        lambda: chapter("magnitude_decomposition", "probes").lambda_closed_form(__import__("torch").eye(3), norm="max"),
         ("'max'", "fro"),
     ),
     Case(
         "magnitude xavier_orthogonality(d=0, budget=smoke())",
-        lambda: chapter("magnitude_decomposition").xavier_orthogonality(d=0, budget=smoke()),
+        lambda: chapter("magnitude_decomposition", "probes").xavier_orthogonality(d=0, budget=smoke()),
         ("0",),
     ),
     # chapter: training 1000 layers
@@ -758,7 +752,7 @@ CASES: list[Case] = [
     ),
     Case(
         "why token_cosines(width=-1)",
-        lambda: chapter("why_residuals", "training").token_cosines("plain", 4, smoke(), width=-1),
+        lambda: chapter("why_residuals").token_cosines("plain", 4, smoke(), width=-1),
         ("width=-1", "from 1"),
     ),
     Case(
@@ -788,12 +782,12 @@ CASES: list[Case] = [
     ),
     Case(
         "magnitude predicted_relative_update(lam=-2.0)",
-        lambda: chapter("magnitude_decomposition").predicted_relative_update("adam", 1.0, -2.0),
+        lambda: chapter("magnitude_decomposition", "probes").predicted_relative_update("adam", 1.0, -2.0),
         ("lam=-2.0", "above 0"),
     ),
     Case(
         "magnitude predicted_relative_update('sgd', alpha=0.0)",
-        lambda: chapter("magnitude_decomposition").predicted_relative_update("sgd", 0.0, 1.0),
+        lambda: chapter("magnitude_decomposition", "probes").predicted_relative_update("sgd", 0.0, 1.0),
         ("alpha=0.0", "above 0"),
     ),
     Case(
@@ -814,7 +808,7 @@ CASES: list[Case] = [
     ),
     Case(
         "magnitude xavier_orthogonality(d=10**6)",
-        lambda: chapter("magnitude_decomposition").xavier_orthogonality(10**6, budget=smoke()),
+        lambda: chapter("magnitude_decomposition", "probes").xavier_orthogonality(10**6, budget=smoke()),
         ("d=1000000", "GiB"),
     ),
     Case(
@@ -966,7 +960,7 @@ CASES: list[Case] = [
     ),
     Case(
         "magnitude predicted_relative_update(alpha=10**400)",
-        lambda: chapter("magnitude_decomposition").predicted_relative_update("adam", 10**400, 1.0),
+        lambda: chapter("magnitude_decomposition", "probes").predicted_relative_update("adam", 10**400, 1.0),
         ("alpha",),
     ),
     Case(
@@ -1087,7 +1081,7 @@ CASES: list[Case] = [
     ),
     Case(
         "magnitude decomposition lambda_closed_form(zero matrix)",
-        lambda: _magnitude_experiments().lambda_closed_form(_torch().zeros(3, 4)),
+        lambda: _magnitude_probes().lambda_closed_form(_torch().zeros(3, 4)),
         ("zero matrix", "(3, 4)"),
     ),
     Case(

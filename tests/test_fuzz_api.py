@@ -39,7 +39,7 @@ from test_fuzz import Silent, _finite, outcome  # noqa: E402
 # callables whose required arguments must agree with each other in a way no single sensible value per parameter
 # can (the sweep's Stack is a 2-layer Transformer): not swept, each with why
 NEEDS_MATCHING_ARGUMENTS = {
-    "deepnotes.chapters.why_residuals.training.start_mlp": "its stack must be an MLP stack of its depth, width, vocab",
+    "deepnotes.chapters.why_residuals.experiments.start_mlp": "its stack must be an MLP stack of its depth, width, V",
     "deepnotes.core.blocks.compiled_backward": "its saved tensors must be a compiled forward's of its parameters",
 }
 
@@ -82,8 +82,8 @@ MEASURED: dict[str, set[str] | None] = {
     "deepnotes.chapters.initialization.experiments.TorchTruncDefaults": None,  # read from torch's signature
     "deepnotes.chapters.initialization.experiments.SoftmaxProbe": {"max_weight", "entropy", "jacobian_norm"},
     "deepnotes.chapters.initialization.experiments.TruncSample": {"std", "max_over_std"},
-    "deepnotes.chapters.magnitude_decomposition.experiments.FirstStep": {"relative_update"},
-    "deepnotes.chapters.magnitude_decomposition.experiments.Orthogonality": {"mean_abs_cos", "mu_min", "mu_max"},
+    "deepnotes.chapters.magnitude_decomposition.probes.FirstStep": {"relative_update"},
+    "deepnotes.chapters.magnitude_decomposition.probes.Orthogonality": {"mean_abs_cos", "mu_min", "mu_max"},
     "deepnotes.chapters.bert_init.experiments.InitProbe": {"logit_var", "softmax_kl", "loss"},
     "deepnotes.chapters.why_residuals.probes.JacobianProbe": {"forward_log_growth", "cos_vu", "norm_ratio"},
 }

@@ -534,8 +534,9 @@ def test_a_page_s_runs_train_where_its_one_run_context_says():
         where = f"{rel}:{node.lineno} {node.name}"
         if "context" in args and "RunContext" not in ast_text(args["context"].annotation):
             continue  # another meaning of the word (a verdict's context sentence)
-        if "context" in args and ({"budget", "device", "progress", "workers"} & set(args)):
-            bad.append(f"{where} takes the context and {sorted({'budget', 'device', 'progress', 'workers'} & set(args))}")
+        beside = sorted({"budget", "device", "progress", "workers"} & set(args))
+        if "context" in args and beside:
+            bad.append(f"{where} takes the context and {beside}")
         if "workers" in args or _calls(node, "default_workers") or _calls(node, "train_plan"):
             bad.append(f"{where} picks workers or trains a plan without the context")
         if _calls(node, "here") and "progress" not in args:
@@ -626,7 +627,8 @@ def test_the_chapters_are_listed_once_in_the_books_order():
 
 def test_every_chapter_declares_itself_and_its_notebook_agrees():
     """Issue 64: each chapter package's ``chapter.py`` declares one Chapter: its stem is the package's, its title the
-    notebook's first heading (test_book holds the built page to its figures and slider frames); the catalog imports
+    notebook's first heading (test_book holds the built page to its figures and slider frames); its runs (the
+    ``work`` the estimate prices) live in the package's ``experiments.py``, in every chapter; the catalog imports
     that one object per chapter and nothing else of a chapter."""
     import ast
 
@@ -638,6 +640,8 @@ def test_every_chapter_declares_itself_and_its_notebook_agrees():
     for stem in CHAPTERS:
         declared = catalog.CATALOG[stem]
         assert isinstance(declared, Chapter) and declared.stem == stem
+        runs = f"deepnotes.chapters.{stem}.experiments"  # one name for a chapter's runs module
+        assert declared.work.__module__ == runs and (ROOT / "deepnotes/chapters" / stem / "experiments.py").exists()
         cells = nbformat.read(ROOT / "book" / f"{stem}.ipynb", as_version=4).cells
         lines = (line for c in cells if c.cell_type == "markdown" for line in c.source.splitlines())
         assert next(line for line in lines if line.startswith("# ")) == f"# {declared.title}", stem

@@ -32,7 +32,8 @@ def _increment_explosion():
 
 
 def _magnitude_decomposition():
-    from deepnotes.chapters.magnitude_decomposition import answer, claims, training
+    from deepnotes.chapters.magnitude_decomposition import answer, claims
+    from deepnotes.chapters.magnitude_decomposition import experiments as training
 
     comp = training.choice_comparison(dn.RunContext.here(SMOKE))
     rows = list(claims.main_text_verdicts(SMOKE)) + list(claims.article_story_verdicts(comp))
@@ -57,7 +58,8 @@ def _thousand_layers():
 
 
 def _why_residuals():
-    from deepnotes.chapters.why_residuals import answer, claims, training
+    from deepnotes.chapters.why_residuals import answer, claims
+    from deepnotes.chapters.why_residuals import experiments as training
 
     runs, sweep = training.train_sweep(dn.RunContext.here(SMOKE)), training.transformer_sweep(dn.RunContext.here(SMOKE))
     rows = list(claims.training_verdicts(runs, SMOKE)) + list(claims.transformer_verdicts(sweep, SMOKE))

@@ -8,10 +8,10 @@ import deepnotes as dn
 from deepnotes.chapters.magnitude_decomposition import answer as ma
 from deepnotes.chapters.magnitude_decomposition import claims as mv
 from deepnotes.chapters.magnitude_decomposition import derive as sd
-from deepnotes.chapters.magnitude_decomposition import experiments as mg
+from deepnotes.chapters.magnitude_decomposition import experiments as mt
 from deepnotes.chapters.magnitude_decomposition import figures as mf
+from deepnotes.chapters.magnitude_decomposition import probes as mg
 from deepnotes.chapters.magnitude_decomposition import tables as mtab
-from deepnotes.chapters.magnitude_decomposition import training as mt
 from deepnotes.chapters.magnitude_decomposition.budget import sizes as magnitude_decomposition_sizes
 from deepnotes.core import derive as sym
 from deepnotes.core import scaling as scaling

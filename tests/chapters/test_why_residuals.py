@@ -17,9 +17,9 @@ import deepnotes as dn
 from deepnotes.chapters.why_residuals import answer as wa
 from deepnotes.chapters.why_residuals import claims as wc
 from deepnotes.chapters.why_residuals import derive as sr
+from deepnotes.chapters.why_residuals import experiments as rt
 from deepnotes.chapters.why_residuals import figures as wf
 from deepnotes.chapters.why_residuals import probes as rs
-from deepnotes.chapters.why_residuals import training as rt
 from deepnotes.chapters.why_residuals.budget import sizes as why_residuals_sizes
 from deepnotes.core import derive as sym
 from deepnotes.show import readable, say

@@ -20,11 +20,11 @@ def _chapters(budget: dn.Budget | str = SMOKE):
     here only to see it refused)."""
     from deepnotes.chapters.bert_init import experiments as bert
     from deepnotes.chapters.increment_explosion import experiments as inc
-    from deepnotes.chapters.magnitude_decomposition import training as mag
+    from deepnotes.chapters.magnitude_decomposition import experiments as mag
     from deepnotes.chapters.post_vs_pre_norm import experiments as pp
     from deepnotes.chapters.thousand_layers import experiments as tl
+    from deepnotes.chapters.why_residuals import experiments as wr
     from deepnotes.chapters.why_residuals import spectrum
-    from deepnotes.chapters.why_residuals import training as wr
     from deepnotes.shared import warmup
 
     resolved = dn.get_budget(SMOKE)

@@ -15,8 +15,8 @@ import sympy as sp
 from deepnotes.chapters.magnitude_decomposition import derive
 from deepnotes.chapters.magnitude_decomposition.budget import sizes
 from deepnotes.chapters.magnitude_decomposition.claims import article_story_verdicts, main_text_verdicts
-from deepnotes.chapters.magnitude_decomposition.experiments import LABELS
-from deepnotes.chapters.magnitude_decomposition.training import ChoiceRun
+from deepnotes.chapters.magnitude_decomposition.experiments import ChoiceRun
+from deepnotes.chapters.magnitude_decomposition.probes import LABELS
 from deepnotes.core.config import Budget
 from deepnotes.core.train import median_fraction_learned
 from deepnotes.core.validate import choice

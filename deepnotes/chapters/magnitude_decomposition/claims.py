@@ -5,7 +5,7 @@
 example and eq. (72) are judged in the increment-explosion chapter): every value is computed by
 :mod:`.derive` (SymPy) or :mod:`deepnotes.core.scaling`; they are deterministic, so the chapter checks
 them with nbval. :func:`probe_verdicts`, :func:`softmax_gain_verdict` and :func:`article_story_verdicts`
-judge the measurements of :mod:`.experiments` and :mod:`.training`. Every threshold is named below.
+judge the measurements of :mod:`.probes` and :mod:`.experiments`. Every threshold is named below.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import math
 import sympy as sp
 
 from deepnotes.chapters.magnitude_decomposition import derive as sd
-from deepnotes.chapters.magnitude_decomposition import experiments as ex
-from deepnotes.chapters.magnitude_decomposition.experiments import (
+from deepnotes.chapters.magnitude_decomposition import probes as ex
+from deepnotes.chapters.magnitude_decomposition.probes import (
     BETA_KINDS,
     predicted_relative_update,
     xavier_orthogonality,
@@ -602,8 +602,8 @@ def annotated_verdicts() -> VerdictTable:
 def probe_verdicts(sweep, first_steps, identity) -> VerdictTable:
     """Measured verdicts on the magnitude analysis at initialization: ∂L/∂λ ∝ λ/α (v, o, fc1, fc2),
     q/k gradients small, the first step's relative size per optimizer, and the near-identity start
-    (mean ‖x_{l+1} − x_l‖/‖x_l‖ against λ²/α). Takes :func:`.experiments.lambda_gradient_sweep`,
-    :func:`.experiments.first_step_sweep` and :func:`.experiments.identity_sweep`."""
+    (mean ‖x_{l+1} − x_l‖/‖x_l‖ against λ²/α). Takes :func:`.probes.lambda_gradient_sweep`,
+    :func:`.probes.first_step_sweep` and :func:`.probes.identity_sweep`."""
     return VerdictTable(
         _gradient_slope_rows(sweep)
         + [softmax_gain_verdict(sweep)]
@@ -772,7 +772,7 @@ def article_story_verdicts(comp, early: Count = EARLY_STEP) -> VerdictTable:
     slowly (read: its mean fraction learned at least :data:`SLOW_MARGIN` below λ = 1/α's, same seed):
     possibilities, judged over every SGD setting and seed (check_possible); and the paper's report that its
     SGD-derived constants also train under Adam, judged over the seeds of each Adam setting (check_estimate).
-    Takes :func:`.training.choice_comparison`."""
+    Takes :func:`.experiments.choice_comparison`."""
     rows = [_adam_constants_row(n, lr, runs) for (opt, lr, n), runs in comp.items() if opt == "adam"]
     sgd = {(lr, n): runs for (opt, lr, n), runs in comp.items() if opt == "sgd"}
     if sgd:

@@ -1,5 +1,5 @@
 """Figures of the chapter "Magnitude decomposition and the DeepNorm scalings". Each function takes
-measurements of :mod:`.experiments` / :mod:`.training` (or runs them, for the slider) and returns a
+measurements of :mod:`.probes` / :mod:`.experiments` (or runs them, for the slider) and returns a
 matplotlib Figure; colours and markers come from :mod:`deepnotes.show.palette`."""
 
 from __future__ import annotations
@@ -7,7 +7,8 @@ from __future__ import annotations
 import math
 
 from deepnotes.chapters.magnitude_decomposition.budget import sizes
-from deepnotes.chapters.magnitude_decomposition.experiments import (
+from deepnotes.chapters.magnitude_decomposition.experiments import ChoiceRun, run_choices
+from deepnotes.chapters.magnitude_decomposition.probes import (
     KINDS,
     LABELS,
     FirstStep,
@@ -16,7 +17,6 @@ from deepnotes.chapters.magnitude_decomposition.experiments import (
     choices,
     predicted_relative_update,
 )
-from deepnotes.chapters.magnitude_decomposition.training import ChoiceRun, run_choices
 from deepnotes.core import scaling
 from deepnotes.core.config import Budget, live_range
 from deepnotes.core.ensembles import RunContext

@@ -1,11 +1,11 @@
 """Text tables of the chapter "Magnitude decomposition and the DeepNorm scalings": the lines the
-notebook prints, built from the measurements of :mod:`.experiments` and :mod:`.training`."""
+notebook prints, built from the measurements of :mod:`.probes` and :mod:`.experiments`."""
 
 from __future__ import annotations
 
 from deepnotes.chapters.magnitude_decomposition.claims import FIRST_ORDER_LAMBDA
-from deepnotes.chapters.magnitude_decomposition.experiments import CHECK_BLOCK, KINDS, LABELS, DecompositionRow
-from deepnotes.chapters.magnitude_decomposition.training import ChoiceRun
+from deepnotes.chapters.magnitude_decomposition.experiments import ChoiceRun
+from deepnotes.chapters.magnitude_decomposition.probes import CHECK_BLOCK, KINDS, LABELS, DecompositionRow
 from deepnotes.core import scaling
 from deepnotes.core.validate import NonNegative
 from deepnotes.show.say import Sentence, grouped, link, say, sentence

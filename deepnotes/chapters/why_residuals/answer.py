@@ -1,6 +1,6 @@
 """The chapter's answer, stated first: whether deep plain stacks, whose initialization keeps the gradients in range,
 train where residual stacks with ε = 1/√N do, in sentences written from the page's training runs (the MLPs of
-:func:`.training.train_sweep`, the Transformers without LayerNorm of :func:`.training.transformer_sweep`). Every
+:func:`.experiments.train_sweep`, the Transformers without LayerNorm of :func:`.experiments.transformer_sweep`). Every
 "trains" / "does not train" is read from the run's row (:func:`.claims.training_verdicts`,
 :func:`.claims.transformer_verdicts`, through :func:`deepnotes.show.say.say_run`) and links to it. The headline goes
 above the small figure (:func:`.figures.answer`), the other depths, SGD and ε = 1 under it."""
@@ -11,8 +11,8 @@ import math
 
 from deepnotes.chapters.why_residuals.budget import sizes
 from deepnotes.chapters.why_residuals.claims import DEEP, training_verdicts, trains_claim, transformer_verdicts
+from deepnotes.chapters.why_residuals.experiments import TransformerSweep
 from deepnotes.chapters.why_residuals.probes import label
-from deepnotes.chapters.why_residuals.training import TransformerSweep
 from deepnotes.core.config import Budget
 from deepnotes.core.train import History, median_fraction_learned
 from deepnotes.show.say import Said, Sentence, Statement, joined, say_run, sentence

@@ -1,6 +1,6 @@
 """Verdicts of the chapter "Why residuals?" (Su Jianlin, kexue.fm/archives/8994, and its comment
 thread): the derivations (SymPy, :mod:`.derive`) and the measurements (:mod:`.probes`,
-:mod:`.training`). Every status is decided by :mod:`deepnotes.show.verdicts` from a computed
+:mod:`.experiments`). Every status is decided by :mod:`deepnotes.show.verdicts` from a computed
 comparison; every threshold is a named constant below.
 """
 
@@ -15,6 +15,7 @@ import sympy as sp
 
 from deepnotes.chapters.why_residuals import derive as sr
 from deepnotes.chapters.why_residuals.budget import sizes
+from deepnotes.chapters.why_residuals.experiments import TransformerSweep
 from deepnotes.chapters.why_residuals.probes import (
     EPS_NAMES,
     GradientSweep,
@@ -23,7 +24,6 @@ from deepnotes.chapters.why_residuals.probes import (
     predicted_log_growth,
 )
 from deepnotes.chapters.why_residuals.spectrum import PaperSpectra, log10_quartiles, zeros
-from deepnotes.chapters.why_residuals.training import TransformerSweep
 from deepnotes.core.config import Budget
 from deepnotes.core.derive import N, depth_cancelling_exponent
 from deepnotes.core.train import FRACTION_READ, History

@@ -1,5 +1,5 @@
 """Every figure of the chapter "Why residuals?": functions that take the measurements of
-``probes.py`` / ``training.py`` (or, for the slider, run them) and return a matplotlib Figure.
+``probes.py`` / ``experiments.py`` (or, for the slider, run them) and return a matplotlib Figure.
 Colours come from the book's one palette."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 from deepnotes.chapters.why_residuals.budget import sizes
+from deepnotes.chapters.why_residuals.experiments import OPTIMIZERS, TransformerSweep, first_seed, mlp_runs, mlp_setting
 from deepnotes.chapters.why_residuals.probes import (
     EPS_NAMES,
     GradientSweep,
@@ -16,7 +17,6 @@ from deepnotes.chapters.why_residuals.probes import (
     label,
     predicted_log_growth,
 )
-from deepnotes.chapters.why_residuals.training import OPTIMIZERS, TransformerSweep, first_seed, mlp_runs, mlp_setting
 from deepnotes.core.config import Budget, live_range
 from deepnotes.core.ensembles import RunContext
 from deepnotes.core.train import History

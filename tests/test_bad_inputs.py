@@ -567,6 +567,7 @@ CASES: list[Case] = [
     Case("post/pre run(context='cpu ')", lambda: chapter("post_vs_pre_norm").run("post", 2, "cpu "), ("'cpu '",)),
     Case("RunContext.here(budget='cpu ')", lambda: dn().RunContext.here("cpu "), ("'cpu '", "get_budget")),
     Case("RunContext.here(workers=0)", lambda: dn().RunContext.here(smoke(), workers=0), ("workers", "0")),
+    Case("RunContext.here(device='tpu')", lambda: dn().RunContext.here(smoke(), device="tpu"), ("'tpu'", "cpu")),
     Case(
         "post/pre stream_probe(norm='bad')",
         lambda: chapter("post_vs_pre_norm").stream_probe("bad", 2, smoke()),

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 import torch
 
 from deepnotes.core.cluster import scheduler_executor
-from deepnotes.core.config import Budget, ModelConfig, TrainConfig, check_fits, stack_bytes
+from deepnotes.core.config import Budget, ModelConfig, TrainConfig, check_fits, checked_device, stack_bytes
 from deepnotes.core.config import device as default_device
 from deepnotes.core.engine import check_slot_names, graph_config
 from deepnotes.core.optim import SHARED_FIELDS
@@ -227,9 +227,12 @@ class RunContext:
     trains; below that, nothing picks a device, counts workers or resolves a budget again."""
 
     budget: Budget
-    device: torch.device
+    device: torch.device | str  # a name ("cpu", "cuda:0") is read as torch.device(name)
     workers: Workers = 1
     progress: bool = False
+
+    def __post_init__(self):  # a device torch knows and this machine has, else a ValueError naming it
+        object.__setattr__(self, "device", checked_device(self.device))
 
     @classmethod
     def here(
@@ -237,7 +240,7 @@ class RunContext:
     ) -> RunContext:
         """This machine's context: ``device`` (default CUDA when present, else the CPU) and ``workers`` (default
         :func:`~deepnotes.core.workers.default_workers` of the device: 1 on a GPU, else the cores up to a limit)."""
-        dev = torch.device(device) if device is not None else default_device()
+        dev = checked_device(device) if device is not None else default_device()
         return cls(budget, dev, default_workers(dev) if workers is None else workers, progress)
 
     def quiet(self) -> RunContext:

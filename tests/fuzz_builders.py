@@ -54,6 +54,12 @@ def _context(workers=None):
     return RunContext.here(_smoke(), workers=workers)
 
 
+def _published_rule():
+    from deepnotes.core.rules import PUBLISHED
+
+    return PUBLISHED["DeepNorm"]
+
+
 def _figure():
     from deepnotes.show import plots
 
@@ -634,6 +640,7 @@ BY_TARGET: dict[str, dict[str, object]] = {
     "deepnotes.core.config.chapter_sizes": {k: Fresh(lambda k=k: _thousand_rows()[k]) for k in ("rows", "kind")},
     "deepnotes.core.engine.check_slot_names": {"names": Fresh(lambda: list(_stack().block_names))},
     "deepnotes.cost.model.ProbeCalls": {"probe": _probe},
+    "deepnotes.core.derive.first_update": {"rule": _published_rule()},  # "rule" elsewhere is a formula's text
     "deepnotes.chapters.why_residuals.experiments.mlp_plan": {"settings": Fresh(_mlp_setting)},
     "deepnotes.chapters.why_residuals.experiments.mlp_runs": {"settings": Fresh(_mlp_setting)},
     "deepnotes.chapters.why_residuals.experiments.transformer_plan": {"settings": Fresh(_transformer_setting)},

@@ -303,7 +303,7 @@ def test_a_chapter_imports_no_other_chapter(package):
 
 
 CORE = ROOT / "deepnotes" / "core"
-MAX_CORE_MODULES = 14  # issue 64 split ensembles.py in three (plans; the machine's workers; Dask)
+MAX_CORE_MODULES = 15  # issue 64 split ensembles.py in three (plans; workers; Dask); issue 65: rules.py, a rule as data
 CORE_MAY_NOT_IMPORT = ("deepnotes.show", "deepnotes.ledger", "deepnotes.cost", "deepnotes.chapters", "deepnotes.shared")
 
 
@@ -408,7 +408,7 @@ def test_the_import_scan_sees_importlib_and_relative_imports():
     } <= names
 
 
-def test_core_has_at_most_fourteen_modules_and_no_mirrored_pair():
+def test_core_has_at_most_fifteen_modules_and_no_mirrored_pair():
     """At most MAX_CORE_MODULES modules (``__init__`` aside), and no public class or function defined in two of them
     (a mirrored pair: a tracker, probe or optimizer written once for the reference and once for the engine)."""
     modules = sorted(p for p in CORE.glob("*.py") if p.name != "__init__.py")

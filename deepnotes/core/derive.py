@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sympy as sp
 
+from deepnotes.core.rules import Rule
 from deepnotes.core.validate import Depth, NonNegativeCount
 
 N, K, P = sp.symbols("N K P", positive=True, integer=True)  # depth, matrices per block, entries per matrix
@@ -183,3 +184,53 @@ def in_two_n(expr: sp.Expr) -> sp.Expr:
 def in_two_n_tuple(exprs) -> sp.Tuple:
     """:func:`in_two_n` of each expression, as one SymPy tuple (for display)."""
     return sp.Tuple(*(in_two_n(e) for e in exprs))
+
+
+# ---- a residual rule's first update (issue 65): the magnitude analysis for any rule of deepnotes.core.rules ----
+
+
+def _reach_sum(placement: str, a2: sp.Expr, c2: sp.Expr, k: int) -> sp.Expr:
+    """Σ_{j=1}^{2N} R_j^k over the 2N sublayers, R_j the loss's sensitivity to sublayer j's branch output per unit
+    of the branch's input, for a rule with skip weight α (a2 = α²) and branch scale c (c2 = c² = (b·β_in·β_out)²):
+
+        pre:   the stream's second moment grows to S² = 1 + 2N·c² and the final LayerNorm divides by S:
+               R_j = 1/S for every j
+        post:  each sum is normalized: R_j = (α² + c²)^{-1/2} for every j (DeepNet's premise: a later sublayer
+               passes a perturbation on through its skip path and its branch, (α² + c²) in second moment, and its
+               LayerNorm divides by the same √(α² + c²))
+        none:  nothing is normalized: each sublayer multiplies the stream and its Jacobian by √(α² + c²), so the
+               branch's input is Π_{k<j} and the gradient reaching it Π_{k>j}: R_j = (α² + c²)^{(2N−1)/2}
+    """
+    if placement == "pre":
+        return 2 * N * (1 + 2 * N * c2) ** sp.Rational(-k, 2)
+    if placement == "none":
+        return 2 * N * (a2 + c2) ** (k * (2 * N - 1) / sp.Integer(2))
+    return 2 * N * (a2 + c2) ** sp.Rational(-k, 2)
+
+
+def first_update(rule: Rule, optimizer: str) -> dict[str, object]:
+    """The first step's loss change ΔL of ``rule`` (a :class:`deepnotes.core.rules.Rule`) at depth N, to first
+    order, at learning rate η·s(N), with P entries per matrix (a width, constant in N):
+
+        a branch F = W_out·σ(W_in·h) scaled by b:   ∂L/∂W_out ∝ b·β_in·R_j,  ∂L/∂W_in ∝ b·β_out·R_j
+        a learnable b (one scalar per sublayer):     ∂L/∂b ∝ β_in·β_out·R_j
+        SGD (Δθ = −η s g):   ΔL = −η s Σ g²,    Adam (Δθ = −η s sign g):   ΔL = −η s Σ |g|
+
+    summed over the 2N sublayers (:func:`_reach_sum`). Returns ΔL/η, its order in N (the predicted log-log slope
+    of the first-step loss change against depth) and whether the rule meets DeepNet's bounded-update condition
+    (ΔL = O(1) in N: order ≤ 0)."""
+    k = {"sgd": 2, "adam": 1}.get(optimizer)
+    if k is None:
+        raise ValueError(f"unknown optimizer {optimizer!r}; allowed: sgd, adam")
+    f = rule.formulas
+    beta_in = f["beta"] if "in" in rule.beta_on else sp.Integer(1)
+    beta_out = f["beta"] if "out" in rule.beta_on else sp.Integer(1)
+    b = f["branch"]
+    c2 = (b * beta_in * beta_out) ** 2
+    entries = sp.Symbol("P", positive=True)  # entries per matrix
+    per_sublayer = entries * ((b * beta_in) ** k + (b * beta_out) ** k)
+    if rule.learnable:
+        per_sublayer += (beta_in * beta_out) ** k  # the gate's own gradient
+    delta = rule.lr_formula(optimizer) * per_sublayer * _reach_sum(rule.placement, f["alpha"] ** 2, c2, k)
+    order = depth_exponent(delta.subs(entries, 1))
+    return {"delta_L/eta": sp.simplify(delta), "order": order, "bounded": bool(order <= 0), "P": entries}

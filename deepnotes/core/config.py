@@ -33,6 +33,7 @@ from deepnotes.core.validate import (
     Count,
     Depth,
     Finite,
+    NonNegative,
     NonNegativeCount,
     Positive,
     Repeats,
@@ -63,6 +64,7 @@ class ModelConfig:
     head_transform: bool = False  # BERT's extra Dense + GELU + LayerNorm before the output head
     activation: str = "relu"  # FFN activation, one of FFN_ACTIVATIONS (BERT: gelu)
     max_len: Count = 128  # encoders (causal=False): rows of the learned position embedding
+    gate: NonNegative | None = None  # a scalar gate g on every branch, starting here (SkipInit 0, Depth-µP N^{-1/2})
 
     def __post_init__(self):
         choice("norm style", self.norm, NORM_STYLES)
@@ -75,6 +77,11 @@ class ModelConfig:
                 raise ValueError(
                     f"alpha is the DeepNorm skip weight; norm={self.norm!r} has none (use norm='deepnorm')"
                 )
+        if self.gate is not None and self.norm in ("rezero", "plain"):
+            raise ValueError(
+                f"gate={self.gate!r} puts a scalar gate on the branch of a style with a skip path; norm={self.norm!r} "
+                "has its own (rezero: a gate from 0) or none (plain); use post, pre, deepnorm or none"
+            )
         if self.init_std is not None and self.beta is not None:
             raise ValueError("init_std replaces the Xavier init that beta scales; give one of them")
 

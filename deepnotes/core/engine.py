@@ -76,7 +76,7 @@ class Slot:
 def graph_config(cfg: ModelConfig) -> ModelConfig:
     """What members must share to run as one graph: everything but α, β, the init std and the norm
     style (every style is per-member data; the returned config says ``none`` for all)."""
-    return replace(cfg, alpha=None, beta=None, init_std=None, norm="none")
+    return replace(cfg, alpha=None, beta=None, init_std=None, norm="none", gate=None)
 
 
 def uses_norm(cfg: ModelConfig) -> bool:
@@ -92,7 +92,7 @@ def member_flags(cfgs: Sequence[ModelConfig]) -> dict[str, list]:
         "alpha": [0.0 if c.norm == "plain" else c.skip_alpha for c in cfgs],
         "pre": [c.norm == "pre" for c in cfgs],
         "post": [c.norm in ("post", "deepnorm") for c in cfgs],
-        "gated": [c.norm == "rezero" for c in cfgs],
+        "gated": [c.norm == "rezero" or c.gate is not None for c in cfgs],
     }
 
 
@@ -182,7 +182,7 @@ class Stack(nn.Module):
             drop |= {n for n in self.slots if n.startswith(("attn_norm", "ffn_norm"))}
         if cfg.norm != "pre":
             drop |= {"final_norm_w", "final_norm_b"}
-        if cfg.norm != "rezero":
+        if cfg.norm != "rezero" and cfg.gate is None:
             drop |= set(GATES)
         return [n for n in self.slots if n not in drop]
 
@@ -303,6 +303,9 @@ class Stack(nn.Module):
         for k in range(self.n_members):  # a style without a LayerNorm: its slice stays 0
             for name in set(self.slots) - set(self.member_names(k)):
                 self.member(name, k).zero_()
+            if self.cfgs[k].gate is not None:  # a gate that starts elsewhere than ReZero's 0
+                for name in set(GATES) & set(self.slots):
+                    self.member(name, k).fill_(self.cfgs[k].gate)
 
     # ---- forward ------------------------------------------------------------------------------
     @staticmethod

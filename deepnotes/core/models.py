@@ -163,7 +163,9 @@ class Residual(nn.Module):
     """One sublayer with its skip path and norm; the only place the norm style branches
     ("plain" drops the skip path too: x ← F(x))."""
 
-    def __init__(self, sublayer: nn.Module, d_model: Count, norm: str, alpha: Positive = 1.0):
+    def __init__(
+        self, sublayer: nn.Module, d_model: Count, norm: str, alpha: Positive = 1.0, gate: NonNegative | None = None
+    ):
         super().__init__()
         choice("norm", norm, NORM_STYLES)
         check_allocation(2 * d_model, {"d_model": d_model})  # the norm's gain and bias
@@ -171,21 +173,25 @@ class Residual(nn.Module):
         self.norm_style = norm
         self.alpha = alpha
         self.norm = nn.LayerNorm(d_model) if norm in ("post", "deepnorm", "pre") else None
-        self.gate = nn.Parameter(torch.zeros(())) if norm == "rezero" else None
+        gated = norm == "rezero" or gate is not None  # ReZero's gate starts at 0; another style's where ``gate`` says
+        self.gate = nn.Parameter(torch.full((), float(gate or 0.0))) if gated else None
+
+    def branch(self, u: torch.Tensor) -> torch.Tensor:
+        """g·F(u) where the sublayer has a gate, else F(u)."""
+        f = self.sublayer(u)
+        return f if self.gate is None else self.gate * f
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         style = self.norm_style
         if style == "post":
-            return self.norm(x + self.sublayer(x))  # LN(x + F(x))
+            return self.norm(x + self.branch(x))  # LN(x + g·F(x))
         if style == "deepnorm":
-            return self.norm(self.alpha * x + self.sublayer(x))  # LN(αx + F(x))
+            return self.norm(self.alpha * x + self.branch(x))  # LN(αx + g·F(x))
         if style == "pre":
-            return x + self.sublayer(self.norm(x))  # x + F(LN(x))
-        if style == "rezero":
-            return x + self.gate * self.sublayer(x)  # x + g·F(x)
+            return x + self.branch(self.norm(x))  # x + g·F(LN(x))
         if style == "plain":
             return self.sublayer(x)  # F(x): no skip path
-        return x + self.sublayer(x)  # none: x + F(x)
+        return x + self.branch(x)  # none: x + g·F(x); rezero: x + g·F(x), g from 0
 
 
 class Block(nn.Module):
@@ -197,7 +203,7 @@ class Block(nn.Module):
         self.attn = SelfAttention(cfg.d_model, cfg.n_heads, cfg.causal) if cfg.block == "transformer" else None
         self.ffn = FeedForward(cfg.d_model, cfg.d_ff, cfg.activation)
         self.sublayers = nn.ModuleList(
-            [Residual(m, cfg.d_model, cfg.norm, alpha) for m in (self.attn, self.ffn) if m is not None]
+            [Residual(m, cfg.d_model, cfg.norm, alpha, cfg.gate) for m in (self.attn, self.ffn) if m is not None]
         )
         self.reset_parameters(cfg.branch_beta, cfg.init_std)
 

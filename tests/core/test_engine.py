@@ -526,3 +526,55 @@ def test_the_gpu_form_dispatches_at_most_half_the_cpu_forms_operators_per_block(
     cfgs = MIXED if styles == "mixed" else [small("post")] * 3
     gpu, cpu = (_operators_per_block_step(cfgs, form, monkeypatch) for form in ("gpu", "cpu"))
     assert 0 < gpu <= cpu / 2, (gpu, cpu)
+
+
+@pytest.mark.parametrize("causal", [True, False])
+def test_a_gate_on_any_style_s_branch_matches_the_reference(causal):
+    """Issue 65: a scalar gate g on the branch of Pre-LN, Post-LN, DeepNorm and a plain residual (SkipInit, Depth-µP's
+    multiplier), members of one stack beside a style without one: the same loss and gradients as the reference
+    model, the gate's own gradient included; a fresh stack starts each gate where its config says."""
+    extra = {} if causal else dict(causal=False, head_transform=True, activation="gelu", max_len=10)
+    cfgs = [
+        ModelConfig(**{**c.__dict__, **extra})
+        for c in (
+            small("pre", gate=0.3),
+            small("post", gate=0.5),
+            small("none", gate=0.2),
+            small("deepnorm", alpha=2.0, gate=0.7),
+            small("pre"),
+        )
+    ]
+    fresh = Stack(cfgs, seeds=list(range(5)), dtype=F64)
+    for k, cfg in enumerate(cfgs):
+        for name in ("attn_gate", "ffn_gate"):
+            assert torch.all(fresh.member(name, k) == (cfg.gate or 0.0)), (k, name)
+    with seeded(7):
+        refs = [randomize(build_model(cfg, seed=i, dtype=F64)) for i, cfg in enumerate(cfgs)]
+    stack = Stack(cfgs, seeds=list(range(5)), dtype=F64)
+    for k, ref in enumerate(refs):
+        load_reference(stack, k, ref)
+    tokens = torch.randint(0, 6, (5, 4, 7), generator=torch.Generator().manual_seed(1))
+    if causal:
+        ref_losses = [ref.loss(t) for ref, t in zip(refs, tokens, strict=True)]
+        losses = stack.next_token_losses(tokens)
+    else:
+        mask = torch.zeros(5, 4, 7, dtype=torch.bool)
+        mask[:, :, 2] = mask[:, 1:, 4] = True
+        ref_losses = [ref.mlm_loss(t, m) for ref, t, m in zip(refs, tokens, mask, strict=True)]
+        losses = stack.masked_losses(tokens, mask)
+    losses.sum().backward()
+    for k, (ref, loss) in enumerate(zip(refs, ref_losses, strict=True)):
+        loss.backward()
+        assert abs(float(losses[k].detach()) - float(loss.detach())) <= TOL * abs(float(loss.detach()))
+        grads = reference_layout(stack, ref, of=lambda t: t.grad, k=k)
+        assert ("attn_gate" in grads) == (cfgs[k].gate is not None)
+        for name, g in grads.items():
+            assert rel_err(stack.member(name, k, grad=True), g) < TOL, (causal, k, name)
+
+
+def test_a_gate_is_refused_where_the_style_has_its_own_or_no_skip_path():
+    for norm in ("rezero", "plain"):
+        with pytest.raises(ValueError, match=rf"gate=0.5.*norm='{norm}'.*post, pre, deepnorm or none"):
+            ModelConfig(norm=norm, gate=0.5)
+    with pytest.raises(ValueError, match="gate"):
+        ModelConfig(norm="pre", gate=-0.1)

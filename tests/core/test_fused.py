@@ -27,8 +27,8 @@ def rel_err(a, b) -> float:
 
 
 def random_stack(trial: int, dtype=F64):
-    """Seeded random shapes and member mixes: heads 1–4, T from 1, MLP blocks, GELU, encoders, α ≠ 1,
-    widths that are not multiples of a vector (the kernels' scalar tails)."""
+    """Seeded random shapes and member mixes: heads 1–4, T from 1, MLP blocks, GELU, encoders, α ≠ 1, gates on
+    any style's branch, widths that are not multiples of a vector (the kernels' scalar tails)."""
     rnd = random.Random(trial)
     h = rnd.choice([1, 2, 4])
     shared = dict(
@@ -42,8 +42,14 @@ def random_stack(trial: int, dtype=F64):
         max_len=20,
         n_layers=rnd.randint(1, 5),
     )
+    gates = random.Random(1000 + trial)  # issue 65: half the members of a style with a skip path get a gate
     cfgs = [
-        ModelConfig(norm=norm, **shared, **({"alpha": rnd.uniform(0.5, 3)} if norm == "deepnorm" else {}))
+        ModelConfig(
+            norm=norm,
+            **shared,
+            **({"alpha": rnd.uniform(0.5, 3)} if norm == "deepnorm" else {}),
+            **({"gate": gates.uniform(0.1, 1.5)} if norm not in ("rezero", "plain") and gates.random() < 0.5 else {}),
+        )
         for norm in (rnd.choice(NORM_STYLES) for _ in range(rnd.randint(1, 6)))
     ]
     with seeded(trial):
@@ -84,8 +90,8 @@ def test_compiled_blocks_equal_the_pytorch_path(trial, monkeypatch):
 
 
 def float32_stack(trial: int, activation: str = "relu", widths=(8, 12, 16)):
-    """Every norm style in float32, head widths ``widths`` times 1, 2 or 4 heads (whole 8 × 8 transpose
-    blocks, whole vectors of every target's width, and their edges)."""
+    """Every norm style (and Pre-LN, Post-LN with a gate) in float32, head widths ``widths`` times 1, 2 or 4 heads
+    (whole 8 × 8 transpose blocks, whole vectors of every target's width, and their edges)."""
     rnd = random.Random(trial)
     h = rnd.choice([1, 2, 4])
     shared = dict(
@@ -99,6 +105,7 @@ def float32_stack(trial: int, activation: str = "relu", widths=(8, 12, 16)):
         n_layers=rnd.randint(1, 4),
     )
     cfgs = [ModelConfig(norm=norm, **shared) for norm in NORM_STYLES]
+    cfgs += [ModelConfig(norm=norm, gate=0.4, **shared) for norm in ("pre", "post")]  # a gate on a LayerNorm style
     with seeded(trial):
         stack = Stack(cfgs, seeds=list(range(len(cfgs))), dtype=torch.float32)
         x = torch.randn(len(cfgs), rnd.randint(1, 3), rnd.randint(5, 17), shared["d_model"])

@@ -15,9 +15,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from deepnotes.core.validate import choice
+import torch
+
+from deepnotes.core.config import ModelConfig
+from deepnotes.core.engine import Stack, member_index
+from deepnotes.core.validate import Depth, NonNegativeCount, choice
 
 PLACEMENTS = ("post", "pre", "none")  # LayerNorm on the sum (Post-LN), on the branch's input (Pre-LN), none
 MATRIX_ROLES = ("in", "out")  # a branch's first matrices (v, fc1) and its output projections (out, fc2)
@@ -135,6 +139,56 @@ class Rule:
                         f"rule {self.name!r}: {name} must be {wanted} at every depth; at N = {depth} it is {shown}"
                     )
         return self
+
+
+def engine_config(rule: Rule, base: ModelConfig, depth: Depth) -> ModelConfig:
+    """``rule`` at ``depth`` blocks as the engine builds it, the rest of ``base`` kept (widths, vocabulary, block):
+    Post-LN (``deepnorm`` where α ≠ 1), Pre-LN or a plain residual; α; a gate where the branch has a multiplier
+    (its value at ``depth``, or a learnable one's start); β as the Xavier gain of v, out, fc1 and fc2 where the rule
+    scales both roles (1 otherwise: :func:`scale_named` scales one role after the draw). Whether a gate trains is
+    the run's choice (frozen unless ``rule.learnable``). A ValueError where the engine has no such block: α ≠ 1
+    without Post-LN's LayerNorm."""
+    v = rule.check([depth]).at(depth)
+    if rule.placement != "post" and v["alpha"] != 1.0:
+        raise ValueError(
+            f"rule {rule.name!r}: the engine's {rule.placement} blocks keep the skip weight at 1; alpha is "
+            f"{v['alpha']:g} at N = {depth} (α ≠ 1 needs placement='post', DeepNorm's LN(α·x + F(x)))"
+        )
+    norm = {"post": "post" if v["alpha"] == 1.0 else "deepnorm", "pre": "pre", "none": "none"}[rule.placement]
+    both = set(rule.beta_on) == set(MATRIX_ROLES)
+    return replace(
+        base,
+        n_layers=depth,
+        norm=norm,
+        alpha=v["alpha"] if norm == "deepnorm" else None,
+        beta=v["beta"] if both else 1.0,
+        init_std=None,
+        gate=v["branch"] if rule.learnable or v["branch"] != 1.0 else None,
+    )
+
+
+ROLE_SLICES = {"in": (("qkv_w", 2), ("fc1_w", None)), "out": (("out_w", None), ("fc2_w", None))}  # (slot, third)
+
+
+@torch.no_grad()
+def scale_named(rule: Rule, stack: Stack, k: NonNegativeCount) -> None:
+    """Member k of ``stack`` (built from :func:`engine_config`) gets the rule's β on its one named role after the
+    draw: the value columns of qkv and fc1 for ``in``, out and fc2 for ``out`` (a Xavier draw times β is the draw
+    with gain β). Nothing to do where the rule scales both roles or neither (engine_config's gain did it)."""
+    member_index(stack, k)
+    if set(rule.beta_on) in (set(MATRIX_ROLES), set()):
+        return
+    beta = rule.at(stack.n_layers)["beta"]
+    for role in rule.beta_on:
+        for slot, third in ROLE_SLICES[role]:
+            if slot not in stack.slots:
+                continue  # an MLP block has no attention
+            w = stack.member(slot, k)  # [N, r, c]
+            if third is None:
+                w.mul_(beta)
+            else:
+                d = w.shape[-1] // 3
+                w[..., third * d : (third + 1) * d].mul_(beta)  # the value columns of q | k | v
 
 
 PUBLISHED = {

@@ -1,12 +1,16 @@
 """Issue 65: a residual rule as data, and the order in N of its first update derived by SymPy."""
 
 import math
+from dataclasses import replace
 
 import pytest
 import sympy as sp
+import torch
 
 from deepnotes.core import derive
-from deepnotes.core.rules import PLACEMENTS, PUBLISHED, Learnable, Rule
+from deepnotes.core.config import ModelConfig
+from deepnotes.core.engine import Stack
+from deepnotes.core.rules import PLACEMENTS, PUBLISHED, Learnable, Rule, engine_config, scale_named
 
 # (SGD, Adam) orders in N of the first step's loss change, as the magnitude analysis gives them: DeepNet's premise
 # for Post-LN and DeepNorm (every sublayer's gradient of the same size), the final LayerNorm's division by the grown
@@ -96,3 +100,47 @@ def test_a_rule_needs_no_sympy_to_import_and_builds_what_the_reader_types():
     rule = Rule("mine", "pre", alpha=1, branch="(2*N)**(-1/2)", beta=sp.Symbol("N") ** sp.Rational(-1, 4))
     assert math.isclose(rule.at(8)["branch"], 0.25) and math.isclose(rule.at(16)["beta"], 0.5)
     assert derive.first_update(rule, "sgd")["order"] == -sp.Rational(1, 2)
+
+
+BASE = ModelConfig(n_layers=2, d_model=8, n_heads=2, d_ff=16, vocab_size=7)
+
+
+def test_each_published_rule_is_a_block_the_engine_builds():
+    got = {name: engine_config(rule, BASE, 8) for name, rule in PUBLISHED.items()}
+    assert [(c.norm, c.n_layers) for c in got.values()] == [
+        ("post", 8),
+        ("pre", 8),
+        ("deepnorm", 8),
+        ("none", 8),
+        ("pre", 8),
+        ("pre", 8),
+        ("pre", 8),
+    ]
+    assert got["DeepNorm"].alpha == pytest.approx(16**0.25) and got["DeepNorm"].beta == pytest.approx(64**-0.25)
+    assert got["ReZero"].gate == 0.0 and got["SkipInit"].gate == 0.0 and got["Depth-muP"].gate == pytest.approx(8**-0.5)
+    assert got["Post-LN"].gate is None and got["GPT-2"].beta == 1.0  # GPT-2 scales one role: after the draw
+    stack = Stack(list(got.values()), seeds=[0] * len(got))
+    assert torch.isfinite(stack.next_token_losses(torch.zeros(len(got), 2, 5, dtype=torch.long))).all()
+
+
+def test_a_rule_that_scales_one_role_scales_those_matrices_only():
+    """GPT-2's β on the output projections: out and fc2 are the gain-β draw, the value columns and fc1 the gain-1
+    draw, q and k untouched; a rule that scales both roles leaves the engine's own draw alone."""
+    rule, depth = PUBLISHED["GPT-2"], 8
+    beta = rule.at(depth)["beta"]
+    cfg = engine_config(rule, BASE, depth)
+    scaled, plain, full = (Stack([c], seeds=[3]) for c in (cfg, cfg, replace(cfg, beta=beta)))
+    scale_named(rule, scaled, 0)
+    for name in ("out_w", "fc2_w"):
+        assert torch.allclose(scaled.member(name, 0), full.member(name, 0), rtol=1e-6)
+    for name in ("fc1_w", "qkv_w"):
+        assert torch.equal(scaled.member(name, 0), plain.member(name, 0))
+    deepnorm = Stack([engine_config(PUBLISHED["DeepNorm"], BASE, depth)], seeds=[3])
+    before = deepnorm.member("fc2_w", 0).clone()
+    scale_named(PUBLISHED["DeepNorm"], deepnorm, 0)
+    assert torch.equal(deepnorm.member("fc2_w", 0), before)
+
+
+def test_a_rule_the_engine_cannot_build_is_refused_by_name():
+    with pytest.raises(ValueError, match=r"'pre, alpha 2'.*skip weight at 1.*alpha is 2 at N = 4.*placement='post'"):
+        engine_config(Rule("pre, alpha 2", "pre", alpha=2), BASE, 4)

@@ -641,6 +641,7 @@ BY_TARGET: dict[str, dict[str, object]] = {
     "deepnotes.core.engine.check_slot_names": {"names": Fresh(lambda: list(_stack().block_names))},
     "deepnotes.cost.model.ProbeCalls": {"probe": _probe},
     "deepnotes.core.derive.first_update": {"rule": _published_rule()},  # "rule" elsewhere is a formula's text
+    "deepnotes.core.rules.Rule": {"name": "a reader's rule", "placement": "pre"},
     "deepnotes.core.rules.engine_config": {"rule": _published_rule()},
     "deepnotes.core.rules.scale_named": {"rule": _published_rule()},
     "deepnotes.chapters.why_residuals.experiments.mlp_plan": {"settings": Fresh(_mlp_setting)},

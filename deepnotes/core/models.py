@@ -184,14 +184,14 @@ class Residual(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         style = self.norm_style
         if style == "post":
-            return self.norm(x + self.branch(x))  # LN(x + g·F(x))
+            return self.norm(x + self.branch(x))  # LN(x + F(x)); g·F(x) where the branch has a gate
         if style == "deepnorm":
-            return self.norm(self.alpha * x + self.branch(x))  # LN(αx + g·F(x))
+            return self.norm(self.alpha * x + self.branch(x))  # LN(αx + F(x))
         if style == "pre":
-            return x + self.branch(self.norm(x))  # x + g·F(LN(x))
+            return x + self.branch(self.norm(x))  # x + F(LN(x))
         if style == "plain":
             return self.sublayer(x)  # F(x): no skip path
-        return x + self.branch(x)  # none: x + g·F(x); rezero: x + g·F(x), g from 0
+        return x + self.branch(x)  # none: x + F(x); rezero: x + g·F(x), g from 0
 
 
 class Block(nn.Module):

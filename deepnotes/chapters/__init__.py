@@ -15,4 +15,5 @@ CHAPTERS = (
     "magnitude_decomposition",
     "why_residuals",
     "thousand_layers",
+    "depth_rules",
 )

@@ -15,6 +15,7 @@ from dataclasses import replace
 from deepnotes.chapters import CHAPTERS
 from deepnotes.chapters.bert_init.chapter import CHAPTER as BERT_INIT
 from deepnotes.chapters.chapter import Chapter
+from deepnotes.chapters.depth_rules.chapter import CHAPTER as DEPTH_RULES
 from deepnotes.chapters.increment_explosion.chapter import CHAPTER as INCREMENT_EXPLOSION
 from deepnotes.chapters.initialization.chapter import CHAPTER as INITIALIZATION
 from deepnotes.chapters.magnitude_decomposition.chapter import CHAPTER as MAGNITUDE_DECOMPOSITION
@@ -35,6 +36,7 @@ _DECLARED = (
     MAGNITUDE_DECOMPOSITION,
     WHY_RESIDUALS,
     THOUSAND_LAYERS,
+    DEPTH_RULES,
 )
 CATALOG: dict[str, Chapter] = {c.stem: c for c in _DECLARED}
 """stem → its Chapter, in the order of :data:`deepnotes.chapters.CHAPTERS` (``_toc.yml``'s; a test holds all three

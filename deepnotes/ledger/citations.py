@@ -37,6 +37,9 @@ PAPERS = (
     "Dong et al.",
     "Cho & Saul",
     "torch.nn.init",
+    "Vaswani et al.",  # issue 65: the papers of the depth rules in use today
+    "Radford et al.",
+    "Tensor Programs VI",
 )
 
 SEED = re.compile(r"\bseeds? (\d{3})\b")

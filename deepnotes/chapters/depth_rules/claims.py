@@ -1,37 +1,56 @@
-"""The chapter's verdicts: each claim judged from the runs through the seeds' door (replace
-the skeleton's claim with the sources' own, cited from their inventories: :func:`deepnotes.show.cite.cite`)."""
+"""The chapter's verdicts: for every published rule and optimizer, the derived order in N of its first step's loss
+change against the slope measured on its stacks (:func:`first_step_verdicts`, the seeds' slope door)."""
 
 from __future__ import annotations
 
 from deepnotes.chapters.depth_rules import derive
+from deepnotes.chapters.depth_rules import experiments as ex
 from deepnotes.core.config import Budget
-from deepnotes.core.train import History
+from deepnotes.core.rules import PUBLISHED
 from deepnotes.cost.model import Derivations
 from deepnotes.show import verdicts as vd
 from deepnotes.show.cite import cite
 
+SLOPE_ATOL = 0.2  # a fitted slope matches the derived order within ±0.2 (the increment chapter's; set before any run)
+PAPERS = {  # the paper of each rule, as citations.PAPERS names it
+    "Post-LN": "Vaswani et al.",
+    "Pre-LN": "Xiong et al.",
+    "DeepNorm": "DeepNet",
+    "ReZero": "ReZero",
+    "SkipInit": "SkipInit",
+    "GPT-2": "Radford et al.",
+    "Depth-muP": "Tensor Programs VI",
+}
 
-def training(runs: dict[str, list[History]], budget: Budget) -> vd.VerdictTable:
-    """Xiong et al. (2020): without warmup, Pre-LN trains better than Post-LN. Judged seed by seed: Pre-LN's
-    fraction learned at least Post-LN's, in most seeds."""
-    post, pre = runs["post"], runs["pre"]
-    shown = [f"{a.fraction_learned():.2f} / {b.fraction_learned():.2f}" for a, b in zip(pre, post, strict=True)]
-    return vd.VerdictTable(
-        [
-            vd.check_estimate(
-                claim="Without warmup, Pre-LN trains at least as well as Post-LN",
-                source=cite("Xiong et al. 2020", paper="Xiong et al."),
-                claimed="Pre-LN's fraction learned ≥ Post-LN's, in most seeds",
-                computed="Pre-LN / Post-LN fraction learned per seed: " + ", ".join(shown),
-                samples=[b.fraction_learned() >= a.fraction_learned() for a, b in zip(post, pre, strict=True)],
-                estimator="fraction",
-                limits=vd.MOST,
-                reason=f"Adam, no warmup, {len(post)} seeds per style at the chapter's depth ({budget.name} sizes)",
+
+def first_step_verdicts(steps: ex.FirstSteps) -> vd.VerdictTable:
+    """Per rule and optimizer: −ΔL of one step from initialization ∝ N^order, the order derived by SymPy for that
+    rule, judged on the measured slope over two depth ranges (check_slope)."""
+    orders = derive.rule_orders()
+    rows = []
+    for name in steps.rules:
+        rule = PUBLISHED[name]
+        for opt in ex.OPTIMIZERS:
+            order = orders[name][opt]["order"]
+            rows.append(
+                vd.check_slope(
+                    claim=f"{name}, {opt}: the first step's loss change grows like N^{order} (derived for this rule)",
+                    source=cite(
+                        f"{rule.source} ({PAPERS[name]}), the rule; its first step derived here; measured, "
+                        f"N = {steps.depths[0]}..{steps.depths[-1]}",
+                        paper=PAPERS[name],
+                    ),
+                    want=float(order),
+                    atol=SLOPE_ATOL,
+                    depths=steps.depths,
+                    samples_by_depth=steps.samples[(name, opt)],
+                    reason=f"−⟨∇L, Δθ⟩ of one {opt} step at the rule's own rate, {len(steps.samples[(name, opt)][0])} "
+                    "seeds per depth",
+                )
             )
-        ]
-    )
+    return vd.VerdictTable(rows)
 
 
 def derivations(budget: Budget) -> Derivations:
-    """The page's SymPy derivations and the verdict tables that run no experiment, as its cells call them."""
-    return Derivations(((derive.pre_ln_stream_moment, ()),))
+    """The page's SymPy derivations, as its cells call them."""
+    return Derivations(((derive.rule_orders, ()),))

@@ -1,15 +1,34 @@
-"""The chapter's derivations, by SymPy (replace the skeleton's with the chapter's own)."""
+"""The chapter's derivations, by SymPy: the first step's loss change of every published rule, as a function of the
+depth N, and its order in N under SGD and Adam (:func:`deepnotes.core.derive.first_update`, the magnitude analysis
+for any rule of :mod:`deepnotes.core.rules`)."""
 
 from __future__ import annotations
 
-import sympy as sp
+from deepnotes.core.derive import first_update
+from deepnotes.core.rules import PUBLISHED
+
+OPTIMIZERS = ("sgd", "adam")
 
 
-def pre_ln_stream_moment() -> dict:
-    """Pre-LN's stream at init: each block adds a branch of unit second moment, independent of the stream, so
-    E[x_(l+1)²] = E[x_l²] + 1; solved from E[x_0²] = 1, E[x_l²] = 1 + l (the stream grows with depth, the identity
-    path's share 1/(1 + l) falls)."""
-    l = sp.symbols("l", integer=True, nonnegative=True)
-    m = sp.Function("m")
-    moment = sp.rsolve(m(l + 1) - m(l) - 1, m(l), {m(0): 1})
-    return {"recursion": sp.Eq(m(l + 1), m(l) + 1), "moment": sp.simplify(moment), "share": sp.simplify(1 / moment)}
+def rule_orders() -> dict[str, dict[str, object]]:
+    """rule → optimizer → {"delta_L/eta": ΔL/η in N (P: entries per matrix), "order": its order in N, "bounded":
+    whether it meets DeepNet's bounded-update condition (order ≤ 0)}, for every published rule."""
+    return {name: {opt: first_update(rule, opt) for opt in OPTIMIZERS} for name, rule in PUBLISHED.items()}
+
+
+def bounded_rules(optimizer: str) -> list[str]:
+    """The published rules whose first update the derivation bounds in depth under ``optimizer``."""
+    return [name for name, by_opt in rule_orders().items() if by_opt[optimizer]["bounded"]]
+
+
+def order_table() -> dict[str, object]:
+    """rule → (order in N under SGD, order under Adam) of its first step's loss change, as SymPy derives them."""
+    import sympy as sp
+
+    return {name: sp.Tuple(by["sgd"]["order"], by["adam"]["order"]) for name, by in rule_orders().items()}
+
+
+def first_step_formulas(optimizer: str) -> dict[str, object]:
+    """rule → its first step's loss change per unit rate under ``optimizer``, ΔL/η as a function of N (P: the entries
+    of one matrix, a width)."""
+    return {name: by[optimizer]["delta_L/eta"] for name, by in rule_orders().items()}

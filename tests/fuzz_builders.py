@@ -60,6 +60,12 @@ def _published_rule():
     return PUBLISHED["DeepNorm"]
 
 
+def _first_steps():
+    from deepnotes.chapters.depth_rules import experiments as ex
+
+    return ex.first_steps(_context())
+
+
 def _figure():
     from deepnotes.show import plots
 
@@ -643,6 +649,10 @@ BY_TARGET: dict[str, dict[str, object]] = {
     "deepnotes.core.derive.first_update": {"rule": _published_rule()},  # "rule" elsewhere is a formula's text
     "deepnotes.core.rules.Rule": {"name": "a reader's rule", "placement": "pre"},
     "deepnotes.core.rules.engine_config": {"rule": _published_rule()},
+    **{
+        f"deepnotes.chapters.depth_rules.experiments.{f}": {"rule": _published_rule()}
+        for f in ("rule_config", "rule_stack", "stepped", "rule_plan")
+    },
     "deepnotes.core.rules.scale_named": {"rule": _published_rule()},
     "deepnotes.chapters.why_residuals.experiments.mlp_plan": {"settings": Fresh(_mlp_setting)},
     "deepnotes.chapters.why_residuals.experiments.mlp_runs": {"settings": Fresh(_mlp_setting)},

@@ -43,6 +43,7 @@ REFERENCES = [
         r"\b(?:Figs?\.|Figures?|Tables?|Lemmas?|Theorems?|Corollary|Experiments?|issue|[Cc]laims?|[Ss]ources?|"
         r"solution|Block)\s+\d+(?:\([a-z,]+\))?(?:\s*(?:[–-]|,|and)\s*\d+(?:\([a-z,]+\))?)*"
     ),
+    re.compile(r"\bGPT-\d\b"),  # a model's name: GPT-2, GPT-3
     re.compile(r"\b\d{4}-\d{2}-\d{2}\b"),  # dates
     re.compile(r"\b(?:19|20)\d\d(?=[),;*])"),  # years of citations: (2022), NeurIPS 2018, Saul, 2009;, **Xiong 2020**
     re.compile(r"\*,\s*(?:19|20)\d\d\b"),  # the year after an italic title: *Going deeper …*, 2021.

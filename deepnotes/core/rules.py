@@ -198,7 +198,7 @@ PUBLISHED = {
         Rule("Pre-LN", "pre", source="Xiong et al. 2020"),
         Rule("DeepNorm", "post", alpha="(2*N)**(1/4)", beta="(8*N)**(-1/4)", source="Wang et al. 2022 (DeepNet)"),
         Rule("ReZero", "none", branch=Learnable(0), source="Bachlechner et al. 2021"),
-        Rule("SkipInit", "pre", branch=Learnable(0), source="De & Smith 2020"),
+        Rule("SkipInit", "pre", branch=Learnable(0), source="De & Smith 2020 (SkipInit)"),
         Rule("GPT-2", "pre", beta="1/sqrt(2*N)", beta_on=("out",), source="Radford et al. 2019"),
         Rule(
             "Depth-muP",

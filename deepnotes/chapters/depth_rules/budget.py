@@ -25,9 +25,7 @@ class DepthRulesSizes:
 
 SMOKE = DepthRulesSizes(probe_depths=(2, 4, 8), probe_seeds=3, steps=3, slider_depths=(2, 4))
 CPU = DepthRulesSizes(probe_depths=(4, 8, 16, 32, 64, 128), probe_seeds=7, steps=60, slider_depths=(2, 8, 32))
-FULL = DepthRulesSizes(
-    probe_depths=(4, 8, 16, 32, 64, 128, 256, 512, 1000), probe_seeds=7, steps=300, slider_depths=(2, 8, 32, 128)
-)
+FULL = DepthRulesSizes(probe_depths=(4, 8, 16, 32, 64, 128, 256), probe_seeds=7, steps=300, slider_depths=(2, 8, 32))
 GPU = FULL
 
 ROWS = {"smoke": SMOKE, "cpu": CPU, "gpu": GPU, "full": FULL}

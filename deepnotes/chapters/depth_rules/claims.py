@@ -16,7 +16,7 @@ PAPERS = {  # the paper of each rule, as citations.PAPERS names it
     "Post-LN": "Vaswani et al.",
     "Pre-LN": "Xiong et al.",
     "DeepNorm": "DeepNet",
-    "ReZero": "ReZero",
+    "ReZero": "Bachlechner",
     "SkipInit": "SkipInit",
     "GPT-2": "Radford et al.",
     "Depth-muP": "Tensor Programs VI",
@@ -36,7 +36,7 @@ def first_step_verdicts(steps: ex.FirstSteps) -> vd.VerdictTable:
                 vd.check_slope(
                     claim=f"{name}, {opt}: the first step's loss change grows like N^{order} (derived for this rule)",
                     source=cite(
-                        f"{rule.source} ({PAPERS[name]}), the rule; its first step derived here; measured, "
+                        f"{rule.source}, the rule; its first step derived here; measured, "
                         f"N = {steps.depths[0]}..{steps.depths[-1]}",
                         paper=PAPERS[name],
                     ),

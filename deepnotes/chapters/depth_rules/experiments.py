@@ -19,7 +19,7 @@ from deepnotes.core.measure import loglog_slope, step_probes
 from deepnotes.core.rules import PUBLISHED, Rule, engine_config, scale_named
 from deepnotes.core.train import History
 from deepnotes.core.train import progress as progress_bar
-from deepnotes.core.validate import Depth, choice
+from deepnotes.core.validate import Depth, Repeats, choice, given
 from deepnotes.cost.model import StackPasses, TrainRuns, planned_ensembles
 
 OPTIMIZERS = ("sgd", "adam")  # the optimizers a rule's first step is derived and measured under
@@ -35,7 +35,7 @@ def rule_config(rule: Rule, depth: Depth, budget: Budget) -> ModelConfig:
     return engine_config(rule, budget.model_config(depth), depth)
 
 
-def rule_stack(rule: Rule, depth: Depth, budget: Budget, seeds: int, device=None) -> Stack:
+def rule_stack(rule: Rule, depth: Depth, budget: Budget, seeds: Repeats, device=None) -> Stack:
     """``seeds`` members of ``rule`` at ``depth`` (seed s: initialization s), float64 (the first step's tiny loss
     change is measured exactly), the rule's β on a named role applied after the draw."""
     stack = build_stack(
@@ -98,7 +98,7 @@ def first_steps(context: RunContext, rules: tuple[str, ...] = tuple(PUBLISHED)) 
     return FirstSteps(tuple(sub.probe_depths), dict(sub.probe_lrs), samples)
 
 
-def rule_plan(rule: Rule, depth: Depth, budget: Budget, seeds: int = 1, steps: int | None = None) -> RunPlan:
+def rule_plan(rule: Rule, depth: Depth, budget: Budget, seeds: Repeats = 1, steps: Repeats | None = None) -> RunPlan:
     """``seeds`` Adam runs of ``rule`` at ``depth`` on the Markov language: the rate is the chapter's times the
     rule's s(N); a fixed branch multiplier is a gate that does not train, a learnable one trains."""
     sub = sizes(budget)
@@ -107,7 +107,7 @@ def rule_plan(rule: Rule, depth: Depth, budget: Budget, seeds: int = 1, steps: i
     fixed_gate = cfg.gate is not None and not rule.learnable
     return RunPlan(
         [cfg] * seeds,
-        [budget.train_config("adam", sub.lr * scale, steps or sub.steps, seed=s) for s in range(seeds)],
+        [budget.train_config("adam", sub.lr * scale, given(steps, sub.steps), seed=s) for s in range(seeds)],
         MarkovLanguage(budget.vocab_size, seed=0),
         inits=[functools.partial(scale_named, rule)] * seeds,
         frozen=GATES if fixed_gate else (),

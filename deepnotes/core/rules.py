@@ -201,7 +201,7 @@ PUBLISHED = {
         Rule("SkipInit", "pre", branch=Learnable(0), source="De & Smith 2020 (SkipInit)"),
         Rule("GPT-2", "pre", beta="1/sqrt(2*N)", beta_on=("out",), source="Radford et al. 2019"),
         Rule(
-            "Depth-muP",
+            "Depth-µP",
             "pre",
             branch="1/sqrt(N)",
             lr_scale={"sgd": 1, "adam": "1/sqrt(N)"},

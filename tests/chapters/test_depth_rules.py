@@ -62,7 +62,7 @@ def test_a_short_run_of_each_rule_trains_and_keeps_a_fixed_gate_fixed():
         hist = ex.rule_run(2, name, budget=SMOKE)
         assert len(hist.losses) == 3 and all(math.isfinite(v) for v in hist.losses), name
     context = dn.RunContext.here(SMOKE, workers=1)
-    fixed = ex.rule_plan(PUBLISHED["Depth-muP"], 4, SMOKE)
+    fixed = ex.rule_plan(PUBLISHED["Depth-µP"], 4, SMOKE)
     learnable = ex.rule_plan(PUBLISHED["SkipInit"], 4, SMOKE)
     assert set(fixed.frozen) == set(GATES) and not learnable.frozen
     assert context.train(fixed)[0].losses and context.train(learnable)[0].losses
@@ -78,7 +78,7 @@ def test_a_bad_setting_is_refused_by_name():
 def test_the_derived_orders_are_what_the_page_shows():
     table = derive.order_table()
     assert set(table) == set(PUBLISHED)
-    assert table["Depth-muP"] == (0, 0) and table["GPT-2"] == (1, 1)
+    assert table["Depth-µP"] == (0, 0) and table["GPT-2"] == (1, 1)
     assert str(derive.first_step_formulas("adam")["Pre-LN"]).count("N") >= 1
 
 

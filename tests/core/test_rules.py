@@ -22,7 +22,7 @@ EXPECTED = {
     "ReZero": (1, 1),
     "SkipInit": (1, 1),
     "GPT-2": (1, 1),
-    "Depth-muP": (0, 0),
+    "Depth-µP": (0, 0),
 }
 
 
@@ -61,7 +61,7 @@ def test_a_branch_multiplier_and_a_rate_scale_move_the_order_as_the_derivation_s
 def test_a_rule_s_formulas_have_their_values_at_a_depth():
     values = PUBLISHED["DeepNorm"].at(1000)
     assert values["alpha"] == pytest.approx(2000**0.25) and values["beta"] == pytest.approx(8000**-0.25)
-    assert PUBLISHED["Depth-muP"].at(100) == pytest.approx(
+    assert PUBLISHED["Depth-µP"].at(100) == pytest.approx(
         {"alpha": 1.0, "branch": 0.1, "beta": 1.0, "lr_scale[sgd]": 1.0, "lr_scale[adam]": 0.1}
     )
     assert PUBLISHED["ReZero"].learnable and PUBLISHED["ReZero"].at(6)["branch"] == 0.0
@@ -117,7 +117,7 @@ def test_each_published_rule_is_a_block_the_engine_builds():
         ("pre", 8),
     ]
     assert got["DeepNorm"].alpha == pytest.approx(16**0.25) and got["DeepNorm"].beta == pytest.approx(64**-0.25)
-    assert got["ReZero"].gate == 0.0 and got["SkipInit"].gate == 0.0 and got["Depth-muP"].gate == pytest.approx(8**-0.5)
+    assert got["ReZero"].gate == 0.0 and got["SkipInit"].gate == 0.0 and got["Depth-µP"].gate == pytest.approx(8**-0.5)
     assert got["Post-LN"].gate is None and got["GPT-2"].beta == 1.0  # GPT-2 scales one role: after the draw
     stack = Stack(list(got.values()), seeds=[0] * len(got))
     assert torch.isfinite(stack.next_token_losses(torch.zeros(len(got), 2, 5, dtype=torch.long))).all()

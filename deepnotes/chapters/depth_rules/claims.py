@@ -19,7 +19,7 @@ PAPERS = {  # the paper of each rule, as citations.PAPERS names it
     "ReZero": "Bachlechner",
     "SkipInit": "SkipInit",
     "GPT-2": "Radford et al.",
-    "Depth-muP": "Tensor Programs VI",
+    "Depth-µP": "Tensor Programs VI",
 }
 
 

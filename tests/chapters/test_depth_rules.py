@@ -45,9 +45,9 @@ def test_the_verdicts_and_the_answer_agree(steps):
     rows = claims.first_step_verdicts(steps)
     assert len(rows) == 2 * len(PUBLISHED)
     assert {r.status for r in rows} <= {HOLDS, APPROX, WRONG, UNCHECKABLE}
-    text = answer.markdown(steps).text
-    for opt, name in answer.NAMES.items():
-        assert f"Under {name}" in text
+    for opt, statement in (("adam", answer.markdown(steps)), ("sgd", answer.details(steps))):
+        text = statement.text
+        assert f"Under {answer.NAMES[opt]}" in text
         assert all(r in text for r in derive.bounded_rules(opt))
 
 

@@ -9,27 +9,30 @@ from deepnotes.show.say import Statement, grouped, sentence
 NAMES = {"sgd": "SGD", "adam": "Adam"}
 
 
+def _sentence(steps: ex.FirstSteps, optimizer: str):
+    """What SymPy derives and what the measured slopes say of it, under ``optimizer``: the rows grouped by status."""
+    rows = [v for v in claims.first_step_verdicts(steps) if v.claim.split(":")[0].endswith(f", {optimizer}")]
+    bounded = [r for r in derive.bounded_rules(optimizer) if r in steps.rules]
+    return sentence(
+        f"Under {NAMES[optimizer]}, SymPy bounds the first step of ",
+        ", ".join(bounded) if bounded else "none of the rules",
+        "; measured, ",
+        grouped(
+            rows,
+            lambda v: v.claim.split(",")[0],
+            holds="agree with their derived order",
+            wrong="disagree with it",
+            undecided="cannot be decided from these seeds",
+        ),
+        ".",
+    )
+
+
 def markdown(steps: ex.FirstSteps) -> Statement:
-    """Per optimizer: the rules whose first step's order in N the derivation bounds, then the measured slopes read
-    row by row, grouped by what each row says of its rule's derived law."""
-    rows = claims.first_step_verdicts(steps)
-    sentences = []
-    for opt in ex.OPTIMIZERS:
-        bounded = [r for r in derive.bounded_rules(opt) if r in steps.rules]
-        mine = [v for v in rows if v.claim.split(":")[0].endswith(f", {opt}")]
-        sentences.append(
-            sentence(
-                f"Under {NAMES[opt]}, SymPy derives an order in N of at most 0 for the first step's loss change of ",
-                ", ".join(bounded) if bounded else "none of the rules",
-                " and a positive order for the others; measured, ",
-                grouped(
-                    mine,
-                    lambda v: v.claim.split(",")[0],
-                    holds="agree with their derived order",
-                    wrong="disagree with it",
-                    undecided="cannot be decided from these seeds",
-                ),
-                ".",
-            )
-        )
-    return Statement(sentences, lead="The answer, derived and measured on this page.")
+    """The headline, above the figure: Adam's sentence (the optimizer the rules are used with)."""
+    return Statement([_sentence(steps, "adam")], lead="The answer, derived and measured on this page.")
+
+
+def details(steps: ex.FirstSteps) -> Statement:
+    """Under the figure: SGD's sentence."""
+    return Statement([_sentence(steps, "sgd")])

@@ -16,7 +16,7 @@ def answer(steps: ex.FirstSteps):
     optimizer; the key gives each rule's fitted slope in both."""
     from deepnotes.show import plots
 
-    fig, axes = plots.new_figure(2, height=2.2)
+    fig, axes = plots.new_figure(2, height=1.7)
     slopes = [
         plots.loglog_sweep(
             ax, steps.depths, {r: steps.mean(r, opt) for r in steps.rules}, ylabel=f"−ΔL/η, {NAMES[opt]}", legend=False

@@ -236,7 +236,12 @@ class RunContext:
 
     @classmethod
     def here(
-        cls, budget: Budget, *, progress: bool = False, device: torch.device | str | None = None, workers=None
+        cls,
+        budget: Budget,
+        *,
+        progress: bool = False,
+        device: torch.device | str | None = None,
+        workers: Workers | None = None,
     ) -> RunContext:
         """This machine's context: ``device`` (default CUDA when present, else the CPU) and ``workers`` (default
         :func:`~deepnotes.core.workers.default_workers` of the device: 1 on a GPU, else the cores up to a limit)."""

@@ -8,7 +8,8 @@ first matrices (the value projection, the FFN's first layer), ``out`` its output
 the FFN's second layer); β multiplies those ``beta_on`` names. Formulas are SymPy expressions in ``N`` or strings
 SymPy parses ("(2*N)**(1/4)"); a formula is checked when the rule is made (a function of N alone) and at the depths
 a page uses (:meth:`Rule.check`: finite and positive). :func:`deepnotes.core.derive.first_update` derives the
-order in N of a rule's first update; SymPy is imported when a rule is made, not when ``deepnotes`` is.
+order in N of a rule's first update. SymPy is imported when this module is (its published rules are made then);
+importing ``deepnotes`` imports neither.
 """
 
 from __future__ import annotations
@@ -122,7 +123,7 @@ class Rule:
         choice("optimizer", optimizer, RULE_OPTIMIZERS)
         return self.formulas.get(f"lr_scale[{optimizer}]", 1)
 
-    def at(self, depth: int) -> dict[str, float]:
+    def at(self, depth: Depth) -> dict[str, float]:
         """Every formula's value at ``depth`` blocks."""
         return {name: _value(expr, depth) for name, expr in self.formulas.items()}
 
@@ -204,7 +205,10 @@ PUBLISHED = {
             "Depth-µP",
             "pre",
             branch="1/sqrt(N)",
-            lr_scale={"sgd": 1, "adam": "1/sqrt(N)"},
+            lr_scale={
+                "sgd": 1,
+                "adam": "1/sqrt(N)",
+            },  # Adam's as secondary summaries give it: not yet read in the paper
             source="Yang, Yu, Zhu & Hayou 2023 (Tensor Programs VI)",
         ),
     )

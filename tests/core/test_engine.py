@@ -54,34 +54,48 @@ def randomize(model):
     return model
 
 
-@pytest.mark.parametrize("norm", NORM_STYLES)
-@pytest.mark.parametrize("causal", [True, False])
-def test_engine_matches_reference_loss_and_gradients(norm, causal):
-    extra = {} if causal else dict(causal=False, head_transform=True, activation="gelu", max_len=10)
-    cfgs = [ModelConfig(**{**c.__dict__, **extra}) for c in member_configs(norm)]
-    refs = []
-    with seeded(3):
-        for i, cfg in enumerate(cfgs):
-            refs.append(randomize(build_model(cfg, seed=i, dtype=F64)))
-    stack = Stack(cfgs, seeds=[0, 1, 2], dtype=F64)
+def check_against_reference(cfgs, causal: bool, seed: int, token_seed: int) -> dict[int, dict]:
+    """A stack of ``cfgs`` loaded with randomized reference models (float64; weights drawn under ``seed``, tokens
+    under ``token_seed``): every member's loss (next-token, or masked with ``causal`` False) and every gradient its
+    reference has equal the reference's to TOL; returns each member's reference gradients by name."""
+    k_ = len(cfgs)
+    with seeded(seed):
+        refs = [randomize(build_model(cfg, seed=i, dtype=F64)) for i, cfg in enumerate(cfgs)]
+    stack = Stack(cfgs, seeds=list(range(k_)), dtype=F64)
     for k, ref in enumerate(refs):
         load_reference(stack, k, ref)
-    tokens = torch.randint(0, 6, (3, 4, 7), generator=torch.Generator().manual_seed(0))
+    tokens = torch.randint(0, 6, (k_, 4, 7), generator=torch.Generator().manual_seed(token_seed))
     if causal:
         ref_losses = [ref.loss(t) for ref, t in zip(refs, tokens, strict=True)]
         losses = stack.next_token_losses(tokens)
     else:
-        mask = torch.zeros(3, 4, 7, dtype=torch.bool)
+        mask = torch.zeros(k_, 4, 7, dtype=torch.bool)
         mask[:, :, 2] = mask[:, 1:, 4] = True
         ref_losses = [ref.mlm_loss(t, m) for ref, t, m in zip(refs, tokens, mask, strict=True)]
         losses = stack.masked_losses(tokens, mask)
     losses.sum().backward()
+    out = {}
     for k, (ref, loss) in enumerate(zip(refs, ref_losses, strict=True)):
         loss.backward()
         assert abs(float(losses[k].detach()) - float(loss.detach())) <= TOL * abs(float(loss.detach()))
-        grads = reference_layout(stack, ref, of=lambda t: t.grad)
-        for name, g in grads.items():
-            assert rel_err(stack.member(name, k, grad=True), g) < TOL, (norm, causal, k, name)
+        out[k] = reference_layout(stack, ref, of=lambda t: t.grad, k=k)
+        for name, g in out[k].items():
+            assert rel_err(stack.member(name, k, grad=True), g) < TOL, (causal, k, name)
+    return out
+
+
+ENCODER = dict(causal=False, head_transform=True, activation="gelu", max_len=10)  # the masked-loss variant
+
+
+@pytest.mark.parametrize("norm", NORM_STYLES)
+@pytest.mark.parametrize("causal", [True, False])
+def test_engine_matches_reference_loss_and_gradients(norm, causal):
+    check_against_reference(
+        [ModelConfig(**{**c.__dict__, **({} if causal else ENCODER)}) for c in member_configs(norm)],
+        causal,
+        seed=3,
+        token_seed=0,
+    )
 
 
 @pytest.mark.parametrize("norm", NORM_STYLES)
@@ -533,9 +547,8 @@ def test_a_gate_on_any_style_s_branch_matches_the_reference(causal):
     """Issue 65: a scalar gate g on the branch of Pre-LN, Post-LN, DeepNorm and a plain residual (SkipInit, Depth-µP's
     multiplier), members of one stack beside a style without one: the same loss and gradients as the reference
     model, the gate's own gradient included; a fresh stack starts each gate where its config says."""
-    extra = {} if causal else dict(causal=False, head_transform=True, activation="gelu", max_len=10)
     cfgs = [
-        ModelConfig(**{**c.__dict__, **extra})
+        ModelConfig(**{**c.__dict__, **({} if causal else ENCODER)})
         for c in (
             small("pre", gate=0.3),
             small("post", gate=0.5),
@@ -548,28 +561,8 @@ def test_a_gate_on_any_style_s_branch_matches_the_reference(causal):
     for k, cfg in enumerate(cfgs):
         for name in ("attn_gate", "ffn_gate"):
             assert torch.all(fresh.member(name, k) == (cfg.gate or 0.0)), (k, name)
-    with seeded(7):
-        refs = [randomize(build_model(cfg, seed=i, dtype=F64)) for i, cfg in enumerate(cfgs)]
-    stack = Stack(cfgs, seeds=list(range(5)), dtype=F64)
-    for k, ref in enumerate(refs):
-        load_reference(stack, k, ref)
-    tokens = torch.randint(0, 6, (5, 4, 7), generator=torch.Generator().manual_seed(1))
-    if causal:
-        ref_losses = [ref.loss(t) for ref, t in zip(refs, tokens, strict=True)]
-        losses = stack.next_token_losses(tokens)
-    else:
-        mask = torch.zeros(5, 4, 7, dtype=torch.bool)
-        mask[:, :, 2] = mask[:, 1:, 4] = True
-        ref_losses = [ref.mlm_loss(t, m) for ref, t, m in zip(refs, tokens, mask, strict=True)]
-        losses = stack.masked_losses(tokens, mask)
-    losses.sum().backward()
-    for k, (ref, loss) in enumerate(zip(refs, ref_losses, strict=True)):
-        loss.backward()
-        assert abs(float(losses[k].detach()) - float(loss.detach())) <= TOL * abs(float(loss.detach()))
-        grads = reference_layout(stack, ref, of=lambda t: t.grad, k=k)
-        assert ("attn_gate" in grads) == (cfgs[k].gate is not None)
-        for name, g in grads.items():
-            assert rel_err(stack.member(name, k, grad=True), g) < TOL, (causal, k, name)
+    grads = check_against_reference(cfgs, causal, seed=7, token_seed=1)
+    assert [("attn_gate" in grads[k]) for k in grads] == [c.gate is not None for c in cfgs]
 
 
 def test_a_gate_is_refused_where_the_style_has_its_own_or_no_skip_path():

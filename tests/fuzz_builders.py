@@ -651,7 +651,7 @@ BY_TARGET: dict[str, dict[str, object]] = {
     "deepnotes.core.rules.engine_config": {"rule": _published_rule()},
     **{
         f"deepnotes.chapters.depth_rules.experiments.{f}": {"rule": _published_rule()}
-        for f in ("rule_config", "rule_stack", "stepped", "rule_plan")
+        for f in ("rule_config", "rule_stack", "stepped")
     },
     "deepnotes.core.rules.scale_named": {"rule": _published_rule()},
     "deepnotes.chapters.why_residuals.experiments.mlp_plan": {"settings": Fresh(_mlp_setting)},

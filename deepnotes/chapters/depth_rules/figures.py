@@ -1,13 +1,19 @@
-"""The chapter's figures: the answer (every rule's first-step loss change against depth, SGD and Adam) and the
-slider's panel (a short Adam run of one rule at one depth)."""
+"""The chapter's figures: the answer (every rule's first-step loss change against depth, SGD and Adam), the frontier
+(fraction learned against depth), the depth × rate map, and the slider's panel (one rule at one depth)."""
 
 from __future__ import annotations
 
-from deepnotes.chapters.depth_rules import experiments as ex
-from deepnotes.core.config import Budget
-from deepnotes.core.validate import Depth
+import math
+import statistics
 
-FIGURES = 1  # the figures the page shows besides its sliders' frames (tests/test_book.py counts them)
+from deepnotes.chapters.depth_rules import experiments as ex
+from deepnotes.chapters.depth_rules.budget import sizes
+from deepnotes.core.config import Budget
+from deepnotes.core.validate import Depth, Probability
+from deepnotes.show.readable import TEXT_PT
+
+DIVERGED_FRACTION = -0.25  # where a diverged run's point is drawn (an ✕ marks it)
+FIGURES = 3  # the figures the page shows besides its sliders' frames (tests/test_book.py counts them)
 NAMES = {"sgd": "SGD", "adam": "Adam"}
 
 
@@ -36,11 +42,102 @@ def model_code():
     return source_of(engine_config, "a residual rule as the engine builds it")
 
 
-def slider_figure(depth: Depth, rule: str, *, budget: Budget, progress: bool = False):
-    """The slider's panel: :func:`.experiments.rule_run` at one setting, its loss."""
+def _point(values: list[float]) -> tuple[float, float, float]:
+    """(median, min, max) of the seeds' fractions, a diverged seed drawn at DIVERGED_FRACTION."""
+    shown = [v if math.isfinite(v) else DIVERGED_FRACTION for v in values]
+    return statistics.median(shown), min(shown), max(shown)
+
+
+def _fractions(ax, xs, per_seed: list[list[float]], label: str) -> None:
+    """One rule's line: the seeds' median fraction learned at each x, a bar spanning the seeds, ✕ where most
+    diverged."""
+    pts = [_point(v) for v in per_seed]
+    med = [p[0] for p in pts]
+    (line,) = ax.plot(xs, med, lw=1.2, label=label)
+    ax.errorbar(
+        xs,
+        med,
+        yerr=[[p[0] - p[1] for p in pts], [p[2] - p[0] for p in pts]],
+        fmt="o",
+        ms=3,
+        capsize=2,
+        color=line.get_color(),
+    )
+    bad = [x for x, p in zip(xs, pts, strict=True) if p[0] == DIVERGED_FRACTION]
+    ax.plot(bad, [DIVERGED_FRACTION] * len(bad), "x", ms=8, mew=2, color=line.get_color())
+
+
+def _fraction_axes(ax, xs, xlabel: str, title: str, threshold: Probability) -> None:
     from deepnotes.show import plots
 
-    hist = ex.rule_run(depth, rule, budget=budget, progress=progress)
+    ax.set_xscale("log")
+    ax.set_xticks(xs, [f"{x:g}" if x >= 1 else f"{x:.0e}".replace("e-0", "e-") for x in xs], fontsize=TEXT_PT)
+    ax.minorticks_off()
+    ax.axhline(threshold, color="k", ls=":", lw=1)
+    ax.axhline(0, color="k", lw=0.5)
+    plots.label_axes(ax, xlabel, "fraction learned", title, legend=None)
+
+
+def frontier(runs: ex.RuleRuns, budget: Budget, threshold: Probability):
+    """Fraction learned (median over seeds, the bar spanning them; ✕: diverged) against depth at the chapter's rate,
+    every rule; the dotted line is the threshold a run must pass to count as trained."""
+    from deepnotes.show import plots
+
+    sub = sizes(budget)
+    fig, (ax,) = plots.new_figure(1, height=2.8)
+    depths = sub.frontier_depths
+    for rule in runs.rules:
+        _fractions(ax, depths, [runs.fractions(rule, n, sub.lr, sub.train_steps) for n in depths], rule)
+    _fraction_axes(ax, depths, "depth N (blocks)", f"Adam {sub.lr:g} × s(N), {sub.train_steps} steps", threshold)
+    plots.key_below(fig, [ax])
+    return fig
+
+
+def rate_map(runs: ex.RuleRuns, budget: Budget, threshold: Probability):
+    """The depth × rate map: one panel per map depth, fraction learned against the Adam base rate, every rule; a
+    rule's best rate is its curve's peak, and it transfers where the peak stays put from panel to panel."""
+    from deepnotes.show import plots
+
+    sub = sizes(budget)
+    fig, axes = plots.new_figure(len(sub.map_depths), height=2.6)
+    for ax, n in zip(axes, sub.map_depths, strict=True):
+        for rule in runs.rules:
+            per_rate = [runs.fractions(rule, n, lr, sub.map_steps) for lr in sub.map_rates]
+            _fractions(ax, sub.map_rates, per_rate, rule)
+        _fraction_axes(ax, sub.map_rates, "Adam base rate", f"N = {n}, {sub.map_steps} steps", threshold)
+    plots.key_below(fig, list(axes))
+    return fig
+
+
+def slider_figure(depth: Depth, rule: str, *, budget: Budget, runs: ex.RuleRuns | None = None, progress: bool = False):
+    """The slider's panel: the frontier's runs of (depth, rule) where ``runs`` has them, else one live run
+    (:func:`.experiments.live_run`); their loss."""
+    from deepnotes.show import plots
+
+    sub = sizes(budget)
+    if runs is None or not runs.has(rule, depth, sub.lr, sub.train_steps):
+        runs = ex.live_run(depth, rule, budget=budget, progress=progress)
+    hists = runs.at(rule, depth, sub.lr, sub.train_steps)
     fig, (ax,) = plots.new_figure(1)
-    plots.loss_curves(ax, {rule: hist}, title=f"N = {depth}, {rule}, Adam")
+    plots.loss_curves(ax, {rule: hists}, title=f"N = {depth}, {rule}, Adam {sub.lr:g} × s(N)")
+    return fig
+
+
+def trial(tried):
+    """A reader's rule beside DeepNorm (:class:`.reader.Trial`): the first Adam step's loss change per unit rate,
+    the stream's growth at initialization, and the fraction learned, each against N."""
+    from deepnotes.show import plots
+
+    steps, runs, depths = tried.steps, tried.runs, tried.depths
+    fig, (ax_s, ax_g, ax_f) = plots.new_figure(3, height=2.4)
+    for rule in steps.rules:
+        ax_s.loglog(depths, steps.mean(rule, "adam"), "o-", ms=3, label=rule)
+        ax_g.loglog(depths, [statistics.fmean(v) for v in steps.growth[rule]], "o-", ms=3, label=rule)
+    plots.label_axes(ax_s, "depth N", "−ΔL/η, Adam", "first step", legend=None)
+    plots.label_axes(ax_g, "depth N", "E[x_N²]/E[x_0²]", "stream at init", legend=None)
+    sub_lr, steps_n = next((lr, t) for _, _, lr, t in runs.histories)
+    for rule in runs.rules:
+        _fractions(ax_f, depths, [runs.fractions(rule, n, sub_lr, steps_n) for n in depths], rule)
+    _fraction_axes(ax_f, depths, "depth N", f"Adam {sub_lr:g} × s(N), {steps_n} steps", 0.5)
+    plots.key_below(fig, [ax_s])
     return fig

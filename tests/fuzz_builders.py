@@ -66,6 +66,27 @@ def _first_steps():
     return ex.first_steps(_context())
 
 
+def _rule_runs():
+    """The depth-rules chapter's smoke runs (its frontier and map)."""
+    from deepnotes.chapters.depth_rules import experiments as ex
+
+    return ex.train_runs(_context(workers=1))
+
+
+def _rule_run_list():
+    from deepnotes.chapters.depth_rules import experiments as ex
+
+    return [ex.RuleRun("DeepNorm", 2, 1e-3, 2, 0)]
+
+
+def _trial():
+    """A reader's rule tried at smoke (Depth-µP as typed), beside DeepNorm."""
+    from deepnotes.chapters.depth_rules import reader
+
+    rule = reader.typed_rule("pre", branch="1/sqrt(N)", lr_scale="1/sqrt(N)")
+    return reader.try_rule(rule, (2, 4), _context(workers=1))
+
+
 def _figure():
     from deepnotes.show import plots
 
@@ -443,6 +464,17 @@ def _annotations() -> dict:
         "Module": Fresh(lambda: torch.nn.Linear(2, 2)),
         "Styles": _piece("st"),
         "Runs": made(_thousand_runs),
+        "RuleRuns": made(_rule_runs),
+        "FirstSteps": made(_first_steps),
+        "dict[str, list[list[float]]]": {"Pre-LN": [[1.0, 1.1, 1.2]]},  # per rule, per depth, per seed
+        "dict[tuple[str, int, float, int], list[History]]": Fresh(lambda: {("Pre-LN", 2, 1e-3, 2): [_history()]}),
+        "Mapping[str, Mapping[str, object]]": {"adam": {"order": 0, "bounded": True}},
+        "RuleRuns | None": made(_rule_runs),
+        "Trial": made(_trial),
+        "Rule": Fresh(_published_rule),
+        "Mapping[str, Rule]": Fresh(lambda: {"DeepNorm": _published_rule()}),
+        "list[RuleRun] | None": Fresh(_rule_run_list),
+        "list[RuleRun]": Fresh(_rule_run_list),
         "TrainabilityMap": made(_thousand_map),
         "dict[str, list[StreamProfile]]": made(_thousand_profiles),
         "dict[float, tuple[MLMRun, ...]]": made(_bert_runs),

@@ -12,6 +12,7 @@ from deepnotes.chapters.depth_rules import experiments as ex
 from deepnotes.chapters.depth_rules.budget import sizes
 from deepnotes.core.config import Budget
 from deepnotes.core.rules import PUBLISHED
+from deepnotes.core.validate import Depth, Positive
 from deepnotes.cost.model import Derivations
 from deepnotes.show import verdicts as vd
 from deepnotes.show.cite import cite
@@ -139,10 +140,10 @@ def _median_text(values: list[float]) -> str:
     return f"{finite[len(finite) // 2]:.2f}"
 
 
-def predicted_shift(rule: str, shallow: int, deep: int, step_decades: float) -> float:
+def predicted_shift(rule: str, shallow: Depth, deep: Depth, step_decades: Positive) -> float:
     """Grid steps by which the best Adam rate moves from N = shallow to N = deep if it keeps the first step's loss
     change where it is (negative: down): the change grows like N^order (derived), so the best rate like N^−order."""
-    order = float(derive.rule_orders()[rule]["adam"]["order"])
+    order = float(derive.rule_orders()[ex.rule_named(rule).name]["adam"]["order"])
     return -order * math.log10(deep / shallow) / step_decades
 
 

@@ -25,7 +25,7 @@ def sliders(budget: Budget, runs: RuleRuns | None = None) -> dict[str, ui.Slider
     }
 
 
-def rule_form(budget: Budget):
+def rule_form(budget: Budget, progress: bool = True):
     """The reader's form (a live kernel): placement, α, branch (and whether it learns), β and the matrices it
     scales, the rate scale, the depths; Run prints the estimate, then derives and trains the rule beside DeepNorm
     (:func:`.reader.try_rule`). A refused field is said in words, nothing runs."""
@@ -43,6 +43,7 @@ def rule_form(budget: Budget):
     learnable = w.Checkbox(value=False, description="branch learns")
     beta_on = w.Dropdown(options=list(BETA_ON), value="in, out", description="β on")
     run, out = w.Button(description="Run"), w.Output()
+    context = RunContext.here(budget, progress=progress)  # the form is an entry point, as a slider is
 
     def on_run(_=None):
         out.clear_output()
@@ -59,7 +60,7 @@ def rule_form(budget: Budget):
                 )
                 depths = reader.trial_depths(rule, reader.typed_depths(text["depths"].value), budget)
                 print(reader.trial_estimate(rule, depths, budget))
-                tried = reader.try_rule(rule, depths, RunContext.here(budget, progress=True))
+                tried = reader.try_rule(rule, depths, context)
             except ValueError as err:
                 print(f"Not run: {err}")
                 return

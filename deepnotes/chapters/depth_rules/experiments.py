@@ -167,6 +167,8 @@ def training_plans(
     the draw."""
     sub = sizes(budget)
     batch, seq = sub.train_batch
+    for r in runs:
+        choice("rule of a run", r.rule, tuple(rules))
     out = []
     for fixed in (False, True):
         index = [i for i, r in enumerate(runs) if _fixed_gate(rules[r.rule], r.depth, budget) == fixed]

@@ -32,8 +32,8 @@ class DepthRulesSizes:
 
 
 def half_decades(low: Positive, count: Repeats) -> tuple[float, ...]:
-    """``count`` rates from ``low`` up, each √10 times the last (one grid step: half a decade)."""
-    return tuple(low * 10 ** (k / 2) for k in range(count))
+    """``count`` rates from ``low`` up, each √10 times the last (one grid step: half a decade), to two digits."""
+    return tuple(float(f"{low * 10 ** (k / 2):.2g}") for k in range(count))
 
 
 SMOKE = DepthRulesSizes(
@@ -65,7 +65,6 @@ FULL = replace(
     probe_depths=(4, 8, 16, 32, 64, 128, 256),
     probe_seeds=7,
     map_depths=(6, 18, 100, 300),
-    map_rates=half_decades(1.6e-5, 9),
     map_steps=300,
 )
 GPU = replace(CPU, probe_depths=(4, 8, 16, 32, 64, 128, 256), probe_seeds=7, map_depths=(6, 18, 100))

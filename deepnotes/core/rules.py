@@ -205,10 +205,10 @@ PUBLISHED = {
             "Depth-µP",
             "pre",
             branch="1/sqrt(N)",
-            lr_scale={
-                "sgd": 1,
-                "adam": "1/sqrt(N)",
-            },  # Adam's as secondary summaries give it: not yet read in the paper
+            # the abstract (ICLR 2024): "dividing the contribution of each residual block and the parameter update by
+            # the square root of the depth"; SGD's update shrinks with the branch's 1/√N by itself, Adam's does not, so
+            # Adam's rate carries it (as CompleteP's reference code does at α = 1/2); the paper's table not read here
+            lr_scale={"sgd": 1, "adam": "1/sqrt(N)"},
             source="Yang, Yu, Zhu & Hayou 2023 (Tensor Programs VI)",
         ),
     )

@@ -43,11 +43,13 @@ def test_a_learnable_branch_starting_at_zero_moves_only_its_gates(steps):
     assert all(v > 0 for s in steps.samples[("SkipInit", "adam")] for v in s)
 
 
-def test_the_verdicts_and_the_answer_agree(steps):
+def test_the_verdicts_and_the_answer_agree(steps, runs):
     rows = claims.first_step_verdicts(steps)
     assert len(rows) == 2 * len(PUBLISHED)
     assert {r.status for r in rows} <= {HOLDS, APPROX, WRONG, UNCHECKABLE}
-    for opt, statement in (("adam", answer.markdown(steps)), ("sgd", answer.details(steps))):
+    details = answer.details(steps, runs, SMOKE)
+    assert "the best Adam rate of" in details.text
+    for opt, statement in (("adam", answer.markdown(steps)), ("sgd", details)):
         text = statement.text
         assert f"Under {answer.NAMES[opt]}" in text
         assert all(r in text for r in derive.bounded_rules(opt))
@@ -92,11 +94,13 @@ def test_the_frontier_and_transfer_rows_judge_every_rule(runs):
 
 
 def test_the_best_rate_reads_the_grid_and_leaves_its_ends_unread(runs):
-    """A seed's best rate is the map cell that learned most; at an end of the grid it is not read (None)."""
+    """A seed's best rate is the map cell that learned most; at an end of the grid, or where no rate reached the
+    threshold (here 1: the floor itself), it is not read (None)."""
     sub = sizes(SMOKE)
     for rule in PUBLISHED:
-        best = runs.best_rates(rule, sub.map_depths[0], sub.map_rates, sub.map_steps)
+        best = runs.best_rates(rule, sub.map_depths[0], sub.map_rates, sub.map_steps, 0.0)
         assert len(best) == sub.seeds and all(b is None or 0 < b < len(sub.map_rates) - 1 for b in best)
+        assert all(b is None for b in runs.best_rates(rule, sub.map_depths[0], sub.map_rates, sub.map_steps, 1.0))
 
 
 def test_the_derived_shift_points_down_for_a_growing_first_step():

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from deepnotes.chapters.depth_rules import claims, derive
 from deepnotes.chapters.depth_rules import experiments as ex
+from deepnotes.chapters.depth_rules.budget import sizes
+from deepnotes.core.config import Budget
 from deepnotes.show.say import Statement, grouped, sentence
 
 NAMES = {"sgd": "SGD", "adam": "Adam"}
@@ -33,6 +35,24 @@ def markdown(steps: ex.FirstSteps) -> Statement:
     return Statement([_sentence(steps, "adam")], lead="The answer, derived and measured on this page.")
 
 
-def details(steps: ex.FirstSteps) -> Statement:
-    """Under the figure: SGD's sentence."""
-    return Statement([_sentence(steps, "sgd")])
+def _transfer(runs: ex.RuleRuns, budget: Budget):
+    """Whether each rule's best Adam rate went where its derived order says (kept where the order is 0, moved by
+    more than a grid step elsewhere), read from the transfer rows, grouped by status."""
+    sub = sizes(budget)
+    return sentence(
+        f"Trained from N = {sub.map_depths[0]} to N = {sub.map_depths[-1]}, the best Adam rate ",
+        grouped(
+            claims.transfer_verdicts(runs, budget),
+            lambda v: v.claim.split(":")[0],
+            holds="goes where the derivation sends it (kept where the order is 0, moved elsewhere)",
+            wrong="goes elsewhere",
+            undecided="cannot be read from these seeds",
+            before="of ",
+        ),
+        ".",
+    )
+
+
+def details(steps: ex.FirstSteps, runs: ex.RuleRuns, budget: Budget) -> Statement:
+    """Under the figure: SGD's sentence, and where the best rate went (Depth-µP's claim, every rule)."""
+    return Statement([_sentence(steps, "sgd"), _transfer(runs, budget)])

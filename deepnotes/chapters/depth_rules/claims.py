@@ -150,16 +150,16 @@ def predicted_shift(rule: str, shallow: Depth, deep: Depth, step_decades: Positi
 def transfer_verdicts(runs: ex.RuleRuns, budget: Budget) -> vd.VerdictTable:
     """Per rule: "the best learning rate transfers across depth" (Depth-µP's claim) on the map, per seed: the rate
     that learned most at the deepest map depth within GRID_STEPS grid steps of the shallowest's. A seed whose best
-    sits at an end of the grid at either depth is not read. The claim's direction per rule is the derivation's:
-    where the first step's order under Adam moves the best rate by more than GRID_STEPS, the rule is expected not to
-    transfer (Pre-LN, DeepNorm: the contrast), and the row says whether it moved."""
+    sits at an end of the grid at either depth, or that trained (TRAINED) at no rate there, is not read. The claim's
+    direction per rule is the derivation's: where the first step's order under Adam moves the best rate by more
+    than GRID_STEPS, the rule is expected not to transfer (Pre-LN, DeepNorm: the contrast)."""
     sub = sizes(budget)
     shallow, deep = sub.map_depths[0], sub.map_depths[-1]
     step = math.log10(sub.map_rates[1] / sub.map_rates[0])
     rows = []
     for name in runs.rules:
-        low = runs.best_rates(name, shallow, sub.map_rates, sub.map_steps)
-        high = runs.best_rates(name, deep, sub.map_rates, sub.map_steps)
+        low = runs.best_rates(name, shallow, sub.map_rates, sub.map_steps, TRAINED)
+        high = runs.best_rates(name, deep, sub.map_rates, sub.map_steps, TRAINED)
         shifts = [b - a for a, b in zip(low, high, strict=True) if a is not None and b is not None]
         moved = predicted_shift(name, shallow, deep, step)
         transfers = abs(moved) <= GRID_STEPS
@@ -176,7 +176,11 @@ def transfer_verdicts(runs: ex.RuleRuns, budget: Budget) -> vd.VerdictTable:
             f"apart, × s(N); {sub.map_steps} steps; the rate that learned most"
         )
         if not shifts:
-            rows.append(vd.uncheckable(claim, source, claimed, f"every seed's best rate at an end of the grid; {grid}"))
+            rows.append(
+                vd.uncheckable(
+                    claim, source, claimed, f"no seed's best rate read (at an end of the grid, or none trained); {grid}"
+                )
+            )
             continue
         rows.append(
             vd.check_each_seed(
@@ -185,7 +189,7 @@ def transfer_verdicts(runs: ex.RuleRuns, budget: Budget) -> vd.VerdictTable:
                 claimed=claimed,
                 shows=shown,
                 computed=f"best-rate shift per seed, in grid steps: {shifts}; "
-                f"{len(low) - len(shifts)} of {len(low)} seeds' best at an end of the grid",
+                f"{len(low) - len(shifts)} of {len(low)} seeds not read (best at an end of the grid, or none trained)",
                 reason=grid,
             )
         )

@@ -21,7 +21,7 @@ from deepnotes.core.measure import loglog_slope, step_probes
 from deepnotes.core.rules import PUBLISHED, Rule, engine_config, scale_named
 from deepnotes.core.train import History
 from deepnotes.core.train import progress as progress_bar
-from deepnotes.core.validate import Count, Depth, Positive, Repeats, Seed, choice
+from deepnotes.core.validate import Count, Depth, Positive, Probability, Repeats, Seed, choice
 from deepnotes.cost.model import StackPasses, TrainRuns, planned_ensembles
 
 OPTIMIZERS = ("sgd", "adam")  # the optimizers a rule's first step is derived and measured under
@@ -229,14 +229,18 @@ class RuleRuns:
         """Per seed: the fraction learned, (plateau − final loss)/(plateau − floor); −inf where it diverged."""
         return [h.fraction_learned(self.window) for h in self.at(rule, depth, lr, steps)]
 
-    def best_rates(self, rule: str, depth: int, rates: tuple[float, ...], steps: int) -> list[int | None]:
+    def best_rates(
+        self, rule: str, depth: int, rates: tuple[float, ...], steps: int, trained: Probability
+    ) -> list[int | None]:
         """Per seed: the index in ``rates`` of the rate that learned most at ``depth``; None where that is the first
-        or the last rate of the grid (the best may lie outside it)."""
+        or the last rate of the grid (the best may lie outside it) or where no rate got to ``trained`` (the best of
+        runs that did not train is noise)."""
         by_rate = [self.fractions(rule, depth, lr, steps) for lr in rates]  # [rates][seeds]
         out: list[int | None] = []
         for seed_values in zip(*by_rate, strict=True):
             best = max(range(len(rates)), key=lambda i: seed_values[i])
-            out.append(best if 0 < best < len(rates) - 1 else None)
+            inside = 0 < best < len(rates) - 1 and seed_values[best] >= trained
+            out.append(best if inside else None)
         return out
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import math
 import statistics
 from dataclasses import dataclass
 
@@ -686,6 +687,7 @@ BY_TARGET: dict[str, dict[str, object]] = {
         for f in ("rule_config", "rule_stack", "stepped")
     },
     "deepnotes.core.rules.scale_named": {"rule": _published_rule()},
+    "deepnotes.show.plots.fractions_over_seeds": {"xs": (2, 4), "per_seed": ((0.5, 0.6, 0.7), (0.4, -math.inf, 0.2))},
     "deepnotes.chapters.why_residuals.experiments.mlp_plan": {"settings": Fresh(_mlp_setting)},
     "deepnotes.chapters.why_residuals.experiments.mlp_runs": {"settings": Fresh(_mlp_setting)},
     "deepnotes.chapters.why_residuals.experiments.transformer_plan": {"settings": Fresh(_transformer_setting)},

@@ -392,3 +392,25 @@ def moment_curves(ax, series, title: str = "", legend: bool = True) -> None:
         nothing_drawn(ax, "no positive finite second moment" if series else "no series given")
     if legend and drawn:
         ax.legend(fontsize=LEGEND_PT)
+
+
+DIVERGED_FRACTION = -0.25  # where a diverged run's fraction learned is drawn (an ✕ marks it), below the plateau's 0
+
+
+def seeds_point(values: Sequence[float]) -> tuple[float, float, float]:
+    """(median, min, max) of the seeds' fractions learned, a diverged seed (−inf) drawn at DIVERGED_FRACTION."""
+    shown = [v if math.isfinite(v) else DIVERGED_FRACTION for v in values]
+    return statistics.median(shown), min(shown), max(shown)
+
+
+def fractions_over_seeds(ax, xs: Sequence[float], per_seed: Sequence[Sequence[float]], label: str, **line) -> None:
+    """One run's fraction learned against ``xs`` (``per_seed[i]``: one value per seed at xs[i]): the median's line
+    (``line``: colour and dash, the legend's sample), a bar spanning the seeds, ✕ where most seeds diverged."""
+    pts = [seeds_point(v) for v in per_seed]
+    med = [p[0] for p in pts]
+    (drawn,) = ax.plot(xs, med, lw=1.2, label=label, **line)
+    colour_of = drawn.get_color()
+    low, high = [p[0] - p[1] for p in pts], [p[2] - p[0] for p in pts]
+    ax.errorbar(xs, med, yerr=[low, high], fmt="o", ms=4, capsize=2, color=colour_of)
+    bad = [x for x, p in zip(xs, pts, strict=True) if p[0] == DIVERGED_FRACTION]
+    ax.plot(bad, [DIVERGED_FRACTION] * len(bad), "x", ms=9, mew=2, color=colour_of)

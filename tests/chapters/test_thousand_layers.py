@@ -14,7 +14,7 @@ from deepnotes.chapters.thousand_layers import experiments as ex
 from deepnotes.core import scaling
 from deepnotes.core.measure import StreamProfile
 from deepnotes.core.train import History
-from deepnotes.show import say
+from deepnotes.show import plots, say
 from deepnotes.show import verdicts as vd
 
 matplotlib.use("Agg")
@@ -300,7 +300,7 @@ def test_figures_and_slider_render(budget, runs):
     try:
         fig = figures.frontier(runs, sub.loss_window, (sub.depth,), claims.TRAINED, labels=("post",))
         marks = [line for line in fig.axes[0].lines if line.get_marker() == "x"]
-        assert marks and list(marks[0].get_ydata()) == [figures.DIVERGED_FRACTION]
+        assert marks and list(marks[0].get_ydata()) == [plots.DIVERGED_FRACTION]
         plt.close(fig)
     finally:
         for h in hists:

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import math
 import statistics
 
 from deepnotes.chapters.depth_rules import experiments as ex
@@ -12,7 +11,6 @@ from deepnotes.core.config import Budget
 from deepnotes.core.validate import Depth, Probability
 from deepnotes.show.readable import TEXT_PT
 
-DIVERGED_FRACTION = -0.25  # where a diverged run's point is drawn (an ✕ marks it)
 FIGURES = 3  # the figures the page shows besides its sliders' frames (tests/test_book.py counts them)
 NAMES = {"sgd": "SGD", "adam": "Adam"}
 
@@ -42,31 +40,6 @@ def model_code():
     return source_of(engine_config, "a residual rule as the engine builds it")
 
 
-def _point(values: list[float]) -> tuple[float, float, float]:
-    """(median, min, max) of the seeds' fractions, a diverged seed drawn at DIVERGED_FRACTION."""
-    shown = [v if math.isfinite(v) else DIVERGED_FRACTION for v in values]
-    return statistics.median(shown), min(shown), max(shown)
-
-
-def _fractions(ax, xs, per_seed: list[list[float]], label: str) -> None:
-    """One rule's line: the seeds' median fraction learned at each x, a bar spanning the seeds, ✕ where most
-    diverged."""
-    pts = [_point(v) for v in per_seed]
-    med = [p[0] for p in pts]
-    (line,) = ax.plot(xs, med, lw=1.2, label=label)
-    ax.errorbar(
-        xs,
-        med,
-        yerr=[[p[0] - p[1] for p in pts], [p[2] - p[0] for p in pts]],
-        fmt="o",
-        ms=3,
-        capsize=2,
-        color=line.get_color(),
-    )
-    bad = [x for x, p in zip(xs, pts, strict=True) if p[0] == DIVERGED_FRACTION]
-    ax.plot(bad, [DIVERGED_FRACTION] * len(bad), "x", ms=8, mew=2, color=line.get_color())
-
-
 def _fraction_axes(ax, xs, xlabel: str, title: str, threshold: Probability) -> None:
     from deepnotes.show import plots
 
@@ -87,7 +60,7 @@ def frontier(runs: ex.RuleRuns, budget: Budget, threshold: Probability):
     fig, (ax,) = plots.new_figure(1, height=2.8)
     depths = sub.frontier_depths
     for rule in runs.rules:
-        _fractions(ax, depths, [runs.fractions(rule, n, sub.lr, sub.train_steps) for n in depths], rule)
+        plots.fractions_over_seeds(ax, depths, [runs.fractions(rule, n, sub.lr, sub.train_steps) for n in depths], rule)
     _fraction_axes(ax, depths, "depth N (blocks)", f"Adam {sub.lr:g} × s(N), {sub.train_steps} steps", threshold)
     plots.key_below(fig, [ax])
     return fig
@@ -103,7 +76,7 @@ def rate_map(runs: ex.RuleRuns, budget: Budget, threshold: Probability):
     for ax, n in zip(axes, sub.map_depths, strict=True):
         for rule in runs.rules:
             per_rate = [runs.fractions(rule, n, lr, sub.map_steps) for lr in sub.map_rates]
-            _fractions(ax, sub.map_rates, per_rate, rule)
+            plots.fractions_over_seeds(ax, sub.map_rates, per_rate, rule)
         _fraction_axes(ax, sub.map_rates, "Adam base rate", f"N = {n}, {sub.map_steps} steps", threshold)
     plots.key_below(fig, list(axes))
     return fig
@@ -137,7 +110,7 @@ def trial(tried):
     plots.label_axes(ax_g, "depth N", "E[x_N²]/E[x_0²]", "stream at init", legend=None)
     sub_lr, steps_n = next((lr, t) for _, _, lr, t in runs.histories)
     for rule in runs.rules:
-        _fractions(ax_f, depths, [runs.fractions(rule, n, sub_lr, steps_n) for n in depths], rule)
+        plots.fractions_over_seeds(ax_f, depths, [runs.fractions(rule, n, sub_lr, steps_n) for n in depths], rule)
     _fraction_axes(ax_f, depths, "depth N", f"Adam {sub_lr:g} × s(N), {steps_n} steps", 0.5)
     plots.key_below(fig, [ax_s])
     return fig

@@ -15,7 +15,6 @@ from deepnotes.show.palette import colour, line_style
 from deepnotes.show.readable import TEXT_PT
 
 LOG_FLOOR = 1e-12  # added before a log axis so an exact 0 stays drawable
-DIVERGED_FRACTION = -0.25  # where a diverged run's point is drawn on the frontier (an ✕ marks it)
 
 FIGURES = 6  # the figures the page shows besides its sliders' frames (tests/test_book.py counts them)
 
@@ -81,12 +80,6 @@ def training(runs: ex.Runs, depth: Depth, labels: tuple[str, ...] = ex.HEADLINE)
     return fig
 
 
-def _point(values: list[float]) -> tuple[float, float, float]:
-    """(median, min, max) of the seeds' fractions, a diverged seed drawn at DIVERGED_FRACTION."""
-    shown = [v if math.isfinite(v) else DIVERGED_FRACTION for v in values]
-    return statistics.median(shown), min(shown), max(shown)
-
-
 def frontier(
     runs: ex.Runs,
     window: Count,
@@ -106,25 +99,12 @@ def frontier(
     fig, (ax,) = plots.new_figure(1, width=width, height=height)
     for lab in labels:
         ns = [n for n in depths if runs.has(lab, n)]
-        pts = [_point(runs.fractions(lab, n, window)) for n in ns]
-        med = [p[0] for p in pts]
-        ax.plot(ns, med, lw=1.2, **line_style(lab), label=lab)  # the legend's sample: the dash, no marker
-        ax.errorbar(
-            ns,
-            med,
-            yerr=[[p[0] - p[1] for p in pts], [p[2] - p[0] for p in pts]],
-            fmt="o",
-            ms=4,
-            capsize=2,
-            color=colour(lab),
-        )
-        bad = [n for n, p in zip(ns, pts, strict=True) if p[0] == DIVERGED_FRACTION]
-        ax.plot(bad, [DIVERGED_FRACTION] * len(bad), "x", ms=9, mew=2, color=colour(lab))
+        plots.fractions_over_seeds(ax, ns, [runs.fractions(lab, n, window) for n in ns], lab, **line_style(lab))
     if deepest is not None:
         n, rate = deepest
         for lab in ex.DEEPEST:
             if runs.has(lab, n, rate):
-                m, lo, hi = _point(runs.fractions(lab, n, window, rate))
+                m, lo, hi = plots.seeds_point(runs.fractions(lab, n, window, rate))
                 ax.errorbar(
                     [n],
                     [m],

@@ -40,7 +40,7 @@ def _transfer(runs: ex.RuleRuns, budget: Budget):
     more than a grid step elsewhere), read from the transfer rows, grouped by status."""
     sub = sizes(budget)
     return sentence(
-        f"Trained from N = {sub.map_depths[0]} to N = {sub.map_depths[-1]}, the best Adam rate ",
+        f"On the map, from N = {sub.map_depths[0]} to N = {sub.map_depths[-1]}, the best Adam rate ",
         grouped(
             claims.transfer_verdicts(runs, budget),
             lambda v: v.claim.split(":")[0],

@@ -56,7 +56,7 @@ def _formula(name: str, text: object):
         )
     try:
         expr = sp.sympify(text, locals={"N": N}) if isinstance(text, str) else sp.sympify(text)
-    except (sp.SympifyError, SyntaxError, TypeError):
+    except (sp.SympifyError, SyntaxError, TypeError, AttributeError, ValueError):
         raise ValueError(
             f"{name}={text!r} is not a formula SymPy can read; write it as Python does, e.g. '(2*N)**(1/4)'"
         ) from None
@@ -104,6 +104,7 @@ class Rule:
         scales = self.lr_scale if isinstance(self.lr_scale, Mapping) else dict.fromkeys(RULE_OPTIMIZERS, self.lr_scale)
         for opt in scales:
             choice("optimizer of lr_scale", opt, RULE_OPTIMIZERS)
+        scales = {opt: scales.get(opt, 1) for opt in RULE_OPTIMIZERS}  # an optimizer it does not name: unscaled
         learnable = isinstance(self.branch, Learnable)
         formulas = {
             "alpha": _formula("alpha", self.alpha),

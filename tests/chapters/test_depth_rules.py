@@ -103,6 +103,18 @@ def test_the_best_rate_reads_the_grid_and_leaves_its_ends_unread(runs):
         assert all(b is None for b in runs.best_rates(rule, sub.map_depths[0], sub.map_rates, sub.map_steps, 1.0))
 
 
+def test_a_seed_agrees_with_the_derivation_only_in_its_direction():
+    assert claims.as_derived(1, 0.0) and claims.as_derived(-1, 0.4) and not claims.as_derived(-2, 0.0)
+    assert claims.as_derived(-2, -2.4) and not claims.as_derived(2, -2.4) and not claims.as_derived(-1, -2.4)
+
+
+def test_a_rule_that_scales_one_optimizer_s_rate_leaves_the_other_s_alone():
+    from deepnotes.core.rules import Rule
+
+    rule = Rule("adam only", "pre", lr_scale={"adam": "1/sqrt(N)"})
+    assert rule.at(4)["lr_scale[sgd]"] == 1 and rule.at(4)["lr_scale[adam]"] == 0.5
+
+
 def test_the_derived_shift_points_down_for_a_growing_first_step():
     assert claims.predicted_shift("Depth-µP", 6, 100, 0.5) == 0
     assert claims.predicted_shift("GPT-2", 6, 100, 0.5) == pytest.approx(-2 * math.log10(100 / 6))
@@ -149,6 +161,7 @@ def test_a_reader_s_rule_is_derived_and_trained_beside_deepnorm():
     [
         ({"placement": "middle"}, (2, 6), "placement"),
         ({"alpha": "M + 1"}, (2, 6), "alpha.*M"),
+        ({"alpha": "N.foo"}, (2, 6), "alpha='N.foo' is not a formula"),
         ({"beta": "1/(N - 2)"}, (2, 6), "beta.*N = 2"),
         ({"branch": "-1"}, (2, 6), "branch.*N = 2"),
         ({"lr_scale": "log(N - 1)"}, (2, 6), r"lr_scale\[sgd\].*N = 2"),
@@ -169,8 +182,9 @@ def test_the_form_runs_a_typed_rule_and_says_why_it_refuses_one(capsys):
     form.children[1].value = "K"  # alpha
     form.run()
     assert "Not run: alpha='K' must be a function of the depth N alone" in capsys.readouterr().out
-    with pytest.raises(ValueError, match="depths must be whole numbers"):
-        reader.typed_depths("6, eighteen")
+    for text in ("6, eighteen", "6, ¹8"):
+        with pytest.raises(ValueError, match="depths must be whole numbers"):
+            reader.typed_depths(text)
 
 
 def test_a_bad_setting_is_refused_by_name():

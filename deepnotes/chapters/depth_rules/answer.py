@@ -44,7 +44,8 @@ def _transfer(runs: ex.RuleRuns, budget: Budget):
         grouped(
             claims.transfer_verdicts(runs, budget),
             lambda v: v.claim.split(":")[0],
-            holds="goes where the derivation sends it (kept where the order is 0, moved elsewhere)",
+            holds="goes where the derivation sends it (kept where the derived shift is within a grid step, "
+            "moved further the same way elsewhere)",
             wrong="goes elsewhere",
             undecided="cannot be read from these seeds",
             before="of ",

@@ -14,7 +14,7 @@ from deepnotes.core.validate import Count, Positive, Repeats
 class DepthRulesSizes:
     """Chapter "After DeepNet: the depth rules in use today". The frontier trains at the 1000-layer chapter's sizes
     (its steps, batches, rate and seeds: tests/chapters/test_depth_rules.py holds them equal); the map's runs are
-    shorter, where the rate decides most."""
+    shorter at cpu and gpu (100 steps), where the rate decides most."""
 
     probe_depths: tuple[int, ...]  # N of the first-step probe, on log axes
     probe_seeds: Repeats  # seeds per (rule, depth): the slope verdicts bootstrap the mean over them

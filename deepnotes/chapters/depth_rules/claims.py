@@ -6,6 +6,7 @@ the best learning rate transfers across depth, Depth-µP's claim, against the ma
 from __future__ import annotations
 
 import math
+import statistics
 
 from deepnotes.chapters.depth_rules import derive
 from deepnotes.chapters.depth_rules import experiments as ex
@@ -84,7 +85,7 @@ FRONTIER_CLAIMS = {  # rule → (what its paper says, {N: trains?} or None for e
     ),
     "GPT-2": (
         "trains at its models' depths (12 to 48 blocks)",
-        {6: True, 18: True},
+        {18: True},
         "Radford et al. 2019",
         "Radford et al.",
     ),
@@ -134,10 +135,9 @@ def frontier_verdicts(runs: ex.RuleRuns, budget: Budget) -> vd.VerdictTable:
 
 
 def _median_text(values: list[float]) -> str:
-    finite = sorted(v for v in values if math.isfinite(v))
-    if len(finite) < len(values):
-        return f"{len(values) - len(finite)} of {len(values)} diverged"
-    return f"{finite[len(finite) // 2]:.2f}"
+    """The seeds' median fraction learned, as check_outcome judges it (−inf: diverged), and how many diverged."""
+    diverged = sum(not math.isfinite(v) for v in values)
+    return f"{statistics.median(values):.2f}" + (f" ({diverged} of {len(values)} diverged)" if diverged else "")
 
 
 def predicted_shift(rule: str, shallow: Depth, deep: Depth, step_decades: Positive) -> float:
@@ -145,6 +145,15 @@ def predicted_shift(rule: str, shallow: Depth, deep: Depth, step_decades: Positi
     change where it is (negative: down): the change grows like N^order (derived), so the best rate like N^−order."""
     order = float(derive.rule_orders()[ex.rule_named(rule).name]["adam"]["order"])
     return -order * math.log10(deep / shallow) / step_decades
+
+
+def as_derived(shift: int, derived: float) -> bool:
+    """Whether a seed's best rate moved (``shift`` grid steps, deepest minus shallowest) as derived (``derived``
+    steps, :func:`predicted_shift`): kept within GRID_STEPS where the derived move is that small, else moved further
+    than GRID_STEPS and the same way."""
+    if abs(derived) <= GRID_STEPS:
+        return abs(shift) <= GRID_STEPS
+    return abs(shift) > GRID_STEPS and shift * derived > 0
 
 
 def transfer_verdicts(runs: ex.RuleRuns, budget: Budget) -> vd.VerdictTable:
@@ -163,8 +172,11 @@ def transfer_verdicts(runs: ex.RuleRuns, budget: Budget) -> vd.VerdictTable:
         shifts = [b - a for a, b in zip(low, high, strict=True) if a is not None and b is not None]
         moved = predicted_shift(name, shallow, deep, step)
         transfers = abs(moved) <= GRID_STEPS
-        shown = [(abs(d) <= GRID_STEPS) == transfers for d in shifts]
-        claimed = "the best rate transfers" if transfers else f"the best rate moves by more than {GRID_STEPS} step"
+        shown = [as_derived(d, moved) for d in shifts]
+        way = "down" if moved < 0 else "up"
+        claimed = (
+            "the best rate transfers" if transfers else f"the best rate moves {way} by more than {GRID_STEPS} step"
+        )
         claim = f"{name}: {claimed} from N = {shallow} to N = {deep}"
         source = cite(
             f"{PUBLISHED['Depth-µP'].source}, the claim; {name}'s order derived here; measured",

@@ -55,7 +55,7 @@ def rule_form(budget: Budget, progress: bool = True):
                     text["branch"].value,
                     text["beta"].value,
                     BETA_ON[beta_on.value],
-                    text["lr_scale"].value,
+                    {"sgd": text["lr_scale (SGD)"].value, "adam": text["lr_scale (Adam)"].value},
                     learnable.value,
                 )
                 depths = reader.trial_depths(rule, reader.typed_depths(text["depths"].value), budget)
@@ -69,11 +69,13 @@ def rule_form(budget: Budget, progress: bool = True):
             show_figures()
 
     run.on_click(on_run)
-    fields = [placement, text["alpha"], text["branch"], learnable, text["beta"], beta_on, text["lr_scale"]]
+    rates = [text["lr_scale (SGD)"], text["lr_scale (Adam)"]]
+    fields = [placement, text["alpha"], text["branch"], learnable, text["beta"], beta_on, *rates]
     box = w.VBox([*fields, text["depths"], run, out])
     box.run = on_run  # the tests press Run without a browser
     return box
 
 
-FORM_START = {"alpha": "1", "branch": "1/sqrt(N)", "beta": "1", "lr_scale": "1/sqrt(N)"}  # Depth-µP, as typed
+# Depth-µP, as typed: its 1/√N branch, and its rate scaled for Adam only
+FORM_START = {"alpha": "1", "branch": "1/sqrt(N)", "beta": "1", "lr_scale (SGD)": "1", "lr_scale (Adam)": "1/sqrt(N)"}
 BETA_ON = {"in, out": ("in", "out"), "out": ("out",), "in": ("in",)}

@@ -265,7 +265,7 @@ def live_run(depth: Depth, rule: str, *, budget: Budget, progress: bool = False)
     """One seed of the published ``rule`` at a depth of the live panel's range, the frontier's rate and steps."""
     sub = sizes(budget)
     live_range("depth", depth, sub.live_depth, budget)
-    context = RunContext.here(budget, progress=progress, workers=1)  # the slider is an entry point: the widget's
+    context = RunContext.here(budget, progress=progress, workers=1)  # the slider is an entry point: the widget calls it
     return train_runs(context, [RuleRun(rule_named(rule).name, depth, sub.lr, sub.train_steps, 0)])
 
 

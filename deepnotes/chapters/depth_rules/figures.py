@@ -44,7 +44,7 @@ def _fraction_axes(ax, xs, xlabel: str, title: str, threshold: Probability) -> N
     from deepnotes.show import plots
 
     ax.set_xscale("log")
-    ax.set_xticks(xs, [f"{x:g}" if x >= 1 else f"{x:.0e}".replace("e-0", "e-") for x in xs], fontsize=TEXT_PT)
+    ax.set_xticks(xs, [f"{x:g}" if x >= 1 else f"{x:.2g}".replace("e-0", "e-") for x in xs], fontsize=TEXT_PT)
     ax.minorticks_off()
     ax.axhline(threshold, color="k", ls=":", lw=1)
     ax.axhline(0, color="k", lw=0.5)

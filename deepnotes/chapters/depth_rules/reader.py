@@ -103,7 +103,7 @@ def try_rule(rule: Rule, depths: tuple[int, ...], context: RunContext) -> Trial:
 def typed_depths(text: str) -> tuple[int, ...]:
     """The form's depths field, "6, 18, 100", as integers; a ValueError naming the field for anything else."""
     parts = [p for p in text.replace(",", " ").split() if p]
-    if not parts or not all(p.isdigit() for p in parts):
+    if not parts or not all(p.isdecimal() and p.isascii() for p in parts):
         raise ValueError(f"depths must be whole numbers separated by commas, such as '6, 18, 100'; got {text!r}")
     return tuple(int(p) for p in parts)
 

@@ -13,7 +13,7 @@ from deepnotes.chapters.depth_rules import experiments as ex
 from deepnotes.chapters.depth_rules.budget import sizes
 from deepnotes.core.config import Budget
 from deepnotes.core.rules import PUBLISHED
-from deepnotes.core.validate import Depth, Positive
+from deepnotes.core.validate import Depth, Integer, Positive, Real
 from deepnotes.cost.model import Derivations
 from deepnotes.show import verdicts as vd
 from deepnotes.show.cite import cite
@@ -147,7 +147,7 @@ def predicted_shift(rule: str, shallow: Depth, deep: Depth, step_decades: Positi
     return -order * math.log10(deep / shallow) / step_decades
 
 
-def as_derived(shift: int, derived: float) -> bool:
+def as_derived(shift: Integer, derived: Real) -> bool:
     """Whether a seed's best rate moved (``shift`` grid steps, deepest minus shallowest) as derived (``derived``
     steps, :func:`predicted_shift`): kept within GRID_STEPS where the derived move is that small, else moved further
     than GRID_STEPS and the same way."""

@@ -116,7 +116,8 @@ def test_a_rule_that_scales_one_optimizer_s_rate_leaves_the_other_s_alone():
 
 
 def test_the_derived_shift_points_down_for_a_growing_first_step():
-    assert claims.predicted_shift("Depth-µP", 6, 100, 0.5) == 0
+    kept = claims.predicted_shift("Depth-µP", 6, 100, 0.5)
+    assert kept == 0 and f"{kept:+.1f}" == "+0.0"  # not "-0.0" on the page
     assert claims.predicted_shift("GPT-2", 6, 100, 0.5) == pytest.approx(-2 * math.log10(100 / 6))
 
 

@@ -144,7 +144,7 @@ def predicted_shift(rule: str, shallow: Depth, deep: Depth, step_decades: Positi
     """Grid steps by which the best Adam rate moves from N = shallow to N = deep if it keeps the first step's loss
     change where it is (negative: down): the change grows like N^order (derived), so the best rate like N^−order."""
     order = float(derive.rule_orders()[ex.rule_named(rule).name]["adam"]["order"])
-    return -order * math.log10(deep / shallow) / step_decades
+    return -order * math.log10(deep / shallow) / step_decades + 0.0  # + 0.0: no "-0.0" for a rule of order 0
 
 
 def as_derived(shift: Integer, derived: Real) -> bool:

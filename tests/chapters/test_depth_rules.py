@@ -153,7 +153,7 @@ def test_a_reader_s_rule_is_derived_and_trained_beside_deepnorm():
     tried = reader.try_rule(rule, (2, 6), dn.RunContext.here(SMOKE))
     assert tried.steps.rules == (reader.NAME, reader.CONTRAST) and tried.runs.rules == (reader.NAME, reader.CONTRAST)
     assert tried.orders["adam"]["order"] == 0 and "$N^{0}$" in reader.trial_markdown(tried)
-    assert len(figures.trial(tried).axes) >= 3
+    assert len(figures.trial(tried, claims.TRAINED).axes) >= 3
     assert reader.trial_estimate(rule, (2, 6), SMOKE).count.flops > 0
 
 

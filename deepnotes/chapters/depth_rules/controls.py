@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from deepnotes.chapters.depth_rules import figures
+from deepnotes.chapters.depth_rules import claims, figures
 from deepnotes.chapters.depth_rules.budget import sizes
 from deepnotes.chapters.depth_rules.experiments import RuleRuns
 from deepnotes.core.config import Budget
@@ -65,7 +65,7 @@ def rule_form(budget: Budget, progress: bool = True):
                 print(f"Not run: {err}")
                 return
             display(Markdown(reader.trial_markdown(tried)))
-            figures.trial(tried)
+            figures.trial(tried, claims.TRAINED)
             show_figures()
 
     run.on_click(on_run)

@@ -96,9 +96,10 @@ def slider_figure(depth: Depth, rule: str, *, budget: Budget, runs: ex.RuleRuns 
     return fig
 
 
-def trial(tried):
+def trial(tried, threshold: Probability):
     """A reader's rule beside DeepNorm (:class:`.reader.Trial`): the first Adam step's loss change per unit rate,
-    the stream's growth at initialization, and the fraction learned, each against N."""
+    the stream's growth at initialization, and the fraction learned, each against N (the dotted line: ``threshold``,
+    the fraction a run must pass to count as trained)."""
     from deepnotes.show import plots
 
     steps, runs, depths = tried.steps, tried.runs, tried.depths
@@ -108,9 +109,9 @@ def trial(tried):
         ax_g.loglog(depths, [statistics.fmean(v) for v in steps.growth[rule]], "o-", ms=3, label=rule)
     plots.label_axes(ax_s, "depth N", "−ΔL/η, Adam", "first step", legend=None)
     plots.label_axes(ax_g, "depth N", "E[x_N²]/E[x_0²]", "stream at init", legend=None)
-    sub_lr, steps_n = next((lr, t) for _, _, lr, t in runs.histories)
+    lr, steps_n = tried.lr, tried.train_steps
     for rule in runs.rules:
-        plots.fractions_over_seeds(ax_f, depths, [runs.fractions(rule, n, sub_lr, steps_n) for n in depths], rule)
-    _fraction_axes(ax_f, depths, "depth N", f"Adam {sub_lr:g} × s(N), {steps_n} steps", 0.5)
+        plots.fractions_over_seeds(ax_f, depths, [runs.fractions(rule, n, lr, steps_n) for n in depths], rule)
+    _fraction_axes(ax_f, depths, "depth N", f"Adam {lr:g} × s(N), {steps_n} steps", threshold)
     plots.key_below(fig, [ax_s])
     return fig

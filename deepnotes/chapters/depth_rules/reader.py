@@ -13,6 +13,7 @@ from deepnotes.chapters.depth_rules.budget import sizes
 from deepnotes.core.config import Budget, TrainConfig, check_allocation, live_range, stack_bytes
 from deepnotes.core.ensembles import RunContext
 from deepnotes.core.rules import MATRIX_ROLES, PUBLISHED, Learnable, Rule
+from deepnotes.core.validate import Positive, Repeats
 from deepnotes.cost.model import planned_ensembles
 
 CONTRAST = "DeepNorm"  # the published rule a reader's rule trains beside
@@ -85,6 +86,8 @@ class Trial:
     steps: ex.FirstSteps
     runs: ex.RuleRuns
     depths: tuple[int, ...]
+    lr: Positive  # the runs' Adam base rate (times the rule's s(N))
+    train_steps: Repeats  # their steps
 
 
 def try_rule(rule: Rule, depths: tuple[int, ...], context: RunContext) -> Trial:
@@ -97,7 +100,8 @@ def try_rule(rule: Rule, depths: tuple[int, ...], context: RunContext) -> Trial:
     orders = {opt: first_update(rule, opt) for opt in ex.OPTIMIZERS}
     rules, runs = _trial(rule, depths, context.budget)
     steps = ex.first_steps(context, rules, depths)
-    return Trial(rule, orders, steps, ex.train_runs(context, runs, rules), depths)
+    sub = sizes(context.budget)
+    return Trial(rule, orders, steps, ex.train_runs(context, runs, rules), depths, sub.lr, sub.train_steps)
 
 
 def typed_depths(text: str) -> tuple[int, ...]:

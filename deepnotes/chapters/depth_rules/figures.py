@@ -7,6 +7,7 @@ import statistics
 
 from deepnotes.chapters.depth_rules import experiments as ex
 from deepnotes.chapters.depth_rules.budget import sizes
+from deepnotes.chapters.depth_rules.reader import Trial
 from deepnotes.core.config import Budget
 from deepnotes.core.validate import Depth, Probability
 from deepnotes.show.readable import TEXT_PT
@@ -96,7 +97,7 @@ def slider_figure(depth: Depth, rule: str, *, budget: Budget, runs: ex.RuleRuns 
     return fig
 
 
-def trial(tried, threshold: Probability):
+def trial(tried: Trial, threshold: Probability):
     """A reader's rule beside DeepNorm (:class:`.reader.Trial`): the first Adam step's loss change per unit rate,
     the stream's growth at initialization, and the fraction learned, each against N (the dotted line: ``threshold``,
     the fraction a run must pass to count as trained)."""
